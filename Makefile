@@ -1,0 +1,139 @@
+# One build: BPF objects -> skeletons -> userspace -> tests.
+#   make            build build/egressctl
+#   sudo make check install missing packages, build, run every test
+#   sudo make demo  install missing packages, build, show a confined command
+#   make unit       unit tests;  make asan: the same under ASan+UBSan
+#   make fuzz       libFuzzer targets for FUZZ_SECONDS each
+#   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
+#   make format     clang-format bpf/ include/ userspace/ tests/
+
+OUT ?= build
+ARCH ?= x86
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+FUZZ_SECONDS ?= 20
+SANITIZE ?=
+
+PKGS := libbpf libelf zlib libevent libcares libcjson
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+# Project flags live apart from CFLAGS so `make CFLAGS=...` cannot drop them.
+ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS)
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+LDLIBS += $(PKG_LIBS)
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_HDRS := $(wildcard bpf/*.h) include/egress_abi.h
+SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+MAIN_SRC := userspace/egressctl.c
+LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/*.c))
+LIB_OBJS := $(patsubst userspace/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/helpers/%,$(HELPER_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*.c userspace/*.h \
+		tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/helpers/*.c)
+
+.PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(OUT)/egressctl helpers
+
+helpers: $(HELPER_BINS) $(OUT)/helpers/egressctl-test
+
+$(OUT) $(OUT)/obj $(OUT)/tests $(OUT)/helpers $(OUT)/fuzz:
+	mkdir -p $@
+
+# BPF: compile, strip DWARF (BTF stays), generate the skeleton.
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUT)
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
+		-Ivmlinux/$(ARCH) -Iinclude -Ibpf -c $< -o $@.tmp
+	$(LLVM_STRIP) -g $@.tmp -o $@
+	rm -f $@.tmp
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(OUT)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) include/egress_abi.h $(SKELS) | $(OUT)/obj
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUT)/egressctl: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# The same binary with test-only options (--test-skip-prog), for e2e tests of
+# the layers behind each program. Never installed.
+$(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers
+	$(CC) $(ALL_CFLAGS) -DEGR_TESTING $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUT)/tests
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+
+$(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# libFuzzer: the library compiled again with clang and coverage.
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS) \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+$(OUT)/fuzz/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+$(OUT)/fuzz/%: tests/fuzz/%.c $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS)) | $(OUT)/fuzz
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS)
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+asan:
+	$(MAKE) OUT=$(OUT)/asan SANITIZE=address,undefined CFLAGS="-O1 -g" unit
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZ_BINS); do \
+		n=$$(basename $$f); mkdir -p $(OUT)/fuzz/corpus-$$n; \
+		echo "== $$n ($(FUZZ_SECONDS)s)"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
+			$$( [ -f tests/fuzz/$$n.dict ] && echo -dict=tests/fuzz/$$n.dict ) \
+			$(OUT)/fuzz/corpus-$$n $$( [ -d tests/fuzz/corpus/$$n ] && echo tests/fuzz/corpus/$$n ) \
+			2>$(OUT)/fuzz/$$n.log || { tail -40 $(OUT)/fuzz/$$n.log; exit 1; }; \
+	done
+
+e2e: all
+	tests/e2e/run.sh $(OUT)/egressctl
+
+deps:
+	@tools/install-deps.sh
+
+check: deps
+	$(MAKE) format-check
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) asan
+	$(MAKE) fuzz
+	$(MAKE) e2e
+
+demo: deps
+	$(MAKE) all
+	tools/demo.sh $(OUT)/egressctl
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+
+format:
+	clang-format -i $(FMT_SRCS)
+
+format-check:
+	clang-format --dry-run --Werror $(FMT_SRCS)
+
+clean:
+	rm -rf $(OUT)

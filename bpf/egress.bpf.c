@@ -1,0 +1,830 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The enforcement programs attached to a sandbox cgroup. connect4/6 and
+ * sendmsg4/6 decide every TCP connect and UDP send: redirect to egressctl's
+ * listeners (transparent TCP, DNS), let through (fast path, the cgroup's own
+ * loopback servers, the proxy), or deny with an errno. recvmsg/getpeername
+ * translate redirected peers back; sockops indexes redirected connections by
+ * local address for the proxy; sock_create refuses raw, ping, SCTP, UDP-Lite
+ * and MPTCP sockets; post_bind/sock_release track the cgroup's own loopback
+ * servers; bind4/6 keep the sandbox off egressctl's ports; the unix hooks
+ * refuse abstract addresses; cgroup_skb/egress drops whatever else would
+ * leave. Every deny (and redirect, when asked) is reported on egr_events.
+ * IPv4 addresses are handled in v4-mapped form (::ffff:a.b.c.d) throughout. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
+#include "egress_abi.h"
+#include "net.h"
+#include "maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Tunables, set by the loader before load (host byte order; 0 = none). */
+const volatile __u16 tproxy_port = 0;	  /* transparent TCP listener on 127.0.0.1 */
+const volatile __u16 dns_port = 0;	  /* DNS responder (UDP and TCP) on 127.0.0.1 */
+const volatile __u16 proxy_ports[4] = {}; /* HTTP/SOCKS listeners on 127.0.0.1 */
+const volatile __u8 emit_redirects = 1;	  /* report redirects, not only denies */
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym __weak;
+
+struct decision {
+	__u32 ip4;     /* new destination (network order) when redirecting */
+	__u16 port;    /* new destination port (network order) */
+	__u16 skflags; /* EGR_SK_* to record on the socket */
+	__u8 verdict;  /* enum egr_verdict */
+	__u8 reason;   /* enum egr_reason */
+	__u8 index;    /* record the connection for the proxy's lookup */
+	__u8 pad;
+	int err; /* errno for a deny */
+};
+
+static __always_inline void
+map4(__be32 *a, __be32 ip4)
+{
+	a[0] = 0;
+	a[1] = 0;
+	a[2] = bpf_htonl(0xffff);
+	a[3] = ip4;
+}
+
+static __always_inline int
+is_mapped(const __be32 *a)
+{
+	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff);
+}
+
+/* 127.0.0.0/8 and 0.0.0.0/8: connect() to 0.0.0.0 reaches the local host. */
+static __always_inline int
+is_local4(__be32 ip4)
+{
+	__u32 h = bpf_ntohl(ip4);
+
+	return (h >> 24) == 127 || (h >> 24) == 0;
+}
+
+/* ::1 and :: (the unspecified address also means this host). */
+static __always_inline int
+is_local6(const __be32 *a)
+{
+	return a[0] == 0 && a[1] == 0 && a[2] == 0 && (a[3] == 0 || a[3] == bpf_htonl(1));
+}
+
+static __always_inline int
+is_own_port(__u16 port_be)
+{
+	__u16 p = bpf_ntohs(port_be);
+
+	if (!p)
+		return 0;
+	if (p == tproxy_port || p == dns_port)
+		return 1;
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+		if (proxy_ports[i] && p == proxy_ports[i])
+			return 1;
+	return 0;
+}
+
+static __always_inline void
+emit(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
+     const __be32 *addr, __be16 port)
+{
+	struct egr_event *e;
+	__u64 id;
+
+	e = bpf_ringbuf_reserve(&egr_events, sizeof(*e), 0);
+	if (!e)
+		return;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->time_ns = bpf_ktime_get_boot_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	id = bpf_get_current_pid_tgid();
+	e->pid = (__u32)id;
+	e->tgid = id >> 32;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->family = family;
+	e->type = type;
+	e->protocol = proto;
+	e->verdict = verdict;
+	e->reason = reason;
+	e->hook = hook;
+	e->err = err;
+	if (addr) {
+		e->addr[0] = addr[0];
+		e->addr[1] = addr[1];
+		e->addr[2] = addr[2];
+		e->addr[3] = addr[3];
+	}
+	e->port = port;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A fast-path entry for (addr, port, proto) that has not expired. */
+static __always_inline int
+fast_hit(const __be32 *addr, __be16 port, __u8 proto)
+{
+	struct egr_fast_key k = {};
+	struct egr_fast_val *v;
+
+	k.addr[0] = addr[0];
+	k.addr[1] = addr[1];
+	k.addr[2] = addr[2];
+	k.addr[3] = addr[3];
+	k.port = port;
+	k.proto = proto;
+	v = bpf_map_lookup_elem(&egr_fast, &k);
+	if (!v)
+		return 0;
+	if (v->expires_ns && v->expires_ns < bpf_ktime_get_boot_ns()) {
+		bpf_map_delete_elem(&egr_fast, &k);
+		return 0;
+	}
+	v->hits++;
+	return 1;
+}
+
+/* Is a socket of this cgroup bound where a loopback connect to addr:port lands? */
+static __always_inline int
+own_listener(const __be32 *addr, __be16 port, __u8 proto)
+{
+	struct egr_bind_key k = {};
+
+	k.port = port;
+	k.proto = proto;
+	k.addr[0] = addr[0];
+	k.addr[1] = addr[1];
+	k.addr[2] = addr[2];
+	k.addr[3] = addr[3];
+	if (bpf_map_lookup_elem(&egr_binds, &k))
+		return 1;
+	if (is_mapped(addr)) { /* 0.0.0.0 */
+		k.addr[3] = 0;
+		if (bpf_map_lookup_elem(&egr_binds, &k))
+			return 1;
+	}
+	/* [::] accepts IPv4 too unless IPV6_V6ONLY; close enough for loopback */
+	k.addr[2] = 0;
+	k.addr[3] = 0;
+	k.v6any = 1;
+	return bpf_map_lookup_elem(&egr_binds, &k) != NULL;
+}
+
+static __always_inline void
+deny(struct decision *d, __u8 reason, int err)
+{
+	d->verdict = EGR_V_DENY;
+	d->reason = reason;
+	d->err = err;
+}
+
+static __always_inline void
+redirect(struct decision *d, __u16 port_host, __u8 reason, __u16 flags)
+{
+	d->verdict = EGR_V_REDIRECT;
+	d->reason = reason;
+	d->ip4 = bpf_htonl(LOOPBACK4);
+	d->port = bpf_htons(port_host);
+	d->skflags = flags;
+	d->index = 1;
+}
+
+/* TCP to an IPv4 destination (plain or v4-mapped). */
+static __always_inline void
+decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
+{
+	__be32 ip4 = dst[3];
+
+	if (ip4 == bpf_htonl(LOOPBACK4) && is_own_port(port)) {
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_PROXY;
+		d->index = 1;
+		return;
+	}
+	if (fast_hit(dst, port, IPPROTO_TCP)) {
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_FASTPATH;
+		d->skflags = EGR_SK_DIRECT;
+		return;
+	}
+	if (port == bpf_htons(53)) {
+		if (dns_port)
+			redirect(d, dns_port, EGR_R_DNS, EGR_SK_REDIRECTED);
+		else
+			deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
+		return;
+	}
+	if (is_local4(ip4)) {
+		if (own_listener(dst, port, IPPROTO_TCP)) {
+			d->verdict = EGR_V_ALLOW;
+			d->reason = EGR_R_LOCAL;
+			d->skflags = EGR_SK_LOCAL;
+		} else {
+			deny(d, EGR_R_LOOPBACK, ECONNREFUSED);
+		}
+		return;
+	}
+	if (tproxy_port)
+		redirect(d, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED);
+	else
+		deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
+}
+
+/* A UDP datagram (connect or sendmsg) to an IPv4 destination. */
+static __always_inline void
+decide_udp4(const __be32 *dst, __be16 port, struct decision *d)
+{
+	__be32 ip4 = dst[3];
+
+	if (ip4 == bpf_htonl(LOOPBACK4) && dns_port && port == bpf_htons(dns_port)) {
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_DNS;
+		return;
+	}
+	if (port == bpf_htons(53)) {
+		if (dns_port) {
+			redirect(d, dns_port, EGR_R_DNS, EGR_SK_DNS);
+			d->index = 0;
+		} else {
+			deny(d, EGR_R_NO_LISTENER, EPERM);
+		}
+		return;
+	}
+	if (fast_hit(dst, port, IPPROTO_UDP)) {
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_FASTPATH;
+		d->skflags = EGR_SK_DIRECT;
+		return;
+	}
+	if (is_local4(ip4) && own_listener(dst, port, IPPROTO_UDP)) {
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_LOCAL;
+		return;
+	}
+	deny(d, is_local4(ip4) ? EGR_R_LOOPBACK : EGR_R_UDP, EPERM);
+}
+
+/* Native IPv6 (not v4-mapped): only the cgroup's own loopback servers and
+ * fast-path entries. */
+static __always_inline void
+decide6(const __be32 *dst, __be16 port, __u8 proto, struct decision *d)
+{
+	if (fast_hit(dst, port, proto)) {
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_FASTPATH;
+		d->skflags = EGR_SK_DIRECT;
+		return;
+	}
+	if (is_local6(dst)) {
+		if (own_listener(dst, port, proto)) {
+			d->verdict = EGR_V_ALLOW;
+			d->reason = EGR_R_LOCAL;
+		} else {
+			deny(d, EGR_R_LOOPBACK, proto == IPPROTO_TCP ? ECONNREFUSED : EPERM);
+		}
+		return;
+	}
+	deny(d, EGR_R_IPV6, ENETUNREACH);
+}
+
+/* Socket types and protocols that have no business reaching a sock_addr
+ * hook (most are refused at creation already). */
+static __always_inline int
+other_proto(__u32 type, __u32 proto, struct decision *d)
+{
+	if (type == SOCK_STREAM && proto == IPPROTO_TCP)
+		return 0;
+	if (type == SOCK_DGRAM && proto == IPPROTO_UDP)
+		return 0;
+	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
+		deny(d, EGR_R_PING, EPERM);
+	else if (proto == IPPROTO_UDPLITE)
+		deny(d, EGR_R_UDPLITE, EPERM);
+	else
+		deny(d, EGR_R_PROTO, EPERM);
+	return 1;
+}
+
+/* Record what the socket needs later (getpeername, recvmsg, skb, proxy). */
+static __always_inline void
+remember(struct bpf_sock_addr *ctx, const __be32 *dst, __be16 port, struct decision *d)
+{
+	struct egr_sk_orig *o;
+
+	if (d->skflags) {
+		struct bpf_sock *sk = ctx->sk;
+
+		if (!sk)
+			return;
+		o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (o) {
+			o->addr[0] = dst[0];
+			o->addr[1] = dst[1];
+			o->addr[2] = dst[2];
+			o->addr[3] = dst[3];
+			o->port = port;
+			o->flags |= d->skflags;
+		}
+	}
+	if (d->index) {
+		struct egr_conn_val v = {};
+		__u64 id = bpf_get_current_pid_tgid();
+		__u64 cookie = bpf_get_socket_cookie(ctx);
+
+		v.cookie = cookie;
+		v.cgroup_id = bpf_get_current_cgroup_id();
+		v.addr[0] = dst[0];
+		v.addr[1] = dst[1];
+		v.addr[2] = dst[2];
+		v.addr[3] = dst[3];
+		v.port = port;
+		v.reason = d->reason;
+		v.pid = (__u32)id;
+		v.tgid = id >> 32;
+		v.uid = (__u32)bpf_get_current_uid_gid();
+		bpf_get_current_comm(v.comm, sizeof(v.comm));
+		bpf_map_update_elem(&egr_pending, &cookie, &v, BPF_ANY);
+	}
+}
+
+static __always_inline int
+finish(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *dst, __be16 port, __u32 type,
+       __u32 proto, struct decision *d)
+{
+	if (d->verdict == EGR_V_DENY) {
+		emit(hook, EGR_V_DENY, d->reason, d->err, ctx->family, type, proto, dst, port);
+		bpf_set_retval(-d->err);
+		return SYS_REJECT;
+	}
+	remember(ctx, dst, port, d);
+	if (d->verdict == EGR_V_REDIRECT && emit_redirects)
+		emit(hook, EGR_V_REDIRECT, d->reason, 0, ctx->family, type, proto, dst, port);
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/connect4")
+int
+egr_connect4(struct bpf_sock_addr *ctx)
+{
+	struct decision d = {};
+	__u32 type = ctx->type, proto = ctx->protocol;
+	__be16 port = (__be16)ctx->user_port;
+	__be32 dst[4];
+
+	map4(dst, ctx->user_ip4);
+	if (!other_proto(type, proto, &d)) {
+		if (type == SOCK_STREAM)
+			decide_tcp4(dst, port, &d);
+		else
+			decide_udp4(dst, port, &d);
+	}
+	if (d.verdict == EGR_V_REDIRECT) {
+		ctx->user_ip4 = d.ip4;
+		ctx->user_port = d.port;
+	}
+	return finish(ctx, EGR_H_CONNECT4, dst, port, type, proto, &d);
+}
+
+static __always_inline int
+addr6_hook(struct bpf_sock_addr *ctx, __u8 hook)
+{
+	struct decision d = {};
+	__u32 type = ctx->type, proto = ctx->protocol;
+	__be16 port = (__be16)ctx->user_port;
+	__be32 dst[4];
+
+	dst[0] = ctx->user_ip6[0];
+	dst[1] = ctx->user_ip6[1];
+	dst[2] = ctx->user_ip6[2];
+	dst[3] = ctx->user_ip6[3];
+	if (!other_proto(type, proto, &d)) {
+		if (!is_mapped(dst))
+			decide6(dst, port, proto, &d);
+		else if (type == SOCK_STREAM)
+			decide_tcp4(dst, port, &d);
+		else
+			decide_udp4(dst, port, &d);
+	}
+	if (d.verdict == EGR_V_REDIRECT) {
+		ctx->user_ip6[3] = d.ip4; /* stays v4-mapped */
+		ctx->user_port = d.port;
+	}
+	return finish(ctx, hook, dst, port, type, proto, &d);
+}
+
+SEC("cgroup/connect6")
+int
+egr_connect6(struct bpf_sock_addr *ctx)
+{
+	return addr6_hook(ctx, EGR_H_CONNECT6);
+}
+
+/* Unconnected UDP sends. On an AF_INET6 socket a v4-mapped destination runs
+ * this program too (ctx->family is then AF_INET6). */
+SEC("cgroup/sendmsg4")
+int
+egr_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	struct decision d = {};
+	__u32 type = ctx->type, proto = ctx->protocol;
+	__be16 port = (__be16)ctx->user_port;
+	__be32 dst[4];
+
+	map4(dst, ctx->user_ip4);
+	if (!other_proto(type, proto, &d))
+		decide_udp4(dst, port, &d);
+	if (d.verdict == EGR_V_REDIRECT) {
+		ctx->user_ip4 = d.ip4;
+		ctx->user_port = d.port;
+	}
+	return finish(ctx, EGR_H_SENDMSG4, dst, port, type, proto, &d);
+}
+
+SEC("cgroup/sendmsg6")
+int
+egr_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return addr6_hook(ctx, EGR_H_SENDMSG6);
+}
+
+/* Reverse translation: the socket was redirected (getpeername) or sent DNS to
+ * the responder (recvmsg): report the original peer. These hooks must return 1. */
+static __always_inline struct egr_sk_orig *
+orig_of(struct bpf_sock_addr *ctx, __u16 want)
+{
+	struct bpf_sock *sk = ctx->sk;
+	struct egr_sk_orig *o;
+
+	if (!sk)
+		return NULL;
+	o = bpf_sk_storage_get(&egr_sk, sk, 0, 0);
+	if (!o || !(o->flags & want))
+		return NULL;
+	return o;
+}
+
+static __always_inline int
+is_redirect_src(__be32 ip4, __be16 port)
+{
+	__u16 p = bpf_ntohs(port);
+
+	return ip4 == bpf_htonl(LOOPBACK4) && p && (p == dns_port || p == tproxy_port);
+}
+
+SEC("cgroup/recvmsg4")
+int
+egr_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	struct egr_sk_orig *o = orig_of(ctx, EGR_SK_DNS | EGR_SK_REDIRECTED);
+
+	if (o && is_redirect_src(ctx->user_ip4, (__be16)ctx->user_port)) {
+		ctx->user_ip4 = o->addr[3];
+		ctx->user_port = o->port;
+	}
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/recvmsg6")
+int
+egr_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	struct egr_sk_orig *o = orig_of(ctx, EGR_SK_DNS | EGR_SK_REDIRECTED);
+	__be32 a[4];
+
+	if (!o)
+		return SYS_PROCEED;
+	a[0] = ctx->user_ip6[0];
+	a[1] = ctx->user_ip6[1];
+	a[2] = ctx->user_ip6[2];
+	a[3] = ctx->user_ip6[3];
+	if (is_mapped(a) && is_redirect_src(a[3], (__be16)ctx->user_port)) {
+		ctx->user_ip6[3] = o->addr[3];
+		ctx->user_port = o->port;
+	}
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/getpeername4")
+int
+egr_getpeername4(struct bpf_sock_addr *ctx)
+{
+	struct egr_sk_orig *o = orig_of(ctx, EGR_SK_REDIRECTED | EGR_SK_DNS);
+
+	if (o && is_redirect_src(ctx->user_ip4, (__be16)ctx->user_port)) {
+		ctx->user_ip4 = o->addr[3];
+		ctx->user_port = o->port;
+	}
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/getpeername6")
+int
+egr_getpeername6(struct bpf_sock_addr *ctx)
+{
+	struct egr_sk_orig *o = orig_of(ctx, EGR_SK_REDIRECTED | EGR_SK_DNS);
+	__be32 a[4];
+
+	if (!o)
+		return SYS_PROCEED;
+	a[0] = ctx->user_ip6[0];
+	a[1] = ctx->user_ip6[1];
+	a[2] = ctx->user_ip6[2];
+	a[3] = ctx->user_ip6[3];
+	if (is_mapped(a) && is_redirect_src(a[3], (__be16)ctx->user_port)) {
+		ctx->user_ip6[3] = o->addr[3];
+		ctx->user_port = o->port;
+	}
+	return SYS_PROCEED;
+}
+
+/* TCP_CONNECT_CB runs in the connecting task before the SYN leaves, with the
+ * local port chosen: move the connect-time record to the proxy's index. */
+SEC("sockops")
+int
+egr_sockops(struct bpf_sock_ops *ctx)
+{
+	struct egr_conn_key k = {};
+	struct egr_conn_val *v;
+	__u32 op, family, lport, lip4;
+	__u64 cookie;
+
+	op = ctx->op;
+	if (op != BPF_SOCK_OPS_TCP_CONNECT_CB)
+		return 1;
+	family = ctx->family;
+	lport = ctx->local_port;
+	lip4 = ctx->local_ip4;
+	asm volatile("" ::: "memory");
+	cookie = bpf_get_socket_cookie(ctx);
+	v = bpf_map_lookup_elem(&egr_pending, &cookie);
+	if (!v)
+		return 1;
+	if (family == AF_INET6 && !(lip4 && ctx->local_ip6[2] == bpf_htonl(0xffff))) {
+		k.addr[0] = ctx->local_ip6[0];
+		k.addr[1] = ctx->local_ip6[1];
+		k.addr[2] = ctx->local_ip6[2];
+		k.addr[3] = ctx->local_ip6[3];
+	} else {
+		map4(k.addr, lip4);
+	}
+	k.port = bpf_htons((__u16)lport);
+	bpf_map_update_elem(&egr_conns, &k, v, BPF_ANY);
+	bpf_map_delete_elem(&egr_pending, &cookie);
+	return 1;
+}
+
+static __always_inline int
+sock_deny(struct bpf_sock *ctx, __u8 reason, int err)
+{
+	emit(EGR_H_SOCK_CREATE, EGR_V_DENY, reason, err, ctx->family, ctx->type, ctx->protocol,
+	     NULL, 0);
+	bpf_set_retval(-err);
+	return SYS_REJECT;
+}
+
+/* Runs for AF_INET/AF_INET6 only; other families are the seccomp filter's. */
+SEC("cgroup/sock_create")
+int
+egr_sock_create(struct bpf_sock *ctx)
+{
+	__u32 type = ctx->type, proto = ctx->protocol;
+
+	if (type == SOCK_RAW)
+		return sock_deny(ctx, EGR_R_RAW, EPERM);
+	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
+		return sock_deny(ctx, EGR_R_PING, EPERM);
+	if (proto == IPPROTO_SCTP)
+		return sock_deny(ctx, EGR_R_SCTP, EPROTONOSUPPORT);
+	if (proto == IPPROTO_UDPLITE)
+		return sock_deny(ctx, EGR_R_UDPLITE, EPROTONOSUPPORT);
+	if (proto == IPPROTO_MPTCP_NR)
+		return sock_deny(ctx, EGR_R_MPTCP, EPROTONOSUPPORT);
+	if ((type == SOCK_STREAM && proto == IPPROTO_TCP) ||
+	    (type == SOCK_DGRAM && proto == IPPROTO_UDP))
+		return SYS_PROCEED;
+	return sock_deny(ctx, EGR_R_PROTO, EPROTONOSUPPORT);
+}
+
+/* Refuse binds to egressctl's listener ports on loopback or the wildcard,
+ * so nothing in the sandbox can stand in for the proxy. */
+static __always_inline int
+bind_check(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *a)
+{
+	__be16 port = (__be16)ctx->user_port;
+	int local = is_mapped(a) ? is_local4(a[3]) : is_local6(a);
+
+	if (local && is_own_port(port)) {
+		emit(hook, EGR_V_DENY, EGR_R_BIND_PROXY, EADDRINUSE, ctx->family, ctx->type,
+		     ctx->protocol, a, port);
+		bpf_set_retval(-EADDRINUSE);
+		return SYS_REJECT;
+	}
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/bind4")
+int
+egr_bind4(struct bpf_sock_addr *ctx)
+{
+	__be32 a[4];
+
+	map4(a, ctx->user_ip4);
+	return bind_check(ctx, EGR_H_BIND4, a);
+}
+
+SEC("cgroup/bind6")
+int
+egr_bind6(struct bpf_sock_addr *ctx)
+{
+	__be32 a[4];
+
+	a[0] = ctx->user_ip6[0];
+	a[1] = ctx->user_ip6[1];
+	a[2] = ctx->user_ip6[2];
+	a[3] = ctx->user_ip6[3];
+	return bind_check(ctx, EGR_H_BIND6, a);
+}
+
+/* Count a bound socket that a loopback connect could reach. */
+static __always_inline void
+bind_count(struct bpf_sock *ctx, struct egr_bind_key *k)
+{
+	struct egr_sk_orig *o;
+	__u32 one = 1, *n;
+
+	o = bpf_sk_storage_get(&egr_sk, ctx, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o || (o->flags & EGR_SK_BOUND))
+		return;
+	n = bpf_map_lookup_elem(&egr_binds, k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&egr_binds, k, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(&egr_binds, k);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+	}
+	o->bound = *k;
+	o->flags |= EGR_SK_BOUND;
+}
+
+SEC("cgroup/post_bind4")
+int
+egr_post_bind4(struct bpf_sock *ctx)
+{
+	struct egr_bind_key k = {};
+	__be32 ip4 = ctx->src_ip4;
+
+	if (!is_local4(ip4))
+		return SYS_PROCEED;
+	map4(k.addr, ip4);
+	k.port = bpf_htons((__u16)ctx->src_port);
+	k.proto = ctx->protocol;
+	bind_count(ctx, &k);
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/post_bind6")
+int
+egr_post_bind6(struct bpf_sock *ctx)
+{
+	struct egr_bind_key k = {};
+
+	k.addr[0] = ctx->src_ip6[0];
+	k.addr[1] = ctx->src_ip6[1];
+	k.addr[2] = ctx->src_ip6[2];
+	k.addr[3] = ctx->src_ip6[3];
+	if (is_mapped(k.addr)) {
+		if (!is_local4(k.addr[3]))
+			return SYS_PROCEED;
+	} else if (!is_local6(k.addr)) {
+		return SYS_PROCEED;
+	} else if (k.addr[3] == 0) {
+		k.v6any = 1;
+	}
+	k.port = bpf_htons((__u16)ctx->src_port);
+	k.proto = ctx->protocol;
+	bind_count(ctx, &k);
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/sock_release")
+int
+egr_sock_release(struct bpf_sock *ctx)
+{
+	struct egr_sk_orig *o;
+	__u32 *n;
+
+	o = bpf_sk_storage_get(&egr_sk, ctx, 0, 0);
+	if (!o || !(o->flags & EGR_SK_BOUND))
+		return SYS_PROCEED;
+	n = bpf_map_lookup_elem(&egr_binds, &o->bound);
+	if (n && __sync_fetch_and_add(n, -1) == 1)
+		bpf_map_delete_elem(&egr_binds, &o->bound);
+	o->flags &= ~EGR_SK_BOUND;
+	return SYS_PROCEED;
+}
+
+/* Abstract unix addresses (sun_path[0] == 0) are a network of their own in a
+ * shared netns: refuse them; filesystem sockets are left to file modes.
+ * Loaded as BPF_CGROUP_UNIX_CONNECT/SENDMSG by the loader (libbpf 1.1 does
+ * not know these sections). */
+static __always_inline int
+unix_check(struct bpf_sock_addr *ctx, __u8 hook)
+{
+	struct bpf_sock_addr_kern *k;
+	struct sockaddr_un *sun;
+	__be32 name[4] = {};
+	__u32 len;
+
+	if (!bpf_cast_to_kern_ctx || !bpf_rdonly_cast)
+		return SYS_REJECT;
+	k = bpf_cast_to_kern_ctx(ctx);
+	len = k->uaddrlen;
+	if (len <= 2) /* unnamed (autobind) */
+		return SYS_PROCEED;
+	sun = bpf_rdonly_cast(k->uaddr, bpf_core_type_id_kernel(struct sockaddr_un));
+	if (sun->sun_path[0] != 0)
+		return SYS_PROCEED;
+	/* the first 16 bytes of the name; userspace trims to the length */
+	bpf_probe_read_kernel(name, sizeof(name), &sun->sun_path[1]);
+	emit(hook, EGR_V_DENY, EGR_R_ABSTRACT_UNIX, EPERM, AF_UNIX, ctx->type, 0, name,
+	     bpf_htons((__u16)(k->uaddrlen - 3)));
+	return SYS_REJECT;
+}
+
+SEC("cgroup/connect_unix")
+int
+egr_connect_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_check(ctx, EGR_H_CONNECT_UNIX);
+}
+
+SEC("cgroup/sendmsg_unix")
+int
+egr_sendmsg_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_check(ctx, EGR_H_SENDMSG_UNIX);
+}
+
+/* Catch-all: a packet from the sandbox leaves only towards loopback or from a
+ * socket that connect approved for the fast path. Runs in softirq for some
+ * packets: no current-task helpers here. */
+SEC("cgroup_skb/egress")
+int
+egr_skb_egress(struct __sk_buff *skb)
+{
+	struct egr_sk_orig *o;
+	struct bpf_sock *sk;
+	__be32 d[4] = {};
+	struct egr_event *e;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		if (bpf_skb_load_bytes(skb, 16, &d[3], 4))
+			return SYS_REJECT;
+		if ((bpf_ntohl(d[3]) >> 24) == 127)
+			return SYS_PROCEED;
+		d[2] = bpf_htonl(0xffff);
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		if (bpf_skb_load_bytes(skb, 24, d, 16))
+			return SYS_REJECT;
+		if (d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == bpf_htonl(1))
+			return SYS_PROCEED;
+	}
+	sk = skb->sk;
+	if (!sk)
+		return SYS_REJECT;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return SYS_REJECT;
+	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o)
+		return SYS_REJECT;
+	if (o->flags & EGR_SK_DIRECT)
+		return SYS_PROCEED;
+	if (o->flags & EGR_SK_SKB_SEEN)
+		return SYS_REJECT;
+	o->flags |= EGR_SK_SKB_SEEN; /* report a socket once, not every packet */
+	e = bpf_ringbuf_reserve(&egr_events, sizeof(*e), 0);
+	if (e) {
+		__builtin_memset(e, 0, sizeof(*e));
+		e->time_ns = bpf_ktime_get_boot_ns();
+		e->cgroup_id = bpf_skb_cgroup_id(skb);
+		e->uid = (__u32)-1;
+		e->family = sk->family;
+		e->type = sk->type;
+		e->protocol = sk->protocol;
+		e->verdict = EGR_V_DENY;
+		e->reason = EGR_R_SKB_DROP;
+		e->hook = EGR_H_SKB;
+		e->err = EPERM;
+		e->addr[0] = d[0];
+		e->addr[1] = d[1];
+		e->addr[2] = d[2];
+		e->addr[3] = d[3];
+		e->port = (__be16)sk->dst_port;
+		bpf_ringbuf_submit(e, 0);
+	}
+	return SYS_REJECT;
+}

@@ -1,0 +1,54 @@
+/* The maps of egress.bpf.c. Names stay within 15 characters so the kernel
+ * shows them whole. Userspace reaches them through the skeleton and the pins
+ * under /sys/fs/bpf/egressctl/<cgroup id>/. */
+#ifndef EGR_MAPS_H
+#define EGR_MAPS_H
+
+/* Per socket: original destination and EGR_SK_* flags; freed with the socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct egr_sk_orig);
+} egr_sk SEC(".maps");
+
+/* Connect-time record by socket cookie, until TCP_CONNECT_CB knows the
+ * local port; LRU covers sockets that never get that far. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct egr_conn_val);
+} egr_pending SEC(".maps");
+
+/* The proxy's lookup: client (local addr, port) -> who connected, to where. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct egr_conn_key);
+	__type(value, struct egr_conn_val);
+} egr_conns SEC(".maps");
+
+/* Approved direct targets (fast path) and explicit loopback allows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct egr_fast_key);
+	__type(value, struct egr_fast_val);
+} egr_fast SEC(".maps");
+
+/* Loopback-reachable sockets bound inside the cgroup -> how many. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct egr_bind_key);
+	__type(value, __u32);
+} egr_binds SEC(".maps");
+
+/* Deny and redirect events for userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} egr_events SEC(".maps");
+
+#endif /* EGR_MAPS_H */

@@ -1,0 +1,152 @@
+/* The ABI between the BPF programs (bpf/) and userspace: map keys and values,
+ * event records, verdicts and reasons. Both compilers check the layouts.
+ * Addresses are always 16 bytes: IPv4 is stored v4-mapped (::ffff:a.b.c.d),
+ * so one key type serves both families. Byte order lives in the field type. */
+#ifndef EGRESS_ABI_H
+#define EGRESS_ABI_H
+
+#ifndef __VMLINUX_H__ /* BPF side gets the types from vmlinux.h */
+#include <linux/types.h>
+#endif
+
+#define EGR_ABI_VERSION 1 /* bump on any change below; never reuse a value */
+
+/* Verdicts carried by events. */
+enum egr_verdict {
+	EGR_V_ALLOW = 0,    /* let through unchanged (fast path, own loopback) */
+	EGR_V_DENY = 1,	    /* refused with an errno */
+	EGR_V_REDIRECT = 2, /* rewritten to one of egressctl's listeners */
+};
+
+/* Why a verdict was taken; userspace turns these into words (events.c). */
+enum egr_reason {
+	EGR_R_NONE = 0,
+	EGR_R_TRANSPARENT = 1,	  /* TCP redirected to the transparent listener */
+	EGR_R_DNS = 2,		  /* port 53 redirected to the DNS responder */
+	EGR_R_FASTPATH = 3,	  /* approved target, connected directly */
+	EGR_R_LOCAL = 4,	  /* loopback listener of the same cgroup */
+	EGR_R_PROXY = 5,	  /* connection to egressctl's own proxy listener */
+	EGR_R_IPV6 = 6,		  /* native IPv6 */
+	EGR_R_UDP = 7,		  /* UDP other than DNS */
+	EGR_R_UDPLITE = 8,	  /* UDP-Lite (protocol 136) */
+	EGR_R_RAW = 9,		  /* SOCK_RAW */
+	EGR_R_PING = 10,	  /* ICMP "ping" datagram socket */
+	EGR_R_SCTP = 11,	  /* SCTP (132) */
+	EGR_R_MPTCP = 12,	  /* MPTCP (262) */
+	EGR_R_PROTO = 13,	  /* any other protocol at socket creation */
+	EGR_R_LOOPBACK = 14,	  /* loopback port not served by this cgroup */
+	EGR_R_ABSTRACT_UNIX = 15, /* abstract unix socket address */
+	EGR_R_NO_LISTENER = 16,	  /* redirect target not configured */
+	EGR_R_BIND_PROXY = 17,	  /* bind to one of egressctl's listener ports */
+	EGR_R_SKB_DROP = 18,	  /* catch-all: packet not to loopback or approved */
+	EGR_R_MAX,
+};
+
+/* Which hook emitted an event. */
+enum egr_hook {
+	EGR_H_CONNECT4 = 0,
+	EGR_H_CONNECT6 = 1,
+	EGR_H_SENDMSG4 = 2,
+	EGR_H_SENDMSG6 = 3,
+	EGR_H_SOCK_CREATE = 4,
+	EGR_H_BIND4 = 5,
+	EGR_H_BIND6 = 6,
+	EGR_H_CONNECT_UNIX = 7,
+	EGR_H_SENDMSG_UNIX = 8,
+	EGR_H_SKB = 9,
+	EGR_H_MAX,
+};
+
+/* Per-socket flags in struct egr_sk_orig.flags. */
+#define EGR_SK_REDIRECTED 0x01 /* connect rewritten to a listener: translate back */
+#define EGR_SK_DNS	  0x02 /* datagrams to port 53 rewritten: translate replies */
+#define EGR_SK_DIRECT	  0x04 /* fast-path target: skb catch-all lets it pass */
+#define EGR_SK_INDEX	  0x08 /* index by local address at TCP_CONNECT_CB */
+#define EGR_SK_BOUND	  0x10 /* counted in egr_binds; uncount at release */
+#define EGR_SK_LOCAL	  0x20 /* connected to a loopback listener of the cgroup */
+#define EGR_SK_SKB_SEEN	  0x40 /* catch-all drop already reported for this socket */
+
+/* Map egr_binds (hash): loopback-reachable sockets bound by the cgroup. */
+struct egr_bind_key {
+	__be32 addr[4]; /* bound address, v4-mapped for IPv4; zero = wildcard */
+	__be16 port;	/* bound port, network order */
+	__u8 proto;	/* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 v6any;	/* 1 when bound to the IPv6 wildcard [::] */
+};
+_Static_assert(sizeof(struct egr_bind_key) == 20, "egr_bind_key layout");
+
+/* Map egr_sk (sk_storage): what connect/sendmsg/bind saw, per socket. */
+struct egr_sk_orig {
+	__be32 addr[4];		   /* original destination, v4-mapped for IPv4 */
+	__be16 port;		   /* original destination port */
+	__u16 flags;		   /* EGR_SK_* */
+	struct egr_bind_key bound; /* egr_binds key counted for this socket */
+};
+_Static_assert(sizeof(struct egr_sk_orig) == 40, "egr_sk_orig layout");
+
+/* Map egr_conns (LRU hash): the proxy's view of an accepted connection.
+ * Key: the client's local address and port as the proxy's accept() reports
+ * them (the peer address of the accepted socket). */
+struct egr_conn_key {
+	__be32 addr[4]; /* client's local address, v4-mapped for IPv4 */
+	__be16 port;	/* client's local port, network order */
+	__u16 pad;	/* always zero: keys hash bytewise */
+};
+_Static_assert(sizeof(struct egr_conn_key) == 20, "egr_conn_key layout");
+
+struct egr_conn_val {
+	__u64 cookie;	 /* socket cookie of the client socket */
+	__u64 cgroup_id; /* cgroup the connecting task was in */
+	__be32 addr[4];	 /* original destination, v4-mapped for IPv4 */
+	__be16 port;	 /* original destination port */
+	__u8 reason;	 /* EGR_R_TRANSPARENT, EGR_R_DNS or EGR_R_PROXY */
+	__u8 pad;	 /* always zero */
+	__u32 pid;	 /* thread id of the connecting task */
+	__u32 tgid;	 /* process id of the connecting task */
+	__u32 uid;	 /* uid of the connecting task */
+	char comm[16];	 /* command name of the connecting task */
+};
+_Static_assert(sizeof(struct egr_conn_val) == 64, "egr_conn_val layout");
+
+/* Map egr_fast (hash): approved direct targets, and explicit loopback allows. */
+struct egr_fast_key {
+	__be32 addr[4]; /* destination, v4-mapped for IPv4 */
+	__be16 port;	/* destination port, network order */
+	__u8 proto;	/* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 pad;	/* always zero */
+};
+_Static_assert(sizeof(struct egr_fast_key) == 20, "egr_fast_key layout");
+
+struct egr_fast_val {
+	__u64 expires_ns; /* CLOCK_BOOTTIME deadline; 0 = until removed */
+	__u64 hits;	  /* connects that took this entry (not atomic: a hint) */
+};
+_Static_assert(sizeof(struct egr_fast_val) == 16, "egr_fast_val layout");
+
+/* Ring buffer egr_events: one record per deny and redirect. */
+struct egr_event {
+	__u64 time_ns;	 /* CLOCK_BOOTTIME */
+	__u64 cgroup_id; /* cgroup of the task (or of the socket, for skb) */
+	__u32 pid;	 /* thread id; 0 when unknown (skb runs in softirq) */
+	__u32 tgid;	 /* process id; 0 when unknown */
+	__u32 uid;	 /* task uid; (u32)-1 when unknown */
+	__u8 family;	 /* AF_INET, AF_INET6, AF_UNIX */
+	__u8 type;	 /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
+	__u16 protocol;	 /* IPPROTO_* (MPTCP is 262) */
+	__u8 verdict;	 /* enum egr_verdict */
+	__u8 reason;	 /* enum egr_reason */
+	__u8 hook;	 /* enum egr_hook */
+	__u8 pad;	 /* always zero */
+	__s32 err;	 /* errno returned to the task, positive; 0 if none */
+	__be32 addr[4];	 /* destination, v4-mapped for IPv4; for unix: name bytes */
+	__be16 port;	 /* destination port, network order */
+	__u16 addrlen;	 /* for unix: length of the name (without the leading NUL) */
+	char comm[16];	 /* task command name; empty when unknown */
+	__u32 pad2;	 /* always zero */
+};
+_Static_assert(sizeof(struct egr_event) == 80, "egr_event layout");
+
+/* Pin layout under the bpffs root: <root>/egressctl/<cgroup id>/{link_*,map_*} */
+#define EGR_PIN_DIR "egressctl"
+
+#endif /* EGRESS_ABI_H */

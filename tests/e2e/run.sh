@@ -1,0 +1,873 @@
+#!/usr/bin/env bash
+# End-to-end tests of `egressctl run`: every egress bypass vector of
+# KERNEL-NOTES.md section 4, each asserted BOTH ways.
+#
+#   sudo tests/e2e/run.sh build/egressctl        (make e2e does this)
+#   E2E_TESTS="tcp_redirect dns" ...  run only these test functions
+#   E2E_CONTROL_ONLY=1 ...            only the control halves (no binary needed)
+#   E2E_KEEP=1 ...                    keep /tmp/egr-e2e-PID (logs, pcap)
+#   TLISTEN=path ...                  tlisten helper (default: <egressctl dir>/helpers/tlisten)
+#
+# Output: "ok NAME" / "FAIL NAME: reason" per assertion ("# ..." lines are
+# notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
+# 77 if not root or no cgroup2.
+#
+# Topology (nothing ever leaves the machine; TESTING.md):
+#
+#   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
+#   lo 127.0.0.1                                lo: AnyIP local routes for
+#     :5353 DNS listener (UDP+TCP, answers          198.51.100.0/24, 203.0.113.0/24,
+#           192.0.2.53) = --dns-port               2001:db8:2::/64: every attempt
+#     :5432 TCP echo (a host service outside        gets its own destination address
+#           the cgroup)                         TCP echo on 0.0.0.0/[::] ports 7, 22,
+#     :150xx tlisten (--transparent-port),          80, 443, 7000-7031; DNS on 53
+#           one per test                            UDP+TCP (answers 203.0.113.99);
+#   abstract @egr-e2e-PID-abs(d), unix              UDP echo on 7 (replies from the
+#     sockets in /tmp/egr-e2e-PID                   address asked, IP_PKTINFO)
+#   veth "vs" 198.18.0.2/24, 2001:db8:1::2/64 ─── veth "vi" 198.18.0.1/24, 2001:db8:1::1/64
+#   default routes via the veth                  LEAK SENSOR: tcpdump -Q in on "vi",
+#   egressctl runs here (nsenter --net only,       --immediate-mode -U, one pcap per
+#   so cgroupfs and bpffs stay visible)            suite; sensor_sync flushes it with
+#                                                  a marker packet before each count
+#
+# Every vector: the control (same attempt, same netns, no egressctl) succeeds
+# and the sensor sees its packets; the confined attempt (egressctl run --user
+# nobody ...) fails with an errno or is redirected, and the sensor sees NONE
+# of its packets.  Clients: clients/probe.py (one JSON line per attempt),
+# curl, dig.  Servers: clients/servers.py.  Everything (netns, cgroups, pins,
+# processes) is named with the suite's pid and removed by an EXIT trap.
+
+set -u
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# Run as a child subreaper (clients/reaper.py), so that orphans -- confined
+# processes of a SIGKILLed egressctl, double-forked grandchildren -- are
+# reaped by the suite and killed by pid at the end, not left to PID 1.
+if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
+	export EGR_E2E_REAPER=$$
+	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+
+# ======================================================================
+# TCP (IPv4) to an address outside loopback -> transparent listener
+# ======================================================================
+test_tcp_redirect() {
+	local t=tcp_redirect c a b tp
+	new4 c; new4 a; new4 b; new_port tp
+	jv "$(probe_nobody --token "$t.c" tcp4 "$c" 80)"
+	a_ok "$t.control.connect"
+	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
+	sensor_saw "$t.control.sensor" "tcp and dst host $c"
+	have_egr || return 0
+
+	# (tlisten answers and closes without reading the request: curl may then
+	# see a RST after the ORIG line and exit 56; its status is not the point)
+	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" -- /bin/sh -c \
+		"$PROBE --wait $W/$t.go --token $t.x tcp4 $a 80; curl --noproxy '*' --http0.9 -sS --max-time 3 http://$a:8080/; true" ||
+		return 0
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t"
+	a_ok "$t.connect"
+	a_eq "$t.getpeername" "getpeername() in the client" "$P_peer" "$a:80"
+	a_eq "$t.orig" "line from tlisten" "$P_data" "ORIG $a:80 pid=$P_pid comm=python3 reason=transparent"
+	a_grep "$t.tlisten_saw" "$W/$t.tl" "^$(re "ORIG $a:80 pid=$P_pid comm=python3 reason=transparent")\$"
+	a_grep "$t.curl" "$W/$t.out" "^$(re "ORIG $a:8080") pid=[0-9]+ comm=curl reason=transparent\$"
+	a_nogrep "$t.inet_saw_nothing" "$W/inet.log" "$(re "local=$a:")"
+	sensor_none "$t.sensor" "dst host $a"
+
+	# no --transparent-port: refused at connect()
+	egr "${t}_nolistener" --cgroup "$(cg_name "${t}_nol")" --user nobody -- "${PROBE_ARGV[@]}" tcp4 "$b" 80
+	a_rc "$t.nolistener.exit" 0 "${t}_nolistener"
+	egr_json "${t}_nolistener"
+	a_errno "$t.nolistener.refused" ECONNREFUSED
+	sensor_none "$t.nolistener.sensor" "dst host $b"
+}
+
+# ======================================================================
+# native IPv6 (TCP connect, UDP sendto): denied; the denial line; --quiet
+# ======================================================================
+test_ipv6() {
+	local t=ipv6 c d a b e
+	new6 c; new6 d; new6 a; new6 b; new6 e
+	jv "$(probe_nobody --token "$t.c" tcp6 "$c" 80)"
+	a_ok "$t.control.tcp6"
+	a_eq "$t.control.tcp6_echo" "reply" "$P_data" "probe $t.c"
+	jv "$(probe_nobody --token "$t.d" udp6_sendto "$d" 7)"
+	a_ok "$t.control.udp6"
+	a_eq "$t.control.udp6_echo" "reply" "$P_data" "probe $t.d"
+	sensor_saw "$t.control.sensor_tcp6" "ip6 and tcp and dst host $c"
+	sensor_saw "$t.control.sensor_udp6" "ip6 and udp and dst host $d"
+	have_egr || return 0
+
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- /bin/sh -c \
+		"$PROBE tcp6 $a 80; $PROBE udp6_sendto $b 7"
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t" 1
+	a_denied "$t.tcp6_denied"
+	a_grep "$t.denial_line" "$W/$t.err" "^$(re "egressctl: denied python3[$P_pid] → [$a]:80 (")"
+	egr_json "$t" 2
+	a_denied "$t.udp6_denied"
+	sensor_none "$t.sensor_tcp6" "dst host $a"
+	sensor_none "$t.sensor_udp6" "dst host $b"
+
+	egr "${t}_quiet" --cgroup "$(cg_name "${t}_q")" --quiet --user nobody -- "${PROBE_ARGV[@]}" tcp6 "$e" 80
+	egr_json "${t}_quiet"
+	a_denied "$t.quiet.denied"
+	a_nogrep "$t.quiet.no_denial_line" "$W/${t}_quiet.err" "egressctl: denied"
+	sensor_none "$t.quiet.sensor" "dst host $e"
+}
+
+# ======================================================================
+# IPv4-mapped IPv6 (AF_INET6 socket to ::ffff:a.b.c.d): connect6 branch
+# ======================================================================
+test_mapped() {
+	local t=mapped c a tp
+	new4 c; new4 a; new_port tp
+	jv "$(probe_nobody --token "$t.c" tcp_mapped "$c" 80)"
+	a_ok "$t.control.connect"
+	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
+	sensor_saw "$t.control.sensor" "tcp and dst host $c"
+	have_egr || return 0
+
+	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" -- \
+		"${PROBE_ARGV[@]}" --wait "$W/$t.go" tcp_mapped "$a" 80 || return 0
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t"
+	a_ok "$t.connect"
+	a_eq "$t.getpeername" "getpeername() in the client" "$P_peer" "[::ffff:$a]:80"
+	a_eq "$t.orig" "line from tlisten" "$P_data" "ORIG $a:80 pid=$P_pid comm=python3 reason=transparent"
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+# ======================================================================
+# UDP: sendto, connected send, sendmmsg (DNS port configured: still denied)
+# ======================================================================
+test_udp() {
+	local t=udp c1 c2 c3 a1 a2 a3
+	new4 c1; new4 c2; new4 c3; new4 a1; new4 a2; new4 a3
+	jv "$(probe_nobody --token "$t.c1" udp_sendto "$c1" 7)"
+	a_ok "udp_sendto.control.send"
+	a_eq "udp_sendto.control.echo" "reply from $P_peer" "$P_data" "probe $t.c1"
+	jv "$(probe_nobody --token "$t.c2" udp_connected_send "$c2" 7)"
+	a_ok "udp_connected.control.send"
+	a_eq "udp_connected.control.echo" "reply" "$P_data" "probe $t.c2"
+	jv "$(probe_nobody --token "$t.c3" sendmmsg "$c3" 7)"
+	a_ok "sendmmsg.control.send"
+	sensor_saw "udp_sendto.control.sensor" "udp and dst host $c1"
+	sensor_saw "udp_connected.control.sensor" "udp and dst host $c2"
+	sensor_saw "sendmmsg.control.sensor" "udp and dst host $c3"
+	have_egr || return 0
+
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-port "$DNS_PORT" -- /bin/sh -c \
+		"$PROBE udp_sendto $a1 7; $PROBE udp_connected_send $a2 7; $PROBE sendmmsg $a3 7"
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t" 1
+	a_denied "udp_sendto.denied"
+	a_grep "udp_sendto.denial_line" "$W/$t.err" "^$(re "egressctl: denied python3[$P_pid] → $a1:7 (")"
+	egr_json "$t" 2
+	a_denied "udp_connected.denied"
+	egr_json "$t" 3
+	a_denied "sendmmsg.denied"
+	sensor_none "udp_sendto.sensor" "dst host $a1"
+	sensor_none "udp_connected.sensor" "dst host $a2"
+	sensor_none "sendmmsg.sensor" "dst host $a3"
+}
+
+# ======================================================================
+# DNS over UDP (sendto, connected) and TCP to ANY resolver address
+# -> the suite's DNS listener; replies appear to come from the resolver
+# ======================================================================
+test_dns() {
+	local t=dns c1 c2 c3 c4 a1 a2 a3 a4 a5 a6 n
+	new4 c1; new4 c2; new4 c3; new4 c4; new4 a1; new4 a2; new4 a3; new4 a4; new4 a5; new4 a6
+	jv "$(probe_nobody dns_udp "$c1" "c1-$$.test")"
+	a_ok "dns_udp.control.answer"
+	a_eq "dns_udp.control.data" "A records" "$P_data" "$INET_ANSWER"
+	a_eq "dns_udp.control.source" "reply source" "$P_source" "$c1:53"
+	jv "$(probe_nobody dns_udp_connected "$c2" "c2-$$.test")"
+	a_ok "dns_udp_connected.control.answer"
+	a_eq "dns_udp_connected.control.data" "A records" "$P_data" "$INET_ANSWER"
+	jv "$(probe_nobody dns_tcp "$c3" "c3-$$.test")"
+	a_ok "dns_tcp.control.answer"
+	a_eq "dns_tcp.control.data" "A records" "$P_data" "$INET_ANSWER"
+	n=$(timeout 10 nsenter --net="$NS_SBX" setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		dig +short +time=2 +tries=1 @"$c4" "c4-$$.test" A 2>&1)
+	a_eq "dns_dig.control.answer" "dig +short" "$n" "$INET_ANSWER"
+	sensor_saw "dns_udp.control.sensor" "udp and dst host $c1 and dst port 53"
+	sensor_saw "dns_udp_connected.control.sensor" "udp and dst host $c2 and dst port 53"
+	sensor_saw "dns_tcp.control.sensor" "tcp and dst host $c3 and dst port 53"
+	sensor_saw "dns_dig.control.sensor" "udp and dst host $c4 and dst port 53"
+	have_egr || return 0
+
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-port "$DNS_PORT" -- /bin/sh -c \
+		"$PROBE dns_udp $a1 x1-$$.test; $PROBE dns_udp_connected $a2 x2-$$.test; $PROBE dns_tcp $a3 x3-$$.test;
+		 echo DIG4=\$(dig +short +time=2 +tries=1 @$a4 x4-$$.test A 2>&1 | tr '\n' ' ');
+		 echo DIG5=\$(dig +tcp +short +time=2 +tries=1 @$a5 x5-$$.test A 2>&1 | tr '\n' ' ')"
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t" 1
+	a_ok "dns_udp.redirected"
+	a_eq "dns_udp.answer" "A records (the listener's)" "$P_data" "$SBX_ANSWER"
+	a_eq "dns_udp.reply_source" "recvfrom() source" "$P_source" "$a1:53"
+	a_grep "dns_udp.listener_saw" "$W/sbx.log" "^DNS udp .* name=$(re "x1-$$.test") "
+	egr_json "$t" 2
+	a_ok "dns_udp_connected.redirected"
+	a_eq "dns_udp_connected.answer" "A records" "$P_data" "$SBX_ANSWER"
+	a_eq "dns_udp_connected.getpeername" "getpeername()" "$P_peer" "$a2:53"
+	a_grep "dns_udp_connected.listener_saw" "$W/sbx.log" "^DNS udp .* name=$(re "x2-$$.test") "
+	egr_json "$t" 3
+	a_ok "dns_tcp.redirected"
+	a_eq "dns_tcp.answer" "A records" "$P_data" "$SBX_ANSWER"
+	a_eq "dns_tcp.getpeername" "getpeername()" "$P_peer" "$a3:53"
+	a_grep "dns_tcp.listener_saw" "$W/sbx.log" "^DNS tcp .* name=$(re "x3-$$.test") "
+	a_grep "dns_dig.answer" "$W/$t.out" "^DIG4=$(re "$SBX_ANSWER")\$"
+	a_grep "dns_dig_tcp.answer" "$W/$t.out" "^DIG5=$(re "$SBX_ANSWER")\$"
+	sensor_none "dns_udp.sensor" "dst host $a1"
+	sensor_none "dns_udp_connected.sensor" "dst host $a2"
+	sensor_none "dns_tcp.sensor" "dst host $a3"
+	sensor_none "dns_dig.sensor" "dst host $a4 or dst host $a5"
+	a_nogrep "dns.inet_saw_nothing" "$W/inet.log" "name=x[0-9]-$$\\.test"
+
+	# no --dns-port: denied
+	egr "${t}_nodns" --cgroup "$(cg_name "${t}_nd")" --user nobody -- "${PROBE_ARGV[@]}" dns_udp "$a6" "x6-$$.test"
+	egr_json "${t}_nodns"
+	a_denied "dns.no_dns_port.denied"
+	sensor_none "dns.no_dns_port.sensor" "dst host $a6"
+}
+
+# ======================================================================
+# unix sockets: abstract connect/sendto EPERM, filesystem sockets work
+# ======================================================================
+test_unix() {
+	local t=unix
+	jv "$(probe_nobody --token "$t.c1" abstract_connect "$ABS_NAME")"
+	a_ok "abstract_connect.control"
+	a_eq "abstract_connect.control.echo" "reply" "$P_data" "probe $t.c1"
+	jv "$(probe_nobody --token "$t.c2" abstract_sendto "$ABSD_NAME")"
+	a_ok "abstract_sendto.control"
+	jv "$(probe_nobody --token "$t.c3" unix_path "$W/fs.sock")"
+	a_ok "unix_path.control"
+	jv "$(probe_nobody --token "$t.c4" unix_path_sendto "$W/fsd.sock")"
+	a_ok "unix_path_sendto.control"
+	wait_for 2 grep -q "probe $t.c2" "$W/sbx.log"
+	a_grep "abstract_sendto.control.received" "$W/sbx.log" "unix_dgram local=@$ABS_NAME.* probe $t\\.c2\$"
+	have_egr || return 0
+
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- /bin/sh -c \
+		"$PROBE --token $t.x1 abstract_connect $ABS_NAME; $PROBE --token $t.x2 abstract_sendto $ABSD_NAME;
+		 $PROBE --token $t.x3 unix_path $W/fs.sock; $PROBE --token $t.x4 unix_path_sendto $W/fsd.sock"
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t" 1
+	a_errno "abstract_connect.denied" EPERM
+	egr_json "$t" 2
+	a_errno "abstract_sendto.denied" EPERM
+	egr_json "$t" 3
+	a_ok "unix_path.works"
+	a_eq "unix_path.echo" "reply" "$P_data" "probe $t.x3"
+	egr_json "$t" 4
+	a_ok "unix_path_sendto.works"
+	wait_for 2 grep -q "probe $t.x4" "$W/sbx.log"
+	a_grep "unix_path_sendto.received" "$W/sbx.log" "probe $t\\.x4\$"
+	a_nogrep "abstract.server_saw_nothing" "$W/sbx.log" "probe $t\\.x[12]\$"
+}
+
+# ======================================================================
+# raw, packet, ping sockets
+# ======================================================================
+test_raw() {
+	local t=raw c a b
+	new4 c; new4 a; new4 b
+	jv "$(probe_root raw "$c")"
+	a_ok "$t.control.root"
+	sensor_saw "$t.control.sensor" "icmp and dst host $c"
+	have_egr || return 0
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" raw "$a"
+	egr_json "$t"
+	a_denied "$t.nobody.denied"
+	egr "${t}_root" --cgroup "$(cg_name "${t}_r")" --user root -- "${PROBE_ARGV[@]}" raw "$b"
+	egr_json "${t}_root"
+	a_denied "$t.root.denied"
+	sensor_none "$t.nobody.sensor" "dst host $a"
+	sensor_none "$t.root.sensor" "dst host $b"
+}
+
+test_packet() {
+	local t=packet
+	jv "$(probe_root packet "$SBX_IF" 02:00:00:e2:e2:01)"
+	a_ok "$t.control.root"
+	sensor_saw "$t.control.sensor" "ether dst 02:00:00:e2:e2:01"
+	have_egr || return 0
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" packet "$SBX_IF" 02:00:00:e2:e2:02
+	egr_json "$t"
+	a_errno "$t.nobody.eafnosupport" EAFNOSUPPORT
+	egr "${t}_root" --cgroup "$(cg_name "${t}_r")" --user root -- "${PROBE_ARGV[@]}" packet "$SBX_IF" 02:00:00:e2:e2:03
+	egr_json "${t}_root"
+	a_errno "$t.root.eafnosupport" EAFNOSUPPORT
+	sensor_none "$t.nobody.sensor" "ether dst 02:00:00:e2:e2:02"
+	sensor_none "$t.root.sensor" "ether dst 02:00:00:e2:e2:03"
+}
+
+test_ping() {
+	local t=ping c a
+	new4 c; new4 a
+	jv "$(probe_nobody ping "$c")"
+	a_ok "$t.control.nobody"
+	a_eq "$t.control.reply" "reply" "$P_data" "echo-reply"
+	sensor_saw "$t.control.sensor" "icmp and dst host $c"
+	have_egr || return 0
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" ping "$a"
+	egr_json "$t"
+	a_denied "$t.denied"
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+# ======================================================================
+# The cgroup_skb catch-all on its own: with sock_create left out (the
+# EGR_TESTING build's --test-skip-prog), a ping socket can be created, and its
+# sendto() has no sock_addr hook -- only the catch-all stands between it and
+# the wire.
+# ======================================================================
+test_catchall() {
+	local t=catchall a egrt
+	new4 a
+	egrt="$(dirname "$EGRESSCTL")/helpers/egressctl-test"
+	have_egr || return 0
+	if [ ! -x "$egrt" ]; then
+		fail "$t.binary" "$egrt missing (make helpers)"
+		return 0
+	fi
+	EGRESSCTL="$egrt" egr "$t" --cgroup "$(cg_name "$t")" --user nobody \
+		--test-skip-prog sock_create -- "${PROBE_ARGV[@]}" ping "$a"
+	egr_json "$t"
+	a_denied "$t.denied"
+	sensor_none "$t.sensor" "dst host $a"
+	a_grep "$t.reported" "$W/$t.err" "denied a socket of cgroup [0-9]+ → ${a//./\\.}:0 \\(dropped by the catch-all\\)"
+}
+
+# ======================================================================
+# TCP Fast Open: sendto(MSG_FASTOPEN) goes through the same redirect
+# ======================================================================
+test_tfo() {
+	local t=tfo c a tp
+	new4 c; new4 a; new_port tp
+	jv "$(probe_nobody --token "$t.c" tfo "$c" 80)"
+	a_ok "$t.control.sendto"
+	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
+	sensor_saw "$t.control.sensor" "tcp and dst host $c"
+	have_egr || return 0
+	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" -- \
+		"${PROBE_ARGV[@]}" --wait "$W/$t.go" tfo "$a" 80 || return 0
+	egr_json "$t"
+	a_ok "$t.sendto"
+	a_eq "$t.getpeername" "getpeername()" "$P_peer" "$a:80"
+	a_eq "$t.orig" "line from tlisten" "$P_data" "ORIG $a:80 pid=$P_pid comm=python3 reason=transparent"
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+# ======================================================================
+# io_uring IORING_OP_CONNECT: io_uring is disabled in the sandbox
+# ======================================================================
+test_io_uring() {
+	local t=io_uring c a
+	new4 c; new4 a
+	jv "$(probe_nobody --token "$t.c" io_uring_connect "$c" 80)"
+	a_ok "$t.control.connect"
+	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
+	sensor_saw "$t.control.sensor" "tcp and dst host $c"
+	have_egr || return 0
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" io_uring_connect "$a" 80
+	egr_json "$t"
+	a_errno "$t.enosys" ENOSYS
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+# ======================================================================
+# UDP-Lite, MPTCP, vsock (socket creation only: never connect vsock)
+# ======================================================================
+test_udplite() {
+	local t=udplite c a
+	new4 c; new4 a
+	jv "$(probe_nobody udplite "$c" 7)"
+	a_ok "$t.control.sendto"
+	sensor_saw "$t.control.sensor" "ip proto 136 and dst host $c"
+	have_egr || return 0
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-port "$DNS_PORT" -- "${PROBE_ARGV[@]}" udplite "$a" 53
+	egr_json "$t"
+	a_denied "$t.denied"
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+test_mptcp() {
+	local t=mptcp c a tp
+	new4 c; new4 a; new_port tp
+	jv "$(probe_nobody --token "$t.c" mptcp "$c" 80)"
+	a_ok "$t.control.connect"
+	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
+	sensor_saw "$t.control.sensor" "tcp and dst host $c"
+	have_egr || return 0
+	# with a transparent listener up, so that "redirected" is told from "denied"
+	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" -- \
+		"${PROBE_ARGV[@]}" --wait "$W/$t.go" mptcp "$a" 80 || return 0
+	egr_json "$t"
+	a_denied "$t.denied"
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+test_vsock() {
+	local t=vsock
+	jv "$(probe_nobody vsock)"
+	a_ok "$t.control.socket_created"
+	have_egr || return 0
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" vsock
+	egr_json "$t"
+	a_errno "$t.eafnosupport" EAFNOSUPPORT
+}
+
+# ======================================================================
+# a double-forked, setsid grandchild is still confined
+# ======================================================================
+test_doublefork() {
+	local t=doublefork c a tp
+	new4 c; new4 a; new_port tp
+	jv "$(probe_nobody --token "$t.c" doublefork tcp4 "$c" 80)"
+	a_ok "$t.control.connect"
+	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
+	sensor_saw "$t.control.sensor" "tcp and dst host $c"
+	have_egr || return 0
+	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" -- \
+		"${PROBE_ARGV[@]}" --wait "$W/$t.go" doublefork tcp4 "$a" 80 || return 0
+	egr_json "$t"
+	a_ok "$t.connect"
+	if [ -n "$P_pid" ] && [ "$P_pid" != "$P_parent_pid" ]; then ok "$t.is_grandchild"; else
+		fail "$t.is_grandchild" "result not from a grandchild: $P_json"
+	fi
+	a_eq "$t.orig" "line from tlisten" "$P_data" "ORIG $a:80 pid=$P_pid comm=python3 reason=transparent"
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+# ======================================================================
+# writing cgroup.procs of another cgroup (as nobody with a delegated
+# subtree, and as root without capabilities)
+# ======================================================================
+test_cgroup_escape() {
+	local t=cgroup_escape D=$CGROOT/egr-e2e-$$-deleg a b
+	new4 a; new4 b
+	if ! mkdir -p "$D/a" "$D/b" "$D/r" || ! chown -R 65534:65534 "$D"; then
+		fail "$t.setup" "cannot create delegated cgroups under $D"
+		return 0
+	fi
+	# control, nobody: D is delegated to nobody, so a process of nobody in D/a
+	# may move itself to D/b -- if it can see cgroupfs
+	jv "$(timeout 20 nsenter --net="$NS_SBX" /bin/sh -c "echo \$\$ >$D/a/cgroup.procs &&
+		exec setpriv --reuid=65534 --regid=65534 --clear-groups -- $PY $C/probe.py cgroup_escape $D/b/cgroup.procs" | grep '^{')"
+	a_ok "$t.control.nobody_delegated"
+	a_eq "$t.control.nobody_moved" "own cgroup after the write" "$P_data" "0::${D#"$CGROOT"}/b"
+	# control, uid 0 with no capabilities at all: writes the root cgroup
+	jv "$(timeout 20 nsenter --net="$NS_SBX" /bin/sh -c "echo \$\$ >$D/a/cgroup.procs &&
+		exec setpriv --bounding-set=-all --inh-caps=-all -- $PY $C/probe.py cgroup_escape $CGROOT/cgroup.procs" | grep '^{')"
+	a_ok "$t.control.root_nocaps"
+	a_eq "$t.control.root_moved" "own cgroup after the write" "$P_data" "0::/"
+	have_egr || return 0
+
+	egr "${t}_nobody" --cgroup "$D/a" --user nobody -- /bin/sh -c \
+		"$PROBE cgroup_escape $D/b/cgroup.procs; $PROBE cgroup_escape $CGROOT/cgroup.procs; $PROBE tcp4 $a 80"
+	a_rc "$t.nobody.exit" 0 "${t}_nobody"
+	egr_json "${t}_nobody" 1
+	a_denied "$t.nobody.delegated_write_fails"
+	egr_json "${t}_nobody" 2
+	a_denied "$t.nobody.root_write_fails"
+	egr_json "${t}_nobody" 3
+	a_denied "$t.nobody.still_confined"
+	sensor_none "$t.nobody.sensor" "dst host $a"
+
+	egr "${t}_root" --cgroup "$D/r" --user root -- /bin/sh -c \
+		"$PROBE cgroup_escape $CGROOT/cgroup.procs; $PROBE cgroup_escape $D/b/cgroup.procs; $PROBE tcp4 $b 80"
+	a_rc "$t.root.exit" 0 "${t}_root"
+	egr_json "${t}_root" 1
+	a_denied "$t.root.root_write_fails"
+	egr_json "${t}_root" 2
+	a_denied "$t.root.delegated_write_fails"
+	egr_json "${t}_root" 3
+	a_denied "$t.root.still_confined"
+	sensor_none "$t.root.sensor" "dst host $b"
+}
+
+# ======================================================================
+# bpf(): BPF_PROG_DETACH of a legacy attachment, and bpf() at all
+# ======================================================================
+test_bpf() {
+	local t=bpf L=$CGROOT/egr-e2e-$$-legacy a u
+	new4 a
+	mkdir -p "$L" || { fail "$t.setup" "mkdir $L"; return 0; }
+	jv "$(probe_root bpf_attach_legacy "$L")"
+	a_ok "$t.setup.attach_legacy"
+	# control: an unprivileged process removes a legacy (non-MULTI) attachment
+	jv "$(probe_nobody bpf_detach "$L")"
+	a_ok "$t.control.nobody_detaches_legacy"
+	jv "$(probe_root bpf_any)"
+	a_ok "$t.control.root_map_create"
+	have_egr || return 0
+	jv "$(probe_root bpf_attach_legacy "$L")"
+	for u in nobody root; do
+		egr "${t}_$u" --cgroup "$(cg_name "${t}_$u")" --user "$u" -- /bin/sh -c \
+			"$PROBE bpf_detach $L; $PROBE bpf_any; $PROBE tcp4 $a 80"
+		a_rc "$t.$u.exit" 0 "${t}_$u"
+		egr_json "${t}_$u" 1
+		a_errno "$t.$u.detach_eperm" EPERM
+		egr_json "${t}_$u" 2
+		a_errno "$t.$u.bpf_eperm" EPERM
+		egr_json "${t}_$u" 3
+		a_denied "$t.$u.still_confined"
+		if bpftool -j cgroup show "$L" 2>/dev/null | grep -q egr_e2e_legacy; then ok "$t.$u.legacy_intact"; else
+			fail "$t.$u.legacy_intact" "the legacy program on $L is gone"
+		fi
+	done
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+# ======================================================================
+# loopback: a server inside the cgroup is reachable, one outside is not
+# (ECONNREFUSED), unless --allow'ed; the transparent listener is not used
+# ======================================================================
+test_loopback() {
+	local t=loopback tp
+	new_port tp
+	jv "$(probe_nobody --token "$t.c" tcp4 127.0.0.1 "$LO_PORT")"
+	a_ok "$t.control.outside_server"
+	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
+	have_egr || return 0
+
+	# the confined command starts its own loopback server, then connects
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody -- /bin/sh -c \
+		"$PROBE listen_local 6001 $RW/$t.ready >$RW/$t.listen &
+		 $PROBE --wait $RW/$t.ready --token $t.in tcp4 127.0.0.1 6001; wait;
+		 $PROBE --token $t.out tcp4 127.0.0.1 $LO_PORT"
+	a_rc "$t.exit" 0 "$t"
+	jv "$(nth_json "$RW/$t.listen")"
+	a_ok "$t.inside.server_accepted"
+	egr_json "$t" 1
+	a_ok "$t.inside.reachable"
+	a_eq "$t.inside.echo" "reply" "$P_data" "local-echo probe $t.in"
+	egr_json "$t" 2
+	a_errno "$t.outside.refused" ECONNREFUSED
+	a_nogrep "$t.outside.server_saw_nothing" "$W/sbx.log" "probe $t\\.out\$"
+
+	egr "${t}_allow" --cgroup "$(cg_name "${t}_a")" --user nobody --allow "127.0.0.1:$LO_PORT" -- \
+		"${PROBE_ARGV[@]}" --token "$t.allow" tcp4 127.0.0.1 "$LO_PORT"
+	egr_json "${t}_allow"
+	a_ok "$t.allowed.reachable"
+	a_eq "$t.allowed.echo" "reply" "$P_data" "probe $t.allow"
+
+	# with a transparent listener up: still refused, never redirected
+	with_tlisten "${t}_tl" "$tp" --user nobody --transparent-port "$tp" -- \
+		"${PROBE_ARGV[@]}" --wait "$W/${t}_tl.go" --token "$t.tl" tcp4 127.0.0.1 "$LO_PORT" || return 0
+	egr_json "${t}_tl"
+	a_errno "$t.with_transparent.refused" ECONNREFUSED
+	a_nogrep "$t.with_transparent.tlisten_saw_nothing" "$W/${t}_tl.tl" "ORIG"
+}
+
+# ======================================================================
+# --proxy-port: allowed and indexed (reason=proxy); not for outsiders
+# ======================================================================
+test_proxy_port() {
+	local t=proxy_port tp
+	new_port tp
+	have_egr || return 0
+	# an outside process connecting to the same listener is not indexed
+	proxy_outsider() { jv "$(probe_root tcp4 127.0.0.1 "$tp")"; PP_OUT=$P_data; }
+	WT_BEFORE_GO=proxy_outsider with_tlisten "$t" "$tp" --user nobody --proxy-port "$tp" -- \
+		"${PROBE_ARGV[@]}" --wait "$W/$t.go" tcp4 127.0.0.1 "$tp" || return 0
+	a_eq "$t.outsider_not_indexed" "tlisten line for a connection from outside the cgroup" "$PP_OUT" "ORIG none"
+	egr_json "$t"
+	a_ok "$t.connect"
+	if [[ $P_data =~ ^ORIG\ [^\ ]+\ pid=$P_pid\ comm=python3\ reason=proxy$ ]]; then ok "$t.indexed"; else
+		fail "$t.indexed" "want 'ORIG <dst> pid=$P_pid comm=python3 reason=proxy', got '$P_data'"
+	fi
+}
+
+# ======================================================================
+# fast path: --allow 198.18.0.1:PORT goes direct; other ports redirected
+# ======================================================================
+test_fastpath() {
+	local t=fastpath tp
+	new_port tp
+	jv "$(probe_nobody --token "$t.c" tcp4 198.18.0.1 7001)"
+	a_ok "$t.control.connect"
+	a_grep "$t.control.inet_saw" "$W/inet.log" "local=198\\.18\\.0\\.1:7001 peer=198\\.18\\.0\\.2:[0-9]+ probe $t\\.c\$"
+	sensor_saw "$t.control.sensor" "tcp and dst host 198.18.0.1 and dst port 7001"
+	have_egr || return 0
+	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" --allow 198.18.0.1:7002 -- /bin/sh -c \
+		"$PROBE --wait $W/$t.go --token $t.direct tcp4 198.18.0.1 7002; $PROBE --token $t.other tcp4 198.18.0.1 7003" ||
+		return 0
+	egr_json "$t" 1
+	a_ok "$t.allowed.connect"
+	a_eq "$t.allowed.echo_from_inet" "reply" "$P_data" "probe $t.direct"
+	a_grep "$t.allowed.inet_saw" "$W/inet.log" "local=198\\.18\\.0\\.1:7002 peer=198\\.18\\.0\\.2:[0-9]+ probe $t\\.direct\$"
+	a_nogrep "$t.allowed.tlisten_saw_nothing" "$W/$t.tl" "ORIG 198\\.18\\.0\\.1:7002"
+	sensor_saw "$t.allowed.sensor" "tcp and dst host 198.18.0.1 and dst port 7002"
+	egr_json "$t" 2
+	a_eq "$t.other_port.redirected" "line from tlisten" "$P_data" "ORIG 198.18.0.1:7003 pid=$P_pid comm=python3 reason=transparent"
+	sensor_none "$t.other_port.sensor" "dst host 198.18.0.1 and dst port 7003"
+}
+
+# ======================================================================
+# a privileged process (root, all capabilities) placed in the cgroup by
+# the test: raw, ping and IPv6 still denied by the BPF layer alone
+# ======================================================================
+test_privileged() {
+	local t=privileged c1 c2 c3 a1 a2 a3 CG
+	new4 c1; new4 c2; new6 c3; new4 a1; new4 a2; new6 a3
+	jv "$(probe_root raw "$c1")"
+	a_ok "$t.control.raw"
+	jv "$(probe_root ping "$c2")"
+	a_ok "$t.control.ping"
+	jv "$(probe_root tcp6 "$c3" 80)"
+	a_ok "$t.control.tcp6"
+	sensor_saw "$t.control.sensor" "dst host $c1 or dst host $c2 or dst host $c3"
+	have_egr || return 0
+	egr_bg "$t" --cgroup "$(cg_name "$t")" --user nobody -- \
+		"${PROBE_ARGV[@]}" --wait "$W/$t.go" --wait-timeout 30 noop
+	CG=$(cg_path "$t")
+	if ! egr_wait_pins "$CG"; then
+		fail "$t.setup" "no pins for $CG: $(head -c 400 "$W/$t.err")"
+		touch "$W/$t.go"; egr_join 5; return 0
+	fi
+	in_cg() { timeout 20 nsenter --net="$NS_SBX" /bin/sh -c "echo \$\$ >$CG/cgroup.procs && exec $PY $C/probe.py $*" | grep '^{'; }
+	jv "$(in_cg raw "$a1")"
+	a_eq "$t.placed_in_cgroup" "cgroup of the privileged probe" "$P_cg" "0::${CG#"$CGROOT"}"
+	a_denied "$t.raw.denied"
+	jv "$(in_cg ping "$a2")"
+	a_denied "$t.ping.denied"
+	jv "$(in_cg tcp6 "$a3" 80)"
+	a_denied "$t.tcp6.denied"
+	touch "$W/$t.go"
+	egr_join 10
+	sensor_none "$t.sensor" "dst host $a1 or dst host $a2 or dst host $a3"
+}
+
+# ======================================================================
+# exit status
+# ======================================================================
+test_exit_status() {
+	local t=exit f=$W/noexec.sh
+	have_egr || return 0
+	printf '#!/bin/sh\nexit 0\n' >"$f" && chmod 0644 "$f"
+	egr "${t}_0" --cgroup "$(cg_name "${t}_0")" --user nobody -- /bin/true
+	a_rc "$t.true_0" 0 "${t}_0"
+	egr "${t}_3" --cgroup "$(cg_name "${t}_3")" --user nobody -- /bin/sh -c 'exit 3'
+	a_rc "$t.cmd_status_3" 3 "${t}_3"
+	egr "${t}_kill" --cgroup "$(cg_name "${t}_k")" --user nobody -- /bin/sh -c 'kill -KILL $$'
+	a_rc "$t.cmd_killed_137" 137 "${t}_kill"
+	egr "${t}_127" --cgroup "$(cg_name "${t}_127")" --user nobody -- "/nonexistent/egr-e2e-$$"
+	a_rc "$t.missing_path_127" 127 "${t}_127"
+	# a PATH every user can search: with dirs nobody cannot enter (root's
+	# /root/.cargo/bin here), glibc's execvp() reports EACCES, not ENOENT
+	PATH=/usr/local/bin:/usr/bin:/bin egr "${t}_127b" --cgroup "$(cg_name "${t}_127b")" --user nobody -- "egr-e2e-no-such-command-$$"
+	a_rc "$t.missing_cmd_127" 127 "${t}_127b"
+	egr "${t}_126" --cgroup "$(cg_name "${t}_126")" --user nobody -- "$f"
+	a_rc "$t.not_executable_126" 126 "${t}_126"
+	egr "${t}_opt" --egr-e2e-no-such-option -- /bin/true
+	a_rc "$t.bad_option_125" 125 "${t}_opt"
+	egr "${t}_cgtmp" --cgroup "$W/not-a-cgroup" --user nobody -- /bin/true
+	a_rc "$t.cgroup_outside_mount_125" 125 "${t}_cgtmp"
+	egr "${t}_cgroot" --cgroup "$CGROOT" --user nobody -- /bin/true
+	a_rc "$t.cgroup_mount_itself_125" 125 "${t}_cgroot"
+	timeout -k 2 20 nsenter --net="$NS_SBX" setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		"$EGRESSCTL" run --user nobody -- /bin/true >"$W/${t}_nonroot.out" 2>"$W/${t}_nonroot.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.not_root_125" 125 "${t}_nonroot"
+}
+
+# ======================================================================
+# signals to egressctl are forwarded to CMD
+# ======================================================================
+test_signals() {
+	local t=signals spec sig mode want tag f
+	have_egr || return 0
+	for spec in "TERM handler 42" "TERM default 143" "INT default 130" "HUP default 129"; do
+		read -r sig mode want <<<"$spec"
+		tag=sig_${sig}_$mode
+		f=$RW/$tag.state
+		egr_bg "$tag" --cgroup "$(cg_name "$tag")" --user nobody -- "${PROBE_ARGV[@]}" sigwait "$f" "$mode"
+		if ! wait_for 10 grep -sq READY "$f"; then
+			fail "$t.$sig.$mode" "CMD never got ready: $(head -c 300 "$W/$tag.err")"
+			kill -KILL "$EGR_PID" 2>/dev/null; egr_join 1
+			continue
+		fi
+		kill -"$sig" "$EGR_PID"
+		egr_join 10
+		a_rc "$t.$sig.$mode.exit_$want" "$want" "$tag"
+		[ "$mode" = handler ] && a_grep "$t.$sig.handler_ran" "$f" "^GOT SIG$sig\$"
+	done
+}
+
+# ======================================================================
+# cleanup after a normal exit: no pins, no created cgroup
+# ======================================================================
+test_cleanup() {
+	local t=cleanup CG pid line P
+	have_egr || return 0
+	# --cgroup NAME (created by egressctl)
+	egr_bg "$t" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" --wait "$W/$t.go" noop
+	CG=$(cg_path "$t")
+	if egr_wait_pins "$CG"; then
+		ok "$t.named.pins_while_running"
+		for P in map_conns map_fast; do
+			if [ -e "$PINDIR/$P" ]; then ok "$t.named.pinned_$P"; else
+				fail "$t.named.pinned_$P" "no $P in $PINDIR: $(ls "$PINDIR" | tr '\n' ' ')"
+			fi
+		done
+	else
+		fail "$t.named.pins_while_running" "no pins for $CG (id ${CGID:-none}): $(ls "$PIN_ROOT" 2>&1 | tr '\n' ' ')"
+	fi
+	touch "$W/$t.go"
+	egr_join 10
+	a_rc "$t.named.exit" 0 "$t"
+	expect "$t.named.no_pins" "$PINDIR still exists: $(ls "$PINDIR" 2>/dev/null | tr '\n' ' ')" test ! -e "$PINDIR"
+	expect "$t.named.no_cgroup" "$CG still exists" test ! -e "$CG"
+
+	# no --cgroup: a fresh cgroup
+	egr_bg "${t}_fresh" --user nobody -- /bin/sh -c "echo PID=\$\$; exec $PROBE --wait $W/${t}_fresh.go noop"
+	wait_for 10 grep -sq '^PID=' "$W/${t}_fresh.out"
+	pid=$(sed -n 's/^PID=//p' "$W/${t}_fresh.out")
+	line=$(grep '^0::' "/proc/$pid/cgroup" 2>/dev/null)
+	CG=$CGROOT${line#0::}
+	if [ -n "$pid" ] && [ -n "$line" ] && [ "$CG" != "$CGROOT/" ] && egr_wait_pins "$CG"; then
+		echo "$CG" >>"$W/fresh-cgroups"
+		ok "$t.fresh.pins_while_running"
+	else
+		fail "$t.fresh.pins_while_running" "CMD pid '$pid' cgroup '$line': no pins (stderr: $(head -c 300 "$W/${t}_fresh.err"))"
+	fi
+	touch "$W/${t}_fresh.go"
+	egr_join 10
+	a_rc "$t.fresh.exit" 0 "${t}_fresh"
+	expect "$t.fresh.no_pins" "${PINDIR:-?} still exists" test ! -e "${PINDIR:-/nonexistent}"
+	expect "$t.fresh.no_cgroup" "$CG still exists" test ! -e "$CG"
+
+	# an existing cgroup given by absolute path: pins go; the cgroup is the user's
+	CG=$CGROOT/egr-e2e-$$-pre
+	mkdir -p "$CG"
+	egr_bg "${t}_pre" --cgroup "$CG" --user nobody -- "${PROBE_ARGV[@]}" --wait "$W/${t}_pre.go" noop
+	if egr_wait_pins "$CG"; then ok "$t.abspath.pins_while_running"; else
+		fail "$t.abspath.pins_while_running" "no pins for $CG: $(head -c 300 "$W/${t}_pre.err")"
+	fi
+	touch "$W/${t}_pre.go"
+	egr_join 10
+	a_rc "$t.abspath.exit" 0 "${t}_pre"
+	expect "$t.abspath.no_pins" "$PINDIR still exists" test ! -e "$PINDIR"
+	if [ -d "$CG" ]; then note "$t: pre-existing cgroup $CG kept after exit"; else
+		note "$t: pre-existing cgroup $CG was REMOVED by egressctl"
+	fi
+}
+
+# ======================================================================
+# SIGKILL of egressctl: pins and cgroup stay, a still-running confined
+# process is still denied (fail closed); the next run recovers
+# ======================================================================
+test_sigkill() {
+	local t=sigkill a b CG id pins_before pins_after i
+	new4 a; new4 b
+	have_egr || return 0
+	CG=$(cg_path "$t")
+	# the attempt runs in a setsid grandchild: it survives even if egressctl
+	# gave its direct child a parent-death signal
+	egr_bg "$t" --cgroup "$(cg_name "$t")" --user nobody -- /bin/sh -c \
+		"(setsid $PROBE --wait $W/$t.go --wait-timeout 30 tcp4 $a 80 >$RW/$t.res 2>&1 &); exec $PROBE --wait $W/$t.go2 --wait-timeout 30 noop"
+	if ! egr_wait_pins "$CG"; then
+		fail "$t.setup" "no pins for $CG: $(head -c 400 "$W/$t.err")"
+		touch "$W/$t.go" "$W/$t.go2"; egr_join 5; return 0
+	fi
+	id=$CGID
+	wait_for 5 cg_nprocs_ge "$CG" 2
+	pins_before=$(ls "$PINDIR" | tr '\n' ' ')
+	{	# (bash would report the SIGKILLed job as "Killed" on stderr)
+		kill -KILL "$EGR_PID"
+		egr_join 5
+	} 2>/dev/null
+	sleep 0.3
+	pins_after=$(ls "$PINDIR" 2>/dev/null | tr '\n' ' ')
+	a_eq "$t.pins_stay" "pins after SIGKILL" "$pins_after" "$pins_before"
+	expect "$t.cgroup_stays" "$CG is gone" test -d "$CG"
+	expect "$t.confined_process_alive" "nothing left running in $CG" cg_nprocs_ge "$CG" 1
+	cg_nprocs_ge "$CG" 2 ||
+		note "$t: the direct child of egressctl did not survive its SIGKILL"
+	touch "$W/$t.go"
+	wait_for 10 grep -sq '^{' "$RW/$t.res"
+	jv "$(nth_json "$RW/$t.res")"
+	a_denied "$t.still_denied"
+	sensor_none "$t.sensor" "dst host $a"
+	touch "$W/$t.go2"
+	wait_for 10 cg_empty "$CG"
+
+	# the next run on the same cgroup recovers and cleans up
+	egr "${t}_recover" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" tcp4 "$b" 80
+	a_rc "$t.recover.exit" 0 "${t}_recover"
+	egr_json "${t}_recover"
+	a_errno "$t.recover.enforces" ECONNREFUSED
+	expect "$t.recover.old_pins_gone" "$PIN_ROOT/$id still exists: $(ls "$PIN_ROOT/$id" 2>/dev/null | tr '\n' ' ')" \
+		test ! -e "$PIN_ROOT/$id"
+	if [ -d "$CG" ]; then
+		i=$(stat -c %i "$CG")
+		expect "$t.recover.no_pins" "$PIN_ROOT/$i still exists" test ! -e "$PIN_ROOT/$i"
+	else
+		ok "$t.recover.no_pins"
+	fi
+	sensor_none "$t.recover.sensor" "dst host $b"
+}
+
+# ======================================================================
+
+ALL_TESTS="tcp_redirect ipv6 mapped udp dns unix raw packet ping catchall tfo io_uring udplite mptcp vsock
+doublefork cgroup_escape bpf loopback proxy_port fastpath privileged exit_status signals cleanup sigkill"
+
+interrupted() {	# the summary stays the last line even when interrupted
+	fail interrupted "SIG$1 during the run"
+	echo "$PASS passed, $FAILED failed"
+	exit "$2"
+}
+
+main() {
+	local t tool
+	if [ $# -lt 1 ]; then
+		echo "usage: $0 EGRESSCTL_PATH" >&2
+		exit 2
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "run.sh: the end-to-end tests need root (skipped)"
+		exit 77
+	fi
+	CGROOT=$(cgroup2_mount)
+	if [ -z "$CGROOT" ] || [ "$(stat -f -c %T "$CGROOT" 2>/dev/null)" != cgroup2fs ]; then
+		echo "run.sh: no cgroup2 mount (skipped)"
+		exit 77
+	fi
+	EGRESSCTL=$(realpath -m "$1")
+	TLISTEN=${TLISTEN:-$(dirname "$EGRESSCTL")/helpers/tlisten}
+	WATCH_PID=
+	trap e2e_cleanup EXIT
+	trap 'interrupted INT 130' INT
+	trap 'interrupted TERM 143' TERM
+	trap 'interrupted HUP 129' HUP
+
+	local missing=
+	[ -n "${E2E_KEEP:-}" ] && note "keeping $W (E2E_KEEP)"
+	for tool in ip nsenter setpriv tcpdump ss curl dig bpftool timeout "$PY"; do
+		command -v "$tool" >/dev/null || missing="$missing $tool"
+	done
+	if [ -n "$missing" ]; then
+		fail setup "missing tools:$missing (tools/install-deps.sh)"
+	elif ! e2e_setup; then
+		fail setup "the test network, servers or sensor did not come up"
+	else
+		if [ -z "${E2E_CONTROL_ONLY:-}" ]; then
+			[ -x "$EGRESSCTL" ] || fail egressctl.present "$EGRESSCTL is not executable: confined halves skipped"
+			[ -x "$TLISTEN" ] || fail tlisten.present "$TLISTEN is not executable: redirect tests will fail"
+		fi
+		for t in ${E2E_TESTS:-$ALL_TESTS}; do
+			"test_$t"
+		done
+	fi
+	echo "$PASS passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+}
+
+main "$@"

@@ -1,0 +1,1076 @@
+/* Unit tests for sandbox.c. The seccomp filter is exercised from forked
+ * children (every rule, plus fork/threads/posix_spawn surviving it);
+ * sandbox_resolve_user() against --user and SUDO_UID/SUDO_GID; and, when run
+ * as root, what sandbox_enter() leaves behind for nobody, for uid 0 and for a
+ * uid without passwd entry. Children report the first failed check through a
+ * pipe and their exit status, so it shows up in cmocka. No network traffic:
+ * sockets are created, never connected (least of all AF_VSOCK, the host
+ * listens there). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <linux/magic.h>
+#include <linux/netlink.h>
+#include <linux/securebits.h>
+
+#include "sandbox.h"
+
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+
+extern char **environ;
+
+/* ---- forked children that report ------------------------------------------------------ */
+
+static int child_msg_fd = -1;
+
+__attribute__((format(printf, 2, 3), noreturn)) static void
+child_failf(int line, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "line %d: ", line);
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	va_end(ap);
+	if (child_msg_fd >= 0 && write(child_msg_fd, msg, strlen(msg)) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		int e_ = errno;                                                                    \
+		if (!(cond))                                                                       \
+			child_failf(__LINE__, "%s (errno %d: %s)", #cond, e_, strerror(e_));       \
+	} while (0)
+
+#define CHECKF(cond, ...)                                                                          \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			child_failf(__LINE__, __VA_ARGS__);                                        \
+	} while (0)
+
+/* call must fail with errno want */
+#define CHECK_ERR(call, want)                                                                      \
+	do {                                                                                       \
+		long r_ = (long)(call);                                                            \
+		int e_ = errno;                                                                    \
+		if (r_ != -1 || e_ != (want))                                                      \
+			child_failf(__LINE__,                                                      \
+				    "%s: returned %ld errno %d (%s), want errno %d (%s)", #call,   \
+				    r_, r_ == -1 ? e_ : 0, r_ == -1 ? strerror(e_) : "-", (want),  \
+				    strerror(want));                                               \
+	} while (0)
+
+struct child_result {
+	int status;
+	char msg[1024];
+};
+
+/* Runs fn(arg) in a forked child, under the seccomp filter when filtered.
+ * The child exits 0 when fn returns. */
+static void
+run_child(void (*fn)(void *), void *arg, bool filtered, struct child_result *res)
+{
+	struct rlimit no_core = {0, 0};
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+	int p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		child_msg_fd = p[1];
+		/* cmocka's handlers would longjmp back into its runner */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
+		signal(SIGFPE, SIG_DFL);
+		signal(SIGSYS, SIG_DFL);
+		/* SIGSYS from SECCOMP_RET_KILL_PROCESS would dump core */
+		setrlimit(RLIMIT_CORE, &no_core);
+		if (filtered) {
+			CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+			CHECK(sandbox_install_seccomp() == 0);
+		}
+		fn(arg);
+		_exit(0);
+	}
+	close(p[1]);
+	while ((n = read(p[0], res->msg + len, sizeof(res->msg) - 1 - len)) > 0)
+		len += n;
+	res->msg[len] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &res->status, 0) == -1)
+		assert_int_equal(errno, EINTR);
+}
+
+static void
+expect_child_ok(void (*fn)(void *), void *arg, bool filtered)
+{
+	struct child_result res;
+
+	run_child(fn, arg, filtered, &res);
+	if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
+		if (WIFSIGNALED(res.status))
+			fail_msg("child killed by signal %d; %s", WTERMSIG(res.status), res.msg);
+		fail_msg("child exited %d: %s", WEXITSTATUS(res.status), res.msg);
+	}
+}
+
+/* A pid from raw clone/clone3 that should never have been created. */
+static void
+reap_unexpected(long pid, const char *what)
+{
+	if (pid == 0)
+		_exit(0); /* the unexpected child itself */
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		child_failf(__LINE__, "%s created process %ld", what, pid);
+	}
+}
+
+/* ---- seccomp: socket families ------------------------------------------------------- */
+
+struct family_case {
+	const char *name;
+	long domain; /* long: the upper half must not matter */
+	int type;
+	int proto;
+};
+
+static const struct family_case denied_families[] = {
+	{"AF_PACKET raw", AF_PACKET, SOCK_RAW, 0},
+	{"AF_PACKET dgram", AF_PACKET, SOCK_DGRAM, 0},
+	{"AF_VSOCK stream", AF_VSOCK, SOCK_STREAM, 0}, /* created only, never connected */
+	{"AF_XDP", AF_XDP, SOCK_RAW, 0},
+	{"AF_CAN", AF_CAN, SOCK_RAW, 1},
+	{"AF_BLUETOOTH", AF_BLUETOOTH, SOCK_RAW, 0},
+	{"AF_TIPC", AF_TIPC, SOCK_RDM, 0},
+	{"AF_KEY", AF_KEY, SOCK_RAW, 2},
+	{"AF_ALG", AF_ALG, SOCK_SEQPACKET, 0},
+	{"AF_UNSPEC", AF_UNSPEC, SOCK_STREAM, 0},
+	{"AF_PACKET, upper half set", (1L << 32) | AF_PACKET, SOCK_RAW, 0},
+	{"AF_VSOCK, upper half set", (1L << 32) | AF_VSOCK, SOCK_STREAM, 0},
+	{"AF_PACKET + 1<<31", 0x80000000L | AF_PACKET, SOCK_RAW, 0},
+};
+
+static const struct family_case allowed_families[] = {
+	{"AF_UNIX stream", AF_UNIX, SOCK_STREAM, 0},
+	{"AF_UNIX dgram", AF_UNIX, SOCK_DGRAM, 0},
+	{"AF_UNIX seqpacket", AF_UNIX, SOCK_SEQPACKET, 0},
+	{"AF_INET stream", AF_INET, SOCK_STREAM, 0},
+	{"AF_INET dgram", AF_INET, SOCK_DGRAM, 0},
+	{"AF_INET6 stream", AF_INET6, SOCK_STREAM, 0},
+	{"AF_INET6 dgram", AF_INET6, SOCK_DGRAM, 0},
+	{"AF_NETLINK route", AF_NETLINK, SOCK_RAW, NETLINK_ROUTE},
+	{"AF_INET, upper half set", (1L << 32) | AF_INET, SOCK_STREAM, 0},
+};
+
+static void
+denied_families_child(void *arg)
+{
+	size_t i;
+	int sv[2];
+
+	(void)arg;
+	for (i = 0; i < sizeof(denied_families) / sizeof(denied_families[0]); i++) {
+		const struct family_case *c = &denied_families[i];
+		long fd = syscall(SYS_socket, c->domain, c->type, c->proto);
+		int e = errno;
+
+		CHECKF(fd == -1 && e == EAFNOSUPPORT, "socket(%s): returned %ld errno %d (%s)",
+		       c->name, fd, fd == -1 ? e : 0, strerror(e));
+	}
+	CHECK_ERR(socketpair(AF_PACKET, SOCK_RAW, 0, sv), EAFNOSUPPORT);
+	CHECK_ERR(socketpair(AF_VSOCK, SOCK_STREAM, 0, sv), EAFNOSUPPORT);
+	CHECK_ERR(syscall(SYS_socketpair, (1L << 32) | AF_PACKET, SOCK_DGRAM, 0, sv), EAFNOSUPPORT);
+}
+
+static void
+test_seccomp_denied_families(void **state)
+{
+	(void)state;
+	expect_child_ok(denied_families_child, NULL, true);
+}
+
+static void
+packet_socket_child(void *arg)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW, 0);
+
+	(void)arg;
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+/* Control: without the filter root does get an AF_PACKET socket, so the
+ * EAFNOSUPPORT above comes from the filter, not from the kernel. */
+static void
+test_seccomp_packet_control(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	expect_child_ok(packet_socket_child, NULL, false);
+}
+
+static void
+allowed_families_child(void *arg)
+{
+	bool have_inet6 = access("/proc/net/if_inet6", F_OK) == 0;
+	size_t i;
+	int sv[2];
+
+	(void)arg;
+	for (i = 0; i < sizeof(allowed_families) / sizeof(allowed_families[0]); i++) {
+		const struct family_case *c = &allowed_families[i];
+		long fd;
+		int e;
+
+		if (c->domain == AF_INET6 && !have_inet6)
+			continue;
+		fd = syscall(SYS_socket, c->domain, c->type, c->proto);
+		e = errno;
+		CHECKF(fd >= 0, "socket(%s): errno %d (%s)", c->name, e, strerror(e));
+		close(fd);
+	}
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	close(sv[0]);
+	close(sv[1]);
+	CHECK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) == 0);
+	close(sv[0]);
+	close(sv[1]);
+	CHECK(syscall(SYS_socketpair, (1L << 32) | AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void
+test_seccomp_allowed_families(void **state)
+{
+	(void)state;
+	expect_child_ok(allowed_families_child, NULL, true);
+}
+
+/* ---- seccomp: namespaces, clone3 ------------------------------------------------------ */
+
+/* struct clone_args, version 0 (64 bytes); linux/sched.h clashes with sched.h */
+struct clone_args0 {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
+
+static void
+userns_child(void *arg)
+{
+	struct clone_args0 ca = {.exit_signal = SIGCHLD};
+	long pid;
+	int fd;
+
+	(void)arg;
+	CHECK_ERR(unshare(CLONE_NEWUSER), EPERM);
+	CHECK_ERR(unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS), EPERM);
+	CHECK_ERR(syscall(SYS_unshare, (1L << 32) | CLONE_NEWUSER), EPERM);
+	CHECK(unshare(0) == 0); /* unshare itself stays allowed */
+
+	pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	reap_unexpected(pid, "clone(CLONE_NEWUSER)");
+	CHECK(pid == -1 && errno == EPERM);
+	/* the kernel takes only the low 32 bits of clone's flags */
+	pid = syscall(SYS_clone, (1L << 32) | CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	reap_unexpected(pid, "clone(1<<32|CLONE_NEWUSER)");
+	CHECK(pid == -1 && errno == EPERM);
+
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	reap_unexpected(pid, "clone3()");
+	CHECK(pid == -1 && errno == ENOSYS);
+	ca.flags = CLONE_NEWUSER;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	reap_unexpected(pid, "clone3(CLONE_NEWUSER)");
+	CHECK(pid == -1 && errno == ENOSYS);
+
+	/* the kernel says EINVAL for joining our own userns; EPERM is the filter */
+	fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_ERR(setns(fd, CLONE_NEWUSER), EPERM);
+	CHECK_ERR(setns(fd, 0), EPERM);
+	close(fd);
+}
+
+static void
+test_seccomp_userns(void **state)
+{
+	(void)state;
+	expect_child_ok(userns_child, NULL, true);
+}
+
+/* ---- seccomp: other processes, bpf, io_uring ------------------------------------------ */
+
+static void
+cross_process_child(void *arg)
+{
+	char a[8] = "abcdefg", b[8] = {0};
+	struct iovec lv = {b, sizeof(b)}, rv = {a, sizeof(a)};
+	int pidfd;
+
+	(void)arg;
+	CHECK_ERR(ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM);
+	CHECK_ERR(ptrace(PTRACE_ATTACH, getppid(), NULL, NULL), EPERM);
+	/* reading or writing our own memory always works without the filter */
+	CHECK_ERR(process_vm_readv(getpid(), &lv, 1, &rv, 1, 0), EPERM);
+	CHECK_ERR(process_vm_writev(getpid(), &rv, 1, &lv, 1, 0), EPERM);
+	pidfd = syscall(SYS_pidfd_open, getpid(), 0);
+	CHECK(pidfd >= 0);
+	CHECK_ERR(syscall(SYS_pidfd_getfd, pidfd, 0, 0), EPERM);
+	close(pidfd);
+}
+
+static void
+test_seccomp_cross_process(void **state)
+{
+	(void)state;
+	expect_child_ok(cross_process_child, NULL, true);
+}
+
+static void
+bpf_io_uring_child(void *arg)
+{
+	uint64_t attr[16] = {0};   /* union bpf_attr: all zero is EINVAL unfiltered */
+	uint64_t params[16] = {0}; /* struct io_uring_params is 120 bytes */
+
+	(void)arg;
+	CHECK_ERR(syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, attr, sizeof(attr)), EPERM);
+	CHECK_ERR(syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, attr, sizeof(attr)), EPERM);
+	CHECK_ERR(syscall(SYS_io_uring_setup, 1, params), ENOSYS);
+	/* no syscall number at all: the kernel's own ENOSYS, not a kill */
+	CHECK_ERR(syscall(-1L), ENOSYS);
+}
+
+static void
+test_seccomp_bpf_io_uring(void **state)
+{
+	(void)state;
+	expect_child_ok(bpf_io_uring_child, NULL, true);
+}
+
+/* ---- seccomp: process creation still works ------------------------------------------- */
+
+static void *
+thread_fn(void *arg)
+{
+	return (char *)arg + 1;
+}
+
+static void
+spawn_child(void *arg)
+{
+	char *true_argv[] = {"true", NULL};
+	char *sh_argv[] = {"sh", "-c", "exit 5", NULL};
+	char token[2];
+	pthread_t t;
+	void *ret;
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(7);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 7);
+
+	/* glibc tries clone3 first and falls back to clone on ENOSYS */
+	CHECK(pthread_create(&t, NULL, thread_fn, token) == 0);
+	CHECK(pthread_join(t, &ret) == 0 && ret == token + 1);
+
+	CHECK(posix_spawn(&pid, "/bin/true", NULL, NULL, true_argv, environ) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(posix_spawnp(&pid, "sh", NULL, NULL, sh_argv, environ) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 5);
+}
+
+static void
+test_seccomp_process_creation(void **state)
+{
+	(void)state;
+	expect_child_ok(spawn_child, NULL, true);
+}
+
+static void
+status_child(void *arg)
+{
+	char line[256];
+	bool seen = false;
+	FILE *f;
+
+	(void)arg;
+	f = fopen("/proc/self/status", "re");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "Seccomp:\t2\n"))
+			seen = true;
+	fclose(f);
+	CHECKF(seen, "Seccomp mode 2 not in /proc/self/status");
+}
+
+static void
+test_seccomp_mode_filter(void **state)
+{
+	(void)state;
+	expect_child_ok(status_child, NULL, true);
+}
+
+/* ---- seccomp: other ABIs are killed ------------------------------------------------- */
+
+static void
+x32_child(void *arg)
+{
+	(void)arg;
+	syscall(__X32_SYSCALL_BIT | SYS_getpid);
+	child_failf(__LINE__, "x32 getpid returned");
+}
+
+static void
+x32_socket_child(void *arg)
+{
+	(void)arg;
+	syscall(__X32_SYSCALL_BIT | SYS_socket, AF_PACKET, SOCK_RAW, 0);
+	child_failf(__LINE__, "x32 socket returned");
+}
+
+static long
+int80_getpid(void)
+{
+	long ret;
+
+	/* i386 getpid is 20; int 0x80 zeroes r8-r11 */
+	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory", "r8", "r9", "r10", "r11");
+	return ret;
+}
+
+static void
+i386_child(void *arg)
+{
+	long pid = int80_getpid();
+
+	CHECKF(!arg, "int 0x80 getpid returned %ld under the filter", pid);
+	CHECKF(pid == getpid(), "int 0x80 getpid returned %ld, want %d", pid, getpid());
+}
+
+static void
+expect_sigsys(void (*fn)(void *), void *arg)
+{
+	struct child_result res;
+
+	run_child(fn, arg, true, &res);
+	if (!WIFSIGNALED(res.status) || WTERMSIG(res.status) != SIGSYS)
+		fail_msg("want SIGSYS, got status %#x: %s", res.status, res.msg);
+}
+
+static void
+test_seccomp_x32_killed(void **state)
+{
+	(void)state;
+	expect_sigsys(x32_child, NULL);
+	expect_sigsys(x32_socket_child, NULL);
+}
+
+static void
+test_seccomp_i386_killed(void **state)
+{
+	struct child_result res;
+
+	(void)state;
+	/* without IA32 emulation int 0x80 is a SIGSEGV, filter or not */
+	run_child(i386_child, NULL, false, &res);
+	if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0)
+		skip();
+	expect_sigsys(i386_child, (void *)1);
+}
+
+/* ---- sandbox_resolve_user ------------------------------------------------------------ */
+
+static void
+set_sudo(const char *uid, const char *gid)
+{
+	if (uid)
+		assert_int_equal(setenv("SUDO_UID", uid, 1), 0);
+	else
+		assert_int_equal(unsetenv("SUDO_UID"), 0);
+	if (gid)
+		assert_int_equal(setenv("SUDO_GID", gid, 1), 0);
+	else
+		assert_int_equal(unsetenv("SUDO_GID"), 0);
+}
+
+struct resolve_case {
+	const char *desc;
+	const char *user;     /* --user */
+	const char *sudo_uid; /* NULL: unset */
+	const char *sudo_gid;
+	int err;
+	const char *pw;	     /* expect this passwd entry's uid, gid, name, home */
+	long uid, gid;	     /* else these, name and home empty */
+	const char *errpart; /* errbuf contains this */
+};
+
+#define ROOT_MSG                                                                                   \
+	"CMD would run as root: pass --user USER (or --user root to accept that root can leave "   \
+	"the cgroup)"
+
+static const struct resolve_case resolve_cases[] = {
+	{"no sudo, no --user", NULL, NULL, NULL, -EPERM, .errpart = ROOT_MSG},
+	{"empty SUDO_UID", NULL, "", NULL, -EPERM, .errpart = ROOT_MSG},
+	{"SUDO_UID=0", NULL, "0", "0", -EPERM, .errpart = ROOT_MSG},
+	{"SUDO_UID=0 no gid", NULL, "0", NULL, -EPERM, .errpart = ROOT_MSG},
+	{"SUDO_UID=00", NULL, "00", "0", -EPERM, .errpart = ROOT_MSG},
+	{"sudo from nobody", NULL, "65534", "65534", 0, "nobody"},
+	{"sudo, no SUDO_GID", NULL, "65534", NULL, 0, "nobody"},
+	{"sudo, SUDO_GID wins", NULL, "65534", "4242", 0, "nobody", .gid = 4242},
+	{"sudo, SUDO_GID=0", NULL, "65534", "0", -EPERM, .errpart = "SUDO_GID"},
+	{"sudo, garbage SUDO_UID", NULL, "12x", "12", -EINVAL, .errpart = "SUDO_UID=12x"},
+	{"sudo, negative SUDO_UID", NULL, "-1", "12", -EINVAL, .errpart = "SUDO_UID"},
+	{"sudo, garbage SUDO_GID", NULL, "65534", "x", -EINVAL, .errpart = "SUDO_GID=x"},
+	{"sudo from a uid without passwd", NULL, "4242420", "4242421", 0, NULL, 4242420, 4242421},
+	{"sudo, unknown uid, no gid", NULL, "4242420", NULL, -ENOENT, .errpart = "4242420"},
+	{"--user nobody", "nobody", NULL, NULL, 0, "nobody"},
+	{"--user 65534", "65534", NULL, NULL, 0, "nobody"},
+	{"--user root", "root", NULL, NULL, 0, "root"},
+	{"--user 0", "0", NULL, NULL, 0, "root"},
+	{"--user wins over sudo", "root", "65534", "65534", 0, "root"},
+	{"--user nobody under sudo", "nobody", "1000", "1000", 0, "nobody"},
+	{"--user unknown", "egressctl-no-such-user", NULL, NULL, -ENOENT,
+	 .errpart = "egressctl-no-such-user"},
+	{"--user unknown uid", "4242420", NULL, NULL, 0, NULL, 4242420, 4242420},
+	{"--user -1", "-1", NULL, NULL, -ENOENT, .errpart = "-1"},
+	{"--user (uid_t)-1", "4294967295", NULL, NULL, -ENOENT, .errpart = "4294967295"},
+	{"--user 2^32", "4294967296", NULL, NULL, -ENOENT, .errpart = "4294967296"},
+	{"--user ''", "", NULL, NULL, -EINVAL, .errpart = "empty"},
+	{"--user ' 0'", " 0", NULL, NULL, -ENOENT, .errpart = " 0"},
+};
+
+static void
+test_resolve_table(void **state)
+{
+	char errbuf[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(resolve_cases) / sizeof(resolve_cases[0]); i++) {
+		const struct resolve_case *c = &resolve_cases[i];
+		struct sandbox_user u;
+		struct passwd *pw = NULL;
+		int err;
+
+		if (c->pw && !(pw = getpwnam(c->pw))) {
+			print_message("[ SKIP     ] %s: no passwd entry %s\n", c->desc, c->pw);
+			continue;
+		}
+		set_sudo(c->sudo_uid, c->sudo_gid);
+		memset(&u, 0xa5, sizeof(u));
+		strcpy(errbuf, "stale");
+		err = sandbox_resolve_user(c->user, &u, errbuf, sizeof(errbuf));
+		if (err != c->err)
+			fail_msg("%s: got %d (%s), want %d", c->desc, err, errbuf, c->err);
+		if (err) {
+			if (!strstr(errbuf, c->errpart))
+				fail_msg("%s: errbuf '%s' lacks '%s'", c->desc, errbuf, c->errpart);
+			continue;
+		}
+		if (pw) {
+			assert_int_equal(u.uid, pw->pw_uid);
+			assert_int_equal(u.gid, c->gid ? (gid_t)c->gid : pw->pw_gid);
+			assert_string_equal(u.name, pw->pw_name);
+			assert_string_equal(u.home, pw->pw_dir);
+		} else {
+			assert_int_equal(u.uid, c->uid);
+			assert_int_equal(u.gid, c->gid);
+			assert_string_equal(u.name, "");
+			assert_string_equal(u.home, "");
+		}
+	}
+	set_sudo(NULL, NULL);
+}
+
+/* SUDO_UID=0 and no sudo at all are one error, word for word. */
+static void
+test_resolve_root_refusal_same(void **state)
+{
+	char e1[256], e2[256];
+	struct sandbox_user u;
+
+	(void)state;
+	set_sudo(NULL, NULL);
+	assert_int_equal(sandbox_resolve_user(NULL, &u, e1, sizeof(e1)), -EPERM);
+	set_sudo("0", "0");
+	assert_int_equal(sandbox_resolve_user(NULL, &u, e2, sizeof(e2)), -EPERM);
+	assert_string_equal(e1, ROOT_MSG);
+	assert_string_equal(e1, e2);
+	set_sudo(NULL, NULL);
+}
+
+static void
+test_resolve_args(void **state)
+{
+	struct sandbox_user u;
+	char tiny[8];
+
+	(void)state;
+	set_sudo(NULL, NULL);
+	assert_int_equal(sandbox_resolve_user("nobody", NULL, NULL, 0), -EINVAL);
+	assert_int_equal(sandbox_resolve_user(NULL, &u, NULL, 0), -EPERM);
+	assert_int_equal(sandbox_resolve_user("egressctl-no-such-user", &u, NULL, 0), -ENOENT);
+	assert_int_equal(sandbox_resolve_user(NULL, &u, tiny, sizeof(tiny)), -EPERM);
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+	strcpy(tiny, "x");
+	assert_int_equal(sandbox_resolve_user("root", &u, tiny, sizeof(tiny)), 0);
+	assert_string_equal(tiny, "");
+}
+
+/* ---- sandbox_enter ------------------------------------------------------------------- */
+
+#define MAX_MNT 16
+
+/* Mount points of fstype, parsed here independently of cgroup.c. */
+static int
+mounts_of(const char *fstype, char paths[][PATH_MAX], int max)
+{
+	char *line = NULL, mnt[PATH_MAX], *sep, type[64];
+	size_t cap = 0;
+	int n = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0 && n < max) {
+		sep = strstr(line, " - ");
+		if (!sep || sscanf(sep, " - %63s", type) != 1 || strcmp(type, fstype))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 || strchr(mnt, '\\'))
+			continue;
+		strcpy(paths[n++], mnt);
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+/* Covered: an empty directory on tmpfs, or gone from view because a cover
+ * above it hides it. */
+static bool
+covered(const char *path)
+{
+	struct statfs sfs;
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	if (access(path, F_OK) == -1 && errno == ENOENT)
+		return true;
+	if (statfs(path, &sfs) || sfs.f_type != TMPFS_MAGIC)
+		return false;
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n == 0;
+}
+
+static void
+check_status_zero_caps(void)
+{
+	static const char *const zero[] = {
+		"CapInh:\t0000000000000000\n",
+		"CapPrm:\t0000000000000000\n",
+		"CapEff:\t0000000000000000\n",
+		"CapBnd:\t0000000000000000\n",
+		"CapAmb:\t0000000000000000\n",
+		"NoNewPrivs:\t1\n",
+		"Seccomp:\t2\n",
+	};
+	bool seen[sizeof(zero) / sizeof(zero[0])] = {0};
+	char line[256];
+	size_t i;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+			if (!strcmp(line, zero[i]))
+				seen[i] = true;
+	fclose(f);
+	for (i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		CHECKF(seen[i], "/proc/self/status lacks '%.*s'", (int)strlen(zero[i]) - 1,
+		       zero[i]);
+}
+
+struct enter_case {
+	struct sandbox_user u;
+	const char *tmpdir; /* the child mounts bpffs here, cgroup2 at tmpdir/sub */
+	bool no_exec;	    /* stop after the checks instead of exec'ing the shell check */
+};
+
+/* After exec, as the target user: still no capabilities, NNP, seccomp. */
+static const char exec_check[] =
+	"for l in 'CapInh:\t0000000000000000' 'CapPrm:\t0000000000000000' "
+	"'CapEff:\t0000000000000000' 'CapBnd:\t0000000000000000' "
+	"'CapAmb:\t0000000000000000' 'NoNewPrivs:\t1' 'Seccomp:\t2'; do "
+	"grep -qxF \"$l\" /proc/self/status || { echo \"exec: no '$l'\" >&2; exit 10; }; done; "
+	"[ \"$(id -u)\" = \"$1\" ] || exit 11";
+
+static void
+enter_child(void *arg)
+{
+	struct enter_case *c = arg;
+	char cg[MAX_MNT][PATH_MAX], bpf[MAX_MNT][PATH_MAX], sub[PATH_MAX], p[PATH_MAX + 16];
+	char uidstr[16];
+	int keep, low_fd, high_fd, old_msg_fd, cg_dirfd, ncg, nbpf, i, err, bits;
+	gid_t groups[64];
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+	const char *what = NULL;
+	struct statfs sfs;
+
+	/* keep_fd in the middle: fds below and above it must go */
+	old_msg_fd = child_msg_fd;
+	keep = fcntl(child_msg_fd, F_DUPFD_CLOEXEC, 100);
+	CHECK(keep >= 100);
+	child_msg_fd = keep;
+	low_fd = open("/dev/null", O_RDONLY); /* no O_CLOEXEC: inheritable */
+	CHECK(low_fd >= 3 && low_fd < keep);
+	high_fd = dup2(low_fd, 200);
+	CHECK(high_fd == 200);
+
+	/* a bpffs with a cgroup2 mounted inside it, in a mount ns of our own */
+	CHECK(unshare(CLONE_NEWNS) == 0);
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHECK(mount("bpf", c->tmpdir, "bpf", 0, NULL) == 0);
+	snprintf(sub, sizeof(sub), "%s/sub", c->tmpdir);
+	CHECK(mkdir(sub, 0755) == 0);
+	CHECK(mount("cgroup2", sub, "cgroup2", 0, NULL) == 0);
+
+	ncg = mounts_of("cgroup2", cg, MAX_MNT);
+	nbpf = mounts_of("bpf", bpf, MAX_MNT);
+	CHECKF(ncg >= 2 && nbpf >= 1, "mounts: %d cgroup2, %d bpf", ncg, nbpf);
+	for (i = 0; i < ncg; i++) {
+		CHECK(snprintf(p, sizeof(p), "%s/cgroup.procs", cg[i]) < (int)sizeof(p));
+		CHECK(access(p, F_OK) == 0); /* control: visible before */
+	}
+	cg_dirfd = open(cg[0], O_PATH | O_DIRECTORY);
+	CHECK(cg_dirfd >= 0 && cg_dirfd < keep);
+	/* a cwd inside cgroupfs would reach ../cgroup.procs without a path */
+	CHECK(chdir(cg[0]) == 0);
+
+	err = sandbox_enter(&c->u, keep, &what);
+	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
+
+	/* ids and groups */
+	CHECK(getresuid(&r, &e, &s) == 0);
+	CHECKF(r == c->u.uid && e == c->u.uid && s == c->u.uid, "uids %u %u %u", r, e, s);
+	CHECK(getresgid(&rg, &eg, &sg) == 0);
+	CHECKF(rg == c->u.gid && eg == c->u.gid && sg == c->u.gid, "gids %u %u %u", rg, eg, sg);
+	i = getgroups(64, groups);
+	CHECK(i >= 0);
+	if (!c->u.name[0])
+		CHECKF(i == 0, "%d supplementary groups without a name", i);
+	while (i-- > 0)
+		CHECKF(groups[i] != 0 || c->u.gid == 0, "group 0 left in supplementary groups");
+
+	/* capabilities, securebits, no_new_privs, seccomp */
+	check_status_zero_caps();
+	bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+	CHECKF((bits & (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			SECBIT_NO_SETUID_FIXUP_LOCKED)) ==
+		       (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			SECBIT_NO_SETUID_FIXUP_LOCKED),
+	       "securebits %#x", bits);
+	CHECKF(!(bits & (SECBIT_KEEP_CAPS | SECBIT_NO_SETUID_FIXUP)), "securebits %#x", bits);
+	CHECK_ERR(socket(AF_PACKET, SOCK_RAW, 0), EAFNOSUPPORT);
+	CHECK_ERR(setresuid(c->u.uid == 0 ? 1 : 0, -1, -1), EPERM);
+
+	/* cgroupfs and bpffs: covered, empty, read-only, not removable */
+	for (i = 0; i < ncg; i++) {
+		CHECKF(covered(cg[i]), "%s not covered", cg[i]);
+		CHECK(snprintf(p, sizeof(p), "%s/cgroup.procs", cg[i]) < (int)sizeof(p));
+		CHECK_ERR(access(p, F_OK), ENOENT);
+		CHECK(open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644) == -1);
+		if (access(cg[i], F_OK) == 0)
+			CHECK_ERR(umount2(cg[i], MNT_DETACH), EPERM);
+	}
+	for (i = 0; i < nbpf; i++)
+		CHECKF(covered(bpf[i]), "%s not covered", bpf[i]);
+	/* the outer cover is in place, so the inner one is out of sight */
+	CHECK(statfs(c->tmpdir, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC);
+	CHECK_ERR(access(sub, F_OK), ENOENT);
+	CHECK_ERR(mount("none", c->tmpdir, "tmpfs", 0, NULL), EPERM);
+	CHECK(statfs(".", &sfs) == 0 && sfs.f_type != CGROUP2_SUPER_MAGIC);
+	CHECK(access("cgroup.procs", F_OK) == -1);
+	CHECK(access("../cgroup.procs", F_OK) == -1);
+
+	/* descriptors: 0-2 and keep_fd stay, everything else is gone */
+	CHECK_ERR(fcntl(low_fd, F_GETFD), EBADF);
+	CHECK_ERR(fcntl(high_fd, F_GETFD), EBADF);
+	CHECK_ERR(fcntl(cg_dirfd, F_GETFD), EBADF);
+	CHECK_ERR(fcntl(old_msg_fd, F_GETFD), EBADF);
+	CHECK(fcntl(keep, F_GETFD) == FD_CLOEXEC);
+	for (i = 0; i < 3; i++)
+		CHECK(fcntl(i, F_GETFD) >= 0);
+
+	if (c->no_exec)
+		return;
+	snprintf(uidstr, sizeof(uidstr), "%u", c->u.uid);
+	execl("/bin/sh", "sh", "-c", exec_check, "sh", uidstr, (char *)NULL);
+	child_failf(__LINE__, "execl: %s", strerror(errno));
+}
+
+static void
+run_enter(const struct sandbox_user *u, bool no_exec)
+{
+	char tmpdir[] = "/tmp/egr-sb-XXXXXX";
+	struct enter_case c = {.u = *u, .tmpdir = tmpdir, .no_exec = no_exec};
+
+	assert_non_null(mkdtemp(tmpdir));
+	expect_child_ok(enter_child, &c, false);
+	rmdir(tmpdir);
+}
+
+static void
+test_enter_nobody(void **state)
+{
+	struct sandbox_user u;
+	char errbuf[256];
+
+	(void)state;
+	if (geteuid() != 0 || !getpwnam("nobody"))
+		skip();
+	assert_int_equal(sandbox_resolve_user("nobody", &u, errbuf, sizeof(errbuf)), 0);
+	run_enter(&u, false);
+}
+
+static void
+test_enter_root(void **state)
+{
+	struct sandbox_user u;
+	char errbuf[256];
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(sandbox_resolve_user("root", &u, errbuf, sizeof(errbuf)), 0);
+	assert_int_equal(u.uid, 0);
+	run_enter(&u, false);
+}
+
+static void
+test_enter_uid_without_passwd(void **state)
+{
+	struct sandbox_user u = {.uid = 4242420, .gid = 4242421};
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	run_enter(&u, true);
+}
+
+static void
+keep_none_child(void *arg)
+{
+	const char *what;
+
+	(void)arg;
+	if (sandbox_enter(arg, -1, &what))
+		_exit(3);
+	_exit(fcntl(child_msg_fd, F_GETFD) == -1 && errno == EBADF ? 0 : 4);
+}
+
+/* keep_fd -1: every fd from 3 up goes, the report pipe too. */
+static void
+test_enter_keep_none(void **state)
+{
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	struct child_result res;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	run_child(keep_none_child, &u, false, &res);
+	assert_true(WIFEXITED(res.status));
+	assert_int_equal(WEXITSTATUS(res.status), 0);
+}
+
+static void
+bad_name_child(void *arg)
+{
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	const char *what = NULL;
+	int err;
+
+	(void)arg;
+	memset(u.name, 'x', sizeof(u.name)); /* no NUL */
+	err = sandbox_enter(&u, child_msg_fd, &what);
+	CHECKF(err == -EINVAL && what && !strcmp(what, "user name"), "got %d at %s", err,
+	       what ? what : "?");
+}
+
+static void
+unprivileged_child(void *arg)
+{
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	const char *what = NULL;
+	int err;
+
+	(void)arg;
+	if (geteuid() == 0)
+		CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0);
+	err = sandbox_enter(&u, child_msg_fd, &what);
+	CHECKF(err == -EPERM && what && !strcmp(what, "unshare(CLONE_NEWNS)"), "got %d at %s", err,
+	       what ? what : "?");
+}
+
+/* Failures come back as -errno with the failing step named. */
+static void
+test_enter_errors(void **state)
+{
+	(void)state;
+	expect_child_ok(unprivileged_child, NULL, false);
+	if (geteuid() == 0)
+		expect_child_ok(bad_name_child, NULL, false);
+}
+
+/* setns() into a user namespace created by a same-uid process outside the
+ * sandbox gives what CLONE_NEWUSER would. */
+static void
+setns_child(void *arg)
+{
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	const char *path = arg, *what = NULL;
+	int fd, err;
+
+	if (!strncmp(path, "control:", 8)) {
+		path += 8;
+		CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0);
+		fd = open(path, O_RDONLY);
+		CHECK(fd >= 0);
+		CHECK(setns(fd, CLONE_NEWUSER) == 0);
+		return;
+	}
+	err = sandbox_enter(&u, child_msg_fd, &what);
+	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0); /* reachable: same uid, dumpable */
+	CHECK_ERR(setns(fd, CLONE_NEWUSER), EPERM);
+	CHECK_ERR(setns(fd, 0), EPERM);
+}
+
+static void
+test_enter_setns_foreign_userns(void **state)
+{
+	char path[64], ctl[80], ok = 0;
+	struct child_result res;
+	int ready[2];
+	pid_t h;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	fflush(NULL);
+	h = fork();
+	assert_true(h >= 0);
+	if (h == 0) {
+		/* an unconfined nobody process with a user namespace */
+		ok = setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
+		     setresuid(65534, 65534, 65534) == 0 &&
+		     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 && unshare(CLONE_NEWUSER) == 0;
+		if (write(ready[1], &ok, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &ok, 1), 1);
+	close(ready[0]);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", h);
+	snprintf(ctl, sizeof(ctl), "control:%s", path);
+	if (ok) {
+		run_child(setns_child, ctl, false, &res);
+		if (!WIFEXITED(res.status) || WEXITSTATUS(res.status))
+			print_message("[   INFO   ] control setns failed (%s); the kernel stops "
+				      "it already\n",
+				      res.msg);
+		expect_child_ok(setns_child, path, false);
+	}
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!ok)
+		skip();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seccomp_denied_families),
+		cmocka_unit_test(test_seccomp_packet_control),
+		cmocka_unit_test(test_seccomp_allowed_families),
+		cmocka_unit_test(test_seccomp_userns),
+		cmocka_unit_test(test_seccomp_cross_process),
+		cmocka_unit_test(test_seccomp_bpf_io_uring),
+		cmocka_unit_test(test_seccomp_process_creation),
+		cmocka_unit_test(test_seccomp_mode_filter),
+		cmocka_unit_test(test_seccomp_x32_killed),
+		cmocka_unit_test(test_seccomp_i386_killed),
+		cmocka_unit_test(test_resolve_table),
+		cmocka_unit_test(test_resolve_root_refusal_same),
+		cmocka_unit_test(test_resolve_args),
+		cmocka_unit_test(test_enter_nobody),
+		cmocka_unit_test(test_enter_root),
+		cmocka_unit_test(test_enter_uid_without_passwd),
+		cmocka_unit_test(test_enter_keep_none),
+		cmocka_unit_test(test_enter_errors),
+		cmocka_unit_test(test_enter_setns_foreign_userns),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Installs the Debian packages that egressctl's build and tests need, and
+# nothing else. Idempotent: packages already present are not touched.
+#   tools/install-deps.sh          build + test dependencies
+#   tools/install-deps.sh --bench  also the benchmark peers and load tools
+set -eu
+
+BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
+libevent-dev libc-ares-dev libcjson-dev"
+TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base
+socat netcat-openbsd tcpdump dnsutils util-linux procps"
+BENCH="nginx wrk trafficserver squid tinyproxy haproxy dante-server microsocks
+mitmproxy hyperfine linux-perf valgrind"
+
+want="$BUILD $TEST"
+[ "${1:-}" = "--bench" ] && want="$want $BENCH"
+
+missing=""
+for p in $want; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root to install)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,59 @@
+/* cgroup v2 paths: finding the cgroup2 mount, resolving --cgroup, creating,
+ * emptying and removing sandbox cgroups. No BPF here (loader.c owns that). */
+#ifndef CGROUP_H
+#define CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Parses mountinfo text (the format of /proc/self/mountinfo) and writes the
+ * mount point of the cgroup2 hierarchy to out: /sys/fs/cgroup when that is
+ * cgroup2, else the first cgroup2 mount. Mount points are unescaped (\040).
+ * Pure: no I/O. Returns 0, -ENOENT (no cgroup2 mount), -ENAMETOOLONG. */
+int cgroup_find_mount_in(const char *mountinfo, char *out, size_t outlen);
+
+/* Reads /proc/self/mountinfo, calls cgroup_find_mount_in() and confirms with
+ * statfs() that the result is cgroup2. Returns 0 or -errno. */
+int cgroup_find_mount(char *out, size_t outlen);
+
+/* Calls fn(mountpoint, arg) for every mount in mountinfo whose fstype equals
+ * fstype (e.g. "cgroup2", "bpf"), mount points unescaped. Pure. Returns the
+ * number of matches, or the first negative value fn returned. */
+int cgroup_foreach_mount_in(const char *mountinfo, const char *fstype,
+			    int (*fn)(const char *mountpoint, void *arg), void *arg);
+
+/* Resolves a --cgroup argument against the cgroup2 mount point mnt:
+ *   NULL            -> <mnt>/egressctl/run-<pid>     (*fresh = true)
+ *   NAME (no '/')   -> <mnt>/egressctl/NAME          (NAME: [A-Za-z0-9._-], not . or ..)
+ *   /absolute/path  -> the path itself, lexically normalised; it must lie
+ *                      strictly below mnt (not mnt itself), no ".." escapes.
+ * Anything else (relative paths with '/', empty) is -EINVAL. Pure.
+ * Returns 0, -EINVAL, -ENAMETOOLONG. */
+int cgroup_resolve(const char *mnt, const char *arg, pid_t pid, char *out, size_t outlen,
+		   bool *fresh);
+
+/* mkdir -p of path (mode 0755); *created says whether the last component was
+ * created by this call. Returns 0 or -errno. */
+int cgroup_create(const char *path, bool *created);
+
+/* The cgroup id (the kernfs inode number that bpf_get_current_cgroup_id()
+ * returns) of the cgroup directory at path; 0 on error with errno set. */
+uint64_t cgroup_id_of(const char *path);
+
+/* True when cgroup.events of path says "populated 1". */
+bool cgroup_populated(const char *path);
+
+/* Sends SIGKILL once to every pid in cgroup.procs (cgroup.threads in a
+ * threaded cgroup) of path and of every cgroup below it: the fallback of
+ * cgroup_kill_and_remove() where cgroup.kill is missing (before 5.14) or
+ * refused (threaded cgroups). Returns the number signalled or -errno. */
+int cgroup_kill_procs(const char *path);
+
+/* Kills every process in the cgroup (cgroup.kill, SIGKILL via cgroup.procs as
+ * a fallback), waits up to timeout_ms for it to be empty, then rmdir()s it and
+ * every child cgroup below it. Returns 0 or -errno. */
+int cgroup_kill_and_remove(const char *path, int timeout_ms);
+
+#endif /* CGROUP_H */

@@ -1,0 +1,22 @@
+/* Kernel events (struct egr_event) in words: one line per event, for the
+ * denial lines on stderr. Pure: no I/O. */
+#ifndef EVENTS_H
+#define EVENTS_H
+
+#include <stddef.h>
+
+#include "egress_abi.h"
+
+/* "ipv6 denied", "to the transparent proxy", ...; "?" for unknown values. */
+const char *events_reason(unsigned int reason);
+
+/* Writes e's destination: "198.51.100.7:80", "[2001:db8::1]:443", "@name",
+ * or a socket description for socket-creation events. */
+void events_dest(const struct egr_event *e, char *buf, size_t len);
+
+/* "denied curl[1234] → [2001:db8::1]:443 (ipv6 denied)". The command name
+ * is the task's own choice: anything but printable ASCII becomes '?'.
+ * Returns the length snprintf would have written. */
+int events_format(const struct egr_event *e, char *buf, size_t len);
+
+#endif /* EVENTS_H */

@@ -1,0 +1,79 @@
+/* The BPF side's lifecycle: open the skeleton, set its tunables, load,
+ * attach every program to a cgroup as a bpf_link, pin links and maps under
+ * <bpffs>/egressctl/<cgroup id>/, feed the fast-path map, read events,
+ * detach. The only file (with cgroup.c) doing privileged BPF work. */
+#ifndef LOADER_H
+#define LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "egress_abi.h"
+
+struct loader;
+
+struct loader_opts {
+	uint16_t tproxy_port;	 /* transparent TCP listener; 0 = deny instead */
+	uint16_t dns_port;	 /* DNS responder (UDP+TCP); 0 = deny DNS */
+	uint16_t proxy_ports[4]; /* proxy listeners that clients may reach */
+	bool unix_hooks;	 /* deny abstract unix sockets (needs kernel >= 6.7) */
+	bool emit_redirects;	 /* report redirects on the ring buffer too */
+	/* programs not to load, by name without "egr_" (tests of the layers
+	 * behind them; only the EGR_TESTING build exposes this) */
+	const char *skip_progs[8];
+	/* called for every event read from the ring buffer */
+	void (*on_event)(const struct egr_event *e, void *arg);
+	void *arg;
+};
+
+/* Reads BPF_CGROUP_UNIX_CONNECT/SENDMSG from the running kernel's BTF.
+ * Returns 0, or -ENOENT when the kernel predates the unix hooks (< 6.7). */
+int loader_unix_attach_types(int *connect_type, int *sendmsg_type);
+
+/* Mounts bpffs at /sys/fs/bpf if no bpffs is mounted; writes
+ * "<bpffs>/egressctl" to out. Returns 0 or -errno. */
+int loader_pin_root(char *out, size_t outlen);
+
+/* Opens and loads the programs. NULL on error, with errbuf set. */
+struct loader *loader_open(const struct loader_opts *o, char *errbuf, size_t errlen);
+
+/* Attaches every program to the cgroup (fd of its directory) as bpf_links
+ * and pins links and maps under <pin root>/<cgid>/. Stale pins left there
+ * by an egressctl that was killed are replaced only after the new links are
+ * attached, so enforcement has no gap. Returns 0 or -errno (errbuf set). */
+int loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t errlen);
+
+/* Unpins and detaches everything loader_attach() made. */
+void loader_detach(struct loader *ld);
+
+/* Closes fds and frees; pinned links stay attached (fail closed). */
+void loader_free(struct loader *ld);
+
+/* Fast path: approve (addr, port, proto) for direct connects for ttl_ns
+ * (0: until removed). sa is a sockaddr_in or sockaddr_in6. */
+int loader_fast_add(struct loader *ld, const struct sockaddr *sa, uint8_t proto, uint64_t ttl_ns);
+int loader_fast_del(struct loader *ld, const struct sockaddr *sa, uint8_t proto);
+
+/* The ring buffer's epoll fd (for the event loop) and its drain. */
+int loader_events_fd(struct loader *ld);
+int loader_events_consume(struct loader *ld);
+
+/* Map fds for the proxy. */
+int loader_conns_fd(struct loader *ld);
+const char *loader_pin_dir(struct loader *ld);
+
+/* Looks up the connection whose client address (the peer of an accepted
+ * socket) is sa in an egr_conns map, and deletes the entry when del.
+ * Returns 0, -ENOENT or -errno. */
+int loader_conn_lookup(int conns_fd, const struct sockaddr *sa, struct egr_conn_val *out, bool del);
+
+/* Fills a v4-mapped (IPv4) or plain IPv6 address from a sockaddr. Returns
+ * the port (network order) or -EAFNOSUPPORT. */
+int loader_sockaddr_key(const struct sockaddr *sa, uint32_t addr[4]);
+
+/* Removes a pin directory left behind (all its entries, then the dir). */
+int loader_remove_pin_dir(const char *dir);
+
+#endif /* LOADER_H */

@@ -1,0 +1,678 @@
+/* The confined command's process-level walls, the layers KERNEL-NOTES.md §4
+ * requires besides the cgroup BPF hooks: whom the command runs as
+ * (sandbox_resolve_user), and everything the child does between
+ * clone3(CLONE_INTO_CGROUP) and execve() (sandbox_enter): a private mount
+ * namespace in which every cgroup2 and bpf mount is covered by an empty
+ * read-only tmpfs, no inherited descriptors, the target uid/gid/groups, no
+ * capability in any set (bounding and ambient included, also for uid 0),
+ * locked securebits, no_new_privs, and a hand-written classic-BPF seccomp
+ * filter (sandbox_install_seccomp) against the bypasses that no cgroup hook
+ * sees. No libseccomp and no libcap; the filter is for x86_64 only. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+
+#include "cgroup.h"
+#include "sandbox.h"
+
+#ifndef __x86_64__
+#error "sandbox.c: the seccomp filter below is written for x86_64 only"
+#endif
+
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup 425
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef SECCOMP_RET_KILL_PROCESS
+#define SECCOMP_RET_KILL_PROCESS 0x80000000U
+#endif
+
+#define ROOT_REFUSED                                                                               \
+	"CMD would run as root: pass --user USER (or --user root to accept that root can leave "   \
+	"the cgroup)"
+
+/* ---- whom CMD runs as ------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static void
+set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errbuf || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* A decimal id: digits only, no sign, no blanks, not (id_t)-1 which the
+ * set*id() calls read as "leave unchanged". Returns 0 or -EINVAL. */
+static int
+parse_id(const char *s, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v >= UINT32_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* getpwnam_r (name != NULL) or getpwuid_r; fills out from the entry.
+ * Returns 0, -ENOENT (no such entry), -EINVAL (name or home too long for
+ * struct sandbox_user), -ENOMEM or another lookup error. */
+static int
+pw_lookup(const char *name, uid_t uid, struct sandbox_user *out)
+{
+	struct passwd pw, *res = NULL;
+	size_t len = 16384;
+	char *buf = NULL, *nbuf;
+	int err;
+
+	for (;;) {
+		nbuf = realloc(buf, len);
+		if (!nbuf) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+		buf = nbuf;
+		if (name)
+			err = getpwnam_r(name, &pw, buf, len, &res);
+		else
+			err = getpwuid_r(uid, &pw, buf, len, &res);
+		if (err != ERANGE || len >= (1U << 20))
+			break;
+		len *= 2;
+	}
+	if (!res) {
+		/* "not found" comes back as 0 or, from some NSS modules,
+		 * ENOENT/ESRCH/EBADF/EPERM (getpwnam(3)) */
+		err = (err == 0 || err == ENOENT || err == ESRCH || err == EBADF || err == EPERM)
+			      ? -ENOENT
+			      : -err;
+		goto out_free;
+	}
+	if (strlen(pw.pw_name) >= sizeof(out->name) || strlen(pw.pw_dir) >= sizeof(out->home)) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	out->uid = pw.pw_uid;
+	out->gid = pw.pw_gid;
+	strcpy(out->name, pw.pw_name);
+	strcpy(out->home, pw.pw_dir);
+	err = 0;
+out_free:
+	free(buf);
+	return err;
+}
+
+/* --user USER: a name first (as chown(1) does), then a numeric uid. A uid
+ * with no passwd entry is accepted (a throwaway uid shares nothing with
+ * other processes): gid = uid, no supplementary groups, HOME left alone. */
+static int
+resolve_named(const char *user, struct sandbox_user *out, char *errbuf, size_t errlen)
+{
+	uint32_t id;
+	int err;
+
+	if (!*user) {
+		set_err(errbuf, errlen, "--user: empty user name");
+		return -EINVAL;
+	}
+	err = pw_lookup(user, 0, out);
+	if (err != -ENOENT)
+		goto out;
+	if (parse_id(user, &id)) {
+		set_err(errbuf, errlen, "--user %s: no such user", user);
+		return -ENOENT;
+	}
+	err = pw_lookup(NULL, id, out);
+	if (err == -ENOENT) {
+		out->uid = id;
+		out->gid = id;
+		return 0;
+	}
+out:
+	if (err == -EINVAL)
+		set_err(errbuf, errlen, "--user %s: name or home directory too long", user);
+	else if (err)
+		set_err(errbuf, errlen, "--user %s: passwd lookup failed", user);
+	return err;
+}
+
+/* No --user: the user who ran sudo (SUDO_UID/SUDO_GID), never root. */
+static int
+resolve_sudo(struct sandbox_user *out, char *errbuf, size_t errlen)
+{
+	const char *s_uid = getenv("SUDO_UID"), *s_gid = getenv("SUDO_GID");
+	uint32_t uid, gid;
+	bool have_gid = false;
+	int err;
+
+	/* SUDO_UID=0 is root running sudo: nobody asked for a lesser user */
+	if (!s_uid || !*s_uid || !strcmp(s_uid, "0")) {
+		set_err(errbuf, errlen, "%s", ROOT_REFUSED);
+		return -EPERM;
+	}
+	if (parse_id(s_uid, &uid)) {
+		set_err(errbuf, errlen, "SUDO_UID=%s: not a uid", s_uid);
+		return -EINVAL;
+	}
+	if (uid == 0) { /* "00" */
+		set_err(errbuf, errlen, "%s", ROOT_REFUSED);
+		return -EPERM;
+	}
+	if (s_gid && *s_gid) {
+		if (parse_id(s_gid, &gid)) {
+			set_err(errbuf, errlen, "SUDO_GID=%s: not a gid", s_gid);
+			return -EINVAL;
+		}
+		if (gid == 0) {
+			set_err(errbuf, errlen,
+				"SUDO_GID is 0: pass --user USER to choose whom CMD runs as");
+			return -EPERM;
+		}
+		have_gid = true;
+	}
+	err = pw_lookup(NULL, uid, out);
+	if (err == -ENOENT && have_gid) {
+		out->uid = uid; /* sudo from a uid without passwd entry */
+		err = 0;
+	} else if (err == -ENOENT) {
+		set_err(errbuf, errlen, "SUDO_UID=%s: no such user and no SUDO_GID", s_uid);
+		return err;
+	} else if (err) {
+		set_err(errbuf, errlen, "SUDO_UID=%s: passwd lookup failed", s_uid);
+		return err;
+	}
+	if (have_gid)
+		out->gid = gid; /* the group sudo was run with wins over passwd */
+	return 0;
+}
+
+int
+sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbuf, size_t errlen)
+{
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (user)
+		return resolve_named(user, out, errbuf, errlen);
+	return resolve_sudo(out, errbuf, errlen);
+}
+
+/* ---- seccomp ---------------------------------------------------------------------------- */
+
+/* The low 32 bits of argument n (x86_64 is little-endian). socket()'s domain
+ * and unshare()/clone()'s flags are truncated to 32 bits by the kernel, so
+ * comparing the high half would let 1 << 32 | AF_PACKET through. */
+#define ARG_LO(n)     (offsetof(struct seccomp_data, args) + 8 * (n))
+#define LD(off)	      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define JEQ(k, t, f)  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
+#define JSET(k, t, f) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (k), (t), (f))
+#define RET(v)	      BPF_STMT(BPF_RET | BPF_K, (v))
+#define ERRNO(e)      (SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
+#define ALLOW	      SECCOMP_RET_ALLOW
+/* Syscall nr (still in A) gets ret; two instructions, jumps stay local. */
+#define DENY(nr, ret) JEQ((nr), 0, 1), RET(ret)
+
+/* Jump offsets count instructions after the jump; each block ends in RET on
+ * every path that has overwritten A, so later blocks still see the number. */
+static const struct sock_filter sandbox_filter[] = {
+	/* i386 (int 0x80) numbers its syscalls differently (socketcall is 102),
+	 * so every check below would compare the wrong numbers. */
+	LD(offsetof(struct seccomp_data, arch)),
+	JEQ(AUDIT_ARCH_X86_64, 1, 0),
+	RET(SECCOMP_RET_KILL_PROCESS),
+
+	/* x32 shares AUDIT_ARCH_X86_64 but sets bit 30: its socket() is
+	 * 0x40000029, not 41. nr -1 (also bit 30) is no syscall at all and
+	 * gets the kernel's own answer. */
+	LD(offsetof(struct seccomp_data, nr)),
+	JSET(__X32_SYSCALL_BIT, 0, 3),
+	JEQ(0xffffffffU, 0, 1),
+	RET(ERRNO(ENOSYS)),
+	RET(SECCOMP_RET_KILL_PROCESS),
+
+	/* socket()/socketpair(): the cgroup hooks run only for AF_INET/AF_INET6
+	 * (sock_create, connect, sendmsg, skb) and AF_UNIX (connect_unix,
+	 * sendmsg_unix). AF_PACKET sends frames past all of them, AF_VSOCK is a
+	 * real exit to the host on this kind of VM, AF_XDP/AF_CAN/AF_BLUETOOTH/
+	 * AF_TIPC... have no hook either. AF_NETLINK only talks to the kernel. */
+	JEQ(__NR_socket, 1, 0),
+	JEQ(__NR_socketpair, 0, 7),
+	LD(ARG_LO(0)),
+	JEQ(AF_UNIX, 3, 0),
+	JEQ(AF_INET, 2, 0),
+	JEQ(AF_INET6, 1, 0),
+	JEQ(AF_NETLINK, 0, 1),
+	RET(ALLOW),
+	RET(ERRNO(EAFNOSUPPORT)),
+
+	/* A user namespace gives back CAP_NET_ADMIN/CAP_SYS_ADMIN over new
+	 * namespaces: a bpffs to mount, tunnels, and the legacy-program detach
+	 * trick (KERNEL-NOTES.md §2.3). Other CLONE_NEW* flags need capabilities
+	 * we no longer have, so only this bit is checked. */
+	JEQ(__NR_clone, 1, 0),
+	JEQ(__NR_unshare, 0, 4),
+	LD(ARG_LO(0)),
+	JSET(CLONE_NEWUSER, 0, 1),
+	RET(ERRNO(EPERM)),
+	RET(ALLOW),
+
+	/* clone3 passes its flags in memory, which seccomp cannot read. ENOSYS
+	 * makes glibc (pthread_create, posix_spawn) fall back to clone(). */
+	DENY(__NR_clone3, ERRNO(ENOSYS)),
+
+	/* setns() into a user namespace that a same-uid process outside the
+	 * sandbox created (via /proc/PID/ns/user) gives the same capabilities as
+	 * creating one; the namespace type hides behind the fd, so all of setns
+	 * goes. Joining any other namespace needs capabilities we do not have. */
+	DENY(__NR_setns, ERRNO(EPERM)),
+
+	/* Sockets created outside the cgroup are not filtered (the hooks use the
+	 * socket's creation cgroup): ptrace or process_vm_writev into a same-uid
+	 * process outside would make it connect for us, pidfd_getfd would copy
+	 * its sockets in. process_vm_readv only reads, but goes with its twin. */
+	DENY(__NR_ptrace, ERRNO(EPERM)),
+	DENY(__NR_process_vm_readv, ERRNO(EPERM)),
+	DENY(__NR_process_vm_writev, ERRNO(EPERM)),
+	DENY(__NR_pidfd_getfd, ERRNO(EPERM)),
+
+	/* bpf(): without capabilities little is left (unprivileged socket
+	 * filters, BPF tokens), and nothing in it is needed to run a command. */
+	DENY(__NR_bpf, ERRNO(EPERM)),
+
+	/* io_uring's IORING_OP_SOCKET creates sockets without the socket()
+	 * syscall, so the family check above never sees them. No ring, no ops:
+	 * io_uring_enter/register need a ring fd, and every inherited fd is
+	 * closed. ENOSYS is what programs already handle for "no io_uring". */
+	DENY(__NR_io_uring_setup, ERRNO(ENOSYS)),
+
+	RET(ALLOW),
+};
+
+int
+sandbox_install_seccomp(void)
+{
+	struct sock_fprog prog = {
+		.len = sizeof(sandbox_filter) / sizeof(sandbox_filter[0]),
+		.filter = (struct sock_filter *)sandbox_filter,
+	};
+
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0)
+		return 0;
+	return -errno;
+}
+
+/* ---- sandbox_enter ---------------------------------------------------------------------- */
+
+struct mounts {
+	char **path;
+	size_t n;
+	size_t cap;
+};
+
+static int
+mounts_add(const char *mountpoint, void *arg)
+{
+	struct mounts *m = arg;
+	char **np;
+
+	if (m->n == m->cap) {
+		np = realloc(m->path, (m->cap ? 2 * m->cap : 8) * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		m->path = np;
+		m->cap = m->cap ? 2 * m->cap : 8;
+	}
+	m->path[m->n] = strdup(mountpoint);
+	if (!m->path[m->n])
+		return -ENOMEM;
+	m->n++;
+	return 0;
+}
+
+static void
+mounts_free(struct mounts *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		free(m->path[i]);
+	free(m->path);
+	m->path = NULL;
+	m->n = m->cap = 0;
+}
+
+/* Longest path first: a mount below another one must be covered while its
+ * mount point is still reachable. */
+static int
+cmp_longer_first(const void *a, const void *b)
+{
+	size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+
+	return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+static int
+read_mountinfo(char **out)
+{
+	size_t len = 0, cap = 16384;
+	char *buf = NULL, *nbuf;
+	ssize_t r;
+	int fd, err;
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return -errno;
+	for (;;) {
+		if (!buf || cap - len < 4096) {
+			cap = buf ? 2 * cap : cap;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				err = -ENOMEM;
+				goto out_free;
+			}
+			buf = nbuf;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			err = -errno;
+			goto out_free;
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	buf[len] = '\0';
+	close(fd);
+	*out = buf;
+	return 0;
+out_free:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+/* An empty, read-only tmpfs over every cgroup2 and bpf mount: uid 0 with no
+ * capabilities can still write cgroup.procs (mode 0644 root) and leave the
+ * cgroup; bpffs holds pinned links. Covering the mount point hides the
+ * filesystem from path lookups; unmounting the cover needs CAP_SYS_ADMIN. */
+static int
+hide_mounts(const char **what)
+{
+	static const char *const fstypes[] = {"cgroup2", "bpf"};
+	struct mounts m = {0};
+	char *mi = NULL;
+	size_t i, plen;
+	int err;
+
+	*what = "read /proc/self/mountinfo";
+	err = read_mountinfo(&mi);
+	if (err)
+		return err;
+	*what = "parse /proc/self/mountinfo";
+	for (i = 0; i < sizeof(fstypes) / sizeof(fstypes[0]); i++) {
+		err = cgroup_foreach_mount_in(mi, fstypes[i], mounts_add, &m);
+		if (err < 0)
+			goto out_free;
+	}
+	qsort(m.path, m.n, sizeof(*m.path), cmp_longer_first);
+	*what = "mount tmpfs over cgroup2/bpf";
+	err = 0;
+	for (i = 0; i < m.n; i++) {
+		if (!mount("egressctl", m.path[i], "tmpfs",
+			   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k"))
+			continue;
+		err = -errno;
+		/* A mount point whose directory was removed is listed with
+		 * " (deleted)" appended and cannot be reached by path. */
+		plen = strlen(m.path[i]);
+		if (err == -ENOENT && plen > 10 && !strcmp(m.path[i] + plen - 10, " (deleted)")) {
+			err = 0;
+			continue;
+		}
+		break;
+	}
+out_free:
+	mounts_free(&m);
+	free(mi);
+	return err;
+}
+
+/* A working directory inside a covered filesystem would still reach its
+ * cgroup.procs through relative paths ("../cgroup.procs"): look the
+ * directory up again by name, through the covers; "/" if it is gone. */
+static int
+rechdir(const char *cwd)
+{
+	if (cwd && chdir(cwd) == 0)
+		return 0;
+	if (chdir("/") == 0)
+		return 0;
+	return -errno;
+}
+
+static int
+close_fds(int keep_fd)
+{
+	int err = 0;
+
+	if (keep_fd < 3)
+		return close_range(3, ~0U, 0) ? -errno : 0;
+	if (keep_fd > 3 && close_range(3, keep_fd - 1, 0))
+		err = -errno;
+	if (!err && close_range(keep_fd + 1, ~0U, 0))
+		err = -errno;
+	return err;
+}
+
+static int
+cap_last_cap(void)
+{
+	char buf[16] = {0};
+	ssize_t r;
+	int fd, cap;
+
+	fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+	if (fd != -1) {
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r > 0 && sscanf(buf, "%d", &cap) == 1 && cap >= 0 && cap < 64)
+			return cap;
+	}
+	/* no /proc/sys: ask the kernel cap by cap */
+	for (cap = 0; cap < 64 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		;
+	return cap - 1;
+}
+
+/* Needs CAP_SETPCAP, so it comes before setresuid() takes it away. */
+static int
+drop_bounding_set(void)
+{
+	int cap, last = cap_last_cap();
+
+	for (cap = 0; cap <= last; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+			return -errno;
+	return 0;
+}
+
+/* NOROOT: execve() as uid 0 grants no capabilities. KEEP_CAPS cleared and
+ * NO_SETUID_FIXUP left clear, both locked: leaving uid 0 drops permitted and
+ * effective, and the command cannot change that. NO_CAP_AMBIENT_RAISE: no
+ * ambient set to carry capabilities over execve(). Needs CAP_SETPCAP. */
+static int
+lock_securebits(void)
+{
+	unsigned long want = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
+			     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+	int cur;
+
+	cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+	if (cur == -1)
+		return -errno;
+	if (prctl(PR_SET_SECUREBITS, (cur | want) & ~(unsigned long)SECBIT_KEEP_CAPS, 0, 0, 0))
+		return -errno;
+	return 0;
+}
+
+/* All-zero effective, permitted and inheritable. setresuid() to a non-zero
+ * uid has already cleared the first two; for uid 0 this is what does it. */
+static int
+drop_all_caps(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	int i;
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	/* trust, but verify */
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (data[i].effective || data[i].permitted || data[i].inheritable)
+			return -EPERM;
+	return 0;
+}
+
+static int
+change_ids(const struct sandbox_user *u, const char **what)
+{
+	if (memchr(u->name, '\0', sizeof(u->name)) == NULL) {
+		*what = "user name";
+		return -EINVAL;
+	}
+	if (u->name[0]) {
+		*what = "initgroups";
+		if (initgroups(u->name, u->gid))
+			return -errno;
+	} else {
+		*what = "setgroups";
+		if (setgroups(0, NULL))
+			return -errno;
+	}
+	*what = "setresgid";
+	if (setresgid(u->gid, u->gid, u->gid))
+		return -errno;
+	*what = "setresuid";
+	if (setresuid(u->uid, u->uid, u->uid))
+		return -errno;
+	/* a uid drop that can be undone is no drop */
+	*what = "verify setresuid";
+	if (u->uid != 0 && (setuid(0) != -1 || seteuid(0) != -1))
+		return -EPERM;
+	return 0;
+}
+
+int
+sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what)
+{
+	char cwd[PATH_MAX];
+	bool have_cwd;
+	const char *dummy;
+	int err;
+
+	if (!what)
+		what = &dummy;
+	*what = "arguments";
+	if (!u)
+		return -EINVAL;
+
+	have_cwd = getcwd(cwd, sizeof(cwd)) != NULL && cwd[0] == '/';
+	*what = "unshare(CLONE_NEWNS)";
+	if (unshare(CLONE_NEWNS))
+		return -errno;
+	/* our covers must not propagate back to the host, nor host mounts in */
+	*what = "make / rprivate";
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	err = hide_mounts(what);
+	if (err)
+		return err;
+	*what = "chdir";
+	err = rechdir(have_cwd ? cwd : NULL);
+	if (err)
+		return err;
+
+	/* sockets created outside the cgroup are never filtered */
+	*what = "close_range";
+	err = close_fds(keep_fd);
+	if (err)
+		return err;
+
+	*what = "PR_CAPBSET_DROP";
+	err = drop_bounding_set();
+	if (err)
+		return err;
+	*what = "PR_SET_SECUREBITS";
+	err = lock_securebits();
+	if (err)
+		return err;
+	*what = "PR_CAP_AMBIENT_CLEAR_ALL";
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)) {
+		err = -errno;
+		if (err != -EINVAL) /* pre-4.3 kernel: there is no ambient set */
+			return err;
+	}
+
+	err = change_ids(u, what);
+	if (err)
+		return err;
+	*what = "capset";
+	err = drop_all_caps();
+	if (err)
+		return err;
+
+	*what = "PR_SET_NO_NEW_PRIVS";
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	*what = "seccomp";
+	return sandbox_install_seccomp();
+}

@@ -1,0 +1,44 @@
+/* What the confined command gets besides the BPF hooks: its own mount
+ * namespace with cgroupfs and bpffs hidden, a target uid/gid, no
+ * capabilities, no_new_privs, a seccomp filter, no inherited descriptors.
+ * Privileged work here happens in the child between clone3() and execve(). */
+#ifndef SANDBOX_H
+#define SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct sandbox_user {
+	uid_t uid;
+	gid_t gid;
+	char name[64];	/* for initgroups(); empty: no supplementary groups */
+	char home[256]; /* HOME to set; empty: leave HOME alone */
+};
+
+/* Decides whom CMD runs as:
+ *   user != NULL      -> that user (name or numeric uid), "root" included
+ *   SUDO_UID/SUDO_GID set (and not 0) -> the invoking user
+ *   otherwise         -> -EPERM with errbuf explaining that --user is needed
+ *                        (CMD never runs as root unless asked for).
+ * Returns 0, -ENOENT (unknown user, errbuf says which), -EPERM, -EINVAL. */
+int sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbuf, size_t errlen);
+
+/* Installs the seccomp filter in the calling thread (needs no_new_privs):
+ * socket()/socketpair() only for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+ * (others -> EAFNOSUPPORT); clone/unshare with CLONE_NEWUSER -> EPERM;
+ * clone3 -> ENOSYS (glibc falls back to clone); bpf, ptrace,
+ * process_vm_readv/writev, pidfd_getfd -> EPERM; io_uring_setup -> ENOSYS
+ * (io_uring's IORING_OP_SOCKET would bypass the socket() filter);
+ * non-x86_64 ABIs (i386, x32) -> killed. Returns 0 or -errno. */
+int sandbox_install_seccomp(void);
+
+/* Everything the child does between clone3(CLONE_INTO_CGROUP) and execve(),
+ * in this order: new mount namespace (MS_REC|MS_PRIVATE), an empty read-only
+ * tmpfs over every cgroup2 and bpf mount, close every fd > 2 except keep_fd,
+ * setgroups/setgid/setuid to u, empty capability bounding set, ambient and
+ * inheritable sets, no capabilities left (also when u is root),
+ * PR_SET_NO_NEW_PRIVS, seccomp. Returns 0 or -errno; on error *what names the
+ * step that failed (a static string). */
+int sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what);
+
+#endif /* SANDBOX_H */
