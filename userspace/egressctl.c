@@ -205,7 +205,8 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Does a file named cmd exist in some directory of PATH? */
-static bool in_path(const char *cmd)
+static bool
+in_path(const char *cmd)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];

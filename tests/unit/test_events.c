@@ -112,7 +112,10 @@ test_hostile_comm(void **state)
 	char buf[256];
 
 	(void)state;
-	memcpy(e.comm, "a\nb\x1b[31m\xff\xfe" "1234567", 16); /* no NUL: all 16 bytes */
+	memcpy(e.comm,
+	       "a\nb\x1b[31m\xff\xfe"
+	       "1234567",
+	       16); /* no NUL: all 16 bytes */
 	e.reason = EGR_R_LOOPBACK;
 	events_format(&e, buf, sizeof(buf));
 	assert_null(strchr(buf, '\n'));
