@@ -5,9 +5,10 @@
  * namespace in which every cgroup2 and bpf mount is covered by an empty
  * read-only tmpfs, no inherited descriptors, the target uid/gid/groups, no
  * capability in any set (bounding and ambient included, also for uid 0),
- * locked securebits, no_new_privs, and a hand-written classic-BPF seccomp
- * filter (sandbox_install_seccomp) against the bypasses that no cgroup hook
- * sees. No libseccomp and no libcap; the filter is for x86_64 only. */
+ * locked securebits, no_new_privs, a Landlock domain that keeps it away from
+ * processes outside, and a hand-written classic-BPF seccomp filter
+ * (sandbox_install_seccomp) against the bypasses that no cgroup hook sees.
+ * No libseccomp and no libcap; the filter is for x86_64 only. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 
@@ -50,6 +52,10 @@
 #endif
 #ifndef __NR_pidfd_getfd
 #define __NR_pidfd_getfd 438
+#endif
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_restrict_self  446
 #endif
 #ifndef SECCOMP_RET_KILL_PROCESS
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
@@ -611,6 +617,34 @@ change_ids(const struct sandbox_user *u, const char **what)
 	return 0;
 }
 
+/* A Landlock domain of our own, for its ptrace rule: a process in a domain
+ * can reach only processes in the same or a nested one. Seccomp cannot see
+ * paths, and the same uid may open /proc/PID/mem (write into a process
+ * outside the cgroup and let it connect), /proc/PID/root (the host's
+ * cgroupfs) or /proc/PID/ns/user of any dumpable process outside; Landlock
+ * answers EACCES to all of them. MAKE_BLOCK is the one handled file access
+ * because a ruleset must handle something (ABI 1), and mknod of a block
+ * device needs CAP_MKNOD anyway. Best effort: kernels without Landlock (or
+ * with it off) keep the other layers. Needs no_new_privs. */
+static int
+landlock_scope(void)
+{
+	struct landlock_ruleset_attr attr = {
+		.handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK,
+	};
+	int fd, err = 0;
+
+	fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd == -1) {
+		err = -errno;
+		return err == -ENOSYS || err == -EOPNOTSUPP ? 0 : err;
+	}
+	if (syscall(__NR_landlock_restrict_self, fd, 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int
 sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what)
 {
@@ -673,6 +707,10 @@ sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what)
 	*what = "PR_SET_NO_NEW_PRIVS";
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
+	*what = "landlock";
+	err = landlock_scope();
+	if (err)
+		return err;
 	*what = "seccomp";
 	return sandbox_install_seccomp();
 }

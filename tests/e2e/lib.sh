@@ -162,18 +162,27 @@ servers_setup() {
 		--abstract-dgram "$ABSD_NAME" --unix "$W/fs.sock" --unix-dgram "$W/fsd.sock" \
 		>"$W/sbx.ready" 2>"$W/sbx.err" &
 	PIDS+=($!)
-	# The leak sensor: everything the sandbox host puts on the wire (received
-	# by the inet side of the veth), packet-buffered, no capture delay.
-	nsenter --net="$NS_INET" tcpdump -i "$INET_IF" -Q in -n -U --immediate-mode -Z root -s 256 \
-		-w "$PCAP" >"$W/tcpdump.out" 2>&1 &
-	PIDS+=($!)
 	for i in $(seq 100); do
-		grep -q READY "$W/inet.ready" 2>/dev/null && grep -q READY "$W/sbx.ready" 2>/dev/null &&
-			grep -q "listening on" "$W/tcpdump.out" 2>/dev/null && break
+		grep -q READY "$W/inet.ready" 2>/dev/null && grep -q READY "$W/sbx.ready" 2>/dev/null && break
 		sleep 0.05
 	done
 	grep -q READY "$W/inet.ready" || { echo "inet servers failed: $(cat "$W/inet.err")"; return 1; }
 	grep -q READY "$W/sbx.ready" || { echo "sbx servers failed: $(cat "$W/sbx.err")"; return 1; }
+	sensor_start
+}
+
+# sensor_start: the leak sensor: everything the sandbox host puts on the wire
+# (received by the inet side of the veth), packet-buffered, no capture delay.
+# Used by servers_setup, and on its own by suites with their own servers.
+sensor_start() {
+	local i
+	nsenter --net="$NS_INET" tcpdump -i "$INET_IF" -Q in -n -U --immediate-mode -Z root -s 256 \
+		-w "$PCAP" >"$W/tcpdump.out" 2>&1 &
+	PIDS+=($!)
+	for i in $(seq 100); do
+		grep -q "listening on" "$W/tcpdump.out" 2>/dev/null && break
+		sleep 0.05
+	done
 	grep -q "listening on" "$W/tcpdump.out" || { echo "sensor failed: $(cat "$W/tcpdump.out")"; return 1; }
 	sensor_sync || { echo "sensor does not see the sync markers"; return 1; }
 }
@@ -197,6 +206,23 @@ sensor_sync() {
 		sleep 0.05
 	done
 	return 1
+}
+
+# sensor_now FILTER: sync, then the count so far (a baseline for sensor_none_since)
+sensor_now() {
+	sensor_sync
+	sensor_count "$1"
+}
+
+# sensor_none_since NAME BASE FILTER: no packet matching FILTER after the
+# baseline BASE (from sensor_now) -- for an address used earlier in the run
+sensor_none_since() {
+	local n
+	sensor_sync
+	n=$(sensor_count "$3")
+	if [ "$n" -le "$2" ]; then ok "$1"; else
+		fail "$1" "LEAK: sensor saw $((n - $2)) new packet(s) matching '$3': $(tcpdump -r "$PCAP" -n "$3" 2>/dev/null | tail -3 | tr '\n' '|')"
+	fi
 }
 
 # sensor_saw NAME FILTER / sensor_none NAME FILTER: assertions
@@ -389,13 +415,20 @@ e2e_cleanup() {
 	if [ -z "${E2E_KEEP:-}" ]; then rm -rf "$W"; fi
 }
 
-e2e_setup() {
+# e2e_base_setup: work dirs, clients, the cgroup watcher and the test
+# network, without servers (proxy.sh starts its own, then sensor_start).
+e2e_base_setup() {
 	mkdir -m 0755 "$W" "$C" && mkdir -m 1777 "$RW" || return 1
-	cp "$E2E_SRC"/clients/*.py "$C"/ && chmod 0755 "$C"/*.py
+	cp "$E2E_SRC"/clients/*.py "$E2E_SRC"/clients/*.js "$C"/ && chmod 0755 "$C"/*.py || return 1
+	chmod 0644 "$C"/*.js
 	: >"$W/cgids"
 	cg_watch &
 	WATCH_PID=$!
 	net_setup || { echo "network setup failed"; return 1; }
+}
+
+e2e_setup() {
+	e2e_base_setup || return 1
 	servers_setup
 }
 

@@ -52,8 +52,8 @@ fi
 # TCP (IPv4) to an address outside loopback -> transparent listener
 # ======================================================================
 test_tcp_redirect() {
-	local t=tcp_redirect c a b tp
-	new4 c; new4 a; new4 b; new_port tp
+	local t=tcp_redirect c a b tp np
+	new4 c; new4 a; new4 b; new_port tp; new_port np
 	jv "$(probe_nobody --token "$t.c" tcp4 "$c" 80)"
 	a_ok "$t.control.connect"
 	a_eq "$t.control.echo" "reply" "$P_data" "probe $t.c"
@@ -75,12 +75,21 @@ test_tcp_redirect() {
 	a_nogrep "$t.inet_saw_nothing" "$W/inet.log" "$(re "local=$a:")"
 	sensor_none "$t.sensor" "dst host $a"
 
-	# no --transparent-port: refused at connect()
-	egr "${t}_nolistener" --cgroup "$(cg_name "${t}_nol")" --user nobody -- "${PROBE_ARGV[@]}" tcp4 "$b" 80
+	# a --transparent-port nobody listens on: refused at connect()
+	egr "${t}_nolistener" --cgroup "$(cg_name "${t}_nol")" --user nobody \
+		--transparent-port "$np" -- "${PROBE_ARGV[@]}" tcp4 "$b" 80
 	a_rc "$t.nolistener.exit" 0 "${t}_nolistener"
 	egr_json "${t}_nolistener"
 	a_errno "$t.nolistener.refused" ECONNREFUSED
 	sensor_none "$t.nolistener.sensor" "dst host $b"
+
+	# egressctl's own transparent listener, no rule: the proxy resets it
+	egr "${t}_norule" --cgroup "$(cg_name "${t}_nor")" --user nobody -- "${PROBE_ARGV[@]}" tcp4 "$b" 80
+	a_rc "$t.norule.exit" 0 "${t}_norule"
+	egr_json "${t}_norule"
+	a_errno "$t.norule.reset" ECONNRESET
+	a_grep "$t.norule.line" "$W/${t}_norule.err" "denied python3\\[[0-9]+\\] → ${b//./\\.}:80 \\(no rule allows it, transparent\\)"
+	sensor_none "$t.norule.sensor" "dst host $b"
 }
 
 # ======================================================================
@@ -802,7 +811,7 @@ test_sigkill() {
 	egr "${t}_recover" --cgroup "$(cg_name "$t")" --user nobody -- "${PROBE_ARGV[@]}" tcp4 "$b" 80
 	a_rc "$t.recover.exit" 0 "${t}_recover"
 	egr_json "${t}_recover"
-	a_errno "$t.recover.enforces" ECONNREFUSED
+	a_errno "$t.recover.enforces" ECONNRESET
 	expect "$t.recover.old_pins_gone" "$PIN_ROOT/$id still exists: $(ls "$PIN_ROOT/$id" 2>/dev/null | tr '\n' ' ')" \
 		test ! -e "$PIN_ROOT/$id"
 	if [ -d "$CG" ]; then

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -100,6 +101,16 @@ main(int argc, char **argv)
 			perror("write");
 		fputs(line, stdout);
 		fflush(stdout);
+		/* let the client's bytes in before closing: closing with unread
+		 * data sends a RST, which races the client's getpeername() */
+		shutdown(c, SHUT_WR);
+		for (;;) {
+			struct pollfd pfd = {.fd = c, .events = POLLIN};
+			char sink[4096];
+
+			if (poll(&pfd, 1, 500) <= 0 || read(c, sink, sizeof(sink)) <= 0)
+				break;
+		}
 		close(c);
 	}
 }

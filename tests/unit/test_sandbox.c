@@ -2,7 +2,9 @@
  * children (every rule, plus fork/threads/posix_spawn surviving it);
  * sandbox_resolve_user() against --user and SUDO_UID/SUDO_GID; and, when run
  * as root, what sandbox_enter() leaves behind for nobody, for uid 0 and for a
- * uid without passwd entry. Children report the first failed check through a
+ * uid without passwd entry, what a sandboxed process can still reach of a
+ * same-uid process outside, and that no cover leaks out of the sandbox's
+ * mount namespace. Children report the first failed check through a
  * pipe and their exit status, so it shows up in cmocka. No network traffic:
  * sockets are created, never connected (least of all AF_VSOCK, the host
  * listens there). */
@@ -37,6 +39,8 @@
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/landlock.h>
 #include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/securebits.h>
@@ -142,16 +146,22 @@ run_child(void (*fn)(void *), void *arg, bool filtered, struct child_result *res
 }
 
 static void
+check_child(const struct child_result *res)
+{
+	if (!WIFEXITED(res->status) || WEXITSTATUS(res->status) != 0) {
+		if (WIFSIGNALED(res->status))
+			fail_msg("child killed by signal %d; %s", WTERMSIG(res->status), res->msg);
+		fail_msg("child exited %d: %s", WEXITSTATUS(res->status), res->msg);
+	}
+}
+
+static void
 expect_child_ok(void (*fn)(void *), void *arg, bool filtered)
 {
 	struct child_result res;
 
 	run_child(fn, arg, filtered, &res);
-	if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
-		if (WIFSIGNALED(res.status))
-			fail_msg("child killed by signal %d; %s", WTERMSIG(res.status), res.msg);
-		fail_msg("child exited %d: %s", WEXITSTATUS(res.status), res.msg);
-	}
+	check_child(&res);
 }
 
 /* A pid from raw clone/clone3 that should never have been created. */
@@ -763,10 +773,14 @@ static void
 enter_child(void *arg)
 {
 	struct enter_case *c = arg;
-	char cg[MAX_MNT][PATH_MAX], bpf[MAX_MNT][PATH_MAX], sub[PATH_MAX], p[PATH_MAX + 16];
+	char cg[MAX_MNT][PATH_MAX], bpf[MAX_MNT][PATH_MAX], sub[PATH_MAX], sub2[PATH_MAX],
+		p[PATH_MAX + 16];
 	char uidstr[16];
 	int keep, low_fd, high_fd, old_msg_fd, cg_dirfd, ncg, nbpf, i, err, bits;
-	gid_t groups[64];
+	struct __user_cap_header_struct caphdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct capdata[_LINUX_CAPABILITY_U32S_3];
+	gid_t groups[64], want_groups[64];
+	int n, nwant, j;
 	uid_t r, e, s;
 	gid_t rg, eg, sg;
 	const char *what = NULL;
@@ -789,10 +803,22 @@ enter_child(void *arg)
 	snprintf(sub, sizeof(sub), "%s/sub", c->tmpdir);
 	CHECK(mkdir(sub, 0755) == 0);
 	CHECK(mount("cgroup2", sub, "cgroup2", 0, NULL) == 0);
+	/* listed after its parent: covering in mountinfo order would cover the
+	 * parent first and then fail to find this one */
+	snprintf(sub2, sizeof(sub2), "%s/sub2", c->tmpdir);
+	CHECK(mkdir(sub2, 0755) == 0);
+	CHECK(mount("bpf", sub2, "bpf", 0, NULL) == 0);
+	/* supplementary groups that must not survive */
+	CHECK(setgroups(3, (gid_t[]){0, 4, 27}) == 0);
+	/* an ambient capability that must not survive either */
+	CHECK(syscall(SYS_capget, &caphdr, capdata) == 0);
+	capdata[0].inheritable |= 1U << CAP_NET_RAW;
+	CHECK(syscall(SYS_capset, &caphdr, capdata) == 0);
+	CHECK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_RAW, 0, 0) == 0);
 
 	ncg = mounts_of("cgroup2", cg, MAX_MNT);
 	nbpf = mounts_of("bpf", bpf, MAX_MNT);
-	CHECKF(ncg >= 2 && nbpf >= 1, "mounts: %d cgroup2, %d bpf", ncg, nbpf);
+	CHECKF(ncg >= 2 && nbpf >= 2, "mounts: %d cgroup2, %d bpf", ncg, nbpf);
 	for (i = 0; i < ncg; i++) {
 		CHECK(snprintf(p, sizeof(p), "%s/cgroup.procs", cg[i]) < (int)sizeof(p));
 		CHECK(access(p, F_OK) == 0); /* control: visible before */
@@ -802,6 +828,13 @@ enter_child(void *arg)
 	/* a cwd inside cgroupfs would reach ../cgroup.procs without a path */
 	CHECK(chdir(cg[0]) == 0);
 
+	/* what initgroups() will set: the group database's list, or nothing */
+	nwant = 0;
+	if (c->u.name[0]) {
+		nwant = 64;
+		CHECK(getgrouplist(c->u.name, c->u.gid, want_groups, &nwant) >= 0);
+	}
+
 	err = sandbox_enter(&c->u, keep, &what);
 	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
 
@@ -810,12 +843,14 @@ enter_child(void *arg)
 	CHECKF(r == c->u.uid && e == c->u.uid && s == c->u.uid, "uids %u %u %u", r, e, s);
 	CHECK(getresgid(&rg, &eg, &sg) == 0);
 	CHECKF(rg == c->u.gid && eg == c->u.gid && sg == c->u.gid, "gids %u %u %u", rg, eg, sg);
-	i = getgroups(64, groups);
-	CHECK(i >= 0);
-	if (!c->u.name[0])
-		CHECKF(i == 0, "%d supplementary groups without a name", i);
-	while (i-- > 0)
-		CHECKF(groups[i] != 0 || c->u.gid == 0, "group 0 left in supplementary groups");
+	n = getgroups(64, groups);
+	CHECK(n >= 0);
+	CHECKF(n == nwant, "%d supplementary groups, want %d", n, nwant);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nwant && want_groups[j] != groups[i]; j++)
+			;
+		CHECKF(j < nwant, "supplementary group %u not in the group list", groups[i]);
+	}
 
 	/* capabilities, securebits, no_new_privs, seccomp */
 	check_status_zero_caps();
@@ -843,6 +878,7 @@ enter_child(void *arg)
 	/* the outer cover is in place, so the inner one is out of sight */
 	CHECK(statfs(c->tmpdir, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC);
 	CHECK_ERR(access(sub, F_OK), ENOENT);
+	CHECK_ERR(access(sub2, F_OK), ENOENT);
 	CHECK_ERR(mount("none", c->tmpdir, "tmpfs", 0, NULL), EPERM);
 	CHECK(statfs(".", &sfs) == 0 && sfs.f_type != CGROUP2_SUPER_MAGIC);
 	CHECK(access("cgroup.procs", F_OK) == -1);
@@ -869,10 +905,12 @@ run_enter(const struct sandbox_user *u, bool no_exec)
 {
 	char tmpdir[] = "/tmp/egr-sb-XXXXXX";
 	struct enter_case c = {.u = *u, .tmpdir = tmpdir, .no_exec = no_exec};
+	struct child_result res;
 
 	assert_non_null(mkdtemp(tmpdir));
-	expect_child_ok(enter_child, &c, false);
+	run_child(enter_child, &c, false, &res);
 	rmdir(tmpdir);
+	check_child(&res);
 }
 
 static void
@@ -918,7 +956,6 @@ keep_none_child(void *arg)
 {
 	const char *what;
 
-	(void)arg;
 	if (sandbox_enter(arg, -1, &what))
 		_exit(3);
 	_exit(fcntl(child_msg_fd, F_GETFD) == -1 && errno == EBADF ? 0 : 4);
@@ -978,37 +1015,74 @@ test_enter_errors(void **state)
 		expect_child_ok(bad_name_child, NULL, false);
 }
 
-/* setns() into a user namespace created by a same-uid process outside the
- * sandbox gives what CLONE_NEWUSER would. */
+/* A same-uid process outside the sandbox (dumpable, with a user namespace,
+ * as a login shell of the SUDO_UID user could be): from inside, neither its
+ * memory (/proc/PID/mem: make it connect for us), nor its root (the host's
+ * cgroupfs), nor its user namespace (setns: capabilities) may be reachable. */
+struct outside_case {
+	pid_t pid;
+	bool control; /* only become nobody: shows each vector is real */
+};
+
 static void
-setns_child(void *arg)
+outside_child(void *arg)
 {
+	struct outside_case *c = arg;
 	struct sandbox_user u = {.uid = 65534, .gid = 65534};
-	const char *path = arg, *what = NULL;
+	const char *what = NULL;
+	bool landlock;
+	char path[64];
 	int fd, err;
 
-	if (!strncmp(path, "control:", 8)) {
-		path += 8;
-		CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0);
-		fd = open(path, O_RDONLY);
+	/* without Landlock (older kernels, lsm= without it) only seccomp's
+	 * setns rule is left of this test */
+	landlock =
+		syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
+	if (c->control) {
+		CHECK(setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
+		      setresuid(65534, 65534, 65534) == 0);
+	} else {
+		err = sandbox_enter(&u, child_msg_fd, &what);
+		CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
+	}
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", c->pid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (c->control)
+		CHECK(fd >= 0);
+	else if (landlock)
+		CHECKF(fd == -1 && errno == EACCES, "open %s O_RDWR: %d", path, fd);
+
+	snprintf(path, sizeof(path), "/proc/%d/root/", c->pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->control)
+		CHECK(fd >= 0);
+	else if (landlock)
+		CHECKF(fd == -1 && errno == EACCES, "open %s: %d", path, fd);
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", c->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->control) {
 		CHECK(fd >= 0);
 		CHECK(setns(fd, CLONE_NEWUSER) == 0);
 		return;
 	}
-	err = sandbox_enter(&u, child_msg_fd, &what);
-	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
-	fd = open(path, O_RDONLY);
-	CHECK(fd >= 0); /* reachable: same uid, dumpable */
+	/* Landlock refuses the open, seccomp the setns */
+	if (landlock) {
+		CHECKF(fd == -1 && errno == EACCES, "open %s: %d", path, fd);
+		fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	}
+	CHECK(fd >= 0);
 	CHECK_ERR(setns(fd, CLONE_NEWUSER), EPERM);
-	CHECK_ERR(setns(fd, 0), EPERM);
 }
 
 static void
-test_enter_setns_foreign_userns(void **state)
+test_enter_outside_process(void **state)
 {
-	char path[64], ctl[80], ok = 0;
-	struct child_result res;
+	struct child_result ctl_res = {0}, res = {0};
+	struct outside_case c = {0};
 	int ready[2];
+	char ok = 0;
 	pid_t h;
 
 	(void)state;
@@ -1020,8 +1094,8 @@ test_enter_setns_foreign_userns(void **state)
 	assert_true(h >= 0);
 	if (h == 0) {
 		/* an unconfined nobody process with a user namespace */
-		ok = setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
-		     setresuid(65534, 65534, 65534) == 0 &&
+		ok = prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0 && setgroups(0, NULL) == 0 &&
+		     setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 &&
 		     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 && unshare(CLONE_NEWUSER) == 0;
 		if (write(ready[1], &ok, 1) != 1)
 			_exit(1);
@@ -1029,22 +1103,72 @@ test_enter_setns_foreign_userns(void **state)
 		_exit(0);
 	}
 	close(ready[1]);
-	assert_int_equal(read(ready[0], &ok, 1), 1);
+	if (read(ready[0], &ok, 1) != 1)
+		ok = 0;
 	close(ready[0]);
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", h);
-	snprintf(ctl, sizeof(ctl), "control:%s", path);
+	c.pid = h;
 	if (ok) {
-		run_child(setns_child, ctl, false, &res);
-		if (!WIFEXITED(res.status) || WEXITSTATUS(res.status))
-			print_message("[   INFO   ] control setns failed (%s); the kernel stops "
-				      "it already\n",
-				      res.msg);
-		expect_child_ok(setns_child, path, false);
+		c.control = true;
+		run_child(outside_child, &c, false, &ctl_res);
+		c.control = false;
+		run_child(outside_child, &c, false, &res);
 	}
 	kill(h, SIGKILL);
 	waitpid(h, NULL, 0);
 	if (!ok)
 		skip();
+	if (!WIFEXITED(ctl_res.status) || WEXITSTATUS(ctl_res.status))
+		print_message("[   INFO   ] control failed (%s): the kernel stops it already\n",
+			      ctl_res.msg);
+	check_child(&res);
+}
+
+/* The covers stay in the sandbox's mount namespace: with "/" shared (as
+ * under systemd) they would otherwise propagate and hide the host's
+ * cgroupfs. C1 builds a shared mount with a bpffs inside, C2 enters. */
+static void
+propagation_child(void *arg)
+{
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	const char *tmpdir = arg, *what;
+	char b[PATH_MAX];
+	struct statfs sfs;
+	pid_t pid;
+	int st;
+
+	CHECK(unshare(CLONE_NEWNS) == 0);
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHECK(mount("tmpfs", tmpdir, "tmpfs", 0, "size=16k") == 0);
+	CHECK(mount(NULL, tmpdir, NULL, MS_SHARED, NULL) == 0);
+	CHECK(snprintf(b, sizeof(b), "%s/b", tmpdir) < (int)sizeof(b));
+	CHECK(mkdir(b, 0755) == 0);
+	CHECK(mount("bpf", b, "bpf", 0, NULL) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (sandbox_enter(&u, -1, &what))
+			_exit(3);
+		_exit(statfs(b, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC ? 0 : 4);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sandboxed grandchild: status %#x", st);
+	CHECK(statfs(b, &sfs) == 0);
+	CHECKF(sfs.f_type == BPF_FS_MAGIC, "%s: cover propagated out of the sandbox", b);
+}
+
+static void
+test_enter_no_propagation(void **state)
+{
+	char tmpdir[] = "/tmp/egr-sb-XXXXXX";
+	struct child_result res;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(tmpdir));
+	run_child(propagation_child, tmpdir, false, &res);
+	rmdir(tmpdir);
+	check_child(&res);
 }
 
 int
@@ -1069,7 +1193,8 @@ main(void)
 		cmocka_unit_test(test_enter_uid_without_passwd),
 		cmocka_unit_test(test_enter_keep_none),
 		cmocka_unit_test(test_enter_errors),
-		cmocka_unit_test(test_enter_setns_foreign_userns),
+		cmocka_unit_test(test_enter_outside_process),
+		cmocka_unit_test(test_enter_no_propagation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,19 +109,26 @@ def line():
     return ("probe %s\n" % OPTS["token"]).encode()
 
 
+RECV_ERR = [None]  # errno of the last read_reply() that failed
+
+
 def read_reply(s, limit=2.0):
     """Reads until newline, EOF or `limit` seconds; returns text or None."""
     s.settimeout(limit)
     buf = b""
     end = time.monotonic() + limit
+    RECV_ERR[0] = None
     try:
         while b"\n" not in buf and time.monotonic() < end:
             chunk = s.recv(4096)
             if not chunk:
                 break
             buf += chunk
-    except (socket.timeout, OSError):
+    except socket.timeout:
         pass
+    except OSError as e:
+        # a reset (the proxy refusing a connection it accepted) is a result
+        RECV_ERR[0] = e.errno
     return buf.decode(errors="replace").strip() if buf else None
 
 
@@ -148,7 +155,10 @@ def stream_attempt(family, proto, addr, connect_timeout=3.0):
     except OSError as e:
         emit(True, None, peer, None, send_errno=ename(e.errno))
     STEP[0] = "recv"
-    emit(True, None, peer, read_reply(s))
+    data = read_reply(s)
+    if data is None and RECV_ERR[0] is not None:
+        emit(False, ename(RECV_ERR[0]), peer)
+    emit(True, None, peer, data)
 
 
 def cmd_tcp4(a, p):
@@ -178,15 +188,16 @@ def cmd_tfo(a, p):
         s.sendto(line(), MSG_FASTOPEN, (a, int(p)))
     except OSError as e:
         fail(e)
-    # the reply first: right after sendto() the handshake may still be in
-    # flight, and getpeername() is ENOTCONN until it completes
-    STEP[0] = "recv"
-    reply = read_reply(s)
+    # right after sendto() the handshake may still be in flight, and
+    # getpeername() is ENOTCONN until it completes: wait for it
+    import select
+    select.select([], [s], [], 2.0)
     try:
         peer = fmt(s.getpeername())
     except OSError as e:
         peer = "ERR:" + ename(e.errno)
-    emit(True, None, peer, reply)
+    STEP[0] = "recv"
+    emit(True, None, peer, read_reply(s))
 
 
 def dgram_attempt(family, proto, addr, connected):

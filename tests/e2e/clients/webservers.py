@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""Application servers for the egressctl proxy suite (tests/e2e/proxy.sh).
+Every connection and request is logged as one line to --log (flushed at
+once), so tests can assert what a server did and did NOT see.
+
+  webservers.py --log F [--bind ADDR,...] [--http PORT,...] [--tls PORT,...]
+                [--cert PEM --key PEM] [--banner PORT,...]
+
+  --http    HTTP/1.1 origin server.  Reads the head and the body
+            (Content-Length or chunked, decoded), logs
+              HTTP local=IP:PORT peer=IP:PORT method=M target=T host=H
+                   te=chunked|- len=N sha=<sha256 of the body> body=<hex, first 512 bytes>
+            and answers 200 "hello <method> <target> via <local>" (Connection: close).
+  --tls     the same behind TLS (cert/key), logging first
+              TLS local=IP:PORT peer=IP:PORT sni=NAME
+            then the HTTP line with "HTTPS" instead of "HTTP".
+  --banner  server-first TCP (an SSH-like banner "SSH-2.0-egr-PORT"), then echo;
+              ACCEPT banner local=IP:PORT peer=IP:PORT / DATA banner local=... <text>
+
+Addresses: the suite's "internet" netns routes whole test ranges to lo
+(AnyIP), so "local=" is the destination address the client (the proxy)
+connected to: the forged-SNI test asserts it.  Prints READY once every
+socket listens.  SAFETY: only ever run inside the suite's network namespaces.
+"""
+import hashlib
+import socket
+import ssl
+import sys
+import threading
+import time
+
+LOG = None
+LOCK = threading.Lock()
+MAX_HEAD = 256 * 1024
+
+
+def log(*parts):
+    with LOCK:
+        LOG.write(" ".join(str(p) for p in parts) + "\n")
+        LOG.flush()
+
+
+def fmt(a):
+    return ("%s:%d" if ":" not in a[0] else "[%s]:%d") % (a[0], a[1])
+
+
+class Reader:
+    def __init__(self, sock):
+        self.s = sock
+        self.buf = b""
+
+    def fill(self):
+        d = self.s.recv(65536)
+        if not d:
+            raise EOFError
+        self.buf += d
+
+    def until(self, sep, limit=MAX_HEAD):
+        while sep not in self.buf:
+            if len(self.buf) > limit:
+                raise ValueError("too long")
+            self.fill()
+        i = self.buf.index(sep) + len(sep)
+        out, self.buf = self.buf[:i], self.buf[i:]
+        return out
+
+    def exact(self, n):
+        while len(self.buf) < n:
+            self.fill()
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+
+def read_request(r):
+    head = r.until(b"\r\n\r\n").decode("latin-1")
+    lines = head.split("\r\n")
+    parts = lines[0].split(" ")
+    method, target = (parts + ["", ""])[:2]
+    hdrs = {}
+    for ln in lines[1:]:
+        if ":" in ln:
+            k, v = ln.split(":", 1)
+            hdrs.setdefault(k.strip().lower(), v.strip())
+    te = hdrs.get("transfer-encoding", "").lower()
+    body = b""
+    if "chunked" in te:
+        while True:
+            size = int(r.until(b"\r\n").split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while r.until(b"\r\n") != b"\r\n":  # trailers
+                    pass
+                break
+            body += r.exact(size)
+            r.exact(2)
+    elif "content-length" in hdrs:
+        body = r.exact(int(hdrs["content-length"]))
+    return method, target, hdrs, ("chunked" if "chunked" in te else "-"), body
+
+
+def serve_http(c, kind, local, peer):
+    r = Reader(c)
+    method, target, hdrs, te, body = read_request(r)
+    log(kind, "local=" + local, "peer=" + peer, "method=" + method, "target=" + target,
+        "host=" + hdrs.get("host", "-"), "te=" + te, "len=%d" % len(body),
+        "sha=" + hashlib.sha256(body).hexdigest(), "body=" + body[:512].hex())
+    text = ("hello %s %s via %s\n" % (method, target, local)).encode()
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+              b"X-Served-By: %s\r\nConnection: close\r\n\r\n" % (len(text), local.encode()) + text)
+
+
+def conn_thread(c, peer, kind, ctx):
+    c.settimeout(15)
+    try:
+        local = fmt(c.getsockname())
+        peer_s = fmt(peer)
+        if kind == "http":
+            serve_http(c, "HTTP", local, peer_s)
+        elif kind == "tls":
+            t = ctx.wrap_socket(c, server_side=True, do_handshake_on_connect=False)
+            c = t
+            try:
+                t.do_handshake()
+            except (ssl.SSLError, OSError) as e:
+                log("TLSERR", "local=" + local, "peer=" + peer_s,
+                    "sni=" + (getattr(t, "egr_sni", None) or "-"), repr(e).replace(" ", "_")[:120])
+                return
+            log("TLS", "local=" + local, "peer=" + peer_s, "sni=" + (getattr(t, "egr_sni", None) or "-"))
+            serve_http(t, "HTTPS", local, peer_s)
+        else:
+            log("ACCEPT banner", "local=" + local, "peer=" + peer_s)
+            c.sendall(b"SSH-2.0-egr-%d\r\n" % c.getsockname()[1])
+            while True:
+                d = c.recv(4096)
+                if not d:
+                    break
+                log("DATA banner", "local=" + local, "peer=" + peer_s,
+                    d.decode(errors="replace").strip())
+                c.sendall(d)
+    except (OSError, EOFError, ValueError) as e:
+        log("ERR", kind, repr(e).replace(" ", "_")[:120])
+    finally:
+        try:
+            c.close()
+        except OSError:
+            pass
+
+
+def listener(bind, port, kind, ctx):
+    fam = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if fam == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind((bind, port))
+    s.listen(128)
+
+    def loop():
+        while True:
+            c, peer = s.accept()
+            threading.Thread(target=conn_thread, args=(c, peer, kind, ctx), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def plist(v):
+    return [int(p) for p in v.split(",") if p] if v else []
+
+
+def main():
+    global LOG
+    args = sys.argv[1:]
+    opt = dict(zip(args[::2], args[1::2]))
+    LOG = open(opt["--log"], "a")
+    binds = opt.get("--bind", "0.0.0.0").split(",")
+    ctx = None
+    if opt.get("--tls"):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(opt["--cert"], opt["--key"])
+        ctx.sni_callback = lambda sock, name, _c: setattr(sock, "egr_sni", name)
+    for bind in binds:
+        for p in plist(opt.get("--http")):
+            listener(bind, p, "http", None)
+        for p in plist(opt.get("--tls")):
+            listener(bind, p, "tls", ctx)
+        for p in plist(opt.get("--banner")):
+            listener(bind, p, "banner", None)
+    print("READY", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+/* libFuzzer target for userspace/http.c. The input is parsed as a request
+ * head (exactly sized: ASan sees any read past len); a parsed head must be
+ * self-consistent (fields terminated, lower-case host, headers inside the
+ * head), parse the same way under a limit of exactly its size, and be
+ * PARSE_MORE when cut short. The bytes after the head (all of them if it
+ * did not parse) then go to http_chunked_feed() twice: in one go and in
+ * pieces whose sizes come from the input, and both runs must agree on the
+ * result and on how many bytes belong to the body. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+#define MAX_HEAD 8192
+
+static struct http_request req, req2;
+
+static void
+check_str(const char *s, size_t cap)
+{
+	if (!memchr(s, '\0', cap))
+		abort();
+}
+
+static void
+check_head(const char *buf, size_t size, size_t consumed)
+{
+	size_t i, n;
+
+	if (!consumed || consumed > size || consumed > MAX_HEAD)
+		abort();
+	check_str(req.method, sizeof(req.method));
+	check_str(req.host, sizeof(req.host));
+	check_str(req.target, sizeof(req.target));
+	if (!req.method[0] || req.port == 0 || req.version_minor < 0 || req.version_minor > 1)
+		abort();
+	for (i = 0; req.host[i]; i++)
+		if (req.host[i] >= 'A' && req.host[i] <= 'Z')
+			abort();
+	if (req.connect != !strcmp(req.method, "CONNECT"))
+		abort();
+	if (req.connect ? req.target[0] || !req.host[0]
+			: req.target[0] != '/' && strcmp(req.target, "*"))
+		abort();
+	if (req.absolute && (req.connect || !req.host[0]))
+		abort();
+	if (req.body != HTTP_BODY_LENGTH && req.body_len)
+		abort();
+	if (req.nheaders > HTTP_MAX_HEADERS)
+		abort();
+	for (i = 0; i < req.nheaders; i++) {
+		const struct http_header *h = &req.headers[i], *f;
+		char name[MAX_HEAD + 1];
+
+		if (h->name < buf || h->name + h->name_len > buf + consumed || !h->name_len)
+			abort();
+		if (h->value < buf || h->value + h->value_len > buf + consumed)
+			abort();
+		n = h->name_len;
+		memcpy(name, h->name, n);
+		name[n] = '\0';
+		f = http_find_header(&req, name);
+		if (!f || f > h || f->name_len != n)
+			abort();
+		(void)http_is_hop_header(&req, h);
+	}
+}
+
+/* Feeds the body in pieces of 1..64 bytes whose sizes are read from seq. */
+static enum parse_result
+feed(const char *b, size_t n, const uint8_t *seq, size_t nseq, size_t *total)
+{
+	struct http_chunked c = {0};
+	enum parse_result r = PARSE_MORE;
+	size_t off = 0, k = 0, used;
+
+	*total = 0;
+	while (off < n) {
+		size_t len = seq ? 1 + seq[k++ % nseq] % 64 : n;
+
+		if (len > n - off)
+			len = n - off;
+		r = http_chunked_feed(&c, b + off, len, &used);
+		if (used > len || (r == PARSE_MORE && used != len))
+			abort();
+		*total += used;
+		if (r != PARSE_MORE)
+			break;
+		off += len;
+	}
+	/* the end of a body, or bad framing, is final */
+	if (r != PARSE_MORE) {
+		enum parse_result again = http_chunked_feed(&c, "0\r\n\r\n", 5, &used);
+
+		if (used || again != (r == PARSE_DONE ? PARSE_DONE : PARSE_ERROR))
+			abort();
+	}
+	return r;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *buf = (const char *)data;
+	size_t consumed = 0, c2 = 0, rest, used1, used2;
+	enum parse_result r, r1, r2;
+
+	r = http_parse_request(buf, size, MAX_HEAD, &req, &consumed);
+	if (r > PARSE_TOO_LONG)
+		abort();
+	if (r == PARSE_DONE) {
+		check_head(buf, size, consumed);
+		/* what follows the head does not matter */
+		if (http_parse_request(buf, consumed, MAX_HEAD, &req2, &c2) != PARSE_DONE ||
+		    c2 != consumed || strcmp(req.host, req2.host) || req.port != req2.port ||
+		    strcmp(req.target, req2.target) || req.body != req2.body)
+			abort();
+		/* a limit of exactly the head is enough, one less is not */
+		if (http_parse_request(buf, size, consumed, &req2, &c2) != PARSE_DONE)
+			abort();
+		if (http_parse_request(buf, size, consumed - 1, &req2, &c2) != PARSE_TOO_LONG)
+			abort();
+		/* a prefix of a valid head is never an error */
+		if (http_parse_request(buf, consumed - 1, MAX_HEAD, &req2, &c2) != PARSE_MORE)
+			abort();
+		if (http_parse_request(buf, consumed / 2, MAX_HEAD, &req2, &c2) != PARSE_MORE)
+			abort();
+	}
+
+	rest = r == PARSE_DONE ? consumed : 0;
+	r1 = feed(buf + rest, size - rest, NULL, 0, &used1);
+	r2 = feed(buf + rest, size - rest, size ? data : NULL, size, &used2);
+	if (r1 != r2 || used1 != used2 || used1 > size - rest)
+		abort();
+	return 0;
+}

@@ -1,0 +1,134 @@
+/* struct conn: one client connection of the proxy, from accept() through
+ * the protocol handshake (http_proxy.c, socks_proxy.c, tproxy.c), the
+ * policy decision, the upstream connect, to the splice relay (relay.c).
+ * Internal to the proxy. */
+#ifndef CONN_H
+#define CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "egress_abi.h"
+#include "policy.h"
+#include "proxy.h"
+#include "resolve.h"
+
+#define CONN_MAX_HEAD (64 * 1024) /* request head / handshake bytes */
+
+enum conn_state {
+	CS_HEAD = 0, /* reading the client's head or first bytes */
+	CS_RESOLVE,  /* waiting for c-ares */
+	CS_CONNECT,  /* upstream connect in flight */
+	CS_REPLY,    /* writing a reply to the client, then next step */
+	CS_RELAY,    /* both sides joined */
+};
+
+struct conn;
+struct http_ex;
+typedef void (*conn_step)(struct conn *c);
+
+/* One direction of the relay: bytes move src -> pipe -> dst with splice(2). */
+struct relay_dir {
+	int pipe[2];   /* -1 until first used */
+	size_t inpipe; /* bytes sitting in the pipe */
+	bool eof;      /* src said EOF */
+	bool done;     /* dst shut down for writing */
+};
+
+struct conn {
+	TAILQ_ENTRY(conn) entry; /* proxy->conns */
+	uint64_t id;
+	struct proxy *px;
+	enum proxy_listener kind;
+	enum conn_state state;
+	int cfd; /* client socket */
+	int ufd; /* upstream socket; -1 until connecting */
+	struct event cev_r, cev_w, uev_r, uev_w, timer;
+	bool timer_on;
+	bool judging; /* stream_judge() is waiting for first bytes */
+
+	/* handshake */
+	char *in; /* client bytes read so far (not yet relayed) */
+	size_t inlen, incap;
+	void (*on_input)(struct conn *c); /* more client bytes arrived (CS_HEAD) */
+	char *cout;			  /* reply bytes to the client */
+	size_t coutlen, coutoff;
+	conn_step after_reply; /* once cout is written; NULL = close */
+	char *uout;	       /* bytes to send upstream before relaying */
+	size_t uoutlen, uoutoff;
+
+	/* who and where */
+	struct egr_conn_val who;      /* from the BPF index */
+	struct sockaddr_storage orig; /* transparent: the original destination */
+	const char *source;	      /* "http", "connect", "socks5", "transparent" */
+	char host[256];		      /* name being judged ("" if none) */
+	uint16_t port;		      /* destination port, host order */
+	char method[24];	      /* plain HTTP only */
+	enum policy_proto proto;
+	const struct policy_rule *rule; /* the allow rule that let it through */
+
+	/* upstream */
+	struct resolve_req *rq;
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
+	int naddrs, ai;
+	struct sockaddr_storage up_addr;
+	int up_err;			     /* errno of the last failed connect */
+	void (*on_upstream)(struct conn *c); /* connected (ufd set) or failed (ufd -1, up_err) */
+
+	/* plain-HTTP exchange (http_proxy.c); freed by conn_close */
+	struct http_ex *ex;
+
+	/* relay */
+	struct relay_dir d[2]; /* 0: client -> upstream, 1: upstream -> client */
+	uint64_t bytes[2];
+	uint64_t last_active; /* monotonic seconds */
+};
+
+/* proxy.c */
+void conn_close(struct conn *c, const char *why);
+void conn_read_client(struct conn *c, void (*on_input)(struct conn *c));
+void conn_reply(struct conn *c, const char *data, size_t len, conn_step next);
+void conn_drop_input(struct conn *c, size_t n);
+void conn_timer(struct conn *c, int seconds);
+
+/* Judges c (host/port/proto/method/addr as set), logs, prints denials.
+ * addr: destination address if known. Returns true if allowed; d filled. */
+bool conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d);
+
+/* Resolves c->host (or takes the literal / c->orig), keeps the addresses the
+ * policy allows for c, connects to the first that answers; then
+ * c->on_upstream(c). */
+void conn_connect_upstream(struct conn *c, void (*done)(struct conn *c));
+
+/* relay.c: joins cfd and ufd after writing c->in (client bytes read during
+ * the handshake) upstream. */
+void relay_start(struct conn *c);
+
+void conn_touch(struct conn *c);
+void http_ex_free(struct conn *c);
+
+/* handlers */
+void http_proxy_start(struct conn *c);
+void socks_proxy_start(struct conn *c);
+void tproxy_start(struct conn *c);
+
+/* helpers */
+int conn_sockaddr_port(const struct sockaddr_storage *ss);
+void conn_format_addr(const struct sockaddr *sa, char *buf, size_t len);
+const struct policy *conn_policy(const struct conn *c);
+int conn_idle_timeout(const struct conn *c);
+int conn_first_bytes_ms(const struct conn *c);
+void conn_timer_ms(struct conn *c, int ms);
+
+/* tproxy.c: judge a stream by its first bytes in c->in (TLS SNI, HTTP Host,
+ * or neither), with c->orig as the destination the client asked for and
+ * c->host the name it asked for ("" if none). Used by the transparent and
+ * SOCKS5 paths. Waits for more bytes while the protocol is incomplete. */
+void stream_judge(struct conn *c, bool timed_out);
+
+#endif /* CONN_H */

@@ -1,0 +1,665 @@
+/* The HTTP proxy listener: `CONNECT host:port` tunnels and absolute-URI
+ * requests (`GET http://host/path`), each judged by the policy before any
+ * upstream connection is made. Refusals are answered the way clients can
+ * show them: 403 with an x-proxy-error header and a one-line body, 400 for
+ * malformed requests, 431 for oversized heads, 502/504 for upstream
+ * failures. A plain request is forwarded in origin-form without hop-by-hop
+ * headers over a fresh upstream connection; its body and the response are
+ * framed here (Content-Length, chunked, until close), so a keep-alive client
+ * gets a fresh decision for each request's host. The exchange uses
+ * bufferevents with watermarks: plain HTTP is small; bulk goes via CONNECT. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <strings.h>
+#include <unistd.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "conn.h"
+#include "http_resp.h"
+#include "log.h"
+#include "parse.h"
+
+#define EX_HIGH (1 << 20) /* buffered bytes before the other side stops reading */
+#define EX_LOW	(1 << 18)
+
+struct http_ex {
+	struct bufferevent *cb, *ub; /* client, upstream; fds owned by the conn */
+	enum http_body req_body;
+	uint64_t req_left;
+	struct http_chunked reqc;
+	bool req_done;
+	bool head_req;	     /* HEAD: the response has no body */
+	bool client_keep;    /* the client asked for keep-alive */
+	bool resp_head_done; /* final (non-1xx) response head sent */
+	bool resp_started;   /* anything sent to the client */
+	struct http_response resp;
+	struct http_chunked respc;
+	uint64_t resp_left;
+	bool resp_done;
+	bool closing; /* close once the client's output is flushed */
+};
+
+static void on_head(struct conn *c);
+
+static void send_error(struct conn *c, int status, const char *phrase, const char *proxy_error,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+send_error(struct conn *c, int status, const char *phrase, const char *proxy_error, const char *fmt,
+	   ...)
+{
+	char body[512], head[1024];
+	va_list ap;
+	int blen, hlen;
+
+	va_start(ap, fmt);
+	blen = vsnprintf(body, sizeof(body) - 1, fmt, ap);
+	va_end(ap);
+	if (blen < 0)
+		blen = 0;
+	if (blen > (int)sizeof(body) - 2)
+		blen = (int)sizeof(body) - 2;
+	body[blen++] = '\n';
+	body[blen] = 0;
+	hlen = snprintf(head, sizeof(head),
+			"HTTP/1.1 %d %s\r\n"
+			"%s%s%s"
+			"Content-Type: text/plain; charset=utf-8\r\n"
+			"Content-Length: %d\r\n"
+			"Connection: close\r\n"
+			"\r\n%s",
+			status, phrase, proxy_error ? "x-proxy-error: " : "",
+			proxy_error ? proxy_error : "", proxy_error ? "\r\n" : "", blen, body);
+	if (hlen < 0 || hlen >= (int)sizeof(head))
+		hlen = (int)strlen(head);
+	conn_reply(c, head, (size_t)hlen, NULL);
+}
+
+static const char *
+why_words(enum policy_reason r)
+{
+	switch (r) {
+	case POLICY_R_DENY_RULE:
+		return "a deny rule matches it";
+	case POLICY_R_METHOD:
+		return "this method is not allowed for it";
+	case POLICY_R_LOCAL:
+		return "it is a local or private address";
+	default:
+		return "no rule allows it";
+	}
+}
+
+static void
+send_blocked(struct conn *c, const struct policy_decision *d)
+{
+	send_error(c, 403, "Forbidden", policy_reason_header(d->reason),
+		   "egressctl: blocked %s:%u: %s", c->host, c->port, why_words(d->reason));
+}
+
+static void ex_start(struct conn *c);
+
+static void
+on_upstream(struct conn *c)
+{
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+	if (c->ufd == -1) {
+		if (c->up_err == EACCES) {
+			struct policy_decision d = {.reason = POLICY_R_LOCAL};
+
+			send_blocked(c, &d);
+		} else if (c->up_err == ETIMEDOUT) {
+			send_error(c, 504, "Gateway Timeout", NULL,
+				   "egressctl: %s:%u did not answer in time", c->host, c->port);
+		} else {
+			send_error(c, 502, "Bad Gateway", NULL, "egressctl: cannot reach %s:%u: %s",
+				   c->host, c->port, strerror(c->up_err));
+		}
+		return;
+	}
+	if (!strcmp(c->source, "connect")) {
+		conn_reply(c, established, sizeof(established) - 1, relay_start);
+		return;
+	}
+	ex_start(c);
+}
+
+/* The request head as sent upstream: origin-form, no hop-by-hop headers. */
+static int
+build_upstream_head(struct conn *c, const struct http_request *req)
+{
+	size_t cap = 512 + strlen(req->target) + strlen(req->host), len = 0;
+	bool have_host = false;
+	char *out;
+	int n;
+
+	for (size_t i = 0; i < req->nheaders; i++)
+		cap += req->headers[i].name_len + req->headers[i].value_len + 4;
+	out = malloc(cap);
+	if (!out)
+		return -ENOMEM;
+	n = snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, req->target);
+	len = (size_t)n;
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const struct http_header *h = &req->headers[i];
+
+		if (h->name_len == 4 && !strncasecmp(h->name, "host", 4))
+			have_host = true;
+		if (http_is_hop_header(req, h) &&
+		    !(h->name_len == 17 && !strncasecmp(h->name, "transfer-encoding", 17)))
+			continue;
+		memcpy(out + len, h->name, h->name_len);
+		len += h->name_len;
+		memcpy(out + len, ": ", 2);
+		len += 2;
+		memcpy(out + len, h->value, h->value_len);
+		len += h->value_len;
+		memcpy(out + len, "\r\n", 2);
+		len += 2;
+	}
+	if (!have_host) {
+		bool v6 = strchr(req->host, ':') != NULL;
+
+		n = snprintf(out + len, cap - len, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", req->host,
+			     v6 ? "]" : "", req->port);
+		len += (size_t)n;
+	}
+	/* one request per upstream connection: each gets its own decision */
+	n = snprintf(out + len, cap - len, "Connection: close\r\n\r\n");
+	len += (size_t)n;
+	c->uout = out;
+	c->uoutlen = len;
+	c->uoutoff = 0;
+	return 0;
+}
+
+/* ---- the plain-HTTP exchange ---- */
+
+void
+http_ex_free(struct conn *c)
+{
+	struct http_ex *ex = c->ex;
+
+	if (!ex)
+		return;
+	if (ex->cb)
+		bufferevent_free(ex->cb);
+	if (ex->ub)
+		bufferevent_free(ex->ub);
+	free(ex);
+	c->ex = NULL;
+}
+
+/* Moves request body bytes from data to upstream; returns bytes used or -1. */
+static long
+ex_feed_request(struct conn *c, const char *data, size_t len)
+{
+	struct http_ex *ex = c->ex;
+	struct evbuffer *out = bufferevent_get_output(ex->ub);
+	size_t used = 0;
+
+	if (ex->req_done)
+		return 0;
+	switch (ex->req_body) {
+	case HTTP_BODY_NONE:
+		ex->req_done = true;
+		return 0;
+	case HTTP_BODY_LENGTH:
+		used = len < ex->req_left ? len : (size_t)ex->req_left;
+		ex->req_left -= used;
+		if (!ex->req_left)
+			ex->req_done = true;
+		break;
+	case HTTP_BODY_CHUNKED: {
+		enum parse_result r = http_chunked_feed(&ex->reqc, data, len, &used);
+
+		if (r == PARSE_DONE)
+			ex->req_done = true;
+		else if (r != PARSE_MORE)
+			return -1;
+		break;
+	}
+	}
+	if (used && evbuffer_add(out, data, used))
+		return -1;
+	return (long)used;
+}
+
+/* The response head as the client gets it: hop-by-hop headers dropped, our
+ * own Connection header. */
+static int
+ex_send_head(struct conn *c, const char *head, bool keep)
+{
+	struct http_ex *ex = c->ex;
+	struct evbuffer *out = bufferevent_get_output(ex->cb);
+	const char *eol = strstr(head, "\r\n");
+	const char *conn_v = NULL;
+	size_t conn_len = 0;
+
+	if (!eol || eol - head < 12)
+		return -1;
+	/* our own version on the status line (RFC 9110 §6.2), then code and reason */
+	evbuffer_add(out, "HTTP/1.1", 8);
+	evbuffer_add(out, head + 8, (size_t)(eol - head) - 8 + 2);
+	for (size_t i = 0; i < ex->resp.nheaders; i++) {
+		const struct http_header *h = &ex->resp.headers[i];
+
+		if (h->name_len == 10 && !strncasecmp(h->name, "connection", 10)) {
+			conn_v = h->value;
+			conn_len = h->value_len;
+		}
+	}
+	for (size_t i = 0; i < ex->resp.nheaders; i++) {
+		const struct http_header *h = &ex->resp.headers[i];
+		static const char *const hop[] = {
+			"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
+			"te",	      "trailer",    "upgrade"};
+		bool drop = false;
+
+		for (size_t k = 0; k < sizeof(hop) / sizeof(hop[0]); k++)
+			if (h->name_len == strlen(hop[k]) &&
+			    !strncasecmp(h->name, hop[k], h->name_len))
+				drop = true;
+		/* and whatever the Connection header names */
+		for (size_t k = 0; conn_v && k + h->name_len <= conn_len && !drop; k++)
+			if (!strncasecmp(conn_v + k, h->name, h->name_len) &&
+			    (k == 0 || conn_v[k - 1] == ',' || conn_v[k - 1] == ' ') &&
+			    (k + h->name_len == conn_len || conn_v[k + h->name_len] == ',' ||
+			     conn_v[k + h->name_len] == ' '))
+				drop = true;
+		if (drop)
+			continue;
+		evbuffer_add(out, h->name, h->name_len);
+		evbuffer_add(out, ": ", 2);
+		evbuffer_add(out, h->value, h->value_len);
+		evbuffer_add(out, "\r\n", 2);
+	}
+	evbuffer_add_printf(out, "Connection: %s\r\n\r\n", keep ? "keep-alive" : "close");
+	ex->resp_started = true;
+	return 0;
+}
+
+static void ex_finish(struct conn *c);
+
+static void
+ex_error(struct conn *c, const char *why)
+{
+	struct http_ex *ex = c->ex;
+
+	if (!ex->resp_started) {
+		static const char body[] = "egressctl: bad response from upstream\n";
+
+		bufferevent_disable(ex->ub, EV_READ);
+		bufferevent_disable(ex->cb, EV_READ);
+		evbuffer_add_printf(bufferevent_get_output(ex->cb),
+				    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
+				    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+				    sizeof(body) - 1, body);
+		ex->closing = true;
+		log_info("conn %llu: %s", (unsigned long long)c->id, why);
+		return;
+	}
+	conn_close(c, why);
+}
+
+/* Forwards response bytes from upstream to the client per the framing. */
+static void
+ex_pump_response(struct conn *c)
+{
+	struct http_ex *ex = c->ex;
+	struct evbuffer *in = bufferevent_get_input(ex->ub);
+	struct evbuffer *out = bufferevent_get_output(ex->cb);
+
+	while (!ex->resp_done) {
+		size_t len = evbuffer_get_length(in);
+
+		if (!ex->resp_head_done) {
+			size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
+			const char *p;
+			enum parse_result r;
+			size_t used = 0;
+			bool keep;
+
+			if (!len)
+				return;
+			p = (const char *)evbuffer_pullup(in, (ssize_t)want);
+			r = http_parse_response(p, want, CONN_MAX_HEAD, ex->head_req, &ex->resp,
+						&used);
+			if (r == PARSE_MORE)
+				return;
+			if (r != PARSE_DONE) {
+				ex_error(c, "bad response head");
+				return;
+			}
+			if (ex->resp.status >= 100 && ex->resp.status < 200) {
+				/* interim (100 Continue...): pass on, wait for the final one */
+				if (ex->resp.status == 101) {
+					ex_error(c, "protocol upgrade refused");
+					return;
+				}
+				ex_send_head(c, p, true);
+				evbuffer_drain(in, used);
+				continue;
+			}
+			keep = ex->client_keep && !ex->resp.until_close;
+			if (ex_send_head(c, p, keep)) {
+				ex_error(c, "bad response head");
+				return;
+			}
+			evbuffer_drain(in, used);
+			ex->resp_head_done = true;
+			if (!keep)
+				ex->client_keep = false;
+			if (ex->resp.body == HTTP_BODY_NONE && !ex->resp.until_close) {
+				ex->resp_done = true;
+				break;
+			}
+			ex->resp_left = ex->resp.body_len;
+			if (ex->resp.body == HTTP_BODY_LENGTH && !ex->resp_left) {
+				ex->resp_done = true;
+				break;
+			}
+			continue;
+		}
+		if (!len)
+			return;
+		if (ex->resp.until_close) {
+			evbuffer_remove_buffer(in, out, len);
+		} else if (ex->resp.body == HTTP_BODY_LENGTH) {
+			size_t n = len < ex->resp_left ? len : (size_t)ex->resp_left;
+
+			evbuffer_remove_buffer(in, out, n);
+			ex->resp_left -= n;
+			if (!ex->resp_left)
+				ex->resp_done = true;
+		} else {
+			const char *p = (const char *)evbuffer_pullup(in, (ssize_t)len);
+			enum parse_result r;
+			size_t used = 0;
+
+			r = http_chunked_feed(&ex->respc, p, len, &used);
+			if (r == PARSE_ERROR || r == PARSE_TOO_LONG) {
+				conn_close(c, "bad chunked response");
+				return;
+			}
+			evbuffer_remove_buffer(in, out, used);
+			if (r == PARSE_DONE)
+				ex->resp_done = true;
+		}
+		if (evbuffer_get_length(out) > EX_HIGH) {
+			bufferevent_disable(ex->ub, EV_READ); /* resumed by on_cb_write */
+			return;
+		}
+	}
+	ex_finish(c);
+}
+
+static void
+on_ub_read(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	conn_touch(c);
+	ex_pump_response(c);
+}
+
+static void
+on_ub_write(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	if (!c->ex->req_done)
+		bufferevent_enable(c->ex->cb, EV_READ);
+}
+
+static void
+on_ub_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct http_ex *ex = c->ex;
+
+	(void)bev;
+	if (what & BEV_EVENT_EOF) {
+		ex_pump_response(c); /* whatever is left */
+		if (!c->ex || ex->resp_done)
+			return;
+		if (ex->resp_head_done && ex->resp.until_close) {
+			ex->resp_done = true;
+			ex_finish(c);
+			return;
+		}
+	}
+	if (!ex->resp_started) {
+		ex_error(c, "upstream closed");
+		return;
+	}
+	conn_close(c, "upstream closed mid-response");
+}
+
+static void
+on_cb_read(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct http_ex *ex = c->ex;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len = evbuffer_get_length(in);
+	long used;
+
+	conn_touch(c);
+	if (ex->req_done || !len) {
+		/* the next request (pipelined): it waits for this exchange */
+		bufferevent_disable(bev, EV_READ);
+		return;
+	}
+	used = ex_feed_request(c, (const char *)evbuffer_pullup(in, (ssize_t)len), len);
+	if (used < 0) {
+		conn_close(c, "bad request body");
+		return;
+	}
+	evbuffer_drain(in, (size_t)used);
+	if (ex->req_done || evbuffer_get_length(bufferevent_get_output(ex->ub)) > EX_HIGH)
+		bufferevent_disable(bev, EV_READ);
+}
+
+static void
+ex_next_request(struct conn *c)
+{
+	struct http_ex *ex = c->ex;
+	struct evbuffer *in = bufferevent_get_input(ex->cb);
+	size_t len = evbuffer_get_length(in);
+
+	/* bytes the client already sent belong to its next request */
+	if (len) {
+		char *nin = realloc(c->in, c->inlen + len);
+
+		if (!nin) {
+			conn_close(c, "out of memory");
+			return;
+		}
+		c->in = nin;
+		c->incap = c->inlen + len;
+		evbuffer_remove(in, c->in + c->inlen, len);
+		c->inlen += len;
+	}
+	http_ex_free(c);
+	close(c->ufd);
+	c->ufd = -1;
+	c->host[0] = 0;
+	c->method[0] = 0;
+	c->rule = NULL;
+	c->port = 0;
+	c->source = "http";
+	conn_read_client(c, on_head);
+	conn_timer(c, conn_idle_timeout(c));
+	if (c->inlen)
+		on_head(c);
+}
+
+static void
+on_cb_write(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct http_ex *ex = c->ex;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)))
+		return;
+	if (ex->closing) {
+		conn_close(c, "exchange done");
+		return;
+	}
+	if (ex->resp_done) {
+		ex_next_request(c);
+		return;
+	}
+	bufferevent_enable(ex->ub, EV_READ);
+}
+
+static void
+on_cb_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	conn_close(arg, "client closed");
+}
+
+static void
+ex_finish(struct conn *c)
+{
+	struct http_ex *ex = c->ex;
+
+	bufferevent_disable(ex->ub, EV_READ);
+	if (!ex->client_keep || !ex->req_done)
+		ex->closing = true;
+	if (!evbuffer_get_length(bufferevent_get_output(ex->cb)))
+		on_cb_write(ex->cb, c);
+}
+
+static void
+ex_start(struct conn *c)
+{
+	struct event_base *base = event_get_base(&c->timer);
+	struct http_ex *ex = c->ex;
+	long used;
+
+	evtimer_del(&c->timer);
+	ex->cb = bufferevent_socket_new(base, c->cfd, 0);
+	ex->ub = bufferevent_socket_new(base, c->ufd, 0);
+	if (!ex->cb || !ex->ub) {
+		conn_close(c, "out of memory");
+		return;
+	}
+	bufferevent_setcb(ex->cb, on_cb_read, on_cb_write, on_cb_event, c);
+	bufferevent_setcb(ex->ub, on_ub_read, on_ub_write, on_ub_event, c);
+	bufferevent_setwatermark(ex->ub, EV_WRITE, EX_LOW, 0);
+	bufferevent_setwatermark(ex->cb, EV_WRITE, 0, 0);
+	evbuffer_add(bufferevent_get_output(ex->ub), c->uout, c->uoutlen);
+	free(c->uout);
+	c->uout = NULL;
+	c->uoutlen = c->uoutoff = 0;
+	used = ex_feed_request(c, c->in, c->inlen);
+	if (used < 0) {
+		conn_close(c, "bad request body");
+		return;
+	}
+	conn_drop_input(c, (size_t)used);
+	c->state = CS_RELAY;
+	conn_touch(c);
+	conn_timer(c, conn_idle_timeout(c));
+	bufferevent_enable(ex->ub, EV_READ | EV_WRITE);
+	if (!ex->req_done)
+		bufferevent_enable(ex->cb, EV_READ);
+	else
+		bufferevent_enable(ex->cb, EV_WRITE);
+}
+
+static void
+on_head(struct conn *c)
+{
+	struct http_request *req;
+	struct policy_decision d;
+	enum parse_result r;
+	size_t used = 0;
+	char host[256];
+
+	req = malloc(sizeof(*req));
+	if (!req) {
+		conn_close(c, "out of memory");
+		return;
+	}
+	r = http_parse_request(c->in, c->inlen, CONN_MAX_HEAD, req, &used);
+	if (r == PARSE_MORE && c->inlen <= CONN_MAX_HEAD) {
+		free(req);
+		return;
+	}
+	if (r == PARSE_MORE || r == PARSE_TOO_LONG) {
+		free(req);
+		send_error(c, 431, "Request Header Fields Too Large", NULL,
+			   "egressctl: request head over %d bytes", CONN_MAX_HEAD);
+		return;
+	}
+	if (r == PARSE_ERROR || (!req->connect && !req->absolute)) {
+		bool origin = r != PARSE_ERROR;
+
+		free(req);
+		send_error(c, 400, "Bad Request", NULL, "egressctl: %s",
+			   origin ? "not a proxy request (use an absolute URI or CONNECT)"
+				  : "malformed request");
+		return;
+	}
+	if (policy_host_normalize(req->host, false, host, sizeof(host)) == 0)
+		snprintf(c->host, sizeof(c->host), "%s", host);
+	else
+		snprintf(c->host, sizeof(c->host), "%s", req->host); /* an address literal */
+	c->port = req->port;
+	if (req->connect) {
+		c->source = "connect";
+		c->proto = POLICY_P_TLS;
+	} else {
+		c->source = "http";
+		c->proto = POLICY_P_HTTP;
+		snprintf(c->method, sizeof(c->method), "%s", req->method);
+	}
+	if (!conn_decide(c, NULL, &d)) {
+		free(req);
+		send_blocked(c, &d);
+		return;
+	}
+	if (!req->connect) {
+		c->ex = calloc(1, sizeof(*c->ex));
+		if (!c->ex || build_upstream_head(c, req)) {
+			free(req);
+			conn_close(c, "out of memory");
+			return;
+		}
+		c->ex->req_body = req->body;
+		c->ex->req_left = req->body_len;
+		c->ex->head_req = !strcmp(req->method, "HEAD");
+		c->ex->client_keep = req->keep_alive;
+		if (req->version_minor == 0) {
+			/* HTTP/1.0 clients of proxies ask with Proxy-Connection */
+			const struct http_header *pc = http_find_header(req, "proxy-connection");
+
+			if (pc && pc->value_len == 10 && !strncasecmp(pc->value, "keep-alive", 10))
+				c->ex->client_keep = true;
+		}
+	}
+	free(req);
+	/* only now: req's headers point into c->in */
+	conn_drop_input(c, used);
+	conn_connect_upstream(c, on_upstream);
+}
+
+void
+http_proxy_start(struct conn *c)
+{
+	c->source = "http";
+	conn_read_client(c, on_head);
+}

@@ -1,0 +1,156 @@
+/* The rule engine: allow/deny rules, deny wins, default deny. Pure matching
+ * (no I/O, no libevent): hosts in a hash, wildcards by label suffix,
+ * addresses by prefix, so a decision costs a handful of hash lookups however
+ * many rules there are. Rule syntax: DESIGN.md "Policy". */
+#ifndef POLICY_H
+#define POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+enum policy_action {
+	POLICY_ALLOW = 0,
+	POLICY_DENY = 1,
+};
+
+/* Why a decision came out the way it did; maps 1:1 to x-proxy-error. */
+enum policy_reason {
+	POLICY_R_ALLOWED = 0,	/* an allow rule matched and nothing denied */
+	POLICY_R_NO_RULE = 1,	/* no rule allows it: blocked-by-allowlist */
+	POLICY_R_DENY_RULE = 2, /* a deny rule matched: blocked-by-denylist */
+	POLICY_R_METHOD = 3,	/* allowed host, method not listed: blocked-by-method-policy */
+	POLICY_R_LOCAL = 4,	/* loopback/private/link-local/... address: blocked-by-policy */
+};
+
+/* What kind of traffic is being judged. Host rules (`example.com`) apply to
+ * HTTP and TLS whose name is known; `tcp://` and address rules to anything. */
+enum policy_proto {
+	POLICY_P_HTTP = 0, /* plain HTTP request (method known) */
+	POLICY_P_TLS = 1,  /* CONNECT, or a tunnel/transparent stream that is TLS for host */
+	POLICY_P_TCP = 2,  /* any other TCP stream (SOCKS5/transparent, not HTTP/TLS) */
+};
+
+/* Address classes that are denied unless a rule names the address. */
+enum addr_class {
+	ADDR_PUBLIC = 0,
+	ADDR_LOOPBACK,	/* 127/8, ::1 */
+	ADDR_PRIVATE,	/* 10/8, 172.16/12, 192.168/16 */
+	ADDR_LINKLOCAL, /* 169.254/16 (cloud metadata), fe80::/10 */
+	ADDR_CGNAT,	/* 100.64/10 */
+	ADDR_ULA,	/* fc00::/7 */
+	ADDR_MULTICAST, /* 224/4, ff00::/8 */
+	ADDR_UNSPEC,	/* 0.0.0.0/8, ::, broadcast 255.255.255.255 */
+};
+
+struct policy_rule {
+	unsigned int index;	   /* 1-based, in the order rules were added */
+	enum policy_action action; /* allow or deny */
+	char *text;		   /* the rule as written (for messages) */
+	const char *source;	   /* where it came from ("--allow", a file name); not owned */
+	/* parsed form; internal to policy.c but readable */
+	uint32_t methods; /* bit set of POLICY_M_*; 0 = any method */
+	uint16_t port;	  /* 0 = any port */
+	bool tcp;	  /* tcp://host:port */
+};
+
+/* Method bits for policy_rule.methods. */
+#define POLICY_M_GET	 (1u << 0)
+#define POLICY_M_HEAD	 (1u << 1)
+#define POLICY_M_POST	 (1u << 2)
+#define POLICY_M_PUT	 (1u << 3)
+#define POLICY_M_DELETE	 (1u << 4)
+#define POLICY_M_PATCH	 (1u << 5)
+#define POLICY_M_OPTIONS (1u << 6)
+#define POLICY_M_CONNECT (1u << 7)
+#define POLICY_M_TRACE	 (1u << 8)
+#define POLICY_M_OTHER	 (1u << 9) /* any method not named above */
+
+struct policy_query {
+	const char *host; /* name from the client (Host, SNI, CONNECT, SOCKS); NULL if none */
+	const struct sockaddr
+		*addr; /* destination address if known (resolved or original); NULL if none */
+	uint16_t port; /* destination port (host order) */
+	enum policy_proto proto;
+	const char *method; /* HTTP method for POLICY_P_HTTP ("GET"...); NULL otherwise */
+};
+
+struct policy_decision {
+	enum policy_action action;
+	enum policy_reason reason;
+	const struct policy_rule
+		*rule; /* the deciding rule; NULL for "no rule" and local addresses */
+};
+
+struct policy;
+
+/* An empty policy (denies everything). NULL with errno set on failure. */
+struct policy *policy_new(void);
+void policy_free(struct policy *p);
+
+/* Adds one rule. rule: the syntax of DESIGN.md ("example.com", "*.x",
+ * "**.x", "api?.x", "host:443", "*:443", "tcp://host:22", "203.0.113.0/24",
+ * "[2001:db8::1]:443", "2001:db8::/32", ...). methods: NULL, or a
+ * comma-separated list ("GET,HEAD"), case-insensitive. source: kept by
+ * pointer for messages. A bare "*", an empty or malformed rule, a port
+ * outside 1-65535, "tcp://" without a port, or a method list on a tcp:// or
+ * address rule is -EINVAL with errbuf saying why (no rule prefix: the caller
+ * adds "rules[3]: " or "--allow X: "). Returns 0 or -errno. */
+int policy_add(struct policy *p, enum policy_action action, const char *rule, const char *methods,
+	       const char *source, char *errbuf, size_t errlen);
+
+/* Parses a comma-separated method list ("GET, head"; case-insensitive,
+ * blanks around names ignored) into POLICY_M_* bits. An empty list, an empty
+ * name or an unknown name is -EINVAL with errbuf saying why (the unknown
+ * name and the known ones). config.c uses it to check each "methods" entry.
+ * Returns 0 or -EINVAL. */
+int policy_methods_parse(const char *list, uint32_t *bits, char *errbuf, size_t errlen);
+
+/* Number of rules added. */
+unsigned int policy_count(const struct policy *p);
+
+/* Judges q. Deny wins over allow; without a matching allow rule the answer
+ * is deny (POLICY_R_NO_RULE). A destination address in a class other than
+ * ADDR_PUBLIC is denied (POLICY_R_LOCAL) unless an allow address rule that
+ * contains it is at least as specific as that class's range (10.0.0.0/8
+ * names 10.1.2.3; 0.0.0.0/0 does not). Hosts compare case-insensitively
+ * (ASCII), a trailing dot ignored. Returns 0, or -EINVAL for a query with
+ * neither host nor addr. */
+int policy_decide(const struct policy *p, const struct policy_query *q, struct policy_decision *d);
+
+/* Could any allow rule match this host on some port and protocol (the DNS
+ * responder answers only such names)? False when a deny host rule without a
+ * port matches it. Does not look at addresses. */
+bool policy_host_possible(const struct policy *p, const char *host);
+
+/* Does some allow tcp:// rule match host on port (for the kernel fast path)? */
+bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);
+
+/* The class of an IPv4 or IPv6 address (v4-mapped IPv6 judged as IPv4). */
+enum addr_class addr_classify(const struct sockaddr *sa);
+const char *addr_class_name(enum addr_class c);
+
+/* "blocked-by-allowlist" etc. for x-proxy-error; "" for POLICY_R_ALLOWED. */
+const char *policy_reason_header(enum policy_reason r);
+
+/* Normalises a hostname into out: lower-case ASCII, trailing dot removed.
+ * Rejects empty names, empty labels, names over 253 bytes, labels over 63,
+ * and bytes outside [a-z0-9-_.] (so no NUL, space, '/', ':', non-ASCII:
+ * IDNs arrive as punycode); with pattern, '*' and '?' are accepted too.
+ * Returns 0 or -EINVAL. */
+int policy_host_normalize(const char *in, bool pattern, char *out, size_t outlen);
+
+/* --policy FILE: a JSON policy (config.c, the only user of cJSON):
+ *   { "allow": [ "github.com", "tcp://github.com:22",
+ *                { "rule": "api.example.test", "methods": ["GET", "HEAD"] } ],
+ *     "deny":  [ "gist.github.com" ] }
+ * Unknown keys are errors. On error errbuf names the JSON path:
+ * "allow[2].methods[0]: expected a string". Rules are added to p with the
+ * file name as source; on error p may hold some of them: callers load into
+ * a fresh policy and keep the old one on failure. Returns 0 or -errno. */
+int config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen);
+int config_load_buf(struct policy *p, const char *json, size_t len, const char *source,
+		    char *errbuf, size_t errlen);
+
+#endif /* POLICY_H */

@@ -1,0 +1,786 @@
+/* The proxy's core (see proxy.h, conn.h): listeners and accept, attribution
+ * of every client through the BPF connection index, the connection limit,
+ * reading handshake bytes and writing replies, the one place decisions are
+ * taken and logged (conn_decide), and the upstream side: resolve with
+ * c-ares, keep only addresses the policy allows, connect to exactly one of
+ * them with a timeout. The relay itself is relay.c; protocols are
+ * http_proxy.c, socks_proxy.c and tproxy.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <event2/event.h>
+
+#include "audit.h"
+#include "conn.h"
+#include "loader.h"
+#include "log.h"
+#include "proxy.h"
+
+struct proxy {
+	struct event_base *base;
+	struct proxy_opts opts;
+	struct resolver *res;
+	int conns_fd;
+	int lfd[PROXY_L_MAX];
+	uint16_t port[PROXY_L_MAX];
+	struct event *lev[PROXY_L_MAX];
+	bool paused; /* listeners off: at the connection limit */
+	TAILQ_HEAD(, conn) conns;
+	int nconns;
+	uint64_t next_id;
+	struct proxy_stats st;
+};
+
+static uint64_t
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+const struct policy *
+conn_policy(const struct conn *c)
+{
+	return c->px->opts.policy;
+}
+
+void
+conn_touch(struct conn *c)
+{
+	c->last_active = now_s();
+}
+
+int
+conn_idle_timeout(const struct conn *c)
+{
+	return c->px->opts.idle_timeout_s;
+}
+
+void
+conn_timer_ms(struct conn *c, int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	evtimer_add(&c->timer, &tv);
+	c->timer_on = true;
+}
+
+int
+conn_sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+void
+conn_format_addr(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+static void
+listeners_enable(struct proxy *p, bool on)
+{
+	if (p->paused == !on)
+		return;
+	p->paused = !on;
+	for (int i = 0; i < PROXY_L_MAX; i++) {
+		if (!p->lev[i])
+			continue;
+		if (on)
+			event_add(p->lev[i], NULL);
+		else
+			event_del(p->lev[i]);
+	}
+}
+
+void
+conn_close(struct conn *c, const char *why)
+{
+	struct proxy *p = c->px;
+
+	log_debug("conn %llu: close (%s)", (unsigned long long)c->id, why);
+	event_del(&c->cev_r);
+	event_del(&c->cev_w);
+	event_del(&c->uev_r);
+	event_del(&c->uev_w);
+	event_del(&c->timer);
+	resolver_cancel(c->rq);
+	http_ex_free(c);
+	close(c->cfd);
+	if (c->ufd != -1)
+		close(c->ufd);
+	for (int i = 0; i < 2; i++) {
+		if (c->d[i].pipe[0] != -1) {
+			close(c->d[i].pipe[0]);
+			close(c->d[i].pipe[1]);
+		}
+	}
+	free(c->in);
+	free(c->cout);
+	free(c->uout);
+	TAILQ_REMOVE(&p->conns, c, entry);
+	p->nconns--;
+	free(c);
+	if (p->paused && p->nconns < p->opts.max_conns)
+		listeners_enable(p, true);
+}
+
+static void
+on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	switch (c->state) {
+	case CS_HEAD:
+		/* stream_judge() treats silence as a server-first protocol */
+		if (c->judging) {
+			c->timer_on = false;
+			stream_judge(c, true);
+			return;
+		}
+		conn_close(c, "client head timeout");
+		return;
+	case CS_CONNECT:
+		c->up_err = ETIMEDOUT;
+		event_del(&c->uev_w);
+		close(c->ufd);
+		c->ufd = -1;
+		c->on_upstream(c);
+		return;
+	case CS_RELAY:
+		if (now_s() - c->last_active >= (uint64_t)c->px->opts.idle_timeout_s) {
+			conn_close(c, "idle");
+			return;
+		}
+		conn_timer(c, c->px->opts.idle_timeout_s);
+		return;
+	default:
+		conn_close(c, "timeout");
+		return;
+	}
+}
+
+void
+conn_timer(struct conn *c, int seconds)
+{
+	struct timeval tv = {seconds, 0};
+
+	evtimer_add(&c->timer, &tv);
+	c->timer_on = true;
+}
+
+static void
+on_client_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	ssize_t n;
+
+	(void)what;
+	if (c->inlen == c->incap) {
+		size_t ncap = c->incap ? c->incap * 2 : 4096;
+		char *nin;
+
+		if (ncap > CONN_MAX_HEAD + 1)
+			ncap = CONN_MAX_HEAD + 1;
+		if (c->inlen >= ncap) {
+			/* the handler did not consume a full buffer: too long */
+			c->on_input(c);
+			return;
+		}
+		nin = realloc(c->in, ncap);
+		if (!nin) {
+			conn_close(c, "out of memory");
+			return;
+		}
+		c->in = nin;
+		c->incap = ncap;
+	}
+	n = recv(fd, c->in + c->inlen, c->incap - c->inlen, 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		conn_close(c, "client read error");
+		return;
+	}
+	if (n == 0) {
+		conn_close(c, "client closed during handshake");
+		return;
+	}
+	c->inlen += (size_t)n;
+	c->on_input(c);
+}
+
+void
+conn_read_client(struct conn *c, void (*on_input)(struct conn *c))
+{
+	c->state = CS_HEAD;
+	c->on_input = on_input;
+	event_del(&c->cev_r);
+	event_assign(&c->cev_r, c->px->base, c->cfd, EV_READ | EV_PERSIST, on_client_read, c);
+	event_add(&c->cev_r, NULL);
+}
+
+void
+conn_drop_input(struct conn *c, size_t n)
+{
+	if (n >= c->inlen) {
+		c->inlen = 0;
+		return;
+	}
+	memmove(c->in, c->in + n, c->inlen - n);
+	c->inlen -= n;
+}
+
+static void
+reply_flush(struct conn *c)
+{
+	while (c->coutoff < c->coutlen) {
+		ssize_t n =
+			send(c->cfd, c->cout + c->coutoff, c->coutlen - c->coutoff, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				event_add(&c->cev_w, NULL);
+				return;
+			}
+			conn_close(c, "client write error");
+			return;
+		}
+		c->coutoff += (size_t)n;
+	}
+	event_del(&c->cev_w);
+	free(c->cout);
+	c->cout = NULL;
+	c->coutlen = c->coutoff = 0;
+	if (!c->after_reply) {
+		conn_close(c, "replied");
+		return;
+	}
+	c->after_reply(c);
+}
+
+static void
+on_client_write(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	reply_flush(arg);
+}
+
+void
+conn_reply(struct conn *c, const char *data, size_t len, conn_step next)
+{
+	char *buf = malloc(len ? len : 1);
+
+	if (!buf) {
+		conn_close(c, "out of memory");
+		return;
+	}
+	memcpy(buf, data, len);
+	free(c->cout);
+	c->cout = buf;
+	c->coutlen = len;
+	c->coutoff = 0;
+	c->after_reply = next;
+	c->state = CS_REPLY;
+	event_del(&c->cev_r);
+	event_assign(&c->cev_w, c->px->base, c->cfd, EV_WRITE | EV_PERSIST, on_client_write, c);
+	reply_flush(c);
+}
+
+static bool
+parse_literal(const char *host, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		return true;
+	}
+	return false;
+}
+
+static const char *
+reason_words(const struct policy_decision *d, char *buf, size_t len)
+{
+	switch (d->reason) {
+	case POLICY_R_ALLOWED:
+		snprintf(buf, len, "rule %u \"%s\"", d->rule ? d->rule->index : 0,
+			 d->rule ? d->rule->text : "");
+		break;
+	case POLICY_R_NO_RULE:
+		snprintf(buf, len, "no rule allows it");
+		break;
+	case POLICY_R_DENY_RULE:
+		snprintf(buf, len, "denied by rule %u \"%s\"", d->rule ? d->rule->index : 0,
+			 d->rule ? d->rule->text : "");
+		break;
+	case POLICY_R_METHOD:
+		snprintf(buf, len, "method not allowed for this host");
+		break;
+	case POLICY_R_LOCAL:
+		snprintf(buf, len, "local or private address");
+		break;
+	}
+	return buf;
+}
+
+bool
+conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d)
+{
+	struct policy_query q = {0};
+	struct audit_rec r = {0};
+	struct sockaddr_storage lit;
+	char words[600], comm[17], target[300], a[64];
+	int err;
+
+	q.host = c->host[0] ? c->host : NULL;
+	q.addr = addr;
+	/* an address literal as the "host" is judged as the address it is */
+	if (!addr && q.host && parse_literal(q.host, c->port, &lit)) {
+		q.addr = addr = (const struct sockaddr *)&lit;
+		q.host = NULL;
+	}
+	q.port = c->port;
+	q.proto = c->proto;
+	q.method = c->method[0] ? c->method : NULL;
+	err = policy_decide(c->px->opts.policy, &q, d);
+	if (err) {
+		d->action = POLICY_DENY;
+		d->reason = POLICY_R_NO_RULE;
+		d->rule = NULL;
+	}
+	memcpy(comm, c->who.comm, 16);
+	comm[16] = 0;
+	for (char *s = comm; *s; s++)
+		if (*s < 0x20 || *s >= 0x7f)
+			*s = '?';
+	r.decision = d->action == POLICY_ALLOW ? "allow" : "deny";
+	r.reason = reason_words(d, words, sizeof(words));
+	r.source = c->source;
+	r.host = q.host;
+	r.port = c->port;
+	r.ip = addr;
+	r.method = q.method;
+	r.pid = c->who.tgid;
+	r.comm = comm;
+	r.cgroup = c->who.cgroup_id;
+	r.rule = d->rule ? d->rule->text : NULL;
+	audit_write(c->px->opts.audit, &r);
+	if (d->action == POLICY_ALLOW) {
+		c->px->st.allowed++;
+		c->rule = d->rule;
+		return true;
+	}
+	c->px->st.denied++;
+	if (!c->px->opts.quiet) {
+		if (q.host)
+			snprintf(target, sizeof(target), "%s:%u", q.host, c->port);
+		else if (addr) {
+			conn_format_addr(addr, a, sizeof(a));
+			snprintf(target, sizeof(target), "%s", a);
+		} else
+			snprintf(target, sizeof(target), "?:%u", c->port);
+		fprintf(stderr, "egressctl: denied %s[%u] \u2192 %s (%s, %s)\n", comm, c->who.tgid,
+			target, words, c->source);
+	}
+	return false;
+}
+
+/* ---- upstream ---- */
+
+static void try_next_addr(struct conn *c);
+
+static void
+on_upstream_connected(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	(void)what;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+		c->up_err = err ? err : errno;
+		close(c->ufd);
+		c->ufd = -1;
+		try_next_addr(c);
+		return;
+	}
+	evtimer_del(&c->timer);
+	c->on_upstream(c);
+}
+
+static void
+try_next_addr(struct conn *c)
+{
+	const struct sockaddr *sa;
+	socklen_t salen;
+	int one = 1;
+
+	while (c->ai < c->naddrs) {
+		sa = (const struct sockaddr *)&c->addrs[c->ai++];
+		salen = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						 : sizeof(struct sockaddr_in6);
+		c->ufd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (c->ufd == -1) {
+			c->up_err = errno;
+			continue;
+		}
+		setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		memcpy(&c->up_addr, sa, salen);
+		if (connect(c->ufd, sa, salen) == 0 || errno == EINPROGRESS) {
+			c->state = CS_CONNECT;
+			event_assign(&c->uev_w, c->px->base, c->ufd, EV_WRITE,
+				     on_upstream_connected, c);
+			event_add(&c->uev_w, NULL);
+			conn_timer(c, c->px->opts.connect_timeout_s);
+			return;
+		}
+		c->up_err = errno;
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	if (!c->up_err)
+		c->up_err = EHOSTUNREACH;
+	c->on_upstream(c);
+}
+
+/* Keeps only the resolved addresses the policy allows for this host; the
+ * decision for the first refused one is logged when none is left. */
+static void
+filter_and_connect(struct conn *c)
+{
+	struct sockaddr_storage keep[RESOLVE_MAX_ADDRS];
+	int n = 0, first_denied = -1;
+
+	for (int i = 0; i < c->naddrs; i++) {
+		struct policy_query q = {0};
+		struct policy_decision d;
+
+		q.host = c->host[0] ? c->host : NULL;
+		q.addr = (const struct sockaddr *)&c->addrs[i];
+		q.port = c->port;
+		q.proto = c->proto;
+		q.method = c->method[0] ? c->method : NULL;
+		if (policy_decide(c->px->opts.policy, &q, &d) == 0 && d.action == POLICY_ALLOW)
+			keep[n++] = c->addrs[i];
+		else if (first_denied < 0)
+			first_denied = i;
+	}
+	if (!n) {
+		struct policy_decision d;
+
+		/* log the refusal with the address that caused it */
+		conn_decide(c,
+			    (const struct sockaddr *)&c->addrs[first_denied < 0 ? 0 : first_denied],
+			    &d);
+		c->up_err = EACCES;
+		c->on_upstream(c);
+		return;
+	}
+	memcpy(c->addrs, keep, sizeof(keep[0]) * (size_t)n);
+	c->naddrs = n;
+	c->ai = 0;
+	try_next_addr(c);
+}
+
+static bool
+same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+	return false;
+}
+
+static void
+on_resolved(int status, const struct sockaddr_storage *addrs, int naddrs, void *arg)
+{
+	struct conn *c = arg;
+
+	c->rq = NULL;
+	if (status || naddrs == 0) {
+		c->up_err = status == -ETIMEDOUT ? ETIMEDOUT : EHOSTUNREACH;
+		c->naddrs = 0;
+		c->on_upstream(c);
+		return;
+	}
+	for (int i = 0; i < naddrs; i++) {
+		c->addrs[i] = addrs[i];
+		if (addrs[i].ss_family == AF_INET)
+			((struct sockaddr_in *)&c->addrs[i])->sin_port = htons(c->port);
+		else
+			((struct sockaddr_in6 *)&c->addrs[i])->sin6_port = htons(c->port);
+	}
+	c->naddrs = naddrs;
+	/* The client's own destination goes first when the name resolves to
+	 * it; otherwise it is not a candidate at all (a forged SNI/Host
+	 * reaches only what the name itself resolves to). */
+	for (int i = 1; i < naddrs; i++) {
+		if (same_ip(&c->addrs[i], &c->orig)) {
+			struct sockaddr_storage t = c->addrs[0];
+
+			c->addrs[0] = c->addrs[i];
+			c->addrs[i] = t;
+			break;
+		}
+	}
+	filter_and_connect(c);
+}
+
+void
+conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
+{
+	c->on_upstream = done;
+	c->up_err = 0;
+	c->ai = 0;
+	event_del(&c->cev_r);
+	if (!c->host[0]) {
+		/* no name: the original destination is the only candidate */
+		c->addrs[0] = c->orig;
+		c->naddrs = 1;
+		filter_and_connect(c);
+		return;
+	}
+	if (parse_literal(c->host, c->port, &c->addrs[0])) {
+		c->naddrs = 1;
+		filter_and_connect(c);
+		return;
+	}
+	c->state = CS_RESOLVE;
+	c->rq = resolver_query(c->px->res, c->host, on_resolved, c);
+	if (!c->rq) {
+		c->up_err = ENOMEM;
+		done(c);
+	}
+}
+
+/* ---- accept ---- */
+
+static void
+on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct proxy *p = arg;
+	enum proxy_listener kind = PROXY_L_MAX;
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+	struct egr_conn_val who;
+	struct conn *c;
+	int fd;
+
+	(void)what;
+	for (int i = 0; i < PROXY_L_MAX; i++)
+		if (p->lfd[i] == lfd)
+			kind = (enum proxy_listener)i;
+	fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd == -1) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			log_warn("accept");
+		return;
+	}
+	p->st.accepted++;
+	/* Only sockets of the confined cgroup are in the index: anyone else
+	 * (another local user) is refused, the proxy is no open relay. */
+	if (p->conns_fd < 0 ||
+	    loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer, &who, true) != 0) {
+		char a[64];
+
+		conn_format_addr((struct sockaddr *)&peer, a, sizeof(a));
+		log_info("refused unattributed connection from %s", a);
+		p->st.refused_unattributed++;
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->id = ++p->next_id;
+	c->px = p;
+	c->kind = kind;
+	c->cfd = fd;
+	c->ufd = -1;
+	c->who = who;
+	c->d[0].pipe[0] = c->d[0].pipe[1] = -1;
+	c->d[1].pipe[0] = c->d[1].pipe[1] = -1;
+	c->last_active = now_s();
+	event_assign(&c->cev_r, p->base, fd, EV_READ | EV_PERSIST, on_client_read, c);
+	event_assign(&c->cev_w, p->base, fd, EV_WRITE | EV_PERSIST, on_client_write, c);
+	event_assign(&c->uev_r, p->base, -1, 0, NULL, NULL);
+	event_assign(&c->uev_w, p->base, -1, 0, NULL, NULL);
+	evtimer_assign(&c->timer, p->base, on_timer, c);
+	TAILQ_INSERT_TAIL(&p->conns, c, entry);
+	p->nconns++;
+	if (p->nconns >= p->opts.max_conns)
+		listeners_enable(p, false);
+	conn_timer(c, p->opts.header_timeout_s);
+	switch (kind) {
+	case PROXY_L_HTTP:
+		http_proxy_start(c);
+		break;
+	case PROXY_L_SOCKS:
+		socks_proxy_start(c);
+		break;
+	default:
+		if (who.addr[0] == 0 && who.addr[1] == 0 && who.addr[2] == htonl(0xffff)) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&c->orig;
+
+			in->sin_family = AF_INET;
+			in->sin_addr.s_addr = who.addr[3];
+			in->sin_port = who.port;
+		} else {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&c->orig;
+
+			in6->sin6_family = AF_INET6;
+			memcpy(&in6->sin6_addr, who.addr, 16);
+			in6->sin6_port = who.port;
+		}
+		tproxy_start(c);
+		break;
+	}
+}
+
+static int
+listen_on(struct proxy *p, enum proxy_listener l, char *errbuf, size_t errlen)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sin);
+	int fd, one = 1;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 1024) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
+		snprintf(errbuf, errlen, "cannot open a proxy listener on 127.0.0.1: %s",
+			 strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	p->lfd[l] = fd;
+	p->port[l] = ntohs(sin.sin_port);
+	p->lev[l] = event_new(p->base, fd, EV_READ | EV_PERSIST, on_accept, p);
+	if (!p->lev[l] || event_add(p->lev[l], NULL)) {
+		snprintf(errbuf, errlen, "cannot watch a proxy listener");
+		return -1;
+	}
+	return 0;
+}
+
+struct proxy *
+proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, size_t errlen)
+{
+	struct proxy *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	p->base = base;
+	p->opts = *o;
+	if (p->opts.max_conns <= 0)
+		p->opts.max_conns = 4096;
+	if (p->opts.header_timeout_s <= 0)
+		p->opts.header_timeout_s = 10;
+	if (p->opts.connect_timeout_s <= 0)
+		p->opts.connect_timeout_s = 10;
+	if (p->opts.idle_timeout_s <= 0)
+		p->opts.idle_timeout_s = 600;
+	p->conns_fd = -1;
+	TAILQ_INIT(&p->conns);
+	for (int i = 0; i < PROXY_L_MAX; i++)
+		p->lfd[i] = -1;
+	p->res = resolver_new(base, o->dns_upstream, errbuf, errlen);
+	if (!p->res)
+		goto fail;
+	if (listen_on(p, PROXY_L_HTTP, errbuf, errlen) ||
+	    listen_on(p, PROXY_L_SOCKS, errbuf, errlen))
+		goto fail;
+	if (o->tproxy && listen_on(p, PROXY_L_TPROXY, errbuf, errlen))
+		goto fail;
+	return p;
+fail:
+	proxy_free(p);
+	return NULL;
+}
+
+uint16_t
+proxy_port(const struct proxy *p, enum proxy_listener l)
+{
+	return p->port[l];
+}
+
+void
+proxy_set_index(struct proxy *p, int conns_fd)
+{
+	p->conns_fd = conns_fd;
+}
+
+void
+proxy_get_stats(const struct proxy *p, struct proxy_stats *st)
+{
+	*st = p->st;
+}
+
+void
+proxy_free(struct proxy *p)
+{
+	struct conn *c;
+
+	if (!p)
+		return;
+	while ((c = TAILQ_FIRST(&p->conns)))
+		conn_close(c, "shutdown");
+	for (int i = 0; i < PROXY_L_MAX; i++) {
+		if (p->lev[i])
+			event_free(p->lev[i]);
+		if (p->lfd[i] != -1)
+			close(p->lfd[i]);
+	}
+	resolver_free(p->res);
+	free(p);
+}

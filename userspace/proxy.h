@@ -1,0 +1,58 @@
+/* The proxy: HTTP (absolute-URI and CONNECT), SOCKS5 and transparent
+ * listeners on 127.0.0.1, one libevent loop, every decision by the policy,
+ * every client attributed through the BPF connection index. */
+#ifndef PROXY_H
+#define PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct policy;
+struct audit;
+
+enum proxy_listener {
+	PROXY_L_HTTP = 0,
+	PROXY_L_SOCKS = 1,
+	PROXY_L_TPROXY = 2,
+	PROXY_L_MAX,
+};
+
+struct proxy_opts {
+	const struct policy *policy; /* not owned; must outlive the proxy */
+	struct audit *audit;	     /* decision log; NULL for none */
+	const char *dns_upstream;    /* c-ares servers CSV; NULL: /etc/resolv.conf */
+	bool tproxy;		     /* open the transparent listener */
+	bool quiet;		     /* no denial lines on stderr */
+	int max_conns;		     /* concurrent client connections (default 4096) */
+	int header_timeout_s;	     /* client head / first bytes (default 10) */
+	int connect_timeout_s;	     /* upstream connect (default 10) */
+	int idle_timeout_s;	     /* relay without traffic (default 600) */
+};
+
+struct proxy;
+
+/* Opens the listeners on 127.0.0.1 (ephemeral ports) and the resolver.
+ * NULL with errbuf set on failure. */
+struct proxy *proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf,
+			size_t errlen);
+
+/* The port of a listener (host order); 0 if not open. */
+uint16_t proxy_port(const struct proxy *p, enum proxy_listener l);
+
+/* The BPF connection index (egr_conns) to attribute clients with. Until it
+ * is set, every client is refused. */
+void proxy_set_index(struct proxy *p, int conns_fd);
+
+/* Counters for the summary. */
+struct proxy_stats {
+	uint64_t accepted, refused_unattributed, refused_limit;
+	uint64_t allowed, denied;
+};
+void proxy_get_stats(const struct proxy *p, struct proxy_stats *st);
+
+/* Closes every connection and listener. */
+void proxy_free(struct proxy *p);
+
+#endif /* PROXY_H */

@@ -1,0 +1,248 @@
+/* The relay: once a connection is decided, bytes move between the client
+ * and upstream sockets with splice(2) through one pipe per direction, so
+ * they never enter userspace. Back-pressure: a direction stops reading its
+ * source while its pipe cannot drain into the destination. Half-close: EOF
+ * from one side is passed on with shutdown(SHUT_WR) once its pipe is empty;
+ * the connection closes when both directions are done. Bytes the handshake
+ * already read from the client (c->in) and bytes the handler wants sent
+ * upstream first (c->uout) are written before splicing starts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "conn.h"
+#include "log.h"
+
+#define RELAY_CHUNK (1 << 16)
+
+static int
+src_fd(struct conn *c, int dir)
+{
+	return dir == 0 ? c->cfd : c->ufd;
+}
+
+static int
+dst_fd(struct conn *c, int dir)
+{
+	return dir == 0 ? c->ufd : c->cfd;
+}
+
+static struct event *
+src_ev(struct conn *c, int dir)
+{
+	return dir == 0 ? &c->cev_r : &c->uev_r;
+}
+
+static struct event *
+dst_ev(struct conn *c, int dir)
+{
+	return dir == 0 ? &c->uev_w : &c->cev_w;
+}
+
+static void
+touch(struct conn *c)
+{
+	conn_touch(c);
+}
+
+/* Moves what it can for one direction; returns -1 if c was closed. */
+static int
+pump(struct conn *c, int dir)
+{
+	struct relay_dir *d = &c->d[dir];
+	int budget = 16; /* chunks per wakeup, so one stream cannot starve others */
+	ssize_t n;
+
+	if (d->pipe[0] == -1) {
+		if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC)) {
+			conn_close(c, "pipe");
+			return -1;
+		}
+		fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
+	}
+	for (;;) {
+		/* drain the pipe first */
+		while (d->inpipe) {
+			n = splice(d->pipe[0], NULL, dst_fd(c, dir), NULL, d->inpipe,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->inpipe -= (size_t)n;
+				c->bytes[dir] += (uint64_t)n;
+				continue;
+			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN) {
+				/* destination full: wait for it, stop reading source */
+				event_del(src_ev(c, dir));
+				event_add(dst_ev(c, dir), NULL);
+				return 0;
+			}
+			conn_close(c, "relay write error");
+			return -1;
+		}
+		event_del(dst_ev(c, dir));
+		if (d->eof) {
+			if (!d->done) {
+				shutdown(dst_fd(c, dir), SHUT_WR);
+				d->done = true;
+				event_del(src_ev(c, dir));
+				if (c->d[0].done && c->d[1].done) {
+					conn_close(c, "relay done");
+					return -1;
+				}
+			}
+			return 0;
+		}
+		if (!budget--) {
+			event_add(src_ev(c, dir), NULL);
+			return 0;
+		}
+		n = splice(src_fd(c, dir), NULL, d->pipe[1], NULL, RELAY_CHUNK,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			d->inpipe += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			d->eof = true;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN) {
+			event_add(src_ev(c, dir), NULL);
+			return 0;
+		}
+		if (errno == ECONNRESET || errno == EPIPE) {
+			conn_close(c, "reset");
+			return -1;
+		}
+		conn_close(c, "relay read error");
+		return -1;
+	}
+}
+
+static void
+relay_pump(struct conn *c, int dir)
+{
+	touch(c);
+	pump(c, dir);
+}
+
+static void
+on_client_readable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	relay_pump(arg, 0);
+}
+
+static void
+on_upstream_readable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	relay_pump(arg, 1);
+}
+
+static void
+on_upstream_writable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	relay_pump(arg, 0);
+}
+
+static void
+on_client_writable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	relay_pump(arg, 1);
+}
+
+static void
+start_splicing(struct conn *c)
+{
+	struct event_base *base = event_get_base(&c->timer);
+
+	event_del(&c->cev_r);
+	event_del(&c->cev_w);
+	event_del(&c->uev_r);
+	event_del(&c->uev_w);
+	event_assign(&c->cev_r, base, c->cfd, EV_READ | EV_PERSIST, on_client_readable, c);
+	event_assign(&c->uev_r, base, c->ufd, EV_READ | EV_PERSIST, on_upstream_readable, c);
+	event_assign(&c->uev_w, base, c->ufd, EV_WRITE | EV_PERSIST, on_upstream_writable, c);
+	event_assign(&c->cev_w, base, c->cfd, EV_WRITE | EV_PERSIST, on_client_writable, c);
+	c->state = CS_RELAY;
+	conn_timer(c, conn_idle_timeout(c));
+	touch(c);
+	event_add(&c->cev_r, NULL);
+	event_add(&c->uev_r, NULL);
+}
+
+/* Writes c->uout then c->in upstream (plain send: they are small). */
+static void on_preamble_writable(evutil_socket_t fd, short what, void *arg);
+
+static void
+write_preamble(struct conn *c)
+{
+	while (c->uoutoff < c->uoutlen || c->inlen) {
+		const char *buf;
+		size_t len;
+		ssize_t n;
+
+		if (c->uoutoff < c->uoutlen) {
+			buf = c->uout + c->uoutoff;
+			len = c->uoutlen - c->uoutoff;
+		} else {
+			buf = c->in;
+			len = c->inlen;
+		}
+		n = send(c->ufd, buf, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				event_del(&c->uev_w);
+				event_assign(&c->uev_w, event_get_base(&c->timer), c->ufd, EV_WRITE,
+					     on_preamble_writable, c);
+				event_add(&c->uev_w, NULL);
+				return;
+			}
+			conn_close(c, "upstream write error");
+			return;
+		}
+		if (c->uoutoff < c->uoutlen)
+			c->uoutoff += (size_t)n;
+		else
+			conn_drop_input(c, (size_t)n);
+	}
+	free(c->uout);
+	c->uout = NULL;
+	c->uoutlen = c->uoutoff = 0;
+	free(c->in);
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	start_splicing(c);
+}
+
+static void
+on_preamble_writable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	write_preamble(arg);
+}
+
+void
+relay_start(struct conn *c)
+{
+	evtimer_del(&c->timer);
+	write_preamble(c);
+}

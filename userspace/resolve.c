@@ -1,0 +1,276 @@
+/* c-ares on libevent (see resolve.h): the socket-state callback keeps one
+ * event per c-ares socket, one timer follows ares_timeout(). Requests can be
+ * cancelled by their owner (a connection that closed) without touching
+ * c-ares: the request stays allocated until c-ares calls back. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <ares.h>
+#include <event2/event.h>
+
+#include "resolve.h"
+
+#define RESOLVE_MAX_SOCKS 16
+
+struct resolver {
+	struct event_base *base;
+	ares_channel channel;
+	struct event *timer;
+	struct {
+		ares_socket_t fd;
+		struct event *ev;
+	} socks[RESOLVE_MAX_SOCKS];
+};
+
+struct resolve_req {
+	struct resolver *r;
+	resolve_cb cb;
+	void *arg;
+	bool cancelled;
+	bool starting; /* inside ares_getaddrinfo(): answers must wait */
+	bool done;     /* answered while starting; delivered from the loop */
+	int status;
+	int naddrs;
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
+};
+
+static void
+arm_timer(struct resolver *r)
+{
+	struct timeval tv, *tvp;
+
+	tvp = ares_timeout(r->channel, NULL, &tv);
+	if (tvp)
+		evtimer_add(r->timer, tvp);
+	else
+		evtimer_del(r->timer);
+}
+
+static void
+on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct resolver *r = arg;
+
+	(void)fd;
+	(void)what;
+	ares_process_fd(r->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+	arm_timer(r);
+}
+
+static void
+on_sock(evutil_socket_t fd, short what, void *arg)
+{
+	struct resolver *r = arg;
+
+	ares_process_fd(r->channel, (what & EV_READ) ? fd : ARES_SOCKET_BAD,
+			(what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
+	arm_timer(r);
+}
+
+static void
+sock_state(void *data, ares_socket_t fd, int readable, int writable)
+{
+	struct resolver *r = data;
+	int i, slot = -1;
+
+	for (i = 0; i < RESOLVE_MAX_SOCKS; i++) {
+		if (r->socks[i].ev && r->socks[i].fd == fd) {
+			slot = i;
+			break;
+		}
+		if (!r->socks[i].ev && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)
+		return; /* more sockets than we track: c-ares still times out */
+	if (r->socks[slot].ev) {
+		event_free(r->socks[slot].ev);
+		r->socks[slot].ev = NULL;
+	}
+	if (!readable && !writable)
+		return;
+	r->socks[slot].fd = fd;
+	r->socks[slot].ev = event_new(
+		r->base, fd, (readable ? EV_READ : 0) | (writable ? EV_WRITE : 0) | EV_PERSIST,
+		on_sock, r);
+	if (r->socks[slot].ev)
+		event_add(r->socks[slot].ev, NULL);
+}
+
+struct resolver *
+resolver_new(struct event_base *base, const char *servers, char *errbuf, size_t errlen)
+{
+	struct ares_options opts;
+	struct resolver *r;
+	int st;
+
+	st = ares_library_init(ARES_LIB_INIT_ALL);
+	if (st != ARES_SUCCESS) {
+		snprintf(errbuf, errlen, "c-ares: %s", ares_strerror(st));
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	r->base = base;
+	memset(&opts, 0, sizeof(opts));
+	opts.sock_state_cb = sock_state;
+	opts.sock_state_cb_data = r;
+	opts.timeout = 2000; /* ms per try */
+	opts.tries = 2;
+	st = ares_init_options(&r->channel, &opts,
+			       ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
+	if (st != ARES_SUCCESS) {
+		snprintf(errbuf, errlen, "c-ares: %s", ares_strerror(st));
+		free(r);
+		return NULL;
+	}
+	if (servers) {
+		st = ares_set_servers_ports_csv(r->channel, servers);
+		if (st != ARES_SUCCESS) {
+			snprintf(errbuf, errlen, "DNS servers '%s': %s", servers,
+				 ares_strerror(st));
+			ares_destroy(r->channel);
+			free(r);
+			return NULL;
+		}
+	}
+	r->timer = evtimer_new(base, on_timer, r);
+	if (!r->timer) {
+		snprintf(errbuf, errlen, "out of memory");
+		ares_destroy(r->channel);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void
+resolver_free(struct resolver *r)
+{
+	if (!r)
+		return;
+	ares_destroy(r->channel); /* calls back pending requests with ARES_EDESTRUCTION */
+	for (int i = 0; i < RESOLVE_MAX_SOCKS; i++)
+		if (r->socks[i].ev)
+			event_free(r->socks[i].ev);
+	event_free(r->timer);
+	free(r);
+}
+
+static int
+status_errno(int st)
+{
+	switch (st) {
+	case ARES_SUCCESS:
+		return 0;
+	case ARES_ENOTFOUND:
+	case ARES_ENODATA:
+	case ARES_ENONAME:
+		return -ENOENT;
+	case ARES_ETIMEOUT:
+		return -ETIMEDOUT;
+	case ARES_ENOMEM:
+		return -ENOMEM;
+	case ARES_ECANCELLED:
+	case ARES_EDESTRUCTION:
+		return -ECANCELED;
+	default:
+		return -EIO;
+	}
+}
+
+static void
+deliver(struct resolve_req *q)
+{
+	if (!q->cancelled)
+		q->cb(q->status, q->addrs, q->naddrs, q->arg);
+	free(q);
+}
+
+static void
+on_deferred(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	deliver(arg);
+}
+
+static void
+on_result(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+	struct resolve_req *q = arg;
+	struct ares_addrinfo_node *n;
+	int count = 0;
+
+	(void)timeouts;
+	if (status == ARES_SUCCESS && res) {
+		/* IPv4 first, then IPv6 */
+		for (int fam = 0; fam < 2; fam++)
+			for (n = res->nodes; n && count < RESOLVE_MAX_ADDRS; n = n->ai_next) {
+				int want = fam ? AF_INET6 : AF_INET;
+
+				if (n->ai_family != want ||
+				    n->ai_addrlen > (ares_socklen_t)sizeof(q->addrs[0]))
+					continue;
+				memset(&q->addrs[count], 0, sizeof(q->addrs[count]));
+				memcpy(&q->addrs[count], n->ai_addr, n->ai_addrlen);
+				count++;
+			}
+		if (!count)
+			status = ARES_ENODATA;
+	}
+	if (res)
+		ares_freeaddrinfo(res);
+	q->status = status_errno(status);
+	q->naddrs = count;
+	if (q->starting) {
+		q->done = true; /* resolver_query() hands it to the loop */
+		return;
+	}
+	deliver(q);
+}
+
+struct resolve_req *
+resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg)
+{
+	struct ares_addrinfo_hints hints;
+	struct resolve_req *q;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->r = r;
+	q->cb = cb;
+	q->arg = arg;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	q->starting = true;
+	ares_getaddrinfo(r->channel, host, NULL, &hints, on_result, q);
+	q->starting = false;
+	if (q->done) {
+		/* answered at once (a literal, /etc/hosts): never call back from
+		 * inside the caller */
+		struct timeval now = {0, 0};
+
+		if (event_base_once(r->base, -1, EV_TIMEOUT, on_deferred, q, &now)) {
+			free(q);
+			return NULL;
+		}
+		return q;
+	}
+	arm_timer(r);
+	return q;
+}
+
+void
+resolver_cancel(struct resolve_req *q)
+{
+	if (q)
+		q->cancelled = true;
+}

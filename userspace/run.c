@@ -1,0 +1,525 @@
+/* `egressctl run` (see run.h): the policy, the proxy's listeners, the
+ * cgroup, the BPF programs, a sandboxed child started inside the cgroup
+ * with the proxy variables set, denial lines on stderr, signal forwarding,
+ * cleanup, and the child's exit status. One libevent loop serves the proxy,
+ * the ring buffer, the child's pidfd and the signals. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/sched.h>
+#include <netinet/in.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <event2/event.h>
+
+#include "audit.h"
+#include "cgroup.h"
+#include "events.h"
+#include "loader.h"
+#include "log.h"
+#include "policy.h"
+#include "proxy.h"
+#include "run.h"
+#include "sandbox.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+struct run_state {
+	struct run_opts *opts;
+	struct loader *ld;
+	struct proxy *px;
+	struct policy *policy;
+	struct audit *audit;
+	struct event_base *base;
+	pid_t pid;
+	int pidfd;
+	int status; /* exit status to return */
+	bool exited;
+	unsigned long denied;
+	char env_http[64], env_socks[64];
+};
+
+struct policy *
+run_build_policy(const char *policy_file, const struct rule_arg *rules, int n, char *errbuf,
+		 size_t errlen)
+{
+	char err[512];
+	struct policy *p = policy_new();
+
+	if (!p) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	if (policy_file && config_load_file(p, policy_file, err, sizeof(err))) {
+		snprintf(errbuf, errlen, "--policy %s: %s", policy_file, err);
+		policy_free(p);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *opt = rules[i].action == POLICY_ALLOW ? "--allow" : "--deny";
+
+		if (policy_add(p, rules[i].action, rules[i].text, NULL, opt, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "%s %s: %s", opt, rules[i].text, err);
+			policy_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+/* An exact IPv4 ADDR:PORT allow rule also opens the kernel fast path: the
+ * policy allows any TCP to it, so the proxy hop would add nothing (and for
+ * loopback it is the only way through). */
+static bool
+fast_path_rule(const char *s, struct sockaddr_in *sin)
+{
+	char host[INET_ADDRSTRLEN];
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long port;
+
+	if (!strncmp(s, "tcp://", 6))
+		s += 6;
+	colon = strrchr(s, ':');
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return false;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+		return false;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port < 1 || port > 65535)
+		return false;
+	sin->sin_port = htons((uint16_t)port);
+	return true;
+}
+
+static void
+on_event(const struct egr_event *e, void *arg)
+{
+	struct run_state *st = arg;
+	char line[512];
+
+	if (e->verdict != EGR_V_DENY)
+		return;
+	st->denied++;
+	if (st->opts->quiet)
+		return;
+	events_format(e, line, sizeof(line));
+	fprintf(stderr, "egressctl: %s\n", line);
+}
+
+static void
+on_ring(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+
+	(void)fd;
+	(void)what;
+	loader_events_consume(st->ld);
+}
+
+static void
+on_child(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+	siginfo_t si;
+
+	(void)what;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG) == -1) {
+		log_warn("waitid");
+		st->status = EGR_EXIT_ERROR;
+	} else if (si.si_pid == 0) {
+		return; /* spurious */
+	} else if (si.si_code == CLD_EXITED) {
+		st->status = si.si_status;
+	} else {
+		st->status = 128 + si.si_status;
+	}
+	st->exited = true;
+	event_base_loopexit(st->base, NULL);
+}
+
+static void
+on_signal(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+	struct signalfd_siginfo ssi;
+
+	(void)what;
+	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
+		/* A terminal's ^C already reached CMD (same process group);
+		 * forward only what was sent to egressctl itself. */
+		if (ssi.ssi_code == SI_KERNEL)
+			continue;
+		if (syscall(SYS_pidfd_send_signal, st->pidfd, ssi.ssi_signo, NULL, 0) == -1 &&
+		    errno != ESRCH)
+			log_warn("forwarding signal %u", ssi.ssi_signo);
+	}
+}
+
+/* Does a file named cmd exist in some directory of PATH? */
+static bool
+in_path(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? path : ".", cmd) <
+			    (int)sizeof(buf) &&
+		    access(buf, F_OK) == 0)
+			return true;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return false;
+}
+
+struct child_env {
+	const char *http;  /* http://127.0.0.1:PORT */
+	const char *socks; /* socks5h://127.0.0.1:PORT */
+};
+
+/* The child: between clone3() and execve(). Reports failure on errfd as
+ * "<exit status> <message>". */
+static __attribute__((noreturn)) void
+child_exec(struct run_opts *o, const struct sandbox_user *u, int errfd, const struct child_env *env)
+{
+	const char *what = "";
+	char msg[512];
+	sigset_t none;
+	int err, status;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	err = sandbox_enter(u, errfd, &what);
+	if (err) {
+		snprintf(msg, sizeof(msg), "%d cannot confine the command (%s): %s", EGR_EXIT_ERROR,
+			 what, strerror(-err));
+		if (write(errfd, msg, strlen(msg)) < 0)
+			_exit(EGR_EXIT_ERROR);
+		_exit(EGR_EXIT_ERROR);
+	}
+	setenv("HTTP_PROXY", env->http, 1);
+	setenv("http_proxy", env->http, 1);
+	setenv("HTTPS_PROXY", env->http, 1);
+	setenv("https_proxy", env->http, 1);
+	setenv("ALL_PROXY", env->socks, 1);
+	setenv("all_proxy", env->socks, 1);
+	setenv("NO_PROXY", "localhost,127.0.0.1,::1", 1);
+	setenv("no_proxy", "localhost,127.0.0.1,::1", 1);
+	execvp(o->argv[0], o->argv);
+	err = errno;
+	status = (err == ENOENT || err == ENOTDIR) ? EGR_EXIT_NOTFOUND : EGR_EXIT_NOEXEC;
+	/* execvp says EACCES when a PATH directory was unreadable and the
+	 * command exists nowhere: that is "not found", as the shell says */
+	if (err == EACCES && !strchr(o->argv[0], '/') && !in_path(o->argv[0]))
+		status = EGR_EXIT_NOTFOUND;
+	if (status == EGR_EXIT_NOTFOUND)
+		snprintf(msg, sizeof(msg), "%d %s: command not found", status, o->argv[0]);
+	else
+		snprintf(msg, sizeof(msg), "%d %s: %s", status, o->argv[0], strerror(err));
+	if (write(errfd, msg, strlen(msg)) < 0)
+		_exit(status);
+	_exit(status);
+}
+
+/* Starts CMD directly inside the cgroup: no instruction of its own runs
+ * outside it, and no socket made outside can follow it in. */
+static int
+spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
+{
+	struct clone_args args;
+	char msg[512];
+	int pfd[2], pidfd = -1;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	memset(&args, 0, sizeof(args));
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cg_fd;
+	fflush(NULL);
+	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == -1) {
+		int err = -errno;
+
+		close(pfd[0]);
+		close(pfd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		struct child_env env = {st->env_http, st->env_socks};
+
+		child_exec(st->opts, u, pfd[1], &env);
+	}
+	close(pfd[1]);
+	st->pid = pid;
+	st->pidfd = pidfd;
+	do
+		n = read(pfd[0], msg, sizeof(msg) - 1);
+	while (n == -1 && errno == EINTR);
+	close(pfd[0]);
+	if (n > 0) {
+		char *sp;
+
+		msg[n] = 0;
+		st->status = (int)strtol(msg, &sp, 10);
+		log_warnx("%s", *sp ? sp + 1 : msg);
+		waitid(P_PIDFD, pidfd, &(siginfo_t){0}, WEXITED);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+/* Gives back what run set up. Processes left in a cgroup egressctl did not
+ * create keep it confined: the links stay pinned rather than let them out. */
+static void
+run_cleanup(struct run_state *st, const char *cgpath, bool created)
+{
+	if (created) {
+		int err = cgroup_kill_and_remove(cgpath, 5000);
+
+		if (err)
+			log_warnx("cannot remove cgroup %s: %s", cgpath, strerror(-err));
+		loader_detach(st->ld);
+		return;
+	}
+	if (cgroup_populated(cgpath)) {
+		log_warnx("cgroup %s still has processes: its programs stay attached (pinned in "
+			  "%s)",
+			  cgpath, loader_pin_dir(st->ld));
+		return;
+	}
+	loader_detach(st->ld);
+}
+
+static void
+run_free(struct run_state *st)
+{
+	proxy_free(st->px);
+	st->px = NULL;
+	audit_close(st->audit);
+	st->audit = NULL;
+	policy_free(st->policy);
+	st->policy = NULL;
+	if (st->base)
+		event_base_free(st->base);
+	st->base = NULL;
+}
+
+int
+run_main(struct run_opts *o)
+{
+	char mnt[PATH_MAX], cgpath[PATH_MAX], errbuf[512];
+	struct event *ev_ring = NULL, *ev_child = NULL, *ev_sig = NULL;
+	struct loader_opts lo = {0};
+	struct proxy_opts po = {0};
+	struct run_state st = {0};
+	struct sandbox_user user;
+	bool fresh = false, created = false;
+	int cg_fd = -1, sfd = -1, err;
+	sigset_t mask;
+	uint64_t cgid;
+
+	st.opts = o;
+	st.pidfd = -1;
+	st.status = EGR_EXIT_ERROR;
+	if (geteuid() != 0) {
+		log_warnx("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo");
+		return EGR_EXIT_ERROR;
+	}
+	if (sandbox_resolve_user(o->user, &user, errbuf, sizeof(errbuf))) {
+		log_warnx("%s", errbuf);
+		return EGR_EXIT_ERROR;
+	}
+	st.policy = run_build_policy(o->policy_file, o->rules, o->nrules, errbuf, sizeof(errbuf));
+	if (!st.policy) {
+		log_warnx("%s", errbuf);
+		return EGR_EXIT_ERROR;
+	}
+	if (o->log_file) {
+		st.audit = audit_open(o->log_file, errbuf, sizeof(errbuf));
+		if (!st.audit) {
+			log_warnx("%s", errbuf);
+			goto out_state;
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	st.base = event_base_new();
+	if (!st.base) {
+		log_warnx("cannot set up the event loop");
+		goto out_state;
+	}
+	po.policy = st.policy;
+	po.audit = st.audit;
+	po.dns_upstream = o->dns_upstream;
+	po.tproxy = !o->tproxy_port;
+	po.quiet = o->quiet;
+	st.px = proxy_new(st.base, &po, errbuf, sizeof(errbuf));
+	if (!st.px) {
+		log_warnx("%s", errbuf);
+		goto out_state;
+	}
+	snprintf(st.env_http, sizeof(st.env_http), "http://127.0.0.1:%u",
+		 proxy_port(st.px, PROXY_L_HTTP));
+	snprintf(st.env_socks, sizeof(st.env_socks), "socks5h://127.0.0.1:%u",
+		 proxy_port(st.px, PROXY_L_SOCKS));
+
+	err = cgroup_find_mount(mnt, sizeof(mnt));
+	if (err) {
+		log_warnx("no cgroup v2 hierarchy is mounted (%s): egressctl needs cgroup2",
+			  strerror(-err));
+		goto out_state;
+	}
+	err = cgroup_resolve(mnt, o->cgroup, getpid(), cgpath, sizeof(cgpath), &fresh);
+	if (err) {
+		log_warnx("--cgroup %s: not a NAME ([A-Za-z0-9._-]) nor a path below %s", o->cgroup,
+			  mnt);
+		goto out_state;
+	}
+	err = cgroup_create(cgpath, &created);
+	if (err) {
+		log_warnx("cannot create cgroup %s: %s", cgpath, strerror(-err));
+		goto out_state;
+	}
+	cg_fd = open(cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg_fd == -1) {
+		log_warn("cannot open cgroup %s", cgpath);
+		goto out_rmdir;
+	}
+	if (flock(cg_fd, LOCK_EX | LOCK_NB)) {
+		log_warnx("cgroup %s is in use by another egressctl run", cgpath);
+		goto out_rmdir;
+	}
+	cgid = cgroup_id_of(cgpath);
+	if (!cgid) {
+		log_warn("cannot read the id of cgroup %s", cgpath);
+		goto out_rmdir;
+	}
+
+	lo.tproxy_port = o->tproxy_port ? o->tproxy_port : proxy_port(st.px, PROXY_L_TPROXY);
+	lo.dns_port = o->dns_port;
+	lo.proxy_ports[0] = proxy_port(st.px, PROXY_L_HTTP);
+	lo.proxy_ports[1] = proxy_port(st.px, PROXY_L_SOCKS);
+	lo.proxy_ports[2] = o->proxy_ports[0];
+	lo.proxy_ports[3] = o->proxy_ports[1];
+	lo.unix_hooks = !o->allow_abstract_unix;
+	lo.emit_redirects = log_verbose > 0;
+	memcpy(lo.skip_progs, o->skip_progs, sizeof(lo.skip_progs));
+	lo.on_event = on_event;
+	lo.arg = &st;
+	st.ld = loader_open(&lo, errbuf, sizeof(errbuf));
+	if (!st.ld) {
+		log_warnx("%s", errbuf);
+		goto out_rmdir;
+	}
+	err = loader_attach(st.ld, cg_fd, cgid, errbuf, sizeof(errbuf));
+	if (err) {
+		log_warnx("%s", errbuf);
+		goto out_free;
+	}
+	proxy_set_index(st.px, loader_conns_fd(st.ld));
+	for (int i = 0; i < o->nrules; i++) {
+		struct sockaddr_in sin;
+
+		if (o->rules[i].action != POLICY_ALLOW || !fast_path_rule(o->rules[i].text, &sin))
+			continue;
+		err = loader_fast_add(st.ld, (struct sockaddr *)&sin, IPPROTO_TCP, 0);
+		if (err) {
+			log_warnx("cannot open the fast path for %s: %s", o->rules[i].text,
+				  strerror(-err));
+			goto out_detach;
+		}
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd == -1) {
+		log_warn("cannot set up signal handling");
+		goto out_detach;
+	}
+
+	err = spawn(&st, cg_fd, &user);
+	if (err) {
+		if (err != -ECHILD)
+			log_warnx("cannot start %s: %s", o->argv[0], strerror(-err));
+		goto out_loop;
+	}
+	log_info("started %s[%d] in %s; proxy %s, socks %s", o->argv[0], st.pid, cgpath,
+		 st.env_http, st.env_socks);
+
+	ev_ring = event_new(st.base, loader_events_fd(st.ld), EV_READ | EV_PERSIST, on_ring, &st);
+	ev_child = event_new(st.base, st.pidfd, EV_READ | EV_PERSIST, on_child, &st);
+	ev_sig = event_new(st.base, sfd, EV_READ | EV_PERSIST, on_signal, &st);
+	if (!ev_ring || !ev_child || !ev_sig || event_add(ev_ring, NULL) ||
+	    event_add(ev_child, NULL) || event_add(ev_sig, NULL)) {
+		log_warnx("cannot set up the event loop");
+		kill(st.pid, SIGKILL);
+		waitid(P_PIDFD, st.pidfd, &(siginfo_t){0}, WEXITED);
+		st.status = EGR_EXIT_ERROR;
+		goto out_loop;
+	}
+	event_base_dispatch(st.base);
+	loader_events_consume(st.ld); /* what the last moments produced */
+
+out_loop:
+	if (ev_ring)
+		event_free(ev_ring);
+	if (ev_child)
+		event_free(ev_child);
+	if (ev_sig)
+		event_free(ev_sig);
+	if (sfd != -1)
+		close(sfd);
+	if (st.pidfd != -1)
+		close(st.pidfd);
+	run_cleanup(&st, cgpath, created || fresh);
+	loader_free(st.ld);
+	close(cg_fd);
+	run_free(&st);
+	return st.status;
+
+out_detach:
+	loader_detach(st.ld);
+out_free:
+	loader_free(st.ld);
+out_rmdir:
+	if (cg_fd != -1)
+		close(cg_fd);
+	if (created || fresh)
+		cgroup_kill_and_remove(cgpath, 1000);
+out_state:
+	run_free(&st);
+	return EGR_EXIT_ERROR;
+}

@@ -1,0 +1,44 @@
+/* `egressctl run`: options as parsed by egressctl.c, and the command. */
+#ifndef RUN_H
+#define RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+#define RUN_MAX_RULES 256
+
+struct rule_arg {
+	enum policy_action action;
+	const char *text;
+};
+
+struct run_opts {
+	const char *cgroup;
+	const char *user;
+	struct rule_arg rules[RUN_MAX_RULES]; /* --allow/--deny, in order */
+	int nrules;
+	const char *policy_file;
+	const char *log_file;
+	const char *dns_upstream;
+	uint16_t tproxy_port;	 /* an outside transparent listener instead of ours */
+	uint16_t dns_port;	 /* DNS listener (until egressctl has its own) */
+	uint16_t proxy_ports[2]; /* extra listeners CMD may reach */
+	int nproxy;
+	bool allow_abstract_unix;
+	bool quiet;
+	const char *skip_progs[8]; /* EGR_TESTING builds only */
+	int nskip;
+	char **argv;
+};
+
+/* Builds the policy from --policy and the rules (file first, then the
+ * command line). NULL with errbuf set on a bad rule or file. */
+struct policy *run_build_policy(const char *policy_file, const struct rule_arg *rules, int n,
+				char *errbuf, size_t errlen);
+
+/* Runs the command; returns egressctl's exit status. */
+int run_main(struct run_opts *o);
+
+#endif /* RUN_H */

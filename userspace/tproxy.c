@@ -1,0 +1,165 @@
+/* The transparent listener and the stream judge. A connection the kernel
+ * redirected arrives with its original destination (from the BPF index);
+ * its first bytes say what it is: a TLS ClientHello names the host (SNI),
+ * an HTTP request names it in Host, anything else (or silence: a protocol
+ * where the server speaks first) is plain TCP judged by address and tcp://
+ * rules. With a name, the upstream is an address that name resolves to --
+ * the original destination only if it is among them -- so a forged SNI
+ * cannot reach an address the policy does not allow. The SOCKS5 path uses
+ * the same judge for tunnels that host rules may allow. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "conn.h"
+#include "log.h"
+#include "parse.h"
+
+#define FIRST_BYTES_MS 1000 /* how long a client may stay silent before it is plain TCP */
+
+static void
+on_upstream(struct conn *c)
+{
+	if (c->ufd == -1) {
+		conn_close(c, "upstream failed");
+		return;
+	}
+	relay_start(c);
+}
+
+static void
+send_forbidden(struct conn *c, const struct policy_decision *d)
+{
+	char resp[512], body[320];
+	int n, bl;
+
+	bl = snprintf(body, sizeof(body), "egressctl: blocked %s:%u\n", c->host, c->port);
+	if (bl < 0 || bl >= (int)sizeof(body))
+		bl = (int)strlen(body);
+	n = snprintf(resp, sizeof(resp),
+		     "HTTP/1.1 403 Forbidden\r\nx-proxy-error: %s\r\n"
+		     "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
+		     "Connection: close\r\n\r\n%s",
+		     policy_reason_header(d->reason), bl, body);
+	if (n < 0 || n >= (int)sizeof(resp))
+		n = (int)strlen(resp);
+	conn_reply(c, resp, (size_t)n, NULL);
+}
+
+static void
+decide_and_connect(struct conn *c)
+{
+	struct policy_decision d;
+	const struct sockaddr *addr = NULL;
+
+	c->judging = false;
+	evtimer_del(&c->timer);
+	event_del(&c->cev_r);
+	if (c->orig.ss_family && !c->host[0])
+		addr = (const struct sockaddr *)&c->orig;
+	if (!conn_decide(c, addr, &d)) {
+		if (c->proto == POLICY_P_HTTP && !strcmp(c->source, "transparent")) {
+			send_forbidden(c, &d);
+		} else {
+			/* a reset, not an orderly close: the client fails at once
+			 * with ECONNRESET rather than reading an empty reply */
+			struct linger lg = {1, 0};
+
+			setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			conn_close(c, "denied");
+		}
+		return;
+	}
+	conn_connect_upstream(c, on_upstream);
+}
+
+/* Does the name the stream carries agree with the name the client asked
+ * for (SOCKS5 domain requests)? Without an asked-for name, any name goes:
+ * the upstream is then chosen by that name alone. */
+static bool
+name_agrees(const struct conn *c, const char *name)
+{
+	return !c->host[0] || !strcasecmp(c->host, name);
+}
+
+void
+stream_judge(struct conn *c, bool timed_out)
+{
+	const uint8_t *buf = (const uint8_t *)c->in;
+	char name[256], norm[256];
+	struct http_request *req;
+	enum parse_result r;
+	size_t used;
+	int kind;
+
+	kind = sniff_protocol(buf, c->inlen);
+	if (kind == -1 && !timed_out)
+		goto wait; /* too short to tell yet */
+	name[0] = 0;
+	if (kind == 1) {
+		r = tls_parse_sni(buf, c->inlen, CONN_MAX_HEAD, name, sizeof(name));
+		if (r == PARSE_MORE && !timed_out)
+			goto wait;
+		if (r == PARSE_DONE && name[0])
+			c->proto = POLICY_P_TLS;
+		else
+			name[0] = 0;
+	} else if (kind == 2) {
+		req = malloc(sizeof(*req));
+		if (!req) {
+			conn_close(c, "out of memory");
+			return;
+		}
+		r = http_parse_request(c->in, c->inlen, CONN_MAX_HEAD, req, &used);
+		if (r == PARSE_MORE && !timed_out) {
+			free(req);
+			goto wait;
+		}
+		if (r == PARSE_DONE && !req->connect) {
+			c->proto = POLICY_P_HTTP;
+			snprintf(name, sizeof(name), "%s", req->host);
+			snprintf(c->method, sizeof(c->method), "%s", req->method);
+		}
+		free(req);
+	}
+	if (name[0] && policy_host_normalize(name, false, norm, sizeof(norm)) == 0 &&
+	    name_agrees(c, norm)) {
+		snprintf(c->host, sizeof(c->host), "%s", norm);
+	} else {
+		/* plain TCP: only address and tcp:// rules can allow it */
+		c->proto = POLICY_P_TCP;
+		c->method[0] = 0;
+		if (name[0] && !name_agrees(c, name))
+			log_info("conn %llu: stream names %s, client asked for %s",
+				 (unsigned long long)c->id, name, c->host);
+	}
+	decide_and_connect(c);
+	return;
+wait:
+	/* a client that has started talking gets the full head timeout */
+	if (c->inlen)
+		conn_timer(c, 10);
+}
+
+static void
+on_bytes(struct conn *c)
+{
+	if (c->inlen > CONN_MAX_HEAD) {
+		stream_judge(c, true);
+		return;
+	}
+	stream_judge(c, false);
+}
+
+void
+tproxy_start(struct conn *c)
+{
+	c->source = "transparent";
+	c->port = (uint16_t)conn_sockaddr_port(&c->orig);
+	c->host[0] = 0;
+	c->judging = true;
+	conn_read_client(c, on_bytes);
+	conn_timer_ms(c, FIRST_BYTES_MS);
+}
