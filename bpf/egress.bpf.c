@@ -245,8 +245,8 @@ decide_udp4(const __be32 *dst, __be16 port, struct decision *d)
 	}
 	if (port == bpf_htons(53)) {
 		if (dns_port) {
+			/* indexed by the catch-all once the datagram has a port */
 			redirect(d, dns_port, EGR_R_DNS, EGR_SK_DNS);
-			d->index = 0;
 		} else {
 			deny(d, EGR_R_NO_LISTENER, EPERM);
 		}
@@ -570,6 +570,7 @@ egr_sockops(struct bpf_sock_ops *ctx)
 		map4(k.addr, lip4);
 	}
 	k.port = bpf_htons((__u16)lport);
+	k.proto = IPPROTO_TCP;
 	bpf_map_update_elem(&egr_conns, &k, v, BPF_ANY);
 	bpf_map_delete_elem(&egr_pending, &cookie);
 	return 1;
@@ -768,6 +769,44 @@ egr_sendmsg_unix(struct bpf_sock_addr *ctx)
 	return unix_check(ctx, EGR_H_SENDMSG_UNIX);
 }
 
+/* A UDP datagram to the DNS responder: index who sent it by its source
+ * address and port, from the connect/sendmsg-time record of its socket, so
+ * the responder can attribute the query. (At connect() time a UDP socket
+ * has no port yet; its first datagram has one.) */
+static __always_inline void
+index_dns(struct __sk_buff *skb)
+{
+	struct egr_conn_key k = {};
+	struct egr_conn_val *v;
+	__u8 hdr[10];
+	__be16 ports[2];
+	__be32 saddr;
+	__u64 cookie;
+	__u32 off;
+
+	if (bpf_skb_load_bytes(skb, 0, hdr, sizeof(hdr)))
+		return;
+	if (hdr[9] != IPPROTO_UDP)
+		return;
+	off = (hdr[0] & 0x0f) * 4;
+	if (off < 20 || off > 60)
+		return;
+	if (bpf_skb_load_bytes(skb, off, ports, sizeof(ports)))
+		return;
+	if (ports[1] != bpf_htons(dns_port))
+		return;
+	cookie = bpf_get_socket_cookie(skb);
+	v = bpf_map_lookup_elem(&egr_pending, &cookie);
+	if (!v)
+		return;
+	if (bpf_skb_load_bytes(skb, 12, &saddr, 4))
+		return;
+	map4(k.addr, saddr);
+	k.port = ports[0];
+	k.proto = IPPROTO_UDP;
+	bpf_map_update_elem(&egr_conns, &k, v, BPF_ANY);
+}
+
 /* Catch-all: a packet from the sandbox leaves only towards loopback or from a
  * socket that connect approved for the fast path. Runs in softirq for some
  * packets: no current-task helpers here. */
@@ -783,8 +822,11 @@ egr_skb_egress(struct __sk_buff *skb)
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		if (bpf_skb_load_bytes(skb, 16, &d[3], 4))
 			return SYS_REJECT;
-		if ((bpf_ntohl(d[3]) >> 24) == 127)
+		if ((bpf_ntohl(d[3]) >> 24) == 127) {
+			if (dns_port && d[3] == bpf_htonl(LOOPBACK4))
+				index_dns(skb);
 			return SYS_PROCEED;
+		}
 		d[2] = bpf_htonl(0xffff);
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		if (bpf_skb_load_bytes(skb, 24, d, 16))

@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 1 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 2 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -90,7 +90,7 @@ _Static_assert(sizeof(struct egr_sk_orig) == 40, "egr_sk_orig layout");
 struct egr_conn_key {
 	__be32 addr[4]; /* client's local address, v4-mapped for IPv4 */
 	__be16 port;	/* client's local port, network order */
-	__u16 pad;	/* always zero: keys hash bytewise */
+	__u16 proto;	/* IPPROTO_TCP or IPPROTO_UDP (DNS datagrams) */
 };
 _Static_assert(sizeof(struct egr_conn_key) == 20, "egr_conn_key layout");
 

@@ -8,7 +8,7 @@ set -eu
 BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
 libevent-dev libc-ares-dev libcjson-dev"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base
-socat netcat-openbsd tcpdump dnsutils util-linux procps"
+socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl"
 BENCH="nginx wrk trafficserver squid tinyproxy haproxy dante-server microsocks
 mitmproxy hyperfine linux-perf valgrind"
 

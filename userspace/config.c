@@ -311,6 +311,8 @@ config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen
 	ssize_t n;
 	int fd, err;
 
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
 	if (!p || !path)
 		return cfg_fail(errbuf, errlen, -EINVAL, "invalid arguments");
 	fd = open(path, O_RDONLY | O_CLOEXEC);

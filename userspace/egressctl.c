@@ -395,7 +395,10 @@ cmd_check(int argc, char **argv)
 		printf("denied by rule %u \"%s\"\n", d.rule->index, d.rule->text);
 		break;
 	case POLICY_R_METHOD:
-		printf("method %s not allowed for it\n", method ? method : "?");
+		if (method)
+			printf("method %s not allowed for it\n", method);
+		else
+			printf("its rule allows only some plain-HTTP methods (try --method)\n");
 		break;
 	case POLICY_R_LOCAL:
 		printf("local or private address (name it in a rule to allow it)\n");

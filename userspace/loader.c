@@ -492,7 +492,8 @@ loader_pin_dir(struct loader *ld)
 }
 
 int
-loader_conn_lookup(int conns_fd, const struct sockaddr *sa, struct egr_conn_val *out, bool del)
+loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct egr_conn_val *out,
+		   bool del)
 {
 	struct egr_conn_key k = {};
 	int port;
@@ -501,6 +502,7 @@ loader_conn_lookup(int conns_fd, const struct sockaddr *sa, struct egr_conn_val 
 	if (port < 0)
 		return port;
 	k.port = (uint16_t)port;
+	k.proto = (uint16_t)proto;
 	if (bpf_map_lookup_elem(conns_fd, &k, out))
 		return -errno;
 	if (del)

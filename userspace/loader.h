@@ -67,7 +67,8 @@ const char *loader_pin_dir(struct loader *ld);
 /* Looks up the connection whose client address (the peer of an accepted
  * socket) is sa in an egr_conns map, and deletes the entry when del.
  * Returns 0, -ENOENT or -errno. */
-int loader_conn_lookup(int conns_fd, const struct sockaddr *sa, struct egr_conn_val *out, bool del);
+int loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct egr_conn_val *out,
+		       bool del);
 
 /* Fills a v4-mapped (IPv4) or plain IPv6 address from a sockaddr. Returns
  * the port (network order) or -EAFNOSUPPORT. */

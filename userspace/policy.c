@@ -1,14 +1,15 @@
 /* The rule engine behind policy.h: parses rules (DESIGN.md "Policy") into
  * indexes and judges queries against them, with no I/O. Exact hosts, the
  * suffixes of "*." and "**." wildcards and the longest fixed label-suffix of
- * '?' patterns are keys of open-addressing hash tables; a lookup walks the
+ * '?' patterns share one open-addressing hash table; a lookup walks the
  * query's label suffixes (a.b.c, b.c, c), hashing them all in one backward
- * pass, so its cost follows the number of labels, not of rules. "*:port"
- * rules are keyed by port, CIDRs sit in one table per prefix length in use.
- * Every candidate found is then checked against the query (port, proto,
- * method): deny wins, then the local-address check, then the most specific
- * allow. Rules are immutable once added; a policy is never changed while
- * judged, so lookups take no locks. */
+ * pass and prefetching their slots together, so its cost follows the number
+ * of labels, not of rules. '?' patterns under a suffix are grouped by shape
+ * and found by masked lookup. "*:port" rules are keyed by port, CIDRs sit in
+ * one table per prefix length in use. Every candidate found is checked
+ * against the query (port, proto, method): deny wins, then the local-address
+ * check, then the most specific allow. Rules are immutable once added and
+ * lookups write nothing shared, so concurrent judging needs no locks. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -80,6 +81,7 @@ struct qgroup {
 	struct htab tab;   /* rules by those len bytes, '?' included */
 };
 
+/* A rule source ("--allow", a file name), copied once per policy. */
 struct source {
 	struct source *next;
 	char name[];
@@ -122,6 +124,9 @@ struct qctx {
 	const struct rule *allow;
 	const struct rule *method; /* allow rules that failed only on the method */
 	bool named[2];		   /* addrs[i] named by an allow address rule */
+	bool any_port;		   /* policy_addr_named(): a rule naming it on any port */
+	uint16_t *ports;	   /* policy_tcp_ports(): collect allow tcp:// ports */
+	int nports, maxports;
 };
 
 static const char *const method_names[] = {
@@ -212,6 +217,8 @@ htab_prefetch(const struct htab *t, uint64_t hash)
 {
 	size_t i;
 
+	if (!t->used)
+		return;
 	for (i = hash & t->mask;; i = (i + 1) & t->mask) {
 		const struct hslot *s = &t->slots[i];
 
@@ -1107,13 +1114,24 @@ consider(struct qctx *c, const struct rule *r, int ai)
 			c->possible_no = true;
 		return;
 	}
+	if (c->ports) {
+		if (r->pub.action == POLICY_ALLOW && r->pub.tcp && r->pub.port) {
+			for (m = 0; m < c->nports; m++)
+				if (c->ports[m] == r->pub.port)
+					return;
+			if (c->nports < c->maxports)
+				c->ports[c->nports++] = r->pub.port;
+		}
+		return;
+	}
 	m = rule_applies(c, r);
 	if (r->pub.action == POLICY_DENY) {
 		if (m > 0)
 			pick(&c->deny, r);
 		return;
 	}
-	if (ai >= 0 && r->plen >= c->addrs[ai].cls_plen && (!r->pub.port || r->pub.port == c->port))
+	if (ai >= 0 && r->plen >= c->addrs[ai].cls_plen &&
+	    (c->any_port || !r->pub.port || r->pub.port == c->port))
 		c->named[ai] = true;
 	if (ai > 0)
 		return; /* the literal host only denies and names; q->addr decides */
@@ -1369,4 +1387,43 @@ policy_host_possible(const struct policy *p, const char *host)
 			c.possible_yes = r->pub.action == POLICY_ALLOW;
 	}
 	return c.possible_yes && !c.possible_no;
+}
+
+int
+policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, int max)
+{
+	char name[HOST_MAX + 1];
+	uint16_t found[64];
+	struct qctx c = {.ports = found, .maxports = 64};
+	int i, n = 0;
+	size_t hl;
+
+	if (!p || !host || !host[0])
+		return 0;
+	hl = strlen(host);
+	if (host_check(host, hl, false, name, sizeof(name), NULL, 0) ||
+	    numeric_tld(name, strlen(name)))
+		return 0;
+	c.host = name;
+	c.hlen = strlen(name);
+	c.has_host = true;
+	match_names(p, &c);
+	/* deny wins: keep only ports a TCP query to host would be allowed on */
+	for (i = 0; i < c.nports && n < max; i++)
+		if (policy_tcp_rule(p, name, found[i]))
+			ports[n++] = found[i];
+	return n;
+}
+
+bool
+policy_addr_named(const struct policy *p, const struct sockaddr *sa)
+{
+	struct qctx c = {.any_port = true};
+
+	if (!p || !sa)
+		return false;
+	naddr_from_sockaddr(&c.addrs[0], sa);
+	c.naddrs = 1;
+	match_addr(p, &c, 0);
+	return c.named[0] && !c.deny;
 }

@@ -127,6 +127,17 @@ bool policy_host_possible(const struct policy *p, const char *host);
 /* Does some allow tcp:// rule match host on port (for the kernel fast path)? */
 bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);
 
+/* The ports of the allow tcp:// rules that match host (and that no deny
+ * rule overrides): the DNS responder opens the kernel fast path for them.
+ * Returns how many were written to ports (at most max). */
+int policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
+
+/* Does an allow address rule name sa (contain it at least as specifically
+ * as the special range it falls in), on any port, with no port-less deny
+ * address rule against it? The DNS responder keeps such local addresses in
+ * answers; all other local addresses are stripped. */
+bool policy_addr_named(const struct policy *p, const struct sockaddr *sa);
+
 /* The class of an IPv4 or IPv6 address (v4-mapped IPv6 judged as IPv4). */
 enum addr_class addr_classify(const struct sockaddr *sa);
 const char *addr_class_name(enum addr_class c);

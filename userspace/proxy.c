@@ -19,6 +19,7 @@
 
 #include "audit.h"
 #include "conn.h"
+#include "dns.h"
 #include "loader.h"
 #include "log.h"
 #include "proxy.h"
@@ -27,6 +28,7 @@ struct proxy {
 	struct event_base *base;
 	struct proxy_opts opts;
 	struct resolver *res;
+	struct dns_server *dns;
 	int conns_fd;
 	int lfd[PROXY_L_MAX];
 	uint16_t port[PROXY_L_MAX];
@@ -577,8 +579,9 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 	c->up_err = 0;
 	c->ai = 0;
 	event_del(&c->cev_r);
-	if (!c->host[0]) {
-		/* no name: the original destination is the only candidate */
+	if (!c->host[0] || c->learned) {
+		/* no name, or the name the DNS responder answered this very
+		 * address for: the original destination is the only candidate */
 		c->addrs[0] = c->orig;
 		c->naddrs = 1;
 		filter_and_connect(c);
@@ -623,8 +626,8 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 	p->st.accepted++;
 	/* Only sockets of the confined cgroup are in the index: anyone else
 	 * (another local user) is refused, the proxy is no open relay. */
-	if (p->conns_fd < 0 ||
-	    loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer, &who, true) != 0) {
+	if (p->conns_fd < 0 || loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer,
+						  IPPROTO_TCP, &who, true) != 0) {
 		char a[64];
 
 		conn_format_addr((struct sockaddr *)&peer, a, sizeof(a));
@@ -742,6 +745,17 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		goto fail;
 	if (o->tproxy && listen_on(p, PROXY_L_TPROXY, errbuf, errlen))
 		goto fail;
+	if (o->dns) {
+		struct dns_opts dopts = {0};
+
+		dopts.policy = o->policy;
+		dopts.audit = o->audit;
+		dopts.res = p->res;
+		dopts.quiet = o->quiet;
+		p->dns = dns_new(base, &dopts, errbuf, errlen);
+		if (!p->dns)
+			goto fail;
+	}
 	return p;
 fail:
 	proxy_free(p);
@@ -758,6 +772,28 @@ void
 proxy_set_index(struct proxy *p, int conns_fd)
 {
 	p->conns_fd = conns_fd;
+	if (p->dns)
+		dns_set_index(p->dns, conns_fd);
+}
+
+uint16_t
+proxy_dns_port(const struct proxy *p)
+{
+	return p->dns ? dns_port(p->dns) : 0;
+}
+
+void
+proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
+		   int (*del)(void *, const struct sockaddr *), void *arg)
+{
+	if (p->dns)
+		dns_set_fastpath(p->dns, add, del, arg);
+}
+
+const char *
+conn_learned_name(const struct conn *c)
+{
+	return dns_learned_name(c->px->dns, (const struct sockaddr *)&c->orig);
 }
 
 void
@@ -781,6 +817,7 @@ proxy_free(struct proxy *p)
 		if (p->lfd[i] != -1)
 			close(p->lfd[i]);
 	}
+	dns_free(p->dns);
 	resolver_free(p->res);
 	free(p);
 }

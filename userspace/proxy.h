@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 struct event_base;
 struct policy;
@@ -24,6 +25,7 @@ struct proxy_opts {
 	struct audit *audit;	     /* decision log; NULL for none */
 	const char *dns_upstream;    /* c-ares servers CSV; NULL: /etc/resolv.conf */
 	bool tproxy;		     /* open the transparent listener */
+	bool dns;		     /* run the DNS responder */
 	bool quiet;		     /* no denial lines on stderr */
 	int max_conns;		     /* concurrent client connections (default 4096) */
 	int header_timeout_s;	     /* client head / first bytes (default 10) */
@@ -44,6 +46,13 @@ uint16_t proxy_port(const struct proxy *p, enum proxy_listener l);
 /* The BPF connection index (egr_conns) to attribute clients with. Until it
  * is set, every client is refused. */
 void proxy_set_index(struct proxy *p, int conns_fd);
+
+/* The DNS responder's port (UDP and TCP); 0 if not running. */
+uint16_t proxy_dns_port(const struct proxy *p);
+
+/* The kernel fast path for tcp:// names the DNS responder answers. */
+void proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
+			int (*del)(void *, const struct sockaddr *), void *arg);
 
 /* Counters for the summary. */
 struct proxy_stats {

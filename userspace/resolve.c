@@ -27,6 +27,9 @@ struct resolver {
 struct resolve_req {
 	struct resolver *r;
 	resolve_cb cb;
+	resolve_raw_cb raw_cb; /* resolver_send(): raw answer instead */
+	unsigned char *answer;
+	int alen;
 	void *arg;
 	bool cancelled;
 	bool starting; /* inside ares_getaddrinfo(): answers must wait */
@@ -187,8 +190,13 @@ status_errno(int st)
 static void
 deliver(struct resolve_req *q)
 {
-	if (!q->cancelled)
-		q->cb(q->status, q->addrs, q->naddrs, q->arg);
+	if (!q->cancelled) {
+		if (q->raw_cb)
+			q->raw_cb(q->status, q->answer, q->alen, q->arg);
+		else
+			q->cb(q->status, q->addrs, q->naddrs, q->arg);
+	}
+	free(q->answer);
 	free(q);
 }
 
@@ -259,6 +267,60 @@ resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg)
 		struct timeval now = {0, 0};
 
 		if (event_base_once(r->base, -1, EV_TIMEOUT, on_deferred, q, &now)) {
+			free(q);
+			return NULL;
+		}
+		return q;
+	}
+	arm_timer(r);
+	return q;
+}
+
+static void
+on_raw(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	struct resolve_req *q = arg;
+
+	(void)timeouts;
+	q->status = status_errno(status);
+	if (status == ARES_SUCCESS && abuf && alen > 0) {
+		q->answer = malloc((size_t)alen);
+		if (q->answer) {
+			memcpy(q->answer, abuf, (size_t)alen);
+			q->alen = alen;
+		} else {
+			q->status = -ENOMEM;
+		}
+	} else if (!q->status) {
+		q->status = -EIO;
+	}
+	if (q->starting) {
+		q->done = true;
+		return;
+	}
+	deliver(q);
+}
+
+struct resolve_req *
+resolver_send(struct resolver *r, const unsigned char *qbuf, size_t qlen, resolve_raw_cb cb,
+	      void *arg)
+{
+	struct resolve_req *q;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->r = r;
+	q->raw_cb = cb;
+	q->arg = arg;
+	q->starting = true;
+	ares_send(r->channel, qbuf, (int)qlen, on_raw, q);
+	q->starting = false;
+	if (q->done) {
+		struct timeval now = {0, 0};
+
+		if (event_base_once(r->base, -1, EV_TIMEOUT, on_deferred, q, &now)) {
+			free(q->answer);
 			free(q);
 			return NULL;
 		}

@@ -31,6 +31,14 @@ void resolver_free(struct resolver *r);
  * allocation failure. */
 struct resolve_req *resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg);
 
+/* A raw DNS exchange (the responder's upstream path): q is a complete
+ * query message; the callback gets the complete answer message (status 0)
+ * or a negative errno-like code (-ETIMEDOUT after c-ares' tries, -EIO).
+ * Same calling rules as resolver_query(). */
+typedef void (*resolve_raw_cb)(int status, const unsigned char *answer, int alen, void *arg);
+struct resolve_req *resolver_send(struct resolver *r, const unsigned char *q, size_t qlen,
+				  resolve_raw_cb cb, void *arg);
+
 /* The callback will not run; the request is freed when c-ares is done. */
 void resolver_cancel(struct resolve_req *q);
 

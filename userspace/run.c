@@ -78,6 +78,18 @@ run_build_policy(const char *policy_file, const struct rule_arg *rules, int n, c
 	return p;
 }
 
+static int
+fast_add(void *arg, const struct sockaddr *sa, uint64_t ttl_ns)
+{
+	return loader_fast_add(arg, sa, IPPROTO_TCP, ttl_ns);
+}
+
+static int
+fast_del(void *arg, const struct sockaddr *sa)
+{
+	return loader_fast_del(arg, sa, IPPROTO_TCP);
+}
+
 /* An exact IPv4 ADDR:PORT allow rule also opens the kernel fast path: the
  * policy allows any TCP to it, so the proxy hop would add nothing (and for
  * loopback it is the only way through). */
@@ -220,6 +232,12 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, int errfd, const st
 		if (write(errfd, msg, strlen(msg)) < 0)
 			_exit(EGR_EXIT_ERROR);
 		_exit(EGR_EXIT_ERROR);
+	}
+	if (u->home[0])
+		setenv("HOME", u->home, 1);
+	if (u->name[0]) {
+		setenv("USER", u->name, 1);
+		setenv("LOGNAME", u->name, 1);
 	}
 	setenv("HTTP_PROXY", env->http, 1);
 	setenv("http_proxy", env->http, 1);
@@ -380,6 +398,7 @@ run_main(struct run_opts *o)
 	po.audit = st.audit;
 	po.dns_upstream = o->dns_upstream;
 	po.tproxy = !o->tproxy_port;
+	po.dns = !o->dns_port;
 	po.quiet = o->quiet;
 	st.px = proxy_new(st.base, &po, errbuf, sizeof(errbuf));
 	if (!st.px) {
@@ -424,7 +443,7 @@ run_main(struct run_opts *o)
 	}
 
 	lo.tproxy_port = o->tproxy_port ? o->tproxy_port : proxy_port(st.px, PROXY_L_TPROXY);
-	lo.dns_port = o->dns_port;
+	lo.dns_port = o->dns_port ? o->dns_port : proxy_dns_port(st.px);
 	lo.proxy_ports[0] = proxy_port(st.px, PROXY_L_HTTP);
 	lo.proxy_ports[1] = proxy_port(st.px, PROXY_L_SOCKS);
 	lo.proxy_ports[2] = o->proxy_ports[0];
@@ -445,6 +464,7 @@ run_main(struct run_opts *o)
 		goto out_free;
 	}
 	proxy_set_index(st.px, loader_conns_fd(st.ld));
+	proxy_set_fastpath(st.px, fast_add, fast_del, st.ld);
 	for (int i = 0; i < o->nrules; i++) {
 		struct sockaddr_in sin;
 

@@ -84,6 +84,34 @@ await_first_bytes(struct conn *c)
 	conn_timer(c, 10);
 }
 
+/* Would a host rule allow TLS or plain HTTP to c->host (or, for an address
+ * request, the name the DNS responder answered it for) on c->port? */
+static bool
+host_rules_possible(struct conn *c)
+{
+	struct policy_query q = {0};
+	struct policy_decision d;
+
+	if (!c->host[0]) {
+		const char *learned = conn_learned_name(c);
+
+		if (!learned)
+			return false;
+		snprintf(c->host, sizeof(c->host), "%s", learned);
+	}
+	q.host = c->host;
+	q.port = c->port;
+	q.proto = POLICY_P_TLS;
+	if (policy_decide(conn_policy(c), &q, &d) == 0 && d.action == POLICY_ALLOW)
+		return true;
+	q.proto = POLICY_P_HTTP;
+	q.method = "GET";
+	if (policy_decide(conn_policy(c), &q, &d) == 0 &&
+	    (d.action == POLICY_ALLOW || d.reason == POLICY_R_METHOD))
+		return true;
+	return false;
+}
+
 static void
 on_request(struct conn *c)
 {
@@ -140,9 +168,11 @@ on_request(struct conn *c)
 		conn_connect_upstream(c, on_upstream_direct);
 		return;
 	}
-	/* Could host rules allow it once we see TLS or HTTP for this name? */
+	/* Could host rules allow it once we see TLS or HTTP for this name on
+	 * this port? (For an address, the name the DNS responder answered it
+	 * for.) Otherwise refuse now, with 0x02. */
 	if (d.reason != POLICY_R_DENY_RULE && d.reason != POLICY_R_LOCAL &&
-	    (c->host[0] ? policy_host_possible(conn_policy(c), c->host) : true)) {
+	    host_rules_possible(c)) {
 		send_reply(c, SOCKS5_SUCCEEDED, await_first_bytes);
 		return;
 	}

@@ -57,7 +57,7 @@ decide_and_connect(struct conn *c)
 	c->judging = false;
 	evtimer_del(&c->timer);
 	event_del(&c->cev_r);
-	if (c->orig.ss_family && !c->host[0])
+	if (c->orig.ss_family && (!c->host[0] || c->learned))
 		addr = (const struct sockaddr *)&c->orig;
 	if (!conn_decide(c, addr, &d)) {
 		if (c->proto == POLICY_P_HTTP && !strcmp(c->source, "transparent")) {
@@ -128,9 +128,16 @@ stream_judge(struct conn *c, bool timed_out)
 	    name_agrees(c, norm)) {
 		snprintf(c->host, sizeof(c->host), "%s", norm);
 	} else {
-		/* plain TCP: only address and tcp:// rules can allow it */
+		/* plain TCP: only address and tcp:// rules can allow it, by the
+		 * name the DNS responder answered this address for, if any */
+		const char *learned = c->host[0] ? NULL : conn_learned_name(c);
+
 		c->proto = POLICY_P_TCP;
 		c->method[0] = 0;
+		if (learned && !strcmp(c->source, "transparent")) {
+			snprintf(c->host, sizeof(c->host), "%s", learned);
+			c->learned = true;
+		}
 		if (name[0] && !name_agrees(c, name))
 			log_info("conn %llu: stream names %s, client asked for %s",
 				 (unsigned long long)c->id, name, c->host);

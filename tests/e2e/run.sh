@@ -236,10 +236,12 @@ test_dns() {
 	sensor_none "dns_dig.sensor" "dst host $a4 or dst host $a5"
 	a_nogrep "dns.inet_saw_nothing" "$W/inet.log" "name=x[0-9]-$$\\.test"
 
-	# no --dns-port: denied
+	# no --dns-port: egressctl's own responder answers, and with no rule
+	# that could allow the name it refuses it (REFUSED), sending nothing on
 	egr "${t}_nodns" --cgroup "$(cg_name "${t}_nd")" --user nobody -- "${PROBE_ARGV[@]}" dns_udp "$a6" "x6-$$.test"
 	egr_json "${t}_nodns"
-	a_denied "dns.no_dns_port.denied"
+	a_eq "dns.no_dns_port.refused" "answer" "$P_errno" "RCODE5"
+	a_eq "dns.no_dns_port.source" "reply source" "$P_peer" "$a6:53"
 	sensor_none "dns.no_dns_port.sensor" "dst host $a6"
 }
 

@@ -76,6 +76,37 @@ query_host(const char *rule, char *out, size_t outlen)
 	out[i] = '\0';
 }
 
+/* Would the policy take host for a name, neither an address literal
+ * ("10.0.0.3.", "[::1]") nor a numeric form getaddrinfo() reads as one? */
+static bool
+is_name(const char *host)
+{
+	char norm[256], text[64];
+	struct in_addr in;
+	const char *last;
+	size_t n, i = 0;
+
+	if (policy_host_normalize(host, false, norm, sizeof(norm)))
+		return false;
+	n = strlen(host);
+	if (n && n < sizeof(text)) {
+		memcpy(text, host, n + 1);
+		if (text[n - 1] == '.')
+			text[n - 1] = '\0';
+		if (inet_pton(AF_INET, text, &in) == 1)
+			return false;
+	}
+	last = strrchr(norm, '.');
+	last = last ? last + 1 : norm;
+	if (last[0] == '0' && last[1] == 'x' && last[2])
+		i = 2;
+	for (; last[i]; i++) {
+		if (!(last[i] >= '0' && last[i] <= '9') && !(i > 1 && strchr("abcdef", last[i])))
+			return true;
+	}
+	return false;
+}
+
 static void
 run_queries(const struct policy *a, const struct policy *b, const char *line, const uint8_t *raw,
 	    size_t rawlen)
@@ -110,9 +141,7 @@ run_queries(const struct policy *a, const struct policy *b, const char *line, co
 			q = (struct policy_query){.host = host, .port = q.port, .proto = proto};
 			q.method = proto == POLICY_P_HTTP ? methods[m] : NULL;
 			decide_both(a, b, &q, &d);
-			if (!d.action && !literal &&
-			    !policy_host_normalize(host, false, norm, sizeof(norm)) &&
-			    !policy_host_possible(a, host))
+			if (!d.action && is_name(host) && !policy_host_possible(a, host))
 				abort(); /* allowed, yet the DNS responder would refuse it */
 			q.addr = (const struct sockaddr *)&sin;
 			decide_both(a, b, &q, &d);

@@ -317,7 +317,9 @@ test_file_valid(void **state)
 				      "  \"deny\":  [ \"gist.github.com\" ] }\n",
 				      0);
 
+	memset(errbuf, 'x', sizeof(errbuf));
 	assert_int_equal(config_load_file(p, path, errbuf, sizeof(errbuf)), 0);
+	assert_string_equal(errbuf, "");
 	assert_int_equal(policy_count(p), 4);
 	assert_int_equal(policy_decide(p, &q, &d), 0);
 	assert_int_equal(d.reason, POLICY_R_ALLOWED);

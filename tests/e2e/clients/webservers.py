@@ -8,8 +8,9 @@ once), so tests can assert what a server did and did NOT see.
 
   --http    HTTP/1.1 origin server.  Reads the head and the body
             (Content-Length or chunked, decoded), logs
-              HTTP local=IP:PORT peer=IP:PORT method=M target=T host=H
-                   te=chunked|- len=N sha=<sha256 of the body> body=<hex, first 512 bytes>
+              HTTP local=IP:PORT peer=IP:PORT method=M target=T host=H te=chunked|-
+                   cl=<Content-Length>|- hdrs=<header names> len=N sha=<sha256 of the body>
+                   body=<hex, first 512 bytes>
             and answers 200 "hello <method> <target> via <local>" (Connection: close).
   --tls     the same behind TLS (cert/key), logging first
               TLS local=IP:PORT peer=IP:PORT sni=NAME
@@ -76,11 +77,12 @@ def read_request(r):
     lines = head.split("\r\n")
     parts = lines[0].split(" ")
     method, target = (parts + ["", ""])[:2]
-    hdrs = {}
+    hdrs, names = {}, []
     for ln in lines[1:]:
         if ":" in ln:
             k, v = ln.split(":", 1)
             hdrs.setdefault(k.strip().lower(), v.strip())
+            names.append(k.strip().lower())
     te = hdrs.get("transfer-encoding", "").lower()
     body = b""
     if "chunked" in te:
@@ -94,14 +96,15 @@ def read_request(r):
             r.exact(2)
     elif "content-length" in hdrs:
         body = r.exact(int(hdrs["content-length"]))
-    return method, target, hdrs, ("chunked" if "chunked" in te else "-"), body
+    return method, target, hdrs, names, ("chunked" if "chunked" in te else "-"), body
 
 
 def serve_http(c, kind, local, peer):
     r = Reader(c)
-    method, target, hdrs, te, body = read_request(r)
+    method, target, hdrs, names, te, body = read_request(r)
     log(kind, "local=" + local, "peer=" + peer, "method=" + method, "target=" + target,
-        "host=" + hdrs.get("host", "-"), "te=" + te, "len=%d" % len(body),
+        "host=" + hdrs.get("host", "-"), "te=" + te, "cl=" + hdrs.get("content-length", "-"),
+        "hdrs=" + ",".join(names), "len=%d" % len(body),
         "sha=" + hashlib.sha256(body).hexdigest(), "body=" + body[:512].hex())
     text = ("hello %s %s via %s\n" % (method, target, local)).encode()
     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"

@@ -1,0 +1,60 @@
+/* The DNS responder: every query from the confined cgroup lands here (the
+ * kernel redirects port 53, UDP and TCP, whatever resolver address the
+ * client used). Names no rule could allow are refused without a query
+ * leaving the machine; allowed names are resolved upstream (c-ares), their
+ * answers filtered (local addresses stripped unless named, AAAA empty while
+ * IPv6 is denied), cached and coalesced. Answered addresses are remembered
+ * as address -> name for the transparent listener, and names that match a
+ * tcp:// rule open the kernel fast path before the answer is released. */
+#ifndef DNS_H
+#define DNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct event_base;
+struct resolver;
+struct policy;
+struct audit;
+struct dns_server;
+
+struct dns_opts {
+	const struct policy *policy; /* not owned */
+	struct audit *audit;	     /* decision log; may be NULL */
+	struct resolver *res;	     /* upstream; not owned */
+	bool quiet;		     /* no denial lines on stderr */
+	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
+	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
+	 * and remove it again; NULL = no fast path */
+	int (*fast_add)(void *arg, const struct sockaddr *sa, uint64_t ttl_ns);
+	int (*fast_del)(void *arg, const struct sockaddr *sa);
+	void *fast_arg;
+};
+
+/* Opens UDP and TCP listeners on one 127.0.0.1 port. NULL with errbuf set. */
+struct dns_server *dns_new(struct event_base *base, const struct dns_opts *o, char *errbuf,
+			   size_t errlen);
+uint16_t dns_port(const struct dns_server *d);
+
+/* The BPF connection index, to attribute queries (unattributed ones are
+ * dropped: the responder is not an open resolver for other local users). */
+void dns_set_index(struct dns_server *d, int conns_fd);
+
+/* The kernel fast path, once the BPF maps exist (see struct dns_opts). */
+void dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sockaddr *, uint64_t),
+		      int (*del)(void *, const struct sockaddr *), void *arg);
+
+/* The name an answered address was learned for (until its TTL runs out),
+ * or NULL. */
+const char *dns_learned_name(const struct dns_server *d, const struct sockaddr *sa);
+
+struct dns_stats {
+	uint64_t queries, refused, answered, cached, upstream, servfail, fast_path;
+};
+void dns_get_stats(const struct dns_server *d, struct dns_stats *st);
+
+void dns_free(struct dns_server *d);
+
+#endif /* DNS_H */
