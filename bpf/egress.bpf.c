@@ -25,6 +25,7 @@ const volatile __u16 tproxy_port = 0;	  /* transparent TCP listener on 127.0.0.1
 const volatile __u16 dns_port = 0;	  /* DNS responder (UDP and TCP) on 127.0.0.1 */
 const volatile __u16 proxy_ports[4] = {}; /* HTTP/SOCKS listeners on 127.0.0.1 */
 const volatile __u8 emit_redirects = 1;	  /* report redirects, not only denies */
+const volatile __u8 audit_mode = 0;	  /* record what would be denied, deny nothing */
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym __weak;
@@ -85,6 +86,15 @@ is_own_port(__u16 port_be)
 		if (proxy_ports[i] && p == proxy_ports[i])
 			return 1;
 	return 0;
+}
+
+static __always_inline void
+count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&egr_stats, &idx);
+
+	if (v)
+		*v += 1;
 }
 
 static __always_inline void
@@ -354,11 +364,23 @@ finish(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *dst, __be16 port, __u
        __u32 proto, struct decision *d)
 {
 	if (d->verdict == EGR_V_DENY) {
+		count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
+		if (audit_mode) {
+			emit(hook, EGR_V_WOULD_DENY, d->reason, 0, ctx->family, type, proto, dst,
+			     port);
+			return SYS_PROCEED;
+		}
 		emit(hook, EGR_V_DENY, d->reason, d->err, ctx->family, type, proto, dst, port);
 		bpf_set_retval(-d->err);
 		return SYS_REJECT;
 	}
 	remember(ctx, dst, port, d);
+	if (d->verdict == EGR_V_REDIRECT)
+		count(EGR_C_REDIRECT);
+	else if (d->reason == EGR_R_FASTPATH)
+		count(EGR_C_FASTPATH);
+	else if (d->reason == EGR_R_LOCAL)
+		count(EGR_C_LOCAL);
 	if (d->verdict == EGR_V_REDIRECT && emit_redirects)
 		emit(hook, EGR_V_REDIRECT, d->reason, 0, ctx->family, type, proto, dst, port);
 	return SYS_PROCEED;
@@ -579,6 +601,12 @@ egr_sockops(struct bpf_sock_ops *ctx)
 static __always_inline int
 sock_deny(struct bpf_sock *ctx, __u8 reason, int err)
 {
+	count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
+	if (audit_mode) {
+		emit(EGR_H_SOCK_CREATE, EGR_V_WOULD_DENY, reason, 0, ctx->family, ctx->type,
+		     ctx->protocol, NULL, 0);
+		return SYS_PROCEED;
+	}
 	emit(EGR_H_SOCK_CREATE, EGR_V_DENY, reason, err, ctx->family, ctx->type, ctx->protocol,
 	     NULL, 0);
 	bpf_set_retval(-err);
@@ -616,7 +644,7 @@ bind_check(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *a)
 	__be16 port = (__be16)ctx->user_port;
 	int local = is_mapped(a) ? is_local4(a[3]) : is_local6(a);
 
-	if (local && is_own_port(port)) {
+	if (local && is_own_port(port) && !audit_mode) {
 		emit(hook, EGR_V_DENY, EGR_R_BIND_PROXY, EADDRINUSE, ctx->family, ctx->type,
 		     ctx->protocol, a, port);
 		bpf_set_retval(-EADDRINUSE);
@@ -750,9 +778,10 @@ unix_check(struct bpf_sock_addr *ctx, __u8 hook)
 		return SYS_PROCEED;
 	/* the first 16 bytes of the name; userspace trims to the length */
 	bpf_probe_read_kernel(name, sizeof(name), &sun->sun_path[1]);
-	emit(hook, EGR_V_DENY, EGR_R_ABSTRACT_UNIX, EPERM, AF_UNIX, ctx->type, 0, name,
+	emit(hook, audit_mode ? EGR_V_WOULD_DENY : EGR_V_DENY, EGR_R_ABSTRACT_UNIX,
+	     audit_mode ? 0 : EPERM, AF_UNIX, ctx->type, 0, name,
 	     bpf_htons((__u16)(k->uaddrlen - 3)));
-	return SYS_REJECT;
+	return audit_mode ? SYS_PROCEED : SYS_REJECT;
 }
 
 SEC("cgroup/connect_unix")
@@ -821,7 +850,7 @@ egr_skb_egress(struct __sk_buff *skb)
 
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		if (bpf_skb_load_bytes(skb, 16, &d[3], 4))
-			return SYS_REJECT;
+			return audit_mode ? SYS_PROCEED : SYS_REJECT;
 		if ((bpf_ntohl(d[3]) >> 24) == 127) {
 			if (dns_port && d[3] == bpf_htonl(LOOPBACK4))
 				index_dns(skb);
@@ -830,24 +859,25 @@ egr_skb_egress(struct __sk_buff *skb)
 		d[2] = bpf_htonl(0xffff);
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		if (bpf_skb_load_bytes(skb, 24, d, 16))
-			return SYS_REJECT;
+			return audit_mode ? SYS_PROCEED : SYS_REJECT;
 		if (d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == bpf_htonl(1))
 			return SYS_PROCEED;
 	}
 	sk = skb->sk;
 	if (!sk)
-		return SYS_REJECT;
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
-		return SYS_REJECT;
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
 	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!o)
-		return SYS_REJECT;
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
 	if (o->flags & EGR_SK_DIRECT)
 		return SYS_PROCEED;
 	if (o->flags & EGR_SK_SKB_SEEN)
-		return SYS_REJECT;
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
 	o->flags |= EGR_SK_SKB_SEEN; /* report a socket once, not every packet */
+	count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
 	e = bpf_ringbuf_reserve(&egr_events, sizeof(*e), 0);
 	if (e) {
 		__builtin_memset(e, 0, sizeof(*e));
@@ -857,10 +887,10 @@ egr_skb_egress(struct __sk_buff *skb)
 		e->family = sk->family;
 		e->type = sk->type;
 		e->protocol = sk->protocol;
-		e->verdict = EGR_V_DENY;
+		e->verdict = audit_mode ? EGR_V_WOULD_DENY : EGR_V_DENY;
 		e->reason = EGR_R_SKB_DROP;
 		e->hook = EGR_H_SKB;
-		e->err = EPERM;
+		e->err = audit_mode ? 0 : EPERM;
 		e->addr[0] = d[0];
 		e->addr[1] = d[1];
 		e->addr[2] = d[2];
@@ -868,5 +898,5 @@ egr_skb_egress(struct __sk_buff *skb)
 		e->port = (__be16)sk->dst_port;
 		bpf_ringbuf_submit(e, 0);
 	}
-	return SYS_REJECT;
+	return audit_mode ? SYS_PROCEED : SYS_REJECT;
 }

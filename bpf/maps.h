@@ -51,4 +51,12 @@ struct {
 	__uint(max_entries, 1 << 20);
 } egr_events SEC(".maps");
 
+/* Counters by enum egr_counter, per CPU: no atomics on the hot path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EGR_C_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} egr_stats SEC(".maps");
+
 #endif /* EGR_MAPS_H */

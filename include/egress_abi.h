@@ -13,9 +13,10 @@
 
 /* Verdicts carried by events. */
 enum egr_verdict {
-	EGR_V_ALLOW = 0,    /* let through unchanged (fast path, own loopback) */
-	EGR_V_DENY = 1,	    /* refused with an errno */
-	EGR_V_REDIRECT = 2, /* rewritten to one of egressctl's listeners */
+	EGR_V_ALLOW = 0,      /* let through unchanged (fast path, own loopback) */
+	EGR_V_DENY = 1,	      /* refused with an errno */
+	EGR_V_REDIRECT = 2,   /* rewritten to one of egressctl's listeners */
+	EGR_V_WOULD_DENY = 3, /* audit mode: recorded, let through */
 };
 
 /* Why a verdict was taken; userspace turns these into words (events.c). */
@@ -145,6 +146,16 @@ struct egr_event {
 	__u32 pad2;	 /* always zero */
 };
 _Static_assert(sizeof(struct egr_event) == 80, "egr_event layout");
+
+/* Map egr_stats (per-CPU array): what the programs did, for `egressctl status`. */
+enum egr_counter {
+	EGR_C_REDIRECT = 0,   /* connects/sends rewritten to a listener */
+	EGR_C_DENY = 1,	      /* denied (any hook) */
+	EGR_C_FASTPATH = 2,   /* connects that took an approved fast-path entry */
+	EGR_C_LOCAL = 3,      /* connects to loopback servers of the cgroup */
+	EGR_C_WOULD_DENY = 4, /* audit mode: would have been denied */
+	EGR_C_MAX,
+};
 
 /* Pin layout under the bpffs root: <root>/egressctl/<cgroup id>/{link_*,map_*} */
 #define EGR_PIN_DIR "egressctl"

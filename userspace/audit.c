@@ -1,7 +1,8 @@
 /* The decision log (see audit.h): formatting with JSON string escaping and
- * a line-buffered writer. Strings that come from clients (host, comm,
- * method) are escaped byte by byte: control characters as \u00XX, other
- * non-ASCII bytes as \u00XX too (the log stays ASCII whatever was sent). */
+ * a non-blocking writer with a bounded buffer. Strings that come from
+ * clients (host, comm, method) are escaped byte by byte: control characters
+ * as \u00XX, other non-ASCII bytes as \u00XX too (the log stays ASCII
+ * whatever was sent). */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -10,14 +11,23 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
 #include <netinet/in.h>
 
 #include "audit.h"
 
+#define AUDIT_BUF_MAX (4u << 20) /* bytes waiting for a slow reader */
+
 struct audit {
-	FILE *f;
-	bool owned;
+	int fd; /* -1: no file */
+	struct evbuffer *buf;
+	struct event *wev;
+	uint64_t dropped;
+	audit_sink sink;
+	void *sink_arg;
 };
 
 struct out {
@@ -126,8 +136,36 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 	return (int)o.pos;
 }
 
+static void
+flush(struct audit *a)
+{
+	while (evbuffer_get_length(a->buf)) {
+		int n = evbuffer_write(a->buf, a->fd);
+
+		if (n <= 0) {
+			if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+				event_add(a->wev, NULL);
+				return;
+			}
+			/* the reader went away: stop logging, count the rest */
+			a->dropped += 1;
+			evbuffer_drain(a->buf, evbuffer_get_length(a->buf));
+			break;
+		}
+	}
+	event_del(a->wev);
+}
+
+static void
+on_writable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flush(arg);
+}
+
 struct audit *
-audit_open(const char *path, char *errbuf, size_t errlen)
+audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen)
 {
 	struct audit *a = calloc(1, sizeof(*a));
 
@@ -135,21 +173,45 @@ audit_open(const char *path, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "out of memory");
 		return NULL;
 	}
+	a->fd = -1;
+	if (!path)
+		return a;
 	if (!strcmp(path, "-")) {
-		a->f = stdout;
+		/* a file description of our own: O_NONBLOCK on a shared one
+		 * would reach the confined command's stdout too */
+		a->fd = open("/proc/self/fd/1", O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (a->fd == -1)
+			a->fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
 	} else {
-		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-
-		if (fd == -1 || !(a->f = fdopen(fd, "a"))) {
-			snprintf(errbuf, errlen, "cannot open log %s: %s", path, strerror(errno));
-			if (fd != -1)
-				close(fd);
-			free(a);
-			return NULL;
-		}
-		a->owned = true;
+		a->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	}
+	if (a->fd == -1) {
+		snprintf(errbuf, errlen, "cannot open log %s: %s", path, strerror(errno));
+		free(a);
+		return NULL;
+	}
+	fcntl(a->fd, F_SETFL, fcntl(a->fd, F_GETFL) | O_NONBLOCK);
+	a->buf = evbuffer_new();
+	a->wev = event_new(base, a->fd, EV_WRITE, on_writable, a);
+	if (!a->buf || !a->wev) {
+		snprintf(errbuf, errlen, "out of memory");
+		audit_close(a);
+		return NULL;
 	}
 	return a;
+}
+
+void
+audit_set_sink(struct audit *a, audit_sink fn, void *arg)
+{
+	a->sink = fn;
+	a->sink_arg = arg;
+}
+
+uint64_t
+audit_dropped(const struct audit *a)
+{
+	return a ? a->dropped : 0;
 }
 
 void
@@ -161,13 +223,22 @@ audit_write(struct audit *a, const struct audit_rec *r)
 
 	if (!a)
 		return;
+	if (a->sink)
+		a->sink(a->sink_arg, r);
+	if (a->fd == -1)
+		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, line, sizeof(line));
-	if (n >= (int)sizeof(line))
-		n = (int)sizeof(line) - 1;
-	fwrite(line, 1, (size_t)n, a->f);
-	fputc('\n', a->f);
-	fflush(a->f);
+	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, line,
+			 sizeof(line) - 1);
+	if (n >= (int)sizeof(line) - 1)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (evbuffer_get_length(a->buf) + (size_t)n > AUDIT_BUF_MAX) {
+		a->dropped++;
+		return;
+	}
+	evbuffer_add(a->buf, line, (size_t)n);
+	flush(a);
 }
 
 void
@@ -175,9 +246,22 @@ audit_close(struct audit *a)
 {
 	if (!a)
 		return;
-	if (a->owned)
-		fclose(a->f);
-	else
-		fflush(a->f);
+	if (a->fd != -1 && a->buf && evbuffer_get_length(a->buf)) {
+		/* a last try, bounded to 2 s: a stuck reader cannot hold us */
+		for (int i = 0; i < 20 && evbuffer_get_length(a->buf); i++) {
+			struct pollfd pfd = {.fd = a->fd, .events = POLLOUT};
+
+			if (poll(&pfd, 1, 100) > 0 && evbuffer_write(a->buf, a->fd) < 0 &&
+			    errno != EAGAIN && errno != EINTR)
+				break;
+		}
+		a->dropped += evbuffer_get_length(a->buf) ? 1 : 0;
+	}
+	if (a->wev)
+		event_free(a->wev);
+	if (a->buf)
+		evbuffer_free(a->buf);
+	if (a->fd != -1)
+		close(a->fd);
 	free(a);
 }

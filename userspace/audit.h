@@ -1,5 +1,9 @@
-/* Decisions as data: one JSON object per line to --log FILE (or "-" for
- * stdout), fields as DESIGN.md "Events and logs" says. No URL paths, query
+/* Decisions as data. Every decision of the kernel, the proxy and the DNS
+ * responder goes through audit_write(): one JSON object per line to --log
+ * FILE (or "-" for stdout), fields as DESIGN.md "Events and logs" says, and
+ * the run's sink (summary, denial lines). Writing never blocks the data
+ * path: lines wait in a bounded buffer drained when the file is writable;
+ * when it is full, lines are dropped and counted. No URL paths, query
  * strings or bodies are ever passed in. */
 #ifndef AUDIT_H
 #define AUDIT_H
@@ -8,8 +12,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+struct event_base;
+
 struct audit_rec {
-	const char *decision;	   /* "allow" or "deny" */
+	const char *decision;	   /* "allow", "deny" or "would-deny" (audit mode) */
 	const char *reason;	   /* short words: "no rule allows it", "rule 2 \"x\"" */
 	const char *source;	   /* bpf, http, connect, socks5, transparent, dns */
 	const char *host;	   /* NULL or "" when unknown */
@@ -20,13 +26,25 @@ struct audit_rec {
 	const char *comm; /* task command name (escaped on output) */
 	uint64_t cgroup;
 	const char *rule; /* the deciding rule's text, NULL if none */
+	/* not logged; for the run's sink */
+	const char *dest;    /* destination in words for the denial line */
+	const char *suggest; /* the --allow rule that would permit it; NULL if none can */
+	const char *proto;   /* "tcp", "udp", ... for kernel records; NULL otherwise */
 };
+
+typedef void (*audit_sink)(void *arg, const struct audit_rec *r);
 
 struct audit;
 
-/* NULL with errbuf set on failure. */
-struct audit *audit_open(const char *path, char *errbuf, size_t errlen);
+/* path: the log file, "-" for stdout, or NULL for no file (the sink only).
+ * The writer needs an event base to drain its buffer. NULL with errbuf set
+ * on failure. */
+struct audit *audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen);
+void audit_set_sink(struct audit *a, audit_sink fn, void *arg);
 void audit_write(struct audit *a, const struct audit_rec *r);
+/* Lines dropped because the log's reader was too slow. */
+uint64_t audit_dropped(const struct audit *a);
+/* Writes what it can of the buffer without waiting long, then closes. */
 void audit_close(struct audit *a);
 
 /* The JSON line for r (without newline) into buf; returns the length it

@@ -372,3 +372,45 @@ out_close:
 	close(fd);
 	return err;
 }
+
+int
+config_write_file(const char *path, const char *const *rules, int n)
+{
+	cJSON *root = cJSON_CreateObject(), *allow;
+	char *text = NULL;
+	FILE *f;
+	int err = 0;
+
+	if (!root || !cJSON_AddNumberToObject(root, "version", 1) ||
+	    !(allow = cJSON_AddArrayToObject(root, "allow"))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		cJSON *r = cJSON_CreateString(rules[i]);
+
+		if (!r || !cJSON_AddItemToArray(allow, r)) {
+			cJSON_Delete(r);
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	text = cJSON_Print(root);
+	if (!text) {
+		err = -ENOMEM;
+		goto out;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+out:
+	cJSON_free(text);
+	cJSON_Delete(root);
+	return err;
+}

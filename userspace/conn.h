@@ -111,6 +111,7 @@ void conn_connect_upstream(struct conn *c, void (*done)(struct conn *c));
 void relay_start(struct conn *c);
 
 void conn_touch(struct conn *c);
+bool conn_audit_mode(const struct conn *c);
 /* The name the DNS responder answered c->orig for, or NULL. */
 const char *conn_learned_name(const struct conn *c);
 void http_ex_free(struct conn *c);

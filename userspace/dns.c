@@ -182,37 +182,38 @@ same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 
 /* ---- decisions ---- */
 
-static void
+/* Logs a decision; returns true when the query may go on (allowed, or
+ * denied by the policy in audit mode, where the denial is only recorded). */
+static bool
 log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, uint16_t qtype,
-	     bool allow, const char *reason)
+	     bool allow, bool policy, const char *reason)
 {
 	struct audit_rec r = {0};
-	char comm[17], reason_buf[128];
+	char comm[17], reason_buf[128], safe[DNS_MAX_NAME + 1];
+	size_t i;
 
 	memcpy(comm, who->comm, 16);
 	comm[16] = 0;
 	for (char *s = comm; *s; s++)
 		if (*s < 0x20 || *s >= 0x7f)
 			*s = '?';
+	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
+		safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
+	safe[i] = 0;
 	snprintf(reason_buf, sizeof(reason_buf), "%s (type %u)", reason, qtype);
-	r.decision = allow ? "allow" : "deny";
+	bool audit = policy && d->o.audit_mode;
+
+	r.decision = allow ? "allow" : audit ? "would-deny" : "deny";
 	r.reason = reason_buf;
 	r.source = "dns";
 	r.host = name;
 	r.pid = who->tgid;
 	r.comm = comm;
 	r.cgroup = who->cgroup_id;
+	r.dest = safe;
+	r.suggest = allow ? NULL : safe;
 	audit_write(d->o.audit, &r);
-	if (!allow && !d->o.quiet) {
-		char safe[DNS_MAX_NAME + 1];
-		size_t i;
-
-		for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
-			safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
-		safe[i] = 0;
-		fprintf(stderr, "egressctl: denied %s[%u] \u2192 %s (%s, dns)\n", comm, who->tgid,
-			safe, reason);
-	}
+	return allow || audit;
 }
 
 /* ---- replies ---- */
@@ -492,7 +493,7 @@ filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out,
 
 		if (rr->section == DNS_S_ADDITIONAL)
 			continue; /* glue is not ours to hand out */
-		if (rr->type == DNS_T_AAAA)
+		if (rr->type == DNS_T_AAAA && !d->o.audit_mode)
 			continue; /* IPv6 is denied: no address the client could use */
 		if (rr->type == DNS_T_A && rr->section == DNS_S_ANSWER) {
 			struct sockaddr_in sin = {.sin_family = AF_INET};
@@ -502,7 +503,8 @@ filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out,
 			memcpy(&sin.sin_addr, rr->rdata, 4);
 			/* DNS rebinding: local addresses only where a rule names them */
 			if (addr_classify((struct sockaddr *)&sin) != ADDR_PUBLIC &&
-			    !policy_addr_named(d->o.policy, (struct sockaddr *)&sin))
+			    !policy_addr_named(d->o.policy, (struct sockaddr *)&sin) &&
+			    !d->o.audit_mode)
 				continue;
 		}
 		out[n] = *rr;
@@ -615,25 +617,34 @@ handle_query(struct dns_server *d, struct waiter *w)
 
 	d->st.queries++;
 	if (w->q.qclass != 1 || w->q.qtype == DNS_T_ANY) {
-		log_decision(d, &w->who, w->q.name, w->q.qtype, false,
+		/* refused in audit mode too: no policy could want ANY (RFC 8482) */
+		log_decision(d, &w->who, w->q.name, w->q.qtype, false, false,
 			     w->q.qtype == DNS_T_ANY ? "ANY queries refused" : "class not IN");
 		d->st.refused++;
 		reply_rcode(d, w, DNS_R_REFUSED);
 		free(w);
 		return;
 	}
-	if (policy_host_normalize(w->q.name, false, norm, sizeof(norm)) ||
-	    !policy_host_possible(d->o.policy, norm)) {
-		/* nothing leaves the machine for a name no rule could allow */
-		log_decision(d, &w->who, w->q.name, w->q.qtype, false, "no rule allows this name");
+	if (policy_host_normalize(w->q.name, false, norm, sizeof(norm))) {
 		d->st.refused++;
-		reply_rcode(d, w, DNS_R_REFUSED);
+		reply_rcode(d, w, DNS_R_REFUSED); /* not a host name: nothing to resolve */
 		free(w);
 		return;
 	}
-	log_decision(d, &w->who, norm, w->q.qtype, true, "name may be allowed");
+	if (!policy_host_possible(d->o.policy, norm)) {
+		/* nothing leaves the machine for a name no rule could allow */
+		if (!log_decision(d, &w->who, norm, w->q.qtype, false, true,
+				  "no rule allows this name")) {
+			d->st.refused++;
+			reply_rcode(d, w, DNS_R_REFUSED);
+			free(w);
+			return;
+		}
+	} else {
+		log_decision(d, &w->who, norm, w->q.qtype, true, true, "name may be allowed");
+	}
 	d->st.answered++;
-	if (w->q.qtype == DNS_T_AAAA) {
+	if (w->q.qtype == DNS_T_AAAA && !d->o.audit_mode) {
 		/* IPv6 is denied: an empty answer, so clients move on to A */
 		reply_rrs(d, w, DNS_R_NOERROR, NULL, 0);
 		free(w);
@@ -678,21 +689,6 @@ handle_query(struct dns_server *d, struct waiter *w)
 		finish_inflight(f, DNS_R_SERVFAIL, NULL, 0);
 }
 
-/* A malformed query: a bare header with the rcode, when the id was readable. */
-static void
-reply_malformed(struct dns_server *d, const uint8_t *in, size_t len, int rcode, struct waiter *w)
-{
-	uint8_t hdr[12] = {0};
-
-	if (len < 2)
-		return;
-	hdr[0] = in[0];
-	hdr[1] = in[1];
-	hdr[2] = 0x80 | (len > 2 ? (in[2] & 0x79) : 0); /* QR, opcode, RD */
-	hdr[3] = (uint8_t)rcode;
-	send_reply(d, w, hdr, sizeof(hdr));
-}
-
 static void
 process_message(struct dns_server *d, const uint8_t *buf, size_t len,
 		const struct sockaddr_storage *from, struct tcp_client *tc,
@@ -711,10 +707,14 @@ process_message(struct dns_server *d, const uint8_t *buf, size_t len,
 	if (tc)
 		tc->pending++;
 	rc = dns_parse_query(buf, len, &w->q, &id_ok);
+	/* a response is never answered: two responders would bounce errors */
+	if (rc && id_ok && !(len > 2 && (buf[2] & 0x80))) {
+		reply_rcode(d, w, rc); /* FORMERR, NOTIMP, BADVERS: dnsmsg.c knows how */
+		free(w);
+		return;
+	}
 	if (rc) {
-		if (id_ok)
-			reply_malformed(d, buf, len, rc, w);
-		else if (tc)
+		if (tc)
 			tc->pending--;
 		free(w);
 		return;

@@ -24,7 +24,7 @@ struct dns_opts {
 	const struct policy *policy; /* not owned */
 	struct audit *audit;	     /* decision log; may be NULL */
 	struct resolver *res;	     /* upstream; not owned */
-	bool quiet;		     /* no denial lines on stderr */
+	bool audit_mode;	     /* --audit: answer everything, record would-deny */
 	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
 	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
 	 * and remove it again; NULL = no fast path */

@@ -8,14 +8,14 @@
  * label written as \DDD (RFC 1035 §5.1): a label "a.b" becomes "a\046b" and
  * can never pass for two labels, and the responder refuses any name holding
  * a backslash. A name, owner or in rdata, whose presentation form exceeds
- * DNS_MAX_NAME (possible only through escapes) is an error. The rdata of NS, CNAME, PTR, MX, SRV and SOA is expanded into
- * uncompressed lower-case wire form and must parse to exactly its rdlen; A
- * and AAAA must be 4 and 16 bytes, TXT a run of character-strings; every
- * other type (SVCB and HTTPS, whose rdata is never compressed, RFC 9460
- * §2.2; unknown types, RFC 3597) is kept byte for byte. Responses are
- * written with the client's question bytes, owner names equal to the
- * question compressed to it, nothing else compressed. Pure: no I/O, no
- * allocation. */
+ * DNS_MAX_NAME (possible only through escapes) is an error. The rdata of
+ * NS, CNAME, PTR, MX, SRV and SOA is expanded into uncompressed lower-case
+ * wire form and must parse to exactly its rdlen; A and AAAA must be 4 and
+ * 16 bytes, TXT a run of character-strings; every other type (SVCB and
+ * HTTPS, whose rdata is never compressed, RFC 9460 §2.2; unknown types, RFC
+ * 3597) is kept byte for byte. Responses are written with the client's
+ * question bytes, owner names equal to the question compressed to it,
+ * nothing else compressed. Pure: no I/O, no allocation. */
 #include <stdio.h>
 #include <string.h>
 
@@ -572,8 +572,9 @@ dns_build_query(const struct dns_query *q, uint8_t *out, size_t outlen)
  * too, and TC is set only if an answer or authority record was among them:
  * leaving out additional data does not make an answer partial (RFC 2181
  * §9). The OPT always fits (its room is kept back) and carries the high
- * bits of rcode; an extended rcode without EDNS is sent as SERVFAIL. CD is
- * copied from the query as well as RD (RFC 6840 §5.9). */
+ * bits of rcode; an extended rcode without EDNS is sent as SERVFAIL. The
+ * opcode (RFC 1035 §4.1.1: a NOTIMP reply to STATUS says STATUS, or dig
+ * discards it) and CD (RFC 6840 §5.9) are copied from the query, as RD is. */
 int
 dns_build_response(const struct dns_query *q, int rcode, const struct dns_rr *rrs, int nrr,
 		   size_t max_len, uint8_t *out, size_t outlen)
@@ -645,7 +646,8 @@ dns_build_response(const struct dns_query *q, int rcode, const struct dns_rr *rr
 	}
 	if (w.bad)
 		return -1;
-	flags = DNS_F_QR | DNS_F_RA | (q->flags & (DNS_F_RD | DNS_F_CD)) | (rcode & DNS_F_RCODE);
+	flags = DNS_F_QR | DNS_F_RA | (q->flags & (DNS_F_OPCODE | DNS_F_RD | DNS_F_CD)) |
+		(rcode & DNS_F_RCODE);
 	if (tc)
 		flags |= DNS_F_TC;
 	wr_header(out, q->id, flags, cnt);

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "policy.h"
 #include "run.h"
+#include "status.h"
 
 static void
 usage_run(FILE *f)
@@ -34,7 +35,12 @@ usage_run(FILE *f)
 		"                         (e.g. 127.0.0.1:5432 for a database on the host)\n"
 		"  --deny RULE            deny RULE (deny wins over allow)\n"
 		"  --policy FILE          rules from a JSON policy file (see the README)\n"
-		"  --log FILE             one JSON line per proxy decision (- for stdout)\n"
+		"  --log FILE             one JSON line per decision (- for stdout): kernel,\n"
+		"                         proxy and DNS, with pid, command and cgroup\n"
+		"  --audit                deny nothing: record what the policy would deny\n"
+		"                         (\"would-deny\") and let it through\n"
+		"  --suggest-policy FILE  at exit, write the policy (JSON) that would have\n"
+		"                         allowed everything the run did\n"
 		"  --cgroup NAME|PATH     NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
 		"                         PATH: a path under the cgroup2 mount;\n"
 		"                         default: a fresh cgroup, removed at exit\n"
@@ -48,7 +54,7 @@ usage_run(FILE *f)
 		"  --proxy-port P         also let CMD reach a listener on 127.0.0.1:P (up to 2)\n"
 		"  --allow-abstract-unix  run on kernels without the unix socket hooks (< 6.7),\n"
 		"                         leaving abstract unix sockets unconfined\n"
-		"  -q, --quiet            do not print denials\n"
+		"  -q, --quiet            print neither denials nor the summary at exit\n"
 		"  -v, --verbose          more diagnostics (twice: libbpf and verifier output)\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -73,14 +79,16 @@ usage_check(FILE *f)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: egressctl COMMAND [ARGS]\n"
-		   "\n"
-		   "commands:\n"
-		   "  run [OPTIONS] -- CMD [ARG]...   run CMD with its egress confined\n"
-		   "  check [OPTIONS] TARGET          judge TARGET against a policy\n"
-		   "  help [COMMAND]                  show help\n"
-		   "\n"
-		   "`egressctl COMMAND --help` describes each command.\n");
+	fprintf(f,
+		"usage: egressctl COMMAND [ARGS]\n"
+		"\n"
+		"commands:\n"
+		"  run [OPTIONS] -- CMD [ARG]...   run CMD with its egress confined\n"
+		"  check [OPTIONS] TARGET          judge TARGET against a policy\n"
+		"  status [-j]                     confined cgroups, their programs and counters\n"
+		"  help [COMMAND]                  show help\n"
+		"\n"
+		"`egressctl COMMAND --help` describes each command.\n");
 }
 
 static int
@@ -111,6 +119,8 @@ enum {
 	OPT_AAU,
 	OPT_SKIP,
 	OPT_METHOD,
+	OPT_AUDIT,
+	OPT_SUGGEST,
 };
 
 static int
@@ -137,6 +147,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"deny", required_argument, NULL, OPT_DENY},
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"log", required_argument, NULL, OPT_LOG},
+		{"audit", no_argument, NULL, OPT_AUDIT},
+		{"suggest-policy", required_argument, NULL, OPT_SUGGEST},
 		{"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
 		{"transparent-port", required_argument, NULL, OPT_TPORT},
 		{"dns-port", required_argument, NULL, OPT_DPORT},
@@ -173,6 +185,12 @@ parse_run(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_LOG:
 			o->log_file = optarg;
+			break;
+		case OPT_AUDIT:
+			o->audit = true;
+			break;
+		case OPT_SUGGEST:
+			o->suggest_policy = optarg;
 			break;
 		case OPT_DNS_UPSTREAM:
 			o->dns_upstream = optarg;
@@ -426,6 +444,8 @@ main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "status"))
+		return status_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		if (argc > 2 && !strcmp(argv[2], "run"))
 			usage_run(stdout);

@@ -116,6 +116,9 @@ events_format(const struct egr_event *e, char *buf, size_t len)
 	case EGR_V_REDIRECT:
 		verdict = "redirected";
 		break;
+	case EGR_V_WOULD_DENY:
+		verdict = "would deny";
+		break;
 	default:
 		verdict = "allowed";
 		break;

@@ -190,6 +190,7 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	ld->skel->rodata->dns_port = o->dns_port;
 	memcpy((void *)ld->skel->rodata->proxy_ports, o->proxy_ports, sizeof(o->proxy_ports));
 	ld->skel->rodata->emit_redirects = o->emit_redirects;
+	ld->skel->rodata->audit_mode = o->audit_mode;
 
 	if (o->unix_hooks) {
 		err = loader_unix_attach_types(&uconn, &usend);

@@ -20,6 +20,7 @@ struct loader_opts {
 	uint16_t proxy_ports[4]; /* proxy listeners that clients may reach */
 	bool unix_hooks;	 /* deny abstract unix sockets (needs kernel >= 6.7) */
 	bool emit_redirects;	 /* report redirects on the ring buffer too */
+	bool audit_mode;	 /* record would-deny events, deny nothing */
 	/* programs not to load, by name without "egr_" (tests of the layers
 	 * behind them; only the EGR_TESTING build exposes this) */
 	const char *skip_progs[8];

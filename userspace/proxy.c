@@ -370,7 +370,7 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 	struct policy_query q = {0};
 	struct audit_rec r = {0};
 	struct sockaddr_storage lit;
-	char words[600], comm[17], target[300], a[64];
+	char words[600], comm[17], target[300], suggest[300];
 	int err;
 
 	q.host = c->host[0] ? c->host : NULL;
@@ -394,7 +394,27 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 	for (char *s = comm; *s; s++)
 		if (*s < 0x20 || *s >= 0x7f)
 			*s = '?';
-	r.decision = d->action == POLICY_ALLOW ? "allow" : "deny";
+	if (q.host)
+		snprintf(target, sizeof(target), "%s:%u", q.host, c->port);
+	else if (addr)
+		conn_format_addr(addr, target, sizeof(target));
+	else
+		snprintf(target, sizeof(target), "?:%u", c->port);
+	/* the rule that would let it through next time (none past a deny rule) */
+	suggest[0] = 0;
+	if (d->reason == POLICY_R_LOCAL && addr)
+		conn_format_addr(addr, suggest, sizeof(suggest));
+	else if (d->reason != POLICY_R_DENY_RULE && q.host && c->proto == POLICY_P_TCP)
+		snprintf(suggest, sizeof(suggest), "tcp://%s:%u", q.host, c->port);
+	else if (d->reason != POLICY_R_DENY_RULE && q.host)
+		snprintf(suggest, sizeof(suggest),
+			 (c->port == 443 || c->port == 80) ? "%s" : "%s:%u", q.host, c->port);
+	else if (d->reason != POLICY_R_DENY_RULE && addr)
+		conn_format_addr(addr, suggest, sizeof(suggest));
+	if (d->action == POLICY_ALLOW)
+		r.decision = "allow";
+	else
+		r.decision = c->px->opts.audit_mode ? "would-deny" : "deny";
 	r.reason = reason_words(d, words, sizeof(words));
 	r.source = c->source;
 	r.host = q.host;
@@ -405,6 +425,8 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 	r.comm = comm;
 	r.cgroup = c->who.cgroup_id;
 	r.rule = d->rule ? d->rule->text : NULL;
+	r.dest = target;
+	r.suggest = suggest[0] ? suggest : NULL;
 	audit_write(c->px->opts.audit, &r);
 	if (d->action == POLICY_ALLOW) {
 		c->px->st.allowed++;
@@ -412,18 +434,18 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 		return true;
 	}
 	c->px->st.denied++;
-	if (!c->px->opts.quiet) {
-		if (q.host)
-			snprintf(target, sizeof(target), "%s:%u", q.host, c->port);
-		else if (addr) {
-			conn_format_addr(addr, a, sizeof(a));
-			snprintf(target, sizeof(target), "%s", a);
-		} else
-			snprintf(target, sizeof(target), "?:%u", c->port);
-		fprintf(stderr, "egressctl: denied %s[%u] \u2192 %s (%s, %s)\n", comm, c->who.tgid,
-			target, words, c->source);
+	if (c->px->opts.audit_mode) {
+		/* audit: what would have been denied goes through, recorded */
+		d->action = POLICY_ALLOW;
+		return true;
 	}
 	return false;
+}
+
+bool
+conn_audit_mode(const struct conn *c)
+{
+	return c->px->opts.audit_mode;
 }
 
 /* ---- upstream ---- */
@@ -501,7 +523,8 @@ filter_and_connect(struct conn *c)
 		q.port = c->port;
 		q.proto = c->proto;
 		q.method = c->method[0] ? c->method : NULL;
-		if (policy_decide(c->px->opts.policy, &q, &d) == 0 && d.action == POLICY_ALLOW)
+		if ((policy_decide(c->px->opts.policy, &q, &d) == 0 && d.action == POLICY_ALLOW) ||
+		    c->px->opts.audit_mode)
 			keep[n++] = c->addrs[i];
 		else if (first_denied < 0)
 			first_denied = i;
@@ -751,7 +774,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		dopts.policy = o->policy;
 		dopts.audit = o->audit;
 		dopts.res = p->res;
-		dopts.quiet = o->quiet;
+		dopts.audit_mode = o->audit_mode;
 		p->dns = dns_new(base, &dopts, errbuf, errlen);
 		if (!p->dns)
 			goto fail;
@@ -800,6 +823,14 @@ void
 proxy_get_stats(const struct proxy *p, struct proxy_stats *st)
 {
 	*st = p->st;
+}
+
+void
+proxy_get_dns_stats(const struct proxy *p, struct dns_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (p->dns)
+		dns_get_stats(p->dns, st);
 }
 
 void

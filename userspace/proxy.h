@@ -26,7 +26,7 @@ struct proxy_opts {
 	const char *dns_upstream;    /* c-ares servers CSV; NULL: /etc/resolv.conf */
 	bool tproxy;		     /* open the transparent listener */
 	bool dns;		     /* run the DNS responder */
-	bool quiet;		     /* no denial lines on stderr */
+	bool audit_mode;	     /* --audit: record what would be denied, deny nothing */
 	int max_conns;		     /* concurrent client connections (default 4096) */
 	int header_timeout_s;	     /* client head / first bytes (default 10) */
 	int connect_timeout_s;	     /* upstream connect (default 10) */
@@ -60,6 +60,9 @@ struct proxy_stats {
 	uint64_t allowed, denied;
 };
 void proxy_get_stats(const struct proxy *p, struct proxy_stats *st);
+struct dns_stats;
+/* The DNS responder's counters (zero when it is not running). */
+void proxy_get_dns_stats(const struct proxy *p, struct dns_stats *st);
 
 /* Closes every connection and listener. */
 void proxy_free(struct proxy *p);

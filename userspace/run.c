@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/sched.h>
@@ -23,6 +24,7 @@
 
 #include "audit.h"
 #include "cgroup.h"
+#include "dns.h"
 #include "events.h"
 #include "loader.h"
 #include "log.h"
@@ -30,6 +32,8 @@
 #include "proxy.h"
 #include "run.h"
 #include "sandbox.h"
+#include "status.h"
+#include "summary.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -48,6 +52,12 @@ struct run_state {
 	bool exited;
 	unsigned long denied;
 	char env_http[64], env_socks[64];
+	struct summary *summary;
+	const char *cgpath;
+	uint64_t cgid;
+	char status_path[128];
+	double tokens, last_refill; /* denial line rate limit */
+	unsigned long suppressed;
 };
 
 struct policy *
@@ -119,19 +129,165 @@ fast_path_rule(const char *s, struct sockaddr_in *sin)
 	return true;
 }
 
+/* Denial lines on stderr, at most DENIAL_BURST at once and DENIAL_RATE a
+ * second after that; the rest are counted and said once (the summary has
+ * them all). */
+#define DENIAL_RATE  10
+#define DENIAL_BURST 20
+
+static void
+denial_line(struct run_state *st, const char *line)
+{
+	struct timespec ts;
+	double now;
+
+	if (st->opts->quiet)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	st->tokens += (now - st->last_refill) * DENIAL_RATE;
+	if (st->tokens > DENIAL_BURST)
+		st->tokens = DENIAL_BURST;
+	st->last_refill = now;
+	if (st->tokens < 1) {
+		st->suppressed++;
+		return;
+	}
+	st->tokens -= 1;
+	if (st->suppressed) {
+		fprintf(stderr, "egressctl: %lu more denials not shown (the summary has them)\n",
+			st->suppressed);
+		st->suppressed = 0;
+	}
+	fprintf(stderr, "egressctl: %s\n", line);
+}
+
+/* Every decision of the proxy and the DNS responder, and the kernel's. */
+static void
+on_decision(void *arg, const struct audit_rec *r)
+{
+	struct run_state *st = arg;
+	char line[800];
+
+	if (!strcmp(r->decision, "redirect"))
+		return; /* not a decision: the proxy decides next */
+	summary_add(st->summary, r);
+	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf"))
+		return; /* kernel lines are printed by on_event */
+	snprintf(line, sizeof(line), "%s %s[%u] \u2192 %s (%s, %s)",
+		 strcmp(r->decision, "deny") ? "would deny" : "denied", r->comm ? r->comm : "?",
+		 r->pid,
+		 r->dest   ? r->dest
+		 : r->host ? r->host
+			   : "?",
+		 r->reason, r->source);
+	denial_line(st, line);
+}
+
 static void
 on_event(const struct egr_event *e, void *arg)
 {
 	struct run_state *st = arg;
-	char line[512];
+	struct sockaddr_storage ss = {0};
+	struct audit_rec r = {0};
+	char line[512], dest[160], comm[17], suggest[160] = "";
+	unsigned int port = ntohs(e->port);
 
-	if (e->verdict != EGR_V_DENY)
+	if (e->verdict == EGR_V_ALLOW)
+		return;
+	events_dest(e, dest, sizeof(dest));
+	memcpy(comm, e->comm, 16);
+	comm[16] = 0;
+	for (char *c = comm; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			*c = '?';
+	if (e->family != AF_UNIX && e->hook != EGR_H_SOCK_CREATE) {
+		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+		if (!memcmp(e->addr, mapped, 12)) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+			in->sin_family = AF_INET;
+			memcpy(&in->sin_addr, &e->addr[3], 4);
+			in->sin_port = e->port;
+		} else {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+			in6->sin6_family = AF_INET6;
+			memcpy(&in6->sin6_addr, e->addr, 16);
+			in6->sin6_port = e->port;
+		}
+		r.ip = (struct sockaddr *)&ss;
+		r.port = (uint16_t)port;
+	}
+	/* a loopback port opens with an address rule; nothing else here can */
+	if (e->reason == EGR_R_LOOPBACK && ss.ss_family == AF_INET)
+		snprintf(suggest, sizeof(suggest), "%s", dest);
+	r.decision = e->verdict == EGR_V_DENY	      ? "deny"
+		     : e->verdict == EGR_V_WOULD_DENY ? "would-deny"
+						      : "redirect";
+	r.reason = events_reason(e->reason);
+	r.source = "bpf";
+	r.pid = e->tgid;
+	r.comm = comm;
+	r.cgroup = e->cgroup_id;
+	r.dest = dest;
+	r.suggest = suggest[0] ? suggest : NULL;
+	audit_write(st->audit, &r);
+	if (e->verdict == EGR_V_REDIRECT)
 		return;
 	st->denied++;
-	if (st->opts->quiet)
-		return;
 	events_format(e, line, sizeof(line));
-	fprintf(stderr, "egressctl: %s\n", line);
+	denial_line(st, line);
+}
+
+/* One status request: the document, then close. */
+static void
+on_status(evutil_socket_t lfd, short what, void *arg)
+{
+	struct run_state *st = arg;
+	struct status_info si = {0};
+	struct proxy_stats ps;
+	struct dns_stats ds;
+	char cmd[512];
+	size_t n = 0;
+	char *doc;
+	int fd;
+
+	(void)what;
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (char **a = st->opts->argv; *a && n < sizeof(cmd); a++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, "%s%s", n ? " " : "", *a);
+	proxy_get_stats(st->px, &ps);
+	proxy_get_dns_stats(st->px, &ds);
+	si.pid = getpid();
+	si.cgroup_id = st->cgid;
+	si.cgroup = st->cgpath;
+	si.command = cmd;
+	si.policy_file = st->opts->policy_file;
+	si.rules = policy_count(st->policy);
+	si.audit = st->opts->audit;
+	si.http_port = proxy_port(st->px, PROXY_L_HTTP);
+	si.socks_port = proxy_port(st->px, PROXY_L_SOCKS);
+	si.tproxy_port = proxy_port(st->px, PROXY_L_TPROXY);
+	si.dns_port = proxy_dns_port(st->px);
+	si.proxy_accepted = ps.accepted;
+	si.proxy_allowed = ps.allowed;
+	si.proxy_denied = ps.denied;
+	si.proxy_unattributed = ps.refused_unattributed;
+	si.dns_queries = ds.queries;
+	si.dns_refused = ds.refused;
+	si.dns_cached = ds.cached;
+	si.dns_upstream = ds.upstream;
+	si.dns_servfail = ds.servfail;
+	si.dns_fast = ds.fast_path;
+	doc = status_render(&si);
+	if (doc && send(fd, doc, strlen(doc), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_debug("status: %s", strerror(errno));
+	free(doc);
+	close(fd);
 }
 
 static void
@@ -340,6 +496,8 @@ run_cleanup(struct run_state *st, const char *cgpath, bool created)
 static void
 run_free(struct run_state *st)
 {
+	summary_free(st->summary);
+	st->summary = NULL;
 	proxy_free(st->px);
 	st->px = NULL;
 	audit_close(st->audit);
@@ -355,7 +513,8 @@ int
 run_main(struct run_opts *o)
 {
 	char mnt[PATH_MAX], cgpath[PATH_MAX], errbuf[512];
-	struct event *ev_ring = NULL, *ev_child = NULL, *ev_sig = NULL;
+	struct event *ev_ring = NULL, *ev_child = NULL, *ev_sig = NULL, *ev_status = NULL;
+	int status_fd = -1;
 	struct loader_opts lo = {0};
 	struct proxy_opts po = {0};
 	struct run_state st = {0};
@@ -381,25 +540,26 @@ run_main(struct run_opts *o)
 		log_warnx("%s", errbuf);
 		return EGR_EXIT_ERROR;
 	}
-	if (o->log_file) {
-		st.audit = audit_open(o->log_file, errbuf, sizeof(errbuf));
-		if (!st.audit) {
-			log_warnx("%s", errbuf);
-			goto out_state;
-		}
-	}
 	signal(SIGPIPE, SIG_IGN);
 	st.base = event_base_new();
-	if (!st.base) {
+	st.summary = summary_new();
+	if (!st.base || !st.summary) {
 		log_warnx("cannot set up the event loop");
 		goto out_state;
 	}
+	st.audit = audit_open(st.base, o->log_file, errbuf, sizeof(errbuf));
+	if (!st.audit) {
+		log_warnx("%s", errbuf);
+		goto out_state;
+	}
+	audit_set_sink(st.audit, on_decision, &st);
+	st.tokens = DENIAL_BURST;
 	po.policy = st.policy;
 	po.audit = st.audit;
 	po.dns_upstream = o->dns_upstream;
 	po.tproxy = !o->tproxy_port;
 	po.dns = !o->dns_port;
-	po.quiet = o->quiet;
+	po.audit_mode = o->audit;
 	st.px = proxy_new(st.base, &po, errbuf, sizeof(errbuf));
 	if (!st.px) {
 		log_warnx("%s", errbuf);
@@ -449,7 +609,8 @@ run_main(struct run_opts *o)
 	lo.proxy_ports[2] = o->proxy_ports[0];
 	lo.proxy_ports[3] = o->proxy_ports[1];
 	lo.unix_hooks = !o->allow_abstract_unix;
-	lo.emit_redirects = log_verbose > 0;
+	lo.emit_redirects = o->log_file || log_verbose > 0; /* only when someone reads them */
+	lo.audit_mode = o->audit;
 	memcpy(lo.skip_progs, o->skip_progs, sizeof(lo.skip_progs));
 	lo.on_event = on_event;
 	lo.arg = &st;
@@ -464,6 +625,8 @@ run_main(struct run_opts *o)
 		goto out_free;
 	}
 	proxy_set_index(st.px, loader_conns_fd(st.ld));
+	st.cgid = cgid;
+	st.cgpath = cgpath;
 	proxy_set_fastpath(st.px, fast_add, fast_del, st.ld);
 	for (int i = 0; i < o->nrules; i++) {
 		struct sockaddr_in sin;
@@ -502,6 +665,13 @@ run_main(struct run_opts *o)
 	ev_ring = event_new(st.base, loader_events_fd(st.ld), EV_READ | EV_PERSIST, on_ring, &st);
 	ev_child = event_new(st.base, st.pidfd, EV_READ | EV_PERSIST, on_child, &st);
 	ev_sig = event_new(st.base, sfd, EV_READ | EV_PERSIST, on_signal, &st);
+	status_fd = status_listen(cgid, st.status_path, sizeof(st.status_path));
+	if (status_fd < 0)
+		log_warnx("no status socket: %s", strerror(-status_fd));
+	else if (!(ev_status =
+			   event_new(st.base, status_fd, EV_READ | EV_PERSIST, on_status, &st)) ||
+		 event_add(ev_status, NULL))
+		log_warnx("no status socket: cannot watch it");
 	if (!ev_ring || !ev_child || !ev_sig || event_add(ev_ring, NULL) ||
 	    event_add(ev_child, NULL) || event_add(ev_sig, NULL)) {
 		log_warnx("cannot set up the event loop");
@@ -520,6 +690,12 @@ out_loop:
 		event_free(ev_child);
 	if (ev_sig)
 		event_free(ev_sig);
+	if (ev_status)
+		event_free(ev_status);
+	if (status_fd >= 0) {
+		close(status_fd);
+		unlink(st.status_path);
+	}
 	if (sfd != -1)
 		close(sfd);
 	if (st.pidfd != -1)
@@ -527,6 +703,17 @@ out_loop:
 	run_cleanup(&st, cgpath, created || fresh);
 	loader_free(st.ld);
 	close(cg_fd);
+	proxy_free(st.px); /* closes connections: their last decisions are in */
+	st.px = NULL;
+	if (!o->quiet)
+		summary_print(st.summary, stderr, o->audit, audit_dropped(st.audit));
+	if (o->suggest_policy) {
+		err = summary_write_policy(st.summary, o->suggest_policy);
+		if (err)
+			log_warnx("cannot write %s: %s", o->suggest_policy, strerror(-err));
+		else
+			log_warnx("suggested policy written to %s", o->suggest_policy);
+	}
 	run_free(&st);
 	return st.status;
 

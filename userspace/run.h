@@ -26,6 +26,8 @@ struct run_opts {
 	uint16_t dns_port;	 /* DNS listener (until egressctl has its own) */
 	uint16_t proxy_ports[2]; /* extra listeners CMD may reach */
 	int nproxy;
+	bool audit;		    /* record what would be denied, deny nothing */
+	const char *suggest_policy; /* write the policy that allows what the run did */
 	bool allow_abstract_unix;
 	bool quiet;
 	const char *skip_progs[8]; /* EGR_TESTING builds only */

@@ -480,3 +480,68 @@ a_nogrep() {	# a_nogrep NAME FILE ERE: FILE has no line matching ERE
 	fi
 }
 re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'; }	# ERE-quote
+
+# a_jlog NAME FILE KEY=ERE...: some JSON line of the decision log FILE has
+# every KEY with a value matching ERE as a whole (Python re; "(?i)..." for
+# a case-insensitive match)
+a_jlog() {
+	local name=$1 file=$2 r
+	shift 2
+	r=$("$PY" - "$file" "$@" <<'EOF'
+import json, re, sys
+path, conds = sys.argv[1], [c.split("=", 1) for c in sys.argv[2:]]
+lines, bad = [], 0
+try:
+    with open(path) as f:
+        for ln in f:
+            try:
+                lines.append(json.loads(ln))
+            except ValueError:
+                bad += 1
+except OSError as e:
+    print("cannot read %s: %s" % (path, e))
+    sys.exit()
+def s(v):
+    return v if isinstance(v, str) else json.dumps(v)
+for d in lines:
+    if all(k in d and re.fullmatch(v, s(d[k])) for k, v in conds):
+        print("ok")
+        sys.exit()
+want = " ".join("%s=%s" % (k, v) for k, v in conds)
+print("no decision %s among %d line(s)%s: %s" % (want, len(lines), " (+%d not JSON)" % bad if bad else "",
+      " | ".join(json.dumps(d, sort_keys=True) for d in lines[-4:])[:900]))
+EOF
+)
+	if [ "$r" = ok ]; then ok "$name"; else fail "$name" "$r"; fi
+}
+
+# cgid TAG: the cgroup id of TAG's --cgroup (recorded while it existed)
+cgid() { awk -v p="$(cg_path "$1")" '$2 == p { print $1; exit }' "$W/cgids"; }
+
+# a_jlog_none NAME FILE KEY=ERE...: NO JSON line of the decision log FILE
+# has every KEY matching (as in a_jlog); a missing file counts as no line
+a_jlog_none() {
+	local name=$1 file=$2 r
+	shift 2
+	r=$("$PY" - "$file" "$@" <<'EOF'
+import json, re, sys
+path, conds = sys.argv[1], [c.split("=", 1) for c in sys.argv[2:]]
+def s(v):
+    return v if isinstance(v, str) else json.dumps(v)
+hits = []
+try:
+    with open(path) as f:
+        for ln in f:
+            try:
+                d = json.loads(ln)
+            except ValueError:
+                continue
+            if all(k in d and re.fullmatch(v, s(d[k])) for k, v in conds):
+                hits.append(json.dumps(d, sort_keys=True))
+except OSError:
+    pass
+print("ok" if not hits else "%d decision(s) match: %s" % (len(hits), " | ".join(hits[:2])[:600]))
+EOF
+)
+	if [ "$r" = ok ]; then ok "$name"; else fail "$name" "$r"; fi
+}

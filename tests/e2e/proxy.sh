@@ -174,39 +174,6 @@ a_pj() {
 	if [[ $3 =~ ^($4)$ ]]; then ok "$1"; else fail "$1" "$2: got '$3', want /$4/ ($P_json)"; fi
 }
 
-# a_jlog NAME FILE KEY=ERE...: some JSON line of the decision log FILE has
-# every KEY with a value matching ERE as a whole
-a_jlog() {
-	local name=$1 file=$2 r
-	shift 2
-	r=$("$PY" - "$file" "$@" <<'EOF'
-import json, re, sys
-path, conds = sys.argv[1], [c.split("=", 1) for c in sys.argv[2:]]
-lines, bad = [], 0
-try:
-    with open(path) as f:
-        for ln in f:
-            try:
-                lines.append(json.loads(ln))
-            except ValueError:
-                bad += 1
-except OSError as e:
-    print("cannot read %s: %s" % (path, e))
-    sys.exit()
-def s(v):
-    return v if isinstance(v, str) else json.dumps(v)
-for d in lines:
-    if all(k in d and re.fullmatch(v, s(d[k])) for k, v in conds):
-        print("ok")
-        sys.exit()
-want = " ".join("%s=%s" % (k, v) for k, v in conds)
-print("no decision %s among %d line(s)%s: %s" % (want, len(lines), " (+%d not JSON)" % bad if bad else "",
-      " | ".join(json.dumps(d, sort_keys=True) for d in lines[-4:])[:900]))
-EOF
-)
-	if [ "$r" = ok ]; then ok "$name"; else fail "$name" "$r"; fi
-}
-
 # a_jlog_valid NAME FILE: every line is a JSON object with the contract's fields
 a_jlog_valid() {
 	local r
@@ -229,9 +196,6 @@ EOF
 )
 	if [ "$r" = ok ]; then ok "$1"; else fail "$1" "$r"; fi
 }
-
-# cgid TAG: the cgroup id of TAG's --cgroup (recorded while it existed)
-cgid() { awk -v p="$(cg_path "$1")" '$2 == p { print $1; exit }' "$W/cgids"; }
 
 # denial line ERE on egressctl's stderr
 a_denial() { a_grep "$1" "$W/$2.err" "^egressctl: denied $3"; }

@@ -2,11 +2,12 @@
  * query and as an upstream response. A query that parses has a
  * presentation-form name and builds an upstream query that parses back to
  * it; any query whose id was readable gets an error or empty reply that
- * builds, and parses back when it carries the question. A response that
- * parses has presentation-form names, a name in every name-bearing record,
- * and rebuilt from its own records it parses back to the same records (a
- * prefix of them when the 65535-byte limit cut it, with TC unless only
- * additional records went), and within 512 bytes it still parses. */
+ * builds with its id, opcode and RD, and parses back when it carries the
+ * question. A response that parses has presentation-form names, a name in
+ * every name-bearing record, and rebuilt from its own records it parses
+ * back to the same records (a prefix of them when the 65535-byte limit cut
+ * it, with TC unless only additional records went), and within 512 bytes it
+ * still parses. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,7 +74,8 @@ fuzz_query(const uint8_t *data, size_t size)
 	if (!q.no_question)
 		check_name(q.name);
 	n = dns_build_response(&q, rc, NULL, 0, dns_udp_max(&q), out, sizeof(out));
-	if (n < 12 || (size_t)n > dns_udp_max(&q))
+	if (n < 12 || (size_t)n > dns_udp_max(&q) || (out[0] << 8 | out[1]) != q.id ||
+	    (out[2] & 0x79) != (data[2] & 0x79)) /* opcode and RD echoed */
 		abort();
 	if (!q.no_question) {
 		if (dns_parse_response(out, (size_t)n, &back) || strcmp(back.q.name, q.name) ||

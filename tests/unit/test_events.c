@@ -68,6 +68,21 @@ test_redirect(void **state)
 }
 
 static void
+test_would_deny(void **state)
+{
+	struct egr_event e = ev4("0.0.0.0", 443);
+	char buf[256];
+
+	(void)state;
+	inet_pton(AF_INET6, "2001:db8::1", e.addr);
+	e.family = AF_INET6;
+	e.verdict = EGR_V_WOULD_DENY;
+	e.reason = EGR_R_IPV6;
+	events_format(&e, buf, sizeof(buf));
+	assert_string_equal(buf, "would deny curl[1234] \u2192 [2001:db8::1]:443 (ipv6 denied)");
+}
+
+static void
 test_sock_create(void **state)
 {
 	struct egr_event e = ev4("0.0.0.0", 0);
@@ -168,11 +183,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipv4_deny),	 cmocka_unit_test(test_ipv6_deny),
-		cmocka_unit_test(test_redirect),	 cmocka_unit_test(test_sock_create),
-		cmocka_unit_test(test_abstract_unix),	 cmocka_unit_test(test_hostile_comm),
-		cmocka_unit_test(test_skb_unknown_task), cmocka_unit_test(test_reasons_named),
-		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_ipv4_deny),     cmocka_unit_test(test_ipv6_deny),
+		cmocka_unit_test(test_redirect),      cmocka_unit_test(test_would_deny),
+		cmocka_unit_test(test_sock_create),   cmocka_unit_test(test_abstract_unix),
+		cmocka_unit_test(test_hostile_comm),  cmocka_unit_test(test_skb_unknown_task),
+		cmocka_unit_test(test_reasons_named), cmocka_unit_test(test_truncation),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);

@@ -1,0 +1,248 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034
+# Peer proxies from Debian for the bulk benchmark (sourced by run.sh): each
+# configured allow-all with logging off, started in the sbx netns on
+# loopback, checked with one fetch, and used by an unconfined curl exactly
+# as egressctl's proxy is used by a confined one. A peer that is not
+# installed, does not listen within PEER_START_S, or fails the check is
+# recorded as skipped with the reason, never measured.
+#
+# peer_NAME functions start one peer and set PEER_PORT; PEER_ROWS (rows
+# peer_NAME) and PEER_CURL[row] (curl arguments) are filled by peers_start.
+
+declare -A PEER_CURL=()
+declare -A PEER_PID=()
+PEER_ROWS=()
+
+peer_squid() {
+	command -v squid >/dev/null || return 3
+	PEER_PORT=3128
+	mkdir -p "$W/squid" && chmod 0777 "$W/squid"
+	cat >"$W/squid/squid.conf" <<EOF
+http_port 127.0.0.1:$PEER_PORT
+http_access allow all
+access_log none
+cache_store_log none
+cache_log $W/squid/cache.log
+cache deny all
+cache_mem 8 MB
+pid_filename $W/squid/squid.pid
+coredump_dir $W/squid
+dns_nameservers $DNS_IP
+visible_hostname bench.test
+shutdown_lifetime 1 seconds
+max_filedescriptors 65536
+EOF
+	in_sbx squid -N -f "$W/squid/squid.conf" >"$W/squid/out" 2>&1 &
+	PEER_PID[squid]=$!
+}
+
+peer_tinyproxy() {
+	command -v tinyproxy >/dev/null || return 3
+	PEER_PORT=8888
+	mkdir -p "$W/tinyproxy" && chmod 0777 "$W/tinyproxy"
+	# no Allow and no ConnectPort lines: every client and port is allowed
+	cat >"$W/tinyproxy/tinyproxy.conf" <<EOF
+User nobody
+Group nogroup
+Port $PEER_PORT
+Listen 127.0.0.1
+Timeout 600
+MaxClients 2000
+LogLevel Critical
+DisableViaHeader Yes
+EOF
+	in_sbx tinyproxy -d -c "$W/tinyproxy/tinyproxy.conf" >"$W/tinyproxy/out" 2>&1 &
+	PEER_PID[tinyproxy]=$!
+}
+
+peer_trafficserver() {
+	command -v traffic_server >/dev/null || return 3
+	PEER_PORT=8080
+	local d=$W/trafficserver
+	mkdir -p "$d/var" "$d/run" "$d/log" "$d/cache" && cp -r /etc/trafficserver "$d/etc" || return 1
+	cat >"$d/runroot.yaml" <<EOF
+prefix: $d
+exec_prefix: /usr
+bindir: /usr/bin
+sbindir: /usr/sbin
+sysconfdir: $d/etc
+datadir: /usr/share/trafficserver
+includedir: /usr/include
+libdir: /usr/lib/trafficserver
+libexecdir: /usr/lib/trafficserver/modules
+localstatedir: $d/var
+runtimedir: $d/run
+logdir: $d/log
+cachedir: $d/cache
+EOF
+	# a forward proxy: no remap required, no cache, no logs, CONNECT to :80
+	cat >>"$d/etc/records.config" <<EOF
+CONFIG proxy.config.admin.user_id STRING #-1
+CONFIG proxy.config.http.server_ports STRING $PEER_PORT
+CONFIG proxy.config.url_remap.remap_required INT 0
+CONFIG proxy.config.reverse_proxy.enabled INT 0
+CONFIG proxy.config.http.cache.http INT 0
+CONFIG proxy.config.log.logging_enabled INT 0
+CONFIG proxy.config.http.connect_ports STRING 1-65535
+CONFIG proxy.config.dns.nameservers STRING $DNS_IP
+CONFIG proxy.config.dns.resolv_conf STRING NULL
+CONFIG proxy.config.hostdb.host_file.path STRING $d/etc/hosts.empty
+CONFIG proxy.config.http.insert_client_ip INT 0
+CONFIG proxy.config.http.insert_squid_x_forwarded_for INT 0
+CONFIG proxy.config.http.insert_request_via_str INT 0
+EOF
+	: >"$d/etc/hosts.empty"
+	cat >"$d/etc/ip_allow.yaml" <<EOF
+ip_allow:
+  - apply: in
+    ip_addrs: 0/0
+    action: allow
+  - apply: in
+    ip_addrs: ::/0
+    action: allow
+  - apply: out
+    ip_addrs: 0/0
+    action: allow
+EOF
+	: >"$d/etc/remap.config"
+	: >"$d/etc/logging.yaml"
+	: >"$d/etc/plugin.config"
+	echo "$d/cache/cache.db 64M" >"$d/etc/storage.config"
+	in_sbx env TS_RUNROOT="$d/runroot.yaml" traffic_server --run-root="$d/runroot.yaml" \
+		>"$d/out" 2>&1 &
+	PEER_PID[trafficserver]=$!
+}
+
+peer_mitmproxy() {
+	command -v mitmdump >/dev/null || return 3
+	PEER_PORT=8081
+	mkdir -p "$W/mitmproxy"
+	# streaming bodies (else it buffers each response whole), no flow output
+	in_sbx env HOME="$W/mitmproxy" mitmdump -q --listen-host 127.0.0.1 --listen-port "$PEER_PORT" \
+		--set confdir="$W/mitmproxy" --set stream_large_bodies=128k --set flow_detail=0 \
+		--set termlog_verbosity=error >"$W/mitmproxy/out" 2>&1 &
+	PEER_PID[mitmproxy]=$!
+}
+
+peer_haproxy() {
+	command -v haproxy >/dev/null || return 3
+	PEER_PORT=9000
+	mkdir -p "$W/haproxy"
+	cat >"$W/haproxy/haproxy.cfg" <<EOF
+global
+	maxconn 20000
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 600s
+	timeout server 600s
+frontend f
+	bind 127.0.0.1:$PEER_PORT
+	default_backend b
+backend b
+	server www $WWW_IP:80
+EOF
+	in_sbx haproxy -db -f "$W/haproxy/haproxy.cfg" >"$W/haproxy/out" 2>&1 &
+	PEER_PID[haproxy]=$!
+}
+
+peer_dante() {
+	command -v danted >/dev/null || return 3
+	PEER_PORT=1080
+	mkdir -p "$W/dante"
+	cat >"$W/dante/danted.conf" <<EOF
+logoutput: $W/dante/danted.log
+internal: 127.0.0.1 port = $PEER_PORT
+external: 198.18.0.2
+socksmethod: none
+clientmethod: none
+user.privileged: root
+user.unprivileged: nobody
+client pass {
+	from: 127.0.0.0/8 to: 0.0.0.0/0
+}
+socks pass {
+	from: 0.0.0.0/0 to: 0.0.0.0/0
+	command: connect
+}
+EOF
+	in_sbx danted -f "$W/dante/danted.conf" -p "$W/dante/danted.pid" >"$W/dante/out" 2>&1 &
+	PEER_PID[dante]=$!
+}
+
+peer_microsocks() {
+	command -v microsocks >/dev/null || return 3
+	PEER_PORT=1081
+	mkdir -p "$W/microsocks"
+	in_sbx microsocks -i 127.0.0.1 -p "$PEER_PORT" >"$W/microsocks/out" 2>&1 &
+	PEER_PID[microsocks]=$!
+}
+
+# peer_try NAME CURL-ARGS...: start, wait, check; on success add the row
+# peer_NAME to PEER_ROWS
+peer_try() {
+	local name=$1 row=peer_$1 rc code log
+	shift
+	PEER_PORT=""
+	"peer_$name"
+	rc=$?
+	if [ "$rc" = 3 ]; then
+		skip "$row" "not installed (tools/install-deps.sh --bench)"
+		return
+	fi
+	[ -n "${PEER_PID[$name]:-}" ] && PIDS+=("${PEER_PID[$name]}")
+	if [ "$rc" != 0 ] || ! wait_for "$PEER_START_S" sbx_listening "$PEER_PORT"; then
+		log=$(tail -c 300 "$W/$name/out" 2>/dev/null | tr '\n' ' ')
+		skip "$row" "did not listen on 127.0.0.1:$PEER_PORT within ${PEER_START_S}s: ${log:-no output}"
+		peer_kill "$name"
+		return
+	fi
+	code=""
+	for _ in 1 2 3 4 5; do	# some accept before they can serve
+		code=$(in_sbx env -i PATH=/usr/bin:/bin "${NOBODY[@]}" curl -q -sS -o /dev/null \
+			-w '%{http_code}' --max-time 5 "$@" http://www.bench.test/small 2>&1)
+		[ "$code" = 200 ] && break
+		sleep 0.5
+	done
+	if [ "$code" != 200 ]; then
+		skip "$row" "check fetch through it failed: ${code:0:200}"
+		peer_kill "$name"
+		return
+	fi
+	PEER_ROWS+=("$row")
+	PEER_CURL[$row]=$(printf '%q ' "$@")
+	note "peer $row: up on 127.0.0.1:$PEER_PORT"
+}
+
+peer_kill() {
+	local p=${PEER_PID[$1]:-}
+	[ -n "$p" ] || return 0
+	kill -TERM "$p" 2>/dev/null
+	for _ in $(seq 40); do
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+}
+
+peers_start() {
+	peer_try squid -p -x http://127.0.0.1:3128
+	peer_try tinyproxy -p -x http://127.0.0.1:8888
+	peer_try trafficserver -p -x http://127.0.0.1:8080
+	peer_try mitmproxy -p -x http://127.0.0.1:8081
+	peer_try haproxy --noproxy '*' --connect-to www.bench.test:80:127.0.0.1:9000
+	peer_try dante -x socks5h://127.0.0.1:1080
+	peer_try microsocks -x socks5h://127.0.0.1:1081
+}
+
+peers_stop() {
+	local n p
+	for n in "${!PEER_PID[@]}"; do peer_kill "$n"; done
+	# what the peers forked (dante's and squid's children, ATS threads' own
+	# processes): every process left in the sbx netns but our own servers
+	for p in $(ip netns pids "$SBX" 2>/dev/null); do
+		[[ " ${SBX_KEEP[*]} " == *" $p "* ]] || kill -KILL "$p" 2>/dev/null
+	done
+}

@@ -1,0 +1,211 @@
+# shellcheck shell=bash
+# The phases of the benchmark (sourced by run.sh). Each phase runs ROUNDS
+# rounds; a round measures the direct baseline and then the egressctl paths
+# (and peers), so every ratio pairs numbers taken minutes apart at most.
+# Each writes JSON records to $RAW; report.py turns them into the table.
+#
+# Confined clients run as `egressctl run --user nobody ... -- /bin/sh
+# SCRIPT`; the direct baselines run the same client as nobody in the same
+# netns without egressctl.
+
+# unconfined client as nobody in the sbx netns, no proxy variables
+direct() { in_sbx env -i PATH=/usr/bin:/bin "${NOBODY[@]}" "$@"; }
+
+# rec_lines TAG PREFIX PHASE ROUND: "PREFIX ROW RC JSON" lines of a confined
+# run -> records {"phase","row","round","rc","res"}
+rec_lines() {
+	local row rc json
+	while read -r _ row rc json; do
+		[[ $json == \{* ]] || json=null
+		rec "{\"phase\":\"$3\",\"row\":$(jstr "$row"),\"round\":$4,\"rc\":$rc,\"res\":$json}"
+	done < <(out_lines "$1" "$2")
+}
+
+# ------------------------------------------------------------------ bulk
+
+# bulk.sh: `bulk ROW CURL-ARGS...` prints "BULK ROW RC JSON" for one
+# transfer of /big (bounded by BULK_MAX_S)
+write_bulk_sh() {
+	cat >"$W/bulk.sh" <<EOF
+bulk() {
+	row=\$1; shift
+	r=\$(/usr/bin/curl -q -sS -o /dev/null --max-time $BULK_MAX_S \\
+		-w '{"bytes":%{size_download},"secs":%{time_total},"code":%{http_code}}' "\$@" 2>/dev/null)
+	echo "BULK \$row \$? \$r"
+}
+EOF
+	chmod 0644 "$W/bulk.sh"
+}
+
+phase_bulk() {
+	local r row url=http://www.bench.test/big tag
+	write_bulk_sh
+	peers_start
+	for r in $(seq "$ROUNDS"); do
+		note "bulk round $r/$ROUNDS"
+		direct /bin/sh -c ". $W/bulk.sh; bulk direct --noproxy '*' $url" >"$W/bulk-direct-$r.out"
+		rec_lines "bulk-direct-$r" BULK bulk "$r"
+		tag=bulk-egr-$r
+		egr_run "$tag" $((6 * (BULK_MAX_S + 2) + 10)) ". $W/bulk.sh
+bulk egr_http -x \"\$HTTP_PROXY\" $url
+bulk egr_connect -p -x \"\$HTTP_PROXY\" $url
+bulk egr_socks5 -x \"\$ALL_PROXY\" $url
+bulk egr_transparent --noproxy '*' $url
+bulk egr_fast --noproxy '*' http://fast.bench.test/big"
+		rec_lines "$tag" BULK bulk "$r"
+		for row in "${PEER_ROWS[@]}"; do
+			# shellcheck disable=SC2086 # PEER_CURL holds words
+			direct /bin/sh -c ". $W/bulk.sh; bulk $row ${PEER_CURL[$row]} $url" \
+				>"$W/bulk-peer-$r.out"
+			rec_lines "bulk-peer-$r" BULK bulk "$r"
+		done
+	done
+	peers_stop
+}
+
+# ------------------------------------------------------------------ rate
+
+phase_rate() {
+	local r c mode tag script target res
+	for r in $(seq "$ROUNDS"); do
+		note "rate round $r/$ROUNDS"
+		for c in $RATE_CONCS; do
+			res=$(direct timeout 30 "$W/benchtool" rate direct www.bench.test:80 -c "$c" \
+				-d "$RATE_S" 2>"$W/rate-direct.err")
+			echo "RATE direct/$c $? $res" >"$W/rate-direct-$r-$c.out"
+			rec_lines "rate-direct-$r-$c" RATE rate "$r"
+		done
+		script="B=$W/benchtool"
+		for mode in http connect socks5 transparent fast; do
+			target=www.bench.test:80
+			[ $mode = fast ] && target=fast.bench.test:80
+			for c in $RATE_CONCS; do
+				script+="
+r=\$(timeout 30 \$B rate $mode $target -c $c -d $RATE_S); echo \"RATE egr_$mode/$c \$? \$r\""
+			done
+		done
+		tag=rate-egr-$r
+		egr_run "$tag" $((15 * (RATE_S + 3) + 20)) "$script"
+		rec_lines "$tag" RATE rate "$r"
+	done
+}
+
+# ---------------------------------------------------------------- memory
+
+# N idle CONNECT tunnels from a confined client to the holdsrv on the sbx
+# loopback; RSS of the egressctl process before and after.
+phase_mem() {
+	local r tag before after fds res sock
+	for r in $(seq "$ROUNDS"); do
+		note "memory round $r/$ROUNDS: $MEM_TUNNELS tunnels"
+		tag=mem-$r
+		egr_start "$tag" "exec $W/benchtool hold 127.0.0.1:$HOLD_PORT -p env -n $MEM_TUNNELS -T 90 --go $RW/go-$r --stop $RW/stop-$r"
+		if ! wait_line "$W/$tag.out" '^READY' 15; then
+			note "memory: the hold client did not start: $(tail -c 300 "$W/$tag.err")"
+			egr_join 5
+			continue
+		fi
+		sleep 0.5	# egressctl idle: event loop up, no client yet
+		before=$(rss_kib "$EGR_PID")
+		touch "$RW/go-$r"
+		wait_line "$W/$tag.out" '^\{' 60
+		sleep 0.5
+		after=$(rss_kib "$EGR_PID")
+		fds=$(find "/proc/$EGR_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+		res=$(grep -m1 '^{' "$W/$tag.out")
+		sock=$(in_sbx cat /proc/net/sockstat | awk '/^TCP:/ { print $NF }')
+		touch "$RW/stop-$r"
+		egr_join 20
+		rec "{\"phase\":\"mem\",\"round\":$r,\"rss_before_kib\":${before:-null},\"rss_after_kib\":${after:-null},\"fds_after\":$fds,\"tcp_mem_pages\":${sock:-null},\"res\":${res:-null},\"egr_err\":$(jstr "$(grep -v '^$' "$W/$tag.err" | tail -3)")}"
+	done
+}
+
+# ------------------------------------------------------------ kernel cost
+
+bpf_stats() {	# bpf_stats ROUND CGPATH: a record per egr_* program on CGPATH
+	local line
+	while read -r line; do
+		rec "{\"phase\":\"bpf\",\"round\":$1,\"res\":$line}"
+	done < <("$PY" "$HERE/report.py" bpfstats "$2")
+}
+
+phase_kern() {
+	local r tag c res
+	# connect() latency, stats off: unconfined vs fast path vs redirect
+	for r in $(seq "$ROUNDS"); do
+		note "connect latency round $r/$ROUNDS"
+		res=$(direct timeout 60 "$W/benchtool" connlat "127.0.0.1:$ACC_PORT" -n "$CONNLAT_N")
+		echo "CONN unconfined $? $res" >"$W/conn-direct-$r.out"
+		rec_lines "conn-direct-$r" CONN connlat "$r"
+		tag=conn-egr-$r
+		egr_run "$tag" 120 "B=$W/benchtool
+r=\$(timeout 60 \$B connlat 127.0.0.1:$ACC_PORT -n $CONNLAT_N); echo \"CONN fast_path \$? \$r\"
+r=\$(timeout 60 \$B connlat www.bench.test:80 -n $CONNLAT_N); echo \"CONN redirect \$? \$r\""
+		rec_lines "$tag" CONN connlat "$r"
+	done
+	# BPF run time per call, stats on, a mixed workload in each round
+	OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	for r in $(seq "$ROUNDS"); do
+		note "BPF stats round $r/$ROUNDS"
+		tag=bpf-$r
+		c="/usr/bin/curl -q -sS -o /dev/null --max-time 5"
+		egr_start "$tag" "B=$W/benchtool
+\$B connlat 127.0.0.1:$ACC_PORT -n 2000 >/dev/null
+\$B connlat www.bench.test:80 -n 2000 >/dev/null
+\$B dns $DNS_IP -m cached -l 500 >/dev/null
+\$B dns $DNS_IP -m uncached -l 200 >/dev/null
+\$B rate connect www.bench.test:80 -c 8 -d 1 >/dev/null
+\$B rate transparent www.bench.test:80 -c 8 -d 1 >/dev/null
+\$B rate fast fast.bench.test:80 -c 8 -d 1 >/dev/null
+$c -p -x \"\$HTTP_PROXY\" http://www.bench.test/big
+$c --noproxy '*' http://fast.bench.test/big
+echo DONE
+i=0; while [ ! -e $RW/bpf-stop-$r ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done"
+		if wait_line "$W/$tag.out" '^DONE' 90; then
+			bpf_stats "$r" "$EGR_CG"
+		else
+			note "BPF stats: the workload did not finish: $(tail -c 300 "$W/$tag.err")"
+		fi
+		touch "$RW/bpf-stop-$r"
+		egr_join 20
+	done
+	sysctl -qw kernel.bpf_stats_enabled="$OLD_BPF_STATS"
+	OLD_BPF_STATS=""
+}
+
+# ---------------------------------------------------------------- policy
+
+phase_policy() {
+	local r out
+	gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$REPO/userspace" "$HERE/policy_bench.c" \
+		"$REPO/userspace/policy.c" -o "$W/policy_bench" 2>"$W/policy_bench.gcc" || {
+		skip "policy decisions" "policy_bench does not build: $(head -c 300 "$W/policy_bench.gcc")"
+		return
+	}
+	for r in $(seq "$ROUNDS"); do
+		out=$(timeout 120 "$W/policy_bench" 100000 "$POLICY_DECISIONS" 2>&1)
+		echo "$out" >"$W/policy-$r.out"
+		rec "{\"phase\":\"policy\",\"round\":$r,\"res\":$("$PY" "$HERE/report.py" policyparse "$W/policy-$r.out")}"
+	done
+}
+
+# ------------------------------------------------------------------- dns
+
+phase_dns() {
+	local r tag m res
+	for r in $(seq "$ROUNDS"); do
+		note "DNS round $r/$ROUNDS"
+		for m in cached uncached; do
+			res=$(direct timeout 60 "$W/benchtool" dns "$DNS_IP" -m $m -l "$DNS_LAT_N" \
+				-q "$DNS_QPS_S" -w 32)
+			echo "DNS upstream/$m $? $res" >"$W/dns-direct-$r-$m.out"
+			rec_lines "dns-direct-$r-$m" DNS dns "$r"
+		done
+		tag=dns-egr-$r
+		egr_run "$tag" 150 "B=$W/benchtool
+r=\$(timeout 60 \$B dns $DNS_IP -m cached -l $DNS_LAT_N -q $DNS_QPS_S -w 32); echo \"DNS egressctl/cached \$? \$r\"
+r=\$(timeout 60 \$B dns $DNS_IP -m uncached -l $DNS_LAT_N -q $DNS_QPS_S -w 32); echo \"DNS egressctl/uncached \$? \$r\""
+		rec_lines "$tag" DNS dns "$r"
+	done
+}

@@ -1,0 +1,442 @@
+#!/usr/bin/python3
+"""The benchmark's report (tools/bench/run.sh) and two small helpers.
+
+  report.py RAW.jsonl OUT.json      the table on stdout, OUT.json written
+  report.py bpfstats CGROUP-PATH    one JSON line per egr_* program attached
+                                    to the cgroup: run_time_ns, run_cnt
+  report.py policyparse FILE        policy_bench's output as one JSON object
+
+Every value is the median of the rounds with [min-max]; every ratio is
+taken per round against the direct baseline of the same round, then the
+median and [min-max] of those ratios. A target is judged on the median.
+"""
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+# ----------------------------------------------------------------- helpers
+
+
+def bpfstats(cgpath):
+    out = subprocess.run(["bpftool", "-j", "cgroup", "show", cgpath],
+                         capture_output=True, text=True, check=True).stdout
+    for p in json.loads(out or "[]"):
+        name = p.get("name", "")
+        if not name.startswith("egr_"):
+            continue
+        info = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "id", str(p["id"])],
+                                         capture_output=True, text=True, check=True).stdout)
+        print(json.dumps({"name": name, "id": p["id"], "attach_type": p.get("attach_type"),
+                          "run_time_ns": info.get("run_time_ns", 0),
+                          "run_cnt": info.get("run_cnt", 0)}))
+
+
+def policyparse(path):
+    text = open(path).read()
+    d = {}
+    m = re.search(r"policy: (\d+) rules built in ([\d.]+) ms", text)
+    if m:
+        d["rules"], d["build_ms"] = int(m.group(1)), float(m.group(2))
+    m = re.search(r"mixed: (\d+) decisions in ([\d.]+) s CPU \(([\d.]+) s wall\): "
+                  r"(\d+) decisions/s, (\d+) ns/decision", text)
+    if m:
+        d.update(decisions=int(m.group(1)), cpu_s=float(m.group(2)), wall_s=float(m.group(3)),
+                 per_s=int(m.group(4)), ns=int(m.group(5)))
+    d["kinds"] = {k.strip(): int(v) for k, v in
+                  re.findall(r"^  (.+?)\s+(\d+) ns/decision", text, re.M)}
+    print(json.dumps(d))
+
+
+def med(v):
+    return statistics.median(v) if v else None
+
+
+def fmt(x, nd=None):
+    if x is None:
+        return "-"
+    if nd is None:
+        ax = abs(x)
+        nd = 0 if ax >= 100 else 1 if ax >= 10 else 2 if ax >= 1 else 3
+    return f"{x:,.{nd}f}"
+
+
+def span(v, nd=None, ratio=False):
+    """median [min-max] of v"""
+    if not v:
+        return "-"
+    if ratio:
+        nd = 2
+    m = fmt(med(v), nd)
+    if len(v) == 1:
+        return m + (" ×" if ratio else "")
+    s = f"{m} [{fmt(min(v), nd)}–{fmt(max(v), nd)}]"
+    return s + (" ×" if ratio else "")
+
+
+# --------------------------------------------------------------- the report
+
+NAMES = {
+    "direct": "direct (no egressctl)",
+    "egr_http": "egressctl HTTP proxy (absolute URI)",
+    "egr_connect": "egressctl CONNECT",
+    "egr_socks5": "egressctl SOCKS5",
+    "egr_transparent": "egressctl transparent (kernel redirect)",
+    "egr_fast": "egressctl fast path (tcp:// rule)",
+    "peer_squid": "squid (CONNECT)",
+    "peer_tinyproxy": "tinyproxy (CONNECT)",
+    "peer_trafficserver": "trafficserver (CONNECT)",
+    "peer_mitmproxy": "mitmproxy (CONNECT)",
+    "peer_haproxy": "haproxy (TCP forward)",
+    "peer_dante": "dante-server (SOCKS5)",
+    "peer_microsocks": "microsocks (SOCKS5)",
+}
+BULK_TARGET = {"egr_connect": 0.9, "egr_socks5": 0.9, "egr_transparent": 0.9, "egr_fast": 0.98}
+RATE_TARGET_CONCS = (32, 64)
+RATE_TARGET = 0.7
+MEM_TARGET_KIB = 4.0
+CONNECT4_TARGET_NS = 1000
+POLICY_TARGET_NS = 1000
+DNS_CACHED_TARGET = 1.2
+
+
+class Report:
+    def __init__(self, recs):
+        self.recs = recs
+        self.rows = []
+        self.skipped = {r["row"]: r["reason"] for r in recs if r["phase"] == "skip"}
+        self.meta = next((r for r in recs if r["phase"] == "meta"), {})
+        self.meta_end = next((r for r in recs if r["phase"] == "meta_end"), {})
+
+    def row(self, section, name, unit, values, ratios=None, target=None, op=None, note="",
+            judge=None, nd=None):
+        """values: per-round values; ratios: per-round ratios to the baseline;
+        target/op: judged on the median of `judge` ("ratio" or "value")."""
+        r = {"section": section, "name": name, "unit": unit, "values": values,
+             "median": med(values), "min": min(values) if values else None,
+             "max": max(values) if values else None, "note": note}
+        if ratios is not None:
+            r["ratio"] = {"values": ratios, "median": med(ratios),
+                          "min": min(ratios) if ratios else None,
+                          "max": max(ratios) if ratios else None}
+        if target is not None:
+            x = med(ratios) if judge == "ratio" else med(values)
+            r["target"] = {"op": op, "value": target, "on": judge}
+            if x is None:
+                r["met"] = None
+            else:
+                r["met"] = x >= target if op == ">=" else x <= target if op == "<=" else x < target
+        r["_nd"] = nd
+        self.rows.append(r)
+        return r
+
+    def by_round(self, phase, key, pred=lambda r: True):
+        """{round: value} of the records of phase for which key(rec) is not None"""
+        out = {}
+        for r in self.recs:
+            if r["phase"] == phase and pred(r):
+                v = key(r)
+                if v is not None:
+                    out[r["round"]] = v
+        return out
+
+    @staticmethod
+    def paired(vals, base):
+        return [vals[k] / base[k] for k in sorted(vals) if k in base and base[k]]
+
+    # ------------------------------------------------------------ sections
+
+    def bulk(self):
+        def mibs(r):
+            x = r.get("res")
+            if not x or x.get("code") != 200 or not x.get("bytes") or r["rc"] not in (0, 28):
+                return None
+            return x["bytes"] / x["secs"] / 2**20
+
+        rows = [r for r in self.recs if r["phase"] == "bulk"]
+        if not rows and not any(k.startswith("peer_") for k in self.skipped):
+            return
+        base = self.by_round("bulk", mibs, lambda r: r["row"] == "direct")
+        order = ["direct", "egr_http", "egr_connect", "egr_socks5", "egr_transparent",
+                 "egr_fast"] + [k for k in NAMES if k.startswith("peer_")]
+        mib = self.meta.get("bulk_mib")
+        sec = f"bulk, 1 stream ({mib} MiB, ≤{self.meta.get('bulk_max_s')} s)"
+        for name in order:
+            if name in self.skipped:
+                self.row(sec, NAMES[name], "MiB/s", [], note="skipped: " + self.skipped[name])
+                continue
+            vals = self.by_round("bulk", mibs, lambda r, n=name: r["row"] == n)
+            if not vals and not any(r["row"] == name for r in rows):
+                continue
+            note = ""
+            if not vals:
+                bad = next(r for r in rows if r["row"] == name)
+                note = f"failed: curl rc {bad['rc']}, {bad.get('res')}"
+            else:
+                full = [r for r in rows if r["row"] == name and r.get("res")
+                        and r["res"].get("bytes", 0) < (mib or 0) * 2**20]
+                if full:
+                    note = f"time-bounded in {len(full)} round(s)"
+            t = BULK_TARGET.get(name)
+            self.row(sec, NAMES[name], "MiB/s", list(vals.values()), self.paired(vals, base),
+                     t, ">=" if t else None, note, "ratio")
+
+    def rate(self):
+        recs = [r for r in self.recs if r["phase"] == "rate"]
+        if not recs:
+            return
+        concs = sorted({int(r["row"].split("/")[1]) for r in recs})
+
+        def val(field):
+            def f(r):
+                x = r.get("res")
+                return x.get(field) if x and x.get("ok", 0) > 0 else None
+            return f
+
+        for c in concs:
+            sec = f"new connections/s, {c} client{'s' if c > 1 else ''} (GET 1 KiB, fresh conn.)"
+            base = self.by_round("rate", val("rps"), lambda r, c=c: r["row"] == f"direct/{c}")
+            for name in ["direct", "egr_http", "egr_connect", "egr_socks5", "egr_transparent",
+                         "egr_fast"]:
+                key = f"{name}/{c}"
+                vals = self.by_round("rate", val("rps"), lambda r, k=key: r["row"] == key)
+                errs = sum(r["res"].get("err", 0) for r in recs
+                           if r["row"] == key and r.get("res"))
+                oks = sum(r["res"].get("ok", 0) for r in recs if r["row"] == key and r.get("res"))
+                note = ""
+                if errs:
+                    fe = next((r["res"].get("first_err") for r in recs if r["row"] == key
+                               and r.get("res") and r["res"].get("first_err")), "")
+                    note = f"{errs} errors / {oks} ok ({fe})"
+                if not vals:
+                    bad = next((r for r in recs if r["row"] == key), None)
+                    if bad is None:
+                        continue
+                    note = note or f"failed: rc {bad['rc']}"
+                t = RATE_TARGET if c in RATE_TARGET_CONCS and name != "direct" else None
+                self.row(sec, NAMES[name], "conn/s", list(vals.values()),
+                         self.paired(vals, base), t, ">=" if t else None, note, "ratio")
+        # latency of one request: the 1-client runs
+        c = concs[0]
+        for q in ("p50_us", "p99_us"):
+            sec = f"latency of one request, {q[:3]} (1 client)"
+            base = self.by_round("rate", val(q), lambda r: r["row"] == f"direct/{c}")
+            for name in ["direct", "egr_http", "egr_connect", "egr_socks5", "egr_transparent",
+                         "egr_fast"]:
+                key = f"{name}/{c}"
+                vals = self.by_round("rate", val(q), lambda r, k=key: r["row"] == key)
+                if not vals:
+                    continue
+                added = [vals[k] - base[k] for k in sorted(vals) if k in base]
+                note = "" if name == "direct" else f"added {span(added, 0)} µs"
+                self.row(sec, NAMES[name], "µs", list(vals.values()), self.paired(vals, base),
+                         note=note)
+
+    def memory(self):
+        recs = [r for r in self.recs if r["phase"] == "mem"]
+        if not recs:
+            return
+        sec = "proxy memory, idle CONNECT tunnels"
+        per, opened, before, after, req = [], [], [], [], None
+        for r in recs:
+            x = r.get("res") or {}
+            req = x.get("requested", req)
+            if r.get("rss_before_kib") is None or r.get("rss_after_kib") is None:
+                continue
+            before.append(r["rss_before_kib"])
+            after.append(r["rss_after_kib"])
+            opened.append(x.get("open", 0))
+            if x.get("open"):
+                per.append((r["rss_after_kib"] - r["rss_before_kib"]) / x["open"])
+        note = ""
+        if req and opened and max(opened) < req:
+            pend = [(r.get("res") or {}).get("pending", 0) for r in recs]
+            note = (f"only {fmt(med(opened), 0)} of {req} tunnels opened "
+                    f"({fmt(med(pend), 0)} left waiting unanswered)")
+        self.row(sec, "tunnels open (of %s requested)" % req, "tunnels", opened, note=note)
+        self.row(sec, "egressctl RSS before", "KiB", before)
+        self.row(sec, "egressctl RSS with the tunnels open", "KiB", after)
+        self.row(sec, "RSS per idle tunnel: (after − before) / open", "KiB", per,
+                 target=MEM_TARGET_KIB, op="<=", judge="value", nd=2)
+        tcp = [r.get("tcp_mem_pages") for r in recs if r.get("tcp_mem_pages") is not None]
+        if tcp:
+            self.row(sec, "kernel TCP memory in the netns (sockstat), all sockets", "pages",
+                     tcp, note="not in RSS: both ends of both legs")
+
+    def kernel(self):
+        recs = [r for r in self.recs if r["phase"] == "connlat"]
+        if recs:
+            sec = "connect() latency to a loopback listener"
+            f = lambda r: (r.get("res") or {}).get("p50_ns")  # noqa: E731
+            base = self.by_round("connlat", f, lambda r: r["row"] == "unconfined")
+            for name, label in (("unconfined", "unconfined process (baseline)"),
+                                ("fast_path", "confined, fast path (127.0.0.1:PORT rule)"),
+                                ("redirect", "confined, redirected to the transparent listener")):
+                vals = self.by_round("connlat", f, lambda r, n=name: r["row"] == n)
+                if not vals:
+                    continue
+                v = [x / 1000 for x in vals.values()]
+                added = [(vals[k] - base[k]) / 1000 for k in sorted(vals) if k in base]
+                note = "" if name == "unconfined" else f"added {span(added, 2)} µs (p50)"
+                self.row(sec, label, "µs p50", v, self.paired(vals, base), note=note, nd=2)
+        recs = [r for r in self.recs if r["phase"] == "bpf"]
+        if recs:
+            sec = "BPF programs: run time per call (bpf_stats)"
+            names = sorted({r["res"]["name"] for r in recs})
+            for n in names:
+                per, cnt = [], []
+                for r in recs:
+                    x = r["res"]
+                    if x["name"] == n and x["run_cnt"]:
+                        per.append(x["run_time_ns"] / x["run_cnt"])
+                        cnt.append(x["run_cnt"])
+                if not per:
+                    continue
+                t = CONNECT4_TARGET_NS if n == "egr_connect4" else None
+                self.row(sec, n, "ns/call", per, target=t, op="<=" if t else None,
+                         judge="value", note=f"{fmt(med(cnt), 0)} calls/round")
+
+    def policy(self):
+        recs = [r for r in self.recs if r["phase"] == "policy" and r.get("res", {}).get("ns")]
+        if not recs and "policy decisions" not in self.skipped:
+            return
+        sec = "policy decisions (policy_bench, userspace)"
+        if "policy decisions" in self.skipped:
+            self.row(sec, "policy decisions", "ns", [], note="skipped: " +
+                     self.skipped["policy decisions"])
+            return
+        rules = recs[0]["res"].get("rules")
+        self.row(sec, f"mixed queries at {rules:,} rules", "ns/decision",
+                 [r["res"]["ns"] for r in recs], target=POLICY_TARGET_NS, op="<",
+                 judge="value", note="thread CPU time")
+        self.row(sec, "decisions per second (one core)", "1/s",
+                 [r["res"]["per_s"] for r in recs])
+        worst = {}
+        for r in recs:
+            for k, v in r["res"].get("kinds", {}).items():
+                worst.setdefault(k, []).append(v)
+        for k, v in worst.items():
+            self.row(sec, "  " + k, "ns/decision", v)
+
+    def dns(self):
+        recs = [r for r in self.recs if r["phase"] == "dns"]
+        if not recs:
+            return
+        for mode in ("cached", "uncached"):
+            for q, unit, label in (("p50_us", "µs", "latency p50"), ("p99_us", "µs",
+                                   "latency p99"), ("qps", "queries/s", "queries/s, 32 in flight")):
+                sec = f"DNS, {mode} answers: {label}"
+                f = lambda r, q=q: (r.get("res") or {}).get(q)  # noqa: E731
+                base = self.by_round("dns", f, lambda r, m=mode: r["row"] == f"upstream/{m}")
+                for name, lab in (("upstream", "upstream resolver directly"),
+                                  ("egressctl", "egressctl's responder (confined client)")):
+                    key = f"{name}/{mode}"
+                    vals = self.by_round("dns", f, lambda r, k=key: r["row"] == key)
+                    if not vals:
+                        continue
+                    lost = sum((r.get("res") or {}).get("lat_lost", 0) +
+                               (r.get("res") or {}).get("q_lost", 0)
+                               for r in recs if r["row"] == key)
+                    note = f"{lost} queries lost" if lost else ""
+                    t = (DNS_CACHED_TARGET if mode == "cached" and q == "p50_us"
+                         and name == "egressctl" else None)
+                    if q != "qps" and name == "egressctl":
+                        added = [vals[k] - base[k] for k in sorted(vals) if k in base]
+                        note = (note + "; " if note else "") + f"added {span(added, 0)} µs"
+                    self.row(sec, lab, unit, list(vals.values()), self.paired(vals, base),
+                             t, "<=" if t else None, note, "ratio")
+
+    # ------------------------------------------------------------- output
+
+    def table(self):
+        head = ("measurement", "median [min–max]", "× baseline", "target", "")
+        lines, sect = [], None
+        body = []
+        for r in self.rows:
+            val = span(r["values"], r.get("_nd")) + (" " + r["unit"] if r["values"] else "")
+            if not r["values"]:
+                val = "-"
+            rat = span(r["ratio"]["values"], ratio=True) if r.get("ratio") else ""
+            tgt, verdict = "", ""
+            if r.get("target"):
+                t = r["target"]
+                op = {">=": "≥", "<=": "≤", "<": "<"}[t["op"]]
+                tgt = f"{op} {t['value']}" + (" ×" if t["on"] == "ratio" else " " + r["unit"])
+                verdict = {True: "met", False: "MISSED", None: "n/a"}[r["met"]]
+            body.append((r["section"], r["name"], val, rat, tgt, verdict, r["note"]))
+        w = [max(len(head[0]), *(len(b[1]) + 2 for b in body)) if body else 20,
+             max(len(head[1]), *(len(b[2]) for b in body)) if body else 10,
+             max(len(head[2]), *(len(b[3]) for b in body)) if body else 10,
+             max(len(head[3]), *(len(b[4]) for b in body)) if body else 6, 6]
+        fmtl = lambda c: "  ".join(str(x).ljust(w[i]) for i, x in enumerate(c[:5])).rstrip()  # noqa
+        lines.append(fmtl(head))
+        lines.append("  ".join("-" * x for x in w))
+        md = ["| measurement | median [min–max] | × baseline | target | | note |",
+              "|---|---|---|---|---|---|"]
+        for b in body:
+            if b[0] != sect:
+                sect = b[0]
+                lines.append(sect)
+                md.append(f"| **{sect}** | | | | | |")
+            ln = fmtl(("  " + b[1],) + b[2:6])
+            if b[6]:
+                ln += "  (" + b[6] + ")"
+            lines.append(ln)
+            md.append("| " + " | ".join((b[1].strip(), b[2], b[3], b[4], b[5], b[6])) + " |")
+        return "\n".join(lines), "\n".join(md)
+
+    def build(self):
+        self.bulk()
+        self.rate()
+        self.memory()
+        self.kernel()
+        self.policy()
+        self.dns()
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "bpfstats":
+        return bpfstats(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "policyparse":
+        return policyparse(sys.argv[2])
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    recs = []
+    with open(sys.argv[1]) as f:
+        for ln in f:
+            ln = ln.strip()
+            if ln:
+                try:
+                    recs.append(json.loads(ln))
+                except ValueError:
+                    print(f"report: bad record: {ln[:200]}", file=sys.stderr)
+    rep = Report(recs)
+    rep.build()
+    text, md = rep.table()
+    m = rep.meta
+    title = (f"egressctl benchmark{' (--quick)' if m.get('quick') else ''}: {m.get('date', '')}, "
+             f"Linux {m.get('kernel', '?')}, {m.get('cpu', '?')} × {m.get('cores', '?')} cores, "
+             f"{m.get('rounds', '?')} rounds, {rep.meta_end.get('elapsed_s', '?')} s; "
+             f"load average {m.get('loadavg_start', '?')} → {rep.meta_end.get('loadavg_end', '?')}")
+    print(title)
+    print("medians of the rounds [min–max]; × baseline: per-round ratio to the direct "
+          "baseline (unconfined / upstream) of the same round")
+    print(text)
+    met = [r for r in rep.rows if r.get("met") is True]
+    missed = [r for r in rep.rows if r.get("met") is False]
+    print(f"targets: {len(met)} met, {len(missed)} missed" +
+          ("".join(f"\n  MISSED: {r['section']}: {r['name']}" for r in missed)))
+    for r in rep.rows:
+        r.pop("_nd", None)
+    out = {"meta": m, "meta_end": rep.meta_end, "title": title, "rows": rep.rows,
+           "skipped": rep.skipped, "targets_met": len(met), "targets_missed": len(missed),
+           "table_text": text, "table_markdown": md, "raw": recs}
+    with open(sys.argv[2], "w") as f:
+        json.dump(out, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"results: {sys.argv[2]}")
+
+
+if __name__ == "__main__":
+    main()

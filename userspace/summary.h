@@ -1,0 +1,34 @@
+/* What a run tried, gathered from every decision (audit.c's sink): counts
+ * per destination, who tried the denied ones, and the rule that would let
+ * each through. At exit: the table on stderr, and with --suggest-policy
+ * the smallest sensible policy that allows everything the run did. */
+#ifndef SUMMARY_H
+#define SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct audit_rec;
+struct summary;
+
+struct summary *summary_new(void);
+void summary_free(struct summary *s);
+
+/* Counts one decision. */
+void summary_add(struct summary *s, const struct audit_rec *r);
+
+/* The table: one line per destination, denied first. dropped_log: lines the
+ * --log writer had to drop (said when not 0). */
+void summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t dropped_log);
+
+/* Writes the suggested policy as JSON (the schema --policy reads): every
+ * allowed and denied destination's rule, hostnames rather than addresses
+ * where a name was known, "**.domain" where several names under one
+ * registrable domain were used, tcp:// for plain TCP. Returns 0 or -errno. */
+int summary_write_policy(const struct summary *s, const char *path);
+
+/* The rules summary_write_policy() would write, one per line (for tests). */
+int summary_policy_rules(const struct summary *s, char ***rules);
+
+#endif /* SUMMARY_H */
