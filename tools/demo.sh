@@ -1,20 +1,17 @@
 #!/usr/bin/env bash
-# `make demo`: a confined command whose escape attempts are denied with
-# readable reasons. Everything happens in two network namespaces made here
-# ("sandbox host" 198.18.0.2 and a stand-in "internet" 198.18.0.1); nothing
-# leaves the machine. Until the proxy lands, a test helper stands in for the
-# transparent listener and answers with the original destination it looked
-# up in egressctl's BPF index.
+# `make demo`: a confined command that reaches exactly what its policy
+# allows, whether or not it uses the proxy, and whose escape attempts are
+# denied with readable reasons. Everything happens in two network namespaces
+# made here ("sandbox host" 198.18.0.2 and a stand-in "internet" 198.18.0.1
+# with its own resolver); nothing leaves the machine.
 set -euo pipefail
 EGRESSCTL=$(realpath "${1:-build/egressctl}")
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-TLISTEN=$(dirname "$EGRESSCTL")/helpers/tlisten
 PY=/usr/bin/python3
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (sudo make demo)" >&2; exit 1; }
 
 SBX=egr-demo-sbx-$$
 NET=egr-demo-inet-$$
-CG=demo-$$
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -42,35 +39,29 @@ ip -n "$SBX" -6 route add default via 2001:db8:1::1
 SBXNS=(nsenter --net="/run/netns/$SBX")
 NETNS=(nsenter --net="/run/netns/$NET")
 
-# The "internet": an HTTP server on 198.18.0.1:8080 and :80.
-"${NETNS[@]}" "$PY" -m http.server --bind 198.18.0.1 8080 >/dev/null 2>&1 &
+# The "internet": a resolver and an HTTP server on 198.18.0.1.
+"${NETNS[@]}" dnsmasq --no-daemon --no-resolv --no-hosts --listen-address=198.18.0.1 \
+	--bind-interfaces --address=/www.demo.test/198.18.0.1 --address=/blocked.test/198.18.0.1 \
+	--address=/exfil.test/198.18.0.1 >/dev/null 2>&1 &
 pids+=($!)
 "${NETNS[@]}" "$PY" -m http.server --bind 198.18.0.1 80 >/dev/null 2>&1 &
 pids+=($!)
-# The sandbox host: a "database" on loopback outside the cgroup, and the
-# stand-in transparent listener.
+# The sandbox host: a "database" on loopback, outside the cgroup.
 "${SBXNS[@]}" "$PY" -c 'import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", 9)); s.listen()
 while True: s.accept()[0].close()' &
 pids+=($!)
-CGROOT=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
-mkdir -p "$CGROOT/egressctl/$CG"
-CGID=$(stat -c %i "$CGROOT/egressctl/$CG")
-BPFFS=$(awk '$0 ~ / - bpf / {print $5; exit}' /proc/self/mountinfo)
-"${SBXNS[@]}" "$TLISTEN" "${BPFFS:-/sys/fs/bpf}/egressctl/$CGID" 15001 >/dev/null &
-pids+=($!)
 sleep 0.5
 
 user=${SUDO_USER:-nobody}
 [ "$user" = root ] && user=nobody
-echo "\$ egressctl run --cgroup $CG --transparent-port 15001 --allow 198.18.0.1:8080 \\"
-echo "      --user $user -- demo-escapes.py"
+echo "\$ egressctl run --allow www.demo.test --user $user -- demo-escapes.py"
 echo
 rc=0
-"${SBXNS[@]}" "$EGRESSCTL" run --cgroup "$CG" --transparent-port 15001 --allow 198.18.0.1:8080 \
-	--user "$user" -- "$PY" "$TOP/tools/demo-escapes.py" 198.18.0.1 || rc=$?
-rmdir "$CGROOT/egressctl/$CG"
+"${SBXNS[@]}" "$EGRESSCTL" run --allow www.demo.test --dns-upstream 198.18.0.1 \
+	--user "$user" -- "$PY" "$TOP/tools/demo-escapes.py" 2>&1 || rc=$?
 echo
-echo "exit status $rc; denied attempts are the 'egressctl: denied' lines above."
+echo "exit status $rc: the 'egressctl: denied' lines say who tried what and why;"
+echo "the summary gives the --allow rule that would permit each denied destination."
 exit "$rc"
