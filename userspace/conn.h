@@ -81,6 +81,16 @@ struct conn {
 	int up_err;			     /* errno of the last failed connect */
 	void (*on_upstream)(struct conn *c); /* connected (ufd set) or failed (ufd -1, up_err) */
 
+	/* --ask: a question on the terminal while the connection waits */
+	struct ask_req *ask_req;
+	void (*ask_cont)(struct conn *c, bool allowed);
+	struct sockaddr_storage ask_addr;
+	bool ask_has_addr;
+	bool approved;	    /* approved once on the terminal */
+	char ask_rule[300]; /* what "always" adds */
+	void *req;	    /* a handler's parsed request, kept across the wait */
+	size_t req_used;    /* bytes of c->in it took */
+
 	/* plain-HTTP exchange (http_proxy.c); freed by conn_close */
 	struct http_ex *ex;
 
@@ -100,6 +110,12 @@ void conn_timer(struct conn *c, int seconds);
 /* Judges c (host/port/proto/method/addr as set), logs, prints denials.
  * addr: destination address if known. Returns true if allowed; d filled. */
 bool conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d);
+
+/* The same, but with --ask a denial for lack of a rule becomes a question on
+ * the terminal: returns -1, and cont(c, allowed) runs with the answer (from
+ * the event loop). Otherwise returns 1 or 0 at once and cont is not used. */
+int conn_decide_ask(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
+		    void (*cont)(struct conn *c, bool allowed));
 
 /* Resolves c->host (or takes the literal / c->orig), keeps the addresses the
  * policy allows for c, connects to the first that answers; then

@@ -17,6 +17,7 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
+#include "ask.h"
 #include "audit.h"
 #include "dns.h"
 #include "dnsmsg.h"
@@ -122,6 +123,7 @@ struct dns_server {
 	int nlearn;
 	TAILQ_HEAD(, fast_entry) fast;
 	LIST_HEAD(, tcp_client) tcp;
+	LIST_HEAD(, dns_ask) asks; /* questions on the terminal (--ask) */
 	int ntcp;
 	struct dns_stats st;
 };
@@ -605,15 +607,87 @@ answer_from_cache(struct dns_server *d, struct waiter *w, struct cache_entry *e)
 	free(rrs);
 }
 
+static void resolve_query(struct dns_server *d, struct waiter *w, const char *norm);
+
+/* --ask: a name no rule allows waits for an answer on the terminal. */
+struct dns_ask {
+	LIST_ENTRY(dns_ask) entry;
+	struct dns_server *d;
+	struct waiter *w;
+	struct ask_req *req;
+	char name[DNS_MAX_NAME + 1];
+};
+
+static void
+on_name_answer(void *arg, enum ask_answer a)
+{
+	struct dns_ask *k = arg;
+	struct dns_server *d = k->d;
+	struct waiter *w = k->w;
+	char err[256];
+
+	LIST_REMOVE(k, entry);
+	if (a == ASK_ALWAYS &&
+	    policy_add(d->o.policy_rw, POLICY_ALLOW, k->name, NULL, "--ask", err, sizeof(err)))
+		a = ASK_ONCE; /* not a rule (cannot happen for a normalised name) */
+	if (a == ASK_NO) {
+		log_decision(d, &w->who, k->name, w->q.qtype, false, true,
+			     "no rule allows this name");
+		d->st.refused++;
+		reply_rcode(d, w, DNS_R_REFUSED);
+		free(w);
+	} else {
+		log_decision(d, &w->who, k->name, w->q.qtype, true, true,
+			     a == ASK_ALWAYS ? "approved on the terminal for this run"
+					     : "approved once on the terminal");
+		resolve_query(d, w, k->name);
+	}
+	free(k);
+}
+
+static void
+ask_name(struct dns_server *d, struct waiter *w, const char *norm)
+{
+	struct dns_ask *k;
+	char comm[17], question[400];
+
+	if (w->q.qtype == DNS_T_AAAA) {
+		/* IPv6 is denied anyway: no question for it, an empty answer */
+		reply_rrs(d, w, DNS_R_NOERROR, NULL, 0);
+		free(w);
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		reply_rcode(d, w, DNS_R_SERVFAIL);
+		free(w);
+		return;
+	}
+	memcpy(comm, w->who.comm, 16);
+	comm[16] = 0;
+	for (char *s = comm; *s; s++)
+		if (*s < 0x20 || *s >= 0x7f)
+			*s = '?';
+	snprintf(question, sizeof(question), "allow the name %s (DNS) for %s[%u]", norm, comm,
+		 w->who.tgid);
+	k->d = d;
+	k->w = w;
+	snprintf(k->name, sizeof(k->name), "%s", norm);
+	LIST_INSERT_HEAD(&d->asks, k, entry);
+	k->req = asker_ask(d->o.asker, question, on_name_answer, k);
+	if (!k->req) {
+		LIST_REMOVE(k, entry);
+		free(k);
+		reply_rcode(d, w, DNS_R_SERVFAIL);
+		free(w);
+	}
+}
+
 /* Takes ownership of w. */
 static void
 handle_query(struct dns_server *d, struct waiter *w)
 {
 	char norm[DNS_MAX_NAME + 1];
-	struct cache_entry *e;
-	struct inflight *f;
-	uint8_t qbuf[600];
-	int qlen;
 
 	d->st.queries++;
 	if (w->q.qclass != 1 || w->q.qtype == DNS_T_ANY) {
@@ -632,6 +706,10 @@ handle_query(struct dns_server *d, struct waiter *w)
 		return;
 	}
 	if (!policy_host_possible(d->o.policy, norm)) {
+		if (d->o.asker && !d->o.audit_mode) {
+			ask_name(d, w, norm);
+			return;
+		}
 		/* nothing leaves the machine for a name no rule could allow */
 		if (!log_decision(d, &w->who, norm, w->q.qtype, false, true,
 				  "no rule allows this name")) {
@@ -643,6 +721,19 @@ handle_query(struct dns_server *d, struct waiter *w)
 	} else {
 		log_decision(d, &w->who, norm, w->q.qtype, true, true, "name may be allowed");
 	}
+	resolve_query(d, w, norm);
+}
+
+/* The allowed part of handle_query(): answer from the cache, join a query
+ * in flight, or ask upstream. Takes ownership of w. */
+static void
+resolve_query(struct dns_server *d, struct waiter *w, const char *norm)
+{
+	struct cache_entry *e;
+	struct inflight *f;
+	uint8_t qbuf[600];
+	int qlen;
+
 	d->st.answered++;
 	if (w->q.qtype == DNS_T_AAAA && !d->o.audit_mode) {
 		/* IPv6 is denied: an empty answer, so clients move on to A */
@@ -768,6 +859,19 @@ tcp_client_free(struct tcp_client *tc)
 				TAILQ_REMOVE(&f->waiters, w, entry);
 				free(w);
 			}
+		}
+	}
+	{
+		struct dns_ask *k, *tmp;
+
+		LIST_FOREACH_SAFE(k, &d->asks, entry, tmp)
+		{
+			if (k->w->tcp != tc)
+				continue;
+			asker_cancel(k->req);
+			LIST_REMOVE(k, entry);
+			free(k->w);
+			free(k);
 		}
 	}
 	event_del(&tc->rev);
@@ -955,6 +1059,7 @@ dns_new(struct event_base *base, const struct dns_opts *o, char *errbuf, size_t 
 	LIST_INIT(&d->inflight);
 	TAILQ_INIT(&d->fast);
 	LIST_INIT(&d->tcp);
+	LIST_INIT(&d->asks);
 	if (open_sockets(d, errbuf, errlen))
 		goto fail;
 	d->uev = event_new(base, d->ufd, EV_READ | EV_PERSIST, on_udp, d);
@@ -1019,6 +1124,14 @@ dns_free(struct dns_server *d)
 		}
 		LIST_REMOVE(f, entry);
 		free(f);
+	}
+	while (!LIST_EMPTY(&d->asks)) {
+		struct dns_ask *k = LIST_FIRST(&d->asks);
+
+		asker_cancel(k->req);
+		LIST_REMOVE(k, entry);
+		free(k->w);
+		free(k);
 	}
 	cache_clear(d);
 	for (int i = 0; i < LEARN_BUCKETS; i++) {

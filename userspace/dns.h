@@ -18,6 +18,7 @@ struct event_base;
 struct resolver;
 struct policy;
 struct audit;
+struct asker;
 struct dns_server;
 
 struct dns_opts {
@@ -25,6 +26,8 @@ struct dns_opts {
 	struct audit *audit;	     /* decision log; may be NULL */
 	struct resolver *res;	     /* upstream; not owned */
 	bool audit_mode;	     /* --audit: answer everything, record would-deny */
+	struct asker *asker;	     /* --ask: questions on the terminal; NULL = none */
+	struct policy *policy_rw;    /* the same policy, for names approved with --ask */
 	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
 	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
 	 * and remove it again; NULL = no fast path */

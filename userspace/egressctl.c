@@ -39,6 +39,10 @@ usage_run(FILE *f)
 		"                         proxy and DNS, with pid, command and cgroup\n"
 		"  --audit                deny nothing: record what the policy would deny\n"
 		"                         (\"would-deny\") and let it through\n"
+		"  --ask                  when no rule allows a destination, ask on the\n"
+		"                         terminal while it waits: [y]es once, [a]lways this\n"
+		"                         run, [N]o (never asked when a deny rule matched)\n"
+		"  --ask-timeout S        seconds a question waits before it is a no (60)\n"
 		"  --suggest-policy FILE  at exit, write the policy (JSON) that would have\n"
 		"                         allowed everything the run did\n"
 		"  --cgroup NAME|PATH     NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
@@ -121,6 +125,8 @@ enum {
 	OPT_METHOD,
 	OPT_AUDIT,
 	OPT_SUGGEST,
+	OPT_ASK,
+	OPT_ASK_TIMEOUT,
 };
 
 static int
@@ -148,6 +154,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"log", required_argument, NULL, OPT_LOG},
 		{"audit", no_argument, NULL, OPT_AUDIT},
+		{"ask", no_argument, NULL, OPT_ASK},
+		{"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
 		{"suggest-policy", required_argument, NULL, OPT_SUGGEST},
 		{"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
 		{"transparent-port", required_argument, NULL, OPT_TPORT},
@@ -189,6 +197,21 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_AUDIT:
 			o->audit = true;
 			break;
+		case OPT_ASK:
+			o->ask = true;
+			break;
+		case OPT_ASK_TIMEOUT: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 1 || v > 3600) {
+				log_warnx("run: --ask-timeout %s: expected 1 to 3600 seconds",
+					  optarg);
+				return -EINVAL;
+			}
+			o->ask_timeout = (int)v;
+			break;
+		}
 		case OPT_SUGGEST:
 			o->suggest_policy = optarg;
 			break;

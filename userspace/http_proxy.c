@@ -580,6 +580,52 @@ ex_start(struct conn *c)
 		bufferevent_enable(ex->cb, EV_WRITE);
 }
 
+/* Allowed: forward it. c->req is the parsed head (its headers point into
+ * c->in, so the input is dropped only after they are copied). */
+static void
+proceed(struct conn *c)
+{
+	struct http_request *req = c->req;
+
+	c->req = NULL;
+	if (!req->connect) {
+		c->ex = calloc(1, sizeof(*c->ex));
+		if (!c->ex || build_upstream_head(c, req)) {
+			free(req);
+			conn_close(c, "out of memory");
+			return;
+		}
+		c->ex->req_body = req->body;
+		c->ex->req_left = req->body_len;
+		c->ex->head_req = !strcmp(req->method, "HEAD");
+		c->ex->client_keep = req->keep_alive;
+		if (req->version_minor == 0) {
+			/* HTTP/1.0 clients of proxies ask with Proxy-Connection */
+			const struct http_header *pc = http_find_header(req, "proxy-connection");
+
+			if (pc && pc->value_len == 10 && !strncasecmp(pc->value, "keep-alive", 10))
+				c->ex->client_keep = true;
+		}
+	}
+	free(req);
+	conn_drop_input(c, c->req_used);
+	conn_connect_upstream(c, on_upstream);
+}
+
+static void
+on_decided(struct conn *c, bool allowed)
+{
+	if (!allowed) {
+		struct policy_decision d = {.reason = POLICY_R_NO_RULE};
+
+		free(c->req);
+		c->req = NULL;
+		send_blocked(c, &d);
+		return;
+	}
+	proceed(c);
+}
+
 static void
 on_head(struct conn *c)
 {
@@ -627,34 +673,19 @@ on_head(struct conn *c)
 		c->proto = POLICY_P_HTTP;
 		snprintf(c->method, sizeof(c->method), "%s", req->method);
 	}
-	if (!conn_decide(c, NULL, &d)) {
+	c->req = req;
+	c->req_used = used;
+	switch (conn_decide_ask(c, NULL, &d, on_decided)) {
+	case -1:
+		return; /* asked on the terminal: on_decided() goes on */
+	case 0:
+		c->req = NULL;
 		free(req);
 		send_blocked(c, &d);
 		return;
+	default:
+		proceed(c);
 	}
-	if (!req->connect) {
-		c->ex = calloc(1, sizeof(*c->ex));
-		if (!c->ex || build_upstream_head(c, req)) {
-			free(req);
-			conn_close(c, "out of memory");
-			return;
-		}
-		c->ex->req_body = req->body;
-		c->ex->req_left = req->body_len;
-		c->ex->head_req = !strcmp(req->method, "HEAD");
-		c->ex->client_keep = req->keep_alive;
-		if (req->version_minor == 0) {
-			/* HTTP/1.0 clients of proxies ask with Proxy-Connection */
-			const struct http_header *pc = http_find_header(req, "proxy-connection");
-
-			if (pc && pc->value_len == 10 && !strncasecmp(pc->value, "keep-alive", 10))
-				c->ex->client_keep = true;
-		}
-	}
-	free(req);
-	/* only now: req's headers point into c->in */
-	conn_drop_input(c, used);
-	conn_connect_upstream(c, on_upstream);
 }
 
 void

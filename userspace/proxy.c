@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <event2/event.h>
 
+#include "ask.h"
 #include "audit.h"
 #include "conn.h"
 #include "dns.h"
@@ -29,6 +30,8 @@ struct proxy {
 	struct proxy_opts opts;
 	struct resolver *res;
 	struct dns_server *dns;
+	int (*fast_add)(void *, const struct sockaddr *, uint64_t);
+	void *fast_arg;
 	int conns_fd;
 	int lfd[PROXY_L_MAX];
 	uint16_t port[PROXY_L_MAX];
@@ -134,6 +137,8 @@ conn_close(struct conn *c, const char *why)
 	event_del(&c->uev_w);
 	event_del(&c->timer);
 	resolver_cancel(c->rq);
+	asker_cancel(c->ask_req);
+	free(c->req);
 	http_ex_free(c);
 	close(c->cfd);
 	if (c->ufd != -1)
@@ -364,25 +369,54 @@ reason_words(const struct policy_decision *d, char *buf, size_t len)
 	return buf;
 }
 
-bool
-conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d)
+/* The query for c, with addr (or the address literal c->host is). */
+static void
+fill_query(const struct conn *c, const struct sockaddr **addr, struct policy_query *q,
+	   struct sockaddr_storage *lit)
 {
-	struct policy_query q = {0};
+	memset(q, 0, sizeof(*q));
+	q->host = c->host[0] ? c->host : NULL;
+	q->addr = *addr;
+	/* an address literal as the "host" is judged as the address it is */
+	if (!*addr && q->host && parse_literal(q->host, c->port, lit)) {
+		q->addr = *addr = (const struct sockaddr *)lit;
+		q->host = NULL;
+	}
+	q->port = c->port;
+	q->proto = c->proto;
+	q->method = c->method[0] ? c->method : NULL;
+}
+
+/* The rule that would let q through next time (none past a deny rule). */
+static void
+suggest_rule(const struct conn *c, const struct policy_query *q, const struct sockaddr *addr,
+	     const struct policy_decision *d, char *suggest, size_t len)
+{
+	suggest[0] = 0;
+	if (d->reason == POLICY_R_LOCAL && addr)
+		conn_format_addr(addr, suggest, len);
+	else if (d->reason != POLICY_R_DENY_RULE && q->host && c->proto == POLICY_P_TCP)
+		snprintf(suggest, len, "tcp://%s:%u", q->host, c->port);
+	else if (d->reason != POLICY_R_DENY_RULE && q->host)
+		snprintf(suggest, len, (c->port == 443 || c->port == 80) ? "%s" : "%s:%u", q->host,
+			 c->port);
+	else if (d->reason != POLICY_R_DENY_RULE && addr)
+		conn_format_addr(addr, suggest, len);
+}
+
+/* Decides, logs. approved: words for a terminal approval that overrides a
+ * "no rule" denial (--ask), or NULL. */
+static bool
+decide_log(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
+	   const char *approved)
+{
+	struct policy_query q;
 	struct audit_rec r = {0};
 	struct sockaddr_storage lit;
 	char words[600], comm[17], target[300], suggest[300];
 	int err;
 
-	q.host = c->host[0] ? c->host : NULL;
-	q.addr = addr;
-	/* an address literal as the "host" is judged as the address it is */
-	if (!addr && q.host && parse_literal(q.host, c->port, &lit)) {
-		q.addr = addr = (const struct sockaddr *)&lit;
-		q.host = NULL;
-	}
-	q.port = c->port;
-	q.proto = c->proto;
-	q.method = c->method[0] ? c->method : NULL;
+	fill_query(c, &addr, &q, &lit);
 	err = policy_decide(c->px->opts.policy, &q, d);
 	if (err) {
 		d->action = POLICY_DENY;
@@ -400,22 +434,16 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 		conn_format_addr(addr, target, sizeof(target));
 	else
 		snprintf(target, sizeof(target), "?:%u", c->port);
-	/* the rule that would let it through next time (none past a deny rule) */
-	suggest[0] = 0;
-	if (d->reason == POLICY_R_LOCAL && addr)
-		conn_format_addr(addr, suggest, sizeof(suggest));
-	else if (d->reason != POLICY_R_DENY_RULE && q.host && c->proto == POLICY_P_TCP)
-		snprintf(suggest, sizeof(suggest), "tcp://%s:%u", q.host, c->port);
-	else if (d->reason != POLICY_R_DENY_RULE && q.host)
-		snprintf(suggest, sizeof(suggest),
-			 (c->port == 443 || c->port == 80) ? "%s" : "%s:%u", q.host, c->port);
-	else if (d->reason != POLICY_R_DENY_RULE && addr)
-		conn_format_addr(addr, suggest, sizeof(suggest));
+	suggest_rule(c, &q, addr, d, suggest, sizeof(suggest));
+	if (approved && d->action == POLICY_DENY && d->reason == POLICY_R_NO_RULE) {
+		d->action = POLICY_ALLOW;
+		d->reason = POLICY_R_ALLOWED;
+	}
 	if (d->action == POLICY_ALLOW)
 		r.decision = "allow";
 	else
 		r.decision = c->px->opts.audit_mode ? "would-deny" : "deny";
-	r.reason = reason_words(d, words, sizeof(words));
+	r.reason = approved && !d->rule ? approved : reason_words(d, words, sizeof(words));
 	r.source = c->source;
 	r.host = q.host;
 	r.port = c->port;
@@ -440,6 +468,83 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 		return true;
 	}
 	return false;
+}
+
+bool
+conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d)
+{
+	return decide_log(c, addr, d, NULL);
+}
+
+static void
+on_answer(void *arg, enum ask_answer a)
+{
+	struct conn *c = arg;
+	struct policy_decision d;
+	const struct sockaddr *addr =
+		c->ask_has_addr ? (const struct sockaddr *)&c->ask_addr : NULL;
+	char err[256];
+	bool ok;
+
+	c->ask_req = NULL;
+	if (a == ASK_ALWAYS && c->ask_rule[0] &&
+	    policy_add(c->px->opts.policy_rw, POLICY_ALLOW, c->ask_rule, NULL, "--ask", err,
+		       sizeof(err)) == 0) {
+		/* a tcp:// approval opens the kernel fast path for this target */
+		if (!strncmp(c->ask_rule, "tcp://", 6) && c->orig.ss_family == AF_INET &&
+		    c->px->fast_add)
+			c->px->fast_add(c->px->fast_arg, (const struct sockaddr *)&c->orig, 0);
+		ok = decide_log(c, addr, &d, "approved on the terminal for this run");
+	} else if (a == ASK_ALWAYS || a == ASK_ONCE) {
+		/* this connection only; its addresses are still checked for
+		 * local ranges, but not for a rule */
+		c->approved = true;
+		ok = decide_log(c, addr, &d, "approved once on the terminal");
+	} else {
+		ok = decide_log(c, addr, &d, NULL);
+	}
+	c->ask_cont(c, ok);
+}
+
+int
+conn_decide_ask(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
+		void (*cont)(struct conn *c, bool allowed))
+{
+	const struct sockaddr *a = addr;
+	struct sockaddr_storage lit;
+	struct policy_query q;
+	char target[300], comm[17], question[400];
+
+	if (!c->px->opts.asker || c->px->opts.audit_mode)
+		return decide_log(c, addr, d, NULL);
+	fill_query(c, &a, &q, &lit);
+	if (policy_decide(c->px->opts.policy, &q, d) || d->action == POLICY_ALLOW ||
+	    d->reason != POLICY_R_NO_RULE)
+		return decide_log(c, addr, d, NULL); /* only a missing rule is asked about */
+	suggest_rule(c, &q, a, d, c->ask_rule, sizeof(c->ask_rule));
+	if (q.host)
+		snprintf(target, sizeof(target), "%s%s:%u",
+			 c->proto == POLICY_P_TCP ? "tcp://" : "", q.host, c->port);
+	else
+		conn_format_addr(a, target, sizeof(target));
+	memcpy(comm, c->who.comm, 16);
+	comm[16] = 0;
+	for (char *s = comm; *s; s++)
+		if (*s < 0x20 || *s >= 0x7f)
+			*s = '?';
+	snprintf(question, sizeof(question), "allow %s for %s[%u]", target, comm, c->who.tgid);
+	c->ask_has_addr = addr != NULL;
+	if (addr)
+		memcpy(&c->ask_addr, addr,
+		       addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						  : sizeof(struct sockaddr_in6));
+	c->ask_cont = cont;
+	event_del(&c->cev_r); /* c->in must stay put while the question waits */
+	evtimer_del(&c->timer);
+	c->ask_req = asker_ask(c->px->opts.asker, question, on_answer, c);
+	if (!c->ask_req)
+		return decide_log(c, addr, d, NULL);
+	return -1;
 }
 
 bool
@@ -523,7 +628,8 @@ filter_and_connect(struct conn *c)
 		q.port = c->port;
 		q.proto = c->proto;
 		q.method = c->method[0] ? c->method : NULL;
-		if ((policy_decide(c->px->opts.policy, &q, &d) == 0 && d.action == POLICY_ALLOW) ||
+		if ((policy_decide(c->px->opts.policy, &q, &d) == 0 &&
+		     (d.action == POLICY_ALLOW || (c->approved && d.reason == POLICY_R_NO_RULE))) ||
 		    c->px->opts.audit_mode)
 			keep[n++] = c->addrs[i];
 		else if (first_denied < 0)
@@ -775,6 +881,8 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		dopts.audit = o->audit;
 		dopts.res = p->res;
 		dopts.audit_mode = o->audit_mode;
+		dopts.asker = o->asker;
+		dopts.policy_rw = o->policy_rw;
 		p->dns = dns_new(base, &dopts, errbuf, errlen);
 		if (!p->dns)
 			goto fail;
@@ -809,6 +917,8 @@ void
 proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
 		   int (*del)(void *, const struct sockaddr *), void *arg)
 {
+	p->fast_add = add;
+	p->fast_arg = arg;
 	if (p->dns)
 		dns_set_fastpath(p->dns, add, del, arg);
 }

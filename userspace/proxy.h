@@ -12,6 +12,7 @@
 struct event_base;
 struct policy;
 struct audit;
+struct asker;
 
 enum proxy_listener {
 	PROXY_L_HTTP = 0,
@@ -27,6 +28,8 @@ struct proxy_opts {
 	bool tproxy;		     /* open the transparent listener */
 	bool dns;		     /* run the DNS responder */
 	bool audit_mode;	     /* --audit: record what would be denied, deny nothing */
+	struct asker *asker;	     /* --ask: questions on the terminal; NULL = none */
+	struct policy *policy_rw;    /* the same policy, for rules approved with --ask */
 	int max_conns;		     /* concurrent client connections (default 4096) */
 	int header_timeout_s;	     /* client head / first bytes (default 10) */
 	int connect_timeout_s;	     /* upstream connect (default 10) */

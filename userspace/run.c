@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <event2/event.h>
 
+#include "ask.h"
 #include "audit.h"
 #include "cgroup.h"
 #include "dns.h"
@@ -53,6 +54,7 @@ struct run_state {
 	unsigned long denied;
 	char env_http[64], env_socks[64];
 	struct summary *summary;
+	struct asker *asker;
 	const char *cgpath;
 	uint64_t cgid;
 	char status_path[128];
@@ -496,6 +498,10 @@ run_cleanup(struct run_state *st, const char *cgpath, bool created)
 static void
 run_free(struct run_state *st)
 {
+	proxy_free(st->px); /* before the asker: connections withdraw their questions */
+	st->px = NULL;
+	asker_free(st->asker);
+	st->asker = NULL;
 	summary_free(st->summary);
 	st->summary = NULL;
 	proxy_free(st->px);
@@ -553,6 +559,13 @@ run_main(struct run_opts *o)
 		goto out_state;
 	}
 	audit_set_sink(st.audit, on_decision, &st);
+	if (o->ask) {
+		st.asker = asker_new(st.base, o->ask_timeout, errbuf, sizeof(errbuf));
+		if (!st.asker) {
+			log_warnx("%s", errbuf);
+			goto out_state;
+		}
+	}
 	st.tokens = DENIAL_BURST;
 	po.policy = st.policy;
 	po.audit = st.audit;
@@ -560,6 +573,8 @@ run_main(struct run_opts *o)
 	po.tproxy = !o->tproxy_port;
 	po.dns = !o->dns_port;
 	po.audit_mode = o->audit;
+	po.asker = st.asker;
+	po.policy_rw = st.policy;
 	st.px = proxy_new(st.base, &po, errbuf, sizeof(errbuf));
 	if (!st.px) {
 		log_warnx("%s", errbuf);

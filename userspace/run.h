@@ -27,6 +27,8 @@ struct run_opts {
 	uint16_t proxy_ports[2]; /* extra listeners CMD may reach */
 	int nproxy;
 	bool audit;		    /* record what would be denied, deny nothing */
+	bool ask;		    /* ask on the terminal when no rule allows */
+	int ask_timeout;	    /* seconds a question waits (default 60) */
 	const char *suggest_policy; /* write the policy that allows what the run did */
 	bool allow_abstract_unix;
 	bool quiet;

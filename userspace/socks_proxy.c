@@ -71,6 +71,16 @@ on_upstream_direct(struct conn *c)
 }
 
 static void
+on_decided(struct conn *c, bool allowed)
+{
+	if (!allowed) {
+		send_reply(c, SOCKS5_NOT_ALLOWED, NULL);
+		return;
+	}
+	conn_connect_upstream(c, on_upstream_direct);
+}
+
+static void
 on_first_bytes(struct conn *c)
 {
 	stream_judge(c, c->inlen > CONN_MAX_HEAD);
@@ -176,8 +186,16 @@ on_request(struct conn *c)
 		send_reply(c, SOCKS5_SUCCEEDED, await_first_bytes);
 		return;
 	}
-	conn_decide(c, q.addr, &d); /* log the refusal */
-	send_reply(c, SOCKS5_NOT_ALLOWED, NULL);
+	/* logs the refusal, or asks on the terminal (--ask) */
+	switch (conn_decide_ask(c, q.addr, &d, on_decided)) {
+	case -1:
+		return;
+	case 0:
+		send_reply(c, SOCKS5_NOT_ALLOWED, NULL);
+		return;
+	default:
+		conn_connect_upstream(c, on_upstream_direct);
+	}
 }
 
 static void

@@ -49,27 +49,49 @@ send_forbidden(struct conn *c, const struct policy_decision *d)
 }
 
 static void
+denied(struct conn *c, const struct policy_decision *d)
+{
+	if (c->proto == POLICY_P_HTTP && !strcmp(c->source, "transparent")) {
+		send_forbidden(c, d);
+	} else {
+		/* a reset, not an orderly close: the client fails at once
+		 * with ECONNRESET rather than reading an empty reply */
+		struct linger lg = {1, 0};
+
+		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		conn_close(c, "denied");
+	}
+}
+
+static void
+on_decided(struct conn *c, bool allowed)
+{
+	struct policy_decision d = {.reason = POLICY_R_NO_RULE};
+
+	if (!allowed) {
+		denied(c, &d);
+		return;
+	}
+	conn_connect_upstream(c, on_upstream);
+}
+
+static void
 decide_and_connect(struct conn *c)
 {
 	struct policy_decision d;
 	const struct sockaddr *addr = NULL;
+	int r;
 
 	c->judging = false;
 	evtimer_del(&c->timer);
 	event_del(&c->cev_r);
 	if (c->orig.ss_family && (!c->host[0] || c->learned))
 		addr = (const struct sockaddr *)&c->orig;
-	if (!conn_decide(c, addr, &d)) {
-		if (c->proto == POLICY_P_HTTP && !strcmp(c->source, "transparent")) {
-			send_forbidden(c, &d);
-		} else {
-			/* a reset, not an orderly close: the client fails at once
-			 * with ECONNRESET rather than reading an empty reply */
-			struct linger lg = {1, 0};
-
-			setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-			conn_close(c, "denied");
-		}
+	r = conn_decide_ask(c, addr, &d, on_decided);
+	if (r == -1)
+		return;
+	if (!r) {
+		denied(c, &d);
 		return;
 	}
 	conn_connect_upstream(c, on_upstream);
