@@ -368,6 +368,11 @@ finish(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *dst, __be16 port, __u
 		if (audit_mode) {
 			emit(hook, EGR_V_WOULD_DENY, d->reason, 0, ctx->family, type, proto, dst,
 			     port);
+			/* reported here, with its task and reason: the catch-all
+			 * lets the socket's packets pass without a second report */
+			d->skflags = EGR_SK_DIRECT;
+			d->index = 0;
+			remember(ctx, dst, port, d);
 			return SYS_PROCEED;
 		}
 		emit(hook, EGR_V_DENY, d->reason, d->err, ctx->family, type, proto, dst, port);
@@ -603,8 +608,13 @@ sock_deny(struct bpf_sock *ctx, __u8 reason, int err)
 {
 	count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
 	if (audit_mode) {
+		struct egr_sk_orig *o;
+
 		emit(EGR_H_SOCK_CREATE, EGR_V_WOULD_DENY, reason, 0, ctx->family, ctx->type,
 		     ctx->protocol, NULL, 0);
+		o = bpf_sk_storage_get(&egr_sk, ctx, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (o)
+			o->flags |= EGR_SK_DIRECT; /* reported once, here */
 		return SYS_PROCEED;
 	}
 	emit(EGR_H_SOCK_CREATE, EGR_V_DENY, reason, err, ctx->family, ctx->type, ctx->protocol,

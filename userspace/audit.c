@@ -26,6 +26,7 @@ struct audit {
 	struct evbuffer *buf;
 	struct event *wev;
 	uint64_t dropped;
+	bool broken; /* the reader is gone: no more writes */
 	audit_sink sink;
 	void *sink_arg;
 };
@@ -136,11 +137,48 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 	return (int)o.pos;
 }
 
+/* Whole or partial lines waiting in buf. */
+static uint64_t
+lines_in(struct evbuffer *buf)
+{
+	struct evbuffer_ptr p;
+	uint64_t n = 0;
+
+	if (!evbuffer_get_length(buf))
+		return 0;
+	p = evbuffer_search(buf, "\n", 1, NULL);
+	while (p.pos != -1) {
+		n++;
+		if (evbuffer_ptr_set(buf, &p, 1, EVBUFFER_PTR_ADD))
+			break;
+		p = evbuffer_search(buf, "\n", 1, &p);
+	}
+	return n ? n : 1;
+}
+
+/* One line per write(): a line is shorter than PIPE_BUF, so a pipe takes
+ * it whole or not at all, and a stuck reader never gets half a line. */
+static ssize_t
+write_line(struct audit *a)
+{
+	struct evbuffer_ptr nl = evbuffer_search(a->buf, "\n", 1, NULL);
+	size_t len = nl.pos < 0 ? evbuffer_get_length(a->buf) : (size_t)nl.pos + 1;
+	const unsigned char *p = evbuffer_pullup(a->buf, (ssize_t)len);
+	ssize_t n;
+
+	if (!p)
+		return -1;
+	n = write(a->fd, p, len);
+	if (n > 0)
+		evbuffer_drain(a->buf, (size_t)n);
+	return n;
+}
+
 static void
 flush(struct audit *a)
 {
 	while (evbuffer_get_length(a->buf)) {
-		int n = evbuffer_write(a->buf, a->fd);
+		ssize_t n = write_line(a);
 
 		if (n <= 0) {
 			if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -148,8 +186,9 @@ flush(struct audit *a)
 				return;
 			}
 			/* the reader went away: stop logging, count the rest */
-			a->dropped += 1;
+			a->dropped += lines_in(a->buf);
 			evbuffer_drain(a->buf, evbuffer_get_length(a->buf));
+			a->broken = true;
 			break;
 		}
 	}
@@ -233,7 +272,7 @@ audit_write(struct audit *a, const struct audit_rec *r)
 	if (n >= (int)sizeof(line) - 1)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
-	if (evbuffer_get_length(a->buf) + (size_t)n > AUDIT_BUF_MAX) {
+	if (a->broken || evbuffer_get_length(a->buf) + (size_t)n > AUDIT_BUF_MAX) {
 		a->dropped++;
 		return;
 	}
@@ -242,21 +281,32 @@ audit_write(struct audit *a, const struct audit_rec *r)
 }
 
 void
+audit_finish(struct audit *a)
+{
+	if (!a || a->fd == -1 || !a->buf || !evbuffer_get_length(a->buf))
+		return;
+	/* a last try, bounded to 2 s: a stuck reader cannot hold us */
+	for (int i = 0; i < 20 && evbuffer_get_length(a->buf); i++) {
+		struct pollfd pfd = {.fd = a->fd, .events = POLLOUT};
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		while (evbuffer_get_length(a->buf) && write_line(a) > 0)
+			;
+		if (evbuffer_get_length(a->buf) && errno != EAGAIN && errno != EINTR)
+			break;
+	}
+	a->dropped += lines_in(a->buf);
+	evbuffer_drain(a->buf, evbuffer_get_length(a->buf));
+	event_del(a->wev);
+}
+
+void
 audit_close(struct audit *a)
 {
 	if (!a)
 		return;
-	if (a->fd != -1 && a->buf && evbuffer_get_length(a->buf)) {
-		/* a last try, bounded to 2 s: a stuck reader cannot hold us */
-		for (int i = 0; i < 20 && evbuffer_get_length(a->buf); i++) {
-			struct pollfd pfd = {.fd = a->fd, .events = POLLOUT};
-
-			if (poll(&pfd, 1, 100) > 0 && evbuffer_write(a->buf, a->fd) < 0 &&
-			    errno != EAGAIN && errno != EINTR)
-				break;
-		}
-		a->dropped += evbuffer_get_length(a->buf) ? 1 : 0;
-	}
+	audit_finish(a);
 	if (a->wev)
 		event_free(a->wev);
 	if (a->buf)

@@ -44,7 +44,10 @@ void audit_set_sink(struct audit *a, audit_sink fn, void *arg);
 void audit_write(struct audit *a, const struct audit_rec *r);
 /* Lines dropped because the log's reader was too slow. */
 uint64_t audit_dropped(const struct audit *a);
-/* Writes what it can of the buffer without waiting long, then closes. */
+/* Writes what it can of the buffer within 2 s; what is left counts as
+ * dropped (audit_dropped() says how many lines). */
+void audit_finish(struct audit *a);
+/* audit_finish(), then closes. */
 void audit_close(struct audit *a);
 
 /* The JSON line for r (without newline) into buf; returns the length it

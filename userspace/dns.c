@@ -202,7 +202,8 @@ log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *n
 	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
 		safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
 	safe[i] = 0;
-	snprintf(reason_buf, sizeof(reason_buf), "%s (type %u)", reason, qtype);
+	snprintf(reason_buf, sizeof(reason_buf), "%s", reason);
+	(void)qtype;
 	bool audit = policy && d->o.audit_mode;
 
 	r.decision = allow ? "allow" : audit ? "would-deny" : "deny";

@@ -720,6 +720,10 @@ out_loop:
 	close(cg_fd);
 	proxy_free(st.px); /* closes connections: their last decisions are in */
 	st.px = NULL;
+	if (st.suppressed && !o->quiet)
+		fprintf(stderr, "egressctl: %lu more denials not shown (the summary has them)\n",
+			st.suppressed);
+	audit_finish(st.audit); /* so that the summary can say what was dropped */
 	if (!o->quiet)
 		summary_print(st.summary, stderr, o->audit, audit_dropped(st.audit));
 	if (o->suggest_policy) {

@@ -22,6 +22,7 @@ struct dest {
 	char reason[160];
 	uint64_t allowed, denied;
 	bool would; /* denials were audit-mode would-denies */
+	bool dns;   /* a name the DNS responder was asked for */
 	int nwho;
 	struct {
 		uint32_t pid;
@@ -100,6 +101,8 @@ summary_add(struct summary *s, const struct audit_rec *r)
 	}
 	if (r->suggest && !d->suggest[0])
 		snprintf(d->suggest, sizeof(d->suggest), "%s", r->suggest);
+	if (!strcmp(r->source, "dns"))
+		d->dns = true;
 	if (allow) {
 		d->allowed++;
 		s->allowed++;
@@ -157,6 +160,27 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t droppe
 	if (dropped_log)
 		fprintf(f, "egressctl: the log's reader was too slow: %llu lines dropped\n",
 			(unsigned long long)dropped_log);
+}
+
+/* Does a rule other than a DNS name's own name host (host, host:port,
+ * tcp://host:port)? Then the name needs no rule of its own: any rule that
+ * names it lets the responder answer it. */
+static bool
+covered(const struct summary *s, const struct dest *dd)
+{
+	size_t n = strlen(dd->suggest);
+
+	for (const struct dest *o = s->first; o; o = o->order) {
+		const char *r = o->suggest;
+
+		if (o == dd || o->dns || !r[0])
+			continue;
+		if (!strncmp(r, "tcp://", 6))
+			r += 6;
+		if (!strncmp(r, dd->suggest, n) && (r[n] == 0 || r[n] == ':'))
+			return true;
+	}
+	return false;
 }
 
 /* The registrable domain of a host name, by the common shape of public
@@ -236,7 +260,7 @@ summary_policy_rules(const struct summary *s, char ***rules)
 		char wild[300];
 		int same = 0;
 
-		if (!d->suggest[0])
+		if (!d->suggest[0] || (d->dns && covered(s, d)))
 			continue;
 		if (!is_plain_host(d->suggest) || !(dom = registrable(d->suggest))) {
 			err = add_unique(&out, &n, d->suggest);

@@ -1,0 +1,813 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of what egressctl tells about a run: the exit summary,
+# denial lines (and their rate limit), the JSON decision log (and its
+# non-blocking writer), --audit, --suggest-policy, and `egressctl status`.
+# Each test asserts the client's result AND the world's (the servers' logs,
+# the upstream resolver's query log, the leak sensor).
+#
+#   tests/e2e/audit.sh build/egressctl        (as root; make e2e does this)
+#   E2E_TESTS="summary status" ...   run only these test functions
+#   E2E_KEEP=1 ...                   keep /tmp/egr-e2e-PID (logs, pcap)
+#
+# Output: "ok NAME" / "FAIL NAME: reason" per assertion ("# ..." lines are
+# notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
+# 77 if not root or no cgroup2.
+#
+# Topology (lib.sh; nothing ever leaves the machine, TESTING.md):
+#
+#   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
+#   egressctl + its proxy and DNS responder     lo: AnyIP for 198.51.100.0/24,
+#     (outside the cgroup), always                 203.0.113.0/24, 2001:db8:2::/64
+#     --dns-upstream 198.18.0.1                 198.18.0.1:53 dnsmasq (names below,
+#   confined commands run as nobody; their         --log-queries: what arrived)
+#     /etc/resolv.conf names 198.51.100.53,     webservers.py on 0.0.0.0 and [::]:
+#     where nothing serves DNS (the suite runs     HTTP :80, TLS :443 (self-signed,
+#     in a private mount namespace with that       made by this run), banner+echo :22
+#     file bind-mounted): their DNS reaches     LEAK SENSOR: tcpdump -Q in on "vi"
+#     egressctl's responder or nothing
+#   veth 198.18.0.2 ─────────────────────────── veth 198.18.0.1
+#
+# Names (dnsmasq; .test is local, unknown .test names are NXDOMAIN):
+#   a.example.test 203.0.113.10   b.example.test 203.0.113.11
+#   git.other.test 203.0.113.22   fourth.third.test 203.0.113.44
+#   blocked.test   203.0.113.20 (never allowed)
+# Addresses without a name: 203.0.113.50 (transparent, denied), .51
+# (transparent, audit), 2001:db8:2::5 (IPv6, denied), 2001:db8:2::6 (IPv6,
+# audit), 198.51.100.60 (UDP, audit), 198.51.100.53 (the resolver nothing
+# serves).  Everything a test expects to be left alone is checked at the
+# sensor.
+
+set -u
+if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
+	export EGR_E2E_REAPER=$$
+	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
+fi
+# A private mount namespace: the confined commands' /etc/resolv.conf names
+# a test address, bind-mounted over the host's file for this run only.
+if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
+	export EGR_E2E_MNTNS=$$
+	exec unshare --mount --propagation private "$BASH" "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+
+INET_DNS=198.18.0.1
+RESOLV_NS=198.51.100.53
+A_A=203.0.113.10
+A_B=203.0.113.11
+A_BLOCKED=203.0.113.20
+A_GIT=203.0.113.22
+A_FOURTH=203.0.113.44
+A_TR=203.0.113.50
+A_TR_AUDIT=203.0.113.51
+V6_DENIED=2001:db8:2::5
+V6_AUDIT=2001:db8:2::6
+UDP_AUDIT=198.51.100.60
+WEBLOG=$W/web.log
+DNSLOG=$W/dns-inet.log
+SYNCN=0
+
+# ------------------------------------------------------------------ setup
+
+audit_setup() {
+	local i n
+	e2e_base_setup || return 1
+	printf 'nameserver %s\noptions timeout:2 attempts:1\n' "$RESOLV_NS" >"$W/resolv.conf"
+	chmod 0644 "$W/resolv.conf"
+	# never over the host's own file: only in the namespace unshare made
+	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+		echo "not in a private mount namespace: resolv.conf left alone"
+		return 1
+	fi
+	mount --bind "$W/resolv.conf" /etc/resolv.conf || { echo "cannot bind-mount resolv.conf"; return 1; }
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-keyout "$W/tls.key" -out "$W/tls.crt" -subj /CN=a.example.test \
+		-addext "subjectAltName=DNS:*.example.test,DNS:git.other.test,DNS:fourth.third.test,DNS:blocked.test" \
+		>"$W/openssl.out" 2>&1 || { echo "openssl: $(tail -3 "$W/openssl.out")"; return 1; }
+	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --pid-file="$W/dns-inet.pid" \
+		--no-resolv --no-hosts --no-poll --bind-interfaces --listen-address="$INET_DNS" --port=53 \
+		--local=/test/ --no-negcache --cache-size=0 --log-queries --log-facility="$DNSLOG" \
+		--host-record=a.example.test,$A_A --host-record=b.example.test,$A_B \
+		--host-record=git.other.test,$A_GIT --host-record=fourth.third.test,$A_FOURTH \
+		--host-record=blocked.test,$A_BLOCKED --host-record=ctl.test,203.0.113.99 \
+		>"$W/dns-inet.out" 2>&1 &
+	PIDS+=($!)
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind 0.0.0.0,:: \
+		--http 80 --tls 443 --banner 22 --cert "$W/tls.crt" --key "$W/tls.key" \
+		>"$W/web.ready" 2>"$W/web.err" &
+	PIDS+=($!)
+	for i in $(seq 100); do
+		grep -q READY "$W/web.ready" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q READY "$W/web.ready" || { echo "webservers failed: $(cat "$W/web.err")"; return 1; }
+	sensor_start || return 1
+	for i in $(seq 40); do
+		n=$(in_sbx dig +short +time=1 +tries=1 @"$INET_DNS" ctl.test A 2>/dev/null)
+		[ "$n" = 203.0.113.99 ] && break
+		sleep 0.1
+	done
+	[ "$n" = 203.0.113.99 ] || { echo "dnsmasq: ctl.test gave '$n': $(cat "$W/dns-inet.out")"; return 1; }
+	# what confined scripts source: every client says its pid, so the
+	# summary's COMM[PID] and the log's pid can be checked against it
+	cat >"$W/prelude.sh" <<EOF
+PY=$PY
+C=$C
+RW=$RW
+W=$W
+A_TR=$A_TR
+A_TR_AUDIT=$A_TR_AUDIT
+V6_DENIED=$V6_DENIED
+V6_AUDIT=$V6_AUDIT
+UDP_AUDIT=$UDP_AUDIT
+RESOLV_NS=$RESOLV_NS
+# xp KEY CMD...: CMD runs with the pid announced first ("PID KEY <pid>"),
+# its stdout and stderr in \$RW/KEY.out and .err, then "RC KEY <status>"
+xp() {
+	k=\$1; shift
+	sh -c 'echo "PID \$0 \$\$" >&3; exec "\$@" 3>&-' "\$k" "\$@" 3>&1 >"\$RW/\$k.out" 2>"\$RW/\$k.err"
+	echo "RC \$k \$?"
+}
+# cu KEY CURLARGS...: curl under xp; "CODE KEY <http code>", body in \$RW/KEY.body
+cu() {
+	k=\$1; shift
+	xp "\$k" curl -sS --max-time 10 -o "\$RW/\$k.body" -w '%{http_code}' "\$@"
+	echo "CODE \$k \$(cat "\$RW/\$k.out")"
+}
+# (result lines go through printf: dash's echo expands the backslashes of JSON)
+# pr KEY PROBEARGS...: one probe.py JSON line as "PR KEY <json>"
+pr() { k=\$1; shift; printf 'PR %s %s\\n' "\$k" "\$(\$PY \$C/probe.py --timeout 6 "\$@")"; }
+# pc KEY PCLIENTARGS...: one pclient.py JSON line as "PR KEY <json>"
+pc() { k=\$1; shift; printf 'PR %s %s\\n' "\$k" "\$(\$PY \$C/pclient.py --timeout 5 "\$@")"; }
+# burst KEY N URL: burst.py through the HTTP proxy, as "PR KEY <json>"
+burst() { k=\$1; shift; printf 'PR %s %s\\n' "\$k" "\$(\$PY \$C/burst.py --tag "\$k" "\$@")"; }
+# udpsend KEY ADDR PORT: one datagram, "PR KEY {ok, pid}"
+udpsend() {
+	k=\$1
+	printf 'PR %s %s\\n' "\$k" "\$(\$PY -c 'import json, os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.sendto(b"audit-udp", (sys.argv[1], int(sys.argv[2]))); r = {"ok": True}
+except OSError as e:
+    r = {"ok": False, "errno": str(e)}
+r["pid"] = os.getpid(); print(json.dumps(r))' "\$2" "\$3")"
+}
+# await FILE: wait (up to 30 s) until the suite creates FILE
+await() { i=0; while [ ! -e "\$1" ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done; }
+EOF
+	chmod 0644 "$W/prelude.sh"
+}
+
+# ------------------------------------------------------------- helpers
+
+# arun TAG EGRESSCTL-RUN-ARGS... -- CMD...: egressctl run, confined as
+# nobody, resolving at the suite's dnsmasq (never the host's resolvers)
+arun() {
+	local tag=$1
+	shift
+	egr "$tag" --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" "$@"
+}
+
+# script TAG: the confined script for TAG is read from stdin into $W/TAG.sh
+script() {
+	{
+		echo ". $W/prelude.sh"
+		cat
+	} >"$W/$1.sh"
+	chmod 0644 "$W/$1.sh"
+}
+
+# val TAG KIND KEY: the rest of the first "KIND KEY ..." line of TAG's output
+val() { sed -nE "s/^$2 $(re "$3") //p" "$W/$1.out" 2>/dev/null | head -1; }
+
+# pjv TAG KEY: jv the JSON of "PR KEY {...}" in TAG's output
+pjv() {
+	local line
+	line=$(val "$1" PR "$2")
+	if [ -z "$line" ]; then
+		jv '{"ok": false, "errno": "NOJSON"}'
+		P_json="no result line for $2 (egressctl rc=$EGR_RC, stderr: $(head -c 300 "$W/$1.err" | tr '\n' '|'))"
+		return 1
+	fi
+	jv "$line"
+}
+
+# a_code NAME TAG KEY ERE: curl's HTTP code for KEY matches ERE
+a_code() {
+	local c
+	c=$(val "$2" CODE "$3")
+	if [[ $c =~ ^($4)$ ]]; then ok "$1"; else
+		fail "$1" "curl $3: HTTP code '${c:-none}', want /$4/ (curl stderr: $(head -c 200 "$RW/$3.err" 2>/dev/null | tr '\n' '|'); egressctl rc=$EGR_RC, stderr: $(head -c 300 "$W/$2.err" | tr '\n' '|'))"
+	fi
+}
+
+a_val() {	# a_val NAME WHAT GOT ERE
+	if [[ $3 =~ ^($4)$ ]]; then ok "$1"; else fail "$1" "$2: got '$3', want /$4/"; fi
+}
+
+# dns_sync: a query for a fresh name straight to dnsmasq, waited for in its
+# log: every query that reached dnsmasq before is logged by then
+dns_sync() {
+	local n
+	SYNCN=$((SYNCN + 1))
+	n=sync$SYNCN.ctl.test
+	in_sbx dig +time=2 +tries=1 @"$INET_DNS" "$n" A >/dev/null 2>&1
+	wait_for 3 grep -q "query\\[A\\] $(re "$n") from" "$DNSLOG"
+}
+
+# a_never_asked NAME ERE: dnsmasq never saw a query matching ERE
+a_never_asked() {
+	dns_sync
+	if ! grep -Eiq -- "$2" "$DNSLOG" 2>/dev/null; then ok "$1"; else
+		fail "$1" "dnsmasq saw: $(grep -Ei -- "$2" "$DNSLOG" | head -2 | tr '\n' '|')"
+	fi
+}
+
+# a_before NAME FILE ERE1 ERE2: the first line matching ERE1 comes before
+# the first line matching ERE2 (both present)
+a_before() {
+	local l1 l2
+	l1=$(grep -nE -- "$3" "$2" | head -1 | cut -d: -f1)
+	l2=$(grep -nE -- "$4" "$2" | head -1 | cut -d: -f1)
+	if [ -n "$l1" ] && [ -n "$l2" ] && [ "$l1" -lt "$l2" ]; then ok "$1"; else
+		fail "$1" "want /$3/ (line ${l1:-none}) before /$4/ (line ${l2:-none}) in $(basename "$2")"
+	fi
+}
+
+# a_jlog_fields NAME FILE: every line of the decision log is one JSON object
+# with time, decision, reason, source, pid, comm, cgroup (pid and comm may
+# lack only in the catch-all's records: packets have no task); no other keys
+# than the documented ones; decision and source from the documented sets
+a_jlog_fields() {
+	local r
+	r=$("$PY" - "$2" <<'EOF'
+import json, sys
+need = ("time", "decision", "reason", "source", "pid", "comm", "cgroup")
+known = set(need) | {"host", "port", "ip", "method", "rule"}
+n = 0
+try:
+    f = open(sys.argv[1])
+except OSError as e:
+    print("cannot read the log: %s" % e); sys.exit()
+for i, ln in enumerate(f):
+    n += 1
+    try:
+        d = json.loads(ln)
+    except ValueError:
+        print("line %d is not JSON: %r" % (i + 1, ln[:200])); sys.exit()
+    taskless = d.get("source") == "bpf" and d.get("reason") == "dropped by the catch-all"
+    miss = [k for k in need if k not in d and not (taskless and k in ("pid", "comm"))]
+    extra = sorted(set(d) - known)
+    if miss or extra or d.get("decision") not in ("allow", "deny", "would-deny", "redirect") or \
+            d.get("source") not in ("bpf", "http", "connect", "socks5", "transparent", "dns"):
+        print("line %d: missing %s, unknown %s, or bad decision/source: %s" % (i + 1, miss, extra, ln.strip()[:300]))
+        sys.exit()
+print("ok" if n else "empty log")
+EOF
+)
+	if [ "$r" = ok ]; then ok "$1"; else fail "$1" "$r"; fi
+}
+
+# jcount FILE KEY=ERE...: how many JSON lines of FILE match every KEY=ERE
+jcount() {
+	"$PY" - "$@" <<'EOF'
+import json, re, sys
+path, conds = sys.argv[1], [c.split("=", 1) for c in sys.argv[2:]]
+def s(v):
+    return v if isinstance(v, str) else json.dumps(v)
+n = 0
+try:
+    for ln in open(path):
+        try:
+            d = json.loads(ln)
+        except ValueError:
+            continue
+        if all(k in d and re.fullmatch(v, s(d[k])) for k, v in conds):
+            n += 1
+except OSError:
+    pass
+print(n)
+EOF
+}
+
+# ======================================================================
+# 1. the exit summary, denial lines and decision records of one run:
+#    proxy allowed and denied, transparent denied, IPv6, a refused name
+# ======================================================================
+test_summary() {
+	local t=summary cg p_ok p_den p_tr p_v6 p_dns
+	local base
+	base=$(sensor_now "dst host $A_TR or dst host $V6_DENIED or dst host $RESOLV_NS or dst host $A_BLOCKED")
+	script "$t" <<'EOF'
+cu summary.ok http://a.example.test/summary.ok
+cu summary.denied http://blocked.test/summary.denied
+cu summary.tr --noproxy '*' http://$A_TR/summary.tr
+pr summary.v6 tcp6 $V6_DENIED 443
+pr summary.dns dns_udp $RESOLV_NS secret.denied.test
+EOF
+	arun "$t" --log "$W/$t.jlog" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	cg=$(cgid "$t")
+	p_ok=$(val "$t" PID "$t.ok")
+	p_den=$(val "$t" PID "$t.denied")
+	p_tr=$(val "$t" PID "$t.tr")
+	pjv "$t" "$t.v6"
+	p_v6=$P_pid
+	a_denied "$t.v6.client_denied"
+	pjv "$t" "$t.dns"
+	p_dns=$P_pid
+	a_val "$t.dns.client_refused" "probe dns_udp secret.denied.test errno" "$P_errno" "RCODE5"
+	a_code "$t.allowed.curl" "$t" "$t.ok" 200
+	a_grep "$t.allowed.server_saw" "$WEBLOG" "^HTTP local=$(re "$A_A"):80 .* target=(http://a\\.example\\.test)?/$t\\.ok "
+	a_code "$t.denied.curl" "$t" "$t.denied" 403
+	a_code "$t.transparent.curl" "$t" "$t.tr" "403|000"
+	a_nogrep "$t.denied.servers_saw_nothing" "$WEBLOG" "blocked\\.test|$(re "$A_TR")|$t\\.(denied|tr)"
+	a_never_asked "$t.dns.upstream_never_asked" "secret\\.denied\\.test"
+	sensor_none_since "$t.sensor" "$base" "dst host $A_TR or dst host $V6_DENIED or dst host $RESOLV_NS or dst host $A_BLOCKED"
+
+	# the summary (stderr): header, denied rows first, then allowed
+	local e=$W/$t.err
+	a_grep "$t.summary.header" "$e" "^egressctl: summary: 1 allowed, 4 denied, 5 destinations\$"
+	a_grep "$t.summary.proxy_row" "$e" \
+		"^  denied +1  blocked\\.test:80 +curl\\[${p_den:-none}\\]  --allow blocked\\.test\$"
+	a_grep "$t.summary.transparent_row" "$e" \
+		"^  denied +1  $(re "$A_TR"):80 +curl\\[${p_tr:-none}\\]  --allow $(re "$A_TR")(/32)?(:80)?\$"
+	a_grep "$t.summary.ipv6_row" "$e" \
+		"^  denied +1  \\[$(re "$V6_DENIED")\\]:443 +python3\\[${p_v6:-none}\\]  \\(ipv6 denied\\)\$"
+	a_grep "$t.summary.dns_row" "$e" \
+		"^  denied +1  secret\\.denied\\.test(:53)? +python3\\[${p_dns:-none}\\]  --allow secret\\.denied\\.test\$"
+	a_grep "$t.summary.allowed_row" "$e" "^  allowed +1  a\\.example\\.test:80\$"
+	a_before "$t.summary.denied_rows_first" "$e" "^  denied " "^  allowed "
+	a_nogrep "$t.summary.no_row_for_redirects" "$e" "^  (denied|allowed) .*(to the transparent proxy|to the DNS responder)"
+
+	# denial lines as they happened
+	a_grep "$t.line.proxy" "$e" \
+		"^egressctl: denied curl\\[${p_den:-none}\\] → blocked\\.test:80 \\(.+, http\\)\$"
+	a_grep "$t.line.transparent" "$e" \
+		"^egressctl: denied curl\\[${p_tr:-none}\\] → $(re "$A_TR"):80 \\(.+, transparent\\)\$"
+	a_grep "$t.line.kernel_ipv6" "$e" \
+		"^egressctl: denied python3\\[${p_v6:-none}\\] → \\[$(re "$V6_DENIED")\\]:443 \\(ipv6 denied\\)\$"
+	a_grep "$t.line.dns" "$e" \
+		"^egressctl: denied python3\\[${p_dns:-none}\\] → secret\\.denied\\.test(:53)? \\(.+, dns\\)\$"
+	a_nogrep "$t.line.no_line_for_allowed" "$e" "^egressctl: (denied|would deny) curl\\[${p_ok:-none}\\]"
+
+	# the decision log
+	local j=$W/$t.jlog
+	a_jlog_fields "$t.log.fields" "$j"
+	a_jlog "$t.log.kernel_ipv6" "$j" decision=deny source=bpf "reason=ipv6 denied" \
+		"ip=$(re "$V6_DENIED")" port=443 "pid=${p_v6:-none}" comm=python3 "cgroup=${cg:-none}"
+	a_jlog "$t.log.proxy_allow" "$j" decision=allow source=http host=a.example.test port=80 \
+		method=GET "pid=${p_ok:-none}" comm=curl "cgroup=${cg:-none}" 'rule=a\.example\.test'
+	a_jlog "$t.log.proxy_deny" "$j" decision=deny source=http host=blocked.test port=80 \
+		"reason=.+" "pid=${p_den:-none}" comm=curl "cgroup=${cg:-none}"
+	a_jlog "$t.log.transparent_deny" "$j" decision=deny source=transparent "ip=$(re "$A_TR")" \
+		port=80 "pid=${p_tr:-none}" comm=curl "cgroup=${cg:-none}"
+	a_jlog "$t.log.dns_deny" "$j" decision=deny source=dns host=secret.denied.test \
+		"reason=.+" "pid=${p_dns:-none}" comm=python3 "cgroup=${cg:-none}"
+	a_jlog "$t.log.kernel_redirect" "$j" decision=redirect source=bpf "ip=$(re "$A_TR")" port=80 \
+		"pid=${p_tr:-none}" comm=curl
+	a_nogrep "$t.log.no_paths" "$j" "$t\\.(ok|denied|tr)"
+}
+
+# ======================================================================
+# 2. --audit: a denied host is reached, everything is logged would-deny
+# ======================================================================
+test_audit() {
+	local t=audit p_http p_tls p_tr p_v6 p_udp p_dns
+	script "$t" <<'EOF'
+cu audit.http http://b.example.test/audit.http
+cu audit.tls -k https://b.example.test/audit.tls
+cu audit.tr --noproxy '*' http://$A_TR_AUDIT/audit.tr
+pr audit.v6 tcp6 $V6_AUDIT 22
+udpsend audit.udp $UDP_AUDIT 9
+pr audit.dns dns_udp $RESOLV_NS b.example.test
+EOF
+	arun "$t" --audit --log "$W/$t.jlog" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	p_http=$(val "$t" PID "$t.http")
+	p_tls=$(val "$t" PID "$t.tls")
+	p_tr=$(val "$t" PID "$t.tr")
+	a_code "$t.http.curl_200" "$t" "$t.http" 200
+	a_grep "$t.http.body" "$RW/$t.http.body" "^hello GET (http://b\\.example\\.test)?/$t\\.http via $(re "$A_B"):80\$"
+	a_grep "$t.http.server_saw" "$WEBLOG" "^HTTP local=$(re "$A_B"):80 .* target=(http://b\\.example\\.test)?/$t\\.http "
+	a_code "$t.tls.curl_200" "$t" "$t.tls" 200
+	a_grep "$t.tls.server_saw" "$WEBLOG" "^HTTPS local=$(re "$A_B"):443 .* target=/$t\\.tls "
+	a_code "$t.transparent.curl_200" "$t" "$t.tr" 200
+	a_grep "$t.transparent.server_saw" "$WEBLOG" "^HTTP local=$(re "$A_TR_AUDIT"):80 .* target=/$t\\.tr "
+	pjv "$t" "$t.v6"
+	p_v6=$P_pid
+	a_ok "$t.ipv6.connects"
+	a_val "$t.ipv6.banner" "data from [$V6_AUDIT]:22" "$P_data" "SSH-2\\.0-egr-22.*"
+	a_grep "$t.ipv6.server_saw" "$WEBLOG" "^ACCEPT banner local=\\[$(re "$V6_AUDIT")\\]:22 "
+	pjv "$t" "$t.udp"
+	p_udp=$P_pid
+	a_ok "$t.udp.sent"
+	sensor_saw "$t.udp.sensor_saw" "udp and dst host $UDP_AUDIT and dst port 9"
+	pjv "$t" "$t.dns"
+	p_dns=$P_pid
+	a_val "$t.dns.answered" "answer for b.example.test (ok/errno/data)" "$P_ok/$P_errno/$P_data" "true//$(re "$A_B")"
+
+	local j=$W/$t.jlog e=$W/$t.err
+	a_jlog_fields "$t.log.fields" "$j"
+	a_jlog "$t.log.http" "$j" decision=would-deny source=http host=b.example.test port=80 \
+		"pid=${p_http:-none}" comm=curl
+	a_jlog "$t.log.connect" "$j" decision=would-deny source=connect host=b.example.test port=443 \
+		"pid=${p_tls:-none}" comm=curl
+	a_jlog "$t.log.transparent" "$j" decision=would-deny source=transparent "ip=$(re "$A_TR_AUDIT")" \
+		port=80 "pid=${p_tr:-none}" comm=curl
+	a_jlog "$t.log.kernel_ipv6" "$j" decision=would-deny source=bpf "ip=$(re "$V6_AUDIT")" port=22 \
+		"pid=${p_v6:-none}" comm=python3
+	a_jlog "$t.log.kernel_udp" "$j" decision=would-deny source=bpf "ip=$(re "$UDP_AUDIT")" port=9 \
+		"pid=${p_udp:-none}" comm=python3
+	a_jlog "$t.log.dns" "$j" decision=would-deny source=dns host=b.example.test \
+		"pid=${p_dns:-none}" comm=python3
+	a_jlog_none "$t.log.no_deny" "$j" decision=deny
+	# each attempt once: the catch-all must not report again what a socket
+	# hook already recorded and let through
+	a_jlog_none "$t.log.no_catchall_duplicates" "$j" decision=would-deny source=bpf "reason=dropped by the catch-all"
+	a_grep "$t.summary.header" "$e" "^egressctl: summary: [0-9]+ allowed, [1-9][0-9]* would deny, [0-9]+ destinations\$"
+	a_grep "$t.summary.row" "$e" \
+		"^  would deny +1  b\\.example\\.test:80 +curl\\[${p_http:-none}\\]  --allow b\\.example\\.test\$"
+	a_grep "$t.summary.ipv6_row" "$e" \
+		"^  would deny +1  \\[$(re "$V6_AUDIT")\\]:22 +python3\\[${p_v6:-none}\\]  \\(ipv6 denied\\)\$"
+	a_nogrep "$t.summary.no_denied_rows" "$e" "^  denied "
+	a_nogrep "$t.summary.no_taskless_rows" "$e" "^  would deny .*(\\[0\\]|:0 )"
+	a_grep "$t.summary.counts_attempts" "$e" "^egressctl: summary: 0 allowed, 6 would deny, 6 destinations\$"
+	a_grep "$t.line.would_deny" "$e" \
+		"^egressctl: would deny curl\\[${p_http:-none}\\] → b\\.example\\.test:80 \\(.+, http\\)\$"
+	a_nogrep "$t.line.nothing_denied" "$e" "^egressctl: denied "
+}
+
+# ======================================================================
+# 3. --suggest-policy from an audit run, then enforce it
+# ======================================================================
+test_suggest() {
+	local t=suggest p=$W/suggest.policy.json r base
+	# two names of example.test (CONNECT and plain HTTP through the proxy),
+	# and plain TCP to git.other.test:22 by name (resolv.conf -> responder
+	# -> the transparent path or the fast path)
+	script "$t" <<'EOF'
+cu suggest.a -k https://a.example.test/suggest.a
+cu suggest.b http://b.example.test/suggest.b
+pc suggest.git tcp git.other.test 22 --send 'hello-git\n' --until hello-git
+EOF
+	script "${t}_fourth" <<'EOF'
+cu suggest.fourth http://fourth.third.test/suggest.fourth
+EOF
+	arun "${t}_audit" --audit --suggest-policy "$p" --log "$W/${t}_audit.jlog" -- /bin/sh "$W/$t.sh"
+	a_rc "$t.audit.exit" 0 "${t}_audit"
+	a_code "$t.audit.a_200" "${t}_audit" "$t.a" 200
+	a_code "$t.audit.b_200" "${t}_audit" "$t.b" 200
+	pjv "${t}_audit" "$t.git"
+	a_val "$t.audit.git_banner_echo" "data from git.other.test:22" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'"hello-git"$'\n'
+	a_grep "$t.audit.said_written" "$W/${t}_audit.err" "suggested policy written to $(re "$p")"
+	r=$("$PY" - "$p" "$W/$t.rules" <<'EOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print("unreadable: %s" % e); sys.exit()
+if not isinstance(d, dict) or d.get("version") != 1 or not isinstance(d.get("allow"), list):
+    print("not {version: 1, allow: [...]}: %s" % json.dumps(d)[:300]); sys.exit()
+with open(sys.argv[2], "w") as f:
+    for r in d["allow"]:
+        f.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
+print("ok")
+EOF
+)
+	note "$t: suggested policy: $(tr -s '\n ' '  ' <"$p" 2>/dev/null)"
+	a_val "$t.policy.schema" "suggested policy" "$r" ok
+	if grep -qx 'git\.other\.test' "$W/$t.rules" 2>/dev/null; then
+		note "$t: the policy also allows git.other.test (HTTP/HTTPS), which the run only resolved: wider than needed beside tcp://git.other.test:22"
+	fi
+	a_grep "$t.policy.domain_folded" "$W/$t.rules" '^\*\*\.example\.test$'
+	a_grep "$t.policy.tcp_rule" "$W/$t.rules" '^tcp://git\.other\.test:22$'
+	a_nogrep "$t.policy.names_folded" "$W/$t.rules" '^(a|b)\.example\.test$'
+	a_nogrep "$t.policy.no_addresses" "$W/$t.rules" '^(\[|[0-9.]+(/|:|$))'
+	if [ ! -s "$p" ]; then
+		fail "$t.enforce" "no suggested policy to enforce"
+		return 0
+	fi
+	chmod 0644 "$p"
+
+	# the same script, enforced: nothing denied
+	arun "${t}_enforce" --policy "$p" --log "$W/${t}_enforce.jlog" -- /bin/sh "$W/$t.sh"
+	a_rc "$t.enforce.exit" 0 "${t}_enforce"
+	a_code "$t.enforce.a_200" "${t}_enforce" "$t.a" 200
+	a_code "$t.enforce.b_200" "${t}_enforce" "$t.b" 200
+	pjv "${t}_enforce" "$t.git"
+	a_val "$t.enforce.git_banner_echo" "data from git.other.test:22" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'"hello-git"$'\n'
+	a_grep "$t.enforce.summary_zero_denied" "$W/${t}_enforce.err" "^egressctl: summary: [1-9][0-9]* allowed, 0 denied, "
+	a_nogrep "$t.enforce.no_denied_rows" "$W/${t}_enforce.err" "^  denied "
+	a_nogrep "$t.enforce.no_denial_lines" "$W/${t}_enforce.err" "^egressctl: denied "
+	a_jlog_none "$t.enforce.no_deny_records" "$W/${t}_enforce.jlog" "decision=deny|would-deny"
+	a_jlog "$t.enforce.log_has_allows" "$W/${t}_enforce.jlog" decision=allow 'host=(a|b)\.example\.test' 'rule=\*\*\.example\.test'
+
+	# a fourth name the audit run never used: denied under the policy
+	base=$(sensor_now "dst host $A_FOURTH")
+	arun "${t}_fourth" --policy "$p" --log "$W/${t}_fourth.jlog" -- /bin/sh "$W/${t}_fourth.sh"
+	a_rc "$t.fourth.exit" 0 "${t}_fourth"
+	a_code "$t.fourth.curl_403" "${t}_fourth" "$t.fourth" 403
+	a_grep "$t.fourth.summary_row" "$W/${t}_fourth.err" \
+		"^  denied +1  fourth\\.third\\.test:80 +curl\\[$(val "${t}_fourth" PID "$t.fourth")\\]  --allow fourth\\.third\\.test\$"
+	a_jlog "$t.fourth.log" "$W/${t}_fourth.jlog" decision=deny source=http host=fourth.third.test port=80 comm=curl
+	a_nogrep "$t.fourth.server_saw_nothing" "$WEBLOG" "fourth\\.third\\.test|$(re "$A_FOURTH")"
+	sensor_none_since "$t.fourth.sensor" "$base" "dst host $A_FOURTH"
+}
+
+# ======================================================================
+# 4. egressctl status while a run is alive, and after it ended
+# ======================================================================
+test_status() {
+	local t=status cgdir r i
+	script "$t" <<'EOF'
+cu status.ok http://a.example.test/status.ok
+cu status.denied http://blocked.test/status.denied
+cu status.tr --noproxy '*' http://a.example.test/status.tr
+pr status.v6 tcp6 $V6_DENIED 80
+pc status.git tcp git.other.test 22 --until egr-22
+touch $RW/status.ready
+await $W/status.go
+EOF
+	cgdir=$(cg_path "$t")
+	egr_bg "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-upstream "$INET_DNS" --log "$W/$t.jlog" \
+		--allow a.example.test --allow tcp://git.other.test:22 -- /bin/sh "$W/$t.sh"
+	if ! egr_wait_pins "$cgdir" || ! wait_for 20 test -e "$RW/$t.ready"; then
+		fail "$t.setup" "the run did not come up or its traffic did not finish (cgroup id ${CGID:-none}, stderr: $(head -c 400 "$W/$t.err" | tr '\n' '|'))"
+		touch "$W/$t.go"
+		egr_join 10
+		return 0
+	fi
+	in_sbx timeout 10 "$EGRESSCTL" status >"$W/$t.text" 2>"$W/$t.text.err"
+	a_val "$t.text.exit" "egressctl status exit" "$?" 0
+	in_sbx timeout 10 "$EGRESSCTL" status -j >"$W/$t.json" 2>"$W/$t.json.err"
+	a_val "$t.json.exit" "egressctl status -j exit" "$?" 0
+	# our cgroup's block of the text output
+	awk -v h="cgroup $cgdir (id $CGID)" '$0 == h { on = 1; print; next } /^cgroup / { on = 0 } on' \
+		"$W/$t.text" >"$W/$t.block"
+	a_grep "$t.text.cgroup" "$W/$t.block" "^cgroup $(re "$cgdir") \\(id $CGID\\)\$"
+	a_grep "$t.text.run_pid_command" "$W/$t.block" "^  run: +egressctl\\[$EGR_PID\\] -- /bin/sh $(re "$W/$t.sh")\$"
+	a_grep "$t.text.policy" "$W/$t.block" "^  policy: +2 rules"
+	a_grep "$t.text.proxy_counters" "$W/$t.block" "^  proxy: +[1-9][0-9]* allowed, [1-9][0-9]* denied, [0-9]+ unattributed"
+	a_grep "$t.text.dns_counters" "$W/$t.block" "^  dns: +[1-9][0-9]* queries"
+	a_grep "$t.text.kernel_counters" "$W/$t.block" "^  kernel: +[1-9][0-9]* redirected, [1-9][0-9]* denied, [1-9][0-9]* fast-path, [0-9]+ loopback"
+	a_grep "$t.text.programs" "$W/$t.block" "^  programs: +[1-9][0-9]* attached"
+	r=$("$PY" - "$W/$t.json" "$CGID" "$EGR_PID" "$cgdir" "$W/$t.sh" <<'EOF'
+import json, sys
+path, cgid, pid, cgdir, script = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+try:
+    doc = json.loads(open(path).read())
+except (OSError, ValueError) as e:
+    print("not JSON: %s" % e); sys.exit()
+if not isinstance(doc, list):
+    print("not a JSON array: %s" % type(doc).__name__); sys.exit()
+mine = [o for o in doc if isinstance(o, dict) and o.get("cgroup_id") == cgid]
+if len(mine) != 1:
+    print("%d entries for cgroup id %d among %d" % (len(mine), cgid, len(doc))); sys.exit()
+o = mine[0]
+bad = []
+def need(obj, keys, where):
+    for k in keys:
+        if not isinstance(obj, dict) or k not in obj:
+            bad.append("%s.%s missing" % (where, k))
+need(o, ("cgroup_id", "cgroup", "pins", "programs", "kernel", "run"), "entry")
+k = o.get("kernel") or {}
+need(k, ("redirected", "denied", "would_deny", "fast_path", "loopback_local"), "kernel")
+run = o.get("run") or {}
+need(run, ("pid", "cgroup_id", "cgroup", "command", "rules", "audit", "proxy", "dns"), "run")
+px, dn = run.get("proxy") or {}, run.get("dns") or {}
+need(px, ("allowed", "denied", "unattributed"), "run.proxy")
+need(dn, ("queries", "refused"), "run.dns")
+if bad:
+    print("; ".join(bad) + ": " + json.dumps(o)[:500]); sys.exit()
+checks = [
+    (o["cgroup"] == cgdir, "cgroup %r" % o["cgroup"]),
+    (o["programs"] >= 1, "programs %r" % o["programs"]),
+    (run["pid"] == pid, "run.pid %r, want %d" % (run["pid"], pid)),
+    (script in run["command"], "run.command %r" % run["command"]),
+    (run["cgroup_id"] == cgid, "run.cgroup_id %r" % run["cgroup_id"]),
+    (run["rules"] == 2, "run.rules %r" % run["rules"]),
+    (run["audit"] is False, "run.audit %r" % run["audit"]),
+    (px["allowed"] >= 2, "proxy.allowed %r (2 allowed requests)" % px["allowed"]),
+    (px["denied"] >= 1, "proxy.denied %r" % px["denied"]),
+    (dn["queries"] >= 1, "dns.queries %r" % dn["queries"]),
+    (k["denied"] >= 1, "kernel.denied %r (an IPv6 connect)" % k["denied"]),
+    (k["redirected"] >= 1, "kernel.redirected %r (a transparent connection)" % k["redirected"]),
+    (k["fast_path"] >= 1, "kernel.fast_path %r (tcp://git.other.test:22)" % k["fast_path"]),
+]
+wrong = [w for okk, w in checks if not okk]
+print("ok" if not wrong else "; ".join(wrong) + " | " + json.dumps(o)[:600])
+EOF
+)
+	if [ "$r" = ok ]; then ok "$t.json.entry"; else fail "$t.json.entry" "$r"; fi
+	a_code "$t.traffic.allowed" "$t" "$t.ok" 200
+	a_code "$t.traffic.transparent" "$t" "$t.tr" 200
+	a_code "$t.traffic.denied" "$t" "$t.denied" 403
+	touch "$W/$t.go"
+	egr_join 20
+	a_rc "$t.exit" 0 "$t"
+	# after the run: gone from status, text and JSON
+	in_sbx timeout 10 "$EGRESSCTL" status >"$W/$t.after.text" 2>&1
+	in_sbx timeout 10 "$EGRESSCTL" status -j >"$W/$t.after.json" 2>&1
+	a_nogrep "$t.after.text_gone" "$W/$t.after.text" "\\(id $CGID\\)\$|^cgroup $(re "$cgdir") "
+	r=$("$PY" -c '
+import json, sys
+try:
+    doc = json.loads(open(sys.argv[1]).read())
+except (OSError, ValueError) as e:
+    print("not JSON: %s" % e); sys.exit()
+print("ok" if not [o for o in doc if o.get("cgroup_id") == int(sys.argv[2])] else "still listed")' \
+		"$W/$t.after.json" "$CGID")
+	a_val "$t.after.json_gone" "status -j after the run" "$r" ok
+	expect "$t.after.socket_gone" "/run/egressctl/$CGID.sock still exists" test ! -e "/run/egressctl/$CGID.sock"
+	expect "$t.after.pins_gone" "$PIN_ROOT/$CGID still exists" test ! -e "$PIN_ROOT/$CGID"
+}
+
+# ======================================================================
+# 5. a log reader that reads nothing slows neither connections nor exit
+# ======================================================================
+test_backpressure() {
+	local t=backpressure n=300 f_secs p_secs lines_file dropped r end exitlag rd
+	script "$t" <<'EOF'
+exec >$RW/backpressure.$1.out 2>&1 </dev/null
+burst backpressure.$1 300 http://a.example.test/bp
+EOF
+	# the reference: the same requests with the log in a file
+	arun "${t}_file" --log "$W/${t}_file.jlog" --allow a.example.test -- /bin/sh "$W/$t.sh" file
+	a_rc "$t.file.exit" 0 "${t}_file"
+	sed -n 's/^PR [^ ]* //p' "$RW/$t.file.out" >"$W/$t.file.res"
+	jv "$(head -1 "$W/$t.file.res")"
+	a_val "$t.file.all_200" "codes" "$P_codes" "\\{\"200\": $n\\}"
+	f_secs=$P_secs
+	lines_file=$(grep -c . "$W/${t}_file.jlog" 2>/dev/null)
+	note "$t: $n requests with --log FILE: ${f_secs}s, $lines_file log lines"
+
+	# a reader that shrinks its pipe to one page, then reads nothing until
+	# egressctl has exited; then it counts what it got
+	cat >"$W/$t.reader.py" <<'EOF'
+import fcntl, json, os, sys, time
+flag, out, ready = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    fcntl.fcntl(0, 1031, 4096)          # F_SETPIPE_SZ
+except OSError:
+    pass
+size = fcntl.fcntl(0, 1032)             # F_GETPIPE_SZ
+open(ready, "w").close()
+t0 = time.monotonic()
+while not os.path.exists(flag) and time.monotonic() - t0 < 45:
+    time.sleep(0.05)
+waited = time.monotonic() - t0
+lines = good = 0
+bad = []
+for ln in sys.stdin.buffer:
+    lines += 1
+    try:
+        json.loads(ln)
+        good += 1
+    except ValueError:
+        bad.append(ln[:60].decode("latin-1") + "..." + ln[-40:].decode("latin-1"))
+json.dump({"pipe": size, "lines": lines, "good": good, "bad": bad[:3], "waited": round(waited, 2)},
+          open(out, "w"))
+EOF
+	rm -f "$W/$t.exit" "$W/$t.ready"
+	(
+		wait_for 5 test -e "$W/$t.ready"
+		timeout -k 2 60 nsenter --net="$NS_SBX" env --default-signal=INT,QUIT \
+			"$EGRESSCTL" run --cgroup "$(cg_name "${t}_pipe")" --user nobody --dns-upstream "$INET_DNS" \
+			--log - --allow a.example.test -- /bin/sh "$W/$t.sh" pipe 2>"$W/${t}_pipe.err" </dev/null
+		echo "$? $(date +%s.%N)" >"$W/$t.exit.tmp"
+		mv "$W/$t.exit.tmp" "$W/$t.exit"
+	) | timeout -k 2 70 "$PY" "$W/$t.reader.py" "$W/$t.exit" "$W/$t.reader.json" "$W/$t.ready"
+	if [ ! -s "$W/$t.exit" ]; then
+		fail "$t.pipe.exit" "egressctl did not finish (stderr: $(head -c 300 "$W/${t}_pipe.err" | tr '\n' '|'))"
+		return 0
+	fi
+	read -r EGR_RC end <"$W/$t.exit"
+	a_rc "$t.pipe.exit" 0 "${t}_pipe"
+	sed -n 's/^PR [^ ]* //p' "$RW/$t.pipe.out" >"$W/$t.pipe.res"
+	jv "$(head -1 "$W/$t.pipe.res")"
+	a_val "$t.pipe.all_200" "codes" "$P_codes" "\\{\"200\": $n\\}"
+	p_secs=$P_secs
+	note "$t: $n requests with --log - into a reader that reads nothing: ${p_secs}s"
+	r=$("$PY" -c 'import sys; f, p = float(sys.argv[1]), float(sys.argv[2]); print("ok" if p < 3 * f + 0.5 else "slow")' \
+		"${f_secs:-0}" "${p_secs:-999}")
+	a_val "$t.connections_not_slowed" "${p_secs}s with a stuck log reader vs ${f_secs}s with a file (limit 3x + 0.5 s)" "$r" ok
+	exitlag=$("$PY" -c 'import sys; print(round(float(sys.argv[1]) - float(sys.argv[2]), 2))' "${end:-0}" "${P_end:-0}")
+	note "$t: egressctl exited ${exitlag}s after CMD's last request"
+	r=$("$PY" -c 'import sys; print("ok" if float(sys.argv[1]) < 5 else "late")' "$exitlag")
+	a_val "$t.exit_prompt" "egressctl's exit ${exitlag}s after CMD finished (limit 5 s)" "$r" ok
+	rd=$(cat "$W/$t.reader.json" 2>/dev/null)
+	note "$t: reader: $rd"
+	[ -n "$rd" ] || rd='{}'
+	jv "$rd"
+	dropped=$(sed -nE 's/^egressctl: the log.s reader was too slow: ([0-9]+) lines dropped$/\1/p' "$W/${t}_pipe.err" | tail -1)
+	note "$t: summary says ${dropped:-nothing about} dropped lines; the reader got ${P_good:-?} lines of the $lines_file the file run logged"
+	a_val "$t.reader_was_stuck" "pipe size / lines the stuck reader got (fewer than the file run's $lines_file)" \
+		"${P_pipe:-?}/${P_good:-?}" "4096/[0-9]+"
+	if [ -n "${P_good:-}" ] && [ -n "$lines_file" ] && [ "$P_good" -ge "$lines_file" ]; then
+		note "$t: the reader got every line: nothing to drop"
+	fi
+	r=$("$PY" -c '
+import sys
+got, dropped, want = int(sys.argv[1] or 0), int(sys.argv[2] or 0), int(sys.argv[3] or 0)
+print("ok" if want and abs(got + dropped - want) <= 1 else
+      "the reader got %d lines, the summary says %d dropped: %d of %d decisions unaccounted for" % (got, dropped, want - got - dropped, want))' \
+		"${P_good:-0}" "${dropped:-0}" "${lines_file:-0}")
+	a_val "$t.lines_written_or_counted" "lines written + dropped (summary) vs decisions" "$r" ok
+	if [ -n "${P_lines:-}" ] && [ "$P_lines" = "${P_good:-}" ]; then ok "$t.lines_whole"; else
+		fail "$t.lines_whole" "the reader got ${P_lines:-?} lines, ${P_good:-?} of them whole JSON objects; the others: ${P_bad:-?}"
+	fi
+}
+
+# ======================================================================
+# 6. denial lines are rate-limited; the summary still counts them all
+# ======================================================================
+test_ratelimit() {
+	local t=ratelimit shown more e pid
+	script "$t" <<'EOF'
+burst ratelimit.burst 100 http://blocked.test/rl
+EOF
+	arun "$t" --log "$W/$t.jlog" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	pjv "$t" "$t.burst"
+	pid=$P_pid
+	a_val "$t.all_403" "codes of 100 denied requests" "$P_codes" '\{"403": 100\}'
+	e=$W/$t.err
+	shown=$(grep -c '^egressctl: denied ' "$e")
+	more=$(sed -nE 's/^egressctl: ([0-9]+) more denials not shown \(the summary has them\)$/\1/p' "$e" | awk '{ s += $1 } END { print s + 0 }')
+	note "$t: $shown denial lines shown, 'more denials' lines say ${more:-nothing}"
+	a_val "$t.lines_limited" "denial lines for 100 quick denials (burst 20)" "$shown" "2[0-9]|30"
+	a_grep "$t.more_line" "$e" "^egressctl: [0-9]+ more denials not shown \\(the summary has them\\)\$"
+	a_val "$t.shown_plus_more" "lines shown + 'more' counts" "$((shown + ${more:-0}))" 100
+	a_grep "$t.summary.header" "$e" "^egressctl: summary: 0 allowed, 100 denied, 1 destinations\$"
+	a_grep "$t.summary.row" "$e" "^  denied +100  blocked\\.test:80 +python3\\[${pid:-none}\\]  --allow blocked\\.test\$"
+	a_val "$t.log_has_all" "deny records in the log" "$(jcount "$W/$t.jlog" decision=deny host=blocked.test)" 100
+
+	# the limiter itself: a later denial, after tokens came back, says how
+	# many were held back before it
+	script "${t}_late" <<'EOF'
+burst ratelimit.late 100 http://blocked.test/rl
+sleep 0.5
+burst ratelimit.last 1 http://blocked.test/last
+EOF
+	arun "${t}_late" --allow a.example.test -- /bin/sh "$W/${t}_late.sh"
+	a_rc "$t.late.exit" 0 "${t}_late"
+	e=$W/${t}_late.err
+	shown=$(grep -c '^egressctl: denied ' "$e")
+	more=$(sed -nE 's/^egressctl: ([0-9]+) more denials not shown \(the summary has them\)$/\1/p' "$e" | awk '{ s += $1 } END { print s + 0 }')
+	a_grep "$t.late.more_line" "$e" "^egressctl: [0-9]+ more denials not shown \\(the summary has them\\)\$"
+	a_val "$t.late.shown_plus_more" "lines shown + 'more' counts" "$((shown + ${more:-0}))" 101
+	a_grep "$t.late.summary" "$e" "^egressctl: summary: 0 allowed, 101 denied, 1 destinations\$"
+}
+
+# ======================================================================
+
+ALL_TESTS="summary audit suggest status backpressure ratelimit"
+
+interrupted() {
+	fail interrupted "SIG$1 during the run"
+	echo "$PASS passed, $FAILED failed"
+	exit "$2"
+}
+
+main() {
+	local t tool missing=
+	if [ $# -lt 1 ]; then
+		echo "usage: $0 EGRESSCTL_PATH" >&2
+		exit 2
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "audit.sh: the end-to-end tests need root (skipped)"
+		exit 77
+	fi
+	CGROOT=$(cgroup2_mount)
+	if [ -z "$CGROOT" ] || [ "$(stat -f -c %T "$CGROOT" 2>/dev/null)" != cgroup2fs ]; then
+		echo "audit.sh: no cgroup2 mount (skipped)"
+		exit 77
+	fi
+	EGRESSCTL=$(realpath -m "$1")
+	WATCH_PID=
+	trap e2e_cleanup EXIT
+	trap 'interrupted INT 130' INT
+	trap 'interrupted TERM 143' TERM
+	trap 'interrupted HUP 129' HUP
+	[ -n "${E2E_KEEP:-}" ] && note "keeping $W (E2E_KEEP)"
+	for tool in ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout "$PY"; do
+		command -v "$tool" >/dev/null || missing="$missing $tool"
+	done
+	if [ -n "$missing" ]; then
+		fail setup "missing tools:$missing (tools/install-deps.sh)"
+	elif [ ! -x "$EGRESSCTL" ]; then
+		fail egressctl.present "$EGRESSCTL is not executable"
+	elif ! audit_setup; then
+		fail setup "the test network, servers, resolver or sensor did not come up"
+	else
+		for t in ${E2E_TESTS:-$ALL_TESTS}; do
+			"test_$t"
+		done
+	fi
+	echo "$PASS passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+}
+
+main "$@"
