@@ -318,50 +318,51 @@ other_proto(__u32 type, __u32 proto, struct decision *d)
 }
 
 /* Record what the socket needs later (getpeername, recvmsg, skb, proxy). */
+/* Record what the socket needs later (getpeername, recvmsg, skb, proxy):
+ * one sk_storage entry, freed with the socket. With d->index, also who
+ * connected, for the proxy's index (sockops or the catch-all moves it to
+ * egr_conns once the socket has its local port). */
 static __always_inline void
-remember(struct bpf_sock_addr *ctx, const __be32 *dst, __be16 port, struct decision *d)
+remember(struct bpf_sock_addr *ctx, struct bpf_sock *sk, const __be32 *dst, __be16 port,
+	 struct decision *d)
 {
 	struct egr_sk_orig *o;
 
-	if (d->skflags) {
-		struct bpf_sock *sk = ctx->sk;
-
-		if (!sk)
-			return;
-		o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-		if (o) {
-			o->addr[0] = dst[0];
-			o->addr[1] = dst[1];
-			o->addr[2] = dst[2];
-			o->addr[3] = dst[3];
-			o->port = port;
-			o->flags |= d->skflags;
-		}
-	}
+	if (!d->skflags && !d->index)
+		return;
+	if (!sk)
+		return;
+	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o)
+		return;
+	o->addr[0] = dst[0];
+	o->addr[1] = dst[1];
+	o->addr[2] = dst[2];
+	o->addr[3] = dst[3];
+	o->port = port;
+	o->flags |= d->skflags;
 	if (d->index) {
-		struct egr_conn_val v = {};
 		__u64 id = bpf_get_current_pid_tgid();
-		__u64 cookie = bpf_get_socket_cookie(ctx);
 
-		v.cookie = cookie;
-		v.cgroup_id = bpf_get_current_cgroup_id();
-		v.addr[0] = dst[0];
-		v.addr[1] = dst[1];
-		v.addr[2] = dst[2];
-		v.addr[3] = dst[3];
-		v.port = port;
-		v.reason = d->reason;
-		v.pid = (__u32)id;
-		v.tgid = id >> 32;
-		v.uid = (__u32)bpf_get_current_uid_gid();
-		bpf_get_current_comm(v.comm, sizeof(v.comm));
-		bpf_map_update_elem(&egr_pending, &cookie, &v, BPF_ANY);
+		o->flags |= EGR_SK_INDEX;
+		o->who.cookie = bpf_get_socket_cookie(ctx);
+		o->who.cgroup_id = bpf_get_current_cgroup_id();
+		o->who.addr[0] = dst[0];
+		o->who.addr[1] = dst[1];
+		o->who.addr[2] = dst[2];
+		o->who.addr[3] = dst[3];
+		o->who.port = port;
+		o->who.reason = d->reason;
+		o->who.pid = (__u32)id;
+		o->who.tgid = id >> 32;
+		o->who.uid = (__u32)bpf_get_current_uid_gid();
+		bpf_get_current_comm(o->who.comm, sizeof(o->who.comm));
 	}
 }
 
 static __always_inline int
-finish(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *dst, __be16 port, __u32 type,
-       __u32 proto, struct decision *d)
+finish(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *dst, __be16 port,
+       __u32 type, __u32 proto, struct decision *d)
 {
 	if (d->verdict == EGR_V_DENY) {
 		count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
@@ -372,14 +373,14 @@ finish(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *dst, __be16 port, __u
 			 * lets the socket's packets pass without a second report */
 			d->skflags = EGR_SK_DIRECT;
 			d->index = 0;
-			remember(ctx, dst, port, d);
+			remember(ctx, sk, dst, port, d);
 			return SYS_PROCEED;
 		}
 		emit(hook, EGR_V_DENY, d->reason, d->err, ctx->family, type, proto, dst, port);
 		bpf_set_retval(-d->err);
 		return SYS_REJECT;
 	}
-	remember(ctx, dst, port, d);
+	remember(ctx, sk, dst, port, d);
 	if (d->verdict == EGR_V_REDIRECT)
 		count(EGR_C_REDIRECT);
 	else if (d->reason == EGR_R_FASTPATH)
@@ -395,6 +396,12 @@ SEC("cgroup/connect4")
 int
 egr_connect4(struct bpf_sock_addr *ctx)
 {
+	/* read ctx->sk first, at its fixed offset: clang 14 may otherwise
+	 * compute ctx+off in one branch and load it in another, which the
+	 * verifier refuses ("dereference of modified ctx ptr") */
+	struct bpf_sock *sk = ctx->sk;
+
+	asm volatile("" : "+r"(sk));
 	struct decision d = {};
 	__u32 type = ctx->type, proto = ctx->protocol;
 	__be16 port = (__be16)ctx->user_port;
@@ -411,12 +418,18 @@ egr_connect4(struct bpf_sock_addr *ctx)
 		ctx->user_ip4 = d.ip4;
 		ctx->user_port = d.port;
 	}
-	return finish(ctx, EGR_H_CONNECT4, dst, port, type, proto, &d);
+	return finish(ctx, sk, EGR_H_CONNECT4, dst, port, type, proto, &d);
 }
 
 static __always_inline int
 addr6_hook(struct bpf_sock_addr *ctx, __u8 hook)
 {
+	/* read ctx->sk first, at its fixed offset: clang 14 may otherwise
+	 * compute ctx+off in one branch and load it in another, which the
+	 * verifier refuses ("dereference of modified ctx ptr") */
+	struct bpf_sock *sk = ctx->sk;
+
+	asm volatile("" : "+r"(sk));
 	struct decision d = {};
 	__u32 type = ctx->type, proto = ctx->protocol;
 	__be16 port = (__be16)ctx->user_port;
@@ -438,7 +451,7 @@ addr6_hook(struct bpf_sock_addr *ctx, __u8 hook)
 		ctx->user_ip6[3] = d.ip4; /* stays v4-mapped */
 		ctx->user_port = d.port;
 	}
-	return finish(ctx, hook, dst, port, type, proto, &d);
+	return finish(ctx, sk, hook, dst, port, type, proto, &d);
 }
 
 SEC("cgroup/connect6")
@@ -454,6 +467,12 @@ SEC("cgroup/sendmsg4")
 int
 egr_sendmsg4(struct bpf_sock_addr *ctx)
 {
+	/* read ctx->sk first, at its fixed offset: clang 14 may otherwise
+	 * compute ctx+off in one branch and load it in another, which the
+	 * verifier refuses ("dereference of modified ctx ptr") */
+	struct bpf_sock *sk = ctx->sk;
+
+	asm volatile("" : "+r"(sk));
 	struct decision d = {};
 	__u32 type = ctx->type, proto = ctx->protocol;
 	__be16 port = (__be16)ctx->user_port;
@@ -466,7 +485,7 @@ egr_sendmsg4(struct bpf_sock_addr *ctx)
 		ctx->user_ip4 = d.ip4;
 		ctx->user_port = d.port;
 	}
-	return finish(ctx, EGR_H_SENDMSG4, dst, port, type, proto, &d);
+	return finish(ctx, sk, EGR_H_SENDMSG4, dst, port, type, proto, &d);
 }
 
 SEC("cgroup/sendmsg6")
@@ -573,9 +592,9 @@ int
 egr_sockops(struct bpf_sock_ops *ctx)
 {
 	struct egr_conn_key k = {};
-	struct egr_conn_val *v;
+	struct egr_sk_orig *o;
+	struct bpf_sock *sk;
 	__u32 op, family, lport, lip4;
-	__u64 cookie;
 
 	op = ctx->op;
 	if (op != BPF_SOCK_OPS_TCP_CONNECT_CB)
@@ -584,9 +603,11 @@ egr_sockops(struct bpf_sock_ops *ctx)
 	lport = ctx->local_port;
 	lip4 = ctx->local_ip4;
 	asm volatile("" ::: "memory");
-	cookie = bpf_get_socket_cookie(ctx);
-	v = bpf_map_lookup_elem(&egr_pending, &cookie);
-	if (!v)
+	sk = ctx->sk;
+	if (!sk)
+		return 1;
+	o = bpf_sk_storage_get(&egr_sk, sk, 0, 0);
+	if (!o || !(o->flags & EGR_SK_INDEX))
 		return 1;
 	if (family == AF_INET6 && !(lip4 && ctx->local_ip6[2] == bpf_htonl(0xffff))) {
 		k.addr[0] = ctx->local_ip6[0];
@@ -598,8 +619,7 @@ egr_sockops(struct bpf_sock_ops *ctx)
 	}
 	k.port = bpf_htons((__u16)lport);
 	k.proto = IPPROTO_TCP;
-	bpf_map_update_elem(&egr_conns, &k, v, BPF_ANY);
-	bpf_map_delete_elem(&egr_pending, &cookie);
+	bpf_map_update_elem(&egr_conns, &k, &o->who, BPF_ANY);
 	return 1;
 }
 
@@ -816,11 +836,11 @@ static __always_inline void
 index_dns(struct __sk_buff *skb)
 {
 	struct egr_conn_key k = {};
-	struct egr_conn_val *v;
+	struct egr_sk_orig *o;
+	struct bpf_sock *sk;
 	__u8 hdr[10];
 	__be16 ports[2];
 	__be32 saddr;
-	__u64 cookie;
 	__u32 off;
 
 	if (bpf_skb_load_bytes(skb, 0, hdr, sizeof(hdr)))
@@ -834,16 +854,21 @@ index_dns(struct __sk_buff *skb)
 		return;
 	if (ports[1] != bpf_htons(dns_port))
 		return;
-	cookie = bpf_get_socket_cookie(skb);
-	v = bpf_map_lookup_elem(&egr_pending, &cookie);
-	if (!v)
+	sk = skb->sk;
+	if (!sk)
+		return;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return;
+	o = bpf_sk_storage_get(&egr_sk, sk, 0, 0);
+	if (!o || !(o->flags & EGR_SK_INDEX))
 		return;
 	if (bpf_skb_load_bytes(skb, 12, &saddr, 4))
 		return;
 	map4(k.addr, saddr);
 	k.port = ports[0];
 	k.proto = IPPROTO_UDP;
-	bpf_map_update_elem(&egr_conns, &k, v, BPF_ANY);
+	bpf_map_update_elem(&egr_conns, &k, &o->who, BPF_ANY);
 }
 
 /* Catch-all: a packet from the sandbox leaves only towards loopback or from a

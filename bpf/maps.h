@@ -12,15 +12,6 @@ struct {
 	__type(value, struct egr_sk_orig);
 } egr_sk SEC(".maps");
 
-/* Connect-time record by socket cookie, until TCP_CONNECT_CB knows the
- * local port; LRU covers sockets that never get that far. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct egr_conn_val);
-} egr_pending SEC(".maps");
-
 /* The proxy's lookup: client (local addr, port) -> who connected, to where. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

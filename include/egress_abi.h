@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 2 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 3 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -76,15 +76,6 @@ struct egr_bind_key {
 };
 _Static_assert(sizeof(struct egr_bind_key) == 20, "egr_bind_key layout");
 
-/* Map egr_sk (sk_storage): what connect/sendmsg/bind saw, per socket. */
-struct egr_sk_orig {
-	__be32 addr[4];		   /* original destination, v4-mapped for IPv4 */
-	__be16 port;		   /* original destination port */
-	__u16 flags;		   /* EGR_SK_* */
-	struct egr_bind_key bound; /* egr_binds key counted for this socket */
-};
-_Static_assert(sizeof(struct egr_sk_orig) == 40, "egr_sk_orig layout");
-
 /* Map egr_conns (LRU hash): the proxy's view of an accepted connection.
  * Key: the client's local address and port as the proxy's accept() reports
  * them (the peer address of the accepted socket). */
@@ -108,6 +99,16 @@ struct egr_conn_val {
 	char comm[16];	 /* command name of the connecting task */
 };
 _Static_assert(sizeof(struct egr_conn_val) == 64, "egr_conn_val layout");
+
+/* Map egr_sk (sk_storage): what connect/sendmsg/bind saw, per socket. */
+struct egr_sk_orig {
+	__be32 addr[4];		   /* original destination, v4-mapped for IPv4 */
+	__be16 port;		   /* original destination port */
+	__u16 flags;		   /* EGR_SK_* */
+	struct egr_bind_key bound; /* egr_binds key counted for this socket */
+	struct egr_conn_val who;   /* with EGR_SK_INDEX: the record for egr_conns */
+};
+_Static_assert(sizeof(struct egr_sk_orig) == 104, "egr_sk_orig layout");
 
 /* Map egr_fast (hash): approved direct targets, and explicit loopback allows. */
 struct egr_fast_key {
