@@ -44,6 +44,9 @@ usage_run(FILE *f)
 		"                         terminal while it waits: [y]es once, [a]lways this\n"
 		"                         run, [N]o (never asked when a deny rule matched)\n"
 		"  --ask-timeout S        seconds a question waits before it is a no (60)\n"
+		"  --max-conns N          proxy connections open at once (4096); beyond it\n"
+		"                         new ones are refused, open ones go on\n"
+		"  --idle-timeout S       close a tunnel silent for S seconds (600)\n"
 		"  --suggest-policy FILE  at exit, write the policy (JSON) that would have\n"
 		"                         allowed everything the run did\n"
 		"  --cgroup NAME|PATH     NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
@@ -128,6 +131,8 @@ enum {
 	OPT_SUGGEST,
 	OPT_ASK,
 	OPT_ASK_TIMEOUT,
+	OPT_MAX_CONNS,
+	OPT_IDLE_TIMEOUT,
 };
 
 static int
@@ -157,6 +162,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"audit", no_argument, NULL, OPT_AUDIT},
 		{"ask", no_argument, NULL, OPT_ASK},
 		{"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
+		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
+		{"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 		{"suggest-policy", required_argument, NULL, OPT_SUGGEST},
 		{"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
 		{"transparent-port", required_argument, NULL, OPT_TPORT},
@@ -201,16 +208,31 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_ASK:
 			o->ask = true;
 			break;
-		case OPT_ASK_TIMEOUT: {
+		case OPT_ASK_TIMEOUT:
+		case OPT_MAX_CONNS:
+		case OPT_IDLE_TIMEOUT: {
+			long max = c == OPT_MAX_CONNS	  ? 1000000
+				   : c == OPT_ASK_TIMEOUT ? 3600
+							  : 86400;
 			char *end;
-			long v = strtol(optarg, &end, 10);
+			long v;
 
-			if (*end || v < 1 || v > 3600) {
-				log_warnx("run: --ask-timeout %s: expected 1 to 3600 seconds",
-					  optarg);
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > max) {
+				log_warnx("run: --%s %s: expected a number from 1 to %ld",
+					  c == OPT_MAX_CONNS	 ? "max-conns"
+					  : c == OPT_ASK_TIMEOUT ? "ask-timeout"
+								 : "idle-timeout",
+					  optarg, max);
 				return -EINVAL;
 			}
-			o->ask_timeout = (int)v;
+			if (c == OPT_ASK_TIMEOUT)
+				o->ask_timeout = (int)v;
+			else if (c == OPT_MAX_CONNS)
+				o->max_conns = (int)v;
+			else
+				o->idle_timeout = (int)v;
 			break;
 		}
 		case OPT_SUGGEST:
@@ -225,8 +247,11 @@ parse_run(int argc, char **argv, struct run_opts *o)
 			uint16_t p;
 
 			if (parse_port(optarg, &p)) {
-				log_warnx("run: %s %s: expected a port from 1 to 65535",
-					  argv[optind - 1], optarg);
+				log_warnx("run: --%s %s: expected a port from 1 to 65535",
+					  c == OPT_TPORT   ? "transparent-port"
+					  : c == OPT_DPORT ? "dns-port"
+							   : "proxy-port",
+					  optarg);
 				return -EINVAL;
 			}
 			if (c == OPT_TPORT) {

@@ -36,7 +36,7 @@ struct proxy {
 	int lfd[PROXY_L_MAX];
 	uint16_t port[PROXY_L_MAX];
 	struct event *lev[PROXY_L_MAX];
-	bool paused; /* listeners off: at the connection limit */
+	bool limit_warned; /* said once that the connection limit was hit */
 	TAILQ_HEAD(, conn) conns;
 	int nconns;
 	uint64_t next_id;
@@ -109,22 +109,6 @@ conn_format_addr(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
-static void
-listeners_enable(struct proxy *p, bool on)
-{
-	if (p->paused == !on)
-		return;
-	p->paused = !on;
-	for (int i = 0; i < PROXY_L_MAX; i++) {
-		if (!p->lev[i])
-			continue;
-		if (on)
-			event_add(p->lev[i], NULL);
-		else
-			event_del(p->lev[i]);
-	}
-}
-
 void
 conn_close(struct conn *c, const char *why)
 {
@@ -155,8 +139,6 @@ conn_close(struct conn *c, const char *why)
 	TAILQ_REMOVE(&p->conns, c, entry);
 	p->nconns--;
 	free(c);
-	if (p->paused && p->nconns < p->opts.max_conns)
-		listeners_enable(p, true);
 }
 
 static void
@@ -753,6 +735,21 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 		return;
 	}
 	p->st.accepted++;
+	if (p->nconns >= p->opts.max_conns) {
+		/* at the limit: a clean refusal (a reset) for the newcomer,
+		 * nothing changes for the connections already open */
+		struct linger lg = {1, 0};
+
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(fd);
+		p->st.refused_limit++;
+		if (!p->limit_warned) {
+			log_warnx("proxy: %d connections open, the limit: refusing new ones",
+				  p->opts.max_conns);
+			p->limit_warned = true;
+		}
+		return;
+	}
 	/* Only sockets of the confined cgroup are in the index: anyone else
 	 * (another local user) is refused, the proxy is no open relay. */
 	if (p->conns_fd < 0 || loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer,
@@ -786,8 +783,7 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 	evtimer_assign(&c->timer, p->base, on_timer, c);
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	p->nconns++;
-	if (p->nconns >= p->opts.max_conns)
-		listeners_enable(p, false);
+
 	conn_timer(c, p->opts.header_timeout_s);
 	switch (kind) {
 	case PROXY_L_HTTP:

@@ -573,6 +573,8 @@ run_main(struct run_opts *o)
 	po.tproxy = !o->tproxy_port;
 	po.dns = !o->dns_port;
 	po.audit_mode = o->audit;
+	po.max_conns = o->max_conns;
+	po.idle_timeout_s = o->idle_timeout;
 	po.asker = st.asker;
 	po.policy_rw = st.policy;
 	st.px = proxy_new(st.base, &po, errbuf, sizeof(errbuf));

@@ -29,6 +29,8 @@ struct run_opts {
 	bool audit;		    /* record what would be denied, deny nothing */
 	bool ask;		    /* ask on the terminal when no rule allows */
 	int ask_timeout;	    /* seconds a question waits (default 60) */
+	int max_conns;		    /* proxy connections at once (0: 4096) */
+	int idle_timeout;	    /* seconds a tunnel may be silent (0: 600) */
 	const char *suggest_policy; /* write the policy that allows what the run did */
 	bool allow_abstract_unix;
 	bool quiet;

@@ -762,7 +762,84 @@ EOF
 
 # ======================================================================
 
-ALL_TESTS="summary audit suggest status backpressure ratelimit"
+# ======================================================================
+# --ask: questions on the controlling terminal (a pty here), answered
+# y (once), a (always: a second request is not asked again), n, or not at
+# all (denied after --ask-timeout); without a terminal, --ask is an error.
+# ======================================================================
+ask_run() {	# ask_run TAG ANSWERS CURL-ARGS...: one or two curls under --ask
+	local tag=$1 ans=$2
+	shift 2
+	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 "$ans" -- "$EGRESSCTL" run --ask \
+		--ask-timeout 3 --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" \
+		--allow a.example.test -- /bin/sh -c "$*" >"$W/$tag.json" 2>"$W/$tag.err"
+}
+
+ask_field() {	# ask_field TAG KEY
+	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$W/$1.json" "$2" 2>/dev/null
+}
+
+test_ask() {
+	local t=ask out two
+	two='curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://blocked.test/one; curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://blocked.test/two'
+
+	ask_run ask_y y 'curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://blocked.test/y'
+	out=$(ask_field ask_y out)
+	a_val "$t.y.asked" "questions" "$(ask_field ask_y questions)" "^1\$"
+	a_val "$t.y.prompt" "prompt" "$out" ".*allow blocked.test:80 for curl\[[0-9]+\]\? \[y\]es once / \[a\]lways this run / \[N\]o.*"
+	a_val "$t.y.allowed" "curl" "$out" ".*code=200.*"
+
+	ask_run ask_a a "$two"
+	out=$(ask_field ask_a out)
+	a_val "$t.a.asked_once" "questions" "$(ask_field ask_a questions)" "^1\$"
+	a_val "$t.a.both_allowed" "curl" "$(echo "$out" | grep -c 'code=200')" "^2\$"
+
+	ask_run ask_n n 'curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://blocked.test/n'
+	out=$(ask_field ask_n out)
+	a_val "$t.n.denied" "curl" "$out" ".*code=403.*"
+	a_val "$t.n.line" "denial line" "$out" ".*denied curl\[[0-9]+\] → blocked.test:80 \(no rule allows it, http\).*"
+
+	ask_run ask_none - 'curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://blocked.test/none'
+	out=$(ask_field ask_none out)
+	a_val "$t.timeout.said" "terminal" "$out" ".*no answer: denied.*"
+	a_val "$t.timeout.denied" "curl" "$out" ".*code=403.*"
+
+	# a deny rule is never asked about
+	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 y -- "$EGRESSCTL" run --ask --ask-timeout 3 \
+		--cgroup "$(cg_name ask_d)" --user nobody --dns-upstream "$INET_DNS" --allow '**.example.test' \
+		--deny b.example.test -- /bin/sh -c 'curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://b.example.test/d' \
+		>"$W/ask_d.json" 2>"$W/ask_d.err"
+	a_val "$t.deny_rule.not_asked" "questions" "$(ask_field ask_d questions)" "^0\$"
+	a_val "$t.deny_rule.denied" "curl" "$(ask_field ask_d out)" ".*code=403.*"
+
+	# no terminal: a clear error, nothing runs
+	in_sbx setsid "$EGRESSCTL" run --ask --user nobody --dns-upstream "$INET_DNS" -- /bin/true \
+		</dev/null >"$W/ask_tty.out" 2>"$W/ask_tty.err"
+	a_val "$t.no_tty.exit" "exit status" "$?" "^125\$"
+	a_grep "$t.no_tty.message" "$W/ask_tty.err" "--ask needs a terminal"
+}
+
+# ======================================================================
+# proxy limits: beyond --max-conns new clients are refused cleanly while
+# open ones go on; a tunnel silent for --idle-timeout seconds is closed
+# ======================================================================
+test_limits() {
+	local t=limits r
+	in_sbx timeout 30 "$EGRESSCTL" run -q --max-conns 2 --cgroup "$(cg_name lim_m)" --user nobody \
+		--dns-upstream "$INET_DNS" --allow a.example.test -- "$PY" "$C/limits.py" maxconns \
+		a.example.test >"$W/lim_m.out" 2>"$W/lim_m.err"
+	r=$(cat "$W/lim_m.out")
+	a_val "$t.max.third_refused" "third connection" "$r" ".*\"third\": \"(error [A-Za-z]+|b'')\".*"
+	a_val "$t.max.first_goes_on" "first tunnel" "$r" ".*\"first\": \"HTTP/1.[01] [0-9]+.*"
+	a_val "$t.max.second_goes_on" "second tunnel" "$r" ".*\"second\": \"HTTP/1.[01] [0-9]+.*"
+	in_sbx timeout 30 "$EGRESSCTL" run -q --idle-timeout 2 --cgroup "$(cg_name lim_i)" --user nobody \
+		--dns-upstream "$INET_DNS" --allow a.example.test -- "$PY" "$C/limits.py" idle \
+		a.example.test >"$W/lim_i.out" 2>"$W/lim_i.err"
+	a_val "$t.idle.closed" "tunnel after 4 s of silence" "$(cat "$W/lim_i.out")" \
+		".*\"after_idle\": \"(closed|error [A-Za-z]+)\".*"
+}
+
+ALL_TESTS="summary audit suggest status backpressure ratelimit ask limits"
 
 interrupted() {
 	fail interrupted "SIG$1 during the run"
