@@ -6,6 +6,7 @@
 #   make fuzz       libFuzzer targets for FUZZ_SECONDS each
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make format     clang-format bpf/ include/ userspace/ tests/
+#   sudo make bench the benchmark (tools/bench/run.sh, < 10 min; bench-quick < 2 min)
 
 OUT ?= build
 ARCH ?= x86
@@ -45,7 +46,8 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*.c userspace/*.h \
 		tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/helpers/*.c)
 
-.PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers
+.PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers \
+	bench bench-quick
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -125,6 +127,14 @@ check: deps
 demo: deps
 	$(MAKE) all
 	tools/demo.sh $(OUT)/egressctl
+
+# Benchmark (root; packages: tools/install-deps.sh --bench): one table on
+# stdout, bench-results.json in the repo root.
+bench: all
+	tools/bench/run.sh $(OUT)/egressctl
+
+bench-quick: all
+	tools/bench/run.sh --quick $(OUT)/egressctl
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h

@@ -582,7 +582,7 @@ cmd_hold(int argc, char **argv)
 	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	t_open0 = now_ns();
-	/* opening is bounded: 30 s, or 3 s without progress */
+	/* opening is bounded: 30 s, or 1.5 s without progress */
 	open_deadline = t_open0 + 30ull * 1000000000ull;
 	uint64_t last_progress = t_open0;
 
@@ -657,7 +657,7 @@ hdead:
 			dead++;
 			inflight--;
 		}
-		if (t > open_deadline || t - last_progress > 3000000000ull)
+		if (t > open_deadline || t - last_progress > 1500000000ull)
 			break;
 	}
 	t_open1 = now_ns();

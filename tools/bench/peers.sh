@@ -7,8 +7,9 @@
 # installed, does not listen within PEER_START_S, or fails the check is
 # recorded as skipped with the reason, never measured.
 #
-# peer_NAME functions start one peer and set PEER_PORT; PEER_ROWS (rows
-# peer_NAME) and PEER_CURL[row] (curl arguments) are filled by peers_start.
+# peer_NAME functions start one peer and set PEER_PORT (return 3: not
+# installed); PEER_ROWS (rows peer_NAME) and PEER_CURL[row] (curl
+# arguments) are filled by peers_start.
 
 declare -A PEER_CURL=()
 declare -A PEER_PID=()
@@ -33,7 +34,7 @@ visible_hostname bench.test
 shutdown_lifetime 1 seconds
 max_filedescriptors 65536
 EOF
-	in_sbx squid -N -f "$W/squid/squid.conf" >"$W/squid/out" 2>&1 &
+	nsenter --net="$NS_SBX" squid -N -f "$W/squid/squid.conf" >"$W/squid/out" 2>&1 &
 	PEER_PID[squid]=$!
 }
 
@@ -52,7 +53,7 @@ MaxClients 2000
 LogLevel Critical
 DisableViaHeader Yes
 EOF
-	in_sbx tinyproxy -d -c "$W/tinyproxy/tinyproxy.conf" >"$W/tinyproxy/out" 2>&1 &
+	nsenter --net="$NS_SBX" tinyproxy -d -c "$W/tinyproxy/tinyproxy.conf" >"$W/tinyproxy/out" 2>&1 &
 	PEER_PID[tinyproxy]=$!
 }
 
@@ -109,7 +110,7 @@ EOF
 	: >"$d/etc/logging.yaml"
 	: >"$d/etc/plugin.config"
 	echo "$d/cache/cache.db 64M" >"$d/etc/storage.config"
-	in_sbx env TS_RUNROOT="$d/runroot.yaml" traffic_server --run-root="$d/runroot.yaml" \
+	nsenter --net="$NS_SBX" env TS_RUNROOT="$d/runroot.yaml" traffic_server --run-root="$d/runroot.yaml" \
 		>"$d/out" 2>&1 &
 	PEER_PID[trafficserver]=$!
 }
@@ -119,7 +120,7 @@ peer_mitmproxy() {
 	PEER_PORT=8081
 	mkdir -p "$W/mitmproxy"
 	# streaming bodies (else it buffers each response whole), no flow output
-	in_sbx env HOME="$W/mitmproxy" mitmdump -q --listen-host 127.0.0.1 --listen-port "$PEER_PORT" \
+	nsenter --net="$NS_SBX" env HOME="$W/mitmproxy" mitmdump -q --listen-host 127.0.0.1 --listen-port "$PEER_PORT" \
 		--set confdir="$W/mitmproxy" --set stream_large_bodies=128k --set flow_detail=0 \
 		--set termlog_verbosity=error >"$W/mitmproxy/out" 2>&1 &
 	PEER_PID[mitmproxy]=$!
@@ -131,7 +132,7 @@ peer_haproxy() {
 	mkdir -p "$W/haproxy"
 	cat >"$W/haproxy/haproxy.cfg" <<EOF
 global
-	maxconn 20000
+	maxconn 4096
 defaults
 	mode tcp
 	timeout connect 5s
@@ -143,7 +144,7 @@ frontend f
 backend b
 	server www $WWW_IP:80
 EOF
-	in_sbx haproxy -db -f "$W/haproxy/haproxy.cfg" >"$W/haproxy/out" 2>&1 &
+	nsenter --net="$NS_SBX" haproxy -db -f "$W/haproxy/haproxy.cfg" >"$W/haproxy/out" 2>&1 &
 	PEER_PID[haproxy]=$!
 }
 
@@ -167,7 +168,7 @@ socks pass {
 	command: connect
 }
 EOF
-	in_sbx danted -f "$W/dante/danted.conf" -p "$W/dante/danted.pid" >"$W/dante/out" 2>&1 &
+	nsenter --net="$NS_SBX" danted -f "$W/dante/danted.conf" -p "$W/dante/danted.pid" >"$W/dante/out" 2>&1 &
 	PEER_PID[dante]=$!
 }
 
@@ -175,26 +176,34 @@ peer_microsocks() {
 	command -v microsocks >/dev/null || return 3
 	PEER_PORT=1081
 	mkdir -p "$W/microsocks"
-	in_sbx microsocks -i 127.0.0.1 -p "$PEER_PORT" >"$W/microsocks/out" 2>&1 &
+	nsenter --net="$NS_SBX" microsocks -i 127.0.0.1 -p "$PEER_PORT" >"$W/microsocks/out" 2>&1 &
 	PEER_PID[microsocks]=$!
 }
 
-# peer_try NAME CURL-ARGS...: start, wait, check; on success add the row
-# peer_NAME to PEER_ROWS
-peer_try() {
-	local name=$1 row=peer_$1 rc code log
-	shift
+# peer_start NAME: start it (all peers start at once, then are checked)
+declare -A PEER_RC=() PEER_PORTS=()
+peer_start() {
 	PEER_PORT=""
-	"peer_$name"
-	rc=$?
-	if [ "$rc" = 3 ]; then
+	"peer_$1"
+	PEER_RC[$1]=$?
+	PEER_PORTS[$1]=$PEER_PORT
+	[ -n "${PEER_PID[$1]:-}" ] && PIDS+=("${PEER_PID[$1]}")
+}
+
+# peer_check NAME CURL-ARGS...: wait for it to listen (PEER_START_S from
+# PEER_T0), fetch through it; on success add the row peer_NAME to PEER_ROWS
+peer_check() {
+	local name=$1 row=peer_$1 port=${PEER_PORTS[$1]} code log left
+	shift
+	if [ "${PEER_RC[$name]}" = 3 ]; then
 		skip "$row" "not installed (tools/install-deps.sh --bench)"
 		return
 	fi
-	[ -n "${PEER_PID[$name]:-}" ] && PIDS+=("${PEER_PID[$name]}")
-	if [ "$rc" != 0 ] || ! wait_for "$PEER_START_S" sbx_listening "$PEER_PORT"; then
+	left=$((PEER_T0 + PEER_START_S - $(date +%s)))
+	[ "$left" -ge 1 ] || left=1
+	if [ "${PEER_RC[$name]}" != 0 ] || ! wait_for "$left" sbx_listening "$port"; then
 		log=$(tail -c 300 "$W/$name/out" 2>/dev/null | tr '\n' ' ')
-		skip "$row" "did not listen on 127.0.0.1:$PEER_PORT within ${PEER_START_S}s: ${log:-no output}"
+		skip "$row" "did not listen on 127.0.0.1:$port within ${PEER_START_S}s: ${log:-no output}"
 		peer_kill "$name"
 		return
 	fi
@@ -212,7 +221,7 @@ peer_try() {
 	fi
 	PEER_ROWS+=("$row")
 	PEER_CURL[$row]=$(printf '%q ' "$@")
-	note "peer $row: up on 127.0.0.1:$PEER_PORT"
+	note "peer $row: up on 127.0.0.1:$port after $(($(date +%s) - PEER_T0)) s"
 }
 
 peer_kill() {
@@ -228,13 +237,18 @@ peer_kill() {
 }
 
 peers_start() {
-	peer_try squid -p -x http://127.0.0.1:3128
-	peer_try tinyproxy -p -x http://127.0.0.1:8888
-	peer_try trafficserver -p -x http://127.0.0.1:8080
-	peer_try mitmproxy -p -x http://127.0.0.1:8081
-	peer_try haproxy --noproxy '*' --connect-to www.bench.test:80:127.0.0.1:9000
-	peer_try dante -x socks5h://127.0.0.1:1080
-	peer_try microsocks -x socks5h://127.0.0.1:1081
+	local n
+	PEER_T0=$(date +%s)
+	for n in squid tinyproxy trafficserver mitmproxy haproxy dante microsocks; do
+		peer_start "$n"
+	done
+	peer_check squid -p -x http://127.0.0.1:3128
+	peer_check tinyproxy -p -x http://127.0.0.1:8888
+	peer_check trafficserver -p -x http://127.0.0.1:8080
+	peer_check mitmproxy -p -x http://127.0.0.1:8081
+	peer_check haproxy --noproxy '*' --connect-to www.bench.test:80:127.0.0.1:9000
+	peer_check dante -x socks5h://127.0.0.1:1080
+	peer_check microsocks -x socks5h://127.0.0.1:1081
 }
 
 peers_stop() {

@@ -23,39 +23,65 @@ rec_lines() {
 
 # ------------------------------------------------------------------ bulk
 
-# bulk.sh: `bulk ROW CURL-ARGS...` prints "BULK ROW RC JSON" for one
-# transfer of /big (bounded by BULK_MAX_S)
-write_bulk_sh() {
-	cat >"$W/bulk.sh" <<EOF
+# prelude.sh, sourced by every client script:
+#   bulk ROW CURL-ARGS...  BULK_S seconds of a transfer of /big (32 GiB, so
+#                          curl's --max-time ends it): "BULK ROW RC JSON"
+#   meas PREFIX ROW CMD... run CMD (a benchtool line): "PREFIX ROW RC JSON"
+# In a confined script (EGRCPU=1), the JSON also gets "egr_cpu_ms": the CPU
+# time egressctl (the script's parent) used while CMD ran.
+write_prelude() {
+	cat >"$W/prelude.sh" <<EOF
+cpu() { read -r l </proc/\$PPID/stat; l=\${l##*) }; set -- \$l; echo \$((\${12} + \${13})); }
+addcpu() {
+	case \$1 in
+	\{*\}) echo "\${1%\}},\"egr_cpu_ms\":\$((\$2 * 1000 / $(getconf CLK_TCK)))}" ;;
+	*) echo "\$1" ;;
+	esac
+}
+meas() {
+	pfx=\$1; row=\$2; shift 2
+	[ -n "\${EGRCPU:-}" ] && c0=\$(cpu)
+	r=\$("\$@"); rc=\$?
+	[ -n "\${EGRCPU:-}" ] && r=\$(addcpu "\$r" \$((\$(cpu) - c0)))
+	echo "\$pfx \$row \$rc \$r"
+}
 bulk() {
 	row=\$1; shift
-	r=\$(/usr/bin/curl -q -sS -o /dev/null --max-time $BULK_MAX_S \\
-		-w '{"bytes":%{size_download},"secs":%{time_total},"code":%{http_code}}' "\$@" 2>/dev/null)
-	echo "BULK \$row \$? \$r"
+	meas BULK "\$row" /usr/bin/curl -q -sS -o /dev/null --max-time $BULK_S \\
+		-w '{"bytes":%{size_download},"secs":%{time_total},"code":%{http_code}}' "\$@" 2>/dev/null
 }
 EOF
-	chmod 0644 "$W/bulk.sh"
+	chmod 0644 "$W/prelude.sh"
 }
 
 phase_bulk() {
-	local r row url=http://www.bench.test/big tag
-	write_bulk_sh
+	local r i row url=http://www.bench.test/big tag script
+	local paths=("egr_http -x \"\$HTTP_PROXY\" $url"
+		"egr_connect -p -x \"\$HTTP_PROXY\" $url"
+		"egr_socks5 -x \"\$ALL_PROXY\" $url"
+		"egr_transparent --noproxy '*' $url"
+		"egr_fast --noproxy '*' http://fast.bench.test/big")
+	write_prelude
 	peers_start
 	for r in $(seq "$ROUNDS"); do
 		note "bulk round $r/$ROUNDS"
-		direct /bin/sh -c ". $W/bulk.sh; bulk direct --noproxy '*' $url" >"$W/bulk-direct-$r.out"
+		# the baseline of the round: direct before and after the egressctl run
+		direct /bin/sh -c ". $W/prelude.sh; bulk direct --noproxy '*' $url" >"$W/bulk-direct-$r.out"
 		rec_lines "bulk-direct-$r" BULK bulk "$r"
+		# the paths in a different order each round (no path always first)
+		script=". $W/prelude.sh; EGRCPU=1"
+		for i in $(seq 0 $((${#paths[@]} - 1))); do
+			script+="
+bulk ${paths[$(((i + r - 1) % ${#paths[@]}))]}"
+		done
 		tag=bulk-egr-$r
-		egr_run "$tag" $((6 * (BULK_MAX_S + 2) + 10)) ". $W/bulk.sh
-bulk egr_http -x \"\$HTTP_PROXY\" $url
-bulk egr_connect -p -x \"\$HTTP_PROXY\" $url
-bulk egr_socks5 -x \"\$ALL_PROXY\" $url
-bulk egr_transparent --noproxy '*' $url
-bulk egr_fast --noproxy '*' http://fast.bench.test/big"
+		egr_run "$tag" $((${#paths[@]} * (${BULK_S%.*} + 3) + 10)) "$script"
 		rec_lines "$tag" BULK bulk "$r"
+		direct /bin/sh -c ". $W/prelude.sh; bulk direct --noproxy '*' $url" >"$W/bulk-direct-$r.out"
+		rec_lines "bulk-direct-$r" BULK bulk "$r"
 		for row in "${PEER_ROWS[@]}"; do
 			# shellcheck disable=SC2086 # PEER_CURL holds words
-			direct /bin/sh -c ". $W/bulk.sh; bulk $row ${PEER_CURL[$row]} $url" \
+			direct /bin/sh -c ". $W/prelude.sh; bulk $row ${PEER_CURL[$row]} $url" \
 				>"$W/bulk-peer-$r.out"
 			rec_lines "bulk-peer-$r" BULK bulk "$r"
 		done
@@ -75,17 +101,17 @@ phase_rate() {
 			echo "RATE direct/$c $? $res" >"$W/rate-direct-$r-$c.out"
 			rec_lines "rate-direct-$r-$c" RATE rate "$r"
 		done
-		script="B=$W/benchtool"
+		script=". $W/prelude.sh; EGRCPU=1; B=$W/benchtool"
 		for mode in http connect socks5 transparent fast; do
 			target=www.bench.test:80
 			[ $mode = fast ] && target=fast.bench.test:80
 			for c in $RATE_CONCS; do
 				script+="
-r=\$(timeout 30 \$B rate $mode $target -c $c -d $RATE_S); echo \"RATE egr_$mode/$c \$? \$r\""
+meas RATE egr_$mode/$c timeout 30 \$B rate $mode $target -c $c -d $RATE_S"
 			done
 		done
 		tag=rate-egr-$r
-		egr_run "$tag" $((15 * (RATE_S + 3) + 20)) "$script"
+		egr_run "$tag" $((15 * (${RATE_S%.*} + 4) + 20)) "$script"
 		rec_lines "$tag" RATE rate "$r"
 	done
 }
@@ -151,15 +177,15 @@ r=\$(timeout 60 \$B connlat www.bench.test:80 -n $CONNLAT_N); echo \"CONN redire
 		tag=bpf-$r
 		c="/usr/bin/curl -q -sS -o /dev/null --max-time 5"
 		egr_start "$tag" "B=$W/benchtool
-\$B connlat 127.0.0.1:$ACC_PORT -n 2000 >/dev/null
-\$B connlat www.bench.test:80 -n 2000 >/dev/null
+\$B connlat 127.0.0.1:$ACC_PORT -n $CONNLAT_N >/dev/null
+\$B connlat www.bench.test:80 -n $CONNLAT_N >/dev/null
 \$B dns $DNS_IP -m cached -l 500 >/dev/null
 \$B dns $DNS_IP -m uncached -l 200 >/dev/null
-\$B rate connect www.bench.test:80 -c 8 -d 1 >/dev/null
-\$B rate transparent www.bench.test:80 -c 8 -d 1 >/dev/null
-\$B rate fast fast.bench.test:80 -c 8 -d 1 >/dev/null
-$c -p -x \"\$HTTP_PROXY\" http://www.bench.test/big
-$c --noproxy '*' http://fast.bench.test/big
+\$B rate connect www.bench.test:80 -c 8 -d $BPF_LOAD_S >/dev/null
+\$B rate transparent www.bench.test:80 -c 8 -d $BPF_LOAD_S >/dev/null
+\$B rate fast fast.bench.test:80 -c 8 -d $BPF_LOAD_S >/dev/null
+$c -r 0-67108863 -p -x \"\$HTTP_PROXY\" http://www.bench.test/big
+$c -r 0-67108863 --noproxy '*' http://fast.bench.test/big
 echo DONE
 i=0; while [ ! -e $RW/bpf-stop-$r ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done"
 		if wait_line "$W/$tag.out" '^DONE' 90; then

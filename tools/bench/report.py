@@ -157,27 +157,41 @@ class Report:
         rows = [r for r in self.recs if r["phase"] == "bulk"]
         if not rows and not any(k.startswith("peer_") for k in self.skipped):
             return
-        base = self.by_round("bulk", mibs, lambda r: r["row"] == "direct")
+        # the baseline of a round: the mean of its direct runs (before and
+        # after the egressctl run)
+        per = {}
+        for r in rows:
+            if r["row"] == "direct" and mibs(r) is not None:
+                per.setdefault(r["round"], []).append(mibs(r))
+        base = {k: statistics.mean(v) for k, v in per.items()}
         order = ["direct", "egr_http", "egr_connect", "egr_socks5", "egr_transparent",
                  "egr_fast"] + [k for k in NAMES if k.startswith("peer_")]
-        mib = self.meta.get("bulk_mib")
-        sec = f"bulk, 1 stream ({mib} MiB, ≤{self.meta.get('bulk_max_s')} s)"
+        sec = f"bulk throughput, 1 TCP stream, {self.meta.get('bulk_s')} s per transfer (curl)"
         for name in order:
             if name in self.skipped:
                 self.row(sec, NAMES[name], "MiB/s", [], note="skipped: " + self.skipped[name])
                 continue
-            vals = self.by_round("bulk", mibs, lambda r, n=name: r["row"] == n)
+            vals = (base if name == "direct" else
+                    self.by_round("bulk", mibs, lambda r, n=name: r["row"] == n))
             if not vals and not any(r["row"] == name for r in rows):
                 continue
-            note = ""
+            note = "mean of a run before and one after egressctl's" if name == "direct" else ""
             if not vals:
                 bad = next(r for r in rows if r["row"] == name)
                 note = f"failed: curl rc {bad['rc']}, {bad.get('res')}"
             else:
-                full = [r for r in rows if r["row"] == name and r.get("res")
-                        and r["res"].get("bytes", 0) < (mib or 0) * 2**20]
-                if full:
-                    note = f"time-bounded in {len(full)} round(s)"
+                gib = [r["res"]["bytes"] / 2**30 for r in rows if r["row"] == name
+                       and r.get("res") and r["res"].get("bytes")]
+                note = (note + "; " if note else "") + f"{span(gib, 2)} GiB per transfer"
+            cpu = [r["res"]["egr_cpu_ms"] / 1000 / (r["res"]["bytes"] / 2**30)
+                   for r in rows if r["row"] == name and r.get("res")
+                   and r["res"].get("egr_cpu_ms") is not None and r["res"].get("bytes")]
+            util = [r["res"]["egr_cpu_ms"] / 10 / r["res"]["secs"]
+                    for r in rows if r["row"] == name and r.get("res")
+                    and r["res"].get("egr_cpu_ms") is not None and r["res"].get("secs")]
+            if cpu:
+                note = (note + "; " if note else "") + (
+                    f"egressctl CPU {span(cpu, 2)} s/GiB, {fmt(med(util), 0)}% of a core")
             t = BULK_TARGET.get(name)
             self.row(sec, NAMES[name], "MiB/s", list(vals.values()), self.paired(vals, base),
                      t, ">=" if t else None, note, "ratio")
@@ -214,6 +228,12 @@ class Report:
                     if bad is None:
                         continue
                     note = note or f"failed: rc {bad['rc']}"
+                cpu = [r["res"]["egr_cpu_ms"] * 1000 / r["res"]["ok"] for r in recs
+                       if r["row"] == key and r.get("res") and r["res"].get("ok")
+                       and r["res"].get("egr_cpu_ms") is not None]
+                if cpu and name not in ("direct", "egr_fast"):
+                    note = (note + "; " if note else "") + (
+                        f"egressctl CPU {span(cpu, 0)} µs/conn")
                 t = RATE_TARGET if c in RATE_TARGET_CONCS and name != "direct" else None
                 self.row(sec, NAMES[name], "conn/s", list(vals.values()),
                          self.paired(vals, base), t, ">=" if t else None, note, "ratio")
@@ -252,17 +272,16 @@ class Report:
         note = ""
         if req and opened and max(opened) < req:
             pend = [(r.get("res") or {}).get("pending", 0) for r in recs]
-            note = (f"only {fmt(med(opened), 0)} of {req} tunnels opened "
-                    f"({fmt(med(pend), 0)} left waiting unanswered)")
+            fail = [(r.get("res") or {}).get("failed", 0) for r in recs]
+            said = next((r["egr_err"].splitlines()[-1] for r in recs if r.get("egr_err")), "")
+            said = said.removeprefix("egressctl: ")
+            note = (f"only {fmt(med(opened), 0)} of {req} opened: {fmt(med(fail), 0)} refused, "
+                    f"{fmt(med(pend), 0)} unanswered" + (f"; egressctl: {said}" if said else ""))
         self.row(sec, "tunnels open (of %s requested)" % req, "tunnels", opened, note=note)
         self.row(sec, "egressctl RSS before", "KiB", before)
         self.row(sec, "egressctl RSS with the tunnels open", "KiB", after)
         self.row(sec, "RSS per idle tunnel: (after − before) / open", "KiB", per,
                  target=MEM_TARGET_KIB, op="<=", judge="value", nd=2)
-        tcp = [r.get("tcp_mem_pages") for r in recs if r.get("tcp_mem_pages") is not None]
-        if tcp:
-            self.row(sec, "kernel TCP memory in the netns (sockstat), all sockets", "pages",
-                     tcp, note="not in RSS: both ends of both legs")
 
     def kernel(self):
         recs = [r for r in self.recs if r["phase"] == "connlat"]

@@ -9,6 +9,8 @@
 #                              (bulk rate mem kern policy dns; default: all)
 #   BENCH_KEEP=1               keep the work dir /tmp/egr-bench-PID
 #   BENCH_OUT=FILE             results file (default: bench-results.json in the repo)
+#   BENCH_HOLD=SECONDS         keep the network and servers up that long after
+#                              the phases (for perf/strace by hand), then clean up
 #
 # Prints one table; writes bench-results.json. Needs root, cgroup v2, BPF,
 # and the packages of `tools/install-deps.sh --bench` (a missing peer is
@@ -81,31 +83,31 @@ PHASES=${BENCH_PHASES:-bulk rate mem kern policy dns}
 
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=3
-	BULK_MIB=256		# per transfer (time-bounded by BULK_MAX_S)
-	BULK_MAX_S=5
-	RATE_S=1		# seconds per connection-rate run
-	RATE_CONCS="1 32 64"
+	BULK_S=0.5		# seconds per bulk transfer (time-bounded)
+	RATE_S=0.4		# seconds per connection-rate run
 	MEM_TUNNELS=10000
-	CONNLAT_N=3000
-	DNS_LAT_N=500
-	DNS_QPS_S=1
+	CONNLAT_N=2000
+	DNS_LAT_N=300
+	DNS_QPS_S=0.5
 	POLICY_DECISIONS=1000000
+	BPF_LOAD_S=0.5		# seconds of each connection-rate load in the BPF stats run
 	DEADLINE_S=240		# watchdog
 	PEER_START_S=10
 else
 	ROUNDS=3
-	BULK_MIB=1024
-	BULK_MAX_S=10
+	BULK_S=3
 	RATE_S=2
-	RATE_CONCS="1 32 64"
 	MEM_TUNNELS=10000
 	CONNLAT_N=10000
 	DNS_LAT_N=2000
 	DNS_QPS_S=2
 	POLICY_DECISIONS=2000000
+	BPF_LOAD_S=1
 	DEADLINE_S=840
 	PEER_START_S=20
 fi
+RATE_CONCS="1 32 64"
+DEADLINE_S=$((DEADLINE_S + ${BENCH_HOLD:-0}))
 
 SBX=egrb-sbx-$$
 INET=egrb-inet-$$
@@ -184,6 +186,8 @@ trap 'note "interrupted"; exit 130' INT TERM HUP
 
 # ------------------------------------------------------------ helpers
 
+# (servers started in the background use nsenter itself, which execs, so
+# that $! is the server's pid)
 in_sbx() { nsenter --net="$NS_SBX" "$@"; }
 in_inet() { nsenter --net="$NS_INET" "$@"; }
 sbx_listening() { in_sbx ss -Hltn "sport = :$1" | grep -q LISTEN; }
@@ -308,8 +312,9 @@ setup() {
 	mkdir -m 0755 "$W" && mkdir -m 1777 "$RW" && mkdir -m 0755 "$WWW" || return 1
 	: >"$W/cgids"
 	: >"$RAW"
-	# fds: 10,000 tunnels are 20,000 proxy descriptors and 10,000 client ones
-	ulimit -n 65536 || ulimit -n "$(ulimit -Hn)"
+	# fds: 10,000 tunnels are 20,000 proxy descriptors and 10,000 client
+	# ones; as high as the hard limit allows (raising it needs CAP_SYS_RESOURCE)
+	ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 	# clients, built here from the tree (never into build/)
 	gcc -O2 -g -Wall -pthread "$HERE/benchtool.c" -o "$W/benchtool" 2>"$W/gcc.err" || {
@@ -341,14 +346,14 @@ setup() {
 	in_sbx ping -c1 -W2 198.18.0.1 >/dev/null 2>&1
 
 	# the "internet": DNS and HTTP
-	in_inet dnsmasq -k -C /dev/null -u root --pid-file="$W/dnsmasq.pid" --no-resolv --no-hosts \
+	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --pid-file="$W/dnsmasq.pid" --no-resolv --no-hosts \
 		--no-poll --bind-interfaces --listen-address="$DNS_IP" --port=53 --local=/test/ \
 		--local-ttl=3600 --cache-size=10000 --dns-forward-max=1000 \
 		--host-record=www.bench.test,$WWW_IP --host-record=fast.bench.test,$FAST_IP \
 		--address=/q.bench.test/$Q_IP >"$W/dnsmasq.out" 2>&1 &
 	PIDS+=($!)
 	head -c 1024 /dev/zero | tr '\0' 'x' >"$WWW/small"
-	truncate -s "${BULK_MIB}M" "$WWW/big"
+	truncate -s 32G "$WWW/big"	# sparse: no memory; longer than any transfer
 	chmod 0644 "$WWW/small" "$WWW/big"
 	mkdir -p "$W/nginx" && cat >"$W/nginx.conf" <<EOF
 daemon off;
@@ -374,14 +379,14 @@ http {
 	}
 }
 EOF
-	in_inet nginx -c "$W/nginx.conf" -p "$W/nginx" -e "$W/nginx/error.log" >"$W/nginx.out" 2>&1 &
+	nsenter --net="$NS_INET" nginx -c "$W/nginx.conf" -p "$W/nginx" -e "$W/nginx/error.log" >"$W/nginx.out" 2>&1 &
 	PIDS+=($!)
 
 	# the sandbox host's own loopback services
-	in_sbx "$W/benchtool" holdsrv "127.0.0.1:$HOLD_PORT" -T "$DEADLINE_S" >"$W/holdsrv.out" 2>&1 &
+	nsenter --net="$NS_SBX" "$W/benchtool" holdsrv "127.0.0.1:$HOLD_PORT" -T "$DEADLINE_S" >"$W/holdsrv.out" 2>&1 &
 	PIDS+=($!)
 	SBX_KEEP+=($!)
-	in_sbx "$W/benchtool" acceptsrv "127.0.0.1:$ACC_PORT" -T "$DEADLINE_S" >"$W/acceptsrv.out" 2>&1 &
+	nsenter --net="$NS_SBX" "$W/benchtool" acceptsrv "127.0.0.1:$ACC_PORT" -T "$DEADLINE_S" >"$W/acceptsrv.out" 2>&1 &
 	PIDS+=($!)
 	SBX_KEEP+=($!)
 
@@ -389,10 +394,10 @@ EOF
 		echo "bench: nginx did not start: $(cat "$W/nginx.out" "$W/nginx/error.log" 2>/dev/null)" >&2
 		return 1
 	}
-	wait_for 5 sbx_listening "$HOLD_PORT" && wait_for 5 sbx_listening "$ACC_PORT" || {
+	if ! { wait_for 5 sbx_listening "$HOLD_PORT" && wait_for 5 sbx_listening "$ACC_PORT"; }; then
 		echo "bench: loopback servers did not start" >&2
 		return 1
-	}
+	fi
 	for i in $(seq 50); do
 		n=$(in_sbx timeout 3 "$W/benchtool" dns "$DNS_IP" -m uncached -l 1 2>/dev/null)
 		[[ $n == *'"lat_n":1'* ]] && break
@@ -418,10 +423,12 @@ meta() {
 	kernel=$(uname -r)
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
-	rec "{\"phase\":\"meta\",\"kernel\":$(jstr "$kernel"),\"cpu\":$(jstr "$cpu"),\"cores\":$(nproc),\"mem_gib\":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),\"quick\":$QUICK,\"rounds\":$ROUNDS,\"bulk_mib\":$BULK_MIB,\"bulk_max_s\":$BULK_MAX_S,\"rate_s\":$RATE_S,\"loadavg_start\":$(jstr "$load"),\"egressctl\":$(jstr "$EGR"),\"date\":$(jstr "$(date -u +%FT%TZ)")}"
+	rec "{\"phase\":\"meta\",\"kernel\":$(jstr "$kernel"),\"cpu\":$(jstr "$cpu"),\"cores\":$(nproc),\"mem_gib\":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),\"quick\":$QUICK,\"rounds\":$ROUNDS,\"bulk_s\":$BULK_S,\"rate_s\":$RATE_S,\"loadavg_start\":$(jstr "$load"),\"egressctl\":$(jstr "$EGR"),\"date\":$(jstr "$(date -u +%FT%TZ)")}"
 }
 
+# shellcheck source=tools/bench/peers.sh
 . "$HERE/peers.sh"
+# shellcheck source=tools/bench/phases.sh
 . "$HERE/phases.sh"
 
 # ------------------------------------------------------------ main
@@ -437,10 +444,19 @@ WATCHDOG=$!
 meta
 note "egressctl benchmark$([ "$QUICK" = 1 ] && echo ' (quick)'): $ROUNDS rounds; phases: $PHASES; work dir $W"
 for ph in $PHASES; do
+	declare -F "phase_$ph" >/dev/null || {
+		note "no phase $ph (bulk rate mem kern policy dns)"
+		continue
+	}
 	t=$(date +%s)
 	note "phase $ph"
 	"phase_$ph"
 	note "phase $ph: $(($(date +%s) - t)) s"
 done
+if [ -n "${BENCH_HOLD:-}" ]; then
+	note "holding the network for ${BENCH_HOLD}s: nsenter --net=$NS_SBX / --net=$NS_INET"
+	sleep "$BENCH_HOLD" &	# in the background: TERM/INT end the wait at once
+	wait $!
+fi
 rec "{\"phase\":\"meta_end\",\"elapsed_s\":$(($(date +%s) - T0)),\"loadavg_end\":$(jstr "$(cut -d' ' -f1-3 /proc/loadavg)")}"
 "$PY" "$HERE/report.py" "$RAW" "$OUTFILE"
