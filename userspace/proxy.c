@@ -36,7 +36,9 @@ struct proxy {
 	int lfd[PROXY_L_MAX];
 	uint16_t port[PROXY_L_MAX];
 	struct event *lev[PROXY_L_MAX];
-	bool limit_warned; /* said once that the connection limit was hit */
+	bool limit_warned;  /* said once that the connection limit was hit */
+	bool fd_warned;	    /* said once that descriptors ran out */
+	struct event *rest; /* listeners off for a moment after EMFILE */
 	TAILQ_HEAD(, conn) conns;
 	int nconns;
 	uint64_t next_id;
@@ -730,8 +732,23 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 			kind = (enum proxy_listener)i;
 	fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+		if (errno == EMFILE || errno == ENFILE) {
+			/* out of descriptors: the pending client stays in the
+			 * backlog, and the listener would fire again at once;
+			 * rest 100 ms instead of spinning */
+			struct timeval rest = {0, 100000};
+
+			if (!p->fd_warned)
+				log_warn("proxy: accept (raise the descriptor limit, or lower "
+					 "--max-conns)");
+			p->fd_warned = true;
+			for (int i = 0; i < PROXY_L_MAX; i++)
+				if (p->lev[i])
+					event_del(p->lev[i]);
+			evtimer_add(p->rest, &rest);
+		} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
 			log_warn("accept");
+		}
 		return;
 	}
 	p->st.accepted++;
@@ -811,6 +828,18 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
+static void
+on_rested(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+
+	(void)fd;
+	(void)what;
+	for (int i = 0; i < PROXY_L_MAX; i++)
+		if (p->lev[i])
+			event_add(p->lev[i], NULL);
+}
+
 static int
 listen_on(struct proxy *p, enum proxy_listener l, char *errbuf, size_t errlen)
 {
@@ -862,6 +891,11 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 	TAILQ_INIT(&p->conns);
 	for (int i = 0; i < PROXY_L_MAX; i++)
 		p->lfd[i] = -1;
+	p->rest = evtimer_new(base, on_rested, p);
+	if (!p->rest) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto fail;
+	}
 	p->res = resolver_new(base, o->dns_upstream, errbuf, errlen);
 	if (!p->res)
 		goto fail;
@@ -956,5 +990,7 @@ proxy_free(struct proxy *p)
 	}
 	dns_free(p->dns);
 	resolver_free(p->res);
+	if (p->rest)
+		event_free(p->rest);
 	free(p);
 }

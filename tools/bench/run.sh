@@ -236,7 +236,8 @@ egr_start() {
 	chmod 0644 "$W/$tag.sh"
 	EGR_CG="$CGROOT/egressctl/$CG_PREFIX-$tag"
 	nsenter --net="$NS_SBX" env --default-signal=INT,QUIT "$EGR" run \
-		--cgroup "$CG_PREFIX-$tag" --user nobody --dns-upstream "$DNS_IP" -q "${RULES[@]}" \
+		--cgroup "$CG_PREFIX-$tag" --user nobody --dns-upstream "$DNS_IP" -q --max-conns 20000 \
+		"${RULES[@]}" \
 		-- /bin/sh "$W/$tag.sh" >"$W/$tag.out" 2>"$W/$tag.err" </dev/null &
 	EGR_PID=$!
 	PIDS+=("$EGR_PID")
