@@ -246,7 +246,14 @@ read_head(int fd, char *buf, size_t cap, size_t *got)
 
 /* --------------------------------------------------------------- rate */
 
-enum mode { M_DIRECT, M_TRANSPARENT, M_FAST, M_HTTP, M_CONNECT, M_SOCKS5 };
+enum mode {
+	M_DIRECT,
+	M_TRANSPARENT,
+	M_FAST,
+	M_HTTP,
+	M_CONNECT,
+	M_SOCKS5
+};
 
 struct rate_cfg {
 	enum mode mode;
@@ -509,7 +516,12 @@ cmd_rate(int argc, char **argv)
 
 /* --------------------------------------------------------------- hold */
 
-enum hstate { H_CONNECTING, H_SENT, H_OPEN, H_DEAD };
+enum hstate {
+	H_CONNECTING,
+	H_SENT,
+	H_OPEN,
+	H_DEAD
+};
 
 struct hconn {
 	int fd;
@@ -600,7 +612,8 @@ cmd_hold(int argc, char **argv)
 				started++;
 				continue;
 			}
-			if (connect(h->fd, (struct sockaddr *)&px, sizeof(px)) && errno != EINPROGRESS) {
+			if (connect(h->fd, (struct sockaddr *)&px, sizeof(px)) &&
+			    errno != EINPROGRESS) {
 				close(h->fd);
 				h->st = H_DEAD;
 				dead++;
@@ -650,7 +663,7 @@ cmd_hold(int argc, char **argv)
 				continue;
 			}
 			continue;
-hdead:
+		hdead:
 			epoll_ctl(ep, EPOLL_CTL_DEL, h->fd, NULL);
 			close(h->fd);
 			h->st = H_DEAD;
@@ -661,8 +674,8 @@ hdead:
 			break;
 	}
 	t_open1 = now_ns();
-	printf("{\"requested\":%ld,\"open\":%ld,\"failed\":%ld,\"pending\":%ld,\"open_s\":%.3f}\n", n,
-	       open, dead, n - open - dead, (double)(t_open1 - t_open0) / 1e9);
+	printf("{\"requested\":%ld,\"open\":%ld,\"failed\":%ld,\"pending\":%ld,\"open_s\":%.3f}\n",
+	       n, open, dead, n - open - dead, (double)(t_open1 - t_open0) / 1e9);
 	fflush(stdout);
 	while (now_ns() < end && !(stop && file_exists(stop)))
 		usleep(50000);
@@ -721,7 +734,8 @@ cmd_server(int argc, char **argv, bool keep)
 		for (int i = 0; i < k; i++) {
 			if (evs[i].data.fd == -1) {
 				for (;;) {
-					int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+					int fd = accept4(lfd, NULL, NULL,
+							 SOCK_NONBLOCK | SOCK_CLOEXEC);
 					struct epoll_event cev = {.events = EPOLLIN};
 
 					if (fd < 0)
@@ -1024,7 +1038,8 @@ cmd_dns(int argc, char **argv)
 			}
 		}
 		t = now_ns();
-		printf(",\"qps\":%.1f,\"q_ok\":%ld,\"q_bad\":%ld,\"q_lost\":%ld,\"window\":%ld", (double)ok / ((double)(t - t0) / 1e9), ok, bad, lost, window);
+		printf(",\"qps\":%.1f,\"q_ok\":%ld,\"q_bad\":%ld,\"q_lost\":%ld,\"window\":%ld",
+		       (double)ok / ((double)(t - t0) / 1e9), ok, bad, lost, window);
 	}
 	printf("}\n");
 	return 0;
