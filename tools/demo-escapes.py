@@ -9,6 +9,10 @@ import urllib.error
 import urllib.request
 
 
+class Forbidden(Exception):
+    """The transparent proxy answered a plain HTTP request with 403."""
+
+
 def attempt(what, fn):
     try:
         res = fn()
@@ -16,8 +20,8 @@ def attempt(what, fn):
     except urllib.error.HTTPError as e:
         why = e.headers.get("x-proxy-error", "")
         print(f"  {what:<55} refused: HTTP {e.code} {why}", flush=True)
-    except PermissionError as e:
-        print(f"  {what:<55} refused: {e.strerror}", flush=True)
+    except Forbidden as e:
+        print(f"  {what:<55} refused: {e}", flush=True)
     except OSError as e:
         if isinstance(e, urllib.error.URLError) and isinstance(e.reason, OSError):
             e = e.reason
@@ -37,7 +41,7 @@ def direct_http(host, port=80):
     if not line:
         raise ConnectionResetError(errno.ECONNRESET, "reset")
     if " 403 " in line:
-        raise PermissionError(errno.EACCES, line)
+        raise Forbidden(line)
     return line
 
 
