@@ -824,52 +824,6 @@ EOF
 
 # ======================================================================
 
-ALL_TESTS="resolve denied local_answers types cache fastpath upstream_down garbage outsider hygiene"
+ALL_TESTS="resolve denied local_answers types cache fastpath upstream_down garbage outsider hygiene${E2E_MEASURE:+ measure}"
 
-interrupted() {
-	fail interrupted "SIG$1 during the run"
-	echo "$PASS passed, $FAILED failed"
-	exit "$2"
-}
-
-main() {
-	local t tool missing=
-	if [ $# -lt 1 ]; then
-		echo "usage: $0 EGRESSCTL_PATH" >&2
-		exit 2
-	fi
-	if [ "$(id -u)" != 0 ]; then
-		echo "dns.sh: the end-to-end tests need root (skipped)"
-		exit 77
-	fi
-	CGROOT=$(cgroup2_mount)
-	if [ -z "$CGROOT" ] || [ "$(stat -f -c %T "$CGROOT" 2>/dev/null)" != cgroup2fs ]; then
-		echo "dns.sh: no cgroup2 mount (skipped)"
-		exit 77
-	fi
-	EGRESSCTL=$(realpath -m "$1")
-	WATCH_PID=
-	trap e2e_cleanup EXIT
-	trap 'interrupted INT 130' INT
-	trap 'interrupted TERM 143' TERM
-	trap 'interrupted HUP 129' HUP
-	[ -n "${E2E_KEEP:-}" ] && note "keeping $W (E2E_KEEP)"
-	for tool in ip nsenter setpriv unshare mount tcpdump ss dig getent dnsmasq bpftool timeout "$PY"; do
-		command -v "$tool" >/dev/null || missing="$missing $tool"
-	done
-	if [ -n "$missing" ]; then
-		fail setup "missing tools:$missing (tools/install-deps.sh)"
-	elif [ ! -x "$EGRESSCTL" ]; then
-		fail egressctl.present "$EGRESSCTL is not executable"
-	elif ! dns_setup; then
-		fail setup "the test network, resolvers, servers or sensor did not come up"
-	else
-		for t in ${E2E_TESTS:-$ALL_TESTS ${E2E_MEASURE:+measure}}; do
-			"test_$t"
-		done
-	fi
-	echo "$PASS passed, $FAILED failed"
-	[ "$FAILED" = 0 ]
-}
-
-main "$@"
+suite_main dns.sh dns_setup "ip nsenter setpriv unshare mount tcpdump ss dig getent dnsmasq bpftool timeout" "$@"

@@ -545,3 +545,56 @@ EOF
 )
 	if [ "$r" = ok ]; then ok "$name"; else fail "$name" "$r"; fi
 }
+
+# ---------------------------------------------------------------------------
+# suite_main NAME SETUP "TOOLS" EGRESSCTL: the main of the proxy, DNS and
+# audit suites. Skips (77) without root or cgroup2; installs the cleanup and
+# signal traps (the summary stays the last line even when interrupted);
+# checks the tools, the binary and SETUP; runs test_<t> for every t of
+# ${E2E_TESTS:-$ALL_TESTS}; ends with "N passed, M failed".
+suite_interrupted() {
+	fail interrupted "SIG$1 during the run"
+	echo "$PASS passed, $FAILED failed"
+	exit "$2"
+}
+
+suite_main() {
+	local name=$1 setup=$2 tools=$3 t tool missing=
+	shift 3
+	if [ $# -lt 1 ]; then
+		echo "usage: $name EGRESSCTL_PATH" >&2
+		exit 2
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "$name: the end-to-end tests need root (skipped)"
+		exit 77
+	fi
+	CGROOT=$(cgroup2_mount)
+	if [ -z "$CGROOT" ] || [ "$(stat -f -c %T "$CGROOT" 2>/dev/null)" != cgroup2fs ]; then
+		echo "$name: no cgroup2 mount (skipped)"
+		exit 77
+	fi
+	EGRESSCTL=$(realpath -m "$1")
+	WATCH_PID=
+	trap e2e_cleanup EXIT
+	trap 'suite_interrupted INT 130' INT
+	trap 'suite_interrupted TERM 143' TERM
+	trap 'suite_interrupted HUP 129' HUP
+	[ -n "${E2E_KEEP:-}" ] && note "keeping $W (E2E_KEEP)"
+	for tool in $tools "$PY"; do
+		command -v "$tool" >/dev/null || missing="$missing $tool"
+	done
+	if [ -n "$missing" ]; then
+		fail setup "missing tools:$missing (tools/install-deps.sh)"
+	elif [ ! -x "$EGRESSCTL" ]; then
+		fail egressctl.present "$EGRESSCTL is not executable"
+	elif ! "$setup"; then
+		fail setup "the test network, servers, resolvers or sensor did not come up"
+	else
+		for t in ${E2E_TESTS:-$ALL_TESTS}; do
+			"test_$t"
+		done
+	fi
+	echo "$PASS passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+}
