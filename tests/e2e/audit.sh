@@ -168,14 +168,6 @@ arun() {
 	egr "$tag" --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" "$@"
 }
 
-# script TAG: the confined script for TAG is read from stdin into $W/TAG.sh
-script() {
-	{
-		echo ". $W/prelude.sh"
-		cat
-	} >"$W/$1.sh"
-	chmod 0644 "$W/$1.sh"
-}
 
 # val TAG KIND KEY: the rest of the first "KIND KEY ..." line of TAG's output
 val() { sed -nE "s/^$2 $(re "$3") //p" "$W/$1.out" 2>/dev/null | head -1; }

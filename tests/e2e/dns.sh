@@ -211,14 +211,6 @@ drun_bg() {
 		--log "$W/$tag.jlog" "$@"
 }
 
-# script TAG: the confined script for TAG is read from stdin into $W/TAG.sh
-script() {
-	{
-		echo ". $W/prelude.sh"
-		cat
-	} >"$W/$1.sh"
-	chmod 0644 "$W/$1.sh"
-}
 
 # jvd LINE: jv, every P_ variable this suite reads defined (set -u)
 jvd() {

@@ -598,3 +598,13 @@ suite_main() {
 	echo "$PASS passed, $FAILED failed"
 	[ "$FAILED" = 0 ]
 }
+
+# script TAG: the confined script for TAG is read from stdin into $W/TAG.sh,
+# after a line that sources the suite's $W/prelude.sh
+script() {
+	{
+		echo ". $W/prelude.sh"
+		cat
+	} >"$W/$1.sh"
+	chmod 0644 "$W/$1.sh"
+}

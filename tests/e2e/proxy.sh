@@ -134,14 +134,6 @@ prun() {
 		--log "$W/$tag.jlog" "$@"
 }
 
-# script TAG: the confined script for TAG is read from stdin into $W/TAG.sh
-script() {
-	{
-		echo ". $W/prelude.sh"
-		cat
-	} >"$W/$1.sh"
-	chmod 0644 "$W/$1.sh"
-}
 
 # a_cu NAME TAG KEY ERE: the curl result line of KEY (in TAG's output)
 # matches "KEY ERE" as a whole
