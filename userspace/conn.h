@@ -49,7 +49,6 @@ struct conn {
 	int cfd; /* client socket */
 	int ufd; /* upstream socket; -1 until connecting */
 	struct event cev_r, cev_w, uev_r, uev_w, timer;
-	bool timer_on;
 	bool judging; /* stream_judge() is waiting for first bytes */
 	bool learned; /* host is the DNS responder's name for c->orig */
 
@@ -127,7 +126,6 @@ void conn_connect_upstream(struct conn *c, void (*done)(struct conn *c));
 void relay_start(struct conn *c);
 
 void conn_touch(struct conn *c);
-bool conn_audit_mode(const struct conn *c);
 /* The name the DNS responder answered c->orig for, or NULL. */
 const char *conn_learned_name(const struct conn *c);
 void http_ex_free(struct conn *c);

@@ -78,7 +78,6 @@ conn_timer_ms(struct conn *c, int ms)
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
 	evtimer_add(&c->timer, &tv);
-	c->timer_on = true;
 }
 
 int
@@ -154,7 +153,6 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 	case CS_HEAD:
 		/* stream_judge() treats silence as a server-first protocol */
 		if (c->judging) {
-			c->timer_on = false;
 			stream_judge(c, true);
 			return;
 		}
@@ -186,7 +184,6 @@ conn_timer(struct conn *c, int seconds)
 	struct timeval tv = {seconds, 0};
 
 	evtimer_add(&c->timer, &tv);
-	c->timer_on = true;
 }
 
 static void
@@ -388,20 +385,22 @@ suggest_rule(const struct conn *c, const struct policy_query *q, const struct so
 		conn_format_addr(addr, suggest, len);
 }
 
-/* Decides, logs. approved: words for a terminal approval that overrides a
- * "no rule" denial (--ask), or NULL. */
+/* Decides (unless decided: d is already the decision for c), logs.
+ * approved: words for a terminal approval that overrides a "no rule"
+ * denial (--ask), or NULL. */
 static bool
-decide_log(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
-	   const char *approved)
+decide_log_pre(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
+	       const char *approved, bool decided)
 {
 	struct policy_query q;
 	struct audit_rec r = {0};
 	struct sockaddr_storage lit;
 	char words[600], comm[17], target[300], suggest[300];
-	int err;
+	int err = 0;
 
 	fill_query(c, &addr, &q, &lit);
-	err = policy_decide(c->px->opts.policy, &q, d);
+	if (!decided) /* else d holds the decision for this very query */
+		err = policy_decide(c->px->opts.policy, &q, d);
 	if (err) {
 		d->action = POLICY_DENY;
 		d->reason = POLICY_R_NO_RULE;
@@ -454,6 +453,13 @@ decide_log(struct conn *c, const struct sockaddr *addr, struct policy_decision *
 	return false;
 }
 
+static bool
+decide_log(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
+	   const char *approved)
+{
+	return decide_log_pre(c, addr, d, approved, false);
+}
+
 bool
 conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d)
 {
@@ -502,9 +508,11 @@ conn_decide_ask(struct conn *c, const struct sockaddr *addr, struct policy_decis
 	if (!c->px->opts.asker || c->px->opts.audit_mode)
 		return decide_log(c, addr, d, NULL);
 	fill_query(c, &a, &q, &lit);
-	if (policy_decide(c->px->opts.policy, &q, d) || d->action == POLICY_ALLOW ||
-	    d->reason != POLICY_R_NO_RULE)
-		return decide_log(c, addr, d, NULL); /* only a missing rule is asked about */
+	if (policy_decide(c->px->opts.policy, &q, d))
+		return decide_log(c, addr, d, NULL);
+	if (d->action == POLICY_ALLOW || d->reason != POLICY_R_NO_RULE)
+		return decide_log_pre(c, addr, d, NULL,
+				      true); /* only a missing rule is asked about */
 	suggest_rule(c, &q, a, d, c->ask_rule, sizeof(c->ask_rule));
 	if (q.host)
 		snprintf(target, sizeof(target), "%s%s:%u",
@@ -529,12 +537,6 @@ conn_decide_ask(struct conn *c, const struct sockaddr *addr, struct policy_decis
 	if (!c->ask_req)
 		return decide_log(c, addr, d, NULL);
 	return -1;
-}
-
-bool
-conn_audit_mode(const struct conn *c)
-{
-	return c->px->opts.audit_mode;
 }
 
 /* ---- upstream ---- */

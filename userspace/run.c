@@ -50,8 +50,6 @@ struct run_state {
 	pid_t pid;
 	int pidfd;
 	int status; /* exit status to return */
-	bool exited;
-	unsigned long denied;
 	char env_http[64], env_socks[64];
 	struct summary *summary;
 	struct asker *asker;
@@ -238,7 +236,6 @@ on_event(const struct egr_event *e, void *arg)
 	audit_write(st->audit, &r);
 	if (e->verdict == EGR_V_REDIRECT)
 		return;
-	st->denied++;
 	events_format(e, line, sizeof(line));
 	denial_line(st, line);
 }
@@ -320,7 +317,6 @@ on_child(evutil_socket_t fd, short what, void *arg)
 	} else {
 		st->status = 128 + si.si_status;
 	}
-	st->exited = true;
 	event_base_loopexit(st->base, NULL);
 }
 
