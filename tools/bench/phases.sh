@@ -61,7 +61,6 @@ phase_bulk() {
 		"egr_socks5 -x \"\$ALL_PROXY\" $url"
 		"egr_transparent --noproxy '*' $url"
 		"egr_fast --noproxy '*' http://fast.bench.test/big")
-	write_prelude
 	peers_start
 	for r in $(seq "$ROUNDS"); do
 		note "bulk round $r/$ROUNDS"

@@ -443,6 +443,7 @@ setup || exit $?
 ) &
 WATCHDOG=$!
 meta
+write_prelude # every phase's client scripts source it
 note "egressctl benchmark$([ "$QUICK" = 1 ] && echo ' (quick)'): $ROUNDS rounds; phases: $PHASES; work dir $W"
 for ph in $PHASES; do
 	declare -F "phase_$ph" >/dev/null || {
