@@ -32,6 +32,9 @@ struct conn;
 struct http_ex;
 typedef void (*conn_step)(struct conn *c);
 
+#define RELAY_CHUNK (1 << 16) /* bytes per splice; also the pipes' size */
+#define PIPE_POOL   64	      /* empty pipes the proxy keeps for new relays */
+
 /* One direction of the relay: bytes move src -> pipe -> dst with splice(2). */
 struct relay_dir {
 	int pipe[2];   /* -1 until first used */
@@ -124,6 +127,8 @@ void conn_connect_upstream(struct conn *c, void (*done)(struct conn *c));
 /* relay.c: joins cfd and ufd after writing c->in (client bytes read during
  * the handshake) upstream. */
 void relay_start(struct conn *c);
+/* Gives c->d[dir] a pipe (a pooled one if there is one); -1 with errno. */
+int conn_pipe_open(struct conn *c, int dir);
 
 void conn_touch(struct conn *c);
 /* The name the DNS responder answered c->orig for, or NULL. */

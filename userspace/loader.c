@@ -504,9 +504,9 @@ loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct eg
 		return port;
 	k.port = (uint16_t)port;
 	k.proto = (uint16_t)proto;
-	if (bpf_map_lookup_elem(conns_fd, &k, out))
+	/* one system call for both (hash maps have it since Linux 5.14) */
+	if (del ? bpf_map_lookup_and_delete_elem(conns_fd, &k, out)
+		: bpf_map_lookup_elem(conns_fd, &k, out))
 		return -errno;
-	if (del)
-		bpf_map_delete_elem(conns_fd, &k);
 	return 0;
 }

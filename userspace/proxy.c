@@ -43,6 +43,8 @@ struct proxy {
 	int nconns;
 	uint64_t next_id;
 	struct proxy_stats st;
+	int pipes[PIPE_POOL][2]; /* empty relay pipes of closed connections */
+	int npipes;
 };
 
 static uint64_t
@@ -129,10 +131,19 @@ conn_close(struct conn *c, const char *why)
 	if (c->ufd != -1)
 		close(c->ufd);
 	for (int i = 0; i < 2; i++) {
-		if (c->d[i].pipe[0] != -1) {
-			close(c->d[i].pipe[0]);
-			close(c->d[i].pipe[1]);
+		struct relay_dir *d = &c->d[i];
+
+		if (d->pipe[0] == -1)
+			continue;
+		if (!d->inpipe && p->npipes < PIPE_POOL) {
+			/* empty: the next connection's (saves 8 system calls) */
+			p->pipes[p->npipes][0] = d->pipe[0];
+			p->pipes[p->npipes][1] = d->pipe[1];
+			p->npipes++;
+			continue;
 		}
+		close(d->pipe[0]);
+		close(d->pipe[1]);
 	}
 	free(c->in);
 	free(c->cout);
@@ -140,6 +151,24 @@ conn_close(struct conn *c, const char *why)
 	TAILQ_REMOVE(&p->conns, c, entry);
 	p->nconns--;
 	free(c);
+}
+
+int
+conn_pipe_open(struct conn *c, int dir)
+{
+	struct proxy *p = c->px;
+	struct relay_dir *d = &c->d[dir];
+
+	if (p->npipes) {
+		p->npipes--;
+		d->pipe[0] = p->pipes[p->npipes][0];
+		d->pipe[1] = p->pipes[p->npipes][1];
+		return 0;
+	}
+	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC))
+		return -1;
+	fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
+	return 0;
 }
 
 static void
@@ -708,6 +737,15 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 		return;
 	}
 	c->state = CS_RESOLVE;
+	{
+		struct sockaddr_storage cached[RESOLVE_MAX_ADDRS];
+		int n = resolver_cached(c->px->res, c->host, cached);
+
+		if (n > 0) {
+			on_resolved(0, cached, n, c);
+			return;
+		}
+	}
 	c->rq = resolver_query(c->px->res, c->host, on_resolved, c);
 	if (!c->rq) {
 		c->up_err = ENOMEM;
@@ -717,21 +755,17 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 
 /* ---- accept ---- */
 
-static void
-on_accept(evutil_socket_t lfd, short what, void *arg)
+/* Takes one pending connection from lfd; false when there is none left to
+ * take now (or the proxy must rest). */
+static bool
+accept_one(struct proxy *p, int lfd, enum proxy_listener kind)
 {
-	struct proxy *p = arg;
-	enum proxy_listener kind = PROXY_L_MAX;
 	struct sockaddr_storage peer;
 	socklen_t plen = sizeof(peer);
 	struct egr_conn_val who;
 	struct conn *c;
 	int fd;
 
-	(void)what;
-	for (int i = 0; i < PROXY_L_MAX; i++)
-		if (p->lfd[i] == lfd)
-			kind = (enum proxy_listener)i;
 	fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
 		if (errno == EMFILE || errno == ENFILE) {
@@ -748,10 +782,13 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 				if (p->lev[i])
 					event_del(p->lev[i]);
 			evtimer_add(p->rest, &rest);
-		} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-			log_warn("accept");
+			return false;
 		}
-		return;
+		if (errno == EINTR || errno == ECONNABORTED)
+			return true;
+		if (errno != EAGAIN)
+			log_warn("accept");
+		return false;
 	}
 	p->st.accepted++;
 	if (p->nconns >= p->opts.max_conns) {
@@ -767,7 +804,7 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 				  p->opts.max_conns);
 			p->limit_warned = true;
 		}
-		return;
+		return true;
 	}
 	/* Only sockets of the confined cgroup are in the index: anyone else
 	 * (another local user) is refused, the proxy is no open relay. */
@@ -779,12 +816,12 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 		log_info("refused unattributed connection from %s", a);
 		p->st.refused_unattributed++;
 		close(fd);
-		return;
+		return true;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		return;
+		return true;
 	}
 	c->id = ++p->next_id;
 	c->px = p;
@@ -828,6 +865,22 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 		tproxy_start(c);
 		break;
 	}
+	return true;
+}
+
+static void
+on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct proxy *p = arg;
+	enum proxy_listener kind = PROXY_L_MAX;
+
+	(void)what;
+	for (int i = 0; i < PROXY_L_MAX; i++)
+		if (p->lfd[i] == lfd)
+			kind = (enum proxy_listener)i;
+	/* a burst of clients costs one wakeup, not one each */
+	for (int n = 0; n < 32 && accept_one(p, lfd, kind); n++)
+		;
 }
 
 static void
@@ -994,5 +1047,9 @@ proxy_free(struct proxy *p)
 	resolver_free(p->res);
 	if (p->rest)
 		event_free(p->rest);
+	for (int i = 0; i < p->npipes; i++) {
+		close(p->pipes[i][0]);
+		close(p->pipes[i][1]);
+	}
 	free(p);
 }

@@ -17,8 +17,6 @@
 #include "conn.h"
 #include "log.h"
 
-#define RELAY_CHUNK (1 << 16)
-
 static int
 src_fd(struct conn *c, int dir)
 {
@@ -57,12 +55,9 @@ pump(struct conn *c, int dir)
 	int budget = 16; /* chunks per wakeup, so one stream cannot starve others */
 	ssize_t n;
 
-	if (d->pipe[0] == -1) {
-		if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC)) {
-			conn_close(c, "pipe");
-			return -1;
-		}
-		fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
+	if (d->pipe[0] == -1 && conn_pipe_open(c, dir)) {
+		conn_close(c, "pipe");
+		return -1;
 	}
 	for (;;) {
 		/* drain the pipe first */

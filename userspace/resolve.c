@@ -1,11 +1,20 @@
 /* c-ares on libevent (see resolve.h): the socket-state callback keeps one
  * event per c-ares socket, one timer follows ares_timeout(). Requests can be
  * cancelled by their owner (a connection that closed) without touching
- * c-ares: the request stays allocated until c-ares calls back. */
+ * c-ares: the request stays allocated until c-ares calls back.
+ *
+ * Address lookups (resolver_query) are cached for their DNS TTL and joined
+ * while one is in flight: a proxy that opens thousands of connections to
+ * the same host asks once per TTL, not once per connection (hosts-file
+ * answers carry no TTL and are not cached). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/queue.h>
 #include <netinet/in.h>
 #include <ares.h>
 #include <event2/event.h>
@@ -13,6 +22,30 @@
 #include "resolve.h"
 
 #define RESOLVE_MAX_SOCKS 16
+#define CACHE_BUCKETS	  1024
+#define CACHE_MAX	  4096 /* names; beyond it the cache starts over */
+#define CACHE_MAX_TTL	  3600 /* seconds, whatever the answer says */
+#define HOST_MAX	  256
+
+struct resolve_req;
+
+/* One lookup in flight for a name; the requests that asked for it meanwhile. */
+struct lookup {
+	LIST_ENTRY(lookup) entry;
+	struct resolver *r;
+	struct resolve_req *reqs; /* chained through resolve_req.next */
+	char host[HOST_MAX];
+};
+
+struct cached {
+	LIST_ENTRY(cached) entry;
+	uint64_t expires; /* monotonic seconds */
+	int naddrs;
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
+	char host[HOST_MAX];
+};
+
+LIST_HEAD(cache_bucket, cached);
 
 struct resolver {
 	struct event_base *base;
@@ -22,6 +55,10 @@ struct resolver {
 		ares_socket_t fd;
 		struct event *ev;
 	} socks[RESOLVE_MAX_SOCKS];
+	LIST_HEAD(, lookup) lookups;
+	struct cache_bucket cache[CACHE_BUCKETS];
+	int ncache;
+	struct resolver_stats st;
 };
 
 struct resolve_req {
@@ -31,6 +68,7 @@ struct resolve_req {
 	unsigned char *answer;
 	int alen;
 	void *arg;
+	struct resolve_req *next; /* the other requests of its lookup */
 	bool cancelled;
 	bool starting; /* inside ares_getaddrinfo(): answers must wait */
 	bool done;     /* answered while starting; delivered from the loop */
@@ -38,6 +76,127 @@ struct resolve_req {
 	int naddrs;
 	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
 };
+
+static uint64_t
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/* Lower-cases host into out without a trailing dot; false if it does not fit. */
+static bool
+host_key(const char *host, char *out)
+{
+	size_t n = strlen(host);
+
+	if (n && host[n - 1] == '.')
+		n--;
+	if (!n || n >= HOST_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)host[i]);
+	out[n] = '\0';
+	return true;
+}
+
+static struct cache_bucket *
+bucket(struct resolver *r, const char *key)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (const char *p = key; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	return &r->cache[h % CACHE_BUCKETS];
+}
+
+static void
+cache_clear(struct resolver *r)
+{
+	for (int i = 0; i < CACHE_BUCKETS; i++) {
+		struct cached *e;
+
+		while ((e = LIST_FIRST(&r->cache[i]))) {
+			LIST_REMOVE(e, entry);
+			free(e);
+		}
+	}
+	r->ncache = 0;
+}
+
+/* The live entry for key; expired ones met on the way are dropped. */
+static struct cached *
+cache_find(struct resolver *r, const char *key, uint64_t now)
+{
+	struct cached *e, *tmp;
+
+	for (e = LIST_FIRST(bucket(r, key)); e; e = tmp) {
+		tmp = LIST_NEXT(e, entry);
+		if (e->expires <= now) {
+			LIST_REMOVE(e, entry);
+			free(e);
+			r->ncache--;
+			continue;
+		}
+		if (!strcmp(e->host, key))
+			return e;
+	}
+	return NULL;
+}
+
+static void
+cache_store(struct resolver *r, const char *key, const struct sockaddr_storage *addrs, int n,
+	    uint32_t ttl)
+{
+	uint64_t now = now_s();
+	struct cached *e;
+
+	if (!ttl || n <= 0)
+		return;
+	if (ttl > CACHE_MAX_TTL)
+		ttl = CACHE_MAX_TTL;
+	e = cache_find(r, key, now);
+	if (!e) {
+		if (r->ncache >= CACHE_MAX)
+			cache_clear(r); /* crude, bounded; misses ask again */
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return;
+		strcpy(e->host, key); /* fits: host_key() checked */
+		LIST_INSERT_HEAD(bucket(r, key), e, entry);
+		r->ncache++;
+	}
+	e->expires = now + ttl;
+	e->naddrs = n;
+	memcpy(e->addrs, addrs, sizeof(addrs[0]) * (size_t)n);
+}
+
+int
+resolver_cached(struct resolver *r, const char *host, struct sockaddr_storage *addrs)
+{
+	char key[HOST_MAX];
+	struct cached *e;
+
+	if (!host_key(host, key))
+		return 0;
+	e = cache_find(r, key, now_s());
+	if (!e) {
+		r->st.misses++;
+		return 0;
+	}
+	r->st.hits++;
+	memcpy(addrs, e->addrs, sizeof(addrs[0]) * (size_t)e->naddrs);
+	return e->naddrs;
+}
+
+void
+resolver_get_stats(const struct resolver *r, struct resolver_stats *st)
+{
+	*st = r->st;
+	st->cached = (uint64_t)r->ncache;
+}
 
 static void
 arm_timer(struct resolver *r)
@@ -158,6 +317,7 @@ resolver_free(struct resolver *r)
 	if (!r)
 		return;
 	ares_destroy(r->channel); /* calls back pending requests with ARES_EDESTRUCTION */
+	cache_clear(r);
 	for (int i = 0; i < RESOLVE_MAX_SOCKS; i++)
 		if (r->socks[i].ev)
 			event_free(r->socks[i].ev);
@@ -208,12 +368,16 @@ on_deferred(evutil_socket_t fd, short what, void *arg)
 	deliver(arg);
 }
 
+/* The answer of a lookup, for every request that joined it. */
 static void
 on_result(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 {
-	struct resolve_req *q = arg;
+	struct lookup *l = arg;
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
 	struct ares_addrinfo_node *n;
-	int count = 0;
+	struct resolve_req *q, *next;
+	uint32_t ttl = UINT32_MAX;
+	int count = 0, err;
 
 	(void)timeouts;
 	if (status == ARES_SUCCESS && res) {
@@ -223,24 +387,50 @@ on_result(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 				int want = fam ? AF_INET6 : AF_INET;
 
 				if (n->ai_family != want ||
-				    n->ai_addrlen > (ares_socklen_t)sizeof(q->addrs[0]))
+				    n->ai_addrlen > (ares_socklen_t)sizeof(addrs[0]))
 					continue;
-				memset(&q->addrs[count], 0, sizeof(q->addrs[count]));
-				memcpy(&q->addrs[count], n->ai_addr, n->ai_addrlen);
+				memset(&addrs[count], 0, sizeof(addrs[count]));
+				memcpy(&addrs[count], n->ai_addr, n->ai_addrlen);
 				count++;
+				/* the record that expires first bounds the set */
+				if (n->ai_ttl < 0)
+					ttl = 0;
+				else if ((uint32_t)n->ai_ttl < ttl)
+					ttl = (uint32_t)n->ai_ttl;
 			}
 		if (!count)
 			status = ARES_ENODATA;
 	}
 	if (res)
 		ares_freeaddrinfo(res);
-	q->status = status_errno(status);
-	q->naddrs = count;
-	if (q->starting) {
-		q->done = true; /* resolver_query() hands it to the loop */
-		return;
+	err = status_errno(status);
+	if (!err && l->host[0])
+		cache_store(l->r, l->host, addrs, count, ttl == UINT32_MAX ? 0 : ttl);
+	LIST_REMOVE(l, entry);
+	for (q = l->reqs; q; q = next) {
+		next = q->next;
+		q->next = NULL;
+		q->status = err;
+		q->naddrs = count;
+		memcpy(q->addrs, addrs, sizeof(addrs[0]) * (size_t)count);
+		if (q->starting) {
+			q->done = true; /* resolver_query() hands it to the loop */
+			continue;
+		}
+		deliver(q);
 	}
-	deliver(q);
+	free(l);
+}
+
+static struct lookup *
+lookup_find(struct resolver *r, const char *key)
+{
+	struct lookup *l;
+
+	LIST_FOREACH(l, &r->lookups, entry)
+	if (!strcmp(l->host, key))
+		return l;
+	return NULL;
 }
 
 struct resolve_req *
@@ -248,6 +438,8 @@ resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg)
 {
 	struct ares_addrinfo_hints hints;
 	struct resolve_req *q;
+	struct lookup *l;
+	char key[HOST_MAX];
 
 	q = calloc(1, sizeof(*q));
 	if (!q)
@@ -255,11 +447,29 @@ resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg)
 	q->r = r;
 	q->cb = cb;
 	q->arg = arg;
+	if (host_key(host, key) && (l = lookup_find(r, key))) {
+		/* the same name is being looked up: wait for that answer */
+		q->next = l->reqs;
+		l->reqs = q;
+		r->st.joined++;
+		return q;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		free(q);
+		return NULL;
+	}
+	l->r = r;
+	l->reqs = q;
+	if (!host_key(host, l->host))
+		l->host[0] = '\0'; /* too long to be a name: not joined, not cached */
+	LIST_INSERT_HEAD(&r->lookups, l, entry);
+	r->st.queries++;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	q->starting = true;
-	ares_getaddrinfo(r->channel, host, NULL, &hints, on_result, q);
+	ares_getaddrinfo(r->channel, host, NULL, &hints, on_result, l);
 	q->starting = false;
 	if (q->done) {
 		/* answered at once (a literal, /etc/hosts): never call back from

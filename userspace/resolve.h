@@ -6,6 +6,7 @@
 #define RESOLVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #define RESOLVE_MAX_ADDRS 8
@@ -38,6 +39,20 @@ struct resolve_req *resolver_query(struct resolver *r, const char *host, resolve
 typedef void (*resolve_raw_cb)(int status, const unsigned char *answer, int alen, void *arg);
 struct resolve_req *resolver_send(struct resolver *r, const unsigned char *q, size_t qlen,
 				  resolve_raw_cb cb, void *arg);
+
+/* A cached answer for host (resolver_query() fills the cache, for the
+ * answer's smallest TTL): the number of addresses copied into addrs
+ * (RESOLVE_MAX_ADDRS of room), 0 if none is cached. */
+int resolver_cached(struct resolver *r, const char *host, struct sockaddr_storage *addrs);
+
+struct resolver_stats {
+	uint64_t queries; /* lookups started with c-ares */
+	uint64_t joined;  /* requests that waited for a lookup already running */
+	uint64_t hits;	  /* resolver_cached() answers */
+	uint64_t misses;  /* resolver_cached() calls without one */
+	uint64_t cached;  /* names in the cache now */
+};
+void resolver_get_stats(const struct resolver *r, struct resolver_stats *st);
 
 /* The callback will not run; the request is freed when c-ares is done. */
 void resolver_cancel(struct resolve_req *q);

@@ -543,7 +543,17 @@ run_main(struct run_opts *o)
 		return EGR_EXIT_ERROR;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	st.base = event_base_new();
+	{
+		/* epoll changes are batched into the next epoll_wait: a
+		 * connection's event_del/event_add pairs cost no system call */
+		struct event_config *cfg = event_config_new();
+
+		if (cfg)
+			event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+		st.base = cfg ? event_base_new_with_config(cfg) : NULL;
+		if (cfg)
+			event_config_free(cfg);
+	}
 	st.summary = summary_new();
 	if (!st.base || !st.summary) {
 		log_warnx("cannot set up the event loop");
