@@ -8,6 +8,7 @@
  * upstream first (c->uout) are written before splicing starts. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +54,7 @@ pump(struct conn *c, int dir)
 {
 	struct relay_dir *d = &c->d[dir];
 	int budget = 16; /* chunks per wakeup, so one stream cannot starve others */
+	bool drained = false;
 	ssize_t n;
 
 	if (d->pipe[0] == -1 && conn_pipe_open(c, dir)) {
@@ -83,13 +85,14 @@ pump(struct conn *c, int dir)
 		event_del(dst_ev(c, dir));
 		if (d->eof) {
 			if (!d->done) {
-				shutdown(dst_fd(c, dir), SHUT_WR);
 				d->done = true;
-				event_del(src_ev(c, dir));
-				if (c->d[0].done && c->d[1].done) {
+				if (c->d[!dir].done) {
+					/* both sides said EOF: close() sends this FIN */
 					conn_close(c, "relay done");
 					return -1;
 				}
+				shutdown(dst_fd(c, dir), SHUT_WR);
+				event_del(src_ev(c, dir));
 			}
 			return 0;
 		}
@@ -97,10 +100,18 @@ pump(struct conn *c, int dir)
 			event_add(src_ev(c, dir), NULL);
 			return 0;
 		}
+		if (drained) {
+			/* the last read took less than the pipe holds: the source
+			 * is empty for now, and epoll (level-triggered) says when
+			 * it is not; no read just to hear EAGAIN */
+			event_add(src_ev(c, dir), NULL);
+			return 0;
+		}
 		n = splice(src_fd(c, dir), NULL, d->pipe[1], NULL, RELAY_CHUNK,
 			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			d->inpipe += (size_t)n;
+			drained = n < RELAY_CHUNK;
 			continue;
 		}
 		if (n == 0) {

@@ -386,6 +386,8 @@ pc $t.py2223 socks socks git.test 2223
 pc $t.ip4_denied socks socks 203.0.113.33 2222 --atyp ip4
 pc $t.silent22 tcp 203.0.113.23 22 --until 'egr-22'
 pc $t.silent2222 tcp 203.0.113.23 2222 --until 'egr-2222'
+pc $t.echo_socks socks socks git.test 22 --echo 1000000
+pc $t.echo_tcp tcp 203.0.113.23 22 --echo 1000000
 wait
 EOF
 	prun "$t" --allow tcp://git.test:22 --allow tcp://git.test:2223 --allow 203.0.113.23/32:22 \
@@ -418,6 +420,16 @@ EOF
 	pj "$t" "$t.silent2222"
 	a_pj "$t.transparent_2222.nothing" "bytes received" "$P_nbytes" 0
 	a_nogrep "$t.2222.server_saw_nothing" "$WEBLOG" "local=($(re "$A_GIT")|203\\.0\\.113\\.23):2222 "
+	# half-close both ways through the relay: 1 MB out, shutdown(WR), the
+	# server's echo back to EOF, byte for byte
+	for e in echo_socks echo_tcp; do
+		unset P_echo_ok
+		pj "$t" "$t.$e"
+		a_pj "$t.$e.ok" "no error" "$P_ok" true
+		a_pj "$t.$e.closed" "EOF after the echo" "$P_closed" true
+		a_pj "$t.$e.bytes" "bytes back (banner + echo)" "$P_nbytes" 1000016
+		a_pj "$t.$e.exact" "echo ends with what was sent" "${P_echo_ok:-}" true
+	done
 	sensor_none "$t.2222.sensor" "tcp and dst port 2222"
 	sensor_none "$t.ip4_literal_denied.sensor" "dst host $A_D3"
 }

@@ -28,18 +28,24 @@ $ALL_PROXY (what `egressctl run` sets for its CMD).
   tcp HOST PORT [--send TEXT | --hex HEX | --random N] [--until TEXT]
       a plain TCP client (the transparent path when confined): connect,
       send (or stay silent), read until EOF, timeout or TEXT received
+  tcp HOST PORT --echo N / socks PROXY HOST PORT --echo N
+      half-close through the relay: send N seeded random letters while
+      reading, shutdown(SHUT_WR), read to EOF; adds "echo_ok" (what came
+      back ends with exactly what was sent) and "sha" (sha256 of all of it)
   raw HOST PORT HEX [--shut]
       connect, send HEX bytes, read until EOF or timeout
 
 SAFETY: only ever called with test addresses inside the suite's netns.
 """
 import errno as errno_mod
+import hashlib
 import json
 import os
 import random
 import socket
 import struct
 import sys
+import threading
 import time
 
 OPTS = {"tag": None, "timeout": 6.0}
@@ -183,9 +189,33 @@ def cmd_http(args):
     finish(s, shut)
 
 
+def letters(n):
+    rnd = random.Random(13)
+    return bytes(rnd.randrange(97, 123) for _ in range(n))
+
+
+def echo(s, n):
+    """Sends n letters while a thread reads, then half-closes; reads to EOF."""
+    payload = letters(n)
+    got = []
+    t = threading.Thread(target=lambda: got.append(read_all(s, time.monotonic() + OPTS["timeout"])))
+    t.start()
+    try:
+        s.sendall(payload)
+        s.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        OUT["errno"] = ename(e)
+    t.join()
+    s.close()
+    buf, closed = got[0]
+    emit(ok=OUT.get("errno") is None, nbytes=len(buf), closed=closed,
+         data=buf[:64].decode("latin-1"), echo_ok=buf.endswith(payload),
+         sha=hashlib.sha256(buf).hexdigest())
+
+
 def cmd_socks(args):
     opt = {"--atyp": "domain", "--cmd": "1", "--ver": "5", "--trunc": None, "--send": None,
-           "--until": None}
+           "--until": None, "--echo": None}
     pos = []
     i = 0
     while i < len(args):
@@ -264,6 +294,8 @@ def cmd_socks(args):
             if not d:
                 emit(ok=True, closed=True, data="short reply")
             need -= len(d)
+        if opt["--echo"] is not None:
+            echo(s, int(opt["--echo"]))
         if opt["--send"] is not None:
             s.sendall(opt["--send"].encode().decode("unicode_escape").encode("latin-1"))
         buf, closed = read_all(s, deadline, opt["--until"] and opt["--until"].encode())
@@ -290,6 +322,8 @@ def cmd_tcp(args):
     except OSError as e:
         emit(errno=ename(e))
     OUT["peer"] = "%s:%d" % s.getpeername()[:2]
+    if "--echo" in args:
+        echo(s, int(args[args.index("--echo") + 1]))
     try:
         if payload:
             s.sendall(payload)
