@@ -36,7 +36,7 @@ struct decision {
 	__u16 skflags; /* EGR_SK_* to record on the socket */
 	__u8 verdict;  /* enum egr_verdict */
 	__u8 reason;   /* enum egr_reason */
-	__u8 index;    /* record the connection for the proxy's lookup */
+	__u8 index;    /* record who connected, for the proxy's lookup */
 	__u8 pad;
 	int err; /* errno for a deny */
 };
@@ -208,9 +208,9 @@ decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
 	__be32 ip4 = dst[3];
 
 	if (ip4 == bpf_htonl(LOOPBACK4) && is_own_port(port)) {
+		/* no record: sockops indexes it by its peer address */
 		d->verdict = EGR_V_ALLOW;
 		d->reason = EGR_R_PROXY;
-		d->index = 1;
 		return;
 	}
 	if (fast_hit(dst, port, IPPROTO_TCP)) {
@@ -230,7 +230,6 @@ decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
 		if (own_listener(dst, port, IPPROTO_TCP)) {
 			d->verdict = EGR_V_ALLOW;
 			d->reason = EGR_R_LOCAL;
-			d->skflags = EGR_SK_LOCAL;
 		} else {
 			deny(d, EGR_R_LOOPBACK, ECONNREFUSED);
 		}
@@ -317,47 +316,92 @@ other_proto(__u32 type, __u32 proto, struct decision *d)
 	return 1;
 }
 
-/* Record what the socket needs later (getpeername, recvmsg, skb, proxy). */
-/* Record what the socket needs later (getpeername, recvmsg, skb, proxy):
- * one sk_storage entry, freed with the socket. With d->index, also who
- * connected, for the proxy's index (sockops or the catch-all moves it to
- * egr_conns once the socket has its local port). */
-static __always_inline void
-remember(struct bpf_sock_addr *ctx, struct bpf_sock *sk, const __be32 *dst, __be16 port,
-	 struct decision *d)
+/* Loopback destinations: the catch-all lets their packets pass anyway. */
+static __always_inline int
+is_loopback(const __be32 *a)
 {
-	struct egr_sk_orig *o;
+	if (is_mapped(a))
+		return (bpf_ntohl(a[3]) >> 24) == 127;
+	return a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == bpf_htonl(1);
+}
 
-	if (!d->skflags && !d->index)
-		return;
-	if (!sk)
-		return;
-	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!o)
-		return;
+static __always_inline void
+record(struct egr_sk_orig *o, const __be32 *dst, __be16 port, __u32 type, struct decision *d,
+       __u64 cookie)
+{
+	__u64 id;
+
 	o->addr[0] = dst[0];
 	o->addr[1] = dst[1];
 	o->addr[2] = dst[2];
 	o->addr[3] = dst[3];
 	o->port = port;
 	o->flags |= d->skflags;
-	if (d->index) {
-		__u64 id = bpf_get_current_pid_tgid();
+	if (!d->index)
+		return;
+	o->flags |= EGR_SK_INDEX;
+	o->who.reason = d->reason;
+	if (type == SOCK_STREAM)
+		return; /* sockops fills the rest, in this same task */
+	/* UDP: the catch-all indexes it and must not ask the current task */
+	id = bpf_get_current_pid_tgid();
+	o->who.cookie = cookie;
+	o->who.cgroup_id = bpf_get_current_cgroup_id();
+	o->who.addr[0] = dst[0];
+	o->who.addr[1] = dst[1];
+	o->who.addr[2] = dst[2];
+	o->who.addr[3] = dst[3];
+	o->who.port = port;
+	o->who.pid = (__u32)id;
+	o->who.tgid = id >> 32;
+	o->who.uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(o->who.comm, sizeof(o->who.comm));
+}
 
-		o->flags |= EGR_SK_INDEX;
-		o->who.cookie = bpf_get_socket_cookie(ctx);
-		o->who.cgroup_id = bpf_get_current_cgroup_id();
-		o->who.addr[0] = dst[0];
-		o->who.addr[1] = dst[1];
-		o->who.addr[2] = dst[2];
-		o->who.addr[3] = dst[3];
-		o->who.port = port;
-		o->who.reason = d->reason;
-		o->who.pid = (__u32)id;
-		o->who.tgid = id >> 32;
-		o->who.uid = (__u32)bpf_get_current_uid_gid();
-		bpf_get_current_comm(o->who.comm, sizeof(o->who.comm));
+/* Record what the socket needs later (getpeername, recvmsg, skb, sockops):
+ * an egr_socks entry keyed by the socket cookie. Creating sk_storage costs
+ * an allocation and several irq-disabling locks per socket; a preallocated
+ * hash insert takes one bucket lock. When egr_socks is full the record goes
+ * to egr_sk instead, where every reader looks second. */
+static __always_inline void
+remember(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *dst, __be16 port,
+	 __u32 type, struct decision *d)
+{
+	struct egr_sk_orig *o, v = {};
+	__u64 cookie;
+
+	if (!d->skflags)
+		return;
+	if (d->skflags == EGR_SK_DIRECT && is_loopback(dst))
+		return;
+	cookie = bpf_get_socket_cookie(ctx);
+	/* a connect is usually the socket's first record: insert at once;
+	 * sendmsg repeats on one socket: look up first, update in place */
+	o = hook == EGR_H_SENDMSG4 || hook == EGR_H_SENDMSG6
+		    ? bpf_map_lookup_elem(&egr_socks, &cookie)
+		    : NULL;
+	if (!o) {
+		record(&v, dst, port, type, d, cookie);
+		if (!bpf_map_update_elem(&egr_socks, &cookie, &v, BPF_NOEXIST))
+			return;
+		o = bpf_map_lookup_elem(&egr_socks, &cookie); /* lost a race */
+		if (!o && sk)
+			o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (!o)
+			return;
 	}
+	record(o, dst, port, type, d, cookie);
+}
+
+/* The connect/sendmsg record of a socket: egr_socks, else egr_sk (full map). */
+static __always_inline struct egr_sk_orig *
+sock_rec(struct bpf_sock *sk, __u64 cookie)
+{
+	struct egr_sk_orig *o = bpf_map_lookup_elem(&egr_socks, &cookie);
+
+	if (o || !sk)
+		return o;
+	return bpf_sk_storage_get(&egr_sk, sk, 0, 0);
 }
 
 static __always_inline int
@@ -373,14 +417,14 @@ finish(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *
 			 * lets the socket's packets pass without a second report */
 			d->skflags = EGR_SK_DIRECT;
 			d->index = 0;
-			remember(ctx, sk, dst, port, d);
+			remember(ctx, sk, hook, dst, port, type, d);
 			return SYS_PROCEED;
 		}
 		emit(hook, EGR_V_DENY, d->reason, d->err, ctx->family, type, proto, dst, port);
 		bpf_set_retval(-d->err);
 		return SYS_REJECT;
 	}
-	remember(ctx, sk, dst, port, d);
+	remember(ctx, sk, hook, dst, port, type, d);
 	if (d->verdict == EGR_V_REDIRECT)
 		count(EGR_C_REDIRECT);
 	else if (d->reason == EGR_R_FASTPATH)
@@ -503,9 +547,10 @@ orig_of(struct bpf_sock_addr *ctx, __u16 want)
 	struct bpf_sock *sk = ctx->sk;
 	struct egr_sk_orig *o;
 
+	asm volatile("" : "+r"(sk));
 	if (!sk)
 		return NULL;
-	o = bpf_sk_storage_get(&egr_sk, sk, 0, 0);
+	o = sock_rec(sk, bpf_get_socket_cookie(ctx));
 	if (!o || !(o->flags & want))
 		return NULL;
 	return o;
@@ -585,41 +630,119 @@ egr_getpeername6(struct bpf_sock_addr *ctx)
 	return SYS_PROCEED;
 }
 
+/* A fast-path TCP socket still sends after close() (data, FIN, retransmits),
+ * so its record must outlive the file: ask for TCP state callbacks, and free
+ * the record once both sock_release and TCP_CLOSE have been seen. */
+static __always_inline void
+arm_close_cb(struct bpf_sock_ops *ctx, struct egr_sk_orig *o, __u32 cbflags)
+{
+	if (!(o->flags & EGR_SK_CLOSE_CB)) {
+		if (bpf_sock_ops_cb_flags_set(ctx, cbflags | BPF_SOCK_OPS_STATE_CB_FLAG))
+			return; /* sock_release frees it then */
+		o->flags |= EGR_SK_CLOSE_CB;
+	}
+	__sync_fetch_and_and(&o->life, ~EGR_LIFE_CLOSED); /* connecting (again) */
+}
+
+/* TCP_CLOSE: the last packet of the socket that needs its record has left
+ * (an RST may follow; the catch-all lets that pass on its own). */
+static __always_inline int
+state_cb(struct bpf_sock_ops *ctx, __u32 newstate)
+{
+	struct egr_sk_orig *o;
+	__u64 cookie;
+
+	if (newstate != BPF_TCP_CLOSE)
+		return 1;
+	cookie = bpf_get_socket_cookie(ctx);
+	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	if (o && (__sync_fetch_and_or(&o->life, EGR_LIFE_CLOSED) & EGR_LIFE_RELEASED))
+		bpf_map_delete_elem(&egr_socks, &cookie);
+	return 1;
+}
+
 /* TCP_CONNECT_CB runs in the connecting task before the SYN leaves, with the
- * local port chosen: move the connect-time record to the proxy's index. */
+ * local port chosen: index redirected connections, and connections to
+ * egressctl's own listeners, for the proxy's lookup. */
 SEC("sockops")
 int
 egr_sockops(struct bpf_sock_ops *ctx)
 {
 	struct egr_conn_key k = {};
+	struct egr_conn_val w = {};
 	struct egr_sk_orig *o;
 	struct bpf_sock *sk;
-	__u32 op, family, lport, lip4;
+	__u32 op, family, lport, lip4, l6[3], cbflags, newstate;
+	__be32 rip4;
+	__be16 rport;
+	__u64 cookie, id;
+	int own;
 
 	op = ctx->op;
+	newstate = ctx->args[1];
+	asm volatile("" ::: "memory");
+	if (op == BPF_SOCK_OPS_STATE_CB)
+		return state_cb(ctx, newstate);
 	if (op != BPF_SOCK_OPS_TCP_CONNECT_CB)
 		return 1;
 	family = ctx->family;
 	lport = ctx->local_port;
 	lip4 = ctx->local_ip4;
+	l6[0] = ctx->local_ip6[0];
+	l6[1] = ctx->local_ip6[1];
+	l6[2] = ctx->local_ip6[2];
+	cbflags = ctx->bpf_sock_ops_cb_flags;
 	asm volatile("" ::: "memory");
 	sk = ctx->sk;
 	if (!sk)
 		return 1;
-	o = bpf_sk_storage_get(&egr_sk, sk, 0, 0);
-	if (!o || !(o->flags & EGR_SK_INDEX))
+	rip4 = sk->dst_ip4;
+	rport = sk->dst_port;
+	if (family == AF_INET6 &&
+	    !(sk->dst_ip6[0] == 0 && sk->dst_ip6[1] == 0 && sk->dst_ip6[2] == bpf_htonl(0xffff)))
+		rip4 = 0; /* native IPv6: never one of our (IPv4) listeners */
+	own = rip4 == bpf_htonl(LOOPBACK4) && is_own_port(rport);
+	/* other loopback peers: nothing recorded (remember), nothing to index */
+	if (!own && (bpf_ntohl(rip4) >> 24) == 127)
 		return 1;
-	if (family == AF_INET6 && !(lip4 && ctx->local_ip6[2] == bpf_htonl(0xffff))) {
-		k.addr[0] = ctx->local_ip6[0];
-		k.addr[1] = ctx->local_ip6[1];
-		k.addr[2] = ctx->local_ip6[2];
+	cookie = bpf_get_socket_cookie(ctx);
+	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	if (o && (o->flags & EGR_SK_DIRECT))
+		arm_close_cb(ctx, o, cbflags);
+	if (!o)
+		o = bpf_sk_storage_get(&egr_sk, sk, 0, 0);
+	if (o && (o->flags & EGR_SK_INDEX)) {
+		w.reason = o->who.reason;
+		w.addr[0] = o->addr[0];
+		w.addr[1] = o->addr[1];
+		w.addr[2] = o->addr[2];
+		w.addr[3] = o->addr[3];
+		w.port = o->port;
+	} else if (own) {
+		w.reason = EGR_R_PROXY;
+		map4(w.addr, rip4);
+		w.port = rport;
+	} else {
+		return 1;
+	}
+	w.cookie = cookie;
+	w.cgroup_id = bpf_get_current_cgroup_id();
+	id = bpf_get_current_pid_tgid();
+	w.pid = (__u32)id;
+	w.tgid = id >> 32;
+	w.uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(w.comm, sizeof(w.comm));
+	if (family == AF_INET6 && !(lip4 && l6[2] == bpf_htonl(0xffff))) {
+		k.addr[0] = l6[0];
+		k.addr[1] = l6[1];
+		k.addr[2] = l6[2];
 		k.addr[3] = ctx->local_ip6[3];
 	} else {
 		map4(k.addr, lip4);
 	}
 	k.port = bpf_htons((__u16)lport);
 	k.proto = IPPROTO_TCP;
-	bpf_map_update_elem(&egr_conns, &k, &o->who, BPF_ANY);
+	bpf_map_update_elem(&egr_conns, &k, &w, BPF_ANY);
 	return 1;
 }
 
@@ -773,7 +896,16 @@ int
 egr_sock_release(struct bpf_sock *ctx)
 {
 	struct egr_sk_orig *o;
+	__u64 cookie;
 	__u32 *n;
+
+	/* the connect/sendmsg record: freed now, unless a TCP fast-path
+	 * socket still has packets to send (then at TCP_CLOSE, sockops) */
+	cookie = bpf_get_socket_cookie(ctx);
+	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	if (o && (!(o->flags & EGR_SK_CLOSE_CB) ||
+		  (__sync_fetch_and_or(&o->life, EGR_LIFE_RELEASED) & EGR_LIFE_CLOSED)))
+		bpf_map_delete_elem(&egr_socks, &cookie);
 
 	o = bpf_sk_storage_get(&egr_sk, ctx, 0, 0);
 	if (!o || !(o->flags & EGR_SK_BOUND))
@@ -860,7 +992,7 @@ index_dns(struct __sk_buff *skb)
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
 		return;
-	o = bpf_sk_storage_get(&egr_sk, sk, 0, 0);
+	o = sock_rec(sk, bpf_get_socket_cookie(skb));
 	if (!o || !(o->flags & EGR_SK_INDEX))
 		return;
 	if (bpf_skb_load_bytes(skb, 12, &saddr, 4))
@@ -869,6 +1001,33 @@ index_dns(struct __sk_buff *skb)
 	k.port = ports[0];
 	k.proto = IPPROTO_UDP;
 	bpf_map_update_elem(&egr_conns, &k, &o->who, BPF_ANY);
+}
+
+/* A bare RST: a TCP socket in TCP_CLOSE sends nothing else. Such a socket
+ * had a connection (the kernel resets only those), and the segment carries
+ * no data; a fast-path socket's record may already be freed by then (close()
+ * with unread data: TCP_CLOSE, then the RST). */
+static __always_inline int
+is_rst(struct __sk_buff *skb)
+{
+	__u8 b[2];
+	__u32 off;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		if (bpf_skb_load_bytes(skb, 0, b, 1))
+			return 0;
+		off = (b[0] & 0x0f) * 4;
+		if (off < 20 || off > 60)
+			return 0;
+	} else {
+		if (bpf_skb_load_bytes(skb, 6, b, 1) || b[0] != IPPROTO_TCP)
+			return 0;
+		off = 40;
+	}
+	if (bpf_skb_load_bytes(skb, off + 12, b, 2))
+		return 0;
+	/* RST set, and no SYN or FIN; a data offset but nothing after it */
+	return (b[1] & 0x07) == 0x04 && skb->len == off + (b[0] >> 4) * 4;
 }
 
 /* Catch-all: a packet from the sandbox leaves only towards loopback or from a
@@ -882,6 +1041,7 @@ egr_skb_egress(struct __sk_buff *skb)
 	struct bpf_sock *sk;
 	__be32 d[4] = {};
 	struct egr_event *e;
+	__u64 cookie;
 
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		if (bpf_skb_load_bytes(skb, 16, &d[3], 4))
@@ -904,6 +1064,12 @@ egr_skb_egress(struct __sk_buff *skb)
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
 		return audit_mode ? SYS_PROCEED : SYS_REJECT;
+	cookie = bpf_get_socket_cookie(skb);
+	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	if (o && (o->flags & EGR_SK_DIRECT))
+		return SYS_PROCEED;
+	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb))
+		return SYS_PROCEED;
 	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!o)
 		return audit_mode ? SYS_PROCEED : SYS_REJECT;

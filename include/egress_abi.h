@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 3 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 4 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -64,8 +64,14 @@ enum egr_hook {
 #define EGR_SK_DIRECT	  0x04 /* fast-path target: skb catch-all lets it pass */
 #define EGR_SK_INDEX	  0x08 /* index by local address at TCP_CONNECT_CB */
 #define EGR_SK_BOUND	  0x10 /* counted in egr_binds; uncount at release */
-#define EGR_SK_LOCAL	  0x20 /* connected to a loopback listener of the cgroup */
+#define EGR_SK_LOCAL	  0x20 /* unused since ABI 4 (was: loopback listener of the cgroup) */
 #define EGR_SK_SKB_SEEN	  0x40 /* catch-all drop already reported for this socket */
+#define EGR_SK_CLOSE_CB	  0x80 /* TCP in egr_socks: sockops sees TCP_CLOSE and frees it */
+
+/* struct egr_sk_orig.life: who is done with an egr_socks record of a TCP
+ * socket that outlives its file (FIN, retransmits); the second frees it. */
+#define EGR_LIFE_RELEASED 0x01 /* sock_release ran: no file refers to it */
+#define EGR_LIFE_CLOSED	  0x02 /* the TCP state became TCP_CLOSE */
 
 /* Map egr_binds (hash): loopback-reachable sockets bound by the cgroup. */
 struct egr_bind_key {
@@ -100,15 +106,22 @@ struct egr_conn_val {
 };
 _Static_assert(sizeof(struct egr_conn_val) == 64, "egr_conn_val layout");
 
-/* Map egr_sk (sk_storage): what connect/sendmsg/bind saw, per socket. */
+/* What connect/sendmsg/bind saw, per socket: the value of map egr_socks (hash
+ * by socket cookie; connect/sendmsg records) and of map egr_sk (sk_storage;
+ * bind records, catch-all reports, and connect/sendmsg records when
+ * egr_socks is full). */
 struct egr_sk_orig {
 	__be32 addr[4];		   /* original destination, v4-mapped for IPv4 */
 	__be16 port;		   /* original destination port */
 	__u16 flags;		   /* EGR_SK_* */
+	__u32 life;		   /* EGR_LIFE_*, changed atomically (egr_socks only) */
 	struct egr_bind_key bound; /* egr_binds key counted for this socket */
-	struct egr_conn_val who;   /* with EGR_SK_INDEX: the record for egr_conns */
+	__u32 pad;		   /* always zero */
+	struct egr_conn_val who;   /* with EGR_SK_INDEX: who.reason; for UDP the
+				    * whole record for egr_conns (TCP: sockops
+				    * fills it in the connecting task) */
 };
-_Static_assert(sizeof(struct egr_sk_orig) == 104, "egr_sk_orig layout");
+_Static_assert(sizeof(struct egr_sk_orig) == 112, "egr_sk_orig layout");
 
 /* Map egr_fast (hash): approved direct targets, and explicit loopback allows. */
 struct egr_fast_key {

@@ -126,6 +126,7 @@ enum {
 	OPT_PPORT,
 	OPT_AAU,
 	OPT_SKIP,
+	OPT_SOCKS_MAX,
 	OPT_METHOD,
 	OPT_AUDIT,
 	OPT_SUGGEST,
@@ -173,6 +174,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 #ifdef EGR_TESTING
 		/* leave one program out, to test the layers behind it */
 		{"test-skip-prog", required_argument, NULL, OPT_SKIP},
+		/* shrink the socket-record map, to test its sk_storage fallback */
+		{"test-socks-max", required_argument, NULL, OPT_SOCKS_MAX},
 #endif
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -273,6 +276,11 @@ parse_run(int argc, char **argv, struct run_opts *o)
 			if (o->nskip == 8)
 				return -EINVAL;
 			o->skip_progs[o->nskip++] = optarg;
+			break;
+		case OPT_SOCKS_MAX:
+			o->socks_max = (uint32_t)strtoul(optarg, NULL, 10);
+			if (!o->socks_max)
+				return -EINVAL;
 			break;
 		case 'q':
 			o->quiet = true;

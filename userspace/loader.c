@@ -225,6 +225,11 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 		}
 		bpf_program__set_autoload(prog, false);
 	}
+	if (o->socks_max &&
+	    (err = bpf_map__set_max_entries(ld->skel->maps.egr_socks, o->socks_max))) {
+		snprintf(errbuf, errlen, "egr_socks: %s", strerror(-err));
+		goto out_destroy;
+	}
 	err = egress_bpf__load(ld->skel);
 	if (err) {
 		snprintf(errbuf, errlen,

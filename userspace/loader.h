@@ -24,6 +24,8 @@ struct loader_opts {
 	/* programs not to load, by name without "egr_" (tests of the layers
 	 * behind them; only the EGR_TESTING build exposes this) */
 	const char *skip_progs[8];
+	/* room in egr_socks if not 0 (tests of its fallback; EGR_TESTING) */
+	uint32_t socks_max;
 	/* called for every event read from the ring buffer */
 	void (*on_event)(const struct egr_event *e, void *arg);
 	void *arg;

@@ -635,6 +635,7 @@ run_main(struct run_opts *o)
 	lo.emit_redirects = o->log_file || log_verbose > 0; /* only when someone reads them */
 	lo.audit_mode = o->audit;
 	memcpy(lo.skip_progs, o->skip_progs, sizeof(lo.skip_progs));
+	lo.socks_max = o->socks_max;
 	lo.on_event = on_event;
 	lo.arg = &st;
 	st.ld = loader_open(&lo, errbuf, sizeof(errbuf));

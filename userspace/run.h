@@ -35,6 +35,7 @@ struct run_opts {
 	bool allow_abstract_unix;
 	bool quiet;
 	const char *skip_progs[8]; /* EGR_TESTING builds only */
+	uint32_t socks_max;	   /* EGR_TESTING builds only */
 	int nskip;
 	char **argv;
 };

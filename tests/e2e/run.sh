@@ -621,6 +621,45 @@ test_fastpath() {
 }
 
 # ======================================================================
+# the same with egr_socks (the per-socket records of connect) full: a held
+# fast-path connection takes its one slot, and the next sockets' records go
+# to sk_storage: still direct, still redirected with getpeername intact
+# ======================================================================
+test_fastpath_full() {
+	local t=fastpath_full tp egrt hold
+	new_port tp
+	egrt="$(dirname "$EGRESSCTL")/helpers/egressctl-test"
+	have_egr || return 0
+	if [ ! -x "$egrt" ]; then
+		fail "$t.binary" "$egrt missing (make helpers)"
+		return 0
+	fi
+	hold="import socket, sys, time
+s = socket.create_connection(('198.18.0.1', 7002), timeout=5)
+open(sys.argv[1], 'w').close()
+time.sleep(1)
+s.sendall(b'held\\n')
+print('HOLD', s.recv(64).decode().strip())"
+	EGRESSCTL="$egrt" with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" \
+		--allow 198.18.0.1:7002 --test-socks-max 1 -- /bin/sh -c \
+		"$PY -c \"\$0\" $RW/$t.held >$RW/$t.hold 2>&1 & \
+		for i in \$(seq 100); do [ -e $RW/$t.held ] && break; sleep 0.05; done; \
+		$PROBE --wait $W/$t.go --token $t.direct tcp4 198.18.0.1 7002; \
+		$PROBE --token $t.other tcp4 198.18.0.1 7003; wait" "$hold" ||
+		return 0
+	a_rc "$t.exit" 0 "$t"
+	a_grep "$t.held_first" "$RW/$t.hold" "^HOLD held\$"
+	egr_json "$t" 1
+	a_ok "$t.allowed.connect"
+	a_eq "$t.allowed.echo_from_inet" "reply" "$P_data" "probe $t.direct"
+	a_nogrep "$t.allowed.tlisten_saw_nothing" "$W/$t.tl" "ORIG 198\\.18\\.0\\.1:7002"
+	egr_json "$t" 2
+	a_eq "$t.other_port.getpeername" "getpeername()" "$P_peer" "198.18.0.1:7003"
+	a_eq "$t.other_port.redirected" "line from tlisten" "$P_data" "ORIG 198.18.0.1:7003 pid=$P_pid comm=python3 reason=transparent"
+	sensor_none "$t.other_port.sensor" "dst host 198.18.0.1 and dst port 7003"
+}
+
+# ======================================================================
 # a privileged process (root, all capabilities) placed in the cgroup by
 # the test: raw, ping and IPv6 still denied by the BPF layer alone
 # ======================================================================
@@ -828,7 +867,7 @@ test_sigkill() {
 # ======================================================================
 
 ALL_TESTS="tcp_redirect ipv6 mapped udp dns unix raw packet ping catchall tfo io_uring udplite mptcp vsock
-doublefork cgroup_escape bpf loopback proxy_port fastpath privileged exit_status signals cleanup sigkill"
+doublefork cgroup_escape bpf loopback proxy_port fastpath fastpath_full privileged exit_status signals cleanup sigkill"
 
 interrupted() {	# the summary stays the last line even when interrupted
 	fail interrupted "SIG$1 during the run"
