@@ -865,6 +865,10 @@ accept_one(struct proxy *p, int lfd, enum proxy_listener kind)
 		tproxy_start(c);
 		break;
 	}
+	/* Most clients have sent their first bytes by now (a request, a
+	 * greeting): read them at once instead of after an epoll round; the
+	 * read event just added then never reaches the kernel (changelist). */
+	on_client_read(fd, EV_READ, c);
 	return true;
 }
 
