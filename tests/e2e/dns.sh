@@ -234,6 +234,17 @@ dj() {
 	jvd "$line"
 }
 
+# pj TAG N: jvd the Nth JSON line (a probe.py line) of TAG's output; the
+# fields of the fast-path lifetime probes are defined even when missing
+pj() {
+	local line
+	line=$(nth_json "$W/$1.out" "$2")
+	jvd "${line:-"{\"ok\": false, \"errno\": \"NOJSON\"}"}"
+	[ -n "$line" ] || P_json="no JSON line #$2 (egressctl rc=$EGR_RC, stderr: $(head -c 300 "$W/$1.err" | tr '\n' '|'))"
+	: "${P_local:=}" "${P_peer:=}" "${P_unread:=}" "${P_banner:=}" "${P_echo:=}" "${P_echo_errno:=}"
+	: "${P_local2:=}" "${P_peer2:=}" "${P_banner2:=}"
+}
+
 # sensor_no_text NAME TEXT: no packet the sensor captured carries TEXT
 # (case-insensitive) in its first 256 bytes
 sensor_no_text() {
@@ -327,6 +338,13 @@ fast_lacks() { ! fast_has "$1" "$2"; }
 fast_gone() {	# fast_gone IP PORT: re-dump $FASTMAP; true when no entry
 	FASTDUMP=$(fastmap "$FASTMAP")
 	! fast_has "$1" "$2"
+}
+
+# fast_gone_live IP PORT: fast_gone, and egressctl still runs with its map
+# pinned (an empty dump of a vanished map is no proof of removal)
+fast_gone_live() {
+	kill -0 "$EGR_PID" 2>/dev/null && bpftool map show pinned "$FASTMAP" >/dev/null 2>&1 &&
+		fast_gone "$1" "$2"
 }
 
 # ======================================================================
@@ -616,8 +634,8 @@ EOF
 	a_jlog "$t.2222_denied_logged_by_name" "$W/$t.jlog" decision=deny source=transparent host=git.test port=2222
 	a_grep "$t.2222_denial_line" "$W/$t.err" "^egressctl: denied python3\\[[0-9]+\\] → git\\.test:2222 "
 	# the TTL is 5 s; the sweep runs every second
-	if wait_for 12 fast_gone "$A_GIT" 22; then ok "$t.entry_removed_after_ttl"; else
-		fail "$t.entry_removed_after_ttl" "still there 12 s after the answer: '$FASTDUMP'"
+	if wait_secs 12 fast_gone_live "$A_GIT" 22; then ok "$t.entry_removed_after_ttl"; else
+		fail "$t.entry_removed_after_ttl" "still there 12 s after the answer (or egressctl gone): '$FASTDUMP'"
 	fi
 	touch "$W/$t.go1"
 	wait_for 20 test -e "$RW/$t.ready2"
@@ -636,6 +654,82 @@ EOF
 	a_grep "$t.server_saw_22" "$WEBLOG" "^ACCEPT banner local=$(re "$A_GIT"):22 peer=198\\.18\\.0\\.2:"
 	a_nogrep "$t.server_saw_nothing_on_2222" "$WEBLOG" "local=$(re "$A_GIT"):2222 "
 	sensor_none "$t.sensor_nothing_to_2222" "tcp and dst host $A_GIT and dst port 2222"
+}
+
+# ======================================================================
+# 9b. the life of a fast-path socket, with tcp://short.allowed.test:22
+# (TTL 1, raised to 5): a connection made while the entry exists stays
+# direct and usable after the entry is gone (its record, not the entry,
+# lets its packets out); a NEW connection to the same address afterwards
+# is not direct: it is redirected to egressctl's transparent listener and
+# allowed there under the learned name.  close() with unread data on a
+# fast-path socket resets the connection: the RST reaches the server (the
+# catch-all passes a bare RST of a socket in TCP_CLOSE, whose record is
+# already freed by then).
+# ======================================================================
+test_fastpath_held() {
+	local t=fastpath_held dir hport rport
+	script "$t" <<EOF
+$PROBE --timeout 25 --token $t.held hold_echo short.allowed.test 22 \$RW/$t.held $W/$t.go >\$RW/$t.hold &
+hold=\$!
+await \$RW/$t.held
+$PROBE --token $t.rst rst_close short.allowed.test 22
+touch \$RW/$t.ready
+wait \$hold
+cat \$RW/$t.hold
+EOF
+	drun_bg "$t" --allow tcp://short.allowed.test:22 -- /bin/sh "$W/$t.sh"
+	dir=$(cg_path "$t")
+	if ! egr_wait_pins "$dir"; then
+		fail "$t.setup" "no pins for $dir: $(head -c 400 "$W/$t.err")"
+		touch "$W/$t.go"
+		egr_join 10
+		return
+	fi
+	FASTMAP=$PINDIR/map_fast
+	if ! wait_for 15 test -e "$RW/$t.ready"; then
+		fail "$t.ready" "the confined script never got past its first connects: $(head -c 400 "$W/$t.err")"
+	fi
+	FASTDUMP=$(fastmap "$FASTMAP")
+	expect "$t.entry_while_connecting" "no TCP entry $A_SHORT:22 in $FASTMAP: '$FASTDUMP'" fast_has "$A_SHORT" 22
+	# the connection close()d with unread data, checked at once: the
+	# banner server's own 15 s timeout, and the RST its FIN would then draw
+	# from the closed port, are far off
+	pj "$t" 1
+	a_ok "$t.rst.connect"
+	a_pj "$t.rst.direct_with_unread_data" "local address / unread bytes" "$P_local/$P_unread" \
+		"198\\.18\\.0\\.2:[0-9]+/[1-9][0-9]*"
+	rport=${P_local##*:}
+	if wait_secs 3 grep -Eq "^ERR banner local=$(re "$A_SHORT"):22 peer=198\\.18\\.0\\.2:$rport ConnectionResetError" "$WEBLOG"; then
+		ok "$t.rst.server_saw_reset"
+	else
+		fail "$t.rst.server_saw_reset" "no reset of peer port ${rport:-?} in $(basename "$WEBLOG"): $(grep -E "peer=198\\.18\\.0\\.2:${rport:-x}( |\$)" "$WEBLOG" | tr '\n' '|')"
+	fi
+	sensor_saw "$t.rst.sensor_saw_rst" \
+		"tcp and dst host $A_SHORT and dst port 22 and src port ${rport:-0} and tcp[tcpflags] & tcp-rst != 0"
+	# the TTL is 5 s; the sweep runs every second (egressctl must still run:
+	# once it has exited, the map is gone too)
+	# shellcheck disable=SC2317 # called by wait_secs
+	if wait_secs 8 fast_gone_live "$A_SHORT" 22; then ok "$t.entry_removed"; else
+		fail "$t.entry_removed" "still there after 8 s (or egressctl gone): '$FASTDUMP'"
+	fi
+	touch "$W/$t.go"
+	egr_join 20
+	a_rc "$t.exit" 0 "$t"
+	# the held connection, and the new one after the entry's removal
+	pj "$t" 2
+	a_ok "$t.held.ok"
+	a_pj "$t.held.was_direct" "local / peer / banner" "$P_local / $P_peer / $P_banner" \
+		"198\\.18\\.0\\.2:[0-9]+ / $(re "$A_SHORT"):22 / SSH-2\\.0-egr-22"
+	hport=${P_local##*:}
+	a_pj "$t.held.echo_after_removal" "echo on the held connection after the entry's removal (recv errno ${P_echo_errno:-none})" \
+		"$P_echo" "probe $(re "$t").held"
+	a_grep "$t.held.server_saw_data_direct" "$WEBLOG" \
+		"^DATA banner local=$(re "$A_SHORT"):22 peer=198\\.18\\.0\\.2:${hport:-x} probe $(re "$t")\\.held\$"
+	a_pj "$t.new_conn.redirected" "local / peer (getpeername) / banner of a new connection after the removal" \
+		"$P_local2 / $P_peer2 / $P_banner2" "127\\.0\\.0\\.1:[0-9]+ / $(re "$A_SHORT"):22 / SSH-2\\.0-egr-22"
+	a_jlog "$t.new_conn.proxy_allowed_by_learned_name" "$W/$t.jlog" decision=allow source=transparent \
+		host=short.allowed.test port=22 'rule=tcp://short\.allowed\.test:22'
 }
 
 # ======================================================================
@@ -816,6 +910,6 @@ EOF
 
 # ======================================================================
 
-ALL_TESTS="resolve denied local_answers types cache fastpath upstream_down garbage outsider hygiene${E2E_MEASURE:+ measure}"
+ALL_TESTS="resolve denied local_answers types cache fastpath fastpath_held upstream_down garbage outsider hygiene${E2E_MEASURE:+ measure}"
 
 suite_main dns.sh dns_setup "ip nsenter setpriv unshare mount tcpdump ss dig getent dnsmasq bpftool timeout" "$@"

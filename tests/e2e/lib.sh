@@ -119,6 +119,17 @@ wait_for() {	# wait_for SECONDS CMD...: poll CMD every 50 ms, up to SECONDS
 	"$@"
 }
 
+# wait_secs SECONDS CMD...: poll CMD every 0.1 s for SECONDS of wall-clock
+# time (wait_for counts polls: slow CMDs -- a bpftool dump -- stretch it)
+wait_secs() {
+	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
+	shift
+	until "$@"; do
+		[ "${EPOCHREALTIME/./}" -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
 sbx_listening() { in_sbx ss -Hltn "sport = :$1" | grep -q LISTEN; }
 inet_listening() { in_inet ss -Hltn "sport = :$1" | grep -q LISTEN; }
 

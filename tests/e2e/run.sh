@@ -660,6 +660,85 @@ print('HOLD', s.recv(64).decode().strip())"
 }
 
 # ======================================================================
+# egr_socks (the per-socket connect records, pinned as map_socks) does not
+# leak: 250 connections -- fast path closed normally, closed with unread
+# data (RST), half-closed; redirected, read or not -- then 6 held open.
+# While egressctl still runs: the map holds the 6 open sockets' records
+# only, and none once they are closed too (fast-path records go at
+# sock_release + TCP_CLOSE, the others at sock_release)
+# ======================================================================
+socks_count() {	# socks_count: entries of $PINDIR/map_socks (or "ERR ...")
+	bpftool -j map dump pinned "$PINDIR/map_socks" 2>"$W/socks.err" |
+		"$PY" -c 'import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    d = {"error": "no JSON"}
+print(len(d) if isinstance(d, list) else "ERR %s" % d.get("error"))'
+}
+socks_is() { SOCKS_N=$(socks_count); [ "$SOCKS_N" = "$1" ]; }
+socks_entries() {	# the records left, decoded: "addr:port flags=0x.. life=0x.."
+	bpftool -j map dump pinned "$PINDIR/map_socks" 2>/dev/null | "$PY" -c 'import json, socket, struct, sys
+try:
+    ents = json.load(sys.stdin)
+except ValueError:
+    sys.exit()
+for e in ents[:4] if isinstance(ents, list) else []:
+    v = bytes(int(x, 16) for x in e["value"])
+    a = socket.inet_ntop(socket.AF_INET, v[12:16]) if v[:12] == bytes(10) + b"\xff\xff" \
+        else socket.inet_ntop(socket.AF_INET6, v[:16])
+    port, flags, life = struct.unpack("!H", v[16:18])[0], *struct.unpack("<HI", v[18:24])
+    print("%s:%d flags=0x%x life=0x%x;" % (a, port, flags, life), end=" ")'
+}
+
+test_socks_leak() {
+	local t=socks_leak tp
+	new_port tp
+	have_egr || return 0
+	# shellcheck disable=SC2317 # called by with_tlisten (WT_BEFORE_GO)
+	socks_leak_check() {
+		touch "$W/$t.go"
+		if ! wait_for 25 test -e "$RW/$t.held"; then
+			fail "$t.held" "the batch never finished: $(head -c 300 "$W/$t.err")"
+			touch "$W/$t.go2" "$W/$t.end"
+			return
+		fi
+		SOCKS_N=$(socks_count)
+		if [[ $SOCKS_N =~ ^[0-9]+$ ]] && [ "$SOCKS_N" -ge 6 ]; then ok "$t.map_shows_the_open_sockets"; else
+			fail "$t.map_shows_the_open_sockets" "map_socks holds '$SOCKS_N' entries with 6 sockets open, want >= 6 ($(head -c 200 "$W/socks.err"))"
+		fi
+		# settle: FIN/ACK exchanges of the last closed sockets
+		if wait_secs 3 socks_is 6; then ok "$t.batch_records_freed"; else
+			fail "$t.batch_records_freed" "map_socks holds $SOCKS_N entries after 250 closed connections with 6 open, want 6: $(socks_entries)"
+		fi
+		touch "$W/$t.go2"
+		wait_secs 10 test -e "$RW/$t.done"
+		if wait_secs 3 socks_is 0; then ok "$t.all_records_freed"; else
+			fail "$t.all_records_freed" "map_socks holds $SOCKS_N entries with every socket closed, want 0: $(socks_entries)"
+		fi
+		touch "$W/$t.end"
+	}
+	WT_BEFORE_GO=socks_leak_check with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" \
+		--allow 198.18.0.1:7002 -- "${PROBE_ARGV[@]}" --wait "$W/$t.go" --timeout 40 --token "$t" \
+		conn_batch 198.18.0.1 7002 7003 250 "$RW/$t.held" "$W/$t.go2" "$RW/$t.done" "$W/$t.end" || return 0
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t"
+	a_ok "$t.connections_worked"
+	a_eq "$t.counts" "connections that worked, per kind" "$(jq_counts "$P_json")" \
+		"fast_close=50 fast_unread=50 fast_halfclose=50 redir_read=50 redir_unread=50 held=6"
+	sensor_saw "$t.fast_path.sensor" "tcp and dst host 198.18.0.1 and dst port 7002"
+	sensor_none "$t.redirected.sensor" "dst host 198.18.0.1 and dst port 7003"
+}
+jq_counts() {
+	"$PY" -c 'import json, sys
+try:
+    d = json.loads(sys.argv[1])
+except ValueError:
+    d = {}
+print(" ".join("%s=%s" % kv for kv in d.get("good", {}).items()), "held=%s" % d.get("held"))' "$1"
+}
+
+# ======================================================================
 # a privileged process (root, all capabilities) placed in the cgroup by
 # the test: raw, ping and IPv6 still denied by the BPF layer alone
 # ======================================================================
@@ -867,7 +946,7 @@ test_sigkill() {
 # ======================================================================
 
 ALL_TESTS="tcp_redirect ipv6 mapped udp dns unix raw packet ping catchall tfo io_uring udplite mptcp vsock
-doublefork cgroup_escape bpf loopback proxy_port fastpath fastpath_full privileged exit_status signals cleanup sigkill"
+doublefork cgroup_escape bpf loopback proxy_port fastpath fastpath_full socks_leak privileged exit_status signals cleanup sigkill"
 
 interrupted() {	# the summary stays the last line even when interrupted
 	fail interrupted "SIG$1 during the run"

@@ -718,6 +718,167 @@ def cmd_sigwait(path, mode):
     emit(False, "NOSIGNAL")
 
 
+# --- fast-path socket lifetimes ----------------------------------------------------
+
+def wait_file(path, limit=20.0):
+    end = time.monotonic() + limit
+    while not os.path.exists(path):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def addr4(host, port):
+    """HOST (a name is resolved here, IPv4 only) and PORT as a sockaddr."""
+    return socket.getaddrinfo(host, int(port), socket.AF_INET, socket.SOCK_STREAM)[0][4]
+
+
+def cmd_hold_echo(host, port, held, go):
+    """Connects to a banner+echo server (HOST may be a name: resolving it is
+    what opens a tcp:// fast-path entry), reads the banner, creates the file
+    HELD, waits for the file GO (the suite creates it once the fast-path
+    entry is gone), then sends the probe line on the SAME connection and
+    reads its echo; then opens a NEW connection to the same address and
+    port and reads its banner.  Reports local/peer of both connections:
+    "local" 198.18.0.2:x is a direct connection, 127.0.0.1:x one redirected
+    to egressctl's transparent listener.  Give it --timeout > the wait."""
+    st = {}
+    STEP[0] = "resolve"
+    try:
+        sa = addr4(host, port)
+        STEP[0] = "connect"
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(3)
+        s.connect(sa)
+        st["local"], st["peer"] = fmt(s.getsockname()), fmt(s.getpeername())
+        STEP[0] = "banner"
+        st["banner"] = read_reply(s, 3)
+        open(held, "w").close()
+        STEP[0] = "wait"
+        if not wait_file(go):
+            emit(False, "NOGO", **st)
+        STEP[0] = "send_after"
+        s.sendall(line())
+        STEP[0] = "echo_after"
+        st["echo"] = read_reply(s, 3)
+        if st["echo"] is None and RECV_ERR[0] is not None:
+            st["echo_errno"] = ename(RECV_ERR[0])
+        s.close()
+        STEP[0] = "connect2"
+        s2 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s2.settimeout(3)
+        s2.connect(sa)
+        st["local2"], st["peer2"] = fmt(s2.getsockname()), fmt(s2.getpeername())
+        STEP[0] = "banner2"
+        st["banner2"] = read_reply(s2, 3)
+        s2.close()
+    except OSError as e:
+        fail(e, **st)
+    emit(True, None, **st)
+
+
+def cmd_rst_close(host, port):
+    """Connects, waits until the server's first bytes (a banner) have
+    arrived, and close()s WITHOUT reading them: the kernel answers with an
+    RST instead of a FIN.  "local" names the connection for the sensor."""
+    st = {}
+    STEP[0] = "connect"
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(3)
+        s.connect(addr4(host, port))
+        st["local"], st["peer"] = fmt(s.getsockname()), fmt(s.getpeername())
+        STEP[0] = "wait_data"
+        r, _, _ = select.select([s], [], [], 3)
+        if not r:
+            emit(False, "NODATA", **st)
+        st["unread"] = len(s.recv(4096, socket.MSG_PEEK))
+        STEP[0] = "close"
+        s.close()
+    except OSError as e:
+        fail(e, **st)
+    emit(True, None, **st)
+
+
+def cmd_conn_batch(host, fport, rport, n, held, go, done, last):
+    """N connections, one after the other, in five kinds (i % 5):
+      fast_close     to HOST:FPORT (a fast-path echo): send, read the echo, close
+      fast_unread    the same, but close() with the echo unread (an RST)
+      fast_halfclose send, shutdown(SHUT_WR), read to EOF, close
+      redir_read     to HOST:RPORT (redirected): read the listener's line, close
+      redir_unread   the same, close() with the line unread
+    Then holds 4 fast-path and 2 redirected connections open, creates HELD,
+    waits for GO, closes them (2 of the fast ones with unread data), creates
+    DONE, waits for LAST (the suite inspects the maps meanwhile: egressctl
+    runs until its CMD exits).  Reports per-kind counts of connections that
+    worked as expected ("good") and the first failure of each kind."""
+    kinds = ["fast_close", "fast_unread", "fast_halfclose", "redir_read", "redir_unread"]
+    good = dict.fromkeys(kinds, 0)
+    bad = {}
+
+    def conn(p):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(3)
+        s.connect((host, int(p)))
+        return s
+
+    def readable(s):
+        return bool(select.select([s], [], [], 3)[0])
+
+    for i in range(int(n)):
+        k = kinds[i % 5]
+        try:
+            if k.startswith("fast"):
+                s = conn(fport)
+                s.sendall(line())
+                if k == "fast_close":
+                    ok = read_reply(s, 3) == line().decode().strip()
+                elif k == "fast_unread":
+                    ok = readable(s)
+                else:
+                    s.shutdown(socket.SHUT_WR)
+                    buf, end = b"", time.monotonic() + 3
+                    while time.monotonic() < end:
+                        d = s.recv(4096)
+                        if not d:
+                            break
+                        buf += d
+                    ok = buf == line()
+            else:
+                s = conn(rport)
+                ok = readable(s) if k == "redir_unread" else bool(read_reply(s, 3))
+            s.close()
+            if ok:
+                good[k] += 1
+            else:
+                bad.setdefault(k, "no reply")
+        except OSError as e:
+            bad.setdefault(k, ename(e.errno) if e.errno else type(e).__name__)
+    STEP[0] = "hold"
+    hold = []
+    try:
+        for p in (fport, fport, fport, fport, rport, rport):
+            s = conn(p)
+            if p == fport:
+                s.sendall(line())
+            readable(s)
+            hold.append(s)
+    except OSError as e:
+        bad.setdefault("hold", ename(e.errno) if e.errno else type(e).__name__)
+    open(held, "w").close()
+    if not wait_file(go):
+        emit(False, "NOGO", good=good, bad=bad)
+    for i, s in enumerate(hold):
+        if i in (0, 1):
+            s.recv(4096)  # read: a normal close (FIN); 2 and 3 keep theirs unread (RST)
+        s.close()
+    open(done, "w").close()
+    if not wait_file(last):
+        emit(False, "NOEND", good=good, bad=bad, held=len(hold))
+    emit(not bad, None, good=good, bad=bad, held=len(hold))
+
+
 def cmd_noop():
     emit(True)
 

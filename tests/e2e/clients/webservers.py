@@ -17,6 +17,8 @@ once), so tests can assert what a server did and did NOT see.
             then the HTTP line with "HTTPS" instead of "HTTP".
   --banner  server-first TCP (an SSH-like banner "SSH-2.0-egr-PORT"), then echo;
               ACCEPT banner local=IP:PORT peer=IP:PORT / DATA banner local=... <text>
+A connection that ends in an error (a reset, the 15 s timeout) is logged
+  ERR KIND local=IP:PORT peer=IP:PORT <exception>
 
 Addresses: the suite's "internet" netns routes whole test ranges to lo
 (AnyIP), so "local=" is the destination address the client (the proxy)
@@ -113,6 +115,7 @@ def serve_http(c, kind, local, peer):
 
 def conn_thread(c, peer, kind, ctx):
     c.settimeout(15)
+    local = peer_s = "-"
     try:
         local = fmt(c.getsockname())
         peer_s = fmt(peer)
@@ -140,7 +143,7 @@ def conn_thread(c, peer, kind, ctx):
                     d.decode(errors="replace").strip())
                 c.sendall(d)
     except (OSError, EOFError, ValueError) as e:
-        log("ERR", kind, repr(e).replace(" ", "_")[:120])
+        log("ERR", kind, "local=" + local, "peer=" + peer_s, repr(e).replace(" ", "_")[:120])
     finally:
         try:
             c.close()
