@@ -19,6 +19,7 @@
 
 #include "ask.h"
 #include "audit.h"
+#include "clock.h"
 #include "dns.h"
 #include "dnsmsg.h"
 #include "loader.h"
@@ -127,15 +128,6 @@ struct dns_server {
 	int ntcp;
 	struct dns_stats st;
 };
-
-static uint64_t
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
 
 static uint32_t
 hash_str(const char *s, uint32_t seed)

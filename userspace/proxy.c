@@ -19,6 +19,7 @@
 
 #include "ask.h"
 #include "audit.h"
+#include "clock.h"
 #include "conn.h"
 #include "dns.h"
 #include "loader.h"
@@ -46,15 +47,6 @@ struct proxy {
 	int pipes[PIPE_POOL][2]; /* empty relay pipes of closed connections */
 	int npipes;
 };
-
-static uint64_t
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
 
 const struct policy *
 conn_policy(const struct conn *c)

@@ -13,12 +13,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/queue.h>
 #include <netinet/in.h>
 #include <ares.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "resolve.h"
 
 #define RESOLVE_MAX_SOCKS 16
@@ -76,15 +76,6 @@ struct resolve_req {
 	int naddrs;
 	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
 };
-
-static uint64_t
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
 
 /* Lower-cases host into out without a trailing dot; false if it does not fit. */
 static bool

@@ -340,6 +340,27 @@ fast_gone() {	# fast_gone IP PORT: re-dump $FASTMAP; true when no entry
 	! fast_has "$1" "$2"
 }
 
+# fast_start TAG SECONDS READY GO...: after drun_bg TAG, wait for its pins
+# (FASTMAP is then its fast-path map) and for the script's READY file, and
+# dump the map into FASTDUMP; without pins, release the script (touch GO...),
+# reap egressctl and return 1
+fast_start() {
+	local t=$1 secs=$2 ready=$3 dir
+	shift 3
+	dir=$(cg_path "$t")
+	if ! egr_wait_pins "$dir"; then
+		fail "$t.setup" "no pins for $dir: $(head -c 400 "$W/$t.err")"
+		touch "$@"
+		egr_join 10
+		return 1
+	fi
+	FASTMAP=$PINDIR/map_fast
+	if ! wait_for "$secs" test -e "$ready"; then
+		fail "$t.ready" "the confined script never got past its first connects: $(head -c 400 "$W/$t.err")"
+	fi
+	FASTDUMP=$(fastmap "$FASTMAP")
+}
+
 # fast_gone_live IP PORT: fast_gone, and egressctl still runs with its map
 # pinned (an empty dump of a vanished map is no proof of removal)
 fast_gone_live() {
@@ -605,18 +626,7 @@ touch \$RW/$t.ready2
 await $W/$t.go2
 EOF
 	drun_bg "$t" --allow tcp://git.test:22 -- /bin/sh "$W/$t.sh"
-	dir=$(cg_path "$t")
-	if ! egr_wait_pins "$dir"; then
-		fail "$t.setup" "no pins for $dir: $(head -c 400 "$W/$t.err")"
-		touch "$W/$t.go1" "$W/$t.go2"
-		egr_join 10
-		return
-	fi
-	FASTMAP=$PINDIR/map_fast
-	if ! wait_for 20 test -e "$RW/$t.ready1"; then
-		fail "$t.ready" "the confined script never got past its first connects: $(head -c 400 "$W/$t.err")"
-	fi
-	FASTDUMP=$(fastmap "$FASTMAP")
+	fast_start "$t" 20 "$RW/$t.ready1" "$W/$t.go1" "$W/$t.go2" || return
 	note "$t: map_fast: $(tr '\n' ';' <<<"$FASTDUMP") $(head -c 200 "$W/bpftool.err")"
 	dj "$t" "$t.a22"
 	a_pj "$t.banner_22" "data" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'
@@ -679,18 +689,7 @@ wait \$hold
 cat \$RW/$t.hold
 EOF
 	drun_bg "$t" --allow tcp://short.allowed.test:22 -- /bin/sh "$W/$t.sh"
-	dir=$(cg_path "$t")
-	if ! egr_wait_pins "$dir"; then
-		fail "$t.setup" "no pins for $dir: $(head -c 400 "$W/$t.err")"
-		touch "$W/$t.go"
-		egr_join 10
-		return
-	fi
-	FASTMAP=$PINDIR/map_fast
-	if ! wait_for 15 test -e "$RW/$t.ready"; then
-		fail "$t.ready" "the confined script never got past its first connects: $(head -c 400 "$W/$t.err")"
-	fi
-	FASTDUMP=$(fastmap "$FASTMAP")
+	fast_start "$t" 15 "$RW/$t.ready" "$W/$t.go" || return
 	expect "$t.entry_while_connecting" "no TCP entry $A_SHORT:22 in $FASTMAP: '$FASTDUMP'" fast_has "$A_SHORT" 22
 	# the connection close()d with unread data, checked at once: the
 	# banner server's own 15 s timeout, and the RST its FIN would then draw

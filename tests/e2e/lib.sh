@@ -254,6 +254,15 @@ sensor_none() {
 
 # ------------------------------------------------------------- egressctl
 
+# test_build TAG: EGRT := the EGR_TESTING build next to $EGRESSCTL (its
+# --test-* options); without one, a failed TAG.binary check and status 1
+test_build() {
+	EGRT="$(dirname "$EGRESSCTL")/helpers/egressctl-test"
+	[ -x "$EGRT" ] && return 0
+	fail "$1.binary" "$EGRT missing (make helpers)"
+	return 1
+}
+
 have_egr() { [ -x "$EGRESSCTL" ] && [ -z "${E2E_CONTROL_ONLY:-}" ]; }
 
 # egr TAG ARGS...: run `egressctl run ARGS...` synchronously in the sbx netns

@@ -338,15 +338,11 @@ test_ping() {
 # the wire.
 # ======================================================================
 test_catchall() {
-	local t=catchall a egrt
+	local t=catchall a
 	new4 a
-	egrt="$(dirname "$EGRESSCTL")/helpers/egressctl-test"
 	have_egr || return 0
-	if [ ! -x "$egrt" ]; then
-		fail "$t.binary" "$egrt missing (make helpers)"
-		return 0
-	fi
-	EGRESSCTL="$egrt" egr "$t" --cgroup "$(cg_name "$t")" --user nobody \
+	test_build "$t" || return 0
+	EGRESSCTL="$EGRT" egr "$t" --cgroup "$(cg_name "$t")" --user nobody \
 		--test-skip-prog sock_create -- "${PROBE_ARGV[@]}" ping "$a"
 	egr_json "$t"
 	a_denied "$t.denied"
@@ -626,21 +622,17 @@ test_fastpath() {
 # to sk_storage: still direct, still redirected with getpeername intact
 # ======================================================================
 test_fastpath_full() {
-	local t=fastpath_full tp egrt hold
+	local t=fastpath_full tp hold
 	new_port tp
-	egrt="$(dirname "$EGRESSCTL")/helpers/egressctl-test"
 	have_egr || return 0
-	if [ ! -x "$egrt" ]; then
-		fail "$t.binary" "$egrt missing (make helpers)"
-		return 0
-	fi
+	test_build "$t" || return 0
 	hold="import socket, sys, time
 s = socket.create_connection(('198.18.0.1', 7002), timeout=5)
 open(sys.argv[1], 'w').close()
 time.sleep(1)
 s.sendall(b'held\\n')
 print('HOLD', s.recv(64).decode().strip())"
-	EGRESSCTL="$egrt" with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" \
+	EGRESSCTL="$EGRT" with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" \
 		--allow 198.18.0.1:7002 --test-socks-max 1 -- /bin/sh -c \
 		"$PY -c \"\$0\" $RW/$t.held >$RW/$t.hold 2>&1 & \
 		for i in \$(seq 100); do [ -e $RW/$t.held ] && break; sleep 0.05; done; \

@@ -734,6 +734,17 @@ def addr4(host, port):
     return socket.getaddrinfo(host, int(port), socket.AF_INET, socket.SOCK_STREAM)[0][4]
 
 
+def dial(sa, st=None, suffix=""):
+    """A TCP connection to sa (3 s timeout); with st, records its two ends
+    as st["local"+suffix] and st["peer"+suffix]."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(3)
+    s.connect(sa)
+    if st is not None:
+        st["local" + suffix], st["peer" + suffix] = fmt(s.getsockname()), fmt(s.getpeername())
+    return s
+
+
 def cmd_hold_echo(host, port, held, go):
     """Connects to a banner+echo server (HOST may be a name: resolving it is
     what opens a tcp:// fast-path entry), reads the banner, creates the file
@@ -748,10 +759,7 @@ def cmd_hold_echo(host, port, held, go):
     try:
         sa = addr4(host, port)
         STEP[0] = "connect"
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.settimeout(3)
-        s.connect(sa)
-        st["local"], st["peer"] = fmt(s.getsockname()), fmt(s.getpeername())
+        s = dial(sa, st)
         STEP[0] = "banner"
         st["banner"] = read_reply(s, 3)
         open(held, "w").close()
@@ -766,10 +774,7 @@ def cmd_hold_echo(host, port, held, go):
             st["echo_errno"] = ename(RECV_ERR[0])
         s.close()
         STEP[0] = "connect2"
-        s2 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s2.settimeout(3)
-        s2.connect(sa)
-        st["local2"], st["peer2"] = fmt(s2.getsockname()), fmt(s2.getpeername())
+        s2 = dial(sa, st, "2")
         STEP[0] = "banner2"
         st["banner2"] = read_reply(s2, 3)
         s2.close()
@@ -785,10 +790,7 @@ def cmd_rst_close(host, port):
     st = {}
     STEP[0] = "connect"
     try:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.settimeout(3)
-        s.connect(addr4(host, port))
-        st["local"], st["peer"] = fmt(s.getsockname()), fmt(s.getpeername())
+        s = dial(addr4(host, port), st)
         STEP[0] = "wait_data"
         r, _, _ = select.select([s], [], [], 3)
         if not r:
@@ -818,10 +820,7 @@ def cmd_conn_batch(host, fport, rport, n, held, go, done, last):
     bad = {}
 
     def conn(p):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.settimeout(3)
-        s.connect((host, int(p)))
-        return s
+        return dial((host, int(p)))
 
     def readable(s):
         return bool(select.select([s], [], [], 3)[0])
