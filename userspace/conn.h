@@ -127,6 +127,20 @@ void conn_connect_upstream(struct conn *c, void (*done)(struct conn *c));
 /* relay.c: joins cfd and ufd after writing c->in (client bytes read during
  * the handshake) upstream. */
 void relay_start(struct conn *c);
+/* Moves bytes of direction dir (0: client -> upstream, 1: upstream ->
+ * client) through its pipe with splice(2): drains the pipe into the
+ * destination, then reads the source, at most *left bytes more if left is
+ * not NULL (and counts them off). Arms the events it waits on (c->cev_r /
+ * c->uev_w for dir 0, c->uev_r / c->cev_w for dir 1; the caller assigns
+ * their callbacks) and disarms both once it returns RELAY_EOF or
+ * RELAY_LIMIT. */
+enum relay_step {
+	RELAY_BLOCKED, /* waiting for an armed event */
+	RELAY_EOF,     /* the source said EOF; the pipe is empty */
+	RELAY_LIMIT,   /* *left reached 0; the pipe is empty */
+	RELAY_CLOSED,  /* an error: c was closed */
+};
+enum relay_step relay_move(struct conn *c, int dir, uint64_t *left);
 /* Gives c->d[dir] a pipe (a pooled one if there is one); -1 with errno. */
 int conn_pipe_open(struct conn *c, int dir);
 

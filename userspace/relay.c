@@ -48,18 +48,18 @@ touch(struct conn *c)
 	conn_touch(c);
 }
 
-/* Moves what it can for one direction; returns -1 if c was closed. */
-static int
-pump(struct conn *c, int dir)
+enum relay_step
+relay_move(struct conn *c, int dir, uint64_t *left)
 {
 	struct relay_dir *d = &c->d[dir];
 	int budget = 16; /* chunks per wakeup, so one stream cannot starve others */
 	bool drained = false;
+	size_t want;
 	ssize_t n;
 
 	if (d->pipe[0] == -1 && conn_pipe_open(c, dir)) {
 		conn_close(c, "pipe");
-		return -1;
+		return RELAY_CLOSED;
 	}
 	for (;;) {
 		/* drain the pipe first */
@@ -77,41 +77,35 @@ pump(struct conn *c, int dir)
 				/* destination full: wait for it, stop reading source */
 				event_del(src_ev(c, dir));
 				event_add(dst_ev(c, dir), NULL);
-				return 0;
+				return RELAY_BLOCKED;
 			}
 			conn_close(c, "relay write error");
-			return -1;
+			return RELAY_CLOSED;
 		}
 		event_del(dst_ev(c, dir));
-		if (d->eof) {
-			if (!d->done) {
-				d->done = true;
-				if (c->d[!dir].done) {
-					/* both sides said EOF: close() sends this FIN */
-					conn_close(c, "relay done");
-					return -1;
-				}
-				shutdown(dst_fd(c, dir), SHUT_WR);
-				event_del(src_ev(c, dir));
-			}
-			return 0;
+		if (d->eof || (left && !*left)) {
+			event_del(src_ev(c, dir));
+			return d->eof ? RELAY_EOF : RELAY_LIMIT;
 		}
 		if (!budget--) {
 			event_add(src_ev(c, dir), NULL);
-			return 0;
+			return RELAY_BLOCKED;
 		}
 		if (drained) {
 			/* the last read took less than the pipe holds: the source
 			 * is empty for now, and epoll (level-triggered) says when
 			 * it is not; no read just to hear EAGAIN */
 			event_add(src_ev(c, dir), NULL);
-			return 0;
+			return RELAY_BLOCKED;
 		}
-		n = splice(src_fd(c, dir), NULL, d->pipe[1], NULL, RELAY_CHUNK,
+		want = left && *left < RELAY_CHUNK ? (size_t)*left : RELAY_CHUNK;
+		n = splice(src_fd(c, dir), NULL, d->pipe[1], NULL, want,
 			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			d->inpipe += (size_t)n;
-			drained = n < RELAY_CHUNK;
+			if (left)
+				*left -= (uint64_t)n;
+			drained = (size_t)n < want;
 			continue;
 		}
 		if (n == 0) {
@@ -122,15 +116,32 @@ pump(struct conn *c, int dir)
 			continue;
 		if (errno == EAGAIN) {
 			event_add(src_ev(c, dir), NULL);
-			return 0;
+			return RELAY_BLOCKED;
 		}
 		if (errno == ECONNRESET || errno == EPIPE) {
 			conn_close(c, "reset");
-			return -1;
+			return RELAY_CLOSED;
 		}
 		conn_close(c, "relay read error");
-		return -1;
+		return RELAY_CLOSED;
 	}
+}
+
+/* One direction of a tunnel: EOF is passed on as shutdown(SHUT_WR). */
+static void
+pump(struct conn *c, int dir)
+{
+	struct relay_dir *d = &c->d[dir];
+
+	if (relay_move(c, dir, NULL) != RELAY_EOF || d->done)
+		return;
+	d->done = true;
+	if (c->d[!dir].done) {
+		/* both sides said EOF: close() sends this FIN */
+		conn_close(c, "relay done");
+		return;
+	}
+	shutdown(dst_fd(c, dir), SHUT_WR);
 }
 
 static void

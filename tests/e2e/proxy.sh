@@ -269,6 +269,50 @@ EOF
 }
 
 # ======================================================================
+# 2b. absolute-URI HTTP downloads: Content-Length and until-close bodies
+#     (spliced), chunked (buffered), a body cut short, HEAD, and two
+#     downloads over one kept-alive client connection; every byte checked
+# ======================================================================
+# dl_sha N: sha256 of the body webservers.py sends for /dl/N/...
+dl_sha() { "$PY" -c 'import hashlib, random, sys; n = int(sys.argv[1]); print(hashlib.sha256(random.Random(n).randbytes(n)).hexdigest())' "$1"; }
+
+test_http_download() {
+	local t=http_download how n
+	script "$t" <<EOF
+cu $t.cl http://allowed.test/dl/4000000/cl
+cu $t.close http://allowed.test/dl/3000001/close
+cu $t.chunked http://allowed.test/dl/1000003/chunked
+cu $t.short http://allowed.test/dl/2000000/short
+cu $t.head -I http://allowed.test/dl/5000/cl
+cu $t.small http://allowed.test/dl/100/cl
+r=\$(curl -sS --max-time 14 -w '%{http_code}/%{num_connects} ' -o "\$RW/$t.ka1.body" \
+	http://allowed.test/dl/2500000/cl -o "\$RW/$t.ka2.body" http://allowed.test/dl/1000/cl 2>"\$RW/$t.ka.err")
+echo "$t.ka \$r rc=\$?"
+EOF
+	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	for how in cl:4000000 close:3000001 chunked:1000003 small:100; do
+		n=${how#*:} how=${how%%:*}
+		a_cu "$t.$how.curl" "$t" "$t.$how" "code=200 connect=000 rc=0"
+		a_eq "$t.$how.body_exact" "sha256 of the body" \
+			"$(sha256sum <"$RW/$t.$how.body" | cut -d' ' -f1)" "$(dl_sha "$n")"
+	done
+	# Content-Length 2000000, the upstream closes after half: the client
+	# must see a failed transfer (curl 18), not a complete short body
+	a_cu "$t.short.curl_sees_truncation" "$t" "$t.short" "code=200 connect=000 rc=18"
+	a_eq "$t.short.half_delivered" "bytes delivered" "$(stat -c %s "$RW/$t.short.body")" 1000000
+	a_cu "$t.head.curl" "$t" "$t.head" "code=200 connect=000 rc=0"
+	a_grep "$t.head.length_kept" "$RW/$t.head.body" $'^[Cc]ontent-[Ll]ength: 5000\r?$'
+	a_grep "$t.ka.one_connection" "$W/$t.out" "^$t\\.ka 200/1 200/0 +rc=0\$"
+	a_eq "$t.ka.first_exact" "sha256 of the first body" \
+		"$(sha256sum <"$RW/$t.ka1.body" | cut -d' ' -f1)" "$(dl_sha 2500000)"
+	a_eq "$t.ka.second_exact" "sha256 of the second body" \
+		"$(sha256sum <"$RW/$t.ka2.body" | cut -d' ' -f1)" "$(dl_sha 1000)"
+	a_eq "$t.decided_each_request" "allow decisions logged" \
+		"$(grep -c '"decision":"allow"' "$W/$t.jlog" 2>/dev/null)" 8
+}
+
+# ======================================================================
 # 3. SOCKS5 (curl -x socks5h://, --socks5-hostname): allowed, denied 0x02
 # ======================================================================
 test_socks() {
@@ -786,6 +830,6 @@ test_hygiene() {
 
 # ======================================================================
 
-ALL_TESTS="https_proxy http_post socks transparent node tcp_rules forged local_names check garbage outsider deny_methods hygiene"
+ALL_TESTS="https_proxy http_post http_download socks transparent node tcp_rules forged local_names check garbage outsider deny_methods hygiene"
 
 suite_main proxy.sh proxy_setup "ip nsenter setpriv tcpdump ss curl dig nc dnsmasq openssl timeout" "$@"

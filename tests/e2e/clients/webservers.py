@@ -11,7 +11,11 @@ once), so tests can assert what a server did and did NOT see.
               HTTP local=IP:PORT peer=IP:PORT method=M target=T host=H te=chunked|-
                    cl=<Content-Length>|- hdrs=<header names> len=N sha=<sha256 of the body>
                    body=<hex, first 512 bytes>
-            and answers 200 "hello <method> <target> via <local>" (Connection: close).
+            and answers 200 "hello <method> <target> via <local>" (Connection: close),
+            or, for a path /dl/N/HOW, N bytes of random.Random(N).randbytes(N)
+            framed by HOW: cl (Content-Length), close (no length, ends with the
+            connection), chunked (64 KiB chunks), short (Content-Length N, then
+            only N/2 bytes and a close).
   --tls     the same behind TLS (cert/key), logging first
               TLS local=IP:PORT peer=IP:PORT sni=NAME
             then the HTTP line with "HTTPS" instead of "HTTP".
@@ -26,6 +30,7 @@ connected to: the forged-SNI test asserts it.  Prints READY once every
 socket listens.  SAFETY: only ever run inside the suite's network namespaces.
 """
 import hashlib
+import random
 import socket
 import ssl
 import sys
@@ -101,6 +106,31 @@ def read_request(r):
     return method, target, hdrs, names, ("chunked" if "chunked" in te else "-"), body
 
 
+def serve_download(c, path, local):
+    """/dl/N/HOW: see the module doc. Returns False if path is not one."""
+    parts = path.split("/")
+    if len(parts) != 4 or parts[1] != "dl" or not parts[2].isdigit() \
+            or parts[3] not in ("cl", "close", "chunked", "short"):
+        return False
+    n, how = int(parts[2]), parts[3]
+    body = random.Random(n).randbytes(n)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Served-By: %s\r\n" \
+        % local.encode()
+    if how in ("cl", "short"):
+        c.sendall(head + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % n)
+        c.sendall(body if how == "cl" else body[:n // 2])
+    elif how == "close":
+        c.sendall(head + b"Connection: close\r\n\r\n")
+        c.sendall(body)
+    else:
+        c.sendall(head + b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        for i in range(0, n, 65536):
+            part = body[i:i + 65536]
+            c.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+        c.sendall(b"0\r\n\r\n")
+    return True
+
+
 def serve_http(c, kind, local, peer):
     r = Reader(c)
     method, target, hdrs, names, te, body = read_request(r)
@@ -108,6 +138,9 @@ def serve_http(c, kind, local, peer):
         "host=" + hdrs.get("host", "-"), "te=" + te, "cl=" + hdrs.get("content-length", "-"),
         "hdrs=" + ",".join(names), "len=%d" % len(body),
         "sha=" + hashlib.sha256(body).hexdigest(), "body=" + body[:512].hex())
+    path = target if target.startswith("/") else "/" + target.split("://", 1)[-1].partition("/")[2]
+    if serve_download(c, path.split("?")[0], local):
+        return
     text = ("hello %s %s via %s\n" % (method, target, local)).encode()
     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
               b"X-Served-By: %s\r\nConnection: close\r\n\r\n" % (len(text), local.encode()) + text)
