@@ -8,6 +8,10 @@
 # PEER_START_S, or fails the check is recorded as skipped with the reason,
 # never measured. Each phase that uses them calls peers_start and
 # peers_stop (which waits until the sbx netns holds only our own servers).
+# No peer keeps origin connections for reuse (squid
+# server_persistent_connections off, trafficserver keep_alive_enabled_out
+# 0; the others never pool): like egressctl, which sends "Connection:
+# close" upstream, each proxied request opens its own connection to www.
 #
 # peer_NAME functions start one peer and set PEER_PORT (return 3: not
 # installed); PEER_ROWS (rows peer_NAME) and PEER_CURL[row] (curl
@@ -40,6 +44,7 @@ dns_nameservers $DNS_IP
 visible_hostname bench.test
 shutdown_lifetime 1 seconds
 max_filedescriptors 65536
+server_persistent_connections off
 EOF
 	nsenter --net="$NS_SBX" squid -N -f "$W/squid/squid.conf" >"$W/squid/out" 2>&1 &
 	PEER_PID[squid]=$!
@@ -99,6 +104,7 @@ CONFIG proxy.config.hostdb.host_file.path STRING $d/etc/hosts.empty
 CONFIG proxy.config.http.insert_client_ip INT 0
 CONFIG proxy.config.http.insert_squid_x_forwarded_for INT 0
 CONFIG proxy.config.http.insert_request_via_str INT 0
+CONFIG proxy.config.http.keep_alive_enabled_out INT 0
 EOF
 	: >"$d/etc/hosts.empty"
 	cat >"$d/etc/ip_allow.yaml" <<EOF
