@@ -3,11 +3,15 @@
  * bounded in count and time, every result is one JSON line on stdout.
  *
  *   benchtool rate MODE HOST:PORT [-p PROXY] [-c CONC] [-d SECONDS] [-n MAX] [-u PATH]
+ *                  [--connect-to ADDR:PORT]
  *       fresh connections, each fetching PATH (HTTP/1.1, Connection: close);
  *       MODE direct|transparent|fast (connect to what HOST resolves to),
  *       http (absolute URI via the HTTP proxy), connect (CONNECT tunnel),
  *       socks5 (SOCKS5, the name sent to the proxy). PROXY is host:port or
  *       "env" (HTTP_PROXY for http/connect, ALL_PROXY for socks5).
+ *       --connect-to (MODE direct only): connect to ADDR:PORT instead of what
+ *       HOST resolves to, still sending "Host: HOST" (a TCP forwarder such as
+ *       haproxy in front of HOST).
  *       -> {"ok":N,"err":N,"rps":R,"p50_us":..,"p99_us":..}
  *   benchtool hold HOST:PORT -p PROXY -n N [-T SECONDS] [--go FILE] [--stop FILE]
  *       opens N CONNECT tunnels through PROXY and keeps them open: prints
@@ -410,13 +414,18 @@ static int
 cmd_rate(int argc, char **argv)
 {
 	struct rate_cfg cfg = {.path = "/small", .max_per_thread = 1000000};
-	const char *proxy = NULL, *ms;
+	const char *proxy = NULL, *connect_to = NULL, *ms;
 	int conc = 1, opt;
 	double secs = 2;
 	long maxreq = 2000000;
+	static const struct option lo[] = {
+		{"connect-to", required_argument, NULL, 't'},
+		{0},
+	};
 
 	if (argc < 3)
-		die("rate MODE HOST:PORT [-p PROXY] [-c CONC] [-d SECONDS] [-n MAX] [-u PATH]");
+		die("rate MODE HOST:PORT [-p PROXY] [-c CONC] [-d SECONDS] [-n MAX] [-u PATH] "
+		    "[--connect-to ADDR:PORT]");
 	ms = argv[1];
 	if (!strcmp(ms, "direct"))
 		cfg.mode = M_DIRECT;
@@ -434,10 +443,13 @@ cmd_rate(int argc, char **argv)
 		die("unknown mode %s", ms);
 	split_hp(argv[2], cfg.host, sizeof(cfg.host), &cfg.port);
 	optind = 3;
-	while ((opt = getopt(argc, argv, "p:c:d:n:u:")) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:c:d:n:u:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			proxy = optarg;
+			break;
+		case 't':
+			connect_to = optarg;
 			break;
 		case 'c':
 			conc = atoi(optarg);
@@ -457,11 +469,20 @@ cmd_rate(int argc, char **argv)
 	}
 	if (conc < 1 || conc > 1024 || secs <= 0 || secs > 120)
 		die("bad -c or -d");
-	if (cfg.mode <= M_FAST)
+	if (connect_to && cfg.mode != M_DIRECT)
+		die("--connect-to is for MODE direct");
+	if (connect_to) {
+		char ch[256];
+		uint16_t cp;
+
+		split_hp(connect_to, ch, sizeof(ch), &cp);
+		resolve4(ch, cp, &cfg.target);
+	} else if (cfg.mode <= M_FAST) {
 		resolve4(cfg.host, cfg.port, &cfg.target);
-	else
+	} else {
 		proxy_from(proxy ? proxy : "env", cfg.mode == M_SOCKS5 ? "ALL_PROXY" : "HTTP_PROXY",
 			   &cfg.proxy);
+	}
 	cfg.max_per_thread = maxreq / conc + 1;
 
 	struct rate_thr *th = calloc((size_t)conc, sizeof(*th));

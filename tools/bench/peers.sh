@@ -1,19 +1,30 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034
-# Peer proxies from Debian for the bulk benchmark (sourced by run.sh): each
-# configured allow-all with logging off, started in the sbx netns on
-# loopback, checked with one fetch, and used by an unconfined curl exactly
-# as egressctl's proxy is used by a confined one. A peer that is not
-# installed, does not listen within PEER_START_S, or fails the check is
-# recorded as skipped with the reason, never measured.
+# Peer proxies from Debian for the bulk and rate benchmarks (sourced by
+# run.sh): each configured allow-all with logging off, started in the sbx
+# netns on loopback, checked with one fetch, and used by an unconfined
+# client (curl, benchtool rate) exactly as egressctl's proxy is used by a
+# confined one. A peer that is not installed, does not listen within
+# PEER_START_S, or fails the check is recorded as skipped with the reason,
+# never measured. Each phase that uses them calls peers_start and
+# peers_stop (which waits until the sbx netns holds only our own servers).
+# No peer keeps origin connections for reuse (squid
+# server_persistent_connections off, trafficserver keep_alive_enabled_out
+# 0; the others never pool): like egressctl, which sends "Connection:
+# close" upstream, each proxied request opens its own connection to www.
 #
 # peer_NAME functions start one peer and set PEER_PORT (return 3: not
 # installed); PEER_ROWS (rows peer_NAME) and PEER_CURL[row] (curl
-# arguments) are filled by peers_start.
+# arguments) are filled by peers_start, and so are PEER_RATE_ROWS and
+# PEER_MODE[row] / PEER_VIA[row] (`benchtool rate` MODE and its options):
+#   squid, tinyproxy, trafficserver, mitmproxy  connect -p ADDR (row peer_NAME)
+#                                               http -p ADDR (row peer_NAME_http)
+#   haproxy (TCP forward to www:80)             direct --connect-to ADDR
+#   dante, microsocks                           socks5 -p ADDR
 
-declare -A PEER_CURL=()
-declare -A PEER_PID=()
+declare -A PEER_CURL=() PEER_PID=() PEER_MODE=() PEER_VIA=()
 PEER_ROWS=()
+PEER_RATE_ROWS=()
 
 peer_squid() {
 	command -v squid >/dev/null || return 3
@@ -33,6 +44,7 @@ dns_nameservers $DNS_IP
 visible_hostname bench.test
 shutdown_lifetime 1 seconds
 max_filedescriptors 65536
+server_persistent_connections off
 EOF
 	nsenter --net="$NS_SBX" squid -N -f "$W/squid/squid.conf" >"$W/squid/out" 2>&1 &
 	PEER_PID[squid]=$!
@@ -92,6 +104,7 @@ CONFIG proxy.config.hostdb.host_file.path STRING $d/etc/hosts.empty
 CONFIG proxy.config.http.insert_client_ip INT 0
 CONFIG proxy.config.http.insert_squid_x_forwarded_for INT 0
 CONFIG proxy.config.http.insert_request_via_str INT 0
+CONFIG proxy.config.http.keep_alive_enabled_out INT 0
 EOF
 	: >"$d/etc/hosts.empty"
 	cat >"$d/etc/ip_allow.yaml" <<EOF
@@ -225,7 +238,7 @@ peer_check() {
 }
 
 peer_kill() {
-	local p=${PEER_PID[$1]:-}
+	local p=${PEER_PID[$1]:-} i keep=()
 	[ -n "$p" ] || return 0
 	kill -TERM "$p" 2>/dev/null
 	for _ in $(seq 40); do
@@ -234,11 +247,49 @@ peer_kill() {
 	done
 	kill -KILL "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
+	# reaped: its pid may be reused, so the cleanup must not signal it
+	unset "PEER_PID[$1]"
+	for i in "${PIDS[@]}"; do [ "$i" = "$p" ] || keep+=("$i"); done
+	PIDS=("${keep[@]}")
+}
+
+# peers_rate: PEER_RATE_ROWS, PEER_MODE, PEER_VIA of the checked peers
+peers_rate() {
+	local row name via
+	PEER_RATE_ROWS=()
+	PEER_MODE=()
+	PEER_VIA=()
+	for row in "${PEER_ROWS[@]}"; do
+		name=${row#peer_}
+		via=127.0.0.1:${PEER_PORTS[$name]}
+		case $name in
+		squid | tinyproxy | trafficserver | mitmproxy)
+			PEER_MODE[$row]=connect
+			PEER_MODE[${row}_http]=http
+			PEER_VIA[$row]="-p $via"
+			PEER_VIA[${row}_http]="-p $via"
+			PEER_RATE_ROWS+=("$row" "${row}_http")
+			;;
+		haproxy)
+			PEER_MODE[$row]=direct
+			PEER_VIA[$row]="--connect-to $via"
+			PEER_RATE_ROWS+=("$row")
+			;;
+		dante | microsocks)
+			PEER_MODE[$row]=socks5
+			PEER_VIA[$row]="-p $via"
+			PEER_RATE_ROWS+=("$row")
+			;;
+		esac
+	done
 }
 
 peers_start() {
 	local n
 	PEER_T0=$(date +%s)
+	PEER_ROWS=()
+	PEER_CURL=()
+	PEER_PID=()
 	for n in squid tinyproxy trafficserver mitmproxy haproxy dante microsocks; do
 		peer_start "$n"
 	done
@@ -249,14 +300,31 @@ peers_start() {
 	peer_check haproxy --noproxy '*' --connect-to www.bench.test:80:127.0.0.1:9000
 	peer_check dante -x socks5h://127.0.0.1:1080
 	peer_check microsocks -x socks5h://127.0.0.1:1081
+	peers_rate
+}
+
+# sbx_strays: the processes in the sbx netns but our own servers
+sbx_strays() {
+	local p
+	for p in $(ip netns pids "$SBX" 2>/dev/null); do
+		[[ " ${SBX_KEEP[*]} " == *" $p "* ]] || echo "$p"
+	done
 }
 
 peers_stop() {
-	local n p
+	local n p left
 	for n in "${!PEER_PID[@]}"; do peer_kill "$n"; done
 	# what the peers forked (dante's and squid's children, ATS threads' own
-	# processes): every process left in the sbx netns but our own servers
-	for p in $(ip netns pids "$SBX" 2>/dev/null); do
-		[[ " ${SBX_KEEP[*]} " == *" $p "* ]] || kill -KILL "$p" 2>/dev/null
+	# processes): every process left in the sbx netns but our own servers;
+	# then wait (5 s at most) until they are gone, so that a later
+	# peers_start finds the ports free
+	for p in $(sbx_strays); do kill -KILL "$p" 2>/dev/null; done
+	for _ in $(seq 100); do
+		left=$(sbx_strays)
+		[ -z "$left" ] && break
+		sleep 0.05
 	done
+	[ -z "$left" ] || note "peers_stop: still in the sbx netns: $(echo "$left" | tr '\n' ' ')"
+	PEER_ROWS=()
+	PEER_RATE_ROWS=()
 }

@@ -17,7 +17,9 @@ rec_lines() {
 	local row rc json
 	while read -r _ row rc json; do
 		[[ $json == \{* ]] || json=null
-		rec "{\"phase\":\"$3\",\"row\":$(jstr "$row"),\"round\":$4,\"rc\":$rc,\"res\":$json}"
+		# plain row names need no quoting help (saves a python start per line)
+		if [[ $row =~ ^[A-Za-z0-9_./-]+$ ]]; then row="\"$row\""; else row=$(jstr "$row"); fi
+		rec "{\"phase\":\"$3\",\"row\":$row,\"round\":$4,\"rc\":$rc,\"res\":$json}"
 	done < <(out_lines "$1" "$2")
 }
 
@@ -90,8 +92,49 @@ bulk ${paths[$(((i + r - 1) % ${#paths[@]}))]}"
 
 # ------------------------------------------------------------------ rate
 
+# rate_egr ROUND: egressctl's five paths at every concurrency, one
+# confined run
+rate_egr() {
+	local mode c target script=". $W/prelude.sh; EGRCPU=1; B=$W/benchtool"
+	for mode in http connect socks5 transparent fast; do
+		target=www.bench.test:80
+		[ $mode = fast ] && target=fast.bench.test:80
+		for c in $RATE_CONCS; do
+			script+="
+meas RATE egr_$mode/$c timeout 30 \$B rate $mode $target -c $c -d $RATE_S"
+		done
+	done
+	egr_run "rate-egr-$1" $((15 * (${RATE_S%.*} + 4) + 20)) "$script"
+	rec_lines "rate-egr-$1" RATE rate "$1"
+}
+
+# rate_peers ROUND: every checked peer with the same client, unconfined as
+# nobody like the baseline, PEER_RATE_S per run; a peer that overruns its
+# timeout is not run at higher concurrencies in that round
+rate_peers() {
+	local row c res rc
+	for row in "${PEER_RATE_ROWS[@]}"; do
+		for c in $RATE_CONCS; do
+			# shellcheck disable=SC2086 # PEER_VIA holds words
+			res=$(direct timeout "$PEER_RATE_T" "$W/benchtool" rate "${PEER_MODE[$row]}" \
+				www.bench.test:80 ${PEER_VIA[$row]} -c "$c" -d "$PEER_RATE_S" \
+				2>"$W/rate-$row-$c.err")
+			rc=$?
+			echo "RATE $row/$c $rc $res" >"$W/rate-peer-$1.out"
+			rec_lines "rate-peer-$1" RATE rate "$1"
+			if [ "$rc" = 124 ]; then
+				note "rate: $row overran ${PEER_RATE_T}s with $c clients (round $1)"
+				break
+			fi
+		done
+	done
+}
+
+# The direct baseline first in every round, then egressctl and the peers,
+# which of the two goes first alternating by round.
 phase_rate() {
-	local r c mode tag script target res
+	local r c res
+	peers_start
 	for r in $(seq "$ROUNDS"); do
 		note "rate round $r/$ROUNDS"
 		for c in $RATE_CONCS; do
@@ -100,19 +143,15 @@ phase_rate() {
 			echo "RATE direct/$c $? $res" >"$W/rate-direct-$r-$c.out"
 			rec_lines "rate-direct-$r-$c" RATE rate "$r"
 		done
-		script=". $W/prelude.sh; EGRCPU=1; B=$W/benchtool"
-		for mode in http connect socks5 transparent fast; do
-			target=www.bench.test:80
-			[ $mode = fast ] && target=fast.bench.test:80
-			for c in $RATE_CONCS; do
-				script+="
-meas RATE egr_$mode/$c timeout 30 \$B rate $mode $target -c $c -d $RATE_S"
-			done
-		done
-		tag=rate-egr-$r
-		egr_run "$tag" $((15 * (${RATE_S%.*} + 4) + 20)) "$script"
-		rec_lines "$tag" RATE rate "$r"
+		if [ $((r % 2)) = 1 ]; then
+			rate_egr "$r"
+			rate_peers "$r"
+		else
+			rate_peers "$r"
+			rate_egr "$r"
+		fi
 	done
+	peers_stop
 }
 
 # ---------------------------------------------------------------- memory

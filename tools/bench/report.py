@@ -91,10 +91,22 @@ NAMES = {
     "peer_haproxy": "haproxy (TCP forward)",
     "peer_dante": "dante-server (SOCKS5)",
     "peer_microsocks": "microsocks (SOCKS5)",
+    "peer_squid_http": "squid (HTTP, absolute URI)",
+    "peer_tinyproxy_http": "tinyproxy (HTTP, absolute URI)",
+    "peer_trafficserver_http": "trafficserver (HTTP, absolute URI)",
+    "peer_mitmproxy_http": "mitmproxy (HTTP, absolute URI)",
 }
+EGR_ROWS = ["egr_http", "egr_connect", "egr_socks5", "egr_transparent", "egr_fast"]
+PEERS = ["peer_squid", "peer_tinyproxy", "peer_trafficserver", "peer_mitmproxy",
+         "peer_haproxy", "peer_dante", "peer_microsocks"]
+# the rate phase's peer rows: the bulk phase's way, and absolute-URI HTTP
+# for the HTTP proxies
+RATE_PEER_ROWS = [x for p in PEERS for x in (p, p + "_http") if x in NAMES]
 BULK_TARGET = {"egr_connect": 0.9, "egr_socks5": 0.9, "egr_transparent": 0.9, "egr_fast": 0.98}
 RATE_TARGET_CONCS = (32, 64)
-RATE_TARGET = 0.7
+RATE_TARGET = 0.7  # × direct, and above every peer measured
+LAT_TARGET_ROWS = ("egr_http", "egr_connect", "egr_socks5", "egr_transparent")
+LAT_TARGET_OF_PEER = 0.5  # added p50 <= this × the best peer's added p50
 MEM_TARGET_KIB = 4.0
 CONNECT4_TARGET_NS = 1000
 POLICY_TARGET_NS = 1000
@@ -106,6 +118,7 @@ class Report:
         self.recs = recs
         self.rows = []
         self.skipped = {r["row"]: r["reason"] for r in recs if r["phase"] == "skip"}
+        self.phase_secs = {r["of"]: r["secs"] for r in recs if r["phase"] == "timing"}
         self.meta = next((r for r in recs if r["phase"] == "meta"), {})
         self.meta_end = next((r for r in recs if r["phase"] == "meta_end"), {})
 
@@ -145,6 +158,11 @@ class Report:
     def paired(vals, base):
         return [vals[k] / base[k] for k in sorted(vals) if k in base and base[k]]
 
+    def skipped_in(self, phase):
+        """the skip records of a phase (records without "during": any phase)"""
+        return {r["row"]: r["reason"] for r in self.recs if r["phase"] == "skip"
+                and r.get("during", phase) in (phase, "")}
+
     # ------------------------------------------------------------ sections
 
     def bulk(self):
@@ -155,7 +173,8 @@ class Report:
             return x["bytes"] / x["secs"] / 2**20
 
         rows = [r for r in self.recs if r["phase"] == "bulk"]
-        if not rows and not any(k.startswith("peer_") for k in self.skipped):
+        skipped = self.skipped_in("bulk")
+        if not rows and not any(k.startswith("peer_") for k in skipped):
             return
         # the baseline of a round: the mean of its direct runs (before and
         # after the egressctl run)
@@ -164,12 +183,11 @@ class Report:
             if r["row"] == "direct" and mibs(r) is not None:
                 per.setdefault(r["round"], []).append(mibs(r))
         base = {k: statistics.mean(v) for k, v in per.items()}
-        order = ["direct", "egr_http", "egr_connect", "egr_socks5", "egr_transparent",
-                 "egr_fast"] + [k for k in NAMES if k.startswith("peer_")]
+        order = ["direct"] + EGR_ROWS + PEERS
         sec = f"bulk throughput, 1 TCP stream, {self.meta.get('bulk_s')} s per transfer (curl)"
         for name in order:
-            if name in self.skipped:
-                self.row(sec, NAMES[name], "MiB/s", [], note="skipped: " + self.skipped[name])
+            if name in skipped:
+                self.row(sec, NAMES[name], "MiB/s", [], note="skipped: " + skipped[name])
                 continue
             vals = (base if name == "direct" else
                     self.by_round("bulk", mibs, lambda r, n=name: r["row"] == n))
@@ -201,6 +219,8 @@ class Report:
         if not recs:
             return
         concs = sorted({int(r["row"].split("/")[1]) for r in recs})
+        skipped = self.skipped_in("rate")
+        order = ["direct"] + EGR_ROWS + RATE_PEER_ROWS
 
         def val(field):
             def f(r):
@@ -208,50 +228,118 @@ class Report:
                 return x.get(field) if x and x.get("ok", 0) > 0 else None
             return f
 
+        def rows_of(key):
+            return [r for r in recs if r["row"] == key]
+
         for c in concs:
             sec = f"new connections/s, {c} client{'s' if c > 1 else ''} (GET 1 KiB, fresh conn.)"
             base = self.by_round("rate", val("rps"), lambda r, c=c: r["row"] == f"direct/{c}")
-            for name in ["direct", "egr_http", "egr_connect", "egr_socks5", "egr_transparent",
-                         "egr_fast"]:
+            pend = []  # (name, vals, ratios, note): peers first known, then the rows
+            for name in order:
                 key = f"{name}/{c}"
+                mine = rows_of(key)
                 vals = self.by_round("rate", val("rps"), lambda r, k=key: r["row"] == key)
-                errs = sum(r["res"].get("err", 0) for r in recs
-                           if r["row"] == key and r.get("res"))
-                oks = sum(r["res"].get("ok", 0) for r in recs if r["row"] == key and r.get("res"))
+                if not mine:
+                    if name in skipped:
+                        pend.append((name, {}, None, "skipped: " + skipped[name]))
+                    continue
+                errs = sum(r["res"].get("err", 0) for r in mine if r.get("res"))
+                oks = sum(r["res"].get("ok", 0) for r in mine if r.get("res"))
                 note = ""
                 if errs:
-                    fe = next((r["res"].get("first_err") for r in recs if r["row"] == key
-                               and r.get("res") and r["res"].get("first_err")), "")
+                    fe = next((r["res"].get("first_err") for r in mine
+                               if r.get("res") and r["res"].get("first_err")), "")
                     note = f"{errs} errors / {oks} ok ({fe})"
                 if not vals:
-                    bad = next((r for r in recs if r["row"] == key), None)
-                    if bad is None:
-                        continue
-                    note = note or f"failed: rc {bad['rc']}"
-                cpu = [r["res"]["egr_cpu_ms"] * 1000 / r["res"]["ok"] for r in recs
-                       if r["row"] == key and r.get("res") and r["res"].get("ok")
+                    rcs = sorted({r["rc"] for r in mine})
+                    note = note or "failed: rc " + ", ".join(
+                        f"{x}" + (" (timed out)" if x == 124 else "") for x in rcs)
+                cpu = [r["res"]["egr_cpu_ms"] * 1000 / r["res"]["ok"] for r in mine
+                       if r.get("res") and r["res"].get("ok")
                        and r["res"].get("egr_cpu_ms") is not None]
                 if cpu and name not in ("direct", "egr_fast"):
                     note = (note + "; " if note else "") + (
                         f"egressctl CPU {span(cpu, 0)} µs/conn")
-                t = RATE_TARGET if c in RATE_TARGET_CONCS and name != "direct" else None
-                self.row(sec, NAMES[name], "conn/s", list(vals.values()),
-                         self.paired(vals, base), t, ">=" if t else None, note, "ratio")
+                pend.append((name, vals, self.paired(vals, base), note))
+            # the best peer at this concurrency: the highest median ratio
+            best = max(((n, med(rt)) for n, _, rt, _ in pend
+                        if n.startswith("peer_") and rt), key=lambda x: x[1], default=None)
+            for name, vals, ratios, note in pend:
+                if ratios is None:
+                    self.row(sec, NAMES[name], "conn/s", [], note=note)
+                    continue
+                t = RATE_TARGET if c in RATE_TARGET_CONCS and name.startswith("egr_") else None
+                r = self.row(sec, NAMES[name], "conn/s", list(vals.values()), ratios, t,
+                             ">=" if t else None, note, "ratio")
+                if t is not None:
+                    self.vs_peers(r, best, ratios)
         # latency of one request: the 1-client runs
         c = concs[0]
         for q in ("p50_us", "p99_us"):
             sec = f"latency of one request, {q[:3]} (1 client)"
             base = self.by_round("rate", val(q), lambda r: r["row"] == f"direct/{c}")
-            for name in ["direct", "egr_http", "egr_connect", "egr_socks5", "egr_transparent",
-                         "egr_fast"]:
+            pend = []
+            for name in order:
                 key = f"{name}/{c}"
                 vals = self.by_round("rate", val(q), lambda r, k=key: r["row"] == key)
                 if not vals:
                     continue
                 added = [vals[k] - base[k] for k in sorted(vals) if k in base]
+                pend.append((name, vals, added))
+            # the best peer: the lowest median added latency
+            best = min(((n, med(a)) for n, _, a in pend if n.startswith("peer_") and a),
+                       key=lambda x: x[1], default=None)
+            for name, vals, added in pend:
                 note = "" if name == "direct" else f"added {span(added, 0)} µs"
-                self.row(sec, NAMES[name], "µs", list(vals.values()), self.paired(vals, base),
-                         note=note)
+                r = self.row(sec, NAMES[name], "µs", list(vals.values()),
+                             self.paired(vals, base), note=note)
+                if name != "direct":
+                    r["added"] = {"values": added, "median": med(added),
+                                  "min": min(added) if added else None,
+                                  "max": max(added) if added else None}
+                if q == "p50_us" and name in LAT_TARGET_ROWS:
+                    self.lat_vs_peers(r, best, added)
+
+    @staticmethod
+    def vs_peers(r, best, ratios):
+        """rate target: >= RATE_TARGET × direct and above the best peer's
+        median ratio; r["met"] becomes both, met_ratio / target.peers the parts"""
+        r["met_ratio"] = r["met"]
+        r["target"]["text"] = f"≥ {RATE_TARGET} × & > peers"
+        x = med(ratios)
+        if best is None:
+            r["target"]["peers"] = None
+            r["note"] = (r["note"] + "; " if r["note"] else "") + "no peer measured"
+            return
+        beats = None if x is None else x > best[1]
+        r["target"]["peers"] = {"best": best[0], "best_name": NAMES[best[0]],
+                                "best_ratio": best[1], "beats": beats}
+        r["met_vs_peers"] = beats
+        if r["met"] is not None and beats is not None:
+            r["met"] = r["met"] and beats
+        r["note"] = (r["note"] + "; " if r["note"] else "") + (
+            f"≥ {RATE_TARGET} ×: {'yes' if r['met_ratio'] else 'no'}; best peer "
+            f"{NAMES[best[0]]} {best[1]:.2f} ×: {'beaten' if beats else 'not beaten'}")
+
+    @staticmethod
+    def lat_vs_peers(r, best, added):
+        """latency target: added p50 <= LAT_TARGET_OF_PEER × the best peer's"""
+        frac = f"{LAT_TARGET_OF_PEER * 100:.0f} %"
+        x = med(added)
+        if best is None:
+            r["target"] = {"op": "<=", "value": None, "on": "added",
+                           "text": f"added ≤ {frac} of best peer's", "peers": None}
+            r["met"] = None
+            r["note"] += "; no peer measured"
+            return
+        lim = LAT_TARGET_OF_PEER * best[1]
+        r["target"] = {"op": "<=", "value": lim, "on": "added",
+                       "text": f"added ≤ {fmt(lim, 0)} µs",
+                       "peers": {"best": best[0], "best_name": NAMES[best[0]],
+                                 "best_added_us": best[1], "of_best": LAT_TARGET_OF_PEER}}
+        r["met"] = None if x is None else x <= lim
+        r["note"] += (f"; target: ≤ {frac} of the best peer's added p50, "
+                      f"{NAMES[best[0]]} +{fmt(best[1], 0)} µs")
 
     def memory(self):
         recs = [r for r in self.recs if r["phase"] == "mem"]
@@ -381,7 +469,8 @@ class Report:
             if r.get("target"):
                 t = r["target"]
                 op = {">=": "≥", "<=": "≤", "<": "<"}[t["op"]]
-                tgt = f"{op} {t['value']}" + (" ×" if t["on"] == "ratio" else " " + r["unit"])
+                tgt = t.get("text") or (
+                    f"{op} {t['value']}" + (" ×" if t["on"] == "ratio" else " " + r["unit"]))
                 verdict = {True: "met", False: "MISSED", None: "n/a"}[r["met"]]
             body.append((r["section"], r["name"], val, rat, tgt, verdict, r["note"]))
         w = [max(len(head[0]), *(len(b[1]) + 2 for b in body)) if body else 20,
@@ -441,6 +530,10 @@ def main():
     print(title)
     print("medians of the rounds [min–max]; × baseline: per-round ratio to the direct "
           "baseline (unconfined / upstream) of the same round")
+    if m.get("peer_rate_s") is not None and any(r["phase"] == "rate" and
+                                                r["row"].startswith("peer_") for r in recs):
+        print(f"connection-rate runs: {m.get('rate_s')} s each (direct, egressctl), "
+              f"{m['peer_rate_s']} s through a peer (unconfined, as nobody)")
     print(text)
     met = [r for r in rep.rows if r.get("met") is True]
     missed = [r for r in rep.rows if r.get("met") is False]
@@ -449,7 +542,8 @@ def main():
     for r in rep.rows:
         r.pop("_nd", None)
     out = {"meta": m, "meta_end": rep.meta_end, "title": title, "rows": rep.rows,
-           "skipped": rep.skipped, "targets_met": len(met), "targets_missed": len(missed),
+           "skipped": rep.skipped, "phase_secs": rep.phase_secs,
+           "targets_met": len(met), "targets_missed": len(missed),
            "table_text": text, "table_markdown": md, "raw": recs}
     with open(sys.argv[2], "w") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)

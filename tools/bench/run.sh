@@ -85,18 +85,20 @@ if [ "$QUICK" = 1 ]; then
 	ROUNDS=3
 	BULK_S=0.5		# seconds per bulk transfer (time-bounded)
 	RATE_S=0.4		# seconds per connection-rate run
+	PEER_RATE_S=0.25	# the same, through a peer proxy (33 runs a round)
 	MEM_TUNNELS=10000
 	CONNLAT_N=2000
 	DNS_LAT_N=300
 	DNS_QPS_S=0.5
 	POLICY_DECISIONS=1000000
 	BPF_LOAD_S=0.5		# seconds of each connection-rate load in the BPF stats run
-	DEADLINE_S=240		# watchdog
+	DEADLINE_S=300		# watchdog
 	PEER_START_S=10
 else
 	ROUNDS=3
 	BULK_S=3
 	RATE_S=2
+	PEER_RATE_S=1		# 33 peer runs a round: 1 s each keeps the run under 10 min
 	MEM_TUNNELS=10000
 	CONNLAT_N=10000
 	DNS_LAT_N=2000
@@ -107,6 +109,7 @@ else
 	PEER_START_S=20
 fi
 RATE_CONCS="1 32 64"
+PEER_RATE_T=20			# timeout of one peer's connection-rate run
 DEADLINE_S=$((DEADLINE_S + ${BENCH_HOLD:-0}))
 
 SBX=egrb-sbx-$$
@@ -130,6 +133,7 @@ SBX_KEEP=()	# the sbx netns' own servers (peers_stop kills everything else there
 CGROOT=""
 OLD_BPF_STATS=""
 WATCHDOG=""
+CUR_PHASE=""	# the phase running (skip records name it)
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 
 note() { echo "# $*" >&2; }
@@ -207,9 +211,9 @@ wait_for() {	# wait_for SECONDS CMD...: poll CMD every 50 ms, up to SECONDS
 rec() { echo "$1" >>"$RAW"; }
 # jstr S: S as a JSON string
 jstr() { "$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
-skip() {	# skip ROW REASON
+skip() {	# skip ROW REASON (in the phase CUR_PHASE)
 	note "skipped $1: $2"
-	rec "{\"phase\":\"skip\",\"row\":$(jstr "$1"),\"reason\":$(jstr "$2")}"
+	rec "{\"phase\":\"skip\",\"row\":$(jstr "$1"),\"reason\":$(jstr "$2"),\"during\":$(jstr "$CUR_PHASE")}"
 }
 
 cgroup2_mount() {
@@ -424,7 +428,7 @@ meta() {
 	kernel=$(uname -r)
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
-	rec "{\"phase\":\"meta\",\"kernel\":$(jstr "$kernel"),\"cpu\":$(jstr "$cpu"),\"cores\":$(nproc),\"mem_gib\":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),\"quick\":$QUICK,\"rounds\":$ROUNDS,\"bulk_s\":$BULK_S,\"rate_s\":$RATE_S,\"loadavg_start\":$(jstr "$load"),\"egressctl\":$(jstr "$EGR"),\"date\":$(jstr "$(date -u +%FT%TZ)")}"
+	rec "{\"phase\":\"meta\",\"kernel\":$(jstr "$kernel"),\"cpu\":$(jstr "$cpu"),\"cores\":$(nproc),\"mem_gib\":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),\"quick\":$QUICK,\"rounds\":$ROUNDS,\"bulk_s\":$BULK_S,\"rate_s\":$RATE_S,\"peer_rate_s\":$PEER_RATE_S,\"loadavg_start\":$(jstr "$load"),\"egressctl\":$(jstr "$EGR"),\"date\":$(jstr "$(date -u +%FT%TZ)")}"
 }
 
 # shellcheck source=tools/bench/peers.sh
@@ -452,8 +456,12 @@ for ph in $PHASES; do
 	}
 	t=$(date +%s)
 	note "phase $ph"
+	CUR_PHASE=$ph
 	"phase_$ph"
-	note "phase $ph: $(($(date +%s) - t)) s"
+	CUR_PHASE=""
+	t=$(($(date +%s) - t))
+	note "phase $ph: $t s"
+	rec "{\"phase\":\"timing\",\"of\":\"$ph\",\"secs\":$t}"
 done
 if [ -n "${BENCH_HOLD:-}" ]; then
 	note "holding the network for ${BENCH_HOLD}s: nsenter --net=$NS_SBX / --net=$NS_INET"
