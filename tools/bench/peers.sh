@@ -6,8 +6,9 @@
 # client (curl, benchtool rate) exactly as egressctl's proxy is used by a
 # confined one. A peer that is not installed, does not listen within
 # PEER_START_S, or fails the check is recorded as skipped with the reason,
-# never measured. Each phase that uses them calls peers_start and
-# peers_stop (which waits until the sbx netns holds only our own servers).
+# never measured. Each phase that uses them calls peers_start (a no-op if
+# they are up) and peers_stop (which waits until the sbx netns holds only our
+# own servers); the bulk phase leaves them up for a rate phase that follows.
 # No peer keeps origin connections for reuse (squid
 # server_persistent_connections off, trafficserver keep_alive_enabled_out
 # 0; the others never pool): like egressctl, which sends "Connection:
@@ -254,6 +255,7 @@ peer_kill() {
 }
 
 # peers_rate: PEER_RATE_ROWS, PEER_MODE, PEER_VIA of the checked peers
+# (their absolute-URI HTTP rows too, except with --quick)
 peers_rate() {
 	local row name via
 	PEER_RATE_ROWS=()
@@ -268,7 +270,10 @@ peers_rate() {
 			PEER_MODE[${row}_http]=http
 			PEER_VIA[$row]="-p $via"
 			PEER_VIA[${row}_http]="-p $via"
-			PEER_RATE_ROWS+=("$row" "${row}_http")
+			PEER_RATE_ROWS+=("$row")
+			# --quick: CONNECT only (the targets compare against it), to
+			# stay under 2 minutes
+			[ "$QUICK" = 1 ] || PEER_RATE_ROWS+=("${row}_http")
 			;;
 		haproxy)
 			PEER_MODE[$row]=direct
@@ -284,8 +289,11 @@ peers_rate() {
 	done
 }
 
+PEERS_UP=0
 peers_start() {
 	local n
+	[ "$PEERS_UP" = 1 ] && return	# still up from the bulk phase
+	PEERS_UP=1
 	PEER_T0=$(date +%s)
 	PEER_ROWS=()
 	PEER_CURL=()
@@ -327,4 +335,5 @@ peers_stop() {
 	[ -z "$left" ] || note "peers_stop: still in the sbx netns: $(echo "$left" | tr '\n' ' ')"
 	PEER_ROWS=()
 	PEER_RATE_ROWS=()
+	PEERS_UP=0
 }

@@ -87,7 +87,8 @@ bulk ${paths[$(((i + r - 1) % ${#paths[@]}))]}"
 			rec_lines "bulk-peer-$r" BULK bulk "$r"
 		done
 	done
-	peers_stop
+	# a rate phase next uses them too (starting them takes seconds)
+	[[ " $PHASES " == *" bulk rate "* ]] || peers_stop
 }
 
 # ------------------------------------------------------------------ rate
