@@ -26,9 +26,8 @@ rec_lines() {
 # ------------------------------------------------------------------ bulk
 
 # prelude.sh, sourced by every client script:
-#   bulk ROW CURL-ARGS...  BULK_SETTLE_S seconds of rest, then BULK_S seconds
-#                          of a transfer of /big (32 GiB, so curl's
-#                          --max-time ends it): "BULK ROW RC JSON"
+#   bulk ROW CURL-ARGS...  BULK_S seconds of a transfer of /big (32 GiB, so
+#                          curl's --max-time ends it): "BULK ROW RC JSON"
 #   meas PREFIX ROW CMD... run CMD (a benchtool line): "PREFIX ROW RC JSON"
 # In a confined script (EGRCPU=1), the JSON also gets "egr_cpu_ms": the CPU
 # time egressctl (the script's parent) used while CMD ran.
@@ -50,7 +49,6 @@ meas() {
 }
 bulk() {
 	row=\$1; shift
-	sleep $BULK_SETTLE_S
 	meas BULK "\$row" /usr/bin/curl -q -sS -o /dev/null --max-time $BULK_S \\
 		-w '{"bytes":%{size_download},"secs":%{time_total},"code":%{http_code}}' "\$@" 2>/dev/null
 }
@@ -78,7 +76,7 @@ phase_bulk() {
 bulk ${paths[$(((i + r - 1) % ${#paths[@]}))]}"
 		done
 		tag=bulk-egr-$r
-		egr_run "$tag" $((${#paths[@]} * (${BULK_S%.*} + ${BULK_SETTLE_S%.*} + 3) + 10)) "$script"
+		egr_run "$tag" $((${#paths[@]} * (${BULK_S%.*} + 3) + 10)) "$script"
 		rec_lines "$tag" BULK bulk "$r"
 		direct /bin/sh -c ". $W/prelude.sh; bulk direct --noproxy '*' $url" >"$W/bulk-direct-$r.out"
 		rec_lines "bulk-direct-$r" BULK bulk "$r"

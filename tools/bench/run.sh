@@ -84,7 +84,6 @@ PHASES=${BENCH_PHASES:-bulk rate mem kern policy dns}
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=3
 	BULK_S=0.5		# seconds per bulk transfer (time-bounded)
-	BULK_SETTLE_S=0		# seconds of rest before each
 	RATE_S=0.3		# seconds per connection-rate run
 	PEER_RATE_S=0.2		# the same, through a peer proxy (21 runs a round)
 	MEM_TUNNELS=10000
@@ -98,12 +97,6 @@ if [ "$QUICK" = 1 ]; then
 else
 	ROUNDS=3
 	BULK_S=3
-	# Rest before each transfer: a transfer right after a proxied one
-	# measured 10-25 % slower, whatever its path (the fast path: 0.86x of
-	# direct right after a transparent transfer, 1.01x three seconds later,
-	# egressctl idle throughout), an after-effect of the 2-core VM that
-	# would be charged to whichever row comes next.
-	BULK_SETTLE_S=2
 	RATE_S=2
 	PEER_RATE_S=1		# 33 peer runs a round: 1 s each keeps the run under 10 min
 	MEM_TUNNELS=10000
@@ -435,7 +428,7 @@ meta() {
 	kernel=$(uname -r)
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
-	rec "{\"phase\":\"meta\",\"kernel\":$(jstr "$kernel"),\"cpu\":$(jstr "$cpu"),\"cores\":$(nproc),\"mem_gib\":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),\"quick\":$QUICK,\"rounds\":$ROUNDS,\"bulk_s\":$BULK_S,\"bulk_settle_s\":$BULK_SETTLE_S,\"rate_s\":$RATE_S,\"peer_rate_s\":$PEER_RATE_S,\"loadavg_start\":$(jstr "$load"),\"egressctl\":$(jstr "$EGR"),\"date\":$(jstr "$(date -u +%FT%TZ)")}"
+	rec "{\"phase\":\"meta\",\"kernel\":$(jstr "$kernel"),\"cpu\":$(jstr "$cpu"),\"cores\":$(nproc),\"mem_gib\":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),\"quick\":$QUICK,\"rounds\":$ROUNDS,\"bulk_s\":$BULK_S,\"rate_s\":$RATE_S,\"peer_rate_s\":$PEER_RATE_S,\"loadavg_start\":$(jstr "$load"),\"egressctl\":$(jstr "$EGR"),\"date\":$(jstr "$(date -u +%FT%TZ)")}"
 }
 
 # shellcheck source=tools/bench/peers.sh
