@@ -46,7 +46,7 @@ struct http_ex {
 	bool resp_done;
 	bool splicing;	   /* the response body: upstream -> pipe -> client */
 	bool req_splicing; /* the request body: client -> pipe -> upstream */
-	bool closing;  /* close once the client's output is flushed */
+	bool closing;	   /* close once the client's output is flushed */
 };
 
 static void on_head(struct conn *c);
