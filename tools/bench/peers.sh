@@ -47,7 +47,9 @@ shutdown_lifetime 1 seconds
 max_filedescriptors 65536
 server_persistent_connections off
 EOF
-	nsenter --net="$NS_SBX" squid -N -f "$W/squid/squid.conf" >"$W/squid/out" 2>&1 &
+	# -n: a service name of our own, so its shared-memory segments
+	# (/dev/shm/NAME-cf__*.shm) are told apart and removed by peers_stop
+	nsenter --net="$NS_SBX" squid -N -n "$SQUID_NAME" -f "$W/squid/squid.conf" >"$W/squid/out" 2>&1 &
 	PEER_PID[squid]=$!
 }
 
@@ -333,6 +335,8 @@ peers_stop() {
 		sleep 0.05
 	done
 	[ -z "$left" ] || note "peers_stop: still in the sbx netns: $(echo "$left" | tr '\n' ' ')"
+	# what a squid killed before its own cleanup leaves behind
+	rm -f /dev/shm/"$SQUID_NAME"-*.shm
 	PEER_ROWS=()
 	PEER_RATE_ROWS=()
 	PEERS_UP=0

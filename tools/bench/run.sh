@@ -114,6 +114,7 @@ DEADLINE_S=$((DEADLINE_S + ${BENCH_HOLD:-0}))
 
 SBX=egrb-sbx-$$
 INET=egrb-inet-$$
+SQUID_NAME=egrbench$$	# the squid peer's service name: its /dev/shm segments
 NS_SBX=/run/netns/$SBX
 NS_INET=/run/netns/$INET
 W=/tmp/egr-bench-$$		# work dir (0755): configs, logs, binaries
@@ -182,6 +183,7 @@ cleanup() {
 	fi
 	ip netns del "$SBX" 2>/dev/null
 	ip netns del "$INET" 2>/dev/null
+	rm -f /dev/shm/"$SQUID_NAME"-*.shm	# a killed squid's segments (peers.sh)
 	rm -rf "$WWW"
 	if [ -z "${BENCH_KEEP:-}" ]; then rm -rf "$W"; else note "kept $W"; fi
 }
