@@ -296,15 +296,33 @@ cu $t.up_chunked --data-binary @$W/$t.up.bin -H 'Transfer-Encoding: chunked' htt
 r=\$(curl -sS --max-time 14 -w '%{http_code}/%{num_connects} ' -o "\$RW/$t.ka1.body" \
 	http://allowed.test/dl/2500000/cl -o "\$RW/$t.ka2.body" http://allowed.test/dl/1000/cl 2>"\$RW/$t.ka.err")
 echo "$t.ka \$r rc=\$?"
+# a slow reader (2 MB/s) of 8 MB the server sends at once: egressctl's RSS
+# (its /proc status, world-readable) must not take the difference
+rss() { awk '/^VmRSS:/ { print \$2 }' /proc/\$PPID/status; }
+rss0=\$(rss)
+cu $t.slow --limit-rate 2M http://allowed.test/dl/8000000/cl >"\$RW/$t.slow.line" &
+sleep 2
+rss1=\$(rss)
+wait
+cat "\$RW/$t.slow.line"
+echo "$t.rss \$rss0 \$rss1"
 EOF
 	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
 	a_rc "$t.exit" 0 "$t"
-	for how in cl:4000000 close:3000001 chunked:1000003 small:100; do
+	for how in cl:4000000 close:3000001 chunked:1000003 small:100 slow:8000000; do
 		n=${how#*:} how=${how%%:*}
 		a_cu "$t.$how.curl" "$t" "$t.$how" "code=200 connect=000 rc=0"
 		a_eq "$t.$how.body_exact" "sha256 of the body" \
 			"$(sha256sum <"$RW/$t.$how.body" | cut -d' ' -f1)" "$(dl_sha "$n")"
 	done
+	# mid-transfer, 6 MB or more wait at the server side: egressctl holds a
+	# pipe's worth (64 KiB), so its RSS grows by far less than 1 MiB
+	read -r _ n how < <(grep -m1 "^$t\\.rss " "$W/$t.out")
+	if [ -n "$n" ] && [ -n "$how" ] && [ $((how - n)) -lt 1024 ]; then
+		ok "$t.slow.rss_bounded"
+	else
+		fail "$t.slow.rss_bounded" "egressctl RSS before/during the slow download: '${n:-?}' / '${how:-?}' KiB"
+	fi
 	# Content-Length 2000000, the upstream closes after half: the client
 	# must see a failed transfer (curl 18), not a complete short body
 	a_cu "$t.short.curl_sees_truncation" "$t" "$t.short" "code=200 connect=000 rc=18"
@@ -324,7 +342,7 @@ EOF
 			"^HTTP .* method=POST target=(http://allowed\\.test)?/$t\\.$how .*len=3000017 sha=$sum "
 	done
 	a_eq "$t.decided_each_request" "allow decisions logged" \
-		"$(grep -c '"decision":"allow"' "$W/$t.jlog" 2>/dev/null)" 11
+		"$(grep -c '"decision":"allow"' "$W/$t.jlog" 2>/dev/null)" 12
 }
 
 # ======================================================================
