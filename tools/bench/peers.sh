@@ -25,6 +25,7 @@
 
 declare -A PEER_CURL=() PEER_PID=() PEER_MODE=() PEER_VIA=()
 PEER_ROWS=()
+PEER_BULK_ROWS=()
 PEER_RATE_ROWS=()
 
 peer_squid() {
@@ -256,6 +257,24 @@ peer_kill() {
 	PIDS=("${keep[@]}")
 }
 
+# peers_bulk: PEER_BULK_ROWS, the checked peers' bulk rows: PEER_ROWS, and
+# for each HTTP proxy among them an absolute-URI row (ROW_http: curl -x
+# without -p), as egressctl's HTTP proxy is measured
+peers_bulk() {
+	local row name
+	PEER_BULK_ROWS=()
+	for row in "${PEER_ROWS[@]}"; do
+		PEER_BULK_ROWS+=("$row")
+		name=${row#peer_}
+		case $name in
+		squid | tinyproxy | trafficserver | mitmproxy)
+			PEER_BULK_ROWS+=("${row}_http")
+			PEER_CURL[${row}_http]="-x http://127.0.0.1:${PEER_PORTS[$name]}"
+			;;
+		esac
+	done
+}
+
 # peers_rate: PEER_RATE_ROWS, PEER_MODE, PEER_VIA of the checked peers
 # (their absolute-URI HTTP rows too, except with --quick)
 peers_rate() {
@@ -310,6 +329,7 @@ peers_start() {
 	peer_check haproxy --noproxy '*' --connect-to www.bench.test:80:127.0.0.1:9000
 	peer_check dante -x socks5h://127.0.0.1:1080
 	peer_check microsocks -x socks5h://127.0.0.1:1081
+	peers_bulk
 	peers_rate
 }
 
@@ -339,5 +359,6 @@ peers_stop() {
 	rm -f /dev/shm/"$SQUID_NAME"-*.shm
 	PEER_ROWS=()
 	PEER_RATE_ROWS=()
+	PEER_BULK_ROWS=()
 	PEERS_UP=0
 }

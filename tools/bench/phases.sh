@@ -80,7 +80,7 @@ bulk ${paths[$(((i + r - 1) % ${#paths[@]}))]}"
 		rec_lines "$tag" BULK bulk "$r"
 		direct /bin/sh -c ". $W/prelude.sh; bulk direct --noproxy '*' $url" >"$W/bulk-direct-$r.out"
 		rec_lines "bulk-direct-$r" BULK bulk "$r"
-		for row in "${PEER_ROWS[@]}"; do
+		for row in "${PEER_BULK_ROWS[@]}"; do
 			# shellcheck disable=SC2086 # PEER_CURL holds words
 			direct /bin/sh -c ". $W/prelude.sh; bulk $row ${PEER_CURL[$row]} $url" \
 				>"$W/bulk-peer-$r.out"

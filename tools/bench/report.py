@@ -99,8 +99,8 @@ NAMES = {
 EGR_ROWS = ["egr_http", "egr_connect", "egr_socks5", "egr_transparent", "egr_fast"]
 PEERS = ["peer_squid", "peer_tinyproxy", "peer_trafficserver", "peer_mitmproxy",
          "peer_haproxy", "peer_dante", "peer_microsocks"]
-# the rate phase's peer rows: the bulk phase's way, and absolute-URI HTTP
-# for the HTTP proxies
+# the peer rows of the bulk and rate phases: CONNECT / SOCKS5 / TCP forward,
+# and absolute-URI HTTP for the HTTP proxies
 RATE_PEER_ROWS = [x for p in PEERS for x in (p, p + "_http") if x in NAMES]
 BULK_TARGET = {"egr_connect": 0.9, "egr_socks5": 0.9, "egr_transparent": 0.9, "egr_fast": 0.98}
 RATE_TARGET_CONCS = (32, 64)
@@ -183,7 +183,7 @@ class Report:
             if r["row"] == "direct" and mibs(r) is not None:
                 per.setdefault(r["round"], []).append(mibs(r))
         base = {k: statistics.mean(v) for k, v in per.items()}
-        order = ["direct"] + EGR_ROWS + PEERS
+        order = ["direct"] + EGR_ROWS + RATE_PEER_ROWS
         sec = f"bulk throughput, 1 TCP stream, {self.meta.get('bulk_s')} s per transfer (curl)"
         for name in order:
             if name in skipped:
