@@ -141,6 +141,9 @@ enum relay_step {
 	RELAY_CLOSED,  /* an error: c was closed */
 };
 enum relay_step relay_move(struct conn *c, int dir, uint64_t *left);
+/* Points dir's two events (source readable, destination writable) at
+ * cb(c), not yet added: relay_move() adds what it waits on. */
+void relay_arm(struct conn *c, int dir, event_callback_fn cb);
 /* Gives c->d[dir] a pipe (a pooled one if there is one); -1 with errno. */
 int conn_pipe_open(struct conn *c, int dir);
 

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "dns.h"
 #include "dnsmsg.h"
+#include "hash.h"
 #include "loader.h"
 #include "log.h"
 #include "policy.h"
@@ -132,34 +133,15 @@ struct dns_server {
 static uint32_t
 hash_str(const char *s, uint32_t seed)
 {
-	uint32_t h = 2166136261u ^ seed;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
+	return fnv1a_str(FNV1A_BASIS ^ seed, s);
 }
 
 static uint32_t
 hash_addr(const struct sockaddr_storage *ss)
 {
-	const unsigned char *p;
-	size_t n;
-	uint32_t h = 2166136261u;
-
-	if (ss->ss_family == AF_INET) {
-		p = (const unsigned char *)&((const struct sockaddr_in *)ss)->sin_addr;
-		n = 4;
-	} else {
-		p = (const unsigned char *)&((const struct sockaddr_in6 *)ss)->sin6_addr;
-		n = 16;
-	}
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 16777619u;
-	}
-	return h;
+	if (ss->ss_family == AF_INET)
+		return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
 }
 
 static bool

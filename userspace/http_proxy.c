@@ -359,13 +359,8 @@ on_splice_ready(evutil_socket_t fd, short what, void *arg)
 static void
 ex_splice_start(struct conn *c)
 {
-	struct event_base *base = event_get_base(&c->timer);
-
 	bufferevent_disable(c->ex->ub, EV_READ);
-	event_del(&c->uev_r);
-	event_del(&c->cev_w);
-	event_assign(&c->uev_r, base, c->ufd, EV_READ | EV_PERSIST, on_splice_ready, c);
-	event_assign(&c->cev_w, base, c->cfd, EV_WRITE | EV_PERSIST, on_splice_ready, c);
+	relay_arm(c, 1, on_splice_ready);
 	c->ex->splicing = true;
 	ex_splice(c);
 }
@@ -532,12 +527,7 @@ on_ub_write(struct bufferevent *bev, void *arg)
 	}
 	if (evbuffer_get_length(bufferevent_get_output(bev)))
 		return;
-	event_del(&c->cev_r);
-	event_del(&c->uev_w);
-	event_assign(&c->cev_r, event_get_base(&c->timer), c->cfd, EV_READ | EV_PERSIST,
-		     on_req_splice_ready, c);
-	event_assign(&c->uev_w, event_get_base(&c->timer), c->ufd, EV_WRITE | EV_PERSIST,
-		     on_req_splice_ready, c);
+	relay_arm(c, 0, on_req_splice_ready);
 	ex->req_splicing = true;
 	ex_req_splice(c);
 }

@@ -151,32 +151,29 @@ relay_pump(struct conn *c, int dir)
 	pump(c, dir);
 }
 
+void
+relay_arm(struct conn *c, int dir, event_callback_fn cb)
+{
+	struct event_base *base = event_get_base(&c->timer);
+
+	event_del(src_ev(c, dir));
+	event_del(dst_ev(c, dir));
+	event_assign(src_ev(c, dir), base, src_fd(c, dir), EV_READ | EV_PERSIST, cb, c);
+	event_assign(dst_ev(c, dir), base, dst_fd(c, dir), EV_WRITE | EV_PERSIST, cb, c);
+}
+
+/* client readable or upstream writable */
 static void
-on_client_readable(evutil_socket_t fd, short what, void *arg)
+on_to_upstream(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	relay_pump(arg, 0);
 }
 
+/* upstream readable or client writable */
 static void
-on_upstream_readable(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	relay_pump(arg, 1);
-}
-
-static void
-on_upstream_writable(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	relay_pump(arg, 0);
-}
-
-static void
-on_client_writable(evutil_socket_t fd, short what, void *arg)
+on_to_client(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
@@ -186,16 +183,8 @@ on_client_writable(evutil_socket_t fd, short what, void *arg)
 static void
 start_splicing(struct conn *c)
 {
-	struct event_base *base = event_get_base(&c->timer);
-
-	event_del(&c->cev_r);
-	event_del(&c->cev_w);
-	event_del(&c->uev_r);
-	event_del(&c->uev_w);
-	event_assign(&c->cev_r, base, c->cfd, EV_READ | EV_PERSIST, on_client_readable, c);
-	event_assign(&c->uev_r, base, c->ufd, EV_READ | EV_PERSIST, on_upstream_readable, c);
-	event_assign(&c->uev_w, base, c->ufd, EV_WRITE | EV_PERSIST, on_upstream_writable, c);
-	event_assign(&c->cev_w, base, c->cfd, EV_WRITE | EV_PERSIST, on_client_writable, c);
+	relay_arm(c, 0, on_to_upstream);
+	relay_arm(c, 1, on_to_client);
 	c->state = CS_RELAY;
 	conn_timer(c, conn_idle_timeout(c));
 	touch(c);

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "resolve.h"
 
 #define RESOLVE_MAX_SOCKS 16
@@ -96,11 +97,7 @@ host_key(const char *host, char *out)
 static struct cache_bucket *
 bucket(struct resolver *r, const char *key)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (const char *p = key; *p; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	return &r->cache[h % CACHE_BUCKETS];
+	return &r->cache[fnv1a_str(FNV1A_BASIS, key) % CACHE_BUCKETS];
 }
 
 static void
@@ -431,6 +428,7 @@ resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg)
 	struct resolve_req *q;
 	struct lookup *l;
 	char key[HOST_MAX];
+	bool named = host_key(host, key); /* else too long to be a name */
 
 	q = calloc(1, sizeof(*q));
 	if (!q)
@@ -438,7 +436,7 @@ resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg)
 	q->r = r;
 	q->cb = cb;
 	q->arg = arg;
-	if (host_key(host, key) && (l = lookup_find(r, key))) {
+	if (named && (l = lookup_find(r, key))) {
 		/* the same name is being looked up: wait for that answer */
 		q->next = l->reqs;
 		l->reqs = q;
@@ -452,8 +450,8 @@ resolver_query(struct resolver *r, const char *host, resolve_cb cb, void *arg)
 	}
 	l->r = r;
 	l->reqs = q;
-	if (!host_key(host, l->host))
-		l->host[0] = '\0'; /* too long to be a name: not joined, not cached */
+	if (named)
+		strcpy(l->host, key); /* else "": not joined, not cached */
 	LIST_INSERT_HEAD(&r->lookups, l, entry);
 	r->st.queries++;
 	memset(&hints, 0, sizeof(hints));

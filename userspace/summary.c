@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "hash.h"
 #include "policy.h"
 #include "summary.h"
 
@@ -40,13 +41,7 @@ struct summary {
 static uint32_t
 hash_key(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h % SUM_BUCKETS;
+	return fnv1a_str(FNV1A_BASIS, s) % SUM_BUCKETS;
 }
 
 struct summary *
