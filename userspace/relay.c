@@ -52,7 +52,8 @@ enum relay_step
 relay_move(struct conn *c, int dir, uint64_t *left)
 {
 	struct relay_dir *d = &c->d[dir];
-	int budget = 16; /* chunks per wakeup, so one stream cannot starve others */
+	/* chunks per wake-up, so one stream cannot starve the others */
+	int budget = RELAY_WAKE / RELAY_CHUNK;
 	bool drained = false;
 	size_t want;
 	ssize_t n;
