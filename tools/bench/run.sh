@@ -472,8 +472,11 @@ for ph in $PHASES; do
 	rec "{\"phase\":\"timing\",\"of\":\"$ph\",\"secs\":$t}"
 done
 if [ -n "${BENCH_HOLD:-}" ]; then
-	note "holding the network for ${BENCH_HOLD}s: nsenter --net=$NS_SBX / --net=$NS_INET"
-	sleep "$BENCH_HOLD" &	# in the background: TERM/INT end the wait at once
+	# the namespaces' names exist only in this script's mount namespace
+	note "holding the network for ${BENCH_HOLD}s: nsenter -t $$ -m nsenter --net=$NS_SBX" \
+		"(or --net=$NS_INET)"
+	sleep "$BENCH_HOLD" &	# in the background: TERM/INT end the wait at once,
+	PIDS+=("$!")		# and the cleanup ends the sleep (its wait would hang)
 	wait $!
 fi
 rec "{\"phase\":\"meta_end\",\"elapsed_s\":$(($(date +%s) - T0)),\"loadavg_end\":$(jstr "$(cut -d' ' -f1-3 /proc/loadavg)")}"
