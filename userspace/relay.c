@@ -42,12 +42,6 @@ dst_ev(struct conn *c, int dir)
 	return dir == 0 ? &c->uev_w : &c->cev_w;
 }
 
-static void
-touch(struct conn *c)
-{
-	conn_touch(c);
-}
-
 enum relay_step
 relay_move(struct conn *c, int dir, uint64_t *left)
 {
@@ -134,6 +128,7 @@ pump(struct conn *c, int dir)
 {
 	struct relay_dir *d = &c->d[dir];
 
+	conn_touch(c);
 	if (relay_move(c, dir, NULL) != RELAY_EOF || d->done)
 		return;
 	d->done = true;
@@ -143,13 +138,6 @@ pump(struct conn *c, int dir)
 		return;
 	}
 	shutdown(dst_fd(c, dir), SHUT_WR);
-}
-
-static void
-relay_pump(struct conn *c, int dir)
-{
-	touch(c);
-	pump(c, dir);
 }
 
 void
@@ -169,7 +157,7 @@ on_to_upstream(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	relay_pump(arg, 0);
+	pump(arg, 0);
 }
 
 /* upstream readable or client writable */
@@ -178,7 +166,7 @@ on_to_client(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	relay_pump(arg, 1);
+	pump(arg, 1);
 }
 
 static void
@@ -188,7 +176,7 @@ start_splicing(struct conn *c)
 	relay_arm(c, 1, on_to_client);
 	c->state = CS_RELAY;
 	conn_timer(c, conn_idle_timeout(c));
-	touch(c);
+	conn_touch(c);
 	event_add(&c->cev_r, NULL);
 	event_add(&c->uev_r, NULL);
 }
