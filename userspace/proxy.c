@@ -243,6 +243,13 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 		}
 		conn_close(c, "client head timeout");
 		return;
+	case CS_RESOLVE:
+		/* the name did not resolve within the connect timeout */
+		resolver_cancel(c->rq);
+		c->rq = NULL;
+		c->up_err = ETIMEDOUT;
+		c->on_upstream(c);
+		return;
 	case CS_CONNECT:
 		c->up_err = ETIMEDOUT;
 		event_del(&c->uev_w);
@@ -805,6 +812,9 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 			return;
 		}
 	}
+	/* the lookup is part of connecting: its own timeout, not what is
+	 * left of the head timeout (which closed the client without a word) */
+	conn_timer(c, c->px->opts.connect_timeout_s);
 	c->rq = resolver_query(c->px->res, c->host, on_resolved, c);
 	if (!c->rq) {
 		c->up_err = ENOMEM;

@@ -429,6 +429,25 @@ EOF
 }
 
 # ======================================================================
+# Regression (issue 13): a name lookup ran on what was left of the client's
+# head timeout, which then closed the request without a word (curl: empty
+# reply). The lookup is part of connecting now: 504 upstream-connect-timeout
+# at --connect-timeout. (The proxy's resolver here is a blackholed address.)
+# ======================================================================
+test_resolve_timeout() {
+	local t=resolve_timeout
+	script "$t" <<EOF
+cu $t.get --max-time 12 http://slow.test/$t
+EOF
+	lrun "$t" - --head-timeout 2 --connect-timeout 3 --dns-upstream 192.0.2.53 --allow slow.test \
+		-- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	a_grep "$t.504" "$W/$t.out" "^$t\\.get code=504 rc=0 size=[0-9]+\$"
+	a_grep "$t.header" "$RW/$t.get.hdr" $'^x-proxy-error: upstream-connect-timeout\r$'
+	sensor_saw "$t.lookup_was_sent" "udp and dst host 192.0.2.53 and dst port 53"
+}
+
+# ======================================================================
 # Overload that says so: at --max-conns 2 (two tunnels held), an HTTP client
 # gets 503 x-proxy-error: overloaded, a SOCKS5 client reply 0x01, a
 # transparent one a reset; the two go on; nothing reaches the server; the
@@ -539,6 +558,6 @@ test_options() {
 	a_grep "$t.durations.verbose" "$W/$t.durations.err" "timeouts: client head 1m30s, connect 45s, response 2m, idle 1h\$"
 }
 
-ALL_TESTS="options overload per_process fork_storm silent_upstream response_timeout timeouts nofile_explicit nofile_raise nofile_fit nofile_spare pipe_emfile"
+ALL_TESTS="options overload per_process fork_storm silent_upstream response_timeout timeouts resolve_timeout nofile_explicit nofile_raise nofile_fit nofile_spare pipe_emfile"
 
 suite_main limits.sh limits_setup "ip nsenter setpriv prlimit tcpdump ss curl timeout" "$@"
