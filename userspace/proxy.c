@@ -9,9 +9,10 @@
  * Limits: the connection limit is sized by the descriptor limit (raised to
  * the hard one at start), one process may hold a share of it, and a client
  * over a limit is refused in its protocol (503, SOCKS5 0x01, a reset) by a
- * connection kept only for that (a few at most; beyond, a reset). Out of
- * descriptors, a spare one is given up to accept and refuse each client at
- * once, so that none waits in the backlog. */
+ * connection kept only for that (a few at most; beyond, HTTP clients get a
+ * 503 written at once, SOCKS5 ones a reset). Out of descriptors, a spare
+ * one is given up to accept and refuse each client at once, so that none
+ * waits in the backlog. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
