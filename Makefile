@@ -111,7 +111,7 @@ fuzz: $(FUZZ_BINS)
 	done
 
 e2e: all
-	tests/e2e/run.sh $(OUT)/egressctl && tests/e2e/proxy.sh $(OUT)/egressctl && tests/e2e/dns.sh $(OUT)/egressctl && tests/e2e/audit.sh $(OUT)/egressctl
+	tests/e2e/run.sh $(OUT)/egressctl && tests/e2e/proxy.sh $(OUT)/egressctl && tests/e2e/dns.sh $(OUT)/egressctl && tests/e2e/audit.sh $(OUT)/egressctl && tests/e2e/limits.sh $(OUT)/egressctl
 
 deps:
 	@tools/install-deps.sh

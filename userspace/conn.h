@@ -16,6 +16,7 @@
 #include "egress_abi.h"
 #include "policy.h"
 #include "proxy.h"
+#include "quota.h"
 #include "resolve.h"
 
 #define CONN_MAX_HEAD (64 * 1024) /* request head / handshake bytes */
@@ -26,6 +27,7 @@ enum conn_state {
 	CS_CONNECT,  /* upstream connect in flight */
 	CS_REPLY,    /* writing a reply to the client, then next step */
 	CS_RELAY,    /* both sides joined */
+	CS_RESPONSE, /* plain HTTP: request sent, waiting for the response head */
 };
 
 struct conn;
@@ -56,8 +58,9 @@ struct conn {
 	int cfd; /* client socket */
 	int ufd; /* upstream socket; -1 until connecting */
 	struct event cev_r, cev_w, uev_r, uev_w, timer;
-	bool judging; /* stream_judge() is waiting for first bytes */
-	bool learned; /* host is the DNS responder's name for c->orig */
+	enum quota_hit over; /* not QUOTA_NONE: kept only to be refused */
+	bool judging;	     /* stream_judge() is waiting for first bytes */
+	bool learned;	     /* host is the DNS responder's name for c->orig */
 
 	/* handshake */
 	char *in; /* client bytes read so far (not yet relayed) */
@@ -152,9 +155,16 @@ void relay_arm(struct conn *c, int dir, event_callback_fn cb);
 int conn_pipe_open(struct conn *c, int dir);
 
 void conn_touch(struct conn *c);
+/* Closes c with a reset (SO_LINGER 0), so that the client sees an error
+ * rather than an orderly end of the stream. */
+void conn_abort(struct conn *c, const char *why);
+/* Why c is refused (c->over), in words with the limit, for the reply. */
+void conn_over_words(const struct conn *c, char *buf, size_t len);
 /* The name the DNS responder answered c->orig for, or NULL. */
 const char *conn_learned_name(const struct conn *c);
 void http_ex_free(struct conn *c);
+/* CS_RESPONSE timed out: 504 to the client (http_proxy.c). */
+void http_response_timeout(struct conn *c);
 
 /* handlers */
 void http_proxy_start(struct conn *c);
@@ -166,6 +176,10 @@ int conn_sockaddr_port(const struct sockaddr_storage *ss);
 void conn_format_addr(const struct sockaddr *sa, char *buf, size_t len);
 const struct policy *conn_policy(const struct conn *c);
 int conn_idle_timeout(const struct conn *c);
+int conn_head_timeout(const struct conn *c);
+/* Seconds a plain-HTTP response head may take once the request is sent:
+ * --response-timeout, or the idle timeout if that is shorter. */
+int conn_response_timeout(const struct conn *c);
 int conn_first_bytes_ms(const struct conn *c);
 void conn_timer_ms(struct conn *c, int ms);
 

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "duration.h"
 #include "log.h"
 #include "policy.h"
 #include "run.h"
@@ -44,9 +45,18 @@ usage_run(FILE *f)
 		"                         terminal while it waits: [y]es once, [a]lways this\n"
 		"                         run, [N]o (never asked when a deny rule matched)\n"
 		"  --ask-timeout S        seconds a question waits before it is a no (60)\n"
-		"  --max-conns N          proxy connections open at once (4096); beyond it\n"
-		"                         new ones are refused, open ones go on\n"
-		"  --idle-timeout S       close a tunnel silent for S seconds (600)\n"
+		"  --max-conns N          proxy connections open at once (4096, or as many as\n"
+		"                         the descriptor limit allows); beyond it new ones\n"
+		"                         are refused (HTTP 503, SOCKS5 0x01, transparent:\n"
+		"                         a reset), open ones go on\n"
+		"  --max-conns-per-process N  of them, one process's (a quarter of them,\n"
+		"                         but at least 64)\n"
+		"  --head-timeout D       a client's request or handshake must come within D\n"
+		"                         (10s); D is 30, 30s, 2m, 1h30m...\n"
+		"  --connect-timeout D    per upstream address tried (10s; then 504)\n"
+		"  --response-timeout D   plain HTTP: the response head must come within D of\n"
+		"                         the request (60s; then 504)\n"
+		"  --idle-timeout D       close a connection silent for D (10m)\n"
 		"  --suggest-policy FILE  at exit, write the policy (JSON) that would have\n"
 		"                         allowed everything the run did\n"
 		"  --cgroup NAME|PATH     NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
@@ -134,6 +144,10 @@ enum {
 	OPT_ASK_TIMEOUT,
 	OPT_MAX_CONNS,
 	OPT_IDLE_TIMEOUT,
+	OPT_MAX_PER_PROC,
+	OPT_HEAD_TIMEOUT,
+	OPT_CONNECT_TIMEOUT,
+	OPT_RESPONSE_TIMEOUT,
 };
 
 static int
@@ -165,6 +179,10 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
 		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
 		{"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+		{"max-conns-per-process", required_argument, NULL, OPT_MAX_PER_PROC},
+		{"head-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT},
+		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+		{"response-timeout", required_argument, NULL, OPT_RESPONSE_TIMEOUT},
 		{"suggest-policy", required_argument, NULL, OPT_SUGGEST},
 		{"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
 		{"transparent-port", required_argument, NULL, OPT_TPORT},
@@ -213,10 +231,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_ASK_TIMEOUT:
 		case OPT_MAX_CONNS:
-		case OPT_IDLE_TIMEOUT: {
-			long max = c == OPT_MAX_CONNS	  ? 1000000
-				   : c == OPT_ASK_TIMEOUT ? 3600
-							  : 86400;
+		case OPT_MAX_PER_PROC: {
+			long max = c == OPT_ASK_TIMEOUT ? 3600 : 1000000;
 			char *end;
 			long v;
 
@@ -226,7 +242,7 @@ parse_run(int argc, char **argv, struct run_opts *o)
 				log_warnx("run: --%s %s: expected a number from 1 to %ld",
 					  c == OPT_MAX_CONNS	 ? "max-conns"
 					  : c == OPT_ASK_TIMEOUT ? "ask-timeout"
-								 : "idle-timeout",
+								 : "max-conns-per-process",
 					  optarg, max);
 				return -EINVAL;
 			}
@@ -235,7 +251,33 @@ parse_run(int argc, char **argv, struct run_opts *o)
 			else if (c == OPT_MAX_CONNS)
 				o->max_conns = (int)v;
 			else
+				o->max_conns_per_process = (int)v;
+			break;
+		}
+		case OPT_IDLE_TIMEOUT:
+		case OPT_HEAD_TIMEOUT:
+		case OPT_CONNECT_TIMEOUT:
+		case OPT_RESPONSE_TIMEOUT: {
+			const char *name = c == OPT_IDLE_TIMEOUT      ? "idle-timeout"
+					   : c == OPT_HEAD_TIMEOUT    ? "head-timeout"
+					   : c == OPT_CONNECT_TIMEOUT ? "connect-timeout"
+								      : "response-timeout";
+			long v;
+
+			if (duration_parse(optarg, 86400, &v)) {
+				log_warnx("run: --%s %s: expected a duration from 1s to 24h, "
+					  "like 30, 30s, 2m or 1h30m",
+					  name, optarg);
+				return -EINVAL;
+			}
+			if (c == OPT_IDLE_TIMEOUT)
 				o->idle_timeout = (int)v;
+			else if (c == OPT_HEAD_TIMEOUT)
+				o->head_timeout = (int)v;
+			else if (c == OPT_CONNECT_TIMEOUT)
+				o->connect_timeout = (int)v;
+			else
+				o->response_timeout = (int)v;
 			break;
 		}
 		case OPT_SUGGEST:

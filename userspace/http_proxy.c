@@ -3,7 +3,9 @@
  * upstream connection is made. Refusals are answered the way clients can
  * show them: 403 with an x-proxy-error header and a one-line body, 400 for
  * malformed requests, 431 for oversized heads, 502/504 for upstream
- * failures. A plain request is forwarded in origin-form without hop-by-hop
+ * failures (504 also when a response head does not come within
+ * --response-timeout of the request), 503 over a connection limit. A plain
+ * request is forwarded in origin-form without hop-by-hop
  * headers over a fresh upstream connection; its body and the response are
  * framed here (Content-Length, chunked, until close), so a keep-alive client
  * gets a fresh decision for each request's host. Heads and chunked bodies go
@@ -120,8 +122,11 @@ on_upstream(struct conn *c)
 
 			send_blocked(c, &d);
 		} else if (c->up_err == ETIMEDOUT) {
-			send_error(c, 504, "Gateway Timeout", NULL,
+			send_error(c, 504, "Gateway Timeout", "upstream-connect-timeout",
 				   "egressctl: %s:%u did not answer in time", c->host, c->port);
+		} else if (c->up_err == EMFILE || c->up_err == ENFILE) {
+			send_error(c, 503, "Service Unavailable", "overloaded",
+				   "egressctl: out of file descriptors");
 		} else {
 			send_error(c, 502, "Bad Gateway", NULL, "egressctl: cannot reach %s:%u: %s",
 				   c->host, c->port, strerror(c->up_err));
@@ -292,6 +297,42 @@ ex_send_head(struct conn *c, const char *head, bool keep)
 
 static void ex_finish(struct conn *c);
 
+/* The request is all with the upstream: its response head has
+ * conn_response_timeout() seconds to come. */
+static void
+ex_request_sent(struct conn *c)
+{
+	if (c->ex->resp_head_done || c->state == CS_RESPONSE)
+		return;
+	c->state = CS_RESPONSE;
+	conn_timer(c, conn_response_timeout(c));
+}
+
+void
+http_response_timeout(struct conn *c)
+{
+	struct http_ex *ex = c->ex;
+	char body[400];
+	int blen;
+
+	bufferevent_disable(ex->ub, EV_READ);
+	bufferevent_disable(ex->cb, EV_READ);
+	blen = snprintf(body, sizeof(body), "egressctl: %s:%u sent no response within %d s\n",
+			c->host, c->port, conn_response_timeout(c));
+	evbuffer_add_printf(
+		bufferevent_get_output(ex->cb),
+		"HTTP/1.1 504 Gateway Timeout\r\nx-proxy-error: upstream-response-timeout\r\n"
+		"Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
+		"Connection: close\r\n\r\n%s",
+		blen, body);
+	ex->closing = true;
+	log_info("conn %llu: %s:%u: no response head within %d s", (unsigned long long)c->id,
+		 c->host, c->port, conn_response_timeout(c));
+	/* a client that does not read the reply is closed after the head timeout */
+	c->state = CS_REPLY;
+	conn_timer(c, conn_head_timeout(c));
+}
+
 static void
 ex_error(struct conn *c, const char *why)
 {
@@ -413,6 +454,10 @@ ex_pump_response(struct conn *c)
 			}
 			evbuffer_drain(in, used);
 			ex->resp_head_done = true;
+			if (c->state == CS_RESPONSE) {
+				c->state = CS_RELAY;
+				conn_timer(c, conn_idle_timeout(c));
+			}
 			if (!keep)
 				ex->client_keep = false;
 			if (ex->resp.body == HTTP_BODY_NONE && !ex->resp.until_close) {
@@ -503,6 +548,7 @@ ex_req_splice(struct conn *c)
 	}
 	ex->req_splicing = false;
 	ex->req_done = true; /* what the client sends next waits in the socket */
+	ex_request_sent(c);
 }
 
 static void
@@ -519,6 +565,8 @@ on_ub_write(struct bufferevent *bev, void *arg)
 	struct conn *c = arg;
 	struct http_ex *ex = c->ex;
 
+	if (ex->req_done && !evbuffer_get_length(bufferevent_get_output(bev)))
+		ex_request_sent(c);
 	if (ex->req_done || ex->req_splicing)
 		return;
 	if (!ex_req_spliceable(ex)) {
@@ -805,9 +853,22 @@ on_head(struct conn *c)
 	}
 }
 
+/* Over a connection limit: the request head is read (so that closing does
+ * not reset the connection under the reply), then 503. */
+static void
+on_overload_head(struct conn *c)
+{
+	char why[160];
+
+	if (c->inlen <= CONN_MAX_HEAD && !memmem(c->in, c->inlen, "\r\n\r\n", 4))
+		return;
+	conn_over_words(c, why, sizeof(why));
+	send_error(c, 503, "Service Unavailable", "overloaded", "egressctl: %s", why);
+}
+
 void
 http_proxy_start(struct conn *c)
 {
 	c->source = "http";
-	conn_read_client(c, on_head);
+	conn_read_client(c, c->over ? on_overload_head : on_head);
 }

@@ -4,9 +4,19 @@
  * taken and logged (conn_decide), and the upstream side: resolve with
  * c-ares, keep only addresses the policy allows, connect to exactly one of
  * them with a timeout. The relay itself is relay.c; protocols are
- * http_proxy.c, socks_proxy.c and tproxy.c. */
+ * http_proxy.c, socks_proxy.c and tproxy.c.
+ *
+ * Limits: the connection limit is sized by the descriptor limit (raised to
+ * the hard one at start), one process may hold a share of it, and a client
+ * over a limit is refused in its protocol (503, SOCKS5 0x01, a reset) by a
+ * connection kept only for that (a few at most; beyond, HTTP clients get a
+ * 503 written at once, SOCKS5 ones a reset). Out of descriptors, a spare
+ * one is given up to accept and refuse each client at once, so that none
+ * waits in the backlog. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +32,16 @@
 #include "clock.h"
 #include "conn.h"
 #include "dns.h"
+#include "duration.h"
 #include "loader.h"
 #include "log.h"
 #include "proxy.h"
+#include "quota.h"
 
 struct proxy {
 	struct event_base *base;
-	struct proxy_opts opts;
+	struct proxy_opts opts; /* timeouts in force (defaults filled in) */
+	struct quota quota;	/* connection limits and counts */
 	struct resolver *res;
 	struct dns_server *dns;
 	int (*fast_add)(void *, const struct sockaddr *, uint64_t);
@@ -38,15 +51,26 @@ struct proxy {
 	uint16_t port[PROXY_L_MAX];
 	struct event *lev[PROXY_L_MAX];
 	bool limit_warned;  /* said once that the connection limit was hit */
-	bool fd_warned;	    /* said once that descriptors ran out */
-	struct event *rest; /* listeners off for a moment after EMFILE */
+	bool proc_warned;   /* ... that a process hit its own */
+	bool fd_warned;	    /* ... that descriptors ran out */
+	bool pipe_warned;   /* ... that a relay pipe could not be made */
+	struct event *rest; /* listeners off for a moment: out of descriptors, no spare */
+	int spare_fd;	    /* /dev/null, given up to accept-and-refuse without descriptors */
 	TAILQ_HEAD(, conn) conns;
-	int nconns;
+	int nrefusing; /* connections kept only to be refused (c->over) */
 	uint64_t next_id;
 	struct proxy_stats st;
 	int pipes[PIPE_POOL][2]; /* empty relay pipes of closed connections */
 	int npipes;
 };
+
+/* Descriptors the proxy may need beside its connections' own: the DNS
+ * responder's TCP clients (dns.c takes at most 256 at once), c-ares sockets
+ * (resolve.c watches at most 16), and a margin for the rest (a status
+ * request, CMD's pidfd, the --suggest-policy file at exit). */
+#define FD_DNS_TCP  256
+#define FD_RESOLVER 16
+#define FD_MARGIN   16
 
 const struct policy *
 conn_policy(const struct conn *c)
@@ -64,6 +88,27 @@ int
 conn_idle_timeout(const struct conn *c)
 {
 	return c->px->opts.idle_timeout_s;
+}
+
+int
+conn_head_timeout(const struct conn *c)
+{
+	return c->px->opts.header_timeout_s;
+}
+
+int
+conn_response_timeout(const struct conn *c)
+{
+	const struct proxy_opts *o = &c->px->opts;
+
+	return o->response_timeout_s < o->idle_timeout_s ? o->response_timeout_s
+							 : o->idle_timeout_s;
+}
+
+void
+conn_over_words(const struct conn *c, char *buf, size_t len)
+{
+	quota_words(&c->px->quota, c->over, buf, len);
 }
 
 void
@@ -141,8 +186,22 @@ conn_close(struct conn *c, const char *why)
 	free(c->cout);
 	free(c->uout);
 	TAILQ_REMOVE(&p->conns, c, entry);
-	p->nconns--;
+	if (c->over)
+		p->nrefusing--;
+	else
+		quota_del(&p->quota, c->who.tgid);
 	free(c);
+}
+
+void
+conn_abort(struct conn *c, const char *why)
+{
+	struct linger lg = {1, 0};
+
+	setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	if (c->ufd != -1)
+		setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	conn_close(c, why);
 }
 
 int
@@ -157,8 +216,14 @@ conn_pipe_open(struct conn *c, int dir)
 		d->pipe[1] = p->pipes[p->npipes][1];
 		return 0;
 	}
-	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC))
+	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC)) {
+		if (!p->pipe_warned)
+			log_warn("proxy: cannot make a relay pipe (%d connections open): "
+				 "connections that need one are reset",
+				 p->quota.nconns);
+		p->pipe_warned = true;
 		return -1;
+	}
 	fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
 	return 0;
 }
@@ -179,12 +244,22 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 		}
 		conn_close(c, "client head timeout");
 		return;
+	case CS_RESOLVE:
+		/* the name did not resolve within the connect timeout */
+		resolver_cancel(c->rq);
+		c->rq = NULL;
+		c->up_err = ETIMEDOUT;
+		c->on_upstream(c);
+		return;
 	case CS_CONNECT:
 		c->up_err = ETIMEDOUT;
 		event_del(&c->uev_w);
 		close(c->ufd);
 		c->ufd = -1;
 		c->on_upstream(c);
+		return;
+	case CS_RESPONSE:
+		http_response_timeout(c);
 		return;
 	case CS_RELAY:
 		if (now_s() - c->last_active >= (uint64_t)c->px->opts.idle_timeout_s) {
@@ -738,6 +813,9 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 			return;
 		}
 	}
+	/* the lookup is part of connecting: its own timeout, not what is
+	 * left of the head timeout (which closed the client without a word) */
+	conn_timer(c, c->px->opts.connect_timeout_s);
 	c->rq = resolver_query(c->px->res, c->host, on_resolved, c);
 	if (!c->rq) {
 		c->up_err = ENOMEM;
@@ -747,6 +825,117 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 
 /* ---- accept ---- */
 
+/* Refuses a client without a struct conn: a reset, or on the HTTP listener
+ * a 503 if it fits in the socket buffer at once. What the client has sent is
+ * read first; if more follows, the close resets the connection, and the
+ * reply is still read from the client's socket before the reset. */
+static void
+refuse_now(int fd, enum proxy_listener kind, const char *why)
+{
+	struct linger lg = {1, 0};
+
+	if (kind == PROXY_L_HTTP) {
+		char buf[4096], body[200], resp[512];
+		int blen, n;
+
+		for (int i = 0; i < 16 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0; i++)
+			;
+		blen = snprintf(body, sizeof(body), "egressctl: %s\n", why);
+		n = snprintf(resp, sizeof(resp),
+			     "HTTP/1.1 503 Service Unavailable\r\n"
+			     "x-proxy-error: overloaded\r\n"
+			     "Content-Type: text/plain; charset=utf-8\r\n"
+			     "Content-Length: %d\r\n"
+			     "Connection: close\r\n"
+			     "\r\n%s",
+			     blen, body);
+		if (send(fd, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n) {
+			close(fd);
+			return;
+		}
+	}
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+/* Listeners off for 100 ms: out of descriptors with none to give up. */
+static void
+accept_rest(struct proxy *p)
+{
+	struct timeval rest = {0, 100000};
+
+	for (int i = 0; i < PROXY_L_MAX; i++)
+		if (p->lev[i])
+			event_del(p->lev[i]);
+	evtimer_add(p->rest, &rest);
+}
+
+/* accept() said EMFILE or ENFILE: give up the spare descriptor to take one
+ * pending client, refuse it at once, take the spare back. When that does
+ * not help either (the whole system is out, ENFILE), rest instead of
+ * spinning: the clients wait in the backlog then, as nothing else can be
+ * done for them. */
+static bool
+accept_no_fd(struct proxy *p, int lfd, enum proxy_listener kind)
+{
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+	struct egr_conn_val who;
+	int fd, err;
+
+	if (!p->fd_warned)
+		log_warnx("proxy: out of file descriptors with %d connections open: refusing "
+			  "new clients until some close (ulimit -Hn)",
+			  p->quota.nconns);
+	p->fd_warned = true;
+	if (p->spare_fd == -1)
+		p->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (p->spare_fd == -1) {
+		accept_rest(p);
+		return false;
+	}
+	close(p->spare_fd);
+	fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	err = errno;
+	if (fd != -1) {
+		p->st.accepted++;
+		p->st.refused_nofd++;
+		if (p->conns_fd >= 0) /* its index entry goes too */
+			loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who,
+					   true);
+		refuse_now(fd, kind, "out of file descriptors");
+	}
+	p->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd == -1 && (err == EMFILE || err == ENFILE))
+		accept_rest(p);
+	return fd != -1;
+}
+
+/* Is a new connection of who over a limit? Says so once for each limit. */
+static enum quota_hit
+over_limit(struct proxy *p, const struct egr_conn_val *who)
+{
+	enum quota_hit hit = quota_check(&p->quota, who->tgid);
+	char comm[17];
+
+	if (hit == QUOTA_TOTAL && !p->limit_warned) {
+		log_warnx("proxy: %d connections open, the limit (--max-conns): refusing new ones",
+			  p->quota.max_conns);
+		p->limit_warned = true;
+	} else if (hit == QUOTA_PROCESS && !p->proc_warned) {
+		memcpy(comm, who->comm, 16);
+		comm[16] = 0;
+		for (char *c = comm; *c; c++)
+			if (*c < 0x20 || *c >= 0x7f)
+				*c = '?';
+		log_warnx("proxy: %s[%u] has %d connections open, the limit of one process "
+			  "(--max-conns-per-process): refusing its new ones",
+			  comm, who->tgid, quota_of(&p->quota, who->tgid));
+		p->proc_warned = true;
+	}
+	return hit;
+}
+
 /* Takes one pending connection from lfd; false when there is none left to
  * take now (or the proxy must rest). */
 static bool
@@ -755,27 +944,14 @@ accept_one(struct proxy *p, int lfd, enum proxy_listener kind)
 	struct sockaddr_storage peer;
 	socklen_t plen = sizeof(peer);
 	struct egr_conn_val who;
+	enum quota_hit over;
 	struct conn *c;
 	int fd;
 
 	fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
-		if (errno == EMFILE || errno == ENFILE) {
-			/* out of descriptors: the pending client stays in the
-			 * backlog, and the listener would fire again at once;
-			 * rest 100 ms instead of spinning */
-			struct timeval rest = {0, 100000};
-
-			if (!p->fd_warned)
-				log_warn("proxy: accept (raise the descriptor limit, or lower "
-					 "--max-conns)");
-			p->fd_warned = true;
-			for (int i = 0; i < PROXY_L_MAX; i++)
-				if (p->lev[i])
-					event_del(p->lev[i]);
-			evtimer_add(p->rest, &rest);
-			return false;
-		}
+		if (errno == EMFILE || errno == ENFILE)
+			return accept_no_fd(p, lfd, kind);
 		if (errno == EINTR || errno == ECONNABORTED)
 			return true;
 		if (errno != EAGAIN)
@@ -783,21 +959,6 @@ accept_one(struct proxy *p, int lfd, enum proxy_listener kind)
 		return false;
 	}
 	p->st.accepted++;
-	if (p->nconns >= p->opts.max_conns) {
-		/* at the limit: a clean refusal (a reset) for the newcomer,
-		 * nothing changes for the connections already open */
-		struct linger lg = {1, 0};
-
-		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		close(fd);
-		p->st.refused_limit++;
-		if (!p->limit_warned) {
-			log_warnx("proxy: %d connections open, the limit: refusing new ones",
-				  p->opts.max_conns);
-			p->limit_warned = true;
-		}
-		return true;
-	}
 	/* Only sockets of the confined cgroup are in the index: anyone else
 	 * (another local user) is refused, the proxy is no open relay. */
 	if (p->conns_fd < 0 || loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer,
@@ -810,14 +971,27 @@ accept_one(struct proxy *p, int lfd, enum proxy_listener kind)
 		close(fd);
 		return true;
 	}
+	/* Over a limit: nothing changes for the connections already open. An
+	 * HTTP or SOCKS5 client is answered in its protocol by a connection
+	 * kept for that (a few at most), a transparent one gets a reset. */
+	over = over_limit(p, &who);
+	if (over && (kind == PROXY_L_TPROXY || p->nrefusing >= p->quota.max_refusing)) {
+		char why[160];
+
+		quota_words(&p->quota, over, why, sizeof(why));
+		refuse_now(fd, kind, why);
+		return true;
+	}
 	c = calloc(1, sizeof(*c));
-	if (!c) {
+	if (!c || (!over && quota_add(&p->quota, who.tgid))) {
+		free(c);
 		close(fd);
 		return true;
 	}
 	c->id = ++p->next_id;
 	c->px = p;
 	c->kind = kind;
+	c->over = over;
 	c->cfd = fd;
 	c->ufd = -1;
 	c->who = who;
@@ -830,7 +1004,8 @@ accept_one(struct proxy *p, int lfd, enum proxy_listener kind)
 	event_assign(&c->uev_w, p->base, -1, 0, NULL, NULL);
 	evtimer_assign(&c->timer, p->base, on_timer, c);
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
-	p->nconns++;
+	if (over)
+		p->nrefusing++;
 
 	conn_timer(c, p->opts.header_timeout_s);
 	switch (kind) {
@@ -930,18 +1105,24 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 	}
 	p->base = base;
 	p->opts = *o;
-	if (p->opts.max_conns <= 0)
-		p->opts.max_conns = 4096;
+	quota_init(&p->quota, o->max_conns, o->max_conns_per_process);
 	if (p->opts.header_timeout_s <= 0)
-		p->opts.header_timeout_s = 10;
+		p->opts.header_timeout_s = PROXY_DEF_HEAD_TIMEOUT;
 	if (p->opts.connect_timeout_s <= 0)
-		p->opts.connect_timeout_s = 10;
+		p->opts.connect_timeout_s = PROXY_DEF_CONNECT_TIMEOUT;
+	if (p->opts.response_timeout_s <= 0)
+		p->opts.response_timeout_s = PROXY_DEF_RESPONSE_TIMEOUT;
 	if (p->opts.idle_timeout_s <= 0)
-		p->opts.idle_timeout_s = 600;
+		p->opts.idle_timeout_s = PROXY_DEF_IDLE_TIMEOUT;
 	p->conns_fd = -1;
 	TAILQ_INIT(&p->conns);
 	for (int i = 0; i < PROXY_L_MAX; i++)
 		p->lfd[i] = -1;
+	p->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (p->spare_fd == -1) {
+		snprintf(errbuf, errlen, "cannot open /dev/null: %s", strerror(errno));
+		goto fail;
+	}
 	p->rest = evtimer_new(base, on_rested, p);
 	if (!p->rest) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -972,6 +1153,60 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 fail:
 	proxy_free(p);
 	return NULL;
+}
+
+/* Descriptors open now, or -errno. */
+static int
+open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+int
+proxy_size_limits(struct proxy *p, char *errbuf, size_t errlen)
+{
+	long nofile, reserve, was = p->quota.max_conns;
+	struct rlimit rl;
+	bool lowered;
+	char t[4][16];
+	int open_now;
+
+	open_now = open_fds();
+	if (open_now < 0) {
+		snprintf(errbuf, errlen, "cannot count open descriptors (/proc/self/fd): %s",
+			 strerror(-open_now));
+		return -1;
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		snprintf(errbuf, errlen, "cannot read the descriptor limit: %s", strerror(errno));
+		return -1;
+	}
+	nofile = rl.rlim_cur > INT_MAX ? INT_MAX : (long)rl.rlim_cur;
+	reserve = FD_RESOLVER + FD_MARGIN + (p->dns ? FD_DNS_TCP : 0);
+	if (quota_size(&p->quota, nofile, open_now, reserve, &lowered, errbuf, errlen))
+		return -1;
+	if (lowered)
+		log_info("proxy: at most %d connections, not %ld: the descriptor limit is %ld (%d "
+			 "per connection, %d open, %ld kept for DNS and the resolver)",
+			 p->quota.max_conns, was, nofile, QUOTA_FDS_PER_CONN, open_now, reserve);
+	duration_format(p->opts.header_timeout_s, t[0], sizeof(t[0]));
+	duration_format(p->opts.connect_timeout_s, t[1], sizeof(t[1]));
+	duration_format(p->opts.response_timeout_s, t[2], sizeof(t[2]));
+	duration_format(p->opts.idle_timeout_s, t[3], sizeof(t[3]));
+	log_info("proxy: at most %d connections, %d per process (descriptor limit %ld); "
+		 "timeouts: client head %s, connect %s, response %s, idle %s",
+		 p->quota.max_conns, p->quota.max_per_process, nofile, t[0], t[1], t[2], t[3]);
+	return 0;
 }
 
 uint16_t
@@ -1014,6 +1249,10 @@ void
 proxy_get_stats(const struct proxy *p, struct proxy_stats *st)
 {
 	*st = p->st;
+	st->refused_limit = p->quota.hit_total;
+	st->refused_per_process = p->quota.hit_process;
+	st->max_conns = p->quota.max_conns;
+	st->max_conns_per_process = p->quota.max_per_process;
 }
 
 void
@@ -1047,5 +1286,8 @@ proxy_free(struct proxy *p)
 		close(p->pipes[i][0]);
 		close(p->pipes[i][1]);
 	}
+	quota_free(&p->quota);
+	if (p->spare_fd != -1)
+		close(p->spare_fd);
 	free(p);
 }

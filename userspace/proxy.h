@@ -21,6 +21,12 @@ enum proxy_listener {
 	PROXY_L_MAX,
 };
 
+/* Defaults of the timeouts (seconds); quota.h has the limits' */
+#define PROXY_DEF_HEAD_TIMEOUT	   10
+#define PROXY_DEF_CONNECT_TIMEOUT  10
+#define PROXY_DEF_RESPONSE_TIMEOUT 60
+#define PROXY_DEF_IDLE_TIMEOUT	   600
+
 struct proxy_opts {
 	const struct policy *policy; /* not owned; must outlive the proxy */
 	struct audit *audit;	     /* decision log; NULL for none */
@@ -30,10 +36,13 @@ struct proxy_opts {
 	bool audit_mode;	     /* --audit: record what would be denied, deny nothing */
 	struct asker *asker;	     /* --ask: questions on the terminal; NULL = none */
 	struct policy *policy_rw;    /* the same policy, for rules approved with --ask */
-	int max_conns;		     /* concurrent client connections (default 4096) */
-	int header_timeout_s;	     /* client head / first bytes (default 10) */
-	int connect_timeout_s;	     /* upstream connect (default 10) */
-	int idle_timeout_s;	     /* relay without traffic (default 600) */
+	/* 0 for the default of each; see the README's "Timeouts and limits" */
+	int max_conns;		   /* client connections at once (4096, or what fits) */
+	int max_conns_per_process; /* of them, one process's (a quarter, at least 64) */
+	int header_timeout_s;	   /* client head / first bytes (10) */
+	int connect_timeout_s;	   /* upstream connect, per address (10) */
+	int response_timeout_s;	   /* plain HTTP: request sent -> response head (60) */
+	int idle_timeout_s;	   /* relay without traffic (600) */
 };
 
 struct proxy;
@@ -42,6 +51,13 @@ struct proxy;
  * NULL with errbuf set on failure. */
 struct proxy *proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf,
 			size_t errlen);
+
+/* Sizes the connection limits by the descriptor limit (quota.c), given
+ * the descriptors open now: call it once everything but the connections is
+ * open (raise the limit first: quota_raise_nofile()). A default
+ * --max-conns is lowered to what fits (said with -v); an explicit one that
+ * does not fit is an error (-1, errbuf set). */
+int proxy_size_limits(struct proxy *p, char *errbuf, size_t errlen);
 
 /* The port of a listener (host order); 0 if not open. */
 uint16_t proxy_port(const struct proxy *p, enum proxy_listener l);
@@ -59,8 +75,12 @@ void proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockadd
 
 /* Counters for the summary. */
 struct proxy_stats {
-	uint64_t accepted, refused_unattributed, refused_limit;
+	uint64_t accepted, refused_unattributed;
+	uint64_t refused_limit;	      /* at --max-conns */
+	uint64_t refused_per_process; /* at --max-conns-per-process */
+	uint64_t refused_nofd;	      /* out of descriptors */
 	uint64_t allowed, denied;
+	int max_conns, max_conns_per_process; /* the limits in force */
 };
 void proxy_get_stats(const struct proxy *p, struct proxy_stats *st);
 struct dns_stats;

@@ -53,7 +53,9 @@ relay_move(struct conn *c, int dir, uint64_t *left)
 	ssize_t n;
 
 	if (d->pipe[0] == -1 && conn_pipe_open(c, dir)) {
-		conn_close(c, "pipe");
+		/* out of descriptors: a reset, so that a body that ends with
+		 * the connection is not taken for a complete one */
+		conn_abort(c, "no relay pipe");
 		return RELAY_CLOSED;
 	}
 	for (;;) {

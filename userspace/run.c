@@ -31,6 +31,7 @@
 #include "log.h"
 #include "policy.h"
 #include "proxy.h"
+#include "quota.h"
 #include "run.h"
 #include "sandbox.h"
 #include "status.h"
@@ -58,6 +59,7 @@ struct run_state {
 	char status_path[128];
 	double tokens, last_refill; /* denial line rate limit */
 	unsigned long suppressed;
+	struct rlimit nofile; /* as egressctl was started: CMD gets it back */
 };
 
 struct policy *
@@ -362,8 +364,9 @@ in_path(const char *cmd)
 }
 
 struct child_env {
-	const char *http;  /* http://127.0.0.1:PORT */
-	const char *socks; /* socks5h://127.0.0.1:PORT */
+	const char *http;	     /* http://127.0.0.1:PORT */
+	const char *socks;	     /* socks5h://127.0.0.1:PORT */
+	const struct rlimit *nofile; /* the descriptor limit CMD gets */
 };
 
 /* The child: between clone3() and execve(). Reports failure on errfd as
@@ -379,6 +382,8 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, int errfd, const st
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	if (env->nofile->rlim_max) /* egressctl raised its own limit, not CMD's */
+		setrlimit(RLIMIT_NOFILE, env->nofile);
 	err = sandbox_enter(u, errfd, &what);
 	if (err) {
 		snprintf(msg, sizeof(msg), "%d cannot confine the command (%s): %s", EGR_EXIT_ERROR,
@@ -446,7 +451,7 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		struct child_env env = {st->env_http, st->env_socks};
+		struct child_env env = {st->env_http, st->env_socks, &st->nofile};
 
 		child_exec(st->opts, u, pfd[1], &env);
 	}
@@ -533,6 +538,9 @@ run_main(struct run_opts *o)
 		log_warnx("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo");
 		return EGR_EXIT_ERROR;
 	}
+	err = quota_raise_nofile(&st.nofile);
+	if (err)
+		log_info("cannot raise the descriptor limit to the hard one: %s", strerror(-err));
 	if (sandbox_resolve_user(o->user, &user, errbuf, sizeof(errbuf))) {
 		log_warnx("%s", errbuf);
 		return EGR_EXIT_ERROR;
@@ -580,6 +588,10 @@ run_main(struct run_opts *o)
 	po.dns = !o->dns_port;
 	po.audit_mode = o->audit;
 	po.max_conns = o->max_conns;
+	po.max_conns_per_process = o->max_conns_per_process;
+	po.header_timeout_s = o->head_timeout;
+	po.connect_timeout_s = o->connect_timeout;
+	po.response_timeout_s = o->response_timeout;
 	po.idle_timeout_s = o->idle_timeout;
 	po.asker = st.asker;
 	po.policy_rw = st.policy;
@@ -665,6 +677,12 @@ run_main(struct run_opts *o)
 		}
 	}
 
+	/* what is left to open: the signalfd, CMD's pidfd, the status socket */
+	if (proxy_size_limits(st.px, errbuf, sizeof(errbuf))) {
+		log_warnx("%s", errbuf);
+		goto out_detach;
+	}
+
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -727,6 +745,18 @@ out_loop:
 	run_cleanup(&st, cgpath, created || fresh);
 	loader_free(st.ld);
 	close(cg_fd);
+	{
+		struct proxy_stats ps;
+		struct summary_refusals sr = {0};
+
+		proxy_get_stats(st.px, &ps);
+		sr.limit = ps.refused_limit;
+		sr.per_process = ps.refused_per_process;
+		sr.nofd = ps.refused_nofd;
+		sr.max_conns = ps.max_conns;
+		sr.max_conns_per_process = ps.max_conns_per_process;
+		summary_set_refusals(st.summary, &sr);
+	}
 	proxy_free(st.px); /* closes connections: their last decisions are in */
 	st.px = NULL;
 	if (st.suppressed && !o->quiet)

@@ -29,8 +29,12 @@ struct run_opts {
 	bool audit;		    /* record what would be denied, deny nothing */
 	bool ask;		    /* ask on the terminal when no rule allows */
 	int ask_timeout;	    /* seconds a question waits (default 60) */
-	int max_conns;		    /* proxy connections at once (0: 4096) */
+	int max_conns;		    /* proxy connections at once (0: 4096, or what fits) */
 	int idle_timeout;	    /* seconds a tunnel may be silent (0: 600) */
+	int max_conns_per_process;  /* of them, one process's (0: a quarter) */
+	int head_timeout;	    /* seconds for a client's head (0: 10) */
+	int connect_timeout;	    /* seconds per upstream connect (0: 10) */
+	int response_timeout;	    /* seconds for a plain-HTTP response head (0: 60) */
 	const char *suggest_policy; /* write the policy that allows what the run did */
 	bool allow_abstract_unix;
 	bool quiet;

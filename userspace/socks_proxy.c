@@ -3,7 +3,8 @@
  * reply, as the RFC intends. A tunnel that only host rules could allow gets
  * a success reply first; its first bytes must then be a TLS ClientHello or
  * an HTTP request for the requested name (stream_judge), or it is closed.
- * A name no rule could allow is refused at once with 0x02. */
+ * A name no rule could allow is refused at once with 0x02. A client over a
+ * connection limit (or when descriptors run out) gets 0x01 for its request. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,9 @@ errno_reply(int err)
 		return SOCKS5_NET_UNREACHABLE;
 	case EACCES:
 		return SOCKS5_NOT_ALLOWED;
+	case EMFILE:
+	case ENFILE:
+		return SOCKS5_GENERAL_FAILURE; /* out of descriptors: overloaded */
 	default:
 		return SOCKS5_HOST_UNREACHABLE;
 	}
@@ -91,7 +95,7 @@ await_first_bytes(struct conn *c)
 {
 	c->judging = true;
 	conn_read_client(c, on_first_bytes);
-	conn_timer(c, 10);
+	conn_timer(c, conn_head_timeout(c));
 }
 
 /* Would a host rule allow TLS or plain HTTP to c->host (or, for an address
@@ -135,6 +139,10 @@ on_request(struct conn *c)
 	r = socks5_parse_request((const uint8_t *)c->in, c->inlen, &req, &used);
 	if (r == PARSE_MORE)
 		return;
+	if (c->over) {
+		send_reply(c, SOCKS5_GENERAL_FAILURE, NULL);
+		return;
+	}
 	if (r != PARSE_DONE) {
 		bool atyp = req.atyp != 1 && req.atyp != 3 && req.atyp != 4;
 

@@ -4,6 +4,7 @@
  * it (audit_rec.suggest), with host names folded into "**.domain" where
  * several names under one registrable domain were used. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ struct summary {
 	struct dest *first, *last;
 	int ndest;
 	uint64_t allowed, denied;
+	struct summary_refusals refused;
 };
 
 static uint32_t
@@ -119,12 +121,48 @@ summary_add(struct summary *s, const struct audit_rec *r)
 }
 
 void
+summary_set_refusals(struct summary *s, const struct summary_refusals *r)
+{
+	if (s)
+		s->refused = *r;
+}
+
+/* "egressctl: proxy refused 5 connections: 3 at --max-conns 2, ..." */
+static void
+print_refusals(const struct summary_refusals *r, FILE *f)
+{
+	const char *sep = "";
+
+	if (!r->limit && !r->per_process && !r->nofd)
+		return;
+	fprintf(f, "egressctl: the proxy refused %" PRIu64 " connection%s: ",
+		r->limit + r->per_process + r->nofd,
+		r->limit + r->per_process + r->nofd == 1 ? "" : "s");
+	if (r->limit) {
+		fprintf(f, "%" PRIu64 " at the limit (--max-conns %d)", r->limit, r->max_conns);
+		sep = ", ";
+	}
+	if (r->per_process) {
+		fprintf(f,
+			"%s%" PRIu64 " over the limit of one process (--max-conns-per-process %d)",
+			sep, r->per_process, r->max_conns_per_process);
+		sep = ", ";
+	}
+	if (r->nofd)
+		fprintf(f, "%s%" PRIu64 " out of file descriptors", sep, r->nofd);
+	fprintf(f, "\n");
+}
+
+void
 summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t dropped_log)
 {
 	const char *denied_word = audit_mode ? "would deny" : "denied";
 
 	if (!s || (!s->allowed && !s->denied)) {
-		fprintf(f, "egressctl: summary: no network attempts\n");
+		if (s && (s->refused.limit || s->refused.per_process || s->refused.nofd))
+			print_refusals(&s->refused, f); /* attempts, refused before any decision */
+		else
+			fprintf(f, "egressctl: summary: no network attempts\n");
 		return;
 	}
 	fprintf(f, "egressctl: summary: %llu allowed, %llu %s, %d destinations\n",
@@ -152,6 +190,7 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t droppe
 					(unsigned long long)d->allowed, d->key);
 		}
 	}
+	print_refusals(&s->refused, f);
 	if (dropped_log)
 		fprintf(f, "egressctl: the log's reader was too slow: %llu lines dropped\n",
 			(unsigned long long)dropped_log);

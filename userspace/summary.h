@@ -18,8 +18,18 @@ void summary_free(struct summary *s);
 /* Counts one decision. */
 void summary_add(struct summary *s, const struct audit_rec *r);
 
-/* The table: one line per destination, denied first. dropped_log: lines the
- * --log writer had to drop (said when not 0). */
+/* Clients the proxy refused before any decision, and the limits. */
+struct summary_refusals {
+	uint64_t limit;	      /* at --max-conns */
+	uint64_t per_process; /* at --max-conns-per-process */
+	uint64_t nofd;	      /* out of file descriptors */
+	int max_conns, max_conns_per_process;
+};
+void summary_set_refusals(struct summary *s, const struct summary_refusals *r);
+
+/* The table: one line per destination, denied first, then the refusals
+ * (when there were any). dropped_log: lines the --log writer had to drop
+ * (said when not 0). */
 void summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t dropped_log);
 
 /* Writes the suggested policy as JSON (the schema --policy reads): every

@@ -169,7 +169,7 @@ stream_judge(struct conn *c, bool timed_out)
 wait:
 	/* a client that has started talking gets the full head timeout */
 	if (c->inlen)
-		conn_timer(c, 10);
+		conn_timer(c, conn_head_timeout(c));
 }
 
 static void

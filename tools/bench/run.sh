@@ -242,7 +242,8 @@ egr_start() {
 	chmod 0644 "$W/$tag.sh"
 	EGR_CG="$CGROOT/egressctl/$CG_PREFIX-$tag"
 	nsenter --net="$NS_SBX" env --default-signal=INT,QUIT "$EGR" run \
-		--cgroup "$CG_PREFIX-$tag" --user nobody --dns-upstream "$DNS_IP" -q --max-conns 20000 \
+		--cgroup "$CG_PREFIX-$tag" --user nobody --dns-upstream "$DNS_IP" -q --max-conns "$BENCH_MAXC" \
+		--max-conns-per-process "$BENCH_MAXC" \
 		"${RULES[@]}" \
 		-- /bin/sh "$W/$tag.sh" >"$W/$tag.out" 2>"$W/$tag.err" </dev/null &
 	EGR_PID=$!
@@ -328,6 +329,11 @@ setup() {
 	# fds: 10,000 tunnels are 20,000 proxy descriptors and 10,000 client
 	# ones; as high as the hard limit allows (raising it needs CAP_SYS_RESOURCE)
 	ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+	# egressctl counts 6 descriptors per connection (client, upstream, a
+	# pipe per direction) and refuses a --max-conns they cannot honour: ask
+	# for what fits, all of it for one process (the memory phase's client)
+	BENCH_MAXC=$((($(ulimit -n) - 512) / 6))
+	[ "$BENCH_MAXC" -gt 20000 ] && BENCH_MAXC=20000
 
 	# clients, built here from the tree (never into build/)
 	gcc -O2 -g -Wall -pthread "$HERE/benchtool.c" -o "$W/benchtool" 2>"$W/gcc.err" || {
