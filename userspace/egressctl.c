@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "duration.h"
 #include "log.h"
 #include "policy.h"
 #include "run.h"
@@ -47,6 +48,12 @@ usage_run(FILE *f)
 		"  --max-conns N          proxy connections open at once (4096); beyond it\n"
 		"                         new ones are refused, open ones go on\n"
 		"  --idle-timeout S       close a tunnel silent for S seconds (600)\n"
+		"  --timeout DURATION     as timeout(1): when CMD has run this long, send TERM\n"
+		"                         to every process of its cgroup and exit 124\n"
+		"                         (DURATION: seconds, or with an s, m, h or d suffix)\n"
+		"  --kill-after DURATION  as timeout -k: KILL every process of the cgroup\n"
+		"                         (cgroup.kill) if CMD still runs this long after the\n"
+		"                         first TERM (the timeout's, or one egressctl got)\n"
 		"  --suggest-policy FILE  at exit, write the policy (JSON) that would have\n"
 		"                         allowed everything the run did\n"
 		"  --cgroup NAME|PATH     NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
@@ -66,8 +73,9 @@ usage_run(FILE *f)
 		"  -v, --verbose          more diagnostics (twice: libbpf and verifier output)\n"
 		"  -h, --help             this text\n"
 		"\n"
-		"Exit status: CMD's (128+N if killed by signal N); 125 egressctl failed;\n"
-		"126 CMD not executable; 127 CMD not found.\n");
+		"Exit status: CMD's (128+N if killed by signal N); 124 --timeout ran out\n"
+		"(137 if CMD had to be killed); 125 egressctl failed; 126 CMD not executable;\n"
+		"127 CMD not found.\n");
 }
 
 static void
@@ -134,6 +142,8 @@ enum {
 	OPT_ASK_TIMEOUT,
 	OPT_MAX_CONNS,
 	OPT_IDLE_TIMEOUT,
+	OPT_TIMEOUT,
+	OPT_KILL_AFTER,
 };
 
 static int
@@ -165,6 +175,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
 		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
 		{"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"kill-after", required_argument, NULL, OPT_KILL_AFTER},
 		{"suggest-policy", required_argument, NULL, OPT_SUGGEST},
 		{"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
 		{"transparent-port", required_argument, NULL, OPT_TPORT},
@@ -236,6 +248,19 @@ parse_run(int argc, char **argv, struct run_opts *o)
 				o->max_conns = (int)v;
 			else
 				o->idle_timeout = (int)v;
+			break;
+		}
+		case OPT_TIMEOUT:
+		case OPT_KILL_AFTER: {
+			char err[200];
+
+			if (duration_parse(optarg,
+					   c == OPT_TIMEOUT ? &o->timeout_ns : &o->kill_after_ns,
+					   err, sizeof(err))) {
+				log_warnx("run: --%s %s",
+					  c == OPT_TIMEOUT ? "timeout" : "kill-after", err);
+				return -EINVAL;
+			}
 			break;
 		}
 		case OPT_SUGGEST:

@@ -31,6 +31,8 @@ struct run_opts {
 	int ask_timeout;	    /* seconds a question waits (default 60) */
 	int max_conns;		    /* proxy connections at once (0: 4096) */
 	int idle_timeout;	    /* seconds a tunnel may be silent (0: 600) */
+	uint64_t timeout_ns;	    /* --timeout: TERM to the cgroup after this (0: none) */
+	uint64_t kill_after_ns;	    /* --kill-after: then KILL after this (0: never) */
 	const char *suggest_policy; /* write the policy that allows what the run did */
 	bool allow_abstract_unix;
 	bool quiet;
