@@ -144,6 +144,7 @@ enum {
 	OPT_IDLE_TIMEOUT,
 	OPT_TIMEOUT,
 	OPT_KILL_AFTER,
+	OPT_LOG_BUFFER,
 };
 
 static int
@@ -188,6 +189,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"test-skip-prog", required_argument, NULL, OPT_SKIP},
 		/* shrink the socket-record map, to test its sk_storage fallback */
 		{"test-socks-max", required_argument, NULL, OPT_SOCKS_MAX},
+		/* shrink the --log buffer, to test what a failing disk loses */
+		{"test-log-buffer", required_argument, NULL, OPT_LOG_BUFFER},
 #endif
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -301,6 +304,11 @@ parse_run(int argc, char **argv, struct run_opts *o)
 			if (o->nskip == 8)
 				return -EINVAL;
 			o->skip_progs[o->nskip++] = optarg;
+			break;
+		case OPT_LOG_BUFFER:
+			o->log_buffer = strtoul(optarg, NULL, 10);
+			if (!o->log_buffer)
+				return -EINVAL;
 			break;
 		case OPT_SOCKS_MAX:
 			o->socks_max = (uint32_t)strtoul(optarg, NULL, 10);

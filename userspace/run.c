@@ -568,6 +568,7 @@ run_main(struct run_opts *o)
 		goto out_state;
 	}
 	audit_set_sink(st.audit, on_decision, &st);
+	audit_set_limit(st.audit, o->log_buffer);
 	if (o->ask) {
 		st.asker = asker_new(st.base, o->ask_timeout, errbuf, sizeof(errbuf));
 		if (!st.asker) {
@@ -746,8 +747,12 @@ out_loop:
 		fprintf(stderr, "egressctl: %lu more denials not shown (the summary has them)\n",
 			st.suppressed);
 	audit_finish(st.audit); /* so that the summary can say what was dropped */
-	if (!o->quiet)
-		summary_print(st.summary, stderr, o->audit, audit_dropped(st.audit));
+	if (!o->quiet) {
+		struct audit_stats ls;
+
+		audit_get_stats(st.audit, &ls);
+		summary_print(st.summary, stderr, o->audit, &ls);
+	}
 	if (o->suggest_policy) {
 		err = summary_write_policy(st.summary, o->suggest_policy);
 		if (err)

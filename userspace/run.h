@@ -38,6 +38,7 @@ struct run_opts {
 	bool quiet;
 	const char *skip_progs[8]; /* EGR_TESTING builds only */
 	uint32_t socks_max;	   /* EGR_TESTING builds only */
+	size_t log_buffer;	   /* EGR_TESTING builds only */
 	int nskip;
 	char **argv;
 };

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 struct audit_rec;
+struct audit_stats;
 struct summary;
 
 struct summary *summary_new(void);
@@ -18,9 +19,11 @@ void summary_free(struct summary *s);
 /* Counts one decision. */
 void summary_add(struct summary *s, const struct audit_rec *r);
 
-/* The table: one line per destination, denied first. dropped_log: lines the
- * --log writer had to drop (said when not 0). */
-void summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t dropped_log);
+/* The table: one line per destination, denied first; then, when the --log
+ * file misses lines (ls: audit_get_stats(); NULL: no log), how many were
+ * lost to write errors (which error, on which file) and how many dropped
+ * because its reader was slow. */
+void summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls);
 
 /* Writes the suggested policy as JSON (the schema --policy reads): every
  * allowed and denied destination's rule, hostnames rather than addresses
