@@ -7,6 +7,8 @@
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make format     clang-format bpf/ include/ userspace/ tests/
 #   sudo make bench the benchmark (tools/bench/run.sh, < 10 min; bench-quick < 2 min)
+#   sudo make stress  floods, slow clients and faults (tests/stress/, a few minutes)
+#   sudo make soak    mixed traffic for SOAK_SECONDS (600): flat RSS and descriptors
 
 OUT ?= build
 ARCH ?= x86
@@ -15,6 +17,7 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
 FUZZ_SECONDS ?= 20
+SOAK_SECONDS ?= 600
 SANITIZE ?=
 
 PKGS := libbpf libelf zlib libevent libcares libcjson
@@ -47,7 +50,7 @@ FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*.c userspace/*.h \
 		tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/helpers/*.c)
 
 .PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers \
-	bench bench-quick
+	bench bench-quick stress stress-check soak
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -113,6 +116,21 @@ fuzz: $(FUZZ_BINS)
 e2e: all
 	tests/e2e/run.sh $(OUT)/egressctl && tests/e2e/proxy.sh $(OUT)/egressctl && tests/e2e/dns.sh $(OUT)/egressctl && tests/e2e/audit.sh $(OUT)/egressctl && tests/e2e/limits.sh $(OUT)/egressctl
 
+# The stress suite (root): every case at full size.
+stress: all
+	tests/stress/stress.sh $(OUT)/egressctl
+
+# What `make check` runs: every case shortened, then the fault cases again
+# against an ASan+UBSan egressctl (a report fails them).
+stress-check: all
+	STRESS_QUICK=1 tests/stress/stress.sh $(OUT)/egressctl
+	$(MAKE) OUT=$(OUT)/asan SANITIZE=address,undefined CFLAGS="-O1 -g" all
+	STRESS_QUICK=1 STRESS_FAULTS_ONLY=1 tests/stress/stress.sh $(OUT)/asan/egressctl
+
+# Mixed traffic for SOAK_SECONDS; RSS and descriptors must stay flat. Not in CI.
+soak: all
+	STRESS_SOAK_SECONDS=$(SOAK_SECONDS) E2E_TESTS=soak tests/stress/stress.sh $(OUT)/egressctl
+
 deps:
 	@tools/install-deps.sh
 
@@ -123,6 +141,7 @@ check: deps
 	$(MAKE) asan
 	$(MAKE) fuzz
 	$(MAKE) e2e
+	$(MAKE) stress-check
 
 demo: deps
 	$(MAKE) all

@@ -1,13 +1,16 @@
 /* Decisions as data. Every decision of the kernel, the proxy and the DNS
  * responder goes through audit_write(): one JSON object per line to --log
- * FILE (or "-" for stdout), fields as DESIGN.md "Events and logs" says, and
- * the run's sink (summary, denial lines). Writing never blocks the data
- * path: lines wait in a bounded buffer drained when the file is writable;
- * when it is full, lines are dropped and counted. No URL paths, query
- * strings or bodies are ever passed in. */
+ * FILE (or "-" for stdout), and the run's sink (summary, denial lines).
+ * Writing never blocks the data path: lines wait in a bounded buffer
+ * drained when the file is writable; when it is full, lines are dropped
+ * and counted. A write error (a full disk) is said once on stderr, lines
+ * wait and are retried, and those that cannot wait are counted apart from
+ * the slow reader's. No URL paths, query strings or bodies are ever
+ * passed in. */
 #ifndef AUDIT_H
 #define AUDIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -44,8 +47,22 @@ void audit_set_sink(struct audit *a, audit_sink fn, void *arg);
 void audit_write(struct audit *a, const struct audit_rec *r);
 /* Lines dropped because the log's reader was too slow. */
 uint64_t audit_dropped(const struct audit *a);
+
+struct audit_stats {
+	uint64_t dropped; /* lines: the reader was too slow (the buffer was full) */
+	uint64_t lost;	  /* lines: writing failed (ENOSPC, EIO, EPIPE...) */
+	int last_err;	  /* errno of the last write error; 0: none */
+	bool failing;	  /* writes were still failing when the log was finished */
+	const char *path; /* the log ("stdout" for "-"); NULL without one */
+};
+
+/* What became of the lines: complete after audit_finish(). */
+void audit_get_stats(const struct audit *a, struct audit_stats *st);
+
+/* Bytes the buffer may hold (AUDIT_BUF_MAX, 4 MiB, by default); for tests. */
+void audit_set_limit(struct audit *a, size_t bytes);
 /* Writes what it can of the buffer within 2 s; what is left counts as
- * dropped (audit_dropped() says how many lines). */
+ * dropped, or lost when writing failed (audit_get_stats()). */
 void audit_finish(struct audit *a);
 /* audit_finish(), then closes. */
 void audit_close(struct audit *a);

@@ -4,7 +4,8 @@
  * daemon rather than be skipped: unknown or duplicate keys, wrong types,
  * an unknown "version", data after the JSON value and NUL characters are all
  * errors, and each message starts with the JSON path it is about
- * ("allow[2].methods[0]: expected a string"). Files over CONFIG_MAX_SIZE are
+ * ("allow[2].methods[0]: expected a string"); a document nested deeper than
+ * cJSON parses (CJSON_NESTING_LIMIT) says so, not "syntax error". Files over CONFIG_MAX_SIZE are
  * refused before parsing. */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,35 @@ line_col(const char *json, size_t off, unsigned int *line, unsigned int *col)
 			(*col)++;
 		}
 	}
+}
+
+/* Byte offset of the bracket that opens nesting level limit + 1 (strings
+ * skipped), or -1. cJSON refuses such a document at exactly that bracket,
+ * with no word of why: its parse error there is this. */
+static long
+too_deep_at(const char *json, size_t len, unsigned int limit)
+{
+	unsigned int depth = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = json[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > limit)
+				return (long)i;
+		} else if ((c == ']' || c == '}') && depth) {
+			depth--;
+		}
+	}
+	return -1;
 }
 
 /* cJSON turns "\u0000" into a NUL that silently cuts the string short. */
@@ -281,6 +311,12 @@ config_load_buf(struct policy *p, const char *json, size_t len, const char *sour
 			end = cJSON_GetErrorPtr();
 		off = end && end >= json && end <= json + len ? (size_t)(end - json) : len;
 		line_col(json, off, &line, &col);
+		if (too_deep_at(json, len, CJSON_NESTING_LIMIT) == (long)off)
+			return cfg_fail(
+				errbuf, errlen, -EINVAL,
+				"JSON nesting too deep (limit %u) at line %u, column %u (byte "
+				"offset %zu)",
+				(unsigned int)CJSON_NESTING_LIMIT, line, col, off);
 		return cfg_fail(errbuf, errlen, -EINVAL,
 				"JSON syntax error at line %u, column %u (byte offset %zu)", line,
 				col, off);

@@ -52,11 +52,16 @@ usage_run(FILE *f)
 		"  --max-conns-per-process N  of them, one process's (a quarter of them,\n"
 		"                         but at least 64)\n"
 		"  --head-timeout D       a client's request or handshake must come within D\n"
-		"                         (10s); D is 30, 30s, 2m, 1h30m...\n"
+		"                         (10s); D is 30, 30s, 1.5m, 2m, 1h30m...\n"
 		"  --connect-timeout D    per upstream address tried (10s; then 504)\n"
 		"  --response-timeout D   plain HTTP: the response head must come within D of\n"
 		"                         the request (60s; then 504)\n"
 		"  --idle-timeout D       close a connection silent for D (10m)\n"
+		"  --timeout D            as timeout(1): when CMD has run for D, send TERM\n"
+		"                         to every process of its cgroup and exit 124\n"
+		"  --kill-after D         as timeout -k: KILL every process of the cgroup\n"
+		"                         (cgroup.kill) if CMD still runs D after the\n"
+		"                         first TERM (the timeout's, or one egressctl got)\n"
 		"  --suggest-policy FILE  at exit, write the policy (JSON) that would have\n"
 		"                         allowed everything the run did\n"
 		"  --cgroup NAME|PATH     NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
@@ -76,8 +81,9 @@ usage_run(FILE *f)
 		"  -v, --verbose          more diagnostics (twice: libbpf and verifier output)\n"
 		"  -h, --help             this text\n"
 		"\n"
-		"Exit status: CMD's (128+N if killed by signal N); 125 egressctl failed;\n"
-		"126 CMD not executable; 127 CMD not found.\n");
+		"Exit status: CMD's (128+N if killed by signal N); 124 --timeout ran out\n"
+		"(137 if CMD had to be killed); 125 egressctl failed; 126 CMD not executable;\n"
+		"127 CMD not found.\n");
 }
 
 static void
@@ -148,6 +154,9 @@ enum {
 	OPT_HEAD_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_RESPONSE_TIMEOUT,
+	OPT_TIMEOUT,
+	OPT_KILL_AFTER,
+	OPT_LOG_BUFFER,
 };
 
 static int
@@ -183,6 +192,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"head-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT},
 		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
 		{"response-timeout", required_argument, NULL, OPT_RESPONSE_TIMEOUT},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"kill-after", required_argument, NULL, OPT_KILL_AFTER},
 		{"suggest-policy", required_argument, NULL, OPT_SUGGEST},
 		{"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
 		{"transparent-port", required_argument, NULL, OPT_TPORT},
@@ -194,6 +205,8 @@ parse_run(int argc, char **argv, struct run_opts *o)
 		{"test-skip-prog", required_argument, NULL, OPT_SKIP},
 		/* shrink the socket-record map, to test its sk_storage fallback */
 		{"test-socks-max", required_argument, NULL, OPT_SOCKS_MAX},
+		/* shrink the --log buffer, to test what a failing disk loses */
+		{"test-log-buffer", required_argument, NULL, OPT_LOG_BUFFER},
 #endif
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -262,12 +275,11 @@ parse_run(int argc, char **argv, struct run_opts *o)
 					   : c == OPT_HEAD_TIMEOUT    ? "head-timeout"
 					   : c == OPT_CONNECT_TIMEOUT ? "connect-timeout"
 								      : "response-timeout";
+			char err[200];
 			long v;
 
-			if (duration_parse(optarg, 86400, &v)) {
-				log_warnx("run: --%s %s: expected a duration from 1s to 24h, "
-					  "like 30, 30s, 2m or 1h30m",
-					  name, optarg);
+			if (duration_parse_secs(optarg, 1, 86400, &v, err, sizeof(err))) {
+				log_warnx("run: --%s %s", name, err);
 				return -EINVAL;
 			}
 			if (c == OPT_IDLE_TIMEOUT)
@@ -278,6 +290,19 @@ parse_run(int argc, char **argv, struct run_opts *o)
 				o->connect_timeout = (int)v;
 			else
 				o->response_timeout = (int)v;
+			break;
+		}
+		case OPT_TIMEOUT:
+		case OPT_KILL_AFTER: {
+			char err[200];
+
+			if (duration_parse(optarg,
+					   c == OPT_TIMEOUT ? &o->timeout_ns : &o->kill_after_ns,
+					   err, sizeof(err))) {
+				log_warnx("run: --%s %s",
+					  c == OPT_TIMEOUT ? "timeout" : "kill-after", err);
+				return -EINVAL;
+			}
 			break;
 		}
 		case OPT_SUGGEST:
@@ -318,6 +343,11 @@ parse_run(int argc, char **argv, struct run_opts *o)
 			if (o->nskip == 8)
 				return -EINVAL;
 			o->skip_progs[o->nskip++] = optarg;
+			break;
+		case OPT_LOG_BUFFER:
+			o->log_buffer = strtoul(optarg, NULL, 10);
+			if (!o->log_buffer)
+				return -EINVAL;
 			break;
 		case OPT_SOCKS_MAX:
 			o->socks_max = (uint32_t)strtoul(optarg, NULL, 10);

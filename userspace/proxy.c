@@ -1199,10 +1199,10 @@ proxy_size_limits(struct proxy *p, char *errbuf, size_t errlen)
 		log_info("proxy: at most %d connections, not %ld: the descriptor limit is %ld (%d "
 			 "per connection, %d open, %ld kept for DNS and the resolver)",
 			 p->quota.max_conns, was, nofile, QUOTA_FDS_PER_CONN, open_now, reserve);
-	duration_format(p->opts.header_timeout_s, t[0], sizeof(t[0]));
-	duration_format(p->opts.connect_timeout_s, t[1], sizeof(t[1]));
-	duration_format(p->opts.response_timeout_s, t[2], sizeof(t[2]));
-	duration_format(p->opts.idle_timeout_s, t[3], sizeof(t[3]));
+	duration_format_secs(p->opts.header_timeout_s, t[0], sizeof(t[0]));
+	duration_format_secs(p->opts.connect_timeout_s, t[1], sizeof(t[1]));
+	duration_format_secs(p->opts.response_timeout_s, t[2], sizeof(t[2]));
+	duration_format_secs(p->opts.idle_timeout_s, t[3], sizeof(t[3]));
 	log_info("proxy: at most %d connections, %d per process (descriptor limit %ld); "
 		 "timeouts: client head %s, connect %s, response %s, idle %s",
 		 p->quota.max_conns, p->quota.max_per_process, nofile, t[0], t[1], t[2], t[3]);

@@ -27,6 +27,7 @@
 #include "cgroup.h"
 #include "dns.h"
 #include "events.h"
+#include "jobtimer.h"
 #include "loader.h"
 #include "log.h"
 #include "policy.h"
@@ -54,6 +55,7 @@ struct run_state {
 	char env_http[64], env_socks[64];
 	struct summary *summary;
 	struct asker *asker;
+	struct jobtimer *jt; /* --timeout, --kill-after */
 	const char *cgpath;
 	uint64_t cgid;
 	char status_path[128];
@@ -315,9 +317,9 @@ on_child(evutil_socket_t fd, short what, void *arg)
 	} else if (si.si_pid == 0) {
 		return; /* spurious */
 	} else if (si.si_code == CLD_EXITED) {
-		st->status = si.si_status;
+		st->status = jobtimer_status(st->jt, si.si_status, false);
 	} else {
-		st->status = 128 + si.si_status;
+		st->status = jobtimer_status(st->jt, 128 + si.si_status, si.si_status == SIGKILL);
 	}
 	event_base_loopexit(st->base, NULL);
 }
@@ -330,6 +332,7 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
+		jobtimer_signalled(st->jt); /* --kill-after counts from here */
 		/* A terminal's ^C already reached CMD (same process group);
 		 * forward only what was sent to egressctl itself. */
 		if (ssi.ssi_code == SI_KERNEL)
@@ -573,6 +576,7 @@ run_main(struct run_opts *o)
 		goto out_state;
 	}
 	audit_set_sink(st.audit, on_decision, &st);
+	audit_set_limit(st.audit, o->log_buffer);
 	if (o->ask) {
 		st.asker = asker_new(st.base, o->ask_timeout, errbuf, sizeof(errbuf));
 		if (!st.asker) {
@@ -703,6 +707,14 @@ run_main(struct run_opts *o)
 	}
 	log_info("started %s[%d] in %s; proxy %s, socks %s", o->argv[0], st.pid, cgpath,
 		 st.env_http, st.env_socks);
+	st.jt = jobtimer_new(st.base, cgpath, o->timeout_ns, o->kill_after_ns, o->quiet);
+	if (!st.jt && errno) {
+		log_warnx("cannot set up --timeout: %s", strerror(errno));
+		kill(st.pid, SIGKILL);
+		waitid(P_PIDFD, st.pidfd, &(siginfo_t){0}, WEXITED);
+		st.status = EGR_EXIT_ERROR;
+		goto out_loop;
+	}
 
 	ev_ring = event_new(st.base, loader_events_fd(st.ld), EV_READ | EV_PERSIST, on_ring, &st);
 	ev_child = event_new(st.base, st.pidfd, EV_READ | EV_PERSIST, on_child, &st);
@@ -734,6 +746,8 @@ out_loop:
 		event_free(ev_sig);
 	if (ev_status)
 		event_free(ev_status);
+	jobtimer_free(st.jt);
+	st.jt = NULL;
 	if (status_fd >= 0) {
 		close(status_fd);
 		unlink(st.status_path);
@@ -763,8 +777,12 @@ out_loop:
 		fprintf(stderr, "egressctl: %lu more denials not shown (the summary has them)\n",
 			st.suppressed);
 	audit_finish(st.audit); /* so that the summary can say what was dropped */
-	if (!o->quiet)
-		summary_print(st.summary, stderr, o->audit, audit_dropped(st.audit));
+	if (!o->quiet) {
+		struct audit_stats ls;
+
+		audit_get_stats(st.audit, &ls);
+		summary_print(st.summary, stderr, o->audit, &ls);
+	}
 	if (o->suggest_policy) {
 		err = summary_write_policy(st.summary, o->suggest_policy);
 		if (err)

@@ -35,11 +35,14 @@ struct run_opts {
 	int head_timeout;	    /* seconds for a client's head (0: 10) */
 	int connect_timeout;	    /* seconds per upstream connect (0: 10) */
 	int response_timeout;	    /* seconds for a plain-HTTP response head (0: 60) */
+	uint64_t timeout_ns;	    /* --timeout: TERM to the cgroup after this (0: none) */
+	uint64_t kill_after_ns;	    /* --kill-after: then KILL after this (0: never) */
 	const char *suggest_policy; /* write the policy that allows what the run did */
 	bool allow_abstract_unix;
 	bool quiet;
 	const char *skip_progs[8]; /* EGR_TESTING builds only */
 	uint32_t socks_max;	   /* EGR_TESTING builds only */
+	size_t log_buffer;	   /* EGR_TESTING builds only */
 	int nskip;
 	char **argv;
 };

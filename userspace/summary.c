@@ -120,6 +120,29 @@ summary_add(struct summary *s, const struct audit_rec *r)
 	}
 }
 
+/* What became of the --log lines that are not in the file: a slow reader
+ * and a failing disk are told apart, each with its own count. */
+static void
+print_log_stats(FILE *f, const struct audit_stats *ls)
+{
+	if (!ls)
+		return;
+	if (ls->lost)
+		fprintf(f, "egressctl: %llu log line%s lost: write error %s (%s) on %s%s\n",
+			(unsigned long long)ls->lost, ls->lost == 1 ? "" : "s",
+			strerrorname_np(ls->last_err) ? strerrorname_np(ls->last_err) : "?",
+			strerror(ls->last_err), ls->path ? ls->path : "the log",
+			ls->failing ? "" : " (writing resumed)");
+	else if (ls->last_err)
+		fprintf(f,
+			"egressctl: no log line lost: writes to %s failed (%s) and were retried\n",
+			ls->path ? ls->path : "the log",
+			strerrorname_np(ls->last_err) ? strerrorname_np(ls->last_err) : "?");
+	if (ls->dropped)
+		fprintf(f, "egressctl: the log's reader was too slow: %llu lines dropped\n",
+			(unsigned long long)ls->dropped);
+}
+
 void
 summary_set_refusals(struct summary *s, const struct summary_refusals *r)
 {
@@ -154,7 +177,7 @@ print_refusals(const struct summary_refusals *r, FILE *f)
 }
 
 void
-summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t dropped_log)
+summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls)
 {
 	const char *denied_word = audit_mode ? "would deny" : "denied";
 
@@ -163,6 +186,7 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t droppe
 			print_refusals(&s->refused, f); /* attempts, refused before any decision */
 		else
 			fprintf(f, "egressctl: summary: no network attempts\n");
+		print_log_stats(f, ls);
 		return;
 	}
 	fprintf(f, "egressctl: summary: %llu allowed, %llu %s, %d destinations\n",
@@ -191,9 +215,7 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t droppe
 		}
 	}
 	print_refusals(&s->refused, f);
-	if (dropped_log)
-		fprintf(f, "egressctl: the log's reader was too slow: %llu lines dropped\n",
-			(unsigned long long)dropped_log);
+	print_log_stats(f, ls);
 }
 
 /* Does a rule other than a DNS name's own name host (host, host:port,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 struct audit_rec;
+struct audit_stats;
 struct summary;
 
 struct summary *summary_new(void);
@@ -27,10 +28,12 @@ struct summary_refusals {
 };
 void summary_set_refusals(struct summary *s, const struct summary_refusals *r);
 
-/* The table: one line per destination, denied first, then the refusals
- * (when there were any). dropped_log: lines the --log writer had to drop
- * (said when not 0). */
-void summary_print(const struct summary *s, FILE *f, bool audit_mode, uint64_t dropped_log);
+/* The table: one line per destination, denied first; then the refusals
+ * (when there were any); then, when the --log file misses lines (ls:
+ * audit_get_stats(); NULL: no log), how many were lost to write errors
+ * (which error, on which file) and how many dropped because its reader was
+ * slow. */
+void summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls);
 
 /* Writes the suggested policy as JSON (the schema --policy reads): every
  * allowed and denied destination's rule, hostnames rather than addresses

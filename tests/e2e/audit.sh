@@ -2,7 +2,8 @@
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # End-to-end tests of what egressctl tells about a run: the exit summary,
 # denial lines (and their rate limit), the JSON decision log (and its
-# non-blocking writer), --audit, --suggest-policy, and `egressctl status`.
+# non-blocking writer, and a full disk under it), --audit, --suggest-policy,
+# and `egressctl status`.
 # Each test asserts the client's result AND the world's (the servers' logs,
 # the upstream resolver's query log, the leak sensor).
 #
@@ -50,6 +51,14 @@ if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && comma
 	exec unshare --mount --propagation private "$BASH" "$0" "$@"
 fi
 . "$(dirname "$0")/lib.sh"
+
+# the log-disk test's tmpfs mounts go before the work dir does
+eval "lib_$(declare -f e2e_cleanup)"
+e2e_cleanup() {
+	local m
+	for m in "$W"/*.fs; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
+	lib_e2e_cleanup
+}
 
 INET_DNS=198.18.0.1
 RESOLV_NS=198.51.100.53
@@ -753,6 +762,119 @@ EOF
 }
 
 # ======================================================================
+# 7. a full disk under --log is a write error, not a slow reader
+# ======================================================================
+# Regression: on ENOSPC the writer stopped logging for the rest of the run
+# without a word, and the summary blamed "the log's reader" (was too slow).
+# Now: one warning naming the file and ENOSPC, lines counted as lost (apart
+# from a slow reader's drops), writing resumes when space is freed (said
+# once), and lines wait in memory meanwhile. The log sits on a small tmpfs
+# (the suite's private mount namespace) filled to the last page.
+logdisk_mount() {	# logdisk_mount DIR: a full 256 KiB tmpfs at DIR
+	mkdir -p "$1" && mount -t tmpfs -o size=256k,mode=0755 egr-e2e-logfs "$1" || return 1
+	dd if=/dev/zero of="$1/fill" bs=4k >/dev/null 2>&1	# until ENOSPC
+	[ "$(df --output=avail -B1 "$1" | tail -1 | tr -d ' ')" = 0 ]
+}
+
+# logdisk_run TAG BINARY [ARGS...]: a run whose log is on a full tmpfs;
+# CMD: 200 denied requests, then (once the suite has freed the space and
+# egressctl said it writes again) 50 allowed ones
+logdisk_run() {
+	local tag=$1 bin=$2 fs=$W/$1.fs
+	shift 2
+	if ! logdisk_mount "$fs"; then
+		fail "$tag.setup" "cannot mount a full tmpfs at $fs"
+		umount "$fs" 2>/dev/null
+		return 1
+	fi
+	script "$tag" <<SCRIPT
+burst $tag.a 200 http://blocked.test/full
+touch \$RW/$tag.a.done
+await $W/$tag.b.go
+burst $tag.b 50 http://a.example.test/resumed
+SCRIPT
+	EGRESSCTL=$bin egr_bg "$tag" --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" \
+		--log "$fs/decisions.jsonl" --allow a.example.test "$@" -- /bin/sh "$W/$tag.sh"
+	wait_secs 30 test -e "$RW/$tag.a.done"
+	wait_secs 5 grep -q "cannot write" "$W/$tag.err"
+	cp "$W/$tag.err" "$W/$tag.err.during"
+	rm -f "$fs/fill"
+	wait_secs 10 grep -q "writing again" "$W/$tag.err"
+	touch "$W/$tag.b.go"
+	egr_join 60
+	LOGDISK_FILE=$fs/decisions.jsonl
+}
+
+# whole_json FILE: the number of lines of FILE when each is one whole JSON
+# object, else why not
+whole_json() {
+	"$PY" - "$1" <<'PYEOF'
+import json, sys
+n = 0
+try:
+    f = open(sys.argv[1], "rb")
+except OSError as e:
+    print("cannot read the log: %s" % e); sys.exit()
+for i, ln in enumerate(f):
+    try:
+        json.loads(ln)
+        if not ln.endswith(b"\n"):
+            raise ValueError("no newline")
+    except ValueError as e:
+        print("line %d is not a whole JSON line (%s): %r" % (i + 1, e, ln[:120])); sys.exit()
+    n += 1
+print(n)
+PYEOF
+}
+
+test_log_disk() {
+	local t=logdisk f e n lost total
+	test_build "$t" || return 0
+
+	# the test build with an 8 KiB buffer: the outage outlasts it
+	logdisk_run "$t" "$EGRT" --test-log-buffer 8192 || return 0
+	f=$LOGDISK_FILE e=$W/$t.err
+	a_rc "$t.exit" 0 "$t"
+	pjv "$t" "$t.a"
+	a_val "$t.served_during_fault" "codes of 200 denied requests while the disk was full" "${P_codes:-}" '\{"403": 200\}'
+	pjv "$t" "$t.b"
+	a_val "$t.served_after" "codes of 50 requests after space was freed" "${P_codes:-}" '\{"200": 50\}'
+	a_grep "$t.warning_during_fault" "$W/$t.err.during" \
+		"^egressctl: log $(re "$f"): cannot write: No space left on device \\(ENOSPC\\); "
+	a_val "$t.warned_once" "'cannot write' lines" "$(grep -c 'cannot write' "$e")" 1
+	a_grep "$t.resumed_said" "$e" "^egressctl: log $(re "$f"): writing again after ENOSPC; [0-9]+ lines lost meanwhile\$"
+	a_val "$t.resumed_once" "'writing again' lines" "$(grep -c 'writing again' "$e")" 1
+	lost=$(grep -E "^egressctl: [0-9]+ log lines lost: write error ENOSPC \\(No space left on device\\) on $(re "$f") \\(writing resumed\\)\$" "$e" | awk '{ print $2 }')
+	a_val "$t.summary_lost" "summary: lines lost to ENOSPC (200 lines of ~250 bytes, 8 KiB buffer)" "${lost:-none}" "[1-9][0-9]*"
+	a_nogrep "$t.not_a_slow_reader" "$e" "reader was too slow"
+	n=$(whole_json "$f")
+	a_val "$t.file_whole_lines" "lines in the log" "$n" "[0-9]+"
+	a_val "$t.resumed_lines" "allow records for the 50 requests after the fault" \
+		"$(jcount "$f" decision=allow source=http host=a.example.test)" 50
+	total=$(sed -nE 's/^egressctl: summary: ([0-9]+) allowed, ([0-9]+) denied, .*/\1 \2/p' "$e")
+	a_val "$t.decisions" "allowed and denied in the summary" "$total" "50 200"
+	if [[ $n =~ ^[0-9]+$ ]] && [[ ${lost:-x} =~ ^[0-9]+$ ]]; then
+		a_val "$t.file_plus_lost" "lines in the file + lines lost" "$((n + lost))" 250
+	else
+		fail "$t.file_plus_lost" "lines in the file '$n', lost '${lost:-none}'"
+	fi
+	note "$t: 250 decisions, $n in the file, ${lost:-?} lost while the disk was full"
+	umount "$W/$t.fs" 2>/dev/null
+
+	# the release binary's 4 MiB buffer holds a short outage: nothing lost
+	logdisk_run "${t}_hold" "$EGRESSCTL" || return 0
+	f=$LOGDISK_FILE e=$W/${t}_hold.err
+	a_rc "$t.hold.exit" 0 "${t}_hold"
+	a_val "$t.hold.warned_once" "'cannot write' lines" \
+		"$(grep -c "^egressctl: log $(re "$f"): cannot write: No space left on device (ENOSPC)" "$e")" 1
+	a_grep "$t.hold.resumed" "$e" "^egressctl: log $(re "$f"): writing again after ENOSPC; 0 lines lost meanwhile\$"
+	a_grep "$t.hold.summary" "$e" "^egressctl: no log line lost: writes to $(re "$f") failed \\(ENOSPC\\) and were retried\$"
+	n=$(whole_json "$f")
+	a_val "$t.hold.all_lines" "lines in the log (every decision, written after the fault)" "$n" 250
+	a_val "$t.hold.denials_kept" "deny records of the 200 requests during the fault" \
+		"$(jcount "$f" decision=deny source=http host=blocked.test)" 200
+	umount "$W/${t}_hold.fs" 2>/dev/null
+}
 
 # ======================================================================
 # --ask: questions on the controlling terminal (a pty here), answered
@@ -832,6 +954,6 @@ test_limits() {
 		".*\"after_idle\": \"(closed|error [A-Za-z]+)\".*"
 }
 
-ALL_TESTS="summary audit suggest status backpressure ratelimit ask limits"
+ALL_TESTS="summary audit suggest status backpressure ratelimit log_disk ask limits"
 
 suite_main audit.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"

@@ -121,7 +121,11 @@ static const struct buf_case buf_cases[] = {
 	{"allow-empty-rule", "{\"allow\": [\"\"]}", -EINVAL, "allow[0]: empty rule", 0},
 	{"rule-object-bad", "{\"deny\": [{\"rule\": \"tcp://x.test\"}]}", -EINVAL,
 	 "deny[0]: tcp:// rules need a port", 0},
-	{"deep-nesting", NULL, -EINVAL, "JSON syntax error", 0}, /* filled in main() */
+	/* Regression: deeper than cJSON's limit was "JSON syntax error at line 1,
+	 * column 1009", which sent users looking for a typo. */
+	{"deep-nesting", NULL, -EINVAL,
+	 "JSON nesting too deep (limit 1000) at line 1, column 1009 (byte offset 1008)",
+	 0}, /* filled in main() */
 };
 
 static char deep[4100];
@@ -205,6 +209,88 @@ test_buf_args(void **state)
 	assert_string_equal(errbuf, "");
 	assert_int_equal(config_load_file(p, NULL, errbuf, sizeof(errbuf)), -EINVAL);
 	policy_free(p);
+}
+
+/* json: prefix, then n x open, then n x close, then suffix. */
+static char *
+nested(const char *prefix, size_t n, char open, char close, const char *suffix)
+{
+	size_t lp = strlen(prefix), ls = strlen(suffix);
+	char *json = malloc(lp + 2 * n + ls + 1);
+
+	assert_non_null(json);
+	memcpy(json, prefix, lp);
+	memset(json + lp, open, n);
+	memset(json + lp + n, close, n);
+	memcpy(json + lp + 2 * n, suffix, ls + 1);
+	return json;
+}
+
+static int
+load(const char *json, char *errbuf, size_t errlen)
+{
+	struct policy *p = policy_new();
+	int err;
+
+	assert_non_null(p);
+	err = config_load_buf(p, json, strlen(json), "t", errbuf, errlen);
+	policy_free(p);
+	return err;
+}
+
+/* Nesting: at cJSON's limit the document parses (and fails on the schema,
+ * as it should); one level more is "nesting too deep" at the bracket that
+ * opens that level, on whatever line it is; brackets inside strings do not
+ * count; a syntax error before the deep part is still a syntax error. */
+static void
+test_buf_nesting(void **state)
+{
+	char errbuf[256], *json;
+
+	(void)state;
+	/* the top-level object is level 1: 999 arrays inside it make 1000 */
+	json = nested("{\"allow\":", 999, '[', ']', "}");
+	assert_int_equal(load(json, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_string_equal(errbuf,
+			    "allow[0]: expected a rule string or an object {\"rule\": ...}");
+	free(json);
+	json = nested("{\"allow\":", 1000, '[', ']', "}");
+	assert_int_equal(load(json, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_string_equal(errbuf, "JSON nesting too deep (limit 1000) at line 1, column 1009 "
+				    "(byte offset 1008)");
+	free(json);
+	/* objects count as arrays do, and the place is line and column: the
+	 * 999th {"a": opens level 1001 (object, array, 999 objects) */
+	json = malloc(16 + 999 * 5 + 1 + 999 + 3);
+	assert_non_null(json);
+	strcpy(json, "{\n \"allow\": [\n  ");
+	for (int i = 0; i < 999; i++)
+		strcat(json, "{\"a\":");
+	strcat(json, "1");
+	memset(json + strlen(json), '}', 999);
+	strcpy(json + 16 + 999 * 5 + 1 + 999, "]}");
+	assert_int_equal(load(json, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_string_equal(errbuf, "JSON nesting too deep (limit 1000) at line 3, column 4993 "
+				    "(byte offset 5006)");
+	free(json);
+	/* deep brackets in a string are a (bad) rule, not nesting */
+	json = nested("{\"allow\": [\"", 2000, '[', ']', "\"]}");
+	assert_int_equal(load(json, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_null(strstr(errbuf, "nesting"));
+	assert_int_equal(strncmp(errbuf, "allow[0]: ", 10), 0);
+	free(json);
+	/* a syntax error before the limit is reached stays one */
+	json = nested("{\"allow\": x", 2000, '[', ']', "}");
+	assert_int_equal(load(json, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_string_equal(errbuf, "JSON syntax error at line 1, column 11 (byte offset 10)");
+	free(json);
+	/* a quote escaped inside a string does not end it (nor does its '['
+	 * count): the 1000th '[' after the 9-byte key opens level 1001 */
+	json = nested("{\"a\\\"[\": ", 1000, '[', ']', "}");
+	assert_int_equal(load(json, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_string_equal(errbuf, "JSON nesting too deep (limit 1000) at line 1, column 1009 "
+				    "(byte offset 1008)");
+	free(json);
 }
 
 /* A long "allow" array, and rules keep the source even after the caller's
@@ -419,10 +505,9 @@ int
 main(void)
 {
 	const struct CMUnitTest bufs[] = {
-		cmocka_unit_test(test_buf_embedded_nul),
-		cmocka_unit_test(test_buf_too_big),
-		cmocka_unit_test(test_buf_args),
-		cmocka_unit_test(test_buf_many_rules),
+		cmocka_unit_test(test_buf_embedded_nul), cmocka_unit_test(test_buf_too_big),
+		cmocka_unit_test(test_buf_args),	 cmocka_unit_test(test_buf_many_rules),
+		cmocka_unit_test(test_buf_nesting),
 	};
 	const struct CMUnitTest files[] = {
 		cmocka_unit_test_setup_teardown(test_file_valid, files_setup, files_teardown),
