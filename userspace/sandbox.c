@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -329,6 +330,20 @@ static const struct sock_filter sandbox_filter[] = {
 	 * io_uring_enter/register need a ring fd, and every inherited fd is
 	 * closed. ENOSYS is what programs already handle for "no io_uring". */
 	DENY(__NR_io_uring_setup, ERRNO(ENOSYS)),
+
+	/* TIOCSTI types bytes into a terminal's input queue and TIOCLINUX
+	 * pastes a VT's selection into it: whoever reads that terminal next
+	 * takes them as typed. A command that shares egressctl's terminal
+	 * answered its own --ask question that way (dev.tty.legacy_tiocsti=1),
+	 * and one that outlives egressctl could type into the user's shell.
+	 * ioctl's request is an unsigned int: the low half is what the kernel
+	 * reads. */
+	JEQ(__NR_ioctl, 0, 5),
+	LD(ARG_LO(1)),
+	JEQ(TIOCSTI, 1, 0),
+	JEQ(TIOCLINUX, 0, 1),
+	RET(ERRNO(EPERM)),
+	RET(ALLOW),
 
 	RET(ALLOW),
 };

@@ -26,10 +26,11 @@ int sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbu
 /* Installs the seccomp filter in the calling thread (needs no_new_privs):
  * socket()/socketpair() only for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
  * (others -> EAFNOSUPPORT); clone/unshare with CLONE_NEWUSER -> EPERM;
- * clone3 -> ENOSYS (glibc falls back to clone); bpf, ptrace,
+ * clone3 -> ENOSYS (glibc falls back to clone); setns, bpf, ptrace,
  * process_vm_readv/writev, pidfd_getfd -> EPERM; io_uring_setup -> ENOSYS
- * (io_uring's IORING_OP_SOCKET would bypass the socket() filter);
- * non-x86_64 ABIs (i386, x32) -> killed. Returns 0 or -errno. */
+ * (io_uring's IORING_OP_SOCKET would bypass the socket() filter); ioctl
+ * TIOCSTI and TIOCLINUX (typing into a terminal) -> EPERM; non-x86_64 ABIs
+ * (i386, x32) -> killed. Returns 0 or -errno. */
 int sandbox_install_seccomp(void);
 
 /* Everything the child does between clone3(CLONE_INTO_CGROUP) and execve(),

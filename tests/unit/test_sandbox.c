@@ -26,9 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -397,6 +399,83 @@ test_seccomp_bpf_io_uring(void **state)
 {
 	(void)state;
 	expect_child_ok(bpf_io_uring_child, NULL, true);
+}
+
+/* ---- seccomp: typing into a terminal --------------------------------------------------- */
+
+/* A pty of the host's devpts: master and slave, or false. */
+static bool
+open_pty(int *master, int *slave)
+{
+	char name[64];
+
+	*master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0 || grantpt(*master) || unlockpt(*master) ||
+	    ptsname_r(*master, name, sizeof(name))) {
+		if (*master >= 0)
+			close(*master);
+		return false;
+	}
+	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0) {
+		close(*master);
+		return false;
+	}
+	return true;
+}
+
+static bool
+legacy_tiocsti(void)
+{
+	char buf[8] = "";
+	FILE *f = fopen("/proc/sys/dev/tty/legacy_tiocsti", "re");
+
+	if (!f)
+		return true; /* older kernels: always on */
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0] == '1';
+}
+
+static void
+tiocsti_child(void *arg)
+{
+	bool filtered = arg != NULL;
+	struct termios tio;
+	struct winsize ws;
+	char c = 'a', got = 0, sub = 3;
+	int master, slave;
+
+	CHECK(open_pty(&master, &slave));
+	/* ordinary terminal ioctls stay allowed */
+	CHECK(tcgetattr(slave, &tio) == 0);
+	CHECK(ioctl(slave, TIOCGWINSZ, &ws) == 0);
+	if (filtered) {
+		CHECK_ERR(ioctl(slave, TIOCSTI, &c), EPERM);
+		CHECK_ERR(ioctl(master, TIOCSTI, &c), EPERM);
+		/* the kernel reads only the low half of the request */
+		CHECK_ERR(syscall(SYS_ioctl, slave, (1L << 32) | TIOCSTI, &c), EPERM);
+		CHECK_ERR(ioctl(slave, TIOCLINUX, &sub), EPERM);
+		return;
+	}
+	/* control: root (CAP_SYS_ADMIN) types into a terminal that is not
+	 * its own, and the terminal hands the byte to its reader */
+	CHECK(ioctl(slave, TIOCSTI, &c) == 0);
+	tio.c_lflag &= ~(tcflag_t)ICANON;
+	CHECK(tcsetattr(slave, TCSANOW, &tio) == 0);
+	CHECK(read(slave, &got, 1) == 1 && got == 'a');
+}
+
+/* TIOCSTI (and TIOCLINUX) refused: with dev.tty.legacy_tiocsti=1 a command
+ * typed into the terminal egressctl asked its --ask questions on. */
+static void
+test_seccomp_tiocsti(void **state)
+{
+	(void)state;
+	if (geteuid() == 0 && legacy_tiocsti())
+		expect_child_ok(tiocsti_child, NULL, false);
+	expect_child_ok(tiocsti_child, (void *)1, true);
 }
 
 /* ---- seccomp: process creation still works ------------------------------------------- */
@@ -1181,6 +1260,7 @@ main(void)
 		cmocka_unit_test(test_seccomp_userns),
 		cmocka_unit_test(test_seccomp_cross_process),
 		cmocka_unit_test(test_seccomp_bpf_io_uring),
+		cmocka_unit_test(test_seccomp_tiocsti),
 		cmocka_unit_test(test_seccomp_process_creation),
 		cmocka_unit_test(test_seccomp_mode_filter),
 		cmocka_unit_test(test_seccomp_x32_killed),
