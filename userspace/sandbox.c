@@ -6,9 +6,10 @@
  * read-only tmpfs, no inherited descriptors, the target uid/gid/groups, no
  * capability in any set (bounding and ambient included, also for uid 0),
  * locked securebits, no_new_privs, a Landlock domain that keeps it away from
- * processes outside, and a hand-written classic-BPF seccomp filter
- * (sandbox_install_seccomp) against the bypasses that no cgroup hook sees.
- * No libseccomp and no libcap; the filter is for x86_64 only. */
+ * processes outside (ptrace-like access and signals), and a hand-written
+ * classic-BPF seccomp filter (sandbox_install_seccomp) against the bypasses
+ * that no cgroup hook sees. No libseccomp and no libcap; the filter is for
+ * x86_64 only. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +59,10 @@
 #define __NR_landlock_create_ruleset 444
 #define __NR_landlock_restrict_self  446
 #endif
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+#define LANDLOCK_SCOPE_SIGNAL_ (1ULL << 1) /* ABI 6; the 6.1 uapi headers lack it */
 #ifndef SECCOMP_RET_KILL_PROCESS
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
 #endif
@@ -632,28 +637,55 @@ change_ids(const struct sandbox_user *u, const char **what)
 	return 0;
 }
 
+int
+sandbox_landlock_abi(void)
+{
+	int abi = (int)syscall(__NR_landlock_create_ruleset, NULL, 0,
+			       LANDLOCK_CREATE_RULESET_VERSION);
+
+	return abi >= 1 ? abi : -errno;
+}
+
+/* struct landlock_ruleset_attr as of ABI 6 (the 6.1 uapi headers stop at
+ * handled_access_fs) */
+struct ruleset_attr6 {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
 /* A Landlock domain of our own, for its ptrace rule: a process in a domain
  * can reach only processes in the same or a nested one. Seccomp cannot see
  * paths, and the same uid may open /proc/PID/mem (write into a process
  * outside the cgroup and let it connect), /proc/PID/root (the host's
- * cgroupfs) or /proc/PID/ns/user of any dumpable process outside; Landlock
- * answers EACCES to all of them. MAKE_BLOCK is the one handled file access
- * because a ruleset must handle something (ABI 1), and mknod of a block
- * device needs CAP_MKNOD anyway. Best effort: kernels without Landlock (or
- * with it off) keep the other layers. Needs no_new_privs. */
+ * cgroupfs), /proc/PID/ns/user or /proc/PID/fd/N (the user's shell holds
+ * egressctl's terminal) of any dumpable process outside; Landlock answers
+ * EACCES to all of them. From ABI 6 on, the domain also scopes signals: a
+ * uid 0 CMD could otherwise kill or stop egressctl and every other process
+ * of uid 0 (a same-uid signal needs no capability). MAKE_BLOCK is the one
+ * handled file access because a ruleset must handle something (ABI 1), and
+ * mknod of a block device needs CAP_MKNOD anyway. Best effort: kernels
+ * without Landlock (or with it off) keep the other layers. Needs
+ * no_new_privs. */
 static int
 landlock_scope(void)
 {
-	struct landlock_ruleset_attr attr = {
+	struct ruleset_attr6 attr = {
 		.handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK,
 	};
-	int fd, err = 0;
+	size_t size = sizeof(attr.handled_access_fs);
+	int abi, fd, err = 0;
 
-	fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
-	if (fd == -1) {
-		err = -errno;
-		return err == -ENOSYS || err == -EOPNOTSUPP ? 0 : err;
+	abi = sandbox_landlock_abi();
+	if (abi < 0)
+		return abi == -ENOSYS || abi == -EOPNOTSUPP ? 0 : abi;
+	if (abi >= 6) {
+		attr.scoped = LANDLOCK_SCOPE_SIGNAL_;
+		size = sizeof(attr);
 	}
+	fd = syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+	if (fd == -1)
+		return -errno;
 	if (syscall(__NR_landlock_restrict_self, fd, 0))
 		err = -errno;
 	close(fd);

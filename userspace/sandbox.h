@@ -33,13 +33,18 @@ int sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbu
  * (i386, x32) -> killed. Returns 0 or -errno. */
 int sandbox_install_seccomp(void);
 
+/* The Landlock ABI version of the running kernel (>= 1), or -errno when
+ * Landlock is missing or off (-ENOSYS, -EOPNOTSUPP). */
+int sandbox_landlock_abi(void);
+
 /* Everything the child does between clone3(CLONE_INTO_CGROUP) and execve(),
  * in this order: new mount namespace (MS_REC|MS_PRIVATE), an empty read-only
  * tmpfs over every cgroup2 and bpf mount, close every fd > 2 except keep_fd,
  * setgroups/setgid/setuid to u, empty capability bounding set, ambient and
  * inheritable sets, no capabilities left (also when u is root),
- * PR_SET_NO_NEW_PRIVS, seccomp. Returns 0 or -errno; on error *what names the
- * step that failed (a static string). */
+ * PR_SET_NO_NEW_PRIVS, Landlock (ptrace scope; signal scope on ABI >= 6),
+ * seccomp. Returns 0 or -errno; on error *what names the step that failed
+ * (a static string). */
 int sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what);
 
 #endif /* SANDBOX_H */

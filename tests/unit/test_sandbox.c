@@ -1097,7 +1097,11 @@ test_enter_errors(void **state)
 /* A same-uid process outside the sandbox (dumpable, with a user namespace,
  * as a login shell of the SUDO_UID user could be): from inside, neither its
  * memory (/proc/PID/mem: make it connect for us), nor its root (the host's
- * cgroupfs), nor its user namespace (setns: capabilities) may be reachable. */
+ * cgroupfs), nor its descriptors (/proc/PID/fd: the terminal --ask reads),
+ * nor its user namespace (setns: capabilities) may be reachable, nor may it
+ * be signalled. */
+#define OUTSIDE_FD 50 /* a descriptor of the outside process: a pipe it made as nobody */
+
 struct outside_case {
 	pid_t pid;
 	bool control; /* only become nobody: shows each vector is real */
@@ -1111,12 +1115,13 @@ outside_child(void *arg)
 	const char *what = NULL;
 	bool landlock;
 	char path[64];
-	int fd, err;
+	int fd, err, landlock_abi;
 
 	/* without Landlock (older kernels, lsm= without it) only seccomp's
 	 * setns rule is left of this test */
-	landlock =
-		syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
+	landlock_abi =
+		syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	landlock = landlock_abi >= 1;
 	if (c->control) {
 		CHECK(setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
 		      setresuid(65534, 65534, 65534) == 0);
@@ -1139,6 +1144,21 @@ outside_child(void *arg)
 	else if (landlock)
 		CHECKF(fd == -1 && errno == EACCES, "open %s: %d", path, fd);
 
+	/* its descriptors: the user's shell holds egressctl's terminal */
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", c->pid, OUTSIDE_FD);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (c->control)
+		CHECK(fd >= 0);
+	else if (landlock)
+		CHECKF(fd == -1 && errno == EACCES, "open %s: %d", path, fd);
+
+	/* signals: a same-uid signal needs no capability (uid 0 could stop
+	 * egressctl); Landlock scopes them from ABI 6 on */
+	if (c->control)
+		CHECK(kill(c->pid, 0) == 0);
+	else if (landlock_abi >= 6)
+		CHECK_ERR(kill(c->pid, 0), EPERM);
+
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", c->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->control) {
@@ -1160,7 +1180,7 @@ test_enter_outside_process(void **state)
 {
 	struct child_result ctl_res = {0}, res = {0};
 	struct outside_case c = {0};
-	int ready[2];
+	int ready[2], own[2];
 	char ok = 0;
 	pid_t h;
 
@@ -1175,7 +1195,8 @@ test_enter_outside_process(void **state)
 		/* an unconfined nobody process with a user namespace */
 		ok = prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0 && setgroups(0, NULL) == 0 &&
 		     setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 &&
-		     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 && unshare(CLONE_NEWUSER) == 0;
+		     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 && unshare(CLONE_NEWUSER) == 0 &&
+		     pipe(own) == 0 && dup2(own[0], OUTSIDE_FD) == OUTSIDE_FD;
 		if (write(ready[1], &ok, 1) != 1)
 			_exit(1);
 		pause();
