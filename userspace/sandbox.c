@@ -1,15 +1,16 @@
-/* The confined command's process-level walls, the layers KERNEL-NOTES.md §4
- * requires besides the cgroup BPF hooks: whom the command runs as
- * (sandbox_resolve_user), and everything the child does between
- * clone3(CLONE_INTO_CGROUP) and execve() (sandbox_enter): a private mount
- * namespace in which every cgroup2 and bpf mount is covered by an empty
- * read-only tmpfs, no inherited descriptors, the target uid/gid/groups, no
- * capability in any set (bounding and ambient included, also for uid 0),
- * locked securebits, no_new_privs, a Landlock domain that keeps it away from
- * processes outside (ptrace-like access and signals), and a hand-written
- * classic-BPF seccomp filter (sandbox_install_seccomp) against the bypasses
- * that no cgroup hook sees. No libseccomp and no libcap; the filter is for
- * x86_64 only. */
+/* The confined command's process-level walls, the layers besides the cgroup
+ * BPF hooks: whom the command runs as (sandbox_resolve_user), and everything
+ * the child does between clone3(CLONE_INTO_CGROUP) and execve()
+ * (sandbox_enter): a private mount namespace in which every cgroup2, cgroup
+ * (v1) and bpf mount is covered by an empty read-only tmpfs, /sys and the
+ * kernel's knobs under /proc are read-only and a few /proc and /sys files
+ * masked (runc's default lists); no inherited descriptors, the target
+ * uid/gid/groups, no capability in any set (bounding and ambient included,
+ * also for uid 0), locked securebits, no_new_privs, a Landlock domain that
+ * keeps it away from processes outside (ptrace-like access and signals), and
+ * a hand-written classic-BPF seccomp filter (sandbox_install_seccomp)
+ * against the bypasses that no cgroup hook sees. No libseccomp and no
+ * libcap; the filter is for x86_64 only. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -462,14 +464,16 @@ out_free:
 	return err;
 }
 
-/* An empty, read-only tmpfs over every cgroup2 and bpf mount: uid 0 with no
- * capabilities can still write cgroup.procs (mode 0644 root) and leave the
- * cgroup; bpffs holds pinned links. Covering the mount point hides the
- * filesystem from path lookups; unmounting the cover needs CAP_SYS_ADMIN. */
+/* An empty, read-only tmpfs over every mount of these filesystem types.
+ * cgroup2: uid 0 with no capabilities can still write cgroup.procs (mode
+ * 0644 root) and leave the cgroup; bpf: bpffs holds pinned links; cgroup
+ * (v1, still mounted on hybrid hosts): its tasks and cgroup.procs files are
+ * as writable for uid 0, and nothing in them is CMD's business. Covering
+ * the mount point hides the filesystem from path lookups; unmounting the
+ * cover needs CAP_SYS_ADMIN. */
 static int
-hide_mounts(const char **what)
+hide_mounts(const char *const *fstypes, size_t ntypes, const char **what)
 {
-	static const char *const fstypes[] = {"cgroup2", "bpf"};
 	struct mounts m = {0};
 	char *mi = NULL;
 	size_t i, plen;
@@ -480,13 +484,13 @@ hide_mounts(const char **what)
 	if (err)
 		return err;
 	*what = "parse /proc/self/mountinfo";
-	for (i = 0; i < sizeof(fstypes) / sizeof(fstypes[0]); i++) {
+	for (i = 0; i < ntypes; i++) {
 		err = cgroup_foreach_mount_in(mi, fstypes[i], mounts_add, &m);
 		if (err < 0)
 			goto out_free;
 	}
 	qsort(m.path, m.n, sizeof(*m.path), cmp_longer_first);
-	*what = "mount tmpfs over cgroup2/bpf";
+	*what = "mount tmpfs over cgroup/bpf";
 	err = 0;
 	for (i = 0; i < m.n; i++) {
 		if (!mount("egressctl", m.path[i], "tmpfs",
@@ -506,6 +510,108 @@ out_free:
 	mounts_free(&m);
 	free(mi);
 	return err;
+}
+
+/* ---- the kernel's knobs: read-only /sys and /proc/sys, masked files --------------------- */
+
+/* runc's default lists (libcontainer/specconv/example.go: ReadonlyPaths and
+ * MaskedPaths), plus /sys/devices/virtual/powercap from Docker's defaults.
+ * uid 0 without capabilities still passes the owner check of files that
+ * root owns: /proc/sys/kernel/core_pattern and modprobe name programs the
+ * kernel runs as real root outside the cgroup, per-netns network sysctls
+ * answer to the netns owner's uid 0, /proc/sysrq-trigger reboots. /sys as a
+ * whole goes read-only below (uevent_helper runs a program too). Masking
+ * hides what a uid 0 could otherwise read (kernel memory, keys, timers). */
+static const char *const ro_paths[] = {
+	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+};
+
+static const char *const masked_paths[] = {
+	"/proc/acpi",
+	"/proc/asound",
+	"/proc/kcore",
+	"/proc/keys",
+	"/proc/latency_stats",
+	"/proc/timer_list",
+	"/proc/timer_stats",
+	"/proc/sched_debug",
+	"/proc/scsi",
+	"/sys/firmware",
+	"/sys/devices/virtual/tpm",
+	"/sys/devices/virtual/powercap",
+};
+
+/* path and every mount below it: read-only, nosuid, nodev, noexec. Only in
+ * our mount namespace: mount flags are per mount, and ours are copies. */
+static int
+make_readonly(const char *path)
+{
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			    MOUNT_ATTR_NOEXEC,
+	};
+
+	if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof(attr)))
+		return -errno;
+	return 0;
+}
+
+/* A read-only bind of path onto itself (with what is mounted below it). */
+static int
+bind_readonly(const char *path)
+{
+	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL))
+		return -errno;
+	return make_readonly(path);
+}
+
+/* A directory gets an empty read-only tmpfs, anything else /dev/null. */
+static int
+mask_path(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode)) {
+		if (mount("egressctl", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0555,size=4k"))
+			return -errno;
+		return 0;
+	}
+	if (mount("/dev/null", path, NULL, MS_BIND, NULL))
+		return -errno;
+	return 0;
+}
+
+static int
+protect_kernel_files(const char **what)
+{
+	size_t i;
+	int err;
+
+	*what = "read-only /sys";
+	err = make_readonly("/sys");
+	if (err && err != -ENOENT && err != -EINVAL) /* EINVAL: /sys is no mount of its own */
+		return err;
+	if (err == -EINVAL) {
+		err = bind_readonly("/sys");
+		if (err && err != -ENOENT)
+			return err;
+	}
+	for (i = 0; i < sizeof(ro_paths) / sizeof(ro_paths[0]); i++) {
+		*what = ro_paths[i];
+		err = bind_readonly(ro_paths[i]);
+		if (err && err != -ENOENT) /* this kernel has no such file */
+			return err;
+	}
+	for (i = 0; i < sizeof(masked_paths) / sizeof(masked_paths[0]); i++) {
+		*what = masked_paths[i];
+		err = mask_path(masked_paths[i]);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	return 0;
 }
 
 /* A working directory inside a covered filesystem would still reach its
@@ -695,6 +801,7 @@ landlock_scope(void)
 int
 sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what)
 {
+	static const char *const hidden[] = {"cgroup2", "bpf", "cgroup"};
 	char cwd[PATH_MAX];
 	bool have_cwd;
 	const char *dummy;
@@ -714,7 +821,10 @@ sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what)
 	*what = "make / rprivate";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -errno;
-	err = hide_mounts(what);
+	err = hide_mounts(hidden, sizeof(hidden) / sizeof(hidden[0]), what);
+	if (err)
+		return err;
+	err = protect_kernel_files(what);
 	if (err)
 		return err;
 	*what = "chdir";

@@ -1,7 +1,8 @@
 /* What the confined command gets besides the BPF hooks: its own mount
- * namespace with cgroupfs and bpffs hidden, a target uid/gid, no
- * capabilities, no_new_privs, a seccomp filter, no inherited descriptors.
- * Privileged work here happens in the child between clone3() and execve(). */
+ * namespace with cgroupfs and bpffs hidden and the kernel's knobs read-only,
+ * a target uid/gid, no capabilities, no_new_privs, Landlock, a seccomp
+ * filter, no inherited descriptors. Privileged work here happens in the
+ * child between clone3() and execve(). */
 #ifndef SANDBOX_H
 #define SANDBOX_H
 
@@ -38,13 +39,17 @@ int sandbox_install_seccomp(void);
 int sandbox_landlock_abi(void);
 
 /* Everything the child does between clone3(CLONE_INTO_CGROUP) and execve(),
- * in this order: new mount namespace (MS_REC|MS_PRIVATE), an empty read-only
- * tmpfs over every cgroup2 and bpf mount, close every fd > 2 except keep_fd,
- * setgroups/setgid/setuid to u, empty capability bounding set, ambient and
- * inheritable sets, no capabilities left (also when u is root),
- * PR_SET_NO_NEW_PRIVS, Landlock (ptrace scope; signal scope on ABI >= 6),
- * seccomp. Returns 0 or -errno; on error *what names the step that failed
- * (a static string). */
+ * in this order: new mount namespace (MS_REC|MS_PRIVATE); an empty
+ * read-only tmpfs over every cgroup2, cgroup (v1) and bpf mount; /sys
+ * read-only (with every mount below it); /proc/{bus,fs,irq,sys,
+ * sysrq-trigger} read-only and /proc/{acpi,asound,kcore,keys,latency_stats,
+ * timer_list,timer_stats,sched_debug,scsi}, /sys/firmware and
+ * /sys/devices/virtual/{tpm,powercap} masked where they exist; close every
+ * fd > 2 except keep_fd, setgroups/setgid/setuid to u, empty capability
+ * bounding set, ambient and inheritable sets, no capabilities left (also
+ * when u is root), PR_SET_NO_NEW_PRIVS, Landlock (ptrace scope; signal scope
+ * on ABI >= 6), seccomp. Returns 0 or -errno; on error *what names the step
+ * that failed (a static string). */
 int sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what);
 
 #endif /* SANDBOX_H */

@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -834,6 +835,100 @@ check_status_zero_caps(void)
 		       zero[i]);
 }
 
+/* The kernel's knobs: files a uid 0 without capabilities could open for
+ * writing (mode 0644/0200 root) before the sandbox, and must not after.
+ * Only ever opened, never written. Not every kernel has each of them. */
+static const char *const knob_files[] = {
+	"/proc/sys/kernel/core_pattern",     /* a pipe here runs as real root */
+	"/proc/sys/kernel/modprobe",	     /* the same, on the next module load */
+	"/proc/sys/net/ipv4/ip_default_ttl", /* per netns: the netns owner's uid 0 */
+	"/proc/sysrq-trigger",
+	"/sys/kernel/uevent_helper",
+	"/sys/kernel/mm/transparent_hugepage/enabled",
+	"/sys/module/printk/parameters/time",
+};
+#define NKNOBS (sizeof(knob_files) / sizeof(knob_files[0]))
+
+static const char *const masked_files[] = {"/proc/keys", "/proc/timer_list", "/proc/kcore",
+					   "/proc/sched_debug"};
+#define NMASKED (sizeof(masked_files) / sizeof(masked_files[0]))
+
+struct knobs {
+	bool knob[NKNOBS], masked[NMASKED], firmware;
+	char v1[MAX_MNT][PATH_MAX]; /* cgroup v1 hierarchies */
+	int nv1;
+};
+
+/* Controls, as root with every capability: each file that exists opens for
+ * writing (and is closed unwritten). */
+static void
+knobs_before(struct knobs *k)
+{
+	char p[PATH_MAX + 16];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < NKNOBS; i++) {
+		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
+		k->knob[i] = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	CHECKF(k->knob[0], "control: cannot open %s for writing: %s", knob_files[0],
+	       strerror(errno));
+	for (i = 0; i < NMASKED; i++)
+		k->masked[i] = access(masked_files[i], F_OK) == 0;
+	k->firmware = access("/sys/firmware", F_OK) == 0;
+	k->nv1 = mounts_of("cgroup", k->v1, MAX_MNT);
+	for (i = 0; i < (size_t)k->nv1; i++) {
+		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
+		CHECK(access(p, F_OK) == 0);
+	}
+}
+
+static void
+knobs_after(const struct knobs *k, bool root)
+{
+	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
+	char p[PATH_MAX + 16];
+	struct stat st;
+	size_t i;
+	int fd, e;
+
+	for (i = 0; i < NKNOBS; i++) {
+		if (!k->knob[i])
+			continue;
+		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		/* EROFS: read-only mount; a non-root user meets EACCES first */
+		CHECKF(fd == -1 && (e == EROFS || (!root && e == EACCES)),
+		       "open %s for writing: fd %d, errno %d (%s)", knob_files[i], fd,
+		       fd == -1 ? e : 0, strerror(e));
+	}
+	for (i = 0; i < NMASKED; i++) {
+		if (!k->masked[i])
+			continue;
+		CHECK(stat(masked_files[i], &st) == 0);
+		CHECKF(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3), "%s not masked",
+		       masked_files[i]);
+	}
+	if (k->firmware)
+		CHECKF(covered("/sys/firmware"), "/sys/firmware not masked");
+	for (i = 0; i < (size_t)k->nv1; i++) {
+		CHECKF(covered(k->v1[i]), "cgroup v1 %s not covered", k->v1[i]);
+		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
+		CHECK_ERR(access(p, F_OK), ENOENT);
+	}
+	/* nothing of it can be undone without CAP_SYS_ADMIN */
+	CHECK_ERR(mount(NULL, "/proc/sys", NULL, MS_REMOUNT | MS_BIND, NULL), EPERM);
+	CHECK_ERR(umount2("/proc/sys", MNT_DETACH), EPERM);
+	CHECK_ERR(umount2("/sys", MNT_DETACH), EPERM);
+	CHECK_ERR(mount_setattr(AT_FDCWD, "/sys", 0, &attr, sizeof(attr)), EPERM);
+	CHECK_ERR(mount_setattr(AT_FDCWD, "/proc/sys", 0, &attr, sizeof(attr)), EPERM);
+}
+
 struct enter_case {
 	struct sandbox_user u;
 	const char *tmpdir; /* the child mounts bpffs here, cgroup2 at tmpdir/sub */
@@ -864,6 +959,7 @@ enter_child(void *arg)
 	gid_t rg, eg, sg;
 	const char *what = NULL;
 	struct statfs sfs;
+	struct knobs knobs;
 
 	/* keep_fd in the middle: fds below and above it must go */
 	old_msg_fd = child_msg_fd;
@@ -887,6 +983,14 @@ enter_child(void *arg)
 	snprintf(sub2, sizeof(sub2), "%s/sub2", c->tmpdir);
 	CHECK(mkdir(sub2, 0755) == 0);
 	CHECK(mount("bpf", sub2, "bpf", 0, NULL) == 0);
+	/* a cgroup v1 hierarchy of our own (named, no controller), so that
+	 * hosts without v1 mounts test its cover too; where v1 is gone from
+	 * the kernel there is nothing to cover */
+	snprintf(p, sizeof(p), "%s/v1", c->tmpdir);
+	CHECK(mkdir(p, 0755) == 0);
+	if (mount("cgroup", p, "cgroup", 0, "none,name=egrtest"))
+		print_message("[   INFO   ] no cgroup v1 hierarchy of our own: %s\n",
+			      strerror(errno));
 	/* supplementary groups that must not survive */
 	CHECK(setgroups(3, (gid_t[]){0, 4, 27}) == 0);
 	/* an ambient capability that must not survive either */
@@ -914,8 +1018,10 @@ enter_child(void *arg)
 		CHECK(getgrouplist(c->u.name, c->u.gid, want_groups, &nwant) >= 0);
 	}
 
+	knobs_before(&knobs);
 	err = sandbox_enter(&c->u, keep, &what);
 	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
+	knobs_after(&knobs, c->u.uid == 0);
 
 	/* ids and groups */
 	CHECK(getresuid(&r, &e, &s) == 0);
