@@ -1019,7 +1019,7 @@ enter_child(void *arg)
 	}
 
 	knobs_before(&knobs);
-	err = sandbox_enter(&c->u, keep, &what);
+	err = sandbox_enter(&c->u, NULL, keep, &what);
 	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
 	knobs_after(&knobs, c->u.uid == 0);
 
@@ -1141,7 +1141,7 @@ keep_none_child(void *arg)
 {
 	const char *what;
 
-	if (sandbox_enter(arg, -1, &what))
+	if (sandbox_enter(arg, NULL, -1, &what))
 		_exit(3);
 	_exit(fcntl(child_msg_fd, F_GETFD) == -1 && errno == EBADF ? 0 : 4);
 }
@@ -1170,7 +1170,7 @@ bad_name_child(void *arg)
 
 	(void)arg;
 	memset(u.name, 'x', sizeof(u.name)); /* no NUL */
-	err = sandbox_enter(&u, child_msg_fd, &what);
+	err = sandbox_enter(&u, NULL, child_msg_fd, &what);
 	CHECKF(err == -EINVAL && what && !strcmp(what, "user name"), "got %d at %s", err,
 	       what ? what : "?");
 }
@@ -1185,7 +1185,7 @@ unprivileged_child(void *arg)
 	(void)arg;
 	if (geteuid() == 0)
 		CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0);
-	err = sandbox_enter(&u, child_msg_fd, &what);
+	err = sandbox_enter(&u, NULL, child_msg_fd, &what);
 	CHECKF(err == -EPERM && what && !strcmp(what, "unshare(CLONE_NEWNS)"), "got %d at %s", err,
 	       what ? what : "?");
 }
@@ -1232,7 +1232,7 @@ outside_child(void *arg)
 		CHECK(setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
 		      setresuid(65534, 65534, 65534) == 0);
 	} else {
-		err = sandbox_enter(&u, child_msg_fd, &what);
+		err = sandbox_enter(&u, NULL, child_msg_fd, &what);
 		CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
 	}
 
@@ -1329,6 +1329,195 @@ test_enter_outside_process(void **state)
 	check_child(&res);
 }
 
+/* ---- sandbox_enter with a terminal (--ask) ------------------------------------------- */
+
+struct alias_case {
+	const char *name;
+	unsigned int maj, min;	 /* the /dev node */
+	unsigned int tmaj, tmin; /* egressctl's terminal */
+	bool alias;
+};
+
+static const struct alias_case alias_cases[] = {
+	{"pts-like node of the terminal", 136, 3, 136, 3, true},
+	{"another pty", 136, 4, 136, 3, false},
+	{"console", 5, 1, 136, 3, true},
+	{"uinput", 10, 223, 136, 3, true},
+	{"uhid", 10, 239, 136, 3, true},
+	{"null", 1, 3, 136, 3, false},
+	{"tty", 5, 0, 136, 3, false}, /* /dev/tty is CMD's own terminal */
+	{"tty0", 4, 0, 136, 3, false},
+	{"tty0", 4, 0, 4, 2, true}, /* on a VT, the current VT */
+	{"tty2", 4, 2, 4, 2, true},
+	{"tty3", 4, 3, 4, 2, false},
+	{"vcs2", 7, 2, 4, 2, true}, /* the VT's screen, readable and writable */
+	{"vcsa", 7, 128, 4, 2, true},
+	{"vcs2", 7, 2, 4, 64, false}, /* a serial terminal has no screen there */
+	{"tty0", 4, 0, 4, 64, false},
+	{"ttyS0", 4, 64, 4, 64, true},
+};
+
+static void
+test_tty_alias(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(alias_cases) / sizeof(alias_cases[0]); i++) {
+		const struct alias_case *c = &alias_cases[i];
+		bool got = sandbox_tty_alias(c->name, makedev(c->maj, c->min),
+					     makedev(c->tmaj, c->tmin));
+
+		if (got != c->alias)
+			fail_msg("%s (%u:%u, terminal %u:%u): got %d, want %d", c->name, c->maj,
+				 c->min, c->tmaj, c->tmin, got, c->alias);
+	}
+}
+
+struct term_case {
+	int sock; /* the pty's master goes here */
+	bool make_pty;
+};
+
+/* Inside: a session of its own, the new pty as controlling terminal and
+ * stdio (ttyname() finds it), the pty outside (standing for egressctl's
+ * terminal) out of reach by path, the console and every other host pty
+ * hidden, /dev/ptmx giving ptys of the private instance. */
+static void
+term_child(void *arg)
+{
+	struct term_case *c = arg;
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	struct sandbox_term t = {.pty_sock = -1};
+	struct stat outer, st, st0;
+	char outer_name[64], name[64];
+	const char *what = NULL;
+	struct dirent *de;
+	int omaster, oslave, fd, err, n = 0;
+	pid_t sid;
+	DIR *d;
+
+	CHECK(open_pty(&omaster, &oslave));
+	CHECK(ptsname_r(omaster, outer_name, sizeof(outer_name)) == 0);
+	CHECK(fstat(oslave, &outer) == 0);
+	/* control: the outer pty by path, before */
+	CHECK(stat(outer_name, &st) == 0 && st.st_ino == outer.st_ino && st.st_dev == outer.st_dev);
+	t.tty = outer.st_rdev;
+	CHECK(tcgetattr(oslave, &t.tios) == 0);
+	t.ws.ws_row = 33;
+	t.ws.ws_col = 111;
+	if (c->make_pty) {
+		t.pty_sock = c->sock;
+		t.stdio = 1U << 0 | 1U << 2; /* stdin and stderr; stdout stays */
+	}
+	CHECK(fstat(1, &st0) == 0);
+	err = sandbox_enter(&u, &t, child_msg_fd, &what);
+	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
+
+	sid = getsid(0);
+	CHECKF(sid == getpid(), "session %d, pid %d", sid, getpid());
+	/* the outer pty is gone from /dev/pts (another may have its name) */
+	if (stat(outer_name, &st) == 0)
+		CHECKF(st.st_ino != outer.st_ino || st.st_dev != outer.st_dev,
+		       "%s still reaches the outer pty", outer_name);
+	else
+		CHECK(errno == ENOENT);
+	CHECK(stat("/dev/console", &st) == 0 && st.st_rdev == makedev(1, 3));
+	d = opendir("/dev/pts");
+	CHECK(d != NULL);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, "ptmx"))
+			n++;
+	closedir(d);
+	if (!c->make_pty) {
+		CHECKF(n == 0, "%d ptys visible", n);
+		CHECK_ERR(open("/dev/tty", O_RDWR), ENXIO); /* no controlling terminal */
+		return;
+	}
+	CHECKF(n == 1, "%d ptys visible, want CMD's own", n);
+	CHECK(isatty(0) && isatty(2));
+	CHECK(fstat(1, &st) == 0 && st.st_ino == st0.st_ino && st.st_dev == st0.st_dev);
+	CHECK(ttyname_r(0, name, sizeof(name)) == 0);
+	CHECKF(!strcmp(name, "/dev/pts/0"), "ttyname %s", name);
+	CHECK(fstat(0, &st0) == 0 && stat(name, &st) == 0 && st.st_ino == st0.st_ino);
+	CHECKF(st.st_uid == u.uid, "the pty belongs to %u", st.st_uid);
+	CHECK(ioctl(0, TIOCGSID, &sid) == 0 && sid == getpid()); /* our controlling terminal */
+	{
+		struct winsize ws;
+
+		CHECK(ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row == 33 && ws.ws_col == 111);
+	}
+	fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(ioctl(fd, TIOCGSID, &sid) == 0 && sid == getpid());
+	close(fd);
+	/* CMD's own ptys come from the private instance */
+	fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	CHECK(fd >= 0 && grantpt(fd) == 0 && unlockpt(fd) == 0);
+	CHECK(ptsname_r(fd, name, sizeof(name)) == 0 && stat(name, &st) == 0);
+	CHECKF(!strcmp(name, "/dev/pts/1"), "a new pty is %s", name);
+	close(fd);
+	CHECK_ERR(ioctl(0, TIOCSTI, "x"), EPERM);
+}
+
+static void
+run_term(bool make_pty)
+{
+	struct term_case c = {.make_pty = make_pty};
+	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf)};
+	struct child_result res;
+	struct cmsghdr *cm;
+	struct stat st;
+	int sv[2], master, ptn = -1;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	c.sock = sv[1];
+	run_child(term_child, &c, false, &res);
+	close(sv[1]);
+	check_child(&res);
+	if (!make_pty) {
+		close(sv[0]);
+		return;
+	}
+	/* the master arrived: a ptmx, of pty 0 (the first of its devpts) */
+	assert_int_equal(recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC), 1);
+	close(sv[0]);
+	cm = CMSG_FIRSTHDR(&msg);
+	assert_non_null(cm);
+	assert_int_equal(cm->cmsg_type, SCM_RIGHTS);
+	memcpy(&master, CMSG_DATA(cm), sizeof(int));
+	assert_int_equal(fstat(master, &st), 0);
+	assert_int_equal(st.st_rdev, makedev(5, 2));
+	assert_int_equal(ioctl(master, TIOCGPTN, &ptn), 0);
+	assert_int_equal(ptn, 0);
+	close(master);
+}
+
+static void
+test_enter_term_pty(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	run_term(true);
+}
+
+/* --ask without a terminal among CMD's stdio: no terminal at all. */
+static void
+test_enter_term_none(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	run_term(false);
+}
+
 /* The covers stay in the sandbox's mount namespace: with "/" shared (as
  * under systemd) they would otherwise propagate and hide the host's
  * cgroupfs. C1 builds a shared mount with a bpffs inside, C2 enters. */
@@ -1352,7 +1541,7 @@ propagation_child(void *arg)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
-		if (sandbox_enter(&u, -1, &what))
+		if (sandbox_enter(&u, NULL, -1, &what))
 			_exit(3);
 		_exit(statfs(b, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC ? 0 : 4);
 	}
@@ -1402,6 +1591,9 @@ main(void)
 		cmocka_unit_test(test_enter_errors),
 		cmocka_unit_test(test_enter_outside_process),
 		cmocka_unit_test(test_enter_no_propagation),
+		cmocka_unit_test(test_tty_alias),
+		cmocka_unit_test(test_enter_term_pty),
+		cmocka_unit_test(test_enter_term_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
