@@ -274,6 +274,15 @@ on_tty_readable(evutil_socket_t fd, short what, void *arg)
 	n = read(fd, buf, sizeof(buf));
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (n == 0 && !t->raw) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		/* cooked mode: ^D on an empty line reads as 0 bytes too */
+		if (poll(&p, 1, 0) >= 0 && !(p.revents & (POLLHUP | POLLERR))) {
+			buf[0] = 0x04;
+			n = 1;
+		}
+	}
 	if (n <= 0) {
 		/* hung up: CMD's pty hangs up too (SIGHUP to its session) */
 		t->tty_gone = true;

@@ -992,6 +992,39 @@ test_ask_session() {
 }
 
 # ======================================================================
+# --ask with none of egressctl's stdio on the terminal (issue 12 hole 2):
+# the terminal only asks (cooked mode: it echoes, ^D says no) and CMD gets
+# no terminal at all, not even /dev/tty.
+# ======================================================================
+ask_plain_run() {	# ask_plain_run TAG ASKDRIVE-OPTIONS...: CMD's output in $W/TAG.cmd
+	local tag=$1
+	shift
+	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 "$@" -- /bin/sh -c \
+		'out=$1; shift; exec "$@" </dev/null >"$out" 2>&1' sh "$W/$tag.cmd" "$EGRESSCTL" run --ask \
+		--ask-timeout 10 --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" -- \
+		/bin/sh "$W/ask_plain.sh" >"$W/$tag.json" 2>"$W/$tag.err"
+}
+
+test_ask_plain() {
+	local t=ask_plain
+	script ask_plain <<'EOF'
+if (exec 3<>/dev/tty) 2>/dev/null; then echo ctty=yes; else echo ctty=no; fi
+curl -sS -m 20 -o /dev/null -w "first=%{http_code}\n" http://blocked.test/plain1
+curl -sS -m 20 -o /dev/null -w "second=%{http_code}\n" http://b.example.test/plain2
+EOF
+	ask_plain_run "${t}_y" y,y
+	a_val "$t.y.asked" "questions" "$(ask_field "${t}_y" questions)" "^2\$"
+	a_grep "$t.y.no_terminal" "$W/${t}_y.cmd" "^ctty=no\$"
+	a_grep "$t.y.allowed" "$W/${t}_y.cmd" "^first=200\$"
+	a_val "$t.y.modes" "the terminal's modes afterwards" "$(ask_field "${t}_y" modes_restored)" "^True\$"
+	# ^D answers the first question no, and the terminal still asks
+	ask_plain_run "${t}_eof" --on "[N]o" send:04 -,y
+	a_val "$t.eof.asked_twice" "questions" "$(ask_field "${t}_eof" questions)" "^2\$"
+	a_grep "$t.eof.denied" "$W/${t}_eof.cmd" "^first=403\$"
+	a_grep "$t.eof.then_allowed" "$W/${t}_eof.cmd" "^second=200\$"
+}
+
+# ======================================================================
 # proxy limits: beyond --max-conns new clients are refused cleanly while
 # open ones go on; a tunnel silent for --idle-timeout seconds is closed
 # ======================================================================
@@ -1011,6 +1044,6 @@ test_limits() {
 		".*\"after_idle\": \"(closed|error [A-Za-z]+)\".*"
 }
 
-ALL_TESTS="summary audit suggest status backpressure ratelimit ask ask_inject ask_hold ask_tty ask_session limits"
+ALL_TESTS="summary audit suggest status backpressure ratelimit ask ask_inject ask_hold ask_tty ask_session ask_plain limits"
 
 suite_main audit.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"

@@ -57,6 +57,7 @@ def main():
         os.execvp(cmd[0], cmd)
     out = b""
     seen = 0
+    status = None
     end = time.monotonic() + limit
     while time.monotonic() < end:
         r, _, _ = select.select([fd], [], [], 0.2)
@@ -65,9 +66,16 @@ def main():
         try:
             data = os.read(fd, 4096)
         except OSError:
-            break
+            data = b""
         if not data:
-            break
+            # EIO: no fd holds the terminal right now (CMD with its stdio
+            # elsewhere, before it opens /dev/tty); over once CMD is
+            _, st = os.waitpid(pid, os.WNOHANG)
+            if _:
+                status = st
+                break
+            time.sleep(0.05)
+            continue
         out += data
         while out.count(b"[N]o") > seen:
             ans = answers[seen] if seen < len(answers) else "-"
@@ -88,7 +96,8 @@ def main():
                 os.kill(pid, int(arg))
     else:
         os.kill(pid, 9)
-    _, status = os.waitpid(pid, 0)
+    if status is None:
+        _, status = os.waitpid(pid, 0)
     rc = os.waitstatus_to_exitcode(status)
     try:
         lflag = termios.tcgetattr(fd)[3]
