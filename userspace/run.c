@@ -1,8 +1,10 @@
 /* `egressctl run` (see run.h): the policy, the proxy's listeners, the
  * cgroup, the BPF programs, a sandboxed child started inside the cgroup
  * with the proxy variables set, denial lines on stderr, signal forwarding,
- * cleanup, and the child's exit status. One libevent loop serves the proxy,
- * the ring buffer, the child's pidfd and the signals. */
+ * cleanup, and the child's exit status. With --ask, the terminal (term.c)
+ * and the asker: CMD runs in a session of its own, on a pty egressctl
+ * relays. One libevent loop serves the proxy, the ring buffer, the child's
+ * pidfd, the signals and the terminal. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,7 +19,10 @@
 #include <linux/sched.h>
 #include <netinet/in.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <event2/event.h>
@@ -37,6 +42,7 @@
 #include "sandbox.h"
 #include "status.h"
 #include "summary.h"
+#include "term.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -54,6 +60,7 @@ struct run_state {
 	int status; /* exit status to return */
 	char env_http[64], env_socks[64];
 	struct summary *summary;
+	struct term *term; /* --ask: egressctl's terminal */
 	struct asker *asker;
 	struct jobtimer *jt; /* --timeout, --kill-after */
 	const char *cgpath;
@@ -139,8 +146,28 @@ fast_path_rule(const char *s, struct sockaddr_in *sin)
 #define DENIAL_RATE  10
 #define DENIAL_BURST 20
 
+/* Names in a denial line come from CMD: none of their control bytes (C0,
+ * DEL, and C1 raw or UTF-8 encoded) may reach the terminal through
+ * egressctl's own lines. Printable ASCII and our arrow stay. */
 static void
-denial_line(struct run_state *st, const char *line)
+sanitize_line(char *line)
+{
+	static const char arrow[] = "\u2192";
+	unsigned char *c = (unsigned char *)line;
+
+	while (*c) {
+		if (!strncmp((char *)c, arrow, sizeof(arrow) - 1)) {
+			c += sizeof(arrow) - 1;
+			continue;
+		}
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+		c++;
+	}
+}
+
+static void
+denial_line(struct run_state *st, char *line)
 {
 	struct timespec ts;
 	double now;
@@ -163,6 +190,7 @@ denial_line(struct run_state *st, const char *line)
 			st->suppressed);
 		st->suppressed = 0;
 	}
+	sanitize_line(line);
 	fprintf(stderr, "egressctl: %s\n", line);
 }
 
@@ -332,10 +360,17 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
+		if (ssi.ssi_signo == SIGWINCH) {
+			if (st->term)
+				term_winch(st->term); /* the pty tells CMD */
+			continue;
+		}
 		jobtimer_signalled(st->jt); /* --kill-after counts from here */
 		/* A terminal's ^C already reached CMD (same process group);
-		 * forward only what was sent to egressctl itself. */
-		if (ssi.ssi_code == SI_KERNEL)
+		 * forward only what was sent to egressctl itself. With --ask
+		 * CMD has a session of its own: the terminal reaches it only
+		 * through egressctl. */
+		if (ssi.ssi_code == SI_KERNEL && !st->term)
 			continue;
 		if (syscall(SYS_pidfd_send_signal, st->pidfd, ssi.ssi_signo, NULL, 0) == -1 &&
 		    errno != ESRCH)
@@ -375,7 +410,8 @@ struct child_env {
 /* The child: between clone3() and execve(). Reports failure on errfd as
  * "<exit status> <message>". */
 static __attribute__((noreturn)) void
-child_exec(struct run_opts *o, const struct sandbox_user *u, int errfd, const struct child_env *env)
+child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbox_term *term,
+	   int errfd, const struct child_env *env)
 {
 	const char *what = "";
 	char msg[512];
@@ -387,7 +423,7 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, int errfd, const st
 	signal(SIGPIPE, SIG_DFL);
 	if (env->nofile->rlim_max) /* egressctl raised its own limit, not CMD's */
 		setrlimit(RLIMIT_NOFILE, env->nofile);
-	err = sandbox_enter(u, errfd, &what);
+	err = sandbox_enter(u, term, errfd, &what);
 	if (err) {
 		snprintf(msg, sizeof(msg), "%d cannot confine the command (%s): %s", EGR_EXIT_ERROR,
 			 what, strerror(-err));
@@ -425,19 +461,62 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, int errfd, const st
 	_exit(status);
 }
 
+/* The pty's master, sent by the child (sandbox.c make_pty). -1 when the
+ * child ended before it sent one (its error comes through the pipe). */
+static int
+recv_master(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n == -1 && errno == EINTR);
+	c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
 /* Starts CMD directly inside the cgroup: no instruction of its own runs
- * outside it, and no socket made outside can follow it in. */
+ * outside it, and no socket made outside can follow it in. With --ask, the
+ * child makes CMD's pty and sends its master back for the relay. */
 static int
 spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 {
+	struct sandbox_term term, *tp = NULL;
 	struct clone_args args;
 	char msg[512];
-	int pfd[2], pidfd = -1;
+	int pfd[2], sv[2] = {-1, -1}, pidfd = -1, master = -1, err;
 	ssize_t n;
 	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC))
-		return -errno;
+	if (st->term) {
+		memset(&term, 0, sizeof(term));
+		term.tty = term_rdev(st->term);
+		term.stdio = term_stdio(st->term);
+		term.pty_sock = -1;
+		term_modes(st->term, &term.tios, &term.ws);
+		if (term.stdio && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+			return -errno;
+		term.pty_sock = sv[1];
+		tp = &term;
+	}
+	if (pipe2(pfd, O_CLOEXEC)) {
+		err = -errno;
+		goto out_sv;
+	}
 	memset(&args, 0, sizeof(args));
 	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
@@ -446,21 +525,27 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 	fflush(NULL);
 	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == -1) {
-		int err = -errno;
-
+		err = -errno;
 		close(pfd[0]);
 		close(pfd[1]);
-		return err;
+		goto out_sv;
 	}
 	if (pid == 0) {
 		close(pfd[0]);
+		if (sv[0] != -1)
+			close(sv[0]);
 		struct child_env env = {st->env_http, st->env_socks, &st->nofile};
 
-		child_exec(st->opts, u, pfd[1], &env);
+		child_exec(st->opts, u, tp, pfd[1], &env);
 	}
 	close(pfd[1]);
 	st->pid = pid;
 	st->pidfd = pidfd;
+	if (sv[1] != -1) {
+		close(sv[1]);
+		sv[1] = -1;
+		master = recv_master(sv[0]);
+	}
 	do
 		n = read(pfd[0], msg, sizeof(msg) - 1);
 	while (n == -1 && errno == EINTR);
@@ -472,9 +557,35 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		st->status = (int)strtol(msg, &sp, 10);
 		log_warnx("%s", *sp ? sp + 1 : msg);
 		waitid(P_PIDFD, pidfd, &(siginfo_t){0}, WEXITED);
-		return -ECHILD;
+		err = -ECHILD;
+		goto out_master;
 	}
-	return 0;
+	err = 0;
+	if (sv[0] != -1) {
+		if (master == -1) {
+			log_warnx("the command's terminal never arrived");
+			err = -EIO;
+		} else {
+			err = term_attach_pty(st->term, master);
+			if (!err)
+				master = -1; /* the relay owns it */
+		}
+		if (err) {
+			kill(pid, SIGKILL);
+			waitid(P_PIDFD, pidfd, &(siginfo_t){0}, WEXITED);
+			st->status = EGR_EXIT_ERROR;
+			err = -ECHILD;
+		}
+	}
+out_master:
+	if (master != -1)
+		close(master);
+out_sv:
+	if (sv[0] != -1)
+		close(sv[0]);
+	if (sv[1] != -1)
+		close(sv[1]);
+	return err;
 }
 
 /* Gives back what run set up. Processes left in a cgroup egressctl did not
@@ -499,13 +610,23 @@ run_cleanup(struct run_state *st, const char *cgpath, bool created)
 	loader_detach(st->ld);
 }
 
+/* The asker, then the terminal (its modes and stderr back as they were).
+ * After proxy_free(): connections withdraw their questions. */
+static void
+release_term(struct run_state *st)
+{
+	asker_free(st->asker);
+	st->asker = NULL;
+	term_free(st->term);
+	st->term = NULL;
+}
+
 static void
 run_free(struct run_state *st)
 {
 	proxy_free(st->px); /* before the asker: connections withdraw their questions */
 	st->px = NULL;
-	asker_free(st->asker);
-	st->asker = NULL;
+	release_term(st);
 	summary_free(st->summary);
 	st->summary = NULL;
 	proxy_free(st->px);
@@ -544,6 +665,9 @@ run_main(struct run_opts *o)
 	err = quota_raise_nofile(&st.nofile);
 	if (err)
 		log_info("cannot raise the descriptor limit to the hard one: %s", strerror(-err));
+	/* No process without CAP_SYS_PTRACE reaches into ours (/proc/PID/fd,
+	 * mem, environ), whatever its uid; no core dump carries our memory. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (sandbox_resolve_user(o->user, &user, errbuf, sizeof(errbuf))) {
 		log_warnx("%s", errbuf);
 		return EGR_EXIT_ERROR;
@@ -570,6 +694,30 @@ run_main(struct run_opts *o)
 		log_warnx("cannot set up the event loop");
 		goto out_state;
 	}
+	if (o->ask) {
+		struct stat so;
+		int abi = sandbox_landlock_abi();
+
+		/* Without Landlock a process of CMD's user outside the sandbox
+		 * (the user's shell) hands it the terminal: /proc/PID/fd/0. */
+		if (abi < 1) {
+			log_warnx("--ask needs Landlock (CMD could reach the terminal through "
+				  "/proc/PID/fd of the user's other processes): %s",
+				  strerror(-abi));
+			goto out_state;
+		}
+		st.term = term_open(st.base, errbuf, sizeof(errbuf));
+		if (!st.term) {
+			log_warnx("%s", errbuf);
+			goto out_state;
+		}
+		if (o->log_file && !strcmp(o->log_file, "-") && !fstat(1, &so) &&
+		    S_ISCHR(so.st_mode) && so.st_rdev == term_rdev(st.term)) {
+			log_warnx("--log - would write to the terminal the questions are asked on: "
+				  "give --log a file");
+			goto out_state;
+		}
+	}
 	st.audit = audit_open(st.base, o->log_file, errbuf, sizeof(errbuf));
 	if (!st.audit) {
 		log_warnx("%s", errbuf);
@@ -578,9 +726,9 @@ run_main(struct run_opts *o)
 	audit_set_sink(st.audit, on_decision, &st);
 	audit_set_limit(st.audit, o->log_buffer);
 	if (o->ask) {
-		st.asker = asker_new(st.base, o->ask_timeout, errbuf, sizeof(errbuf));
+		st.asker = asker_new(st.base, st.term, o->ask_timeout);
 		if (!st.asker) {
-			log_warnx("%s", errbuf);
+			log_warnx("cannot set up --ask: out of memory");
 			goto out_state;
 		}
 	}
@@ -692,6 +840,8 @@ run_main(struct run_opts *o)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	if (st.term)
+		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd == -1) {
@@ -736,6 +886,8 @@ run_main(struct run_opts *o)
 	}
 	event_base_dispatch(st.base);
 	loader_events_consume(st.ld); /* what the last moments produced */
+	if (st.term)
+		term_drain(st.term); /* what CMD wrote last */
 
 out_loop:
 	if (ev_ring)
@@ -773,6 +925,7 @@ out_loop:
 	}
 	proxy_free(st.px); /* closes connections: their last decisions are in */
 	st.px = NULL;
+	release_term(&st); /* the summary goes to the terminal as the user left it */
 	if (st.suppressed && !o->quiet)
 		fprintf(stderr, "egressctl: %lu more denials not shown (the summary has them)\n",
 			st.suppressed);

@@ -1,15 +1,20 @@
-/* The confined command's process-level walls, the layers KERNEL-NOTES.md §4
- * requires besides the cgroup BPF hooks: whom the command runs as
- * (sandbox_resolve_user), and everything the child does between
- * clone3(CLONE_INTO_CGROUP) and execve() (sandbox_enter): a private mount
- * namespace in which every cgroup2 and bpf mount is covered by an empty
- * read-only tmpfs, no inherited descriptors, the target uid/gid/groups, no
- * capability in any set (bounding and ambient included, also for uid 0),
+/* The confined command's process-level walls, the layers besides the cgroup
+ * BPF hooks: whom the command runs as (sandbox_resolve_user), and everything
+ * the child does between clone3(CLONE_INTO_CGROUP) and execve()
+ * (sandbox_enter): a private mount namespace in which every cgroup2, cgroup
+ * (v1) and bpf mount is covered by an empty read-only tmpfs, /sys and the
+ * kernel's knobs under /proc are read-only and a few /proc and /sys files
+ * masked (runc's default lists); with --ask, a session of its own, a private
+ * devpts with a fresh pty (whose master egressctl relays) and no way back to
+ * egressctl's terminal; no inherited descriptors, the target uid/gid/groups,
+ * no capability in any set (bounding and ambient included, also for uid 0),
  * locked securebits, no_new_privs, a Landlock domain that keeps it away from
- * processes outside, and a hand-written classic-BPF seccomp filter
- * (sandbox_install_seccomp) against the bypasses that no cgroup hook sees.
- * No libseccomp and no libcap; the filter is for x86_64 only. */
+ * processes outside (ptrace-like access and signals), and a hand-written
+ * classic-BPF seccomp filter (sandbox_install_seccomp) against the bypasses
+ * that no cgroup hook sees. No libseccomp and no libcap; the filter is for
+ * x86_64 only. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -23,10 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -56,6 +64,13 @@
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
 #define __NR_landlock_restrict_self  446
+#endif
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+#define LANDLOCK_SCOPE_SIGNAL_ (1ULL << 1) /* ABI 6; the 6.1 uapi headers lack it */
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
 #endif
 #ifndef SECCOMP_RET_KILL_PROCESS
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
@@ -330,6 +345,20 @@ static const struct sock_filter sandbox_filter[] = {
 	 * closed. ENOSYS is what programs already handle for "no io_uring". */
 	DENY(__NR_io_uring_setup, ERRNO(ENOSYS)),
 
+	/* TIOCSTI types bytes into a terminal's input queue and TIOCLINUX
+	 * pastes a VT's selection into it: whoever reads that terminal next
+	 * takes them as typed. A command that shares egressctl's terminal
+	 * answered its own --ask question that way (dev.tty.legacy_tiocsti=1),
+	 * and one that outlives egressctl could type into the user's shell.
+	 * ioctl's request is an unsigned int: the low half is what the kernel
+	 * reads. */
+	JEQ(__NR_ioctl, 0, 5),
+	LD(ARG_LO(1)),
+	JEQ(TIOCSTI, 1, 0),
+	JEQ(TIOCLINUX, 0, 1),
+	RET(ERRNO(EPERM)),
+	RET(ALLOW),
+
 	RET(ALLOW),
 };
 
@@ -442,14 +471,17 @@ out_free:
 	return err;
 }
 
-/* An empty, read-only tmpfs over every cgroup2 and bpf mount: uid 0 with no
- * capabilities can still write cgroup.procs (mode 0644 root) and leave the
- * cgroup; bpffs holds pinned links. Covering the mount point hides the
- * filesystem from path lookups; unmounting the cover needs CAP_SYS_ADMIN. */
+/* An empty, read-only tmpfs over every mount of these filesystem types.
+ * cgroup2: uid 0 with no capabilities can still write cgroup.procs (mode
+ * 0644 root) and leave the cgroup; bpf: bpffs holds pinned links; cgroup
+ * (v1, still mounted on hybrid hosts): its tasks and cgroup.procs files are
+ * as writable for uid 0, and nothing in them is CMD's business; devpts
+ * (--ask): the host's ptys, egressctl's terminal among them. Covering the
+ * mount point hides the filesystem from path lookups; unmounting the cover
+ * needs CAP_SYS_ADMIN. */
 static int
-hide_mounts(const char **what)
+hide_mounts(const char *const *fstypes, size_t ntypes, const char **what)
 {
-	static const char *const fstypes[] = {"cgroup2", "bpf"};
 	struct mounts m = {0};
 	char *mi = NULL;
 	size_t i, plen;
@@ -460,13 +492,13 @@ hide_mounts(const char **what)
 	if (err)
 		return err;
 	*what = "parse /proc/self/mountinfo";
-	for (i = 0; i < sizeof(fstypes) / sizeof(fstypes[0]); i++) {
+	for (i = 0; i < ntypes; i++) {
 		err = cgroup_foreach_mount_in(mi, fstypes[i], mounts_add, &m);
 		if (err < 0)
 			goto out_free;
 	}
 	qsort(m.path, m.n, sizeof(*m.path), cmp_longer_first);
-	*what = "mount tmpfs over cgroup2/bpf";
+	*what = "mount tmpfs over cgroup/bpf/devpts";
 	err = 0;
 	for (i = 0; i < m.n; i++) {
 		if (!mount("egressctl", m.path[i], "tmpfs",
@@ -486,6 +518,282 @@ out_free:
 	mounts_free(&m);
 	free(mi);
 	return err;
+}
+
+/* ---- the kernel's knobs: read-only /sys and /proc/sys, masked files --------------------- */
+
+/* runc's default lists (libcontainer/specconv/example.go: ReadonlyPaths and
+ * MaskedPaths), plus /sys/devices/virtual/powercap from Docker's defaults.
+ * uid 0 without capabilities still passes the owner check of files that
+ * root owns: /proc/sys/kernel/core_pattern and modprobe name programs the
+ * kernel runs as real root outside the cgroup, per-netns network sysctls
+ * answer to the netns owner's uid 0, /proc/sysrq-trigger reboots. /sys as a
+ * whole goes read-only below (uevent_helper runs a program too). Masking
+ * hides what a uid 0 could otherwise read (kernel memory, keys, timers). */
+static const char *const ro_paths[] = {
+	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+};
+
+static const char *const masked_paths[] = {
+	"/proc/acpi",
+	"/proc/asound",
+	"/proc/kcore",
+	"/proc/keys",
+	"/proc/latency_stats",
+	"/proc/timer_list",
+	"/proc/timer_stats",
+	"/proc/sched_debug",
+	"/proc/scsi",
+	"/sys/firmware",
+	"/sys/devices/virtual/tpm",
+	"/sys/devices/virtual/powercap",
+};
+
+/* path and every mount below it: read-only, nosuid, nodev, noexec. Only in
+ * our mount namespace: mount flags are per mount, and ours are copies. */
+static int
+make_readonly(const char *path)
+{
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			    MOUNT_ATTR_NOEXEC,
+	};
+
+	if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof(attr)))
+		return -errno;
+	return 0;
+}
+
+/* A read-only bind of path onto itself (with what is mounted below it). */
+static int
+bind_readonly(const char *path)
+{
+	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL))
+		return -errno;
+	return make_readonly(path);
+}
+
+/* A directory gets an empty read-only tmpfs, anything else /dev/null. */
+static int
+mask_path(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode)) {
+		if (mount("egressctl", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0555,size=4k"))
+			return -errno;
+		return 0;
+	}
+	if (mount("/dev/null", path, NULL, MS_BIND, NULL))
+		return -errno;
+	return 0;
+}
+
+static int
+protect_kernel_files(const char **what)
+{
+	size_t i;
+	int err;
+
+	*what = "read-only /sys";
+	err = make_readonly("/sys");
+	if (err && err != -ENOENT && err != -EINVAL) /* EINVAL: /sys is no mount of its own */
+		return err;
+	if (err == -EINVAL) {
+		err = bind_readonly("/sys");
+		if (err && err != -ENOENT)
+			return err;
+	}
+	for (i = 0; i < sizeof(ro_paths) / sizeof(ro_paths[0]); i++) {
+		*what = ro_paths[i];
+		err = bind_readonly(ro_paths[i]);
+		if (err && err != -ENOENT) /* this kernel has no such file */
+			return err;
+	}
+	for (i = 0; i < sizeof(masked_paths) / sizeof(masked_paths[0]); i++) {
+		*what = masked_paths[i];
+		err = mask_path(masked_paths[i]);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- --ask: a terminal of its own ---------------------------------------------------- */
+
+#define TTY_MAJOR_ 4 /* VTs (minor 1-63) and serial ports (64-255) */
+#define VCS_MAJOR_ 7 /* vcs, vcsa, vcsu: the VT screens, readable and writable */
+
+bool
+sandbox_tty_alias(const char *name, dev_t rdev, dev_t tty)
+{
+	bool vt = major(tty) == TTY_MAJOR_ && minor(tty) >= 1 && minor(tty) <= 63;
+
+	if (tty && rdev == tty)
+		return true;
+	if (!strcmp(name, "console") || !strcmp(name, "uinput") || !strcmp(name, "uhid"))
+		return true;
+	if (vt && major(rdev) == TTY_MAJOR_ && minor(rdev) == 0) /* tty0: the current VT */
+		return true;
+	return vt && major(rdev) == VCS_MAJOR_;
+}
+
+/* /dev/null over every alias of the terminal in /dev, an empty tmpfs over
+ * /dev/input (writing an event device types on its keyboard). */
+static int
+cover_tty_aliases(dev_t tty)
+{
+	struct dirent *de;
+	struct stat st;
+	char path[PATH_MAX];
+	int err = 0;
+	DIR *d;
+
+	d = opendir("/dev");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISCHR(st.st_mode) || !sandbox_tty_alias(de->d_name, st.st_rdev, tty))
+			continue;
+		if (snprintf(path, sizeof(path), "/dev/%s", de->d_name) >= (int)sizeof(path))
+			continue;
+		if (mount("/dev/null", path, NULL, MS_BIND, NULL)) {
+			err = -errno;
+			break;
+		}
+	}
+	closedir(d);
+	if (!err) {
+		err = mask_path("/dev/input");
+		if (err == -ENOENT)
+			err = 0;
+	}
+	return err;
+}
+
+/* Programs outside that take commands from CMD's uid and type into the
+ * terminal they show: tmux (send-keys) and screen (stuff) servers, the X
+ * server (XTEST). Their sockets' directories get an empty tmpfs. */
+static int
+cover_session_sockets(uid_t uid)
+{
+	const char *tmux_tmp = getenv("TMUX_TMPDIR");
+	char tmux[PATH_MAX], tmux2[PATH_MAX];
+	const char *dirs[] = {tmux, tmux2, "/run/screen", "/tmp/screens", "/tmp/.X11-unix"};
+	struct stat st;
+	size_t i;
+
+	snprintf(tmux, sizeof(tmux), "/tmp/tmux-%u", (unsigned)uid);
+	tmux2[0] = '\0';
+	if (tmux_tmp && *tmux_tmp == '/')
+		snprintf(tmux2, sizeof(tmux2), "%s/tmux-%u", tmux_tmp, (unsigned)uid);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (!dirs[i][0] || lstat(dirs[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount("egressctl", dirs[i], "tmpfs",
+			  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k"))
+			return -errno;
+	}
+	return 0;
+}
+
+static int
+send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	char byte = 'm';
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
+		return -errno;
+	return 0;
+}
+
+/* A pty from the devpts at /dev/pts (ours): the slave is CMD's controlling
+ * terminal and the stdio fds in t->stdio; the master goes to t->pty_sock. */
+static int
+make_pty(const struct sandbox_user *u, const struct sandbox_term *t, const char **what)
+{
+	int master, slave = -1, unlock = 0, fd, err = 0;
+
+	*what = "open /dev/pts/ptmx";
+	master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master == -1)
+		return -errno;
+	*what = "unlock the pty";
+	if (ioctl(master, TIOCSPTLCK, &unlock))
+		goto out_errno;
+	*what = "open the pty's slave";
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave == -1)
+		goto out_errno;
+	*what = "chown the pty";
+	if (fchown(slave, u->uid, u->gid))
+		goto out_errno;
+	*what = "set the pty's modes";
+	if (tcsetattr(slave, TCSANOW, &t->tios) || ioctl(slave, TIOCSWINSZ, &t->ws))
+		goto out_errno;
+	*what = "TIOCSCTTY";
+	if (ioctl(slave, TIOCSCTTY, 0))
+		goto out_errno;
+	*what = "send the pty's master";
+	err = send_fd(t->pty_sock, master);
+	if (err)
+		goto out_close;
+	*what = "dup2 the pty";
+	for (fd = 0; fd < 3; fd++)
+		if ((t->stdio & (1U << fd)) && dup2(slave, fd) == -1)
+			goto out_errno;
+	goto out_close;
+out_errno:
+	err = -errno;
+out_close:
+	if (slave != -1)
+		close(slave);
+	close(master);
+	return err;
+}
+
+/* After hide_mounts() has covered every devpts mount. */
+static int
+enter_term(const struct sandbox_user *u, const struct sandbox_term *t, const char **what)
+{
+	int err;
+
+	/* no controlling terminal: /dev/tty is egressctl's no longer */
+	*what = "setsid";
+	if (setsid() == -1)
+		return -errno;
+	*what = "mount a private devpts on /dev/pts";
+	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0600"))
+		return -errno;
+	*what = "cover the terminal's aliases in /dev";
+	err = cover_tty_aliases(t->tty);
+	if (err)
+		return err;
+	*what = "cover the tmux, screen and X11 sockets";
+	err = cover_session_sockets(u->uid);
+	if (err)
+		return err;
+	if (t->pty_sock < 0)
+		return 0;
+	return make_pty(u, t, what);
 }
 
 /* A working directory inside a covered filesystem would still reach its
@@ -617,28 +925,55 @@ change_ids(const struct sandbox_user *u, const char **what)
 	return 0;
 }
 
+int
+sandbox_landlock_abi(void)
+{
+	int abi = (int)syscall(__NR_landlock_create_ruleset, NULL, 0,
+			       LANDLOCK_CREATE_RULESET_VERSION);
+
+	return abi >= 1 ? abi : -errno;
+}
+
+/* struct landlock_ruleset_attr as of ABI 6 (the 6.1 uapi headers stop at
+ * handled_access_fs) */
+struct ruleset_attr6 {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
 /* A Landlock domain of our own, for its ptrace rule: a process in a domain
  * can reach only processes in the same or a nested one. Seccomp cannot see
  * paths, and the same uid may open /proc/PID/mem (write into a process
  * outside the cgroup and let it connect), /proc/PID/root (the host's
- * cgroupfs) or /proc/PID/ns/user of any dumpable process outside; Landlock
- * answers EACCES to all of them. MAKE_BLOCK is the one handled file access
- * because a ruleset must handle something (ABI 1), and mknod of a block
- * device needs CAP_MKNOD anyway. Best effort: kernels without Landlock (or
- * with it off) keep the other layers. Needs no_new_privs. */
+ * cgroupfs), /proc/PID/ns/user or /proc/PID/fd/N (the user's shell holds
+ * egressctl's terminal) of any dumpable process outside; Landlock answers
+ * EACCES to all of them. From ABI 6 on, the domain also scopes signals: a
+ * uid 0 CMD could otherwise kill or stop egressctl and every other process
+ * of uid 0 (a same-uid signal needs no capability). MAKE_BLOCK is the one
+ * handled file access because a ruleset must handle something (ABI 1), and
+ * mknod of a block device needs CAP_MKNOD anyway. Best effort: kernels
+ * without Landlock (or with it off) keep the other layers, and --ask refuses
+ * to start there (run.c). Needs no_new_privs. */
 static int
 landlock_scope(void)
 {
-	struct landlock_ruleset_attr attr = {
+	struct ruleset_attr6 attr = {
 		.handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK,
 	};
-	int fd, err = 0;
+	size_t size = sizeof(attr.handled_access_fs);
+	int abi, fd, err = 0;
 
-	fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
-	if (fd == -1) {
-		err = -errno;
-		return err == -ENOSYS || err == -EOPNOTSUPP ? 0 : err;
+	abi = sandbox_landlock_abi();
+	if (abi < 0)
+		return abi == -ENOSYS || abi == -EOPNOTSUPP ? 0 : abi;
+	if (abi >= 6) {
+		attr.scoped = LANDLOCK_SCOPE_SIGNAL_;
+		size = sizeof(attr);
 	}
+	fd = syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+	if (fd == -1)
+		return -errno;
 	if (syscall(__NR_landlock_restrict_self, fd, 0))
 		err = -errno;
 	close(fd);
@@ -646,8 +981,10 @@ landlock_scope(void)
 }
 
 int
-sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what)
+sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int keep_fd,
+	      const char **what)
 {
+	static const char *const hidden[] = {"cgroup2", "bpf", "cgroup", "devpts"};
 	char cwd[PATH_MAX];
 	bool have_cwd;
 	const char *dummy;
@@ -667,9 +1004,19 @@ sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what)
 	*what = "make / rprivate";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -errno;
-	err = hide_mounts(what);
+	/* devpts only with --ask: without it CMD's stdio may be a host pty,
+	 * and ttyname() would no longer find it */
+	err = hide_mounts(hidden, term ? 4 : 3, what);
 	if (err)
 		return err;
+	err = protect_kernel_files(what);
+	if (err)
+		return err;
+	if (term) {
+		err = enter_term(u, term, what);
+		if (err)
+			return err;
+	}
 	*what = "chdir";
 	err = rechdir(have_cwd ? cwd : NULL);
 	if (err)

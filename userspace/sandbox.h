@@ -1,11 +1,14 @@
 /* What the confined command gets besides the BPF hooks: its own mount
- * namespace with cgroupfs and bpffs hidden, a target uid/gid, no
- * capabilities, no_new_privs, a seccomp filter, no inherited descriptors.
+ * namespace with cgroupfs and bpffs hidden and the kernel's knobs read-only,
+ * with --ask a terminal of its own, a target uid/gid, no capabilities,
+ * no_new_privs, Landlock, a seccomp filter, no inherited descriptors.
  * Privileged work here happens in the child between clone3() and execve(). */
 #ifndef SANDBOX_H
 #define SANDBOX_H
 
 #include <stdbool.h>
+#include <termios.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 struct sandbox_user {
@@ -26,19 +29,52 @@ int sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbu
 /* Installs the seccomp filter in the calling thread (needs no_new_privs):
  * socket()/socketpair() only for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
  * (others -> EAFNOSUPPORT); clone/unshare with CLONE_NEWUSER -> EPERM;
- * clone3 -> ENOSYS (glibc falls back to clone); bpf, ptrace,
+ * clone3 -> ENOSYS (glibc falls back to clone); setns, bpf, ptrace,
  * process_vm_readv/writev, pidfd_getfd -> EPERM; io_uring_setup -> ENOSYS
- * (io_uring's IORING_OP_SOCKET would bypass the socket() filter);
- * non-x86_64 ABIs (i386, x32) -> killed. Returns 0 or -errno. */
+ * (io_uring's IORING_OP_SOCKET would bypass the socket() filter); ioctl
+ * TIOCSTI and TIOCLINUX (typing into a terminal) -> EPERM; non-x86_64 ABIs
+ * (i386, x32) -> killed. Returns 0 or -errno. */
 int sandbox_install_seccomp(void);
 
+/* The Landlock ABI version of the running kernel (>= 1), or -errno when
+ * Landlock is missing or off (-ENOSYS, -EOPNOTSUPP). */
+int sandbox_landlock_abi(void);
+
+/* --ask: CMD gets no way back to egressctl's terminal. */
+struct sandbox_term {
+	dev_t tty;	     /* egressctl's terminal: its /dev nodes are covered (0: none) */
+	int pty_sock;	     /* >= 0: a new pty's master is sent here (SCM_RIGHTS) */
+	unsigned int stdio;  /* bit n set: fd n becomes the new pty's slave */
+	struct termios tios; /* the slave starts with the terminal's modes ... */
+	struct winsize ws;   /* ... and size */
+};
+
+/* Is /dev/NAME (a character device rdev) a way to egressctl's terminal tty
+ * or into the input it reads? The terminal's own node, the console, input
+ * injection (uinput, uhid), and on a VT the current VT (tty0) and the VT
+ * screens (vcs*). Pure; for sandbox_enter's covers. */
+bool sandbox_tty_alias(const char *name, dev_t rdev, dev_t tty);
+
 /* Everything the child does between clone3(CLONE_INTO_CGROUP) and execve(),
- * in this order: new mount namespace (MS_REC|MS_PRIVATE), an empty read-only
- * tmpfs over every cgroup2 and bpf mount, close every fd > 2 except keep_fd,
+ * in this order: new mount namespace (MS_REC|MS_PRIVATE); an empty
+ * read-only tmpfs over every cgroup2, cgroup (v1) and bpf mount; /sys
+ * read-only (with every mount below it); /proc/{bus,fs,irq,sys,
+ * sysrq-trigger} read-only and /proc/{acpi,asound,kcore,keys,latency_stats,
+ * timer_list,timer_stats,sched_debug,scsi}, /sys/firmware and
+ * /sys/devices/virtual/{tpm,powercap} masked where they exist. With term
+ * (--ask): setsid(); every devpts mount covered and a private devpts
+ * instance at /dev/pts; the terminal's aliases in /dev (sandbox_tty_alias)
+ * and /dev/input covered; the tmux, screen and X11 socket directories
+ * covered; with term->pty_sock, a pty from that devpts: its slave becomes
+ * CMD's controlling terminal and the stdio fds in term->stdio, owned by u,
+ * with the terminal's modes and size, and its master goes to
+ * term->pty_sock. Then close every fd > 2 except keep_fd,
  * setgroups/setgid/setuid to u, empty capability bounding set, ambient and
  * inheritable sets, no capabilities left (also when u is root),
- * PR_SET_NO_NEW_PRIVS, seccomp. Returns 0 or -errno; on error *what names the
- * step that failed (a static string). */
-int sandbox_enter(const struct sandbox_user *u, int keep_fd, const char **what);
+ * PR_SET_NO_NEW_PRIVS, Landlock (ptrace scope; signal scope on ABI >= 6),
+ * seccomp. Returns 0 or -errno; on error *what names the step that failed
+ * (a static string). */
+int sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int keep_fd,
+		  const char **what);
 
 #endif /* SANDBOX_H */

@@ -936,9 +936,99 @@ test_sigkill() {
 }
 
 # ======================================================================
+# Regression, issue 12 hole 4: a --user root CMD (uid 0 without any
+# capability) could open /proc/sys/kernel/core_pattern for writing (a pipe
+# there runs a program as real root, outside the cgroup) and wrote a
+# per-netns network sysctl; /proc/sysrq-trigger, /sys and the cgroup v1
+# hierarchies of a hybrid host were as open, and it could signal every
+# other uid 0 process (egressctl included). In the sandbox the knobs are
+# read-only, the v1 hierarchies hidden, and signals stay inside.
+# core_pattern, sysrq-trigger, /sys and cgroup v1 files are only ever
+# opened, never written; the sysctl written is one of the test's netns.
+# ======================================================================
+sbp_nocaps() {	# sbp_nocaps ARGS: sandboxprobe.py as uid 0 without capabilities, outside egressctl
+	timeout -k 1 20 nsenter --net="$NS_SBX" setpriv --bounding-set=-all --inh-caps=-all -- \
+		"$PY" "$C/sandboxprobe.py" "$@" | grep '^{' | tail -1
+}
+
+test_kernel_knobs() {
+	local t=knobs ttl=/proc/sys/net/ipv4/ip_default_ttl orig new sysf="" v1 holder f sbp
+	orig=$(in_sbx cat "$ttl")
+	new=$((orig == 64 ? 65 : 64))
+	for f in /sys/kernel/mm/transparent_hugepage/enabled /sys/module/printk/parameters/time \
+		/sys/kernel/uevent_helper; do
+		[ -e "$f" ] && { sysf=$f; break; }
+	done
+	v1=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup") print $5; break } }' \
+		/proc/self/mountinfo | head -1)
+	in_sbx sleep 60 &
+	holder=$!
+	PIDS+=("$holder")
+
+	# controls: uid 0 without capabilities, outside egressctl
+	jv "$(sbp_nocaps write "$ttl" "$new")"
+	a_ok "$t.control.sysctl_write"
+	a_eq "$t.control.sysctl_changed" "ip_default_ttl in the test netns" "$(in_sbx cat "$ttl")" "$new"
+	in_sbx sh -c "echo $orig >$ttl"
+	jv "$(sbp_nocaps open-w /proc/sys/kernel/core_pattern)"
+	a_ok "$t.control.core_pattern_writable"
+	if [ -n "$sysf" ]; then
+		jv "$(sbp_nocaps open-w "$sysf")"
+		a_ok "$t.control.sys_writable"
+	else
+		note "$t: none of the /sys files tried exists here"
+	fi
+	if [ -n "$v1" ]; then
+		jv "$(sbp_nocaps open-w "$v1/tasks")"
+		a_ok "$t.control.cgroup_v1_writable"
+	else
+		note "$t: no cgroup v1 hierarchy mounted here"
+	fi
+	jv "$(sbp_nocaps kill "$holder")"
+	a_ok "$t.control.signal_root_process"
+	if [ -e /proc/sysrq-trigger ]; then
+		jv "$(sbp_nocaps open-w /proc/sysrq-trigger)"
+		a_ok "$t.control.sysrq_writable"
+	else
+		note "$t: this kernel has no /proc/sysrq-trigger"
+	fi
+	have_egr || { kill "$holder"; return 0; }
+
+	sbp="$PY $W/clients/sandboxprobe.py"
+	egr "$t" --cgroup "$(cg_name "$t")" --user root -- /bin/sh -c "
+		$sbp write $ttl $new; $sbp open-w /proc/sys/kernel/core_pattern; $sbp kill $holder
+		$sbp kill \$PPID; $sbp open-w ${sysf:-/nonexistent}; $sbp open-w ${v1:-/nonexistent}/tasks
+		$sbp open-w /proc/sysrq-trigger"
+	kill "$holder" 2>/dev/null
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t" 1
+	a_errno "$t.sysctl_write_erofs" EROFS
+	a_eq "$t.sysctl_unchanged" "ip_default_ttl in the test netns" "$(in_sbx cat "$ttl")" "$orig"
+	egr_json "$t" 2
+	a_errno "$t.core_pattern_erofs" EROFS
+	egr_json "$t" 3
+	a_errno "$t.signal_root_process_eperm" EPERM
+	egr_json "$t" 4
+	a_errno "$t.signal_egressctl_eperm" EPERM
+	if [ -n "$sysf" ]; then
+		egr_json "$t" 5
+		a_errno "$t.sys_erofs" EROFS
+	fi
+	if [ -n "$v1" ]; then
+		egr_json "$t" 6
+		a_errno "$t.cgroup_v1_hidden" ENOENT
+	fi
+	if [ -e /proc/sysrq-trigger ]; then
+		egr_json "$t" 7
+		a_errno "$t.sysrq_erofs" EROFS
+	fi
+}
+
+# ======================================================================
 
 ALL_TESTS="tcp_redirect ipv6 mapped udp dns unix raw packet ping catchall tfo io_uring udplite mptcp vsock
-doublefork cgroup_escape bpf loopback proxy_port fastpath fastpath_full socks_leak privileged exit_status signals cleanup sigkill"
+doublefork cgroup_escape bpf loopback proxy_port fastpath fastpath_full socks_leak privileged exit_status signals cleanup sigkill
+kernel_knobs"
 
 interrupted() {	# the summary stays the last line even when interrupted
 	fail interrupted "SIG$1 during the run"

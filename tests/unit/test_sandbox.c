@@ -26,9 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -36,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -399,6 +402,83 @@ test_seccomp_bpf_io_uring(void **state)
 	expect_child_ok(bpf_io_uring_child, NULL, true);
 }
 
+/* ---- seccomp: typing into a terminal --------------------------------------------------- */
+
+/* A pty of the host's devpts: master and slave, or false. */
+static bool
+open_pty(int *master, int *slave)
+{
+	char name[64];
+
+	*master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0 || grantpt(*master) || unlockpt(*master) ||
+	    ptsname_r(*master, name, sizeof(name))) {
+		if (*master >= 0)
+			close(*master);
+		return false;
+	}
+	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0) {
+		close(*master);
+		return false;
+	}
+	return true;
+}
+
+static bool
+legacy_tiocsti(void)
+{
+	char buf[8] = "";
+	FILE *f = fopen("/proc/sys/dev/tty/legacy_tiocsti", "re");
+
+	if (!f)
+		return true; /* older kernels: always on */
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0] == '1';
+}
+
+static void
+tiocsti_child(void *arg)
+{
+	bool filtered = arg != NULL;
+	struct termios tio;
+	struct winsize ws;
+	char c = 'a', got = 0, sub = 3;
+	int master, slave;
+
+	CHECK(open_pty(&master, &slave));
+	/* ordinary terminal ioctls stay allowed */
+	CHECK(tcgetattr(slave, &tio) == 0);
+	CHECK(ioctl(slave, TIOCGWINSZ, &ws) == 0);
+	if (filtered) {
+		CHECK_ERR(ioctl(slave, TIOCSTI, &c), EPERM);
+		CHECK_ERR(ioctl(master, TIOCSTI, &c), EPERM);
+		/* the kernel reads only the low half of the request */
+		CHECK_ERR(syscall(SYS_ioctl, slave, (1L << 32) | TIOCSTI, &c), EPERM);
+		CHECK_ERR(ioctl(slave, TIOCLINUX, &sub), EPERM);
+		return;
+	}
+	/* control: root (CAP_SYS_ADMIN) types into a terminal that is not
+	 * its own, and the terminal hands the byte to its reader */
+	CHECK(ioctl(slave, TIOCSTI, &c) == 0);
+	tio.c_lflag &= ~(tcflag_t)ICANON;
+	CHECK(tcsetattr(slave, TCSANOW, &tio) == 0);
+	CHECK(read(slave, &got, 1) == 1 && got == 'a');
+}
+
+/* TIOCSTI (and TIOCLINUX) refused: with dev.tty.legacy_tiocsti=1 a command
+ * typed into the terminal egressctl asked its --ask questions on. */
+static void
+test_seccomp_tiocsti(void **state)
+{
+	(void)state;
+	if (geteuid() == 0 && legacy_tiocsti())
+		expect_child_ok(tiocsti_child, NULL, false);
+	expect_child_ok(tiocsti_child, (void *)1, true);
+}
+
 /* ---- seccomp: process creation still works ------------------------------------------- */
 
 static void *
@@ -755,6 +835,100 @@ check_status_zero_caps(void)
 		       zero[i]);
 }
 
+/* The kernel's knobs: files a uid 0 without capabilities could open for
+ * writing (mode 0644/0200 root) before the sandbox, and must not after.
+ * Only ever opened, never written. Not every kernel has each of them. */
+static const char *const knob_files[] = {
+	"/proc/sys/kernel/core_pattern",     /* a pipe here runs as real root */
+	"/proc/sys/kernel/modprobe",	     /* the same, on the next module load */
+	"/proc/sys/net/ipv4/ip_default_ttl", /* per netns: the netns owner's uid 0 */
+	"/proc/sysrq-trigger",
+	"/sys/kernel/uevent_helper",
+	"/sys/kernel/mm/transparent_hugepage/enabled",
+	"/sys/module/printk/parameters/time",
+};
+#define NKNOBS (sizeof(knob_files) / sizeof(knob_files[0]))
+
+static const char *const masked_files[] = {"/proc/keys", "/proc/timer_list", "/proc/kcore",
+					   "/proc/sched_debug"};
+#define NMASKED (sizeof(masked_files) / sizeof(masked_files[0]))
+
+struct knobs {
+	bool knob[NKNOBS], masked[NMASKED], firmware;
+	char v1[MAX_MNT][PATH_MAX]; /* cgroup v1 hierarchies */
+	int nv1;
+};
+
+/* Controls, as root with every capability: each file that exists opens for
+ * writing (and is closed unwritten). */
+static void
+knobs_before(struct knobs *k)
+{
+	char p[PATH_MAX + 16];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < NKNOBS; i++) {
+		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
+		k->knob[i] = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	CHECKF(k->knob[0], "control: cannot open %s for writing: %s", knob_files[0],
+	       strerror(errno));
+	for (i = 0; i < NMASKED; i++)
+		k->masked[i] = access(masked_files[i], F_OK) == 0;
+	k->firmware = access("/sys/firmware", F_OK) == 0;
+	k->nv1 = mounts_of("cgroup", k->v1, MAX_MNT);
+	for (i = 0; i < (size_t)k->nv1; i++) {
+		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
+		CHECK(access(p, F_OK) == 0);
+	}
+}
+
+static void
+knobs_after(const struct knobs *k, bool root)
+{
+	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
+	char p[PATH_MAX + 16];
+	struct stat st;
+	size_t i;
+	int fd, e;
+
+	for (i = 0; i < NKNOBS; i++) {
+		if (!k->knob[i])
+			continue;
+		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		/* EROFS: read-only mount; a non-root user meets EACCES first */
+		CHECKF(fd == -1 && (e == EROFS || (!root && e == EACCES)),
+		       "open %s for writing: fd %d, errno %d (%s)", knob_files[i], fd,
+		       fd == -1 ? e : 0, strerror(e));
+	}
+	for (i = 0; i < NMASKED; i++) {
+		if (!k->masked[i])
+			continue;
+		CHECK(stat(masked_files[i], &st) == 0);
+		CHECKF(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3), "%s not masked",
+		       masked_files[i]);
+	}
+	if (k->firmware)
+		CHECKF(covered("/sys/firmware"), "/sys/firmware not masked");
+	for (i = 0; i < (size_t)k->nv1; i++) {
+		CHECKF(covered(k->v1[i]), "cgroup v1 %s not covered", k->v1[i]);
+		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
+		CHECK_ERR(access(p, F_OK), ENOENT);
+	}
+	/* nothing of it can be undone without CAP_SYS_ADMIN */
+	CHECK_ERR(mount(NULL, "/proc/sys", NULL, MS_REMOUNT | MS_BIND, NULL), EPERM);
+	CHECK_ERR(umount2("/proc/sys", MNT_DETACH), EPERM);
+	CHECK_ERR(umount2("/sys", MNT_DETACH), EPERM);
+	CHECK_ERR(mount_setattr(AT_FDCWD, "/sys", 0, &attr, sizeof(attr)), EPERM);
+	CHECK_ERR(mount_setattr(AT_FDCWD, "/proc/sys", 0, &attr, sizeof(attr)), EPERM);
+}
+
 struct enter_case {
 	struct sandbox_user u;
 	const char *tmpdir; /* the child mounts bpffs here, cgroup2 at tmpdir/sub */
@@ -785,6 +959,7 @@ enter_child(void *arg)
 	gid_t rg, eg, sg;
 	const char *what = NULL;
 	struct statfs sfs;
+	struct knobs knobs;
 
 	/* keep_fd in the middle: fds below and above it must go */
 	old_msg_fd = child_msg_fd;
@@ -808,6 +983,14 @@ enter_child(void *arg)
 	snprintf(sub2, sizeof(sub2), "%s/sub2", c->tmpdir);
 	CHECK(mkdir(sub2, 0755) == 0);
 	CHECK(mount("bpf", sub2, "bpf", 0, NULL) == 0);
+	/* a cgroup v1 hierarchy of our own (named, no controller), so that
+	 * hosts without v1 mounts test its cover too; where v1 is gone from
+	 * the kernel there is nothing to cover */
+	snprintf(p, sizeof(p), "%s/v1", c->tmpdir);
+	CHECK(mkdir(p, 0755) == 0);
+	if (mount("cgroup", p, "cgroup", 0, "none,name=egrtest"))
+		print_message("[   INFO   ] no cgroup v1 hierarchy of our own: %s\n",
+			      strerror(errno));
 	/* supplementary groups that must not survive */
 	CHECK(setgroups(3, (gid_t[]){0, 4, 27}) == 0);
 	/* an ambient capability that must not survive either */
@@ -835,8 +1018,10 @@ enter_child(void *arg)
 		CHECK(getgrouplist(c->u.name, c->u.gid, want_groups, &nwant) >= 0);
 	}
 
-	err = sandbox_enter(&c->u, keep, &what);
+	knobs_before(&knobs);
+	err = sandbox_enter(&c->u, NULL, keep, &what);
 	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
+	knobs_after(&knobs, c->u.uid == 0);
 
 	/* ids and groups */
 	CHECK(getresuid(&r, &e, &s) == 0);
@@ -956,7 +1141,7 @@ keep_none_child(void *arg)
 {
 	const char *what;
 
-	if (sandbox_enter(arg, -1, &what))
+	if (sandbox_enter(arg, NULL, -1, &what))
 		_exit(3);
 	_exit(fcntl(child_msg_fd, F_GETFD) == -1 && errno == EBADF ? 0 : 4);
 }
@@ -985,7 +1170,7 @@ bad_name_child(void *arg)
 
 	(void)arg;
 	memset(u.name, 'x', sizeof(u.name)); /* no NUL */
-	err = sandbox_enter(&u, child_msg_fd, &what);
+	err = sandbox_enter(&u, NULL, child_msg_fd, &what);
 	CHECKF(err == -EINVAL && what && !strcmp(what, "user name"), "got %d at %s", err,
 	       what ? what : "?");
 }
@@ -1000,7 +1185,7 @@ unprivileged_child(void *arg)
 	(void)arg;
 	if (geteuid() == 0)
 		CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0);
-	err = sandbox_enter(&u, child_msg_fd, &what);
+	err = sandbox_enter(&u, NULL, child_msg_fd, &what);
 	CHECKF(err == -EPERM && what && !strcmp(what, "unshare(CLONE_NEWNS)"), "got %d at %s", err,
 	       what ? what : "?");
 }
@@ -1018,7 +1203,11 @@ test_enter_errors(void **state)
 /* A same-uid process outside the sandbox (dumpable, with a user namespace,
  * as a login shell of the SUDO_UID user could be): from inside, neither its
  * memory (/proc/PID/mem: make it connect for us), nor its root (the host's
- * cgroupfs), nor its user namespace (setns: capabilities) may be reachable. */
+ * cgroupfs), nor its descriptors (/proc/PID/fd: the terminal --ask reads),
+ * nor its user namespace (setns: capabilities) may be reachable, nor may it
+ * be signalled. */
+#define OUTSIDE_FD 50 /* a descriptor of the outside process: a pipe it made as nobody */
+
 struct outside_case {
 	pid_t pid;
 	bool control; /* only become nobody: shows each vector is real */
@@ -1032,17 +1221,18 @@ outside_child(void *arg)
 	const char *what = NULL;
 	bool landlock;
 	char path[64];
-	int fd, err;
+	int fd, err, landlock_abi;
 
 	/* without Landlock (older kernels, lsm= without it) only seccomp's
 	 * setns rule is left of this test */
-	landlock =
-		syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
+	landlock_abi =
+		syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	landlock = landlock_abi >= 1;
 	if (c->control) {
 		CHECK(setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
 		      setresuid(65534, 65534, 65534) == 0);
 	} else {
-		err = sandbox_enter(&u, child_msg_fd, &what);
+		err = sandbox_enter(&u, NULL, child_msg_fd, &what);
 		CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
 	}
 
@@ -1059,6 +1249,21 @@ outside_child(void *arg)
 		CHECK(fd >= 0);
 	else if (landlock)
 		CHECKF(fd == -1 && errno == EACCES, "open %s: %d", path, fd);
+
+	/* its descriptors: the user's shell holds egressctl's terminal */
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", c->pid, OUTSIDE_FD);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (c->control)
+		CHECK(fd >= 0);
+	else if (landlock)
+		CHECKF(fd == -1 && errno == EACCES, "open %s: %d", path, fd);
+
+	/* signals: a same-uid signal needs no capability (uid 0 could stop
+	 * egressctl); Landlock scopes them from ABI 6 on */
+	if (c->control)
+		CHECK(kill(c->pid, 0) == 0);
+	else if (landlock_abi >= 6)
+		CHECK_ERR(kill(c->pid, 0), EPERM);
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", c->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1081,7 +1286,7 @@ test_enter_outside_process(void **state)
 {
 	struct child_result ctl_res = {0}, res = {0};
 	struct outside_case c = {0};
-	int ready[2];
+	int ready[2], own[2];
 	char ok = 0;
 	pid_t h;
 
@@ -1096,7 +1301,8 @@ test_enter_outside_process(void **state)
 		/* an unconfined nobody process with a user namespace */
 		ok = prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0 && setgroups(0, NULL) == 0 &&
 		     setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 &&
-		     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 && unshare(CLONE_NEWUSER) == 0;
+		     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 && unshare(CLONE_NEWUSER) == 0 &&
+		     pipe(own) == 0 && dup2(own[0], OUTSIDE_FD) == OUTSIDE_FD;
 		if (write(ready[1], &ok, 1) != 1)
 			_exit(1);
 		pause();
@@ -1123,6 +1329,195 @@ test_enter_outside_process(void **state)
 	check_child(&res);
 }
 
+/* ---- sandbox_enter with a terminal (--ask) ------------------------------------------- */
+
+struct alias_case {
+	const char *name;
+	unsigned int maj, min;	 /* the /dev node */
+	unsigned int tmaj, tmin; /* egressctl's terminal */
+	bool alias;
+};
+
+static const struct alias_case alias_cases[] = {
+	{"pts-like node of the terminal", 136, 3, 136, 3, true},
+	{"another pty", 136, 4, 136, 3, false},
+	{"console", 5, 1, 136, 3, true},
+	{"uinput", 10, 223, 136, 3, true},
+	{"uhid", 10, 239, 136, 3, true},
+	{"null", 1, 3, 136, 3, false},
+	{"tty", 5, 0, 136, 3, false}, /* /dev/tty is CMD's own terminal */
+	{"tty0", 4, 0, 136, 3, false},
+	{"tty0", 4, 0, 4, 2, true}, /* on a VT, the current VT */
+	{"tty2", 4, 2, 4, 2, true},
+	{"tty3", 4, 3, 4, 2, false},
+	{"vcs2", 7, 2, 4, 2, true}, /* the VT's screen, readable and writable */
+	{"vcsa", 7, 128, 4, 2, true},
+	{"vcs2", 7, 2, 4, 64, false}, /* a serial terminal has no screen there */
+	{"tty0", 4, 0, 4, 64, false},
+	{"ttyS0", 4, 64, 4, 64, true},
+};
+
+static void
+test_tty_alias(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(alias_cases) / sizeof(alias_cases[0]); i++) {
+		const struct alias_case *c = &alias_cases[i];
+		bool got = sandbox_tty_alias(c->name, makedev(c->maj, c->min),
+					     makedev(c->tmaj, c->tmin));
+
+		if (got != c->alias)
+			fail_msg("%s (%u:%u, terminal %u:%u): got %d, want %d", c->name, c->maj,
+				 c->min, c->tmaj, c->tmin, got, c->alias);
+	}
+}
+
+struct term_case {
+	int sock; /* the pty's master goes here */
+	bool make_pty;
+};
+
+/* Inside: a session of its own, the new pty as controlling terminal and
+ * stdio (ttyname() finds it), the pty outside (standing for egressctl's
+ * terminal) out of reach by path, the console and every other host pty
+ * hidden, /dev/ptmx giving ptys of the private instance. */
+static void
+term_child(void *arg)
+{
+	struct term_case *c = arg;
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	struct sandbox_term t = {.pty_sock = -1};
+	struct stat outer, st, st0;
+	char outer_name[64], name[64];
+	const char *what = NULL;
+	struct dirent *de;
+	int omaster, oslave, fd, err, n = 0;
+	pid_t sid;
+	DIR *d;
+
+	CHECK(open_pty(&omaster, &oslave));
+	CHECK(ptsname_r(omaster, outer_name, sizeof(outer_name)) == 0);
+	CHECK(fstat(oslave, &outer) == 0);
+	/* control: the outer pty by path, before */
+	CHECK(stat(outer_name, &st) == 0 && st.st_ino == outer.st_ino && st.st_dev == outer.st_dev);
+	t.tty = outer.st_rdev;
+	CHECK(tcgetattr(oslave, &t.tios) == 0);
+	t.ws.ws_row = 33;
+	t.ws.ws_col = 111;
+	if (c->make_pty) {
+		t.pty_sock = c->sock;
+		t.stdio = 1U << 0 | 1U << 2; /* stdin and stderr; stdout stays */
+	}
+	CHECK(fstat(1, &st0) == 0);
+	err = sandbox_enter(&u, &t, child_msg_fd, &what);
+	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
+
+	sid = getsid(0);
+	CHECKF(sid == getpid(), "session %d, pid %d", sid, getpid());
+	/* the outer pty is gone from /dev/pts (another may have its name) */
+	if (stat(outer_name, &st) == 0)
+		CHECKF(st.st_ino != outer.st_ino || st.st_dev != outer.st_dev,
+		       "%s still reaches the outer pty", outer_name);
+	else
+		CHECK(errno == ENOENT);
+	CHECK(stat("/dev/console", &st) == 0 && st.st_rdev == makedev(1, 3));
+	d = opendir("/dev/pts");
+	CHECK(d != NULL);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, "ptmx"))
+			n++;
+	closedir(d);
+	if (!c->make_pty) {
+		CHECKF(n == 0, "%d ptys visible", n);
+		CHECK_ERR(open("/dev/tty", O_RDWR), ENXIO); /* no controlling terminal */
+		return;
+	}
+	CHECKF(n == 1, "%d ptys visible, want CMD's own", n);
+	CHECK(isatty(0) && isatty(2));
+	CHECK(fstat(1, &st) == 0 && st.st_ino == st0.st_ino && st.st_dev == st0.st_dev);
+	CHECK(ttyname_r(0, name, sizeof(name)) == 0);
+	CHECKF(!strcmp(name, "/dev/pts/0"), "ttyname %s", name);
+	CHECK(fstat(0, &st0) == 0 && stat(name, &st) == 0 && st.st_ino == st0.st_ino);
+	CHECKF(st.st_uid == u.uid, "the pty belongs to %u", st.st_uid);
+	CHECK(ioctl(0, TIOCGSID, &sid) == 0 && sid == getpid()); /* our controlling terminal */
+	{
+		struct winsize ws;
+
+		CHECK(ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row == 33 && ws.ws_col == 111);
+	}
+	fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(ioctl(fd, TIOCGSID, &sid) == 0 && sid == getpid());
+	close(fd);
+	/* CMD's own ptys come from the private instance */
+	fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	CHECK(fd >= 0 && grantpt(fd) == 0 && unlockpt(fd) == 0);
+	CHECK(ptsname_r(fd, name, sizeof(name)) == 0 && stat(name, &st) == 0);
+	CHECKF(!strcmp(name, "/dev/pts/1"), "a new pty is %s", name);
+	close(fd);
+	CHECK_ERR(ioctl(0, TIOCSTI, "x"), EPERM);
+}
+
+static void
+run_term(bool make_pty)
+{
+	struct term_case c = {.make_pty = make_pty};
+	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf)};
+	struct child_result res;
+	struct cmsghdr *cm;
+	struct stat st;
+	int sv[2], master, ptn = -1;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	c.sock = sv[1];
+	run_child(term_child, &c, false, &res);
+	close(sv[1]);
+	check_child(&res);
+	if (!make_pty) {
+		close(sv[0]);
+		return;
+	}
+	/* the master arrived: a ptmx, of pty 0 (the first of its devpts) */
+	assert_int_equal(recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC), 1);
+	close(sv[0]);
+	cm = CMSG_FIRSTHDR(&msg);
+	assert_non_null(cm);
+	assert_int_equal(cm->cmsg_type, SCM_RIGHTS);
+	memcpy(&master, CMSG_DATA(cm), sizeof(int));
+	assert_int_equal(fstat(master, &st), 0);
+	assert_int_equal(st.st_rdev, makedev(5, 2));
+	assert_int_equal(ioctl(master, TIOCGPTN, &ptn), 0);
+	assert_int_equal(ptn, 0);
+	close(master);
+}
+
+static void
+test_enter_term_pty(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	run_term(true);
+}
+
+/* --ask without a terminal among CMD's stdio: no terminal at all. */
+static void
+test_enter_term_none(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	run_term(false);
+}
+
 /* The covers stay in the sandbox's mount namespace: with "/" shared (as
  * under systemd) they would otherwise propagate and hide the host's
  * cgroupfs. C1 builds a shared mount with a bpffs inside, C2 enters. */
@@ -1146,7 +1541,7 @@ propagation_child(void *arg)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
-		if (sandbox_enter(&u, -1, &what))
+		if (sandbox_enter(&u, NULL, -1, &what))
 			_exit(3);
 		_exit(statfs(b, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC ? 0 : 4);
 	}
@@ -1181,6 +1576,7 @@ main(void)
 		cmocka_unit_test(test_seccomp_userns),
 		cmocka_unit_test(test_seccomp_cross_process),
 		cmocka_unit_test(test_seccomp_bpf_io_uring),
+		cmocka_unit_test(test_seccomp_tiocsti),
 		cmocka_unit_test(test_seccomp_process_creation),
 		cmocka_unit_test(test_seccomp_mode_filter),
 		cmocka_unit_test(test_seccomp_x32_killed),
@@ -1195,6 +1591,9 @@ main(void)
 		cmocka_unit_test(test_enter_errors),
 		cmocka_unit_test(test_enter_outside_process),
 		cmocka_unit_test(test_enter_no_propagation),
+		cmocka_unit_test(test_tty_alias),
+		cmocka_unit_test(test_enter_term_pty),
+		cmocka_unit_test(test_enter_term_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
