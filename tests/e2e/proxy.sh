@@ -21,7 +21,9 @@
 #           resolve names themselves)           webservers.py on 0.0.0.0 and [::]:
 #     :80, :443 webservers.py: "host services"     HTTP :80, TLS :443 (self-signed,
 #           a name resolving to 127.0.0.1          made by this run), banner+echo
-#           must never reach (lo.log)              :22 :2222; nothing on :81, :2223
+#           must never reach (lo.log)              :22 :2222; nothing on :81, :2223;
+#                                                   :8080 keep-alive HTTP serving the
+#                                                   site its Host names (--vhost)
 #   egressctl + its proxy (outside the cgroup,  LEAK SENSOR: tcpdump -Q in on "vi"
 #     --dns-upstream 198.18.0.1)
 #   veth 198.18.0.2 ─────────────────────────── veth 198.18.0.1
@@ -31,6 +33,7 @@
 #   other.test   203.0.113.20   git.test .22   d3.test .33   d4.test .34
 #   local.test   127.0.0.1      private.test 10.0.0.5
 #   timeout.test 192.0.2.10 (a blackhole route in the "internet": SYNs vanish)
+#   cohost.test  203.0.113.10, allowed.test's address: one front end, two sites
 # Addresses no name has, used as forged / raw destinations: 203.0.113.23,
 # .40, .41, .66, .67, .68; 2001:db8:2::35.  Every address a test expects to
 # be left alone is asserted at the sensor.
@@ -75,7 +78,7 @@ proxy_setup() {
 		--host-record=www.allowed.test,$A_WWW --host-record=other.test,$A_OTHER \
 		--host-record=git.test,$A_GIT --host-record=d3.test,$A_D3 --host-record=d4.test,$A_D4 \
 		--host-record=local.test,127.0.0.1 --host-record=private.test,$A_PRIVATE \
-		--host-record=timeout.test,$A_BLACKHOLE \
+		--host-record=timeout.test,$A_BLACKHOLE --host-record=cohost.test,$A_ALLOWED \
 		>"$W/dns-inet.out" 2>&1 &
 	PIDS+=($!)
 	# the sandbox host's resolver (--dns-port): a forwarder to the "internet"
@@ -85,7 +88,7 @@ proxy_setup() {
 		--log-queries --log-facility="$W/dns-sbx.log" >"$W/dns-sbx.out" 2>&1 &
 	PIDS+=($!)
 	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind 0.0.0.0,:: \
-		--http 80 --tls 443 --banner 22,2222 --cert "$W/tls.crt" --key "$W/tls.key" \
+		--http 80 --tls 443 --banner 22,2222 --vhost 8080 --cert "$W/tls.crt" --key "$W/tls.key" \
 		>"$W/web.ready" 2>"$W/web.err" &
 	PIDS+=($!)
 	nsenter --net="$NS_SBX" "$PY" "$C/webservers.py" --log "$LOLOG" --bind 127.0.0.1 \
@@ -119,6 +122,8 @@ cu() {
 }
 # pc KEY ARGS...: one pclient JSON line tagged KEY
 pc() { k=\$1; shift; \$PC --tag "\$k" --timeout 5 "\$@"; }
+# ka KEY ARGS...: one kaclient JSON line tagged KEY
+ka() { k=\$1; shift; $PY $C/kaclient.py --tag "\$k" --timeout 6 "\$@"; }
 EOF
 	chmod 0644 "$W/prelude.sh"
 }
