@@ -3,10 +3,11 @@
  * upstream connection is made. Refusals are answered the way clients can
  * show them: 403 with an x-proxy-error header and a one-line body, 400 for
  * malformed requests, 431 for oversized heads, 502/504 for upstream
- * failures. A plain request is forwarded in origin-form without hop-by-hop
- * headers over a fresh upstream connection; its body and the response are
- * framed here (Content-Length, chunked, until close), so a keep-alive client
- * gets a fresh decision for each request's host. Heads and chunked bodies go
+ * failures. A plain request is forwarded (http_fwd.h: origin-form, Host the
+ * judged host, no hop-by-hop headers) over a fresh upstream connection; its
+ * body and the response are framed here (Content-Length, chunked, until
+ * close), so a keep-alive client gets a fresh decision for each request's
+ * host. Heads and chunked bodies go
  * through bufferevents with watermarks; a Content-Length request body and a
  * Content-Length or until-close response body move with splice(2) like a
  * tunnel's bytes, once what was read with their head is sent (libevent reads
@@ -23,6 +24,7 @@
 #include <event2/bufferevent.h>
 
 #include "conn.h"
+#include "http_fwd.h"
 #include "http_resp.h"
 #include "log.h"
 #include "parse.h"
@@ -133,55 +135,6 @@ on_upstream(struct conn *c)
 		return;
 	}
 	ex_start(c);
-}
-
-/* The request head as sent upstream: origin-form, no hop-by-hop headers. */
-static int
-build_upstream_head(struct conn *c, const struct http_request *req)
-{
-	size_t cap = 512 + strlen(req->target) + strlen(req->host), len = 0;
-	bool have_host = false;
-	char *out;
-	int n;
-
-	for (size_t i = 0; i < req->nheaders; i++)
-		cap += req->headers[i].name_len + req->headers[i].value_len + 4;
-	out = malloc(cap);
-	if (!out)
-		return -ENOMEM;
-	n = snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, req->target);
-	len = (size_t)n;
-	for (size_t i = 0; i < req->nheaders; i++) {
-		const struct http_header *h = &req->headers[i];
-
-		if (h->name_len == 4 && !strncasecmp(h->name, "host", 4))
-			have_host = true;
-		if (http_is_hop_header(req, h) &&
-		    !(h->name_len == 17 && !strncasecmp(h->name, "transfer-encoding", 17)))
-			continue;
-		memcpy(out + len, h->name, h->name_len);
-		len += h->name_len;
-		memcpy(out + len, ": ", 2);
-		len += 2;
-		memcpy(out + len, h->value, h->value_len);
-		len += h->value_len;
-		memcpy(out + len, "\r\n", 2);
-		len += 2;
-	}
-	if (!have_host) {
-		bool v6 = strchr(req->host, ':') != NULL;
-
-		n = snprintf(out + len, cap - len, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", req->host,
-			     v6 ? "]" : "", req->port);
-		len += (size_t)n;
-	}
-	/* one request per upstream connection: each gets its own decision */
-	n = snprintf(out + len, cap - len, "Connection: close\r\n\r\n");
-	len += (size_t)n;
-	c->uout = out;
-	c->uoutlen = len;
-	c->uoutoff = 0;
-	return 0;
 }
 
 /* ---- the plain-HTTP exchange ---- */
@@ -707,7 +660,11 @@ proceed(struct conn *c)
 	c->req = NULL;
 	if (!req->connect) {
 		c->ex = calloc(1, sizeof(*c->ex));
-		if (!c->ex || build_upstream_head(c, req)) {
+		if (c->ex) {
+			c->uout = http_fwd_head(req, false, &c->uoutlen);
+			c->uoutoff = 0;
+		}
+		if (!c->ex || !c->uout) {
 			free(req);
 			conn_close(c, "out of memory");
 			return;

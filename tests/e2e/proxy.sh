@@ -854,6 +854,68 @@ EOF
 }
 
 # ======================================================================
+# 13. absolute-form requests: the Host the server gets is the one judged
+# ======================================================================
+# Regression test: an absolute-form request was judged by its URI's host but
+# went upstream with the client's own Host header, which a front end routes
+# by: `GET http://allowed.test:8080/ HTTP/1.1` + `Host: cohost.test` was
+# served as cohost.test on the HTTP proxy path.
+test_abs_host() {
+	local t=abs_host v
+	jv "$(in_sbx "$PY" "$C/kaclient.py" --timeout 6 "$A_ALLOWED" 8080 "GET|cohost.test|/$t.control|abs=allowed.test")"
+	a_pj "$t.control.front_end_routes_by_host" "statuses / sites" "$P_statuses/$P_sites" "200/cohost\\.test"
+	script "$t" <<EOF
+ka $t.proxy --proxy http allowed.test 8080 'GET|cohost.test|/$t.proxy'
+EOF
+	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	for v in proxy; do
+		pj "$t" "$t.$v"
+		a_pj "$t.$v.served_as_judged" "statuses / sites" "$P_statuses/$P_sites" "200/allowed\\.test"
+		a_grep "$t.$v.server_got_judged_host" "$WEBLOG" "^VHOST .* target=/$t\\.$v host=allowed\\.test(:8080)? "
+		a_nogrep "$t.$v.cohost_never_served" "$WEBLOG" "target=(http://allowed\\.test:8080)?/$t\\.$v host=cohost"
+	done
+	a_jlog "$t.proxy.log" "$W/$t.jlog" decision=allow source=http host=allowed.test port=8080
+}
+
+# ======================================================================
+# 14. request framing: Connection cannot strip Content-Length
+# ======================================================================
+# Regression test: the HTTP proxy dropped every header the request's
+# Connection header named, Content-Length too: `Connection: content-length`
+# sent a POST upstream without its length and its body after it, and a
+# server that reads on took the body for a second, unjudged request
+# (`GET ... Host: cohost.test`). X-Lax: 1 makes the --vhost server read on
+# after Connection: close, as lax servers do.
+test_smuggle() {
+	local t=smuggle v
+	# inner V: the request hidden in the body of variant V
+	# (escaped, as kaclient's raw= takes it); innerlen V: its length in bytes
+	inner() { printf 'GET /%s.%s_inner HTTP/1.1\\r\\nHost: cohost.test\\r\\n\\r\\n' "$t" "$1"; }
+	innerlen() { printf "$(inner "$1")" | wc -c; }
+	# control half: a POST without Content-Length (what the proxy sent),
+	# straight to the front end: the body is a request of its own, served
+	jv "$(in_sbx "$PY" "$C/kaclient.py" --timeout 6 "$A_ALLOWED" 8080 \
+		"POST|-|/|raw=POST /$t.control HTTP/1.1\r\nHost: allowed.test:8080\r\nX-Lax: 1\r\n\r\n$(inner control)")"
+	a_pj "$t.control.first_response" "statuses / sites" "$P_statuses/$P_sites" "200/allowed\\.test"
+	a_grep "$t.control.front_end_serves_inner" "$WEBLOG" \
+		"^VHOST .* req=2 method=GET target=/$t\\.control_inner host=cohost\\.test "
+	script "$t" <<EOF
+ka $t.proxy --proxy http allowed.test 8080 'POST|-|/|raw=POST http://allowed.test:8080/$t.proxy HTTP/1.1\\r\\nHost: allowed.test:8080\\r\\nX-Lax: 1\\r\\nConnection: content-length\\r\\nContent-Length: $(innerlen proxy)\\r\\n\\r\\n$(inner proxy)'
+ka $t.tp $A_ALLOWED 8080 'POST|-|/|raw=POST /$t.tp HTTP/1.1\\r\\nHost: allowed.test:8080\\r\\nX-Lax: 1\\r\\nConnection: content-length\\r\\nContent-Length: $(innerlen tp)\\r\\n\\r\\n$(inner tp)'
+EOF
+	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	for v in proxy tp; do
+		pj "$t" "$t.$v"
+		a_pj "$t.$v.one_response" "statuses" "$P_statuses" 200
+		a_grep "$t.$v.body_framed_as_sent" "$WEBLOG" \
+			"^VHOST .* req=1 method=POST target=/$t\\.$v host=allowed\\.test:8080 upgrade=- len=$(innerlen "$v") "
+		a_nogrep "$t.$v.inner_never_a_request" "$WEBLOG" " target=/$t\\.${v}_inner "
+	done
+}
+
+# ======================================================================
 # the whole run: the proxy never used the host's resolver (--dns-upstream),
 # and nothing reached the wire for the host's nameservers
 # ======================================================================
@@ -868,6 +930,6 @@ test_hygiene() {
 
 # ======================================================================
 
-ALL_TESTS="https_proxy http_post http_download socks transparent node tcp_rules forged local_names check garbage outsider deny_methods hygiene"
+ALL_TESTS="https_proxy http_post http_download socks transparent node tcp_rules forged local_names check garbage outsider deny_methods abs_host smuggle hygiene"
 
 suite_main proxy.sh proxy_setup "ip nsenter setpriv tcpdump ss curl dig nc dnsmasq openssl timeout" "$@"
