@@ -56,8 +56,9 @@ struct conn {
 	int cfd; /* client socket */
 	int ufd; /* upstream socket; -1 until connecting */
 	struct event cev_r, cev_w, uev_r, uev_w, timer;
-	bool judging; /* stream_judge() is waiting for first bytes */
-	bool learned; /* host is the DNS responder's name for c->orig */
+	bool judging;	  /* stream_judge() is waiting for first bytes */
+	bool learned;	  /* host is the DNS responder's name for c->orig */
+	bool http_stream; /* transparent/SOCKS5 plain HTTP: each request judged */
 
 	/* handshake */
 	char *in; /* client bytes read so far (not yet relayed) */
@@ -158,6 +159,12 @@ void http_ex_free(struct conn *c);
 
 /* handlers */
 void http_proxy_start(struct conn *c);
+/* http_proxy.c: a transparent or SOCKS5 stream whose first bytes (c->in)
+ * are an HTTP/1.x request head with a Host. From here on every request on
+ * it is judged by its own Host, on c->port, and forwarded the way the
+ * proxy forwards absolute-URI requests (fresh upstream each); a denied one
+ * gets 403 and the connection closes. */
+void http_stream_start(struct conn *c);
 void socks_proxy_start(struct conn *c);
 void tproxy_start(struct conn *c);
 
