@@ -694,6 +694,8 @@ ex_finish(struct conn *c)
 	bufferevent_disable(ex->ub, EV_READ);
 	if (!ex->client_keep || !ex->req_done)
 		ex->closing = true;
+	/* the rest of a small response goes now, not a turn of the loop later */
+	evbuffer_write(bufferevent_get_output(ex->cb), c->cfd);
 	if (!evbuffer_get_length(bufferevent_get_output(ex->cb)))
 		on_cb_write(ex->cb, c);
 }
@@ -735,6 +737,10 @@ ex_start(struct conn *c)
 		bufferevent_enable(ex->cb, EV_READ);
 	else
 		bufferevent_enable(ex->cb, EV_WRITE);
+	/* the head goes now, not a turn of the loop later */
+	evbuffer_write(bufferevent_get_output(ex->ub), c->ufd);
+	if (!evbuffer_get_length(bufferevent_get_output(ex->ub)))
+		on_ub_write(ex->ub, c);
 }
 
 /* Allowed: forward it. c->req is the parsed head (its headers point into
