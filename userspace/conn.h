@@ -61,6 +61,7 @@ struct conn {
 	enum quota_hit over; /* not QUOTA_NONE: kept only to be refused */
 	bool judging;	     /* stream_judge() is waiting for first bytes */
 	bool learned;	     /* host is the DNS responder's name for c->orig */
+	bool http_stream;    /* transparent/SOCKS5 plain HTTP: each request judged */
 
 	/* handshake */
 	char *in; /* client bytes read so far (not yet relayed) */
@@ -168,6 +169,12 @@ void http_response_timeout(struct conn *c);
 
 /* handlers */
 void http_proxy_start(struct conn *c);
+/* http_proxy.c: a transparent or SOCKS5 stream whose first bytes (c->in)
+ * are an HTTP/1.x request head with a Host. From here on every request on
+ * it is judged by its own Host, on c->port, and forwarded the way the
+ * proxy forwards absolute-URI requests (fresh upstream each); a denied one
+ * gets 403 and the connection closes. */
+void http_stream_start(struct conn *c);
 void socks_proxy_start(struct conn *c);
 void tproxy_start(struct conn *c);
 

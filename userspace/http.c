@@ -594,6 +594,23 @@ http_find_header(const struct http_request *req, const char *name)
 }
 
 bool
+http_header_has_token(const struct http_request *req, const char *name, const char *token)
+{
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const struct http_header *h = &req->headers[i];
+		const char *p = h->value, *e;
+		size_t elen;
+
+		if (!ieq(h->name, h->name_len, name))
+			continue;
+		while (list_next(&p, h->value + h->value_len, &e, &elen))
+			if (ieq(e, elen, token))
+				return true;
+	}
+	return false;
+}
+
+bool
 http_is_hop_header(const struct http_request *req, const struct http_header *h)
 {
 	static const char *const hop[] = {

@@ -5,14 +5,19 @@
  * malformed requests, 431 for oversized heads, 502/504 for upstream
  * failures (504 also when a response head does not come within
  * --response-timeout of the request), 503 over a connection limit. A plain
- * request is forwarded in origin-form without hop-by-hop
- * headers over a fresh upstream connection; its body and the response are
- * framed here (Content-Length, chunked, until close), so a keep-alive client
- * gets a fresh decision for each request's host. Heads and chunked bodies go
- * through bufferevents with watermarks; a Content-Length request body and a
- * Content-Length or until-close response body move with splice(2) like a
- * tunnel's bytes, once what was read with their head is sent (libevent reads
- * at most 4 KiB per call, which held plain-HTTP transfers near 200 MiB/s). */
+ * request is forwarded (http_fwd.h: origin-form, Host the judged host, no
+ * hop-by-hop headers) over a fresh upstream connection; its body and the
+ * response are framed here (Content-Length, chunked, until close), so a
+ * keep-alive client gets a fresh decision for each request's host. The same
+ * exchange serves the plain-HTTP streams of the transparent and SOCKS5
+ * paths (http_stream_start): there every request is judged by its Host, on
+ * the stream's port, and a WebSocket upgrade, once judged, turns the
+ * connection into a tunnel to that request's upstream. Heads and chunked
+ * bodies go through bufferevents with watermarks; a Content-Length request
+ * body and a Content-Length or until-close response body move with
+ * splice(2) like a tunnel's bytes, once what was read with their head is
+ * sent (libevent reads at most 4 KiB per call, which held plain-HTTP
+ * transfers near 200 MiB/s). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@
 #include <event2/bufferevent.h>
 
 #include "conn.h"
+#include "http_fwd.h"
 #include "http_resp.h"
 #include "log.h"
 #include "parse.h"
@@ -49,6 +55,8 @@ struct http_ex {
 	bool splicing;	   /* the response body: upstream -> pipe -> client */
 	bool req_splicing; /* the request body: client -> pipe -> upstream */
 	bool closing;	   /* close once the client's output is flushed */
+	bool upgrade;	   /* a WebSocket upgrade was offered upstream */
+	bool switched;	   /* 101: a tunnel once the client has the head */
 };
 
 static void on_head(struct conn *c);
@@ -138,55 +146,6 @@ on_upstream(struct conn *c)
 		return;
 	}
 	ex_start(c);
-}
-
-/* The request head as sent upstream: origin-form, no hop-by-hop headers. */
-static int
-build_upstream_head(struct conn *c, const struct http_request *req)
-{
-	size_t cap = 512 + strlen(req->target) + strlen(req->host), len = 0;
-	bool have_host = false;
-	char *out;
-	int n;
-
-	for (size_t i = 0; i < req->nheaders; i++)
-		cap += req->headers[i].name_len + req->headers[i].value_len + 4;
-	out = malloc(cap);
-	if (!out)
-		return -ENOMEM;
-	n = snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, req->target);
-	len = (size_t)n;
-	for (size_t i = 0; i < req->nheaders; i++) {
-		const struct http_header *h = &req->headers[i];
-
-		if (h->name_len == 4 && !strncasecmp(h->name, "host", 4))
-			have_host = true;
-		if (http_is_hop_header(req, h) &&
-		    !(h->name_len == 17 && !strncasecmp(h->name, "transfer-encoding", 17)))
-			continue;
-		memcpy(out + len, h->name, h->name_len);
-		len += h->name_len;
-		memcpy(out + len, ": ", 2);
-		len += 2;
-		memcpy(out + len, h->value, h->value_len);
-		len += h->value_len;
-		memcpy(out + len, "\r\n", 2);
-		len += 2;
-	}
-	if (!have_host) {
-		bool v6 = strchr(req->host, ':') != NULL;
-
-		n = snprintf(out + len, cap - len, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", req->host,
-			     v6 ? "]" : "", req->port);
-		len += (size_t)n;
-	}
-	/* one request per upstream connection: each gets its own decision */
-	n = snprintf(out + len, cap - len, "Connection: close\r\n\r\n");
-	len += (size_t)n;
-	c->uout = out;
-	c->uoutlen = len;
-	c->uoutoff = 0;
-	return 0;
 }
 
 /* ---- the plain-HTTP exchange ---- */
@@ -406,6 +365,41 @@ ex_splice_start(struct conn *c)
 	ex_splice(c);
 }
 
+/* Does a 101 response switch to WebSocket (the only upgrade ever offered)? */
+static bool
+resp_websocket(const struct http_response *r)
+{
+	for (size_t i = 0; i < r->nheaders; i++) {
+		const struct http_header *h = &r->headers[i];
+
+		if (h->name_len == 7 && !strncasecmp(h->name, "upgrade", 7) && h->value_len == 9 &&
+		    !strncasecmp(h->value, "websocket", 9))
+			return true;
+	}
+	return false;
+}
+
+/* 101 to the WebSocket upgrade this request offered: the head (used bytes)
+ * goes to the client as the server sent it, with whatever the server sent
+ * after it; once that is written (on_cb_write) the connection is a tunnel
+ * to this upstream. The request was judged like any other, and what follows
+ * are WebSocket frames to the site it named, not requests a front end could
+ * route to another. */
+static void
+ex_switch(struct conn *c, size_t used)
+{
+	struct http_ex *ex = c->ex;
+	struct evbuffer *in = bufferevent_get_input(ex->ub);
+	struct evbuffer *out = bufferevent_get_output(ex->cb);
+
+	bufferevent_disable(ex->ub, EV_READ);
+	bufferevent_disable(ex->cb, EV_READ);
+	evbuffer_remove_buffer(in, out, used);
+	evbuffer_add_buffer(out, in);
+	ex->resp_started = true;
+	ex->switched = true;
+}
+
 /* Forwards response bytes from upstream to the client per the framing.
  * Returns true if it handed c on (closed, finished, answering with an error
  * or splicing): the caller must not touch c any more. */
@@ -440,7 +434,11 @@ ex_pump_response(struct conn *c)
 			if (ex->resp.status >= 100 && ex->resp.status < 200) {
 				/* interim (100 Continue...): pass on, wait for the final one */
 				if (ex->resp.status == 101) {
-					ex_error(c, "protocol upgrade refused");
+					if (!ex->upgrade || !resp_websocket(&ex->resp)) {
+						ex_error(c, "protocol upgrade refused");
+						return true;
+					}
+					ex_switch(c, used);
 					return true;
 				}
 				ex_send_head(c, p, true);
@@ -628,25 +626,60 @@ on_cb_read(struct bufferevent *bev, void *arg)
 		bufferevent_disable(bev, EV_READ);
 }
 
-static void
-ex_next_request(struct conn *c)
+/* Moves the bytes the client's bufferevent has read, and not passed on,
+ * behind c->in: they come after the request. -1 when out of memory. */
+static int
+ex_keep_input(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
-	struct evbuffer *in = bufferevent_get_input(ex->cb);
+	struct evbuffer *in = bufferevent_get_input(c->ex->cb);
 	size_t len = evbuffer_get_length(in);
+	char *nin;
 
-	/* bytes the client already sent belong to its next request */
-	if (len) {
-		char *nin = realloc(c->in, c->inlen + len);
+	if (!len)
+		return 0;
+	nin = realloc(c->in, c->inlen + len);
+	if (!nin)
+		return -1;
+	c->in = nin;
+	c->incap = c->inlen + len;
+	evbuffer_remove(in, c->in + c->inlen, len);
+	c->inlen += len;
+	return 0;
+}
 
-		if (!nin) {
+/* After a 101 (ex_switch): the client's bytes read so far, and any of the
+ * request not yet sent upstream, go first, then the relay splices. */
+static void
+ex_tunnel(struct conn *c)
+{
+	struct evbuffer *uout = bufferevent_get_output(c->ex->ub);
+	size_t ulen = evbuffer_get_length(uout);
+
+	if (ex_keep_input(c)) {
+		conn_close(c, "out of memory");
+		return;
+	}
+	if (ulen) {
+		c->uout = malloc(ulen);
+		if (!c->uout) {
 			conn_close(c, "out of memory");
 			return;
 		}
-		c->in = nin;
-		c->incap = c->inlen + len;
-		evbuffer_remove(in, c->in + c->inlen, len);
-		c->inlen += len;
+		evbuffer_remove(uout, c->uout, ulen);
+		c->uoutlen = ulen;
+		c->uoutoff = 0;
+	}
+	http_ex_free(c);
+	relay_start(c);
+}
+
+static void
+ex_next_request(struct conn *c)
+{
+	/* bytes the client already sent belong to its next request */
+	if (ex_keep_input(c)) {
+		conn_close(c, "out of memory");
+		return;
 	}
 	http_ex_free(c);
 	close(c->ufd);
@@ -654,8 +687,11 @@ ex_next_request(struct conn *c)
 	c->host[0] = 0;
 	c->method[0] = 0;
 	c->rule = NULL;
-	c->port = 0;
-	c->source = "http";
+	c->approved = false; /* an answer on the terminal was for that request */
+	if (!c->http_stream) {
+		c->port = 0;
+		c->source = "http";
+	}
 	conn_read_client(c, on_head);
 	conn_timer(c, conn_idle_timeout(c));
 	if (c->inlen)
@@ -670,6 +706,10 @@ on_cb_write(struct bufferevent *bev, void *arg)
 
 	if (evbuffer_get_length(bufferevent_get_output(bev)))
 		return;
+	if (ex->switched) {
+		ex_tunnel(c);
+		return;
+	}
 	if (ex->closing) {
 		conn_close(c, "exchange done");
 		return;
@@ -702,6 +742,8 @@ ex_finish(struct conn *c)
 	bufferevent_disable(ex->ub, EV_READ);
 	if (!ex->client_keep || !ex->req_done)
 		ex->closing = true;
+	/* the rest of a small response goes now, not a turn of the loop later */
+	evbuffer_write(bufferevent_get_output(ex->cb), c->cfd);
 	if (!evbuffer_get_length(bufferevent_get_output(ex->cb)))
 		on_cb_write(ex->cb, c);
 }
@@ -743,6 +785,10 @@ ex_start(struct conn *c)
 		bufferevent_enable(ex->cb, EV_READ);
 	else
 		bufferevent_enable(ex->cb, EV_WRITE);
+	/* the head goes now, not a turn of the loop later */
+	evbuffer_write(bufferevent_get_output(ex->ub), c->ufd);
+	if (!evbuffer_get_length(bufferevent_get_output(ex->ub)))
+		on_ub_write(ex->ub, c);
 }
 
 /* Allowed: forward it. c->req is the parsed head (its headers point into
@@ -755,7 +801,14 @@ proceed(struct conn *c)
 	c->req = NULL;
 	if (!req->connect) {
 		c->ex = calloc(1, sizeof(*c->ex));
-		if (!c->ex || build_upstream_head(c, req)) {
+		if (c->ex) {
+			/* a WebSocket upgrade is passed on only in a stream: proxy
+			 * clients tunnel WebSocket with CONNECT */
+			c->ex->upgrade = c->http_stream && http_fwd_websocket(req);
+			c->uout = http_fwd_head(req, c->ex->upgrade, &c->uoutlen);
+			c->uoutoff = 0;
+		}
+		if (!c->ex || !c->uout) {
 			free(req);
 			conn_close(c, "out of memory");
 			return;
@@ -764,7 +817,7 @@ proceed(struct conn *c)
 		c->ex->req_left = req->body_len;
 		c->ex->head_req = !strcmp(req->method, "HEAD");
 		c->ex->client_keep = req->keep_alive;
-		if (req->version_minor == 0) {
+		if (req->version_minor == 0 && !c->http_stream) {
 			/* HTTP/1.0 clients of proxies ask with Proxy-Connection */
 			const struct http_header *pc = http_find_header(req, "proxy-connection");
 
@@ -816,7 +869,7 @@ on_head(struct conn *c)
 			   "egressctl: request head over %d bytes", CONN_MAX_HEAD);
 		return;
 	}
-	if (r == PARSE_ERROR || (!req->connect && !req->absolute)) {
+	if (r == PARSE_ERROR || (!c->http_stream && !req->connect && !req->absolute)) {
 		bool origin = r != PARSE_ERROR;
 
 		free(req);
@@ -825,16 +878,31 @@ on_head(struct conn *c)
 				  : "malformed request");
 		return;
 	}
+	if (c->http_stream && req->connect) {
+		/* the server behind a plain-HTTP stream is no proxy of ours */
+		free(req);
+		send_error(c, 405, "Method Not Allowed", NULL,
+			   "egressctl: CONNECT is not passed on inside a plain-HTTP stream");
+		return;
+	}
+	if (c->http_stream && !req->host[0]) {
+		/* HTTP/1.0 without Host: the server would pick a site itself */
+		free(req);
+		send_error(c, 400, "Bad Request", NULL, "egressctl: a request without Host");
+		return;
+	}
 	if (policy_host_normalize(req->host, false, host, sizeof(host)) == 0)
 		snprintf(c->host, sizeof(c->host), "%s", host);
 	else
 		snprintf(c->host, sizeof(c->host), "%s", req->host); /* an address literal */
-	c->port = req->port;
+	if (!c->http_stream) /* a stream keeps its port, whatever Host says */
+		c->port = req->port;
 	if (req->connect) {
 		c->source = "connect";
 		c->proto = POLICY_P_TLS;
 	} else {
-		c->source = "http";
+		if (!c->http_stream)
+			c->source = "http";
 		c->proto = POLICY_P_HTTP;
 		snprintf(c->method, sizeof(c->method), "%s", req->method);
 	}
@@ -864,6 +932,16 @@ on_overload_head(struct conn *c)
 		return;
 	conn_over_words(c, why, sizeof(why));
 	send_error(c, 503, "Service Unavailable", "overloaded", "egressctl: %s", why);
+}
+
+void
+http_stream_start(struct conn *c)
+{
+	c->http_stream = true;
+	c->judging = false;
+	evtimer_del(&c->timer);
+	conn_read_client(c, on_head);
+	on_head(c);
 }
 
 void

@@ -67,6 +67,10 @@ enum parse_result http_parse_request(const char *buf, size_t len, size_t max_hea
 /* Case-insensitive header lookup; NULL when absent. */
 const struct http_header *http_find_header(const struct http_request *req, const char *name);
 
+/* Does some header called name (any of them) list token among its
+ * comma-separated elements (case-insensitive, OWS trimmed)? */
+bool http_header_has_token(const struct http_request *req, const char *name, const char *token);
+
 /* Is this header hop-by-hop (Connection, Keep-Alive, Proxy-Connection,
  * Proxy-Authorization, TE, Trailer, Transfer-Encoding, Upgrade), or named in
  * the request's Connection header? The proxy drops them upstream, except

@@ -1,12 +1,16 @@
 /* The transparent listener and the stream judge. A connection the kernel
  * redirected arrives with its original destination (from the BPF index);
  * its first bytes say what it is: a TLS ClientHello names the host (SNI),
- * an HTTP request names it in Host, anything else (or silence: a protocol
- * where the server speaks first) is plain TCP judged by address and tcp://
- * rules. With a name, the upstream is an address that name resolves to --
- * the original destination only if it is among them -- so a forged SNI
- * cannot reach an address the policy does not allow. The SOCKS5 path uses
- * the same judge for tunnels that host rules may allow. */
+ * an HTTP/1.x request names it in Host, anything else (or silence: a
+ * protocol where the server speaks first; HTTP/2 with prior knowledge) is
+ * plain TCP judged by address and tcp:// rules. With a name, the upstream
+ * is an address that name resolves to -- the original destination only if
+ * it is among them -- so a forged SNI cannot reach an address the policy
+ * does not allow. A TLS stream is judged once and relayed (one SNI per
+ * connection); a plain-HTTP stream goes to the proxy's HTTP exchange
+ * (http_stream_start), which judges every request on it, so a kept-alive
+ * connection opened for one host cannot carry requests for another. The
+ * SOCKS5 path uses the same judge for tunnels that host rules may allow. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,47 +33,23 @@ on_upstream(struct conn *c)
 	relay_start(c);
 }
 
+/* A denied TLS or TCP stream (plain HTTP is answered by http_proxy.c). */
 static void
-send_forbidden(struct conn *c, const struct policy_decision *d)
+denied(struct conn *c)
 {
-	char resp[512], body[320];
-	int n, bl;
+	/* a reset, not an orderly close: the client fails at once
+	 * with ECONNRESET rather than reading an empty reply */
+	struct linger lg = {1, 0};
 
-	bl = snprintf(body, sizeof(body), "egressctl: blocked %s:%u\n", c->host, c->port);
-	if (bl < 0 || bl >= (int)sizeof(body))
-		bl = (int)strlen(body);
-	n = snprintf(resp, sizeof(resp),
-		     "HTTP/1.1 403 Forbidden\r\nx-proxy-error: %s\r\n"
-		     "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-		     "Connection: close\r\n\r\n%s",
-		     policy_reason_header(d->reason), bl, body);
-	if (n < 0 || n >= (int)sizeof(resp))
-		n = (int)strlen(resp);
-	conn_reply(c, resp, (size_t)n, NULL);
-}
-
-static void
-denied(struct conn *c, const struct policy_decision *d)
-{
-	if (c->proto == POLICY_P_HTTP && !strcmp(c->source, "transparent")) {
-		send_forbidden(c, d);
-	} else {
-		/* a reset, not an orderly close: the client fails at once
-		 * with ECONNRESET rather than reading an empty reply */
-		struct linger lg = {1, 0};
-
-		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		conn_close(c, "denied");
-	}
+	setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	conn_close(c, "denied");
 }
 
 static void
 on_decided(struct conn *c, bool allowed)
 {
-	struct policy_decision d = {.reason = POLICY_R_NO_RULE};
-
 	if (!allowed) {
-		denied(c, &d);
+		denied(c);
 		return;
 	}
 	conn_connect_upstream(c, on_upstream);
@@ -91,7 +71,7 @@ decide_and_connect(struct conn *c)
 	if (r == -1)
 		return;
 	if (!r) {
-		denied(c, &d);
+		denied(c);
 		return;
 	}
 	conn_connect_upstream(c, on_upstream);
@@ -139,12 +119,17 @@ stream_judge(struct conn *c, bool timed_out)
 			free(req);
 			goto wait;
 		}
-		if (r == PARSE_DONE && !req->connect) {
-			c->proto = POLICY_P_HTTP;
+		/* CONNECT (to a proxy at the original destination) is plain
+		 * TCP to that address; so is a request without Host */
+		if (r == PARSE_DONE && !req->connect)
 			snprintf(name, sizeof(name), "%s", req->host);
-			snprintf(c->method, sizeof(c->method), "%s", req->method);
-		}
 		free(req);
+		if (name[0] && policy_host_normalize(name, false, norm, sizeof(norm)) == 0 &&
+		    name_agrees(c, norm)) {
+			/* every request of it judged from here */
+			http_stream_start(c);
+			return;
+		}
 	}
 	if (name[0] && policy_host_normalize(name, false, norm, sizeof(norm)) == 0 &&
 	    name_agrees(c, norm)) {

@@ -21,7 +21,9 @@
 #           resolve names themselves)           webservers.py on 0.0.0.0 and [::]:
 #     :80, :443 webservers.py: "host services"     HTTP :80, TLS :443 (self-signed,
 #           a name resolving to 127.0.0.1          made by this run), banner+echo
-#           must never reach (lo.log)              :22 :2222; nothing on :81, :2223
+#           must never reach (lo.log)              :22 :2222; nothing on :81, :2223;
+#                                                   :8080 keep-alive HTTP serving the
+#                                                   site its Host names (--vhost)
 #   egressctl + its proxy (outside the cgroup,  LEAK SENSOR: tcpdump -Q in on "vi"
 #     --dns-upstream 198.18.0.1)
 #   veth 198.18.0.2 ─────────────────────────── veth 198.18.0.1
@@ -31,6 +33,7 @@
 #   other.test   203.0.113.20   git.test .22   d3.test .33   d4.test .34
 #   local.test   127.0.0.1      private.test 10.0.0.5
 #   timeout.test 192.0.2.10 (a blackhole route in the "internet": SYNs vanish)
+#   cohost.test  203.0.113.10, allowed.test's address: one front end, two sites
 # Addresses no name has, used as forged / raw destinations: 203.0.113.23,
 # .40, .41, .66, .67, .68; 2001:db8:2::35.  Every address a test expects to
 # be left alone is asserted at the sensor.
@@ -75,7 +78,7 @@ proxy_setup() {
 		--host-record=www.allowed.test,$A_WWW --host-record=other.test,$A_OTHER \
 		--host-record=git.test,$A_GIT --host-record=d3.test,$A_D3 --host-record=d4.test,$A_D4 \
 		--host-record=local.test,127.0.0.1 --host-record=private.test,$A_PRIVATE \
-		--host-record=timeout.test,$A_BLACKHOLE \
+		--host-record=timeout.test,$A_BLACKHOLE --host-record=cohost.test,$A_ALLOWED \
 		>"$W/dns-inet.out" 2>&1 &
 	PIDS+=($!)
 	# the sandbox host's resolver (--dns-port): a forwarder to the "internet"
@@ -85,7 +88,7 @@ proxy_setup() {
 		--log-queries --log-facility="$W/dns-sbx.log" >"$W/dns-sbx.out" 2>&1 &
 	PIDS+=($!)
 	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind 0.0.0.0,:: \
-		--http 80 --tls 443 --banner 22,2222 --cert "$W/tls.crt" --key "$W/tls.key" \
+		--http 80 --tls 443 --banner 22,2222 --vhost 8080 --cert "$W/tls.crt" --key "$W/tls.key" \
 		>"$W/web.ready" 2>"$W/web.err" &
 	PIDS+=($!)
 	nsenter --net="$NS_SBX" "$PY" "$C/webservers.py" --log "$LOLOG" --bind 127.0.0.1 \
@@ -119,6 +122,8 @@ cu() {
 }
 # pc KEY ARGS...: one pclient JSON line tagged KEY
 pc() { k=\$1; shift; \$PC --tag "\$k" --timeout 5 "\$@"; }
+# ka KEY ARGS...: one kaclient JSON line tagged KEY
+ka() { k=\$1; shift; $PY $C/kaclient.py --tag "\$k" --timeout 6 "\$@"; }
 EOF
 	chmod 0644 "$W/prelude.sh"
 }
@@ -567,10 +572,13 @@ EOF
 	a_pj "$t.private_connect.header" "x-proxy-error" "$P_xpe" blocked-by-policy
 	pj "$t" "$t.lo_socks"
 	# 0x02, or closed (before a reply, or after the success reply a tunnel
-	# for host rules gets before its first bytes) without a byte of data
-	a_pj "$t.loopback_socks.refused" "SOCKS reply code / closed / bytes" "$P_code/$P_closed/$P_nbytes" "2/.*/.*|/true/.*|0/true/0"
+	# for host rules gets before its first bytes) without a byte of data,
+	# or the plain-HTTP request in the tunnel answered 403 blocked-by-policy
+	a_pj "$t.loopback_socks.refused" "SOCKS reply code / closed / bytes / status / x-proxy-error" \
+		"$P_code/$P_closed/$P_nbytes/$P_status/$P_xpe" "2/.*|/true/.*|0/true/0/.*|0/true/[0-9]+/403/blocked-by-policy"
 	pj "$t" "$t.priv_socks"
-	a_pj "$t.private_socks.refused" "SOCKS reply code / closed / bytes" "$P_code/$P_closed/$P_nbytes" "2/.*/.*|/true/.*|0/true/0"
+	a_pj "$t.private_socks.refused" "SOCKS reply code / closed / bytes / status / x-proxy-error" \
+		"$P_code/$P_closed/$P_nbytes/$P_status/$P_xpe" "2/.*|/true/.*|0/true/0/.*|0/true/[0-9]+/403/blocked-by-policy"
 	a_cu "$t.loopback_transparent.refused" "$t" "$t.lo_transparent" "code=(403|000) connect=000 rc=(0|52|56)"
 	a_jlog "$t.log" "$W/$t.jlog" decision=deny source=http host=local.test port=80
 	a_jlog "$t.log_private" "$W/$t.jlog" decision=deny source=connect host=private.test port=443
@@ -849,6 +857,212 @@ EOF
 }
 
 # ======================================================================
+# 13. absolute-form requests: the Host the server gets is the one judged
+# ======================================================================
+# Regression test: an absolute-form request was judged by its URI's host but
+# went upstream with the client's own Host header, which a front end routes
+# by: `GET http://allowed.test:8080/ HTTP/1.1` + `Host: cohost.test` was
+# served as cohost.test, on the HTTP proxy path and (relayed as it was) on
+# the transparent path.
+test_abs_host() {
+	local t=abs_host v
+	jv "$(in_sbx "$PY" "$C/kaclient.py" --timeout 6 "$A_ALLOWED" 8080 "GET|cohost.test|/$t.control|abs=allowed.test")"
+	a_pj "$t.control.front_end_routes_by_host" "statuses / sites" "$P_statuses/$P_sites" "200/cohost\\.test"
+	script "$t" <<EOF
+ka $t.proxy --proxy http allowed.test 8080 'GET|cohost.test|/$t.proxy'
+ka $t.tp $A_ALLOWED 8080 'GET|cohost.test|/$t.tp|abs=allowed.test'
+EOF
+	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	for v in proxy tp; do
+		pj "$t" "$t.$v"
+		a_pj "$t.$v.served_as_judged" "statuses / sites" "$P_statuses/$P_sites" "200/allowed\\.test"
+		a_grep "$t.$v.server_got_judged_host" "$WEBLOG" "^VHOST .* target=/$t\\.$v host=allowed\\.test(:8080)? "
+		a_nogrep "$t.$v.cohost_never_served" "$WEBLOG" "target=(http://allowed\\.test:8080)?/$t\\.$v host=cohost"
+	done
+	a_jlog "$t.proxy.log" "$W/$t.jlog" decision=allow source=http host=allowed.test port=8080
+	a_jlog "$t.tp.log" "$W/$t.jlog" decision=allow source=transparent host=allowed.test port=8080
+}
+
+# ======================================================================
+# 14. request framing: Connection cannot strip Content-Length
+# ======================================================================
+# Regression test: the HTTP proxy dropped every header the request's
+# Connection header named, Content-Length too: `Connection: content-length`
+# sent a POST upstream without its length and its body after it, and a
+# server that reads on took the body for a second, unjudged request
+# (`GET ... Host: cohost.test`). X-Lax: 1 makes the --vhost server read on
+# after Connection: close, as lax servers do.
+test_smuggle() {
+	local t=smuggle v
+	# inner V: the request hidden in the body of variant V
+	# (escaped, as kaclient's raw= takes it); innerlen V: its length in bytes
+	inner() { printf 'GET /%s.%s_inner HTTP/1.1\\r\\nHost: cohost.test\\r\\n\\r\\n' "$t" "$1"; }
+	innerlen() { printf "$(inner "$1")" | wc -c; }
+	# control half: a POST without Content-Length (what the proxy sent),
+	# straight to the front end: the body is a request of its own, served
+	jv "$(in_sbx "$PY" "$C/kaclient.py" --timeout 6 "$A_ALLOWED" 8080 \
+		"POST|-|/|raw=POST /$t.control HTTP/1.1\r\nHost: allowed.test:8080\r\nX-Lax: 1\r\n\r\n$(inner control)")"
+	a_pj "$t.control.first_response" "statuses / sites" "$P_statuses/$P_sites" "200/allowed\\.test"
+	a_grep "$t.control.front_end_serves_inner" "$WEBLOG" \
+		"^VHOST .* req=2 method=GET target=/$t\\.control_inner host=cohost\\.test "
+	script "$t" <<EOF
+ka $t.proxy --proxy http allowed.test 8080 'POST|-|/|raw=POST http://allowed.test:8080/$t.proxy HTTP/1.1\\r\\nHost: allowed.test:8080\\r\\nX-Lax: 1\\r\\nConnection: content-length\\r\\nContent-Length: $(innerlen proxy)\\r\\n\\r\\n$(inner proxy)'
+ka $t.tp $A_ALLOWED 8080 'POST|-|/|raw=POST /$t.tp HTTP/1.1\\r\\nHost: allowed.test:8080\\r\\nX-Lax: 1\\r\\nConnection: content-length\\r\\nContent-Length: $(innerlen tp)\\r\\n\\r\\n$(inner tp)'
+EOF
+	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	for v in proxy tp; do
+		pj "$t" "$t.$v"
+		a_pj "$t.$v.one_response" "statuses" "$P_statuses" 200
+		a_grep "$t.$v.body_framed_as_sent" "$WEBLOG" \
+			"^VHOST .* req=1 method=POST target=/$t\\.$v host=allowed\\.test:8080 upgrade=- len=$(innerlen "$v") "
+		a_nogrep "$t.$v.inner_never_a_request" "$WEBLOG" " target=/$t\\.${v}_inner "
+	done
+}
+
+# ======================================================================
+# 15. kept-alive plain HTTP on the transparent and SOCKS5 paths: every
+#     request is judged, not only the first
+# ======================================================================
+# Regression test for issue 12, hole 5: a plain-HTTP stream on the
+# transparent or SOCKS5 path was judged by its first request and then
+# relayed, so a later request for a denied name, on a connection opened for
+# an allowed one, reached a front end that serves both (cohost.test shares
+# allowed.test's address; the --vhost server routes by Host).
+test_keepalive() {
+	local t=keepalive v n
+	# control half: straight to the front end, outside egressctl, one
+	# connection serves both names, one request after the other or pipelined
+	for v in seq pipe; do
+		jv "$(in_sbx "$PY" "$C/kaclient.py" --timeout 6 $([ "$v" = pipe ] && echo --pipeline) \
+			"$A_ALLOWED" 8080 "GET|allowed.test|/$t.control.$v.1" "GET|cohost.test|/$t.control.$v.2")"
+		a_pj "$t.control.$v.both_served" "statuses / sites" "$P_statuses/$P_sites" "200 200/allowed\\.test cohost\\.test"
+		a_grep "$t.control.$v.front_end_serves_cohost" "$WEBLOG" \
+			"^VHOST local=$(re "$A_ALLOWED"):8080 .* target=/$t\\.control\\.$v\\.2 host=cohost\\.test "
+	done
+	script "$t" <<EOF
+ka $t.tp.seq --until-eof $A_ALLOWED 8080 'GET|allowed.test|/$t.tp.seq.1' 'GET|cohost.test|/$t.tp.seq.2' 'GET|allowed.test|/$t.tp.seq.3'
+ka $t.tp.pipe --pipeline --until-eof $A_ALLOWED 8080 'GET|allowed.test|/$t.tp.pipe.1' 'GET|cohost.test|/$t.tp.pipe.2' 'GET|allowed.test|/$t.tp.pipe.3'
+ka $t.socks.seq --socks socks --until-eof allowed.test 8080 'GET|allowed.test|/$t.socks.seq.1' 'GET|cohost.test|/$t.socks.seq.2' 'GET|allowed.test|/$t.socks.seq.3'
+ka $t.socks.pipe --socks socks --pipeline --until-eof allowed.test 8080 'GET|allowed.test|/$t.socks.pipe.1' 'GET|cohost.test|/$t.socks.pipe.2' 'GET|allowed.test|/$t.socks.pipe.3'
+EOF
+	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	for v in tp.seq tp.pipe socks.seq socks.pipe; do
+		pj "$t" "$t.$v"
+		a_pj "$t.$v.first_200_second_403" "statuses / x-proxy-error" "$P_statuses/$P_xpes" \
+			"200 403/- blocked-by-allowlist"
+		a_pj "$t.$v.closed_after_403" "closed / bytes after the 403" "$P_closed/$P_tail" "true/"
+		a_grep "$t.$v.first_served" "$WEBLOG" \
+			"^VHOST local=$(re "$A_ALLOWED"):8080 .* req=1 method=GET target=/$t\\.$v\\.1 host=allowed\\.test "
+		a_nogrep "$t.$v.denied_never_served" "$WEBLOG" "target=/$t\\.$v\\.[23] "
+	done
+	for v in transparent socks5; do
+		a_jlog "$t.$v.allow_logged" "$W/$t.jlog" decision=allow "source=$v" host=allowed.test \
+			port=8080 method=GET comm=python3
+		a_jlog "$t.$v.deny_logged" "$W/$t.jlog" decision=deny "source=$v" host=cohost.test \
+			port=8080 method=GET comm=python3 "reason=.+"
+		a_denial "$t.$v.denial_line" "$t" "python3\\[[0-9]+\\] → cohost\\.test:8080 \\(.+, $v\\)\$"
+	done
+	# one decision per request: 2 allowed and 2 denied per path
+	n=$(grep -c '"decision": *"allow"' "$W/$t.jlog" 2>/dev/null)
+	a_eq "$t.one_allow_per_request" "allow decisions" "$n" 4
+	n=$(grep -c '"decision": *"deny"' "$W/$t.jlog" 2>/dev/null)
+	a_eq "$t.one_deny_per_denied_request" "deny decisions" "$n" 4
+}
+
+# ======================================================================
+# 16. allowed kept-alive plain HTTP on the transparent path: both body
+#     framings, HEAD, 304, request bodies, until-close, another allowed
+#     name, pipelining; every byte checked
+# ======================================================================
+test_keepalive_ok() {
+	local t=keepalive_ok
+	script "$t" <<EOF
+ka $t.seq --until-eof $A_ALLOWED 8080 'GET|allowed.test|/b/300000/cl' 'GET|allowed.test|/b/200003/chunked' \\
+	'HEAD|allowed.test|/b/5000/cl' 'GET|allowed.test|/etag|If-None-Match: "v1"' \\
+	'POST|allowed.test|/$t.post_cl|body=150000' 'POST|allowed.test|/$t.post_chunked|chunked=70001' \\
+	'GET|other.test|/$t.other' 'GET|allowed.test|/b/100001/close'
+ka $t.pipe --pipeline $A_ALLOWED 8080 'GET|allowed.test|/b/70000/cl' 'GET|allowed.test|/b/1000/chunked' \\
+	'HEAD|allowed.test|/$t.pipe_head' 'GET|allowed.test|/b/3000/cl'
+EOF
+	prun "$t" --allow allowed.test --allow other.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	pj "$t" "$t.seq"
+	a_pj "$t.seq.statuses" "statuses" "$P_statuses" "200 200 200 304 200 200 200 200"
+	a_pj "$t.seq.bodies" "bodies exact (/b/...) / lengths" "$P_bodies_ok/$P_lens" \
+		"1 1 - - - - - 1/300000 200003 0 0 [0-9]+ [0-9]+ [0-9]+ 100001"
+	a_pj "$t.seq.head_length_kept" "Content-Length of the HEAD response" "$(cut -d' ' -f3 <<<"$P_clens")" 5000
+	a_pj "$t.seq.kept_alive_then_closed" "Connection headers / closed" "$P_conn/$P_closed" \
+		"(keep-alive ){7}close/true"
+	a_pj "$t.seq.sites" "X-Site" "$P_sites" "(allowed\\.test ){6}other\\.test allowed\\.test"
+	a_grep "$t.seq.post_cl_exact" "$WEBLOG" \
+		"^VHOST .* method=POST target=/$t\\.post_cl host=allowed\\.test .* len=150000 sha=$(dl_sha 150000)\$"
+	a_grep "$t.seq.post_chunked_exact" "$WEBLOG" \
+		"^VHOST .* method=POST target=/$t\\.post_chunked host=allowed\\.test .* len=70001 sha=$(dl_sha 70001)\$"
+	# another allowed name on the same connection goes to that name's address
+	a_grep "$t.seq.other_name_at_its_address" "$WEBLOG" \
+		"^VHOST local=$(re "$A_OTHER"):8080 .* target=/$t\\.other host=other\\.test "
+	pj "$t" "$t.pipe"
+	a_pj "$t.pipe.statuses" "statuses" "$P_statuses" "200 200 200 200"
+	a_pj "$t.pipe.bodies" "bodies exact" "$P_bodies_ok" "1 1 - 1"
+	a_eq "$t.decided_each_request" "allow decisions logged" \
+		"$(grep -c '"decision": *"allow"' "$W/$t.jlog" 2>/dev/null)" 12
+	a_jlog "$t.other.log" "$W/$t.jlog" decision=allow source=transparent host=other.test port=8080 method=GET
+	a_jlog "$t.head.log" "$W/$t.jlog" decision=allow source=transparent host=allowed.test port=8080 method=HEAD
+}
+
+# ======================================================================
+# 17. the edges of a judged plain-HTTP stream (transparent): WebSocket
+#     judged then tunnelled, h2c never offered, CONNECT and Host-less
+#     requests refused, HTTP/2 prior knowledge judged as plain TCP
+# ======================================================================
+test_http_stream_edges() {
+	local t=http_stream_edges ws n0
+	ws='Connection: Upgrade|Upgrade: websocket|Sec-WebSocket-Version: 13|Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='
+	n0=$(grep -c ' method=PRI ' "$WEBLOG")
+	script "$t" <<EOF
+ka $t.ws --after-upgrade 'ws-$t-1\\n' $A_ALLOWED 8080 'GET|allowed.test|/$t.ws0' 'GET|allowed.test|/ws/$t.ok|$ws'
+ka $t.ws_denied --until-eof $A_ALLOWED 8080 'GET|allowed.test|/$t.ws1' 'GET|cohost.test|/ws/$t.denied|$ws'
+ka $t.h2c $A_ALLOWED 8080 'GET|allowed.test|/$t.h2c|Connection: Upgrade, HTTP2-Settings|Upgrade: h2c|HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA'
+ka $t.connect --until-eof $A_ALLOWED 8080 'GET|allowed.test|/$t.c1' 'CONNECT|cohost.test:443|cohost.test:443'
+ka $t.nohost --until-eof $A_ALLOWED 8080 'GET|allowed.test|/$t.n1' 'GET|-|/$t.n2|raw=GET /$t.n2 HTTP/1.0\\r\\n\\r\\n'
+ka $t.pri --until-eof $A_ALLOWED 8080 'PRI|-|*|raw=PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n'
+EOF
+	prun "$t" --allow allowed.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	pj "$t" "$t.ws"
+	a_pj "$t.websocket.switched" "statuses" "$P_statuses" "200 101"
+	a_pj "$t.websocket.tunnelled" "echo after the 101" "$P_echo" "ws-$t-1"$'\n'
+	a_grep "$t.websocket.server_in_websocket_mode" "$WEBLOG" "^VHOSTWS local=$(re "$A_ALLOWED"):8080 .* ws-$t-1\$"
+	a_jlog "$t.websocket.judged" "$W/$t.jlog" decision=allow source=transparent host=allowed.test port=8080 method=GET
+	pj "$t" "$t.ws_denied"
+	a_pj "$t.websocket_denied.403" "statuses / x-proxy-error / closed" "$P_statuses/$P_xpes/$P_closed" \
+		"200 403/- blocked-by-allowlist/true"
+	a_nogrep "$t.websocket_denied.never_served" "$WEBLOG" "target=/ws/$t\\.denied "
+	pj "$t" "$t.h2c"
+	a_pj "$t.h2c.plain_answer" "statuses" "$P_statuses" 200
+	a_grep "$t.h2c.upgrade_not_offered" "$WEBLOG" "^VHOST .* target=/$t\\.h2c host=allowed\\.test upgrade=- "
+	pj "$t" "$t.connect"
+	a_pj "$t.connect.refused" "statuses / closed" "$P_statuses/$P_closed" "200 405/true"
+	a_nogrep "$t.connect.never_relayed" "$WEBLOG" " method=CONNECT "
+	pj "$t" "$t.nohost"
+	a_pj "$t.no_host.refused" "statuses / closed" "$P_statuses/$P_closed" "200 400/true"
+	a_nogrep "$t.no_host.never_relayed" "$WEBLOG" "target=/$t\\.n2 "
+	pj "$t" "$t.pri"
+	a_pj "$t.h2_prior_knowledge.refused" "responses / closed / bytes" "$P_n/$P_closed/$P_tail" "0/true/"
+	a_eq "$t.h2_prior_knowledge.never_relayed" "PRI requests the front end saw" \
+		"$(grep -c ' method=PRI ' "$WEBLOG")" "$n0"
+	a_jlog "$t.h2_prior_knowledge.judged_as_tcp" "$W/$t.jlog" decision=deny source=transparent \
+		port=8080 "ip=$(re "$A_ALLOWED")(:8080)?"
+	# control half: the same bytes, unconfined, reach the front end
+	jv "$(in_sbx "$PY" "$C/kaclient.py" --timeout 6 "$A_ALLOWED" 8080 'PRI|-|*|raw=PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')"
+	a_eq "$t.h2_prior_knowledge.control_reaches_server" "PRI requests the front end saw" \
+		"$(grep -c ' method=PRI ' "$WEBLOG")" "$((n0 + 1))"
+}
+
+# ======================================================================
 # the whole run: the proxy never used the host's resolver (--dns-upstream),
 # and nothing reached the wire for the host's nameservers
 # ======================================================================
@@ -863,6 +1077,6 @@ test_hygiene() {
 
 # ======================================================================
 
-ALL_TESTS="https_proxy http_post http_download socks transparent node tcp_rules forged local_names check garbage outsider deny_methods hygiene"
+ALL_TESTS="https_proxy http_post http_download socks transparent node tcp_rules forged local_names check garbage outsider deny_methods abs_host smuggle keepalive keepalive_ok http_stream_edges hygiene"
 
 suite_main proxy.sh proxy_setup "ip nsenter setpriv tcpdump ss curl dig nc dnsmasq openssl timeout" "$@"

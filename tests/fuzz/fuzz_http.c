@@ -2,7 +2,10 @@
  * head (exactly sized: ASan sees any read past len); a parsed head must be
  * self-consistent (fields terminated, lower-case host, headers inside the
  * head), parse the same way under a limit of exactly its size, and be
- * PARSE_MORE when cut short. The bytes after the head (all of them if it
+ * PARSE_MORE when cut short. The head the proxy would forward for it
+ * (http_fwd.h) must parse back to the same method, target, host, port and
+ * body framing, in origin-form, with no upgrade offered unless it is a
+ * WebSocket one. The bytes after the head (all of them if it
  * did not parse) then go to http_chunked_feed() twice: in one go and in
  * pieces whose sizes come from the input, and both runs must agree on the
  * result and on how many bytes belong to the body. */
@@ -12,11 +15,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_fwd.h"
 #include "parse.h"
 
 #define MAX_HEAD 8192
 
 static struct http_request req, req2;
+
+/* What a server gets for req is what was judged. */
+static void
+check_forwarded(bool websocket)
+{
+	size_t len = 0, consumed = 0;
+	char *head = http_fwd_head(&req, websocket, &len);
+
+	if (!head)
+		abort();
+	if (http_parse_request(head, len, len, &req2, &consumed) != PARSE_DONE || consumed != len)
+		abort();
+	if (strcmp(req2.method, req.method) || strcmp(req2.target, req.target) ||
+	    strcmp(req2.host, req.host) || req2.port != req.port || req2.absolute ||
+	    req2.body != req.body || req2.body_len != req.body_len || req2.version_minor != 1 ||
+	    req2.keep_alive != websocket || http_fwd_websocket(&req2) != websocket ||
+	    (http_find_header(&req2, "upgrade") != NULL) != websocket)
+		abort();
+	free(head);
+}
 
 static void
 check_str(const char *s, size_t cap)
@@ -128,6 +152,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (http_parse_request(buf, consumed / 2, MAX_HEAD, &req2, &c2) != PARSE_MORE)
 			abort();
+		/* (Host, Connection and Upgrade added may pass the header limit) */
+		if (!req.connect && req.host[0] && req.nheaders + 3 <= HTTP_MAX_HEADERS) {
+			check_forwarded(false);
+			if (http_fwd_websocket(&req))
+				check_forwarded(true);
+		}
 	}
 
 	rest = r == PARSE_DONE ? consumed : 0;

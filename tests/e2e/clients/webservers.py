@@ -21,6 +21,19 @@ once), so tests can assert what a server did and did NOT see.
             then the HTTP line with "HTTPS" instead of "HTTP".
   --banner  server-first TCP (an SSH-like banner "SSH-2.0-egr-PORT"), then echo;
               ACCEPT banner local=IP:PORT peer=IP:PORT / DATA banner local=... <text>
+  --vhost   HTTP/1.1 with keep-alive that serves whatever site the Host header
+            names, at every address (as a shared front end of many sites
+            does).  Logs each request
+              VHOST local=IP:PORT peer=IP:PORT req=<n on this connection> method=M
+                    target=T host=H upgrade=<Upgrade header>|- len=N sha=<sha256 of the body>
+            and answers "site <host> <method> <target>" (X-Site: <host>), or
+            for /b/N/HOW the N bytes of /dl/N/HOW above (cl, chunked, close);
+            HEAD gets the head alone; /etag with If-None-Match: "v1" a 304;
+            /ws[/...] with Upgrade: websocket a 101, then it echoes every read
+            (VHOSTWS local=... <text>).  The connection stays open unless the
+            request says Connection: close (or is HTTP/1.0) or HOW is close;
+            after a request with "X-Lax: 1" it reads on whatever Connection
+            says, as a lax server does (RFC 9112 §9.6 says not to).
 A connection that ends in an error (a reset, the 15 s timeout) is logged
   ERR KIND local=IP:PORT peer=IP:PORT <exception>
 
@@ -56,6 +69,7 @@ class Reader:
     def __init__(self, sock):
         self.s = sock
         self.buf = b""
+        self.version = ""  # of the last request read
 
     def fill(self):
         d = self.s.recv(65536)
@@ -83,7 +97,7 @@ def read_request(r):
     head = r.until(b"\r\n\r\n").decode("latin-1")
     lines = head.split("\r\n")
     parts = lines[0].split(" ")
-    method, target = (parts + ["", ""])[:2]
+    method, target, r.version = (parts + ["", "", ""])[:3]
     hdrs, names = {}, []
     for ln in lines[1:]:
         if ":" in ln:
@@ -146,6 +160,81 @@ def serve_http(c, kind, local, peer):
               b"X-Served-By: %s\r\nConnection: close\r\n\r\n" % (len(text), local.encode()) + text)
 
 
+def vhost_reply(c, method, target, hdrs, keep, local, peer):
+    """One response of the --vhost server; False when the connection ends."""
+    site = hdrs.get("host", "-")
+    if site.startswith("["):
+        site = site.partition("]")[0] + "]"
+    else:
+        site = site.partition(":")[0]
+    path = target.split("?")[0]
+    conn_h = b"Connection: %s\r\n" % (b"keep-alive" if keep else b"close")
+    head = b"HTTP/1.1 %s\r\nX-Site: %s\r\nX-Served-By: %s\r\n"
+    if (path == "/ws" or path.startswith("/ws/")) and \
+            hdrs.get("upgrade", "").lower() == "websocket":
+        c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                  b"Connection: Upgrade\r\nX-Site: %s\r\n\r\n" % site.encode())
+        while True:
+            d = c.recv(4096)
+            if not d:
+                return False
+            log("VHOSTWS", "local=" + local, "peer=" + peer, d.decode(errors="replace").strip())
+            c.sendall(d)
+    if path == "/etag" and hdrs.get("if-none-match") == '"v1"':
+        c.sendall(head % (b"304 Not Modified", site.encode(), local.encode()) +
+                  b"ETag: \"v1\"\r\n" + conn_h + b"\r\n")
+        return keep
+    parts = path.split("/")
+    if len(parts) == 4 and parts[1] == "b" and parts[2].isdigit() and \
+            parts[3] in ("cl", "chunked", "close"):
+        n, how = int(parts[2]), parts[3]
+        body = random.Random(n).randbytes(n)
+    else:
+        how = "cl"
+        body = ("site %s %s %s\n" % (site, method, target)).encode()
+    h = head % (b"200 OK", site.encode(), local.encode())
+    if how == "close":
+        keep = False
+        h += b"Connection: close\r\n\r\n"
+    elif how == "chunked":
+        h += b"Transfer-Encoding: chunked\r\n" + conn_h + b"\r\n"
+    else:
+        h += b"Content-Length: %d\r\n" % len(body) + conn_h + b"\r\n"
+    if method == "HEAD":
+        c.sendall(h)
+        return keep
+    if how == "chunked":
+        h += b"".join(b"%x\r\n" % len(body[i:i + 65536]) + body[i:i + 65536] + b"\r\n"
+                      for i in range(0, len(body), 65536)) + b"0\r\n\r\n"
+        c.sendall(h)
+    else:
+        c.sendall(h + body)
+    return keep
+
+
+def serve_vhost(c, local, peer):
+    r = Reader(c)
+    n = 0
+    lax = False
+    while True:
+        if not r.buf:
+            try:
+                r.fill()
+            except EOFError:
+                return  # the client is done: not an error
+        method, target, hdrs, names, te, body = read_request(r)
+        n += 1
+        log("VHOST", "local=" + local, "peer=" + peer, "req=%d" % n, "method=" + method,
+            "target=" + target, "host=" + hdrs.get("host", "-"),
+            "upgrade=" + hdrs.get("upgrade", "-"), "len=%d" % len(body),
+            "sha=" + hashlib.sha256(body).hexdigest())
+        tokens = [t.strip().lower() for t in hdrs.get("connection", "").split(",")]
+        keep = "close" not in tokens and r.version != "HTTP/1.0"
+        lax = lax or hdrs.get("x-lax") == "1"
+        if not vhost_reply(c, method, target, hdrs, keep, local, peer) and not lax:
+            return
+
+
 def conn_thread(c, peer, kind, ctx):
     c.settimeout(15)
     local = peer_s = "-"
@@ -154,6 +243,8 @@ def conn_thread(c, peer, kind, ctx):
         peer_s = fmt(peer)
         if kind == "http":
             serve_http(c, "HTTP", local, peer_s)
+        elif kind == "vhost":
+            serve_vhost(c, local, peer_s)
         elif kind == "tls":
             t = ctx.wrap_socket(c, server_side=True, do_handshake_on_connect=False)
             c = t
@@ -222,6 +313,8 @@ def main():
             listener(bind, p, "tls", ctx)
         for p in plist(opt.get("--banner")):
             listener(bind, p, "banner", None)
+        for p in plist(opt.get("--vhost")):
+            listener(bind, p, "vhost", None)
     print("READY", flush=True)
     while True:
         time.sleep(3600)
