@@ -536,18 +536,22 @@ test_fork_storm() {
 # The options: durations, bad values, --help
 # ======================================================================
 test_options() {
-	local t=options o
+	local t=options o w
 	for o in "--idle-timeout 5x" "--head-timeout 0" "--response-timeout 1.5s" "--connect-timeout 25h" \
 		"--max-conns-per-process 0"; do
 		# shellcheck disable=SC2086 # o is two words
 		"$EGRESSCTL" run $o -- /bin/true >"$W/$t.out" 2>"$W/$t.err"
 		EGR_RC=$?
 		a_rc "$t.${o%% *}.rejected" 125 "$t"
-		a_grep "$t.${o%% *}.message" "$W/$t.err" "^egressctl: run: $(re "$o"): expected a"
+		case $o in
+		*1.5s) w="whole seconds only \\(from 1s to 1d\\)" ;; # refused, not rounded
+		*) w="expected a" ;;
+		esac
+		a_grep "$t.${o%% *}.message" "$W/$t.err" "^egressctl: run: $(re "$o"): $w"
 	done
 	"$EGRESSCTL" run --help >"$W/$t.help" 2>&1
 	a_grep "$t.help.per_process" "$W/$t.help" "^  --max-conns-per-process N  of them, one process's \\(a quarter of them,\$"
-	a_grep "$t.help.head" "$W/$t.help" "^ +\\(10s\\); D is 30, 30s, 2m, 1h30m"
+	a_grep "$t.help.head" "$W/$t.help" "^ +\\(10s\\); D is 30, 30s, 1\\.5m, 2m, 1h30m"
 	a_grep "$t.help.connect" "$W/$t.help" "^  --connect-timeout D .*\\(10s; then 504\\)"
 	a_grep "$t.help.response" "$W/$t.help" "\\(60s; then 504\\)"
 	a_grep "$t.help.idle" "$W/$t.help" "^  --idle-timeout D .*\\(10m\\)"
@@ -555,7 +559,7 @@ test_options() {
 	lrun "$t.durations" - --head-timeout 1m30s --connect-timeout 45 --response-timeout 2m \
 		--idle-timeout 1h --allow "$NET" -- /bin/sh "$W/$t.durations.sh"
 	a_rc "$t.durations.exit" 0 "$t.durations"
-	a_grep "$t.durations.verbose" "$W/$t.durations.err" "timeouts: client head 1m30s, connect 45s, response 2m, idle 1h\$"
+	a_grep "$t.durations.verbose" "$W/$t.durations.err" "timeouts: client head 90s, connect 45s, response 2m, idle 1h\$"
 }
 
 ALL_TESTS="options overload per_process fork_storm silent_upstream response_timeout timeouts resolve_timeout nofile_explicit nofile_raise nofile_fit nofile_spare pipe_emfile"
