@@ -60,6 +60,7 @@ struct conn {
 	struct event cev_r, cev_w, uev_r, uev_w, timer;
 	enum quota_hit over; /* not QUOTA_NONE: kept only to be refused */
 	bool judging;	     /* stream_judge() is waiting for first bytes */
+	bool head_clock;     /* stream_judge(): the head timeout runs (from the first byte) */
 	bool learned;	     /* host is the DNS responder's name for c->orig */
 	bool http_stream;    /* transparent/SOCKS5 plain HTTP: each request judged */
 

@@ -919,7 +919,6 @@ on_tcp_read(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	tc->inlen += (size_t)n;
-	evtimer_add(&tc->timer, &idle);
 	for (;;) {
 		size_t mlen;
 
@@ -937,6 +936,10 @@ on_tcp_read(evutil_socket_t fd, short what, void *arg)
 		}
 		memmove(tc->in, tc->in + 2 + mlen, tc->inlen - 2 - mlen);
 		tc->inlen -= 2 + mlen;
+		/* the clock restarts for each whole message, not for each
+		 * byte: a message dribbled in is cut off TCP_IDLE_S after the
+		 * last whole one */
+		evtimer_add(&tc->timer, &idle);
 	}
 	if (tc->inlen >= 2 && (((size_t)tc->in[0] << 8) | tc->in[1]) == 0)
 		tcp_client_free(tc); /* a zero-length message: garbage */

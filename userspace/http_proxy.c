@@ -57,6 +57,8 @@ struct http_ex {
 	bool closing;	   /* close once the client's output is flushed */
 	bool upgrade;	   /* a WebSocket upgrade was offered upstream */
 	bool switched;	   /* 101: a tunnel once the client has the head */
+	bool watching;	   /* gone: the client's end, while nothing came back */
+	struct event gone;
 };
 
 static void on_head(struct conn *c);
@@ -157,6 +159,8 @@ http_ex_free(struct conn *c)
 
 	if (!ex)
 		return;
+	if (ex->watching)
+		event_del(&ex->gone);
 	if (ex->cb)
 		bufferevent_free(ex->cb);
 	if (ex->ub)
@@ -256,15 +260,57 @@ ex_send_head(struct conn *c, const char *head, bool keep)
 
 static void ex_finish(struct conn *c);
 
+static void
+ex_unwatch(struct http_ex *ex)
+{
+	if (ex->watching)
+		event_del(&ex->gone);
+	ex->watching = false;
+}
+
+/* While the response is awaited the client's reads are off (a pipelined
+ * request waits in the socket), so its leaving would go unseen until the
+ * response timeout. An end of stream here abandons the exchange, as squid
+ * (half_closed_clients off) and Envoy do: a half-close cannot be told from
+ * a close, and a client that half-closes before the response is rare. */
+static void
+on_client_gone(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	char b;
+	ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	(void)what;
+	c->ex->watching = false;
+	if (n > 0)
+		return; /* a pipelined request: the client is there */
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		event_add(&c->ex->gone, NULL);
+		c->ex->watching = true;
+		return;
+	}
+	log_info("conn %llu: %s:%u: the client left before the response", (unsigned long long)c->id,
+		 c->host, c->port);
+	conn_close(c, "client left before the response");
+}
+
 /* The request is all with the upstream: its response head has
- * conn_response_timeout() seconds to come. */
+ * conn_response_timeout() seconds to come, and the client is watched. */
 static void
 ex_request_sent(struct conn *c)
 {
-	if (c->ex->resp_head_done || c->state == CS_RESPONSE)
+	struct http_ex *ex = c->ex;
+
+	if (ex->resp_head_done || ex->resp_started || c->state == CS_RESPONSE)
 		return;
 	c->state = CS_RESPONSE;
 	conn_timer(c, conn_response_timeout(c));
+	if (!ex->watching && !evbuffer_get_length(bufferevent_get_input(ex->cb))) {
+		event_assign(&ex->gone, event_get_base(&c->timer), c->cfd, EV_READ,
+			     on_client_gone, c);
+		event_add(&ex->gone, NULL);
+		ex->watching = true;
+	}
 }
 
 void
@@ -517,6 +563,7 @@ on_ub_read(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	conn_touch(c);
+	ex_unwatch(c->ex); /* writing to the client will tell */
 	ex_pump_response(c);
 }
 

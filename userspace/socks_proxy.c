@@ -94,6 +94,7 @@ static void
 await_first_bytes(struct conn *c)
 {
 	c->judging = true;
+	c->head_clock = true; /* the head timeout runs from the reply */
 	conn_read_client(c, on_first_bytes);
 	conn_timer(c, conn_head_timeout(c));
 }

@@ -152,9 +152,12 @@ stream_judge(struct conn *c, bool timed_out)
 	decide_and_connect(c);
 	return;
 wait:
-	/* a client that has started talking gets the full head timeout */
-	if (c->inlen)
+	/* a client that has started talking gets the head timeout, counted
+	 * from its first byte: more bytes do not restart it */
+	if (c->inlen && !c->head_clock) {
+		c->head_clock = true;
 		conn_timer(c, conn_head_timeout(c));
+	}
 }
 
 static void

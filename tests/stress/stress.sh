@@ -79,15 +79,7 @@ MODES="http connect socks5 transparent"
 # Known defects outside this suite's files: the case runs and reports,
 # XFAIL instead of FAIL, XPASS (a failure) once fixed.
 declare -A KNOWN=(
-	# tproxy.c restarts the 10 s head timer on every byte of an unfinished
-	# head: a client dribbling one byte a second is never ended
-	[slowloris.transparent.ended]="the transparent listener's head timer restarts on every byte"
-	# dns.c restarts the TCP idle timer on every byte of an unfinished message
-	[slowloris.dns_tcp.ended]="the DNS TCP listener's idle timer restarts on every byte"
-	# http_proxy.c does not watch the client while it waits for the
-	# upstream's response head: a client that gives up leaves both sockets
-	# open until the idle timeout (600 s)
-	[upstreams.http.mute_released]="the HTTP proxy keeps a request whose client left until the idle timeout"
+	# [case.name]="what is wrong"
 )
 
 # sizes: full (make stress) and quick (make check)
