@@ -306,8 +306,8 @@ ex_request_sent(struct conn *c)
 	c->state = CS_RESPONSE;
 	conn_timer(c, conn_response_timeout(c));
 	if (!ex->watching && !evbuffer_get_length(bufferevent_get_input(ex->cb))) {
-		event_assign(&ex->gone, event_get_base(&c->timer), c->cfd, EV_READ,
-			     on_client_gone, c);
+		event_assign(&ex->gone, event_get_base(&c->timer), c->cfd, EV_READ, on_client_gone,
+			     c);
 		event_add(&ex->gone, NULL);
 		ex->watching = true;
 	}
