@@ -104,6 +104,8 @@ stream_judge(struct conn *c, bool timed_out)
 		r = tls_parse_sni(buf, c->inlen, CONN_MAX_HEAD, name, sizeof(name));
 		if (r == PARSE_MORE && !timed_out)
 			goto wait;
+		if (r == PARSE_MORE)
+			goto unfinished;
 		if (r == PARSE_DONE && name[0])
 			c->proto = POLICY_P_TLS;
 		else
@@ -115,8 +117,10 @@ stream_judge(struct conn *c, bool timed_out)
 			return;
 		}
 		r = http_parse_request(c->in, c->inlen, CONN_MAX_HEAD, req, &used);
-		if (r == PARSE_MORE && !timed_out) {
+		if (r == PARSE_MORE) {
 			free(req);
+			if (timed_out)
+				goto unfinished;
 			goto wait;
 		}
 		/* CONNECT (to a proxy at the original destination) is plain
@@ -150,6 +154,14 @@ stream_judge(struct conn *c, bool timed_out)
 				 (unsigned long long)c->id, name, c->host);
 	}
 	decide_and_connect(c);
+	return;
+unfinished:
+	/* a ClientHello or request head begun and not finished within the
+	 * head timeout (a stream too long to judge is TCP, not this): closed,
+	 * not relayed as plain TCP, or a dribbling client would hold on */
+	log_info("conn %llu: head not finished within %d s", (unsigned long long)c->id,
+		 conn_head_timeout(c));
+	conn_close(c, "client head timeout");
 	return;
 wait:
 	/* a client that has started talking gets the head timeout, counted
