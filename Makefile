@@ -37,8 +37,10 @@ LDLIBS += $(PKG_LIBS)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_HDRS := $(wildcard bpf/*.h) include/egress_abi.h
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
-MAIN_SRC := userspace/egressctl.c
-LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/*.c))
+MAIN_SRC := userspace/cli/egressctl.c
+# userspace/<role>/*.c: cli, kernel, proxy, dns, policy, parse, lib
+LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/*/*.c))
+LIB_HDRS := $(wildcard userspace/*/*.h)
 LIB_OBJS := $(patsubst userspace/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
@@ -46,7 +48,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/helpers/%,$(HELPER_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
-FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*.c userspace/*.h \
+FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*/*.c userspace/*/*.h \
 		tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/helpers/*.c)
 
 .PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers \
@@ -58,7 +60,7 @@ all: $(OUT)/egressctl helpers
 
 helpers: $(HELPER_BINS) $(OUT)/helpers/egressctl-test
 
-$(OUT) $(OUT)/obj $(OUT)/tests $(OUT)/helpers $(OUT)/fuzz:
+$(OUT) $(OUT)/tests $(OUT)/helpers $(OUT)/fuzz:
 	mkdir -p $@
 
 # BPF: compile, strip DWARF (BTF stays), generate the skeleton.
@@ -71,7 +73,8 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUT)
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUT)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) include/egress_abi.h $(SKELS) | $(OUT)/obj
+$(OUT)/obj/%.o: userspace/%.c $(LIB_HDRS) include/egress_abi.h $(SKELS)
+	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(OUT)/egressctl: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)
@@ -91,7 +94,7 @@ $(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers
 # libFuzzer: the library compiled again with clang and coverage.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS) \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-$(OUT)/fuzz/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS)
+$(OUT)/fuzz/obj/%.o: userspace/%.c $(LIB_HDRS) $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 $(OUT)/fuzz/%: tests/fuzz/%.c $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS)) | $(OUT)/fuzz

@@ -1,4 +1,4 @@
-/* libFuzzer target for the answer reader of userspace/ask.c: what is typed
+/* libFuzzer target for the answer reader of userspace/cli/ask.c: what is typed
  * on the question terminal (by the user, or by the terminal itself in reply
  * to a query the confined command printed). The input is fed byte by byte
  * through lines as the asker does. Invariants: the line stays within its
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ask.h"
+#include "cli/ask.h"
 
 static void
 check_answer(const struct ask_line *l, bool unclean)

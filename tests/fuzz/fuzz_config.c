@@ -1,4 +1,4 @@
-/* libFuzzer target for the JSON policy loader in userspace/config.c:
+/* libFuzzer target for the JSON policy loader in userspace/policy/config.c:
  * arbitrary bytes (not NUL-terminated: the loader must honour len) go to
  * config_load_buf() with a roomy and a tight error buffer. Besides memory
  * errors and leaks (ASan) it checks that the outcome is consistent: 0 with
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target for userspace/dnsmsg.c: every input is read as a client
+/* libFuzzer target for userspace/dns/wire.c: every input is read as a client
  * query and as an upstream response. A query that parses has a
  * presentation-form name and builds an upstream query that parses back to
  * it; any query whose id was readable gets an error or empty reply that
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnsmsg.h"
+#include "dns/wire.h"
 
 /* lower case, [a-z0-9_-] and dots, anything else as \DDD */
 static void

@@ -1,4 +1,4 @@
-/* libFuzzer target for userspace/http.c. The input is parsed as a request
+/* libFuzzer target for userspace/parse/http.c. The input is parsed as a request
  * head (exactly sized: ASan sees any read past len); a parsed head must be
  * self-consistent (fields terminated, lower-case host, headers inside the
  * head), parse the same way under a limit of exactly its size, and be
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_fwd.h"
-#include "parse.h"
+#include "proxy/http_fwd.h"
+#include "parse/parse.h"
 
 #define MAX_HEAD 8192
 

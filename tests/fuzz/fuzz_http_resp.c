@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_resp.h"
+#include "parse/http_resp.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target for the mountinfo parser in userspace/cgroup.c: arbitrary
+/* libFuzzer target for the mountinfo parser in userspace/kernel/cgroup.c: arbitrary
  * bytes, NUL-terminated, go to cgroup_find_mount_in() with roomy and tight
  * output buffers and to cgroup_foreach_mount_in(). Besides memory errors
  * (ASan) it checks that results are consistent: every mount point is
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 
 struct check {
 	const char *want; /* cgroup_find_mount_in() result to look for */

@@ -1,4 +1,4 @@
-/* libFuzzer target for the rule engine in userspace/policy.c. The input is
+/* libFuzzer target for the rule engine in userspace/policy/policy.c. The input is
  * split into lines; each line is a rule ("text" or "text|METHODS"), added
  * alternately as allow and deny, to two policies in opposite orders. Each
  * line is then also turned into queries: its host part with the wildcard
@@ -15,7 +15,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define MAX_RULES 64
 #define LINE_MAX_ 300

@@ -1,4 +1,4 @@
-/* libFuzzer target for userspace/sni.c: tls_parse_sni() and
+/* libFuzzer target for userspace/parse/sni.c: tls_parse_sni() and
  * sniff_protocol() on exactly sized buffers. A reported name is lower-case
  * [a-z0-9._-]; the same bytes parse to the same result under a smaller name
  * buffer (or PARSE_TOO_LONG when the name does not fit), under a limit of
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
+#include "parse/parse.h"
 
 #define BIG (1 << 20)
 

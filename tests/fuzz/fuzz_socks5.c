@@ -1,4 +1,4 @@
-/* libFuzzer target for userspace/socks5.c. The input is a greeting and,
+/* libFuzzer target for userspace/parse/socks5.c. The input is a greeting and,
  * after it (or from the start if it did not parse), a request; both on
  * exactly sized buffers. Parsed messages must be consistent with their
  * bytes (consumed, host text against the address, NUL-terminated domain)
@@ -12,7 +12,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-#include "parse.h"
+#include "parse/parse.h"
 
 static void
 check_request(const uint8_t *b, size_t n)

@@ -16,7 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "egress_abi.h"
-#include "loader.h"
+#include "kernel/loader.h"
 
 static const char *
 reason_word(unsigned int r)

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "ask.h"
+#include "cli/ask.h"
 
 struct line_case {
 	const char *desc;

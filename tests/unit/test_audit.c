@@ -22,8 +22,8 @@
 #include <event2/event.h>
 #include <cmocka.h>
 
-#include "audit.h"
-#include "summary.h"
+#include "policy/audit.h"
+#include "cli/summary.h"
 
 struct fixture {
 	struct event_base *base;

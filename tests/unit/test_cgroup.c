@@ -1,4 +1,4 @@
-/* Unit tests for userspace/cgroup.c. The mountinfo parser and --cgroup
+/* Unit tests for userspace/kernel/cgroup.c. The mountinfo parser and --cgroup
  * resolution are pure and table-driven, one cmocka test per row. The
  * lifecycle tests need root and a cgroup2 mount (found at run time, never
  * assumed) and skip otherwise; they work below <mnt>/egressctl-unit-<pid>,
@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 
 #define M	 "/sys/fs/cgroup/unified" /* parser tables only */
 #define BUF_SIZE (PATH_MAX + 64)

@@ -1,4 +1,4 @@
-/* Unit tests for userspace/config.c. A table of JSON documents fed to
+/* Unit tests for userspace/policy/config.c. A table of JSON documents fed to
  * config_load_buf(), each with the rule count it yields or the error and the
  * message (JSON path first) it must produce; then config_load_file() on real
  * files in a temporary directory: a valid policy and the decisions it makes,
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define NCASES(a)	(sizeof(a) / sizeof((a)[0]))
 #define CONFIG_MAX_SIZE (16u << 20)

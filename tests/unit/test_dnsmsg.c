@@ -1,4 +1,4 @@
-/* Unit tests for userspace/dnsmsg.c. The vectors at the top are real:
+/* Unit tests for userspace/dns/wire.c. The vectors at the top are real:
  * queries that dig, glibc's and musl's getaddrinfo and Go's resolver sent,
  * and dnsmasq's answers, captured on 127.0.0.1 inside a throw-away network
  * namespace (dnsmasq 2.90 --no-resolv with --address, --host-record,
@@ -21,7 +21,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "dnsmsg.h"
+#include "dns/wire.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,4 +1,4 @@
-/* Unit tests for userspace/duration.c: the forms timeout(1) takes (plain
+/* Unit tests for userspace/lib/duration.c: the forms timeout(1) takes (plain
  * seconds, decimals, s/m/h/d suffixes, 0) and pairs largest unit first
  * ("1h30m"), exact values (no floating point: "0.1" is 100,000,000 ns),
  * rounding up below a nanosecond, the upper bound, what is refused (signs,
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "duration.h"
+#include "lib/duration.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define S	  1000000000ull

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "events.h"
+#include "kernel/events.h"
 
 static struct egr_event
 ev4(const char *ip, unsigned int port)

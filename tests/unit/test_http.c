@@ -1,4 +1,4 @@
-/* Unit tests for userspace/http.c: table-driven, one cmocka test per row.
+/* Unit tests for userspace/parse/http.c: table-driven, one cmocka test per row.
  * Every accepted request form and every rejection parse.h lists has a row;
  * every accepted request is also cut at each byte to check that a prefix of
  * a valid head is PARSE_MORE and never an error. Inputs are copied into
@@ -14,7 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "parse.h"
+#include "parse/parse.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define BIG	  65536 /* max_head when the limit is not under test */

@@ -1,4 +1,4 @@
-/* Unit tests for userspace/http_fwd.c: the head the proxy forwards for a
+/* Unit tests for userspace/proxy/http_fwd.c: the head the proxy forwards for a
  * parsed request, byte for byte (Host as judged, hop-by-hop headers gone,
  * framing headers kept whatever Connection names, our Connection header),
  * which requests count as a WebSocket upgrade, and for every request of a
@@ -14,8 +14,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "http_fwd.h"
-#include "parse.h"
+#include "proxy/http_fwd.h"
+#include "parse/parse.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define BIG	  65536

@@ -1,4 +1,4 @@
-/* Unit tests for userspace/policy.c, one cmocka test per table row: rule
+/* Unit tests for userspace/policy/policy.c, one cmocka test per table row: rule
  * syntax (accepted forms and the message for each malformed one), decisions
  * (host forms, ports, wildcards, '?', "*:port", tcp://, addresses and CIDRs,
  * methods, deny over allow in both insertion orders, local addresses), the
@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE                                                                                       \

@@ -1,4 +1,4 @@
-/* Unit tests for userspace/quota.c: the descriptor arithmetic (table), the
+/* Unit tests for userspace/proxy/quota.c: the descriptor arithmetic (table), the
  * sizing of --max-conns and --max-conns-per-process by it, the per-process
  * counts (one process at its limit, others served; a fork storm held by the
  * total; hash collisions; counts freed at zero), and raising the soft
@@ -14,7 +14,7 @@
 #include <sys/resource.h>
 #include <cmocka.h>
 
-#include "quota.h"
+#include "proxy/quota.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,4 +1,4 @@
-/* resolve.c: the address cache and the joining of lookups, against a fake
+/* dns/resolver.c: the address cache and the joining of lookups, against a fake
  * DNS server on 127.0.0.1 that counts the queries it gets and answers A
  * queries with one address and a chosen TTL (AAAA: no records). */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 #include <event2/event.h>
 #include <cmocka.h>
 
-#include "dnsmsg.h"
-#include "resolve.h"
+#include "dns/wire.h"
+#include "dns/resolver.h"
 
 struct fake {
 	struct event_base *base;

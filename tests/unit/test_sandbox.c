@@ -48,7 +48,7 @@
 #include <linux/netlink.h>
 #include <linux/securebits.h>
 
-#include "sandbox.h"
+#include "kernel/sandbox.h"
 
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000

@@ -1,4 +1,4 @@
-/* Unit tests for userspace/sni.c. The vectors are real: ClientHellos that
+/* Unit tests for userspace/parse/sni.c. The vectors are real: ClientHellos that
  * openssl s_client sent to a socket on 127.0.0.1 (see the comments above
  * them), checked whole, re-split over 2, 3 and one-byte records, cut at
  * every byte (each prefix must be PARSE_MORE) and mutated field by field;
@@ -14,7 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "parse.h"
+#include "parse/parse.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define BIG	  (1 << 20) /* max_len when the limit is not under test */

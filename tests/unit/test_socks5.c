@@ -1,4 +1,4 @@
-/* Unit tests for userspace/socks5.c: greetings and requests, table-driven,
+/* Unit tests for userspace/parse/socks5.c: greetings and requests, table-driven,
  * one cmocka test per row; every proper prefix of an accepted message must
  * be PARSE_MORE. Inputs are copied into exact-size heap buffers so that ASan
  * flags any read past len. Then reply building for IPv4, IPv6 and NULL. */
@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "parse.h"
+#include "parse/parse.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define MSG(...)  (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})

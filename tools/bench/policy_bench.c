@@ -1,4 +1,4 @@
-/* Benchmark of policy_decide() (userspace/policy.c) on a large policy:
+/* Benchmark of policy_decide() (userspace/policy/policy.c) on a large policy:
  * 100,000 rules (about 60% exact hosts, 25% "*." and "**." wildcards, 10%
  * IPv4/IPv6 CIDRs over five prefix lengths each, and some '?' patterns,
  * tcp:// rules, "*:port" rules and deny rules), then at least 1,000,000
@@ -9,7 +9,7 @@
  * not count (wall time is printed too, for the mixed run).
  *
  *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iuserspace tools/bench/policy_bench.c \
- *       userspace/policy.c -o /tmp/policy_bench && /tmp/policy_bench [RULES [DECISIONS]]
+ *       userspace/policy/policy.c -o /tmp/policy_bench && /tmp/policy_bench [RULES [DECISIONS]]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define NQUERIES 8192 /* distinct queries, cycled */
 

@@ -1,0 +1,138 @@
+/* Kernel events in words (see events.h). Every byte of comm and of abstract
+ * unix names comes from the confined task, so both are escaped. */
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "kernel/events.h"
+
+static const char *const reasons[EGR_R_MAX] = {
+	[EGR_R_NONE] = "no reason",
+	[EGR_R_TRANSPARENT] = "to the transparent proxy",
+	[EGR_R_DNS] = "to the DNS responder",
+	[EGR_R_FASTPATH] = "approved target",
+	[EGR_R_LOCAL] = "loopback server of this cgroup",
+	[EGR_R_PROXY] = "egressctl proxy",
+	[EGR_R_IPV6] = "ipv6 denied",
+	[EGR_R_UDP] = "udp other than dns denied",
+	[EGR_R_UDPLITE] = "udp-lite denied",
+	[EGR_R_RAW] = "raw sockets denied",
+	[EGR_R_PING] = "icmp sockets denied",
+	[EGR_R_SCTP] = "sctp denied",
+	[EGR_R_MPTCP] = "mptcp denied",
+	[EGR_R_PROTO] = "protocol denied",
+	[EGR_R_LOOPBACK] = "loopback port not served by this cgroup",
+	[EGR_R_ABSTRACT_UNIX] = "abstract unix sockets denied",
+	[EGR_R_NO_LISTENER] = "no egressctl listener for it",
+	[EGR_R_BIND_PROXY] = "port reserved for egressctl",
+	[EGR_R_SKB_DROP] = "dropped by the catch-all",
+};
+
+const char *
+events_reason(unsigned int reason)
+{
+	if (reason >= EGR_R_MAX || !reasons[reason])
+		return "?";
+	return reasons[reason];
+}
+
+static void
+escape(const char *in, size_t n, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && in[i] && o + 1 < outlen; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		out[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	if (outlen)
+		out[o] = 0;
+}
+
+static const char *
+sock_name(const struct egr_event *e)
+{
+	switch (e->reason) {
+	case EGR_R_RAW:
+		return "raw";
+	case EGR_R_PING:
+		return "icmp";
+	case EGR_R_SCTP:
+		return "sctp";
+	case EGR_R_UDPLITE:
+		return "udp-lite";
+	case EGR_R_MPTCP:
+		return "mptcp";
+	default:
+		return "other";
+	}
+}
+
+void
+events_dest(const struct egr_event *e, char *buf, size_t len)
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	char a[INET6_ADDRSTRLEN];
+	unsigned int port = ntohs(e->port);
+
+	if (e->hook == EGR_H_SOCK_CREATE) {
+		snprintf(buf, len, "%s %s socket (type %u, protocol %u)", sock_name(e),
+			 e->family == AF_INET6 ? "IPv6" : "IPv4", e->type, e->protocol);
+		return;
+	}
+	if (e->family == AF_UNIX) {
+		char name[4 * 16 + 1];
+		size_t n = port; /* name length, carried in the port field */
+
+		escape((const char *)e->addr, n > 16 ? 16 : n, name, sizeof(name));
+		/* abstract names may hold NULs: escape() stops there; say so */
+		snprintf(buf, len, "@%s%s (abstract unix)", name, n > 16 ? "..." : "");
+		return;
+	}
+	if (!memcmp(e->addr, mapped, sizeof(mapped))) {
+		inet_ntop(AF_INET, &e->addr[3], a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, port);
+	} else {
+		inet_ntop(AF_INET6, e->addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, port);
+	}
+}
+
+int
+events_format(const struct egr_event *e, char *buf, size_t len)
+{
+	const char *verdict;
+	char comm[sizeof(e->comm) + 1];
+	char who[64];
+	char dest[128];
+
+	switch (e->verdict) {
+	case EGR_V_DENY:
+		verdict = "denied";
+		break;
+	case EGR_V_REDIRECT:
+		verdict = "redirected";
+		break;
+	case EGR_V_WOULD_DENY:
+		verdict = "would deny";
+		break;
+	default:
+		verdict = "allowed";
+		break;
+	}
+	escape(e->comm, sizeof(e->comm), comm, sizeof(comm));
+	if (e->tgid)
+		snprintf(who, sizeof(who), "%s[%u]", comm[0] ? comm : "?", e->tgid);
+	else
+		snprintf(who, sizeof(who), "a socket of cgroup %llu",
+			 (unsigned long long)e->cgroup_id);
+	events_dest(e, dest, sizeof(dest));
+	if (e->hook == EGR_H_SOCK_CREATE)
+		return snprintf(buf, len, "%s %s %s (%s)", verdict, who, dest,
+				events_reason(e->reason));
+	return snprintf(buf, len, "%s %s \u2192 %s (%s)", verdict, who, dest,
+			events_reason(e->reason));
+}

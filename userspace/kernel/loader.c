@@ -1,0 +1,517 @@
+/* The BPF side's lifecycle (see loader.h): skeleton open/load with tunables,
+ * unix hooks typed by number from the running kernel's BTF (libbpf 1.1 does
+ * not know them), bpf_link attachment and pinning, stale-pin recovery, the
+ * fast-path map, the ring buffer and the connection index lookup. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "egress.skel.h"
+#include "kernel/cgroup.h"
+#include "kernel/loader.h"
+#include "lib/log.h"
+
+#define BPF_FS_MAGIC_NR 0xcafe4a11
+#define DEFAULT_BPFFS	"/sys/fs/bpf"
+
+struct loader {
+	struct egress_bpf *skel;
+	struct ring_buffer *rb;
+	void (*on_event)(const struct egr_event *e, void *arg);
+	void *arg;
+	bool unix_hooks;
+	bool attached;
+	char pin_dir[PATH_MAX];
+};
+
+int
+loader_unix_attach_types(int *connect_type, int *sendmsg_type)
+{
+	const struct btf_enum *m;
+	const struct btf_type *t;
+	struct btf *btf;
+	int id, i, n;
+
+	*connect_type = *sendmsg_type = -1;
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return -errno;
+	id = btf__find_by_name_kind(btf, "bpf_attach_type", BTF_KIND_ENUM);
+	if (id < 0) {
+		btf__free(btf);
+		return -ENOENT;
+	}
+	t = btf__type_by_id(btf, id);
+	m = btf_enum(t);
+	n = btf_vlen(t);
+	for (i = 0; i < n; i++) {
+		const char *name = btf__name_by_offset(btf, m[i].name_off);
+
+		if (name && !strcmp(name, "BPF_CGROUP_UNIX_CONNECT"))
+			*connect_type = m[i].val;
+		else if (name && !strcmp(name, "BPF_CGROUP_UNIX_SENDMSG"))
+			*sendmsg_type = m[i].val;
+	}
+	btf__free(btf);
+	return *connect_type < 0 || *sendmsg_type < 0 ? -ENOENT : 0;
+}
+
+static int
+find_bpffs(const char *mountpoint, void *arg)
+{
+	char *out = arg;
+
+	if (out[0])
+		return 0;
+	if (strlen(mountpoint) >= PATH_MAX)
+		return 0;
+	strcpy(out, mountpoint);
+	return 1;
+}
+
+static int
+read_mountinfo(char **text)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = NULL, *nbuf;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return -errno;
+	for (;;) {
+		if (!buf || len + 1 >= cap) {
+			cap *= 2;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			free(buf);
+			close(fd);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = 0;
+	*text = buf;
+	return 0;
+}
+
+int
+loader_pin_root(char *out, size_t outlen)
+{
+	char mnt[PATH_MAX] = "";
+	char *info = NULL;
+	struct statfs sfs;
+	int err;
+
+	err = read_mountinfo(&info);
+	if (err)
+		return err;
+	cgroup_foreach_mount_in(info, "bpf", find_bpffs, mnt);
+	free(info);
+	if (!mnt[0]) {
+		if (mkdir(DEFAULT_BPFFS, 0700) && errno != EEXIST)
+			return -errno;
+		if (mount("bpf", DEFAULT_BPFFS, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0700"))
+			return -errno;
+		strcpy(mnt, DEFAULT_BPFFS);
+	}
+	if (statfs(mnt, &sfs) || (unsigned long)sfs.f_type != BPF_FS_MAGIC_NR)
+		return -ENOTSUP;
+	if ((size_t)snprintf(out, outlen, "%s/%s", mnt, EGR_PIN_DIR) >= outlen)
+		return -ENAMETOOLONG;
+	if (mkdir(out, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int
+on_ring(void *ctx, void *data, size_t size)
+{
+	struct loader *ld = ctx;
+
+	if (size < sizeof(struct egr_event))
+		return 0;
+	if (ld->on_event)
+		ld->on_event(data, ld->arg);
+	return 0;
+}
+
+struct loader *
+loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
+{
+	struct loader *ld;
+	int uconn, usend, err;
+
+	ld = calloc(1, sizeof(*ld));
+	if (!ld) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	ld->on_event = o->on_event;
+	ld->arg = o->arg;
+	ld->unix_hooks = o->unix_hooks;
+	ld->skel = egress_bpf__open();
+	if (!ld->skel) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot open the BPF object: %s", strerror(-err));
+		goto out_free;
+	}
+	ld->skel->rodata->tproxy_port = o->tproxy_port;
+	ld->skel->rodata->dns_port = o->dns_port;
+	memcpy((void *)ld->skel->rodata->proxy_ports, o->proxy_ports, sizeof(o->proxy_ports));
+	ld->skel->rodata->emit_redirects = o->emit_redirects;
+	ld->skel->rodata->audit_mode = o->audit_mode;
+
+	if (o->unix_hooks) {
+		err = loader_unix_attach_types(&uconn, &usend);
+		if (err) {
+			snprintf(errbuf, errlen,
+				 "this kernel has no cgroup unix socket hooks (they came in 6.7), "
+				 "so abstract unix sockets cannot be confined; "
+				 "pass --allow-abstract-unix to run anyway");
+			goto out_destroy;
+		}
+		bpf_program__set_type(ld->skel->progs.egr_connect_unix,
+				      BPF_PROG_TYPE_CGROUP_SOCK_ADDR);
+		bpf_program__set_expected_attach_type(ld->skel->progs.egr_connect_unix, uconn);
+		bpf_program__set_type(ld->skel->progs.egr_sendmsg_unix,
+				      BPF_PROG_TYPE_CGROUP_SOCK_ADDR);
+		bpf_program__set_expected_attach_type(ld->skel->progs.egr_sendmsg_unix, usend);
+	} else {
+		bpf_program__set_autoload(ld->skel->progs.egr_connect_unix, false);
+		bpf_program__set_autoload(ld->skel->progs.egr_sendmsg_unix, false);
+	}
+
+	for (int i = 0; i < 8 && o->skip_progs[i]; i++) {
+		struct bpf_program *prog;
+		char name[64];
+
+		snprintf(name, sizeof(name), "egr_%s", o->skip_progs[i]);
+		prog = bpf_object__find_program_by_name(ld->skel->obj, name);
+		if (!prog) {
+			err = -ENOENT;
+			snprintf(errbuf, errlen, "no program %s to skip", name);
+			goto out_destroy;
+		}
+		bpf_program__set_autoload(prog, false);
+	}
+	if (o->socks_max &&
+	    (err = bpf_map__set_max_entries(ld->skel->maps.egr_socks, o->socks_max))) {
+		snprintf(errbuf, errlen, "egr_socks: %s", strerror(-err));
+		goto out_destroy;
+	}
+	err = egress_bpf__load(ld->skel);
+	if (err) {
+		snprintf(errbuf, errlen,
+			 "cannot load the BPF programs: %s (run with -vv for the verifier log)",
+			 strerror(-err));
+		goto out_destroy;
+	}
+	ld->rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.egr_events), on_ring, ld, NULL);
+	if (!ld->rb) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-err));
+		goto out_destroy;
+	}
+	return ld;
+
+out_destroy:
+	egress_bpf__destroy(ld->skel);
+out_free:
+	free(ld);
+	errno = -err;
+	return NULL;
+}
+
+int
+loader_remove_pin_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		if (unlink(path) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && errno != ENOENT && !err)
+		err = -errno;
+	return err;
+}
+
+static int
+pin_one(const char *dir, const char *prefix, const char *name, int (*pin)(void *, const char *),
+	void *obj)
+{
+	char path[PATH_MAX];
+
+	if (!strncmp(name, "egr_", 4))
+		name += 4;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s_%s", dir, prefix, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return pin(obj, path);
+}
+
+static int
+pin_link(void *link, const char *path)
+{
+	return bpf_link__pin(link, path);
+}
+
+static int
+pin_map(void *map, const char *path)
+{
+	return bpf_map__pin(map, path);
+}
+
+int
+loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t errlen)
+{
+	struct bpf_map *map;
+	char root[PATH_MAX];
+	int err;
+
+	err = loader_pin_root(root, sizeof(root));
+	if (err) {
+		snprintf(errbuf, errlen, "cannot set up bpffs pins: %s", strerror(-err));
+		return err;
+	}
+	if ((size_t)snprintf(ld->pin_dir, sizeof(ld->pin_dir), "%s/%llu", root,
+			     (unsigned long long)cgid) >= sizeof(ld->pin_dir))
+		return -ENAMETOOLONG;
+
+	/* Attach first: stale links of a killed run keep enforcing until ours are in. */
+	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
+		struct bpf_program *prog = *ld->skel->skeleton->progs[i].prog;
+		struct bpf_link **slot = ld->skel->skeleton->progs[i].link;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		*slot = bpf_program__attach_cgroup(prog, cg_fd);
+		if (!*slot) {
+			err = -errno;
+			snprintf(errbuf, errlen, "cannot attach %s to the cgroup: %s",
+				 bpf_program__name(prog), strerror(-err));
+			goto out_detach;
+		}
+	}
+	ld->attached = true;
+
+	err = loader_remove_pin_dir(ld->pin_dir);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot remove stale pins in %s: %s", ld->pin_dir,
+			 strerror(-err));
+		goto out_detach;
+	}
+	if (mkdir(ld->pin_dir, 0700)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot create %s: %s", ld->pin_dir, strerror(-err));
+		goto out_detach;
+	}
+	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
+		struct bpf_link *link = *ld->skel->skeleton->progs[i].link;
+
+		if (!link)
+			continue;
+		err = pin_one(ld->pin_dir, "link", ld->skel->skeleton->progs[i].name, pin_link,
+			      link);
+		if (err)
+			goto out_pin;
+	}
+	bpf_object__for_each_map(map, ld->skel->obj)
+	{
+		if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY) /* .rodata */
+			continue;
+		err = pin_one(ld->pin_dir, "map", bpf_map__name(map), pin_map, map);
+		if (err)
+			goto out_pin;
+	}
+	return 0;
+
+out_pin:
+	snprintf(errbuf, errlen, "cannot pin in %s: %s", ld->pin_dir, strerror(-err));
+out_detach:
+	loader_detach(ld);
+	return err;
+}
+
+void
+loader_detach(struct loader *ld)
+{
+	if (!ld)
+		return;
+	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
+		struct bpf_link **slot = ld->skel->skeleton->progs[i].link;
+
+		if (*slot) {
+			bpf_link__unpin(*slot);
+			bpf_link__destroy(*slot);
+			*slot = NULL;
+		}
+	}
+	if (ld->pin_dir[0])
+		loader_remove_pin_dir(ld->pin_dir);
+	ld->attached = false;
+}
+
+void
+loader_free(struct loader *ld)
+{
+	if (!ld)
+		return;
+	ring_buffer__free(ld->rb);
+	/* pinned links survive their fds: enforcement outlives us */
+	egress_bpf__destroy(ld->skel);
+	free(ld);
+}
+
+int
+loader_sockaddr_key(const struct sockaddr *sa, uint32_t addr[4])
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		addr[0] = 0;
+		addr[1] = 0;
+		addr[2] = htonl(0xffff);
+		addr[3] = in->sin_addr.s_addr;
+		return in->sin_port;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		return in6->sin6_port;
+	}
+	return -EAFNOSUPPORT;
+}
+
+static int
+fast_key(const struct sockaddr *sa, uint8_t proto, struct egr_fast_key *k)
+{
+	int port;
+
+	memset(k, 0, sizeof(*k));
+	port = loader_sockaddr_key(sa, k->addr);
+	if (port < 0)
+		return port;
+	k->port = (uint16_t)port;
+	k->proto = proto;
+	return 0;
+}
+
+int
+loader_fast_add(struct loader *ld, const struct sockaddr *sa, uint8_t proto, uint64_t ttl_ns)
+{
+	struct egr_fast_val v = {};
+	struct egr_fast_key k;
+	struct timespec ts;
+	int err;
+
+	err = fast_key(sa, proto, &k);
+	if (err)
+		return err;
+	if (ttl_ns) {
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		v.expires_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec + ttl_ns;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(ld->skel->maps.egr_fast), &k, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int
+loader_fast_del(struct loader *ld, const struct sockaddr *sa, uint8_t proto)
+{
+	struct egr_fast_key k;
+	int err;
+
+	err = fast_key(sa, proto, &k);
+	if (err)
+		return err;
+	if (bpf_map_delete_elem(bpf_map__fd(ld->skel->maps.egr_fast), &k))
+		return -errno;
+	return 0;
+}
+
+int
+loader_events_fd(struct loader *ld)
+{
+	return ring_buffer__epoll_fd(ld->rb);
+}
+
+int
+loader_events_consume(struct loader *ld)
+{
+	return ring_buffer__consume(ld->rb);
+}
+
+int
+loader_conns_fd(struct loader *ld)
+{
+	return bpf_map__fd(ld->skel->maps.egr_conns);
+}
+
+const char *
+loader_pin_dir(struct loader *ld)
+{
+	return ld->pin_dir;
+}
+
+int
+loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct egr_conn_val *out,
+		   bool del)
+{
+	struct egr_conn_key k = {};
+	int port;
+
+	port = loader_sockaddr_key(sa, k.addr);
+	if (port < 0)
+		return port;
+	k.port = (uint16_t)port;
+	k.proto = (uint16_t)proto;
+	/* one system call for both (hash maps have it since Linux 5.14) */
+	if (del ? bpf_map_lookup_and_delete_elem(conns_fd, &k, out)
+		: bpf_map_lookup_elem(conns_fd, &k, out))
+		return -errno;
+	return 0;
+}

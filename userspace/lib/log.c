@@ -1,0 +1,113 @@
+/* Diagnostics: one line per event on stderr, prefixed with the program name.
+ * libbpf's own output is routed here one level quieter than ours. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "lib/log.h"
+
+int log_verbose;
+static const char *log_prog = "egressctl";
+
+static void
+vlog(const char *fmt, va_list ap, int errnum)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (errnum)
+		fprintf(stderr, "%s: %s: %s\n", log_prog, msg, strerror(errnum));
+	else
+		fprintf(stderr, "%s: %s\n", log_prog, msg);
+}
+
+static int
+libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBBPF_DEBUG && log_verbose < 2) || (level == LIBBPF_INFO && log_verbose < 1))
+		return 0;
+	if (level == LIBBPF_WARN && log_verbose < 1)
+		return 0; /* we report failures ourselves, in one line */
+	return vfprintf(stderr, fmt, ap);
+}
+
+void
+log_init(const char *progname)
+{
+	const char *slash = strrchr(progname, '/');
+
+	log_prog = slash ? slash + 1 : progname;
+	libbpf_set_print(libbpf_print);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap, saved);
+	va_end(ap);
+	errno = saved;
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbose < 1)
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbose < 2)
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap, saved);
+	va_end(ap);
+	exit(EGR_EXIT_ERROR);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap, 0);
+	va_end(ap);
+	exit(EGR_EXIT_ERROR);
+}

@@ -1,0 +1,452 @@
+/* --policy FILE: a JSON policy file (schema in policy.h) read, checked and
+ * fed rule by rule to policy_add(); the only file that includes cJSON.h.
+ * Checking is strict, because a typo in a security policy should stop the
+ * daemon rather than be skipped: unknown or duplicate keys, wrong types,
+ * an unknown "version", data after the JSON value and NUL characters are all
+ * errors, and each message starts with the JSON path it is about
+ * ("allow[2].methods[0]: expected a string"); a document nested deeper than
+ * cJSON parses (CJSON_NESTING_LIMIT) says so, not "syntax error". Files over CONFIG_MAX_SIZE are
+ * refused before parsing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cJSON.h>
+
+#include "policy/policy.h"
+
+#define CONFIG_MAX_SIZE (16u << 20) /* 16 MiB: larger policy files are refused */
+#define CONFIG_MAX_MSG	512	    /* room for one policy_add() message */
+
+static int __attribute__((format(printf, 4, 5)))
+cfg_fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errbuf && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(errbuf, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* A key from the file, safe to print: at most 40 bytes, no control bytes. */
+static const char *
+show_key(const char *key, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; key[i] && i + 1 < len && i < 40; i++)
+		buf[i] = key[i] >= 0x20 && key[i] < 0x7f ? key[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
+static bool
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* 1-based line and column of byte off. */
+static void
+line_col(const char *json, size_t off, unsigned int *line, unsigned int *col)
+{
+	size_t i;
+
+	*line = 1;
+	*col = 1;
+	for (i = 0; i < off; i++) {
+		if (json[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+/* Byte offset of the bracket that opens nesting level limit + 1 (strings
+ * skipped), or -1. cJSON refuses such a document at exactly that bracket,
+ * with no word of why: its parse error there is this. */
+static long
+too_deep_at(const char *json, size_t len, unsigned int limit)
+{
+	unsigned int depth = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = json[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > limit)
+				return (long)i;
+		} else if ((c == ']' || c == '}') && depth) {
+			depth--;
+		}
+	}
+	return -1;
+}
+
+/* cJSON turns "\u0000" into a NUL that silently cuts the string short. */
+static const char *
+find_escaped_nul(const char *json, size_t len)
+{
+	size_t i, bs;
+
+	for (i = 0; i + 6 <= len; i++) {
+		if (json[i] != '\\' || strncasecmp(json + i + 1, "u0000", 5))
+			continue;
+		for (bs = 0; bs < i && json[i - 1 - bs] == '\\'; bs++)
+			;
+		if (bs % 2 == 0)
+			return json + i;
+	}
+	return NULL;
+}
+
+static int
+load_methods(const cJSON *arr, const char *path, char **out, char *errbuf, size_t errlen)
+{
+	char msg[CONFIG_MAX_MSG], *list, *w;
+	const cJSON *m;
+	uint32_t bits;
+	size_t len = 0;
+	int i = 0, err;
+
+	if (!cJSON_IsArray(arr))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.methods: expected an array of methods",
+				path);
+	cJSON_ArrayForEach(m, arr)
+	{
+		if (!cJSON_IsString(m))
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s.methods[%d]: expected a string", path, i);
+		if (!m->valuestring[0])
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s.methods[%d]: expected a method name", path, i);
+		if (strchr(m->valuestring, ','))
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s.methods[%d]: expected one method, not a list", path, i);
+		err = policy_methods_parse(m->valuestring, &bits, msg, sizeof(msg));
+		if (err)
+			return cfg_fail(errbuf, errlen, err, "%s.methods[%d]: %s", path, i, msg);
+		len += strlen(m->valuestring) + 1;
+		i++;
+	}
+	if (!i)
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.methods: expected at least one method",
+				path);
+	list = malloc(len);
+	if (!list)
+		return cfg_fail(errbuf, errlen, -ENOMEM, "%s.methods: out of memory", path);
+	w = list;
+	cJSON_ArrayForEach(m, arr)
+	{
+		len = strlen(m->valuestring);
+		memcpy(w, m->valuestring, len);
+		w[len] = ',';
+		w += len + 1;
+	}
+	w[-1] = '\0';
+	*out = list;
+	return 0;
+}
+
+/* One element of "allow" or "deny": a rule string or {"rule", "methods"}. */
+static int
+load_rule(struct policy *p, enum policy_action action, const cJSON *el, const char *path,
+	  const char *source, char *errbuf, size_t errlen)
+{
+	char msg[CONFIG_MAX_MSG], kb[48];
+	const cJSON *rule = NULL, *methods = NULL, *k;
+	char *list = NULL;
+	int err;
+
+	if (cJSON_IsString(el)) {
+		rule = el;
+	} else if (cJSON_IsObject(el)) {
+		cJSON_ArrayForEach(k, el)
+		{
+			const cJSON **slot = !strcmp(k->string, "rule")	     ? &rule
+					     : !strcmp(k->string, "methods") ? &methods
+									     : NULL;
+
+			if (!slot)
+				return cfg_fail(errbuf, errlen, -EINVAL,
+						"%s: unknown key \"%s\" (expected \"rule\" or "
+						"\"methods\")",
+						path, show_key(k->string, kb, sizeof(kb)));
+			if (*slot)
+				return cfg_fail(errbuf, errlen, -EINVAL, "%s: duplicate key \"%s\"",
+						path, k->string);
+			*slot = k;
+		}
+		if (!rule)
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s: missing \"rule\"", path);
+		if (!cJSON_IsString(rule))
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.rule: expected a string",
+					path);
+		if (methods) {
+			err = load_methods(methods, path, &list, errbuf, errlen);
+			if (err)
+				return err;
+		}
+	} else {
+		return cfg_fail(errbuf, errlen, -EINVAL,
+				"%s: expected a rule string or an object {\"rule\": ...}", path);
+	}
+	err = policy_add(p, action, rule->valuestring, list, source, msg, sizeof(msg));
+	free(list);
+	if (err)
+		return cfg_fail(errbuf, errlen, err, "%s: %s", path, msg);
+	return 0;
+}
+
+static int
+load_rules(struct policy *p, enum policy_action action, const cJSON *arr, const char *source,
+	   char *errbuf, size_t errlen)
+{
+	const char *key = action == POLICY_ALLOW ? "allow" : "deny";
+	char path[32];
+	const cJSON *el;
+	int i = 0, err;
+
+	if (!cJSON_IsArray(arr))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s: expected an array of rules", key);
+	cJSON_ArrayForEach(el, arr)
+	{
+		snprintf(path, sizeof(path), "%s[%d]", key, i++);
+		err = load_rule(p, action, el, path, source, errbuf, errlen);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int
+load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf, size_t errlen)
+{
+	const cJSON *version = NULL, *allow = NULL, *deny = NULL, *k;
+	char kb[48];
+	int err;
+
+	if (!cJSON_IsObject(root))
+		return cfg_fail(errbuf, errlen, -EINVAL, "expected a JSON object at the top level");
+	cJSON_ArrayForEach(k, root)
+	{
+		const cJSON **slot = !strcmp(k->string, "version") ? &version
+				     : !strcmp(k->string, "allow") ? &allow
+				     : !strcmp(k->string, "deny")  ? &deny
+								   : NULL;
+
+		if (!slot)
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"unknown key \"%s\" (expected \"version\", \"allow\" or "
+					"\"deny\")",
+					show_key(k->string, kb, sizeof(kb)));
+		if (*slot)
+			return cfg_fail(errbuf, errlen, -EINVAL, "duplicate key \"%s\"", k->string);
+		*slot = k;
+	}
+	if (version && (!cJSON_IsNumber(version) || version->valuedouble != 1.0))
+		return cfg_fail(errbuf, errlen, -EINVAL, "version: expected 1");
+	if (allow) {
+		err = load_rules(p, POLICY_ALLOW, allow, source, errbuf, errlen);
+		if (err)
+			return err;
+	}
+	if (deny)
+		return load_rules(p, POLICY_DENY, deny, source, errbuf, errlen);
+	return 0;
+}
+
+int
+config_load_buf(struct policy *p, const char *json, size_t len, const char *source, char *errbuf,
+		size_t errlen)
+{
+	const char *end = NULL, *nul;
+	unsigned int line, col;
+	cJSON *root;
+	size_t off;
+	int err;
+
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!p || (!json && len))
+		return cfg_fail(errbuf, errlen, -EINVAL, "invalid arguments");
+	if (len > CONFIG_MAX_SIZE)
+		return cfg_fail(errbuf, errlen, -EFBIG, "policy larger than %u MiB",
+				CONFIG_MAX_SIZE >> 20);
+	nul = len ? memchr(json, '\0', len) : NULL;
+	if (!nul)
+		nul = find_escaped_nul(json, len);
+	if (nul) {
+		line_col(json, nul - json, &line, &col);
+		return cfg_fail(errbuf, errlen, -EINVAL,
+				"NUL character at line %u, column %u (byte offset %zu)", line, col,
+				(size_t)(nul - json));
+	}
+	for (off = 0; off < len && is_space(json[off]); off++)
+		;
+	if (off >= len)
+		return cfg_fail(errbuf, errlen, -EINVAL, "empty policy (expected a JSON object)");
+
+	root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+	if (!root) {
+		if (!end)
+			end = cJSON_GetErrorPtr();
+		off = end && end >= json && end <= json + len ? (size_t)(end - json) : len;
+		line_col(json, off, &line, &col);
+		if (too_deep_at(json, len, CJSON_NESTING_LIMIT) == (long)off)
+			return cfg_fail(
+				errbuf, errlen, -EINVAL,
+				"JSON nesting too deep (limit %u) at line %u, column %u (byte "
+				"offset %zu)",
+				(unsigned int)CJSON_NESTING_LIMIT, line, col, off);
+		return cfg_fail(errbuf, errlen, -EINVAL,
+				"JSON syntax error at line %u, column %u (byte offset %zu)", line,
+				col, off);
+	}
+	off = end - json;
+	while (off < len && is_space(json[off]))
+		off++;
+	if (off < len) {
+		line_col(json, off, &line, &col);
+		err = cfg_fail(errbuf, errlen, -EINVAL,
+			       "unexpected data after the JSON value at line %u, column %u (byte "
+			       "offset %zu)",
+			       line, col, off);
+		goto out_delete;
+	}
+	err = load_root(p, root, source, errbuf, errlen);
+out_delete:
+	cJSON_Delete(root);
+	return err;
+}
+
+int
+config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen)
+{
+	char *buf = NULL, *nbuf, msg[CONFIG_MAX_MSG];
+	size_t len = 0, cap = 0;
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!p || !path)
+		return cfg_fail(errbuf, errlen, -EINVAL, "invalid arguments");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		err = -errno;
+		return cfg_fail(errbuf, errlen, err, "cannot read %s: %s", path, strerror(-err));
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out_read;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto out_read;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_SIZE)
+		goto out_big;
+	for (;;) {
+		if (len == cap) {
+			if (cap > CONFIG_MAX_SIZE)
+				goto out_big;
+			cap = cap ? cap * 2 : 64 << 10;
+			if (cap > CONFIG_MAX_SIZE + 1)
+				cap = CONFIG_MAX_SIZE + 1;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				err = -ENOMEM;
+				goto out_read;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			goto out_read;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	if (len > CONFIG_MAX_SIZE)
+		goto out_big;
+	err = config_load_buf(p, buf, len, path, msg, sizeof(msg));
+	if (err)
+		cfg_fail(errbuf, errlen, err, "%s: %s", path, msg);
+	goto out_close;
+out_big:
+	err = cfg_fail(errbuf, errlen, -EFBIG, "%s: larger than %u MiB, the limit for a policy",
+		       path, CONFIG_MAX_SIZE >> 20);
+	goto out_close;
+out_read:
+	cfg_fail(errbuf, errlen, err, "cannot read %s: %s", path, strerror(-err));
+out_close:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+int
+config_write_file(const char *path, const char *const *rules, int n)
+{
+	cJSON *root = cJSON_CreateObject(), *allow;
+	char *text = NULL;
+	FILE *f;
+	int err = 0;
+
+	if (!root || !cJSON_AddNumberToObject(root, "version", 1) ||
+	    !(allow = cJSON_AddArrayToObject(root, "allow"))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		cJSON *r = cJSON_CreateString(rules[i]);
+
+		if (!r || !cJSON_AddItemToArray(allow, r)) {
+			cJSON_Delete(r);
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	text = cJSON_Print(root);
+	if (!text) {
+		err = -ENOMEM;
+		goto out;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+out:
+	cJSON_free(text);
+	cJSON_Delete(root);
+	return err;
+}

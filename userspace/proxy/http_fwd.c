@@ -1,0 +1,91 @@
+/* Forwarded request heads (see http_fwd.h). The client's bytes are never
+ * passed on as they came: the request line and the headers that decide
+ * routing (Host), framing (Content-Length, Transfer-Encoding) and the fate
+ * of the connection (Connection, Upgrade) are written from what the parser
+ * read and the policy judged, so the server cannot see a different host, a
+ * different body length, or an offer to switch protocols it was not meant
+ * to get. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proxy/http_fwd.h"
+
+static bool
+is_named(const struct http_header *h, const char *name)
+{
+	return h->name_len == strlen(name) && !strncasecmp(h->name, name, h->name_len);
+}
+
+bool
+http_fwd_websocket(const struct http_request *req)
+{
+	return !strcmp(req->method, "GET") && req->version_minor == 1 &&
+	       req->body == HTTP_BODY_NONE && http_header_has_token(req, "connection", "upgrade") &&
+	       http_header_has_token(req, "upgrade", "websocket");
+}
+
+static size_t
+put(char *out, size_t off, const char *s, size_t n)
+{
+	memcpy(out + off, s, n);
+	return off + n;
+}
+
+char *
+http_fwd_head(const struct http_request *req, bool websocket, size_t *len)
+{
+	static const char conn_close[] = "Connection: close\r\n\r\n";
+	static const char conn_ws[] = "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+	/* the URI names the host, or the client sent no Host line: ours */
+	bool own_host = req->absolute || !http_find_header(req, "host");
+	size_t cap, n;
+	char *out;
+	int w;
+
+	cap = strlen(req->method) + strlen(req->target) + strlen(req->host) + 64 + sizeof(conn_ws);
+	for (size_t i = 0; i < req->nheaders; i++)
+		cap += req->headers[i].name_len + req->headers[i].value_len + 4;
+	out = malloc(cap);
+	if (!out) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	w = snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, req->target);
+	n = (size_t)w;
+	if (own_host && req->host[0]) {
+		bool v6 = strchr(req->host, ':') != NULL;
+
+		w = snprintf(out + n, cap - n, "Host: %s%s%s", v6 ? "[" : "", req->host,
+			     v6 ? "]" : "");
+		n += (size_t)w;
+		if (req->port != 80) {
+			w = snprintf(out + n, cap - n, ":%u", req->port);
+			n += (size_t)w;
+		}
+		n = put(out, n, "\r\n", 2);
+	}
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const struct http_header *h = &req->headers[i];
+
+		if (is_named(h, "host")) {
+			if (own_host)
+				continue;
+		} else if (!is_named(h, "content-length") && !is_named(h, "transfer-encoding") &&
+			   http_is_hop_header(req, h)) {
+			continue;
+		}
+		n = put(out, n, h->name, h->name_len);
+		n = put(out, n, ": ", 2);
+		n = put(out, n, h->value, h->value_len);
+		n = put(out, n, "\r\n", 2);
+	}
+	if (websocket)
+		n = put(out, n, conn_ws, sizeof(conn_ws) - 1);
+	else
+		n = put(out, n, conn_close, sizeof(conn_close) - 1);
+	*len = n;
+	return out;
+}

@@ -1,0 +1,34 @@
+/* The request head the proxy sends upstream for a parsed, judged request
+ * (parse.h): built from the parsed fields so that the server frames and
+ * routes the request exactly as it was judged. Pure (one malloc), fuzzed
+ * with the request parser (tests/fuzz/fuzz_http.c): the head it builds
+ * parses back to the same method, target, host and body framing. */
+#ifndef HTTP_FWD_H
+#define HTTP_FWD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "parse/parse.h"
+
+/* Is req a WebSocket opening handshake (RFC 6455 §4.1) the proxy may pass
+ * on: GET, HTTP/1.1, no body, "upgrade" among the Connection options and
+ * "websocket" among the Upgrade protocols? Other upgrades (h2c, TLS) are
+ * never offered upstream. */
+bool http_fwd_websocket(const struct http_request *req);
+
+/* The head for req in origin-form ("*" for OPTIONS *), HTTP/1.1, with:
+ *  - Host naming what was judged: the client's own Host line for an
+ *    origin-form request; for an absolute-form one, host[:port] of the URI
+ *    and no Host line of the client's (RFC 9112 §3.2.2);
+ *  - every other header of the client's but the hop-by-hop ones, except
+ *    that Content-Length and Transfer-Encoding are always kept, whatever
+ *    Connection names (the body is relayed as the client framed it, and
+ *    the server must frame it the same way);
+ *  - "Connection: close" (one request per upstream connection), or for
+ *    websocket "Connection: Upgrade" and "Upgrade: websocket".
+ * req must not be CONNECT and must name a host. Returns a malloc'd buffer
+ * of *len bytes (not NUL-terminated), or NULL with errno ENOMEM. */
+char *http_fwd_head(const struct http_request *req, bool websocket, size_t *len);
+
+#endif /* HTTP_FWD_H */
