@@ -12,7 +12,7 @@
 # notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
 # 77 if not root or no cgroup2.
 #
-# Topology (lib.sh; nothing ever leaves the machine, TESTING.md):
+# Topology (lib.sh; nothing ever leaves the machine, docs/testing.md):
 #
 #   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
 #   lo 127.0.0.1                                lo: AnyIP for 198.51.100.0/24,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `egressctl run`: every egress bypass vector of
-# KERNEL-NOTES.md section 4, each asserted BOTH ways.
+# docs/kernel.md ("The hooks, one by one", "What the hooks alone do not
+# stop"), each asserted BOTH ways.
 #
 #   sudo tests/e2e/run.sh build/egressctl        (make e2e does this)
 #   E2E_TESTS="tcp_redirect dns" ...  run only these test functions
@@ -12,7 +13,7 @@
 # notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
 # 77 if not root or no cgroup2.
 #
-# Topology (nothing ever leaves the machine; TESTING.md):
+# Topology (nothing ever leaves the machine; docs/testing.md):
 #
 #   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
 #   lo 127.0.0.1                                lo: AnyIP local routes for

@@ -17,7 +17,7 @@
 # printed as skipped, with the reason).
 #
 # Everything runs inside two network namespaces this script creates, and
-# nothing leaves them (TESTING.md):
+# nothing leaves them (docs/testing.md):
 #
 #   netns egrb-sbx-PID ("sandbox host")           netns egrb-inet-PID ("internet")
 #   lo 127.0.0.1                                  lo: AnyIP 198.18.1.0/24

@@ -307,7 +307,7 @@ static const struct sock_filter sandbox_filter[] = {
 
 	/* A user namespace gives back CAP_NET_ADMIN/CAP_SYS_ADMIN over new
 	 * namespaces: a bpffs to mount, tunnels, and the legacy-program detach
-	 * trick (KERNEL-NOTES.md §2.3). Other CLONE_NEW* flags need capabilities
+	 * trick (docs/kernel.md). Other CLONE_NEW* flags need capabilities
 	 * we no longer have, so only this bit is checked. */
 	JEQ(__NR_clone, 1, 0),
 	JEQ(__NR_unshare, 0, 4),

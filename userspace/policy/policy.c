@@ -1,4 +1,4 @@
-/* The rule engine behind policy.h: parses rules (DESIGN.md "Policy") into
+/* The rule engine behind policy.h: parses rules (README.md "Policy") into
  * indexes and judges queries against them, with no I/O. Exact hosts, the
  * suffixes of "*." and "**." wildcards and the longest fixed label-suffix of
  * '?' patterns share one open-addressing hash table; a lookup walks the

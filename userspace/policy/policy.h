@@ -1,7 +1,7 @@
 /* The rule engine: allow/deny rules, deny wins, default deny. Pure matching
  * (no I/O, no libevent): hosts in a hash, wildcards by label suffix,
  * addresses by prefix, so a decision costs a handful of hash lookups however
- * many rules there are. Rule syntax: DESIGN.md "Policy". */
+ * many rules there are. Rule syntax: README.md "Policy". */
 #ifndef POLICY_H
 #define POLICY_H
 
@@ -89,7 +89,7 @@ struct policy;
 struct policy *policy_new(void);
 void policy_free(struct policy *p);
 
-/* Adds one rule. rule: the syntax of DESIGN.md ("example.com", "*.x",
+/* Adds one rule. rule: the syntax of README.md "Policy" ("example.com", "*.x",
  * "**.x", "api?.x", "host:443", "*:443", "tcp://host:22", "203.0.113.0/24",
  * "[2001:db8::1]:443", "2001:db8::/32", ...). methods: NULL, or a
  * comma-separated list ("GET,HEAD"), case-insensitive. source: kept by

@@ -585,7 +585,7 @@ BPF_CGROUP_INET4_CONNECT = 10
 
 def cmd_bpf_detach(cgpath="/"):
     """BPF_PROG_DETACH(connect4, attach_bpf_fd=0): removes a legacy
-    (non-MULTI) attachment, also for an unprivileged caller (KERNEL-NOTES 2.3).
+    (non-MULTI) attachment, also for an unprivileged caller (docs/kernel.md, "Which cgroup a hook runs for").
     If the cgroup cannot be opened (cgroupfs hidden), the syscall is made
     anyway on a directory fd so the bpf() layer itself is exercised."""
     STEP[0] = "open"
