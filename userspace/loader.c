@@ -191,6 +191,7 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	memcpy((void *)ld->skel->rodata->proxy_ports, o->proxy_ports, sizeof(o->proxy_ports));
 	ld->skel->rodata->emit_redirects = o->emit_redirects;
 	ld->skel->rodata->audit_mode = o->audit_mode;
+	ld->skel->rodata->sandbox_cgid = o->sandbox_cgid;
 
 	if (o->unix_hooks) {
 		err = loader_unix_attach_types(&uconn, &usend);
@@ -310,6 +311,15 @@ loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t 
 	char root[PATH_MAX];
 	int err;
 
+	if (!cgid || cgid != ld->skel->rodata->sandbox_cgid) {
+		/* the programs would take sockets of another cgroup (or none)
+		 * for the sandbox's own loopback servers */
+		snprintf(errbuf, errlen,
+			 "the BPF programs were loaded for cgroup %llu, not %llu (a bug)",
+			 (unsigned long long)ld->skel->rodata->sandbox_cgid,
+			 (unsigned long long)cgid);
+		return -EINVAL;
+	}
 	err = loader_pin_root(root, sizeof(root));
 	if (err) {
 		snprintf(errbuf, errlen, "cannot set up bpffs pins: %s", strerror(-err));
