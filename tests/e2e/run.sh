@@ -746,6 +746,36 @@ test_loopback_class() {
 }
 
 # ======================================================================
+# the class of hole 1, one more member: a host socket bound to the device
+# "lo" (SO_BINDTODEVICE) receives in front of the sandbox's own socket on
+# the same address and port, and connect/sendmsg cannot see it (their
+# receive lookup has no device). The catch-all's lookup has the packet's
+# device: the datagram is dropped there, the host service sees nothing.
+# ======================================================================
+test_loopback_device() {
+	local t=loopback_device u h
+	new_port u
+	host_svc "$t.u" udp 127.0.0.1 "$u" reuseaddr,bindlo || return 0
+	h=$HOST_PID
+	# control: with the sandbox's socket bound too, the datagram reaches
+	# the device-bound host service (plain echo, not "own-echo")
+	jvl "$(probe_nobody --token "$t.c" bound "udp/4/127.0.0.1/$u/reuseaddr,serve" -- udp_sendto 127.0.0.1 "$u")"
+	a_eq "$t.control.held" "bind" "$P_held" "[\"OK 127.0.0.1:$u\"]"
+	a_eq "$t.control.host_answers" "reply" "$P_data" "probe $t.c"
+	if ! have_egr; then host_stop "$h"; return 0; fi
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody --log "$W/$t.jlog" -- \
+		"${PROBE_ARGV[@]}" --token "$t.s" bound "udp/4/127.0.0.1/$u/reuseaddr,serve" -- udp_sendto 127.0.0.1 "$u"
+	host_stop "$h"
+	a_rc "$t.exit" 0 "$t"
+	egr_jsonl "$t" 1
+	a_eq "$t.held" "bind" "$P_held" "[\"OK 127.0.0.1:$u\"]"
+	expect "$t.no_host_reply" "reply '$P_data'" test "$P_data" != "probe $t.s"
+	a_nogrep "$t.host_saw_nothing" "$RW/$t.u.host" "probe $t\\.s"
+	a_jlog "$t.dropped_logged" "$W/$t.jlog" decision=deny source=bpf ip=127.0.0.1 "port=$u" \
+		"reason=loopback port not served by this sandbox"
+}
+
+# ======================================================================
 # the sandbox's own loopback servers stay reachable -- TCP and UDP, IPv4
 # and IPv6, specific, wildcard and dual-stack binds, 0.0.0.0 and :: as
 # the destination, a server in a cgroup below the sandbox's -- and each is
@@ -1202,7 +1232,7 @@ test_sigkill() {
 # ======================================================================
 
 ALL_TESTS="tcp_redirect ipv6 mapped udp dns unix raw packet ping catchall tfo io_uring udplite mptcp vsock
-doublefork cgroup_escape bpf loopback loopback_wildcard loopback_class loopback_own loopback_audit proxy_port fastpath fastpath_full socks_leak privileged exit_status signals cleanup sigkill"
+doublefork cgroup_escape bpf loopback loopback_wildcard loopback_class loopback_device loopback_own loopback_audit proxy_port fastpath fastpath_full socks_leak privileged exit_status signals cleanup sigkill"
 
 interrupted() {	# the summary stays the last line even when interrupted
 	fail interrupted "SIG$1 during the run"

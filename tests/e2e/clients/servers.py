@@ -21,7 +21,7 @@ server did and did NOT see.
                   [--pass PATH]
       One "host service" outside the cgroup, as a loopback class test needs
       it: echo (TCP or UDP) on A:P, with the socket options O (reuseaddr,
-      reuseport, v6only).  --pass PATH: also hand the listening socket
+      reuseport, v6only, bindlo: SO_BINDTODEVICE "lo").  --pass PATH: also hand the listening socket
       itself (SCM_RIGHTS) to every client of the unix socket PATH.
 
 Prints READY on stdout once every socket listens.
@@ -185,6 +185,8 @@ def host_service(opt):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if "reuseport" in opts:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    if "bindlo" in opts:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
     if family == socket.AF_INET6:
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1 if "v6only" in opts else 0)
     s.bind((addr, port))
