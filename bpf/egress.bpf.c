@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The enforcement programs attached to a sandbox cgroup. connect4/6 and
  * sendmsg4/6 decide every TCP connect and UDP send: redirect to egressctl's
- * listeners (transparent TCP, DNS), let through (fast path, the cgroup's own
- * loopback servers, the proxy), or deny with an errno. recvmsg/getpeername
+ * listeners (transparent TCP, DNS), let through (fast path, the sandbox's own
+ * loopback sockets, the proxy), or deny with an errno. recvmsg/getpeername
  * translate redirected peers back; sockops indexes redirected connections by
  * local address for the proxy; sock_create refuses raw, ping, SCTP, UDP-Lite
- * and MPTCP sockets; post_bind/sock_release track the cgroup's own loopback
- * servers; bind4/6 keep the sandbox off egressctl's ports; the unix hooks
- * refuse abstract addresses; cgroup_skb/egress drops whatever else would
- * leave. Every deny (and redirect, when asked) is reported on egr_events.
- * IPv4 addresses are handled in v4-mapped form (::ffff:a.b.c.d) throughout. */
+ * and MPTCP sockets; bind4/6 keep the sandbox off egressctl's ports and off
+ * addresses and ports that sockets outside it hold; sock_release frees the
+ * per-socket records; the unix hooks refuse abstract addresses;
+ * cgroup_skb/egress drops whatever else would leave, and loopback packets
+ * that would reach a socket outside the sandbox. Every deny (and redirect,
+ * when asked, and loopback allow) is reported on egr_events. IPv4 addresses
+ * are handled in v4-mapped form (::ffff:a.b.c.d) throughout.
+ *
+ * "The sandbox's own" loopback socket is decided from the socket that will
+ * receive: bpf_sk_lookup_tcp/udp, the kernel's own receive lookup, returns
+ * it, and it is ours when it was created in the sandbox cgroup or below (a
+ * socket's cgroup is fixed at creation: who holds it later, or where it was
+ * passed, changes nothing), and so is every member of its SO_REUSEPORT
+ * group. Nothing is remembered about binds, so nothing can go stale. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
@@ -26,9 +35,13 @@ const volatile __u16 dns_port = 0;	  /* DNS responder (UDP and TCP) on 127.0.0.1
 const volatile __u16 proxy_ports[4] = {}; /* HTTP/SOCKS listeners on 127.0.0.1 */
 const volatile __u8 emit_redirects = 1;	  /* report redirects, not only denies */
 const volatile __u8 audit_mode = 0;	  /* record what would be denied, deny nothing */
+const volatile __u64 sandbox_cgid = 0;	  /* the cgroup attached to; 0: nothing is ours */
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym __weak;
+
+#define CG_DEPTH      8	  /* cgroup levels below the sandbox's that still count as ours */
+#define REUSEPORT_MAX 256 /* members of a SO_REUSEPORT group checked; larger: not ours */
 
 struct decision {
 	__u32 ip4;     /* new destination (network order) when redirecting */
@@ -37,8 +50,8 @@ struct decision {
 	__u8 verdict;  /* enum egr_verdict */
 	__u8 reason;   /* enum egr_reason */
 	__u8 index;    /* record who connected, for the proxy's lookup */
-	__u8 pad;
-	int err; /* errno for a deny */
+	__u8 lookup;   /* loopback: allowed only if the receiver is ours, else err */
+	int err;       /* errno for a deny */
 };
 
 static __always_inline void
@@ -156,30 +169,116 @@ fast_hit(const __be32 *addr, __be16 port, __u8 proto)
 	return 1;
 }
 
-/* Is a socket of this cgroup bound where a loopback connect to addr:port lands? */
+/* Was this socket created in the sandbox cgroup or below it? s is any
+ * kernel socket (read through bpf_rdonly_cast: faulting reads give 0). */
 static __always_inline int
-own_listener(const __be32 *addr, __be16 port, __u8 proto)
+sock_ours(struct sock *s)
 {
-	struct egr_bind_key k = {};
+	struct cgroup_subsys_state *css = &s->sk_cgrp_data.cgroup->self;
+	__u64 want = sandbox_cgid;
 
-	k.port = port;
-	k.proto = proto;
-	k.addr[0] = addr[0];
-	k.addr[1] = addr[1];
-	k.addr[2] = addr[2];
-	k.addr[3] = addr[3];
-	if (bpf_map_lookup_elem(&egr_binds, &k))
-		return 1;
-	if (is_mapped(addr)) { /* 0.0.0.0 */
-		k.addr[3] = 0;
-		if (bpf_map_lookup_elem(&egr_binds, &k))
+	if (!want)
+		return 0;
+#pragma unroll
+	for (int i = 0; i < CG_DEPTH; i++) {
+		if (!css)
+			return 0;
+		if (css->cgroup->kn->id == want)
 			return 1;
+		css = css->parent;
 	}
-	/* [::] accepts IPv4 too unless IPV6_V6ONLY; close enough for loopback */
-	k.addr[2] = 0;
-	k.addr[3] = 0;
-	k.v6any = 1;
-	return bpf_map_lookup_elem(&egr_binds, &k) != NULL;
+	return 0;
+}
+
+struct group_walk {
+	struct sock_reuseport *r;
+	__u32 n;
+	int ours;
+};
+
+static long
+group_member(__u64 i, void *arg)
+{
+	struct group_walk *w = arg;
+	struct sock *m = NULL;
+	unsigned long at;
+
+	if (i >= w->n)
+		return 1;
+	at = (unsigned long)w->r + bpf_core_field_offset(struct sock_reuseport, socks) + i * 8;
+	if (bpf_probe_read_kernel(&m, sizeof(m), (void *)at) || !m ||
+	    !sock_ours(bpf_rdonly_cast(m, bpf_core_type_id_kernel(struct sock)))) {
+		w->ours = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* s is ours, and so is every socket that shares its SO_REUSEPORT group
+ * (the kernel picks a member per connection or datagram: by a hash of the
+ * addresses and ports, or by the group's own BPF program). */
+static __always_inline int
+receiver_ours_sk(struct bpf_sock *sk)
+{
+	struct sock *s = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct sock));
+	struct group_walk w = {};
+
+	if (!sock_ours(s))
+		return 0;
+	w.r = s->sk_reuseport_cb;
+	if (!w.r)
+		return 1;
+	w.n = w.r->num_socks; /* the open members; closed ones take nothing new */
+	if (w.n > REUSEPORT_MAX)
+		return 0;
+	w.ours = 1;
+	bpf_loop(REUSEPORT_MAX, group_member, &w, 0);
+	return w.ours;
+}
+
+enum {
+	RCV_NONE = 0,
+	RCV_OTHER = 1,
+	RCV_OURS = 2
+};
+
+/* Who receives a connection (TCP) or a datagram (UDP) from src:sport to
+ * dst:dport: nobody, a socket of this sandbox (receiver_ours_sk), or any
+ * other. The lookup is the kernel's receive lookup, in the caller's network
+ * namespace: a connected socket, else the listener or bound socket with the
+ * most specific address (IPv4 also reaches [::] sockets without
+ * IPV6_V6ONLY), and a SO_REUSEPORT group's member. */
+static __always_inline int
+receiver(void *ctx, const __be32 *dst, __be16 dport, const __be32 *src, __be16 sport, __u8 proto)
+{
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	int ours;
+
+	if (is_mapped(dst)) {
+		t.ipv4.saddr = src[3];
+		t.ipv4.daddr = dst[3];
+		t.ipv4.sport = sport;
+		t.ipv4.dport = dport;
+		if (proto == IPPROTO_TCP)
+			sk = bpf_sk_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+		else
+			sk = bpf_sk_lookup_udp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+	} else {
+		__builtin_memcpy(t.ipv6.saddr, src, 16);
+		__builtin_memcpy(t.ipv6.daddr, dst, 16);
+		t.ipv6.sport = sport;
+		t.ipv6.dport = dport;
+		if (proto == IPPROTO_TCP)
+			sk = bpf_sk_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
+		else
+			sk = bpf_sk_lookup_udp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
+	}
+	if (!sk)
+		return RCV_NONE;
+	ours = receiver_ours_sk(sk);
+	bpf_sk_release(sk);
+	return ours ? RCV_OURS : RCV_OTHER;
 }
 
 static __always_inline void
@@ -199,6 +298,17 @@ redirect(struct decision *d, __u16 port_host, __u8 reason, __u16 flags)
 	d->port = bpf_htons(port_host);
 	d->skflags = flags;
 	d->index = 1;
+}
+
+/* A loopback destination: the decision is the receiving socket's
+ * (receiver_ours), looked up once the hook has it all. */
+static __always_inline void
+local(struct decision *d, int err)
+{
+	d->verdict = EGR_V_ALLOW;
+	d->reason = EGR_R_LOCAL;
+	d->lookup = 1;
+	d->err = err;
 }
 
 /* TCP to an IPv4 destination (plain or v4-mapped). */
@@ -227,12 +337,7 @@ decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
 		return;
 	}
 	if (is_local4(ip4)) {
-		if (own_listener(dst, port, IPPROTO_TCP)) {
-			d->verdict = EGR_V_ALLOW;
-			d->reason = EGR_R_LOCAL;
-		} else {
-			deny(d, EGR_R_LOOPBACK, ECONNREFUSED);
-		}
+		local(d, ECONNREFUSED);
 		return;
 	}
 	if (tproxy_port)
@@ -248,8 +353,11 @@ decide_udp4(const __be32 *dst, __be16 port, struct decision *d)
 	__be32 ip4 = dst[3];
 
 	if (ip4 == bpf_htonl(LOOPBACK4) && dns_port && port == bpf_htons(dns_port)) {
+		/* straight to the responder: indexed too, or it could
+		 * not tell this socket's queries from anyone's */
 		d->verdict = EGR_V_ALLOW;
 		d->reason = EGR_R_DNS;
+		d->index = 1;
 		return;
 	}
 	if (port == bpf_htons(53)) {
@@ -267,15 +375,13 @@ decide_udp4(const __be32 *dst, __be16 port, struct decision *d)
 		d->skflags = EGR_SK_DIRECT;
 		return;
 	}
-	if (is_local4(ip4) && own_listener(dst, port, IPPROTO_UDP)) {
-		d->verdict = EGR_V_ALLOW;
-		d->reason = EGR_R_LOCAL;
-		return;
-	}
-	deny(d, is_local4(ip4) ? EGR_R_LOOPBACK : EGR_R_UDP, EPERM);
+	if (is_local4(ip4))
+		local(d, EPERM);
+	else
+		deny(d, EGR_R_UDP, EPERM);
 }
 
-/* Native IPv6 (not v4-mapped): only the cgroup's own loopback servers and
+/* Native IPv6 (not v4-mapped): only the sandbox's own loopback sockets and
  * fast-path entries. */
 static __always_inline void
 decide6(const __be32 *dst, __be16 port, __u8 proto, struct decision *d)
@@ -286,16 +392,10 @@ decide6(const __be32 *dst, __be16 port, __u8 proto, struct decision *d)
 		d->skflags = EGR_SK_DIRECT;
 		return;
 	}
-	if (is_local6(dst)) {
-		if (own_listener(dst, port, proto)) {
-			d->verdict = EGR_V_ALLOW;
-			d->reason = EGR_R_LOCAL;
-		} else {
-			deny(d, EGR_R_LOOPBACK, proto == IPPROTO_TCP ? ECONNREFUSED : EPERM);
-		}
-		return;
-	}
-	deny(d, EGR_R_IPV6, ENETUNREACH);
+	if (is_local6(dst))
+		local(d, proto == IPPROTO_TCP ? ECONNREFUSED : EPERM);
+	else
+		deny(d, EGR_R_IPV6, ENETUNREACH);
 }
 
 /* Socket types and protocols that have no business reaching a sock_addr
@@ -331,12 +431,14 @@ record(struct egr_sk_orig *o, const __be32 *dst, __be16 port, __u32 type, struct
 {
 	__u64 id;
 
-	o->addr[0] = dst[0];
-	o->addr[1] = dst[1];
-	o->addr[2] = dst[2];
-	o->addr[3] = dst[3];
-	o->port = port;
-	o->flags |= d->skflags;
+	if (d->skflags) { /* what getpeername/recvmsg translate back to */
+		o->addr[0] = dst[0];
+		o->addr[1] = dst[1];
+		o->addr[2] = dst[2];
+		o->addr[3] = dst[3];
+		o->port = port;
+		o->flags |= d->skflags;
+	}
 	if (!d->index)
 		return;
 	o->flags |= EGR_SK_INDEX;
@@ -358,41 +460,6 @@ record(struct egr_sk_orig *o, const __be32 *dst, __be16 port, __u32 type, struct
 	bpf_get_current_comm(o->who.comm, sizeof(o->who.comm));
 }
 
-/* Record what the socket needs later (getpeername, recvmsg, skb, sockops):
- * an egr_socks entry keyed by the socket cookie. Creating sk_storage costs
- * an allocation and several irq-disabling locks per socket; a preallocated
- * hash insert takes one bucket lock. When egr_socks is full the record goes
- * to egr_sk instead, where every reader looks second. */
-static __always_inline void
-remember(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *dst, __be16 port,
-	 __u32 type, struct decision *d)
-{
-	struct egr_sk_orig *o, v = {};
-	__u64 cookie;
-
-	if (!d->skflags)
-		return;
-	if (d->skflags == EGR_SK_DIRECT && is_loopback(dst))
-		return;
-	cookie = bpf_get_socket_cookie(ctx);
-	/* a connect is usually the socket's first record: insert at once;
-	 * sendmsg repeats on one socket: look up first, update in place */
-	o = hook == EGR_H_SENDMSG4 || hook == EGR_H_SENDMSG6
-		    ? bpf_map_lookup_elem(&egr_socks, &cookie)
-		    : NULL;
-	if (!o) {
-		record(&v, dst, port, type, d, cookie);
-		if (!bpf_map_update_elem(&egr_socks, &cookie, &v, BPF_NOEXIST))
-			return;
-		o = bpf_map_lookup_elem(&egr_socks, &cookie); /* lost a race */
-		if (!o && sk)
-			o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-		if (!o)
-			return;
-	}
-	record(o, dst, port, type, d, cookie);
-}
-
 /* The connect/sendmsg record of a socket: egr_socks, else egr_sk (full map). */
 static __always_inline struct egr_sk_orig *
 sock_rec(struct bpf_sock *sk, __u64 cookie)
@@ -404,10 +471,141 @@ sock_rec(struct bpf_sock *sk, __u64 cookie)
 	return bpf_sk_storage_get(&egr_sk, sk, 0, 0);
 }
 
+/* The socket's record to change (sendmsg: look up first, it repeats), or a
+ * new one: an egr_socks entry keyed by the socket cookie. Creating
+ * sk_storage costs an allocation and several irq-disabling locks per
+ * socket; a preallocated hash insert takes one bucket lock. When egr_socks
+ * is full the record goes to egr_sk instead, where every reader looks
+ * second. v is the new record's content when it is created here. */
+static __always_inline struct egr_sk_orig *
+rec_for(struct bpf_sock *sk, __u64 cookie, __u8 hook, struct egr_sk_orig *v, int *created)
+{
+	struct egr_sk_orig *o = NULL;
+
+	*created = 0;
+	if (hook == EGR_H_SENDMSG4 || hook == EGR_H_SENDMSG6)
+		o = sock_rec(sk, cookie);
+	if (o)
+		return o;
+	if (!bpf_map_update_elem(&egr_socks, &cookie, v, BPF_NOEXIST)) {
+		*created = 1;
+		return NULL;
+	}
+	o = bpf_map_lookup_elem(&egr_socks, &cookie); /* lost a race */
+	if (!o && sk)
+		o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	return o;
+}
+
+/* Record what the socket needs later (getpeername, recvmsg, skb, sockops). */
+static __always_inline void
+remember(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *dst, __be16 port,
+	 __u32 type, struct decision *d)
+{
+	struct egr_sk_orig *o, v = {};
+	__u64 cookie;
+	int created;
+
+	if (!d->skflags && !d->index)
+		return;
+	/* a loopback fast-path entry is found again by the catch-all (an
+	 * audit-mode would-deny is not: it needs the record) */
+	if (d->skflags == EGR_SK_DIRECT && d->verdict != EGR_V_DENY && is_loopback(dst))
+		return;
+	cookie = bpf_get_socket_cookie(ctx);
+	record(&v, dst, port, type, d, cookie);
+	o = rec_for(sk, cookie, hook, &v, &created);
+	if (o)
+		record(o, dst, port, type, d, cookie);
+}
+
+/* Whether to report a loopback allow: every connect, and a socket's
+ * unconnected sends once per destination in a row (one line per datagram
+ * to the sandbox's own server would drown the log). */
+static __always_inline int
+report_local(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *dst,
+	     __be16 port)
+{
+	struct egr_sk_orig *o, v = {};
+	__u64 cookie;
+	int created;
+
+	if (hook != EGR_H_SENDMSG4 && hook != EGR_H_SENDMSG6)
+		return 1;
+	cookie = bpf_get_socket_cookie(ctx);
+	o = sock_rec(sk, cookie);
+	if (o && (o->flags & EGR_SK_SEEN_LOCAL) && o->seen_port == port &&
+	    o->seen_addr[0] == dst[0] && o->seen_addr[1] == dst[1] && o->seen_addr[2] == dst[2] &&
+	    o->seen_addr[3] == dst[3])
+		return 0;
+	v.flags = EGR_SK_SEEN_LOCAL;
+	__builtin_memcpy(v.seen_addr, dst, 16);
+	v.seen_port = port;
+	if (!o)
+		o = rec_for(sk, cookie, hook, &v, &created);
+	if (o) {
+		o->flags |= EGR_SK_SEEN_LOCAL;
+		o->seen_addr[0] = dst[0];
+		o->seen_addr[1] = dst[1];
+		o->seen_addr[2] = dst[2];
+		o->seen_addr[3] = dst[3];
+		o->seen_port = port;
+	}
+	return 1;
+}
+
+/* The address the connect or datagram leaves from, for the receive lookup:
+ * the socket's bound address and port, loopback and 0 while unbound (TCP
+ * picks its port after connect4/6; a sending UDP socket is bound by then). */
+static __always_inline void
+local_src(struct bpf_sock *sk, const __be32 *dst, __be32 *src, __be16 *sport)
+{
+	__be32 a[4] = {};
+	__u32 fam = 0, p = 0;
+
+	if (sk) {
+		/* every field read once at its fixed offset, before any
+		 * branch: clang 14 otherwise adds the offset to the socket
+		 * pointer, which the verifier refuses */
+		fam = sk->family;
+		p = sk->src_port;
+		a[0] = sk->src_ip6[0];
+		a[1] = sk->src_ip6[1];
+		a[2] = sk->src_ip6[2];
+		a[3] = sk->src_ip6[3];
+		src[3] = sk->src_ip4;
+		asm volatile("" ::: "memory");
+		if (fam == AF_INET)
+			map4(a, src[3]);
+	}
+	*sport = bpf_htons((__u16)p);
+	if (is_mapped(dst)) {
+		if (!is_mapped(a) || !a[3])
+			map4(a, bpf_htonl(LOOPBACK4));
+	} else if (is_mapped(a) || !(a[0] | a[1] | a[2] | a[3])) {
+		a[0] = 0;
+		a[1] = 0;
+		a[2] = 0;
+		a[3] = bpf_htonl(1);
+	}
+	src[0] = a[0];
+	src[1] = a[1];
+	src[2] = a[2];
+	src[3] = a[3];
+}
+
 static __always_inline int
 finish(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *dst, __be16 port,
        __u32 type, __u32 proto, struct decision *d)
 {
+	if (d->lookup) {
+		__be32 src[4];
+		__be16 sport;
+
+		local_src(sk, dst, src, &sport);
+		if (receiver(ctx, dst, port, src, sport, (__u8)proto) != RCV_OURS)
+			deny(d, EGR_R_LOOPBACK, d->err);
+	}
 	if (d->verdict == EGR_V_DENY) {
 		count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
 		if (audit_mode) {
@@ -433,6 +631,8 @@ finish(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u8 hook, const __be32 *
 		count(EGR_C_LOCAL);
 	if (d->verdict == EGR_V_REDIRECT && emit_redirects)
 		emit(hook, EGR_V_REDIRECT, d->reason, 0, ctx->family, type, proto, dst, port);
+	else if (d->reason == EGR_R_LOCAL && report_local(ctx, sk, hook, dst, port))
+		emit(hook, EGR_V_ALLOW, EGR_R_LOCAL, 0, ctx->family, type, proto, dst, port);
 	return SYS_PROCEED;
 }
 
@@ -451,7 +651,16 @@ egr_connect4(struct bpf_sock_addr *ctx)
 	__be16 port = (__be16)ctx->user_port;
 	__be32 dst[4];
 
-	map4(dst, ctx->user_ip4);
+	__be32 ip4 = ctx->user_ip4;
+
+	asm volatile("" : "+r"(ip4)); /* one load, at its offset (above) */
+	/* 0.0.0.0 reaches the local host: make it the loopback address the
+	 * decision and the receive lookup are about */
+	if (!ip4) {
+		ip4 = bpf_htonl(LOOPBACK4);
+		ctx->user_ip4 = ip4;
+	}
+	map4(dst, ip4);
 	if (!other_proto(type, proto, &d)) {
 		if (type == SOCK_STREAM)
 			decide_tcp4(dst, port, &d);
@@ -483,6 +692,15 @@ addr6_hook(struct bpf_sock_addr *ctx, __u8 hook)
 	dst[1] = ctx->user_ip6[1];
 	dst[2] = ctx->user_ip6[2];
 	dst[3] = ctx->user_ip6[3];
+	/* :: and ::ffff:0.0.0.0 reach the local host: make them ::1 and
+	 * ::ffff:127.0.0.1, the addresses decided and looked up */
+	if (!(dst[0] | dst[1] | dst[2] | dst[3])) {
+		ctx->user_ip6[3] = bpf_htonl(1);
+		dst[3] = bpf_htonl(1);
+	} else if (is_mapped(dst) && !dst[3]) {
+		ctx->user_ip6[3] = bpf_htonl(LOOPBACK4);
+		dst[3] = bpf_htonl(LOOPBACK4);
+	}
 	if (!other_proto(type, proto, &d)) {
 		if (!is_mapped(dst))
 			decide6(dst, port, proto, &d);
@@ -522,7 +740,14 @@ egr_sendmsg4(struct bpf_sock_addr *ctx)
 	__be16 port = (__be16)ctx->user_port;
 	__be32 dst[4];
 
-	map4(dst, ctx->user_ip4);
+	__be32 ip4 = ctx->user_ip4;
+
+	asm volatile("" : "+r"(ip4)); /* one load, at its offset (above) */
+	if (!ip4) {		      /* 0.0.0.0: the local host (connect4) */
+		ip4 = bpf_htonl(LOOPBACK4);
+		ctx->user_ip4 = ip4;
+	}
+	map4(dst, ip4);
 	if (!other_proto(type, proto, &d))
 		decide_udp4(dst, port, &d);
 	if (d.verdict == EGR_V_REDIRECT) {
@@ -790,20 +1015,39 @@ egr_sock_create(struct bpf_sock *ctx)
 }
 
 /* Refuse binds to egressctl's listener ports on loopback or the wildcard,
- * so nothing in the sandbox can stand in for the proxy. */
+ * so nothing in the sandbox can stand in for the proxy; and binds to an
+ * address and port where a socket from outside the sandbox would receive
+ * (its SO_REUSEPORT group, a more specific address in front of its
+ * wildcard, a SO_REUSEADDR UDP share): neither its connections nor its
+ * datagrams go to the sandbox, whichever socket came first. */
 static __always_inline int
 bind_check(struct bpf_sock_addr *ctx, __u8 hook, const __be32 *a)
 {
 	__be16 port = (__be16)ctx->user_port;
+	__u32 family = ctx->family, type = ctx->type, proto = ctx->protocol;
 	int local = is_mapped(a) ? is_local4(a[3]) : is_local6(a);
+	__be32 any[4] = {}; /* from anywhere, any port */
 
+	asm volatile("" ::: "memory"); /* ctx read at fixed offsets (see connect4) */
 	if (local && is_own_port(port) && !audit_mode) {
-		emit(hook, EGR_V_DENY, EGR_R_BIND_PROXY, EADDRINUSE, ctx->family, ctx->type,
-		     ctx->protocol, a, port);
+		emit(hook, EGR_V_DENY, EGR_R_BIND_PROXY, EADDRINUSE, family, type, proto, a, port);
 		bpf_set_retval(-EADDRINUSE);
 		return SYS_REJECT;
 	}
-	return SYS_PROCEED;
+	if (!port || (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
+		return SYS_PROCEED; /* an ephemeral port is one nobody holds */
+	/* who a connection or datagram to a:port would reach now: nobody,
+	 * or ours (and its whole group) */
+	if (receiver(ctx, a, port, any, 0, (__u8)proto) != RCV_OTHER)
+		return SYS_PROCEED;
+	count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
+	if (audit_mode) {
+		emit(hook, EGR_V_WOULD_DENY, EGR_R_BIND_FOREIGN, 0, family, type, proto, a, port);
+		return SYS_PROCEED;
+	}
+	emit(hook, EGR_V_DENY, EGR_R_BIND_FOREIGN, EADDRINUSE, family, type, proto, a, port);
+	bpf_set_retval(-EADDRINUSE);
+	return SYS_REJECT;
 }
 
 SEC("cgroup/bind4")
@@ -829,66 +1073,19 @@ egr_bind6(struct bpf_sock_addr *ctx)
 	return bind_check(ctx, EGR_H_BIND6, a);
 }
 
-/* Count a bound socket that a loopback connect could reach. */
+/* A UDP socket's egr_conns entry (the DNS responder's index) goes with it:
+ * a later datagram from the same address and port, whoever sends it, finds
+ * no record instead of this socket's (or another run's) process. */
 static __always_inline void
-bind_count(struct bpf_sock *ctx, struct egr_bind_key *k)
+unkey(struct egr_sk_orig *o, __u64 cookie)
 {
-	struct egr_sk_orig *o;
-	__u32 one = 1, *n;
+	struct egr_conn_val *w;
 
-	o = bpf_sk_storage_get(&egr_sk, ctx, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!o || (o->flags & EGR_SK_BOUND))
+	if (!o || !(o->flags & EGR_SK_KEYED))
 		return;
-	n = bpf_map_lookup_elem(&egr_binds, k);
-	if (n)
-		__sync_fetch_and_add(n, 1);
-	else if (bpf_map_update_elem(&egr_binds, k, &one, BPF_NOEXIST)) {
-		n = bpf_map_lookup_elem(&egr_binds, k);
-		if (n)
-			__sync_fetch_and_add(n, 1);
-	}
-	o->bound = *k;
-	o->flags |= EGR_SK_BOUND;
-}
-
-SEC("cgroup/post_bind4")
-int
-egr_post_bind4(struct bpf_sock *ctx)
-{
-	struct egr_bind_key k = {};
-	__be32 ip4 = ctx->src_ip4;
-
-	if (!is_local4(ip4))
-		return SYS_PROCEED;
-	map4(k.addr, ip4);
-	k.port = bpf_htons((__u16)ctx->src_port);
-	k.proto = ctx->protocol;
-	bind_count(ctx, &k);
-	return SYS_PROCEED;
-}
-
-SEC("cgroup/post_bind6")
-int
-egr_post_bind6(struct bpf_sock *ctx)
-{
-	struct egr_bind_key k = {};
-
-	k.addr[0] = ctx->src_ip6[0];
-	k.addr[1] = ctx->src_ip6[1];
-	k.addr[2] = ctx->src_ip6[2];
-	k.addr[3] = ctx->src_ip6[3];
-	if (is_mapped(k.addr)) {
-		if (!is_local4(k.addr[3]))
-			return SYS_PROCEED;
-	} else if (!is_local6(k.addr)) {
-		return SYS_PROCEED;
-	} else if (k.addr[3] == 0) {
-		k.v6any = 1;
-	}
-	k.port = bpf_htons((__u16)ctx->src_port);
-	k.proto = ctx->protocol;
-	bind_count(ctx, &k);
-	return SYS_PROCEED;
+	w = bpf_map_lookup_elem(&egr_conns, &o->key);
+	if (w && w->cookie == cookie)
+		bpf_map_delete_elem(&egr_conns, &o->key);
 }
 
 SEC("cgroup/sock_release")
@@ -897,23 +1094,16 @@ egr_sock_release(struct bpf_sock *ctx)
 {
 	struct egr_sk_orig *o;
 	__u64 cookie;
-	__u32 *n;
 
 	/* the connect/sendmsg record: freed now, unless a TCP fast-path
 	 * socket still has packets to send (then at TCP_CLOSE, sockops) */
 	cookie = bpf_get_socket_cookie(ctx);
 	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	unkey(o, cookie);
 	if (o && (!(o->flags & EGR_SK_CLOSE_CB) ||
 		  (__sync_fetch_and_or(&o->life, EGR_LIFE_RELEASED) & EGR_LIFE_CLOSED)))
 		bpf_map_delete_elem(&egr_socks, &cookie);
-
-	o = bpf_sk_storage_get(&egr_sk, ctx, 0, 0);
-	if (!o || !(o->flags & EGR_SK_BOUND))
-		return SYS_PROCEED;
-	n = bpf_map_lookup_elem(&egr_binds, &o->bound);
-	if (n && __sync_fetch_and_add(n, -1) == 1)
-		bpf_map_delete_elem(&egr_binds, &o->bound);
-	o->flags &= ~EGR_SK_BOUND;
+	unkey(bpf_sk_storage_get(&egr_sk, ctx, 0, 0), cookie);
 	return SYS_PROCEED;
 }
 
@@ -963,44 +1153,27 @@ egr_sendmsg_unix(struct bpf_sock_addr *ctx)
 /* A UDP datagram to the DNS responder: index who sent it by its source
  * address and port, from the connect/sendmsg-time record of its socket, so
  * the responder can attribute the query. (At connect() time a UDP socket
- * has no port yet; its first datagram has one.) */
+ * has no port yet; its first datagram has one.) A socket without such a
+ * record removes whatever entry that address and port had: the responder
+ * then refuses the datagram rather than credit it to an earlier socket. */
 static __always_inline void
-index_dns(struct __sk_buff *skb)
+index_dns(struct __sk_buff *skb, struct bpf_sock *sk, __be32 saddr, __be16 sport)
 {
 	struct egr_conn_key k = {};
-	struct egr_sk_orig *o;
-	struct bpf_sock *sk;
-	__u8 hdr[10];
-	__be16 ports[2];
-	__be32 saddr;
-	__u32 off;
+	struct egr_sk_orig *o = NULL;
 
-	if (bpf_skb_load_bytes(skb, 0, hdr, sizeof(hdr)))
-		return;
-	if (hdr[9] != IPPROTO_UDP)
-		return;
-	off = (hdr[0] & 0x0f) * 4;
-	if (off < 20 || off > 60)
-		return;
-	if (bpf_skb_load_bytes(skb, off, ports, sizeof(ports)))
-		return;
-	if (ports[1] != bpf_htons(dns_port))
-		return;
-	sk = skb->sk;
-	if (!sk)
-		return;
-	sk = bpf_sk_fullsock(sk);
-	if (!sk)
-		return;
-	o = sock_rec(sk, bpf_get_socket_cookie(skb));
-	if (!o || !(o->flags & EGR_SK_INDEX))
-		return;
-	if (bpf_skb_load_bytes(skb, 12, &saddr, 4))
-		return;
 	map4(k.addr, saddr);
-	k.port = ports[0];
+	k.port = sport;
 	k.proto = IPPROTO_UDP;
+	if (sk)
+		o = sock_rec(sk, bpf_get_socket_cookie(skb));
+	if (!o || !(o->flags & EGR_SK_INDEX)) {
+		bpf_map_delete_elem(&egr_conns, &k);
+		return;
+	}
 	bpf_map_update_elem(&egr_conns, &k, &o->who, BPF_ANY);
+	o->key = k; /* removed with the socket (sock_release) */
+	o->flags |= EGR_SK_KEYED;
 }
 
 /* A bare RST: a TCP socket in TCP_CLOSE sends nothing else. Such a socket
@@ -1030,46 +1203,15 @@ is_rst(struct __sk_buff *skb)
 	return (b[1] & 0x07) == 0x04 && skb->len == off + (b[0] >> 4) * 4;
 }
 
-/* Catch-all: a packet from the sandbox leaves only towards loopback or from a
- * socket that connect approved for the fast path. Runs in softirq for some
- * packets: no current-task helpers here. */
-SEC("cgroup_skb/egress")
-int
-egr_skb_egress(struct __sk_buff *skb)
+/* Report a dropped packet, once per socket (later packets of the socket
+ * are dropped silently). Runs in softirq for some packets: no current-task
+ * helpers here. */
+static __always_inline int
+skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, const __be32 *d, __be16 port, __u8 reason)
 {
 	struct egr_sk_orig *o;
-	struct bpf_sock *sk;
-	__be32 d[4] = {};
 	struct egr_event *e;
-	__u64 cookie;
 
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		if (bpf_skb_load_bytes(skb, 16, &d[3], 4))
-			return audit_mode ? SYS_PROCEED : SYS_REJECT;
-		if ((bpf_ntohl(d[3]) >> 24) == 127) {
-			if (dns_port && d[3] == bpf_htonl(LOOPBACK4))
-				index_dns(skb);
-			return SYS_PROCEED;
-		}
-		d[2] = bpf_htonl(0xffff);
-	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
-		if (bpf_skb_load_bytes(skb, 24, d, 16))
-			return audit_mode ? SYS_PROCEED : SYS_REJECT;
-		if (d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == bpf_htonl(1))
-			return SYS_PROCEED;
-	}
-	sk = skb->sk;
-	if (!sk)
-		return audit_mode ? SYS_PROCEED : SYS_REJECT;
-	sk = bpf_sk_fullsock(sk);
-	if (!sk)
-		return audit_mode ? SYS_PROCEED : SYS_REJECT;
-	cookie = bpf_get_socket_cookie(skb);
-	o = bpf_map_lookup_elem(&egr_socks, &cookie);
-	if (o && (o->flags & EGR_SK_DIRECT))
-		return SYS_PROCEED;
-	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb))
-		return SYS_PROCEED;
 	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!o)
 		return audit_mode ? SYS_PROCEED : SYS_REJECT;
@@ -1089,15 +1231,121 @@ egr_skb_egress(struct __sk_buff *skb)
 		e->type = sk->type;
 		e->protocol = sk->protocol;
 		e->verdict = audit_mode ? EGR_V_WOULD_DENY : EGR_V_DENY;
-		e->reason = EGR_R_SKB_DROP;
+		e->reason = reason;
 		e->hook = EGR_H_SKB;
 		e->err = audit_mode ? 0 : EPERM;
 		e->addr[0] = d[0];
 		e->addr[1] = d[1];
 		e->addr[2] = d[2];
 		e->addr[3] = d[3];
-		e->port = (__be16)sk->dst_port;
+		e->port = port;
 		bpf_ringbuf_submit(e, 0);
 	}
 	return audit_mode ? SYS_PROCEED : SYS_REJECT;
+}
+
+/* A packet to loopback (s, d: its addresses, v4-mapped for IPv4; off: where
+ * its transport header starts) passes when it goes to one of egressctl's
+ * listeners, an approved target, or a socket of this sandbox. This is the
+ * connect/sendmsg decision again, on the packet's own addresses and ports
+ * (the source port is known now) and the device it is routed through (a
+ * socket bound to "lo" receives in front of an unbound one): what changed
+ * since connect, or what connect could not see, cannot reach a socket
+ * outside. TCP is checked at its SYN (the later segments belong to the
+ * connection it makes), UDP at every datagram. */
+static __always_inline int
+loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, __u32 off)
+{
+	struct bpf_sock *sk;
+	__be16 p[2];
+	__u8 fl;
+
+	if (l4 != IPPROTO_TCP && l4 != IPPROTO_UDP)
+		/* sock_create refuses raw, ping and the other protocols;
+		 * an IPv6 extension header here means the destination
+		 * options or a routing header a socket asked for */
+		return is_mapped(d) || audit_mode ? SYS_PROCEED : SYS_REJECT;
+	if (bpf_skb_load_bytes(skb, off, p, sizeof(p)))
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
+	sk = skb->sk;
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	if (d[3] == bpf_htonl(LOOPBACK4) && is_mapped(d) && is_own_port(p[1])) {
+		if (l4 == IPPROTO_UDP && dns_port && p[1] == bpf_htons(dns_port))
+			index_dns(skb, sk, s[3], p[0]);
+		return SYS_PROCEED;
+	}
+	if (l4 == IPPROTO_TCP) {
+		if (bpf_skb_load_bytes(skb, off + 13, &fl, 1))
+			return audit_mode ? SYS_PROCEED : SYS_REJECT;
+		if ((fl & 0x12) != 0x02) /* not a SYN (a SYN-ACK answers someone) */
+			return SYS_PROCEED;
+	}
+	if (fast_hit(d, p[1], l4))
+		return SYS_PROCEED;
+	if (receiver(skb, d, p[1], s, p[0], l4) == RCV_OURS)
+		return SYS_PROCEED;
+	if (!sk)
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
+	if (audit_mode) {
+		/* connect/sendmsg reported this socket's would-deny already,
+		 * with its task (finish): not a second time here */
+		struct egr_sk_orig *o = sock_rec(sk, bpf_get_socket_cookie(skb));
+
+		if (o && (o->flags & EGR_SK_DIRECT))
+			return SYS_PROCEED;
+	}
+	return skb_drop(skb, sk, d, p[1], EGR_R_LOOPBACK);
+}
+
+/* Catch-all: a packet from the sandbox leaves only towards loopback (see
+ * loopback_pkt) or from a socket that connect approved for the fast path.
+ * Runs in softirq for some packets: no current-task helpers here. */
+SEC("cgroup_skb/egress")
+int
+egr_skb_egress(struct __sk_buff *skb)
+{
+	struct egr_sk_orig *o;
+	struct bpf_sock *sk;
+	__be32 s[4] = {}, d[4] = {};
+	__u8 h[40];
+	__u64 cookie;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		__u32 off;
+
+		if (bpf_skb_load_bytes(skb, 0, h, 20))
+			return audit_mode ? SYS_PROCEED : SYS_REJECT;
+		__builtin_memcpy(&d[3], h + 16, 4);
+		d[2] = bpf_htonl(0xffff);
+		if ((bpf_ntohl(d[3]) >> 24) == 127) {
+			__builtin_memcpy(&s[3], h + 12, 4);
+			s[2] = bpf_htonl(0xffff);
+			off = (h[0] & 0x0f) * 4;
+			if (off < 20 || off > 60)
+				return audit_mode ? SYS_PROCEED : SYS_REJECT;
+			return loopback_pkt(skb, s, d, h[9], off);
+		}
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		if (bpf_skb_load_bytes(skb, 0, h, 40))
+			return audit_mode ? SYS_PROCEED : SYS_REJECT;
+		__builtin_memcpy(d, h + 24, 16);
+		if (d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == bpf_htonl(1)) {
+			__builtin_memcpy(s, h + 8, 16);
+			return loopback_pkt(skb, s, d, h[6], 40);
+		}
+	}
+	sk = skb->sk;
+	if (!sk)
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return audit_mode ? SYS_PROCEED : SYS_REJECT;
+	cookie = bpf_get_socket_cookie(skb);
+	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	if (o && (o->flags & EGR_SK_DIRECT))
+		return SYS_PROCEED;
+	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb))
+		return SYS_PROCEED;
+	return skb_drop(skb, sk, d, (__be16)sk->dst_port, EGR_R_SKB_DROP);
 }

@@ -15,9 +15,8 @@ struct {
 	__type(value, struct egr_sk_orig);
 } egr_socks SEC(".maps");
 
-/* Per socket, freed with it: bind records (EGR_SK_BOUND), catch-all reports
- * (EGR_SK_SKB_SEEN), audit-mode passes, and connect/sendmsg records while
- * egr_socks is full. */
+/* Per socket, freed with it: catch-all reports (EGR_SK_SKB_SEEN), audit-mode
+ * passes, and connect/sendmsg records while egr_socks is full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -41,15 +40,7 @@ struct {
 	__type(value, struct egr_fast_val);
 } egr_fast SEC(".maps");
 
-/* Loopback-reachable sockets bound inside the cgroup -> how many. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct egr_bind_key);
-	__type(value, __u32);
-} egr_binds SEC(".maps");
-
-/* Deny and redirect events for userspace. */
+/* Deny, redirect and loopback-allow events for userspace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);

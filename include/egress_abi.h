@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 4 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 5 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -25,7 +25,7 @@ enum egr_reason {
 	EGR_R_TRANSPARENT = 1,	  /* TCP redirected to the transparent listener */
 	EGR_R_DNS = 2,		  /* port 53 redirected to the DNS responder */
 	EGR_R_FASTPATH = 3,	  /* approved target, connected directly */
-	EGR_R_LOCAL = 4,	  /* loopback listener of the same cgroup */
+	EGR_R_LOCAL = 4,	  /* loopback socket of this sandbox receives it */
 	EGR_R_PROXY = 5,	  /* connection to egressctl's own proxy listener */
 	EGR_R_IPV6 = 6,		  /* native IPv6 */
 	EGR_R_UDP = 7,		  /* UDP other than DNS */
@@ -35,11 +35,12 @@ enum egr_reason {
 	EGR_R_SCTP = 11,	  /* SCTP (132) */
 	EGR_R_MPTCP = 12,	  /* MPTCP (262) */
 	EGR_R_PROTO = 13,	  /* any other protocol at socket creation */
-	EGR_R_LOOPBACK = 14,	  /* loopback port not served by this cgroup */
+	EGR_R_LOOPBACK = 14,	  /* loopback socket outside this sandbox receives it */
 	EGR_R_ABSTRACT_UNIX = 15, /* abstract unix socket address */
 	EGR_R_NO_LISTENER = 16,	  /* redirect target not configured */
 	EGR_R_BIND_PROXY = 17,	  /* bind to one of egressctl's listener ports */
 	EGR_R_SKB_DROP = 18,	  /* catch-all: packet not to loopback or approved */
+	EGR_R_BIND_FOREIGN = 19,  /* bind where a socket outside this sandbox is bound */
 	EGR_R_MAX,
 };
 
@@ -59,28 +60,21 @@ enum egr_hook {
 };
 
 /* Per-socket flags in struct egr_sk_orig.flags. */
-#define EGR_SK_REDIRECTED 0x01 /* connect rewritten to a listener: translate back */
-#define EGR_SK_DNS	  0x02 /* datagrams to port 53 rewritten: translate replies */
-#define EGR_SK_DIRECT	  0x04 /* fast-path target: skb catch-all lets it pass */
-#define EGR_SK_INDEX	  0x08 /* index by local address at TCP_CONNECT_CB */
-#define EGR_SK_BOUND	  0x10 /* counted in egr_binds; uncount at release */
-#define EGR_SK_LOCAL	  0x20 /* unused since ABI 4 (was: loopback listener of the cgroup) */
-#define EGR_SK_SKB_SEEN	  0x40 /* catch-all drop already reported for this socket */
-#define EGR_SK_CLOSE_CB	  0x80 /* TCP in egr_socks: sockops sees TCP_CLOSE and frees it */
+#define EGR_SK_REDIRECTED 0x01	/* connect rewritten to a listener: translate back */
+#define EGR_SK_DNS	  0x02	/* datagrams to port 53 rewritten: translate replies */
+#define EGR_SK_DIRECT	  0x04	/* fast-path target: skb catch-all lets it pass */
+#define EGR_SK_INDEX	  0x08	/* index by local address at TCP_CONNECT_CB */
+#define EGR_SK_BOUND	  0x10	/* reserved: unused since ABI 5 (was: counted in egr_binds) */
+#define EGR_SK_LOCAL	  0x20	/* reserved: unused since ABI 4 */
+#define EGR_SK_SKB_SEEN	  0x40	/* catch-all drop already reported for this socket */
+#define EGR_SK_CLOSE_CB	  0x80	/* TCP in egr_socks: sockops sees TCP_CLOSE and frees it */
+#define EGR_SK_KEYED	  0x100 /* UDP: egr_conns entry `key` is this socket's; removed at release */
+#define EGR_SK_SEEN_LOCAL 0x200 /* sendmsg: a local allow to seen_addr:seen_port was reported */
 
 /* struct egr_sk_orig.life: who is done with an egr_socks record of a TCP
  * socket that outlives its file (FIN, retransmits); the second frees it. */
 #define EGR_LIFE_RELEASED 0x01 /* sock_release ran: no file refers to it */
 #define EGR_LIFE_CLOSED	  0x02 /* the TCP state became TCP_CLOSE */
-
-/* Map egr_binds (hash): loopback-reachable sockets bound by the cgroup. */
-struct egr_bind_key {
-	__be32 addr[4]; /* bound address, v4-mapped for IPv4; zero = wildcard */
-	__be16 port;	/* bound port, network order */
-	__u8 proto;	/* IPPROTO_TCP or IPPROTO_UDP */
-	__u8 v6any;	/* 1 when bound to the IPv6 wildcard [::] */
-};
-_Static_assert(sizeof(struct egr_bind_key) == 20, "egr_bind_key layout");
 
 /* Map egr_conns (LRU hash): the proxy's view of an accepted connection.
  * Key: the client's local address and port as the proxy's accept() reports
@@ -106,22 +100,27 @@ struct egr_conn_val {
 };
 _Static_assert(sizeof(struct egr_conn_val) == 64, "egr_conn_val layout");
 
-/* What connect/sendmsg/bind saw, per socket: the value of map egr_socks (hash
- * by socket cookie; connect/sendmsg records) and of map egr_sk (sk_storage;
- * bind records, catch-all reports, and connect/sendmsg records when
+/* What connect/sendmsg saw, per socket: the value of map egr_socks (hash by
+ * socket cookie; connect/sendmsg records) and of map egr_sk (sk_storage;
+ * catch-all reports, audit-mode passes, and connect/sendmsg records when
  * egr_socks is full). */
 struct egr_sk_orig {
-	__be32 addr[4];		   /* original destination, v4-mapped for IPv4 */
-	__be16 port;		   /* original destination port */
-	__u16 flags;		   /* EGR_SK_* */
-	__u32 life;		   /* EGR_LIFE_*, changed atomically (egr_socks only) */
-	struct egr_bind_key bound; /* egr_binds key counted for this socket */
-	__u32 pad;		   /* always zero */
-	struct egr_conn_val who;   /* with EGR_SK_INDEX: who.reason; for UDP the
-				    * whole record for egr_conns (TCP: sockops
-				    * fills it in the connecting task) */
+	__be32 addr[4];		 /* original destination, v4-mapped for IPv4 */
+	__be16 port;		 /* original destination port */
+	__u16 flags;		 /* EGR_SK_* */
+	__u32 life;		 /* EGR_LIFE_*, changed atomically (egr_socks only) */
+	struct egr_conn_key key; /* with EGR_SK_KEYED: the egr_conns entry the
+				  * catch-all made for this UDP socket */
+	__u32 pad;		 /* always zero */
+	struct egr_conn_val who; /* with EGR_SK_INDEX: who.reason; for UDP the
+				  * whole record for egr_conns (TCP: sockops
+				  * fills it in the connecting task) */
+	__be32 seen_addr[4];	 /* with EGR_SK_SEEN_LOCAL: the loopback destination */
+	__be16 seen_port;	 /* ... and port of the last local allow reported */
+	__u16 pad2;		 /* always zero */
+	__u32 pad3;		 /* always zero */
 };
-_Static_assert(sizeof(struct egr_sk_orig) == 112, "egr_sk_orig layout");
+_Static_assert(sizeof(struct egr_sk_orig) == 136, "egr_sk_orig layout");
 
 /* Map egr_fast (hash): approved direct targets, and explicit loopback allows. */
 struct egr_fast_key {
@@ -138,7 +137,7 @@ struct egr_fast_val {
 };
 _Static_assert(sizeof(struct egr_fast_val) == 16, "egr_fast_val layout");
 
-/* Ring buffer egr_events: one record per deny and redirect. */
+/* Ring buffer egr_events: one record per deny, redirect and loopback allow. */
 struct egr_event {
 	__u64 time_ns;	 /* CLOCK_BOOTTIME */
 	__u64 cgroup_id; /* cgroup of the task (or of the socket, for skb) */
@@ -166,7 +165,7 @@ enum egr_counter {
 	EGR_C_REDIRECT = 0,   /* connects/sends rewritten to a listener */
 	EGR_C_DENY = 1,	      /* denied (any hook) */
 	EGR_C_FASTPATH = 2,   /* connects that took an approved fast-path entry */
-	EGR_C_LOCAL = 3,      /* connects to loopback servers of the cgroup */
+	EGR_C_LOCAL = 3,      /* connects/sends to loopback sockets of the sandbox */
 	EGR_C_WOULD_DENY = 4, /* audit mode: would have been denied */
 	EGR_C_MAX,
 };

@@ -844,6 +844,145 @@ EOF
 }
 
 # ======================================================================
+# issue 12, holes 1 and 3 (regression test): two runs side by side with
+# different policies. Run B allows **.wild.test; its command resolved a
+# name through port 53 (from 127.0.0.1:X) and closed the socket. Run A
+# (allowed.test only) used B's DNS port, UDP and TCP, B's HTTP proxy,
+# SOCKS5 and transparent ports -- behind [::] binds of those ports, which
+# made them look like A's own -- and its UDP query from B's old
+# 127.0.0.1:X was credited to B's process by B's stale index entry and
+# answered under B's policy. Now A's programs refuse every one of B's
+# ports (they belong to no socket of A's), and B's responder has no entry
+# for X once B's socket is gone: a run A in audit mode (its programs let
+# everything through) and a host process get no answer from B either.
+# ======================================================================
+# bstat PID: "HTTP SOCKS TRANSPARENT DNS ACCEPTED UNATTRIBUTED QUERIES" of
+# the live run with egressctl pid PID (egressctl status -j)
+bstat() {
+	in_sbx timeout 10 "$EGRESSCTL" status -j 2>/dev/null | "$PY" -c '
+import json, sys
+try:
+    doc = json.load(sys.stdin)
+except ValueError:
+    sys.exit()
+for o in doc if isinstance(doc, list) else []:
+    r = (o or {}).get("run") or {}
+    if r.get("pid") == int(sys.argv[1]):
+        p, d = r.get("proxy") or {}, r.get("dns") or {}
+        print(p.get("http_port"), p.get("socks_port"), p.get("transparent_port"), d.get("port"),
+              p.get("accepted"), p.get("unattributed"), d.get("queries"))' "$1"
+}
+
+test_two_runs() {
+	local t=two_runs bpid x st bhttp bsocks btp bdns acc0 una0 q0 acc una q p
+	script "${t}_b" <<EOF
+$PY $C/probe.py --token $t.b dns_udp $RESOLV_NS tr-b1.wild.test 53
+touch \$RW/$t.b.ready
+await $W/$t.b.go
+EOF
+	drun_bg "${t}_b" --allow '**.wild.test' -- /bin/sh "$W/${t}_b.sh"
+	bpid=$EGR_PID
+	if ! wait_for 20 test -e "$RW/$t.b.ready" || ! st=$(bstat "$bpid") || [ -z "$st" ]; then
+		fail "$t.setup" "run B did not come up: $(head -c 400 "$W/${t}_b.err")"
+		touch "$W/$t.b.go"
+		egr_join 10
+		return 0
+	fi
+	read -r bhttp bsocks btp bdns _ <<<"$st"
+	note "$t: run B (pid $bpid): http $bhttp, socks $bsocks, transparent $btp, dns $bdns"
+	# control: B's own query was answered under B's policy, from 127.0.0.1:X
+	jvl "$(nth_json "$W/${t}_b.out" 1)"
+	a_pj "$t.control.b_answered" "B's query: ok, answer" "$P_ok, $P_data" "true, $(re "$A_WILD")"
+	a_pj "$t.control.b_port" "B's query socket" "$P_local" "0\\.0\\.0\\.0:[0-9]+"
+	x=${P_local##*:}
+	# control: B's listeners are up (a connection from outside any sandbox
+	# is accepted, and refused as unattributed)
+	jvl "$(probe_root --token "$t.outside" tcp4 127.0.0.1 "$bhttp")"
+	a_pj "$t.control.b_proxy_listens" "connect to B's proxy from outside: the step reached" \
+		"$P_step" "(send|recv)"
+	read -r _ _ _ _ acc0 una0 q0 <<<"$(bstat "$bpid")"
+
+	# run A, enforcing: every one of B's ports, each behind a [::] bind of it
+	script "${t}_a" <<EOF
+P="$PY $C/probe.py"
+\$P --token a.udp dns_udp 127.0.0.1 tr-a1.wild.test $bdns
+\$P --token a.stale bound udp/6/::/$bdns/v6only -- dns_udp_from 127.0.0.1 $x 127.0.0.1 tr-a2.wild.test $bdns
+\$P --token a.tcp bound tcp/6/::/$bdns/v6only -- dns_tcp 127.0.0.1 tr-a3.wild.test $bdns
+\$P --token a.http bound tcp/6/::/$bhttp/v6only -- tcp4 127.0.0.1 $bhttp
+\$P --token a.socks bound tcp/6/::/$bsocks/v6only -- tcp4 127.0.0.1 $bsocks
+\$P --token a.tp bound tcp/6/::/$btp/v6only -- tcp4 127.0.0.1 $btp
+\$P --timeout 30 bound tcp/6/::/$bhttp/v6only tcp/6/::/$bsocks/v6only ready=\$RW/$t.a.held -- hold_until \$RW/$t.a.done >/dev/null &
+await \$RW/$t.a.held
+curl -sS --max-time 5 -x http://127.0.0.1:$bhttp http://tr-a4.wild.test/ >/dev/null 2>&1; echo "CURL http rc=\$?"
+curl -sS --max-time 5 --socks5-hostname 127.0.0.1:$bsocks http://tr-a5.wild.test/ >/dev/null 2>&1; echo "CURL socks rc=\$?"
+touch \$RW/$t.a.done; wait
+EOF
+	drun "${t}_a" --allow allowed.test -- /bin/sh "$W/${t}_a.sh"
+	a_rc "$t.a.exit" 0 "${t}_a"
+	jvl "$(nth_json "$W/${t}_a.out" 1)"
+	a_pj "$t.a.dns_udp.refused" "ok/errno" "$P_ok/$P_errno" "false/EPERM"
+	jvl "$(nth_json "$W/${t}_a.out" 2)"
+	a_pj "$t.a.dns_udp_from_b_port.refused" "held, bound to, ok/errno, answer" \
+		"$P_held, $P_local, $P_ok/$P_errno, $P_data" \
+		"\\[\"OK \\[::\\]:$bdns\"\\], 127\\.0\\.0\\.1:$x, false/EPERM, "
+	jvl "$(nth_json "$W/${t}_a.out" 3)"
+	a_pj "$t.a.dns_tcp.refused" "ok/errno" "$P_ok/$P_errno" "false/ECONNREFUSED"
+	jvl "$(nth_json "$W/${t}_a.out" 4)"
+	a_pj "$t.a.http_proxy.refused" "ok/errno" "$P_ok/$P_errno" "false/ECONNREFUSED"
+	jvl "$(nth_json "$W/${t}_a.out" 5)"
+	a_pj "$t.a.socks5.refused" "ok/errno" "$P_ok/$P_errno" "false/ECONNREFUSED"
+	jvl "$(nth_json "$W/${t}_a.out" 6)"
+	a_pj "$t.a.transparent.refused" "ok/errno" "$P_ok/$P_errno" "false/ECONNREFUSED"
+	a_grep "$t.a.curl_http.refused" "$W/${t}_a.out" "^CURL http rc=7\$"
+	a_grep "$t.a.curl_socks.refused" "$W/${t}_a.out" "^CURL socks rc=(7|97)\$"
+	for p in "$bdns" "$bhttp" "$bsocks" "$btp"; do
+		a_jlog "$t.a.logged.$p" "$W/${t}_a.jlog" decision=deny source=bpf ip=127.0.0.1 "port=$p" \
+			"reason=loopback port not served by this sandbox"
+	done
+	read -r _ _ _ _ acc una q <<<"$(bstat "$bpid")"
+	a_eq "$t.a.b_saw_nothing" "B's accepted, unattributed, queries (before A: $acc0 $una0 $q0)" \
+		"$acc $una $q" "$acc0 $una0 $q0"
+
+	# run A in audit mode: its programs let everything through, B's
+	# listeners refuse what is not in B's own index
+	script "${t}_c" <<EOF
+P="$PY $C/probe.py"
+\$P --token c.stale dns_udp_from 127.0.0.1 $x 127.0.0.1 tr-c1.wild.test $bdns
+\$P --token c.tcp dns_tcp 127.0.0.1 tr-c2.wild.test $bdns
+curl -sS --max-time 5 -x http://127.0.0.1:$bhttp http://tr-c3.wild.test/ >/dev/null 2>&1; echo "CURL http rc=\$?"
+curl -sS --max-time 5 --socks5-hostname 127.0.0.1:$bsocks http://tr-c4.wild.test/ >/dev/null 2>&1; echo "CURL socks rc=\$?"
+\$P --token c.tp tcp4 127.0.0.1 $btp
+EOF
+	drun "${t}_c" --audit --allow allowed.test -- /bin/sh "$W/${t}_c.sh"
+	a_rc "$t.audit.exit" 0 "${t}_c"
+	jvl "$(nth_json "$W/${t}_c.out" 1)"
+	a_pj "$t.audit.dns_udp_from_b_port.unanswered" "bound to, ok/errno" "$P_local, $P_ok/$P_errno" \
+		"127\\.0\\.0\\.1:$x, false/TIMEOUT"
+	jvl "$(nth_json "$W/${t}_c.out" 2)"
+	a_pj "$t.audit.dns_tcp.unanswered" "ok/errno" "$P_ok/$P_errno" "false/(EOF|ECONNRESET|TIMEOUT)"
+	a_grep "$t.audit.curl_http.unanswered" "$W/${t}_c.out" "^CURL http rc=(52|56)\$"
+	a_grep "$t.audit.curl_socks.unanswered" "$W/${t}_c.out" "^CURL socks rc=(52|56|97)\$"
+	jvl "$(nth_json "$W/${t}_c.out" 3)"
+	a_pj "$t.audit.transparent.unanswered" "ok/errno, data" "$P_ok/$P_errno, $P_data" \
+		"(true/|false/ECONNRESET), "
+	a_jlog "$t.audit.would_deny_logged" "$W/${t}_c.jlog" decision=would-deny source=bpf ip=127.0.0.1 \
+		"port=$bdns"
+	# a host process outside any sandbox, from 127.0.0.1:X: no answer
+	jvl "$(probe_root --token "$t.host" dns_udp_from 127.0.0.1 "$x" 127.0.0.1 tr-h1.wild.test "$bdns")"
+	a_pj "$t.host.dns_udp_from_b_port.unanswered" "bound to, ok/errno" "$P_local, $P_ok/$P_errno" \
+		"127\\.0\\.0\\.1:$x, false/TIMEOUT"
+	read -r _ _ _ _ acc una q <<<"$(bstat "$bpid")"
+	a_eq "$t.b.answered_only_its_own" "B's DNS queries (before: $q0)" "$q" "$q0"
+	a_eq "$t.b.refused_the_audit_run" "B's unattributed refusals (before: $una0)" "$una" "$((una0 + 3))"
+
+	touch "$W/$t.b.go"
+	egr_join 20
+	a_rc "$t.b.exit" 0 "${t}_b"
+	a_jlog_none "$t.b.judged_nothing_of_a" "$W/${t}_b.jlog" "host=tr-[ach][0-9].*"
+	a_never "$t.never_upstream" "tr-[ach][0-9]\\.wild\\.test"
+}
+
+# ======================================================================
 # the whole run: DNS reached the wire only for the suite's dnsmasq, the
 # down upstream of test 10 and the control address, never the host's
 # resolver
@@ -909,6 +1048,6 @@ EOF
 
 # ======================================================================
 
-ALL_TESTS="resolve denied local_answers types cache fastpath fastpath_held upstream_down garbage outsider hygiene${E2E_MEASURE:+ measure}"
+ALL_TESTS="resolve denied local_answers types cache fastpath fastpath_held upstream_down garbage outsider two_runs hygiene${E2E_MEASURE:+ measure}"
 
 suite_main dns.sh dns_setup "ip nsenter setpriv unshare mount tcpdump ss dig getent dnsmasq bpftool timeout" "$@"

@@ -628,3 +628,75 @@ script() {
 	} >"$W/$1.sh"
 	chmod 0644 "$W/$1.sh"
 }
+
+# a_jlog_n NAME FILE N KEY=ERE...: exactly N JSON lines of the decision log
+# FILE have every KEY matching (as in a_jlog)
+a_jlog_n() {
+	local name=$1 file=$2 want=$3 r
+	shift 3
+	r=$("$PY" - "$file" "$want" "$@" <<'EOF2'
+import json, re, sys
+path, want, conds = sys.argv[1], int(sys.argv[2]), [c.split("=", 1) for c in sys.argv[3:]]
+def s(v):
+    return v if isinstance(v, str) else json.dumps(v)
+hits = []
+try:
+    with open(path) as f:
+        for ln in f:
+            try:
+                d = json.loads(ln)
+            except ValueError:
+                continue
+            if all(k in d and re.fullmatch(v, s(d[k])) for k, v in conds):
+                hits.append(json.dumps(d, sort_keys=True))
+except OSError as e:
+    print("cannot read %s: %s" % (path, e))
+    sys.exit()
+print("ok" if len(hits) == want else "%d decision(s) match, want %d: %s" % (len(hits), want, " | ".join(hits[:3])[:600]))
+EOF2
+)
+	if [ "$r" = ok ]; then ok "$name"; else fail "$name" "$r"; fi
+}
+
+# host_svc TAG PROTO ADDR PORT [OPTS [USER [ARGS...]]]: a "host service"
+# outside the cgroup, in the sbx netns (clients/servers.py host: an echo
+# socket with the socket options OPTS, "reuseaddr,reuseport,v6only"), run
+# as root or as the uid USER; every connection and datagram is logged to
+# $RW/TAG.host. Waits until it is up (status 1 if it never is, after a FAIL
+# line); HOST_PID is its pid, for host_stop.
+host_svc() {
+	local tag=$1 proto=$2 addr=$3 port=$4 opts=${5:-} user=${6:-} i
+	local -a who=() more=("${@:7}")
+	[ -n "$user" ] && who=(setpriv --reuid="$user" --regid="$user" --clear-groups --)
+	: >"$RW/$tag.host"
+	chmod 0666 "$RW/$tag.host"
+	nsenter --net="$NS_SBX" "${who[@]}" "$PY" "$C/servers.py" host --log "$RW/$tag.host" \
+		--proto "$proto" --addr "$addr" --port "$port" --opts "$opts" "${more[@]}" \
+		>"$W/$tag.host.ready" 2>"$W/$tag.host.err" &
+	HOST_PID=$!
+	PIDS+=("$HOST_PID")
+	for i in $(seq 100); do
+		grep -q READY "$W/$tag.host.ready" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "$tag.host" "the host service $proto $addr:$port ($opts) did not start: $(head -c 300 "$W/$tag.host.err")"
+	return 1
+}
+host_stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }	# host_stop PID
+
+# jvl LINE / egr_jsonl TAG [N]: jv / egr_json, with the keys of probe.py's
+# `bound`, `recv_fd`, `sendmmsg` and DNS lines always defined (set -u):
+# P_held P_received P_sent P_local ("" when absent)
+jvl() {
+	unset P_held P_received P_sent P_local
+	jv "$1"
+	: "${P_held:=}" "${P_received:=}" "${P_sent:=}" "${P_local:=}"
+}
+egr_jsonl() {
+	local r
+	unset P_held P_received P_sent P_local
+	egr_json "$@"
+	r=$?
+	: "${P_held:=}" "${P_received:=}" "${P_sent:=}" "${P_local:=}"
+	return $r
+}

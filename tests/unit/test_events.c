@@ -165,6 +165,29 @@ test_reasons_named(void **state)
 	assert_string_equal(events_reason(1000), "?");
 }
 
+/* a loopback allow (the sandbox's own server) reaches the decision log as
+ * "allow", every other verdict keeps its word */
+static void
+test_decision_words(void **state)
+{
+	struct egr_event e = ev4("127.0.0.1", 6001);
+	char buf[256];
+
+	(void)state;
+	e.verdict = EGR_V_ALLOW;
+	e.reason = EGR_R_LOCAL;
+	assert_string_equal(events_decision(&e), "allow");
+	events_format(&e, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "allowed "));
+	assert_non_null(strstr(buf, "127.0.0.1:6001 (loopback socket of this sandbox)"));
+	e.verdict = EGR_V_DENY;
+	assert_string_equal(events_decision(&e), "deny");
+	e.verdict = EGR_V_WOULD_DENY;
+	assert_string_equal(events_decision(&e), "would-deny");
+	e.verdict = EGR_V_REDIRECT;
+	assert_string_equal(events_decision(&e), "redirect");
+}
+
 static void
 test_truncation(void **state)
 {
@@ -187,7 +210,8 @@ main(void)
 		cmocka_unit_test(test_redirect),      cmocka_unit_test(test_would_deny),
 		cmocka_unit_test(test_sock_create),   cmocka_unit_test(test_abstract_unix),
 		cmocka_unit_test(test_hostile_comm),  cmocka_unit_test(test_skb_unknown_task),
-		cmocka_unit_test(test_reasons_named), cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_reasons_named), cmocka_unit_test(test_decision_words),
+		cmocka_unit_test(test_truncation),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);

@@ -225,8 +225,6 @@ on_event(const struct egr_event *e, void *arg)
 	char line[512], dest[160], comm[17], suggest[160] = "";
 	unsigned int port = ntohs(e->port);
 
-	if (e->verdict == EGR_V_ALLOW)
-		return;
 	events_dest(e, dest, sizeof(dest));
 	memcpy(comm, e->comm, 16);
 	comm[16] = 0;
@@ -255,9 +253,7 @@ on_event(const struct egr_event *e, void *arg)
 	/* a loopback port opens with an address rule; nothing else here can */
 	if (e->reason == EGR_R_LOOPBACK && ss.ss_family == AF_INET)
 		snprintf(suggest, sizeof(suggest), "%s", dest);
-	r.decision = e->verdict == EGR_V_DENY	      ? "deny"
-		     : e->verdict == EGR_V_WOULD_DENY ? "would-deny"
-						      : "redirect";
+	r.decision = events_decision(e);
 	r.reason = events_reason(e->reason);
 	r.source = "bpf";
 	r.pid = e->tgid;
@@ -266,7 +262,7 @@ on_event(const struct egr_event *e, void *arg)
 	r.dest = dest;
 	r.suggest = suggest[0] ? suggest : NULL;
 	audit_write(st->audit, &r);
-	if (e->verdict == EGR_V_REDIRECT)
+	if (e->verdict == EGR_V_REDIRECT || e->verdict == EGR_V_ALLOW)
 		return;
 	events_format(e, line, sizeof(line));
 	denial_line(st, line);
@@ -798,6 +794,7 @@ run_main(struct run_opts *o)
 	lo.unix_hooks = !o->allow_abstract_unix;
 	lo.emit_redirects = o->log_file || log_verbose > 0; /* only when someone reads them */
 	lo.audit_mode = o->audit;
+	lo.sandbox_cgid = cgid;
 	memcpy(lo.skip_progs, o->skip_progs, sizeof(lo.skip_progs));
 	lo.socks_max = o->socks_max;
 	lo.on_event = on_event;

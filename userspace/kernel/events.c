@@ -13,7 +13,7 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_TRANSPARENT] = "to the transparent proxy",
 	[EGR_R_DNS] = "to the DNS responder",
 	[EGR_R_FASTPATH] = "approved target",
-	[EGR_R_LOCAL] = "loopback server of this cgroup",
+	[EGR_R_LOCAL] = "loopback socket of this sandbox",
 	[EGR_R_PROXY] = "egressctl proxy",
 	[EGR_R_IPV6] = "ipv6 denied",
 	[EGR_R_UDP] = "udp other than dns denied",
@@ -23,11 +23,12 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_SCTP] = "sctp denied",
 	[EGR_R_MPTCP] = "mptcp denied",
 	[EGR_R_PROTO] = "protocol denied",
-	[EGR_R_LOOPBACK] = "loopback port not served by this cgroup",
+	[EGR_R_LOOPBACK] = "loopback port not served by this sandbox",
 	[EGR_R_ABSTRACT_UNIX] = "abstract unix sockets denied",
 	[EGR_R_NO_LISTENER] = "no egressctl listener for it",
 	[EGR_R_BIND_PROXY] = "port reserved for egressctl",
 	[EGR_R_SKB_DROP] = "dropped by the catch-all",
+	[EGR_R_BIND_FOREIGN] = "address and port held outside the sandbox",
 };
 
 const char *
@@ -36,6 +37,21 @@ events_reason(unsigned int reason)
 	if (reason >= EGR_R_MAX || !reasons[reason])
 		return "?";
 	return reasons[reason];
+}
+
+const char *
+events_decision(const struct egr_event *e)
+{
+	switch (e->verdict) {
+	case EGR_V_DENY:
+		return "deny";
+	case EGR_V_WOULD_DENY:
+		return "would-deny";
+	case EGR_V_REDIRECT:
+		return "redirect";
+	default:
+		return "allow";
+	}
 }
 
 static void

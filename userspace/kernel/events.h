@@ -1,5 +1,5 @@
 /* Kernel events (struct egr_event) in words: one line per event, for the
- * denial lines on stderr. Pure: no I/O. */
+ * denial lines on stderr and the decision log. Pure: no I/O. */
 #ifndef EVENTS_H
 #define EVENTS_H
 
@@ -9,6 +9,10 @@
 
 /* "ipv6 denied", "to the transparent proxy", ...; "?" for unknown values. */
 const char *events_reason(unsigned int reason);
+
+/* The decision log's word for e's verdict: "allow" (a loopback socket of
+ * the sandbox), "deny", "would-deny" or "redirect". */
+const char *events_decision(const struct egr_event *e);
 
 /* Writes e's destination: "198.51.100.7:80", "[2001:db8::1]:443", "@name",
  * or a socket description for socket-creation events. */

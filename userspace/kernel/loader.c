@@ -166,6 +166,57 @@ on_ring(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* What the programs need beyond the hooks themselves, so that a kernel
+ * without it fails here, in words, not in the verifier: the receive
+ * lookup (bpf_sk_lookup_tcp/udp in the sock_addr and skb programs), the
+ * bpf_loop over a SO_REUSEPORT group and the bpf_rdonly_cast kfunc
+ * (Linux 6.2) that reads the receiving socket's cgroup. */
+static int
+loader_check_kernel(char *errbuf, size_t errlen)
+{
+	static const struct {
+		enum bpf_prog_type type;
+		enum bpf_func_id func;
+		const char *what;
+	} need[] = {
+		{BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_FUNC_sk_lookup_tcp,
+		 "bpf_sk_lookup_tcp in cgroup/connect"},
+		{BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_FUNC_sk_lookup_udp,
+		 "bpf_sk_lookup_udp in cgroup/connect"},
+		{BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_sk_lookup_tcp,
+		 "bpf_sk_lookup_tcp in cgroup_skb"},
+		{BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_sk_lookup_udp,
+		 "bpf_sk_lookup_udp in cgroup_skb"},
+		{BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_FUNC_loop, "bpf_loop (Linux 5.17)"},
+	};
+	struct btf *btf;
+	int id;
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		if (libbpf_probe_bpf_helper(need[i].type, need[i].func, NULL) != 1) {
+			snprintf(errbuf, errlen,
+				 "this kernel lacks %s, needed to tell the sandbox's own loopback "
+				 "sockets from the host's",
+				 need[i].what);
+			return -ENOTSUP;
+		}
+	}
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		snprintf(errbuf, errlen, "cannot read the kernel's BTF: %s", strerror(errno));
+		return -ENOTSUP;
+	}
+	id = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC);
+	btf__free(btf);
+	if (id < 0) {
+		snprintf(errbuf, errlen,
+			 "this kernel lacks the bpf_rdonly_cast kfunc (Linux 6.2), needed to tell "
+			 "the sandbox's own loopback sockets from the host's");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
 struct loader *
 loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 {
@@ -180,6 +231,9 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	ld->on_event = o->on_event;
 	ld->arg = o->arg;
 	ld->unix_hooks = o->unix_hooks;
+	err = loader_check_kernel(errbuf, errlen);
+	if (err)
+		goto out_free;
 	ld->skel = egress_bpf__open();
 	if (!ld->skel) {
 		err = -errno;
@@ -191,6 +245,7 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	memcpy((void *)ld->skel->rodata->proxy_ports, o->proxy_ports, sizeof(o->proxy_ports));
 	ld->skel->rodata->emit_redirects = o->emit_redirects;
 	ld->skel->rodata->audit_mode = o->audit_mode;
+	ld->skel->rodata->sandbox_cgid = o->sandbox_cgid;
 
 	if (o->unix_hooks) {
 		err = loader_unix_attach_types(&uconn, &usend);
@@ -310,6 +365,15 @@ loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t 
 	char root[PATH_MAX];
 	int err;
 
+	if (!cgid || cgid != ld->skel->rodata->sandbox_cgid) {
+		/* the programs would take sockets of another cgroup (or none)
+		 * for the sandbox's own loopback servers */
+		snprintf(errbuf, errlen,
+			 "the BPF programs were loaded for cgroup %llu, not %llu (a bug)",
+			 (unsigned long long)ld->skel->rodata->sandbox_cgid,
+			 (unsigned long long)cgid);
+		return -EINVAL;
+	}
 	err = loader_pin_root(root, sizeof(root));
 	if (err) {
 		snprintf(errbuf, errlen, "cannot set up bpffs pins: %s", strerror(-err));

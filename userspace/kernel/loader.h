@@ -21,6 +21,9 @@ struct loader_opts {
 	bool unix_hooks;	 /* deny abstract unix sockets (needs kernel >= 6.7) */
 	bool emit_redirects;	 /* report redirects on the ring buffer too */
 	bool audit_mode;	 /* record would-deny events, deny nothing */
+	/* the cgroup the programs will be attached to (loader_attach's cgid):
+	 * loopback sockets created in it or below are the sandbox's own */
+	uint64_t sandbox_cgid;
 	/* programs not to load, by name without "egr_" (tests of the layers
 	 * behind them; only the EGR_TESTING build exposes this) */
 	const char *skip_progs[8];
@@ -45,7 +48,9 @@ struct loader *loader_open(const struct loader_opts *o, char *errbuf, size_t err
 /* Attaches every program to the cgroup (fd of its directory) as bpf_links
  * and pins links and maps under <pin root>/<cgid>/. Stale pins left there
  * by an egressctl that was killed are replaced only after the new links are
- * attached, so enforcement has no gap. Returns 0 or -errno (errbuf set). */
+ * attached, so enforcement has no gap. cgid must be the sandbox_cgid the
+ * programs were loaded with (-EINVAL otherwise). Returns 0 or -errno
+ * (errbuf set). */
 int loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t errlen);
 
 /* Unpins and detaches everything loader_attach() made. */

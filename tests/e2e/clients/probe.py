@@ -70,9 +70,13 @@ def own_cgroup():
     return None
 
 
+EXTRA = {}  # reported with the attempt ("held": what `bound` set up)
+
+
 def emit(ok, err=None, peer=None, data=None, **kw):
     d = {"ok": bool(ok), "errno": err, "peer": peer, "data": data,
          "pid": os.getpid(), "cg": own_cgroup(), "step": STEP[0]}
+    d.update(EXTRA)
     d.update(kw)
     try:
         sys.stdout.write(json.dumps(d) + "\n")
@@ -235,6 +239,10 @@ def cmd_udp6_sendto(a, p):
     dgram_attempt(socket.AF_INET6, 0, (a, int(p)), False)
 
 
+def cmd_udp_mapped_sendto(a, p):
+    dgram_attempt(socket.AF_INET6, 0, ("::ffff:" + a, int(p)), False)
+
+
 def cmd_udp_connected_send(a, p):
     dgram_attempt(socket.AF_INET, 0, (a, int(p)), True)
 
@@ -371,7 +379,29 @@ def cmd_dns_udp(server, name, port="53", connected=False):
     peer = fmt(src)
     if connected:
         peer = fmt(s.getpeername())
-    dns_result(reply, qid, peer, source=fmt(src))
+    dns_result(reply, qid, peer, source=fmt(src), local=fmt(s.getsockname()))
+
+
+def cmd_dns_udp_from(src, sport, server, name, port="53"):
+    """A UDP query from SRC:SPORT (bound with SO_REUSEADDR first): the
+    address and port another socket used before."""
+    qid = random.randrange(1, 65535)
+    STEP[0] = "bind"
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((src, int(sport)))
+        STEP[0] = "sendto"
+        s.sendto(dns_query(name, qid), (server, int(port)))
+    except OSError as e:
+        fail(e, local=fmt(s.getsockname()))
+    STEP[0] = "recv"
+    s.settimeout(2.0)
+    try:
+        reply, peer = s.recvfrom(4096)
+    except (socket.timeout, OSError) as e:
+        fail(e, local=fmt(s.getsockname()))
+    dns_result(reply, qid, fmt(peer), local=fmt(s.getsockname()))
 
 
 def cmd_dns_udp_connected(server, name, port="53"):
@@ -876,6 +906,143 @@ def cmd_conn_batch(host, fport, rport, n, held, go, done, last):
     if not wait_file(last):
         emit(False, "NOEND", good=good, bad=bad, held=len(hold))
     emit(not bad, None, good=good, bad=bad, held=len(hold))
+
+
+# --- sockets held while an attempt runs (the loopback class) -----------------
+
+IP_FREEBIND = 15
+IP_TRANSPARENT = 19
+HELD = []  # kept open until the process exits
+
+
+def own_echo(s, stream):
+    """Serves the sandbox's own socket: "own-echo " + what arrived."""
+    def loop():
+        while True:
+            try:
+                if stream:
+                    c, _ = s.accept()
+                    c.settimeout(3)
+                    data = c.recv(4096)
+                    c.sendall(b"own-echo " + data)
+                    c.close()
+                else:
+                    data, peer = s.recvfrom(4096)
+                    s.sendto(b"own-echo " + data, peer)
+            except OSError:
+                return
+    import threading
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def hold(spec):
+    """PROTO/FAMILY/ADDR/PORT[/OPT,...]: a socket made, bound and kept.
+    OPT: v6only, dual (IPV6_V6ONLY off), reuseaddr, reuseport, freebind,
+    transparent (IP_TRANSPARENT), listen, serve (answer "own-echo ..."),
+    shutdown (listen, then shutdown(): the port is free, the socket open),
+    close (closed again once set up).  Returns "OK [addr]:port" or what
+    failed ("bind:EADDRINUSE", "setsockopt:EPERM")."""
+    parts = spec.split("/")
+    proto, fam, addr, port = parts[:4]
+    opts = parts[4].split(",") if len(parts) > 4 and parts[4] else []
+    family = socket.AF_INET6 if fam == "6" else socket.AF_INET
+    stream = proto == "tcp"
+    s = socket.socket(family, socket.SOCK_STREAM if stream else socket.SOCK_DGRAM)
+    setopts = [("v6only", socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1),
+               ("dual", socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0),
+               ("reuseaddr", socket.SOL_SOCKET, socket.SO_REUSEADDR, 1),
+               ("reuseport", socket.SOL_SOCKET, socket.SO_REUSEPORT, 1),
+               ("freebind", socket.IPPROTO_IP, IP_FREEBIND, 1),
+               ("transparent", socket.IPPROTO_IP, IP_TRANSPARENT, 1)]
+    try:
+        for name, lvl, opt, val in setopts:
+            if name in opts:
+                STEP[0] = "setsockopt"
+                s.setsockopt(lvl, opt, val)
+        STEP[0] = "bind"
+        s.bind((addr, int(port)))
+        if stream and ("listen" in opts or "serve" in opts or "shutdown" in opts):
+            STEP[0] = "listen"
+            s.listen(16)
+        bound_at = fmt(s.getsockname())
+        if "shutdown" in opts:
+            STEP[0] = "shutdown"
+            s.shutdown(socket.SHUT_RDWR)
+    except OSError as e:
+        s.close()
+        return "%s:%s" % (STEP[0], ename(e.errno))
+    if "serve" in opts:
+        own_echo(s, stream)
+    if "close" in opts:
+        s.close()
+    else:
+        HELD.append(s)
+    return "OK " + bound_at
+
+
+def cmd_bound(*args):
+    """bound SPEC... [ready=FILE] [wait=FILE] -- SUBCMD ARG...: hold the
+    sockets of every SPEC (see hold()), create FILE ready, wait for FILE
+    wait, then run SUBCMD; its JSON line gets "held": [result per SPEC]."""
+    if "--" not in args:
+        emit(False, "USAGE", msg="bound: no -- SUBCMD")
+    i = args.index("--")
+    specs, sub = args[:i], list(args[i + 1:])
+    EXTRA["held"] = []
+    ready = wait = None
+    for spec in specs:
+        if spec.startswith("ready="):
+            ready = spec[6:]
+        elif spec.startswith("wait="):
+            wait = spec[5:]
+        else:
+            EXTRA["held"].append(hold(spec))
+    STEP[0] = "start"
+    if ready:
+        open(ready, "w").close()
+    if wait and not wait_file(wait, OPTS["timeout"]):
+        emit(False, "NOGO")
+    run(sub)
+
+
+def cmd_hold_until(path):
+    """Nothing of its own: `bound ... -- hold_until FILE` keeps the held
+    sockets until FILE exists."""
+    STEP[0] = "hold"
+    emit(wait_file(path, OPTS["timeout"]), None)
+
+
+def cmd_recv_fd(path, *args):
+    """recv_fd PATH -- SUBCMD ARG...: takes the socket that the server on
+    the unix socket PATH passes (SCM_RIGHTS), keeps it, and runs SUBCMD;
+    "received": the address the passed socket is bound to."""
+    if not args or args[0] != "--":
+        emit(False, "USAGE", msg="recv_fd: no -- SUBCMD")
+    STEP[0] = "recv_fd"
+    try:
+        u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        u.settimeout(3)
+        u.connect(path)
+        _, fds, _, _ = socket.recv_fds(u, 16, 1)
+        if not fds:
+            emit(False, "NOFD")
+        s = socket.socket(fileno=fds[0])
+        HELD.append(s)
+        EXTRA["received"] = fmt(s.getsockname())
+    except OSError as e:
+        fail(e)
+    run(list(args[1:]))
+
+
+def cmd_ip_transparent():
+    """setsockopt(IP_TRANSPARENT) on a TCP socket (needs CAP_NET_ADMIN)."""
+    STEP[0] = "setsockopt"
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.IPPROTO_IP, IP_TRANSPARENT, 1)
+    except OSError as e:
+        fail(e)
+    emit(True)
 
 
 def cmd_noop():

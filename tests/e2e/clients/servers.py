@@ -17,6 +17,13 @@ server did and did NOT see.
       a loopback TCP echo server (the "host service" a sandbox must not reach),
       and abstract / filesystem unix sockets.
 
+  servers.py host --log F --proto tcp|udp --addr A --port P [--opts O,...]
+                  [--pass PATH]
+      One "host service" outside the cgroup, as a loopback class test needs
+      it: echo (TCP or UDP) on A:P, with the socket options O (reuseaddr,
+      reuseport, v6only, bindlo: SO_BINDTODEVICE "lo").  --pass PATH: also hand the listening socket
+      itself (SCM_RIGHTS) to every client of the unix socket PATH.
+
 Prints READY on stdout once every socket listens.
 """
 import os
@@ -167,6 +174,55 @@ def unix_dgram(path):
     threading.Thread(target=loop, daemon=True).start()
 
 
+def host_service(opt):
+    """servers.py host: one echo socket with the options a test asks for."""
+    proto, addr, port = opt["--proto"], opt["--addr"], int(opt["--port"])
+    opts = [o for o in opt.get("--opts", "").split(",") if o]
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    stream = proto == "tcp"
+    s = socket.socket(family, socket.SOCK_STREAM if stream else socket.SOCK_DGRAM)
+    if "reuseaddr" in opts:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if "reuseport" in opts:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    if "bindlo" in opts:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+    if family == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1 if "v6only" in opts else 0)
+    s.bind((addr, port))
+    local = fmt(s.getsockname())
+    if stream:
+        s.listen(64)
+
+        def loop():
+            while True:
+                c, peer = s.accept()
+                log("ACCEPT tcp", "local=" + local, "peer=" + fmt(peer))
+                threading.Thread(target=serve_tcp_conn, args=(c, fmt(peer), local, "echo", None),
+                                 daemon=True).start()
+    else:
+        def loop():
+            while True:
+                data, peer = s.recvfrom(4096)
+                log("DATA udp", "local=" + local, "peer=" + fmt(peer),
+                    data.decode(errors="replace").strip())
+                s.sendto(data, peer)
+    threading.Thread(target=loop, daemon=True).start()
+    if "--pass" in opt:
+        u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        u.bind(opt["--pass"])
+        os.chmod(opt["--pass"], 0o777)
+        u.listen(4)
+
+        def give():
+            while True:
+                c, _ = u.accept()
+                socket.send_fds(c, [b"x"], [s.fileno()])
+                log("PASSED", "local=" + local)
+                c.close()
+        threading.Thread(target=give, daemon=True).start()
+
+
 def ports(spec):
     out = []
     for part in spec.split(","):
@@ -184,7 +240,9 @@ def main():
     opt = dict(zip(args[::2], args[1::2]))
     LOG = open(opt["--log"], "a")
     answer = opt.get("--answer", "192.0.2.53")
-    if mode == "inet":
+    if mode == "host":
+        host_service(opt)
+    elif mode == "inet":
         for p in ports(opt["--tcp-ports"]):
             kind = "dns" if p == 53 else "echo"
             tcp_listener(socket.AF_INET, ("0.0.0.0", p), kind, answer)
