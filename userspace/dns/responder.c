@@ -168,11 +168,7 @@ log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *n
 	char comm[17], reason_buf[128], safe[DNS_MAX_NAME + 1];
 	size_t i;
 
-	memcpy(comm, who->comm, 16);
-	comm[16] = 0;
-	for (char *s = comm; *s; s++)
-		if (*s < 0x20 || *s >= 0x7f)
-			*s = '?';
+	policy_safe_comm(who->comm, comm);
 	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
 		safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
 	safe[i] = 0;
@@ -638,11 +634,7 @@ ask_name(struct dns_server *d, struct waiter *w, const char *norm)
 		free(w);
 		return;
 	}
-	memcpy(comm, w->who.comm, 16);
-	comm[16] = 0;
-	for (char *s = comm; *s; s++)
-		if (*s < 0x20 || *s >= 0x7f)
-			*s = '?';
+	policy_safe_comm(w->who.comm, comm);
 	snprintf(question, sizeof(question), "allow the name %s (DNS) for %s[%u]", norm, comm,
 		 w->who.tgid);
 	k->d = d;
