@@ -485,6 +485,71 @@ ex_switch(struct conn *c, size_t used)
 	ex->switched = true;
 }
 
+/* What the pump does next. */
+enum pump {
+	PUMP_ON = 0, /* go on with the bytes */
+	PUMP_WAIT,   /* wait for more bytes or for the client's output */
+	PUMP_HANDED, /* c is handed on (closed, answered with an error, switched) */
+};
+
+/* The response head at the start of the upstream input, if it is all
+ * there: an interim one passed on, the final one sent to the client and
+ * its body's framing noted. */
+static enum pump
+ex_response_head(struct conn *c, size_t len)
+{
+	struct http_ex *ex = hc(c)->ex;
+	struct evbuffer *in = bufferevent_get_input(ex->ub);
+	size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
+	const char *p;
+	enum parse_result r;
+	size_t used = 0;
+	bool keep;
+
+	if (!len)
+		return PUMP_WAIT;
+	p = (const char *)evbuffer_pullup(in, (ssize_t)want);
+	r = http_parse_response(p, want, CONN_MAX_HEAD, ex->head_req, &ex->resp, &used);
+	if (r == PARSE_MORE)
+		return PUMP_WAIT;
+	if (r != PARSE_DONE) {
+		ex_error(c, "bad response head");
+		return PUMP_HANDED;
+	}
+	if (ex->resp.status >= 100 && ex->resp.status < 200) {
+		/* interim (100 Continue...): pass on, wait for the final one */
+		if (ex->resp.status == 101) {
+			if (!ex->upgrade || !resp_websocket(&ex->resp)) {
+				ex_error(c, "protocol upgrade refused");
+				return PUMP_HANDED;
+			}
+			ex_switch(c, used);
+			return PUMP_HANDED;
+		}
+		ex_send_head(c, p, true);
+		evbuffer_drain(in, used);
+		return PUMP_ON;
+	}
+	keep = ex->client_keep && !ex->resp.until_close;
+	if (ex_send_head(c, p, keep)) {
+		ex_error(c, "bad response head");
+		return PUMP_HANDED;
+	}
+	evbuffer_drain(in, used);
+	ex->resp_head_done = true;
+	if (c->state == CS_RESPONSE) {
+		c->state = CS_RELAY;
+		conn_timer(c, conn_idle_timeout(c));
+	}
+	if (!keep)
+		ex->client_keep = false;
+	ex->resp_left = ex->resp.body_len;
+	if ((ex->resp.body == HTTP_BODY_NONE && !ex->resp.until_close) ||
+	    (ex->resp.body == HTTP_BODY_LENGTH && !ex->resp_left))
+		ex->resp_done = true;
+	return PUMP_ON;
+}
+
 /* Forwards response bytes from upstream to the client per the framing.
  * Returns true if it handed c on (closed, finished, answering with an error
  * or splicing): the caller must not touch c any more. */
@@ -499,59 +564,10 @@ ex_pump_response(struct conn *c)
 		size_t len = evbuffer_get_length(in);
 
 		if (!ex->resp_head_done) {
-			size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
-			const char *p;
-			enum parse_result r;
-			size_t used = 0;
-			bool keep;
+			enum pump next = ex_response_head(c, len);
 
-			if (!len)
-				return false;
-			p = (const char *)evbuffer_pullup(in, (ssize_t)want);
-			r = http_parse_response(p, want, CONN_MAX_HEAD, ex->head_req, &ex->resp,
-						&used);
-			if (r == PARSE_MORE)
-				return false;
-			if (r != PARSE_DONE) {
-				ex_error(c, "bad response head");
-				return true;
-			}
-			if (ex->resp.status >= 100 && ex->resp.status < 200) {
-				/* interim (100 Continue...): pass on, wait for the final one */
-				if (ex->resp.status == 101) {
-					if (!ex->upgrade || !resp_websocket(&ex->resp)) {
-						ex_error(c, "protocol upgrade refused");
-						return true;
-					}
-					ex_switch(c, used);
-					return true;
-				}
-				ex_send_head(c, p, true);
-				evbuffer_drain(in, used);
-				continue;
-			}
-			keep = ex->client_keep && !ex->resp.until_close;
-			if (ex_send_head(c, p, keep)) {
-				ex_error(c, "bad response head");
-				return true;
-			}
-			evbuffer_drain(in, used);
-			ex->resp_head_done = true;
-			if (c->state == CS_RESPONSE) {
-				c->state = CS_RELAY;
-				conn_timer(c, conn_idle_timeout(c));
-			}
-			if (!keep)
-				ex->client_keep = false;
-			if (ex->resp.body == HTTP_BODY_NONE && !ex->resp.until_close) {
-				ex->resp_done = true;
-				break;
-			}
-			ex->resp_left = ex->resp.body_len;
-			if (ex->resp.body == HTTP_BODY_LENGTH && !ex->resp_left) {
-				ex->resp_done = true;
-				break;
-			}
+			if (next != PUMP_ON)
+				return next == PUMP_HANDED;
 			continue;
 		}
 		if (!len) {
