@@ -47,7 +47,6 @@
 #define LEARN_GRACE_S	60 /* connections often follow an answer a little late */
 #define NEG_TTL_S	30 /* negative answers without SOA */
 #define TCP_MAX_CLIENTS 256
-#define TCP_IDLE_S	10
 #define FAST_SWEEP_S	1
 
 struct waiter {
@@ -896,7 +895,7 @@ static void
 on_tcp_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcp_client *tc = arg;
-	struct timeval idle = {TCP_IDLE_S, 0};
+	struct timeval idle = {tc->d->o.head_timeout_s, 0};
 	ssize_t n;
 
 	(void)what;
@@ -929,8 +928,8 @@ on_tcp_read(evutil_socket_t fd, short what, void *arg)
 		memmove(tc->in, tc->in + 2 + mlen, tc->inlen - 2 - mlen);
 		tc->inlen -= 2 + mlen;
 		/* the clock restarts for each whole message, not for each
-		 * byte: a message dribbled in is cut off TCP_IDLE_S after the
-		 * last whole one */
+		 * byte: a message dribbled in is cut off the head timeout
+		 * after the last whole one */
 		evtimer_add(&tc->timer, &idle);
 	}
 	if (tc->inlen >= 2 && (((size_t)tc->in[0] << 8) | tc->in[1]) == 0)
@@ -941,7 +940,7 @@ static void
 on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 {
 	struct dns_server *d = arg;
-	struct timeval idle = {TCP_IDLE_S, 0};
+	struct timeval idle = {d->o.head_timeout_s, 0};
 	struct sockaddr_storage peer;
 	socklen_t pl = sizeof(peer);
 	struct egr_conn_val who;

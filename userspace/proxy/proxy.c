@@ -310,6 +310,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		dopts.audit_mode = o->audit_mode;
 		dopts.asker = o->asker;
 		dopts.policy_rw = o->policy_rw;
+		dopts.head_timeout_s = p->opts.header_timeout_s;
 		p->dns = dns_new(base, &dopts, errbuf, errlen);
 		if (!p->dns)
 			goto fail;
