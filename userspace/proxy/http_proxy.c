@@ -898,37 +898,39 @@ ex_start(struct conn *c)
 static void
 proceed(struct conn *c)
 {
-	struct http_request *req = hc(c)->req;
+	struct http_conn *h = hc(c);
+	struct http_request *req = h->req;
+	struct http_ex *ex = NULL;
 
-	hc(c)->req = NULL;
+	h->req = NULL;
 	if (!req->connect) {
-		hc(c)->ex = calloc(1, sizeof(*hc(c)->ex));
-		if (hc(c)->ex) {
+		ex = h->ex = calloc(1, sizeof(*ex));
+		if (ex) {
 			/* a WebSocket upgrade is passed on only in a stream: proxy
 			 * clients tunnel WebSocket with CONNECT */
-			hc(c)->ex->upgrade = hc(c)->stream && http_fwd_websocket(req);
-			c->uout = http_fwd_head(req, hc(c)->ex->upgrade, &c->uoutlen);
+			ex->upgrade = h->stream && http_fwd_websocket(req);
+			c->uout = http_fwd_head(req, ex->upgrade, &c->uoutlen);
 			c->uoutoff = 0;
 		}
-		if (!hc(c)->ex || !c->uout) {
+		if (!ex || !c->uout) {
 			free(req);
 			conn_close(c, "out of memory");
 			return;
 		}
-		hc(c)->ex->req_body = req->body;
-		hc(c)->ex->req_left = req->body_len;
-		hc(c)->ex->head_req = !strcmp(req->method, "HEAD");
-		hc(c)->ex->client_keep = req->keep_alive;
-		if (req->version_minor == 0 && !hc(c)->stream) {
+		ex->req_body = req->body;
+		ex->req_left = req->body_len;
+		ex->head_req = !strcmp(req->method, "HEAD");
+		ex->client_keep = req->keep_alive;
+		if (req->version_minor == 0 && !h->stream) {
 			/* HTTP/1.0 clients of proxies ask with Proxy-Connection */
 			const struct http_header *pc = http_find_header(req, "proxy-connection");
 
 			if (pc && pc->value_len == 10 && !strncasecmp(pc->value, "keep-alive", 10))
-				hc(c)->ex->client_keep = true;
+				ex->client_keep = true;
 		}
 	}
 	free(req);
-	conn_drop_input(c, hc(c)->req_used);
+	conn_drop_input(c, h->req_used);
 	conn_connect_upstream(c, on_upstream);
 }
 
