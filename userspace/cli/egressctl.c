@@ -479,7 +479,7 @@ cmd_check(int argc, char **argv)
 	struct policy_decision d;
 	struct policy_query q;
 	struct policy *p = NULL;
-	char errbuf[512], host[300];
+	char errbuf[512], host[300], words[400];
 	int c, rc = 2;
 
 	if (!o)
@@ -534,26 +534,11 @@ cmd_check(int argc, char **argv)
 	printf("%s: %s%s:%u%s%s \u2014 ", d.action == POLICY_ALLOW ? "allow" : "deny",
 	       q.proto == POLICY_P_TCP ? "tcp://" : "", host, q.port, method ? " " : "",
 	       method ? method : "");
-	switch (d.reason) {
-	case POLICY_R_ALLOWED:
-		printf("rule %u \"%s\"\n", d.rule->index, d.rule->text);
-		break;
-	case POLICY_R_DENY_RULE:
-		printf("denied by rule %u \"%s\"\n", d.rule->index, d.rule->text);
-		break;
-	case POLICY_R_METHOD:
-		if (method)
-			printf("method %s not allowed for it\n", method);
-		else
-			printf("its rule allows only some plain-HTTP methods (try --method)\n");
-		break;
-	case POLICY_R_LOCAL:
-		printf("local or private address (name it in a rule to allow it)\n");
-		break;
-	default:
-		printf("no rule allows it\n");
-		break;
-	}
+	if (d.reason == POLICY_R_METHOD && !method)
+		printf("its rule allows only some plain-HTTP methods (try --method)\n");
+	else
+		printf("%s%s\n", policy_reason_words(&d, method, words, sizeof(words)),
+		       d.reason == POLICY_R_LOCAL ? " (name it in a rule to allow it)" : "");
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);

@@ -226,11 +226,7 @@ on_event(const struct egr_event *e, void *arg)
 	unsigned int port = ntohs(e->port);
 
 	events_dest(e, dest, sizeof(dest));
-	memcpy(comm, e->comm, 16);
-	comm[16] = 0;
-	for (char *c = comm; *c; c++)
-		if (*c < 0x20 || *c >= 0x7f)
-			*c = '?';
+	policy_safe_comm(e->comm, comm);
 	if (e->family != AF_UNIX && e->hook != EGR_H_SOCK_CREATE) {
 		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 

@@ -47,7 +47,6 @@
 #define LEARN_GRACE_S	60 /* connections often follow an answer a little late */
 #define NEG_TTL_S	30 /* negative answers without SOA */
 #define TCP_MAX_CLIENTS 256
-#define TCP_IDLE_S	10
 #define FAST_SWEEP_S	1
 
 struct waiter {
@@ -168,11 +167,7 @@ log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *n
 	char comm[17], reason_buf[128], safe[DNS_MAX_NAME + 1];
 	size_t i;
 
-	memcpy(comm, who->comm, 16);
-	comm[16] = 0;
-	for (char *s = comm; *s; s++)
-		if (*s < 0x20 || *s >= 0x7f)
-			*s = '?';
+	policy_safe_comm(who->comm, comm);
 	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
 		safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
 	safe[i] = 0;
@@ -638,11 +633,7 @@ ask_name(struct dns_server *d, struct waiter *w, const char *norm)
 		free(w);
 		return;
 	}
-	memcpy(comm, w->who.comm, 16);
-	comm[16] = 0;
-	for (char *s = comm; *s; s++)
-		if (*s < 0x20 || *s >= 0x7f)
-			*s = '?';
+	policy_safe_comm(w->who.comm, comm);
 	snprintf(question, sizeof(question), "allow the name %s (DNS) for %s[%u]", norm, comm,
 		 w->who.tgid);
 	k->d = d;
@@ -904,7 +895,7 @@ static void
 on_tcp_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcp_client *tc = arg;
-	struct timeval idle = {TCP_IDLE_S, 0};
+	struct timeval idle = {tc->d->o.head_timeout_s, 0};
 	ssize_t n;
 
 	(void)what;
@@ -937,8 +928,8 @@ on_tcp_read(evutil_socket_t fd, short what, void *arg)
 		memmove(tc->in, tc->in + 2 + mlen, tc->inlen - 2 - mlen);
 		tc->inlen -= 2 + mlen;
 		/* the clock restarts for each whole message, not for each
-		 * byte: a message dribbled in is cut off TCP_IDLE_S after the
-		 * last whole one */
+		 * byte: a message dribbled in is cut off the head timeout
+		 * after the last whole one */
 		evtimer_add(&tc->timer, &idle);
 	}
 	if (tc->inlen >= 2 && (((size_t)tc->in[0] << 8) | tc->in[1]) == 0)
@@ -949,7 +940,7 @@ static void
 on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 {
 	struct dns_server *d = arg;
-	struct timeval idle = {TCP_IDLE_S, 0};
+	struct timeval idle = {d->o.head_timeout_s, 0};
 	struct sockaddr_storage peer;
 	socklen_t pl = sizeof(peer);
 	struct egr_conn_val who;

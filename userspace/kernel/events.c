@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "kernel/events.h"
+#include "policy/policy.h"
 
 static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_NONE] = "no reason",
@@ -139,7 +140,7 @@ events_format(const struct egr_event *e, char *buf, size_t len)
 		verdict = "allowed";
 		break;
 	}
-	escape(e->comm, sizeof(e->comm), comm, sizeof(comm));
+	policy_safe_comm(e->comm, comm);
 	if (e->tgid)
 		snprintf(who, sizeof(who), "%s[%u]", comm[0] ? comm : "?", e->tgid);
 	else

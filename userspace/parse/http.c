@@ -669,11 +669,106 @@ is_hex(unsigned char c, unsigned *v)
 	return true;
 }
 
+/* One byte of the framing (not of chunk data) in state c->state: 0 when it
+ * was taken, 1 when it ended the body, -1 when it is wrong. */
+static int
+chunk_step(struct http_chunked *c, unsigned char ch)
+{
+	unsigned v;
+
+	switch (c->state) {
+	case CH_SIZE:
+		if (is_hex(ch, &v)) {
+			if (c->remaining > UINT64_MAX >> 4)
+				return -1;
+			c->remaining = c->remaining << 4 | v;
+			return 0;
+		}
+		if (c->line_len <= (ch == '\r' ? 0u : 1u))
+			return -1; /* no digits before it */
+		if (ch == '\r')
+			c->state = CH_SIZE_LF;
+		else if (ch == ';')
+			c->state = CH_EXT;
+		else if (is_ows(ch))
+			c->state = CH_SIZE_WS;
+		else
+			return -1;
+		return 0;
+	case CH_SIZE_WS:
+		if (ch == ';')
+			c->state = CH_EXT;
+		else if (!is_ows(ch))
+			return -1;
+		return 0;
+	case CH_EXT:
+		/* ext names, values, quoted strings: no syntax to enforce
+		 * beyond staying on the line */
+		if (ch == '\r')
+			c->state = CH_SIZE_LF;
+		else if (!is_field_char(ch))
+			return -1;
+		return 0;
+	case CH_SIZE_LF:
+		if (ch != '\n')
+			return -1;
+		c->line_len = 0;
+		c->state = c->remaining ? CH_DATA : CH_TRAILER_START;
+		return 0;
+	case CH_DATA_CR:
+		if (ch != '\r')
+			return -1;
+		c->state = CH_DATA_LF;
+		return 0;
+	case CH_DATA_LF:
+		if (ch != '\n')
+			return -1;
+		c->state = CH_SIZE;
+		return 0;
+	case CH_TRAILER_START:
+		if (ch == '\r') {
+			c->state = CH_END_LF;
+		} else if (is_tchar(ch)) {
+			c->line_len = 1;
+			c->state = CH_TRAILER_NAME;
+		} else {
+			return -1; /* obs-fold, empty name, ... */
+		}
+		return 0;
+	case CH_TRAILER_NAME:
+		if (ch == ':')
+			c->state = CH_TRAILER_VALUE;
+		else if (!is_tchar(ch))
+			return -1;
+		return 0;
+	case CH_TRAILER_VALUE:
+		if (ch == '\r')
+			c->state = CH_TRAILER_LF;
+		else if (!is_field_char(ch))
+			return -1;
+		return 0;
+	case CH_TRAILER_LF:
+		if (ch != '\n')
+			return -1;
+		c->line_len = 0;
+		c->state = CH_TRAILER_START;
+		return 0;
+	case CH_END_LF:
+		if (ch != '\n')
+			return -1;
+		c->state = CH_DONE;
+		return 1;
+	default:
+		return -1;
+	}
+}
+
 enum parse_result
 http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *used)
 {
 	enum parse_result r = PARSE_ERROR;
 	size_t i = 0;
+	int step;
 
 	*used = 0;
 	if (c->state == CH_DONE)
@@ -683,7 +778,6 @@ http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *u
 
 	while (i < len) {
 		unsigned char ch = buf[i];
-		unsigned v;
 
 		if (c->state == CH_DATA) {
 			size_t n = len - i;
@@ -703,91 +797,12 @@ http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *u
 				goto fail;
 			}
 		}
-		switch (c->state) {
-		case CH_SIZE:
-			if (is_hex(ch, &v)) {
-				if (c->remaining > UINT64_MAX >> 4)
-					goto fail;
-				c->remaining = c->remaining << 4 | v;
-				break;
-			}
-			if (c->line_len <= (ch == '\r' ? 0u : 1u))
-				goto fail; /* no digits before it */
-			if (ch == '\r')
-				c->state = CH_SIZE_LF;
-			else if (ch == ';')
-				c->state = CH_EXT;
-			else if (is_ows(ch))
-				c->state = CH_SIZE_WS;
-			else
-				goto fail;
-			break;
-		case CH_SIZE_WS:
-			if (ch == ';')
-				c->state = CH_EXT;
-			else if (!is_ows(ch))
-				goto fail;
-			break;
-		case CH_EXT:
-			/* ext names, values, quoted strings: no syntax to
-			 * enforce beyond staying on the line */
-			if (ch == '\r')
-				c->state = CH_SIZE_LF;
-			else if (!is_field_char(ch))
-				goto fail;
-			break;
-		case CH_SIZE_LF:
-			if (ch != '\n')
-				goto fail;
-			c->line_len = 0;
-			c->state = c->remaining ? CH_DATA : CH_TRAILER_START;
-			break;
-		case CH_DATA_CR:
-			if (ch != '\r')
-				goto fail;
-			c->state = CH_DATA_LF;
-			break;
-		case CH_DATA_LF:
-			if (ch != '\n')
-				goto fail;
-			c->state = CH_SIZE;
-			break;
-		case CH_TRAILER_START:
-			if (ch == '\r') {
-				c->state = CH_END_LF;
-			} else if (is_tchar(ch)) {
-				c->line_len = 1;
-				c->state = CH_TRAILER_NAME;
-			} else {
-				goto fail; /* obs-fold, empty name, ... */
-			}
-			break;
-		case CH_TRAILER_NAME:
-			if (ch == ':')
-				c->state = CH_TRAILER_VALUE;
-			else if (!is_tchar(ch))
-				goto fail;
-			break;
-		case CH_TRAILER_VALUE:
-			if (ch == '\r')
-				c->state = CH_TRAILER_LF;
-			else if (!is_field_char(ch))
-				goto fail;
-			break;
-		case CH_TRAILER_LF:
-			if (ch != '\n')
-				goto fail;
-			c->line_len = 0;
-			c->state = CH_TRAILER_START;
-			break;
-		case CH_END_LF:
-			if (ch != '\n')
-				goto fail;
-			c->state = CH_DONE;
+		step = chunk_step(c, ch);
+		if (step < 0)
+			goto fail;
+		if (step > 0) {
 			*used = i + 1;
 			return PARSE_DONE;
-		default:
-			goto fail;
 		}
 		i++;
 	}

@@ -1041,6 +1041,45 @@ policy_reason_header(enum policy_reason r)
 	return "blocked-by-policy";
 }
 
+const char *
+policy_reason_words(const struct policy_decision *d, const char *method, char *buf, size_t len)
+{
+	unsigned int index = d->rule ? d->rule->index : 0;
+	const char *text = d->rule ? d->rule->text : "";
+
+	switch (d->reason) {
+	case POLICY_R_ALLOWED:
+		snprintf(buf, len, "rule %u \"%s\"", index, text);
+		break;
+	case POLICY_R_DENY_RULE:
+		snprintf(buf, len, "denied by rule %u \"%s\"", index, text);
+		break;
+	case POLICY_R_METHOD:
+		if (method)
+			snprintf(buf, len, "method %s not allowed for it", method);
+		else
+			snprintf(buf, len, "method not allowed for this host");
+		break;
+	case POLICY_R_LOCAL:
+		snprintf(buf, len, "local or private address");
+		break;
+	default:
+		snprintf(buf, len, "no rule allows it");
+		break;
+	}
+	return buf;
+}
+
+void
+policy_safe_comm(const char comm[16], char out[17])
+{
+	memcpy(out, comm, 16);
+	out[16] = 0;
+	for (char *s = out; *s; s++)
+		if (*s < 0x20 || *s >= 0x7f)
+			*s = '?';
+}
+
 /* ---- matching ------------------------------------------------------------ */
 
 /* Does r apply to the query? 1 yes, 0 no, -1 only its method list is wrong.

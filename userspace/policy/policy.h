@@ -145,6 +145,18 @@ const char *addr_class_name(enum addr_class c);
 /* "blocked-by-allowlist" etc. for x-proxy-error; "" for POLICY_R_ALLOWED. */
 const char *policy_reason_header(enum policy_reason r);
 
+/* The reason of d in words, the one wording every message uses (the
+ * decision log, denial lines, `check`, a 403's body): "rule 2 \"x\"", "no
+ * rule allows it", "denied by rule 3 \"y\"", "local or private address",
+ * and for a method: "method POST not allowed for it" (method given) or
+ * "method not allowed for this host" (NULL). Returns buf. */
+const char *policy_reason_words(const struct policy_decision *d, const char *method, char *buf,
+				size_t len);
+
+/* A task's comm (16 bytes, the process chooses them) as a string fit for a
+ * terminal or a log: bytes outside printable ASCII become '?'. */
+void policy_safe_comm(const char comm[16], char out[17]);
+
 /* Normalises a hostname into out: lower-case ASCII, trailing dot removed.
  * Rejects empty names, empty labels, names over 253 bytes, labels over 63,
  * and bytes outside [a-z0-9-_.] (so no NUL, space, '/', ':', non-ASCII:

@@ -1,6 +1,7 @@
 /* struct conn: one client connection of the proxy, from accept() through
- * the protocol handshake (http_proxy.c, socks_proxy.c, tproxy.c), the
- * policy decision, the upstream connect, to the splice relay (relay.c).
+ * its protocol's handshake (proto.h: the protocols behind one table), the
+ * policy decision, the upstream connect, to the splice relay (relay.c);
+ * and the core's service API the protocols call (conn.c, relay.c).
  * Internal to the proxy. */
 #ifndef CONN_H
 #define CONN_H
@@ -15,6 +16,7 @@
 
 #include "egress_abi.h"
 #include "policy/policy.h"
+#include "proxy/proto.h"
 #include "proxy/proxy.h"
 #include "proxy/quota.h"
 #include "dns/resolver.h"
@@ -27,11 +29,10 @@ enum conn_state {
 	CS_CONNECT,  /* upstream connect in flight */
 	CS_REPLY,    /* writing a reply to the client, then next step */
 	CS_RELAY,    /* both sides joined */
-	CS_RESPONSE, /* plain HTTP: request sent, waiting for the response head */
+	CS_RESPONSE, /* request sent, waiting for the response head (the protocol's timeout) */
 };
 
 struct conn;
-struct http_ex;
 typedef void (*conn_step)(struct conn *c);
 
 /* Bytes per splice, and the pipes' size. 256 KiB moved a bulk stream 25-35 %
@@ -53,16 +54,14 @@ struct conn {
 	TAILQ_ENTRY(conn) entry; /* proxy->conns */
 	uint64_t id;
 	struct proxy *px;
-	enum proxy_listener kind;
+	const struct proto_ops *ops; /* the protocol now speaking (conn_set_proto()) */
+	void *pstate;		     /* its state; ops->free() frees it */
 	enum conn_state state;
 	int cfd; /* client socket */
 	int ufd; /* upstream socket; -1 until connecting */
 	struct event cev_r, cev_w, uev_r, uev_w, timer;
 	enum quota_hit over; /* not QUOTA_NONE: kept only to be refused */
-	bool judging;	     /* stream_judge() is waiting for first bytes */
-	bool head_clock;     /* stream_judge(): the head timeout runs (from the first byte) */
 	bool learned;	     /* host is the DNS responder's name for c->orig */
-	bool http_stream;    /* transparent/SOCKS5 plain HTTP: each request judged */
 
 	/* handshake */
 	char *in; /* client bytes read so far (not yet relayed) */
@@ -77,7 +76,7 @@ struct conn {
 	/* who and where */
 	struct egr_conn_val who;      /* from the BPF index */
 	struct sockaddr_storage orig; /* transparent: the original destination */
-	const char *source;	      /* "http", "connect", "socks5", "transparent" */
+	enum conn_source source;      /* for the decision log */
 	char host[256];		      /* name being judged ("" if none) */
 	uint16_t port;		      /* destination port, host order */
 	char method[24];	      /* plain HTTP only */
@@ -99,11 +98,6 @@ struct conn {
 	bool ask_has_addr;
 	bool approved;	    /* approved once on the terminal */
 	char ask_rule[300]; /* what "always" adds */
-	void *req;	    /* a handler's parsed request, kept across the wait */
-	size_t req_used;    /* bytes of c->in it took */
-
-	/* plain-HTTP exchange (http_proxy.c); freed by conn_close */
-	struct http_ex *ex;
 
 	/* relay */
 	struct relay_dir d[2]; /* 0: client -> upstream, 1: upstream -> client */
@@ -111,23 +105,44 @@ struct conn {
 	uint64_t last_active; /* monotonic seconds */
 };
 
-/* proxy.c */
+/* conn.c: the connection's life */
 void conn_close(struct conn *c, const char *why);
-void conn_read_client(struct conn *c, void (*on_input)(struct conn *c));
-void conn_reply(struct conn *c, const char *data, size_t len, conn_step next);
-void conn_drop_input(struct conn *c, size_t n);
+/* Closes c with a reset (SO_LINGER 0), so that the client sees an error
+ * rather than an orderly end of the stream. */
+void conn_abort(struct conn *c, const char *why);
+/* Hands c to the protocol ops with its state (which ops->free() frees);
+ * the state of the protocol that spoke so far is freed. */
+void conn_set_proto(struct conn *c, const struct proto_ops *ops, void *pstate);
+/* What the core does when c->timer fires in a protocol's state and the
+ * protocol has nothing else to do: closes c ("client head timeout" in
+ * CS_HEAD). */
+void conn_timed_out(struct conn *c);
 void conn_timer(struct conn *c, int seconds);
+void conn_timer_ms(struct conn *c, int ms);
+void conn_touch(struct conn *c);
 
-/* Judges c (host/port/proto/method/addr as set), logs, prints denials.
- * addr: destination address if known. Returns true if allowed; d filled. */
-bool conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d);
+/* conn.c: the client side of a handshake */
+/* Reads the client into c->in (CS_HEAD); on_input(c) after each read. */
+void conn_read_client(struct conn *c, void (*on_input)(struct conn *c));
+void conn_drop_input(struct conn *c, size_t n);
+/* Writes data to the client (CS_REPLY), then next(c); NULL: closes c. */
+void conn_reply(struct conn *c, const char *data, size_t len, conn_step next);
 
-/* The same, but with --ask a denial for lack of a rule becomes a question on
- * the terminal: returns -1, and cont(c, allowed) runs with the answer (from
- * the event loop). Otherwise returns 1 or 0 at once and cont is not used. */
-int conn_decide_ask(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
-		    void (*cont)(struct conn *c, bool allowed));
+/* conn.c: decisions */
+/* The policy query for c: c->host (NULL if ""), c->port, c->proto,
+ * c->method (NULL if ""), addr. Without addr, a host that is an address
+ * literal is judged as that address: q->addr then points at lit. */
+void conn_query(const struct conn *c, const struct sockaddr *addr, struct policy_query *q,
+		struct sockaddr_storage *lit);
+/* Judges c (conn_query() with addr), logs the decision, counts it, and
+ * fills d. Returns 1 if allowed (in audit mode, also what would be denied),
+ * 0 if not. With cont and --ask, a denial for lack of a rule becomes a
+ * question on the terminal: -1, and cont(c, allowed) runs with the answer
+ * (from the event loop); c->in stays put meanwhile. */
+int conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
+		void (*cont)(struct conn *c, bool allowed));
 
+/* conn.c: the upstream */
 /* Resolves c->host (or takes the literal / c->orig), keeps the addresses the
  * policy allows for c, connects to the first that answers; then
  * c->on_upstream(c). */
@@ -156,30 +171,11 @@ void relay_arm(struct conn *c, int dir, event_callback_fn cb);
 /* Gives c->d[dir] a pipe (a pooled one if there is one); -1 with errno. */
 int conn_pipe_open(struct conn *c, int dir);
 
-void conn_touch(struct conn *c);
-/* Closes c with a reset (SO_LINGER 0), so that the client sees an error
- * rather than an orderly end of the stream. */
-void conn_abort(struct conn *c, const char *why);
+/* conn.c: helpers */
 /* Why c is refused (c->over), in words with the limit, for the reply. */
 void conn_over_words(const struct conn *c, char *buf, size_t len);
 /* The name the DNS responder answered c->orig for, or NULL. */
 const char *conn_learned_name(const struct conn *c);
-void http_ex_free(struct conn *c);
-/* CS_RESPONSE timed out: 504 to the client (http_proxy.c). */
-void http_response_timeout(struct conn *c);
-
-/* handlers */
-void http_proxy_start(struct conn *c);
-/* http_proxy.c: a transparent or SOCKS5 stream whose first bytes (c->in)
- * are an HTTP/1.x request head with a Host. From here on every request on
- * it is judged by its own Host, on c->port, and forwarded the way the
- * proxy forwards absolute-URI requests (fresh upstream each); a denied one
- * gets 403 and the connection closes. */
-void http_stream_start(struct conn *c);
-void socks_proxy_start(struct conn *c);
-void tproxy_start(struct conn *c);
-
-/* helpers */
 int conn_sockaddr_port(const struct sockaddr_storage *ss);
 void conn_format_addr(const struct sockaddr *sa, char *buf, size_t len);
 const struct policy *conn_policy(const struct conn *c);
@@ -188,13 +184,5 @@ int conn_head_timeout(const struct conn *c);
 /* Seconds a plain-HTTP response head may take once the request is sent:
  * --response-timeout, or the idle timeout if that is shorter. */
 int conn_response_timeout(const struct conn *c);
-int conn_first_bytes_ms(const struct conn *c);
-void conn_timer_ms(struct conn *c, int ms);
-
-/* tproxy.c: judge a stream by its first bytes in c->in (TLS SNI, HTTP Host,
- * or neither), with c->orig as the destination the client asked for and
- * c->host the name it asked for ("" if none). Used by the transparent and
- * SOCKS5 paths. Waits for more bytes while the protocol is incomplete. */
-void stream_judge(struct conn *c, bool timed_out);
 
 #endif /* CONN_H */

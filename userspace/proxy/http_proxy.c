@@ -26,14 +26,16 @@
 
 #include <strings.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "lib/log.h"
+#include "parse/http_resp.h"
+#include "parse/parse.h"
 #include "proxy/conn.h"
 #include "proxy/http_fwd.h"
-#include "parse/http_resp.h"
-#include "lib/log.h"
-#include "parse/parse.h"
+#include "proxy/proto.h"
 
 #define EX_HIGH (1 << 20) /* buffered bytes before the other side stops reading */
 #define EX_LOW	(1 << 18)
@@ -61,8 +63,78 @@ struct http_ex {
 	struct event gone;
 };
 
-static void on_head(struct conn *c);
+/* The protocol's state of a connection (c->pstate). */
+struct http_conn {
+	bool stream; /* a transparent or SOCKS5 plain-HTTP stream (http_stream_start) */
+	struct http_request *req; /* the parsed head, kept across a question on the terminal */
+	size_t req_used;	  /* bytes of c->in it took */
+	struct http_ex *ex;	  /* the plain-HTTP exchange in flight; NULL if none */
+};
 
+static struct http_conn *
+hc(const struct conn *c)
+{
+	return c->pstate;
+}
+
+static void on_head(struct conn *c);
+static int http_start(struct conn *c);
+
+/* The one builder of the proxy's own HTTP responses (403, 400, 431, 502,
+ * 503, 504): status line, x-proxy-error if any, a one-line text body,
+ * Connection: close. The body is fmt's words and a newline. Returns the
+ * length written into buf (cut to fit). */
+static int error_response(char *buf, size_t len, int status, const char *phrase,
+			  const char *proxy_error, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+
+static int
+error_response(char *buf, size_t len, int status, const char *phrase, const char *proxy_error,
+	       const char *fmt, va_list ap)
+{
+	char body[512];
+	int blen, n;
+
+	blen = vsnprintf(body, sizeof(body) - 1, fmt, ap);
+	if (blen < 0)
+		blen = 0;
+	if (blen > (int)sizeof(body) - 2)
+		blen = (int)sizeof(body) - 2;
+	body[blen++] = '\n';
+	body[blen] = 0;
+	n = snprintf(buf, len,
+		     "HTTP/1.1 %d %s\r\n"
+		     "%s%s%s"
+		     "Content-Type: text/plain; charset=utf-8\r\n"
+		     "Content-Length: %d\r\n"
+		     "Connection: close\r\n"
+		     "\r\n%s",
+		     status, phrase, proxy_error ? "x-proxy-error: " : "",
+		     proxy_error ? proxy_error : "", proxy_error ? "\r\n" : "", blen, body);
+	if (n < 0 || n >= (int)len)
+		n = (int)strlen(buf);
+	return n;
+}
+
+/* error_response() into buf, the same arguments. */
+static int format_error(char *buf, size_t len, int status, const char *phrase,
+			const char *proxy_error, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+static int
+format_error(char *buf, size_t len, int status, const char *phrase, const char *proxy_error,
+	     const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = error_response(buf, len, status, phrase, proxy_error, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* Replies with the error response and closes. */
 static void send_error(struct conn *c, int status, const char *phrase, const char *proxy_error,
 		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
@@ -70,53 +142,25 @@ static void
 send_error(struct conn *c, int status, const char *phrase, const char *proxy_error, const char *fmt,
 	   ...)
 {
-	char body[512], head[1024];
+	char head[1024];
 	va_list ap;
-	int blen, hlen;
+	int n;
 
 	va_start(ap, fmt);
-	blen = vsnprintf(body, sizeof(body) - 1, fmt, ap);
+	n = error_response(head, sizeof(head), status, phrase, proxy_error, fmt, ap);
 	va_end(ap);
-	if (blen < 0)
-		blen = 0;
-	if (blen > (int)sizeof(body) - 2)
-		blen = (int)sizeof(body) - 2;
-	body[blen++] = '\n';
-	body[blen] = 0;
-	hlen = snprintf(head, sizeof(head),
-			"HTTP/1.1 %d %s\r\n"
-			"%s%s%s"
-			"Content-Type: text/plain; charset=utf-8\r\n"
-			"Content-Length: %d\r\n"
-			"Connection: close\r\n"
-			"\r\n%s",
-			status, phrase, proxy_error ? "x-proxy-error: " : "",
-			proxy_error ? proxy_error : "", proxy_error ? "\r\n" : "", blen, body);
-	if (hlen < 0 || hlen >= (int)sizeof(head))
-		hlen = (int)strlen(head);
-	conn_reply(c, head, (size_t)hlen, NULL);
+	conn_reply(c, head, (size_t)n, NULL);
 }
 
-static const char *
-why_words(enum policy_reason r)
-{
-	switch (r) {
-	case POLICY_R_DENY_RULE:
-		return "a deny rule matches it";
-	case POLICY_R_METHOD:
-		return "this method is not allowed for it";
-	case POLICY_R_LOCAL:
-		return "it is a local or private address";
-	default:
-		return "no rule allows it";
-	}
-}
-
+/* 403 for the decision d on c's request. */
 static void
 send_blocked(struct conn *c, const struct policy_decision *d)
 {
+	char words[400];
+
 	send_error(c, 403, "Forbidden", policy_reason_header(d->reason),
-		   "egressctl: blocked %s:%u: %s", c->host, c->port, why_words(d->reason));
+		   "egressctl: blocked %s:%u: %s", c->host, c->port,
+		   policy_reason_words(d, c->method[0] ? c->method : NULL, words, sizeof(words)));
 }
 
 static void ex_start(struct conn *c);
@@ -143,7 +187,7 @@ on_upstream(struct conn *c)
 		}
 		return;
 	}
-	if (!strcmp(c->source, "connect")) {
+	if (c->source == CONN_SRC_CONNECT) {
 		conn_reply(c, established, sizeof(established) - 1, relay_start);
 		return;
 	}
@@ -152,10 +196,10 @@ on_upstream(struct conn *c)
 
 /* ---- the plain-HTTP exchange ---- */
 
-void
-http_ex_free(struct conn *c)
+static void
+ex_free(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	if (!ex)
 		return;
@@ -166,14 +210,14 @@ http_ex_free(struct conn *c)
 	if (ex->ub)
 		bufferevent_free(ex->ub);
 	free(ex);
-	c->ex = NULL;
+	hc(c)->ex = NULL;
 }
 
 /* Moves request body bytes from data to upstream; returns bytes used or -1. */
 static long
 ex_feed_request(struct conn *c, const char *data, size_t len)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 	struct evbuffer *out = bufferevent_get_output(ex->ub);
 	size_t used = 0;
 
@@ -209,7 +253,7 @@ ex_feed_request(struct conn *c, const char *data, size_t len)
 static int
 ex_send_head(struct conn *c, const char *head, bool keep)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 	struct evbuffer *out = bufferevent_get_output(ex->cb);
 	const char *eol = strstr(head, "\r\n");
 	const char *conn_v = NULL;
@@ -281,12 +325,12 @@ on_client_gone(evutil_socket_t fd, short what, void *arg)
 	ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 
 	(void)what;
-	c->ex->watching = false;
+	hc(c)->ex->watching = false;
 	if (n > 0)
 		return; /* a pipelined request: the client is there */
 	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-		event_add(&c->ex->gone, NULL);
-		c->ex->watching = true;
+		event_add(&hc(c)->ex->gone, NULL);
+		hc(c)->ex->watching = true;
 		return;
 	}
 	log_info("conn %llu: %s:%u: the client left before the response", (unsigned long long)c->id,
@@ -299,7 +343,7 @@ on_client_gone(evutil_socket_t fd, short what, void *arg)
 static void
 ex_request_sent(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	if (ex->resp_head_done || ex->resp_started || c->state == CS_RESPONSE)
 		return;
@@ -313,23 +357,19 @@ ex_request_sent(struct conn *c)
 	}
 }
 
-void
-http_response_timeout(struct conn *c)
+static void
+response_timeout(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
-	char body[400];
-	int blen;
+	struct http_ex *ex = hc(c)->ex;
+	char head[1024];
+	int n;
 
 	bufferevent_disable(ex->ub, EV_READ);
 	bufferevent_disable(ex->cb, EV_READ);
-	blen = snprintf(body, sizeof(body), "egressctl: %s:%u sent no response within %d s\n",
-			c->host, c->port, conn_response_timeout(c));
-	evbuffer_add_printf(
-		bufferevent_get_output(ex->cb),
-		"HTTP/1.1 504 Gateway Timeout\r\nx-proxy-error: upstream-response-timeout\r\n"
-		"Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-		"Connection: close\r\n\r\n%s",
-		blen, body);
+	n = format_error(head, sizeof(head), 504, "Gateway Timeout", "upstream-response-timeout",
+			 "egressctl: %s:%u sent no response within %d s", c->host, c->port,
+			 conn_response_timeout(c));
+	evbuffer_add(bufferevent_get_output(ex->cb), head, (size_t)n);
 	ex->closing = true;
 	log_info("conn %llu: %s:%u: no response head within %d s", (unsigned long long)c->id,
 		 c->host, c->port, conn_response_timeout(c));
@@ -341,17 +381,16 @@ http_response_timeout(struct conn *c)
 static void
 ex_error(struct conn *c, const char *why)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	if (!ex->resp_started) {
-		static const char body[] = "egressctl: bad response from upstream\n";
+		char head[1024];
+		int n = format_error(head, sizeof(head), 502, "Bad Gateway", NULL,
+				     "egressctl: bad response from upstream");
 
 		bufferevent_disable(ex->ub, EV_READ);
 		bufferevent_disable(ex->cb, EV_READ);
-		evbuffer_add_printf(bufferevent_get_output(ex->cb),
-				    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
-				    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-				    sizeof(body) - 1, body);
+		evbuffer_add(bufferevent_get_output(ex->cb), head, (size_t)n);
 		ex->closing = true;
 		log_info("conn %llu: %s", (unsigned long long)c->id, why);
 		return;
@@ -371,7 +410,7 @@ ex_body_spliceable(const struct http_ex *ex)
 static void
 ex_splice(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	conn_touch(c);
 	switch (relay_move(c, 1, ex->resp.until_close ? NULL : &ex->resp_left)) {
@@ -405,9 +444,9 @@ on_splice_ready(evutil_socket_t fd, short what, void *arg)
 static void
 ex_splice_start(struct conn *c)
 {
-	bufferevent_disable(c->ex->ub, EV_READ);
+	bufferevent_disable(hc(c)->ex->ub, EV_READ);
 	relay_arm(c, 1, on_splice_ready);
-	c->ex->splicing = true;
+	hc(c)->ex->splicing = true;
 	ex_splice(c);
 }
 
@@ -434,7 +473,7 @@ resp_websocket(const struct http_response *r)
 static void
 ex_switch(struct conn *c, size_t used)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 	struct evbuffer *in = bufferevent_get_input(ex->ub);
 	struct evbuffer *out = bufferevent_get_output(ex->cb);
 
@@ -446,13 +485,78 @@ ex_switch(struct conn *c, size_t used)
 	ex->switched = true;
 }
 
+/* What the pump does next. */
+enum pump {
+	PUMP_ON = 0, /* go on with the bytes */
+	PUMP_WAIT,   /* wait for more bytes or for the client's output */
+	PUMP_HANDED, /* c is handed on (closed, answered with an error, switched) */
+};
+
+/* The response head at the start of the upstream input, if it is all
+ * there: an interim one passed on, the final one sent to the client and
+ * its body's framing noted. */
+static enum pump
+ex_response_head(struct conn *c, size_t len)
+{
+	struct http_ex *ex = hc(c)->ex;
+	struct evbuffer *in = bufferevent_get_input(ex->ub);
+	size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
+	const char *p;
+	enum parse_result r;
+	size_t used = 0;
+	bool keep;
+
+	if (!len)
+		return PUMP_WAIT;
+	p = (const char *)evbuffer_pullup(in, (ssize_t)want);
+	r = http_parse_response(p, want, CONN_MAX_HEAD, ex->head_req, &ex->resp, &used);
+	if (r == PARSE_MORE)
+		return PUMP_WAIT;
+	if (r != PARSE_DONE) {
+		ex_error(c, "bad response head");
+		return PUMP_HANDED;
+	}
+	if (ex->resp.status >= 100 && ex->resp.status < 200) {
+		/* interim (100 Continue...): pass on, wait for the final one */
+		if (ex->resp.status == 101) {
+			if (!ex->upgrade || !resp_websocket(&ex->resp)) {
+				ex_error(c, "protocol upgrade refused");
+				return PUMP_HANDED;
+			}
+			ex_switch(c, used);
+			return PUMP_HANDED;
+		}
+		ex_send_head(c, p, true);
+		evbuffer_drain(in, used);
+		return PUMP_ON;
+	}
+	keep = ex->client_keep && !ex->resp.until_close;
+	if (ex_send_head(c, p, keep)) {
+		ex_error(c, "bad response head");
+		return PUMP_HANDED;
+	}
+	evbuffer_drain(in, used);
+	ex->resp_head_done = true;
+	if (c->state == CS_RESPONSE) {
+		c->state = CS_RELAY;
+		conn_timer(c, conn_idle_timeout(c));
+	}
+	if (!keep)
+		ex->client_keep = false;
+	ex->resp_left = ex->resp.body_len;
+	if ((ex->resp.body == HTTP_BODY_NONE && !ex->resp.until_close) ||
+	    (ex->resp.body == HTTP_BODY_LENGTH && !ex->resp_left))
+		ex->resp_done = true;
+	return PUMP_ON;
+}
+
 /* Forwards response bytes from upstream to the client per the framing.
  * Returns true if it handed c on (closed, finished, answering with an error
  * or splicing): the caller must not touch c any more. */
 static bool
 ex_pump_response(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 	struct evbuffer *in = bufferevent_get_input(ex->ub);
 	struct evbuffer *out = bufferevent_get_output(ex->cb);
 
@@ -460,59 +564,10 @@ ex_pump_response(struct conn *c)
 		size_t len = evbuffer_get_length(in);
 
 		if (!ex->resp_head_done) {
-			size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
-			const char *p;
-			enum parse_result r;
-			size_t used = 0;
-			bool keep;
+			enum pump next = ex_response_head(c, len);
 
-			if (!len)
-				return false;
-			p = (const char *)evbuffer_pullup(in, (ssize_t)want);
-			r = http_parse_response(p, want, CONN_MAX_HEAD, ex->head_req, &ex->resp,
-						&used);
-			if (r == PARSE_MORE)
-				return false;
-			if (r != PARSE_DONE) {
-				ex_error(c, "bad response head");
-				return true;
-			}
-			if (ex->resp.status >= 100 && ex->resp.status < 200) {
-				/* interim (100 Continue...): pass on, wait for the final one */
-				if (ex->resp.status == 101) {
-					if (!ex->upgrade || !resp_websocket(&ex->resp)) {
-						ex_error(c, "protocol upgrade refused");
-						return true;
-					}
-					ex_switch(c, used);
-					return true;
-				}
-				ex_send_head(c, p, true);
-				evbuffer_drain(in, used);
-				continue;
-			}
-			keep = ex->client_keep && !ex->resp.until_close;
-			if (ex_send_head(c, p, keep)) {
-				ex_error(c, "bad response head");
-				return true;
-			}
-			evbuffer_drain(in, used);
-			ex->resp_head_done = true;
-			if (c->state == CS_RESPONSE) {
-				c->state = CS_RELAY;
-				conn_timer(c, conn_idle_timeout(c));
-			}
-			if (!keep)
-				ex->client_keep = false;
-			if (ex->resp.body == HTTP_BODY_NONE && !ex->resp.until_close) {
-				ex->resp_done = true;
-				break;
-			}
-			ex->resp_left = ex->resp.body_len;
-			if (ex->resp.body == HTTP_BODY_LENGTH && !ex->resp_left) {
-				ex->resp_done = true;
-				break;
-			}
+			if (next != PUMP_ON)
+				return next == PUMP_HANDED;
 			continue;
 		}
 		if (!len) {
@@ -563,7 +618,7 @@ on_ub_read(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	conn_touch(c);
-	ex_unwatch(c->ex); /* writing to the client will tell */
+	ex_unwatch(hc(c)->ex); /* writing to the client will tell */
 	ex_pump_response(c);
 }
 
@@ -578,7 +633,7 @@ ex_req_spliceable(const struct http_ex *ex)
 static void
 ex_req_splice(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	conn_touch(c);
 	switch (relay_move(c, 0, &ex->req_left)) {
@@ -608,7 +663,7 @@ static void
 on_ub_write(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	if (ex->req_done && !evbuffer_get_length(bufferevent_get_output(bev)))
 		ex_request_sent(c);
@@ -629,7 +684,7 @@ static void
 on_ub_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	(void)bev;
 	if (what & BEV_EVENT_EOF) {
@@ -652,7 +707,7 @@ static void
 on_cb_read(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	size_t len = evbuffer_get_length(in);
 	long used;
@@ -678,7 +733,7 @@ on_cb_read(struct bufferevent *bev, void *arg)
 static int
 ex_keep_input(struct conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->ex->cb);
+	struct evbuffer *in = bufferevent_get_input(hc(c)->ex->cb);
 	size_t len = evbuffer_get_length(in);
 	char *nin;
 
@@ -699,7 +754,7 @@ ex_keep_input(struct conn *c)
 static void
 ex_tunnel(struct conn *c)
 {
-	struct evbuffer *uout = bufferevent_get_output(c->ex->ub);
+	struct evbuffer *uout = bufferevent_get_output(hc(c)->ex->ub);
 	size_t ulen = evbuffer_get_length(uout);
 
 	if (ex_keep_input(c)) {
@@ -716,7 +771,7 @@ ex_tunnel(struct conn *c)
 		c->uoutlen = ulen;
 		c->uoutoff = 0;
 	}
-	http_ex_free(c);
+	ex_free(c);
 	relay_start(c);
 }
 
@@ -728,16 +783,16 @@ ex_next_request(struct conn *c)
 		conn_close(c, "out of memory");
 		return;
 	}
-	http_ex_free(c);
+	ex_free(c);
 	close(c->ufd);
 	c->ufd = -1;
 	c->host[0] = 0;
 	c->method[0] = 0;
 	c->rule = NULL;
 	c->approved = false; /* an answer on the terminal was for that request */
-	if (!c->http_stream) {
+	if (!hc(c)->stream) {
 		c->port = 0;
-		c->source = "http";
+		c->source = CONN_SRC_HTTP;
 	}
 	conn_read_client(c, on_head);
 	conn_timer(c, conn_idle_timeout(c));
@@ -749,7 +804,7 @@ static void
 on_cb_write(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	if (evbuffer_get_length(bufferevent_get_output(bev)))
 		return;
@@ -784,7 +839,7 @@ on_cb_event(struct bufferevent *bev, short what, void *arg)
 static void
 ex_finish(struct conn *c)
 {
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 
 	bufferevent_disable(ex->ub, EV_READ);
 	if (!ex->client_keep || !ex->req_done)
@@ -799,7 +854,7 @@ static void
 ex_start(struct conn *c)
 {
 	struct event_base *base = event_get_base(&c->timer);
-	struct http_ex *ex = c->ex;
+	struct http_ex *ex = hc(c)->ex;
 	long used;
 
 	evtimer_del(&c->timer);
@@ -838,42 +893,44 @@ ex_start(struct conn *c)
 		on_ub_write(ex->ub, c);
 }
 
-/* Allowed: forward it. c->req is the parsed head (its headers point into
+/* Allowed: forward it. hc(c)->req is the parsed head (its headers point into
  * c->in, so the input is dropped only after they are copied). */
 static void
 proceed(struct conn *c)
 {
-	struct http_request *req = c->req;
+	struct http_conn *h = hc(c);
+	struct http_request *req = h->req;
+	struct http_ex *ex = NULL;
 
-	c->req = NULL;
+	h->req = NULL;
 	if (!req->connect) {
-		c->ex = calloc(1, sizeof(*c->ex));
-		if (c->ex) {
+		ex = h->ex = calloc(1, sizeof(*ex));
+		if (ex) {
 			/* a WebSocket upgrade is passed on only in a stream: proxy
 			 * clients tunnel WebSocket with CONNECT */
-			c->ex->upgrade = c->http_stream && http_fwd_websocket(req);
-			c->uout = http_fwd_head(req, c->ex->upgrade, &c->uoutlen);
+			ex->upgrade = h->stream && http_fwd_websocket(req);
+			c->uout = http_fwd_head(req, ex->upgrade, &c->uoutlen);
 			c->uoutoff = 0;
 		}
-		if (!c->ex || !c->uout) {
+		if (!ex || !c->uout) {
 			free(req);
 			conn_close(c, "out of memory");
 			return;
 		}
-		c->ex->req_body = req->body;
-		c->ex->req_left = req->body_len;
-		c->ex->head_req = !strcmp(req->method, "HEAD");
-		c->ex->client_keep = req->keep_alive;
-		if (req->version_minor == 0 && !c->http_stream) {
+		ex->req_body = req->body;
+		ex->req_left = req->body_len;
+		ex->head_req = !strcmp(req->method, "HEAD");
+		ex->client_keep = req->keep_alive;
+		if (req->version_minor == 0 && !h->stream) {
 			/* HTTP/1.0 clients of proxies ask with Proxy-Connection */
 			const struct http_header *pc = http_find_header(req, "proxy-connection");
 
 			if (pc && pc->value_len == 10 && !strncasecmp(pc->value, "keep-alive", 10))
-				c->ex->client_keep = true;
+				ex->client_keep = true;
 		}
 	}
 	free(req);
-	conn_drop_input(c, c->req_used);
+	conn_drop_input(c, h->req_used);
 	conn_connect_upstream(c, on_upstream);
 }
 
@@ -883,8 +940,8 @@ on_decided(struct conn *c, bool allowed)
 	if (!allowed) {
 		struct policy_decision d = {.reason = POLICY_R_NO_RULE};
 
-		free(c->req);
-		c->req = NULL;
+		free(hc(c)->req);
+		hc(c)->req = NULL;
 		send_blocked(c, &d);
 		return;
 	}
@@ -916,7 +973,7 @@ on_head(struct conn *c)
 			   "egressctl: request head over %d bytes", CONN_MAX_HEAD);
 		return;
 	}
-	if (r == PARSE_ERROR || (!c->http_stream && !req->connect && !req->absolute)) {
+	if (r == PARSE_ERROR || (!hc(c)->stream && !req->connect && !req->absolute)) {
 		bool origin = r != PARSE_ERROR;
 
 		free(req);
@@ -925,14 +982,14 @@ on_head(struct conn *c)
 				  : "malformed request");
 		return;
 	}
-	if (c->http_stream && req->connect) {
+	if (hc(c)->stream && req->connect) {
 		/* the server behind a plain-HTTP stream is no proxy of ours */
 		free(req);
 		send_error(c, 405, "Method Not Allowed", NULL,
 			   "egressctl: CONNECT is not passed on inside a plain-HTTP stream");
 		return;
 	}
-	if (c->http_stream && !req->host[0]) {
+	if (hc(c)->stream && !req->host[0]) {
 		/* HTTP/1.0 without Host: the server would pick a site itself */
 		free(req);
 		send_error(c, 400, "Bad Request", NULL, "egressctl: a request without Host");
@@ -942,24 +999,24 @@ on_head(struct conn *c)
 		snprintf(c->host, sizeof(c->host), "%s", host);
 	else
 		snprintf(c->host, sizeof(c->host), "%s", req->host); /* an address literal */
-	if (!c->http_stream) /* a stream keeps its port, whatever Host says */
+	if (!hc(c)->stream) /* a stream keeps its port, whatever Host says */
 		c->port = req->port;
 	if (req->connect) {
-		c->source = "connect";
+		c->source = CONN_SRC_CONNECT;
 		c->proto = POLICY_P_TLS;
 	} else {
-		if (!c->http_stream)
-			c->source = "http";
+		if (!hc(c)->stream)
+			c->source = CONN_SRC_HTTP;
 		c->proto = POLICY_P_HTTP;
 		snprintf(c->method, sizeof(c->method), "%s", req->method);
 	}
-	c->req = req;
-	c->req_used = used;
-	switch (conn_decide_ask(c, NULL, &d, on_decided)) {
+	hc(c)->req = req;
+	hc(c)->req_used = used;
+	switch (conn_decide(c, NULL, &d, on_decided)) {
 	case -1:
 		return; /* asked on the terminal: on_decided() goes on */
 	case 0:
-		c->req = NULL;
+		hc(c)->req = NULL;
 		free(req);
 		send_blocked(c, &d);
 		return;
@@ -981,19 +1038,90 @@ on_overload_head(struct conn *c)
 	send_error(c, 503, "Service Unavailable", "overloaded", "egressctl: %s", why);
 }
 
+/* A client over a connection limit, without a struct conn: 503 if it fits
+ * in the socket buffer at once. What the client has sent is read first; if
+ * more follows, the close resets the connection, and the reply is still
+ * read from the client's socket before the reset. */
+static bool
+http_refuse(int fd, const char *why)
+{
+	char buf[4096], resp[1024];
+	int n;
+
+	for (int i = 0; i < 16 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0; i++)
+		;
+	n = format_error(resp, sizeof(resp), 503, "Service Unavailable", "overloaded",
+			 "egressctl: %s", why);
+	return send(fd, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n;
+}
+
+static void
+http_timeout(struct conn *c)
+{
+	if (c->state == CS_RESPONSE && hc(c)->ex) {
+		response_timeout(c);
+		return;
+	}
+	conn_timed_out(c);
+}
+
+static void
+http_free(struct conn *c)
+{
+	struct http_conn *h = c->pstate;
+
+	if (!h)
+		return;
+	ex_free(c);
+	free(h->req);
+	free(h);
+	c->pstate = NULL;
+}
+
+const struct proto_ops http_proto_ops = {
+	.name = "http",
+	.start = http_start,
+	.timeout = http_timeout,
+	.free = http_free,
+	.answers_over = true,
+	.refuse = http_refuse,
+};
+
+static struct http_conn *
+http_state(struct conn *c, bool stream)
+{
+	struct http_conn *h = calloc(1, sizeof(*h));
+
+	if (!h) {
+		conn_close(c, "out of memory");
+		return NULL;
+	}
+	h->stream = stream;
+	return h;
+}
+
 void
 http_stream_start(struct conn *c)
 {
-	c->http_stream = true;
-	c->judging = false;
+	struct http_conn *h = http_state(c, true);
+
+	if (!h)
+		return;
+	conn_set_proto(c, &http_proto_ops, h);
 	evtimer_del(&c->timer);
 	conn_read_client(c, on_head);
 	on_head(c);
 }
 
-void
-http_proxy_start(struct conn *c)
+static int
+http_start(struct conn *c)
 {
-	c->source = "http";
+	struct http_conn *h = http_state(c, false);
+
+	if (!h)
+		return -1;
+	c->pstate = h;
+	c->source = CONN_SRC_HTTP;
 	conn_read_client(c, c->over ? on_overload_head : on_head);
+	return 0;
 }

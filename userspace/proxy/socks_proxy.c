@@ -2,7 +2,8 @@
  * tunnel that an address or tcp:// rule allows is connected before the
  * reply, as the RFC intends. A tunnel that only host rules could allow gets
  * a success reply first; its first bytes must then be a TLS ClientHello or
- * an HTTP request for the requested name (stream_judge), or it is closed.
+ * an HTTP request for the requested name (the stream judge, judge.c), or it
+ * is closed.
  * A name no rule could allow is refused at once with 0x02. A client over a
  * connection limit (or when descriptors run out) gets 0x01 for its request. */
 #include <errno.h>
@@ -12,9 +13,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "proxy/conn.h"
-#include "lib/log.h"
 #include "parse/parse.h"
+#include "proxy/conn.h"
+#include "proxy/proto.h"
 
 static void
 send_reply(struct conn *c, enum socks5_reply rep, conn_step next)
@@ -84,19 +85,12 @@ on_decided(struct conn *c, bool allowed)
 	conn_connect_upstream(c, on_upstream_direct);
 }
 
-static void
-on_first_bytes(struct conn *c)
-{
-	stream_judge(c, c->inlen > CONN_MAX_HEAD);
-}
-
+/* After the success reply: the tunnel's first bytes are judged, the head
+ * timeout running from the reply. */
 static void
 await_first_bytes(struct conn *c)
 {
-	c->judging = true;
-	c->head_clock = true; /* the head timeout runs from the reply */
-	conn_read_client(c, on_first_bytes);
-	conn_timer(c, conn_head_timeout(c));
+	judge_start(c, 0);
 }
 
 /* Would a host rule allow TLS or plain HTTP to c->host (or, for an address
@@ -104,7 +98,8 @@ await_first_bytes(struct conn *c)
 static bool
 host_rules_possible(struct conn *c)
 {
-	struct policy_query q = {0};
+	struct sockaddr_storage lit;
+	struct policy_query q;
 	struct policy_decision d;
 
 	if (!c->host[0]) {
@@ -114,9 +109,9 @@ host_rules_possible(struct conn *c)
 			return false;
 		snprintf(c->host, sizeof(c->host), "%s", learned);
 	}
-	q.host = c->host;
-	q.port = c->port;
+	conn_query(c, NULL, &q, &lit);
 	q.proto = POLICY_P_TLS;
+	q.method = NULL;
 	if (policy_decide(conn_policy(c), &q, &d) == 0 && d.action == POLICY_ALLOW)
 		return true;
 	q.proto = POLICY_P_HTTP;
@@ -132,7 +127,9 @@ on_request(struct conn *c)
 {
 	struct socks5_request req;
 	struct policy_decision d;
-	struct policy_query q = {0};
+	struct sockaddr_storage lit;
+	const struct sockaddr *addr;
+	struct policy_query q;
 	enum parse_result r;
 	size_t used = 0;
 	char host[256];
@@ -178,12 +175,10 @@ on_request(struct conn *c)
 	}
 
 	/* Any TCP allowed (tcp:// or address rules)? Then connect first. */
-	q.host = c->host[0] ? c->host : NULL;
-	q.addr = c->host[0] ? NULL : (const struct sockaddr *)&c->orig;
-	q.port = c->port;
-	q.proto = POLICY_P_TCP;
+	addr = c->host[0] ? NULL : (const struct sockaddr *)&c->orig;
+	conn_query(c, addr, &q, &lit);
 	if (policy_decide(conn_policy(c), &q, &d) == 0 && d.action == POLICY_ALLOW) {
-		conn_decide(c, q.addr, &d); /* log it */
+		conn_decide(c, addr, &d, NULL); /* log it */
 		conn_connect_upstream(c, on_upstream_direct);
 		return;
 	}
@@ -196,7 +191,7 @@ on_request(struct conn *c)
 		return;
 	}
 	/* logs the refusal, or asks on the terminal (--ask) */
-	switch (conn_decide_ask(c, q.addr, &d, on_decided)) {
+	switch (conn_decide(c, addr, &d, on_decided)) {
 	case -1:
 		return;
 	case 0:
@@ -237,9 +232,18 @@ on_greeting(struct conn *c)
 	conn_reply(c, "\x05\x00", 2, on_method_sent);
 }
 
-void
-socks_proxy_start(struct conn *c)
+static int
+socks_start(struct conn *c)
 {
-	c->source = "socks5";
+	c->source = CONN_SRC_SOCKS5;
 	conn_read_client(c, on_greeting);
+	return 0;
 }
+
+/* Over a limit, the request gets 0x01 (on_request); out of descriptors, a
+ * reset. */
+const struct proto_ops socks5_proto_ops = {
+	.name = "socks5",
+	.start = socks_start,
+	.answers_over = true,
+};

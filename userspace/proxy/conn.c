@@ -1,0 +1,797 @@
+/* One connection of the proxy, from accept to close (see conn.h): reading
+ * the client's head and writing replies, the timer of each state, the one
+ * place decisions are taken and logged (conn_decide(), --ask included),
+ * and the upstream side: resolve with c-ares, keep only addresses the
+ * policy allows, connect to exactly one of them with a timeout. The
+ * protocol speaking on the connection is reached only through c->ops
+ * (proto.h); the relay itself is relay.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <event2/event.h>
+
+#include "cli/ask.h"
+#include "dns/responder.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "policy/audit.h"
+#include "proxy/conn.h"
+#include "proxy/core.h"
+#include "proxy/proto.h"
+
+const struct policy *
+conn_policy(const struct conn *c)
+{
+	return c->px->opts.policy;
+}
+
+void
+conn_touch(struct conn *c)
+{
+	c->last_active = now_s();
+}
+
+int
+conn_idle_timeout(const struct conn *c)
+{
+	return c->px->opts.idle_timeout_s;
+}
+
+int
+conn_head_timeout(const struct conn *c)
+{
+	return c->px->opts.header_timeout_s;
+}
+
+int
+conn_response_timeout(const struct conn *c)
+{
+	const struct proxy_opts *o = &c->px->opts;
+
+	return o->response_timeout_s < o->idle_timeout_s ? o->response_timeout_s
+							 : o->idle_timeout_s;
+}
+
+void
+conn_over_words(const struct conn *c, char *buf, size_t len)
+{
+	quota_words(&c->px->quota, c->over, buf, len);
+}
+
+void
+conn_timer_ms(struct conn *c, int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	evtimer_add(&c->timer, &tv);
+}
+
+int
+conn_sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+void
+conn_format_addr(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+void
+conn_close(struct conn *c, const char *why)
+{
+	struct proxy *p = c->px;
+
+	log_debug("conn %llu: close (%s)", (unsigned long long)c->id, why);
+	event_del(&c->cev_r);
+	event_del(&c->cev_w);
+	event_del(&c->uev_r);
+	event_del(&c->uev_w);
+	event_del(&c->timer);
+	resolver_cancel(c->rq);
+	asker_cancel(c->ask_req);
+	if (c->ops->free)
+		c->ops->free(c);
+	close(c->cfd);
+	if (c->ufd != -1)
+		close(c->ufd);
+	for (int i = 0; i < 2; i++) {
+		struct relay_dir *d = &c->d[i];
+
+		if (d->pipe[0] == -1)
+			continue;
+		if (!d->inpipe && p->npipes < PIPE_POOL) {
+			/* empty: the next connection's (saves 8 system calls) */
+			p->pipes[p->npipes][0] = d->pipe[0];
+			p->pipes[p->npipes][1] = d->pipe[1];
+			p->npipes++;
+			continue;
+		}
+		close(d->pipe[0]);
+		close(d->pipe[1]);
+	}
+	free(c->in);
+	free(c->cout);
+	free(c->uout);
+	TAILQ_REMOVE(&p->conns, c, entry);
+	if (c->over)
+		p->nrefusing--;
+	else
+		quota_del(&p->quota, c->who.tgid);
+	free(c);
+}
+
+void
+conn_abort(struct conn *c, const char *why)
+{
+	struct linger lg = {1, 0};
+
+	setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	if (c->ufd != -1)
+		setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	conn_close(c, why);
+}
+
+int
+conn_pipe_open(struct conn *c, int dir)
+{
+	struct proxy *p = c->px;
+	struct relay_dir *d = &c->d[dir];
+
+	if (p->npipes) {
+		p->npipes--;
+		d->pipe[0] = p->pipes[p->npipes][0];
+		d->pipe[1] = p->pipes[p->npipes][1];
+		return 0;
+	}
+	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC)) {
+		if (!p->pipe_warned)
+			log_warn("proxy: cannot make a relay pipe (%d connections open): "
+				 "connections that need one are reset",
+				 p->quota.nconns);
+		p->pipe_warned = true;
+		return -1;
+	}
+	fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
+	return 0;
+}
+
+static void
+on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	switch (c->state) {
+	case CS_RESOLVE:
+		/* the name did not resolve within the connect timeout */
+		resolver_cancel(c->rq);
+		c->rq = NULL;
+		c->up_err = ETIMEDOUT;
+		c->on_upstream(c);
+		return;
+	case CS_CONNECT:
+		c->up_err = ETIMEDOUT;
+		event_del(&c->uev_w);
+		close(c->ufd);
+		c->ufd = -1;
+		c->on_upstream(c);
+		return;
+	case CS_RELAY:
+		if (now_s() - c->last_active >= (uint64_t)c->px->opts.idle_timeout_s) {
+			conn_close(c, "idle");
+			return;
+		}
+		conn_timer(c, c->px->opts.idle_timeout_s);
+		return;
+	default: /* the protocol's states: CS_HEAD, CS_REPLY, CS_RESPONSE */
+		if (c->ops->timeout)
+			c->ops->timeout(c);
+		else
+			conn_timed_out(c);
+		return;
+	}
+}
+
+void
+conn_timed_out(struct conn *c)
+{
+	conn_close(c, c->state == CS_HEAD ? "client head timeout" : "timeout");
+}
+
+void
+conn_timer(struct conn *c, int seconds)
+{
+	struct timeval tv = {seconds, 0};
+
+	evtimer_add(&c->timer, &tv);
+}
+
+static void
+on_client_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	ssize_t n;
+
+	(void)what;
+	if (c->inlen == c->incap) {
+		size_t ncap = c->incap ? c->incap * 2 : 4096;
+		char *nin;
+
+		if (ncap > CONN_MAX_HEAD + 1)
+			ncap = CONN_MAX_HEAD + 1;
+		if (c->inlen >= ncap) {
+			/* the handler did not consume a full buffer: too long */
+			c->on_input(c);
+			return;
+		}
+		nin = realloc(c->in, ncap);
+		if (!nin) {
+			conn_close(c, "out of memory");
+			return;
+		}
+		c->in = nin;
+		c->incap = ncap;
+	}
+	n = recv(fd, c->in + c->inlen, c->incap - c->inlen, 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		conn_close(c, "client read error");
+		return;
+	}
+	if (n == 0) {
+		conn_close(c, "client closed during handshake");
+		return;
+	}
+	c->inlen += (size_t)n;
+	c->on_input(c);
+}
+
+void
+conn_read_client(struct conn *c, void (*on_input)(struct conn *c))
+{
+	c->state = CS_HEAD;
+	c->on_input = on_input;
+	event_del(&c->cev_r);
+	event_assign(&c->cev_r, c->px->base, c->cfd, EV_READ | EV_PERSIST, on_client_read, c);
+	event_add(&c->cev_r, NULL);
+}
+
+void
+conn_drop_input(struct conn *c, size_t n)
+{
+	if (n >= c->inlen) {
+		c->inlen = 0;
+		return;
+	}
+	memmove(c->in, c->in + n, c->inlen - n);
+	c->inlen -= n;
+}
+
+static void
+reply_flush(struct conn *c)
+{
+	while (c->coutoff < c->coutlen) {
+		ssize_t n =
+			send(c->cfd, c->cout + c->coutoff, c->coutlen - c->coutoff, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				event_add(&c->cev_w, NULL);
+				return;
+			}
+			conn_close(c, "client write error");
+			return;
+		}
+		c->coutoff += (size_t)n;
+	}
+	event_del(&c->cev_w);
+	free(c->cout);
+	c->cout = NULL;
+	c->coutlen = c->coutoff = 0;
+	if (!c->after_reply) {
+		conn_close(c, "replied");
+		return;
+	}
+	c->after_reply(c);
+}
+
+static void
+on_client_write(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	reply_flush(arg);
+}
+
+void
+conn_reply(struct conn *c, const char *data, size_t len, conn_step next)
+{
+	char *buf = malloc(len ? len : 1);
+
+	if (!buf) {
+		conn_close(c, "out of memory");
+		return;
+	}
+	memcpy(buf, data, len);
+	free(c->cout);
+	c->cout = buf;
+	c->coutlen = len;
+	c->coutoff = 0;
+	c->after_reply = next;
+	c->state = CS_REPLY;
+	event_del(&c->cev_r);
+	event_assign(&c->cev_w, c->px->base, c->cfd, EV_WRITE | EV_PERSIST, on_client_write, c);
+	reply_flush(c);
+}
+
+static bool
+parse_literal(const char *host, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		return true;
+	}
+	return false;
+}
+
+struct conn *
+conn_new(struct proxy *p, int fd, const struct egr_conn_val *who, enum quota_hit over,
+	 const struct proto_ops *ops)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->id = ++p->next_id;
+	c->px = p;
+	c->ops = ops;
+	c->over = over;
+	c->cfd = fd;
+	c->ufd = -1;
+	c->who = *who;
+	c->d[0].pipe[0] = c->d[0].pipe[1] = -1;
+	c->d[1].pipe[0] = c->d[1].pipe[1] = -1;
+	c->last_active = now_s();
+	event_assign(&c->cev_r, p->base, fd, EV_READ | EV_PERSIST, on_client_read, c);
+	event_assign(&c->cev_w, p->base, fd, EV_WRITE | EV_PERSIST, on_client_write, c);
+	event_assign(&c->uev_r, p->base, -1, 0, NULL, NULL);
+	event_assign(&c->uev_w, p->base, -1, 0, NULL, NULL);
+	evtimer_assign(&c->timer, p->base, on_timer, c);
+	TAILQ_INSERT_TAIL(&p->conns, c, entry);
+	if (over)
+		p->nrefusing++;
+	return c;
+}
+
+void
+conn_start(struct conn *c)
+{
+	conn_timer(c, c->px->opts.header_timeout_s);
+	if (c->ops->start(c))
+		return; /* closed */
+	/* Most clients have sent their first bytes by now (a request, a
+	 * greeting): read them at once instead of after an epoll round; the
+	 * read event just added then never reaches the kernel (changelist). */
+	if (c->state == CS_HEAD && c->on_input)
+		on_client_read(c->cfd, EV_READ, c);
+}
+
+void
+conn_set_proto(struct conn *c, const struct proto_ops *ops, void *pstate)
+{
+	if (c->ops->free)
+		c->ops->free(c);
+	c->ops = ops;
+	c->pstate = pstate;
+}
+
+/* ---- decisions ---- */
+
+void
+conn_query(const struct conn *c, const struct sockaddr *addr, struct policy_query *q,
+	   struct sockaddr_storage *lit)
+{
+	memset(q, 0, sizeof(*q));
+	q->host = c->host[0] ? c->host : NULL;
+	q->addr = addr;
+	/* an address literal as the "host" is taken as the address it is */
+	if (!addr && q->host && parse_literal(q->host, c->port, lit)) {
+		q->addr = (const struct sockaddr *)lit;
+		q->host = NULL;
+	}
+	q->port = c->port;
+	q->proto = c->proto;
+	q->method = c->method[0] ? c->method : NULL;
+}
+
+/* The rule that would let q through next time (none past a deny rule). */
+static void
+suggest_rule(const struct conn *c, const struct policy_query *q, const struct policy_decision *d,
+	     char *suggest, size_t len)
+{
+	suggest[0] = 0;
+	if (d->reason == POLICY_R_LOCAL && q->addr)
+		conn_format_addr(q->addr, suggest, len);
+	else if (d->reason != POLICY_R_DENY_RULE && q->host && c->proto == POLICY_P_TCP)
+		snprintf(suggest, len, "tcp://%s:%u", q->host, c->port);
+	else if (d->reason != POLICY_R_DENY_RULE && q->host)
+		snprintf(suggest, len, (c->port == 443 || c->port == 80) ? "%s" : "%s:%u", q->host,
+			 c->port);
+	else if (d->reason != POLICY_R_DENY_RULE && q->addr)
+		conn_format_addr(q->addr, suggest, len);
+}
+
+/* The policy's decision on q; a query it cannot decide is denied (no rule).
+ * Returns what policy_decide() did. */
+static int
+decide_query(const struct conn *c, const struct policy_query *q, struct policy_decision *d)
+{
+	int err = policy_decide(c->px->opts.policy, q, d);
+
+	if (err) {
+		d->action = POLICY_DENY;
+		d->reason = POLICY_R_NO_RULE;
+		d->rule = NULL;
+	}
+	return err;
+}
+
+/* Logs d, the decision on q, and counts it; returns whether c may go on.
+ * approved: words for a terminal approval that overrides a "no rule"
+ * denial (--ask), or NULL. */
+static bool
+log_decision(struct conn *c, const struct policy_query *q, struct policy_decision *d,
+	     const char *approved)
+{
+	struct audit_rec r = {0};
+	char words[600], comm[17], target[300], suggest[300];
+
+	policy_safe_comm(c->who.comm, comm);
+	if (q->host)
+		snprintf(target, sizeof(target), "%s:%u", q->host, c->port);
+	else if (q->addr)
+		conn_format_addr(q->addr, target, sizeof(target));
+	else
+		snprintf(target, sizeof(target), "?:%u", c->port);
+	suggest_rule(c, q, d, suggest, sizeof(suggest));
+	if (approved && d->action == POLICY_DENY && d->reason == POLICY_R_NO_RULE) {
+		d->action = POLICY_ALLOW;
+		d->reason = POLICY_R_ALLOWED;
+	}
+	if (d->action == POLICY_ALLOW)
+		r.decision = "allow";
+	else
+		r.decision = c->px->opts.audit_mode ? "would-deny" : "deny";
+	r.reason = approved && !d->rule ? approved
+					: policy_reason_words(d, NULL, words, sizeof(words));
+	r.source = conn_source_word(c->source);
+	r.host = q->host;
+	r.port = c->port;
+	r.ip = q->addr;
+	r.method = q->method;
+	r.pid = c->who.tgid;
+	r.comm = comm;
+	r.cgroup = c->who.cgroup_id;
+	r.rule = d->rule ? d->rule->text : NULL;
+	r.dest = target;
+	r.suggest = suggest[0] ? suggest : NULL;
+	audit_write(c->px->opts.audit, &r);
+	if (d->action == POLICY_ALLOW) {
+		c->px->st.allowed++;
+		c->rule = d->rule;
+		return true;
+	}
+	c->px->st.denied++;
+	if (c->px->opts.audit_mode) {
+		/* audit: what would have been denied goes through, recorded */
+		d->action = POLICY_ALLOW;
+		return true;
+	}
+	return false;
+}
+
+static void
+on_answer(void *arg, enum ask_answer a)
+{
+	struct conn *c = arg;
+	struct policy_decision d;
+	struct policy_query q;
+	struct sockaddr_storage lit;
+	const char *approved = NULL;
+	char err[256];
+
+	c->ask_req = NULL;
+	if (a == ASK_ALWAYS && c->ask_rule[0] &&
+	    policy_add(c->px->opts.policy_rw, POLICY_ALLOW, c->ask_rule, NULL, "--ask", err,
+		       sizeof(err)) == 0) {
+		/* a tcp:// approval opens the kernel fast path for this target */
+		if (!strncmp(c->ask_rule, "tcp://", 6) && c->orig.ss_family == AF_INET &&
+		    c->px->fast_add)
+			c->px->fast_add(c->px->fast_arg, (const struct sockaddr *)&c->orig, 0);
+		approved = "approved on the terminal for this run";
+	} else if (a == ASK_ALWAYS || a == ASK_ONCE) {
+		/* this connection only; its addresses are still checked for
+		 * local ranges, but not for a rule */
+		c->approved = true;
+		approved = "approved once on the terminal";
+	}
+	conn_query(c, c->ask_has_addr ? (const struct sockaddr *)&c->ask_addr : NULL, &q, &lit);
+	decide_query(c, &q, &d);
+	c->ask_cont(c, log_decision(c, &q, &d, approved));
+}
+
+/* --ask: puts q (denied for lack of a rule) to the terminal; cont(c,
+ * allowed) follows the answer. addr: what conn_decide() was given. 0, or
+ * -1 when the question cannot be asked. */
+static int
+ask(struct conn *c, const struct policy_query *q, const struct policy_decision *d,
+    const struct sockaddr *addr, void (*cont)(struct conn *c, bool allowed))
+{
+	char target[300], comm[17], question[400];
+
+	suggest_rule(c, q, d, c->ask_rule, sizeof(c->ask_rule));
+	if (q->host)
+		snprintf(target, sizeof(target), "%s%s:%u",
+			 c->proto == POLICY_P_TCP ? "tcp://" : "", q->host, c->port);
+	else
+		conn_format_addr(q->addr, target, sizeof(target));
+	policy_safe_comm(c->who.comm, comm);
+	snprintf(question, sizeof(question), "allow %s for %s[%u]", target, comm, c->who.tgid);
+	c->ask_has_addr = addr != NULL;
+	if (addr)
+		memcpy(&c->ask_addr, addr,
+		       addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						  : sizeof(struct sockaddr_in6));
+	c->ask_cont = cont;
+	event_del(&c->cev_r); /* c->in must stay put while the question waits */
+	evtimer_del(&c->timer);
+	c->ask_req = asker_ask(c->px->opts.asker, question, on_answer, c);
+	return c->ask_req ? 0 : -1;
+}
+
+int
+conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
+	    void (*cont)(struct conn *c, bool allowed))
+{
+	struct sockaddr_storage lit;
+	struct policy_query q;
+	int err;
+
+	conn_query(c, addr, &q, &lit);
+	err = decide_query(c, &q, d);
+	/* only a missing rule is asked about */
+	if (cont && c->px->opts.asker && !c->px->opts.audit_mode && !err &&
+	    d->action == POLICY_DENY && d->reason == POLICY_R_NO_RULE &&
+	    ask(c, &q, d, addr, cont) == 0)
+		return -1;
+	return log_decision(c, &q, d, NULL);
+}
+
+/* ---- upstream ---- */
+
+static void try_next_addr(struct conn *c);
+
+static void
+on_upstream_connected(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	(void)what;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+		c->up_err = err ? err : errno;
+		close(c->ufd);
+		c->ufd = -1;
+		try_next_addr(c);
+		return;
+	}
+	evtimer_del(&c->timer);
+	c->on_upstream(c);
+}
+
+static void
+try_next_addr(struct conn *c)
+{
+	const struct sockaddr *sa;
+	socklen_t salen;
+	int one = 1;
+
+	while (c->ai < c->naddrs) {
+		sa = (const struct sockaddr *)&c->addrs[c->ai++];
+		salen = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						 : sizeof(struct sockaddr_in6);
+		c->ufd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (c->ufd == -1) {
+			c->up_err = errno;
+			continue;
+		}
+		setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		memcpy(&c->up_addr, sa, salen);
+		if (connect(c->ufd, sa, salen) == 0 || errno == EINPROGRESS) {
+			c->state = CS_CONNECT;
+			event_assign(&c->uev_w, c->px->base, c->ufd, EV_WRITE,
+				     on_upstream_connected, c);
+			event_add(&c->uev_w, NULL);
+			conn_timer(c, c->px->opts.connect_timeout_s);
+			return;
+		}
+		c->up_err = errno;
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	if (!c->up_err)
+		c->up_err = EHOSTUNREACH;
+	c->on_upstream(c);
+}
+
+/* Keeps only the resolved addresses the policy allows for this host; the
+ * decision for the first refused one is logged when none is left. */
+static void
+filter_and_connect(struct conn *c)
+{
+	struct sockaddr_storage keep[RESOLVE_MAX_ADDRS];
+	int n = 0, first_denied = -1;
+
+	for (int i = 0; i < c->naddrs; i++) {
+		struct sockaddr_storage lit;
+		struct policy_query q;
+		struct policy_decision d;
+
+		conn_query(c, (const struct sockaddr *)&c->addrs[i], &q, &lit);
+		if ((policy_decide(c->px->opts.policy, &q, &d) == 0 &&
+		     (d.action == POLICY_ALLOW || (c->approved && d.reason == POLICY_R_NO_RULE))) ||
+		    c->px->opts.audit_mode)
+			keep[n++] = c->addrs[i];
+		else if (first_denied < 0)
+			first_denied = i;
+	}
+	if (!n) {
+		struct policy_decision d;
+
+		/* log the refusal with the address that caused it */
+		conn_decide(c,
+			    (const struct sockaddr *)&c->addrs[first_denied < 0 ? 0 : first_denied],
+			    &d, NULL);
+		c->up_err = EACCES;
+		c->on_upstream(c);
+		return;
+	}
+	memcpy(c->addrs, keep, sizeof(keep[0]) * (size_t)n);
+	c->naddrs = n;
+	c->ai = 0;
+	try_next_addr(c);
+}
+
+static bool
+same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+	return false;
+}
+
+static void
+on_resolved(int status, const struct sockaddr_storage *addrs, int naddrs, void *arg)
+{
+	struct conn *c = arg;
+
+	c->rq = NULL;
+	if (status || naddrs == 0) {
+		c->up_err = status == -ETIMEDOUT ? ETIMEDOUT : EHOSTUNREACH;
+		c->naddrs = 0;
+		c->on_upstream(c);
+		return;
+	}
+	for (int i = 0; i < naddrs; i++) {
+		c->addrs[i] = addrs[i];
+		if (addrs[i].ss_family == AF_INET)
+			((struct sockaddr_in *)&c->addrs[i])->sin_port = htons(c->port);
+		else
+			((struct sockaddr_in6 *)&c->addrs[i])->sin6_port = htons(c->port);
+	}
+	c->naddrs = naddrs;
+	/* The client's own destination goes first when the name resolves to
+	 * it; otherwise it is not a candidate at all (a forged SNI/Host
+	 * reaches only what the name itself resolves to). */
+	for (int i = 1; i < naddrs; i++) {
+		if (same_ip(&c->addrs[i], &c->orig)) {
+			struct sockaddr_storage t = c->addrs[0];
+
+			c->addrs[0] = c->addrs[i];
+			c->addrs[i] = t;
+			break;
+		}
+	}
+	filter_and_connect(c);
+}
+
+void
+conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
+{
+	c->on_upstream = done;
+	c->up_err = 0;
+	c->ai = 0;
+	event_del(&c->cev_r);
+	if (!c->host[0] || c->learned) {
+		/* no name, or the name the DNS responder answered this very
+		 * address for: the original destination is the only candidate */
+		c->addrs[0] = c->orig;
+		c->naddrs = 1;
+		filter_and_connect(c);
+		return;
+	}
+	if (parse_literal(c->host, c->port, &c->addrs[0])) {
+		c->naddrs = 1;
+		filter_and_connect(c);
+		return;
+	}
+	c->state = CS_RESOLVE;
+	{
+		struct sockaddr_storage cached[RESOLVE_MAX_ADDRS];
+		int n = resolver_cached(c->px->res, c->host, cached);
+
+		if (n > 0) {
+			on_resolved(0, cached, n, c);
+			return;
+		}
+	}
+	/* the lookup is part of connecting: its own timeout, not what is
+	 * left of the head timeout (which closed the client without a word) */
+	conn_timer(c, c->px->opts.connect_timeout_s);
+	c->rq = resolver_query(c->px->res, c->host, on_resolved, c);
+	if (!c->rq) {
+		c->up_err = ENOMEM;
+		done(c);
+	}
+}
+
+const char *
+conn_learned_name(const struct conn *c)
+{
+	return dns_learned_name(c->px->dns, (const struct sockaddr *)&c->orig);
+}
