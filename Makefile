@@ -116,8 +116,15 @@ fuzz: $(FUZZ_BINS)
 			2>$(OUT)/fuzz/$$n.log || { tail -40 $(OUT)/fuzz/$$n.log; exit 1; }; \
 	done
 
+# The end-to-end suites, by concern (docs/testing.md); all run, then the
+# target fails if any did.
+E2E_SUITES := run loopback proxy dns audit ask limits
 e2e: all
-	tests/e2e/run.sh $(OUT)/egressctl && tests/e2e/proxy.sh $(OUT)/egressctl && tests/e2e/dns.sh $(OUT)/egressctl && tests/e2e/audit.sh $(OUT)/egressctl && tests/e2e/limits.sh $(OUT)/egressctl
+	@failed=; for s in $(E2E_SUITES); do \
+		echo "== tests/e2e/$$s.sh"; \
+		tests/e2e/$$s.sh $(OUT)/egressctl || failed="$$failed $$s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "e2e: failed:$$failed"; exit 1; fi
 
 # The stress suite (root): every case at full size.
 stress: all

@@ -700,3 +700,57 @@ egr_jsonl() {
 	: "${P_held:=}" "${P_received:=}" "${P_sent:=}" "${P_local:=}"
 	return $r
 }
+
+# The kernel suites (run.sh, loopback.sh): the test network of e2e_setup,
+# tlisten, bpftool. kernel_suite_main NAME EGRESSCTL_PATH
+interrupted() {	# the summary stays the last line even when interrupted
+	fail interrupted "SIG$1 during the run"
+	echo "$PASS passed, $FAILED failed"
+	exit "$2"
+}
+
+kernel_suite_main() {
+	local name=$1 t tool
+	shift
+	if [ $# -lt 1 ]; then
+		echo "usage: $name EGRESSCTL_PATH" >&2
+		exit 2
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "$name: the end-to-end tests need root (skipped)"
+		exit 77
+	fi
+	CGROOT=$(cgroup2_mount)
+	if [ -z "$CGROOT" ] || [ "$(stat -f -c %T "$CGROOT" 2>/dev/null)" != cgroup2fs ]; then
+		echo "$name: no cgroup2 mount (skipped)"
+		exit 77
+	fi
+	EGRESSCTL=$(realpath -m "$1")
+	TLISTEN=${TLISTEN:-$(dirname "$EGRESSCTL")/helpers/tlisten}
+	WATCH_PID=
+	trap e2e_cleanup EXIT
+	trap 'interrupted INT 130' INT
+	trap 'interrupted TERM 143' TERM
+	trap 'interrupted HUP 129' HUP
+
+	local missing=
+	[ -n "${E2E_KEEP:-}" ] && note "keeping $W (E2E_KEEP)"
+	for tool in ip nsenter setpriv tcpdump ss curl dig bpftool timeout "$PY"; do
+		command -v "$tool" >/dev/null || missing="$missing $tool"
+	done
+	if [ -n "$missing" ]; then
+		fail setup "missing tools:$missing (tools/install-deps.sh)"
+	elif ! e2e_setup; then
+		fail setup "the test network, servers or sensor did not come up"
+	else
+		if [ -z "${E2E_CONTROL_ONLY:-}" ]; then
+			[ -x "$EGRESSCTL" ] || fail egressctl.present "$EGRESSCTL is not executable: confined halves skipped"
+			[ -x "$TLISTEN" ] || fail tlisten.present "$TLISTEN is not executable: redirect tests will fail"
+		fi
+		for t in ${E2E_TESTS:-$ALL_TESTS}; do
+			"test_$t"
+		done
+	fi
+	echo "$PASS passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+}
