@@ -985,6 +985,7 @@ open_sockets(struct dns_server *d, char *errbuf, size_t errlen)
 		int one = 1;
 
 		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons(d->o.port);
 		d->ufd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		d->tfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (d->ufd < 0 || d->tfd < 0)
@@ -1002,8 +1003,15 @@ open_sockets(struct dns_server *d, char *errbuf, size_t errlen)
 		close(d->ufd);
 		close(d->tfd);
 		d->ufd = d->tfd = -1;
+		if (d->o.port)
+			break; /* that port or none */
 	}
-	snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1: %s", strerror(errno));
+	if (d->o.port)
+		snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1:%u: %s",
+			 d->o.port, strerror(errno));
+	else
+		snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1: %s",
+			 strerror(errno));
 	return -1;
 }
 

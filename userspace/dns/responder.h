@@ -30,6 +30,7 @@ struct dns_opts {
 	struct policy *policy_rw;    /* the same policy, for names approved with --ask */
 	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
 	int head_timeout_s;	     /* > 0: a TCP client's next whole message (--head-timeout) */
+	uint16_t port; /* the port to listen on (taking over pinned programs); 0: any */
 	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
 	 * and remove it again; NULL = no fast path */
 	int (*fast_add)(void *arg, const struct sockaddr *sa, uint64_t ttl_ns);

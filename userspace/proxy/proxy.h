@@ -43,6 +43,10 @@ struct proxy_opts {
 	int connect_timeout_s;	   /* upstream connect, per address (10) */
 	int response_timeout_s;	   /* plain HTTP: request sent -> response head (60) */
 	int idle_timeout_s;	   /* relay without traffic (600) */
+	/* the ports to listen on when taking over pinned programs (they
+	 * redirect there); 0: any free one */
+	uint16_t ports[PROXY_L_MAX];
+	uint16_t dns_port;
 };
 
 struct proxy;
