@@ -16,10 +16,12 @@
 #include <cJSON.h>
 
 #include "egress_abi.h"
+#include "cli/ctl.h"
 #include "cli/opts.h"
 #include "cli/run.h"
 #include "cli/status.h"
 #include "cli/target.h"
+#include "daemon/daemon.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 
@@ -350,13 +352,36 @@ struct command {
 
 static void usage_version(FILE *f);
 static void usage_help(FILE *f);
+#define CTL_USAGE(name)                                                                            \
+	static void usage_##name(FILE *f)                                                          \
+	{                                                                                          \
+		ctl_usage(#name, f);                                                               \
+	}
+CTL_USAGE(reload)
+CTL_USAGE(allow)
+CTL_USAGE(deny)
+CTL_USAGE(log)
+CTL_USAGE(summary)
+CTL_USAGE(detach)
 
 static const struct command commands[] = {
 	{"run", "[OPTIONS] -- CMD [ARG]...", "run CMD with its egress confined", cmd_run,
 	 run_usage},
 	{"check", "[OPTIONS] TARGET", "judge TARGET against a policy", cmd_check, usage_check},
+	{"daemon", "[--config FILE] [--cgroup|--unit|--pid X]...",
+	 "confine running cgroups (CI runners), live reload", daemon_main, daemon_usage},
 	{"status", "[-j]", "confined cgroups, their programs and counters", status_main,
 	 status_usage},
+	{"reload", "", "make the daemon read its config and policies again", ctl_main,
+	 usage_reload},
+	{"allow", "[--cgroup X] [--for D] RULE", "add a rule to a daemon's target at runtime",
+	 ctl_main, usage_allow},
+	{"deny", "[--cgroup X] [--for D] RULE", "add a deny rule at runtime", ctl_main, usage_deny},
+	{"log", "[-f] [--cgroup X]", "the daemon's decisions, live with -f", ctl_main, usage_log},
+	{"summary", "[--cgroup X] [--format F]", "what a daemon's target tried (markdown, json)",
+	 ctl_main, usage_summary},
+	{"detach", "--cgroup X | --all", "lift confinement; nothing of egressctl's stays", ctl_main,
+	 usage_detach},
 	{"version", "", "egressctl's version, its BPF ABI and libbpf's", cmd_version,
 	 usage_version},
 	{"help", "[COMMAND]", "show help", cmd_help, usage_help},
@@ -370,12 +395,8 @@ usage(FILE *f)
 		   "       egressctl --version | --help\n"
 		   "\n"
 		   "commands:\n");
-	for (const struct command *c = commands; c->name; c++) {
-		char left[64];
-
-		snprintf(left, sizeof(left), "%s %s", c->name, c->synopsis);
-		fprintf(f, "  %-31s %s\n", left, c->summary);
-	}
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-9s %s\n", c->name, c->summary);
 	fprintf(f, "\n"
 		   "`egressctl COMMAND --help` describes each command.\n"
 		   "Exit status: 2 for a usage error, 125 when egressctl fails; run exits with\n"

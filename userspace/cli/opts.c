@@ -210,3 +210,50 @@ opts_list(FILE *f, const struct opt_set *sets, int nsets)
 		if (!(rows[i].o->flags & OPT_F_HIDDEN))
 			fprintf(f, "--%s\n", rows[i].o->name);
 }
+
+/* The row called name ('_' and '-' alike); -1 if none. */
+static int
+find_row(const struct row *rows, int n, const char *name)
+{
+	for (int i = 0; i < n; i++) {
+		const char *a = rows[i].o->name, *b = name;
+
+		while (*a && (*a == *b || (*a == '-' && *b == '_')))
+			a++, b++;
+		if (!*a && !*b && rows[i].o->type != OPT_T_HELP)
+			return i;
+	}
+	return -1;
+}
+
+int
+opts_set(const struct opt_set *sets, int nsets, const char *name, const char *arg, char *err,
+	 size_t errlen)
+{
+	struct row rows[MAX_OPTS];
+	int n = collect(sets, nsets, rows, MAX_OPTS), i;
+
+	i = n < 0 ? -1 : find_row(rows, n, name);
+	if (i < 0 || (rows[i].o->flags & OPT_F_HIDDEN)) {
+		snprintf(err, errlen, "unknown key");
+		return -ENOENT;
+	}
+	if (!rows[i].o->arg != !arg) {
+		snprintf(err, errlen, rows[i].o->arg ? "expected a value" : "takes no value");
+		return -EINVAL;
+	}
+	err[0] = 0;
+	return set_value(&rows[i], arg, err, errlen) ? -EINVAL : 0;
+}
+
+int
+opts_takes_arg(const struct opt_set *sets, int nsets, const char *name)
+{
+	struct row rows[MAX_OPTS];
+	int n = collect(sets, nsets, rows, MAX_OPTS), i;
+
+	i = n < 0 ? -1 : find_row(rows, n, name);
+	if (i < 0 || (rows[i].o->flags & OPT_F_HIDDEN))
+		return -ENOENT;
+	return rows[i].o->arg != NULL;
+}

@@ -67,6 +67,18 @@ enum {
 int opts_parse(const char *cmd, const struct opt_set *sets, int nsets, int argc, char **argv,
 	       bool stop_at_arg, int *first);
 
+/* Sets the option called name (its long name, or with '_' for '-') as
+ * if "--name arg" had been given; arg is NULL for an option that takes
+ * none. For configuration files that use the options' names as keys.
+ * Returns 0, -ENOENT (no such option; err says so) or -EINVAL (err says
+ * why). */
+int opts_set(const struct opt_set *sets, int nsets, const char *name, const char *arg, char *err,
+	     size_t errlen);
+
+/* Whether the option called name takes an argument; -ENOENT if there is
+ * none such. */
+int opts_takes_arg(const struct opt_set *sets, int nsets, const char *name);
+
 /* The option lines of --help: "  --name ARG   help", help continued on
  * the following lines, aligned. */
 void opts_help(FILE *f, const struct opt_set *sets, int nsets);

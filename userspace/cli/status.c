@@ -23,6 +23,7 @@
 #include "egress_abi.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
+#include "cli/ctl.h"
 #include "cli/opts.h"
 #include "cli/status.h"
 
@@ -246,7 +247,8 @@ struct status_entry {
 	int nlinks;
 	char progs[1024];
 	uint64_t c[EGR_C_MAX];
-	cJSON *run; /* what its egressctl said; NULL if none is alive */
+	cJSON *run;	     /* what its egressctl said; NULL if none is alive */
+	const cJSON *daemon; /* its target in the daemon's status; NULL if none */
 };
 
 /* Takes e->run into the object. */
@@ -277,6 +279,10 @@ entry_json(struct status_entry *e)
 	else
 		cJSON_AddNullToObject(o, "run");
 	e->run = NULL;
+	if (e->daemon)
+		cJSON_AddItemToObject(o, "daemon", cJSON_Duplicate(e->daemon, 1));
+	else
+		cJSON_AddNullToObject(o, "daemon");
 	return o;
 }
 
@@ -316,6 +322,29 @@ entry_print(const struct status_entry *e)
 	       (unsigned long long)e->c[EGR_C_FASTPATH], (unsigned long long)e->c[EGR_C_LOCAL],
 	       e->c[EGR_C_WOULD_DENY] ? " (and would-deny in audit mode)" : "");
 	printf("  programs: %d attached: %s\n", e->nlinks, e->progs);
+	if (e->daemon) {
+		const cJSON *rr = cJSON_GetObjectItemCaseSensitive(e->daemon, "runtime_rules");
+
+		printf("  daemon:  target %s%s, up %.0f s, %d runtime rule%s\n",
+		       str(e->daemon, "name") ? str(e->daemon, "name") : "?",
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->daemon, "adopted"))
+			       ? " (taken over after a restart)"
+			       : "",
+		       num(e->daemon, "uptime"), cJSON_GetArraySize(rr),
+		       cJSON_GetArraySize(rr) == 1 ? "" : "s");
+	}
+}
+
+/* The daemon's entry for cgroup cgid in its status document. */
+static const cJSON *
+daemon_target(const cJSON *doc, uint64_t cgid)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(
+		t, cJSON_GetObjectItemCaseSensitive(doc, "targets")) if (num(t, "cgroup_id") ==
+									 (double)cgid) return t;
+	return NULL;
 }
 
 /* The pin directory name under root -> an entry; false when it is not one
@@ -346,13 +375,15 @@ entry_read(const char *root, const char *mnt, const char *name, char *dir, size_
 void
 status_usage(FILE *f)
 {
-	fprintf(f, "usage: egressctl status [-j|--json]\n"
+	fprintf(f, "usage: egressctl status [-j|--json] [--control PATH]\n"
 		   "\n"
 		   "Lists the cgroups egressctl confines on this machine: the programs pinned\n"
 		   "on each, the kernel's counters and, where its egressctl is alive, its\n"
 		   "command, policy, proxy and DNS counters. Needs root.\n"
 		   "\n"
 		   "  -j, --json             one JSON array, an object per cgroup\n"
+		   "  --control PATH         the daemon's control socket (default\n"
+		   "                         /run/egressctl/control, or $EGRESSCTL_CONTROL)\n"
 		   "  -h, --help             this text\n");
 }
 
@@ -361,7 +392,9 @@ status_main(int argc, char **argv)
 {
 	char root[PATH_MAX], mnt[PATH_MAX], dir[PATH_MAX + 32];
 	bool json = false;
-	cJSON *all = NULL;
+	cJSON *all = NULL, *ddoc = NULL;
+	const char *control = NULL;
+	char *dtext = NULL;
 	struct dirent *de;
 	int err, shown = 0;
 	DIR *d;
@@ -369,6 +402,8 @@ status_main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
 			json = true;
+		} else if (!strcmp(argv[i], "--control") && i + 1 < argc) {
+			control = argv[++i];
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			status_usage(stdout);
 			return 0;
@@ -395,11 +430,24 @@ status_main(int argc, char **argv)
 		return EGR_EXIT_ERROR;
 	}
 	all = json ? cJSON_CreateArray() : NULL;
+	if (!ctl_status_json(control, &dtext))
+		ddoc = cJSON_Parse(dtext);
+	free(dtext);
+	if (ddoc && !json)
+		printf("daemon: egressctl[%.0f], up %.0f s, %d target%s%s%s\n", num(ddoc, "pid"),
+		       num(ddoc, "uptime"),
+		       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ddoc, "targets")),
+		       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ddoc, "targets")) == 1
+			       ? ""
+			       : "s",
+		       str(ddoc, "config") ? ", config " : "",
+		       str(ddoc, "config") ? str(ddoc, "config") : "");
 	while ((de = readdir(d))) {
 		struct status_entry e;
 
 		if (!entry_read(root, mnt, de->d_name, dir, sizeof(dir), &e))
 			continue;
+		e.daemon = ddoc ? daemon_target(ddoc, e.cgid) : NULL;
 		shown++;
 		if (json)
 			cJSON_AddItemToArray(all, entry_json(&e));
@@ -408,6 +456,7 @@ status_main(int argc, char **argv)
 		cJSON_Delete(e.run);
 	}
 	closedir(d);
+	cJSON_Delete(ddoc);
 	if (json) {
 		char *out = cJSON_Print(all);
 

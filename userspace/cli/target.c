@@ -24,7 +24,8 @@
 #include "policy/audit.h"
 #include "proxy/proxy.h"
 
-#define TO(field) offsetof(struct target_opts, field)
+#define TO(field)	offsetof(struct target_opts, field)
+#define TARGET_MAX_FAST 64 /* exact-address rules opened on the fast path */
 
 static int
 add_rule(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
@@ -136,7 +137,9 @@ struct target {
 	const char *cgpath;
 	uint64_t cgid;
 	char http_url[64], socks_url[64];
-	bool adopted;		    /* took over pinned programs */
+	bool adopted;				  /* took over pinned programs */
+	struct sockaddr_in fast[TARGET_MAX_FAST]; /* exact-address rules in egr_fast */
+	int nfast;
 	double tokens, last_refill; /* denial line rate limit */
 	unsigned long suppressed;
 	bool finished;
@@ -237,6 +240,10 @@ on_decision(void *arg, const struct audit_rec *r)
 	struct target *t = arg;
 	char line[800];
 
+	if (t->env->on_record)
+		t->env->on_record(t->env->record_arg, r);
+	if (r->event)
+		return; /* the daemon's own: not a decision */
 	if (!strcmp(r->decision, "redirect"))
 		return; /* not a decision: the proxy decides next */
 	summary_add(t->summary, r);
@@ -320,14 +327,46 @@ on_ring(evutil_socket_t fd, short what, void *arg)
 	loader_events_consume(t->ld);
 }
 
+void
+target_status(const struct target *t, struct status_info *si)
+{
+	struct proxy_stats ps = {0};
+	struct dns_stats ds = {0};
+
+	memset(si, 0, sizeof(*si));
+	if (t->px) {
+		proxy_get_stats(t->px, &ps);
+		proxy_get_dns_stats(t->px, &ds);
+		si->http_port = proxy_port(t->px, PROXY_L_HTTP);
+		si->socks_port = proxy_port(t->px, PROXY_L_SOCKS);
+		si->tproxy_port = proxy_port(t->px, PROXY_L_TPROXY);
+		si->dns_port = proxy_dns_port(t->px);
+	}
+	si->pid = getpid();
+	si->cgroup_id = t->cgid;
+	si->cgroup = t->cgpath;
+	si->command = t->env->command;
+	si->policy_file = t->o->policy_file;
+	si->rules = policy_count(t->policy);
+	si->audit = t->o->audit;
+	si->proxy_accepted = ps.accepted;
+	si->proxy_allowed = ps.allowed;
+	si->proxy_denied = ps.denied;
+	si->proxy_unattributed = ps.refused_unattributed;
+	si->dns_queries = ds.queries;
+	si->dns_refused = ds.refused;
+	si->dns_cached = ds.cached;
+	si->dns_upstream = ds.upstream;
+	si->dns_servfail = ds.servfail;
+	si->dns_fast = ds.fast_path;
+}
+
 /* One status request: the document, then close. */
 static void
 on_status(evutil_socket_t lfd, short what, void *arg)
 {
 	struct target *t = arg;
-	struct status_info si = {0};
-	struct proxy_stats ps;
-	struct dns_stats ds;
+	struct status_info si;
 	char *doc;
 	int fd;
 
@@ -335,29 +374,7 @@ on_status(evutil_socket_t lfd, short what, void *arg)
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	proxy_get_stats(t->px, &ps);
-	proxy_get_dns_stats(t->px, &ds);
-	si.pid = getpid();
-	si.cgroup_id = t->cgid;
-	si.cgroup = t->cgpath;
-	si.command = t->env->command;
-	si.policy_file = t->o->policy_file;
-	si.rules = policy_count(t->policy);
-	si.audit = t->o->audit;
-	si.http_port = proxy_port(t->px, PROXY_L_HTTP);
-	si.socks_port = proxy_port(t->px, PROXY_L_SOCKS);
-	si.tproxy_port = proxy_port(t->px, PROXY_L_TPROXY);
-	si.dns_port = proxy_dns_port(t->px);
-	si.proxy_accepted = ps.accepted;
-	si.proxy_allowed = ps.allowed;
-	si.proxy_denied = ps.denied;
-	si.proxy_unattributed = ps.refused_unattributed;
-	si.dns_queries = ds.queries;
-	si.dns_refused = ds.refused;
-	si.dns_cached = ds.cached;
-	si.dns_upstream = ds.upstream;
-	si.dns_servfail = ds.servfail;
-	si.dns_fast = ds.fast_path;
+	target_status(t, &si);
 	doc = status_render(&si);
 	if (doc && send(fd, doc, strlen(doc), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		log_debug("status: %s", strerror(errno));
@@ -478,23 +495,59 @@ fast_path_rule(const char *s, struct sockaddr_in *sin)
 	return true;
 }
 
+/* The exact-address allow rules of o and extra, as fast-path targets. */
 static int
-open_fast_rules(struct target *t, char *errbuf, size_t errlen)
+fast_set(const struct target_opts *o, const struct target_rule *extra, int nextra,
+	 struct sockaddr_in *out, int max)
 {
-	for (int i = 0; i < t->o->nrules; i++) {
-		const struct rule_arg *r = &t->o->rules[i];
-		struct sockaddr_in sin;
-		int err;
+	int n = 0;
 
-		if (r->action != POLICY_ALLOW || !fast_path_rule(r->text, &sin))
-			continue;
-		err = loader_fast_add(t->ld, (struct sockaddr *)&sin, IPPROTO_TCP, 0);
+	for (int i = 0; i < o->nrules + nextra && n < max; i++) {
+		enum policy_action a =
+			i < o->nrules ? o->rules[i].action : extra[i - o->nrules].action;
+		const char *text = i < o->nrules ? o->rules[i].text : extra[i - o->nrules].text;
+
+		if (a == POLICY_ALLOW && fast_path_rule(text, &out[n]))
+			n++;
+	}
+	return n;
+}
+
+static bool
+in_set(const struct sockaddr_in *set, int n, const struct sockaddr_in *sin)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i].sin_addr.s_addr == sin->sin_addr.s_addr &&
+		    set[i].sin_port == sin->sin_port)
+			return true;
+	return false;
+}
+
+/* The fast path for exactly the exact-address rules of o and extra: new
+ * ones opened, those no rule names any more closed. */
+static int
+sync_fast_rules(struct target *t, const struct target_opts *o, const struct target_rule *extra,
+		int nextra, char *errbuf, size_t errlen)
+{
+	struct sockaddr_in want[TARGET_MAX_FAST];
+	int n = fast_set(o, extra, nextra, want, TARGET_MAX_FAST), err;
+
+	for (int i = 0; i < t->nfast; i++)
+		if (!in_set(want, n, &t->fast[i]))
+			loader_fast_del(t->ld, (struct sockaddr *)&t->fast[i], IPPROTO_TCP);
+	for (int i = 0; i < n; i++) {
+		err = loader_fast_add(t->ld, (struct sockaddr *)&want[i], IPPROTO_TCP, 0);
 		if (err) {
-			snprintf(errbuf, errlen, "cannot open the fast path for %s: %s", r->text,
-				 strerror(-err));
+			char a[32];
+
+			inet_ntop(AF_INET, &want[i].sin_addr, a, sizeof(a));
+			snprintf(errbuf, errlen, "cannot open the fast path for %s:%u: %s", a,
+				 ntohs(want[i].sin_port), strerror(-err));
 			return err;
 		}
 	}
+	memcpy(t->fast, want, sizeof(want[0]) * (size_t)n);
+	t->nfast = n;
 	return 0;
 }
 
@@ -619,7 +672,9 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	t->cgpath = cgpath;
 	proxy_set_index(t->px, loader_conns_fd(t->ld));
 	proxy_set_fastpath(t->px, fast_add, fast_del, t->ld);
-	err = open_fast_rules(t, errbuf, errlen);
+	if (t->adopted) /* approvals of the old policy: DNS answers them again */
+		loader_fast_clear(t->ld);
+	err = sync_fast_rules(t, t->o, NULL, 0, errbuf, errlen);
 	if (err)
 		goto out_detach;
 	/* what is left to open: the command's own descriptors, the status socket */
@@ -764,4 +819,77 @@ target_free(struct target *t)
 	audit_close(t->audit);
 	policy_free(t->policy);
 	free(t);
+}
+
+/* The policy of o's file and rules, then the runtime rules. */
+static struct policy *
+build_policy(const struct target_opts *o, const struct target_rule *extra, int nextra, char *errbuf,
+	     size_t errlen)
+{
+	struct policy *p = target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
+	char err[400];
+
+	for (int i = 0; p && i < nextra; i++) {
+		const char *opt = extra[i].action == POLICY_ALLOW ? "allow" : "deny";
+
+		if (policy_add(p, extra[i].action, extra[i].text, NULL, "runtime", err,
+			       sizeof(err))) {
+			snprintf(errbuf, errlen, "%s %s: %s", opt, extra[i].text, err);
+			policy_free(p);
+			p = NULL;
+		}
+	}
+	return p;
+}
+
+int
+target_set_policy(struct target *t, const struct target_opts *o, const struct target_rule *extra,
+		  int nextra, struct proxy_revoked *rv, char *errbuf, size_t errlen)
+{
+	struct policy *p = build_policy(o, extra, nextra, errbuf, errlen), *old = t->policy;
+	int err;
+
+	memset(rv, 0, sizeof(*rv));
+	if (!p)
+		return -EINVAL;
+	t->policy = p;
+	t->o = o;
+	if (t->px)
+		proxy_set_policy(t->px, p, p, rv);
+	policy_free(old);
+	if (!t->ld)
+		return 0;
+	err = sync_fast_rules(t, o, extra, nextra, errbuf, errlen);
+	return err;
+}
+
+unsigned int
+target_rule_count(const struct target *t)
+{
+	return policy_count(t->policy);
+}
+
+void
+target_log_event(struct target *t, const struct audit_rec *r)
+{
+	struct audit_rec e = *r;
+
+	e.source = "daemon";
+	if (!e.cgroup)
+		e.cgroup = t->cgid;
+	audit_write(t->audit, &e);
+}
+
+uint64_t
+target_cgid(const struct target *t)
+{
+	return t->cgid;
+}
+
+void
+target_link_ids(const struct target *t, uint32_t *ids, int max, int *n)
+{
+	*n = 0;
+	if (t->ld)
+		loader_link_ids(t->ld, ids, max, n);
 }

@@ -18,6 +18,9 @@
 struct event_base;
 struct asker;
 struct summary;
+struct audit_rec;
+struct proxy_revoked;
+struct status_info;
 
 struct rule_arg {
 	enum policy_action action;
@@ -59,6 +62,10 @@ struct target_env {
 	bool denial_lines;   /* print denials on stderr (rate-limited) */
 	struct asker *asker; /* --ask; NULL for none */
 	bool emit_redirects; /* the kernel reports redirects too (someone reads them) */
+	/* every record written to the target's log, decisions and events
+	 * (the daemon's `log -f`); NULL for none */
+	void (*on_record)(void *arg, const struct audit_rec *r);
+	void *record_arg;
 };
 
 struct target;
@@ -108,6 +115,36 @@ void target_print_summary(struct target *t, bool audit_mode);
 
 /* Writes --suggest-policy if it was asked for (said on stderr). */
 void target_write_suggestion(const struct target *t);
+
+/* A rule added at runtime (egressctl allow --cgroup X --for D RULE). */
+struct target_rule {
+	enum policy_action action;
+	char text[300];
+	uint64_t expires; /* CLOCK_MONOTONIC seconds; 0: until the daemon stops */
+};
+
+/* A new policy from o (the policy file read again, o's rules) and the
+ * runtime rules, for every decision from now on: open connections, fast-
+ * path entries and learned names it no longer allows are revoked (rv).
+ * o must outlive the target and differ from the old one only in the
+ * policy's options. On an error (errbuf set) the old policy stays. */
+int target_set_policy(struct target *t, const struct target_opts *o,
+		      const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
+		      char *errbuf, size_t errlen);
+
+/* Rules in force. */
+unsigned int target_rule_count(const struct target *t);
+
+/* One of the daemon's own events in the target's log (event, words, and
+ * optionally who and where). */
+void target_log_event(struct target *t, const struct audit_rec *r);
+
+/* The cgroup's id, and the programs' link ids (n of at most max). */
+uint64_t target_cgid(const struct target *t);
+void target_link_ids(const struct target *t, uint32_t *ids, int max, int *n);
+
+/* The proxy's and the kernel's counters, as `status` shows them. */
+void target_status(const struct target *t, struct status_info *si);
 
 /* Frees; pinned programs stay attached unless target_detach() ran. */
 void target_free(struct target *t);

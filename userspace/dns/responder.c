@@ -92,6 +92,7 @@ struct fast_entry {
 	TAILQ_ENTRY(fast_entry) entry;
 	struct sockaddr_storage addr; /* with port */
 	uint64_t expires;
+	char name[DNS_MAX_NAME + 1]; /* the name it was answered for */
 };
 
 struct tcp_client {
@@ -415,6 +416,7 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 				continue;
 			memcpy(&fe->addr, &sin, sizeof(sin));
 			fe->expires = now_s() + rrs[i].ttl;
+			snprintf(fe->name, sizeof(fe->name), "%s", name);
 			TAILQ_INSERT_TAIL(&d->fast, fe, entry);
 		}
 	}
@@ -448,6 +450,51 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 		TAILQ_REMOVE(&d->fast, fe, entry);
 		free(fe);
 	}
+}
+
+static bool
+fast_still_allowed(const struct dns_server *d, const struct fast_entry *fe)
+{
+	uint16_t ports[16], port = ntohs(((const struct sockaddr_in *)&fe->addr)->sin_port);
+	int np = policy_tcp_ports(d->o.policy, fe->name, ports, 16);
+
+	for (int k = 0; k < np; k++)
+		if (ports[k] == port)
+			return true;
+	return false;
+}
+
+void
+dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
+	       struct dns_revoked *rv)
+{
+	struct fast_entry *fe, *ftmp;
+	struct learned *l, *ltmp;
+
+	memset(rv, 0, sizeof(*rv));
+	d->o.policy = p;
+	d->o.policy_rw = rw;
+	cache_clear(d); /* answers were filtered by the old policy */
+	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, ftmp)
+	{
+		if (fast_still_allowed(d, fe))
+			continue;
+		if (d->o.fast_del)
+			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
+		TAILQ_REMOVE(&d->fast, fe, entry);
+		free(fe);
+		rv->fast++;
+	}
+	for (int i = 0; i < LEARN_BUCKETS; i++)
+		LIST_FOREACH_SAFE(l, &d->learn[i], entry, ltmp)
+		{
+			if (policy_host_possible(p, l->name))
+				continue;
+			LIST_REMOVE(l, entry);
+			free(l);
+			d->nlearn--;
+			rv->names++;
+		}
 }
 
 /* ---- upstream ---- */

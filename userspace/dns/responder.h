@@ -55,6 +55,16 @@ void dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sock
  * or NULL. */
 const char *dns_learned_name(const struct dns_server *d, const struct sockaddr *sa);
 
+/* A new policy (after a reload) for every answer from now on: the answer
+ * cache is emptied, and the fast-path entries and learned names it no
+ * longer allows are removed (counted in rv). */
+struct dns_revoked {
+	uint64_t fast;	/* fast-path entries removed */
+	uint64_t names; /* learned names forgotten */
+};
+void dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
+		    struct dns_revoked *rv);
+
 struct dns_stats {
 	uint64_t queries, refused, answered, cached, upstream, servfail, fast_path;
 };

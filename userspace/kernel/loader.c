@@ -817,3 +817,21 @@ loader_link_ids(struct loader *ld, uint32_t *ids, int max, int *n)
 			ids[(*n)++] = li.id;
 	}
 }
+
+int
+loader_fast_clear(struct loader *ld)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_fast), n = 0;
+	struct egr_fast_key k, next;
+	void *prev = NULL;
+
+	/* deleting while walking: restart from the start after each delete */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+		n++;
+		prev = NULL;
+	}
+	return n;
+}

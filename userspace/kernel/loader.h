@@ -76,6 +76,9 @@ void loader_free(struct loader *ld);
  * (0: until removed). sa is a sockaddr_in or sockaddr_in6. */
 int loader_fast_add(struct loader *ld, const struct sockaddr *sa, uint8_t proto, uint64_t ttl_ns);
 int loader_fast_del(struct loader *ld, const struct sockaddr *sa, uint8_t proto);
+/* Empties the fast path (taking over programs whose approvals were made
+ * under a policy that may have changed). Returns how many were removed. */
+int loader_fast_clear(struct loader *ld);
 
 /* The ring buffer's epoll fd (for the event loop) and its drain. */
 int loader_events_fd(struct loader *ld);

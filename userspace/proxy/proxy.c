@@ -412,6 +412,29 @@ proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, 
 }
 
 void
+proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw,
+		 struct proxy_revoked *rv)
+{
+	struct conn *c, *next;
+
+	memset(rv, 0, sizeof(*rv));
+	p->opts.policy = pol;
+	p->opts.policy_rw = rw;
+	if (p->dns) {
+		struct dns_revoked dr;
+
+		dns_set_policy(p->dns, pol, rw, &dr);
+		rv->fast = dr.fast;
+		rv->names = dr.names;
+	}
+	for (c = TAILQ_FIRST(&p->conns); c; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!conn_rejudge(c))
+			rv->conns++;
+	}
+}
+
+void
 proxy_get_stats(const struct proxy *p, struct proxy_stats *st)
 {
 	*st = p->st;

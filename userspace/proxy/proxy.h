@@ -77,6 +77,18 @@ uint16_t proxy_dns_port(const struct proxy *p);
 void proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
 			int (*del)(void *, const struct sockaddr *), void *arg);
 
+/* A new policy (a reload; both pointers to it, as in proxy_opts) for every
+ * decision from now on. Connections it denies are closed and logged;
+ * fast-path entries and learned names it no longer allows are removed.
+ * The old policy may be freed once this returns. */
+struct proxy_revoked {
+	uint64_t conns; /* connections closed */
+	uint64_t fast;	/* fast-path entries removed */
+	uint64_t names; /* learned names forgotten */
+};
+void proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw,
+		      struct proxy_revoked *rv);
+
 /* Counters for the summary. */
 struct proxy_stats {
 	uint64_t accepted, refused_unattributed;
