@@ -24,6 +24,7 @@
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "kernel/cgroup.h"
 
@@ -780,30 +781,6 @@ real_group_teardown(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	size_t i;
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 static void
 fill_long_names(void)
 {
@@ -841,12 +818,9 @@ main(void)
 	int failed = 0;
 
 	fill_long_names();
-	failed += run_table("find_mount_in", find_cases, sizeof(find_cases[0]), NCASES(find_cases),
-			    run_find_case);
-	failed += run_table("foreach_mount_in", foreach_cases, sizeof(foreach_cases[0]),
-			    NCASES(foreach_cases), run_foreach_case);
-	failed += run_table("resolve", resolve_cases, sizeof(resolve_cases[0]),
-			    NCASES(resolve_cases), run_resolve_case);
+	failed += RUN_TABLE("find_mount_in", find_cases, run_find_case);
+	failed += RUN_TABLE("foreach_mount_in", foreach_cases, run_foreach_case);
+	failed += RUN_TABLE("resolve", resolve_cases, run_resolve_case);
 	failed += cmocka_run_group_tests_name("misc", misc, NULL, NULL);
 	failed += cmocka_run_group_tests_name("plain_dir", plain, tmpdir_setup, tmpdir_teardown);
 	failed += cmocka_run_group_tests_name("real_cgroup2", real, real_group_setup,

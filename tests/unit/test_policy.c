@@ -17,10 +17,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "policy/policy.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE                                                                                       \
 	{                                                                                          \
 		NULL                                                                               \
@@ -971,27 +971,6 @@ test_many_rules(void **state)
 	policy_free(p);
 }
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	int failed;
-	size_t i;
-
-	assert_non_null(tests);
-	for (i = 0; i < n; i++) {
-		const char *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 static void
 fill_long_names(void)
 {
@@ -1023,18 +1002,12 @@ main(void)
 	int failed = 0;
 
 	fill_long_names();
-	failed += run_table("syntax", syntax_cases, sizeof(syntax_cases[0]), NCASES(syntax_cases),
-			    run_syntax_case);
-	failed += run_table("decide", decide_cases, sizeof(decide_cases[0]), NCASES(decide_cases),
-			    run_decide_case);
-	failed += run_table("host_possible", possible_cases, sizeof(possible_cases[0]),
-			    NCASES(possible_cases), run_possible_case);
-	failed += run_table("tcp_rule", tcp_cases, sizeof(tcp_cases[0]), NCASES(tcp_cases),
-			    run_tcp_case);
-	failed += run_table("addr_classify", class_cases, sizeof(class_cases[0]),
-			    NCASES(class_cases), run_class_case);
-	failed += run_table("host_normalize", norm_cases, sizeof(norm_cases[0]), NCASES(norm_cases),
-			    run_norm_case);
+	failed += RUN_TABLE("syntax", syntax_cases, run_syntax_case);
+	failed += RUN_TABLE("decide", decide_cases, run_decide_case);
+	failed += RUN_TABLE("host_possible", possible_cases, run_possible_case);
+	failed += RUN_TABLE("tcp_rule", tcp_cases, run_tcp_case);
+	failed += RUN_TABLE("addr_classify", class_cases, run_class_case);
+	failed += RUN_TABLE("host_normalize", norm_cases, run_norm_case);
 	failed += cmocka_run_group_tests_name("misc", misc, NULL, NULL);
 	return failed ? 1 : 0;
 }

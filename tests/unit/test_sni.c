@@ -13,11 +13,11 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "parse/parse.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-#define BIG	  (1 << 20) /* max_len when the limit is not under test */
+#define BIG (1 << 20) /* max_len when the limit is not under test */
 
 /* openssl s_client -connect 127.0.0.1:PORT -servername example.test (OpenSSL 3.0.19), captured on loopback: one record, TLS 1.3 ClientHello */
 static const uint8_t hello_sni[] = {
@@ -604,28 +604,6 @@ test_sniff_real(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	size_t i;
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
@@ -638,11 +616,8 @@ main(void)
 	int failed = 0;
 
 	failed += cmocka_run_group_tests_name("sni_real", real, NULL, NULL);
-	failed += run_table("sni_mutated", mut_cases, sizeof(mut_cases[0]), NCASES(mut_cases),
-			    run_mut);
-	failed += run_table("sni_not_hello", other_cases, sizeof(other_cases[0]),
-			    NCASES(other_cases), run_other);
-	failed += run_table("sniff_protocol", sniff_cases, sizeof(sniff_cases[0]),
-			    NCASES(sniff_cases), run_sniff);
+	failed += RUN_TABLE("sni_mutated", mut_cases, run_mut);
+	failed += RUN_TABLE("sni_not_hello", other_cases, run_other);
+	failed += RUN_TABLE("sniff_protocol", sniff_cases, run_sniff);
 	return failed ? 1 : 0;
 }
