@@ -160,23 +160,21 @@ same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 /* Logs a decision; returns true when the query may go on (allowed, or
  * denied by the policy in audit mode, where the denial is only recorded). */
 static bool
-log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, uint16_t qtype,
-	     bool allow, bool policy, const char *reason)
+log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, bool allow,
+	     bool policy, const char *reason)
 {
 	struct audit_rec r = {0};
-	char comm[17], reason_buf[128], safe[DNS_MAX_NAME + 1];
+	char comm[17], safe[DNS_MAX_NAME + 1];
+	bool audit = policy && d->o.audit_mode;
 	size_t i;
 
 	policy_safe_comm(who->comm, comm);
 	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
 		safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
 	safe[i] = 0;
-	snprintf(reason_buf, sizeof(reason_buf), "%s", reason);
-	(void)qtype;
-	bool audit = policy && d->o.audit_mode;
 
 	r.decision = allow ? "allow" : audit ? "would-deny" : "deny";
-	r.reason = reason_buf;
+	r.reason = reason;
 	r.source = "dns";
 	r.host = name;
 	r.pid = who->tgid;
@@ -601,13 +599,12 @@ on_name_answer(void *arg, enum ask_answer a)
 	    policy_add(d->o.policy_rw, POLICY_ALLOW, k->name, NULL, "--ask", err, sizeof(err)))
 		a = ASK_ONCE; /* not a rule (cannot happen for a normalised name) */
 	if (a == ASK_NO) {
-		log_decision(d, &w->who, k->name, w->q.qtype, false, true,
-			     "no rule allows this name");
+		log_decision(d, &w->who, k->name, false, true, "no rule allows this name");
 		d->st.refused++;
 		reply_rcode(d, w, DNS_R_REFUSED);
 		free(w);
 	} else {
-		log_decision(d, &w->who, k->name, w->q.qtype, true, true,
+		log_decision(d, &w->who, k->name, true, true,
 			     a == ASK_ALWAYS ? "approved on the terminal for this run"
 					     : "approved once on the terminal");
 		resolve_query(d, w, k->name);
@@ -656,9 +653,9 @@ handle_query(struct dns_server *d, struct waiter *w)
 	char norm[DNS_MAX_NAME + 1];
 
 	d->st.queries++;
-	if (w->q.qclass != 1 || w->q.qtype == DNS_T_ANY) {
+	if (w->q.qclass != DNS_C_IN || w->q.qtype == DNS_T_ANY) {
 		/* refused in audit mode too: no policy could want ANY (RFC 8482) */
-		log_decision(d, &w->who, w->q.name, w->q.qtype, false, false,
+		log_decision(d, &w->who, w->q.name, false, false,
 			     w->q.qtype == DNS_T_ANY ? "ANY queries refused" : "class not IN");
 		d->st.refused++;
 		reply_rcode(d, w, DNS_R_REFUSED);
@@ -677,15 +674,14 @@ handle_query(struct dns_server *d, struct waiter *w)
 			return;
 		}
 		/* nothing leaves the machine for a name no rule could allow */
-		if (!log_decision(d, &w->who, norm, w->q.qtype, false, true,
-				  "no rule allows this name")) {
+		if (!log_decision(d, &w->who, norm, false, true, "no rule allows this name")) {
 			d->st.refused++;
 			reply_rcode(d, w, DNS_R_REFUSED);
 			free(w);
 			return;
 		}
 	} else {
-		log_decision(d, &w->who, norm, w->q.qtype, true, true, "name may be allowed");
+		log_decision(d, &w->who, norm, true, true, "name may be allowed");
 	}
 	resolve_query(d, w, norm);
 }
