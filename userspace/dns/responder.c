@@ -252,12 +252,9 @@ static void
 reply_rrs(struct dns_server *d, struct waiter *w, int rcode, const struct dns_rr *rrs, int nrr)
 {
 	static uint8_t buf[65535];
-	size_t max = w->tcp ? 65535
-			    : (w->q.edns ? (w->q.edns_size < 1232 ? w->q.edns_size : 1232) : 512);
+	size_t max = w->tcp ? sizeof(buf) : dns_udp_max(&w->q);
 	int n;
 
-	if (max < 512)
-		max = 512;
 	n = dns_build_response(&w->q, rcode, rrs, nrr, max, buf, sizeof(buf));
 	if (n < 0) {
 		reply_rcode(d, w, DNS_R_SERVFAIL);
