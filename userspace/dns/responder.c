@@ -790,8 +790,8 @@ on_udp(evutil_socket_t fd, short what, void *arg)
 		n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
 		if (n < 0)
 			return;
-		if (d->conns_fd < 0 || loader_conn_lookup(d->conns_fd, (struct sockaddr *)&from,
-							  IPPROTO_UDP, &who, false)) {
+		if (d->conns_fd < 0 ||
+		    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&from, IPPROTO_UDP, &who)) {
 			log_debug("dns: dropped an unattributed datagram");
 			continue;
 		}
@@ -945,7 +945,7 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 	if (fd < 0)
 		return;
 	if (d->conns_fd < 0 ||
-	    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who, true) ||
+	    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who) ||
 	    d->ntcp >= TCP_MAX_CLIENTS) {
 		close(fd);
 		return;
