@@ -904,15 +904,6 @@ test_reason_and_class_names(void **state)
 	assert_string_equal(policy_reason_header(POLICY_R_DENY_RULE), "blocked-by-denylist");
 	assert_string_equal(policy_reason_header(POLICY_R_METHOD), "blocked-by-method-policy");
 	assert_string_equal(policy_reason_header(POLICY_R_LOCAL), "blocked-by-policy");
-	assert_string_equal(addr_class_name(ADDR_PUBLIC), "public");
-	assert_string_equal(addr_class_name(ADDR_LOOPBACK), "loopback");
-	assert_string_equal(addr_class_name(ADDR_PRIVATE), "private");
-	assert_string_equal(addr_class_name(ADDR_LINKLOCAL), "link-local");
-	assert_string_equal(addr_class_name(ADDR_CGNAT), "cgnat");
-	assert_string_equal(addr_class_name(ADDR_ULA), "ula");
-	assert_string_equal(addr_class_name(ADDR_MULTICAST), "multicast");
-	assert_string_equal(addr_class_name(ADDR_UNSPEC), "unspecified");
-	assert_string_equal(addr_class_name((enum addr_class)99), "unknown");
 	assert_int_equal(addr_classify(NULL), ADDR_UNSPEC);
 }
 

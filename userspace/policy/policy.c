@@ -1009,21 +1009,6 @@ addr_classify(const struct sockaddr *sa)
 }
 
 const char *
-addr_class_name(enum addr_class c)
-{
-	static const char *const names[] = {
-		[ADDR_PUBLIC] = "public",	[ADDR_LOOPBACK] = "loopback",
-		[ADDR_PRIVATE] = "private",	[ADDR_LINKLOCAL] = "link-local",
-		[ADDR_CGNAT] = "cgnat",		[ADDR_ULA] = "ula",
-		[ADDR_MULTICAST] = "multicast", [ADDR_UNSPEC] = "unspecified",
-	};
-
-	if ((unsigned int)c >= sizeof(names) / sizeof(names[0]))
-		return "unknown";
-	return names[c];
-}
-
-const char *
 policy_reason_header(enum policy_reason r)
 {
 	switch (r) {

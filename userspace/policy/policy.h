@@ -140,7 +140,6 @@ bool policy_addr_named(const struct policy *p, const struct sockaddr *sa);
 
 /* The class of an IPv4 or IPv6 address (v4-mapped IPv6 judged as IPv4). */
 enum addr_class addr_classify(const struct sockaddr *sa);
-const char *addr_class_name(enum addr_class c);
 
 /* "blocked-by-allowlist" etc. for x-proxy-error; "" for POLICY_R_ALLOWED. */
 const char *policy_reason_header(enum policy_reason r);
