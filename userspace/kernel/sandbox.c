@@ -231,7 +231,6 @@ resolve_sudo(struct sandbox_user *out, char *errbuf, size_t errlen)
 	err = pw_lookup(NULL, uid, out);
 	if (err == -ENOENT && have_gid) {
 		out->uid = uid; /* sudo from a uid without passwd entry */
-		err = 0;
 	} else if (err == -ENOENT) {
 		set_err(errbuf, errlen, "SUDO_UID=%s: no such user and no SUDO_GID", s_uid);
 		return err;
