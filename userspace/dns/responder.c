@@ -219,11 +219,12 @@ send_reply(struct dns_server *d, struct waiter *w, const uint8_t *msg, int len)
 	/* TCP: length-prefixed, appended to the client's output */
 	{
 		struct tcp_client *tc = w->tcp;
-		uint8_t *nout = realloc(tc->out, tc->outlen + 2 + (size_t)len);
+		uint8_t *nout;
 
 		tc->pending--;
 		if (tc->dead)
 			return;
+		nout = realloc(tc->out, tc->outlen + 2 + (size_t)len);
 		if (!nout) {
 			tcp_fail(tc);
 			return;
