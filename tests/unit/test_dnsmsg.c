@@ -20,6 +20,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
 #include "table.h"
 
 #include "dns/wire.h"
@@ -228,20 +229,9 @@ static const uint8_t r_nxdomain[] = {
 	0x04, 0x74, 0x65, 0x73, 0x74, 0x00, 0x00, 0x01, 0x00, 0x01,
 };
 
-#define RAW(a)	 a, sizeof(a)
-#define MSG(...) (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
+#define RAW(a) a, sizeof(a)
 
 static struct dns_msg msg, msg2; /* 80 KiB each: not on the stack */
-
-static uint8_t *
-dup_exact(const uint8_t *s, size_t n)
-{
-	uint8_t *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	memcpy(p, s, n);
-	return p;
-}
 
 static int
 parse_query(const uint8_t *raw, size_t n, struct dns_query *q, bool *id_ok)

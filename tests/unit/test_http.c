@@ -13,6 +13,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
 #include "table.h"
 
 #include "parse/parse.h"
@@ -20,17 +21,6 @@
 #define BIG 65536 /* max_head when the limit is not under test */
 
 static struct http_request req; /* 5 KiB: not on the stack of every test */
-
-/* An exact-size copy of (s, n): reading past n is a heap overflow. */
-static char *
-dup_exact(const char *s, size_t n)
-{
-	char *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	memcpy(p, s, n);
-	return p;
-}
 
 static enum parse_result
 parse_n(const char *s, size_t n, size_t max_head, size_t *consumed)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
 #include "table.h"
 
 #include "proxy/http_fwd.h"
@@ -29,9 +30,7 @@ parse(const char *raw, char **keep)
 {
 	size_t n = strlen(raw), consumed = 0;
 
-	*keep = malloc(n ? n : 1);
-	assert_non_null(*keep);
-	memcpy(*keep, raw, n);
+	*keep = dup_exact(raw, n);
 	assert_int_equal(http_parse_request(*keep, n, BIG, &req, &consumed), PARSE_DONE);
 	assert_int_equal(consumed, n);
 }

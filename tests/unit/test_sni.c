@@ -13,6 +13,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
 #include "table.h"
 
 #include "parse/parse.h"
@@ -87,11 +88,9 @@ static const uint8_t hello_nosni[] = {
 static enum parse_result
 sni_n(const uint8_t *s, size_t n, size_t max_len, char *name, size_t namelen)
 {
-	uint8_t *p = malloc(n ? n : 1);
+	uint8_t *p = dup_exact(s, n);
 	enum parse_result r;
 
-	assert_non_null(p);
-	memcpy(p, s, n);
 	r = tls_parse_sni(p, n, max_len, name, namelen);
 	free(p);
 	return r;
@@ -585,10 +584,8 @@ static void
 run_sniff(void **state)
 {
 	const struct sniff_case *c = *state;
-	uint8_t *p = malloc(c->len ? c->len : 1);
+	uint8_t *p = dup_exact(c->raw, c->len);
 
-	assert_non_null(p);
-	memcpy(p, c->raw, c->len);
 	assert_int_equal(sniff_protocol(p, c->len), c->want);
 	free(p);
 }

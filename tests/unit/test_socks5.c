@@ -12,22 +12,12 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <cmocka.h>
+#include "exact.h"
 #include "table.h"
 
 #include "parse/parse.h"
 
-#define MSG(...) (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
-#define NOTHING	 (const uint8_t *)"", 0
-
-static uint8_t *
-dup_exact(const uint8_t *s, size_t n)
-{
-	uint8_t *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	memcpy(p, s, n);
-	return p;
-}
+#define NOTHING (const uint8_t *)"", 0
 
 /* ---- greeting ---------------------------------------------------------- */
 
