@@ -46,6 +46,27 @@ static const char unified_mi[] =
 	"rw,nsdelegate,memory_recursiveprot\n"
 	"31 22 0:27 / /sys/fs/bpf rw,nosuid,nodev,noexec,relatime shared:9 - bpf bpf rw,mode=700\n";
 
+/* An output buffer of BUF_SIZE + 16 bytes of POISON, so that a write past
+ * the length a call was given shows. */
+static char *
+poisoned_buf(void)
+{
+	char *buf = malloc(BUF_SIZE + 16);
+
+	assert_non_null(buf);
+	memset(buf, POISON, BUF_SIZE + 16);
+	return buf;
+}
+
+/* Nothing of buf from outlen on was written; frees it. */
+static void
+assert_poison_from(char *buf, size_t outlen)
+{
+	for (size_t i = outlen; i < BUF_SIZE + 16; i++)
+		assert_int_equal((unsigned char)buf[i], POISON);
+	free(buf);
+}
+
 /* ---- cgroup_find_mount_in ---------------------------------------------- */
 
 struct find_case {
@@ -132,17 +153,12 @@ run_find_case(void **state)
 {
 	const struct find_case *c = *state;
 	size_t outlen = c->outlen ? c->outlen : BUF_SIZE;
-	char *buf = malloc(BUF_SIZE + 16);
-	size_t i;
+	char *buf = poisoned_buf();
 
-	assert_non_null(buf);
-	memset(buf, POISON, BUF_SIZE + 16);
 	assert_int_equal(cgroup_find_mount_in(c->mountinfo, buf, outlen), c->err);
 	if (!c->err)
 		assert_string_equal(buf, c->want);
-	for (i = outlen; i < BUF_SIZE + 16; i++)
-		assert_int_equal((unsigned char)buf[i], POISON);
-	free(buf);
+	assert_poison_from(buf, outlen);
 }
 
 static void
@@ -328,19 +344,14 @@ run_resolve_case(void **state)
 {
 	const struct resolve_case *c = *state;
 	size_t outlen = c->outlen ? c->outlen : BUF_SIZE;
-	char *buf = malloc(BUF_SIZE + 16);
+	char *buf = poisoned_buf();
 	bool fresh = !c->fresh;
-	size_t i;
 
-	assert_non_null(buf);
-	memset(buf, POISON, BUF_SIZE + 16);
 	assert_int_equal(cgroup_resolve(c->mnt, c->arg, c->pid, buf, outlen, &fresh), c->err);
 	assert_int_equal(fresh, c->err ? false : c->fresh);
 	if (!c->err)
 		assert_string_equal(buf, c->want);
-	for (i = outlen; i < BUF_SIZE + 16; i++)
-		assert_int_equal((unsigned char)buf[i], POISON);
-	free(buf);
+	assert_poison_from(buf, outlen);
 }
 
 static void
