@@ -907,6 +907,26 @@ test_reason_and_class_names(void **state)
 	assert_int_equal(addr_classify(NULL), ADDR_UNSPEC);
 }
 
+/* Bytes from outside made printable: cut at n, at a NUL, at what fits;
+ * control bytes, DEL and bytes past ASCII become '?'. */
+static void
+test_safe_str(void **state)
+{
+	const char comm[16] = "a\tb\033[31m\377\177123456"; /* 16 bytes, no NUL */
+	char out[17], small[4];
+
+	(void)state;
+	assert_string_equal(policy_safe_str("a\nb\200c\177", SIZE_MAX, out, sizeof(out)), "a?b?c?");
+	assert_string_equal(policy_safe_str("abcdef", 3, out, sizeof(out)), "abc");
+	assert_string_equal(policy_safe_str("ab\0cd", 5, out, sizeof(out)), "ab");
+	assert_string_equal(policy_safe_str("abcdef", SIZE_MAX, small, sizeof(small)), "abc");
+	out[0] = 'x';
+	policy_safe_str("abc", 3, out, 0); /* no room: nothing written */
+	assert_int_equal(out[0], 'x');
+	policy_safe_comm(comm, out);
+	assert_string_equal(out, "a?b?[31m??123456");
+}
+
 /* Enough rules of each kind that every table grows many times. */
 static void
 test_many_rules(void **state)
@@ -988,7 +1008,7 @@ main(void)
 	const struct CMUnitTest misc[] = {
 		cmocka_unit_test(test_decide_einval), cmocka_unit_test(test_rule_fields),
 		cmocka_unit_test(test_methods_parse), cmocka_unit_test(test_reason_and_class_names),
-		cmocka_unit_test(test_many_rules),
+		cmocka_unit_test(test_many_rules),    cmocka_unit_test(test_safe_str),
 	};
 	int failed = 0;
 

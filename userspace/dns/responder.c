@@ -166,12 +166,9 @@ log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *n
 	struct audit_rec r = {0};
 	char comm[17], safe[DNS_MAX_NAME + 1];
 	bool audit = policy && d->o.audit_mode;
-	size_t i;
 
 	policy_safe_comm(who->comm, comm);
-	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
-		safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
-	safe[i] = 0;
+	policy_safe_str(name, SIZE_MAX, safe, sizeof(safe));
 
 	r.decision = allow ? "allow" : audit ? "would-deny" : "deny";
 	r.reason = reason;
