@@ -25,6 +25,7 @@
 #include "lib/hash.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
+#include "lib/sockaddr.h"
 #include "policy/policy.h"
 #include "dns/resolver.h"
 
@@ -141,18 +142,6 @@ hash_addr(const struct sockaddr_storage *ss)
 	if (ss->ss_family == AF_INET)
 		return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in *)ss)->sin_addr, 4);
 	return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
-}
-
-static bool
-same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
 /* ---- decisions ---- */
@@ -338,7 +327,7 @@ learn(struct dns_server *d, const struct sockaddr_storage *addr, const char *nam
 
 	LIST_FOREACH(l, b, entry)
 	{
-		if (same_addr(&l->addr, addr)) {
+		if (sockaddr_same_ip(&l->addr, addr)) {
 			snprintf(l->name, sizeof(l->name), "%s", name);
 			l->expires = exp;
 			return;
@@ -373,7 +362,7 @@ dns_learned_name(const struct dns_server *d, const struct sockaddr *sa)
 	else
 		return NULL;
 	LIST_FOREACH(l, &d->learn[hash_addr(&key) % LEARN_BUCKETS], entry)
-	if (same_addr(&l->addr, &key) && l->expires > now)
+	if (sockaddr_same_ip(&l->addr, &key) && l->expires > now)
 		return l->name;
 	return NULL;
 }
@@ -432,7 +421,7 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 		bool live = false;
 
 		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && o->expires > now && same_addr(&o->addr, &fe->addr) &&
+		if (o != fe && o->expires > now && sockaddr_same_ip(&o->addr, &fe->addr) &&
 		    ((struct sockaddr_in *)&o->addr)->sin_port ==
 			    ((struct sockaddr_in *)&fe->addr)->sin_port)
 			live = true;
