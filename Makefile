@@ -85,8 +85,9 @@ $(OUT)/egressctl: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)
 $(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers
 	$(CC) $(ALL_CFLAGS) -DEGR_TESTING $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUT)/tests
-	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+# tests/unit/*.h (the table runner) are prerequisites, not inputs.
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(wildcard tests/unit/*.h) | $(OUT)/tests
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $(filter-out %.h,$^) -o $@ $(LDLIBS) -lcmocka
 
 $(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)

@@ -46,7 +46,7 @@ describe(const char *pindir, const struct sockaddr_in *peer, char *line, size_t 
 		snprintf(line, len, "ORIG none (no map: %s)\n", strerror(errno));
 		return;
 	}
-	err = loader_conn_lookup(fd, (const struct sockaddr *)peer, IPPROTO_TCP, &v, true);
+	err = loader_conn_lookup(fd, (const struct sockaddr *)peer, IPPROTO_TCP, &v);
 	close(fd);
 	if (err) {
 		snprintf(line, len, "ORIG none\n");

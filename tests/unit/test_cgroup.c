@@ -24,6 +24,7 @@
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "kernel/cgroup.h"
 
@@ -44,6 +45,27 @@ static const char unified_mi[] =
 	"30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:8 - cgroup2 cgroup2 "
 	"rw,nsdelegate,memory_recursiveprot\n"
 	"31 22 0:27 / /sys/fs/bpf rw,nosuid,nodev,noexec,relatime shared:9 - bpf bpf rw,mode=700\n";
+
+/* An output buffer of BUF_SIZE + 16 bytes of POISON, so that a write past
+ * the length a call was given shows. */
+static char *
+poisoned_buf(void)
+{
+	char *buf = malloc(BUF_SIZE + 16);
+
+	assert_non_null(buf);
+	memset(buf, POISON, BUF_SIZE + 16);
+	return buf;
+}
+
+/* Nothing of buf from outlen on was written; frees it. */
+static void
+assert_poison_from(char *buf, size_t outlen)
+{
+	for (size_t i = outlen; i < BUF_SIZE + 16; i++)
+		assert_int_equal((unsigned char)buf[i], POISON);
+	free(buf);
+}
 
 /* ---- cgroup_find_mount_in ---------------------------------------------- */
 
@@ -131,17 +153,12 @@ run_find_case(void **state)
 {
 	const struct find_case *c = *state;
 	size_t outlen = c->outlen ? c->outlen : BUF_SIZE;
-	char *buf = malloc(BUF_SIZE + 16);
-	size_t i;
+	char *buf = poisoned_buf();
 
-	assert_non_null(buf);
-	memset(buf, POISON, BUF_SIZE + 16);
 	assert_int_equal(cgroup_find_mount_in(c->mountinfo, buf, outlen), c->err);
 	if (!c->err)
 		assert_string_equal(buf, c->want);
-	for (i = outlen; i < BUF_SIZE + 16; i++)
-		assert_int_equal((unsigned char)buf[i], POISON);
-	free(buf);
+	assert_poison_from(buf, outlen);
 }
 
 static void
@@ -327,19 +344,14 @@ run_resolve_case(void **state)
 {
 	const struct resolve_case *c = *state;
 	size_t outlen = c->outlen ? c->outlen : BUF_SIZE;
-	char *buf = malloc(BUF_SIZE + 16);
+	char *buf = poisoned_buf();
 	bool fresh = !c->fresh;
-	size_t i;
 
-	assert_non_null(buf);
-	memset(buf, POISON, BUF_SIZE + 16);
 	assert_int_equal(cgroup_resolve(c->mnt, c->arg, c->pid, buf, outlen, &fresh), c->err);
 	assert_int_equal(fresh, c->err ? false : c->fresh);
 	if (!c->err)
 		assert_string_equal(buf, c->want);
-	for (i = outlen; i < BUF_SIZE + 16; i++)
-		assert_int_equal((unsigned char)buf[i], POISON);
-	free(buf);
+	assert_poison_from(buf, outlen);
 }
 
 static void
@@ -780,30 +792,6 @@ real_group_teardown(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	size_t i;
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 static void
 fill_long_names(void)
 {
@@ -841,12 +829,9 @@ main(void)
 	int failed = 0;
 
 	fill_long_names();
-	failed += run_table("find_mount_in", find_cases, sizeof(find_cases[0]), NCASES(find_cases),
-			    run_find_case);
-	failed += run_table("foreach_mount_in", foreach_cases, sizeof(foreach_cases[0]),
-			    NCASES(foreach_cases), run_foreach_case);
-	failed += run_table("resolve", resolve_cases, sizeof(resolve_cases[0]),
-			    NCASES(resolve_cases), run_resolve_case);
+	failed += RUN_TABLE("find_mount_in", find_cases, run_find_case);
+	failed += RUN_TABLE("foreach_mount_in", foreach_cases, run_foreach_case);
+	failed += RUN_TABLE("resolve", resolve_cases, run_resolve_case);
 	failed += cmocka_run_group_tests_name("misc", misc, NULL, NULL);
 	failed += cmocka_run_group_tests_name("plain_dir", plain, tmpdir_setup, tmpdir_teardown);
 	failed += cmocka_run_group_tests_name("real_cgroup2", real, real_group_setup,

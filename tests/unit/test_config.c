@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "policy/policy.h"
 
-#define NCASES(a)	(sizeof(a) / sizeof((a)[0]))
 #define CONFIG_MAX_SIZE (16u << 20)
 
 struct buf_case {
@@ -480,27 +480,6 @@ test_file_dev_null(void **state)
 	policy_free(p);
 }
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	int failed;
-	size_t i;
-
-	assert_non_null(tests);
-	for (i = 0; i < n; i++) {
-		const char *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
@@ -519,8 +498,7 @@ main(void)
 	/* Deeper than cJSON's nesting limit (1000). */
 	memcpy(deep, "{\"allow\":", 9);
 	memset(deep + 9, '[', sizeof(deep) - 10);
-	failed += run_table("load_buf", buf_cases, sizeof(buf_cases[0]), NCASES(buf_cases),
-			    run_buf_case);
+	failed += RUN_TABLE("load_buf", buf_cases, run_buf_case);
 	failed += cmocka_run_group_tests_name("load_buf_misc", bufs, NULL, NULL);
 	failed += cmocka_run_group_tests_name("load_file", files, NULL, NULL);
 	return failed ? 1 : 0;

@@ -20,10 +20,10 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
+#include "table.h"
 
 #include "dns/wire.h"
-
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 
 /* dig 9.18.49 @127.0.0.1 www.addr.x.test A: RD+AD, EDNS 1232 with a COOKIE option */
 static const uint8_t q_dig_a[] = {
@@ -229,20 +229,9 @@ static const uint8_t r_nxdomain[] = {
 	0x04, 0x74, 0x65, 0x73, 0x74, 0x00, 0x00, 0x01, 0x00, 0x01,
 };
 
-#define RAW(a)	 a, sizeof(a)
-#define MSG(...) (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
+#define RAW(a) a, sizeof(a)
 
 static struct dns_msg msg, msg2; /* 80 KiB each: not on the stack */
-
-static uint8_t *
-dup_exact(const uint8_t *s, size_t n)
-{
-	uint8_t *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	memcpy(p, s, n);
-	return p;
-}
 
 static int
 parse_query(const uint8_t *raw, size_t n, struct dns_query *q, bool *id_ok)
@@ -2024,28 +2013,6 @@ test_udp_max(void **state)
 	assert_int_equal(dns_udp_max(&q), 512);
 }
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	size_t i;
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
@@ -2064,12 +2031,10 @@ main(void)
 	};
 	int failed = 0;
 
-	failed += run_table("dns_real_queries", real_queries, sizeof(real_queries[0]),
-			    NCASES(real_queries), run_real_query);
-	failed += run_table("dns_queries", queries, sizeof(queries[0]), NCASES(queries), run_query);
-	failed += run_table("dns_responses", responses, sizeof(responses[0]), NCASES(responses),
-			    run_response);
-	failed += run_table("dns_names", names, sizeof(names[0]), NCASES(names), run_name);
+	failed += RUN_TABLE("dns_real_queries", real_queries, run_real_query);
+	failed += RUN_TABLE("dns_queries", queries, run_query);
+	failed += RUN_TABLE("dns_responses", responses, run_response);
+	failed += RUN_TABLE("dns_names", names, run_name);
 	failed += cmocka_run_group_tests_name("dns_build", build, NULL, NULL);
 	return failed ? 1 : 0;
 }

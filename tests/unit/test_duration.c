@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "lib/duration.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-#define S	  1000000000ull
+#define S 1000000000ull
 
 struct dcase {
 	const char *in;

@@ -13,24 +13,14 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
+#include "table.h"
 
 #include "parse/parse.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-#define BIG	  65536 /* max_head when the limit is not under test */
+#define BIG 65536 /* max_head when the limit is not under test */
 
 static struct http_request req; /* 5 KiB: not on the stack of every test */
-
-/* An exact-size copy of (s, n): reading past n is a heap overflow. */
-static char *
-dup_exact(const char *s, size_t n)
-{
-	char *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	memcpy(p, s, n);
-	return p;
-}
 
 static enum parse_result
 parse_n(const char *s, size_t n, size_t max_head, size_t *consumed)
@@ -742,28 +732,6 @@ test_chunk_big_data(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	size_t i;
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
@@ -775,14 +743,10 @@ main(void)
 	};
 	int failed = 0;
 
-	failed += run_table("http_accept", accept_cases, sizeof(accept_cases[0]),
-			    NCASES(accept_cases), run_accept);
-	failed += run_table("http_prefixes", accept_cases, sizeof(accept_cases[0]),
-			    NCASES(accept_cases), run_prefixes);
-	failed += run_table("http_reject", reject_cases, sizeof(reject_cases[0]),
-			    NCASES(reject_cases), run_reject);
-	failed += run_table("http_chunked", chunk_cases, sizeof(chunk_cases[0]),
-			    NCASES(chunk_cases), run_chunk);
+	failed += RUN_TABLE("http_accept", accept_cases, run_accept);
+	failed += RUN_TABLE("http_prefixes", accept_cases, run_prefixes);
+	failed += RUN_TABLE("http_reject", reject_cases, run_reject);
+	failed += RUN_TABLE("http_chunked", chunk_cases, run_chunk);
 	failed += cmocka_run_group_tests_name("http_misc", misc, NULL, NULL);
 	return failed ? 1 : 0;
 }

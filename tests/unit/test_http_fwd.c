@@ -13,12 +13,13 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
+#include "table.h"
 
 #include "proxy/http_fwd.h"
 #include "parse/parse.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-#define BIG	  65536
+#define BIG 65536
 
 static struct http_request req, back; /* 5 KiB each: off the stack */
 
@@ -29,9 +30,7 @@ parse(const char *raw, char **keep)
 {
 	size_t n = strlen(raw), consumed = 0;
 
-	*keep = malloc(n ? n : 1);
-	assert_non_null(*keep);
-	memcpy(*keep, raw, n);
+	*keep = dup_exact(raw, n);
 	assert_int_equal(http_parse_request(*keep, n, BIG, &req, &consumed), PARSE_DONE);
 	assert_int_equal(consumed, n);
 }
@@ -219,36 +218,13 @@ run_trip(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (size_t i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		tests[i].name = *(const char *const *)row; /* every row starts with its name */
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
 	int failed = 0;
 
-	failed += run_table("http_fwd_head", fwd_cases, sizeof(fwd_cases[0]), NCASES(fwd_cases),
-			    run_fwd);
-	failed += run_table("http_fwd_websocket", ws_cases, sizeof(ws_cases[0]), NCASES(ws_cases),
-			    run_ws);
-	failed += run_table("http_fwd_round_trip", trip_cases, sizeof(trip_cases[0]),
-			    NCASES(trip_cases), run_trip);
+	failed += RUN_TABLE("http_fwd_head", fwd_cases, run_fwd);
+	failed += RUN_TABLE("http_fwd_websocket", ws_cases, run_ws);
+	failed += RUN_TABLE("http_fwd_round_trip", trip_cases, run_trip);
 	return failed ? 1 : 0;
 }

@@ -17,10 +17,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "policy/policy.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE                                                                                       \
 	{                                                                                          \
 		NULL                                                                               \
@@ -904,16 +904,27 @@ test_reason_and_class_names(void **state)
 	assert_string_equal(policy_reason_header(POLICY_R_DENY_RULE), "blocked-by-denylist");
 	assert_string_equal(policy_reason_header(POLICY_R_METHOD), "blocked-by-method-policy");
 	assert_string_equal(policy_reason_header(POLICY_R_LOCAL), "blocked-by-policy");
-	assert_string_equal(addr_class_name(ADDR_PUBLIC), "public");
-	assert_string_equal(addr_class_name(ADDR_LOOPBACK), "loopback");
-	assert_string_equal(addr_class_name(ADDR_PRIVATE), "private");
-	assert_string_equal(addr_class_name(ADDR_LINKLOCAL), "link-local");
-	assert_string_equal(addr_class_name(ADDR_CGNAT), "cgnat");
-	assert_string_equal(addr_class_name(ADDR_ULA), "ula");
-	assert_string_equal(addr_class_name(ADDR_MULTICAST), "multicast");
-	assert_string_equal(addr_class_name(ADDR_UNSPEC), "unspecified");
-	assert_string_equal(addr_class_name((enum addr_class)99), "unknown");
 	assert_int_equal(addr_classify(NULL), ADDR_UNSPEC);
+}
+
+/* Bytes from outside made printable: cut at n, at a NUL, at what fits;
+ * control bytes, DEL and bytes past ASCII become '?'. */
+static void
+test_safe_str(void **state)
+{
+	const char comm[16] = "a\tb\033[31m\377\177123456"; /* 16 bytes, no NUL */
+	char out[17], small[4];
+
+	(void)state;
+	assert_string_equal(policy_safe_str("a\nb\200c\177", SIZE_MAX, out, sizeof(out)), "a?b?c?");
+	assert_string_equal(policy_safe_str("abcdef", 3, out, sizeof(out)), "abc");
+	assert_string_equal(policy_safe_str("ab\0cd", 5, out, sizeof(out)), "ab");
+	assert_string_equal(policy_safe_str("abcdef", SIZE_MAX, small, sizeof(small)), "abc");
+	out[0] = 'x';
+	policy_safe_str("abc", 3, out, 0); /* no room: nothing written */
+	assert_int_equal(out[0], 'x');
+	policy_safe_comm(comm, out);
+	assert_string_equal(out, "a?b?[31m??123456");
 }
 
 /* Enough rules of each kind that every table grows many times. */
@@ -971,27 +982,6 @@ test_many_rules(void **state)
 	policy_free(p);
 }
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	int failed;
-	size_t i;
-
-	assert_non_null(tests);
-	for (i = 0; i < n; i++) {
-		const char *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 static void
 fill_long_names(void)
 {
@@ -1018,23 +1008,17 @@ main(void)
 	const struct CMUnitTest misc[] = {
 		cmocka_unit_test(test_decide_einval), cmocka_unit_test(test_rule_fields),
 		cmocka_unit_test(test_methods_parse), cmocka_unit_test(test_reason_and_class_names),
-		cmocka_unit_test(test_many_rules),
+		cmocka_unit_test(test_many_rules),    cmocka_unit_test(test_safe_str),
 	};
 	int failed = 0;
 
 	fill_long_names();
-	failed += run_table("syntax", syntax_cases, sizeof(syntax_cases[0]), NCASES(syntax_cases),
-			    run_syntax_case);
-	failed += run_table("decide", decide_cases, sizeof(decide_cases[0]), NCASES(decide_cases),
-			    run_decide_case);
-	failed += run_table("host_possible", possible_cases, sizeof(possible_cases[0]),
-			    NCASES(possible_cases), run_possible_case);
-	failed += run_table("tcp_rule", tcp_cases, sizeof(tcp_cases[0]), NCASES(tcp_cases),
-			    run_tcp_case);
-	failed += run_table("addr_classify", class_cases, sizeof(class_cases[0]),
-			    NCASES(class_cases), run_class_case);
-	failed += run_table("host_normalize", norm_cases, sizeof(norm_cases[0]), NCASES(norm_cases),
-			    run_norm_case);
+	failed += RUN_TABLE("syntax", syntax_cases, run_syntax_case);
+	failed += RUN_TABLE("decide", decide_cases, run_decide_case);
+	failed += RUN_TABLE("host_possible", possible_cases, run_possible_case);
+	failed += RUN_TABLE("tcp_rule", tcp_cases, run_tcp_case);
+	failed += RUN_TABLE("addr_classify", class_cases, run_class_case);
+	failed += RUN_TABLE("host_normalize", norm_cases, run_norm_case);
 	failed += cmocka_run_group_tests_name("misc", misc, NULL, NULL);
 	return failed ? 1 : 0;
 }

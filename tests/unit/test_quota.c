@@ -13,10 +13,9 @@
 #include <setjmp.h>
 #include <sys/resource.h>
 #include <cmocka.h>
+#include "table.h"
 
 #include "proxy/quota.h"
-
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- quota_fit ---------------------------------------------------------- */
 
@@ -257,27 +256,6 @@ test_raise_nofile(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
 }
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, void (*fn)(void **state))
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (size_t i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
@@ -292,10 +270,8 @@ main(void)
 	};
 	int failed = 0;
 
-	failed +=
-		run_table("quota_fit", fit_cases, sizeof(fit_cases[0]), NCASES(fit_cases), run_fit);
-	failed += run_table("quota_size", size_cases, sizeof(size_cases[0]), NCASES(size_cases),
-			    run_size);
+	failed += RUN_TABLE("quota_fit", fit_cases, run_fit);
+	failed += RUN_TABLE("quota_size", size_cases, run_size);
 	failed += cmocka_run_group_tests_name("quota_misc", misc, NULL, NULL);
 	return failed ? 1 : 0;
 }

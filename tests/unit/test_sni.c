@@ -13,11 +13,12 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "exact.h"
+#include "table.h"
 
 #include "parse/parse.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-#define BIG	  (1 << 20) /* max_len when the limit is not under test */
+#define BIG (1 << 20) /* max_len when the limit is not under test */
 
 /* openssl s_client -connect 127.0.0.1:PORT -servername example.test (OpenSSL 3.0.19), captured on loopback: one record, TLS 1.3 ClientHello */
 static const uint8_t hello_sni[] = {
@@ -87,11 +88,9 @@ static const uint8_t hello_nosni[] = {
 static enum parse_result
 sni_n(const uint8_t *s, size_t n, size_t max_len, char *name, size_t namelen)
 {
-	uint8_t *p = malloc(n ? n : 1);
+	uint8_t *p = dup_exact(s, n);
 	enum parse_result r;
 
-	assert_non_null(p);
-	memcpy(p, s, n);
 	r = tls_parse_sni(p, n, max_len, name, namelen);
 	free(p);
 	return r;
@@ -585,10 +584,8 @@ static void
 run_sniff(void **state)
 {
 	const struct sniff_case *c = *state;
-	uint8_t *p = malloc(c->len ? c->len : 1);
+	uint8_t *p = dup_exact(c->raw, c->len);
 
-	assert_non_null(p);
-	memcpy(p, c->raw, c->len);
 	assert_int_equal(sniff_protocol(p, c->len), c->want);
 	free(p);
 }
@@ -604,28 +601,6 @@ test_sniff_real(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	size_t i;
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
@@ -638,11 +613,8 @@ main(void)
 	int failed = 0;
 
 	failed += cmocka_run_group_tests_name("sni_real", real, NULL, NULL);
-	failed += run_table("sni_mutated", mut_cases, sizeof(mut_cases[0]), NCASES(mut_cases),
-			    run_mut);
-	failed += run_table("sni_not_hello", other_cases, sizeof(other_cases[0]),
-			    NCASES(other_cases), run_other);
-	failed += run_table("sniff_protocol", sniff_cases, sizeof(sniff_cases[0]),
-			    NCASES(sniff_cases), run_sniff);
+	failed += RUN_TABLE("sni_mutated", mut_cases, run_mut);
+	failed += RUN_TABLE("sni_not_hello", other_cases, run_other);
+	failed += RUN_TABLE("sniff_protocol", sniff_cases, run_sniff);
 	return failed ? 1 : 0;
 }

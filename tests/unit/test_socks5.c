@@ -12,22 +12,12 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <cmocka.h>
+#include "exact.h"
+#include "table.h"
 
 #include "parse/parse.h"
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-#define MSG(...)  (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
-#define NOTHING	  (const uint8_t *)"", 0
-
-static uint8_t *
-dup_exact(const uint8_t *s, size_t n)
-{
-	uint8_t *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	memcpy(p, s, n);
-	return p;
-}
+#define NOTHING (const uint8_t *)"", 0
 
 /* ---- greeting ---------------------------------------------------------- */
 
@@ -310,28 +300,6 @@ test_greeting_then_request(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int
-run_table(const char *group, const void *rows, size_t row_size, size_t n, CMUnitTestFunction fn)
-{
-	struct CMUnitTest *tests = calloc(n, sizeof(*tests));
-	size_t i;
-	int failed;
-
-	if (!tests)
-		return 1;
-	for (i = 0; i < n; i++) {
-		const void *row = (const char *)rows + i * row_size;
-
-		/* Every table row starts with its name. */
-		tests[i].name = *(const char *const *)row;
-		tests[i].test_func = fn;
-		tests[i].initial_state = (void *)row;
-	}
-	failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-	free(tests);
-	return failed;
-}
-
 int
 main(void)
 {
@@ -345,10 +313,8 @@ main(void)
 	};
 	int failed = 0;
 
-	failed += run_table("socks5_greeting", greeting_cases, sizeof(greeting_cases[0]),
-			    NCASES(greeting_cases), run_greeting);
-	failed += run_table("socks5_request", request_cases, sizeof(request_cases[0]),
-			    NCASES(request_cases), run_request);
+	failed += RUN_TABLE("socks5_greeting", greeting_cases, run_greeting);
+	failed += RUN_TABLE("socks5_request", request_cases, run_request);
 	failed += cmocka_run_group_tests_name("socks5_misc", misc, NULL, NULL);
 	return failed ? 1 : 0;
 }

@@ -25,6 +25,7 @@
 #include "lib/hash.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
+#include "lib/sockaddr.h"
 #include "policy/policy.h"
 #include "dns/resolver.h"
 
@@ -144,40 +145,23 @@ hash_addr(const struct sockaddr_storage *ss)
 	return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
 }
 
-static bool
-same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
-}
-
 /* ---- decisions ---- */
 
 /* Logs a decision; returns true when the query may go on (allowed, or
  * denied by the policy in audit mode, where the denial is only recorded). */
 static bool
-log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, uint16_t qtype,
-	     bool allow, bool policy, const char *reason)
+log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, bool allow,
+	     bool policy, const char *reason)
 {
 	struct audit_rec r = {0};
-	char comm[17], reason_buf[128], safe[DNS_MAX_NAME + 1];
-	size_t i;
-
-	policy_safe_comm(who->comm, comm);
-	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
-		safe[i] = (name[i] < 0x20 || name[i] >= 0x7f) ? '?' : name[i];
-	safe[i] = 0;
-	snprintf(reason_buf, sizeof(reason_buf), "%s", reason);
-	(void)qtype;
+	char comm[17], safe[DNS_MAX_NAME + 1];
 	bool audit = policy && d->o.audit_mode;
 
+	policy_safe_comm(who->comm, comm);
+	policy_safe_str(name, SIZE_MAX, safe, sizeof(safe));
+
 	r.decision = allow ? "allow" : audit ? "would-deny" : "deny";
-	r.reason = reason_buf;
+	r.reason = reason;
 	r.source = "dns";
 	r.host = name;
 	r.pid = who->tgid;
@@ -222,11 +206,12 @@ send_reply(struct dns_server *d, struct waiter *w, const uint8_t *msg, int len)
 	/* TCP: length-prefixed, appended to the client's output */
 	{
 		struct tcp_client *tc = w->tcp;
-		uint8_t *nout = realloc(tc->out, tc->outlen + 2 + (size_t)len);
+		uint8_t *nout;
 
 		tc->pending--;
 		if (tc->dead)
 			return;
+		nout = realloc(tc->out, tc->outlen + 2 + (size_t)len);
 		if (!nout) {
 			tcp_fail(tc);
 			return;
@@ -255,12 +240,9 @@ static void
 reply_rrs(struct dns_server *d, struct waiter *w, int rcode, const struct dns_rr *rrs, int nrr)
 {
 	static uint8_t buf[65535];
-	size_t max = w->tcp ? 65535
-			    : (w->q.edns ? (w->q.edns_size < 1232 ? w->q.edns_size : 1232) : 512);
+	size_t max = w->tcp ? sizeof(buf) : dns_udp_max(&w->q);
 	int n;
 
-	if (max < 512)
-		max = 512;
 	n = dns_build_response(&w->q, rcode, rrs, nrr, max, buf, sizeof(buf));
 	if (n < 0) {
 		reply_rcode(d, w, DNS_R_SERVFAIL);
@@ -346,7 +328,7 @@ learn(struct dns_server *d, const struct sockaddr_storage *addr, const char *nam
 
 	LIST_FOREACH(l, b, entry)
 	{
-		if (same_addr(&l->addr, addr)) {
+		if (sockaddr_same_ip(&l->addr, addr)) {
 			snprintf(l->name, sizeof(l->name), "%s", name);
 			l->expires = exp;
 			return;
@@ -381,7 +363,7 @@ dns_learned_name(const struct dns_server *d, const struct sockaddr *sa)
 	else
 		return NULL;
 	LIST_FOREACH(l, &d->learn[hash_addr(&key) % LEARN_BUCKETS], entry)
-	if (same_addr(&l->addr, &key) && l->expires > now)
+	if (sockaddr_same_ip(&l->addr, &key) && l->expires > now)
 		return l->name;
 	return NULL;
 }
@@ -441,7 +423,7 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 		bool live = false;
 
 		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && o->expires > now && same_addr(&o->addr, &fe->addr) &&
+		if (o != fe && o->expires > now && sockaddr_same_ip(&o->addr, &fe->addr) &&
 		    ((struct sockaddr_in *)&o->addr)->sin_port ==
 			    ((struct sockaddr_in *)&fe->addr)->sin_port)
 			live = true;
@@ -648,13 +630,12 @@ on_name_answer(void *arg, enum ask_answer a)
 	    policy_add(d->o.policy_rw, POLICY_ALLOW, k->name, NULL, "--ask", err, sizeof(err)))
 		a = ASK_ONCE; /* not a rule (cannot happen for a normalised name) */
 	if (a == ASK_NO) {
-		log_decision(d, &w->who, k->name, w->q.qtype, false, true,
-			     "no rule allows this name");
+		log_decision(d, &w->who, k->name, false, true, "no rule allows this name");
 		d->st.refused++;
 		reply_rcode(d, w, DNS_R_REFUSED);
 		free(w);
 	} else {
-		log_decision(d, &w->who, k->name, w->q.qtype, true, true,
+		log_decision(d, &w->who, k->name, true, true,
 			     a == ASK_ALWAYS ? "approved on the terminal for this run"
 					     : "approved once on the terminal");
 		resolve_query(d, w, k->name);
@@ -703,9 +684,9 @@ handle_query(struct dns_server *d, struct waiter *w)
 	char norm[DNS_MAX_NAME + 1];
 
 	d->st.queries++;
-	if (w->q.qclass != 1 || w->q.qtype == DNS_T_ANY) {
+	if (w->q.qclass != DNS_C_IN || w->q.qtype == DNS_T_ANY) {
 		/* refused in audit mode too: no policy could want ANY (RFC 8482) */
-		log_decision(d, &w->who, w->q.name, w->q.qtype, false, false,
+		log_decision(d, &w->who, w->q.name, false, false,
 			     w->q.qtype == DNS_T_ANY ? "ANY queries refused" : "class not IN");
 		d->st.refused++;
 		reply_rcode(d, w, DNS_R_REFUSED);
@@ -724,15 +705,14 @@ handle_query(struct dns_server *d, struct waiter *w)
 			return;
 		}
 		/* nothing leaves the machine for a name no rule could allow */
-		if (!log_decision(d, &w->who, norm, w->q.qtype, false, true,
-				  "no rule allows this name")) {
+		if (!log_decision(d, &w->who, norm, false, true, "no rule allows this name")) {
 			d->st.refused++;
 			reply_rcode(d, w, DNS_R_REFUSED);
 			free(w);
 			return;
 		}
 	} else {
-		log_decision(d, &w->who, norm, w->q.qtype, true, true, "name may be allowed");
+		log_decision(d, &w->who, norm, true, true, "name may be allowed");
 	}
 	resolve_query(d, w, norm);
 }
@@ -844,8 +824,8 @@ on_udp(evutil_socket_t fd, short what, void *arg)
 		n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
 		if (n < 0)
 			return;
-		if (d->conns_fd < 0 || loader_conn_lookup(d->conns_fd, (struct sockaddr *)&from,
-							  IPPROTO_UDP, &who, false)) {
+		if (d->conns_fd < 0 ||
+		    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&from, IPPROTO_UDP, &who)) {
 			log_debug("dns: dropped an unattributed datagram");
 			continue;
 		}
@@ -999,7 +979,7 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 	if (fd < 0)
 		return;
 	if (d->conns_fd < 0 ||
-	    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who, true) ||
+	    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who) ||
 	    d->ntcp >= TCP_MAX_CLIENTS) {
 		close(fd);
 		return;

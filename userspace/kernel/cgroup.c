@@ -308,13 +308,19 @@ out_close:
 }
 
 int
+cgroup_read_mountinfo(char **out)
+{
+	return read_file_at(AT_FDCWD, "/proc/self/mountinfo", out);
+}
+
+int
 cgroup_find_mount(char *out, size_t outlen)
 {
 	struct statfs sfs;
 	char *mi;
 	int err;
 
-	err = read_file_at(AT_FDCWD, "/proc/self/mountinfo", &mi);
+	err = cgroup_read_mountinfo(&mi);
 	if (err)
 		return err;
 	err = cgroup_find_mount_in(mi, out, outlen);

@@ -14,6 +14,10 @@
  * Pure: no I/O. Returns 0, -ENOENT (no cgroup2 mount), -ENAMETOOLONG. */
 int cgroup_find_mount_in(const char *mountinfo, char *out, size_t outlen);
 
+/* The whole of /proc/self/mountinfo, NUL-terminated, in *out (free() it).
+ * Returns 0 or -errno. */
+int cgroup_read_mountinfo(char **out);
+
 /* Reads /proc/self/mountinfo, calls cgroup_find_mount_in() and confirms with
  * statfs() that the result is cgroup2. Returns 0 or -errno. */
 int cgroup_find_mount(char *out, size_t outlen);

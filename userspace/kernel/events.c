@@ -55,20 +55,6 @@ events_decision(const struct egr_event *e)
 	}
 }
 
-static void
-escape(const char *in, size_t n, char *out, size_t outlen)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n && in[i] && o + 1 < outlen; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		out[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	if (outlen)
-		out[o] = 0;
-}
-
 static const char *
 sock_name(const struct egr_event *e)
 {
@@ -104,8 +90,8 @@ events_dest(const struct egr_event *e, char *buf, size_t len)
 		char name[4 * 16 + 1];
 		size_t n = port; /* name length, carried in the port field */
 
-		escape((const char *)e->addr, n > 16 ? 16 : n, name, sizeof(name));
-		/* abstract names may hold NULs: escape() stops there; say so */
+		policy_safe_str((const char *)e->addr, n > 16 ? 16 : n, name, sizeof(name));
+		/* abstract names may hold NULs: policy_safe_str() stops there; say so */
 		snprintf(buf, len, "@%s%s (abstract unix)", name, n > 16 ? "..." : "");
 		return;
 	}

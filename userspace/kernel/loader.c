@@ -562,8 +562,7 @@ loader_pin_dir(struct loader *ld)
 }
 
 int
-loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct egr_conn_val *out,
-		   bool del)
+loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct egr_conn_val *out)
 {
 	struct egr_conn_key k = {};
 	int port;
@@ -574,8 +573,8 @@ loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct eg
 	k.port = (uint16_t)port;
 	k.proto = (uint16_t)proto;
 	/* one system call for both (hash maps have it since Linux 5.14) */
-	if (del ? bpf_map_lookup_and_delete_elem(conns_fd, &k, out)
-		: bpf_map_lookup_elem(conns_fd, &k, out))
+	if (proto == IPPROTO_TCP ? bpf_map_lookup_and_delete_elem(conns_fd, &k, out)
+				 : bpf_map_lookup_elem(conns_fd, &k, out))
 		return -errno;
 	return 0;
 }

@@ -89,10 +89,12 @@ int loader_conns_fd(struct loader *ld);
 const char *loader_pin_dir(struct loader *ld);
 
 /* Looks up the connection whose client address (the peer of an accepted
- * socket) is sa in an egr_conns map, and deletes the entry when del.
- * Returns 0, -ENOENT or -errno. */
-int loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct egr_conn_val *out,
-		       bool del);
+ * socket, or of a datagram) is sa in an egr_conns map. A TCP entry names
+ * one connection, accepted once: it is deleted as it is read. A UDP entry
+ * names a socket that may send again: it stays (the programs free it with
+ * the socket). Returns 0, -ENOENT or -errno. */
+int loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto,
+		       struct egr_conn_val *out);
 
 /* Fills a v4-mapped (IPv4) or plain IPv6 address from a sockaddr. Returns
  * the port (network order) or -EAFNOSUPPORT. */

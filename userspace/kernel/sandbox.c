@@ -231,7 +231,6 @@ resolve_sudo(struct sandbox_user *out, char *errbuf, size_t errlen)
 	err = pw_lookup(NULL, uid, out);
 	if (err == -ENOENT && have_gid) {
 		out->uid = uid; /* sudo from a uid without passwd entry */
-		err = 0;
 	} else if (err == -ENOENT) {
 		set_err(errbuf, errlen, "SUDO_UID=%s: no such user and no SUDO_GID", s_uid);
 		return err;
@@ -429,48 +428,6 @@ cmp_longer_first(const void *a, const void *b)
 	return la < lb ? 1 : la > lb ? -1 : 0;
 }
 
-static int
-read_mountinfo(char **out)
-{
-	size_t len = 0, cap = 16384;
-	char *buf = NULL, *nbuf;
-	ssize_t r;
-	int fd, err;
-
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
-		return -errno;
-	for (;;) {
-		if (!buf || cap - len < 4096) {
-			cap = buf ? 2 * cap : cap;
-			nbuf = realloc(buf, cap);
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto out_free;
-			}
-			buf = nbuf;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1) {
-			err = -errno;
-			goto out_free;
-		}
-		if (r == 0)
-			break;
-		len += r;
-	}
-	buf[len] = '\0';
-	close(fd);
-	*out = buf;
-	return 0;
-out_free:
-	free(buf);
-	close(fd);
-	return err;
-}
-
 /* An empty, read-only tmpfs over every mount of these filesystem types.
  * cgroup2: uid 0 with no capabilities can still write cgroup.procs (mode
  * 0644 root) and leave the cgroup; bpf: bpffs holds pinned links; cgroup
@@ -488,7 +445,7 @@ hide_mounts(const char *const *fstypes, size_t ntypes, const char **what)
 	int err;
 
 	*what = "read /proc/self/mountinfo";
-	err = read_mountinfo(&mi);
+	err = cgroup_read_mountinfo(&mi);
 	if (err)
 		return err;
 	*what = "parse /proc/self/mountinfo";

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 
@@ -87,27 +86,4 @@ log_debug(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog(fmt, ap, 0);
 	va_end(ap);
-}
-
-void
-fatal(const char *fmt, ...)
-{
-	int saved = errno;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(fmt, ap, saved);
-	va_end(ap);
-	exit(EGR_EXIT_ERROR);
-}
-
-void
-fatalx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(fmt, ap, 0);
-	va_end(ap);
-	exit(EGR_EXIT_ERROR);
 }

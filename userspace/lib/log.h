@@ -1,5 +1,5 @@
 /* Diagnostics on stderr: log_warn() appends strerror(errno), log_warnx()
- * does not; fatal()/fatalx() likewise, then exit(EGR_EXIT_ERROR). */
+ * does not; log_info() with -v, log_debug() with -vv. */
 #ifndef LOG_H
 #define LOG_H
 
@@ -16,7 +16,5 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-__attribute__((noreturn)) void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-__attribute__((noreturn)) void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* LOG_H */

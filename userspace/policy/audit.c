@@ -352,12 +352,6 @@ audit_set_sink(struct audit *a, audit_sink fn, void *arg)
 	a->sink_arg = arg;
 }
 
-uint64_t
-audit_dropped(const struct audit *a)
-{
-	return a ? a->dropped : 0;
-}
-
 void
 audit_get_stats(const struct audit *a, struct audit_stats *st)
 {

@@ -49,8 +49,6 @@ struct audit;
 struct audit *audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen);
 void audit_set_sink(struct audit *a, audit_sink fn, void *arg);
 void audit_write(struct audit *a, const struct audit_rec *r);
-/* Lines dropped because the log's reader was too slow. */
-uint64_t audit_dropped(const struct audit *a);
 
 struct audit_stats {
 	uint64_t dropped; /* lines: the reader was too slow (the buffer was full) */

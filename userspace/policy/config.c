@@ -40,12 +40,7 @@ cfg_fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
 static const char *
 show_key(const char *key, char *buf, size_t len)
 {
-	size_t i;
-
-	for (i = 0; key[i] && i + 1 < len && i < 40; i++)
-		buf[i] = key[i] >= 0x20 && key[i] < 0x7f ? key[i] : '?';
-	buf[i] = '\0';
-	return buf;
+	return policy_safe_str(key, 40, buf, len);
 }
 
 static bool

@@ -1009,21 +1009,6 @@ addr_classify(const struct sockaddr *sa)
 }
 
 const char *
-addr_class_name(enum addr_class c)
-{
-	static const char *const names[] = {
-		[ADDR_PUBLIC] = "public",	[ADDR_LOOPBACK] = "loopback",
-		[ADDR_PRIVATE] = "private",	[ADDR_LINKLOCAL] = "link-local",
-		[ADDR_CGNAT] = "cgnat",		[ADDR_ULA] = "ula",
-		[ADDR_MULTICAST] = "multicast", [ADDR_UNSPEC] = "unspecified",
-	};
-
-	if ((unsigned int)c >= sizeof(names) / sizeof(names[0]))
-		return "unknown";
-	return names[c];
-}
-
-const char *
 policy_reason_header(enum policy_reason r)
 {
 	switch (r) {
@@ -1070,14 +1055,25 @@ policy_reason_words(const struct policy_decision *d, const char *method, char *b
 	return buf;
 }
 
+const char *
+policy_safe_str(const char *in, size_t n, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && in[i] && o + 1 < outlen; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		out[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	if (outlen)
+		out[o] = 0;
+	return out;
+}
+
 void
 policy_safe_comm(const char comm[16], char out[17])
 {
-	memcpy(out, comm, 16);
-	out[16] = 0;
-	for (char *s = out; *s; s++)
-		if (*s < 0x20 || *s >= 0x7f)
-			*s = '?';
+	policy_safe_str(comm, 16, out, 17);
 }
 
 /* ---- matching ------------------------------------------------------------ */

@@ -140,7 +140,6 @@ bool policy_addr_named(const struct policy *p, const struct sockaddr *sa);
 
 /* The class of an IPv4 or IPv6 address (v4-mapped IPv6 judged as IPv4). */
 enum addr_class addr_classify(const struct sockaddr *sa);
-const char *addr_class_name(enum addr_class c);
 
 /* "blocked-by-allowlist" etc. for x-proxy-error; "" for POLICY_R_ALLOWED. */
 const char *policy_reason_header(enum policy_reason r);
@@ -153,8 +152,13 @@ const char *policy_reason_header(enum policy_reason r);
 const char *policy_reason_words(const struct policy_decision *d, const char *method, char *buf,
 				size_t len);
 
-/* A task's comm (16 bytes, the process chooses them) as a string fit for a
- * terminal or a log: bytes outside printable ASCII become '?'. */
+/* Bytes from outside (a name, a key, a comm) as a string fit for a terminal
+ * or a log: at most n of in, up to a NUL, as many as fit in out (outlen
+ * bytes, NUL included); bytes outside printable ASCII become '?'. Returns
+ * out. */
+const char *policy_safe_str(const char *in, size_t n, char *out, size_t outlen);
+
+/* A task's comm (16 bytes, the process chooses them), the same way. */
 void policy_safe_comm(const char comm[16], char out[17]);
 
 /* Normalises a hostname into out: lower-case ASCII, trailing dot removed.

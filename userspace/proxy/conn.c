@@ -20,6 +20,7 @@
 #include "dns/responder.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/sockaddr.h"
 #include "policy/audit.h"
 #include "proxy/conn.h"
 #include "proxy/core.h"
@@ -705,20 +706,6 @@ filter_and_connect(struct conn *c)
 	try_next_addr(c);
 }
 
-static bool
-same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
-	return false;
-}
-
 static void
 on_resolved(int status, const struct sockaddr_storage *addrs, int naddrs, void *arg)
 {
@@ -743,7 +730,7 @@ on_resolved(int status, const struct sockaddr_storage *addrs, int naddrs, void *
 	 * it; otherwise it is not a candidate at all (a forged SNI/Host
 	 * reaches only what the name itself resolves to). */
 	for (int i = 1; i < naddrs; i++) {
-		if (same_ip(&c->addrs[i], &c->orig)) {
+		if (sockaddr_same_ip(&c->addrs[i], &c->orig)) {
 			struct sockaddr_storage t = c->addrs[0];
 
 			c->addrs[0] = c->addrs[i];

@@ -100,8 +100,8 @@ accept_no_fd(struct proxy *p, int lfd, const struct proto_ops *ops)
 		p->st.accepted++;
 		p->st.refused_nofd++;
 		if (p->conns_fd >= 0) /* its index entry goes too */
-			loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who,
-					   true);
+			loader_conn_lookup(p->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP,
+					   &who);
 		refuse_now(fd, ops, "out of file descriptors");
 	}
 	p->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -139,8 +139,8 @@ attributed(struct proxy *p, const struct sockaddr_storage *peer, struct egr_conn
 {
 	char a[64];
 
-	if (p->conns_fd >= 0 && loader_conn_lookup(p->conns_fd, (const struct sockaddr *)peer,
-						   IPPROTO_TCP, who, true) == 0)
+	if (p->conns_fd >= 0 &&
+	    loader_conn_lookup(p->conns_fd, (const struct sockaddr *)peer, IPPROTO_TCP, who) == 0)
 		return true;
 	conn_format_addr((const struct sockaddr *)peer, a, sizeof(a));
 	log_info("refused unattributed connection from %s", a);
