@@ -32,7 +32,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LDLIBS += $(PKG_LIBS)
+LDLIBS += $(PKG_LIBS) -pthread
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_HDRS := $(wildcard bpf/*.h) include/egress_abi.h

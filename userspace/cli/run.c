@@ -661,7 +661,7 @@ run_main(struct run_opts *o)
 	if (run_prepare(&st))
 		goto out;
 	st.env.asker = st.asker;
-	st.tg = target_new(st.base, &o->t, &st.env, errbuf, sizeof(errbuf));
+	st.tg = target_new(st.base, &o->t, &st.env, NULL, errbuf, sizeof(errbuf));
 	if (!st.tg) {
 		log_warnx("%s", errbuf);
 		goto out;

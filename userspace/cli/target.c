@@ -384,7 +384,7 @@ on_status(evutil_socket_t lfd, short what, void *arg)
 
 struct target *
 target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
-	   char *errbuf, size_t errlen)
+	   struct policy *policy, char *errbuf, size_t errlen)
 {
 	struct target *t = calloc(1, sizeof(*t));
 
@@ -397,7 +397,9 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	t->base = base;
 	t->status_fd = -1;
 	t->tokens = DENIAL_BURST;
-	t->policy = target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
+	t->policy =
+		policy ? policy
+		       : target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
 	if (!t->policy)
 		goto fail;
 	t->summary = summary_new();
@@ -821,10 +823,9 @@ target_free(struct target *t)
 	free(t);
 }
 
-/* The policy of o's file and rules, then the runtime rules. */
-static struct policy *
-build_policy(const struct target_opts *o, const struct target_rule *extra, int nextra, char *errbuf,
-	     size_t errlen)
+struct policy *
+target_policy_build(const struct target_opts *o, const struct target_rule *extra, int nextra,
+		    char *errbuf, size_t errlen)
 {
 	struct policy *p = target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
 	char err[400];
@@ -843,24 +844,47 @@ build_policy(const struct target_opts *o, const struct target_rule *extra, int n
 }
 
 int
-target_set_policy(struct target *t, const struct target_opts *o, const struct target_rule *extra,
-		  int nextra, struct proxy_revoked *rv, char *errbuf, size_t errlen)
+target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
+		   const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
+		   char *errbuf, size_t errlen)
 {
-	struct policy *p = build_policy(o, extra, nextra, errbuf, errlen), *old = t->policy;
-	int err;
+	struct policy *old = t->policy;
 
 	memset(rv, 0, sizeof(*rv));
-	if (!p)
-		return -EINVAL;
 	t->policy = p;
 	t->o = o;
 	if (t->px)
 		proxy_set_policy(t->px, p, p, rv);
 	policy_free(old);
-	if (!t->ld)
-		return 0;
-	err = sync_fast_rules(t, o, extra, nextra, errbuf, errlen);
-	return err;
+	return t->ld ? sync_fast_rules(t, o, extra, nextra, errbuf, errlen) : 0;
+}
+
+int
+target_set_policy(struct target *t, const struct target_opts *o, const struct target_rule *extra,
+		  int nextra, struct proxy_revoked *rv, char *errbuf, size_t errlen)
+{
+	struct policy *p = target_policy_build(o, extra, nextra, errbuf, errlen);
+
+	memset(rv, 0, sizeof(*rv));
+	if (!p)
+		return -EINVAL;
+	return target_swap_policy(t, o, p, extra, nextra, rv, errbuf, errlen);
+}
+
+int
+target_add_rule(struct target *t, const struct target_rule *r, const struct target_rule *all,
+		int nall, struct proxy_revoked *rv, char *errbuf, size_t errlen)
+{
+	char err[400];
+
+	memset(rv, 0, sizeof(*rv));
+	if (policy_add(t->policy, r->action, r->text, NULL, "runtime", err, sizeof(err))) {
+		snprintf(errbuf, errlen, "%s", err);
+		return -EINVAL;
+	}
+	if (t->px && r->action == POLICY_DENY) /* what it denies is revoked */
+		proxy_set_policy(t->px, t->policy, t->policy, rv);
+	return t->ld ? sync_fast_rules(t, t->o, all, nall, errbuf, errlen) : 0;
 }
 
 unsigned int
@@ -892,4 +916,13 @@ target_link_ids(const struct target *t, uint32_t *ids, int max, int *n)
 	*n = 0;
 	if (t->ld)
 		loader_link_ids(t->ld, ids, max, n);
+}
+
+void
+target_fast_rules(struct target *t, const struct target_rule *extra, int nextra)
+{
+	char errbuf[256];
+
+	if (t->ld && sync_fast_rules(t, t->o, extra, nextra, errbuf, sizeof(errbuf)))
+		log_warnx("%s%s", t->env->label, errbuf);
 }

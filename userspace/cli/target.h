@@ -75,10 +75,12 @@ struct target;
 struct policy *target_build_policy(const char *policy_file, const struct rule_arg *rules, int n,
 				   char *errbuf, size_t errlen);
 
-/* The policy, the log and the summary; nothing listens or is attached
+/* The policy (policy, owned from now on, when it was built already; else
+ * built from o), the log and the summary; nothing listens or is attached
  * yet. o and env must outlive the target. NULL with errbuf set. */
 struct target *target_new(struct event_base *base, const struct target_opts *o,
-			  const struct target_env *env, char *errbuf, size_t errlen);
+			  const struct target_env *env, struct policy *policy, char *errbuf,
+			  size_t errlen);
 
 /* Opens the proxy and DNS listeners, loads the programs for cgroup cgid
  * (directory fd cg_fd, path cgpath), attaches and pins them, gives the
@@ -123,14 +125,37 @@ struct target_rule {
 	uint64_t expires; /* CLOCK_MONOTONIC seconds; 0: until the daemon stops */
 };
 
-/* A new policy from o (the policy file read again, o's rules) and the
- * runtime rules, for every decision from now on: open connections, fast-
- * path entries and learned names it no longer allows are revoked (rv).
- * o must outlive the target and differ from the old one only in the
- * policy's options. On an error (errbuf set) the old policy stays. */
+/* The policy of o (its file, then its rules) and the runtime rules extra.
+ * Pure: touches nothing but the files, so a thread may build it while the
+ * event loop serves (a 100,000-rule policy takes tens of milliseconds).
+ * NULL with errbuf set. */
+struct policy *target_policy_build(const struct target_opts *o, const struct target_rule *extra,
+				   int nextra, char *errbuf, size_t errlen);
+
+/* p (owned from now on) decides everything from now on; o (which must
+ * outlive the target) differs from the old one only in the policy's
+ * options: open connections, fast-path entries and learned names p no
+ * longer allows are revoked (rv), the exact-address fast path follows o's
+ * and extra's rules. Returns 0, or -errno with errbuf set when the fast
+ * path cannot follow (the policy is in force either way). */
+int target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
+		       const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
+		       char *errbuf, size_t errlen);
+
+/* target_policy_build() and target_swap_policy() in one (on the loop). On
+ * an error (errbuf set) the old policy stays. */
 int target_set_policy(struct target *t, const struct target_opts *o,
 		      const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
 		      char *errbuf, size_t errlen);
+
+/* One runtime rule added to the policy in force (all: every runtime rule,
+ * r among them, for the fast path). A deny revokes what it denies. */
+int target_add_rule(struct target *t, const struct target_rule *r, const struct target_rule *all,
+		    int nall, struct proxy_revoked *rv, char *errbuf, size_t errlen);
+
+/* The exact-address fast path for o's rules and extra (after an attach
+ * that carries runtime rules over); a failure is said on stderr. */
+void target_fast_rules(struct target *t, const struct target_rule *extra, int nextra);
 
 /* Rules in force. */
 unsigned int target_rule_count(const struct target *t);

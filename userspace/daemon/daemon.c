@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
@@ -70,7 +72,9 @@ struct dtarget {
 	int wd; /* inotify: the parent directory, while waiting for the cgroup */
 	struct target_rule rules[DAEMON_MAX_RULES];
 	int nrules;
-	uint64_t since; /* monotonic seconds: attached */
+	bool rebuild_pending;	       /* its policy is to be built again (a rule expired) */
+	struct policy *waiting_policy; /* built, for when its cgroup comes */
+	uint64_t since;		       /* monotonic seconds: attached */
 };
 
 /* A `log -f` reader. */
@@ -108,6 +112,41 @@ struct daemon {
 	uint64_t started;
 	uint64_t reloads, reloads_rejected;
 	int status;
+	struct job *job; /* a policy build in a worker thread */
+	bool reload_pending;
+	struct control_client *pending_waiters[16]; /* `reload`s waiting for the next one */
+	int npending;
+};
+
+/* Runtime rules by target, copied for a worker. */
+struct rules_of {
+	enum dspec_kind kind;
+	char what[PATH_MAX];
+	struct target_rule rules[DAEMON_MAX_RULES];
+	int n;
+};
+
+/* A policy build off the event loop: a reload (the config file and every
+ * policy read again) or the rebuild of one target's policy (a runtime
+ * rule expired). The worker touches only its job; the loop applies what
+ * it built when its eventfd fires, so decisions never wait for a build.
+ * One job at a time: what is asked meanwhile is queued. */
+struct job {
+	struct daemon *dm;
+	bool reload;
+	struct dtarget *dt; /* a rebuild's target (still there: dt_free cancels it) */
+	struct dconfig cfg; /* a reload's: read by the worker */
+	const struct target_opts *o;
+	struct rules_of *ro; /* runtime rules at the start */
+	int nro;
+	struct policy *built[DCONFIG_MAX_TARGETS];
+	int err;
+	char errbuf[768];
+	pthread_t th;
+	int efd;
+	struct event *ev;
+	struct control_client *waiters[16];
+	int nwait;
 };
 
 /* An error message; one cut short is still the message. */
@@ -508,7 +547,9 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 		errf(errbuf, errlen, "cannot read the id of cgroup %s", dt->cgpath);
 		goto fail;
 	}
-	dt->tg = target_new(dm->base, &dt->spec.o, &dt->env, errbuf, errlen);
+	/* its policy: built already (off the loop, or before it), or now */
+	dt->tg = target_new(dm->base, &dt->spec.o, &dt->env, dt->waiting_policy, errbuf, errlen);
+	dt->waiting_policy = NULL;
 	if (!dt->tg) {
 		err = -EINVAL;
 		goto fail;
@@ -516,11 +557,8 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	err = target_attach(dt->tg, dt->cgpath, dt->cg_fd, dt->cgid, true, errbuf, errlen);
 	if (err)
 		goto fail;
-	if (dt->nrules) { /* runtime rules outlive a re-attach */
-		struct proxy_revoked rv;
-
-		target_set_policy(dt->tg, &dt->spec.o, dt->rules, dt->nrules, &rv, errbuf, errlen);
-	}
+	if (dt->nrules) /* runtime rules outlive a re-attach: the fast path too */
+		target_fast_rules(dt->tg, dt->rules, dt->nrules);
 	dt->since = now_s();
 	dt_unwatch(dt);
 	target_link_ids(dt->tg, ids, 24, &nids);
@@ -566,6 +604,9 @@ dt_new(struct daemon *dm, const struct dspec *s)
 static void
 dt_free(struct dtarget *dt, bool detach)
 {
+	if (dt->dm->job && dt->dm->job->dt == dt)
+		dt->dm->job->dt = NULL; /* its rebuild's result goes nowhere */
+	policy_free(dt->waiting_policy);
 	dt_unwatch(dt);
 	dt_release(dt, detach);
 	TAILQ_REMOVE(&dt->dm->targets, dt, entry);
@@ -659,11 +700,12 @@ set_default_policy(struct dconfig *c)
 	}
 }
 
-/* The configuration: the file, or the targets of the command line. */
+/* The configuration: the file, or the targets of the command line. Reads
+ * only dm->opts: a worker thread may call it. */
 static int
-load_config(struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen)
+load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen)
 {
-	struct daemon_opts *o = dm->opts;
+	const struct daemon_opts *o = dm->opts;
 	int err;
 
 	if (o->config || !o->nnamed) {
@@ -691,31 +733,51 @@ load_config(struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen)
 	if (o->control)
 		c->control = o->control;
 	set_default_policy(c);
-	/* every policy must build before anything changes */
-	for (int i = 0; i < c->n; i++) {
-		char why[512];
-		struct policy *p =
-			target_build_policy(c->specs[i].o.policy_file, c->specs[i].o.rules,
-					    c->specs[i].o.nrules, why, sizeof(why));
+	return 0;
+}
 
-		if (!p) {
+/* Every target's policy for c, with its runtime rules; all or nothing.
+ * Pure (files and memory): runs in the worker, or before the loop. */
+static int
+build_all(const struct dconfig *c, const struct rules_of *ro, int nro, struct policy **built,
+	  char *errbuf, size_t errlen)
+{
+	for (int i = 0; i < c->n; i++) {
+		const struct target_rule *extra = NULL;
+		char why[512];
+		int nextra = 0;
+
+		for (int k = 0; k < nro; k++)
+			if (ro[k].kind == c->specs[i].kind &&
+			    !strcmp(ro[k].what, c->specs[i].what)) {
+				extra = ro[k].rules;
+				nextra = ro[k].n;
+			}
+		built[i] = target_policy_build(&c->specs[i].o, extra, nextra, why, sizeof(why));
+		if (!built[i]) {
 			errf(errbuf, errlen, "%s: %s", c->specs[i].where, why);
-			dconfig_free(c);
+			while (i-- > 0) {
+				policy_free(built[i]);
+				built[i] = NULL;
+			}
 			return -EINVAL;
 		}
-		policy_free(p);
 	}
 	return 0;
 }
 
 /* Attaches one target, or leaves it waiting for its cgroup (a unit that
- * is not running yet). Errors other than a missing cgroup are the
+ * is not running yet; its policy waits with it). p: its policy, owned from
+ * now on (NULL: build it). Errors other than a missing cgroup are the
  * caller's. */
 static int
-start_target(struct dtarget *dt, char *errbuf, size_t errlen)
+start_target(struct dtarget *dt, struct policy *p, char *errbuf, size_t errlen)
 {
-	int err = dt_attach(dt, errbuf, errlen);
+	int err;
 
+	policy_free(dt->waiting_policy);
+	dt->waiting_policy = p;
+	err = dt_attach(dt, errbuf, errlen);
 	if (err == -ENOENT && dt->spec.kind != DSPEC_PID) {
 		log_warnx("%swaiting for its cgroup (%s)", dt->label, errbuf);
 		dt_watch_parent(dt);
@@ -737,54 +799,134 @@ log_all(struct daemon *dm, const char *event, const char *words)
 	}
 }
 
-/* A reload: the file and every policy read again. A config or policy that
- * does not load is rejected whole (the old ones stay); else targets the
- * config no longer names are detached, new ones attached, and the rest
- * get their new policy (or, when other options changed, a new attach). */
-static int
-reload(struct daemon *dm, char *errbuf, size_t errlen)
+static void *
+job_run(void *arg)
 {
-	struct dconfig next;
+	struct job *j = arg;
+	uint64_t one = 1;
+
+	if (j->reload) {
+		j->err = load_config(j->dm, &j->cfg, j->errbuf, sizeof(j->errbuf));
+		if (!j->err)
+			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->errbuf,
+					   sizeof(j->errbuf));
+	} else {
+		j->built[0] = target_policy_build(j->o, j->ro[0].rules, j->ro[0].n, j->errbuf,
+						  sizeof(j->errbuf));
+		j->err = j->built[0] ? 0 : -EINVAL;
+	}
+	if (write(j->efd, &one, sizeof(one)) < 0)
+		j->err = j->err ? j->err : -errno; /* the loop waits on it: cannot happen */
+	return NULL;
+}
+
+static void job_done(evutil_socket_t fd, short what, void *arg);
+
+static void
+job_reply(struct job *j, int err, const char *errbuf)
+{
+	for (int i = 0; i < j->nwait; i++) {
+		cJSON *o = cJSON_CreateObject();
+		char *out;
+
+		cJSON_AddBoolToObject(o, "ok", !err);
+		if (err)
+			cJSON_AddStringToObject(o, "error", errbuf);
+		out = cJSON_PrintUnformatted(o);
+		if (out)
+			control_send(j->waiters[i], out);
+		cJSON_free(out);
+		cJSON_Delete(o);
+		control_end(j->waiters[i]);
+	}
+	j->nwait = 0;
+}
+
+/* Starts a job: a reload, or (dt) a rebuild of dt's policy. */
+static int
+job_start(struct daemon *dm, struct dtarget *dt)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	struct dtarget *t;
+	int n = 0;
+
+	if (!j)
+		return -ENOMEM;
+	j->dm = dm;
+	j->reload = !dt;
+	j->dt = dt;
+	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	TAILQ_FOREACH(t, &dm->targets, entry)
+	n++;
+	j->ro = calloc(n ? (size_t)n : 1, sizeof(*j->ro));
+	if (j->efd < 0 || !j->ro)
+		goto fail;
+	TAILQ_FOREACH(t, &dm->targets, entry)
+	{
+		if (dt && t != dt)
+			continue;
+		j->ro[j->nro].kind = t->spec.kind;
+		snprintf(j->ro[j->nro].what, sizeof(j->ro[j->nro].what), "%s", t->spec.what);
+		memcpy(j->ro[j->nro].rules, t->rules, sizeof(t->rules));
+		j->ro[j->nro].n = t->nrules;
+		j->nro++;
+	}
+	if (dt)
+		j->o = &dt->spec.o;
+	j->ev = event_new(dm->base, j->efd, EV_READ, job_done, j);
+	if (!j->ev || event_add(j->ev, NULL) || pthread_create(&j->th, NULL, job_run, j))
+		goto fail;
+	dm->job = j;
+	if (!dt)
+		notify_send("RELOADING=1");
+	return 0;
+fail:
+	if (j->ev)
+		event_free(j->ev);
+	if (j->efd >= 0)
+		close(j->efd);
+	free(j->ro);
+	free(j);
+	return -ENOMEM;
+}
+
+/* A reload's result: targets the config no longer names are detached, new
+ * ones attached, the rest get their new policy (or, when other options
+ * changed, attach again). */
+static void
+apply_reload(struct daemon *dm, struct job *j)
+{
 	struct dtarget *dt, *tmp;
 	char why[512];
-	int err;
 
-	notify_send("RELOADING=1");
-	err = load_config(dm, &next, errbuf, errlen);
-	if (err) {
-		char words[700];
-
-		dm->reloads_rejected++;
-		snprintf(words, sizeof(words), "reload rejected, the old policy stays: %s", errbuf);
-		log_warnx("%s", words);
-		log_all(dm, "reload-rejected", words);
-		notify_send("READY=1\nSTATUS=reload rejected");
-		return err;
-	}
 	dm->reloads++;
 	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
 	{
 		bool named = false;
 
-		for (int i = 0; i < next.n; i++)
-			named |= dspec_same_target(&dt->spec, &next.specs[i]);
+		for (int i = 0; i < j->cfg.n; i++)
+			named |= dspec_same_target(&dt->spec, &j->cfg.specs[i]);
 		if (!named) {
 			dt_event(dt, "detach", "no longer in the configuration: detached");
 			dt_free(dt, true);
 		}
 	}
-	for (int i = 0; i < next.n; i++) {
-		struct dspec *s = &next.specs[i];
+	for (int i = 0; i < j->cfg.n; i++) {
+		struct dspec *s = &j->cfg.specs[i];
+		struct policy *p = j->built[i];
 
+		j->built[i] = NULL;
 		TAILQ_FOREACH(dt, &dm->targets, entry)
 		if (dspec_same_target(&dt->spec, s))
 			break;
 		if (!dt) {
 			dt = dt_new(dm, s);
-			if (!dt || start_target(dt, why, sizeof(why))) {
+			if (!dt || start_target(dt, p, why, sizeof(why))) {
 				log_warnx("%s: %s", s->where, dt ? why : "out of memory");
 				if (dt)
 					dt_free(dt, false);
+				else
+					policy_free(p);
 			}
 			continue;
 		}
@@ -792,15 +934,12 @@ reload(struct daemon *dm, char *errbuf, size_t errlen)
 			struct proxy_revoked rv;
 
 			dt->spec = *s;
-			if (target_set_policy(dt->tg, &dt->spec.o, dt->rules, dt->nrules, &rv, why,
-					      sizeof(why))) {
-				dt_event(dt, "reload-rejected", "new policy rejected: %s", why);
-				continue;
-			}
+			if (target_swap_policy(dt->tg, &dt->spec.o, p, dt->rules, dt->nrules, &rv,
+					       why, sizeof(why)))
+				dt_event(dt, "reload", "the fast path does not follow: %s", why);
 			dt_event(dt, "reload",
 				 "policy reloaded: %u rules; revoked %llu connections, %llu "
-				 "fast-path "
-				 "entries, %llu learned names",
+				 "fast-path entries, %llu learned names",
 				 target_rule_count(dt->tg), (unsigned long long)rv.conns,
 				 (unsigned long long)rv.fast, (unsigned long long)rv.names);
 			continue;
@@ -809,14 +948,110 @@ reload(struct daemon *dm, char *errbuf, size_t errlen)
 		dt_release(dt, false);
 		dt->spec = *s;
 		snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
-		if (start_target(dt, why, sizeof(why)))
+		if (start_target(dt, p, why, sizeof(why)))
 			log_warnx("%s%s", dt->label, why);
 	}
-	/* every target now points into next */
+	/* every target now points into the new config */
 	dconfig_free(&dm->cfg);
-	dm->cfg = next;
-	notify_send("READY=1\nSTATUS=reloaded");
-	return 0;
+	dm->cfg = j->cfg;
+	memset(&j->cfg, 0, sizeof(j->cfg));
+}
+
+static void
+job_free(struct job *j)
+{
+	for (int i = 0; i < DCONFIG_MAX_TARGETS; i++)
+		policy_free(j->built[i]);
+	dconfig_free(&j->cfg);
+	event_free(j->ev);
+	close(j->efd);
+	free(j->ro);
+	free(j);
+}
+
+static void job_next(struct daemon *dm);
+
+static void
+job_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct job *j = arg;
+	struct daemon *dm = j->dm;
+	struct proxy_revoked rv;
+	char why[512];
+
+	(void)fd;
+	(void)what;
+	pthread_join(j->th, NULL);
+	dm->job = NULL;
+	if (j->reload && j->err) {
+		char words[900];
+
+		dm->reloads_rejected++;
+		snprintf(words, sizeof(words), "reload rejected, the old policy stays: %s",
+			 j->errbuf);
+		log_warnx("%s", words);
+		log_all(dm, "reload-rejected", words);
+		notify_send("READY=1\nSTATUS=reload rejected");
+	} else if (j->reload) {
+		apply_reload(dm, j);
+		log_warnx("reloaded");
+		notify_send("READY=1\nSTATUS=reloaded");
+	} else if (j->dt && j->err) {
+		dt_event(j->dt, "reload-rejected", "policy after a rule expired rejected: %s",
+			 j->errbuf);
+	} else if (j->dt && j->dt->tg) {
+		target_swap_policy(j->dt->tg, &j->dt->spec.o, j->built[0], j->dt->rules,
+				   j->dt->nrules, &rv, why, sizeof(why));
+		j->built[0] = NULL;
+	} else if (j->dt) {
+		policy_free(j->dt->waiting_policy);
+		j->dt->waiting_policy = j->built[0];
+		j->built[0] = NULL;
+	}
+	job_reply(j, j->reload ? j->err : 0, j->errbuf);
+	job_free(j);
+	job_next(dm);
+}
+
+/* What was asked while a job ran. */
+static void
+job_next(struct daemon *dm)
+{
+	struct dtarget *dt;
+
+	if (dm->job)
+		return;
+	if (dm->reload_pending) {
+		dm->reload_pending = false;
+		if (job_start(dm, NULL)) {
+			log_warnx("cannot start the reload: out of memory");
+			return;
+		}
+		memcpy(dm->job->waiters, dm->pending_waiters, sizeof(dm->pending_waiters));
+		dm->job->nwait = dm->npending;
+		dm->npending = 0;
+		return;
+	}
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->rebuild_pending) {
+		dt->rebuild_pending = false;
+		if (!job_start(dm, dt))
+			return;
+	}
+}
+
+/* A reload asked for (SIGHUP, or `egressctl reload` from cl). */
+static void
+want_reload(struct daemon *dm, struct control_client *cl)
+{
+	if (cl && dm->npending < 16)
+		dm->pending_waiters[dm->npending++] = cl;
+	else if (cl) {
+		control_send(cl, "{\"ok\":false,\"error\":\"too many reloads waiting\"}");
+		control_end(cl);
+	}
+	dm->reload_pending = true;
+	job_next(dm);
 }
 
 /* ---- runtime rules, the tick ---- */
@@ -824,8 +1059,6 @@ reload(struct daemon *dm, char *errbuf, size_t errlen)
 static void
 expire_rules(struct dtarget *dt, uint64_t now)
 {
-	struct proxy_revoked rv;
-	char why[512];
 	int k = 0, gone = 0;
 
 	for (int i = 0; i < dt->nrules; i++) {
@@ -839,9 +1072,10 @@ expire_rules(struct dtarget *dt, uint64_t now)
 		dt->rules[k++] = dt->rules[i];
 	}
 	dt->nrules = k;
-	if (gone && dt->tg &&
-	    target_set_policy(dt->tg, &dt->spec.o, dt->rules, dt->nrules, &rv, why, sizeof(why)))
-		dt_event(dt, "reload-rejected", "policy after expiry rejected: %s", why);
+	if (gone) {
+		dt->rebuild_pending = true;
+		job_next(dt->dm);
+	}
 }
 
 /* Once a second: expired runtime rules, targets whose cgroup went away
@@ -1060,12 +1294,7 @@ req_status(struct daemon *dm, struct control_client *cl)
 static void
 req_reload(struct daemon *dm, struct control_client *cl)
 {
-	char errbuf[600];
-
-	if (reload(dm, errbuf, sizeof(errbuf)))
-		reply_error(cl, "%s", errbuf);
-	else
-		reply_ok(cl, NULL);
+	want_reload(dm, cl); /* the reply comes when the worker is done */
 }
 
 static void
@@ -1098,12 +1327,13 @@ req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum po
 		duration_format_secs((long)fs->valuedouble, d, sizeof(d));
 	}
 	dt->nrules++;
-	if (dt->tg &&
-	    target_set_policy(dt->tg, &dt->spec.o, dt->rules, dt->nrules, &rv, why, sizeof(why))) {
+	if (dt->tg && target_add_rule(dt->tg, r, dt->rules, dt->nrules, &rv, why, sizeof(why))) {
 		dt->nrules--;
 		reply_error(cl, "%s", why);
 		return;
 	}
+	if (!dt->tg || dm->job) /* a policy being built lacks it: build again after */
+		dt->rebuild_pending = true;
 	dt_event(dt, a == POLICY_ALLOW ? "rule-allow" : "rule-deny", "%s %s added at runtime%s%s",
 		 a == POLICY_ALLOW ? "allow" : "deny", rule, d[0] ? " for " : "", d);
 	reply_ok(cl, NULL);
@@ -1255,13 +1485,10 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *dm = arg;
 	struct signalfd_siginfo ssi;
-	char errbuf[600];
-
 	(void)what;
 	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
 		if (ssi.ssi_signo == SIGHUP) {
-			if (!reload(dm, errbuf, sizeof(errbuf)))
-				log_warnx("reloaded");
+			want_reload(dm, NULL);
 			continue;
 		}
 		log_warnx("signal %u: stopping; the programs stay attached (fail closed) until the "
@@ -1343,8 +1570,14 @@ setup_loop(struct daemon *dm)
 static int
 start(struct daemon *dm, char *errbuf, size_t errlen)
 {
+	struct policy *built[DCONFIG_MAX_TARGETS] = {0};
 	struct dtarget *dt;
-	int err;
+	int err, k = 0;
+
+	/* every policy, before anything is attached (nothing serves yet) */
+	err = build_all(&dm->cfg, NULL, 0, built, errbuf, errlen);
+	if (err)
+		return err;
 
 	for (int i = 0; i < dm->cfg.n; i++) {
 		char why[512];
@@ -1365,22 +1598,27 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 	err = check_overlap(dm, errbuf, errlen);
 	if (!err)
 		err = leave_targets(dm, errbuf, errlen);
-	if (err)
-		return err;
-	dm->ctl = control_open(dm->base, dm->cfg.control, on_request, on_gone, dm, errbuf, errlen);
-	if (!dm->ctl)
-		return -errno ? -errno : -EINVAL;
+	if (!err) {
+		dm->ctl = control_open(dm->base, dm->cfg.control, on_request, on_gone, dm, errbuf,
+				       errlen);
+		if (!dm->ctl)
+			err = -errno ? -errno : -EINVAL;
+	}
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
+		struct policy *p = built[k];
 
-		err = start_target(dt, why, sizeof(why));
+		built[k++] = NULL;
 		if (err) {
-			errf(errbuf, errlen, "%s%s", dt->label, why);
-			return err;
+			policy_free(p);
+			continue;
 		}
+		err = start_target(dt, p, why, sizeof(why));
+		if (err)
+			errf(errbuf, errlen, "%s%s", dt->label, why);
 	}
-	return 0;
+	return err;
 }
 
 static void
@@ -1390,6 +1628,12 @@ stop(struct daemon *dm)
 	struct follower *f;
 
 	notify_send("STOPPING=1");
+	if (dm->job) { /* its worker finishes its build; nothing applies it */
+		pthread_join(dm->job->th, NULL);
+		job_reply(dm->job, -ECANCELED, "the daemon stopped");
+		job_free(dm->job);
+		dm->job = NULL;
+	}
 	control_free(dm->ctl); /* followers go with their clients */
 	while ((f = LIST_FIRST(&dm->followers))) {
 		LIST_REMOVE(f, entry);
