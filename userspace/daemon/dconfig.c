@@ -122,7 +122,8 @@ set_key(struct dspec *s, const cJSON *v, char *num, size_t numlen, char *errbuf,
 		return 0;
 	}
 	takes = opts_takes_arg(&set, 1, key);
-	if (takes < 0) {
+	/* the daemon writes no policy at exit: `egressctl summary --suggest-policy` does */
+	if (takes < 0 || !strcmp(key, "suggest_policy") || !strcmp(key, "suggest-policy")) {
 		snprintf(errbuf, errlen, "%s.%s: unknown key", s->where, key);
 		return -EINVAL;
 	}
