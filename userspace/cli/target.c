@@ -846,7 +846,7 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 int
 target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
 		   const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
-		   char *errbuf, size_t errlen)
+		   struct policy **oldp, char *errbuf, size_t errlen)
 {
 	struct policy *old = t->policy;
 
@@ -855,7 +855,10 @@ target_swap_policy(struct target *t, const struct target_opts *o, struct policy 
 	t->o = o;
 	if (t->px)
 		proxy_set_policy(t->px, p, p, rv);
-	policy_free(old);
+	if (oldp)
+		*oldp = old;
+	else
+		policy_free(old);
 	return t->ld ? sync_fast_rules(t, o, extra, nextra, errbuf, errlen) : 0;
 }
 
@@ -868,7 +871,7 @@ target_set_policy(struct target *t, const struct target_opts *o, const struct ta
 	memset(rv, 0, sizeof(*rv));
 	if (!p)
 		return -EINVAL;
-	return target_swap_policy(t, o, p, extra, nextra, rv, errbuf, errlen);
+	return target_swap_policy(t, o, p, extra, nextra, rv, NULL, errbuf, errlen);
 }
 
 int

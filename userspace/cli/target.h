@@ -136,11 +136,13 @@ struct policy *target_policy_build(const struct target_opts *o, const struct tar
  * outlive the target) differs from the old one only in the policy's
  * options: open connections, fast-path entries and learned names p no
  * longer allows are revoked (rv), the exact-address fast path follows o's
- * and extra's rules. Returns 0, or -errno with errbuf set when the fast
- * path cannot follow (the policy is in force either way). */
+ * and extra's rules. The old policy goes to *oldp (for the caller to free
+ * off the loop: a big one takes milliseconds), or is freed (oldp NULL).
+ * Returns 0, or -errno with errbuf set when the fast path cannot follow
+ * (the policy is in force either way). */
 int target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
 		       const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
-		       char *errbuf, size_t errlen);
+		       struct policy **oldp, char *errbuf, size_t errlen);
 
 /* target_policy_build() and target_swap_policy() in one (on the loop). On
  * an error (errbuf set) the old policy stays. */
