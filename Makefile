@@ -34,8 +34,10 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LDLIBS += $(PKG_LIBS)
 
+# The BPF side: bpf/egress.bpf.c, one compilation unit that includes one
+# file per hook family (bpf/*.c) over bpf/lib/*.h; one object, one skeleton.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_HDRS := $(wildcard bpf/*.h) include/egress_abi.h
+BPF_HDRS := $(filter-out $(BPF_SRCS),$(wildcard bpf/*.c)) $(wildcard bpf/lib/*.h) include/egress_abi.h
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 MAIN_SRC := userspace/cli/egressctl.c
 # userspace/<role>/*.c: cli, kernel, proxy, dns, policy, parse, lib
@@ -48,7 +50,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/helpers/%,$(HELPER_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
-FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*/*.c userspace/*/*.h \
+FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
 		tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/helpers/*.c)
 
 .PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers \
