@@ -34,8 +34,10 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LDLIBS += $(PKG_LIBS)
 
+# The BPF side: bpf/egress.bpf.c, one compilation unit that includes one
+# file per hook family (bpf/*.c) over bpf/lib/*.h; one object, one skeleton.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_HDRS := $(wildcard bpf/*.h) include/egress_abi.h
+BPF_HDRS := $(filter-out $(BPF_SRCS),$(wildcard bpf/*.c)) $(wildcard bpf/lib/*.h) include/egress_abi.h
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 MAIN_SRC := userspace/cli/egressctl.c
 # userspace/<role>/*.c: cli, kernel, proxy, dns, policy, parse, lib
@@ -46,12 +48,14 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/helpers/%,$(HELPER_SRCS))
+BPF_TEST_SRCS := $(wildcard tests/bpf/test_*.c)
+BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(BPF_TEST_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
-FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*/*.c userspace/*/*.h \
-		tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/helpers/*.c)
+FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
+		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/fuzz/*.c tests/helpers/*.c)
 
-.PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers \
+.PHONY: all deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check clean helpers \
 	bench bench-quick stress stress-check soak
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -60,7 +64,7 @@ all: $(OUT)/egressctl helpers
 
 helpers: $(HELPER_BINS) $(OUT)/helpers/egressctl-test
 
-$(OUT) $(OUT)/tests $(OUT)/helpers $(OUT)/fuzz:
+$(OUT) $(OUT)/tests $(OUT)/tests/bpf $(OUT)/helpers $(OUT)/fuzz:
 	mkdir -p $@
 
 # BPF: compile, strip DWARF (BTF stays), generate the skeleton.
@@ -89,6 +93,10 @@ $(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(wildcard tests/unit/*.h) | $(OUT)/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $(filter-out %.h,$^) -o $@ $(LDLIBS) -lcmocka
 
+# BPF_PROG_TEST_RUN of the programs in the skeleton (tests/bpf/, root).
+$(OUT)/tests/bpf/%: tests/bpf/%.c $(LIB_OBJS) $(SKELS) | $(OUT)/tests/bpf
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
+
 $(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -103,6 +111,12 @@ $(OUT)/fuzz/%: tests/fuzz/%.c $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+# Root (BPF_PROG_TEST_RUN, a network namespace, cgroups); exit 77 = skipped.
+bpf-test: $(BPF_TEST_BINS)
+	@set -e; for t in $(BPF_TEST_BINS); do echo "== $$t"; rc=0; $$t || rc=$$?; \
+		if [ $$rc = 77 ]; then echo "$$t: skipped (not root)"; \
+		elif [ $$rc != 0 ]; then exit $$rc; fi; done
 
 asan:
 	$(MAKE) OUT=$(OUT)/asan SANITIZE=address,undefined CFLAGS="-O1 -g" unit
@@ -149,6 +163,7 @@ check: deps
 	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit
+	$(MAKE) bpf-test
 	$(MAKE) asan
 	$(MAKE) fuzz
 	$(MAKE) e2e
