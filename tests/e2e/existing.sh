@@ -29,7 +29,7 @@ if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
 fi
 . "$(dirname "$0")/lib.sh"
 
-ALL_TESTS="stall keep recorded kill netns"
+ALL_TESTS="stall keep recorded kill netns many"
 ECHO_PORT=7100	# holder.py serve in the inet netns: TCP echo, no idle timeout
 declare -A HFD SFD
 
@@ -81,7 +81,7 @@ hold_start() {
 		<"$W/$tag.hcmd" >"$W/$tag.hold" 2>"$W/$tag.hold.err" &
 	HOLD_PID=$!
 	PIDS+=("$HOLD_PID")
-	wait_for 10 grep -q '"ready"' "$W/$tag.hold" || {
+	wait_for 10 grep -qs '"ready"' "$W/$tag.hold" || {
 		fail "$tag.holder" "holder did not start: $(head -c 300 "$W/$tag.hold.err")"
 		return 1
 	}
@@ -232,26 +232,27 @@ test_stall() {
 # ======================================================================
 # keep: without kill, the pass lists every pre-existing connection of the
 # cgroup tree (here a child cgroup) with its pid, command and peer --
-# TCP over IPv4 and IPv6, connected UDP; not the loopback one -- and they
+# TCP and connected UDP, over IPv4 and IPv6; not the loopback one -- and they
 # keep working both ways after the attach; the last bytes and the FIN of a
 # socket closed afterwards still leave. New connections, even of the same
 # process, are the programs': redirected to a listener that is not there,
 # refused, and nothing of them reaches the sensor.
 # ======================================================================
 test_keep() {
-	local t=keep cg t4 u4 t6 n4 n4u tp hp tl ul t6l f
+	local t=keep cg t4 u4 t6 u6 n4 n4u tp hp tl ul t6l f
 	cg=$(ex_cg $t)
 	new4 t4
 	new4 u4
 	new6 t6
+	new6 u6
 	new4 n4
 	new4 n4u
 	hold_start $t "$cg/job" --tcp "$t4:$ECHO_PORT" --udp "$u4:7" --tcp "[$t6]:$ECHO_PORT" \
-		--tcp "127.0.0.1:$LO_PORT" || return
+		--udp "[$u6]:7" --tcp "127.0.0.1:$LO_PORT" || return
 	hp=$HOLD_PID
 	a_eq "$t.control.before" "every round trip before the attach" \
-		"$(jget "$HOLD_LINE" conns.t0.ok)$(jget "$HOLD_LINE" conns.u0.ok)$(jget "$HOLD_LINE" conns.t1.ok)$(jget "$HOLD_LINE" conns.t2.ok)" \
-		truetruetruetrue
+		"$(jget "$HOLD_LINE" conns.t0.ok)$(jget "$HOLD_LINE" conns.u0.ok)$(jget "$HOLD_LINE" conns.t1.ok)$(jget "$HOLD_LINE" conns.u1.ok)$(jget "$HOLD_LINE" conns.t2.ok)" \
+		truetruetruetruetrue
 	tl=$(jget "$HOLD_LINE" conns.t0.local)
 	ul=$(jget "$HOLD_LINE" conns.u0.local)
 	t6l=$(jget "$HOLD_LINE" conns.t1.local)
@@ -268,14 +269,17 @@ test_keep() {
 	scan_entry $t 1 "[$t6]:$ECHO_PORT"
 	a_entry "$t.listed.tcp6" "$hp" marked established
 	a_eq "$t.listed.tcp6.local" "local address" "$P_local" "$t6l"
+	scan_entry $t 1 "[$u6]:7"
+	a_entry "$t.listed.udp6" "$hp" marked connected
 	scan_done $t 1
-	a_eq "$t.listed.only_these" "connections listed (loopback left out)" "$P_n" 3
+	a_eq "$t.listed.only_these" "connections listed (loopback left out)" "$P_n" 4
 	note "pass over $P_visited sockets in $P_netns netns: $((P_pass_ns / 1000)) us (with /proc: $((P_total_ns / 1000)) us); attach to end of pass: $((P_window_ns / 1000)) us"
 
 	hold_cmd $t ping $t.1
 	a_eq "$t.works.tcp4" "TCP round trip after the pass" "$(jget "$HOLD_LINE" results.t0.ok)" true
 	a_eq "$t.works.udp4" "UDP round trip after the pass" "$(jget "$HOLD_LINE" results.u0.ok)" true
 	a_eq "$t.works.tcp6" "TCP/IPv6 round trip after the pass" "$(jget "$HOLD_LINE" results.t1.ok)" true
+	a_eq "$t.works.udp6" "UDP/IPv6 round trip after the pass" "$(jget "$HOLD_LINE" results.u1.ok)" true
 	a_grep "$t.server_got.tcp4" "$W/echo.log" "DATA tcp .*peer=$(re "$tl") $t\\.1 t0\$"
 	a_grep "$t.server_got.udp4" "$W/inet.log" "DATA udp .*peer=$(re "$ul") $t\\.1 u0\$"
 
@@ -402,6 +406,47 @@ test_netns() {
 	a_eq "$t.two_namespaces" "namespaces searched" "$P_netns" 2
 	hold_cmd $t ping $t.1
 	a_eq "$t.works" "round trip after the pass" "$(jget "$HOLD_LINE" results.t0.ok)" true
+	scan_stop $t
+	hold_stop $t "$hp"
+}
+
+# ======================================================================
+# many: more pre-existing connections than one read() of the iterator
+# carries (448 records): every one is listed once, with its process, and
+# every one keeps working.
+# ======================================================================
+test_many() {
+	local t=many cg m4 hp tp i r
+	local -a args=()
+	cg=$(ex_cg $t)
+	new4 m4
+	for ((i = 0; i < 600; i++)); do args+=(--tcp "$m4:$ECHO_PORT"); done
+	hold_start $t "$cg" "${args[@]}" || return
+	hp=$HOLD_PID
+	r=$(jget "$HOLD_LINE" conns | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(sum(1 for v in d.values() if v["ok"]))')
+	a_eq "$t.control.before" "round trips before the attach" "$r" 600
+	have_egr || { hold_stop $t "$hp"; return 0; }
+	new_port tp
+	scan_start $t sbx --tproxy-port "$tp" "$cg" || { hold_stop $t "$hp"; return; }
+	scan_done $t 1
+	note "pass over $P_visited sockets, 600 of them listed: $((P_pass_ns / 1000)) us (with /proc: $((P_total_ns / 1000)) us)"
+	r=$("$PY" - "$W/$t.scan" "$hp" <<'EOF2'
+import json, sys
+seen, bad = set(), []
+for ln in open(sys.argv[1]):
+    d = json.loads(ln)
+    if d.get("pass") != 1 or "cookie" not in d:
+        continue
+    if d["cookie"] in seen or d["pid"] != int(sys.argv[2]) or d["action"] != "marked":
+        bad.append(ln.strip())
+    seen.add(d["cookie"])
+print(len(seen) if not bad else "%d listed, bad: %s" % (len(seen), " | ".join(bad[:2])[:400]))
+EOF2
+)
+	a_eq "$t.listed_once_each" "connections listed once, with the holder's pid" "$r" 600
+	hold_cmd $t ping $t.1 10
+	r=$(jget "$HOLD_LINE" results | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(sum(1 for v in d.values() if v["ok"]))')
+	a_eq "$t.all_work" "round trips after the pass" "$r" 600
 	scan_stop $t
 	hold_stop $t "$hp"
 }

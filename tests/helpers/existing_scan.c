@@ -61,15 +61,18 @@ action_word(unsigned int a)
 	}
 }
 
-/* s as a JSON string body: printable ASCII only (comm is sanitised). */
+/* s as a JSON string: control characters become '?'; UTF-8 (the arrow of
+ * existing_format) passes; comm is sanitised already. */
 static void
 json_str(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
 			putchar('\\');
-		putchar(*s >= 0x20 && *s < 0x7f ? *s : '?');
+		putchar(ch >= 0x20 && ch != 0x7f ? ch : '?');
 	}
 	putchar('"');
 }
