@@ -41,7 +41,7 @@ echo_start() {
 		>"$W/echo.ready" 2>"$W/echo.err" &
 	ECHO_PID=$!
 	PIDS+=("$ECHO_PID")
-	wait_for 5 grep -q READY "$W/echo.ready" ||
+	wait_for 5 grep -qs READY "$W/echo.ready" ||
 		{ fail echo.server "did not start: $(head -c 300 "$W/echo.err")"; return 1; }
 }
 
@@ -120,7 +120,7 @@ scan_start() {
 	"${pre[@]}" "$EXISTING_SCAN" --hold "$@" <"$W/$tag.scmd" >"$W/$tag.scan" 2>"$W/$tag.scan.err" &
 	SCAN_PID=$!
 	PIDS+=("$SCAN_PID")
-	wait_for 15 grep -Eq '"done":true|"attached":true' "$W/$tag.scan" || {
+	wait_for 15 grep -Eqs '"done":true|"attached":true' "$W/$tag.scan" || {
 		fail "$tag.scan" "existing_scan did not attach: $(head -c 400 "$W/$tag.scan.err")"
 		return 1
 	}

@@ -115,6 +115,8 @@ on_event(const struct egr_event *e, void *arg)
 	printf(",\"reason\":%u}\n", e->reason);
 }
 
+static uint64_t open_ns; /* existing_open(): check, load, links */
+
 static int
 pass(struct existing *ex, int n, uint64_t since_ns)
 {
@@ -132,10 +134,12 @@ pass(struct existing *ex, int n, uint64_t since_ns)
 	for (size_t i = 0; i < cnt; i++)
 		print_conn(n, &c[i]);
 	printf("{\"pass\":%d,\"done\":true,\"n\":%zu,\"pass_ns\":%llu,\"total_ns\":%llu,"
-	       "\"visited\":%llu,\"netns\":%u,\"procs\":%u,\"failures\":%u,\"window_ns\":%llu}\n",
+	       "\"visited\":%llu,\"netns\":%u,\"procs\":%u,\"failures\":%u,\"window_ns\":%llu,"
+	       "\"open_ns\":%llu}\n",
 	       n, cnt, (unsigned long long)st.pass_ns, (unsigned long long)st.total_ns,
 	       (unsigned long long)st.visited, st.netns, st.procs, st.failures,
-	       since_ns ? (unsigned long long)(now_ns() - since_ns) : 0ull);
+	       since_ns ? (unsigned long long)(now_ns() - since_ns) : 0ull,
+	       (unsigned long long)open_ns);
 	free(c);
 	return 0;
 }
@@ -208,7 +212,9 @@ main(int argc, char **argv)
 		eo.cgid = cgid;
 		eo.cg_path = cg;
 		eo.kill = kill;
+		t_attach = now_ns();
 		ex = existing_open(&eo, errbuf, sizeof(errbuf));
+		open_ns = now_ns() - t_attach;
 		if (!ex) {
 			fprintf(stderr, "existing_scan: %s\n", errbuf);
 			loader_free(ld);
