@@ -12,7 +12,9 @@
  * Between the attach and the pass the catch-all drops what these sockets
  * send; TCP sends it again (retransmission), UDP datagrams of that window
  * are lost. Open the pass before loader_attach() (existing_open) and run it
- * right after (existing_run) to keep the window short. */
+ * right after (existing_run) to keep the window short. One pass at a time
+ * per process: it enters network namespaces with setns() of the calling
+ * thread and reads into a static buffer. */
 #ifndef EXISTING_H
 #define EXISTING_H
 
