@@ -28,7 +28,6 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "egress_abi.h"
-#include "net.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -59,6 +58,10 @@ struct {
 
 #define CG_WALK 64 /* cgroup levels walked up from a socket's (cgroup v2 nests less) */
 
+/* uapi constants vmlinux.h lacks; defined here rather than taken from the
+ * main object's headers, which are being reorganised */
+#define AF_INET	   2
+#define AF_INET6   10
 #define ENOMEM	   12
 #define EOPNOTSUPP 95
 
