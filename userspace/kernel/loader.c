@@ -560,6 +560,18 @@ loader_conns_fd(struct loader *ld)
 	return bpf_map__fd(ld->skel->maps.egr_conns);
 }
 
+int
+loader_socks_fd(struct loader *ld)
+{
+	return bpf_map__fd(ld->skel->maps.egr_socks);
+}
+
+int
+loader_sk_fd(struct loader *ld)
+{
+	return bpf_map__fd(ld->skel->maps.egr_sk);
+}
+
 const char *
 loader_pin_dir(struct loader *ld)
 {
