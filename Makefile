@@ -176,3 +176,41 @@ format-check:
 
 clean:
 	rm -rf $(OUT)
+
+# ---- Installing (issue 17): VERSION, man pages, make install/uninstall, ------
+# ---- make deb, make package-check --------------------------------------------
+#   make install      PREFIX (/usr/local), DESTDIR; BINDIR, MANDIR, ... below
+#   make uninstall    removes exactly the files install put there
+#   make man          build/man/egressctl.1, egressctl-policy.5 (scdoc)
+#   make deb          build/deb/egressctl_VERSION_amd64.deb (dpkg-buildpackage)
+#   sudo make package-check  tests/e2e/package.sh: install, deb, lintian, apt
+
+# The version compiled in (-DEGR_VERSION) and shown by the man pages: git
+# describe in a git checkout, else the version of debian/changelog; the
+# Debian build passes its own (make VERSION=...).
+ifneq ($(origin VERSION),command line)
+VERSION := $(shell [ -e .git ] && git describe --tags --always --dirty 2>/dev/null)
+ifeq ($(VERSION),)
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null)
+endif
+endif
+ALL_CFLAGS += $(CPPFLAGS) $(if $(VERSION),-DEGR_VERSION=\"$(VERSION)\")
+
+# $(OUT)/version changes only when VERSION does; what may show the version
+# (the binaries, the cli objects, the man pages) is rebuilt then.
+# .EXTRA_PREREQS: a prerequisite that stays out of $^ (explicit targets
+# only: make 4.3 ignores it on pattern rules).
+$(OUT)/version: FORCE | $(OUT)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(VERSION)' ] || echo '$(VERSION)' > $@
+FORCE:
+
+MAN_PAGES := $(patsubst man/%.scd,$(OUT)/man/%,$(wildcard man/*.scd))
+$(OUT)/egressctl $(OUT)/helpers/egressctl-test $(filter $(OUT)/obj/cli/%,$(LIB_OBJS)) \
+	$(MAN_PAGES): .EXTRA_PREREQS = $(OUT)/version
+
+man: $(MAN_PAGES)
+$(OUT)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	sed 's/@VERSION@/$(VERSION)/g' $< | scdoc > $@
+
+.PHONY: man FORCE
