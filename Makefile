@@ -213,4 +213,50 @@ $(OUT)/man/%: man/%.scd
 	@mkdir -p $(dir $@)
 	sed 's/@VERSION@/$(VERSION)/g' $< | scdoc > $@
 
-.PHONY: man FORCE
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/egressctl
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+
+# Every installed file, one line each: SOURCE:DESTINATION:MODE. A file under
+# $(SYSCONFDIR) is configuration: install keeps one that exists, uninstall
+# removes it only when unchanged. The daemon's are one line each:
+#	contrib/systemd/egressctl.service:$(UNITDIR)/egressctl.service:644
+#	contrib/daemon.json:$(SYSCONFDIR)/egressctl/daemon.json:644
+INSTALL_FILES = \
+	$(OUT)/egressctl:$(BINDIR)/egressctl:755 \
+	$(OUT)/man/egressctl.1:$(MANDIR)/man1/egressctl.1:644 \
+	$(OUT)/man/egressctl-policy.5:$(MANDIR)/man5/egressctl-policy.5:644 \
+	contrib/completion/egressctl.bash:$(BASHCOMPDIR)/egressctl:644 \
+	contrib/completion/_egressctl:$(ZSHCOMPDIR)/_egressctl:644 \
+	contrib/policy.json:$(DOCDIR)/examples/policy.json:644
+# Directories that are egressctl's alone, removed by uninstall once empty.
+INSTALL_DIRS = $(DOCDIR)/examples $(DOCDIR) $(SYSCONFDIR)/egressctl
+
+install: $(foreach f,$(INSTALL_FILES),$(firstword $(subst :, ,$f)))
+	@set -e; for f in $(INSTALL_FILES); do \
+		src=$${f%%:*}; dst=$${f#*:}; mode=$${dst##*:}; dst=$(DESTDIR)$${dst%:*}; \
+		case $$dst in $(DESTDIR)$(SYSCONFDIR)/*) if [ -e "$$dst" ]; then \
+			echo "  kept $$dst (exists)"; continue; fi;; esac; \
+		echo "  install $$src $$dst"; \
+		install -D -m "$$mode" "$$src" "$$dst"; \
+	done
+
+uninstall:
+	@for f in $(INSTALL_FILES); do \
+		src=$${f%%:*}; dst=$${f#*:}; dst=$(DESTDIR)$${dst%:*}; \
+		[ -e "$$dst" ] || [ -L "$$dst" ] || continue; \
+		case $$dst in $(DESTDIR)$(SYSCONFDIR)/*) if ! cmp -s "$$src" "$$dst"; then \
+			echo "  kept $$dst (changed)"; continue; fi;; esac; \
+		echo "  rm $$dst"; rm -f "$$dst"; \
+	done; \
+	for d in $(INSTALL_DIRS); do \
+		[ -d "$(DESTDIR)$$d" ] && rmdir "$(DESTDIR)$$d" 2>/dev/null || true; \
+	done
+
+.PHONY: man install uninstall FORCE
