@@ -259,4 +259,17 @@ uninstall:
 		[ -d "$(DESTDIR)$$d" ] && rmdir "$(DESTDIR)$$d" 2>/dev/null || true; \
 	done
 
-.PHONY: man install uninstall FORCE
+# The package is built by dpkg-buildpackage in a copy of the tree (so that
+# build/ and the parent directory stay as they are); the .deb files land in
+# $(OUT)/deb/. dpkg-buildpackage -us -uc -b in the tree works too (output
+# in ..).
+DEB_OUT := $(OUT)/deb
+deb:
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src
+	tar -c --exclude-vcs --exclude=./build --exclude=./build-* --exclude=./$(OUT) \
+		--exclude=./debian/build --exclude=./debian/egressctl . | tar -x -C $(DEB_OUT)/src
+	cd $(DEB_OUT)/src && dpkg-buildpackage -us -uc -b -jauto
+	rm -rf $(DEB_OUT)/src
+	@ls $(DEB_OUT)/*.deb
+
+.PHONY: man install uninstall deb FORCE
