@@ -272,4 +272,11 @@ deb:
 	rm -rf $(DEB_OUT)/src
 	@ls $(DEB_OUT)/*.deb
 
-.PHONY: man install uninstall deb FORCE
+# tests/e2e/package.sh: install, uninstall, the package and its lintian, apt
+# install and purge, the man pages, README and completion against --help
+# (root for the apt part). One of the e2e suites, so make check runs it.
+E2E_SUITES += package
+package-check: all
+	tests/e2e/package.sh $(OUT)/egressctl
+
+.PHONY: man install uninstall deb package-check FORCE
