@@ -460,7 +460,7 @@ $got"
 
 # apt install ./the.deb on this machine: the installed binary, its man
 # pages and completion work, a confined run exits 0; apt purge leaves no
-# file of it.
+# file of it, nor any file that was not there before the install.
 test_apt() {
 	local files f left out rc
 	if ! is_root; then
@@ -473,6 +473,7 @@ test_apt() {
 		note "apt: egressctl is already installed on this machine: left alone (skipped)"
 		return
 	fi
+	snapshot >"$W/before.lst"
 	INSTALLED_PKG=1
 	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$DEB" \
 		>"$W/apt.log" 2>&1; then
@@ -512,6 +513,8 @@ test_apt() {
 			left="$left $f"
 		fi
 	done
+	snapshot >"$W/after.lst"
+	left="$left$(comm -13 "$W/before.lst" "$W/after.lst" | sed 's/^/ /' | tr -d '\n')"
 	if dpkg-query -W -f='${Status}' egressctl 2>/dev/null | grep -q 'ok installed'; then
 		fail apt.purge "egressctl is still installed"
 	elif [ -n "$left" ]; then
@@ -519,6 +522,14 @@ test_apt() {
 	else
 		ok apt.purge
 	fi
+}
+
+# snapshot: the files and directories of the system's trees, less apt's and
+# dpkg's own state, sorted (what a package may leave behind).
+snapshot() {
+	find /etc /usr /opt /var/lib /srv -xdev \
+		\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/systemd \) -prune \
+		-o -print 2>/dev/null | LC_ALL=C sort
 }
 
 # ------------------------------------------------------------------- main
