@@ -186,10 +186,11 @@ clean:
 #   sudo make package-check  tests/e2e/package.sh: install, deb, lintian, apt
 
 # The version compiled in (-DEGR_VERSION) and shown by the man pages: git
-# describe in a git checkout, else the version of debian/changelog; the
-# Debian build passes its own (make VERSION=...).
+# describe in a git checkout (a tag v0.1.0 gives 0.1.0; no tag yet, the
+# commit), else the version of debian/changelog; the Debian build passes
+# its own (make VERSION=...).
 ifneq ($(origin VERSION),command line)
-VERSION := $(shell [ -e .git ] && git describe --tags --always --dirty 2>/dev/null)
+VERSION := $(patsubst v%,%,$(shell [ -e .git ] && git describe --tags --always --dirty 2>/dev/null))
 ifeq ($(VERSION),)
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null)
 endif
