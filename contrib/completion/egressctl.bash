@@ -16,25 +16,33 @@ _egressctl_commands()
 }
 
 # The options of `egressctl COMMAND --help`, one per line as "OPTION ARG"
-# (ARG the word shown after it, such as FILE, or "-" when it takes none).
-# Long options anywhere in the text; short ones in the forms "-q, --quiet",
-# "[-j|--json]" and "[-q]".
+# (ARG the word shown after it, such as FILE, or "-" when it takes none),
+# from the usage lines ("[--policy FILE]", "[-j|--json]") and the heads of
+# the option lines ("  -q, --quiet", "  --allow RULE"), never from prose.
 _egressctl_options()
 {
     "$1" "$2" --help 2>&1 | awk '
-        {
-            line = " " $0
-            while (match(line, /[ [|(]--?[A-Za-z][A-Za-z0-9-]*( [A-Z][A-Z0-9_|]*)?/)) {
-                tok = substr(line, RSTART + 1, RLENGTH - 1)
-                rest = substr(line, RSTART + RLENGTH)
-                line = rest
+        function take(s, prose,    tok, rest, n, f) {
+            s = " " s
+            while (match(s, /[ [|(,]--?[A-Za-z][A-Za-z0-9-]*( [A-Z][A-Z0-9_|]*)?/)) {
+                tok = substr(s, RSTART + 1, RLENGTH - 1)
+                rest = substr(s, RSTART + RLENGTH)
+                s = rest
                 n = split(tok, f, " ")
-                opt = f[1]
-                if (opt !~ /^--/ && rest !~ /^(,|\||\])/)
-                    continue        # "-k:" in prose is no option
-                if (!(opt in arg)) { order[++count] = opt; arg[opt] = "-" }
-                if (n > 1) arg[opt] = f[2]
+                if (prose && f[1] !~ /^--/ && rest !~ /^(,|\||\])/)
+                    continue        # "-k:" is no option
+                if (!(f[1] in arg)) { order[++count] = f[1]; arg[f[1]] = "-" }
+                if (n > 1 && arg[f[1]] == "-") arg[f[1]] = f[2]
             }
+        }
+        /^usage:/ { usage = 1 }
+        usage && /^[ \t]*$/ { usage = 0 }
+        usage { take($0, 1); next }
+        match($0, /^ *-/) && RLENGTH <= 7 {
+            head = $0
+            sub(/^ +/, "", head)
+            sub(/  .*/, "", head)
+            take(head, 0)
         }
         END { for (i = 1; i <= count; i++) print order[i], arg[order[i]] }'
 }

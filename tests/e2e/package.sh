@@ -51,15 +51,33 @@ interrupted() {
 
 # ------------------------------------------------------------ what --help says
 
-# help_options CMD: the options `egressctl CMD --help` names, one a line:
-# every --long word, and -x in the forms "-x, --long", "[-x|--long]", "[-x]".
+# help_options CMD: the options `egressctl CMD --help` names, one a line,
+# from its usage lines (up to the first blank line: "[--policy FILE]",
+# "[-j|--json]", "[-f]") and the heads of its option lines ("  -q, --quiet",
+# "  --allow RULE  ..."); never from prose ("as timeout -k", "its --help").
 help_options() {
 	"$EGR" "$1" --help 2>&1 | "$PY" -c '
 import re, sys
 seen = []
-for m in re.finditer(r"(?<![\w-])(--[A-Za-z][A-Za-z0-9-]*|-[A-Za-z](?=[,|\]]))", sys.stdin.read()):
-    if m.group(1) not in seen:
-        seen.append(m.group(1))
+def take(s, prose):
+    for m in re.finditer(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)(?=(.?))", s):
+        o, nxt = m.group(1), m.group(2)
+        if prose and not o.startswith("--") and nxt not in (",", "|", "]"):
+            continue
+        if o not in seen:
+            seen.append(o)
+usage = False
+for line in sys.stdin.read().splitlines():
+    if line.startswith("usage:"):
+        usage = True
+    if usage and not line.strip():
+        usage = False
+    if usage:
+        take(line, True)
+        continue
+    m = re.match(r"( {0,6})-", line)
+    if m:
+        take(re.split(r"  ", line.strip())[0], False)
 print("\n".join(seen))'
 }
 
@@ -100,7 +118,7 @@ test_man_options() {
 		got=$(man_section_options "$c")
 		m=$(missing "$want" "$got")
 		x=$(missing "$got" "$want")
-		if [ -z "$want" ]; then
+		if [ "$c" = run ] && [ -z "$want" ]; then
 			fail "man_options.$c" "egressctl $c --help lists no option"
 		elif [ -n "$m" ]; then
 			fail "man_options.$c" "egressctl(1) section '## $c' lacks: $m"
@@ -311,7 +329,7 @@ test_bash_completion() {
 	a_set bash.commands "$(commands)" "$(bash_complete 'egressctl ')"
 	a_set bash.help "$(commands)" "$(bash_complete 'egressctl help ')"
 	for c in $(commands); do
-		has_usage "$c" || continue
+		[ -n "$(help_options "$c")" ] || continue
 		a_set "bash.options.$c" "$(help_options "$c")" "$(bash_complete "egressctl $c -")"
 	done
 	a_set bash.policy_file "$(printf '%s\n' "$W/files/a.json" "$W/files/b.txt" "$W/files/sub")" \
@@ -405,7 +423,7 @@ test_zsh_completion() {
 	export PATH="$d:$PATH"
 	a_set zsh.commands "$(commands)" "$(zsh_complete 'egressctl ')"
 	for c in $(commands); do
-		has_usage "$c" || continue
+		[ -n "$(help_options "$c")" ] || continue
 		a_has "zsh.options.$c" "$(help_options "$c")" "$(zsh_complete "egressctl $c -")"
 	done
 	a_has zsh.policy_file "$(printf '%s\n' a.json b.txt sub)" \
