@@ -34,8 +34,10 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LDLIBS += $(PKG_LIBS) -pthread
 
+# The BPF side: bpf/egress.bpf.c, one compilation unit that includes one
+# file per hook family (bpf/*.c) over bpf/lib/*.h; one object, one skeleton.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_HDRS := $(wildcard bpf/*.h) include/egress_abi.h
+BPF_HDRS := $(filter-out $(BPF_SRCS),$(wildcard bpf/*.c)) $(wildcard bpf/lib/*.h) include/egress_abi.h
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 MAIN_SRC := userspace/cli/egressctl.c
 # userspace/<role>/*.c: cli, kernel, proxy, dns, policy, parse, lib
@@ -46,12 +48,14 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/helpers/%,$(HELPER_SRCS))
+BPF_TEST_SRCS := $(wildcard tests/bpf/test_*.c)
+BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(BPF_TEST_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
-FMT_SRCS = $(wildcard bpf/*.c bpf/*.h include/*.h userspace/*/*.c userspace/*/*.h \
-		tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/helpers/*.c)
+FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
+		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/fuzz/*.c tests/helpers/*.c)
 
-.PHONY: all deps check demo unit asan fuzz e2e vmlinux format format-check clean helpers \
+.PHONY: all deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check clean helpers \
 	bench bench-quick stress stress-check soak
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -60,7 +64,7 @@ all: $(OUT)/egressctl helpers
 
 helpers: $(HELPER_BINS) $(OUT)/helpers/egressctl-test
 
-$(OUT) $(OUT)/tests $(OUT)/helpers $(OUT)/fuzz:
+$(OUT) $(OUT)/tests $(OUT)/tests/bpf $(OUT)/helpers $(OUT)/fuzz:
 	mkdir -p $@
 
 # BPF: compile, strip DWARF (BTF stays), generate the skeleton.
@@ -89,6 +93,10 @@ $(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(wildcard tests/unit/*.h) | $(OUT)/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $(filter-out %.h,$^) -o $@ $(LDLIBS) -lcmocka
 
+# BPF_PROG_TEST_RUN of the programs in the skeleton (tests/bpf/, root).
+$(OUT)/tests/bpf/%: tests/bpf/%.c $(LIB_OBJS) $(SKELS) | $(OUT)/tests/bpf
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
+
 $(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -103,6 +111,12 @@ $(OUT)/fuzz/%: tests/fuzz/%.c $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+# Root (BPF_PROG_TEST_RUN, a network namespace, cgroups); exit 77 = skipped.
+bpf-test: $(BPF_TEST_BINS)
+	@set -e; for t in $(BPF_TEST_BINS); do echo "== $$t"; rc=0; $$t || rc=$$?; \
+		if [ $$rc = 77 ]; then echo "$$t: skipped (not root)"; \
+		elif [ $$rc != 0 ]; then exit $$rc; fi; done
 
 asan:
 	$(MAKE) OUT=$(OUT)/asan SANITIZE=address,undefined CFLAGS="-O1 -g" unit
@@ -119,7 +133,7 @@ fuzz: $(FUZZ_BINS)
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits
+E2E_SUITES := run loopback proxy dns audit ask limits existing
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \
@@ -149,6 +163,7 @@ check: deps
 	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit
+	$(MAKE) bpf-test
 	$(MAKE) asan
 	$(MAKE) fuzz
 	$(MAKE) e2e
@@ -177,3 +192,108 @@ format-check:
 
 clean:
 	rm -rf $(OUT)
+
+# ---- Installing (issue 17): VERSION, man pages, make install/uninstall, ------
+# ---- make deb, make package-check --------------------------------------------
+#   make install      PREFIX (/usr/local), DESTDIR; BINDIR, MANDIR, ... below
+#   make uninstall    removes exactly the files install put there
+#   make man          build/man/egressctl.1, egressctl-policy.5 (scdoc)
+#   make deb          build/deb/egressctl_VERSION_amd64.deb (dpkg-buildpackage)
+#   sudo make package-check  tests/e2e/package.sh: install, deb, lintian, apt
+
+# The version compiled in (-DEGR_VERSION) and shown by the man pages: git
+# describe in a git checkout (a tag v0.1.0 gives 0.1.0; no tag yet, the
+# commit), else the version of debian/changelog; the Debian build passes
+# its own (make VERSION=...).
+ifneq ($(origin VERSION),command line)
+VERSION := $(patsubst v%,%,$(shell [ -e .git ] && git describe --tags --always --dirty 2>/dev/null))
+ifeq ($(VERSION),)
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null)
+endif
+endif
+ALL_CFLAGS += $(CPPFLAGS) $(if $(VERSION),-DEGR_VERSION=\"$(VERSION)\")
+
+# $(OUT)/version changes only when VERSION does; what may show the version
+# (the binaries, the cli objects, the man pages) is rebuilt then.
+# .EXTRA_PREREQS: a prerequisite that stays out of $^ (explicit targets
+# only: make 4.3 ignores it on pattern rules).
+$(OUT)/version: FORCE | $(OUT)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(VERSION)' ] || echo '$(VERSION)' > $@
+FORCE:
+
+MAN_PAGES := $(patsubst man/%.scd,$(OUT)/man/%,$(wildcard man/*.scd))
+$(OUT)/egressctl $(OUT)/helpers/egressctl-test $(filter $(OUT)/obj/cli/%,$(LIB_OBJS)) \
+	$(MAN_PAGES): .EXTRA_PREREQS = $(OUT)/version
+
+man: $(MAN_PAGES)
+$(OUT)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	sed 's/@VERSION@/$(VERSION)/g' $< | scdoc > $@
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/egressctl
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+
+# Every installed file, one line each: SOURCE:DESTINATION:MODE. A file under
+# $(SYSCONFDIR) is configuration: install keeps one that exists, uninstall
+# removes it only when unchanged. The daemon's are one line each:
+#	contrib/systemd/egressctl.service:$(UNITDIR)/egressctl.service:644
+#	contrib/daemon.json:$(SYSCONFDIR)/egressctl/daemon.json:644
+INSTALL_FILES = \
+	$(OUT)/egressctl:$(BINDIR)/egressctl:755 \
+	$(OUT)/man/egressctl.1:$(MANDIR)/man1/egressctl.1:644 \
+	$(OUT)/man/egressctl-policy.5:$(MANDIR)/man5/egressctl-policy.5:644 \
+	contrib/completion/egressctl.bash:$(BASHCOMPDIR)/egressctl:644 \
+	contrib/completion/_egressctl:$(ZSHCOMPDIR)/_egressctl:644 \
+	contrib/policy.json:$(DOCDIR)/examples/policy.json:644
+# Directories that are egressctl's alone, removed by uninstall once empty.
+INSTALL_DIRS = $(DOCDIR)/examples $(DOCDIR) $(SYSCONFDIR)/egressctl
+
+install: $(foreach f,$(INSTALL_FILES),$(firstword $(subst :, ,$f)))
+	@set -e; for f in $(INSTALL_FILES); do \
+		src=$${f%%:*}; dst=$${f#*:}; mode=$${dst##*:}; dst=$(DESTDIR)$${dst%:*}; \
+		case $$dst in $(DESTDIR)$(SYSCONFDIR)/*) if [ -e "$$dst" ]; then \
+			echo "  kept $$dst (exists)"; continue; fi;; esac; \
+		echo "  install $$src $$dst"; \
+		install -D -m "$$mode" "$$src" "$$dst"; \
+	done
+
+uninstall:
+	@for f in $(INSTALL_FILES); do \
+		src=$${f%%:*}; dst=$${f#*:}; dst=$(DESTDIR)$${dst%:*}; \
+		[ -e "$$dst" ] || [ -L "$$dst" ] || continue; \
+		case $$dst in $(DESTDIR)$(SYSCONFDIR)/*) if ! cmp -s "$$src" "$$dst"; then \
+			echo "  kept $$dst (changed)"; continue; fi;; esac; \
+		echo "  rm $$dst"; rm -f "$$dst"; \
+	done; \
+	for d in $(INSTALL_DIRS); do \
+		[ -d "$(DESTDIR)$$d" ] && rmdir "$(DESTDIR)$$d" 2>/dev/null || true; \
+	done
+
+# The package is built by dpkg-buildpackage in a copy of the tree (so that
+# build/ and the parent directory stay as they are); the .deb files land in
+# $(OUT)/deb/. dpkg-buildpackage -us -uc -b in the tree works too (output
+# in ..).
+DEB_OUT := $(OUT)/deb
+deb:
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src
+	tar -c --exclude-vcs --exclude=./build --exclude=./build-* --exclude=./$(OUT) \
+		--exclude=./debian/build --exclude=./debian/egressctl . | tar -x -C $(DEB_OUT)/src
+	cd $(DEB_OUT)/src && dpkg-buildpackage -us -uc -b -jauto
+	rm -rf $(DEB_OUT)/src
+	@ls $(DEB_OUT)/*.deb
+
+# tests/e2e/package.sh: install, uninstall, the package and its lintian, apt
+# install and purge, the man pages, README and completion against --help
+# (root for the apt part). One of the e2e suites, so make check runs it.
+E2E_SUITES += package
+package-check: all
+	tests/e2e/package.sh $(OUT)/egressctl
+
+.PHONY: man install uninstall deb package-check FORCE

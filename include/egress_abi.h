@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 5 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 6 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -70,6 +70,11 @@ enum egr_hook {
 #define EGR_SK_CLOSE_CB	  0x80	/* TCP in egr_socks: sockops sees TCP_CLOSE and frees it */
 #define EGR_SK_KEYED	  0x100 /* UDP: egr_conns entry `key` is this socket's; removed at release */
 #define EGR_SK_SEEN_LOCAL 0x200 /* sendmsg: a local allow to seen_addr:seen_port was reported */
+
+/* In egr_sk, always with EGR_SK_DIRECT (which the catch-all passes): the
+ * socket was connected before the attach and is left open unconfined by the
+ * pre-existing pass (bpf/existing.bpf.c). Never set by egress.bpf.c. */
+#define EGR_SK_PREEXISTING 0x400
 
 /* struct egr_sk_orig.life: who is done with an egr_socks record of a TCP
  * socket that outlives its file (FIN, retransmits); the second frees it. */
@@ -169,6 +174,35 @@ enum egr_counter {
 	EGR_C_WOULD_DENY = 4, /* audit mode: would have been denied */
 	EGR_C_MAX,
 };
+
+/* The pre-existing pass (bpf/existing.bpf.c, kernel/existing.c): right after
+ * the attach, one record per socket of the cgroup (or below) connected
+ * before it, written by the iter/tcp and iter/udp programs to their seq
+ * files. What was done to it: */
+enum egr_pre_action {
+	EGR_PRE_MARKED = 1,	   /* marked EGR_SK_PREEXISTING|EGR_SK_DIRECT in egr_sk now:
+				    * the catch-all lets it pass, not confined */
+	EGR_PRE_MARKED_BEFORE = 2, /* an earlier pass marked it (same maps) */
+	EGR_PRE_KILLED = 3,	   /* ended with bpf_sock_destroy() (ECONNABORTED) */
+	EGR_PRE_FAILED = 4,	   /* neither: err says why; its packets are dropped */
+};
+
+struct egr_pre_rec {
+	__u64 cookie;	 /* socket cookie */
+	__u64 cgroup_id; /* the socket's cgroup (where it was created) */
+	__u64 ino;	 /* inode of its file, socket:[ino] in /proc/PID/fd; 0: none (closed) */
+	__be32 laddr[4]; /* local address, v4-mapped for IPv4 */
+	__be32 raddr[4]; /* peer address, v4-mapped for IPv4 */
+	__be16 lport;	 /* local port, network order */
+	__be16 rport;	 /* peer port, network order */
+	__u8 family;	 /* AF_INET, AF_INET6 */
+	__u8 protocol;	 /* IPPROTO_TCP, IPPROTO_UDP */
+	__u8 state;	 /* TCP state (TCP_ESTABLISHED = 1 ...); connected UDP: 1 */
+	__u8 action;	 /* enum egr_pre_action */
+	__s32 err;	 /* EGR_PRE_FAILED: -errno of what failed; else 0 */
+	__u32 pad;	 /* always zero */
+};
+_Static_assert(sizeof(struct egr_pre_rec) == 72, "egr_pre_rec layout");
 
 /* Pin layout under the bpffs root: <root>/egressctl/<cgroup id>/{link_*,map_*} */
 #define EGR_PIN_DIR "egressctl"

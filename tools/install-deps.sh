@@ -1,18 +1,20 @@
 #!/bin/sh
 # Installs the Debian packages that egressctl's build and tests need, and
 # nothing else. Idempotent: packages already present are not touched.
-#   tools/install-deps.sh          build + test dependencies
+#   tools/install-deps.sh          build, package and test dependencies
 #   tools/install-deps.sh --bench  also the benchmark peers and load tools
 set -eu
 
 BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
-libevent-dev libc-ares-dev libcjson-dev"
+libevent-dev libc-ares-dev libcjson-dev scdoc"
+# make deb (dpkg-buildpackage, debhelper) and its test (lintian, man, completion)
+PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base
 socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl"
 BENCH="nginx wrk trafficserver squid tinyproxy haproxy dante-server microsocks
 mitmproxy hyperfine linux-perf valgrind"
 
-want="$BUILD $TEST"
+want="$BUILD $PACKAGE $TEST"
 [ "${1:-}" = "--bench" ] && want="$want $BENCH"
 
 missing=""

@@ -141,7 +141,7 @@ test_preexisting() {
 		mkcg "$t-$k"
 		# one held TCP connection to the banner port (an echo every 0.3 s),
 		# and a new connection to the same address after each echo
-		in_cg "$t-$k" "$PY" "$C/holder.py" banner "$A_BLOCKED" 22 --hold-for 30 --every 0.3
+		in_cg "$t-$k" "$PY" "$C/longconn.py" banner "$A_BLOCKED" 22 --hold-for 30 --every 0.3
 		wait_secs 10 grep -qs '"new": "ok"' "$W/$t-$k.cg.out"
 		a_grep "$t.$k.control.held" "$W/$t-$k.cg.out" '"held": true'
 		a_grep "$t.$k.control.new_reach" "$W/$t-$k.cg.out" '"new": "ok"'
@@ -314,7 +314,7 @@ test_runtime_rules() {
 	a_jlog "$t.log.expired" "$W/$t.jlog" event=rule-expired "reason=allow a.example.test expired"
 	# an open TLS tunnel to b (the transparent path), then a runtime deny
 	# of b: the tunnel is closed, and the client sees it end
-	in_cg "$t" "$PY" "$C/holder.py" tls b.example.test 443 b.example.test --hold-for 20
+	in_cg "$t" "$PY" "$C/longconn.py" tls b.example.test 443 b.example.test --hold-for 20
 	wait_secs 10 grep -qs '"held": true' "$W/$t.cg.out"
 	a_grep "$t.tunnel.held" "$W/$t.cg.out" '"held": true'
 	dctl "$t" deny b.example.test

@@ -380,8 +380,13 @@ loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t 
 		return err;
 	}
 	if ((size_t)snprintf(ld->pin_dir, sizeof(ld->pin_dir), "%s/%llu", root,
-			     (unsigned long long)cgid) >= sizeof(ld->pin_dir))
+			     (unsigned long long)cgid) >= sizeof(ld->pin_dir)) {
+		/* a cut path could name another run's pins: loader_detach
+		 * must not remove them */
+		ld->pin_dir[0] = 0;
+		snprintf(errbuf, errlen, "the pin directory under %s is too long", root);
 		return -ENAMETOOLONG;
+	}
 
 	/* Attach first: stale links of a killed run keep enforcing until ours are in. */
 	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
@@ -553,6 +558,18 @@ int
 loader_conns_fd(struct loader *ld)
 {
 	return bpf_map__fd(ld->skel->maps.egr_conns);
+}
+
+int
+loader_socks_fd(struct loader *ld)
+{
+	return bpf_map__fd(ld->skel->maps.egr_socks);
+}
+
+int
+loader_sk_fd(struct loader *ld)
+{
+	return bpf_map__fd(ld->skel->maps.egr_sk);
 }
 
 const char *

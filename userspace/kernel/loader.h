@@ -86,6 +86,10 @@ int loader_events_consume(struct loader *ld);
 
 /* Map fds for the proxy. */
 int loader_conns_fd(struct loader *ld);
+/* ... and for the pre-existing pass (kernel/existing.h), valid after
+ * loader_open(): it shares them before loader_attach(). */
+int loader_socks_fd(struct loader *ld);
+int loader_sk_fd(struct loader *ld);
 const char *loader_pin_dir(struct loader *ld);
 
 /* Looks up the connection whose client address (the peer of an accepted

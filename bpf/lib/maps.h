@@ -1,8 +1,10 @@
-/* The maps of egress.bpf.c. Names stay within 15 characters so the kernel
- * shows them whole. Userspace reaches them through the skeleton and the pins
+/* The maps, shared by every program. Names stay within 15 characters so
+ * the kernel shows them whole. Userspace reaches them through the skeleton and the pins
  * under /sys/fs/bpf/egressctl/<cgroup id>/. */
 #ifndef EGR_MAPS_H
 #define EGR_MAPS_H
+
+#include "lib/common.h"
 
 /* Per socket, by socket cookie: what connect/sendmsg decided (original
  * destination, EGR_SK_* flags). Preallocated, so the connect path allocates

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The pre-existing pass: run once right after the enforcement programs
+ * (egress.bpf.c) are attached to a cgroup that already has processes. Its
+ * sockets that were connected before the attach have no record the
+ * catch-all (cgroup_skb/egress) lets pass, so their packets would be dropped
+ * and the connections would stall. For each such socket these iterators
+ * either end it (bpf_sock_destroy(), with kill_existing) or mark it
+ * EGR_SK_PREEXISTING|EGR_SK_DIRECT in egr_sk, which the catch-all passes:
+ * "pre-existing, not confined". Either way one struct egr_pre_rec goes to
+ * the seq file for userspace (kernel/existing.c), which names the process.
+ *
+ * A socket is the target's when its cgroup (sk_cgrp_data: where it was
+ * created) is target_cgid or below it, as for the attached programs. It is
+ * pre-existing when it has a peer that is not loopback and no record that
+ * the programs decided it (EGR_SK_DIRECT without EGR_SK_PREEXISTING, in
+ * egr_socks or egr_sk): every connect after the attach to a peer that is
+ * not loopback either made such a record (fast path, audit mode) or was
+ * redirected to loopback or refused. Loopback peers are left out: the
+ * catch-all judges loopback on its own (loopback_pkt). The marks go to
+ * egr_sk, socket storage freed with the socket after its last packet: a
+ * record in egr_socks would be freed at close() (sock_release) and the FIN
+ * and any unsent bytes after it dropped.
+ *
+ * The iterators run in the network namespace of the task that creates them
+ * (bpf_iter_create), and hold the socket's lock while they look at it. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "egress_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 target_cgid = 0;  /* kernfs id of the attached cgroup */
+const volatile __u8 kill_existing = 0; /* end them instead of marking them */
+__u64 visited = 0;		       /* sockets looked at, for the pass's figures */
+
+/* bpf_sock_destroy(): Linux 6.5, iter/tcp and iter/udp only, socket locked.
+ * Weak so that a scan without kill loads on a kernel without it;
+ * userspace refuses a kill there before loading (existing_open). */
+extern int bpf_sock_destroy(struct sock_common *sk) __ksym __weak;
+
+/* The same maps as bpf/maps.h, shared by fd (bpf_map__reuse_fd before load;
+ * userspace checks type, key and value sizes first). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u64);
+	__type(value, struct egr_sk_orig);
+} egr_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct egr_sk_orig);
+} egr_sk SEC(".maps");
+
+#define CG_WALK 64 /* cgroup levels walked up from a socket's (cgroup v2 nests less) */
+
+/* uapi constants vmlinux.h lacks; defined here rather than taken from the
+ * main object's headers, which are being reorganised */
+#define AF_INET	   2
+#define AF_INET6   10
+#define ENOMEM	   12
+#define EOPNOTSUPP 95
+
+/* TCP states (include/net/tcp_states.h; vmlinux.h has them as BPF_TCP_*). */
+#define TCP_ESTABLISHED 1
+#define TCP_CLOSE	7
+#define TCP_LISTEN	10
+
+/* Was s created in the target cgroup or below it? */
+static __always_inline int
+in_target(struct sock *s, __u64 *cgid)
+{
+	struct cgroup *cg = s->sk_cgrp_data.cgroup;
+	struct cgroup_subsys_state *css;
+
+	*cgid = 0;
+	if (!cg || !target_cgid)
+		return 0;
+	*cgid = cg->kn->id;
+	css = &cg->self;
+	for (int i = 0; i < CG_WALK; i++) {
+		if (!css || !css->cgroup)
+			return 0;
+		if (css->cgroup->kn->id == target_cgid)
+			return 1;
+		css = css->parent;
+	}
+	return 0;
+}
+
+static __always_inline int
+mapped_loopback(const __be32 *a)
+{
+	if (a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff))
+		return (bpf_ntohl(a[3]) >> 24) == 127;
+	return a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == bpf_htonl(1);
+}
+
+/* Fills the addresses, ports, family and state of r from s. */
+static __always_inline void
+describe(struct sock *s, struct egr_pre_rec *r)
+{
+	struct sock_common *c = &s->__sk_common;
+	__u16 fam = c->skc_family;
+
+	r->family = (__u8)fam;
+	r->state = c->skc_state;
+	r->lport = bpf_htons(c->skc_num);
+	r->rport = c->skc_dport;
+	if (fam == AF_INET) {
+		r->laddr[2] = bpf_htonl(0xffff);
+		r->laddr[3] = c->skc_rcv_saddr;
+		r->raddr[2] = bpf_htonl(0xffff);
+		r->raddr[3] = c->skc_daddr;
+	} else {
+		BPF_CORE_READ_INTO(&r->laddr, c, skc_v6_rcv_saddr.in6_u.u6_addr32);
+		BPF_CORE_READ_INTO(&r->raddr, c, skc_v6_daddr.in6_u.u6_addr32);
+	}
+}
+
+/* The programs' own record of s, if it says they decided the socket (or an
+ * earlier pass marked it: *before). */
+static __always_inline int
+decided(struct sock *s, __u64 cookie, int *before)
+{
+	struct egr_sk_orig *o;
+
+	*before = 0;
+	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	if (o && (o->flags & EGR_SK_DIRECT))
+		return 1;
+	o = bpf_sk_storage_get(&egr_sk, s, 0, 0);
+	if (o && (o->flags & EGR_SK_DIRECT)) {
+		if (o->flags & EGR_SK_PREEXISTING) {
+			*before = 1;
+			return 0;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* One socket: s is the full socket, skc the iterator's (trusted) pointer to
+ * it for bpf_sock_destroy(). */
+static __always_inline int
+one(struct seq_file *seq, struct sock *s, struct sock_common *skc, __u8 proto)
+{
+	struct egr_pre_rec r = {};
+	struct egr_sk_orig *o;
+	struct socket *so;
+	__u64 cgid;
+	int before;
+
+	if (!in_target(s, &cgid))
+		return 0;
+	describe(s, &r);
+	if (proto == IPPROTO_TCP) {
+		if (r.state == TCP_CLOSE || r.state == TCP_LISTEN)
+			return 0; /* no peer */
+	} else if (r.state != TCP_ESTABLISHED) {
+		return 0; /* unconnected UDP: every send runs sendmsg4/6 */
+	}
+	if (mapped_loopback(r.raddr))
+		return 0;
+	r.cookie = bpf_get_socket_cookie(s);
+	if (decided(s, r.cookie, &before))
+		return 0;
+	r.cgroup_id = cgid;
+	r.protocol = proto;
+	so = s->sk_socket;
+	if (so && so->file)
+		r.ino = so->file->f_inode->i_ino;
+	if (kill_existing) {
+		if (before && (o = bpf_sk_storage_get(&egr_sk, s, 0, 0)))
+			/* marked by an earlier pass: its reset is dropped too */
+			o->flags &= ~(EGR_SK_PREEXISTING | EGR_SK_DIRECT);
+		if (!bpf_sock_destroy) {
+			r.action = EGR_PRE_FAILED;
+			r.err = -EOPNOTSUPP; /* userspace checks before loading */
+		} else {
+			/* not marked: the reset it sends is dropped by the
+			 * catch-all; nothing reaches the peer any more */
+			r.err = bpf_sock_destroy(skc);
+			r.action = r.err ? EGR_PRE_FAILED : EGR_PRE_KILLED;
+		}
+	} else if (before) {
+		r.action = EGR_PRE_MARKED_BEFORE;
+	} else {
+		o = bpf_sk_storage_get(&egr_sk, s, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (o) {
+			o->flags |= EGR_SK_PREEXISTING | EGR_SK_DIRECT;
+			r.action = EGR_PRE_MARKED;
+		} else {
+			r.action = EGR_PRE_FAILED;
+			r.err = -ENOMEM;
+		}
+	}
+	bpf_seq_write(seq, &r, sizeof(r));
+	return 0;
+}
+
+SEC("iter/tcp")
+int
+egr_iter_tcp(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct tcp_sock *tp;
+
+	if (!skc)
+		return 0;
+	visited++;
+	tp = bpf_skc_to_tcp_sock(skc); /* full sockets only: not TIME_WAIT, requests */
+	if (!tp)
+		return 0;
+	return one(ctx->meta->seq, (struct sock *)tp, skc, IPPROTO_TCP);
+}
+
+SEC("iter/udp")
+int
+egr_iter_udp(struct bpf_iter__udp *ctx)
+{
+	struct udp_sock *us = ctx->udp_sk;
+
+	if (!us)
+		return 0;
+	visited++;
+	return one(ctx->meta->seq, (struct sock *)us, (struct sock_common *)us, IPPROTO_UDP);
+}

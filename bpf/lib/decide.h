@@ -1,0 +1,178 @@
+/* The decision of connect4/6 and sendmsg4/6 for one destination: redirect
+ * to one of egressctl's listeners (transparent TCP, DNS), let through (fast
+ * path, the proxy, the sandbox's own loopback sockets: decided later by the
+ * receiving socket), or deny with an errno. Pure but for the fast-path
+ * lookup; sock_addr.bpf.c carries it out (finish). */
+#ifndef EGR_DECIDE_H
+#define EGR_DECIDE_H
+
+#include "lib/common.h"
+#include "lib/addr.h"
+#include "lib/record.h"
+#include "lib/tunables.h"
+
+struct decision {
+	__u32 ip4;     /* new destination (network order) when redirecting */
+	__u16 port;    /* new destination port (network order) */
+	__u16 skflags; /* EGR_SK_* to record on the socket */
+	__u8 verdict;  /* enum egr_verdict */
+	__u8 reason;   /* enum egr_reason */
+	__u8 index;    /* record who connected, for the proxy's lookup */
+	__u8 lookup;   /* loopback: allowed only if the receiver is ours, else err */
+	int err;       /* errno for a deny */
+};
+
+static __always_inline void
+deny(struct decision *d, __u8 reason, int err)
+{
+	d->verdict = EGR_V_DENY;
+	d->reason = reason;
+	d->err = err;
+}
+
+static __always_inline void
+redirect(struct decision *d, __u16 port_host, __u8 reason, __u16 flags)
+{
+	d->verdict = EGR_V_REDIRECT;
+	d->reason = reason;
+	d->ip4 = bpf_htonl(LOOPBACK4);
+	d->port = bpf_htons(port_host);
+	d->skflags = flags;
+	d->index = 1;
+}
+
+static __always_inline void
+fastpath(struct decision *d)
+{
+	d->verdict = EGR_V_ALLOW;
+	d->reason = EGR_R_FASTPATH;
+	d->skflags = EGR_SK_DIRECT;
+}
+
+/* A loopback destination: the decision is the receiving socket's
+ * (receiver_ours), looked up once the hook has it all. */
+static __always_inline void
+local(struct decision *d, int err)
+{
+	d->verdict = EGR_V_ALLOW;
+	d->reason = EGR_R_LOCAL;
+	d->lookup = 1;
+	d->err = err;
+}
+
+/* TCP to an IPv4 destination (plain or v4-mapped). */
+static __always_inline void
+decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
+{
+	__be32 ip4 = dst[3];
+
+	if (ip4 == bpf_htonl(LOOPBACK4) && is_own_port(port)) {
+		/* no record: sockops indexes it by its peer address */
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_PROXY;
+		return;
+	}
+	if (fast_hit(dst, port, IPPROTO_TCP)) {
+		fastpath(d);
+		return;
+	}
+	if (port == bpf_htons(53)) {
+		if (dns_port)
+			redirect(d, dns_port, EGR_R_DNS, EGR_SK_REDIRECTED);
+		else
+			deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
+		return;
+	}
+	if (is_local4(ip4)) {
+		local(d, ECONNREFUSED);
+		return;
+	}
+	if (tproxy_port)
+		redirect(d, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED);
+	else
+		deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
+}
+
+/* A UDP datagram (connect or sendmsg) to an IPv4 destination. */
+static __always_inline void
+decide_udp4(const __be32 *dst, __be16 port, struct decision *d)
+{
+	__be32 ip4 = dst[3];
+
+	if (ip4 == bpf_htonl(LOOPBACK4) && dns_port && port == bpf_htons(dns_port)) {
+		/* straight to the responder: indexed too, or it could
+		 * not tell this socket's queries from anyone's */
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_DNS;
+		d->index = 1;
+		return;
+	}
+	if (port == bpf_htons(53)) {
+		if (dns_port) {
+			/* indexed by the catch-all once the datagram has a port */
+			redirect(d, dns_port, EGR_R_DNS, EGR_SK_DNS);
+		} else {
+			deny(d, EGR_R_NO_LISTENER, EPERM);
+		}
+		return;
+	}
+	if (fast_hit(dst, port, IPPROTO_UDP)) {
+		fastpath(d);
+		return;
+	}
+	if (is_local4(ip4))
+		local(d, EPERM);
+	else
+		deny(d, EGR_R_UDP, EPERM);
+}
+
+/* Native IPv6 (not v4-mapped): only the sandbox's own loopback sockets and
+ * fast-path entries. */
+static __always_inline void
+decide6(const __be32 *dst, __be16 port, __u8 proto, struct decision *d)
+{
+	if (fast_hit(dst, port, proto)) {
+		fastpath(d);
+		return;
+	}
+	if (is_local6(dst))
+		local(d, proto == IPPROTO_TCP ? ECONNREFUSED : EPERM);
+	else
+		deny(d, EGR_R_IPV6, ENETUNREACH);
+}
+
+/* Socket types and protocols that have no business reaching a sock_addr
+ * hook (most are refused at creation already). */
+static __always_inline int
+other_proto(__u32 type, __u32 proto, struct decision *d)
+{
+	if (type == SOCK_STREAM && proto == IPPROTO_TCP)
+		return 0;
+	if (type == SOCK_DGRAM && proto == IPPROTO_UDP)
+		return 0;
+	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
+		deny(d, EGR_R_PING, EPERM);
+	else if (proto == IPPROTO_UDPLITE)
+		deny(d, EGR_R_UDPLITE, EPERM);
+	else
+		deny(d, EGR_R_PROTO, EPERM);
+	return 1;
+}
+
+/* The decision for a destination of a connect (connect4/6) or an
+ * unconnected send (sendmsg4/6): v4-mapped destinations by the IPv4 rules
+ * (connect6 and sendmsg6 see them for AF_INET6 sockets). */
+static __always_inline void
+decide(const __be32 *dst, __be16 port, __u32 type, __u32 proto, struct decision *d)
+{
+	if (other_proto(type, proto, d))
+		return;
+	if (!is_mapped(dst))
+		decide6(dst, port, proto, d);
+	else if (type == SOCK_STREAM)
+		decide_tcp4(dst, port, d);
+	else
+		decide_udp4(dst, port, d);
+}
+
+#endif /* EGR_DECIDE_H */

@@ -1,0 +1,102 @@
+/* What the programs tell userspace: counters (egr_stats) and events
+ * (egr_events, one struct egr_event each). */
+#ifndef EGR_EVENTS_H
+#define EGR_EVENTS_H
+
+#include "lib/common.h"
+#include "lib/addr.h"
+#include "lib/maps.h"
+#include "lib/tunables.h"
+
+static __always_inline void
+count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&egr_stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+/* A refusal: denied, or in audit mode only recorded. */
+static __always_inline void
+count_deny(void)
+{
+	count(audit_mode ? EGR_C_WOULD_DENY : EGR_C_DENY);
+}
+
+static __always_inline __u8
+deny_verdict(void)
+{
+	return audit_mode ? EGR_V_WOULD_DENY : EGR_V_DENY;
+}
+
+/* What a program returns for a refusal (connect, send, packet). */
+static __always_inline int
+deny_ret(void)
+{
+	return audit_mode ? SYS_PROCEED : SYS_REJECT;
+}
+
+/* A new event with what every hook knows; addr may be NULL. The caller adds
+ * who it is about (emit, emit_skb) and submits it. */
+static __always_inline struct egr_event *
+event_new(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
+	  const __be32 *addr, __be16 port)
+{
+	struct egr_event *e;
+
+	e = bpf_ringbuf_reserve(&egr_events, sizeof(*e), 0);
+	if (!e)
+		return NULL;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->time_ns = bpf_ktime_get_boot_ns();
+	e->family = family;
+	e->type = type;
+	e->protocol = proto;
+	e->verdict = verdict;
+	e->reason = reason;
+	e->hook = hook;
+	e->err = err;
+	if (addr)
+		addr_copy(e->addr, addr);
+	e->port = port;
+	return e;
+}
+
+/* An event about the current task (every hook but the catch-all). */
+static __always_inline void
+emit(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
+     const __be32 *addr, __be16 port)
+{
+	struct egr_event *e =
+		event_new(hook, verdict, reason, err, family, type, proto, addr, port);
+	__u64 id;
+
+	if (!e)
+		return;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	id = bpf_get_current_pid_tgid();
+	e->pid = (__u32)id;
+	e->tgid = id >> 32;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* An event of the catch-all, which runs in softirq for some packets: the
+ * cgroup is the packet's socket's, the task unknown (pid 0, uid -1). */
+static __always_inline void
+emit_skb(struct __sk_buff *skb, struct bpf_sock *sk, __u8 reason, const __be32 *addr, __be16 port)
+{
+	struct egr_event *e;
+
+	e = event_new(EGR_H_SKB, deny_verdict(), reason, audit_mode ? 0 : EPERM, sk->family,
+		      sk->type, sk->protocol, addr, port);
+	if (!e)
+		return;
+	e->cgroup_id = bpf_skb_cgroup_id(skb);
+	e->uid = (__u32)-1;
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif /* EGR_EVENTS_H */

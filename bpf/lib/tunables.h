@@ -1,0 +1,43 @@
+/* Tunables, set by the loader before load and read-only after it (.rodata:
+ * the verifier knows their values and drops the code they switch off). Host
+ * byte order; 0 = none. */
+#ifndef EGR_TUNABLES_H
+#define EGR_TUNABLES_H
+
+#include "lib/common.h"
+
+const volatile __u16 tproxy_port = 0;	  /* transparent TCP listener on 127.0.0.1 */
+const volatile __u16 dns_port = 0;	  /* DNS responder (UDP and TCP) on 127.0.0.1 */
+const volatile __u16 proxy_ports[4] = {}; /* HTTP/SOCKS listeners on 127.0.0.1 */
+const volatile __u8 emit_redirects = 1;	  /* report redirects, not only denies */
+const volatile __u8 audit_mode = 0;	  /* record what would be denied, deny nothing */
+const volatile __u64 sandbox_cgid = 0;	  /* the cgroup attached to; 0: nothing is ours */
+
+/* One of egressctl's listeners (port in network order). */
+static __always_inline int
+is_own_port(__u16 port_be)
+{
+	__u16 p = bpf_ntohs(port_be);
+
+	if (!p)
+		return 0;
+	if (p == tproxy_port || p == dns_port)
+		return 1;
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+		if (proxy_ports[i] && p == proxy_ports[i])
+			return 1;
+	return 0;
+}
+
+/* The address a redirected socket's peer has now: the transparent listener
+ * or the DNS responder. */
+static __always_inline int
+is_redirect_src(__be32 ip4, __be16 port)
+{
+	__u16 p = bpf_ntohs(port);
+
+	return ip4 == bpf_htonl(LOOPBACK4) && p && (p == dns_port || p == tproxy_port);
+}
+
+#endif /* EGR_TUNABLES_H */

@@ -1,0 +1,581 @@
+#!/usr/bin/env bash
+# The packaging of issue 17: make install/uninstall, the man pages, the
+# completion, the Debian package (build, lintian, apt install, purge), and
+# that the man pages and the README cannot drift from --help.
+#
+#   tests/e2e/package.sh build/egressctl       (make e2e and make package-check)
+#   E2E_TESTS="install bash_completion" ...    run only these tests
+#   E2E_KEEP=1 ...                             keep /tmp/egr-pkg-PID
+#
+# Output: "ok NAME" / "FAIL NAME: reason" per assertion, "# ..." notes, and
+# "N passed, M failed" last; exit 1 if any failed. Without root the tests
+# that need it (apt, a private mount namespace) are skipped, said in a note.
+# The apt test leaves an egressctl that was installed before it alone (and
+# says so). Nothing here sends a packet: `run --allow example.test -- true`
+# opens no socket.
+
+ALL_TESTS="man_options man_commands readme_synopsis man_render policy_files install
+install_conffile bash_completion bash_completion_cgroup zsh_completion deb apt"
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+W=/tmp/egr-pkg-$$
+PY=/usr/bin/python3
+PASS=0
+FAILED=0
+INSTALLED_PKG=	# set while this suite has the package installed
+CG_MADE=()	# cgroups this suite made, removed at exit
+
+ok() { echo "ok $1"; PASS=$((PASS + 1)); }
+fail() { echo "FAIL $1: $2"; FAILED=$((FAILED + 1)); }
+note() { echo "# $*"; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# make in the tree, with this suite's build directory; the caller's make
+# variables (MAKEFLAGS of make e2e) stay out.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$SRC" OUT="$OUT" "$@"; }
+
+cleanup() {
+	local d
+	if [ -n "$INSTALLED_PKG" ]; then
+		apt-get purge -y -q egressctl >/dev/null 2>&1 || note "cannot purge egressctl"
+	fi
+	for d in "${CG_MADE[@]}"; do rmdir "$d" 2>/dev/null; done
+	if [ -n "${E2E_KEEP:-}" ]; then note "kept $W"; else rm -rf "$W"; fi
+}
+
+interrupted() {
+	fail interrupted "SIG$1 during the run"
+	echo "$PASS passed, $FAILED failed"
+	exit "$2"
+}
+
+# ------------------------------------------------------------ what --help says
+
+# help_options CMD: the options `egressctl CMD --help` names, one a line,
+# from its usage lines (up to the first blank line: "[--policy FILE]",
+# "[-j|--json]", "[-f]") and the heads of its option lines ("  -q, --quiet",
+# "  --allow RULE  ..."); never from prose ("as timeout -k", "its --help").
+help_options() {
+	"$EGR" "$1" --help 2>&1 | "$PY" -c '
+import re, sys
+seen = []
+def take(s, prose):
+    for m in re.finditer(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)(?=(.?))", s):
+        o, nxt = m.group(1), m.group(2)
+        if prose and not o.startswith("--") and nxt not in (",", "|", "]"):
+            continue
+        if o not in seen:
+            seen.append(o)
+usage = False
+for line in sys.stdin.read().splitlines():
+    if line.startswith("usage:"):
+        usage = True
+    if usage and not line.strip():
+        usage = False
+    if usage:
+        take(line, True)
+        continue
+    m = re.match(r"( {0,6})-", line)
+    if m:
+        take(re.split(r"  ", line.strip())[0], False)
+print("\n".join(seen))'
+}
+
+# commands: the commands `egressctl help` lists (the lines under "commands:").
+commands() {
+	"$EGR" help | awk '/^[^ ]/ { on = /^commands:/; next } on && /^  +[a-z]/ { print $1 }'
+}
+
+# has_usage CMD: does `egressctl CMD --help` print CMD's own usage?
+has_usage() { "$EGR" "$1" --help 2>&1 | grep -q "^usage: egressctl $1\b"; }
+
+# man_section_options CMD: the options the "## CMD" section of egressctl(1)
+# documents (the heads of its option lists: "*--opt* _ARG_", "*-q*, *--quiet*").
+man_section_options() {
+	awk -v cmd="## $1" '$0 == cmd { on = 1; next } /^##? / { on = 0 } on && /^\*-/' \
+		"$SRC/man/egressctl.1.scd" | grep -oE '\*--?[A-Za-z][A-Za-z0-9-]*\*' | tr -d '*' | sort -u
+}
+
+# readme_synopsis: the options the README's usage synopsis (the first code
+# block under "## Usage") names.
+readme_synopsis() {
+	awk '/^## Usage/ { u = 1 } u && /^```/ { if (b) exit; b = 1; next } b' "$SRC/README.md" |
+		grep -oP '(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*' | sort -u
+}
+
+# missing WANT GOT: the lines of WANT (a list) that GOT lacks.
+missing() { comm -23 <(sort -u <<<"$1") <(sort -u <<<"$2") | tr '\n' ' '; }
+
+# ------------------------------------------------------------------- tests
+
+# Every option each command's --help lists is documented in its section of
+# egressctl(1), and the section documents no option --help does not list.
+test_man_options() {
+	local c want got m x
+	for c in $(commands); do
+		has_usage "$c" || continue
+		want=$(help_options "$c")
+		got=$(man_section_options "$c")
+		m=$(missing "$want" "$got")
+		x=$(missing "$got" "$want")
+		if [ "$c" = run ] && [ -z "$want" ]; then
+			fail "man_options.$c" "egressctl $c --help lists no option"
+		elif [ -n "$m" ]; then
+			fail "man_options.$c" "egressctl(1) section '## $c' lacks: $m"
+		elif [ -n "$x" ]; then
+			fail "man_options.$c" "egressctl(1) section '## $c' documents options --help lacks: $x"
+		else
+			ok "man_options.$c"
+		fi
+	done
+}
+
+# Every command of `egressctl help` has its section and synopsis line in
+# egressctl(1), and every section is a command.
+test_man_commands() {
+	local want got syn
+	want=$(commands)
+	got=$(awk '/^# COMMANDS/ { on = 1; next } /^# / { on = 0 } on && /^## / { print $2 }' \
+		"$SRC/man/egressctl.1.scd")
+	syn=$(awk '/^# SYNOPSIS/ { on = 1; next } /^# / { on = 0 } on' "$SRC/man/egressctl.1.scd" |
+		sed -n 's/^\*egressctl \([a-z-]*\)\*.*/\1/p')
+	if [ -z "$want" ]; then
+		fail man_commands "egressctl help lists no command"
+	elif [ -n "$(missing "$want" "$got")$(missing "$got" "$want")" ]; then
+		fail man_commands "help lists: $(echo $want); egressctl(1) has sections: $(echo $got)"
+	elif [ -n "$(missing "$want" "$syn")" ]; then
+		fail man_commands "SYNOPSIS of egressctl(1) lacks: $(missing "$want" "$syn")"
+	else
+		ok man_commands
+	fi
+}
+
+# The README's usage synopsis names every option of run, check and status
+# (their --help flag aside: the synopsis says `egressctl help [COMMAND]`).
+test_readme_synopsis() {
+	local c m got
+	got=$(readme_synopsis)
+	for c in run check status; do
+		m=$(missing "$(help_options "$c" | grep -vxE -- '-h|--help')" "$got")
+		if [ -n "$m" ]; then
+			fail "readme_synopsis.$c" "README's usage synopsis lacks: $m"
+		else
+			ok "readme_synopsis.$c"
+		fi
+	done
+}
+
+# Both pages are built by make man, and man renders them without a warning.
+test_man_render() {
+	local p err
+	if ! mk -s man >"$W/man.log" 2>&1; then
+		fail man_render "make man failed: $(tail -3 "$W/man.log")"
+		return
+	fi
+	for p in egressctl.1 egressctl-policy.5; do
+		err=$(MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -l "$OUT/man/$p" 2>&1 >"$W/$p.txt")
+		if [ -n "$err" ]; then
+			fail "man_render.$p" "man warns: $err"
+		elif ! grep -q "^NAME" "$W/$p.txt" || ! grep -q "^       ${p%.*} - " "$W/$p.txt"; then
+			fail "man_render.$p" "no NAME section in man -l's output"
+		else
+			ok "man_render.$p"
+		fi
+	done
+}
+
+# contrib/policy.json (the installed example) and the policy file of
+# egressctl-policy(5)'s EXAMPLES load, and its JSON Schema is JSON.
+test_policy_files() {
+	local out
+	out=$("$EGR" check --policy "$SRC/contrib/policy.json" github.com 2>&1)
+	if [ $? = 0 ]; then ok policy_files.example; else fail policy_files.example "$out"; fi
+	"$PY" - "$SRC/man/egressctl-policy.5.scd" "$W" <<-'EOF'
+		import json, re, sys
+		text = open(sys.argv[1]).read()
+		blocks = [b for b in re.findall(r"^```\n(.*?)^```$", text, re.S | re.M)
+		          if b.lstrip().startswith("{")]
+		for i, b in enumerate(blocks):
+		    json.loads(b)
+		    open("%s/man-%d.json" % (sys.argv[2], i), "w").write(b)
+	EOF
+	[ $? = 0 ] || fail policy_files.man "a JSON block of egressctl-policy(5) is not JSON"
+	if [ ! -f "$W/man-1.json" ]; then
+		fail policy_files.man "egressctl-policy(5) has no schema and example blocks"
+	elif ! grep -q '"\$schema"' "$W/man-0.json"; then
+		fail policy_files.man "the first JSON block of egressctl-policy(5) is not the schema"
+	elif ! out=$("$EGR" check --policy "$W/man-1.json" github.com 2>&1); then
+		fail policy_files.man "the example of egressctl-policy(5) does not load: $out"
+	else
+		ok policy_files.man
+	fi
+}
+
+# make install DESTDIR= puts exactly these files there, with these modes;
+# make uninstall takes every one back and leaves no directory of ours.
+test_install() {
+	local root=$W/inst got want
+	want="/usr/local/bin/egressctl 755
+/usr/local/share/bash-completion/completions/egressctl 644
+/usr/local/share/doc/egressctl/examples/policy.json 644
+/usr/local/share/man/man1/egressctl.1 644
+/usr/local/share/man/man5/egressctl-policy.5 644
+/usr/local/share/zsh/site-functions/_egressctl 644"
+	if ! mk -s install DESTDIR="$root" >"$W/install.log" 2>&1; then
+		fail install "make install failed: $(tail -3 "$W/install.log")"
+		return
+	fi
+	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | sort)
+	if [ "$got" != "$want" ]; then
+		fail install.files "installed:
+$got
+expected:
+$want"
+	else
+		ok install.files
+	fi
+	cmp -s "$root/usr/local/bin/egressctl" "$EGR" && ok install.binary ||
+		fail install.binary "the installed binary is not $EGR"
+	mk -s uninstall DESTDIR="$root" >"$W/uninstall.log" 2>&1 ||
+		fail uninstall "make uninstall failed: $(tail -3 "$W/uninstall.log")"
+	got=$(cd "$root" && find . ! -type d -printf '/%P\n')
+	[ -z "$got" ] && ok uninstall.files || fail uninstall.files "left: $got"
+	got=$(cd "$root" && find . -type d -name '*egressctl*' -printf '/%P\n')
+	[ -z "$got" ] && ok uninstall.dirs || fail uninstall.dirs "left: $got"
+	# PREFIX=/usr: the same files under /usr
+	mk -s install DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
+	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | sort)
+	[ "$got" = "${want//\/usr\/local\//\/usr\/}" ] && ok install.prefix ||
+		fail install.prefix "with PREFIX=/usr: $got"
+	mk -s uninstall DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
+	got=$(cd "$root" && find . ! -type d -printf '/%P\n')
+	[ -z "$got" ] && ok uninstall.prefix || fail uninstall.prefix "left: $got"
+}
+
+# A configuration file (one under SYSCONFDIR, as the daemon's will be):
+# install keeps one that exists, uninstall removes it only when unchanged.
+test_install_conffile() {
+	local root=$W/conf f
+	local extra='contrib/policy.json:$(SYSCONFDIR)/egressctl/t.json:644'
+	f=$root/usr/local/etc/egressctl/t.json
+	mk -s install DESTDIR="$root" INSTALL_FILES="$extra" >/dev/null 2>&1
+	cmp -s "$f" "$SRC/contrib/policy.json" || { fail conffile "not installed as $f"; return; }
+	echo '{}' >"$f"
+	mk -s install DESTDIR="$root" INSTALL_FILES="$extra" >/dev/null 2>&1
+	[ "$(cat "$f")" = '{}' ] && ok conffile.kept || fail conffile.kept "install replaced a changed $f"
+	mk -s uninstall DESTDIR="$root" INSTALL_FILES="$extra" >/dev/null 2>&1
+	[ -f "$f" ] && ok conffile.changed || fail conffile.changed "uninstall removed a changed $f"
+	cp "$SRC/contrib/policy.json" "$f"
+	mk -s uninstall DESTDIR="$root" INSTALL_FILES="$extra" >/dev/null 2>&1
+	[ ! -e "$f" ] && [ ! -d "${f%/*}" ] && ok conffile.removed ||
+		fail conffile.removed "uninstall left $f or its directory"
+}
+
+# bash_complete LINE: what the bash completion offers for LINE (cursor at
+# its end), one a line; in $W/fakebin-first PATH when FAKE=1.
+bash_complete() {
+	COMP_FILE=${COMP_FILE:-$SRC/contrib/completion/egressctl.bash} bash -c '
+		source /usr/share/bash-completion/bash_completion
+		source "$COMP_FILE"
+		COMP_LINE=$1 COMP_POINT=${#1}
+		read -ra COMP_WORDS <<<"$1"
+		[[ $1 == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_egressctl 2>/dev/null
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$1" | sort -u
+}
+
+# a_set NAME WANT GOT: the two lists hold the same lines.
+a_set() {
+	local m x
+	m=$(missing "$2" "$3")
+	x=$(missing "$3" "$2")
+	if [ -z "$2" ]; then
+		fail "$1" "nothing expected (is the binary broken?)"
+	elif [ -n "$m$x" ]; then
+		fail "$1" "missing: ${m:--}; unexpected: ${x:--}"
+	else
+		ok "$1"
+	fi
+}
+
+# a_has NAME WANT GOT: GOT holds every line of WANT.
+a_has() {
+	local m
+	m=$(missing "$2" "$3")
+	[ -z "$m" ] && [ -n "$2" ] && ok "$1" || fail "$1" "missing: ${m:-(nothing expected)}; got: $(echo $3)"
+}
+
+completion_files() {
+	mkdir -p "$W/files/sub"
+	: >"$W/files/a.json"
+	: >"$W/files/b.txt"
+	# an egressctl whose run --help names one more option, taking a FILE
+	mkdir -p "$W/fakebin"
+	cat >"$W/fakebin/egressctl" <<-EOF
+		#!/bin/sh
+		"$EGR" "\$@"; rc=\$?
+		[ "\$1 \$2" = "run --help" ] && echo "  --zz-new-option FILE  a new option"
+		exit \$rc
+	EOF
+	chmod +x "$W/fakebin/egressctl"
+}
+
+test_bash_completion() {
+	local c d
+	completion_files
+	d=$(dirname "$EGR")
+	export PATH="$d:$PATH"
+	a_set bash.commands "$(commands)" "$(bash_complete 'egressctl ')"
+	a_set bash.help "$(commands)" "$(bash_complete 'egressctl help ')"
+	for c in $(commands); do
+		[ -n "$(help_options "$c")" ] || continue
+		a_set "bash.options.$c" "$(help_options "$c")" "$(bash_complete "egressctl $c -")"
+	done
+	a_set bash.policy_file "$(printf '%s\n' "$W/files/a.json" "$W/files/b.txt" "$W/files/sub")" \
+		"$(bash_complete "egressctl run --policy $W/files/")"
+	a_set bash.policy_file_eq "$W/files/a.json" "$(bash_complete "egressctl run --policy=$W/files/a")"
+	a_set bash.user "root" "$(bash_complete 'egressctl run --user roo')"
+	a_has bash.cmd_after_dashdash "true" "$(bash_complete 'egressctl run --allow x.test -- tru')"
+	a_has bash.cmd "true" "$(bash_complete 'egressctl run -q --allow x.test tru')"
+	a_set bash.method "GET" "$(bash_complete 'egressctl check --method G')"
+	# derived from --help when completing: a new option needs no edit here
+	a_set bash.derived "--zz-new-option" \
+		"$(PATH="$W/fakebin:$PATH" bash_complete 'egressctl run --zz')"
+	a_set bash.derived_arg "$W/files/a.json" \
+		"$(PATH="$W/fakebin:$PATH" bash_complete "egressctl run --zz-new-option $W/files/a")"
+}
+
+# --cgroup completes the names under <cgroup2 mount>/egressctl/, the mount
+# read from mountinfo: in a mount namespace of its own where the only
+# cgroup2 mount is $W/cg, the bash and zsh completions both find it there.
+test_bash_completion_cgroup() {
+	local cg2 name=pkg-$$-a out
+	if ! is_root; then
+		note "bash_completion_cgroup: needs root (skipped)"
+		return
+	fi
+	cg2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' \
+		/proc/self/mountinfo | head -1)
+	[ -n "$cg2" ] || { fail cgroup_completion "no cgroup2 mount"; return; }
+	[ -d "$cg2/egressctl" ] || { mkdir "$cg2/egressctl" && CG_MADE+=("$cg2/egressctl"); }
+	mkdir "$cg2/egressctl/$name" && CG_MADE=("$cg2/egressctl/$name" "${CG_MADE[@]}")
+	mkdir -p "$W/cg"
+	cat >"$W/cgns.sh" <<-'EOF'
+		# in a private mount namespace: every cgroup2 mount away, one at $W/cg
+		set -e
+		for m in $(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' /proc/self/mountinfo); do
+			umount -l "$m"
+		done
+		mount -t cgroup2 none "$W/cg"
+		set +e
+		echo "mounts: $(awk '$0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo | tr '\n' ' ')"
+		echo "bash: $(bash_complete "egressctl run --cgroup ${NAME%-*}-" | tr '\n' ' ')"
+		echo "zsh: $(zsh_complete "egressctl run --cgroup ${NAME%-*}-" | tr '\n' ' ')"
+	EOF
+	out=$(W=$W NAME=$name unshare -m --propagation private bash -c "
+		$(declare -f bash_complete zsh_complete missing)
+		SRC='$SRC' PATH='$(dirname "$EGR"):$PATH'
+		set -- ; source '$W/cgns.sh'" 2>&1)
+	note "${out//$'\n'/; }"
+	if ! grep -q "^mounts: $W/cg $" <<<"$out"; then
+		fail cgroup_completion.ns "the namespace's cgroup2 mounts: $out"
+	fi
+	grep -qx "bash: $name " <<<"$out" && ok cgroup_completion.bash ||
+		fail cgroup_completion.bash "expected $name under $W/cg/egressctl: $out"
+	if command -v zsh >/dev/null; then
+		grep -qx "zsh: $name " <<<"$out" && ok cgroup_completion.zsh ||
+			fail cgroup_completion.zsh "expected $name under $W/cg/egressctl: $out"
+	fi
+}
+
+# zsh_complete LINE: what the zsh completion offers for LINE, one a line: an
+# interactive zsh on a pty (zpty) with a compadd that records its matches.
+zsh_complete() {
+	local out=$W/zsh.$RANDOM
+	: >"$out"
+	ZC_OUT=$out ZC_DIR=${ZC_DIR:-$SRC/contrib/completion} zsh -f -c '
+		zmodload zsh/zpty || exit 1
+		zpty z zsh -f -i
+		zpty -w z "PROMPT= RPROMPT=; fpath=($ZC_DIR \$fpath); autoload -U compinit; compinit -u -D"
+		zpty -w z "zstyle \":completion:*\" menu no"
+		zpty -w z "compadd() { local -a m; builtin compadd -O m \"\$@\"; print -rl -- \"\${(@)m/#/<M>}\" >>$ZC_OUT; builtin compadd \"\$@\"; }"
+		zpty -w z "done-w() { print -r -- \"<END>\" >>$ZC_OUT; }; zle -N done-w; bindkey \"^X\" done-w"
+		zpty -w -n z "$1"$'"'"'\t\x18'"'"'
+		for i in {1..200}; do grep -q "^<END>" $ZC_OUT && break; sleep 0.05; done
+		zpty -d z' _ "$1"
+	sed -n 's/^<M>//p' "$out" | sort -u
+	rm -f "$out"
+}
+
+test_zsh_completion() {
+	local c d
+	if ! command -v zsh >/dev/null; then
+		fail zsh "zsh is not installed (tools/install-deps.sh)"
+		return
+	fi
+	if ! zsh -n "$SRC/contrib/completion/_egressctl"; then
+		fail zsh.syntax "zsh -n fails on contrib/completion/_egressctl"
+		return
+	fi
+	completion_files
+	d=$(dirname "$EGR")
+	export PATH="$d:$PATH"
+	a_set zsh.commands "$(commands)" "$(zsh_complete 'egressctl ')"
+	for c in $(commands); do
+		[ -n "$(help_options "$c")" ] || continue
+		a_has "zsh.options.$c" "$(help_options "$c")" "$(zsh_complete "egressctl $c -")"
+	done
+	a_has zsh.policy_file "$(printf '%s\n' a.json b.txt sub)" \
+		"$(zsh_complete "egressctl run --policy $W/files/")"
+	a_has zsh.cmd "true" "$(zsh_complete 'egressctl run -q --allow x.test tru')"
+	a_has zsh.derived "--zz-new-option" "$(PATH="$W/fakebin:$PATH" zsh_complete 'egressctl run --zz')"
+}
+
+# make deb builds the package into $OUT/deb, with the files install puts
+# under /usr and the runtime libraries as Depends; lintian finds no error.
+test_deb() {
+	local deb got want rc t0=$SECONDS
+	if ! mk deb >"$W/deb.log" 2>&1; then
+		fail deb "make deb failed: $(tail -5 "$W/deb.log")"
+		return
+	fi
+	note "make deb: $((SECONDS - t0)) s"
+	deb=$(ls "$OUT"/deb/egressctl_*_amd64.deb 2>/dev/null)
+	if [ "$(wc -w <<<"$deb")" != 1 ]; then
+		fail deb "expected one $OUT/deb/egressctl_*_amd64.deb, found: ${deb:-none}"
+		return
+	fi
+	DEB=$deb
+	ok deb.built
+	want="/usr/bin/egressctl
+/usr/share/bash-completion/completions/egressctl
+/usr/share/doc/egressctl/changelog.gz
+/usr/share/doc/egressctl/copyright
+/usr/share/doc/egressctl/examples/policy.json
+/usr/share/man/man1/egressctl.1.gz
+/usr/share/man/man5/egressctl-policy.5.gz
+/usr/share/zsh/vendor-completions/_egressctl"
+	got=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' | sort)
+	[ "$got" = "$want" ] && ok deb.files || fail deb.files "the package holds:
+$got"
+	got=$(dpkg-deb -f "$deb" Depends)
+	a_has deb.depends "$(printf '%s\n' libbpf1 libc-ares2 libcjson1 libc6 libevent-2.1-7)" \
+		"$(tr ',' '\n' <<<"$got" | awk '{ print $1 }')"
+	t0=$SECONDS
+	lintian --fail-on error --tag-display-limit 0 "$deb" >"$W/lintian.log" 2>&1
+	rc=$?
+	note "lintian: $((SECONDS - t0)) s"
+	grep '^[WIP]:' "$W/lintian.log" | while read -r l; do note "lintian: $l"; done
+	if grep -q '^E:' "$W/lintian.log"; then
+		fail deb.lintian "$(grep '^E:' "$W/lintian.log" | tr '\n' ' ')"
+	elif [ $rc != 0 ]; then
+		fail deb.lintian "lintian exited $rc: $(tail -3 "$W/lintian.log")"
+	else
+		ok deb.lintian
+	fi
+}
+
+# apt install ./the.deb on this machine: the installed binary, its man
+# pages and completion work, a confined run exits 0; apt purge leaves no
+# file of it, nor any file that was not there before the install.
+test_apt() {
+	local files f left out rc
+	if ! is_root; then
+		note "apt: needs root (skipped)"
+		return
+	fi
+	[ -n "${DEB:-}" ] || { fail apt "no package built (test deb)"; return; }
+	if dpkg-query -W -f='${Status}' egressctl 2>/dev/null | grep -q 'ok installed' ||
+		[ -e /usr/bin/egressctl ]; then
+		note "apt: egressctl is already installed on this machine: left alone (skipped)"
+		return
+	fi
+	snapshot >"$W/before.lst"
+	INSTALLED_PKG=1
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$DEB" \
+		>"$W/apt.log" 2>&1; then
+		fail apt.install "apt-get install $DEB failed: $(tail -5 "$W/apt.log")"
+		return
+	fi
+	ok apt.install
+	out=$(/usr/bin/egressctl --help 2>&1) && grep -q '^usage: egressctl' <<<"$out" &&
+		ok apt.help || fail apt.help "/usr/bin/egressctl --help: $out"
+	for f in egressctl.1 egressctl-policy.5; do
+		out=$(MANWIDTH=80 man --warnings -l "/usr/share/man/man${f##*.}/$f.gz" 2>&1 >"$W/$f.inst")
+		if [ -z "$out" ] && grep -q "^NAME" "$W/$f.inst" &&
+			[ "$(man -w "${f##*.}" "${f%.*}" 2>&1)" = "/usr/share/man/man${f##*.}/$f.gz" ]; then
+			ok "apt.man.$f"
+		else
+			fail "apt.man.$f" "man: ${out:-$(man -w "${f##*.}" "${f%.*}" 2>&1)}"
+		fi
+	done
+	a_set apt.completion "$(commands)" \
+		"$(PATH=/usr/bin:$PATH COMP_FILE=/usr/share/bash-completion/completions/egressctl bash_complete 'egressctl ')"
+	out=$(/usr/bin/egressctl check --policy /usr/share/doc/egressctl/examples/policy.json github.com 2>&1) &&
+		ok apt.example_policy || fail apt.example_policy "$out"
+	# as `sudo egressctl run ...` from nobody; true opens no socket
+	out=$(SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody timeout -k 5 60 \
+		/usr/bin/egressctl run --allow example.test -- true 2>&1)
+	rc=$?
+	[ $rc = 0 ] && ok apt.run || fail apt.run "exit $rc: $out"
+	files=$(dpkg -L egressctl)
+	if ! DEBIAN_FRONTEND=noninteractive apt-get purge -y -q egressctl >"$W/purge.log" 2>&1; then
+		fail apt.purge "apt-get purge egressctl failed: $(tail -5 "$W/purge.log")"
+		return
+	fi
+	INSTALLED_PKG=
+	left=
+	for f in $files; do
+		if [ -e "$f" ] && { [ ! -d "$f" ] || [[ $f == *egressctl* ]]; }; then
+			left="$left $f"
+		fi
+	done
+	snapshot >"$W/after.lst"
+	left="$left$(comm -13 "$W/before.lst" "$W/after.lst" | sed 's/^/ /' | tr -d '\n')"
+	if dpkg-query -W -f='${Status}' egressctl 2>/dev/null | grep -q 'ok installed'; then
+		fail apt.purge "egressctl is still installed"
+	elif [ -n "$left" ]; then
+		fail apt.purge "left:$left"
+	else
+		ok apt.purge
+	fi
+}
+
+# snapshot: the files and directories of the system's trees, less apt's and
+# dpkg's own state, sorted (what a package may leave behind).
+snapshot() {
+	find /etc /usr /opt /var/lib /srv -xdev \
+		\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/systemd \) -prune \
+		-o -print 2>/dev/null | LC_ALL=C sort
+}
+
+# ------------------------------------------------------------------- main
+
+if [ $# -lt 1 ]; then
+	echo "usage: $0 EGRESSCTL_PATH" >&2
+	exit 2
+fi
+EGR=$(realpath -m "$1")
+OUT=$(dirname "$EGR")
+trap cleanup EXIT
+trap 'interrupted INT 130' INT
+trap 'interrupted TERM 143' TERM
+trap 'interrupted HUP 129' HUP
+mkdir -p "$W"
+missing_tools=
+for tool in make scdoc man dpkg-buildpackage dh lintian "$PY" unshare; do
+	command -v "$tool" >/dev/null || missing_tools="$missing_tools $tool"
+done
+[ -f /usr/share/bash-completion/bash_completion ] || missing_tools="$missing_tools bash-completion"
+if [ -n "$missing_tools" ]; then
+	fail setup "missing tools:$missing_tools (tools/install-deps.sh)"
+elif [ ! -x "$EGR" ]; then
+	fail setup "$EGR is not executable"
+else
+	for t in ${E2E_TESTS:-$ALL_TESTS}; do
+		"test_$t"
+	done
+fi
+echo "$PASS passed, $FAILED failed"
+[ "$FAILED" = 0 ]
