@@ -19,6 +19,7 @@
 #include "cli/target.h"
 #include "dns/responder.h"
 #include "kernel/events.h"
+#include "kernel/existing.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
 #include "policy/audit.h"
@@ -627,9 +628,28 @@ fail:
 
 /* The listeners on free ports, and programs loaded for them and attached
  * (links first, then any stale pins replaced: no gap). */
-static int
-attach_fresh(struct target *t, int cg_fd, uint64_t cgid, char *errbuf, size_t errlen)
+/* The connections the cgroup had before the attach: listed and left open,
+ * or ended (env->kill_existing), for env->on_existing. */
+static void
+existing_pass(struct target *t, struct existing *ex)
 {
+	struct existing_conn *v = NULL;
+	struct existing_stats st = {0};
+	char why[512];
+	size_t n = 0;
+
+	if (existing_run(ex, &v, &n, &st, why, sizeof(why)))
+		t->env->on_existing(t->env->record_arg, NULL, 0, &st, why);
+	else
+		t->env->on_existing(t->env->record_arg, v, n, &st, NULL);
+	free(v);
+}
+
+static int
+attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, char *errbuf,
+	     size_t errlen)
+{
+	struct existing *ex = NULL;
 	struct loader_opts lo;
 	int err;
 
@@ -640,11 +660,32 @@ attach_fresh(struct target *t, int cg_fd, uint64_t cgid, char *errbuf, size_t er
 	t->ld = loader_open(&lo, errbuf, errlen);
 	if (!t->ld)
 		return errno ? -errno : -EINVAL;
-	err = loader_attach(t->ld, cg_fd, cgid, errbuf, errlen);
-	if (err) {
-		loader_free(t->ld);
-		t->ld = NULL;
+	if (t->env->existing_pass) { /* loaded now: after the attach it only has to run */
+		struct existing_opts eo = {
+			.socks_fd = loader_socks_fd(t->ld),
+			.sk_fd = loader_sk_fd(t->ld),
+			.cgid = cgid,
+			.cg_path = cgpath,
+			.kill = t->env->kill_existing,
+		};
+
+		ex = existing_open(&eo, errbuf, errlen);
+		if (!ex) {
+			err = errno ? -errno : -ENOTSUP;
+			goto fail;
+		}
 	}
+	err = loader_attach(t->ld, cg_fd, cgid, errbuf, errlen);
+	if (err)
+		goto fail;
+	if (ex)
+		existing_pass(t, ex);
+	existing_free(ex);
+	return 0;
+fail:
+	existing_free(ex);
+	loader_free(t->ld);
+	t->ld = NULL;
 	return err;
 }
 
@@ -666,7 +707,7 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 				  t->env->label, cgpath, why);
 	}
 	if (!t->adopted) {
-		err = attach_fresh(t, cg_fd, cgid, errbuf, errlen);
+		err = attach_fresh(t, cg_fd, cgpath, cgid, errbuf, errlen);
 		if (err)
 			goto out_proxy;
 	}

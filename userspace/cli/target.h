@@ -21,6 +21,8 @@ struct summary;
 struct audit_rec;
 struct proxy_revoked;
 struct status_info;
+struct existing_conn;
+struct existing_stats;
 
 struct rule_arg {
 	enum policy_action action;
@@ -66,6 +68,15 @@ struct target_env {
 	 * (the daemon's `log -f`); NULL for none */
 	void (*on_record)(void *arg, const struct audit_rec *r);
 	void *record_arg;
+	/* attaching to a live cgroup (the daemon): right after the attach, the
+	 * connections it had open are found (kernel/existing.c) and left open
+	 * or, with kill_existing, ended; on_existing gets them (err: why the
+	 * pass could not run, or NULL). Not when pinned programs are taken
+	 * over: their pass ran when they were attached. */
+	bool existing_pass;
+	bool kill_existing;
+	void (*on_existing)(void *arg, const struct existing_conn *c, size_t n,
+			    const struct existing_stats *st, const char *err);
 };
 
 struct target;

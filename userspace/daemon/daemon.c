@@ -36,9 +36,7 @@
 #include "daemon/dconfig.h"
 #include "daemon/notify.h"
 #include "kernel/cgroup.h"
-#ifdef HAVE_EXISTING
 #include "kernel/existing.h"
-#endif
 #include "lib/clock.h"
 #include "lib/duration.h"
 #include "lib/log.h"
@@ -465,51 +463,52 @@ dt_unwatch(struct dtarget *dt)
 
 /* Connections the cgroup had open before the programs: listed (or ended,
  * with kill_existing) and logged. */
-#ifdef HAVE_EXISTING
+/* The connections the cgroup had open before the attach (the pass of
+ * target.c): each one said on stderr and logged, with who holds it. */
 static void
-dt_existing(struct dtarget *dt)
+on_existing(void *arg, const struct existing_conn *v, size_t n, const struct existing_stats *st,
+	    const char *err)
 {
-	struct existing_conn *v = NULL;
-	char errbuf[512];
-	size_t n = 0;
-	int err;
+	struct dtarget *dt = arg;
 
-	err = existing_scan(target_socks_fd(dt->tg), dt->cgid, dt->cgpath, dt->spec.kill_existing,
-			    &v, &n, errbuf, sizeof(errbuf));
 	if (err) {
 		dt_event(dt, "pre-existing",
-			 "cannot list the connections open before the attach: %s", errbuf);
+			 "cannot list the connections open before the attach: %s", err);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct sockaddr_storage ss = {0};
 		struct audit_rec r = {0};
-		char peer[80], comm[17], words[256];
+		char line[400];
 
-		existing_peer(&v[i], peer, sizeof(peer));
-		policy_safe_comm(v[i].comm, comm);
-		snprintf(words, sizeof(words), "%s %s connection to %s, opened before the attach",
-			 v[i].killed ? "ended" : "pre-existing, not confined:",
-			 existing_proto(&v[i]), peer);
-		log_warnx("%s%s[%d] %s", dt->label, comm, v[i].pid, words);
-		r.event = v[i].killed ? "pre-existing-killed" : "pre-existing";
-		r.reason = words;
-		r.ip = (const struct sockaddr *)&v[i].peer;
-		r.port = existing_port(&v[i]);
+		existing_format(&v[i], line, sizeof(line));
+		log_warnx("%s%s", dt->label, line);
+		if (!memcmp(v[i].raddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+			in->sin_family = AF_INET;
+			memcpy(&in->sin_addr, &v[i].raddr[3], 4);
+		} else {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+			in6->sin6_family = AF_INET6;
+			memcpy(&in6->sin6_addr, v[i].raddr, 16);
+		}
+		r.event = v[i].action == EGR_PRE_KILLED ? "pre-existing-killed" : "pre-existing";
+		r.reason = line;
+		r.ip = (const struct sockaddr *)&ss;
+		r.port = v[i].rport;
 		r.pid = (uint32_t)v[i].pid;
-		r.comm = comm;
-		r.cgroup = v[i].cgid;
+		r.comm = v[i].comm[0] ? v[i].comm : NULL;
+		r.cgroup = v[i].cgroup_id;
 		target_log_event(dt->tg, &r);
 	}
-	free(v);
+	if (st && st->failures)
+		dt_event(dt, "pre-existing",
+			 "%u connections open before the attach could be neither left open nor "
+			 "ended: their packets are dropped",
+			 st->failures);
 }
-
-#else
-static void
-dt_existing(struct dtarget *dt)
-{
-	(void)dt; /* XXX pending existing.c */
-}
-#endif
 
 static void
 dt_release(struct dtarget *dt, bool detach)
@@ -581,7 +580,6 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	} else {
 		dt_event(dt, "attach", "attached to %s (cgroup %llu; links %s)", dt->cgpath,
 			 (unsigned long long)dt->cgid, idtext);
-		dt_existing(dt);
 	}
 	return 0;
 fail:
@@ -608,6 +606,9 @@ dt_new(struct daemon *dm, const struct dspec *s)
 	dt->env.emit_redirects = true;
 	dt->env.on_record = on_record;
 	dt->env.record_arg = dt;
+	dt->env.existing_pass = true;
+	dt->env.kill_existing = s->kill_existing;
+	dt->env.on_existing = on_existing;
 	TAILQ_INSERT_TAIL(&dm->targets, dt, entry);
 	return dt;
 }
@@ -990,6 +991,7 @@ apply_reload(struct daemon *dm, struct job *j)
 		/* other options changed (or it was waiting): attach again */
 		dt_release(dt, false);
 		dt->spec = *s;
+		dt->env.kill_existing = s->kill_existing;
 		snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
 		if (start_target(dt, p, why, sizeof(why)))
 			log_warnx("%s%s", dt->label, why);

@@ -4,8 +4,9 @@
     longconn.py banner HOST PORT [--hold-for S] [--every S]
         connects to a banner+echo server, reads the banner, then every S
         seconds sends a line on that SAME connection and reads its echo,
-        and opens a NEW connection to HOST:PORT (1 s timeout); one JSON line
-        per event: {"held": true, ...}, {"echo": N}, {"new": "ok"|ERRNO},
+        and opens a NEW connection to HOST:PORT and reads its banner (1 s
+        timeout); one JSON line per event: {"held": true, ...}, {"echo": N},
+        {"new": "ok"|"EOF"|ERRNO} (ok: the banner came),
         and {"errno": ERRNO, "step": ...} when the held connection ends.
     longconn.py tls HOST PORT NAME [--hold-for S]
         a TLS handshake with SNI NAME (no verification: a test server), then
@@ -70,8 +71,10 @@ def banner(host, port, o):
             return
         try:
             c = socket.create_connection(sa, timeout=1)
+            c.settimeout(1)
+            got = c.recv(256)  # the banner: the server's, or nothing
             c.close()
-            out(new="ok")
+            out(new="ok" if got else "EOF")
         except OSError as e:
             out(new=ename(e) if not isinstance(e, socket.timeout) else "TIMEOUT")
 
