@@ -163,8 +163,8 @@ test_contrib_example(void **state)
 	char errbuf[600] = "";
 
 	(void)state;
-	if (dconfig_load("contrib/daemon.json", &cfg, errbuf, sizeof(errbuf)))
-		fail_msg("contrib/daemon.json: %s", errbuf);
+	if (dconfig_load("contrib/daemon.json.in", &cfg, errbuf, sizeof(errbuf)))
+		fail_msg("contrib/daemon.json.in: %s", errbuf);
 	assert_int_equal(cfg.n, 1);
 	assert_int_equal(cfg.specs[0].kind, DSPEC_UNIT);
 	dconfig_free(&cfg);

@@ -219,6 +219,7 @@ cmd_check(int argc, char **argv)
 		log_warnx("check: expected one TARGET (see egressctl check --help)");
 		goto out;
 	}
+	target_env_defaults(&o->t);
 	if (parse_target(argv[first], o->method, &q, &ss, host, sizeof(host))) {
 		log_warnx("check: %s: expected HOST[:PORT], tcp://HOST:PORT or ADDR[:PORT]",
 			  argv[first]);
@@ -321,18 +322,24 @@ cmd_run(int argc, char **argv)
 		rc = EGR_EXIT_USAGE;
 		break;
 	default:
+		target_env_defaults(&o->t);
 		rc = run_main(o);
 	}
 	free(o);
 	return rc;
 }
 
+static void usage_version(FILE *f);
+
 static int
 cmd_version(int argc, char **argv)
 {
-	(void)argv;
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage_version(stdout);
+		return 0;
+	}
 	if (argc > 1) {
-		log_warnx("version: takes no arguments");
+		log_warnx("version: takes no arguments (see egressctl version --help)");
 		return EGR_EXIT_USAGE;
 	}
 	printf("egressctl %s (BPF ABI %d, libbpf %u.%u)\n", EGR_VERSION, EGR_ABI_VERSION,
@@ -350,7 +357,6 @@ struct command {
 	void (*usage)(FILE *f);		  /* its --help */
 };
 
-static void usage_version(FILE *f);
 static void usage_help(FILE *f);
 #define CTL_USAGE(name)                                                                            \
 	static void usage_##name(FILE *f)                                                          \
@@ -410,7 +416,9 @@ usage_version(FILE *f)
 		   "       egressctl --version\n"
 		   "\n"
 		   "Prints egressctl's version (git describe at build time), the version of the\n"
-		   "BPF ABI between its programs and itself, and libbpf's.\n");
+		   "BPF ABI between its programs and itself, and libbpf's.\n"
+		   "\n"
+		   "  -h, --help             this text\n");
 }
 
 static void

@@ -970,3 +970,14 @@ target_fast_rules(struct target *t, const struct target_rule *extra, int nextra)
 	if (t->ld && sync_fast_rules(t, t->o, extra, nextra, errbuf, sizeof(errbuf)))
 		log_warnx("%s%s", t->env->label, errbuf);
 }
+
+void
+target_env_defaults(struct target_opts *o)
+{
+	const char *policy = getenv("EGRESSCTL_POLICY"), *log = getenv("EGRESSCTL_LOG");
+
+	if (!o->policy_file && policy && policy[0])
+		o->policy_file = policy;
+	if (!o->log_file && log && log[0])
+		o->log_file = log;
+}

@@ -57,6 +57,10 @@ struct target_opts {
 /* The rows of every target option, offsets into struct target_opts. */
 extern const struct opt target_opt_table[];
 
+/* $EGRESSCTL_POLICY for --policy and $EGRESSCTL_LOG for --log, where the
+ * command line gave none. */
+void target_env_defaults(struct target_opts *o);
+
 /* What the command around a target adds. */
 struct target_env {
 	const char *label;   /* prefix of its stderr lines ("" for run) */

@@ -695,19 +695,18 @@ check_overlap(const struct daemon *dm, char *errbuf, size_t errlen)
 
 /* ---- the targets named at start, and reloads ---- */
 
+/* A target with neither a policy nor rules: $EGRESSCTL_POLICY, else
+ * /etc/egressctl/policy.json when it exists; and $EGRESSCTL_LOG for one
+ * without a log. */
 static void
 set_default_policy(struct dconfig *c)
 {
-	const char *env = getenv("EGRESSCTL_POLICY");
-
 	for (int i = 0; i < c->n; i++) {
 		struct target_opts *o = &c->specs[i].o;
+		bool none = !o->policy_file && !o->nrules;
 
-		if (o->policy_file || o->nrules)
-			continue;
-		if (env && env[0])
-			o->policy_file = env;
-		else if (!access(DCONFIG_POLICY, R_OK))
+		target_env_defaults(o);
+		if (none && !o->policy_file && !access(DCONFIG_POLICY, R_OK))
 			o->policy_file = DCONFIG_POLICY;
 	}
 }
