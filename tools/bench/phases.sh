@@ -315,20 +315,33 @@ daemon_start() {
 	PIDS+=("$D_PID")
 }
 
-# first_ok: retry a transparent fetch of www.bench.test every 2 ms; the
-# CLOCK_REALTIME ns of the first 200
-FIRST_OK='import socket, sys, time
-end = time.time() + 20
+# KNOCK: a transparent fetch of www.bench.test every 2 ms for 6 s (before
+# the attach it goes direct, unconfined; during a restart's gap it is
+# refused; the daemon's first decision is the first of its own log)
+KNOCK='import socket, time
+end = time.time() + 6
 while time.time() < end:
     try:
         s = socket.create_connection(("198.18.1.10", 80), timeout=1)
         s.sendall(b"GET /small HTTP/1.1\r\nHost: www.bench.test\r\nConnection: close\r\n\r\n")
-        if s.recv(12).startswith(b"HTTP/1.1 200"):
-            print(time.time_ns()); sys.exit(0)
+        s.recv(12)
+        s.close()
     except OSError:
         pass
-    time.sleep(0.002)
-print("none"); sys.exit(1)'
+    time.sleep(0.002)'
+
+# dstop: TERM to the daemon, KILL if it has not gone within 10 s (no
+# `wait`: the daemon's pid is polled)
+dstop() {
+	local i
+	kill -TERM "$D_PID" 2>/dev/null
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$D_PID" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	note "daemon $D_PID overstayed its TERM: KILL"
+	kill -KILL "$D_PID" 2>/dev/null
+}
 
 # dwait FILE ERE SECONDS: until FILE has a line matching ERE (the daemon alive)
 dwait() {
@@ -351,15 +364,13 @@ phase_daemon() {
 		note "daemon round $r/$ROUNDS"
 		for kind in fresh takeover; do
 			[ "$kind" = fresh ] && "$EGR" detach --cgroup "$DCG" >/dev/null 2>&1
-			in_tcg "$PY" -c "$FIRST_OK" >"$W/first-$r-$kind.out" 2>&1 &
-			local client=$!
-			sleep 0.3 # the client retrying: it is refused until the daemon serves
+			in_tcg "$PY" -c "$KNOCK" >/dev/null 2>&1 &
+			sleep 0.3 # the client knocking already
 			daemon_start "daemon-$r-$kind"
-			wait "$client"
+			dwait "$W/daemon-$r-$kind.jlog" '"decision":"allow"' 10
 			# stopped with TERM so that its log is complete: the programs
 			# stay pinned, as after a kill -9, for the next one to take over
-			kill -TERM "$D_PID"
-			wait "$D_PID" 2>/dev/null
+			dstop
 			# the first decision in its log (before the attach the client went
 			# direct, unconfined, or was refused: no decision)
 			t1=$("$PY" -c 'import json, sys, datetime
@@ -374,25 +385,25 @@ for ln in open(sys.argv[1]):
 				rec "{\"phase\":\"daemon\",\"round\":$r,\"row\":\"start/$kind\",\"us\":null}"
 			fi
 		done
+		sleep 6 # the knocking client done
 		# the reload runs: the daemon up, 32 clients, with and without a SIGHUP
 		daemon_start "daemon-$r"
 		dwait "$W/daemon-$r.dout" 'ready:' 15
 		in_tcg timeout 30 "$W/benchtool" rate transparent www.bench.test:80 -c 32 -d 6 \
 			-o "$RW/rate-noreload-$r" >"$W/rate-noreload-$r.json"
+		: >"$W/rate-reload-$r.json"
 		in_tcg timeout 30 "$W/benchtool" rate transparent www.bench.test:80 -c 32 -d 6 \
 			-o "$RW/rate-reload-$r" >"$W/rate-reload-$r.json" &
-		local rc=$!
 		sleep 2
 		cp "$W/policy-$([ $((r % 2)) = 1 ] && echo b || echo a).json" "$W/policy.json"
 		hup=$(date +%s%N)
 		kill -HUP "$D_PID"
-		wait "$rc"
+		dwait "$W/rate-reload-$r.json" '^\{' 30
 		dwait "$W/daemon-$r.dout" 'reloaded:' 10
 		res=$("$PY" "$HERE/report.py" reloadparse "$RW/rate-noreload-$r" "$RW/rate-reload-$r" \
 			"$hup" "$W/daemon-$r.dout")
 		rec "{\"phase\":\"daemon\",\"round\":$r,\"row\":\"reload\",\"res\":$res}"
-		kill -TERM "$D_PID"
-		wait "$D_PID" 2>/dev/null
+		dstop
 	done
 	"$EGR" detach --cgroup "$DCG" >/dev/null 2>&1
 	cg_remove "$DCG"
