@@ -38,56 +38,58 @@ struct ctl_opts {
 
 #define CO(field) offsetof(struct ctl_opts, field)
 
-static const struct opt opt_control = {
-	"control",
-	0,
-	OPT_T_STR,
-	CO(control),
-	"PATH",
-	"the daemon's control socket (default\n" DCONFIG_CONTROL ", or $EGRESSCTL_CONTROL)"};
-static const struct opt opt_cgroup = {"cgroup",
-				      0,
-				      OPT_T_STR,
-				      CO(cgroup),
-				      "NAME|PATH",
-				      "the target: its name in the daemon, its cgroup\n"
-				      "(absolute or relative to the cgroup2 mount) or id"};
-static const struct opt opt_help = {"help", 'h', OPT_T_HELP, 0, NULL, "this text"};
+/* rows several commands share (macros: C wants constants in initializers) */
+#define OPT_CONTROL                                                                                \
+	{                                                                                          \
+		"control", 0, OPT_T_STR, CO(control), "PATH",                                      \
+			"the daemon's control socket (default\n" DCONFIG_CONTROL                   \
+			", or $EGRESSCTL_CONTROL)"                                                 \
+	}
+#define OPT_CGROUP                                                                                 \
+	{                                                                                          \
+		"cgroup", 0, OPT_T_STR, CO(cgroup), "NAME|PATH",                                   \
+			"the target: its name in the daemon, its cgroup\n"                         \
+			"(absolute or relative to the cgroup2 mount) or id"                        \
+	}
+#define OPT_HELP                                                                                   \
+	{                                                                                          \
+		"help", 'h', OPT_T_HELP, 0, NULL, "this text"                                      \
+	}
 
-static const struct opt reload_table[] = {opt_control, opt_help, {0}};
+static const struct opt reload_table[] = {OPT_CONTROL, OPT_HELP, {0}};
 static const struct opt rule_table[] = {
-	opt_cgroup,
+	OPT_CGROUP,
 	{"for", 0, OPT_T_NSEC, CO(for_ns), "D",
 	 "the rule expires after D (30s, 10m, 1h; default:\n"
 	 "until the daemon stops)"},
-	opt_control,
-	opt_help,
+	OPT_CONTROL,
+	OPT_HELP,
 	{0},
 };
 static const struct opt log_table[] = {
-	opt_cgroup,
+	OPT_CGROUP,
 	{"follow", 'f', OPT_T_FLAG, CO(follow), NULL,
 	 "after the recent lines, every new one as it comes"},
-	opt_control,
-	opt_help,
+	OPT_CONTROL,
+	OPT_HELP,
 	{0},
 };
 static const struct opt summary_table[] = {
-	opt_cgroup,
+	OPT_CGROUP,
 	{"format", 0, OPT_T_STR, CO(format), "F", "text (default), markdown or json"},
 	{"json", 'j', OPT_T_FLAG, CO(json), NULL, "the same as --format json"},
 	{"suggest-policy", 0, OPT_T_STR, CO(suggest), "FILE",
 	 "also write the policy (JSON) that would allow\n"
 	 "everything the target did"},
-	opt_control,
-	opt_help,
+	OPT_CONTROL,
+	OPT_HELP,
 	{0},
 };
 static const struct opt detach_table[] = {
-	opt_cgroup,
+	OPT_CGROUP,
 	{"all", 0, OPT_T_FLAG, CO(all), NULL, "every cgroup egressctl confines on this machine"},
-	opt_control,
-	opt_help,
+	OPT_CONTROL,
+	OPT_HELP,
 	{0},
 };
 
