@@ -32,7 +32,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LDLIBS += $(PKG_LIBS)
+LDLIBS += $(PKG_LIBS) -pthread
 
 # The BPF side: bpf/egress.bpf.c, one compilation unit that includes one
 # file per hook family (bpf/*.c) over bpf/lib/*.h; one object, one skeleton.
@@ -133,7 +133,7 @@ fuzz: $(FUZZ_BINS)
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \
@@ -240,12 +240,18 @@ ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 
+# The daemon's unit and configuration name the installed paths.
+$(OUT)/contrib/%: contrib/%.in FORCE
+	@mkdir -p $(dir $@)
+	@sed 's|@BINDIR@|$(BINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< >$@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
 # Every installed file, one line each: SOURCE:DESTINATION:MODE. A file under
 # $(SYSCONFDIR) is configuration: install keeps one that exists, uninstall
-# removes it only when unchanged. The daemon's are one line each:
-#	contrib/systemd/egressctl.service:$(UNITDIR)/egressctl.service:644
-#	contrib/daemon.json:$(SYSCONFDIR)/egressctl/daemon.json:644
+# removes it only when unchanged.
 INSTALL_FILES = \
+	$(OUT)/contrib/systemd/egressctl.service:$(UNITDIR)/egressctl.service:644 \
+	$(OUT)/contrib/daemon.json:$(SYSCONFDIR)/egressctl/daemon.json:644 \
 	$(OUT)/egressctl:$(BINDIR)/egressctl:755 \
 	$(OUT)/man/egressctl.1:$(MANDIR)/man1/egressctl.1:644 \
 	$(OUT)/man/egressctl-policy.5:$(MANDIR)/man5/egressctl-policy.5:644 \

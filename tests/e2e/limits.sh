@@ -542,7 +542,7 @@ test_options() {
 		# shellcheck disable=SC2086 # o is two words
 		"$EGRESSCTL" run $o -- /bin/true >"$W/$t.out" 2>"$W/$t.err"
 		EGR_RC=$?
-		a_rc "$t.${o%% *}.rejected" 125 "$t"
+		a_rc "$t.${o%% *}.rejected" 2 "$t" # usage errors
 		case $o in
 		*1.5s) w="whole seconds only \\(from 1s to 1d\\)" ;; # refused, not rounded
 		*) w="expected a" ;;

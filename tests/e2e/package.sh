@@ -216,6 +216,8 @@ test_policy_files() {
 test_install() {
 	local root=$W/inst got want
 	want="/usr/local/bin/egressctl 755
+/usr/local/etc/egressctl/daemon.json 644
+/usr/local/lib/systemd/system/egressctl.service 644
 /usr/local/share/bash-completion/completions/egressctl 644
 /usr/local/share/doc/egressctl/examples/policy.json 644
 /usr/local/share/man/man1/egressctl.1 644
@@ -234,6 +236,12 @@ $want"
 	else
 		ok install.files
 	fi
+	# the daemon's unit and configuration name the installed paths
+	grep -qx 'ExecStart=/usr/local/bin/egressctl daemon --config /usr/local/etc/egressctl/daemon.json' \
+		"$root/usr/local/lib/systemd/system/egressctl.service" && ok install.unit_paths ||
+		fail install.unit_paths "egressctl.service: $(grep Exec "$root/usr/local/lib/systemd/system/egressctl.service" | tr '\n' '|')"
+	grep -q '"/usr/local/etc/egressctl/policy.json"' "$root/usr/local/etc/egressctl/daemon.json" &&
+		ok install.config_paths || fail install.config_paths "daemon.json: $(tr '\n' ' ' <"$root/usr/local/etc/egressctl/daemon.json")"
 	cmp -s "$root/usr/local/bin/egressctl" "$EGR" && ok install.binary ||
 		fail install.binary "the installed binary is not $EGR"
 	mk -s uninstall DESTDIR="$root" >"$W/uninstall.log" 2>&1 ||
@@ -245,7 +253,8 @@ $want"
 	# PREFIX=/usr: the same files under /usr
 	mk -s install DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
 	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | sort)
-	[ "$got" = "${want//\/usr\/local\//\/usr\/}" ] && ok install.prefix ||
+	want=$(sed 's|^/usr/local/etc/|/etc/|; s|^/usr/local/|/usr/|' <<<"$want" | sort)
+	[ "$got" = "$want" ] && ok install.prefix ||
 		fail install.prefix "with PREFIX=/usr: $got"
 	mk -s uninstall DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
 	got=$(cd "$root" && find . ! -type d -printf '/%P\n')
@@ -448,7 +457,9 @@ test_deb() {
 	fi
 	DEB=$deb
 	ok deb.built
-	want="/usr/bin/egressctl
+	want="/etc/egressctl/daemon.json
+/lib/systemd/system/egressctl.service
+/usr/bin/egressctl
 /usr/share/bash-completion/completions/egressctl
 /usr/share/doc/egressctl/changelog.gz
 /usr/share/doc/egressctl/copyright
@@ -501,6 +512,11 @@ test_apt() {
 	ok apt.install
 	out=$(/usr/bin/egressctl --help 2>&1) && grep -q '^usage: egressctl' <<<"$out" &&
 		ok apt.help || fail apt.help "/usr/bin/egressctl --help: $out"
+	# the daemon's unit as systemd reads it (its binary and man pages installed)
+	if command -v systemd-analyze >/dev/null; then
+		out=$(systemd-analyze verify /lib/systemd/system/egressctl.service 2>&1) &&
+			ok apt.unit_verifies || fail apt.unit_verifies "$out"
+	fi
 	for f in egressctl.1 egressctl-policy.5; do
 		out=$(MANWIDTH=80 man --warnings -l "/usr/share/man/man${f##*.}/$f.gz" 2>&1 >"$W/$f.inst")
 		if [ -z "$out" ] && grep -q "^NAME" "$W/$f.inst" &&

@@ -748,7 +748,7 @@ test_exit_status() {
 	egr "${t}_126" --cgroup "$(cg_name "${t}_126")" --user nobody -- "$f"
 	a_rc "$t.not_executable_126" 126 "${t}_126"
 	egr "${t}_opt" --egr-e2e-no-such-option -- /bin/true
-	a_rc "$t.bad_option_125" 125 "${t}_opt"
+	a_rc "$t.bad_option_2" 2 "${t}_opt" # a usage error, not a failure
 	egr "${t}_cgtmp" --cgroup "$W/not-a-cgroup" --user nobody -- /bin/true
 	a_rc "$t.cgroup_outside_mount_125" 125 "${t}_cgtmp"
 	egr "${t}_cgroot" --cgroup "$CGROOT" --user nobody -- /bin/true

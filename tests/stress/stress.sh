@@ -750,7 +750,7 @@ test_timeout() {
 	egr "${t}_zero" --cgroup "$(cg_name "${t}_zero")" --user nobody --timeout 0 -- /bin/sh -c 'sleep 1.2; exit 4'
 	a_rc "$t.zero_is_off.exit_4" 4 "${t}_zero"
 	egr "${t}_bad" --timeout 1x -- /bin/true
-	a_rc "$t.bad_duration.exit_125" 125 "${t}_bad"
+	a_rc "$t.bad_duration.exit_2" 2 "${t}_bad"  # a usage error
 	a_grep "$t.bad_duration.said" "$W/${t}_bad.err" "^egressctl: run: --timeout 1x: expected a number of seconds"
 }
 

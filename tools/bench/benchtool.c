@@ -3,7 +3,7 @@
  * bounded in count and time, every result is one JSON line on stdout.
  *
  *   benchtool rate MODE HOST:PORT [-p PROXY] [-c CONC] [-d SECONDS] [-n MAX] [-u PATH]
- *                  [--connect-to ADDR:PORT]
+ *                  [--connect-to ADDR:PORT] [-o FILE]
  *       fresh connections, each fetching PATH (HTTP/1.1, Connection: close);
  *       MODE direct|transparent|fast (connect to what HOST resolves to),
  *       http (absolute URI via the HTTP proxy), connect (CONNECT tunnel),
@@ -12,6 +12,8 @@
  *       --connect-to (MODE direct only): connect to ADDR:PORT instead of what
  *       HOST resolves to, still sending "Host: HOST" (a TCP forwarder such as
  *       haproxy in front of HOST).
+ *       -o FILE: every request as a line "START_NS LATENCY_NS OK" (start in
+ *       CLOCK_REALTIME, to be matched with events elsewhere, e.g. a reload).
  *       -> {"ok":N,"err":N,"rps":R,"p50_us":..,"p99_us":..}
  *   benchtool hold HOST:PORT -p PROXY -n N [-T SECONDS] [--go FILE] [--stop FILE]
  *       opens N CONNECT tunnels through PROXY and keeps them open: prints
@@ -73,6 +75,15 @@ now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -275,6 +286,10 @@ struct rate_thr {
 	struct rate_cfg *cfg;
 	uint64_t *lat;
 	size_t nlat, cap;
+	/* with -o: every request's start (CLOCK_REALTIME ns), latency (ns), result */
+	uint64_t (*rec)[2];
+	char *rec_ok;
+	size_t nrec;
 	long ok, err;
 	char first_err[128];
 };
@@ -397,9 +412,15 @@ rate_run(void *arg)
 	struct rate_thr *t = arg;
 
 	while (now_ns() < t->cfg->deadline && t->ok + t->err < t->cfg->max_per_thread) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = now_ns(), wall = t->rec ? real_ns() : 0;
+		int rc = one_request(t);
 
-		if (one_request(t) == 0) {
+		if (t->rec && t->nrec < t->cap) {
+			t->rec[t->nrec][0] = wall;
+			t->rec[t->nrec][1] = now_ns() - t0;
+			t->rec_ok[t->nrec++] = rc == 0;
+		}
+		if (rc == 0) {
 			t->ok++;
 			if (t->nlat < t->cap)
 				t->lat[t->nlat++] = now_ns() - t0;
@@ -414,7 +435,7 @@ static int
 cmd_rate(int argc, char **argv)
 {
 	struct rate_cfg cfg = {.path = "/small", .max_per_thread = 1000000};
-	const char *proxy = NULL, *connect_to = NULL, *ms;
+	const char *proxy = NULL, *connect_to = NULL, *ms, *recfile = NULL;
 	int conc = 1, opt;
 	double secs = 2;
 	long maxreq = 2000000;
@@ -425,7 +446,7 @@ cmd_rate(int argc, char **argv)
 
 	if (argc < 3)
 		die("rate MODE HOST:PORT [-p PROXY] [-c CONC] [-d SECONDS] [-n MAX] [-u PATH] "
-		    "[--connect-to ADDR:PORT]");
+		    "[--connect-to ADDR:PORT] [-o FILE]");
 	ms = argv[1];
 	if (!strcmp(ms, "direct"))
 		cfg.mode = M_DIRECT;
@@ -443,8 +464,11 @@ cmd_rate(int argc, char **argv)
 		die("unknown mode %s", ms);
 	split_hp(argv[2], cfg.host, sizeof(cfg.host), &cfg.port);
 	optind = 3;
-	while ((opt = getopt_long(argc, argv, "p:c:d:n:u:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:c:d:n:u:o:", lo, NULL)) != -1) {
 		switch (opt) {
+		case 'o':
+			recfile = optarg;
+			break;
 		case 'p':
 			proxy = optarg;
 			break;
@@ -506,6 +530,12 @@ cmd_rate(int argc, char **argv)
 		th[i].cfg = &cfg;
 		th[i].cap = cap;
 		th[i].lat = malloc(cap * sizeof(uint64_t));
+		if (recfile) {
+			th[i].rec = malloc(cap * sizeof(*th[i].rec));
+			th[i].rec_ok = malloc(cap);
+			if (!th[i].rec || !th[i].rec_ok)
+				die("oom");
+		}
 		if (!th[i].lat || pthread_create(&th[i].t, NULL, rate_run, &th[i]))
 			die("cannot start thread %d", i);
 	}
@@ -527,6 +557,17 @@ cmd_rate(int argc, char **argv)
 		nall += th[i].nlat;
 	}
 	qsort(all, nall, sizeof(uint64_t), cmp_u64);
+	if (recfile) {
+		FILE *f = fopen(recfile, "w");
+
+		if (!f)
+			die("%s: %s", recfile, strerror(errno));
+		for (int i = 0; i < conc; i++)
+			for (size_t k = 0; k < th[i].nrec; k++)
+				fprintf(f, "%llu %llu %d\n", (unsigned long long)th[i].rec[k][0],
+					(unsigned long long)th[i].rec[k][1], th[i].rec_ok[k]);
+		fclose(f);
+	}
 	printf("{\"mode\":\"%s\",\"conc\":%d,\"ok\":%ld,\"err\":%ld,\"secs\":%.3f,\"rps\":%.1f,"
 	       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"first_err\":\"%s\"}\n",
 	       ms, conc, ok, err, (double)(t1 - t0) / 1e9, (double)ok / ((double)(t1 - t0) / 1e9),

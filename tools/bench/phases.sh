@@ -274,3 +274,137 @@ r=\$(timeout 60 \$B dns $DNS_IP -m uncached -l $DNS_LAT_N -q $DNS_QPS_S -w 32); 
 		rec_lines "$tag" DNS dns "$r"
 	done
 }
+
+# ---------------------------------------------------------------- daemon
+
+# Runner mode with 100,000-rule policies (www.bench.test among them):
+#  - start: `egressctl daemon` started, the time until the first decision
+#    it serves (a client in the target cgroup retrying every 2 ms), fresh
+#    and after a kill -9 (taking the pins over);
+#  - reload: 32 clients opening connections through the transparent path,
+#    once with no reload and once with a SIGHUP swapping the policy for
+#    another 100,000-rule one: the build time, the p99 and max latency of
+#    the connections begun while it was built and applied against the same
+#    quantiles of the run without a reload, and the connections refused
+#    (both policies allow them: the target is none).
+
+# in_tcg CMD...: CMD as nobody inside the daemon's target cgroup (sbx netns)
+in_tcg() {
+	in_sbx sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
+		"$DCG" "$@"
+}
+
+daemon_policies() {
+	"$PY" - "$W/policy-a.json" "$W/policy-b.json" <<'PYEOF'
+import json, sys
+for path, tag in zip(sys.argv[1:], "ab"):
+    rules = ["h%d.%s.filler.test" % (i, tag) for i in range(100000)]
+    rules.append("www.bench.test")
+    json.dump({"allow": rules}, open(path, "w"))
+PYEOF
+}
+
+# daemon_start TAG: the daemon on $DCG with $W/policy.json; D_PID, D_T0 (ns)
+daemon_start() {
+	D_T0=$(date +%s%N)
+	nsenter --net="$NS_SBX" "$EGR" daemon --cgroup "$DCG" --policy "$W/policy.json" \
+		--control "$W/daemon.ctl" --dns-upstream "$DNS_IP" --max-conns "$BENCH_MAXC" \
+		--log "$W/$1.jlog" \
+		--max-conns-per-process "$BENCH_MAXC" >>"$W/$1.dout" 2>&1 </dev/null &
+	D_PID=$!
+	PIDS+=("$D_PID")
+}
+
+# KNOCK: a transparent fetch of www.bench.test every 2 ms for 6 s (before
+# the attach it goes direct, unconfined; during a restart's gap it is
+# refused; the daemon's first decision is the first of its own log)
+KNOCK='import socket, time
+end = time.time() + 6
+while time.time() < end:
+    try:
+        s = socket.create_connection(("198.18.1.10", 80), timeout=1)
+        s.sendall(b"GET /small HTTP/1.1\r\nHost: www.bench.test\r\nConnection: close\r\n\r\n")
+        s.recv(12)
+        s.close()
+    except OSError:
+        pass
+    time.sleep(0.002)'
+
+# dstop: TERM to the daemon, KILL if it has not gone within 10 s (no
+# `wait`: the daemon's pid is polled)
+dstop() {
+	local i
+	kill -TERM "$D_PID" 2>/dev/null
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$D_PID" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	note "daemon $D_PID overstayed its TERM: KILL"
+	kill -KILL "$D_PID" 2>/dev/null
+}
+
+# dwait FILE ERE SECONDS: until FILE has a line matching ERE (the daemon alive)
+dwait() {
+	local i
+	for ((i = 0; i < 20 * $3; i++)); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$D_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -Eq -- "$2" "$1" 2>/dev/null
+}
+
+phase_daemon() {
+	local r t1 kind hup res
+	DCG=$CGROOT/egressctl/$CG_PREFIX-daemon
+	mkdir -p "$DCG" && echo "$(stat -c %i "$DCG") $DCG" >>"$W/cgids"
+	daemon_policies || { skip "daemon" "cannot write the policies"; return; }
+	cp "$W/policy-a.json" "$W/policy.json"
+	for r in $(seq "$ROUNDS"); do
+		note "daemon round $r/$ROUNDS"
+		for kind in fresh takeover; do
+			[ "$kind" = fresh ] && "$EGR" detach --cgroup "$DCG" >/dev/null 2>&1
+			in_tcg "$PY" -c "$KNOCK" >/dev/null 2>&1 &
+			sleep 0.3 # the client knocking already
+			daemon_start "daemon-$r-$kind"
+			dwait "$W/daemon-$r-$kind.jlog" '"decision":"allow"' 10
+			# stopped with TERM so that its log is complete: the programs
+			# stay pinned, as after a kill -9, for the next one to take over
+			dstop
+			# the first decision in its log (before the attach the client went
+			# direct, unconfined, or was refused: no decision)
+			t1=$("$PY" -c 'import json, sys, datetime
+for ln in open(sys.argv[1]):
+    d = json.loads(ln)
+    if d.get("decision") == "allow" and d.get("host") == "www.bench.test":
+        t = datetime.datetime.strptime(d["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        print(int(t.timestamp() * 1e6)); break' "$W/daemon-$r-$kind.jlog" 2>/dev/null)
+			if [[ $t1 =~ ^[0-9]+$ ]]; then
+				rec "{\"phase\":\"daemon\",\"round\":$r,\"row\":\"start/$kind\",\"us\":$((t1 - D_T0 / 1000))}"
+			else
+				rec "{\"phase\":\"daemon\",\"round\":$r,\"row\":\"start/$kind\",\"us\":null}"
+			fi
+		done
+		sleep 6 # the knocking client done
+		# the reload runs: the daemon up, 32 clients, with and without a SIGHUP
+		daemon_start "daemon-$r"
+		dwait "$W/daemon-$r.dout" 'ready:' 15
+		in_tcg timeout 30 "$W/benchtool" rate transparent www.bench.test:80 -c 32 -d 6 \
+			-o "$RW/rate-noreload-$r" >"$W/rate-noreload-$r.json"
+		: >"$W/rate-reload-$r.json"
+		in_tcg timeout 30 "$W/benchtool" rate transparent www.bench.test:80 -c 32 -d 6 \
+			-o "$RW/rate-reload-$r" >"$W/rate-reload-$r.json" &
+		sleep 2
+		cp "$W/policy-$([ $((r % 2)) = 1 ] && echo b || echo a).json" "$W/policy.json"
+		hup=$(date +%s%N)
+		kill -HUP "$D_PID"
+		dwait "$W/rate-reload-$r.json" '^\{' 30
+		dwait "$W/daemon-$r.dout" 'reloaded:' 10
+		res=$("$PY" "$HERE/report.py" reloadparse "$RW/rate-noreload-$r" "$RW/rate-reload-$r" \
+			"$hup" "$W/daemon-$r.dout")
+		rec "{\"phase\":\"daemon\",\"round\":$r,\"row\":\"reload\",\"res\":$res}"
+		dstop
+	done
+	"$EGR" detach --cgroup "$DCG" >/dev/null 2>&1
+	cg_remove "$DCG"
+}

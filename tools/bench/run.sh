@@ -6,7 +6,7 @@
 #
 #   sudo tools/bench/run.sh [--quick] EGRESSCTL     (make bench / make bench-quick)
 #   BENCH_PHASES="bulk rate"   run only these phases
-#                              (bulk rate mem kern policy dns; default: all)
+#                              (bulk rate mem kern policy dns daemon; default: all)
 #   BENCH_KEEP=1               keep the work dir /tmp/egr-bench-PID
 #   BENCH_OUT=FILE             results file (default: bench-results.json in the repo)
 #   BENCH_HOLD=SECONDS         keep the network and servers up that long after
@@ -77,7 +77,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 PY=/usr/bin/python3
 OUTFILE=${BENCH_OUT:-$REPO/bench-results.json}
-PHASES=${BENCH_PHASES:-bulk rate mem kern policy dns}
+PHASES=${BENCH_PHASES:-bulk rate mem kern policy dns daemon}
 
 # ------------------------------------------------------------ parameters
 

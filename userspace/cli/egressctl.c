@@ -1,119 +1,33 @@
-/* egressctl: argv -> command table -> print. `run` is parsed here and
- * carried out by run.c; `check` judges one target against a policy and
- * prints the decision with the rule that took it. No policy logic here. */
+/* egressctl: argv -> command table -> the command. Each command parses
+ * its options from a table (opts.h) that also writes its --help; `run` is
+ * carried out by run.c, `status` by status.c; `check` judges one target
+ * against a policy and prints the decision with the rule that took it.
+ * Exit status: usage errors 2 (EGR_EXIT_USAGE), runtime failures 125. No
+ * policy logic here. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <bpf/libbpf.h>
+#include <cJSON.h>
 
-#include "lib/duration.h"
-#include "lib/log.h"
-#include "policy/policy.h"
+#include "egress_abi.h"
+#include "cli/ctl.h"
+#include "cli/opts.h"
 #include "cli/run.h"
 #include "cli/status.h"
+#include "cli/target.h"
+#include "daemon/daemon.h"
+#include "lib/log.h"
+#include "policy/policy.h"
 
-static void
-usage_run(FILE *f)
-{
-	fprintf(f,
-		"usage: egressctl run [OPTIONS] -- CMD [ARG]...\n"
-		"\n"
-		"Runs CMD inside a cgroup v2 whose every socket is decided by BPF programs.\n"
-		"TCP goes through egressctl's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are\n"
-		"set for CMD; clients that ignore them are redirected to its transparent\n"
-		"listener), where the policy decides. DNS (port 53, any resolver) goes to its\n"
-		"DNS responder, which answers only names a rule could allow. IPv6,\n"
-		"other UDP, raw/packet/ICMP sockets, SCTP, MPTCP, UDP-Lite, vsock and abstract\n"
-		"unix sockets are denied; loopback reaches only servers of the same cgroup.\n"
-		"Denials are printed on stderr. Without rules, everything is denied.\n"
-		"\n"
-		"  --allow RULE           allow RULE: host, *.host, **.host, host:port, *:port,\n"
-		"                         tcp://host:port, ADDR[/LEN][:PORT], [ADDR6]:PORT; an\n"
-		"                         IPv4 ADDR:PORT also opens the kernel fast path\n"
-		"                         (e.g. 127.0.0.1:5432 for a database on the host)\n"
-		"  --deny RULE            deny RULE (deny wins over allow)\n"
-		"  --policy FILE          rules from a JSON policy file (see the README)\n"
-		"  --log FILE             one JSON line per decision (- for stdout): kernel,\n"
-		"                         proxy and DNS, with pid, command and cgroup\n"
-		"  --audit                deny nothing: record what the policy would deny\n"
-		"                         (\"would-deny\") and let it through\n"
-		"  --ask                  when no rule allows a destination, ask on the\n"
-		"                         terminal while it waits: [y]es once, [a]lways this\n"
-		"                         run, [N]o (never asked when a deny rule matched)\n"
-		"  --ask-timeout S        seconds a question waits before it is a no (60)\n"
-		"  --max-conns N          proxy connections open at once (4096, or as many as\n"
-		"                         the descriptor limit allows); beyond it new ones\n"
-		"                         are refused (HTTP 503, SOCKS5 0x01, transparent:\n"
-		"                         a reset), open ones go on\n"
-		"  --max-conns-per-process N  of them, one process's (a quarter of them,\n"
-		"                         but at least 64)\n"
-		"  --head-timeout D       a client's request or handshake must come within D\n"
-		"                         (10s); D is 30, 30s, 1.5m, 2m, 1h30m...\n"
-		"  --connect-timeout D    per upstream address tried (10s; then 504)\n"
-		"  --response-timeout D   plain HTTP: the response head must come within D of\n"
-		"                         the request (60s; then 504)\n"
-		"  --idle-timeout D       close a connection silent for D (10m)\n"
-		"  --timeout D            as timeout(1): when CMD has run for D, send TERM\n"
-		"                         to every process of its cgroup and exit 124\n"
-		"  --kill-after D         as timeout -k: KILL every process of the cgroup\n"
-		"                         (cgroup.kill) if CMD still runs D after the\n"
-		"                         first TERM (the timeout's, or one egressctl got)\n"
-		"  --suggest-policy FILE  at exit, write the policy (JSON) that would have\n"
-		"                         allowed everything the run did\n"
-		"  --cgroup NAME|PATH     NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
-		"                         PATH: a path under the cgroup2 mount;\n"
-		"                         default: a fresh cgroup, removed at exit\n"
-		"  --user USER            run CMD as USER (default: the sudo caller; CMD never\n"
-		"                         runs as root unless USER is root)\n"
-		"  --dns-upstream ADDR    resolver the proxy uses (default: /etc/resolv.conf)\n"
-		"  --dns-port P           redirect CMD's DNS to your own resolver on\n"
-		"                         127.0.0.1:P instead of egressctl's responder\n"
-		"  --transparent-port P   redirect TCP to your own listener on 127.0.0.1:P\n"
-		"                         instead of egressctl's\n"
-		"  --proxy-port P         also let CMD reach a listener on 127.0.0.1:P (up to 2)\n"
-		"  --allow-abstract-unix  run on kernels without the unix socket hooks (< 6.7),\n"
-		"                         leaving abstract unix sockets unconfined\n"
-		"  -q, --quiet            print neither denials nor the summary at exit\n"
-		"  -v, --verbose          more diagnostics (twice: libbpf and verifier output)\n"
-		"  -h, --help             this text\n"
-		"\n"
-		"Exit status: CMD's (128+N if killed by signal N); 124 --timeout ran out\n"
-		"(137 if CMD had to be killed); 125 egressctl failed; 126 CMD not executable;\n"
-		"127 CMD not found.\n");
-}
-
-static void
-usage_check(FILE *f)
-{
-	fprintf(f, "usage: egressctl check [--policy FILE] [--allow RULE]... [--deny RULE]...\n"
-		   "                       [--method M] TARGET\n"
-		   "\n"
-		   "Prints the decision for TARGET and the rule that took it.\n"
-		   "TARGET: HOST[:PORT]      HTTPS/TLS or CONNECT to HOST (port 443 if omitted)\n"
-		   "        tcp://HOST:PORT  any TCP\n"
-		   "        ADDR[:PORT], [ADDR6]:PORT  an address (port 443 if omitted)\n"
-		   "--method M judges a plain-HTTP request with method M (port 80 if omitted).\n"
-		   "Exit status: 0 allow, 1 deny, 2 bad input.\n");
-}
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-		"usage: egressctl COMMAND [ARGS]\n"
-		"\n"
-		"commands:\n"
-		"  run [OPTIONS] -- CMD [ARG]...   run CMD with its egress confined\n"
-		"  check [OPTIONS] TARGET          judge TARGET against a policy\n"
-		"  status [-j]                     confined cgroups, their programs and counters\n"
-		"  help [COMMAND]                  show help\n"
-		"\n"
-		"`egressctl COMMAND --help` describes each command.\n");
-}
+#ifndef EGR_VERSION
+#define EGR_VERSION "unknown" /* the Makefile passes git describe's */
+#endif
 
 static int
 parse_port(const char *s, uint16_t *out)
@@ -127,274 +41,6 @@ parse_port(const char *s, uint16_t *out)
 		return -EINVAL;
 	*out = (uint16_t)v;
 	return 0;
-}
-
-enum {
-	OPT_CGROUP = 256,
-	OPT_USER,
-	OPT_ALLOW,
-	OPT_DENY,
-	OPT_POLICY,
-	OPT_LOG,
-	OPT_DNS_UPSTREAM,
-	OPT_TPORT,
-	OPT_DPORT,
-	OPT_PPORT,
-	OPT_AAU,
-	OPT_SKIP,
-	OPT_SOCKS_MAX,
-	OPT_METHOD,
-	OPT_AUDIT,
-	OPT_SUGGEST,
-	OPT_ASK,
-	OPT_ASK_TIMEOUT,
-	OPT_MAX_CONNS,
-	OPT_IDLE_TIMEOUT,
-	OPT_MAX_PER_PROC,
-	OPT_HEAD_TIMEOUT,
-	OPT_CONNECT_TIMEOUT,
-	OPT_RESPONSE_TIMEOUT,
-	OPT_TIMEOUT,
-	OPT_KILL_AFTER,
-	OPT_LOG_BUFFER,
-};
-
-static int
-add_rule(struct run_opts *o, enum policy_action a, const char *text, const char *cmd)
-{
-	if (o->nrules == RUN_MAX_RULES) {
-		log_warnx("%s: at most %d --allow/--deny rules (use --policy FILE)", cmd,
-			  RUN_MAX_RULES);
-		return -EINVAL;
-	}
-	o->rules[o->nrules].action = a;
-	o->rules[o->nrules].text = text;
-	o->nrules++;
-	return 0;
-}
-
-static int
-parse_run(int argc, char **argv, struct run_opts *o)
-{
-	static const struct option longopts[] = {
-		{"cgroup", required_argument, NULL, OPT_CGROUP},
-		{"user", required_argument, NULL, OPT_USER},
-		{"allow", required_argument, NULL, OPT_ALLOW},
-		{"deny", required_argument, NULL, OPT_DENY},
-		{"policy", required_argument, NULL, OPT_POLICY},
-		{"log", required_argument, NULL, OPT_LOG},
-		{"audit", no_argument, NULL, OPT_AUDIT},
-		{"ask", no_argument, NULL, OPT_ASK},
-		{"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
-		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
-		{"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
-		{"max-conns-per-process", required_argument, NULL, OPT_MAX_PER_PROC},
-		{"head-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT},
-		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-		{"response-timeout", required_argument, NULL, OPT_RESPONSE_TIMEOUT},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"kill-after", required_argument, NULL, OPT_KILL_AFTER},
-		{"suggest-policy", required_argument, NULL, OPT_SUGGEST},
-		{"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
-		{"transparent-port", required_argument, NULL, OPT_TPORT},
-		{"dns-port", required_argument, NULL, OPT_DPORT},
-		{"proxy-port", required_argument, NULL, OPT_PPORT},
-		{"allow-abstract-unix", no_argument, NULL, OPT_AAU},
-#ifdef EGR_TESTING
-		/* leave one program out, to test the layers behind it */
-		{"test-skip-prog", required_argument, NULL, OPT_SKIP},
-		/* shrink the socket-record map, to test its sk_storage fallback */
-		{"test-socks-max", required_argument, NULL, OPT_SOCKS_MAX},
-		/* shrink the --log buffer, to test what a failing disk loses */
-		{"test-log-buffer", required_argument, NULL, OPT_LOG_BUFFER},
-#endif
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	int c;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_CGROUP:
-			o->cgroup = optarg;
-			break;
-		case OPT_USER:
-			o->user = optarg;
-			break;
-		case OPT_ALLOW:
-		case OPT_DENY:
-			if (add_rule(o, c == OPT_ALLOW ? POLICY_ALLOW : POLICY_DENY, optarg, "run"))
-				return -EINVAL;
-			break;
-		case OPT_POLICY:
-			o->policy_file = optarg;
-			break;
-		case OPT_LOG:
-			o->log_file = optarg;
-			break;
-		case OPT_AUDIT:
-			o->audit = true;
-			break;
-		case OPT_ASK:
-			o->ask = true;
-			break;
-		case OPT_ASK_TIMEOUT:
-		case OPT_MAX_CONNS:
-		case OPT_MAX_PER_PROC: {
-			long max = c == OPT_ASK_TIMEOUT ? 3600 : 1000000;
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > max) {
-				log_warnx("run: --%s %s: expected a number from 1 to %ld",
-					  c == OPT_MAX_CONNS	 ? "max-conns"
-					  : c == OPT_ASK_TIMEOUT ? "ask-timeout"
-								 : "max-conns-per-process",
-					  optarg, max);
-				return -EINVAL;
-			}
-			if (c == OPT_ASK_TIMEOUT)
-				o->ask_timeout = (int)v;
-			else if (c == OPT_MAX_CONNS)
-				o->max_conns = (int)v;
-			else
-				o->max_conns_per_process = (int)v;
-			break;
-		}
-		case OPT_IDLE_TIMEOUT:
-		case OPT_HEAD_TIMEOUT:
-		case OPT_CONNECT_TIMEOUT:
-		case OPT_RESPONSE_TIMEOUT: {
-			const char *name = c == OPT_IDLE_TIMEOUT      ? "idle-timeout"
-					   : c == OPT_HEAD_TIMEOUT    ? "head-timeout"
-					   : c == OPT_CONNECT_TIMEOUT ? "connect-timeout"
-								      : "response-timeout";
-			char err[200];
-			long v;
-
-			if (duration_parse_secs(optarg, 1, 86400, &v, err, sizeof(err))) {
-				log_warnx("run: --%s %s", name, err);
-				return -EINVAL;
-			}
-			if (c == OPT_IDLE_TIMEOUT)
-				o->idle_timeout = (int)v;
-			else if (c == OPT_HEAD_TIMEOUT)
-				o->head_timeout = (int)v;
-			else if (c == OPT_CONNECT_TIMEOUT)
-				o->connect_timeout = (int)v;
-			else
-				o->response_timeout = (int)v;
-			break;
-		}
-		case OPT_TIMEOUT:
-		case OPT_KILL_AFTER: {
-			char err[200];
-
-			if (duration_parse(optarg,
-					   c == OPT_TIMEOUT ? &o->timeout_ns : &o->kill_after_ns,
-					   err, sizeof(err))) {
-				log_warnx("run: --%s %s",
-					  c == OPT_TIMEOUT ? "timeout" : "kill-after", err);
-				return -EINVAL;
-			}
-			break;
-		}
-		case OPT_SUGGEST:
-			o->suggest_policy = optarg;
-			break;
-		case OPT_DNS_UPSTREAM:
-			o->dns_upstream = optarg;
-			break;
-		case OPT_TPORT:
-		case OPT_DPORT:
-		case OPT_PPORT: {
-			uint16_t p;
-
-			if (parse_port(optarg, &p)) {
-				log_warnx("run: --%s %s: expected a port from 1 to 65535",
-					  c == OPT_TPORT   ? "transparent-port"
-					  : c == OPT_DPORT ? "dns-port"
-							   : "proxy-port",
-					  optarg);
-				return -EINVAL;
-			}
-			if (c == OPT_TPORT) {
-				o->tproxy_port = p;
-			} else if (c == OPT_DPORT) {
-				o->dns_port = p;
-			} else if (o->nproxy == 2) {
-				log_warnx("run: at most 2 --proxy-port options");
-				return -EINVAL;
-			} else {
-				o->proxy_ports[o->nproxy++] = p;
-			}
-			break;
-		}
-		case OPT_AAU:
-			o->allow_abstract_unix = true;
-			break;
-		case OPT_SKIP:
-			if (o->nskip == 8)
-				return -EINVAL;
-			o->skip_progs[o->nskip++] = optarg;
-			break;
-		case OPT_LOG_BUFFER:
-			o->log_buffer = strtoul(optarg, NULL, 10);
-			if (!o->log_buffer)
-				return -EINVAL;
-			break;
-		case OPT_SOCKS_MAX:
-			o->socks_max = (uint32_t)strtoul(optarg, NULL, 10);
-			if (!o->socks_max)
-				return -EINVAL;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			log_verbose++;
-			break;
-		case 'h':
-			usage_run(stdout);
-			exit(0);
-		case ':':
-			log_warnx("run: option %s needs an argument", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			log_warnx("run: unknown option %s (see egressctl run --help)",
-				  argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
-	if (optind >= argc) {
-		log_warnx("run: no command given (egressctl run [OPTIONS] -- CMD [ARG]...)");
-		return -EINVAL;
-	}
-	o->argv = argv + optind;
-	return 0;
-}
-
-static int
-cmd_run(int argc, char **argv)
-{
-	struct run_opts *o = calloc(1, sizeof(*o));
-	int rc;
-
-	if (!o)
-		return EGR_EXIT_ERROR;
-	if (parse_run(argc, argv, o)) {
-		free(o);
-		return EGR_EXIT_ERROR;
-	}
-	rc = run_main(o);
-	free(o);
-	return rc;
 }
 
 /* TARGET of `check` -> query. Returns 0 or -EINVAL. */
@@ -462,83 +108,147 @@ parse_target(const char *t, const char *method, struct policy_query *q, struct s
 	return 0;
 }
 
+struct check_opts {
+	struct target_opts t; /* only its rules and policy file */
+	const char *method;
+	bool json;
+};
+
+#define CO(field) offsetof(struct check_opts, field)
+
+/* The target table's rule rows, then check's own. */
+static const struct opt check_opt_table[] = {
+	{"method", 0, OPT_T_STR, CO(method), "M",
+	 "judge a plain-HTTP request with method M (port 80 if\n"
+	 "TARGET has none)"},
+	{"json", 'j', OPT_T_FLAG, CO(json), NULL, "the decision as one JSON object"},
+	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
+	{0},
+};
+
+/* check takes only the policy rows of the target options. */
+static const struct opt *
+check_policy_rows(struct opt *buf, size_t n)
+{
+	size_t k = 0;
+
+	for (const struct opt *o = target_opt_table; o->name && k + 1 < n; o++)
+		if (!strcmp(o->name, "allow") || !strcmp(o->name, "deny") ||
+		    !strcmp(o->name, "policy"))
+			buf[k++] = *o;
+	memset(&buf[k], 0, sizeof(buf[k]));
+	return buf;
+}
+
+static void
+usage_check(FILE *f)
+{
+	struct opt rows[4];
+	struct check_opts o;
+	const struct opt_set sets[] = {{check_policy_rows(rows, 4), &o.t}, {check_opt_table, &o}};
+
+	fprintf(f, "usage: egressctl check [OPTIONS] TARGET\n"
+		   "\n"
+		   "Prints the decision for TARGET and the rule that took it.\n"
+		   "TARGET: HOST[:PORT]      HTTPS/TLS or CONNECT to HOST (port 443 if omitted)\n"
+		   "        tcp://HOST:PORT  any TCP\n"
+		   "        ADDR[:PORT], [ADDR6]:PORT  an address (port 443 if omitted)\n"
+		   "\n");
+	opts_help(f, sets, 2);
+	fprintf(f, "\nExit status: 0 allow, 1 deny, 2 bad input.\n");
+}
+
+static void
+print_check_json(const struct policy_decision *d, const struct policy_query *q, const char *host,
+		 const char *words)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *out;
+
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "decision", d->action == POLICY_ALLOW ? "allow" : "deny");
+	cJSON_AddStringToObject(o, "host", host);
+	cJSON_AddNumberToObject(o, "port", q->port);
+	cJSON_AddStringToObject(o, "protocol",
+				q->proto == POLICY_P_TCP    ? "tcp"
+				: q->proto == POLICY_P_HTTP ? "http"
+							    : "tls");
+	if (q->method)
+		cJSON_AddStringToObject(o, "method", q->method);
+	cJSON_AddStringToObject(o, "reason", words);
+	if (d->rule)
+		cJSON_AddStringToObject(o, "rule", d->rule->text);
+	else
+		cJSON_AddNullToObject(o, "rule");
+	out = cJSON_PrintUnformatted(o);
+	if (out)
+		printf("%s\n", out);
+	cJSON_free(out);
+	cJSON_Delete(o);
+}
+
 static int
 cmd_check(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"allow", required_argument, NULL, OPT_ALLOW},
-		{"deny", required_argument, NULL, OPT_DENY},
-		{"policy", required_argument, NULL, OPT_POLICY},
-		{"method", required_argument, NULL, OPT_METHOD},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	struct run_opts *o = calloc(1, sizeof(*o));
-	const char *method = NULL;
+	struct check_opts *o = calloc(1, sizeof(*o));
+	struct opt rows[4];
 	struct sockaddr_storage ss;
 	struct policy_decision d;
 	struct policy_query q;
 	struct policy *p = NULL;
 	char errbuf[512], host[300], words[400];
-	int c, rc = 2;
+	int first, rc = EGR_EXIT_USAGE;
 
 	if (!o)
-		return 2;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ALLOW:
-		case OPT_DENY:
-			if (add_rule(o, c == OPT_ALLOW ? POLICY_ALLOW : POLICY_DENY, optarg,
-				     "check"))
-				goto out;
-			break;
-		case OPT_POLICY:
-			o->policy_file = optarg;
-			break;
-		case OPT_METHOD:
-			method = optarg;
-			break;
-		case 'h':
+		return EGR_EXIT_ERROR;
+	{
+		const struct opt_set sets[] = {{check_policy_rows(rows, 4), &o->t},
+					       {check_opt_table, o}};
+
+		switch (opts_parse("check", sets, 2, argc, argv, false, &first)) {
+		case OPTS_HELP:
 			usage_check(stdout);
 			rc = 0;
 			goto out;
-		case ':':
-			log_warnx("check: option %s needs an argument", argv[optind - 1]);
-			goto out;
-		default:
-			log_warnx("check: unknown option %s (see egressctl check --help)",
-				  argv[optind - 1]);
+		case OPTS_USAGE:
 			goto out;
 		}
 	}
-	if (optind != argc - 1) {
+	if (first != argc - 1) {
 		log_warnx("check: expected one TARGET (see egressctl check --help)");
 		goto out;
 	}
-	if (parse_target(argv[optind], method, &q, &ss, host, sizeof(host))) {
+	target_env_defaults(&o->t);
+	if (parse_target(argv[first], o->method, &q, &ss, host, sizeof(host))) {
 		log_warnx("check: %s: expected HOST[:PORT], tcp://HOST:PORT or ADDR[:PORT]",
-			  argv[optind]);
+			  argv[first]);
 		goto out;
 	}
-	p = run_build_policy(o->policy_file, o->rules, o->nrules, errbuf, sizeof(errbuf));
+	p = target_build_policy(o->t.policy_file, o->t.rules, o->t.nrules, errbuf, sizeof(errbuf));
 	if (!p) {
 		log_warnx("check: %s", errbuf);
 		goto out;
 	}
 	if (policy_decide(p, &q, &d)) {
-		log_warnx("check: cannot judge %s", argv[optind]);
+		log_warnx("check: cannot judge %s", argv[first]);
+		rc = EGR_EXIT_ERROR;
 		goto out;
 	}
-	printf("%s: %s%s:%u%s%s \u2014 ", d.action == POLICY_ALLOW ? "allow" : "deny",
-	       q.proto == POLICY_P_TCP ? "tcp://" : "", host, q.port, method ? " " : "",
-	       method ? method : "");
-	if (d.reason == POLICY_R_METHOD && !method)
-		printf("its rule allows only some plain-HTTP methods (try --method)\n");
+	if (d.reason == POLICY_R_METHOD && !o->method)
+		snprintf(words, sizeof(words),
+			 "its rule allows only some plain-HTTP methods (try "
+			 "--method)");
 	else
-		printf("%s%s\n", policy_reason_words(&d, method, words, sizeof(words)),
-		       d.reason == POLICY_R_LOCAL ? " (name it in a rule to allow it)" : "");
+		snprintf(words, sizeof(words), "%s%s",
+			 policy_reason_words(&d, o->method, errbuf, sizeof(errbuf)),
+			 d.reason == POLICY_R_LOCAL ? " (name it in a rule to allow it)" : "");
+	if (o->json)
+		print_check_json(&d, &q, host, words);
+	else
+		printf("%s: %s%s:%u%s%s \u2014 %s\n", d.action == POLICY_ALLOW ? "allow" : "deny",
+		       q.proto == POLICY_P_TCP ? "tcp://" : "", host, q.port, o->method ? " " : "",
+		       o->method ? o->method : "", words);
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);
@@ -546,29 +256,232 @@ out:
 	return rc;
 }
 
+#ifdef EGR_TESTING
+/* Options of the test build (helpers/egressctl-test) only, for tests of
+ * the layers behind each program and of what a failing disk loses. */
+static int
+add_skip(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+
+	(void)o;
+	if (t->nskip == 8) {
+		snprintf(err, errlen, "at most 8");
+		return -EINVAL;
+	}
+	t->skip_progs[t->nskip++] = arg;
+	return 0;
+}
+
+static int
+set_size(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	unsigned long v = strtoul(arg, NULL, 10);
+
+	if (!v) {
+		snprintf(err, errlen, "expected a positive number");
+		return -EINVAL;
+	}
+	if (!strcmp(o->name, "test-socks-max"))
+		t->socks_max = (uint32_t)v;
+	else
+		t->log_buffer = v;
+	return 0;
+}
+
+static const struct opt test_opt_table[] = {
+	/* leave one program out, to test the layers behind it */
+	{"test-skip-prog", 0, OPT_T_CALL, 0, "NAME", NULL, .call = add_skip, .flags = OPT_F_HIDDEN},
+	/* shrink the socket-record map, to test its sk_storage fallback */
+	{"test-socks-max", 0, OPT_T_CALL, 0, "N", NULL, .call = set_size, .flags = OPT_F_HIDDEN},
+	/* shrink the --log buffer, to test what a failing disk loses */
+	{"test-log-buffer", 0, OPT_T_CALL, 0, "BYTES", NULL, .call = set_size,
+	 .flags = OPT_F_HIDDEN},
+	{0},
+};
+#define TEST_OPTS test_opt_table
+#else
+#define TEST_OPTS NULL
+#endif
+
+static int
+cmd_run(int argc, char **argv)
+{
+	struct run_opts *o = calloc(1, sizeof(*o));
+	int rc;
+
+	if (!o)
+		return EGR_EXIT_ERROR;
+	switch (run_parse(argc, argv, o, TEST_OPTS)) {
+	case OPTS_HELP:
+		run_usage(stdout);
+		rc = 0;
+		break;
+	case OPTS_USAGE:
+		rc = EGR_EXIT_USAGE;
+		break;
+	default:
+		target_env_defaults(&o->t);
+		rc = run_main(o);
+	}
+	free(o);
+	return rc;
+}
+
+static void usage_version(FILE *f);
+
+static int
+cmd_version(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage_version(stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		log_warnx("version: takes no arguments (see egressctl version --help)");
+		return EGR_EXIT_USAGE;
+	}
+	printf("egressctl %s (BPF ABI %d, libbpf %u.%u)\n", EGR_VERSION, EGR_ABI_VERSION,
+	       libbpf_major_version(), libbpf_minor_version());
+	return 0;
+}
+
+static int cmd_help(int argc, char **argv);
+
+struct command {
+	const char *name;
+	const char *synopsis; /* after the name, in the command list */
+	const char *summary;
+	int (*fn)(int argc, char **argv); /* argv[0] is the command's name */
+	void (*usage)(FILE *f);		  /* its --help */
+};
+
+static void usage_help(FILE *f);
+#define CTL_USAGE(name)                                                                            \
+	static void usage_##name(FILE *f)                                                          \
+	{                                                                                          \
+		ctl_usage(#name, f);                                                               \
+	}
+CTL_USAGE(reload)
+CTL_USAGE(allow)
+CTL_USAGE(deny)
+CTL_USAGE(log)
+CTL_USAGE(summary)
+CTL_USAGE(detach)
+
+static const struct command commands[] = {
+	{"run", "[OPTIONS] -- CMD [ARG]...", "run CMD with its egress confined", cmd_run,
+	 run_usage},
+	{"check", "[OPTIONS] TARGET", "judge TARGET against a policy", cmd_check, usage_check},
+	{"daemon", "[--config FILE] [--cgroup|--unit|--pid X]...",
+	 "confine running cgroups (CI runners), live reload", daemon_main, daemon_usage},
+	{"status", "[-j]", "confined cgroups, their programs and counters", status_main,
+	 status_usage},
+	{"reload", "", "make the daemon read its config and policies again", ctl_main,
+	 usage_reload},
+	{"allow", "[--cgroup X] [--for D] RULE", "add a rule to a daemon's target at runtime",
+	 ctl_main, usage_allow},
+	{"deny", "[--cgroup X] [--for D] RULE", "add a deny rule at runtime", ctl_main, usage_deny},
+	{"log", "[-f] [--cgroup X]", "the daemon's decisions, live with -f", ctl_main, usage_log},
+	{"summary", "[--cgroup X] [--format F]", "what a daemon's target tried (markdown, json)",
+	 ctl_main, usage_summary},
+	{"detach", "--cgroup X | --all", "lift confinement; nothing of egressctl's stays", ctl_main,
+	 usage_detach},
+	{"version", "", "egressctl's version, its BPF ABI and libbpf's", cmd_version,
+	 usage_version},
+	{"help", "[COMMAND]", "show help", cmd_help, usage_help},
+	{0},
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: egressctl COMMAND [ARGS]\n"
+		   "       egressctl --version | --help\n"
+		   "\n"
+		   "commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-9s %s\n", c->name, c->summary);
+	fprintf(f, "\n"
+		   "`egressctl COMMAND --help` describes each command.\n"
+		   "Exit status: 2 for a usage error, 125 when egressctl fails; run exits with\n"
+		   "CMD's status, check with 0 (allow) or 1 (deny).\n");
+}
+
+static void
+usage_version(FILE *f)
+{
+	fprintf(f, "usage: egressctl version\n"
+		   "       egressctl --version\n"
+		   "\n"
+		   "Prints egressctl's version (git describe at build time), the version of the\n"
+		   "BPF ABI between its programs and itself, and libbpf's.\n"
+		   "\n"
+		   "  -h, --help             this text\n");
+}
+
+static void
+usage_help(FILE *f)
+{
+	fprintf(f, "usage: egressctl help [COMMAND]\n"
+		   "\n"
+		   "Without COMMAND, the list of commands; with one, its --help.\n");
+}
+
+static const struct command *
+find_command(const char *name)
+{
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		if (argc == 2) {
+			usage_help(stdout);
+			return 0;
+		}
+		log_warnx("help: expected at most one COMMAND");
+		return EGR_EXIT_USAGE;
+	}
+	c = find_command(argv[1]);
+	if (!c) {
+		log_warnx("help: no command '%s' (see egressctl help)", argv[1]);
+		return EGR_EXIT_USAGE;
+	}
+	c->usage(stdout);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	const struct command *c;
+
 	log_init("egressctl");
 	if (argc < 2) {
 		usage(stderr);
-		return EGR_EXIT_ERROR;
+		return EGR_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "check"))
-		return cmd_check(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "status"))
-		return status_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		if (argc > 2 && !strcmp(argv[2], "run"))
-			usage_run(stdout);
-		else if (argc > 2 && !strcmp(argv[2], "check"))
-			usage_check(stdout);
-		else
-			usage(stdout);
-		return 0;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(1, argv + 1);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(1, argv + 1);
+	c = find_command(argv[1]);
+	if (!c) {
+		log_warnx("unknown command '%s' (see egressctl help)", argv[1]);
+		return EGR_EXIT_USAGE;
 	}
-	log_warnx("unknown command '%s' (see egressctl help)", argv[1]);
-	return EGR_EXIT_ERROR;
+	return c->fn(argc - 1, argv + 1);
 }

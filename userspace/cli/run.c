@@ -50,277 +50,97 @@
 
 struct run_state {
 	struct run_opts *opts;
-	struct loader *ld;
-	struct proxy *px;
-	struct policy *policy;
-	struct audit *audit;
+	struct target_env env;
+	struct target *tg;
 	struct event_base *base;
+	struct sandbox_user user;
 	pid_t pid;
 	int pidfd;
-	int status; /* exit status to return */
-	char env_http[64], env_socks[64];
-	struct summary *summary;
+	int status;	   /* exit status to return */
 	struct term *term; /* --ask: egressctl's terminal */
 	struct asker *asker;
 	struct jobtimer *jt; /* --timeout, --kill-after */
-	const char *cgpath;
-	uint64_t cgid;
-	char status_path[128];
-	double tokens, last_refill; /* denial line rate limit */
-	unsigned long suppressed;
+	char cgpath[PATH_MAX];
+	bool fresh, created; /* the cgroup is ours to remove */
+	bool attached;	     /* the programs are on it */
+	int cg_fd, sfd;
+	struct event *ev_child, *ev_sig;
+	char cmdline[512];
 	struct rlimit nofile; /* as egressctl was started: CMD gets it back */
 };
 
-struct policy *
-run_build_policy(const char *policy_file, const struct rule_arg *rules, int n, char *errbuf,
-		 size_t errlen)
-{
-	char err[512];
-	struct policy *p = policy_new();
+#define RO(field) offsetof(struct run_opts, field)
 
-	if (!p) {
-		snprintf(errbuf, errlen, "out of memory");
-		return NULL;
+/* run's own rows; the target's (target.c) come first in --help. */
+static const struct opt run_opt_table[] = {
+	{"ask", 0, OPT_T_FLAG, RO(ask), NULL,
+	 "when no rule allows a destination, ask on the\n"
+	 "terminal while it waits: [y]es once, [a]lways this\n"
+	 "run, [N]o (never asked when a deny rule matched)"},
+	{"ask-timeout", 0, OPT_T_INT, RO(ask_timeout), "S",
+	 "seconds a question waits before it is a no (60)", 1, 3600},
+	{"timeout", 0, OPT_T_NSEC, RO(timeout_ns), "D",
+	 "as timeout(1): when CMD has run for D, send TERM\n"
+	 "to every process of its cgroup and exit 124"},
+	{"kill-after", 0, OPT_T_NSEC, RO(kill_after_ns), "D",
+	 "as timeout -k: KILL every process of the cgroup\n"
+	 "(cgroup.kill) if CMD still runs D after the\n"
+	 "first TERM (the timeout's, or one egressctl got)"},
+	{"cgroup", 0, OPT_T_STR, RO(cgroup), "NAME|PATH",
+	 "NAME: <cgroup2>/egressctl/NAME (created if missing);\n"
+	 "PATH: a path under the cgroup2 mount;\n"
+	 "default: a fresh cgroup, removed at exit"},
+	{"user", 0, OPT_T_STR, RO(user), "USER",
+	 "run CMD as USER (default: the sudo caller; CMD never\n"
+	 "runs as root unless USER is root)"},
+	{"quiet", 'q', OPT_T_FLAG, RO(quiet), NULL,
+	 "print neither denials nor the summary at exit"},
+	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
+	 "more diagnostics (twice: libbpf and verifier output)", .var = &log_verbose},
+	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
+	{0},
+};
+
+void
+run_usage(FILE *f)
+{
+	struct run_opts o;
+	const struct opt_set sets[] = {{target_opt_table, &o.t}, {run_opt_table, &o}};
+
+	fprintf(f, "usage: egressctl run [OPTIONS] -- CMD [ARG]...\n"
+		   "\n"
+		   "Runs CMD inside a cgroup v2 whose every socket is decided by BPF programs.\n"
+		   "TCP goes through egressctl's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are\n"
+		   "set for CMD; clients that ignore them are redirected to its transparent\n"
+		   "listener), where the policy decides. DNS (port 53, any resolver) goes to its\n"
+		   "DNS responder, which answers only names a rule could allow. IPv6,\n"
+		   "other UDP, raw/packet/ICMP sockets, SCTP, MPTCP, UDP-Lite, vsock and abstract\n"
+		   "unix sockets are denied; loopback reaches only servers of the same cgroup.\n"
+		   "Denials are printed on stderr. Without rules, everything is denied.\n"
+		   "\n");
+	opts_help(f, sets, 2);
+	fprintf(f, "\n"
+		   "Exit status: CMD's (128+N if killed by signal N); 124 --timeout ran out\n"
+		   "(137 if CMD had to be killed); 2 a usage error (before CMD starts);\n"
+		   "125 egressctl failed; 126 CMD not executable; 127 CMD not found.\n");
+}
+
+int
+run_parse(int argc, char **argv, struct run_opts *o, const struct opt *extra)
+{
+	const struct opt_set sets[] = {
+		{target_opt_table, &o->t}, {run_opt_table, o}, {extra, &o->t}};
+	int first, rc;
+
+	rc = opts_parse("run", sets, extra ? 3 : 2, argc, argv, true, &first);
+	if (rc != OPTS_OK)
+		return rc;
+	if (first >= argc) {
+		log_warnx("run: no command given (egressctl run [OPTIONS] -- CMD [ARG]...)");
+		return OPTS_USAGE;
 	}
-	if (policy_file && config_load_file(p, policy_file, err, sizeof(err))) {
-		snprintf(errbuf, errlen, "--policy %s: %s", policy_file, err);
-		policy_free(p);
-		return NULL;
-	}
-	for (int i = 0; i < n; i++) {
-		const char *opt = rules[i].action == POLICY_ALLOW ? "--allow" : "--deny";
-
-		if (policy_add(p, rules[i].action, rules[i].text, NULL, opt, err, sizeof(err))) {
-			snprintf(errbuf, errlen, "%s %s: %s", opt, rules[i].text, err);
-			policy_free(p);
-			return NULL;
-		}
-	}
-	return p;
-}
-
-static int
-fast_add(void *arg, const struct sockaddr *sa, uint64_t ttl_ns)
-{
-	return loader_fast_add(arg, sa, IPPROTO_TCP, ttl_ns);
-}
-
-static int
-fast_del(void *arg, const struct sockaddr *sa)
-{
-	return loader_fast_del(arg, sa, IPPROTO_TCP);
-}
-
-/* An exact IPv4 ADDR:PORT allow rule also opens the kernel fast path: the
- * policy allows any TCP to it, so the proxy hop would add nothing (and for
- * loopback it is the only way through). */
-static bool
-fast_path_rule(const char *s, struct sockaddr_in *sin)
-{
-	char host[INET_ADDRSTRLEN];
-	const char *colon = strrchr(s, ':');
-	char *end;
-	long port;
-
-	if (!strncmp(s, "tcp://", 6))
-		s += 6;
-	colon = strrchr(s, ':');
-	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
-		return false;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = 0;
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-		return false;
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port < 1 || port > 65535)
-		return false;
-	sin->sin_port = htons((uint16_t)port);
-	return true;
-}
-
-/* Denial lines on stderr, at most DENIAL_BURST at once and DENIAL_RATE a
- * second after that; the rest are counted and said once (the summary has
- * them all). */
-#define DENIAL_RATE  10
-#define DENIAL_BURST 20
-
-/* Names in a denial line come from CMD: none of their control bytes (C0,
- * DEL, and C1 raw or UTF-8 encoded) may reach the terminal through
- * egressctl's own lines. Printable ASCII and our arrow stay. */
-static void
-sanitize_line(char *line)
-{
-	static const char arrow[] = "\u2192";
-	unsigned char *c = (unsigned char *)line;
-
-	while (*c) {
-		if (!strncmp((char *)c, arrow, sizeof(arrow) - 1)) {
-			c += sizeof(arrow) - 1;
-			continue;
-		}
-		if (*c < 0x20 || *c > 0x7e)
-			*c = '?';
-		c++;
-	}
-}
-
-static void
-denial_line(struct run_state *st, char *line)
-{
-	struct timespec ts;
-	double now;
-
-	if (st->opts->quiet)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
-	st->tokens += (now - st->last_refill) * DENIAL_RATE;
-	if (st->tokens > DENIAL_BURST)
-		st->tokens = DENIAL_BURST;
-	st->last_refill = now;
-	if (st->tokens < 1) {
-		st->suppressed++;
-		return;
-	}
-	st->tokens -= 1;
-	if (st->suppressed) {
-		fprintf(stderr, "egressctl: %lu more denials not shown (the summary has them)\n",
-			st->suppressed);
-		st->suppressed = 0;
-	}
-	sanitize_line(line);
-	fprintf(stderr, "egressctl: %s\n", line);
-}
-
-/* Every decision of the proxy and the DNS responder, and the kernel's. */
-static void
-on_decision(void *arg, const struct audit_rec *r)
-{
-	struct run_state *st = arg;
-	char line[800];
-
-	if (!strcmp(r->decision, "redirect"))
-		return; /* not a decision: the proxy decides next */
-	summary_add(st->summary, r);
-	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf"))
-		return; /* kernel lines are printed by on_event */
-	snprintf(line, sizeof(line), "%s %s[%u] \u2192 %s (%s, %s)",
-		 strcmp(r->decision, "deny") ? "would deny" : "denied", r->comm ? r->comm : "?",
-		 r->pid,
-		 r->dest   ? r->dest
-		 : r->host ? r->host
-			   : "?",
-		 r->reason, r->source);
-	denial_line(st, line);
-}
-
-static void
-on_event(const struct egr_event *e, void *arg)
-{
-	struct run_state *st = arg;
-	struct sockaddr_storage ss = {0};
-	struct audit_rec r = {0};
-	char line[512], dest[160], comm[17], suggest[160] = "";
-	unsigned int port = ntohs(e->port);
-
-	events_dest(e, dest, sizeof(dest));
-	policy_safe_comm(e->comm, comm);
-	if (e->family != AF_UNIX && e->hook != EGR_H_SOCK_CREATE) {
-		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-		if (!memcmp(e->addr, mapped, 12)) {
-			struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-			in->sin_family = AF_INET;
-			memcpy(&in->sin_addr, &e->addr[3], 4);
-			in->sin_port = e->port;
-		} else {
-			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-			in6->sin6_family = AF_INET6;
-			memcpy(&in6->sin6_addr, e->addr, 16);
-			in6->sin6_port = e->port;
-		}
-		r.ip = (struct sockaddr *)&ss;
-		r.port = (uint16_t)port;
-	}
-	/* a loopback port opens with an address rule; nothing else here can */
-	if (e->reason == EGR_R_LOOPBACK && ss.ss_family == AF_INET)
-		snprintf(suggest, sizeof(suggest), "%s", dest);
-	r.decision = events_decision(e);
-	r.reason = events_reason(e->reason);
-	r.source = "bpf";
-	r.pid = e->tgid;
-	r.comm = comm;
-	r.cgroup = e->cgroup_id;
-	r.dest = dest;
-	r.suggest = suggest[0] ? suggest : NULL;
-	audit_write(st->audit, &r);
-	if (e->verdict == EGR_V_REDIRECT || e->verdict == EGR_V_ALLOW)
-		return;
-	events_format(e, line, sizeof(line));
-	denial_line(st, line);
-}
-
-/* One status request: the document, then close. */
-static void
-on_status(evutil_socket_t lfd, short what, void *arg)
-{
-	struct run_state *st = arg;
-	struct status_info si = {0};
-	struct proxy_stats ps;
-	struct dns_stats ds;
-	char cmd[512];
-	size_t n = 0;
-	char *doc;
-	int fd;
-
-	(void)what;
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (char **a = st->opts->argv; *a && n < sizeof(cmd); a++)
-		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, "%s%s", n ? " " : "", *a);
-	proxy_get_stats(st->px, &ps);
-	proxy_get_dns_stats(st->px, &ds);
-	si.pid = getpid();
-	si.cgroup_id = st->cgid;
-	si.cgroup = st->cgpath;
-	si.command = cmd;
-	si.policy_file = st->opts->policy_file;
-	si.rules = policy_count(st->policy);
-	si.audit = st->opts->audit;
-	si.http_port = proxy_port(st->px, PROXY_L_HTTP);
-	si.socks_port = proxy_port(st->px, PROXY_L_SOCKS);
-	si.tproxy_port = proxy_port(st->px, PROXY_L_TPROXY);
-	si.dns_port = proxy_dns_port(st->px);
-	si.proxy_accepted = ps.accepted;
-	si.proxy_allowed = ps.allowed;
-	si.proxy_denied = ps.denied;
-	si.proxy_unattributed = ps.refused_unattributed;
-	si.dns_queries = ds.queries;
-	si.dns_refused = ds.refused;
-	si.dns_cached = ds.cached;
-	si.dns_upstream = ds.upstream;
-	si.dns_servfail = ds.servfail;
-	si.dns_fast = ds.fast_path;
-	doc = status_render(&si);
-	if (doc && send(fd, doc, strlen(doc), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		log_debug("status: %s", strerror(errno));
-	free(doc);
-	close(fd);
-}
-
-static void
-on_ring(evutil_socket_t fd, short what, void *arg)
-{
-	struct run_state *st = arg;
-
-	(void)fd;
-	(void)what;
-	loader_events_consume(st->ld);
+	o->argv = argv + first;
+	return OPTS_OK;
 }
 
 static void
@@ -526,7 +346,8 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		close(pfd[0]);
 		if (sv[0] != -1)
 			close(sv[0]);
-		struct child_env env = {st->env_http, st->env_socks, &st->nofile};
+		struct child_env env = {target_http_url(st->tg), target_socks_url(st->tg),
+					&st->nofile};
 
 		child_exec(st->opts, u, tp, pfd[1], &env);
 	}
@@ -580,94 +401,64 @@ out_sv:
 	return err;
 }
 
-/* Gives back what run set up. Processes left in a cgroup egressctl did not
- * create keep it confined: the links stay pinned rather than let them out. */
-static void
-run_cleanup(struct run_state *st, const char *cgpath, bool created)
+/* --ask: egressctl's terminal, and the asker that puts questions on it. */
+static int
+run_prepare_ask(struct run_state *st)
 {
-	if (created) {
-		int err = cgroup_kill_and_remove(cgpath, 5000);
+	struct run_opts *o = st->opts;
+	char errbuf[512];
+	struct stat so;
+	int abi = sandbox_landlock_abi();
 
-		if (err)
-			log_warnx("cannot remove cgroup %s: %s", cgpath, strerror(-err));
-		loader_detach(st->ld);
-		return;
+	/* Without Landlock a process of CMD's user outside the sandbox
+	 * (the user's shell) hands it the terminal: /proc/PID/fd/0. */
+	if (abi < 1) {
+		log_warnx("--ask needs Landlock (CMD could reach the terminal through "
+			  "/proc/PID/fd of the user's other processes): %s",
+			  strerror(-abi));
+		return -ENOTSUP;
 	}
-	if (cgroup_populated(cgpath)) {
-		log_warnx("cgroup %s still has processes: its programs stay attached (pinned in "
-			  "%s)",
-			  cgpath, loader_pin_dir(st->ld));
-		return;
+	st->term = term_open(st->base, errbuf, sizeof(errbuf));
+	if (!st->term) {
+		log_warnx("%s", errbuf);
+		return -ENOTTY;
 	}
-	loader_detach(st->ld);
+	if (o->t.log_file && !strcmp(o->t.log_file, "-") && !fstat(1, &so) && S_ISCHR(so.st_mode) &&
+	    so.st_rdev == term_rdev(st->term)) {
+		log_warnx("--log - would write to the terminal the questions are asked on: "
+			  "give --log a file");
+		return -EINVAL;
+	}
+	st->asker = asker_new(st->base, st->term, o->ask_timeout);
+	if (!st->asker) {
+		log_warnx("cannot set up --ask: out of memory");
+		return -ENOMEM;
+	}
+	return 0;
 }
 
-/* The asker, then the terminal (its modes and stderr back as they were).
- * After proxy_free(): connections withdraw their questions. */
-static void
-release_term(struct run_state *st)
+/* Root, the descriptor limit, the user CMD runs as, the event loop and,
+ * with --ask, the terminal and its asker. */
+static int
+run_prepare(struct run_state *st)
 {
-	asker_free(st->asker);
-	st->asker = NULL;
-	term_free(st->term);
-	st->term = NULL;
-}
+	struct run_opts *o = st->opts;
+	char errbuf[512];
+	int err;
 
-static void
-run_free(struct run_state *st)
-{
-	proxy_free(st->px); /* before the asker: connections withdraw their questions */
-	st->px = NULL;
-	release_term(st);
-	summary_free(st->summary);
-	st->summary = NULL;
-	proxy_free(st->px);
-	st->px = NULL;
-	audit_close(st->audit);
-	st->audit = NULL;
-	policy_free(st->policy);
-	st->policy = NULL;
-	if (st->base)
-		event_base_free(st->base);
-	st->base = NULL;
-}
-
-int
-run_main(struct run_opts *o)
-{
-	char mnt[PATH_MAX], cgpath[PATH_MAX], errbuf[512];
-	struct event *ev_ring = NULL, *ev_child = NULL, *ev_sig = NULL, *ev_status = NULL;
-	int status_fd = -1;
-	struct loader_opts lo = {0};
-	struct proxy_opts po = {0};
-	struct run_state st = {0};
-	struct sandbox_user user;
-	bool fresh = false, created = false;
-	int cg_fd = -1, sfd = -1, err;
-	sigset_t mask;
-	uint64_t cgid;
-
-	st.opts = o;
-	st.pidfd = -1;
-	st.status = EGR_EXIT_ERROR;
 	if (geteuid() != 0) {
 		log_warnx("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo");
-		return EGR_EXIT_ERROR;
+		return -EPERM;
 	}
-	err = quota_raise_nofile(&st.nofile);
+	err = quota_raise_nofile(&st->nofile);
 	if (err)
 		log_info("cannot raise the descriptor limit to the hard one: %s", strerror(-err));
 	/* No process without CAP_SYS_PTRACE reaches into ours (/proc/PID/fd,
 	 * mem, environ), whatever its uid; no core dump carries our memory. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (sandbox_resolve_user(o->user, &user, errbuf, sizeof(errbuf))) {
+	if (sandbox_resolve_user(o->user, &st->user, errbuf, sizeof(errbuf))) {
 		log_warnx("%s", errbuf);
-		return EGR_EXIT_ERROR;
-	}
-	st.policy = run_build_policy(o->policy_file, o->rules, o->nrules, errbuf, sizeof(errbuf));
-	if (!st.policy) {
-		log_warnx("%s", errbuf);
-		return EGR_EXIT_ERROR;
+		return -EINVAL;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	{
@@ -677,278 +468,217 @@ run_main(struct run_opts *o)
 
 		if (cfg)
 			event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-		st.base = cfg ? event_base_new_with_config(cfg) : NULL;
+		st->base = cfg ? event_base_new_with_config(cfg) : NULL;
 		if (cfg)
 			event_config_free(cfg);
 	}
-	st.summary = summary_new();
-	if (!st.base || !st.summary) {
+	if (!st->base) {
 		log_warnx("cannot set up the event loop");
-		goto out_state;
+		return -ENOMEM;
 	}
-	if (o->ask) {
-		struct stat so;
-		int abi = sandbox_landlock_abi();
+	return o->ask ? run_prepare_ask(st) : 0;
+}
 
-		/* Without Landlock a process of CMD's user outside the sandbox
-		 * (the user's shell) hands it the terminal: /proc/PID/fd/0. */
-		if (abi < 1) {
-			log_warnx("--ask needs Landlock (CMD could reach the terminal through "
-				  "/proc/PID/fd of the user's other processes): %s",
-				  strerror(-abi));
-			goto out_state;
-		}
-		st.term = term_open(st.base, errbuf, sizeof(errbuf));
-		if (!st.term) {
-			log_warnx("%s", errbuf);
-			goto out_state;
-		}
-		if (o->log_file && !strcmp(o->log_file, "-") && !fstat(1, &so) &&
-		    S_ISCHR(so.st_mode) && so.st_rdev == term_rdev(st.term)) {
-			log_warnx("--log - would write to the terminal the questions are asked on: "
-				  "give --log a file");
-			goto out_state;
-		}
-	}
-	st.audit = audit_open(st.base, o->log_file, errbuf, sizeof(errbuf));
-	if (!st.audit) {
-		log_warnx("%s", errbuf);
-		goto out_state;
-	}
-	audit_set_sink(st.audit, on_decision, &st);
-	audit_set_limit(st.audit, o->log_buffer);
-	if (o->ask) {
-		st.asker = asker_new(st.base, st.term, o->ask_timeout);
-		if (!st.asker) {
-			log_warnx("cannot set up --ask: out of memory");
-			goto out_state;
-		}
-	}
-	st.tokens = DENIAL_BURST;
-	po.policy = st.policy;
-	po.audit = st.audit;
-	po.dns_upstream = o->dns_upstream;
-	po.tproxy = !o->tproxy_port;
-	po.dns = !o->dns_port;
-	po.audit_mode = o->audit;
-	po.max_conns = o->max_conns;
-	po.max_conns_per_process = o->max_conns_per_process;
-	po.header_timeout_s = o->head_timeout;
-	po.connect_timeout_s = o->connect_timeout;
-	po.response_timeout_s = o->response_timeout;
-	po.idle_timeout_s = o->idle_timeout;
-	po.asker = st.asker;
-	po.policy_rw = st.policy;
-	st.px = proxy_new(st.base, &po, errbuf, sizeof(errbuf));
-	if (!st.px) {
-		log_warnx("%s", errbuf);
-		goto out_state;
-	}
-	snprintf(st.env_http, sizeof(st.env_http), "http://127.0.0.1:%u",
-		 proxy_port(st.px, PROXY_L_HTTP));
-	snprintf(st.env_socks, sizeof(st.env_socks), "socks5h://127.0.0.1:%u",
-		 proxy_port(st.px, PROXY_L_SOCKS));
+/* The cgroup CMD runs in: resolved, created if missing, locked against a
+ * second run, its id read. */
+static int
+run_cgroup(struct run_state *st, uint64_t *cgid)
+{
+	const char *arg = st->opts->cgroup;
+	char mnt[PATH_MAX];
+	int err;
 
 	err = cgroup_find_mount(mnt, sizeof(mnt));
 	if (err) {
 		log_warnx("no cgroup v2 hierarchy is mounted (%s): egressctl needs cgroup2",
 			  strerror(-err));
-		goto out_state;
+		return err;
 	}
-	err = cgroup_resolve(mnt, o->cgroup, getpid(), cgpath, sizeof(cgpath), &fresh);
+	err = cgroup_resolve(mnt, arg, getpid(), st->cgpath, sizeof(st->cgpath), &st->fresh);
 	if (err) {
-		log_warnx("--cgroup %s: not a NAME ([A-Za-z0-9._-]) nor a path below %s", o->cgroup,
-			  mnt);
-		goto out_state;
+		log_warnx("--cgroup %s: not a NAME ([A-Za-z0-9._-]) nor a path below %s", arg, mnt);
+		return err;
 	}
-	err = cgroup_create(cgpath, &created);
+	err = cgroup_create(st->cgpath, &st->created);
 	if (err) {
-		log_warnx("cannot create cgroup %s: %s", cgpath, strerror(-err));
-		goto out_state;
+		log_warnx("cannot create cgroup %s: %s", st->cgpath, strerror(-err));
+		return err;
 	}
-	cg_fd = open(cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cg_fd == -1) {
-		log_warn("cannot open cgroup %s", cgpath);
-		goto out_rmdir;
+	st->cg_fd = open(st->cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (st->cg_fd == -1) {
+		err = -errno;
+		log_warn("cannot open cgroup %s", st->cgpath);
+		return err;
 	}
-	if (flock(cg_fd, LOCK_EX | LOCK_NB)) {
-		log_warnx("cgroup %s is in use by another egressctl run", cgpath);
-		goto out_rmdir;
+	if (flock(st->cg_fd, LOCK_EX | LOCK_NB)) {
+		log_warnx("cgroup %s is in use by another egressctl run", st->cgpath);
+		return -EBUSY;
 	}
-	cgid = cgroup_id_of(cgpath);
-	if (!cgid) {
-		log_warn("cannot read the id of cgroup %s", cgpath);
-		goto out_rmdir;
+	*cgid = cgroup_id_of(st->cgpath);
+	if (!*cgid) {
+		err = -errno;
+		log_warn("cannot read the id of cgroup %s", st->cgpath);
+		return err;
 	}
+	return 0;
+}
 
-	lo.tproxy_port = o->tproxy_port ? o->tproxy_port : proxy_port(st.px, PROXY_L_TPROXY);
-	lo.dns_port = o->dns_port ? o->dns_port : proxy_dns_port(st.px);
-	lo.proxy_ports[0] = proxy_port(st.px, PROXY_L_HTTP);
-	lo.proxy_ports[1] = proxy_port(st.px, PROXY_L_SOCKS);
-	lo.proxy_ports[2] = o->proxy_ports[0];
-	lo.proxy_ports[3] = o->proxy_ports[1];
-	lo.unix_hooks = !o->allow_abstract_unix;
-	lo.emit_redirects = o->log_file || log_verbose > 0; /* only when someone reads them */
-	lo.audit_mode = o->audit;
-	lo.sandbox_cgid = cgid;
-	memcpy(lo.skip_progs, o->skip_progs, sizeof(lo.skip_progs));
-	lo.socks_max = o->socks_max;
-	lo.on_event = on_event;
-	lo.arg = &st;
-	st.ld = loader_open(&lo, errbuf, sizeof(errbuf));
-	if (!st.ld) {
-		log_warnx("%s", errbuf);
-		goto out_rmdir;
-	}
-	err = loader_attach(st.ld, cg_fd, cgid, errbuf, sizeof(errbuf));
-	if (err) {
-		log_warnx("%s", errbuf);
-		goto out_free;
-	}
-	proxy_set_index(st.px, loader_conns_fd(st.ld));
-	st.cgid = cgid;
-	st.cgpath = cgpath;
-	proxy_set_fastpath(st.px, fast_add, fast_del, st.ld);
-	for (int i = 0; i < o->nrules; i++) {
-		struct sockaddr_in sin;
-
-		if (o->rules[i].action != POLICY_ALLOW || !fast_path_rule(o->rules[i].text, &sin))
-			continue;
-		err = loader_fast_add(st.ld, (struct sockaddr *)&sin, IPPROTO_TCP, 0);
-		if (err) {
-			log_warnx("cannot open the fast path for %s: %s", o->rules[i].text,
-				  strerror(-err));
-			goto out_detach;
-		}
-	}
-
-	/* what is left to open: the signalfd, CMD's pidfd, the status socket */
-	if (proxy_size_limits(st.px, errbuf, sizeof(errbuf))) {
-		log_warnx("%s", errbuf);
-		goto out_detach;
-	}
+/* The signals egressctl takes (and forwards), as a signalfd. */
+static int
+run_signals(struct run_state *st)
+{
+	sigset_t mask;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
-	if (st.term)
+	if (st->term)
 		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sfd == -1) {
+	st->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (st->sfd == -1) {
 		log_warn("cannot set up signal handling");
-		goto out_detach;
+		return -errno;
 	}
+	return 0;
+}
 
-	err = spawn(&st, cg_fd, &user);
+/* Kills CMD when what watches it cannot be set up. */
+static void
+kill_child(struct run_state *st)
+{
+	kill(st->pid, SIGKILL);
+	waitid(P_PIDFD, st->pidfd, &(siginfo_t){0}, WEXITED);
+	st->status = EGR_EXIT_ERROR;
+}
+
+/* CMD started in the cgroup, and what watches it: its pidfd, the signals,
+ * the job timer. */
+static int
+run_start(struct run_state *st)
+{
+	struct run_opts *o = st->opts;
+	int err;
+
+	err = spawn(st, st->cg_fd, &st->user);
 	if (err) {
 		if (err != -ECHILD)
 			log_warnx("cannot start %s: %s", o->argv[0], strerror(-err));
-		goto out_loop;
+		return err;
 	}
-	log_info("started %s[%d] in %s; proxy %s, socks %s", o->argv[0], st.pid, cgpath,
-		 st.env_http, st.env_socks);
-	st.jt = jobtimer_new(st.base, cgpath, o->timeout_ns, o->kill_after_ns, o->quiet);
-	if (!st.jt && errno) {
+	log_info("started %s[%d] in %s; proxy %s, socks %s", o->argv[0], st->pid, st->cgpath,
+		 target_http_url(st->tg), target_socks_url(st->tg));
+	st->jt = jobtimer_new(st->base, st->cgpath, o->timeout_ns, o->kill_after_ns, o->quiet);
+	if (!st->jt && errno) {
 		log_warnx("cannot set up --timeout: %s", strerror(errno));
-		kill(st.pid, SIGKILL);
-		waitid(P_PIDFD, st.pidfd, &(siginfo_t){0}, WEXITED);
-		st.status = EGR_EXIT_ERROR;
-		goto out_loop;
+		kill_child(st);
+		return -ENOMEM;
 	}
-
-	ev_ring = event_new(st.base, loader_events_fd(st.ld), EV_READ | EV_PERSIST, on_ring, &st);
-	ev_child = event_new(st.base, st.pidfd, EV_READ | EV_PERSIST, on_child, &st);
-	ev_sig = event_new(st.base, sfd, EV_READ | EV_PERSIST, on_signal, &st);
-	status_fd = status_listen(cgid, st.status_path, sizeof(st.status_path));
-	if (status_fd < 0)
-		log_warnx("no status socket: %s", strerror(-status_fd));
-	else if (!(ev_status =
-			   event_new(st.base, status_fd, EV_READ | EV_PERSIST, on_status, &st)) ||
-		 event_add(ev_status, NULL))
-		log_warnx("no status socket: cannot watch it");
-	if (!ev_ring || !ev_child || !ev_sig || event_add(ev_ring, NULL) ||
-	    event_add(ev_child, NULL) || event_add(ev_sig, NULL)) {
+	st->ev_child = event_new(st->base, st->pidfd, EV_READ | EV_PERSIST, on_child, st);
+	st->ev_sig = event_new(st->base, st->sfd, EV_READ | EV_PERSIST, on_signal, st);
+	if (!st->ev_child || !st->ev_sig || event_add(st->ev_child, NULL) ||
+	    event_add(st->ev_sig, NULL)) {
 		log_warnx("cannot set up the event loop");
-		kill(st.pid, SIGKILL);
-		waitid(P_PIDFD, st.pidfd, &(siginfo_t){0}, WEXITED);
-		st.status = EGR_EXIT_ERROR;
-		goto out_loop;
+		kill_child(st);
+		return -ENOMEM;
 	}
+	return 0;
+}
+
+/* Gives back what run set up, whatever got set up. A cgroup egressctl
+ * made is emptied and removed; processes left in one it did not make
+ * keep it confined: the programs stay pinned rather than let them out. */
+static void
+run_release_cgroup(struct run_state *st)
+{
+	int err;
+
+	if (st->cg_fd == -1)
+		return;
+	if (st->created || st->fresh) {
+		err = cgroup_kill_and_remove(st->cgpath, st->pid ? 5000 : 1000);
+		if (err)
+			log_warnx("cannot remove cgroup %s: %s", st->cgpath, strerror(-err));
+		if (st->attached)
+			target_detach(st->tg);
+	} else if (st->attached && cgroup_populated(st->cgpath)) {
+		log_warnx("cgroup %s still has processes: its programs stay attached (pinned in "
+			  "%s)",
+			  st->cgpath, target_pin_dir(st->tg));
+	} else if (st->attached) {
+		target_detach(st->tg);
+	}
+	close(st->cg_fd);
+	st->cg_fd = -1;
+}
+
+static void
+run_teardown(struct run_state *st)
+{
+	struct run_opts *o = st->opts;
+
+	if (st->ev_child)
+		event_free(st->ev_child);
+	if (st->ev_sig)
+		event_free(st->ev_sig);
+	jobtimer_free(st->jt);
+	if (st->sfd != -1)
+		close(st->sfd);
+	if (st->pidfd != -1)
+		close(st->pidfd);
+	run_release_cgroup(st);
+	if (st->tg)
+		target_finish(st->tg); /* before the asker: connections withdraw their questions */
+	asker_free(st->asker);
+	term_free(st->term); /* the summary goes to the terminal as the user left it */
+	if (st->tg && st->pid && !o->quiet)
+		target_print_summary(st->tg, o->t.audit);
+	if (st->tg && st->pid)
+		target_write_suggestion(st->tg);
+	target_free(st->tg);
+	if (st->base)
+		event_base_free(st->base);
+}
+
+int
+run_main(struct run_opts *o)
+{
+	struct run_state st = {.opts = o, .pidfd = -1, .cg_fd = -1, .sfd = -1};
+	char errbuf[512];
+	size_t n = 0;
+	uint64_t cgid;
+
+	st.status = EGR_EXIT_ERROR;
+	for (char **a = o->argv; *a && n < sizeof(st.cmdline); a++)
+		n += (size_t)snprintf(st.cmdline + n, sizeof(st.cmdline) - n, "%s%s", n ? " " : "",
+				      *a);
+	st.env.label = "";
+	st.env.command = st.cmdline;
+	st.env.denial_lines = !o->quiet;
+	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
+	if (run_prepare(&st))
+		goto out;
+	st.env.asker = st.asker;
+	st.tg = target_new(st.base, &o->t, &st.env, NULL, errbuf, sizeof(errbuf));
+	if (!st.tg) {
+		log_warnx("%s", errbuf);
+		goto out;
+	}
+	if (run_cgroup(&st, &cgid))
+		goto out;
+	if (target_attach(st.tg, st.cgpath, st.cg_fd, cgid, false, errbuf, sizeof(errbuf))) {
+		log_warnx("%s", errbuf);
+		goto out;
+	}
+	st.attached = true;
+	if (run_signals(&st) || run_start(&st))
+		goto out;
 	event_base_dispatch(st.base);
-	loader_events_consume(st.ld); /* what the last moments produced */
 	if (st.term)
 		term_drain(st.term); /* what CMD wrote last */
-
-out_loop:
-	if (ev_ring)
-		event_free(ev_ring);
-	if (ev_child)
-		event_free(ev_child);
-	if (ev_sig)
-		event_free(ev_sig);
-	if (ev_status)
-		event_free(ev_status);
-	jobtimer_free(st.jt);
-	st.jt = NULL;
-	if (status_fd >= 0) {
-		close(status_fd);
-		unlink(st.status_path);
-	}
-	if (sfd != -1)
-		close(sfd);
-	if (st.pidfd != -1)
-		close(st.pidfd);
-	run_cleanup(&st, cgpath, created || fresh);
-	loader_free(st.ld);
-	close(cg_fd);
-	{
-		struct proxy_stats ps;
-		struct summary_refusals sr = {0};
-
-		proxy_get_stats(st.px, &ps);
-		sr.limit = ps.refused_limit;
-		sr.per_process = ps.refused_per_process;
-		sr.nofd = ps.refused_nofd;
-		sr.max_conns = ps.max_conns;
-		sr.max_conns_per_process = ps.max_conns_per_process;
-		summary_set_refusals(st.summary, &sr);
-	}
-	proxy_free(st.px); /* closes connections: their last decisions are in */
-	st.px = NULL;
-	release_term(&st); /* the summary goes to the terminal as the user left it */
-	if (st.suppressed && !o->quiet)
-		fprintf(stderr, "egressctl: %lu more denials not shown (the summary has them)\n",
-			st.suppressed);
-	audit_finish(st.audit); /* so that the summary can say what was dropped */
-	if (!o->quiet) {
-		struct audit_stats ls;
-
-		audit_get_stats(st.audit, &ls);
-		summary_print(st.summary, stderr, o->audit, &ls);
-	}
-	if (o->suggest_policy) {
-		err = summary_write_policy(st.summary, o->suggest_policy);
-		if (err)
-			log_warnx("cannot write %s: %s", o->suggest_policy, strerror(-err));
-		else
-			log_warnx("suggested policy written to %s", o->suggest_policy);
-	}
-	run_free(&st);
+out:
+	run_teardown(&st);
 	return st.status;
-
-out_detach:
-	loader_detach(st.ld);
-out_free:
-	loader_free(st.ld);
-out_rmdir:
-	if (cg_fd != -1)
-		close(cg_fd);
-	if (created || fresh)
-		cgroup_kill_and_remove(cgpath, 1000);
-out_state:
-	run_free(&st);
-	return EGR_EXIT_ERROR;
 }

@@ -23,6 +23,8 @@
 #include "egress_abi.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
+#include "cli/ctl.h"
+#include "cli/opts.h"
 #include "cli/status.h"
 
 char *
@@ -236,20 +238,180 @@ str(const cJSON *o, const char *k)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* One confined cgroup as status sees it: from its pins, its cgroup and
+ * (when one is alive) its egressctl. */
+struct status_entry {
+	uint64_t cgid;
+	const char *cgpath; /* NULL when the cgroup is gone */
+	const char *pins;
+	int nlinks;
+	char progs[1024];
+	uint64_t c[EGR_C_MAX];
+	cJSON *run;	     /* what its egressctl said; NULL if none is alive */
+	const cJSON *daemon; /* its target in the daemon's status; NULL if none */
+};
+
+/* Takes e->run into the object. */
+static cJSON *
+entry_json(struct status_entry *e)
+{
+	cJSON *o = cJSON_CreateObject(), *k;
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "cgroup_id", (double)e->cgid);
+	if (e->cgpath)
+		cJSON_AddStringToObject(o, "cgroup", e->cgpath);
+	else
+		cJSON_AddNullToObject(o, "cgroup");
+	cJSON_AddStringToObject(o, "pins", e->pins);
+	cJSON_AddNumberToObject(o, "programs", e->nlinks);
+	k = cJSON_AddObjectToObject(o, "kernel");
+	if (k) {
+		cJSON_AddNumberToObject(k, "redirected", (double)e->c[EGR_C_REDIRECT]);
+		cJSON_AddNumberToObject(k, "denied", (double)e->c[EGR_C_DENY]);
+		cJSON_AddNumberToObject(k, "would_deny", (double)e->c[EGR_C_WOULD_DENY]);
+		cJSON_AddNumberToObject(k, "fast_path", (double)e->c[EGR_C_FASTPATH]);
+		cJSON_AddNumberToObject(k, "loopback_local", (double)e->c[EGR_C_LOCAL]);
+	}
+	if (e->run)
+		cJSON_AddItemToObject(o, "run", e->run);
+	else
+		cJSON_AddNullToObject(o, "run");
+	e->run = NULL;
+	if (e->daemon)
+		cJSON_AddItemToObject(o, "daemon", cJSON_Duplicate(e->daemon, 1));
+	else
+		cJSON_AddNullToObject(o, "daemon");
+	return o;
+}
+
+static void
+entry_print(const struct status_entry *e)
+{
+	const cJSON *run = e->run;
+
+	printf("cgroup %s (id %llu)\n", e->cgpath ? e->cgpath : "(removed)",
+	       (unsigned long long)e->cgid);
+	if (run) {
+		const cJSON *px = cJSON_GetObjectItemCaseSensitive(run, "proxy");
+		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(run, "dns");
+
+		printf("  run:     egressctl[%.0f]%s -- %s\n", num(run, "pid"),
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "audit"))
+			       ? " (audit mode)"
+			       : "",
+		       str(run, "command") ? str(run, "command") : "?");
+		printf("  policy:  %.0f rules%s%s\n", num(run, "rules"),
+		       str(run, "policy_file") ? " from " : "",
+		       str(run, "policy_file") ? str(run, "policy_file") : " (command line)");
+		printf("  proxy:   %.0f allowed, %.0f denied, %.0f unattributed refused "
+		       "(http 127.0.0.1:%.0f, socks 127.0.0.1:%.0f)\n",
+		       num(px, "allowed"), num(px, "denied"), num(px, "unattributed"),
+		       num(px, "http_port"), num(px, "socks_port"));
+		printf("  dns:     %.0f queries, %.0f refused, %.0f cached, %.0f fast-path "
+		       "approvals\n",
+		       num(dn, "queries"), num(dn, "refused"), num(dn, "cached"),
+		       num(dn, "fast_path_approvals"));
+	} else {
+		printf("  run:     none alive (programs stay attached: fail closed; the next "
+		       "`egressctl run --cgroup` on it takes over)\n");
+	}
+	printf("  kernel:  %llu redirected, %llu denied, %llu fast-path, %llu loopback%s\n",
+	       (unsigned long long)e->c[EGR_C_REDIRECT], (unsigned long long)e->c[EGR_C_DENY],
+	       (unsigned long long)e->c[EGR_C_FASTPATH], (unsigned long long)e->c[EGR_C_LOCAL],
+	       e->c[EGR_C_WOULD_DENY] ? " (and would-deny in audit mode)" : "");
+	printf("  programs: %d attached: %s\n", e->nlinks, e->progs);
+	if (e->daemon) {
+		const cJSON *rr = cJSON_GetObjectItemCaseSensitive(e->daemon, "runtime_rules");
+
+		printf("  daemon:  target %s%s, up %.0f s, %d runtime rule%s\n",
+		       str(e->daemon, "name") ? str(e->daemon, "name") : "?",
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->daemon, "adopted"))
+			       ? " (taken over after a restart)"
+			       : "",
+		       num(e->daemon, "uptime"), cJSON_GetArraySize(rr),
+		       cJSON_GetArraySize(rr) == 1 ? "" : "s");
+	}
+}
+
+/* The daemon's entry for cgroup cgid in its status document. */
+static const cJSON *
+daemon_target(const cJSON *doc, uint64_t cgid)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(
+		t, cJSON_GetObjectItemCaseSensitive(doc, "targets")) if (num(t, "cgroup_id") ==
+									 (double)cgid) return t;
+	return NULL;
+}
+
+/* The pin directory name under root -> an entry; false when it is not one
+ * of a cgroup's (not a number). */
+static bool
+entry_read(const char *root, const char *mnt, const char *name, char *dir, size_t dirlen,
+	   struct status_entry *e)
+{
+	char *end, *reply;
+
+	memset(e, 0, sizeof(*e));
+	e->cgid = strtoull(name, &end, 10);
+	if (name[0] == '.' || *end || !e->cgid)
+		return false;
+	if ((size_t)snprintf(dir, dirlen, "%s/%s", root, name) >= dirlen)
+		return false;
+	e->pins = dir;
+	e->nlinks = count_links(dir, e->progs, sizeof(e->progs));
+	read_counters(dir, e->c);
+	e->cgpath = mnt[0] ? cgroup_path_of(mnt, e->cgid) : NULL;
+	reply = ask(e->cgid);
+	if (reply)
+		e->run = cJSON_Parse(reply);
+	free(reply);
+	return true;
+}
+
+void
+status_usage(FILE *f)
+{
+	fprintf(f, "usage: egressctl status [-j|--json] [--control PATH]\n"
+		   "\n"
+		   "Lists the cgroups egressctl confines on this machine: the programs pinned\n"
+		   "on each, the kernel's counters and, where its egressctl is alive, its\n"
+		   "command, policy, proxy and DNS counters. Needs root.\n"
+		   "\n"
+		   "  -j, --json             one JSON array, an object per cgroup\n"
+		   "  --control PATH         the daemon's control socket (default\n"
+		   "                         /run/egressctl/control, or $EGRESSCTL_CONTROL)\n"
+		   "  -h, --help             this text\n");
+}
+
 int
 status_main(int argc, char **argv)
 {
-	char root[PATH_MAX], mnt[PATH_MAX], dir[PATH_MAX + 32], progs[1024];
-	bool json = argc > 1 && (!strcmp(argv[1], "-j") || !strcmp(argv[1], "--json"));
-	cJSON *all = json ? cJSON_CreateArray() : NULL;
+	char root[PATH_MAX], mnt[PATH_MAX], dir[PATH_MAX + 32];
+	bool json = false;
+	cJSON *all = NULL, *ddoc = NULL;
+	const char *control = NULL;
+	char *dtext = NULL;
 	struct dirent *de;
 	int err, shown = 0;
 	DIR *d;
 
-	if (argc > 1 && !json) {
-		fprintf(argc > 1 && !strcmp(argv[1], "-h") ? stdout : stderr,
-			"usage: egressctl status [-j|--json]\n");
-		return strcmp(argv[1], "-h") ? EGR_EXIT_ERROR : 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--control") && i + 1 < argc) {
+			control = argv[++i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			status_usage(stdout);
+			return 0;
+		} else {
+			log_warnx("status: unknown %s %s (see egressctl status --help)",
+				  argv[i][0] == '-' ? "option" : "argument", argv[i]);
+			return EGR_EXIT_USAGE;
+		}
 	}
 	if (geteuid() != 0) {
 		log_warnx("status needs root (bpffs and the status sockets are root's)");
@@ -267,91 +429,34 @@ status_main(int argc, char **argv)
 		log_warn("cannot list %s", root);
 		return EGR_EXIT_ERROR;
 	}
+	all = json ? cJSON_CreateArray() : NULL;
+	if (!ctl_status_json(control, &dtext))
+		ddoc = cJSON_Parse(dtext);
+	free(dtext);
+	if (ddoc && !json)
+		printf("daemon: egressctl[%.0f], up %.0f s, %d target%s%s%s\n", num(ddoc, "pid"),
+		       num(ddoc, "uptime"),
+		       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ddoc, "targets")),
+		       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ddoc, "targets")) == 1
+			       ? ""
+			       : "s",
+		       str(ddoc, "config") ? ", config " : "",
+		       str(ddoc, "config") ? str(ddoc, "config") : "");
 	while ((de = readdir(d))) {
-		uint64_t cgid, c[EGR_C_MAX];
-		const char *cgpath;
-		char *end, *reply;
-		cJSON *run = NULL;
-		int nlinks;
+		struct status_entry e;
 
-		cgid = strtoull(de->d_name, &end, 10);
-		if (de->d_name[0] == '.' || *end || !cgid)
+		if (!entry_read(root, mnt, de->d_name, dir, sizeof(dir), &e))
 			continue;
-		if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", root, de->d_name) >= sizeof(dir))
-			continue;
-		nlinks = count_links(dir, progs, sizeof(progs));
-		read_counters(dir, c);
-		cgpath = mnt[0] ? cgroup_path_of(mnt, cgid) : NULL;
-		reply = ask(cgid);
-		if (reply)
-			run = cJSON_Parse(reply);
-		free(reply);
+		e.daemon = ddoc ? daemon_target(ddoc, e.cgid) : NULL;
 		shown++;
-		if (json) {
-			cJSON *o = cJSON_CreateObject(), *k;
-
-			if (!o)
-				continue;
-			cJSON_AddNumberToObject(o, "cgroup_id", (double)cgid);
-			if (cgpath)
-				cJSON_AddStringToObject(o, "cgroup", cgpath);
-			else
-				cJSON_AddNullToObject(o, "cgroup");
-			cJSON_AddStringToObject(o, "pins", dir);
-			cJSON_AddNumberToObject(o, "programs", nlinks);
-			k = cJSON_AddObjectToObject(o, "kernel");
-			if (k) {
-				cJSON_AddNumberToObject(k, "redirected", (double)c[EGR_C_REDIRECT]);
-				cJSON_AddNumberToObject(k, "denied", (double)c[EGR_C_DENY]);
-				cJSON_AddNumberToObject(k, "would_deny",
-							(double)c[EGR_C_WOULD_DENY]);
-				cJSON_AddNumberToObject(k, "fast_path", (double)c[EGR_C_FASTPATH]);
-				cJSON_AddNumberToObject(k, "loopback_local",
-							(double)c[EGR_C_LOCAL]);
-			}
-			if (run)
-				cJSON_AddItemToObject(o, "run", run);
-			else
-				cJSON_AddNullToObject(o, "run");
-			cJSON_AddItemToArray(all, o);
-			continue;
-		}
-		printf("cgroup %s (id %llu)\n", cgpath ? cgpath : "(removed)",
-		       (unsigned long long)cgid);
-		if (run) {
-			const cJSON *px = cJSON_GetObjectItemCaseSensitive(run, "proxy");
-			const cJSON *dn = cJSON_GetObjectItemCaseSensitive(run, "dns");
-
-			printf("  run:     egressctl[%.0f]%s -- %s\n", num(run, "pid"),
-			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "audit"))
-				       ? " (audit mode)"
-				       : "",
-			       str(run, "command") ? str(run, "command") : "?");
-			printf("  policy:  %.0f rules%s%s\n", num(run, "rules"),
-			       str(run, "policy_file") ? " from " : "",
-			       str(run, "policy_file") ? str(run, "policy_file")
-						       : " (command line)");
-			printf("  proxy:   %.0f allowed, %.0f denied, %.0f unattributed refused "
-			       "(http 127.0.0.1:%.0f, socks 127.0.0.1:%.0f)\n",
-			       num(px, "allowed"), num(px, "denied"), num(px, "unattributed"),
-			       num(px, "http_port"), num(px, "socks_port"));
-			printf("  dns:     %.0f queries, %.0f refused, %.0f cached, %.0f fast-path "
-			       "approvals\n",
-			       num(dn, "queries"), num(dn, "refused"), num(dn, "cached"),
-			       num(dn, "fast_path_approvals"));
-			cJSON_Delete(run);
-		} else {
-			printf("  run:     none alive (programs stay attached: fail closed; the "
-			       "next "
-			       "`egressctl run --cgroup` on it takes over)\n");
-		}
-		printf("  kernel:  %llu redirected, %llu denied, %llu fast-path, %llu loopback%s\n",
-		       (unsigned long long)c[EGR_C_REDIRECT], (unsigned long long)c[EGR_C_DENY],
-		       (unsigned long long)c[EGR_C_FASTPATH], (unsigned long long)c[EGR_C_LOCAL],
-		       c[EGR_C_WOULD_DENY] ? " (and would-deny in audit mode)" : "");
-		printf("  programs: %d attached: %s\n", nlinks, progs);
+		if (json)
+			cJSON_AddItemToArray(all, entry_json(&e));
+		else
+			entry_print(&e);
+		cJSON_Delete(e.run);
 	}
 	closedir(d);
+	cJSON_Delete(ddoc);
 	if (json) {
 		char *out = cJSON_Print(all);
 

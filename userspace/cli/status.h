@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define STATUS_DIR "/run/egressctl"
 
@@ -33,5 +34,8 @@ int status_listen(uint64_t cgid, char *path, size_t pathlen);
 
 /* egressctl status [-j]: returns the exit status. */
 int status_main(int argc, char **argv);
+
+/* --help of status. */
+void status_usage(FILE *f);
 
 #endif /* STATUS_H */

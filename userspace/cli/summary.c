@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cJSON.h>
 
 #include "policy/audit.h"
 #include "lib/hash.h"
@@ -360,4 +361,162 @@ summary_write_policy(const struct summary *s, const char *path)
 		free(rules[i]);
 	free(rules);
 	return err;
+}
+
+/* A table cell: names and commands come from CMD, so nothing in them may
+ * make markdown (or the HTML it allows) of its own. */
+static void
+md_cell(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '|' || c == '<' || c == '>' || c == '&')
+			fprintf(f, "&#%u;", c);
+		else if (strchr("\\`*_[]()#!~", c))
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c > 0x7e)
+			fputc('?', f);
+		else
+			fputc(c, f);
+	}
+}
+
+static void
+who_text(const struct dest *d, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < d->nwho && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s[%u]", i ? ", " : "", d->who[i].comm,
+				      d->who[i].pid);
+}
+
+static void
+print_markdown(const struct summary *s, FILE *f, bool audit_mode)
+{
+	const char *denied_word = audit_mode ? "would deny" : "denied";
+
+	fprintf(f, "### egressctl: %llu allowed, %llu %s, %d destination%s\n\n",
+		(unsigned long long)s->allowed, (unsigned long long)s->denied, denied_word,
+		s->ndest, s->ndest == 1 ? "" : "s");
+	if (!s->ndest) {
+		fprintf(f, "No network attempts.\n");
+		return;
+	}
+	fprintf(f, "| decision | count | destination | commands | rule that would allow it |\n"
+		   "|---|---:|---|---|---|\n");
+	for (int pass = 0; pass < 2; pass++)
+		for (const struct dest *d = s->first; d; d = d->order) {
+			char who[160];
+
+			if (pass == 0 ? !d->denied : !!d->denied)
+				continue;
+			who_text(d, who, sizeof(who));
+			fprintf(f, "| %s | %llu | ", pass ? "allowed" : denied_word,
+				(unsigned long long)(pass ? d->allowed : d->denied));
+			md_cell(f, d->key);
+			fprintf(f, " | ");
+			md_cell(f, who);
+			fprintf(f, " | ");
+			if (pass == 0 && d->suggest[0]) {
+				fprintf(f, "--allow ");
+				md_cell(f, d->suggest);
+			} else if (pass == 0) {
+				md_cell(f, d->reason);
+			}
+			fprintf(f, " |\n");
+		}
+}
+
+static void
+print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls)
+{
+	cJSON *o = cJSON_CreateObject(), *ds, *r;
+	char *out;
+
+	if (!o)
+		return;
+	cJSON_AddNumberToObject(o, "schema", SUMMARY_SCHEMA);
+	cJSON_AddBoolToObject(o, "audit", audit_mode);
+	cJSON_AddNumberToObject(o, "allowed", (double)s->allowed);
+	cJSON_AddNumberToObject(o, "denied", (double)s->denied);
+	ds = cJSON_AddArrayToObject(o, "destinations");
+	for (const struct dest *d = s->first; ds && d; d = d->order) {
+		cJSON *e = cJSON_CreateObject(), *who;
+
+		if (!e)
+			break;
+		cJSON_AddStringToObject(e, "destination", d->key);
+		cJSON_AddNumberToObject(e, "allowed", (double)d->allowed);
+		cJSON_AddNumberToObject(e, "denied", (double)d->denied);
+		cJSON_AddBoolToObject(e, "would_deny", d->would);
+		cJSON_AddBoolToObject(e, "dns", d->dns);
+		if (d->denied)
+			cJSON_AddStringToObject(e, "reason", d->reason);
+		if (d->suggest[0])
+			cJSON_AddStringToObject(e, "suggest", d->suggest);
+		who = cJSON_AddArrayToObject(e, "who");
+		for (int i = 0; who && i < d->nwho; i++) {
+			cJSON *w = cJSON_CreateObject();
+
+			if (!w)
+				break;
+			cJSON_AddNumberToObject(w, "pid", d->who[i].pid);
+			cJSON_AddStringToObject(w, "comm", d->who[i].comm);
+			cJSON_AddItemToArray(who, w);
+		}
+		cJSON_AddItemToArray(ds, e);
+	}
+	r = cJSON_AddObjectToObject(o, "refused");
+	if (r) {
+		cJSON_AddNumberToObject(r, "limit", (double)s->refused.limit);
+		cJSON_AddNumberToObject(r, "per_process", (double)s->refused.per_process);
+		cJSON_AddNumberToObject(r, "no_descriptors", (double)s->refused.nofd);
+	}
+	if (ls && ls->path) {
+		cJSON *l = cJSON_AddObjectToObject(o, "log");
+
+		if (l) {
+			cJSON_AddStringToObject(l, "path", ls->path);
+			cJSON_AddNumberToObject(l, "lost", (double)ls->lost);
+			cJSON_AddNumberToObject(l, "dropped", (double)ls->dropped);
+		}
+	}
+	out = cJSON_PrintUnformatted(o);
+	if (out)
+		fprintf(f, "%s\n", out);
+	cJSON_free(out);
+	cJSON_Delete(o);
+}
+
+int
+summary_format_parse(const char *s, enum summary_format *out)
+{
+	if (!strcmp(s, "text"))
+		*out = SUMMARY_TEXT;
+	else if (!strcmp(s, "markdown") || !strcmp(s, "md"))
+		*out = SUMMARY_MARKDOWN;
+	else if (!strcmp(s, "json"))
+		*out = SUMMARY_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void
+summary_write(const struct summary *s, FILE *f, enum summary_format fmt, bool audit_mode,
+	      const struct audit_stats *ls)
+{
+	static const struct summary empty;
+
+	if (!s)
+		s = &empty;
+	if (fmt == SUMMARY_MARKDOWN)
+		print_markdown(s, f, audit_mode);
+	else if (fmt == SUMMARY_JSON)
+		print_json(s, f, audit_mode, ls);
+	else
+		summary_print(s, f, audit_mode, ls);
 }

@@ -35,6 +35,22 @@ void summary_set_refusals(struct summary *s, const struct summary_refusals *r);
  * slow. */
 void summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls);
 
+/* The same in other forms: markdown (a table for $GITHUB_STEP_SUMMARY;
+ * names and commands escaped so they make no markdown of their own) and
+ * JSON (schema SUMMARY_SCHEMA: allowed, denied, destinations[] with
+ * destination, allowed, denied, would_deny, dns, reason, suggest, who[]
+ * of pid and comm; refused; log). */
+#define SUMMARY_SCHEMA 1
+enum summary_format {
+	SUMMARY_TEXT = 0,
+	SUMMARY_MARKDOWN = 1,
+	SUMMARY_JSON = 2,
+};
+/* "text", "markdown" (or "md"), "json". Returns 0 or -EINVAL. */
+int summary_format_parse(const char *s, enum summary_format *out);
+void summary_write(const struct summary *s, FILE *f, enum summary_format fmt, bool audit_mode,
+		   const struct audit_stats *ls);
+
 /* Writes the suggested policy as JSON (the schema --policy reads): every
  * allowed and denied destination's rule, hostnames rather than addresses
  * where a name was known, "**.domain" where several names under one

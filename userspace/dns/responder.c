@@ -93,6 +93,7 @@ struct fast_entry {
 	TAILQ_ENTRY(fast_entry) entry;
 	struct sockaddr_storage addr; /* with port */
 	uint64_t expires;
+	char name[DNS_MAX_NAME + 1]; /* the name it was answered for */
 };
 
 struct tcp_client {
@@ -397,6 +398,7 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 				continue;
 			memcpy(&fe->addr, &sin, sizeof(sin));
 			fe->expires = now_s() + rrs[i].ttl;
+			snprintf(fe->name, sizeof(fe->name), "%s", name);
 			TAILQ_INSERT_TAIL(&d->fast, fe, entry);
 		}
 	}
@@ -430,6 +432,51 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 		TAILQ_REMOVE(&d->fast, fe, entry);
 		free(fe);
 	}
+}
+
+static bool
+fast_still_allowed(const struct dns_server *d, const struct fast_entry *fe)
+{
+	uint16_t ports[16], port = ntohs(((const struct sockaddr_in *)&fe->addr)->sin_port);
+	int np = policy_tcp_ports(d->o.policy, fe->name, ports, 16);
+
+	for (int k = 0; k < np; k++)
+		if (ports[k] == port)
+			return true;
+	return false;
+}
+
+void
+dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
+	       struct dns_revoked *rv)
+{
+	struct fast_entry *fe, *ftmp;
+	struct learned *l, *ltmp;
+
+	memset(rv, 0, sizeof(*rv));
+	d->o.policy = p;
+	d->o.policy_rw = rw;
+	cache_clear(d); /* answers were filtered by the old policy */
+	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, ftmp)
+	{
+		if (fast_still_allowed(d, fe))
+			continue;
+		if (d->o.fast_del)
+			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
+		TAILQ_REMOVE(&d->fast, fe, entry);
+		free(fe);
+		rv->fast++;
+	}
+	for (int i = 0; i < LEARN_BUCKETS; i++)
+		LIST_FOREACH_SAFE(l, &d->learn[i], entry, ltmp)
+		{
+			if (policy_host_possible(p, l->name))
+				continue;
+			LIST_REMOVE(l, entry);
+			free(l);
+			d->nlearn--;
+			rv->names++;
+		}
 }
 
 /* ---- upstream ---- */
@@ -965,6 +1012,7 @@ open_sockets(struct dns_server *d, char *errbuf, size_t errlen)
 		int one = 1;
 
 		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons(d->o.port);
 		d->ufd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		d->tfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (d->ufd < 0 || d->tfd < 0)
@@ -982,8 +1030,15 @@ open_sockets(struct dns_server *d, char *errbuf, size_t errlen)
 		close(d->ufd);
 		close(d->tfd);
 		d->ufd = d->tfd = -1;
+		if (d->o.port)
+			break; /* that port or none */
 	}
-	snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1: %s", strerror(errno));
+	if (d->o.port)
+		snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1:%u: %s",
+			 d->o.port, strerror(errno));
+	else
+		snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1: %s",
+			 strerror(errno));
 	return -1;
 }
 

@@ -30,6 +30,7 @@ struct dns_opts {
 	struct policy *policy_rw;    /* the same policy, for names approved with --ask */
 	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
 	int head_timeout_s;	     /* > 0: a TCP client's next whole message (--head-timeout) */
+	uint16_t port; /* the port to listen on (taking over pinned programs); 0: any */
 	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
 	 * and remove it again; NULL = no fast path */
 	int (*fast_add)(void *arg, const struct sockaddr *sa, uint64_t ttl_ns);
@@ -53,6 +54,16 @@ void dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sock
 /* The name an answered address was learned for (until its TTL runs out),
  * or NULL. */
 const char *dns_learned_name(const struct dns_server *d, const struct sockaddr *sa);
+
+/* A new policy (after a reload) for every answer from now on: the answer
+ * cache is emptied, and the fast-path entries and learned names it no
+ * longer allows are removed (counted in rv). */
+struct dns_revoked {
+	uint64_t fast;	/* fast-path entries removed */
+	uint64_t names; /* learned names forgotten */
+};
+void dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
+		    struct dns_revoked *rv);
 
 struct dns_stats {
 	uint64_t queries, refused, answered, cached, upstream, servfail, fast_path;

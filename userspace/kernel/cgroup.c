@@ -861,3 +861,91 @@ out_close:
 	close(dfd);
 	return err;
 }
+
+int
+cgroup_of_pid_in(const char *text, char *out, size_t outlen)
+{
+	const char *line = text;
+
+	/* cgroup v2's line is "0::/path" (hybrid hosts list v1 ones too) */
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (len >= 3 && !strncmp(line, "0::", 3)) {
+			if (len - 3 >= outlen)
+				return -ENAMETOOLONG;
+			memcpy(out, line + 3, len - 3);
+			out[len - 3] = 0;
+			return out[0] == '/' ? 0 : -EINVAL;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int
+cgroup_of_pid(const char *mnt, pid_t pid, char *out, size_t outlen)
+{
+	char path[64], rel[PATH_MAX], *text;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	err = read_file_at(AT_FDCWD, path, &text);
+	if (err)
+		return err;
+	err = cgroup_of_pid_in(text, rel, sizeof(rel));
+	free(text);
+	if (err)
+		return err;
+	if ((size_t)snprintf(out, outlen, "%s%s", mnt, strcmp(rel, "/") ? rel : "") >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+struct find_named {
+	const char *name;
+	char *out;
+	size_t outlen;
+	int found;
+};
+
+static int
+find_named_in(const char *dir, struct find_named *f, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (depth > 16)
+		return 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		if (!strcmp(de->d_name, f->name)) {
+			if (!f->found++)
+				snprintf(f->out, f->outlen, "%s", path);
+			continue; /* a unit's cgroup holds no other unit of that name */
+		}
+		find_named_in(path, f, depth + 1);
+	}
+	closedir(d);
+	return 0;
+}
+
+int
+cgroup_find_named(const char *mnt, const char *name, char *out, size_t outlen)
+{
+	struct find_named f = {name, out, outlen, 0};
+
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	find_named_in(mnt, &f, 0);
+	return f.found == 1 ? 0 : f.found ? -EEXIST : -ENOENT;
+}

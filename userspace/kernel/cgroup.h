@@ -60,4 +60,18 @@ int cgroup_kill_procs(const char *path);
  * every child cgroup below it. Returns 0 or -errno. */
 int cgroup_kill_and_remove(const char *path, int timeout_ms);
 
+/* The cgroup2 path of a process from its /proc/PID/cgroup text ("0::/a/b"
+ * -> "/a/b"). Pure. Returns 0, -ENOENT (no cgroup2 line), -EINVAL,
+ * -ENAMETOOLONG. */
+int cgroup_of_pid_in(const char *text, char *out, size_t outlen);
+
+/* <mnt><the cgroup2 path of pid>. Returns 0 or -errno (-ENOENT: no such
+ * process). */
+int cgroup_of_pid(const char *mnt, pid_t pid, char *out, size_t outlen);
+
+/* The one cgroup directory below mnt called name (a systemd unit's:
+ * "x.service" under its slice). Returns 0, -ENOENT (none), -EEXIST (more
+ * than one: out has the first), -EINVAL (not a name). */
+int cgroup_find_named(const char *mnt, const char *name, char *out, size_t outlen);
+
 #endif /* CGROUP_H */

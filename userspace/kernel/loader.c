@@ -595,3 +595,259 @@ loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto, struct eg
 		return -errno;
 	return 0;
 }
+
+/* ---- taking over pinned programs (the daemon after a restart) ---- */
+
+/* The .rodata of the program behind a pinned link: its tunables as loaded. */
+static int
+pinned_rodata(int link_fd, void *out, size_t size, uint32_t *prog_id)
+{
+	struct bpf_link_info li = {};
+	struct bpf_prog_info pi = {};
+	uint32_t len = sizeof(li), ids[16], n;
+	int fd, err = -ENOENT;
+
+	if (bpf_obj_get_info_by_fd(link_fd, &li, &len))
+		return -errno;
+	*prog_id = li.prog_id;
+	fd = bpf_prog_get_fd_by_id(li.prog_id);
+	if (fd < 0)
+		return -errno;
+	len = sizeof(pi);
+	pi.nr_map_ids = 16;
+	pi.map_ids = (uint64_t)(uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(fd, &pi, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	close(fd);
+	n = pi.nr_map_ids < 16 ? pi.nr_map_ids : 16;
+	for (uint32_t i = 0; i < n && err == -ENOENT; i++) {
+		struct bpf_map_info mi = {};
+		uint32_t mlen = sizeof(mi), zero = 0;
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (mfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen) && mi.type == BPF_MAP_TYPE_ARRAY &&
+		    strstr(mi.name, ".rodata")) {
+			if (mi.value_size != size)
+				err = -ESTALE; /* another build's programs */
+			else
+				err = bpf_map_lookup_elem(mfd, &zero, out) ? -errno : 0;
+		}
+		close(mfd);
+	}
+	return err;
+}
+
+/* The pinned link of prog, checked: attached to cgid, running the program
+ * the others run with the same tunables. */
+static int
+adopt_link(struct loader *ld, int i, uint64_t cgid, void *rodata, size_t size, uint32_t *prog_id,
+	   char *errbuf, size_t errlen)
+{
+	const struct bpf_prog_skeleton *ps = &ld->skel->skeleton->progs[i];
+	const char *name = ps->name;
+	struct bpf_link_info li = {};
+	uint32_t len = sizeof(li), id = 0;
+	char path[PATH_MAX];
+	struct bpf_link *link;
+	void *ro;
+	int err;
+
+	if (!strncmp(name, "egr_", 4))
+		name += 4;
+	if ((size_t)snprintf(path, sizeof(path), "%s/link_%s", ld->pin_dir, name) >= sizeof(path)) {
+		snprintf(errbuf, errlen, "pin path too long");
+		return -ENAMETOOLONG;
+	}
+	link = bpf_link__open(path);
+	if (!link) {
+		err = -errno;
+		snprintf(errbuf, errlen, "pinned link %s: %s", path, strerror(-err));
+		return err;
+	}
+	*ps->link = link;
+	if (bpf_obj_get_info_by_fd(bpf_link__fd(link), &li, &len)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "pinned link %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (li.type != BPF_LINK_TYPE_CGROUP || li.cgroup.cgroup_id != cgid) {
+		snprintf(errbuf, errlen, "pinned link %s is not attached to cgroup %llu", path,
+			 (unsigned long long)cgid);
+		return -ESTALE;
+	}
+	ro = *prog_id ? calloc(1, size) : rodata;
+	if (!ro)
+		return -ENOMEM;
+	err = pinned_rodata(bpf_link__fd(link), ro, size, &id);
+	if (!err && *prog_id && memcmp(ro, rodata, size))
+		err = -ESTALE; /* links of two different loads */
+	if (ro != rodata)
+		free(ro);
+	if (err) {
+		snprintf(errbuf, errlen, "pinned link %s: %s", path,
+			 err == -ESTALE ? "programs of another build or load" : strerror(-err));
+		return err;
+	}
+	*prog_id = id;
+	return 0;
+}
+
+static int
+adopt_maps(struct loader *ld, char *errbuf, size_t errlen)
+{
+	struct bpf_map *map;
+	char path[PATH_MAX];
+
+	bpf_object__for_each_map(map, ld->skel->obj)
+	{
+		const char *name = bpf_map__name(map);
+		int fd, err;
+
+		if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY) /* .rodata: read from the programs */
+			continue;
+		if (!strncmp(name, "egr_", 4))
+			name += 4;
+		if ((size_t)snprintf(path, sizeof(path), "%s/map_%s", ld->pin_dir, name) >=
+		    sizeof(path)) {
+			snprintf(errbuf, errlen, "pin path too long");
+			return -ENAMETOOLONG;
+		}
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			err = -errno;
+			snprintf(errbuf, errlen, "pinned map %s: %s", path, strerror(-err));
+			return err;
+		}
+		err = bpf_map__reuse_fd(map, fd);
+		close(fd);
+		if (err) {
+			snprintf(errbuf, errlen, "pinned map %s: %s", path, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+struct loader *
+loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *pinned,
+	     char *errbuf, size_t errlen)
+{
+	size_t size;
+	uint32_t prog_id = 0;
+	char root[PATH_MAX];
+	struct loader *ld;
+	struct stat st;
+	int err;
+
+	ld = calloc(1, sizeof(*ld));
+	if (!ld) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	ld->on_event = want->on_event;
+	ld->arg = want->arg;
+	ld->unix_hooks = want->unix_hooks;
+	err = loader_pin_root(root, sizeof(root));
+	if (err) {
+		snprintf(errbuf, errlen, "cannot open bpffs: %s", strerror(-err));
+		goto out_free;
+	}
+	if ((size_t)snprintf(ld->pin_dir, sizeof(ld->pin_dir), "%s/%llu", root,
+			     (unsigned long long)cgid) >= sizeof(ld->pin_dir)) {
+		err = -ENAMETOOLONG;
+		snprintf(errbuf, errlen, "pin path too long");
+		goto out_free;
+	}
+	if (stat(ld->pin_dir, &st)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "no pins for cgroup %llu", (unsigned long long)cgid);
+		goto out_free;
+	}
+	ld->skel = egress_bpf__open();
+	if (!ld->skel) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot open the BPF object: %s", strerror(-err));
+		goto out_free;
+	}
+	if (!want->unix_hooks) {
+		bpf_program__set_autoload(ld->skel->progs.egr_connect_unix, false);
+		bpf_program__set_autoload(ld->skel->progs.egr_sendmsg_unix, false);
+	}
+	size = sizeof(*ld->skel->rodata);
+	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
+		if (!bpf_program__autoload(*ld->skel->skeleton->progs[i].prog))
+			continue;
+		err = adopt_link(ld, i, cgid, (void *)ld->skel->rodata, size, &prog_id, errbuf,
+				 errlen);
+		if (err)
+			goto out_destroy;
+	}
+	if (ld->skel->rodata->sandbox_cgid != cgid ||
+	    ld->skel->rodata->audit_mode != want->audit_mode ||
+	    ld->skel->rodata->emit_redirects != want->emit_redirects) {
+		snprintf(errbuf, errlen, "the pinned programs were loaded with other options");
+		err = -ESTALE;
+		goto out_destroy;
+	}
+	err = adopt_maps(ld, errbuf, errlen);
+	if (err)
+		goto out_destroy;
+	ld->rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.egr_events), on_ring, ld, NULL);
+	if (!ld->rb) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-err));
+		goto out_destroy;
+	}
+	*pinned = *want;
+	pinned->tproxy_port = ld->skel->rodata->tproxy_port;
+	pinned->dns_port = ld->skel->rodata->dns_port;
+	memcpy(pinned->proxy_ports, (const void *)ld->skel->rodata->proxy_ports,
+	       sizeof(pinned->proxy_ports));
+	pinned->sandbox_cgid = cgid;
+	ld->attached = true;
+	return ld;
+
+out_destroy:
+	egress_bpf__destroy(ld->skel); /* opened links only close: pins stay */
+out_free:
+	free(ld);
+	errno = -err;
+	return NULL;
+}
+
+void
+loader_link_ids(struct loader *ld, uint32_t *ids, int max, int *n)
+{
+	*n = 0;
+	for (int i = 0; i < ld->skel->skeleton->prog_cnt && *n < max; i++) {
+		struct bpf_link *link = *ld->skel->skeleton->progs[i].link;
+		struct bpf_link_info li = {};
+		uint32_t len = sizeof(li);
+
+		if (link && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &li, &len))
+			ids[(*n)++] = li.id;
+	}
+}
+
+int
+loader_fast_clear(struct loader *ld)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_fast), n = 0;
+	struct egr_fast_key k, next;
+	void *prev = NULL;
+
+	/* deleting while walking: restart from the start after each delete */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+		n++;
+		prev = NULL;
+	}
+	return n;
+}

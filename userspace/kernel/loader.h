@@ -53,6 +53,19 @@ struct loader *loader_open(const struct loader_opts *o, char *errbuf, size_t err
  * (errbuf set). */
 int loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t errlen);
 
+/* Takes over the programs an egressctl that is gone left pinned for cgid
+ * (the daemon after a restart): links, maps and tunables as they are,
+ * nothing detached or re-attached, so the link ids stay and enforcement
+ * never stops. *pinned gets want with the ports the programs redirect to
+ * (the listeners must open exactly those). NULL with errno and errbuf set:
+ * ENOENT (no pins), ESTALE (pins of another build, of another load, or
+ * loaded with other options than want's: attach afresh instead). */
+struct loader *loader_adopt(const struct loader_opts *want, uint64_t cgid,
+			    struct loader_opts *pinned, char *errbuf, size_t errlen);
+
+/* The ids of the links (for status and tests: they survive a take-over). */
+void loader_link_ids(struct loader *ld, uint32_t *ids, int max, int *n);
+
 /* Unpins and detaches everything loader_attach() made. */
 void loader_detach(struct loader *ld);
 
@@ -63,6 +76,9 @@ void loader_free(struct loader *ld);
  * (0: until removed). sa is a sockaddr_in or sockaddr_in6. */
 int loader_fast_add(struct loader *ld, const struct sockaddr *sa, uint8_t proto, uint64_t ttl_ns);
 int loader_fast_del(struct loader *ld, const struct sockaddr *sa, uint8_t proto);
+/* Empties the fast path (taking over programs whose approvals were made
+ * under a policy that may have changed). Returns how many were removed. */
+int loader_fast_clear(struct loader *ld);
 
 /* The ring buffer's epoll fd (for the event loop) and its drain. */
 int loader_events_fd(struct loader *ld);

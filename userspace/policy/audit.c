@@ -128,7 +128,10 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 	puts_(&o, "{\"time\":\"");
 	puts_(&o, ts);
 	puts_(&o, "\"");
-	put_str(&o, "decision", r->decision, 16);
+	if (r->event)
+		put_str(&o, "event", r->event, 32);
+	else
+		put_str(&o, "decision", r->decision, 16);
 	put_str(&o, "reason", r->reason ? r->reason : "", 256);
 	put_str(&o, "source", r->source, 16);
 	if (r->host && r->host[0])

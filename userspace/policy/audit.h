@@ -18,7 +18,11 @@
 struct event_base;
 
 struct audit_rec {
-	const char *decision;	   /* "allow", "deny" or "would-deny" (audit mode) */
+	const char *decision;	   /* "allow", "deny" or "would-deny" (audit mode);
+				    * NULL for an event */
+	const char *event;	   /* the daemon's own events ("attach", "reload",
+				    * "pre-existing", ...): written instead of a
+				    * decision; NULL for decisions */
 	const char *reason;	   /* short words: "no rule allows it", "rule 2 \"x\"" */
 	const char *source;	   /* bpf, http, connect, socks5, transparent, dns */
 	const char *host;	   /* NULL or "" when unknown */

@@ -211,6 +211,24 @@ load_rule(struct policy *p, enum policy_action action, const cJSON *el, const ch
 	return 0;
 }
 
+/* "allow[12]" into path (32 bytes). */
+static void
+rule_path(char *path, const char *key, int i)
+{
+	char digits[12];
+	size_t n = strlen(key), k = 0;
+
+	memcpy(path, key, n);
+	path[n++] = '[';
+	do
+		digits[k++] = (char)('0' + i % 10);
+	while ((i /= 10) && k < sizeof(digits));
+	while (k)
+		path[n++] = digits[--k];
+	path[n++] = ']';
+	path[n] = 0;
+}
+
 static int
 load_rules(struct policy *p, enum policy_action action, const cJSON *arr, const char *source,
 	   char *errbuf, size_t errlen)
@@ -224,7 +242,7 @@ load_rules(struct policy *p, enum policy_action action, const cJSON *arr, const 
 		return cfg_fail(errbuf, errlen, -EINVAL, "%s: expected an array of rules", key);
 	cJSON_ArrayForEach(el, arr)
 	{
-		snprintf(path, sizeof(path), "%s[%d]", key, i++);
+		rule_path(path, key, i++); /* once per rule of a big file: no snprintf */
 		err = load_rule(p, action, el, path, source, errbuf, errlen);
 		if (err)
 			return err;
@@ -257,6 +275,8 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 			return cfg_fail(errbuf, errlen, -EINVAL, "duplicate key \"%s\"", k->string);
 		*slot = k;
 	}
+	if (policy_expect(p, (size_t)cJSON_GetArraySize(allow) + (size_t)cJSON_GetArraySize(deny)))
+		return cfg_fail(errbuf, errlen, -ENOMEM, "out of memory");
 	if (version && (!cJSON_IsNumber(version) || version->valuedouble != 1.0))
 		return cfg_fail(errbuf, errlen, -EINVAL, "version: expected 1");
 	if (allow) {

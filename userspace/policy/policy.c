@@ -670,6 +670,28 @@ policy_new(void)
 	return calloc(1, sizeof(struct policy));
 }
 
+int
+policy_expect(struct policy *p, size_t n)
+{
+	struct rule **rules;
+
+	if (n > (1u << 24))
+		n = 1u << 24;
+	/* the name table at most 3/4 full with n more keys: no rehash while
+	 * a big policy file goes in */
+	while (!p->names.slots || (p->names.used + n) * 4 > (p->names.mask + 1) * 3)
+		if (htab_grow(&p->names))
+			return -ENOMEM;
+	if (p->nrules + n > p->cap) {
+		rules = realloc(p->rules, (p->nrules + n) * sizeof(*rules));
+		if (!rules)
+			return -ENOMEM;
+		p->rules = rules;
+		p->cap = p->nrules + (unsigned int)n;
+	}
+	return 0;
+}
+
 void
 policy_free(struct policy *p)
 {

@@ -89,6 +89,11 @@ struct policy;
 struct policy *policy_new(void);
 void policy_free(struct policy *p);
 
+/* Room for about n more rules (a policy file knows how many it holds):
+ * what policy_add() would grow step by step, grown once. Only a hint:
+ * policy_add() grows past it. Returns 0 or -ENOMEM. */
+int policy_expect(struct policy *p, size_t n);
+
 /* Adds one rule. rule: the syntax of README.md "Policy" ("example.com", "*.x",
  * "**.x", "api?.x", "host:443", "*:443", "tcp://host:22", "203.0.113.0/24",
  * "[2001:db8::1]:443", "2001:db8::/32", ...). methods: NULL, or a

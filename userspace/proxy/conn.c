@@ -426,6 +426,9 @@ conn_set_proto(struct conn *c, const struct proto_ops *ops, void *pstate)
 
 /* ---- decisions ---- */
 
+static int decide_query(const struct conn *c, const struct policy_query *q,
+			struct policy_decision *d);
+
 void
 conn_query(const struct conn *c, const struct sockaddr *addr, struct policy_query *q,
 	   struct sockaddr_storage *lit)
@@ -518,6 +521,7 @@ log_decision(struct conn *c, const struct policy_query *q, struct policy_decisio
 	if (d->action == POLICY_ALLOW) {
 		c->px->st.allowed++;
 		c->rule = d->rule;
+		c->allowed = true;
 		return true;
 	}
 	c->px->st.denied++;
@@ -781,4 +785,48 @@ const char *
 conn_learned_name(const struct conn *c)
 {
 	return dns_learned_name(c->px->dns, (const struct sockaddr *)&c->orig);
+}
+
+bool
+conn_rejudge(struct conn *c)
+{
+	const struct sockaddr *addr = NULL;
+	struct sockaddr_storage lit;
+	struct policy_decision d;
+	struct policy_query q;
+	struct audit_rec r = {0};
+	char words[400], reason[460], comm[17];
+
+	c->rule = NULL; /* the old policy's: it is freed */
+	if (!c->allowed)
+		return true;
+	if (c->ufd >= 0 && c->up_addr.ss_family)
+		addr = (const struct sockaddr *)&c->up_addr;
+	conn_query(c, addr, &q, &lit);
+	decide_query(c, &q, &d);
+	if (d.action == POLICY_ALLOW) {
+		c->rule = d.rule;
+		return true;
+	}
+	if (c->px->opts.audit_mode)
+		return true;
+	snprintf(reason, sizeof(reason), "%s; the policy changed",
+		 policy_reason_words(&d, NULL, words, sizeof(words)));
+	policy_safe_comm(c->who.comm, comm);
+	r.decision = "deny";
+	r.reason = reason;
+	r.source = conn_source_word(c->source);
+	r.host = q.host;
+	r.port = c->port;
+	r.ip = q.addr;
+	r.method = q.method;
+	r.pid = c->who.tgid;
+	r.comm = comm;
+	r.cgroup = c->who.cgroup_id;
+	r.rule = d.rule ? d.rule->text : NULL;
+	r.dest = q.host ? q.host : "?";
+	audit_write(c->px->opts.audit, &r);
+	c->px->st.denied++;
+	conn_abort(c, "denied by the new policy");
+	return false;
 }

@@ -82,6 +82,7 @@ struct conn {
 	char method[24];	      /* plain HTTP only */
 	enum policy_proto proto;
 	const struct policy_rule *rule; /* the allow rule that let it through */
+	bool allowed;			/* judged and let through: re-judged on a policy change */
 
 	/* upstream */
 	struct resolve_req *rq;
@@ -141,6 +142,13 @@ void conn_query(const struct conn *c, const struct sockaddr *addr, struct policy
  * (from the event loop); c->in stays put meanwhile. */
 int conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision *d,
 		void (*cont)(struct conn *c, bool allowed));
+
+/* After a policy change: judges c again if it was let through (the same
+ * query: name, port, protocol and the address it connected to). One the
+ * new policy denies is closed with a reset and its denial logged ("the
+ * policy changed"); in audit mode nothing is closed. Returns false when c
+ * was closed. */
+bool conn_rejudge(struct conn *c);
 
 /* conn.c: the upstream */
 /* Resolves c->host (or takes the literal / c->orig), keeps the addresses the

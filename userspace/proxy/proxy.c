@@ -237,12 +237,17 @@ listen_on(struct proxy *p, enum proxy_listener l, const struct proto_ops *ops, c
 	int fd, one = 1;
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(p->opts.ports[l]);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 1024) ||
 	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
-		snprintf(errbuf, errlen, "cannot open a proxy listener on 127.0.0.1: %s",
-			 strerror(errno));
+		if (p->opts.ports[l]) /* taking over: that port or none */
+			snprintf(errbuf, errlen, "cannot open a proxy listener on 127.0.0.1:%u: %s",
+				 p->opts.ports[l], strerror(errno));
+		else
+			snprintf(errbuf, errlen, "cannot open a proxy listener on 127.0.0.1: %s",
+				 strerror(errno));
 		if (fd != -1)
 			close(fd);
 		return -1;
@@ -311,6 +316,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		dopts.asker = o->asker;
 		dopts.policy_rw = o->policy_rw;
 		dopts.head_timeout_s = p->opts.header_timeout_s;
+		dopts.port = o->dns_port;
 		p->dns = dns_new(base, &dopts, errbuf, errlen);
 		if (!p->dns)
 			goto fail;
@@ -403,6 +409,29 @@ proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, 
 	p->fast_arg = arg;
 	if (p->dns)
 		dns_set_fastpath(p->dns, add, del, arg);
+}
+
+void
+proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw,
+		 struct proxy_revoked *rv)
+{
+	struct conn *c, *next;
+
+	memset(rv, 0, sizeof(*rv));
+	p->opts.policy = pol;
+	p->opts.policy_rw = rw;
+	if (p->dns) {
+		struct dns_revoked dr;
+
+		dns_set_policy(p->dns, pol, rw, &dr);
+		rv->fast = dr.fast;
+		rv->names = dr.names;
+	}
+	for (c = TAILQ_FIRST(&p->conns); c; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!conn_rejudge(c))
+			rv->conns++;
+	}
 }
 
 void

@@ -43,6 +43,10 @@ struct proxy_opts {
 	int connect_timeout_s;	   /* upstream connect, per address (10) */
 	int response_timeout_s;	   /* plain HTTP: request sent -> response head (60) */
 	int idle_timeout_s;	   /* relay without traffic (600) */
+	/* the ports to listen on when taking over pinned programs (they
+	 * redirect there); 0: any free one */
+	uint16_t ports[PROXY_L_MAX];
+	uint16_t dns_port;
 };
 
 struct proxy;
@@ -72,6 +76,18 @@ uint16_t proxy_dns_port(const struct proxy *p);
 /* The kernel fast path for tcp:// names the DNS responder answers. */
 void proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
 			int (*del)(void *, const struct sockaddr *), void *arg);
+
+/* A new policy (a reload; both pointers to it, as in proxy_opts) for every
+ * decision from now on. Connections it denies are closed and logged;
+ * fast-path entries and learned names it no longer allows are removed.
+ * The old policy may be freed once this returns. */
+struct proxy_revoked {
+	uint64_t conns; /* connections closed */
+	uint64_t fast;	/* fast-path entries removed */
+	uint64_t names; /* learned names forgotten */
+};
+void proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw,
+		      struct proxy_revoked *rv);
 
 /* Counters for the summary. */
 struct proxy_stats {

@@ -1,0 +1,434 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of runner mode, `egressctl daemon`: confining cgroups
+# that exist already (by path, by unit name, by a process), what was open
+# before the attach, two targets with their own policies and logs, a
+# kill -9 and restart with no gap (link ids unchanged), live reload (a
+# good file and a broken one), runtime rules that expire, the control
+# socket's commands, systemd's readiness datagram, and detach leaving
+# nothing behind. Each test asserts the client's result and the world's:
+# the servers' logs, the leak sensor, the pins.
+#
+#   tests/e2e/daemon.sh build/egressctl        (as root; make e2e does this)
+#   E2E_TESTS="restart reload" ...   run only these test functions
+#   E2E_KEEP=1 ...                   keep /tmp/egr-e2e-PID (logs, pcap)
+#
+# The network, names and servers are audit.sh's (audit_net.sh): dnsmasq on
+# 198.18.0.1 (a.example.test 203.0.113.10, b.example.test .11, git.other.test
+# .22, blocked.test .20), HTTP :80, TLS :443 and a banner on :22 on every
+# address of the test "internet", the leak sensor on its veth. The daemon
+# runs in the sandbox host's network namespace, outside the targets; the
+# confined processes are started as root into a target cgroup the test
+# made, then drop to nobody (the daemon confines what it did not start).
+#
+# Output: "ok NAME" / "FAIL NAME: reason" per assertion, and as the last
+# line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
+
+set -u
+if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
+	export EGR_E2E_REAPER=$$
+	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
+fi
+if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
+	export EGR_E2E_MNTNS=$$
+	exec unshare --mount --propagation private "$BASH" "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/audit_net.sh"
+
+# ------------------------------------------------------------- helpers
+
+# tcg TAG: the path of a target cgroup this suite makes (cg_watch records
+# its id, e2e_cleanup empties and removes it)
+tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
+mkcg() { mkdir -p "$(tcg "$1")"; }
+
+# in_cg TAG CMD...: CMD in the background in the sbx netns, inside target
+# cgroup TAG, as nobody (it joins the cgroup as root, then drops); its pid
+# in CG_PID, output in $W/TAG.cg.out
+in_cg() {
+	local tag=$1
+	shift
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
+		"$(tcg "$tag")" "$@" >"$W/$tag.cg.out" 2>"$W/$tag.cg.err" </dev/null &
+	CG_PID=$!
+	PIDS+=("$CG_PID")
+}
+
+# dstart TAG ARGS...: `egressctl daemon ARGS` in the background (sbx netns,
+# its own control socket $W/TAG.ctl); waits until it says ready. D_PID.
+dstart() {
+	local tag=$1 n
+	shift
+	n=$(grep -cs "ready:" "$W/$tag.dout")
+	nsenter --net="$NS_SBX" env NOTIFY_SOCKET="${D_NOTIFY:-}" "$EGRESSCTL" daemon \
+		--control "$W/$tag.ctl" "$@" >>"$W/$tag.dout" 2>&1 </dev/null &
+	D_PID=$!
+	PIDS+=("$D_PID")
+	if ! wait_secs 15 d_ready "$W/$tag.dout" "${n:-0}"; then
+		fail "$tag.daemon_ready" "the daemon did not come up: $(tail -c 600 "$W/$tag.dout" | tr '\n' '|')"
+		return 1
+	fi
+	return 0
+}
+d_ready() { [ "$(grep -cs "ready:" "$1")" -gt "$2" ]; }
+dstop() { kill -TERM "$D_PID" 2>/dev/null; wait "$D_PID" 2>/dev/null; }
+
+# dctl TAG CMD ARGS...: a control command to TAG's daemon; status in D_RC,
+# output in $W/TAG.ctl.out and .err
+dctl() {
+	local tag=$1
+	shift
+	timeout 20 "$EGRESSCTL" "$1" --control "$W/$tag.ctl" "${@:2}" >"$W/$tag.ctl.out" 2>"$W/$tag.ctl.err"
+	D_RC=$?
+}
+
+# links TAG: the daemon's link ids of its first target, sorted, one line
+links() {
+	EGRESSCTL_CONTROL="$W/$1.ctl" "$EGRESSCTL" status -j 2>/dev/null | "$PY" -c '
+import json, sys
+for e in json.load(sys.stdin):
+    d = e.get("daemon")
+    if d and d.get("cgroup") == sys.argv[1]:
+        print(" ".join(str(i) for i in sorted(d.get("links", []))))' "$2"
+}
+
+# codes FILE: the HTTP codes curl printed, one per line, as "200 200 000 ..."
+codes() { tr '\n' ' ' <"$1" 2>/dev/null; }
+
+# loop_curl URL ARGS: a shell loop of curl against URL, one code per line
+LOOP='while :; do curl -s -o /dev/null -m 3 -w "%{http_code}\n" "$@"; sleep 0.2; done'
+
+pindir_of() { echo "$PIN_ROOT/$(stat -c %i "$1")"; }
+
+# ======================================================================
+# Attach to a live cgroup: before, its process reaches a denied host and
+# an allowed one; after, the denied one sees nothing at the sensor and the
+# allowed one goes through the proxy; the decisions are in the target's log.
+# ======================================================================
+test_attach() {
+	local t=attach base
+	mkcg "$t"
+	in_cg "$t" sh -c "$LOOP" sh --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t
+	wait_secs 10 grep -qs '^200' "$W/$t.cg.out"
+	a_grep "$t.control.reached" "$W/$t.cg.out" '^200$'
+	sensor_saw "$t.control.sensor" "dst host $A_BLOCKED and tcp dst port 80"
+	have_egr || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --log "$W/$t.jlog" \
+		--dns-upstream "$INET_DNS" || return 0
+	: >"$W/$t.cg.out"
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	wait_secs 10 grep -qs '^403' "$W/$t.cg.out"
+	sleep 1
+	a_grep "$t.denied_403" "$W/$t.cg.out" '^403$'
+	a_nogrep "$t.never_200" "$W/$t.cg.out" '^200$'
+	sensor_none_since "$t.sensor_nothing" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	a_jlog "$t.log.deny" "$W/$t.jlog" decision=deny host=blocked.test source=transparent
+	a_jlog "$t.log.attach_event" "$W/$t.jlog" event=attach source=daemon
+	a_grep "$t.stderr.attach" "$W/$t.dout" "^egressctl: target .*: attached to $(re "$(tcg "$t")")"
+	dstop
+	kill "$CG_PID" 2>/dev/null
+}
+
+# ======================================================================
+# Connections open before the attach are listed (pid, command, peer) and
+# keep working ("pre-existing, not confined"); with --kill-existing they
+# are ended and nothing more of them reaches the sensor.
+# ======================================================================
+test_preexisting() {
+	local t=preexisting k base n0 e0
+	for k in keep kill; do
+		mkcg "$t-$k"
+		# one held TCP connection to the banner port (an echo every 0.3 s),
+		# and a new connection to the same address after each echo
+		in_cg "$t-$k" "$PY" "$C/longconn.py" banner "$A_BLOCKED" 22 --hold-for 30 --every 0.3
+		wait_secs 10 grep -qs '"new": "ok"' "$W/$t-$k.cg.out"
+		a_grep "$t.$k.control.held" "$W/$t-$k.cg.out" '"held": true'
+		a_grep "$t.$k.control.new_reach" "$W/$t-$k.cg.out" '"new": "ok"'
+		have_egr || continue
+		# shellcheck disable=SC2046 # the flag or nothing
+		dstart "$t-$k" --cgroup "$(tcg "$t-$k")" --allow a.example.test --log "$W/$t-$k.jlog" \
+			--dns-upstream "$INET_DNS" $([ $k = kill ] && echo --kill-existing) || continue
+		e0=$(grep -c '"echo"' "$W/$t-$k.cg.out")
+		a_jlog "$t.$k.logged" "$W/$t-$k.jlog" event="pre-existing(-killed)?" source=daemon \
+			ip="$(re "$A_BLOCKED")" port=22 pid="$CG_PID"
+		a_grep "$t.$k.said" "$W/$t-$k.dout" "python3\\[$CG_PID\\] tcp [0-9.]+:[0-9]+ → $(re "$A_BLOCKED"):22 established: pre-existing, $([ $k = kill ] && echo killed || echo 'not confined')"
+		base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+		n0=$(sensor_now "dst host $A_BLOCKED and tcp dst port 22 and tcp[tcpflags] & tcp-push != 0")
+		sleep 2
+		sensor_none_since "$t.$k.new_connections_nothing" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+		if [ $k = keep ]; then
+			a_val "$t.keep.echoes_go_on" "echoes after the attach" \
+				"$([ "$(grep -c '"echo"' "$W/$t-$k.cg.out")" -gt "$e0" ] && echo more || echo "no more than $e0")" more
+			# a new connection is the proxy's now: no banner, the stream is denied
+			a_grep "$t.keep.new_denied" "$W/$t-$k.cg.out" '"new": "(ECONNREFUSED|ECONNRESET|EOF|TIMEOUT)"'
+			a_jlog "$t.keep.new_logged" "$W/$t-$k.jlog" decision=deny ip="$(re "$A_BLOCKED")" port=22
+			sensor_sync
+			a_val "$t.keep.payload_flows" "payload to the peer after the attach" \
+				"$([ "$(sensor_count "dst host $A_BLOCKED and tcp dst port 22 and tcp[tcpflags] & tcp-push != 0")" -gt "$n0" ] && echo more || echo none)" more
+		else
+			a_grep "$t.kill.ended" "$W/$t-$k.cg.out" '"errno": "(ECONNABORTED|ECONNRESET|EPIPE|EOF)", "step": "echo"'
+			sensor_none_since "$t.kill.nothing_after" "$n0" "dst host $A_BLOCKED and tcp dst port 22 and tcp[tcpflags] & tcp-push != 0"
+		fi
+		dstop
+		kill "$CG_PID" 2>/dev/null
+	done
+}
+
+# ======================================================================
+# Two targets with different policies, from one config file: each gets its
+# own decisions, its own log and its own summary; nothing mixes.
+# ======================================================================
+test_two_targets() {
+	local t=two
+	mkcg "$t-a"
+	mkcg "$t-b"
+	cat >"$W/$t.json" <<EOF
+{"targets": [
+  {"name": "ta", "cgroup": "$(tcg "$t-a")", "allow": ["a.example.test"], "log": "$W/$t-a.jlog",
+   "dns_upstream": "$INET_DNS"},
+  {"name": "tb", "cgroup": "$(tcg "$t-b")", "allow": ["b.example.test"], "log": "$W/$t-b.jlog",
+   "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	in_cg "$t-a" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/two; done'
+	local pa=$CG_PID
+	in_cg "$t-b" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/two; done'
+	wait "$pa" "$CG_PID" 2>/dev/null
+	# a name no rule allows is refused by the responder: curl cannot resolve it (000)
+	a_eq "$t.a.codes" "target a's codes" "$(codes "$W/$t-a.cg.out")" "a 200 b 000 "
+	a_eq "$t.b.codes" "target b's codes" "$(codes "$W/$t-b.cg.out")" "a 000 b 200 "
+	a_jlog "$t.a.refused_b" "$W/$t-a.jlog" decision=deny host=b.example.test source=dns
+	a_jlog "$t.b.refused_a" "$W/$t-b.jlog" decision=deny host=a.example.test source=dns
+	a_jlog "$t.a.allow" "$W/$t-a.jlog" decision=allow host=a.example.test
+	a_jlog "$t.b.allow" "$W/$t-b.jlog" decision=allow host=b.example.test
+	a_jlog_none "$t.a.log_not_b" "$W/$t-a.jlog" host=b.example.test decision=allow
+	a_jlog_none "$t.b.log_not_a" "$W/$t-b.jlog" host=a.example.test decision=allow
+	a_jlog_none "$t.a.log_only_a" "$W/$t-a.jlog" cgroup="$(stat -c %i "$(tcg "$t-b")")"
+	dctl "$t" summary --cgroup ta --format json
+	a_val "$t.summary.a" "summary of ta" "$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%s" % (x["destination"], "allowed" if x["allowed"] and not x["denied"] else "denied" if x["denied"] and not x["allowed"] else "both") for x in d["destinations"])))' "$W/$t.ctl.out" 2>&1)" "a.example.test:80=allowed a.example.test=allowed b.example.test=denied"
+	dctl "$t" summary --cgroup tb --format markdown
+	a_grep "$t.summary.b_markdown" "$W/$t.ctl.out" '^\| allowed \| 1 \| b\.example\.test:80 \|'
+	a_grep "$t.summary.b_denied" "$W/$t.ctl.out" '^\| denied \| [0-9]+ \| a\.example\.test \| curl\\\[[0-9]+\\\] \| --allow a\.example\.test \|$'
+	dstop
+}
+
+# ======================================================================
+# kill -9 of the daemon while a confined loop keeps connecting: during the
+# gap nothing reaches the sensor and the loop sees refusals; a restarted
+# daemon takes the programs over (link ids unchanged) and the loop is
+# served again.
+# ======================================================================
+test_restart() {
+	local t=restart l1 l2 base
+	mkcg "$t"
+	have_egr || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --dns-upstream "$INET_DNS" || return 0
+	in_cg "$t" sh -c "$LOOP" sh --noproxy '*' --resolve a.example.test:80:$A_A http://a.example.test/$t
+	wait_secs 10 grep -qs '^200' "$W/$t.cg.out"
+	a_grep "$t.served_before" "$W/$t.cg.out" '^200$'
+	l1=$(links "$t" "$(tcg "$t")")
+	a_val "$t.links_before" "link ids" "$l1" '[0-9]+( [0-9]+)+'
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	: >"$W/$t.cg.out"
+	base=$(sensor_now "dst host $A_A and tcp[tcpflags] & tcp-syn != 0")
+	sleep 2
+	a_grep "$t.gap.refused" "$W/$t.cg.out" '^000$'
+	a_nogrep "$t.gap.nothing_served" "$W/$t.cg.out" '^200$'
+	sensor_none_since "$t.gap.sensor_nothing" "$base" "dst host $A_A and tcp[tcpflags] & tcp-syn != 0"
+	a_val "$t.gap.pins_stay" "pins during the gap" "$(ls "$(pindir_of "$(tcg "$t")")" 2>/dev/null | grep -c '^link_')" '1[0-9]'
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --dns-upstream "$INET_DNS" || return 0
+	: >"$W/$t.cg.out"
+	wait_secs 10 grep -qs '^200' "$W/$t.cg.out"
+	a_grep "$t.served_after" "$W/$t.cg.out" '^200$'
+	a_grep "$t.took_over" "$W/$t.dout" "took over the programs pinned on $(re "$(tcg "$t")")"
+	l2=$(links "$t" "$(tcg "$t")")
+	a_eq "$t.links_unchanged" "link ids after the restart" "$l2" "$l1"
+	dstop
+	kill "$CG_PID" 2>/dev/null
+}
+
+# ======================================================================
+# Reload: a valid change applies at once (a new host allowed, a removed
+# one denied, its fast-path entry gone); a broken file is rejected whole,
+# the old policy stays, the error is logged and `reload` exits non-zero.
+# ======================================================================
+test_reload() {
+	local t=reload fast
+	mkcg "$t"
+	printf '{"allow": ["a.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
+	have_egr || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --log "$W/$t.jlog" \
+		--dns-upstream "$INET_DNS" || return 0
+	in_cg "$t" sh -c 'curl -s -o /dev/null -m 5 -w "a %{http_code}\n" http://a.example.test/r1
+curl -s -o /dev/null -m 5 -w "b %{http_code}\n" http://b.example.test/r1
+getent hosts git.other.test >/dev/null; echo resolved'
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.before" "codes before" "$(codes "$W/$t.cg.out")" "a 200 b 000 resolved "
+	fast=$(bpftool map dump pinned "$(pindir_of "$(tcg "$t")")/map_fast" 2>/dev/null | grep -c '"port": 5632\|0x00 0x16')
+	a_val "$t.fast_before" "fast-path entries for git.other.test:22" "$fast" '[1-9][0-9]*'
+	printf '{"allow": ["b.example.test"]}\n' >"$W/$t.policy"
+	kill -HUP "$D_PID"
+	wait_secs 5 grep -qs 'policy reloaded' "$W/$t.dout"
+	in_cg "$t" sh -c 'curl -s -o /dev/null -m 5 -w "a %{http_code}\n" http://a.example.test/r2
+curl -s -o /dev/null -m 5 -w "b %{http_code}\n" http://b.example.test/r2'
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.after" "codes after SIGHUP" "$(codes "$W/$t.cg.out")" "a 000 b 200 "
+	fast=$(bpftool map dump pinned "$(pindir_of "$(tcg "$t")")/map_fast" 2>/dev/null | grep -c '"port": 5632\|0x00 0x16')
+	a_eq "$t.fast_revoked" "fast-path entries for git.other.test:22" "$fast" 0
+	a_jlog "$t.log.reload" "$W/$t.jlog" event=reload source=daemon "reason=policy reloaded.*"
+	# a broken file: rejected whole, with the place of the error
+	printf '{"allow": ["a.example.test", "*"]}\n' >"$W/$t.policy"
+	dctl "$t" reload
+	a_val "$t.broken.exit" "reload exit status" "$D_RC" 1
+	a_grep "$t.broken.said" "$W/$t.ctl.err" 'reload: .*allow\[1\]'
+	a_jlog "$t.broken.logged" "$W/$t.jlog" event=reload-rejected "reason=reload rejected.*allow\\[1\\].*"
+	in_cg "$t" sh -c 'curl -s -o /dev/null -m 5 -w "a %{http_code}\n" http://a.example.test/r3
+curl -s -o /dev/null -m 5 -w "b %{http_code}\n" http://b.example.test/r3'
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.broken.old_stays" "codes after the broken reload" "$(codes "$W/$t.cg.out")" "a 000 b 200 "
+	dstop
+}
+
+# ======================================================================
+# Runtime rules: allow --for expires; deny closes what it denies; both are
+# logged; a tunnel the new policy denies is closed.
+# ======================================================================
+test_runtime_rules() {
+	local t=rules
+	mkcg "$t"
+	have_egr || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --allow b.example.test --log "$W/$t.jlog" \
+		--dns-upstream "$INET_DNS" || return 0
+	dctl "$t" allow --for 3s a.example.test
+	a_val "$t.allow.exit" "allow exit" "$D_RC" 0
+	in_cg "$t" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://a.example.test/during
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.allowed_during" "code while the rule lives" "$(codes "$W/$t.cg.out")" "200 "
+	a_jlog "$t.log.added" "$W/$t.jlog" event=rule-allow "reason=allow a.example.test added at runtime for 3s"
+	wait_secs 6 grep -qs 'expired' "$W/$t.dout"
+	in_cg "$t" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://a.example.test/after
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.denied_after" "code after it expired (the name refused)" "$(codes "$W/$t.cg.out")" "000 "
+	a_jlog "$t.log.expired" "$W/$t.jlog" event=rule-expired "reason=allow a.example.test expired"
+	# an open TLS tunnel to b (the transparent path), then a runtime deny
+	# of b: the tunnel is closed, and the client sees it end
+	in_cg "$t" "$PY" "$C/longconn.py" tls b.example.test 443 b.example.test --hold-for 20
+	wait_secs 10 grep -qs '"held": true' "$W/$t.cg.out"
+	a_grep "$t.tunnel.held" "$W/$t.cg.out" '"held": true'
+	dctl "$t" deny b.example.test
+	a_val "$t.deny.exit" "deny exit" "$D_RC" 0
+	wait_secs 5 grep -qs '"closed"' "$W/$t.cg.out"
+	a_grep "$t.tunnel.closed" "$W/$t.cg.out" '"closed": "(ECONNRESET|eof|SSL:.*)"'
+	a_jlog "$t.log.closed" "$W/$t.jlog" decision=deny host=b.example.test "reason=.*the policy changed"
+	dctl "$t" bogus
+	a_val "$t.unknown_cmd" "exit of an unknown command" "$D_RC" 2
+	dstop
+}
+
+# ======================================================================
+# The control socket: status (text and JSON), log and log -f, summary.
+# ======================================================================
+test_control() {
+	local t=control fpid
+	mkcg "$t"
+	have_egr || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --dns-upstream "$INET_DNS" || return 0
+	timeout 20 "$EGRESSCTL" log -f --control "$W/$t.ctl" >"$W/$t.follow" 2>&1 &
+	fpid=$!
+	PIDS+=("$fpid")
+	sleep 0.5
+	in_cg "$t" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://blocked.test/ctl
+	wait "$CG_PID" 2>/dev/null
+	wait_secs 5 grep -qs blocked.test "$W/$t.follow"
+	a_grep "$t.follow.live" "$W/$t.follow" '"decision":"deny".*"host":"blocked\.test"'
+	kill "$fpid" 2>/dev/null
+	dctl "$t" log
+	a_grep "$t.log.recent" "$W/$t.ctl.out" '"event":"attach"'
+	EGRESSCTL_CONTROL="$W/$t.ctl" "$EGRESSCTL" status >"$W/$t.status" 2>&1
+	a_grep "$t.status.daemon" "$W/$t.status" "^daemon: egressctl\\[$D_PID\\], up [0-9]+ s, 1 target"
+	a_grep "$t.status.target" "$W/$t.status" '^  daemon:  target .*, up [0-9]+ s, 0 runtime rules$'
+	dctl "$t" summary
+	a_grep "$t.summary.text" "$W/$t.ctl.out" '^  denied +[0-9]+  blocked\.test +curl\[[0-9]+\]  --allow blocked\.test$'
+	dctl "$t" summary --cgroup nosuch
+	a_val "$t.summary.no_target" "exit for a target that is not there" "$D_RC" 1
+	timeout 5 "$EGRESSCTL" reload --control "$W/nobody-here.ctl" >/dev/null 2>"$W/$t.nodaemon"
+	a_val "$t.no_daemon.exit" "exit with no daemon" "$?" 125
+	a_grep "$t.no_daemon.said" "$W/$t.nodaemon" 'no egressctl daemon answers on'
+	dstop
+}
+
+# ======================================================================
+# Targets by unit name and by process; the daemon inside a target moves
+# itself out; systemd's READY=1 arrives.
+# ======================================================================
+test_kinds() {
+	local t=kinds unit="egr-e2e-$$.service" own
+	mkdir -p "$(tcg "$t")/$unit" "$(tcg "$t-pid")"
+	in_cg "$t-pid" sleep 60
+	local sleeper=$CG_PID
+	have_egr || return 0
+	# a READY=1 datagram to a socket of ours, as systemd would get it
+	"$PY" -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); s.settimeout(20)
+print(s.recv(4096).decode().replace("\n", "|"), flush=True)' "$W/$t.notify" >"$W/$t.notified" &
+	PIDS+=($!)
+	wait_for 5 test -S "$W/$t.notify"
+	D_NOTIFY=$W/$t.notify dstart "$t" --unit "$unit" --pid "$sleeper" --allow a.example.test \
+		--dns-upstream "$INET_DNS" || return 0
+	wait_secs 5 grep -qs READY "$W/$t.notified"
+	a_grep "$t.notify.ready" "$W/$t.notified" '^READY=1\|STATUS=confining 2 targets\|MAINPID=[0-9]+'
+	a_grep "$t.unit.found" "$W/$t.dout" "attached to $(re "$(tcg "$t")/$unit")"
+	a_grep "$t.pid.found" "$W/$t.dout" "attached to $(re "$(tcg "$t-pid")") "
+	dstop
+	# started inside a target, the daemon leaves it before it opens a socket
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(tcg "$t-pid")" \
+		"$EGRESSCTL" daemon --control "$W/$t-self.ctl" --cgroup "$(tcg "$t-pid")" \
+		--allow a.example.test >"$W/$t-self.dout" 2>&1 </dev/null &
+	D_PID=$!
+	PIDS+=("$D_PID")
+	wait_secs 15 grep -qs "ready:" "$W/$t-self.dout"
+	own=$CGROOT/egressctl/daemon
+	a_grep "$t.self.moved" "$W/$t-self.dout" "moved itself to $(re "$own")"
+	a_val "$t.self.outside" "the daemon's cgroup" "$(tail -1 "/proc/$D_PID/cgroup" 2>/dev/null)" "0::${own#"$CGROOT"}"
+	dstop
+	kill "$sleeper" 2>/dev/null
+}
+
+# ======================================================================
+# detach (through the daemon, and with no daemon alive) leaves no pins,
+# no links, no cgroup of egressctl's; a target with another egressctl on
+# it is refused.
+# ======================================================================
+test_detach() {
+	local t=detach pins id
+	mkcg "$t"
+	have_egr || return 0
+	id=$(stat -c %i "$(tcg "$t")")
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --dns-upstream "$INET_DNS" || return 0
+	dctl "$t" detach --cgroup "$(tcg "$t")"
+	a_val "$t.daemon.exit" "detach exit" "$D_RC" 0
+	a_val "$t.daemon.no_pins" "pin dir" "$(ls -d "$PIN_ROOT/$id" 2>&1 | grep -c 'No such')" 1
+	a_val "$t.daemon.no_links" "links on the cgroup" "$(bpftool cgroup show "$(tcg "$t")" 2>/dev/null | grep -c .)" 0
+	dstop
+	# a daemon killed: its pins stay (fail closed) until detach
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --dns-upstream "$INET_DNS" || return 0
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	pins=$(ls "$PIN_ROOT/$id" 2>/dev/null | grep -c .)
+	a_val "$t.killed.pins_stay" "pins after kill -9" "$pins" '[1-9][0-9]*'
+	dctl "$t" detach --cgroup "$(tcg "$t")"
+	a_val "$t.direct.exit" "detach exit" "$D_RC" 0
+	a_val "$t.direct.no_pins" "pin dir" "$(ls -d "$PIN_ROOT/$id" 2>&1 | grep -c 'No such')" 1
+	a_val "$t.direct.no_links" "links on the cgroup" "$(bpftool cgroup show "$(tcg "$t")" 2>/dev/null | grep -c .)" 0
+	a_val "$t.direct.no_status_socket" "status socket" "$(ls /run/egressctl/"$id".sock 2>&1 | grep -c 'No such')" 1
+	dctl "$t" detach
+	a_val "$t.usage" "detach without --cgroup or --all" "$D_RC" 2
+}
+
+ALL_TESTS="attach preexisting two_targets restart reload runtime_rules control kinds detach"
+
+suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -1,0 +1,185 @@
+/* The daemon's configuration file (daemon/dconfig.c): every key is one of
+ * run's options or the target's kind and name; errors name their place;
+ * the example shipped in contrib/ loads. And the option tables it rides
+ * on (cli/opts.c): opts_set, durations, flags. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "table.h"
+#include "daemon/dconfig.h"
+
+struct cfg_case {
+	const char *name;
+	const char *json;
+	const char *err; /* a substring of the error; NULL: loads */
+	int n;		 /* targets when it loads */
+};
+
+static const struct cfg_case cfg_cases[] = {
+	{"one-cgroup", "{\"targets\":[{\"cgroup\":\"/sys/fs/cgroup/x\",\"allow\":[\"a.test\"]}]}",
+	 NULL, 1},
+	{"unit-and-pid",
+	 "{\"targets\":[{\"unit\":\"r.service\"},{\"pid\":42,\"name\":\"p\"}],\"control\":\"/run/"
+	 "x\"}",
+	 NULL, 2},
+	{"options-as-keys",
+	 "{\"targets\":[{\"cgroup\":\"a\",\"max_conns\":100,\"head-timeout\":\"30s\","
+	 "\"idle_timeout\":60,\"audit\":true,\"allow_abstract_unix\":false,\"deny\":\"b.test\","
+	 "\"kill_existing\":true}]}",
+	 NULL, 1},
+	{"not-an-object", "[1]", "not a JSON object", 0},
+	{"no-targets", "{}", "targets: expected a list", 0},
+	{"empty-targets", "{\"targets\":[]}", "targets: expected a list", 0},
+	{"unknown-top", "{\"targets\":[{\"cgroup\":\"a\"}],\"bogus\":1}", "bogus: unknown key", 0},
+	{"relative-control", "{\"targets\":[{\"cgroup\":\"a\"}],\"control\":\"x\"}",
+	 "control: expected an absolute path", 0},
+	{"unknown-key", "{\"targets\":[{\"cgroup\":\"a\",\"max_con\":1}]}",
+	 "targets[0].max_con: unknown key", 0},
+	{"two-kinds", "{\"targets\":[{\"cgroup\":\"a\",\"unit\":\"b\"}]}",
+	 "targets[0]: name exactly one of", 0},
+	{"no-kind", "{\"targets\":[{\"allow\":[\"a.test\"]}]}", "targets[0]: name exactly one of",
+	 0},
+	{"bad-pid", "{\"targets\":[{\"pid\":\"x\"}]}", "targets[0].pid: expected a process id", 0},
+	{"bad-rule-place",
+	 "{\"targets\":[{\"cgroup\":\"a\"},{\"cgroup\":\"b\",\"allow\":[\"a.test\",\"b.test\","
+	 "\"c.test\",\"*\"]}]}",
+	 "targets[1].allow[3]: ", 0},
+	{"rule-not-string", "{\"targets\":[{\"cgroup\":\"a\",\"allow\":[1]}]}",
+	 "targets[0].allow[0]: expected a string", 0},
+	{"bad-number", "{\"targets\":[{\"cgroup\":\"a\",\"max_conns\":0}]}",
+	 "targets[0].max_conns: expected a number from 1", 0},
+	{"fraction", "{\"targets\":[{\"cgroup\":\"a\",\"max_conns\":1.5}]}",
+	 "targets[0].max_conns: expected a string or a whole number", 0},
+	{"bad-duration", "{\"targets\":[{\"cgroup\":\"a\",\"head_timeout\":\"1.5s\"}]}",
+	 "targets[0].head_timeout: 1.5s: whole seconds only", 0},
+	{"flag-not-bool", "{\"targets\":[{\"cgroup\":\"a\",\"audit\":\"yes\"}]}",
+	 "targets[0].audit: expected true or false", 0},
+	{"suggest-policy-is-summary's",
+	 "{\"targets\":[{\"cgroup\":\"a\",\"suggest_policy\":\"f\"}]}",
+	 "targets[0].suggest_policy: unknown key", 0},
+};
+
+static char *
+write_tmp(const char *text)
+{
+	char *path = strdup("/tmp/egr-dconfig-XXXXXX");
+	int fd = path ? mkstemp(path) : -1;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void
+run_cfg(void **state)
+{
+	const struct cfg_case *c = *state;
+	struct dconfig cfg;
+	char errbuf[600] = "", *path = write_tmp(c->json);
+	int err = dconfig_load(path, &cfg, errbuf, sizeof(errbuf));
+
+	unlink(path);
+	free(path);
+	if (!c->err) {
+		if (err)
+			fail_msg("%s: %s", c->name, errbuf);
+		assert_int_equal(cfg.n, c->n);
+		dconfig_free(&cfg);
+		return;
+	}
+	assert_int_not_equal(err, 0);
+	if (!strstr(errbuf, c->err))
+		fail_msg("%s: error \"%s\" lacks \"%s\"", c->name, errbuf, c->err);
+}
+
+static void
+test_values(void **state)
+{
+	const char *json =
+		"{\"targets\":[{\"cgroup\":\"/x\",\"name\":\"n\",\"max_conns\":100,"
+		"\"head_timeout\":\"2m\",\"audit\":true,\"allow\":[\"a.test\",\"b.test\"],"
+		"\"deny\":\"c.test\",\"kill_existing\":true,\"log\":\"/l\"}]}";
+	char errbuf[600] = "", *path = write_tmp(json);
+	struct dconfig cfg;
+	const struct dspec *s;
+
+	(void)state;
+	assert_int_equal(dconfig_load(path, &cfg, errbuf, sizeof(errbuf)), 0);
+	unlink(path);
+	free(path);
+	s = &cfg.specs[0];
+	assert_int_equal(s->kind, DSPEC_CGROUP);
+	assert_string_equal(s->what, "/x");
+	assert_string_equal(s->name, "n");
+	assert_int_equal(s->o.max_conns, 100);
+	assert_int_equal(s->o.head_timeout, 120);
+	assert_true(s->o.audit);
+	assert_true(s->kill_existing);
+	assert_string_equal(s->o.log_file, "/l");
+	assert_int_equal(s->o.nrules, 3);
+	assert_int_equal(s->o.rules[0].action, POLICY_ALLOW);
+	assert_string_equal(s->o.rules[1].text, "b.test");
+	assert_int_equal(s->o.rules[2].action, POLICY_DENY);
+	assert_string_equal(cfg.control, DCONFIG_CONTROL);
+	dconfig_free(&cfg);
+}
+
+/* Targets compared across a reload: same target, same options but the
+ * policy, or not. */
+static void
+test_compare(void **state)
+{
+	struct dspec a = {.kind = DSPEC_UNIT, .what = "r.service", .name = "r"}, b = a;
+
+	(void)state;
+	assert_true(dspec_same_target(&a, &b));
+	assert_true(dspec_same_but_policy(&a, &b));
+	b.o.nrules = 3; /* the policy changes: still the same but for it */
+	b.o.policy_file = "/p";
+	assert_true(dspec_same_but_policy(&a, &b));
+	b.o.idle_timeout = 5;
+	assert_false(dspec_same_but_policy(&a, &b));
+	b = a;
+	b.o.log_file = "/elsewhere";
+	assert_false(dspec_same_but_policy(&a, &b));
+	b = a;
+	b.kind = DSPEC_CGROUP;
+	assert_false(dspec_same_target(&a, &b));
+}
+
+/* The example the package ships loads (its policy file is the system's). */
+static void
+test_contrib_example(void **state)
+{
+	struct dconfig cfg;
+	char errbuf[600] = "";
+
+	(void)state;
+	if (dconfig_load("contrib/daemon.json.in", &cfg, errbuf, sizeof(errbuf)))
+		fail_msg("contrib/daemon.json.in: %s", errbuf);
+	assert_int_equal(cfg.n, 1);
+	assert_int_equal(cfg.specs[0].kind, DSPEC_UNIT);
+	dconfig_free(&cfg);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest misc[] = {
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_contrib_example),
+	};
+	int failed = RUN_TABLE("dconfig_load", cfg_cases, run_cfg);
+
+	failed += cmocka_run_group_tests_name("dconfig_misc", misc, NULL, NULL);
+	return failed ? 1 : 0;
+}

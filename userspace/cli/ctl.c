@@ -1,0 +1,502 @@
+/* The commands that talk to a running daemon over its control socket
+ * (reload, allow, deny, log, summary) and detach, which also works with no
+ * daemon alive: it removes the pins of what a killed daemon or run left. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <cJSON.h>
+
+#include "cli/ctl.h"
+#include "cli/opts.h"
+#include "cli/status.h"
+#include "daemon/control.h"
+#include "daemon/dconfig.h"
+#include "kernel/cgroup.h"
+#include "kernel/loader.h"
+#include "lib/duration.h"
+#include "lib/log.h"
+
+struct ctl_opts {
+	const char *control;
+	const char *cgroup;
+	const char *format;
+	const char *suggest;
+	uint64_t for_ns;
+	bool follow;
+	bool all;
+	bool json;
+};
+
+#define CO(field) offsetof(struct ctl_opts, field)
+
+/* rows several commands share (macros: C wants constants in initializers) */
+#define OPT_CONTROL                                                                                \
+	{                                                                                          \
+		"control", 0, OPT_T_STR, CO(control), "PATH",                                      \
+			"the daemon's control socket (default\n" DCONFIG_CONTROL                   \
+			", or $EGRESSCTL_CONTROL)"                                                 \
+	}
+#define OPT_CGROUP                                                                                 \
+	{                                                                                          \
+		"cgroup", 0, OPT_T_STR, CO(cgroup), "NAME|PATH",                                   \
+			"the target: its name in the daemon, its cgroup\n"                         \
+			"(absolute or relative to the cgroup2 mount) or id"                        \
+	}
+#define OPT_HELP                                                                                   \
+	{                                                                                          \
+		"help", 'h', OPT_T_HELP, 0, NULL, "this text"                                      \
+	}
+
+static const struct opt reload_table[] = {OPT_CONTROL, OPT_HELP, {0}};
+static const struct opt rule_table[] = {
+	OPT_CGROUP,
+	{"for", 0, OPT_T_NSEC, CO(for_ns), "D",
+	 "the rule expires after D (30s, 10m, 1h; default:\n"
+	 "until the daemon stops)"},
+	OPT_CONTROL,
+	OPT_HELP,
+	{0},
+};
+static const struct opt log_table[] = {
+	OPT_CGROUP,
+	{"follow", 'f', OPT_T_FLAG, CO(follow), NULL,
+	 "after the recent lines, every new one as it comes"},
+	OPT_CONTROL,
+	OPT_HELP,
+	{0},
+};
+static const struct opt summary_table[] = {
+	OPT_CGROUP,
+	{"format", 0, OPT_T_STR, CO(format), "F", "text (default), markdown or json"},
+	{"json", 'j', OPT_T_FLAG, CO(json), NULL, "the same as --format json"},
+	{"suggest-policy", 0, OPT_T_STR, CO(suggest), "FILE",
+	 "also write the policy (JSON) that would allow\n"
+	 "everything the target did"},
+	OPT_CONTROL,
+	OPT_HELP,
+	{0},
+};
+static const struct opt detach_table[] = {
+	OPT_CGROUP,
+	{"all", 0, OPT_T_FLAG, CO(all), NULL, "every cgroup egressctl confines on this machine"},
+	OPT_CONTROL,
+	OPT_HELP,
+	{0},
+};
+
+struct ctl_cmd {
+	const char *name;
+	const struct opt *table;
+	const char *synopsis;
+	const char *text;
+	int nargs; /* arguments after the options: the rule */
+};
+
+static const struct ctl_cmd ctl_cmds[] = {
+	{"reload", reload_table, "[--control PATH]",
+	 "Makes the daemon read its configuration and every policy again (as SIGHUP\n"
+	 "does). A file that does not load is rejected whole: the old policy stays,\n"
+	 "the error is printed and logged, and reload exits 1.\n",
+	 0},
+	{"allow", rule_table, "[--cgroup X] [--for D] RULE",
+	 "Adds an allow rule to a target of the daemon at runtime (logged), for D or\n"
+	 "until the daemon stops; it survives reloads. RULE has the syntax of --allow.\n",
+	 1},
+	{"deny", rule_table, "[--cgroup X] [--for D] RULE",
+	 "Adds a deny rule to a target of the daemon at runtime (logged); open\n"
+	 "connections it denies are closed.\n",
+	 1},
+	{"log", log_table, "[-f] [--cgroup X]",
+	 "Prints the daemon's recent decision and event lines (JSON, as in --log),\n"
+	 "of one target or all; with -f, then every new one until interrupted.\n",
+	 0},
+	{"summary", summary_table, "[--cgroup X] [--format text|markdown|json]",
+	 "Prints what a target of the daemon tried, as `run` prints at exit: one row\n"
+	 "per destination, allowed or denied, the commands, and the rule that would\n"
+	 "allow each. Markdown is ready for $GITHUB_STEP_SUMMARY.\n",
+	 0},
+	{"detach", detach_table, "--cgroup X | --all",
+	 "Lifts confinement: detaches the programs and removes their pins, through\n"
+	 "the daemon when it holds the target, else directly (what a killed daemon\n"
+	 "or run left). The only way confinement ends; nothing of egressctl's stays.\n",
+	 0},
+	{0},
+};
+
+static const struct ctl_cmd *
+find(const char *name)
+{
+	for (const struct ctl_cmd *c = ctl_cmds; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static void
+usage_of(const struct ctl_cmd *c, FILE *f)
+{
+	struct ctl_opts o;
+	const struct opt_set set = {c->table, &o};
+
+	fprintf(f, "usage: egressctl %s %s\n\n%s\n", c->name, c->synopsis, c->text);
+	opts_help(f, &set, 1);
+	fprintf(f, "\nExit status: 0 done; 1 the daemon refused (the reason is printed);\n"
+		   "2 a usage error; 125 no daemon answered, or another failure.\n");
+}
+
+void
+ctl_usage(const char *name, FILE *f)
+{
+	const struct ctl_cmd *c = find(name);
+
+	if (c)
+		usage_of(c, f);
+}
+
+static const char *
+control_path(const struct ctl_opts *o)
+{
+	const char *env = getenv("EGRESSCTL_CONTROL");
+
+	return o->control ? o->control : env && env[0] ? env : DCONFIG_CONTROL;
+}
+
+/* ---- the reply ---- */
+
+struct answer {
+	cJSON *first; /* the first line, if it was a JSON reply */
+	bool raw;     /* print every line as it comes (log) */
+	int lines;
+};
+
+static int
+on_line(void *arg, const char *line)
+{
+	struct answer *a = arg;
+
+	a->lines++;
+	if (a->raw) {
+		printf("%s\n", line);
+		fflush(stdout);
+		return 0;
+	}
+	if (!a->first)
+		a->first = cJSON_Parse(line);
+	return 0;
+}
+
+/* Sends req; 0 and the reply in a (a->first), or an exit status. */
+static int
+ask_daemon(const struct ctl_opts *o, cJSON *req, struct answer *a, const char *cmd)
+{
+	char *text = cJSON_PrintUnformatted(req);
+	const char *path = control_path(o);
+	int err;
+
+	cJSON_Delete(req);
+	if (!text)
+		return EGR_EXIT_ERROR;
+	err = control_request(path, text, on_line, a, 60000);
+	cJSON_free(text);
+	if (err == -ENOENT || err == -ECONNREFUSED) {
+		log_warnx("%s: no egressctl daemon answers on %s", cmd, path);
+		return EGR_EXIT_ERROR;
+	}
+	if (err) {
+		log_warnx("%s: %s: %s", cmd, path, strerror(-err));
+		return EGR_EXIT_ERROR;
+	}
+	if (a->raw)
+		return 0;
+	if (!cJSON_IsObject(a->first)) {
+		log_warnx("%s: the daemon sent no reply", cmd);
+		return EGR_EXIT_ERROR;
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a->first, "ok"))) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(a->first, "error");
+
+		log_warnx("%s: %s", cmd, cJSON_IsString(e) ? e->valuestring : "refused");
+		return 1;
+	}
+	return 0;
+}
+
+static cJSON *
+request(const char *cmd, const struct ctl_opts *o)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "cmd", cmd);
+	if (o->cgroup)
+		cJSON_AddStringToObject(r, "target", o->cgroup);
+	return r;
+}
+
+/* ---- the commands ---- */
+
+static int
+do_summary(const struct ctl_opts *o)
+{
+	struct answer a = {0};
+	cJSON *req = request("summary", o);
+	const cJSON *text, *rules;
+	int rc;
+
+	cJSON_AddStringToObject(req, "format", o->json ? "json" : o->format ? o->format : "text");
+	rc = ask_daemon(o, req, &a, "summary");
+	if (rc)
+		goto out;
+	text = cJSON_GetObjectItemCaseSensitive(a.first, "text");
+	if (cJSON_IsString(text))
+		fputs(text->valuestring, stdout);
+	rules = cJSON_GetObjectItemCaseSensitive(a.first, "suggested_rules");
+	if (o->suggest) {
+		cJSON *doc = cJSON_CreateObject();
+		char *out;
+		FILE *f;
+
+		cJSON_AddItemToObject(doc, "allow", cJSON_Duplicate(rules, 1));
+		out = cJSON_Print(doc);
+		cJSON_Delete(doc);
+		f = out ? fopen(o->suggest, "w") : NULL;
+		if (!f || fprintf(f, "%s\n", out) < 0 || fclose(f)) {
+			log_warn("summary: cannot write %s", o->suggest);
+			rc = EGR_EXIT_ERROR;
+		} else {
+			log_warnx("suggested policy written to %s", o->suggest);
+		}
+		cJSON_free(out);
+	}
+out:
+	cJSON_Delete(a.first);
+	return rc;
+}
+
+/* No daemon holds X: remove the pins of cgroup X's programs (their links
+ * go with the last reference), unless a live run holds its cgroup. */
+static int
+detach_pins(uint64_t cgid, const char *cgpath)
+{
+	char root[PATH_MAX], dir[PATH_MAX + 32], sock[160];
+	struct stat st;
+	int err, fd;
+
+	err = loader_pin_root(root, sizeof(root));
+	if (err) {
+		log_warnx("detach: cannot open bpffs: %s", strerror(-err));
+		return EGR_EXIT_ERROR;
+	}
+	snprintf(dir, sizeof(dir), "%s/%llu", root, (unsigned long long)cgid);
+	if (stat(dir, &st)) {
+		log_warnx("detach: nothing of egressctl's is attached to %s",
+			  cgpath ? cgpath : "that cgroup");
+		return 1;
+	}
+	if (cgpath) {
+		fd = open(cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
+			log_warnx("detach: a live egressctl run confines %s: stop it instead",
+				  cgpath);
+			close(fd);
+			return 1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	err = loader_remove_pin_dir(dir);
+	if (err) {
+		log_warnx("detach: cannot remove %s: %s", dir, strerror(-err));
+		return EGR_EXIT_ERROR;
+	}
+	snprintf(sock, sizeof(sock), "%s/%llu.sock", STATUS_DIR, (unsigned long long)cgid);
+	unlink(sock);
+	printf("detached %s\n", cgpath ? cgpath : dir);
+	return 0;
+}
+
+static int
+detach_all_pins(void)
+{
+	char root[PATH_MAX], mnt[PATH_MAX], own[PATH_MAX + 32];
+	struct dirent *de;
+	int rc = 0;
+	DIR *d;
+
+	if (loader_pin_root(root, sizeof(root)) || !(d = opendir(root))) {
+		log_warnx("detach: cannot open the pins");
+		return EGR_EXIT_ERROR;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		uint64_t cgid = strtoull(de->d_name, &end, 10);
+
+		if (de->d_name[0] != '.' && !*end && cgid) {
+			int r = detach_pins(cgid, NULL);
+
+			if (r && !rc)
+				rc = r;
+		}
+	}
+	closedir(d);
+	if (!cgroup_find_mount(mnt, sizeof(mnt))) {
+		snprintf(own, sizeof(own), "%s/egressctl/daemon", mnt);
+		rmdir(own); /* the daemon's own, if it made one and is gone */
+	}
+	return rc;
+}
+
+static int
+do_detach(const struct ctl_opts *o)
+{
+	struct answer a = {0};
+	cJSON *req;
+	int rc;
+
+	if (!o->all == !o->cgroup) {
+		log_warnx("detach: give --cgroup X or --all");
+		return EGR_EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		log_warnx("detach needs root");
+		return EGR_EXIT_ERROR;
+	}
+	req = request("detach", o);
+	if (o->all)
+		cJSON_AddTrueToObject(req, "all");
+	a.raw = false;
+	{
+		char *text = cJSON_PrintUnformatted(req);
+		int err =
+			text ? control_request(control_path(o), text, on_line, &a, 60000) : -ENOMEM;
+
+		cJSON_Delete(req);
+		cJSON_free(text);
+		if (!err && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a.first, "ok"))) {
+			const cJSON *v;
+
+			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(
+						      a.first, "detached")) if (cJSON_IsString(v))
+				printf("detached %s (by the daemon)\n", v->valuestring);
+			cJSON_Delete(a.first);
+			return o->all ? detach_all_pins() : 0;
+		}
+		cJSON_Delete(a.first);
+	}
+	/* no daemon, or not its target: the pins themselves */
+	if (o->all)
+		return detach_all_pins();
+	{
+		char mnt[PATH_MAX], path[PATH_MAX], buf[PATH_MAX + 2];
+		uint64_t cgid;
+
+		if ((rc = cgroup_find_mount(mnt, sizeof(mnt)))) {
+			log_warnx("detach: no cgroup2 mount: %s", strerror(-rc));
+			return EGR_EXIT_ERROR;
+		}
+		snprintf(buf, sizeof(buf), "%s%s%s",
+			 o->cgroup[0] == '/' || !strchr(o->cgroup, '/') ? "" : mnt,
+			 o->cgroup[0] == '/' || !strchr(o->cgroup, '/') ? "" : "/", o->cgroup);
+		if (cgroup_resolve(mnt, buf, 1, path, sizeof(path), NULL)) {
+			log_warnx("detach: --cgroup %s: not a NAME nor a path below %s", o->cgroup,
+				  mnt);
+			return EGR_EXIT_USAGE;
+		}
+		cgid = cgroup_id_of(path);
+		if (!cgid) {
+			log_warnx("detach: %s: %s", path, strerror(errno));
+			return EGR_EXIT_ERROR;
+		}
+		return detach_pins(cgid, path);
+	}
+}
+
+static int
+run_cmd(const struct ctl_cmd *c, const struct ctl_opts *o, char *arg)
+{
+	struct answer a = {0};
+	cJSON *req;
+	int rc;
+
+	if (!strcmp(c->name, "summary"))
+		return do_summary(o);
+	if (!strcmp(c->name, "detach"))
+		return do_detach(o);
+	req = request(c->name, o);
+	if (arg)
+		cJSON_AddStringToObject(req, "rule", arg);
+	if (o->for_ns)
+		cJSON_AddNumberToObject(req, "for", (double)((o->for_ns + 999999999) / 1000000000));
+	if (!strcmp(c->name, "log")) {
+		a.raw = true;
+		if (o->follow)
+			cJSON_AddTrueToObject(req, "follow");
+	}
+	rc = ask_daemon(o, req, &a, c->name);
+	cJSON_Delete(a.first);
+	return rc;
+}
+
+int
+ctl_main(int argc, char **argv)
+{
+	const struct ctl_cmd *c = find(argv[0]);
+	struct ctl_opts o = {0};
+	struct opt_set set;
+	int first, rc;
+
+	if (!c)
+		return EGR_EXIT_USAGE;
+	set.opts = c->table;
+	set.dst = &o;
+	rc = opts_parse(c->name, &set, 1, argc, argv, false, &first);
+	if (rc == OPTS_HELP) {
+		usage_of(c, stdout);
+		return 0;
+	}
+	if (rc != OPTS_OK)
+		return EGR_EXIT_USAGE;
+	if (argc - first != c->nargs) {
+		log_warnx("%s: expected %s (see egressctl %s --help)", c->name,
+			  c->nargs ? "one RULE" : "no arguments", c->name);
+		return EGR_EXIT_USAGE;
+	}
+	if (o.format && strcmp(o.format, "text") && strcmp(o.format, "markdown") &&
+	    strcmp(o.format, "md") && strcmp(o.format, "json")) {
+		log_warnx("%s: --format %s: expected text, markdown or json", c->name, o.format);
+		return EGR_EXIT_USAGE;
+	}
+	signal(SIGPIPE, SIG_DFL);
+	return run_cmd(c, &o, c->nargs ? argv[first] : NULL);
+}
+
+int
+ctl_status_json(const char *control, char **out)
+{
+	struct ctl_opts o = {.control = control};
+	struct answer a = {0};
+	cJSON *req = request("status", &o);
+	char *text = cJSON_PrintUnformatted(req);
+	int err;
+
+	cJSON_Delete(req);
+	*out = NULL;
+	if (!text)
+		return -ENOMEM;
+	err = control_request(control_path(&o), text, on_line, &a, 5000);
+	cJSON_free(text);
+	if (!err && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a.first, "ok")))
+		*out = cJSON_PrintUnformatted(a.first);
+	else if (!err)
+		err = -EPROTO;
+	cJSON_Delete(a.first);
+	return err;
+}

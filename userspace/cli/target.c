@@ -1,0 +1,983 @@
+/* One confined cgroup (see target.h): the options every target takes, the
+ * policy, the decision log and its sink (summary, denial lines), the proxy
+ * and DNS listeners, the programs attached to the cgroup with their ring
+ * buffer and fast path, and the status socket. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "cli/status.h"
+#include "cli/summary.h"
+#include "cli/target.h"
+#include "dns/responder.h"
+#include "kernel/events.h"
+#include "kernel/existing.h"
+#include "kernel/loader.h"
+#include "lib/log.h"
+#include "policy/audit.h"
+#include "proxy/proxy.h"
+
+#define TO(field)	offsetof(struct target_opts, field)
+#define TARGET_MAX_FAST 64 /* exact-address rules opened on the fast path */
+
+static int
+add_rule(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+
+	if (t->nrules == TARGET_MAX_RULES) {
+		snprintf(err, errlen, "at most %d --allow/--deny rules (use --policy FILE)",
+			 TARGET_MAX_RULES);
+		return -EINVAL;
+	}
+	t->rules[t->nrules].action = !strcmp(o->name, "allow") ? POLICY_ALLOW : POLICY_DENY;
+	t->rules[t->nrules].text = arg;
+	t->nrules++;
+	return 0;
+}
+
+static int
+add_proxy_port(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	char *end;
+	long v;
+
+	(void)o;
+	if (t->nproxy == 2) {
+		snprintf(err, errlen, "at most 2 --proxy-port options");
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > 65535) {
+		snprintf(err, errlen, "expected a port from 1 to 65535");
+		return -EINVAL;
+	}
+	t->proxy_ports[t->nproxy++] = (uint16_t)v;
+	return 0;
+}
+
+const struct opt target_opt_table[] = {
+	{"allow", 0, OPT_T_CALL, 0, "RULE",
+	 "allow RULE: host, *.host, **.host, host:port, *:port,\n"
+	 "tcp://host:port, ADDR[/LEN][:PORT], [ADDR6]:PORT; an\n"
+	 "IPv4 ADDR:PORT also opens the kernel fast path\n"
+	 "(e.g. 127.0.0.1:5432 for a database on the host)",
+	 .call = add_rule},
+	{"deny", 0, OPT_T_CALL, 0, "RULE", "deny RULE (deny wins over allow)", .call = add_rule},
+	{"policy", 0, OPT_T_STR, TO(policy_file), "FILE",
+	 "rules from a JSON policy file (egressctl-policy(5))"},
+	{"log", 0, OPT_T_STR, TO(log_file), "FILE",
+	 "one JSON line per decision (- for stdout): kernel,\n"
+	 "proxy and DNS, with pid, command and cgroup"},
+	{"audit", 0, OPT_T_FLAG, TO(audit), NULL,
+	 "deny nothing: record what the policy would deny\n"
+	 "(\"would-deny\") and let it through"},
+	{"suggest-policy", 0, OPT_T_STR, TO(suggest_policy), "FILE",
+	 "at exit, write the policy (JSON) that would have\n"
+	 "allowed everything the run did"},
+	{"max-conns", 0, OPT_T_INT, TO(max_conns), "N",
+	 "proxy connections open at once (4096, or as many as\n"
+	 "the descriptor limit allows); beyond it new ones\n"
+	 "are refused (HTTP 503, SOCKS5 0x01, transparent:\n"
+	 "a reset), open ones go on",
+	 1, 1000000},
+	{"max-conns-per-process", 0, OPT_T_INT, TO(max_conns_per_process), "N",
+	 "of them, one process's (a quarter of them,\n"
+	 "but at least 64)",
+	 1, 1000000},
+	{"head-timeout", 0, OPT_T_SECS, TO(head_timeout), "D",
+	 "a client's request or handshake must come within D\n"
+	 "(10s); D is 30, 30s, 1.5m, 2m, 1h30m...",
+	 1, 86400},
+	{"connect-timeout", 0, OPT_T_SECS, TO(connect_timeout), "D",
+	 "per upstream address tried (10s; then 504)", 1, 86400},
+	{"response-timeout", 0, OPT_T_SECS, TO(response_timeout), "D",
+	 "plain HTTP: the response head must come within D of\n"
+	 "the request (60s; then 504)",
+	 1, 86400},
+	{"idle-timeout", 0, OPT_T_SECS, TO(idle_timeout), "D",
+	 "close a connection silent for D (10m)", 1, 86400},
+	{"dns-upstream", 0, OPT_T_STR, TO(dns_upstream), "ADDR",
+	 "resolver the proxy uses (default: /etc/resolv.conf)"},
+	{"dns-port", 0, OPT_T_PORT, TO(dns_port), "P",
+	 "redirect CMD's DNS to your own resolver on\n"
+	 "127.0.0.1:P instead of egressctl's responder"},
+	{"transparent-port", 0, OPT_T_PORT, TO(tproxy_port), "P",
+	 "redirect TCP to your own listener on 127.0.0.1:P\n"
+	 "instead of egressctl's"},
+	{"proxy-port", 0, OPT_T_CALL, 0, "P",
+	 "also let CMD reach a listener on 127.0.0.1:P (up to 2)", .call = add_proxy_port},
+	{"allow-abstract-unix", 0, OPT_T_FLAG, TO(allow_abstract_unix), NULL,
+	 "run on kernels without the unix socket hooks (< 6.7),\n"
+	 "leaving abstract unix sockets unconfined"},
+	{0},
+};
+
+struct target {
+	const struct target_opts *o;
+	const struct target_env *env;
+	struct event_base *base;
+	struct policy *policy;
+	struct audit *audit;
+	struct summary *summary;
+	struct proxy *px;
+	struct loader *ld;
+	struct event *ev_ring, *ev_status;
+	int status_fd;
+	char status_path[128];
+	const char *cgpath;
+	uint64_t cgid;
+	char http_url[64], socks_url[64];
+	bool adopted;				  /* took over pinned programs */
+	struct sockaddr_in fast[TARGET_MAX_FAST]; /* exact-address rules in egr_fast */
+	int nfast;
+	double tokens, last_refill; /* denial line rate limit */
+	unsigned long suppressed;
+	bool finished;
+};
+
+struct policy *
+target_build_policy(const char *policy_file, const struct rule_arg *rules, int n, char *errbuf,
+		    size_t errlen)
+{
+	char err[512];
+	struct policy *p = policy_new();
+
+	if (!p) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	if (policy_file && config_load_file(p, policy_file, err, sizeof(err))) {
+		snprintf(errbuf, errlen, "--policy %s: %s", policy_file, err);
+		policy_free(p);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *opt = rules[i].action == POLICY_ALLOW ? "--allow" : "--deny";
+
+		if (policy_add(p, rules[i].action, rules[i].text, NULL, opt, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "%s %s: %s", opt, rules[i].text, err);
+			policy_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+/* Denial lines on stderr, at most DENIAL_BURST at once and DENIAL_RATE a
+ * second after that; the rest are counted and said once (the summary has
+ * them all). */
+#define DENIAL_RATE  10
+#define DENIAL_BURST 20
+
+/* Names in a denial line come from CMD: none of their control bytes (C0,
+ * DEL, and C1 raw or UTF-8 encoded) may reach the terminal through
+ * egressctl's own lines. Printable ASCII and our arrow stay. */
+static void
+sanitize_line(char *line)
+{
+	static const char arrow[] = "\u2192";
+	unsigned char *c = (unsigned char *)line;
+
+	while (*c) {
+		if (!strncmp((char *)c, arrow, sizeof(arrow) - 1)) {
+			c += sizeof(arrow) - 1;
+			continue;
+		}
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+		c++;
+	}
+}
+
+static void
+say_suppressed(struct target *t)
+{
+	if (!t->suppressed)
+		return;
+	fprintf(stderr, "egressctl: %s%lu more denials not shown (the summary has them)\n",
+		t->env->label, t->suppressed);
+	t->suppressed = 0;
+}
+
+static void
+denial_line(struct target *t, char *line)
+{
+	struct timespec ts;
+	double now;
+
+	if (!t->env->denial_lines)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	t->tokens += (now - t->last_refill) * DENIAL_RATE;
+	if (t->tokens > DENIAL_BURST)
+		t->tokens = DENIAL_BURST;
+	t->last_refill = now;
+	if (t->tokens < 1) {
+		t->suppressed++;
+		return;
+	}
+	t->tokens -= 1;
+	say_suppressed(t);
+	sanitize_line(line);
+	fprintf(stderr, "egressctl: %s%s\n", t->env->label, line);
+}
+
+/* Every decision of the proxy and the DNS responder, and the kernel's. */
+static void
+on_decision(void *arg, const struct audit_rec *r)
+{
+	struct target *t = arg;
+	char line[800];
+
+	if (t->env->on_record)
+		t->env->on_record(t->env->record_arg, r);
+	if (r->event)
+		return; /* the daemon's own: not a decision */
+	if (!strcmp(r->decision, "redirect"))
+		return; /* not a decision: the proxy decides next */
+	summary_add(t->summary, r);
+	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf"))
+		return; /* kernel lines are printed by on_event */
+	snprintf(line, sizeof(line), "%s %s[%u] \u2192 %s (%s, %s)",
+		 strcmp(r->decision, "deny") ? "would deny" : "denied", r->comm ? r->comm : "?",
+		 r->pid,
+		 r->dest   ? r->dest
+		 : r->host ? r->host
+			   : "?",
+		 r->reason, r->source);
+	denial_line(t, line);
+}
+
+/* e's destination as a socket address; false for unix and socket-creation
+ * events, which have none. */
+static bool
+event_addr(const struct egr_event *e, struct sockaddr_storage *ss)
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	memset(ss, 0, sizeof(*ss));
+	if (e->family == AF_UNIX || e->hook == EGR_H_SOCK_CREATE)
+		return false;
+	if (!memcmp(e->addr, mapped, 12)) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, &e->addr[3], 4);
+		in->sin_port = e->port;
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, e->addr, 16);
+		in6->sin6_port = e->port;
+	}
+	return true;
+}
+
+static void
+on_event(const struct egr_event *e, void *arg)
+{
+	struct target *t = arg;
+	struct sockaddr_storage ss;
+	struct audit_rec r = {0};
+	char line[512], dest[160], comm[17], suggest[160] = "";
+
+	events_dest(e, dest, sizeof(dest));
+	policy_safe_comm(e->comm, comm);
+	if (event_addr(e, &ss)) {
+		r.ip = (struct sockaddr *)&ss;
+		r.port = ntohs(e->port);
+	}
+	/* a loopback port opens with an address rule; nothing else here can */
+	if (e->reason == EGR_R_LOOPBACK && ss.ss_family == AF_INET)
+		snprintf(suggest, sizeof(suggest), "%s", dest);
+	r.decision = events_decision(e);
+	r.reason = events_reason(e->reason);
+	r.source = "bpf";
+	r.pid = e->tgid;
+	r.comm = comm;
+	r.cgroup = e->cgroup_id;
+	r.dest = dest;
+	r.suggest = suggest[0] ? suggest : NULL;
+	audit_write(t->audit, &r);
+	if (e->verdict == EGR_V_REDIRECT || e->verdict == EGR_V_ALLOW)
+		return;
+	events_format(e, line, sizeof(line));
+	denial_line(t, line);
+}
+
+static void
+on_ring(evutil_socket_t fd, short what, void *arg)
+{
+	struct target *t = arg;
+
+	(void)fd;
+	(void)what;
+	loader_events_consume(t->ld);
+}
+
+void
+target_status(const struct target *t, struct status_info *si)
+{
+	struct proxy_stats ps = {0};
+	struct dns_stats ds = {0};
+
+	memset(si, 0, sizeof(*si));
+	if (t->px) {
+		proxy_get_stats(t->px, &ps);
+		proxy_get_dns_stats(t->px, &ds);
+		si->http_port = proxy_port(t->px, PROXY_L_HTTP);
+		si->socks_port = proxy_port(t->px, PROXY_L_SOCKS);
+		si->tproxy_port = proxy_port(t->px, PROXY_L_TPROXY);
+		si->dns_port = proxy_dns_port(t->px);
+	}
+	si->pid = getpid();
+	si->cgroup_id = t->cgid;
+	si->cgroup = t->cgpath;
+	si->command = t->env->command;
+	si->policy_file = t->o->policy_file;
+	si->rules = policy_count(t->policy);
+	si->audit = t->o->audit;
+	si->proxy_accepted = ps.accepted;
+	si->proxy_allowed = ps.allowed;
+	si->proxy_denied = ps.denied;
+	si->proxy_unattributed = ps.refused_unattributed;
+	si->dns_queries = ds.queries;
+	si->dns_refused = ds.refused;
+	si->dns_cached = ds.cached;
+	si->dns_upstream = ds.upstream;
+	si->dns_servfail = ds.servfail;
+	si->dns_fast = ds.fast_path;
+}
+
+/* One status request: the document, then close. */
+static void
+on_status(evutil_socket_t lfd, short what, void *arg)
+{
+	struct target *t = arg;
+	struct status_info si;
+	char *doc;
+	int fd;
+
+	(void)what;
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	target_status(t, &si);
+	doc = status_render(&si);
+	if (doc && send(fd, doc, strlen(doc), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_debug("status: %s", strerror(errno));
+	free(doc);
+	close(fd);
+}
+
+struct target *
+target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
+	   struct policy *policy, char *errbuf, size_t errlen)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	t->o = o;
+	t->env = env;
+	t->base = base;
+	t->status_fd = -1;
+	t->tokens = DENIAL_BURST;
+	t->policy =
+		policy ? policy
+		       : target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
+	if (!t->policy)
+		goto fail;
+	t->summary = summary_new();
+	if (!t->summary) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto fail;
+	}
+	t->audit = audit_open(base, o->log_file, errbuf, errlen);
+	if (!t->audit)
+		goto fail;
+	audit_set_sink(t->audit, on_decision, t);
+	audit_set_limit(t->audit, o->log_buffer);
+	return t;
+fail:
+	target_free(t);
+	return NULL;
+}
+
+/* The proxy and DNS listeners: on the ports pinned programs redirect to
+ * (pinned), or on free ones. */
+static int
+open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, size_t errlen)
+{
+	const struct target_opts *o = t->o;
+	struct proxy_opts po = {0};
+
+	if (pinned) {
+		po.ports[PROXY_L_HTTP] = pinned->proxy_ports[0];
+		po.ports[PROXY_L_SOCKS] = pinned->proxy_ports[1];
+		po.ports[PROXY_L_TPROXY] = o->tproxy_port ? 0 : pinned->tproxy_port;
+		po.dns_port = o->dns_port ? 0 : pinned->dns_port;
+	}
+	po.policy = t->policy;
+	po.audit = t->audit;
+	po.dns_upstream = o->dns_upstream;
+	po.tproxy = !o->tproxy_port;
+	po.dns = !o->dns_port;
+	po.audit_mode = o->audit;
+	po.max_conns = o->max_conns;
+	po.max_conns_per_process = o->max_conns_per_process;
+	po.header_timeout_s = o->head_timeout;
+	po.connect_timeout_s = o->connect_timeout;
+	po.response_timeout_s = o->response_timeout;
+	po.idle_timeout_s = o->idle_timeout;
+	po.asker = t->env->asker;
+	po.policy_rw = t->policy;
+	t->px = proxy_new(t->base, &po, errbuf, errlen);
+	if (!t->px)
+		return -EADDRINUSE;
+	snprintf(t->http_url, sizeof(t->http_url), "http://127.0.0.1:%u",
+		 proxy_port(t->px, PROXY_L_HTTP));
+	snprintf(t->socks_url, sizeof(t->socks_url), "socks5h://127.0.0.1:%u",
+		 proxy_port(t->px, PROXY_L_SOCKS));
+	return 0;
+}
+
+static int
+fast_add(void *arg, const struct sockaddr *sa, uint64_t ttl_ns)
+{
+	return loader_fast_add(arg, sa, IPPROTO_TCP, ttl_ns);
+}
+
+static int
+fast_del(void *arg, const struct sockaddr *sa)
+{
+	return loader_fast_del(arg, sa, IPPROTO_TCP);
+}
+
+/* An exact IPv4 ADDR:PORT allow rule also opens the kernel fast path: the
+ * policy allows any TCP to it, so the proxy hop would add nothing (and for
+ * loopback it is the only way through). */
+static bool
+fast_path_rule(const char *s, struct sockaddr_in *sin)
+{
+	char host[INET_ADDRSTRLEN];
+	const char *colon;
+	char *end;
+	long port;
+
+	if (!strncmp(s, "tcp://", 6))
+		s += 6;
+	colon = strrchr(s, ':');
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return false;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+		return false;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port < 1 || port > 65535)
+		return false;
+	sin->sin_port = htons((uint16_t)port);
+	return true;
+}
+
+/* The exact-address allow rules of o and extra, as fast-path targets. */
+static int
+fast_set(const struct target_opts *o, const struct target_rule *extra, int nextra,
+	 struct sockaddr_in *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < o->nrules + nextra && n < max; i++) {
+		enum policy_action a =
+			i < o->nrules ? o->rules[i].action : extra[i - o->nrules].action;
+		const char *text = i < o->nrules ? o->rules[i].text : extra[i - o->nrules].text;
+
+		if (a == POLICY_ALLOW && fast_path_rule(text, &out[n]))
+			n++;
+	}
+	return n;
+}
+
+static bool
+in_set(const struct sockaddr_in *set, int n, const struct sockaddr_in *sin)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i].sin_addr.s_addr == sin->sin_addr.s_addr &&
+		    set[i].sin_port == sin->sin_port)
+			return true;
+	return false;
+}
+
+/* The fast path for exactly the exact-address rules of o and extra: new
+ * ones opened, those no rule names any more closed. */
+static int
+sync_fast_rules(struct target *t, const struct target_opts *o, const struct target_rule *extra,
+		int nextra, char *errbuf, size_t errlen)
+{
+	struct sockaddr_in want[TARGET_MAX_FAST];
+	int n = fast_set(o, extra, nextra, want, TARGET_MAX_FAST), err;
+
+	for (int i = 0; i < t->nfast; i++)
+		if (!in_set(want, n, &t->fast[i]))
+			loader_fast_del(t->ld, (struct sockaddr *)&t->fast[i], IPPROTO_TCP);
+	for (int i = 0; i < n; i++) {
+		err = loader_fast_add(t->ld, (struct sockaddr *)&want[i], IPPROTO_TCP, 0);
+		if (err) {
+			char a[32];
+
+			inet_ntop(AF_INET, &want[i].sin_addr, a, sizeof(a));
+			snprintf(errbuf, errlen, "cannot open the fast path for %s:%u: %s", a,
+				 ntohs(want[i].sin_port), strerror(-err));
+			return err;
+		}
+	}
+	memcpy(t->fast, want, sizeof(want[0]) * (size_t)n);
+	t->nfast = n;
+	return 0;
+}
+
+/* The status socket; a run without one still runs (said once). */
+static void
+open_status(struct target *t)
+{
+	t->status_fd = status_listen(t->cgid, t->status_path, sizeof(t->status_path));
+	if (t->status_fd < 0) {
+		log_warnx("%sno status socket: %s", t->env->label, strerror(-t->status_fd));
+		return;
+	}
+	t->ev_status = event_new(t->base, t->status_fd, EV_READ | EV_PERSIST, on_status, t);
+	if (!t->ev_status || event_add(t->ev_status, NULL))
+		log_warnx("%sno status socket: cannot watch it", t->env->label);
+}
+
+static void
+loader_options(const struct target *t, uint64_t cgid, struct loader_opts *lo)
+{
+	const struct target_opts *o = t->o;
+
+	memset(lo, 0, sizeof(*lo));
+	if (t->px) {
+		lo->tproxy_port =
+			o->tproxy_port ? o->tproxy_port : proxy_port(t->px, PROXY_L_TPROXY);
+		lo->dns_port = o->dns_port ? o->dns_port : proxy_dns_port(t->px);
+		lo->proxy_ports[0] = proxy_port(t->px, PROXY_L_HTTP);
+		lo->proxy_ports[1] = proxy_port(t->px, PROXY_L_SOCKS);
+	}
+	lo->proxy_ports[2] = o->proxy_ports[0];
+	lo->proxy_ports[3] = o->proxy_ports[1];
+	lo->unix_hooks = !o->allow_abstract_unix;
+	lo->emit_redirects = t->env->emit_redirects;
+	lo->audit_mode = o->audit;
+	lo->sandbox_cgid = cgid;
+	memcpy(lo->skip_progs, o->skip_progs, sizeof(lo->skip_progs));
+	lo->socks_max = o->socks_max;
+	lo->on_event = on_event;
+	lo->arg = (void *)t;
+}
+
+/* Takes over the programs pinned for cgid, and opens the listeners on
+ * the ports they redirect to. -errno with errbuf set when they cannot be
+ * taken over as they are (then attach afresh: no gap either). */
+static int
+adopt(struct target *t, uint64_t cgid, char *errbuf, size_t errlen)
+{
+	const struct target_opts *o = t->o;
+	struct loader_opts want, pinned;
+	struct loader *ld;
+	int err;
+
+	loader_options(t, cgid, &want);
+	ld = loader_adopt(&want, cgid, &pinned, errbuf, errlen);
+	if (!ld)
+		return -errno;
+	if ((o->tproxy_port && pinned.tproxy_port != o->tproxy_port) ||
+	    (o->dns_port && pinned.dns_port != o->dns_port) ||
+	    pinned.proxy_ports[2] != o->proxy_ports[0] ||
+	    pinned.proxy_ports[3] != o->proxy_ports[1]) {
+		snprintf(errbuf, errlen, "the pinned programs redirect to other ports");
+		err = -ESTALE;
+		goto fail;
+	}
+	err = open_proxy(t, &pinned, errbuf, errlen);
+	if (err)
+		goto fail;
+	t->ld = ld;
+	return 0;
+fail:
+	loader_free(ld); /* the pins stay: they go on enforcing */
+	return err;
+}
+
+/* The listeners on free ports, and programs loaded for them and attached
+ * (links first, then any stale pins replaced: no gap). */
+/* The connections the cgroup had before the attach: listed and left open,
+ * or ended (env->kill_existing), for env->on_existing. */
+static void
+existing_pass(struct target *t, struct existing *ex)
+{
+	struct existing_conn *v = NULL;
+	struct existing_stats st = {0};
+	char why[512];
+	size_t n = 0;
+
+	if (existing_run(ex, &v, &n, &st, why, sizeof(why)))
+		t->env->on_existing(t->env->record_arg, NULL, 0, &st, why);
+	else
+		t->env->on_existing(t->env->record_arg, v, n, &st, NULL);
+	free(v);
+}
+
+static int
+attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, char *errbuf,
+	     size_t errlen)
+{
+	struct existing *ex = NULL;
+	struct loader_opts lo;
+	int err;
+
+	err = open_proxy(t, NULL, errbuf, errlen);
+	if (err)
+		return err;
+	loader_options(t, cgid, &lo);
+	t->ld = loader_open(&lo, errbuf, errlen);
+	if (!t->ld)
+		return errno ? -errno : -EINVAL;
+	if (t->env->existing_pass) { /* loaded now: after the attach it only has to run */
+		struct existing_opts eo = {
+			.socks_fd = loader_socks_fd(t->ld),
+			.sk_fd = loader_sk_fd(t->ld),
+			.cgid = cgid,
+			.cg_path = cgpath,
+			.kill = t->env->kill_existing,
+		};
+
+		ex = existing_open(&eo, errbuf, errlen);
+		if (!ex) {
+			err = errno ? -errno : -ENOTSUP;
+			goto fail;
+		}
+	}
+	err = loader_attach(t->ld, cg_fd, cgid, errbuf, errlen);
+	if (err)
+		goto fail;
+	if (ex)
+		existing_pass(t, ex);
+	existing_free(ex);
+	return 0;
+fail:
+	existing_free(ex);
+	loader_free(t->ld);
+	t->ld = NULL;
+	return err;
+}
+
+int
+target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
+	      char *errbuf, size_t errlen)
+{
+	char why[512];
+	int err;
+
+	t->adopted = false;
+	if (take_over) {
+		err = adopt(t, cgid, why, sizeof(why));
+		if (!err)
+			t->adopted = true;
+		else if (err != -ENOENT)
+			log_warnx("%scannot take over the programs pinned on %s (%s): attaching "
+				  "afresh",
+				  t->env->label, cgpath, why);
+	}
+	if (!t->adopted) {
+		err = attach_fresh(t, cg_fd, cgpath, cgid, errbuf, errlen);
+		if (err)
+			goto out_proxy;
+	}
+	t->cgid = cgid;
+	t->cgpath = cgpath;
+	proxy_set_index(t->px, loader_conns_fd(t->ld));
+	proxy_set_fastpath(t->px, fast_add, fast_del, t->ld);
+	if (t->adopted) /* approvals of the old policy: DNS answers them again */
+		loader_fast_clear(t->ld);
+	err = sync_fast_rules(t, t->o, NULL, 0, errbuf, errlen);
+	if (err)
+		goto out_detach;
+	/* what is left to open: the command's own descriptors, the status socket */
+	if (proxy_size_limits(t->px, errbuf, errlen)) {
+		err = -EMFILE;
+		goto out_detach;
+	}
+	t->ev_ring = event_new(t->base, loader_events_fd(t->ld), EV_READ | EV_PERSIST, on_ring, t);
+	if (!t->ev_ring || event_add(t->ev_ring, NULL)) {
+		snprintf(errbuf, errlen, "cannot watch the event ring buffer");
+		err = -ENOMEM;
+		goto out_detach;
+	}
+	open_status(t);
+	return 0;
+
+out_detach:
+	if (!t->adopted) /* what we attached; taken-over pins go on enforcing */
+		loader_detach(t->ld);
+	if (t->ev_ring)
+		event_free(t->ev_ring);
+	t->ev_ring = NULL;
+	loader_free(t->ld);
+	t->ld = NULL;
+out_proxy:
+	proxy_free(t->px);
+	t->px = NULL;
+	return err;
+}
+
+bool
+target_adopted(const struct target *t)
+{
+	return t->adopted;
+}
+
+const char *
+target_http_url(const struct target *t)
+{
+	return t->http_url;
+}
+
+const char *
+target_socks_url(const struct target *t)
+{
+	return t->socks_url;
+}
+
+const char *
+target_pin_dir(const struct target *t)
+{
+	return t->ld ? loader_pin_dir(t->ld) : "";
+}
+
+struct summary *
+target_summary(const struct target *t)
+{
+	return t->summary;
+}
+
+static void
+close_status(struct target *t)
+{
+	if (t->ev_status)
+		event_free(t->ev_status);
+	t->ev_status = NULL;
+	if (t->status_fd >= 0) {
+		close(t->status_fd);
+		unlink(t->status_path);
+	}
+	t->status_fd = -1;
+}
+
+void
+target_finish(struct target *t)
+{
+	struct proxy_stats ps;
+	struct summary_refusals sr = {0};
+
+	if (t->finished)
+		return;
+	t->finished = true;
+	close_status(t);
+	if (t->ld)
+		loader_events_consume(t->ld); /* what the last moments produced */
+	if (t->px) {
+		proxy_get_stats(t->px, &ps);
+		sr.limit = ps.refused_limit;
+		sr.per_process = ps.refused_per_process;
+		sr.nofd = ps.refused_nofd;
+		sr.max_conns = ps.max_conns;
+		sr.max_conns_per_process = ps.max_conns_per_process;
+		summary_set_refusals(t->summary, &sr);
+		proxy_free(t->px); /* closes connections: their last decisions are in */
+		t->px = NULL;
+	}
+	audit_finish(t->audit); /* so that the summary can say what was dropped */
+}
+
+void
+target_print_summary(struct target *t, bool audit_mode)
+{
+	struct audit_stats ls;
+
+	say_suppressed(t);
+	audit_get_stats(t->audit, &ls);
+	summary_print(t->summary, stderr, audit_mode, &ls);
+}
+
+void
+target_write_suggestion(const struct target *t)
+{
+	int err;
+
+	if (!t->o->suggest_policy)
+		return;
+	err = summary_write_policy(t->summary, t->o->suggest_policy);
+	if (err)
+		log_warnx("cannot write %s: %s", t->o->suggest_policy, strerror(-err));
+	else
+		log_warnx("suggested policy written to %s", t->o->suggest_policy);
+}
+
+void
+target_detach(struct target *t)
+{
+	if (t->ld)
+		loader_detach(t->ld);
+}
+
+void
+target_free(struct target *t)
+{
+	if (!t)
+		return;
+	close_status(t);
+	if (t->ev_ring)
+		event_free(t->ev_ring);
+	loader_free(t->ld);
+	proxy_free(t->px);
+	summary_free(t->summary);
+	audit_close(t->audit);
+	policy_free(t->policy);
+	free(t);
+}
+
+struct policy *
+target_policy_build(const struct target_opts *o, const struct target_rule *extra, int nextra,
+		    char *errbuf, size_t errlen)
+{
+	struct policy *p = target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
+	char err[400];
+
+	for (int i = 0; p && i < nextra; i++) {
+		const char *opt = extra[i].action == POLICY_ALLOW ? "allow" : "deny";
+
+		if (policy_add(p, extra[i].action, extra[i].text, NULL, "runtime", err,
+			       sizeof(err))) {
+			snprintf(errbuf, errlen, "%s %s: %s", opt, extra[i].text, err);
+			policy_free(p);
+			p = NULL;
+		}
+	}
+	return p;
+}
+
+int
+target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
+		   const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
+		   struct policy **oldp, char *errbuf, size_t errlen)
+{
+	struct policy *old = t->policy;
+
+	memset(rv, 0, sizeof(*rv));
+	t->policy = p;
+	t->o = o;
+	if (t->px)
+		proxy_set_policy(t->px, p, p, rv);
+	if (oldp)
+		*oldp = old;
+	else
+		policy_free(old);
+	return t->ld ? sync_fast_rules(t, o, extra, nextra, errbuf, errlen) : 0;
+}
+
+int
+target_set_policy(struct target *t, const struct target_opts *o, const struct target_rule *extra,
+		  int nextra, struct proxy_revoked *rv, char *errbuf, size_t errlen)
+{
+	struct policy *p = target_policy_build(o, extra, nextra, errbuf, errlen);
+
+	memset(rv, 0, sizeof(*rv));
+	if (!p)
+		return -EINVAL;
+	return target_swap_policy(t, o, p, extra, nextra, rv, NULL, errbuf, errlen);
+}
+
+int
+target_add_rule(struct target *t, const struct target_rule *r, const struct target_rule *all,
+		int nall, struct proxy_revoked *rv, char *errbuf, size_t errlen)
+{
+	char err[400];
+
+	memset(rv, 0, sizeof(*rv));
+	if (policy_add(t->policy, r->action, r->text, NULL, "runtime", err, sizeof(err))) {
+		snprintf(errbuf, errlen, "%s", err);
+		return -EINVAL;
+	}
+	if (t->px && r->action == POLICY_DENY) /* what it denies is revoked */
+		proxy_set_policy(t->px, t->policy, t->policy, rv);
+	return t->ld ? sync_fast_rules(t, t->o, all, nall, errbuf, errlen) : 0;
+}
+
+unsigned int
+target_rule_count(const struct target *t)
+{
+	return policy_count(t->policy);
+}
+
+void
+target_log_event(struct target *t, const struct audit_rec *r)
+{
+	struct audit_rec e = *r;
+
+	e.source = "daemon";
+	if (!e.cgroup)
+		e.cgroup = t->cgid;
+	audit_write(t->audit, &e);
+}
+
+uint64_t
+target_cgid(const struct target *t)
+{
+	return t->cgid;
+}
+
+void
+target_link_ids(const struct target *t, uint32_t *ids, int max, int *n)
+{
+	*n = 0;
+	if (t->ld)
+		loader_link_ids(t->ld, ids, max, n);
+}
+
+void
+target_fast_rules(struct target *t, const struct target_rule *extra, int nextra)
+{
+	char errbuf[256];
+
+	if (t->ld && sync_fast_rules(t, t->o, extra, nextra, errbuf, sizeof(errbuf)))
+		log_warnx("%s%s", t->env->label, errbuf);
+}
+
+void
+target_env_defaults(struct target_opts *o)
+{
+	const char *policy = getenv("EGRESSCTL_POLICY"), *log = getenv("EGRESSCTL_LOG");
+
+	if (!o->policy_file && policy && policy[0])
+		o->policy_file = policy;
+	if (!o->log_file && log && log[0])
+		o->log_file = log;
+}

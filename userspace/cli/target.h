@@ -1,0 +1,194 @@
+/* One confined cgroup: its policy, decision log, summary, proxy and DNS
+ * listeners, and the BPF programs attached to it. `run` makes one for the
+ * cgroup it starts CMD in; the daemon one per target it confines. The
+ * options every target takes (policy, log, timeouts, limits) are one
+ * table, shared by both commands. */
+#ifndef TARGET_H
+#define TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli/opts.h"
+#include "policy/policy.h"
+
+#define TARGET_MAX_RULES 256
+
+struct event_base;
+struct asker;
+struct summary;
+struct audit_rec;
+struct proxy_revoked;
+struct status_info;
+struct existing_conn;
+struct existing_stats;
+
+struct rule_arg {
+	enum policy_action action;
+	const char *text;
+};
+
+struct target_opts {
+	struct rule_arg rules[TARGET_MAX_RULES]; /* --allow/--deny, in order */
+	int nrules;
+	const char *policy_file;
+	const char *log_file;
+	const char *dns_upstream;
+	const char *suggest_policy; /* write the policy that allows what was done */
+	uint16_t tproxy_port;	    /* an outside transparent listener instead of ours */
+	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
+	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
+	int nproxy;
+	bool audit;		   /* record what would be denied, deny nothing */
+	bool allow_abstract_unix;  /* kernels without the unix hooks */
+	int max_conns;		   /* proxy connections at once (0: 4096, or what fits) */
+	int max_conns_per_process; /* of them, one process's (0: a quarter) */
+	int idle_timeout;	   /* seconds a tunnel may be silent (0: 600) */
+	int head_timeout;	   /* seconds for a client's head (0: 10) */
+	int connect_timeout;	   /* seconds per upstream connect (0: 10) */
+	int response_timeout;	   /* seconds for a plain-HTTP response head (0: 60) */
+	const char *skip_progs[8]; /* EGR_TESTING builds only */
+	int nskip;
+	uint32_t socks_max; /* EGR_TESTING builds only */
+	size_t log_buffer;  /* EGR_TESTING builds only */
+};
+
+/* The rows of every target option, offsets into struct target_opts. */
+extern const struct opt target_opt_table[];
+
+/* $EGRESSCTL_POLICY for --policy and $EGRESSCTL_LOG for --log, where the
+ * command line gave none. */
+void target_env_defaults(struct target_opts *o);
+
+/* What the command around a target adds. */
+struct target_env {
+	const char *label;   /* prefix of its stderr lines ("" for run) */
+	const char *command; /* what status shows as the command */
+	bool denial_lines;   /* print denials on stderr (rate-limited) */
+	struct asker *asker; /* --ask; NULL for none */
+	bool emit_redirects; /* the kernel reports redirects too (someone reads them) */
+	/* every record written to the target's log, decisions and events
+	 * (the daemon's `log -f`); NULL for none */
+	void (*on_record)(void *arg, const struct audit_rec *r);
+	void *record_arg;
+	/* attaching to a live cgroup (the daemon): right after the attach, the
+	 * connections it had open are found (kernel/existing.c) and left open
+	 * or, with kill_existing, ended; on_existing gets them (err: why the
+	 * pass could not run, or NULL). Not when pinned programs are taken
+	 * over: their pass ran when they were attached. */
+	bool existing_pass;
+	bool kill_existing;
+	void (*on_existing)(void *arg, const struct existing_conn *c, size_t n,
+			    const struct existing_stats *st, const char *err);
+};
+
+struct target;
+
+/* Builds the policy from --policy and the rules (file first, then the
+ * command line). NULL with errbuf set on a bad rule or file. */
+struct policy *target_build_policy(const char *policy_file, const struct rule_arg *rules, int n,
+				   char *errbuf, size_t errlen);
+
+/* The policy (policy, owned from now on, when it was built already; else
+ * built from o), the log and the summary; nothing listens or is attached
+ * yet. o and env must outlive the target. NULL with errbuf set. */
+struct target *target_new(struct event_base *base, const struct target_opts *o,
+			  const struct target_env *env, struct policy *policy, char *errbuf,
+			  size_t errlen);
+
+/* Opens the proxy and DNS listeners, loads the programs for cgroup cgid
+ * (directory fd cg_fd, path cgpath), attaches and pins them, gives the
+ * proxy the kernel's index and fast path, opens the fast path for
+ * exact-address rules, sizes the limits and opens the status socket. With
+ * take_over, programs an egressctl that is gone left pinned on the cgroup
+ * are taken over as they are (the listeners open on the ports they
+ * redirect to) when they can be; else they are replaced after the new
+ * links are in. Returns 0 or -errno with errbuf set (nothing this call
+ * attached stays attached then). */
+int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
+		  char *errbuf, size_t errlen);
+
+/* Whether target_attach() took pinned programs over. */
+bool target_adopted(const struct target *t);
+
+/* "http://127.0.0.1:PORT" and "socks5h://127.0.0.1:PORT" for CMD. */
+const char *target_http_url(const struct target *t);
+const char *target_socks_url(const struct target *t);
+
+/* Reads what the programs reported last, closes every connection (their
+ * last decisions go in), and finishes the log; the summary is complete. */
+void target_finish(struct target *t);
+
+/* Lifts confinement: unpins and detaches the programs. */
+void target_detach(struct target *t);
+
+/* The pins' directory (for messages). */
+const char *target_pin_dir(const struct target *t);
+
+/* The summary of everything decided; the log's fate for it. */
+struct summary *target_summary(const struct target *t);
+void target_print_summary(struct target *t, bool audit_mode);
+
+/* Writes --suggest-policy if it was asked for (said on stderr). */
+void target_write_suggestion(const struct target *t);
+
+/* A rule added at runtime (egressctl allow --cgroup X --for D RULE). */
+struct target_rule {
+	enum policy_action action;
+	char text[300];
+	uint64_t expires; /* CLOCK_MONOTONIC seconds; 0: until the daemon stops */
+};
+
+/* The policy of o (its file, then its rules) and the runtime rules extra.
+ * Pure: touches nothing but the files, so a thread may build it while the
+ * event loop serves (a 100,000-rule policy takes tens of milliseconds).
+ * NULL with errbuf set. */
+struct policy *target_policy_build(const struct target_opts *o, const struct target_rule *extra,
+				   int nextra, char *errbuf, size_t errlen);
+
+/* p (owned from now on) decides everything from now on; o (which must
+ * outlive the target) differs from the old one only in the policy's
+ * options: open connections, fast-path entries and learned names p no
+ * longer allows are revoked (rv), the exact-address fast path follows o's
+ * and extra's rules. The old policy goes to *oldp (for the caller to free
+ * off the loop: a big one takes milliseconds), or is freed (oldp NULL).
+ * Returns 0, or -errno with errbuf set when the fast path cannot follow
+ * (the policy is in force either way). */
+int target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
+		       const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
+		       struct policy **oldp, char *errbuf, size_t errlen);
+
+/* target_policy_build() and target_swap_policy() in one (on the loop). On
+ * an error (errbuf set) the old policy stays. */
+int target_set_policy(struct target *t, const struct target_opts *o,
+		      const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
+		      char *errbuf, size_t errlen);
+
+/* One runtime rule added to the policy in force (all: every runtime rule,
+ * r among them, for the fast path). A deny revokes what it denies. */
+int target_add_rule(struct target *t, const struct target_rule *r, const struct target_rule *all,
+		    int nall, struct proxy_revoked *rv, char *errbuf, size_t errlen);
+
+/* The exact-address fast path for o's rules and extra (after an attach
+ * that carries runtime rules over); a failure is said on stderr. */
+void target_fast_rules(struct target *t, const struct target_rule *extra, int nextra);
+
+/* Rules in force. */
+unsigned int target_rule_count(const struct target *t);
+
+/* One of the daemon's own events in the target's log (event, words, and
+ * optionally who and where). */
+void target_log_event(struct target *t, const struct audit_rec *r);
+
+/* The cgroup's id, and the programs' link ids (n of at most max). */
+uint64_t target_cgid(const struct target *t);
+void target_link_ids(const struct target *t, uint32_t *ids, int max, int *n);
+
+/* The proxy's and the kernel's counters, as `status` shows them. */
+void target_status(const struct target *t, struct status_info *si);
+
+/* Frees; pinned programs stay attached unless target_detach() ran. */
+void target_free(struct target *t);
+
+#endif /* TARGET_H */

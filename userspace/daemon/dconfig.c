@@ -1,0 +1,376 @@
+/* The daemon's configuration file (see dconfig.h), with cJSON: every key
+ * of a target is an option of `run` (the target table of cli/target.c),
+ * set through the same rows as the command line, so the file and the
+ * command line cannot mean different things. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cJSON.h>
+
+#include "daemon/dconfig.h"
+#include "policy/policy.h"
+
+#define DCONFIG_MAX_BYTES (16 << 20)
+
+static char *
+read_file(const char *path, char *errbuf, size_t errlen)
+{
+	struct stat st;
+	char *buf;
+	ssize_t n;
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1 || fstat(fd, &st)) {
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > DCONFIG_MAX_BYTES) {
+		snprintf(errbuf, errlen, "%s: not a regular file of at most 16 MiB", path);
+		close(fd);
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		snprintf(errbuf, errlen, "out of memory");
+		close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = 0;
+	return buf;
+}
+
+/* Checks one rule the way the policy will take it. */
+static int
+check_rule(enum policy_action a, const char *text, char *err, size_t errlen)
+{
+	struct policy *p = policy_new();
+	int rc;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = policy_add(p, a, text, NULL, "config", err, errlen) ? -EINVAL : 0;
+	policy_free(p);
+	return rc;
+}
+
+static int
+set_rules(struct dspec *s, const cJSON *v, const char *key, char *errbuf, size_t errlen)
+{
+	const struct opt_set set = {target_opt_table, &s->o};
+	const cJSON *r;
+	char err[400];
+	int i = 0;
+
+	if (!cJSON_IsArray(v) && !cJSON_IsString(v)) {
+		snprintf(errbuf, errlen, "%s.%s: expected a rule or a list of rules", s->where,
+			 key);
+		return -EINVAL;
+	}
+	if (cJSON_IsString(v)) {
+		if (check_rule(strcmp(key, "allow") ? POLICY_DENY : POLICY_ALLOW, v->valuestring,
+			       err, sizeof(err)) ||
+		    opts_set(&set, 1, key, v->valuestring, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key, err);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	cJSON_ArrayForEach(r, v)
+	{
+		if (!cJSON_IsString(r)) {
+			snprintf(errbuf, errlen, "%s.%s[%d]: expected a string", s->where, key, i);
+			return -EINVAL;
+		}
+		if (check_rule(strcmp(key, "allow") ? POLICY_DENY : POLICY_ALLOW, r->valuestring,
+			       err, sizeof(err)) ||
+		    opts_set(&set, 1, key, r->valuestring, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "%s.%s[%d]: %s", s->where, key, i, err);
+			return -EINVAL;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* One key of a target: its kind, its name, or an option of run's. */
+static int
+set_key(struct dspec *s, const cJSON *v, char *num, size_t numlen, char *errbuf, size_t errlen)
+{
+	const struct opt_set set = {target_opt_table, &s->o};
+	const char *key = v->string, *arg;
+	char err[400];
+	int takes;
+
+	if (!strcmp(key, "allow") || !strcmp(key, "deny"))
+		return set_rules(s, v, key, errbuf, errlen);
+	if (!strcmp(key, "kill_existing") || !strcmp(key, "kill-existing")) {
+		if (!cJSON_IsBool(v))
+			goto bad_bool;
+		s->kill_existing = cJSON_IsTrue(v);
+		return 0;
+	}
+	takes = opts_takes_arg(&set, 1, key);
+	/* the daemon writes no policy at exit: `egressctl summary --suggest-policy` does */
+	if (takes < 0 || !strcmp(key, "suggest_policy") || !strcmp(key, "suggest-policy")) {
+		snprintf(errbuf, errlen, "%s.%s: unknown key", s->where, key);
+		return -EINVAL;
+	}
+	if (!takes) {
+		if (!cJSON_IsBool(v))
+			goto bad_bool;
+		if (cJSON_IsFalse(v))
+			return 0;
+		arg = NULL;
+	} else if (cJSON_IsString(v)) {
+		arg = v->valuestring;
+	} else if (cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble) {
+		snprintf(num, numlen, "%lld", (long long)v->valuedouble);
+		arg = num;
+	} else {
+		snprintf(errbuf, errlen, "%s.%s: expected a string or a whole number", s->where,
+			 key);
+		return -EINVAL;
+	}
+	if (opts_set(&set, 1, key, arg, err, sizeof(err))) {
+		snprintf(errbuf, errlen, "%s.%s: %s", s->where, key, err);
+		return -EINVAL;
+	}
+	return 0;
+bad_bool:
+	snprintf(errbuf, errlen, "%s.%s: expected true or false", s->where, key);
+	return -EINVAL;
+}
+
+static const char *
+kind_key(enum dspec_kind k)
+{
+	return k == DSPEC_CGROUP ? "cgroup" : k == DSPEC_UNIT ? "unit" : "pid";
+}
+
+/* A target's kind and what from its "cgroup", "unit" or "pid" key. */
+static int
+set_kind(struct dspec *s, const cJSON *t, char *pidbuf, size_t pidlen, char *errbuf, size_t errlen)
+{
+	int found = 0;
+
+	for (int k = DSPEC_CGROUP; k <= DSPEC_PID; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, kind_key(k));
+
+		if (!v)
+			continue;
+		found++;
+		s->kind = (enum dspec_kind)k;
+		if (k == DSPEC_PID && cJSON_IsNumber(v) && v->valuedouble >= 1 &&
+		    v->valuedouble <= 4194304 && v->valuedouble == (double)(int)v->valuedouble) {
+			snprintf(pidbuf, pidlen, "%d", (int)v->valuedouble);
+			s->what = pidbuf;
+		} else if (k != DSPEC_PID && cJSON_IsString(v) && v->valuestring[0]) {
+			s->what = v->valuestring;
+		} else {
+			snprintf(errbuf, errlen, "%s.%s: expected %s", s->where, kind_key(k),
+				 k == DSPEC_PID ? "a process id" : "a non-empty string");
+			return -EINVAL;
+		}
+	}
+	if (found != 1) {
+		snprintf(errbuf, errlen, "%s: name exactly one of \"cgroup\", \"unit\", \"pid\"",
+			 s->where);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Numbers given as text live as long as the config: one buffer each. */
+struct nums {
+	char pid[DCONFIG_MAX_TARGETS][16];
+	char val[DCONFIG_MAX_TARGETS][24][24];
+};
+
+static int
+load_target(struct dconfig *c, const cJSON *t, int i, struct nums *nums, char *errbuf,
+	    size_t errlen)
+{
+	struct dspec *s = &c->specs[i];
+	const cJSON *v, *name;
+	int k = 0, err;
+
+	snprintf(s->where, sizeof(s->where), "targets[%d]", i);
+	if (!cJSON_IsObject(t)) {
+		snprintf(errbuf, errlen, "%s: expected an object", s->where);
+		return -EINVAL;
+	}
+	err = set_kind(s, t, nums->pid[i], sizeof(nums->pid[i]), errbuf, errlen);
+	if (err)
+		return err;
+	name = cJSON_GetObjectItemCaseSensitive(t, "name");
+	if (name && (!cJSON_IsString(name) || !name->valuestring[0])) {
+		snprintf(errbuf, errlen, "%s.name: expected a non-empty string", s->where);
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(v, t)
+	{
+		if (!strcmp(v->string, "name") || !strcmp(v->string, kind_key(s->kind)))
+			continue;
+		if (k == 24) {
+			snprintf(errbuf, errlen, "%s: too many keys", s->where);
+			return -EINVAL;
+		}
+		err = set_key(s, v, nums->val[i][k], sizeof(nums->val[i][k]), errbuf, errlen);
+		if (err)
+			return err;
+		k++;
+	}
+	if (name)
+		s->name = name->valuestring;
+	else {
+		snprintf(c->names[i], sizeof(c->names[i]), "%s", s->what);
+		s->name = c->names[i];
+	}
+	return 0;
+}
+
+int
+dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
+{
+	const cJSON *targets, *t, *v;
+	struct nums *nums;
+	char *text;
+	cJSON *doc;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	text = read_file(path, errbuf, errlen);
+	if (!text)
+		return -EINVAL;
+	doc = cJSON_ParseWithOpts(text, NULL, 1);
+	free(text);
+	if (!doc || !cJSON_IsObject(doc)) {
+		snprintf(errbuf, errlen, "%s: not a JSON object", path);
+		cJSON_Delete(doc);
+		return -EINVAL;
+	}
+	nums = calloc(1, sizeof(*nums));
+	if (!nums) {
+		cJSON_Delete(doc);
+		snprintf(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->doc = doc;
+	c->path = path;
+	c->control = DCONFIG_CONTROL;
+	cJSON_ArrayForEach(v, doc)
+	{
+		if (!strcmp(v->string, "targets"))
+			continue;
+		if (!strcmp(v->string, "control") && cJSON_IsString(v) &&
+		    v->valuestring[0] == '/') {
+			c->control = v->valuestring;
+			continue;
+		}
+		snprintf(errbuf, errlen, "%s: %s", v->string,
+			 strcmp(v->string, "control") ? "unknown key"
+						      : "expected an absolute path");
+		err = -EINVAL;
+		goto fail;
+	}
+	targets = cJSON_GetObjectItemCaseSensitive(doc, "targets");
+	if (!cJSON_IsArray(targets) || !cJSON_GetArraySize(targets)) {
+		snprintf(errbuf, errlen, "targets: expected a list of at least one target");
+		err = -EINVAL;
+		goto fail;
+	}
+	cJSON_ArrayForEach(t, targets)
+	{
+		if (c->n == DCONFIG_MAX_TARGETS) {
+			snprintf(errbuf, errlen, "targets: at most %d", DCONFIG_MAX_TARGETS);
+			err = -EINVAL;
+			goto fail;
+		}
+		err = load_target(c, t, c->n, nums, errbuf, errlen);
+		if (err)
+			goto fail;
+		c->n++;
+	}
+	c->nums = nums;
+	return 0;
+fail:
+	free(nums);
+	cJSON_Delete(doc);
+	memset(c, 0, sizeof(*c));
+	return err;
+}
+
+int
+dconfig_add(struct dconfig *c, enum dspec_kind kind, const char *what, const struct target_opts *o,
+	    bool kill_existing, char *errbuf, size_t errlen)
+{
+	struct dspec *s;
+
+	if (c->n == DCONFIG_MAX_TARGETS) {
+		snprintf(errbuf, errlen, "at most %d targets", DCONFIG_MAX_TARGETS);
+		return -E2BIG;
+	}
+	if (!c->control)
+		c->control = DCONFIG_CONTROL;
+	s = &c->specs[c->n];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->what = what;
+	s->o = *o;
+	s->kill_existing = kill_existing;
+	snprintf(c->names[c->n], sizeof(c->names[c->n]), "%s", what);
+	s->name = c->names[c->n];
+	snprintf(s->where, sizeof(s->where), "--%s %s", kind_key(kind), what);
+	c->n++;
+	return 0;
+}
+
+void
+dconfig_free(struct dconfig *c)
+{
+	cJSON_Delete(c->doc);
+	free(c->nums);
+	memset(c, 0, sizeof(*c));
+}
+
+bool
+dspec_same_target(const struct dspec *a, const struct dspec *b)
+{
+	return a->kind == b->kind && !strcmp(a->what, b->what);
+}
+
+static bool
+same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+bool
+dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
+{
+	const struct target_opts *x = &a->o, *y = &b->o;
+
+	return same_str(x->log_file, y->log_file) && same_str(x->dns_upstream, y->dns_upstream) &&
+	       same_str(x->suggest_policy, y->suggest_policy) && x->tproxy_port == y->tproxy_port &&
+	       x->dns_port == y->dns_port && x->nproxy == y->nproxy &&
+	       !memcmp(x->proxy_ports, y->proxy_ports, sizeof(x->proxy_ports)) &&
+	       x->audit == y->audit && x->allow_abstract_unix == y->allow_abstract_unix &&
+	       x->max_conns == y->max_conns &&
+	       x->max_conns_per_process == y->max_conns_per_process &&
+	       x->idle_timeout == y->idle_timeout && x->head_timeout == y->head_timeout &&
+	       x->connect_timeout == y->connect_timeout &&
+	       x->response_timeout == y->response_timeout && a->kill_existing == b->kill_existing &&
+	       !strcmp(a->name, b->name);
+}

@@ -1,0 +1,62 @@
+/* The daemon's configuration: which cgroups it confines (targets), each
+ * with the options a `run` takes (policy, log, timeouts, limits) under the
+ * same names, from a JSON file or from the command line. Parsing only: no
+ * cgroup is looked at here. */
+#ifndef DCONFIG_H
+#define DCONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/target.h"
+
+#define DCONFIG_DEFAULT	    "/etc/egressctl/daemon.json"
+#define DCONFIG_CONTROL	    "/run/egressctl/control"
+#define DCONFIG_POLICY	    "/etc/egressctl/policy.json"
+#define DCONFIG_MAX_TARGETS 64
+
+enum dspec_kind {
+	DSPEC_CGROUP = 0, /* a cgroup2 directory (its descendants too) */
+	DSPEC_UNIT = 1,	  /* the cgroup systemd gave a unit */
+	DSPEC_PID = 2,	  /* the cgroup of a process */
+};
+
+/* One target as it was named. */
+struct dspec {
+	enum dspec_kind kind;
+	const char *what;     /* the path, the unit's name, or the pid as text */
+	const char *name;     /* for messages and `--cgroup NAME`; never NULL */
+	bool kill_existing;   /* end connections opened before the attach */
+	struct target_opts o; /* strings point into the dconfig */
+	char where[64];	      /* "targets[2]" or "the command line" */
+};
+
+struct dconfig {
+	const char *path; /* the file; NULL: the command line */
+	const char *control;
+	struct dspec specs[DCONFIG_MAX_TARGETS];
+	int n;
+	void *doc;  /* the parsed file (cJSON): owns the strings */
+	void *nums; /* numbers of the file as text (they are options' arguments) */
+	char names[DCONFIG_MAX_TARGETS][80];
+};
+
+/* Reads and checks path: every key known, every rule valid. Errors name
+ * the place: "targets[1].allow[3]: ...". Returns 0, or -errno with errbuf
+ * set (*c is then empty). */
+int dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen);
+
+/* Adds a target named on the command line, with the command line's
+ * options o (copied). Returns 0 or -errno with errbuf set. */
+int dconfig_add(struct dconfig *c, enum dspec_kind kind, const char *what,
+		const struct target_opts *o, bool kill_existing, char *errbuf, size_t errlen);
+
+void dconfig_free(struct dconfig *c);
+
+/* The same target (kind and what)? */
+bool dspec_same_target(const struct dspec *a, const struct dspec *b);
+
+/* The same options, but perhaps for the policy (rules and policy file)? */
+bool dspec_same_but_policy(const struct dspec *a, const struct dspec *b);
+
+#endif /* DCONFIG_H */
