@@ -14,7 +14,7 @@
 # says so). Nothing here sends a packet: `run --allow example.test -- true`
 # opens no socket.
 
-ALL_TESTS="man_options man_commands readme_synopsis man_render policy_files install
+ALL_TESTS="man_options man_commands cli_conventions readme_synopsis man_render policy_files install
 install_conffile bash_completion bash_completion_cgroup zsh_completion deb apt"
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -148,6 +148,36 @@ test_man_commands() {
 	else
 		ok man_commands
 	fi
+}
+
+# The conventions of every command: --help on stdout with status 0 and
+# nothing on stderr; an unknown option a usage error (status 2, a line on
+# stderr naming it, nothing on stdout); no command, or help for one that
+# does not exist, status 2; --version and version the same line, with
+# egressctl's, the BPF ABI's and libbpf's versions.
+test_cli_conventions() {
+	local c out err rc bad=
+	for c in $(commands); do
+		out=$("$EGR" "$c" --help 2>"$W/cli.err")
+		rc=$?
+		[ $rc = 0 ] && [ -n "$out" ] && [ ! -s "$W/cli.err" ] && grep -q "^usage: egressctl $c" <<<"$out" ||
+			bad="$bad $c --help (status $rc, stderr: $(head -c 80 "$W/cli.err"))"
+		out=$("$EGR" "$c" --no-such-option-x 2>"$W/cli.err")
+		rc=$?
+		[ $rc = 2 ] && [ -z "$out" ] && grep -q -- 'no-such-option-x' "$W/cli.err" ||
+			bad="$bad $c --no-such-option-x (status $rc)"
+	done
+	[ -z "$bad" ] && ok cli_conventions.commands || fail cli_conventions.commands "$bad"
+	local rc2
+	"$EGR" >/dev/null 2>&1
+	rc=$?
+	"$EGR" help no-such-command >/dev/null 2>&1
+	rc2=$?
+	[ $rc = 2 ] && [ $rc2 = 2 ] && ok cli_conventions.usage_errors ||
+		fail cli_conventions.usage_errors "no command or help no-such-command: not status 2"
+	out=$("$EGR" --version)
+	[ "$out" = "$("$EGR" version)" ] && grep -Eq '^egressctl [^ ]+ \(BPF ABI [0-9]+, libbpf [0-9]+\.[0-9]+\)$' <<<"$out" &&
+		ok cli_conventions.version || fail cli_conventions.version "--version: $out"
 }
 
 # The README's usage synopsis names every option of run, check and status

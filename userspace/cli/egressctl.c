@@ -339,7 +339,8 @@ cmd_version(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 1) {
-		log_warnx("version: takes no arguments (see egressctl version --help)");
+		log_warnx("version: %s %s: takes none (see egressctl version --help)",
+			  argv[1][0] == '-' ? "unknown option" : "unexpected argument", argv[1]);
 		return EGR_EXIT_USAGE;
 	}
 	printf("egressctl %s (BPF ABI %d, libbpf %u.%u)\n", EGR_VERSION, EGR_ABI_VERSION,
