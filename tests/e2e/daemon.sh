@@ -429,6 +429,51 @@ test_detach() {
 	a_val "$t.usage" "detach without --cgroup or --all" "$D_RC" 2
 }
 
-ALL_TESTS="attach preexisting two_targets restart reload runtime_rules control kinds detach"
+# ======================================================================
+# The configuration changes under the daemon: a target removed from it is
+# detached at the reload (no pins, no links), one added is attached; a
+# unit whose cgroup does not exist yet is waited for, and attached (and
+# confined) when it appears.
+# ======================================================================
+test_config_changes() {
+	local t=cfgchg idb unit="egr-e2e-$$-late.service" late
+	mkcg "$t-a"
+	mkcg "$t-b"
+	late="$(tcg "$t-late")/$unit"
+	idb=$(stat -c %i "$(tcg "$t-b")")
+	cat >"$W/$t.json" <<EOF
+{"targets": [
+  {"name": "ca", "cgroup": "$(tcg "$t-a")", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"},
+  {"name": "cb", "cgroup": "$(tcg "$t-b")", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	a_val "$t.b.pinned" "pins of cb" "$(ls "$PIN_ROOT/$idb" 2>/dev/null | grep -c '^link_')" '[1-9][0-9]*'
+	# cb goes, a unit that is not running yet comes
+	cat >"$W/$t.json" <<EOF
+{"targets": [
+  {"name": "ca", "cgroup": "$(tcg "$t-a")", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"},
+  {"name": "late", "unit": "$unit", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	dctl "$t" reload
+	a_val "$t.reload.exit" "reload exit" "$D_RC" 0
+	a_val "$t.b.no_pins" "pin dir of cb" "$(ls -d "$PIN_ROOT/$idb" 2>&1 | grep -c 'No such')" 1
+	a_val "$t.b.no_links" "links on cb's cgroup" "$(bpftool cgroup show "$(tcg "$t-b")" 2>/dev/null | grep -c .)" 0
+	a_grep "$t.b.said" "$W/$t.dout" 'target cb: no longer in the configuration: detached'
+	a_grep "$t.late.waiting" "$W/$t.dout" 'target late: waiting for its cgroup'
+	# the unit starts: its cgroup appears (as systemd makes it), then a process in it
+	mkdir -p "$late"
+	wait_secs 5 grep -qs "target late: attached to $(re "$late")" "$W/$t.dout"
+	a_grep "$t.late.attached" "$W/$t.dout" "target late: attached to $(re "$late")"
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
+		"$late" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/late; done' \
+		>"$W/$t-late.cg.out" 2>&1
+	a_eq "$t.late.confined" "codes in the late unit" "$(codes "$W/$t-late.cg.out")" "a 000 b 200 "
+	dstop
+}
+
+ALL_TESTS="attach preexisting two_targets restart reload runtime_rules control kinds detach config_changes"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"
