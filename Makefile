@@ -32,7 +32,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LDLIBS += $(PKG_LIBS) -pthread
+LDLIBS += $(PKG_LIBS) -pthread -lm
 
 # The BPF side: bpf/egress.bpf.c, one compilation unit that includes one
 # file per hook family (bpf/*.c) over bpf/lib/*.h; one object, one skeleton.
