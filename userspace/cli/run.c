@@ -178,6 +178,10 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 				term_winch(st->term); /* the pty tells CMD */
 			continue;
 		}
+		if (ssi.ssi_signo == SIGUSR1) { /* --log FILE anew (logrotate); not CMD's */
+			target_reopen_log(st->tg);
+			continue;
+		}
 		jobtimer_signalled(st->jt); /* --kill-after counts from here */
 		/* A terminal's ^C already reached CMD (same process group);
 		 * forward only what was sent to egressctl itself. With --ask
@@ -492,6 +496,12 @@ run_prepare(struct run_state *st)
 			  cg);
 		return -EPERM;
 	}
+	/* --log: CMD's output is egressctl's stdout: decisions would mix in */
+	if (o->t.log_file && !strcmp(o->t.log_file, "-")) {
+		log_warnx("--log -: CMD writes to the same standard output; give a file, fd:N "
+			  "(e.g. --log fd:3 3>&1 >/dev/tty), syslog or otlp:URL");
+		return -EINVAL;
+	}
 	if (geteuid() != 0) {
 		log_warnx("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo");
 		return -EPERM;
@@ -581,6 +591,7 @@ run_signals(struct run_state *st)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGUSR1); /* --log FILE anew */
 	if (st->term)
 		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);

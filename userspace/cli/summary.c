@@ -267,6 +267,13 @@ print_log_stats(FILE *f, const struct audit_stats *ls)
 {
 	if (!ls)
 		return;
+	if (ls->sink && (ls->sink_dropped || ls->sink_lost))
+		fprintf(f,
+			"egressctl: log %s: %llu records sent, %llu dropped (the queue or socket "
+			"was full), %llu lost%s%s%s\n",
+			ls->sink, (unsigned long long)ls->sink_sent,
+			(unsigned long long)ls->sink_dropped, (unsigned long long)ls->sink_lost,
+			ls->sink_err[0] ? " (" : "", ls->sink_err, ls->sink_err[0] ? ")" : "");
 	if (ls->lost)
 		fprintf(f, "egressctl: %llu log line%s lost: write error %s (%s) on %s%s\n",
 			(unsigned long long)ls->lost, ls->lost == 1 ? "" : "s",
@@ -473,7 +480,8 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 			fprintf(f, " |\n");
 		}
 	if (s->refused.limit || s->refused.per_process || s->refused.nofd ||
-	    (ls && (ls->lost || ls->dropped || ls->last_err))) {
+	    (ls &&
+	     (ls->lost || ls->dropped || ls->last_err || ls->sink_dropped || ls->sink_lost))) {
 		char *text = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&text, &len);
@@ -546,7 +554,16 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 		cJSON_AddNumberToObject(r, "per_process", (double)s->refused.per_process);
 		cJSON_AddNumberToObject(r, "no_descriptors", (double)s->refused.nofd);
 	}
-	if (ls && ls->path) {
+	if (ls && ls->sink) {
+		cJSON *l = cJSON_AddObjectToObject(o, "log");
+
+		if (l) {
+			cJSON_AddStringToObject(l, "sink", ls->sink);
+			cJSON_AddNumberToObject(l, "sent", (double)ls->sink_sent);
+			cJSON_AddNumberToObject(l, "dropped", (double)ls->sink_dropped);
+			cJSON_AddNumberToObject(l, "lost", (double)ls->sink_lost);
+		}
+	} else if (ls && ls->path) {
 		cJSON *l = cJSON_AddObjectToObject(o, "log");
 
 		if (l) {

@@ -93,8 +93,12 @@ const struct opt target_opt_table[] = {
 	{"policy", 0, OPT_T_STR, TO(policy_file), "FILE",
 	 "rules from a JSON policy file (egressctl-policy(5))"},
 	{"log", 0, OPT_T_STR, TO(log_file), "FILE",
-	 "one JSON line per decision (- for stdout): kernel,\n"
-	 "proxy and DNS, with pid, command and cgroup"},
+	 "one JSON line per decision (kernel, proxy and DNS,\n"
+	 "with pid, command, cgroup, run id, host, CI job) to\n"
+	 "FILE (opened anew on SIGUSR1; the daemon: SIGHUP),\n"
+	 "fd:N, syslog[:PATH] (RFC 5424 to /dev/log),\n"
+	 "otlp:http://HOST:PORT/v1/logs (OTLP/HTTP JSON), or\n"
+	 "- (the daemon's stdout; run: use fd:N)"},
 	{"audit", 0, OPT_T_FLAG, TO(audit), NULL,
 	 "deny nothing: record what the policy would deny\n"
 	 "(\"would-deny\") and let it through"},
@@ -862,6 +866,12 @@ target_write_suggestion(const struct target *t)
 		log_warnx("--suggest-policy: %s", errbuf);
 	else
 		log_warnx("suggested policy written to %s", t->o->suggest_policy);
+}
+
+void
+target_reopen_log(struct target *t)
+{
+	audit_reopen(t->audit);
 }
 
 void

@@ -135,6 +135,10 @@ void target_print_summary(struct target *t, bool audit_mode);
 /* Writes --suggest-policy if it was asked for (said on stderr). */
 void target_write_suggestion(const struct target *t);
 
+/* Opens a --log FILE anew (logrotate): SIGUSR1 for run, SIGHUP for the
+ * daemon. */
+void target_reopen_log(struct target *t);
+
 /* Appends the summary to --summary FILE, if it was asked for (a failure is
  * said on stderr). After target_finish(). */
 void target_write_summary_file(struct target *t);

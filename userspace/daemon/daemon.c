@@ -1541,8 +1541,15 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 	struct signalfd_siginfo ssi;
 	(void)what;
 	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
-		if (ssi.ssi_signo == SIGHUP) {
-			want_reload(dm, NULL);
+		if (ssi.ssi_signo == SIGHUP || ssi.ssi_signo == SIGUSR1) {
+			struct dtarget *dt;
+
+			/* --log FILE anew (logrotate's postrotate: reload) */
+			TAILQ_FOREACH(dt, &dm->targets, entry)
+			if (dt->tg)
+				target_reopen_log(dt->tg);
+			if (ssi.ssi_signo == SIGHUP)
+				want_reload(dm, NULL);
 			continue;
 		}
 		log_warnx("signal %u: stopping; the programs stay attached (fail closed) until the "
@@ -1602,6 +1609,7 @@ setup_loop(struct daemon *dm)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGUSR1); /* --log FILE anew, no reload */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	dm->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
