@@ -470,7 +470,8 @@ EOF
 		wait_for 5 test -e "$W/$t.ready"
 		timeout -k 2 60 nsenter --net="$NS_SBX" env --default-signal=INT,QUIT \
 			"$EGRESSCTL" run --cgroup "$(cg_name "${t}_pipe")" --user nobody --dns-upstream "$INET_DNS" \
-			--log - --allow a.example.test -- /bin/sh "$W/$t.sh" pipe 2>"$W/${t}_pipe.err" </dev/null
+			--log fd:3 --allow a.example.test -- /bin/sh "$W/$t.sh" pipe 3>&1 >/dev/null \
+			2>"$W/${t}_pipe.err" </dev/null
 		echo "$? $(date +%s.%N)" >"$W/$t.exit.tmp"
 		mv "$W/$t.exit.tmp" "$W/$t.exit"
 	) | timeout -k 2 70 "$PY" "$W/$t.reader.py" "$W/$t.exit" "$W/$t.reader.json" "$W/$t.ready"
@@ -484,7 +485,7 @@ EOF
 	jv "$(head -1 "$W/$t.pipe.res")"
 	a_val "$t.pipe.all_200" "codes" "$P_codes" "\\{\"200\": $n\\}"
 	p_secs=$P_secs
-	note "$t: $n requests with --log - into a reader that reads nothing: ${p_secs}s"
+	note "$t: $n requests with --log fd:3 into a reader that reads nothing: ${p_secs}s"
 	r=$("$PY" -c 'import sys; f, p = float(sys.argv[1]), float(sys.argv[2]); print("ok" if p < 3 * f + 0.5 else "slow")' \
 		"${f_secs:-0}" "${p_secs:-999}")
 	a_val "$t.connections_not_slowed" "${p_secs}s with a stuck log reader vs ${f_secs}s with a file (limit 3x + 0.5 s)" "$r" ok
