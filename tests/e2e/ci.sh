@@ -488,6 +488,43 @@ EOF
 		'ci=\{"system": "gitlab", "job_id": "555", "job": "test"\}'
 }
 
-ALL_TESTS="identity logs syslog otlp summary_file nested github github_audit gitlab"
+# ======================================================================
+# The daemon: a target's log opened anew on SIGHUP (its reload), the
+# target's --summary FILE written when it is detached
+# ======================================================================
+test_daemon_logs() {
+	local t=dlogs cg dpid i
+	cg=$(tcg "$t")
+	have_egr || return 0
+	mkdir -p "$cg"
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl" --cgroup "$cg" \
+		--allow a.example.test --dns-upstream "$INET_DNS" --log "$W/$t.jlog" \
+		--summary "$W/$t.sum.json" --summary-format json >"$W/$t.dout" 2>&1 </dev/null &
+	dpid=$!
+	PIDS+=("$dpid")
+	wait_secs 15 grep -q "ready:" "$W/$t.dout" || { fail "$t.ready" "$(tail -c 300 "$W/$t.dout")"; return 0; }
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec curl -s -o /dev/null -m 5 http://a.example.test/one' "$cg"
+	wait_secs 5 grep -q '"host":"a.example.test"' "$W/$t.jlog"
+	mv "$W/$t.jlog" "$W/$t.jlog.1"
+	kill -HUP "$dpid"
+	wait_secs 5 test -e "$W/$t.jlog"
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec curl -s -o /dev/null -m 5 http://blocked.test/two' "$cg"
+	wait_secs 5 grep -q '"host":"blocked.test"' "$W/$t.jlog"
+	a_jlog "$t.old_file" "$W/$t.jlog.1" decision=allow host=a.example.test
+	a_jlog_none "$t.old_file_no_later" "$W/$t.jlog.1" host=blocked.test
+	a_jlog "$t.new_file" "$W/$t.jlog" decision=deny host=blocked.test
+	a_grep "$t.said" "$W/$t.dout" "log $(re "$W/$t.jlog") opened anew"
+	timeout 20 "$EGRESSCTL" detach --control "$W/$t.ctl" --cgroup "$cg" >/dev/null 2>&1
+	a_py "$t.summary_at_detach" '
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+rows = {r["destination"]: r for r in d["destinations"]}
+ok = rows.get("a.example.test:80", {}).get("allowed") == 1 and rows.get("blocked.test", {}).get("denied", 0) >= 1
+print("ok" if ok else json.dumps(d)[:500])' "$W/$t.sum.json"
+	kill -TERM "$dpid" 2>/dev/null
+	for i in $(seq 50); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
+}
+
+ALL_TESTS="identity logs syslog otlp summary_file nested daemon_logs github github_audit gitlab"
 
 suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node" "$@"

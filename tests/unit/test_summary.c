@@ -173,6 +173,11 @@ static const struct label_case labels[] = {
 	{"hex", "6b2f9a1c0d3e4f5a6b7c", "high-entropy label"},
 	{"base32", "mfrggzdfmztwq2lknnwg23tp", "high-entropy label"},
 	{"consonant-run", "xkcdqwrtzplmnbvc", "high-entropy label"},
+	/* each marked by one of the three alone: digits, a run, the entropy */
+	{"digits-only", "ab12ab12ab12ab12", "high-entropy label"},
+	{"run-only", "bcdfghjkbcdfghjk", "high-entropy label"},
+	/* sixteen letters, none twice, vowels between: only the entropy says so */
+	{"entropy-only", "kvazwupoxlinbrem", "high-entropy label"},
 	{"very-long", "thisisaverylonglabelmadeofwordsbutstillsuspicious", "very long label"},
 	{"fifteen", "a1b2c3d4e5f6g7h", NULL}, /* below SUGGEST_ENTROPY_MIN */
 };
