@@ -202,6 +202,10 @@ EOF
 	a_rc "$t.exit" 0 "$t"
 	pjv "$t" "$t.burst"
 	a_val "$t.requests_served" "codes of 300 requests" "${P_codes:-}" '\{"200": 300\}'
+	local secs_otlp=${P_secs:-?}
+	arun "${t}_file" --log "$W/${t}_file.jlog" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	pjv "${t}_file" "$t.burst"
+	note "$t: 300 requests in ${secs_otlp}s with --log otlp:, ${P_secs:-?}s with --log FILE (a figure, not a test)"
 	a_py "$t.records" '
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
@@ -341,7 +345,7 @@ step() {
 	echo "step \$1 \$(curl -s -o /dev/null -m 5 -w '%{http_code}' "\${@:2}")" >>$W/$tag.step
 }
 # before the action: the step's world as it is
-step before-denied --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$tag-before
+step before-denied --resolve blocked.test:80:$GH_DENIED http://blocked.test/$tag-before
 # the runner passes inputs as INPUT_<NAME>, '-' kept (so: env, not export)
 env INPUT_MODE=$mode INPUT_ALLOW=a.example.test INPUT_ALLOW-RUNNER=false \
 	INPUT_EGRESSCTL=$EGRESSCTL "INPUT_DAEMON-ARGS=--dns-upstream $INET_DNS" \
@@ -351,7 +355,7 @@ echo "main \$?" >>$W/$tag.step
 echo "STEP_CGROUP \$(grep "^0::" /proc/self/cgroup)" >>$W/$tag.step
 step allowed http://a.example.test/$tag-allowed
 step denied-name http://blocked.test/$tag-denied
-step denied --resolve blocked.test:80:$GH_DENIED http://blocked.test/$tag-denied
+step denied --resolve blocked.test:8080:$GH_DENIED http://blocked.test:8080/$tag-denied
 # the post step
 STATE_dir=\$(sed -n 's/^dir=//p' \$GITHUB_STATE) node $REPO/contrib/ci/github/post.js
 echo "post \$?" >>$W/$tag.step
@@ -380,12 +384,12 @@ test_github() {
 	jobcg="$CGROOT/egressctl/$(cg_name "$t-job")"
 	dir=$W/$t.tmp/egressctl
 	have_egr || return 0
-	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	base=$(sensor_now "dst host $A_BLOCKED")
 	gh_runner "$t" block yes
 	note "$t: worker: $(tr '\n' '|' <"$W/$t.worker" | head -c 1500)"
 	# the control half: before the action, the step reaches the denied host
 	a_val "$t.control.before_reached" "code before the action" "$(stepv "$t" before-denied)" 200
-	sensor_saw "$t.control.sensor_saw" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	sensor_saw "$t.control.sensor_saw" "dst host $GH_DENIED and tcp dst port 80"
 	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
 	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
 	# the job's tree got a cgroup of its own: the listener shares the runner's
@@ -394,7 +398,10 @@ test_github() {
 	a_val "$t.step.denied_name" "denied host by name (refused lookup)" "$(stepv "$t" denied-name)" 000
 	a_val "$t.step.denied" "denied host by address" "$(stepv "$t" denied)" "000|403"
 	a_nogrep "$t.step.server_saw_nothing" "$WEBLOG" "$t-denied"
-	sensor_none "$t.step.sensor_nothing" "dst host $GH_DENIED"
+	# nothing of the denied step: not direct (port 8080), not through the
+	# proxy (which would connect to blocked.test's own address)
+	sensor_none "$t.step.sensor_nothing" "dst host $GH_DENIED and tcp dst port 8080"
+	sensor_none_since "$t.step.sensor_nothing_by_name" "$base" "dst host $A_BLOCKED"
 	a_grep "$t.control.server_saw" "$WEBLOG" "$t-before"
 	a_grep "$t.listener.unconfined" "$W/$t.listener" '^200$'
 	a_nogrep "$t.listener.never_denied" "$W/$t.listener" '^000$'
@@ -405,7 +412,7 @@ test_github() {
 	a_grep "$t.summary.allowed_row" "$W/$t.summary.md" '^\| allowed \| 1 \| a\.example\.test:80 \\\(dns: allowed\\\) \|'
 	# the refused lookup of blocked.test and the connection to it: one row
 	a_grep "$t.summary.denied_row" "$W/$t.summary.md" \
-		'^\| denied \| 1 \| blocked\.test:80 \\\(dns: denied\\\) \| curl\\\[[0-9]+\\\], curl\\\[[0-9]+\\\] \| --allow blocked\.test \|$'
+		'^\| denied \| 1 \| blocked\.test:8080 \\\(dns: denied\\\) \| curl\\\[[0-9]+\\\], curl\\\[[0-9]+\\\] \| --allow blocked\.test:8080 \|$'
 	a_nogrep "$t.summary.no_lookup_row" "$W/$t.summary.md" '^\| denied \| [0-9]+ \| blocked\.test \|'
 	a_py "$t.policy.loads" '
 import json, sys
@@ -463,8 +470,9 @@ test_gitlab() {
 	mkdir -p "$cg" "$W/$t.bin" "$W/$t.proj" || return 0
 	ln -sf /bin/bash "$W/$t.bin/gitlab-runner"
 	cat >"$W/$t.job.sh" <<EOF
+echo "before \$(curl -s -o /dev/null -m 5 -w '%{http_code}' --resolve blocked.test:80:$GL_DENIED http://blocked.test/$t-before)"
 $REPO/contrib/ci/gitlab/egressctl.sh start || echo "start failed \$?"
-echo "code \$(curl -s -o /dev/null -m 5 -w '%{http_code}' --resolve blocked.test:80:$GL_DENIED http://blocked.test/$t)"
+echo "code \$(curl -s -o /dev/null -m 5 -w '%{http_code}' --resolve blocked.test:8080:$GL_DENIED http://blocked.test:8080/$t)"
 echo "code2 \$(curl -s -o /dev/null -m 5 -w '%{http_code}' http://a.example.test/$t)"
 EOF
 	cat >"$W/$t.runner.sh" <<EOF
@@ -479,10 +487,12 @@ EOF
 		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" "$2"' "$cg" "$W/$t.bin/gitlab-runner" \
 		"$W/$t.runner.sh" </dev/null >"$W/$t.runner.out" 2>&1
 	note "$t: job: $(tr '\n' '|' <"$W/$t.job.out" | head -c 800)"
+	a_grep "$t.control.before" "$W/$t.job.out" '^before 200$'
+	sensor_saw "$t.control.sensor_saw" "dst host $GL_DENIED and tcp dst port 80"
 	a_grep "$t.denied" "$W/$t.job.out" '^code (000|403)$'
-	sensor_none "$t.denied.sensor_nothing" "dst host $GL_DENIED"
+	sensor_none "$t.denied.sensor_nothing" "dst host $GL_DENIED and tcp dst port 8080"
 	a_grep "$t.allowed" "$W/$t.job.out" '^code2 200$'
-	a_grep "$t.summary" "$W/$t.after.out" '^\| denied \| 1 \| blocked\.test:80 '
+	a_grep "$t.summary" "$W/$t.after.out" '^\| denied \| 1 \| blocked\.test:8080 '
 	expect "$t.policy" "no $W/$t.proj/.egressctl/egress-policy.json" test -s "$W/$t.proj/.egressctl/egress-policy.json"
 	a_jlog "$t.log.ci" "$W/$t.proj/.egressctl/decisions.jsonl" decision=deny \
 		'ci=\{"system": "gitlab", "job_id": "555", "job": "test"\}'
