@@ -157,6 +157,36 @@ test_otlp_urls(void **state)
 	event_base_free(base);
 }
 
+/* A collector that never answers: the queue holds LOGSINK_QUEUE records
+ * (the batch under way among them), the rest are dropped at once and
+ * counted; at the end what waits is tried once more and counted lost. The
+ * loop never runs here, so nothing is ever acknowledged. */
+static void
+test_otlp_queue_bounded(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct audit_stats st;
+	char err[256];
+	struct audit *a;
+	int n = LOGSINK_QUEUE + 904;
+
+	(void)state;
+	a = audit_open(base, "otlp:http://127.0.0.1:9/v1/logs", err, sizeof(err));
+	assert_non_null(a);
+	for (int i = 0; i < n; i++)
+		audit_write(a, &deny);
+	audit_get_stats(a, &st);
+	assert_int_equal(st.sink_dropped, 904);
+	assert_int_equal(st.sink_sent, 0);
+	audit_finish(a); /* port 9: refused, so the last try fails at once */
+	audit_get_stats(a, &st);
+	assert_int_equal(st.sink_lost, LOGSINK_QUEUE);
+	assert_int_equal(st.sink_dropped + st.sink_lost + st.sink_sent, (uint64_t)n);
+	assert_string_equal(st.sink_err, "no answer");
+	audit_close(a);
+	event_base_free(base);
+}
+
 int
 main(void)
 {
@@ -165,6 +195,7 @@ main(void)
 		cmocka_unit_test(test_fd),
 		cmocka_unit_test(test_syslog),
 		cmocka_unit_test(test_otlp_urls),
+		cmocka_unit_test(test_otlp_queue_bounded),
 	};
 
 	return cmocka_run_group_tests_name("logsink", tests, NULL, NULL) ? 1 : 0;

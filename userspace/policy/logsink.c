@@ -359,12 +359,15 @@ otlp_flush(struct logsink *s)
 	}
 	s->req = evhttp_request_new(on_response, s);
 	b = otlp_body(s, n);
-	if (!s->req || !b) {
+	if (!s->req || !b) { /* out of memory: tried again in a second */
+		struct timeval sec = {1, 0};
+
 		if (s->req)
 			evhttp_request_free(s->req);
 		s->req = NULL;
 		if (b)
 			evbuffer_free(b);
+		evtimer_add(s->timer, &sec);
 		return;
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(s->req), "Host", s->hosthdr);
