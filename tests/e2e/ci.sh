@@ -444,16 +444,18 @@ test_github_audit() {
 	a_grep "$t.step.same_cgroup" "$W/$t.step" "^STEP_CGROUP 0::/egr-e2e-$$-$t\$"
 	a_grep "$t.said_alone" "$W/$t.worker" "the job's processes are alone in $(re "$(tcg "$t")"): confining it"
 	a_val "$t.step.allowed" "allowed host" "$(stepv "$t" allowed)" 200
-	a_val "$t.step.audit_reached" "a denied host, audit mode" "$(stepv "$t" denied)" 200
+	a_val "$t.step.audit_reached" "a denied host, audit mode" "$(stepv "$t" denied-name)" 200
+	# let through to blocked.test:8080, where nothing listens
+	a_val "$t.step.audit_let_through" "a denied host's closed port, audit mode" "$(stepv "$t" denied)" 502
 	a_grep "$t.summary.would_deny" "$W/$t.summary.md" '^### egressctl: [0-9]+ allowed, [1-9][0-9]* would deny, '
 	a_grep "$t.summary.row" "$W/$t.summary.md" '^\| would deny \| [0-9]+ \| blocked\.test:80'
 	a_py "$t.policy.review" '
 import json, sys
 d = json.load(open(sys.argv[1]))
 rev = d.get("observed", {}).get("review", {})
-# a.example.test was used once: for review; blocked.test twice: allowed
-ok = rev.get("a.example.test") == ["seen once"] and "a.example.test" not in d.get("allow", []) and \
-    "blocked.test" in d.get("allow", [])
+# every name used once: for review, none allowed
+ok = rev.get("a.example.test") == ["seen once"] and rev.get("blocked.test") == ["seen once"] and \
+    not d.get("allow")
 print("ok" if ok else json.dumps(d)[:600])' "$dir/egress-policy.json"
 	local cgid
 	cgid=$(stat -c %i "$(tcg "$t")" 2>/dev/null)
