@@ -32,7 +32,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LDLIBS += $(PKG_LIBS) -pthread
+LDLIBS += $(PKG_LIBS) -pthread -lm
 
 # The BPF side: bpf/egress.bpf.c, one compilation unit that includes one
 # file per hook family (bpf/*.c) over bpf/lib/*.h; one object, one skeleton.
@@ -133,7 +133,7 @@ fuzz: $(FUZZ_BINS)
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \

@@ -188,15 +188,17 @@ a_before() {
 }
 
 # a_jlog_fields NAME FILE: every line of the decision log is one JSON object
-# with time, decision, reason, source, pid, comm, cgroup (pid and comm may
-# lack only in the catch-all's records: packets have no task); no other keys
-# than the documented ones; decision and source from the documented sets
+# with time, schema (2), run_id, hostname, decision, reason, source, pid,
+# comm, cgroup (pid and comm may lack only in the catch-all's records:
+# packets have no task; ci only when the environment names a CI job); no
+# other keys than the documented ones; decision and source from the
+# documented sets
 a_jlog_fields() {
 	local r
 	r=$("$PY" - "$2" <<'EOF'
 import json, sys
-need = ("time", "decision", "reason", "source", "pid", "comm", "cgroup")
-known = set(need) | {"host", "port", "ip", "method", "rule"}
+need = ("time", "schema", "run_id", "hostname", "decision", "reason", "source", "pid", "comm", "cgroup")
+known = set(need) | {"host", "port", "ip", "method", "rule", "ci"}
 n = 0
 try:
     f = open(sys.argv[1])
@@ -211,7 +213,7 @@ for i, ln in enumerate(f):
     taskless = d.get("source") == "bpf" and d.get("reason") == "dropped by the catch-all"
     miss = [k for k in need if k not in d and not (taskless and k in ("pid", "comm"))]
     extra = sorted(set(d) - known)
-    if miss or extra or d.get("decision") not in ("allow", "deny", "would-deny", "redirect") or \
+    if miss or extra or d.get("schema") != 2 or d.get("decision") not in ("allow", "deny", "would-deny", "redirect") or \
             d.get("source") not in ("bpf", "http", "connect", "socks5", "transparent", "dns"):
         print("line %d: missing %s, unknown %s, or bad decision/source: %s" % (i + 1, miss, extra, ln.strip()[:300]))
         sys.exit()

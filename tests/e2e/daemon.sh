@@ -208,9 +208,9 @@ EOF
 	a_jlog_none "$t.b.log_not_a" "$W/$t-b.jlog" host=a.example.test decision=allow
 	a_jlog_none "$t.a.log_only_a" "$W/$t-a.jlog" cgroup="$(stat -c %i "$(tcg "$t-b")")"
 	dctl "$t" summary --cgroup ta --format json
-	a_val "$t.summary.a" "summary of ta" "$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%s" % (x["destination"], "allowed" if x["allowed"] and not x["denied"] else "denied" if x["denied"] and not x["allowed"] else "both") for x in d["destinations"])))' "$W/$t.ctl.out" 2>&1)" "a.example.test:80=allowed a.example.test=allowed b.example.test=denied"
+	a_val "$t.summary.a" "summary of ta" "$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%s" % (x["destination"], "allowed" if x["allowed"] and not x["denied"] else "denied" if x["denied"] and not x["allowed"] else "both") for x in d["destinations"])))' "$W/$t.ctl.out" 2>&1)" "a.example.test:80=allowed b.example.test=denied"
 	dctl "$t" summary --cgroup tb --format markdown
-	a_grep "$t.summary.b_markdown" "$W/$t.ctl.out" '^\| allowed \| 1 \| b\.example\.test:80 \|'
+	a_grep "$t.summary.b_markdown" "$W/$t.ctl.out" '^\| allowed \| 1 \| b\.example\.test:80 \\\(dns: allowed\\\) \|'
 	a_grep "$t.summary.b_denied" "$W/$t.ctl.out" '^\| denied \| [0-9]+ \| a\.example\.test \| curl\\\[[0-9]+\\\] \| --allow a\.example\.test \|$'
 	dstop
 }

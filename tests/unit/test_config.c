@@ -67,7 +67,14 @@ static const struct buf_case buf_cases[] = {
 	{"escaped-backslash-not-nul", "{\"allow\": [\"a\\\\u0000\"]}", -EINVAL,
 	 "allow[0]: invalid '\\' in host name", 0},
 	{"unknown-key", "{\"allowed\": [\"example.com\"]}", -EINVAL,
-	 "unknown key \"allowed\" (expected \"version\", \"allow\" or \"deny\")", 0},
+	 "unknown key \"allowed\" (expected \"version\", \"allow\", \"deny\" or \"observed\")", 0},
+	/* what --suggest-policy saw: accepted and ignored, whatever it holds */
+	{"observed-ignored",
+	 "{\"allow\": [\"a.test\"], \"observed\": {\"rules\": {\"x.test\": {\"count\": 1}}, "
+	 "\"allow\": [\"not-a-rule!\"]}}",
+	 0, NULL, 1},
+	{"observed-not-object", "{\"observed\": [\"a.test\"]}", -EINVAL,
+	 "observed: expected an object", 0},
 	{"unknown-key-control", "{\"a\\nb\": 1}", -EINVAL, "unknown key \"a?b\"", 0},
 	{"duplicate-key", "{\"allow\": [], \"allow\": [\"a.test\"]}", -EINVAL,
 	 "duplicate key \"allow\"", 0},

@@ -16,6 +16,7 @@
 #include <cJSON.h>
 
 #include "cli/ctl.h"
+#include "cli/suggest.h"
 #include "cli/opts.h"
 #include "cli/status.h"
 #include "daemon/control.h"
@@ -248,7 +249,7 @@ do_summary(const struct ctl_opts *o)
 {
 	struct answer a = {0};
 	cJSON *req = request("summary", o);
-	const cJSON *text, *rules;
+	const cJSON *text;
 	int rc;
 
 	cJSON_AddStringToObject(req, "format", o->json ? "json" : o->format ? o->format : "text");
@@ -258,23 +259,17 @@ do_summary(const struct ctl_opts *o)
 	text = cJSON_GetObjectItemCaseSensitive(a.first, "text");
 	if (cJSON_IsString(text))
 		fputs(text->valuestring, stdout);
-	rules = cJSON_GetObjectItemCaseSensitive(a.first, "suggested_rules");
-	if (o->suggest) {
-		cJSON *doc = cJSON_CreateObject();
-		char *out;
-		FILE *f;
+	if (o->suggest) { /* merged with what the file holds (cli/suggest.h) */
+		char errbuf[1024];
 
-		cJSON_AddItemToObject(doc, "allow", cJSON_Duplicate(rules, 1));
-		out = cJSON_Print(doc);
-		cJSON_Delete(doc);
-		f = out ? fopen(o->suggest, "w") : NULL;
-		if (!f || fprintf(f, "%s\n", out) < 0 || fclose(f)) {
-			log_warn("summary: cannot write %s", o->suggest);
+		if (suggest_write_file(o->suggest,
+				       cJSON_GetObjectItemCaseSensitive(a.first, "observed"),
+				       errbuf, sizeof(errbuf))) {
+			log_warnx("summary: --suggest-policy: %s", errbuf);
 			rc = EGR_EXIT_ERROR;
 		} else {
 			log_warnx("suggested policy written to %s", o->suggest);
 		}
-		cJSON_free(out);
 	}
 out:
 	cJSON_Delete(a.first);

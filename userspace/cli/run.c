@@ -61,6 +61,7 @@ struct run_state {
 	struct asker *asker;
 	struct jobtimer *jt; /* --timeout, --kill-after */
 	char cgpath[PATH_MAX];
+	const char *cgrel;   /* cgpath below the cgroup2 mount ("/egressctl/run-PID") */
 	bool fresh, created; /* the cgroup is ours to remove */
 	bool attached;	     /* the programs are on it */
 	int cg_fd, sfd;
@@ -177,6 +178,10 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 				term_winch(st->term); /* the pty tells CMD */
 			continue;
 		}
+		if (ssi.ssi_signo == SIGUSR1) { /* --log FILE anew (logrotate); not CMD's */
+			target_reopen_log(st->tg);
+			continue;
+		}
 		jobtimer_signalled(st->jt); /* --kill-after counts from here */
 		/* A terminal's ^C already reached CMD (same process group);
 		 * forward only what was sent to egressctl itself. With --ask
@@ -214,6 +219,7 @@ in_path(const char *cmd)
 }
 
 struct child_env {
+	const char *cgroup;	     /* the cgroup, as /proc/self/cgroup shows it */
 	const char *http;	     /* http://127.0.0.1:PORT */
 	const char *socks;	     /* socks5h://127.0.0.1:PORT */
 	const struct rlimit *nofile; /* the descriptor limit CMD gets */
@@ -249,6 +255,8 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbo
 		setenv("USER", u->name, 1);
 		setenv("LOGNAME", u->name, 1);
 	}
+	/* so that an egressctl run by CMD can say it is confined already */
+	setenv("EGRESSCTL_CGROUP", env->cgroup, 1);
 	setenv("HTTP_PROXY", env->http, 1);
 	setenv("http_proxy", env->http, 1);
 	setenv("HTTPS_PROXY", env->http, 1);
@@ -346,8 +354,8 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		close(pfd[0]);
 		if (sv[0] != -1)
 			close(sv[0]);
-		struct child_env env = {target_http_url(st->tg), target_socks_url(st->tg),
-					&st->nofile};
+		struct child_env env = {st->cgrel, target_http_url(st->tg),
+					target_socks_url(st->tg), &st->nofile};
 
 		child_exec(st->opts, u, tp, pfd[1], &env);
 	}
@@ -437,15 +445,63 @@ run_prepare_ask(struct run_state *st)
 	return 0;
 }
 
+/* Is this egressctl a confined command of another? Its CMD sees no
+ * cgroupfs (the sandbox hides it) and no capabilities, so the run would
+ * fail with "no cgroup v2 hierarchy" or "needs root": say what is going on
+ * instead. Known by the process's own cgroup (/proc/self/cgroup: below
+ * egressctl/, where run makes its cgroups, or below $EGRESSCTL_CGROUP,
+ * which run sets for CMD). Writes the cgroup into out. */
+static bool
+confined_already(char *out, size_t outlen)
+{
+	const char *env = getenv("EGRESSCTL_CGROUP");
+	char text[4096], *p;
+	ssize_t n;
+	size_t el;
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1)
+		return false;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	text[n] = 0;
+	p = strstr(text, "0::"); /* the cgroup2 line */
+	if (!p || (p != text && p[-1] != '\n'))
+		return false;
+	p += 3;
+	p[strcspn(p, "\n")] = 0;
+	snprintf(out, outlen, "%s", p);
+	if (!strncmp(p, "/egressctl/", 11)) /* cgroup.c: named and run-PID cgroups */
+		return true;
+	el = env ? strlen(env) : 0;
+	return el > 1 && env[0] == '/' && !strncmp(p, env, el) && (p[el] == 0 || p[el] == '/');
+}
+
 /* Root, the descriptor limit, the user CMD runs as, the event loop and,
  * with --ask, the terminal and its asker. */
 static int
 run_prepare(struct run_state *st)
 {
 	struct run_opts *o = st->opts;
-	char errbuf[512];
+	char errbuf[512], cg[PATH_MAX];
 	int err;
 
+	if ((geteuid() != 0 || cgroup_find_mount(errbuf, sizeof(errbuf))) &&
+	    confined_already(cg, sizeof(cg))) {
+		log_warnx("already confined by egressctl in cgroup %s: a confined command cannot "
+			  "confine another (cgroupfs and bpffs are hidden from it); give the outer "
+			  "run the rules, or run this one outside it",
+			  cg);
+		return -EPERM;
+	}
+	/* --log: CMD's output is egressctl's stdout: decisions would mix in */
+	if (o->t.log_file && !strcmp(o->t.log_file, "-")) {
+		log_warnx("--log -: CMD writes to the same standard output; give a file, fd:N "
+			  "(e.g. --log fd:3 3>&1 >/dev/tty), syslog or otlp:URL");
+		return -EINVAL;
+	}
 	if (geteuid() != 0) {
 		log_warnx("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo");
 		return -EPERM;
@@ -499,6 +555,7 @@ run_cgroup(struct run_state *st, uint64_t *cgid)
 		log_warnx("--cgroup %s: not a NAME ([A-Za-z0-9._-]) nor a path below %s", arg, mnt);
 		return err;
 	}
+	st->cgrel = st->cgpath + strlen(mnt);
 	err = cgroup_create(st->cgpath, &st->created);
 	if (err) {
 		log_warnx("cannot create cgroup %s: %s", st->cgpath, strerror(-err));
@@ -534,6 +591,7 @@ run_signals(struct run_state *st)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGUSR1); /* --log FILE anew */
 	if (st->term)
 		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
@@ -635,8 +693,10 @@ run_teardown(struct run_state *st)
 	term_free(st->term); /* the summary goes to the terminal as the user left it */
 	if (st->tg && st->pid && !o->quiet)
 		target_print_summary(st->tg, o->t.audit);
-	if (st->tg && st->pid)
+	if (st->tg && st->pid) {
 		target_write_suggestion(st->tg);
+		target_write_summary_file(st->tg); /* --summary FILE */
+	}
 	target_free(st->tg);
 	if (st->base)
 		event_base_free(st->base);

@@ -1,12 +1,15 @@
-/* What a run tried (see summary.h). Destinations are few (hundreds), so a
- * small chained hash keyed by the destination's words is plenty; the
- * suggested policy is built from the rules each decision said would allow
- * it (audit_rec.suggest), with host names folded into "**.domain" where
- * several names under one registrable domain were used. */
+/* What a run tried (see summary.h). Destinations are few (hundreds), so
+ * small chained hashes are plenty: one keyed by the destination's words
+ * ("a.example.test:80"), one by its host name, so that a name's DNS
+ * decision finds the row of its connection (and a connection the row its
+ * lookup made) whichever came first. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <cJSON.h>
 
 #include "policy/audit.h"
@@ -16,16 +19,22 @@
 
 #define SUM_BUCKETS 256
 #define SUM_WHO	    4
+#define SUM_MAX	    4096 /* destinations: a scanner does not get to fill memory */
 
 struct dest {
-	struct dest *next;  /* hash chain */
+	struct dest *next;  /* chain of the key hash */
+	struct dest *nnext; /* chain of the name hash */
 	struct dest *order; /* insertion order */
-	char key[320];
+	char key[320];	    /* "host:port", "host" (looked up only), "[addr]:port" */
+	char host[256];	    /* the name (or address) the decisions named; "" if none */
+	uint16_t port;
 	char suggest[320];
+	bool suggest_dns; /* the rule came from a lookup: a connection's replaces it */
 	char reason[160];
-	uint64_t allowed, denied;
-	bool would; /* denials were audit-mode would-denies */
-	bool dns;   /* a name the DNS responder was asked for */
+	uint64_t allowed, denied;	  /* connections (and requests) */
+	uint64_t dns_allowed, dns_denied; /* lookups of the name */
+	bool would, dns_would;		  /* denials were audit-mode would-denies */
+	uint64_t first_ms, last_ms;
 	int nwho;
 	struct {
 		uint32_t pid;
@@ -35,9 +44,9 @@ struct dest {
 
 struct summary {
 	struct dest *bucket[SUM_BUCKETS];
+	struct dest *nbucket[SUM_BUCKETS];
 	struct dest *first, *last;
 	int ndest;
-	uint64_t allowed, denied;
 	struct summary_refusals refused;
 };
 
@@ -45,6 +54,41 @@ static uint32_t
 hash_key(const char *s)
 {
 	return fnv1a_str(FNV1A_BASIS, s) % SUM_BUCKETS;
+}
+
+/* A row's counts: its connections, or its lookups when it had none. */
+static bool
+has_conns(const struct dest *d)
+{
+	return d->allowed || d->denied;
+}
+
+static uint64_t
+row_allowed(const struct dest *d)
+{
+	return has_conns(d) ? d->allowed : d->dns_allowed;
+}
+
+static uint64_t
+row_denied(const struct dest *d)
+{
+	return has_conns(d) ? d->denied : d->dns_denied;
+}
+
+static bool
+row_would(const struct dest *d)
+{
+	return has_conns(d) ? d->would : d->dns_would;
+}
+
+static void
+totals(const struct summary *s, uint64_t *allowed, uint64_t *denied)
+{
+	*allowed = *denied = 0;
+	for (const struct dest *d = s->first; d; d = d->order) {
+		*allowed += row_allowed(d);
+		*denied += row_denied(d);
+	}
 }
 
 struct summary *
@@ -67,49 +111,133 @@ summary_free(struct summary *s)
 	free(s);
 }
 
+static struct dest *
+find_key(const struct summary *s, const char *key)
+{
+	for (struct dest *d = s->bucket[hash_key(key)]; d; d = d->next)
+		if (!strcmp(d->key, key))
+			return d;
+	return NULL;
+}
+
+static struct dest *
+find_name(const struct summary *s, const char *host)
+{
+	struct dest *found = NULL;
+
+	for (struct dest *d = s->nbucket[hash_key(host)]; d; d = d->nnext)
+		if (!strcmp(d->host, host))
+			found = d; /* the chain is newest first: the oldest row wins */
+	return found;
+}
+
+static struct dest *
+new_dest(struct summary *s, const char *key, const char *host, uint16_t port)
+{
+	struct dest *d;
+	uint32_t h;
+
+	if (s->ndest >= SUM_MAX)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	snprintf(d->key, sizeof(d->key), "%s", key);
+	snprintf(d->host, sizeof(d->host), "%s", host ? host : "");
+	d->port = port;
+	h = hash_key(d->key);
+	d->next = s->bucket[h];
+	s->bucket[h] = d;
+	if (d->host[0]) {
+		h = hash_key(d->host);
+		d->nnext = s->nbucket[h];
+		s->nbucket[h] = d;
+	}
+	if (s->last)
+		s->last->order = d;
+	else
+		s->first = d;
+	s->last = d;
+	s->ndest++;
+	return d;
+}
+
+/* A name's row (made by its lookup) becomes its connection's: key "host:port". */
+static void
+rekey(struct summary *s, struct dest *d, const char *key, uint16_t port)
+{
+	struct dest **pp = &s->bucket[hash_key(d->key)];
+	uint32_t h;
+
+	while (*pp && *pp != d)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = d->next;
+	snprintf(d->key, sizeof(d->key), "%s", key);
+	d->port = port;
+	h = hash_key(d->key);
+	d->next = s->bucket[h];
+	s->bucket[h] = d;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 void
 summary_add(struct summary *s, const struct audit_rec *r)
 {
 	bool allow = !strcmp(r->decision, "allow");
+	bool dns = !strcmp(r->source, "dns");
 	const char *key = r->dest ? r->dest : r->host ? r->host : "?";
-	struct dest *d;
-	uint32_t h;
+	const char *host = r->host && r->host[0] ? r->host : NULL;
+	struct dest *d = NULL;
+	uint64_t now = now_ms();
 
 	if (!s)
 		return;
-	h = hash_key(key);
-	for (d = s->bucket[h]; d; d = d->next)
-		if (!strcmp(d->key, key))
-			break;
-	if (!d) {
-		if (s->ndest >= 4096)
-			return; /* bounded: a scanner does not get to fill memory */
-		d = calloc(1, sizeof(*d));
-		if (!d)
-			return;
-		snprintf(d->key, sizeof(d->key), "%s", key);
-		d->next = s->bucket[h];
-		s->bucket[h] = d;
-		if (s->last)
-			s->last->order = d;
-		else
-			s->first = d;
-		s->last = d;
-		s->ndest++;
+	if (dns && host) {
+		d = find_name(s, host);
+	} else {
+		d = find_key(s, key);
+		if (!d && host && (d = find_name(s, host)) && !has_conns(d) && !d->port)
+			rekey(s, d, key, r->port); /* its lookup's row */
+		else if (d && find_key(s, key) != d)
+			d = NULL; /* the name has a row for another port already */
 	}
-	if (r->suggest && !d->suggest[0])
-		snprintf(d->suggest, sizeof(d->suggest), "%s", r->suggest);
-	if (!strcmp(r->source, "dns"))
-		d->dns = true;
-	if (allow) {
-		d->allowed++;
-		s->allowed++;
+	if (!d)
+		d = new_dest(s, key, host, dns ? 0 : r->port);
+	if (!d)
 		return;
+	if (!d->first_ms)
+		d->first_ms = now;
+	d->last_ms = now;
+	if (r->suggest && (!d->suggest[0] || (d->suggest_dns && !dns))) {
+		snprintf(d->suggest, sizeof(d->suggest), "%s", r->suggest);
+		d->suggest_dns = dns;
 	}
-	d->denied++;
-	s->denied++;
-	d->would = !strcmp(r->decision, "would-deny");
-	snprintf(d->reason, sizeof(d->reason), "%s", r->reason ? r->reason : "");
+	if (dns) {
+		if (allow) {
+			d->dns_allowed++;
+			return;
+		}
+		d->dns_denied++;
+		d->dns_would = !strcmp(r->decision, "would-deny");
+	} else {
+		if (allow) {
+			d->allowed++;
+			return;
+		}
+		d->denied++;
+		d->would = !strcmp(r->decision, "would-deny");
+	}
+	if (!dns || !d->reason[0] || !has_conns(d))
+		snprintf(d->reason, sizeof(d->reason), "%s", r->reason ? r->reason : "");
 	for (int i = 0; i < d->nwho; i++)
 		if (d->who[i].pid == r->pid)
 			return;
@@ -121,6 +249,17 @@ summary_add(struct summary *s, const struct audit_rec *r)
 	}
 }
 
+/* " (dns: allowed)": the DNS decision of a row counted by its connections. */
+static const char *
+dns_note(const struct dest *d, bool audit_mode)
+{
+	if (!has_conns(d) || (!d->dns_allowed && !d->dns_denied))
+		return "";
+	if (d->dns_denied)
+		return d->dns_would || audit_mode ? " (dns: would deny)" : " (dns: denied)";
+	return " (dns: allowed)";
+}
+
 /* What became of the --log lines that are not in the file: a slow reader
  * and a failing disk are told apart, each with its own count. */
 static void
@@ -128,6 +267,13 @@ print_log_stats(FILE *f, const struct audit_stats *ls)
 {
 	if (!ls)
 		return;
+	if (ls->sink && (ls->sink_dropped || ls->sink_lost))
+		fprintf(f,
+			"egressctl: log %s: %llu records sent, %llu dropped (the queue or socket "
+			"was full), %llu lost%s%s%s\n",
+			ls->sink, (unsigned long long)ls->sink_sent,
+			(unsigned long long)ls->sink_dropped, (unsigned long long)ls->sink_lost,
+			ls->sink_err[0] ? " (" : "", ls->sink_err, ls->sink_err[0] ? ")" : "");
 	if (ls->lost)
 		fprintf(f, "egressctl: %llu log line%s lost: write error %s (%s) on %s%s\n",
 			(unsigned long long)ls->lost, ls->lost == 1 ? "" : "s",
@@ -181,8 +327,11 @@ void
 summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls)
 {
 	const char *denied_word = audit_mode ? "would deny" : "denied";
+	uint64_t allowed = 0, denied = 0;
 
-	if (!s || (!s->allowed && !s->denied)) {
+	if (s)
+		totals(s, &allowed, &denied);
+	if (!s || (!allowed && !denied)) {
 		if (s && (s->refused.limit || s->refused.per_process || s->refused.nofd))
 			print_refusals(&s->refused, f); /* attempts, refused before any decision */
 		else
@@ -191,28 +340,28 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 		return;
 	}
 	fprintf(f, "egressctl: summary: %llu allowed, %llu %s, %d destinations\n",
-		(unsigned long long)s->allowed, (unsigned long long)s->denied, denied_word,
-		s->ndest);
+		(unsigned long long)allowed, (unsigned long long)denied, denied_word, s->ndest);
 	/* denied first: they are what the user has to act on */
 	for (int pass = 0; pass < 2; pass++) {
 		for (const struct dest *d = s->first; d; d = d->order) {
-			char who[160] = "";
+			char who[160] = "", dest[400];
 			size_t n = 0;
 
-			if (pass == 0 ? !d->denied : !!d->denied)
+			if (pass == 0 ? !row_denied(d) : !!row_denied(d))
 				continue;
+			snprintf(dest, sizeof(dest), "%s%s", d->key, dns_note(d, audit_mode));
 			for (int i = 0; i < d->nwho && n < sizeof(who); i++)
 				n += (size_t)snprintf(who + n, sizeof(who) - n, "%s%s[%u]",
 						      i ? ", " : "", d->who[i].comm, d->who[i].pid);
 			if (pass == 0)
 				fprintf(f, "  %-10s %5llu  %-36s %s  %s%s%s\n", denied_word,
-					(unsigned long long)d->denied, d->key, who,
+					(unsigned long long)row_denied(d), dest, who,
 					d->suggest[0] ? "--allow " : "(",
 					d->suggest[0] ? d->suggest : d->reason,
 					d->suggest[0] ? "" : ")");
 			else
 				fprintf(f, "  %-10s %5llu  %s\n", "allowed",
-					(unsigned long long)d->allowed, d->key);
+					(unsigned long long)row_allowed(d), dest);
 		}
 	}
 	print_refusals(&s->refused, f);
@@ -230,7 +379,7 @@ covered(const struct summary *s, const struct dest *dd)
 	for (const struct dest *o = s->first; o; o = o->order) {
 		const char *r = o->suggest;
 
-		if (o == dd || o->dns || !r[0])
+		if (o == dd || !has_conns(o) || !r[0])
 			continue;
 		if (!strncmp(r, "tcp://", 6))
 			r += 6;
@@ -240,127 +389,25 @@ covered(const struct summary *s, const struct dest *dd)
 	return false;
 }
 
-/* The registrable domain of a host name, by the common shape of public
- * suffixes: the last two labels, or three where the second-level label is
- * a generic one under a two-letter country code (example.co.uk). Without a
- * public suffix list this is a heuristic, and it only ever widens a rule
- * to names the run itself used several of. */
-static const char *
-registrable(const char *host)
+void
+summary_foreach_rule(const struct summary *s, void (*fn)(void *arg, const struct summary_rule *r),
+		     void *arg)
 {
-	const char *p = host + strlen(host), *labels[3] = {NULL, NULL, NULL};
-	int n = 0;
+	if (!s)
+		return;
+	for (const struct dest *d = s->first; d; d = d->order) {
+		struct summary_rule r = {
+			.rule = d->suggest,
+			.count = row_allowed(d) + row_denied(d),
+			.first_ms = d->first_ms,
+			.last_ms = d->last_ms,
+			.dns_only = !has_conns(d),
+		};
 
-	while (p > host && n < 3) {
-		p--;
-		if (*p == '.' || p == host)
-			labels[n++] = *p == '.' ? p + 1 : p;
-	}
-	if (n < 2)
-		return NULL;
-	if (n == 3 && strlen(labels[0]) == 2) {
-		static const char *const generic[] = {"co.", "com.", "org.", "net.",
-						      "ac.", "gov.", "edu."};
-
-		for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
-			if (!strncmp(labels[1], generic[i], strlen(generic[i])))
-				return labels[2];
-	}
-	return labels[1];
-}
-
-static bool
-is_plain_host(const char *r)
-{
-	if (!strncmp(r, "tcp://", 6) || r[0] == '[' || strchr(r, ':') || strchr(r, '/'))
-		return false;
-	for (const char *p = r; *p; p++)
-		if ((*p < '0' || *p > '9') && *p != '.')
-			return true;
-	return false; /* an address */
-}
-
-static int
-add_unique(char ***list, int *n, const char *rule)
-{
-	char **nl;
-
-	for (int i = 0; i < *n; i++)
-		if (!strcmp((*list)[i], rule))
-			return 0;
-	nl = realloc(*list, sizeof(*nl) * (size_t)(*n + 1));
-	if (!nl)
-		return -ENOMEM;
-	*list = nl;
-	nl[*n] = strdup(rule);
-	if (!nl[*n])
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int
-summary_policy_rules(const struct summary *s, char ***rules)
-{
-	char **out = NULL;
-	int n = 0, err = 0;
-
-	*rules = NULL;
-	for (const struct dest *d = s->first; d && !err; d = d->order) {
-		const char *dom;
-		char wild[300];
-		int same = 0;
-
-		if (!d->suggest[0] || (d->dns && covered(s, d)))
+		if (!d->suggest[0] || (r.dns_only && covered(s, d)))
 			continue;
-		if (!is_plain_host(d->suggest) || !(dom = registrable(d->suggest))) {
-			err = add_unique(&out, &n, d->suggest);
-			continue;
-		}
-		/* several names under one registrable domain: one "**." rule */
-		for (const struct dest *o = s->first; o && !same; o = o->order)
-			if (o->suggest[0] && is_plain_host(o->suggest) && registrable(o->suggest) &&
-			    !strcmp(registrable(o->suggest), dom) && strcmp(o->suggest, d->suggest))
-				same = 1;
-		if (same) {
-			snprintf(wild, sizeof(wild), "**.%s", dom);
-			err = add_unique(&out, &n, wild);
-		} else {
-			err = add_unique(&out, &n, d->suggest);
-		}
+		fn(arg, &r);
 	}
-	if (err) {
-		for (int i = 0; i < n; i++)
-			free(out[i]);
-		free(out);
-		return err;
-	}
-	if (n)
-		qsort(out, (size_t)n, sizeof(*out), cmp_str);
-	*rules = out;
-	return n;
-}
-
-int
-summary_write_policy(const struct summary *s, const char *path)
-{
-	char **rules;
-	int n, err;
-
-	n = summary_policy_rules(s, &rules);
-	if (n < 0)
-		return n;
-	err = config_write_file(path, (const char *const *)rules, n);
-	for (int i = 0; i < n; i++)
-		free(rules[i]);
-	free(rules);
-	return err;
 }
 
 /* A table cell: names and commands come from CMD, so nothing in them may
@@ -394,29 +441,33 @@ who_text(const struct dest *d, char *buf, size_t len)
 }
 
 static void
-print_markdown(const struct summary *s, FILE *f, bool audit_mode)
+print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls)
 {
 	const char *denied_word = audit_mode ? "would deny" : "denied";
+	uint64_t allowed, denied;
 
+	totals(s, &allowed, &denied);
 	fprintf(f, "### egressctl: %llu allowed, %llu %s, %d destination%s\n\n",
-		(unsigned long long)s->allowed, (unsigned long long)s->denied, denied_word,
-		s->ndest, s->ndest == 1 ? "" : "s");
+		(unsigned long long)allowed, (unsigned long long)denied, denied_word, s->ndest,
+		s->ndest == 1 ? "" : "s");
 	if (!s->ndest) {
 		fprintf(f, "No network attempts.\n");
-		return;
+	} else {
+		fprintf(f,
+			"| decision | count | destination | commands | rule that would allow it |\n"
+			"|---|---:|---|---|---|\n");
 	}
-	fprintf(f, "| decision | count | destination | commands | rule that would allow it |\n"
-		   "|---|---:|---|---|---|\n");
 	for (int pass = 0; pass < 2; pass++)
 		for (const struct dest *d = s->first; d; d = d->order) {
 			char who[160];
 
-			if (pass == 0 ? !d->denied : !!d->denied)
+			if (pass == 0 ? !row_denied(d) : !!row_denied(d))
 				continue;
 			who_text(d, who, sizeof(who));
 			fprintf(f, "| %s | %llu | ", pass ? "allowed" : denied_word,
-				(unsigned long long)(pass ? d->allowed : d->denied));
+				(unsigned long long)(pass ? row_allowed(d) : row_denied(d)));
 			md_cell(f, d->key);
+			md_cell(f, dns_note(d, audit_mode));
 			fprintf(f, " | ");
 			md_cell(f, who);
 			fprintf(f, " | ");
@@ -428,20 +479,42 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode)
 			}
 			fprintf(f, " |\n");
 		}
+	if (s->refused.limit || s->refused.per_process || s->refused.nofd ||
+	    (ls &&
+	     (ls->lost || ls->dropped || ls->last_err || ls->sink_dropped || ls->sink_lost))) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		if (m) {
+			print_refusals(&s->refused, m);
+			print_log_stats(m, ls);
+			fclose(m);
+			fprintf(f, "\n");
+			for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+				fprintf(f, "- ");
+				md_cell(f, line);
+				fprintf(f, "\n");
+			}
+		}
+		free(text);
+	}
 }
 
 static void
 print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls)
 {
 	cJSON *o = cJSON_CreateObject(), *ds, *r;
+	uint64_t allowed, denied;
 	char *out;
 
 	if (!o)
 		return;
+	totals(s, &allowed, &denied);
 	cJSON_AddNumberToObject(o, "schema", SUMMARY_SCHEMA);
 	cJSON_AddBoolToObject(o, "audit", audit_mode);
-	cJSON_AddNumberToObject(o, "allowed", (double)s->allowed);
-	cJSON_AddNumberToObject(o, "denied", (double)s->denied);
+	cJSON_AddNumberToObject(o, "allowed", (double)allowed);
+	cJSON_AddNumberToObject(o, "denied", (double)denied);
 	ds = cJSON_AddArrayToObject(o, "destinations");
 	for (const struct dest *d = s->first; ds && d; d = d->order) {
 		cJSON *e = cJSON_CreateObject(), *who;
@@ -449,11 +522,17 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 		if (!e)
 			break;
 		cJSON_AddStringToObject(e, "destination", d->key);
-		cJSON_AddNumberToObject(e, "allowed", (double)d->allowed);
-		cJSON_AddNumberToObject(e, "denied", (double)d->denied);
-		cJSON_AddBoolToObject(e, "would_deny", d->would);
-		cJSON_AddBoolToObject(e, "dns", d->dns);
-		if (d->denied)
+		if (d->host[0])
+			cJSON_AddStringToObject(e, "host", d->host);
+		if (d->port)
+			cJSON_AddNumberToObject(e, "port", d->port);
+		cJSON_AddNumberToObject(e, "allowed", (double)row_allowed(d));
+		cJSON_AddNumberToObject(e, "denied", (double)row_denied(d));
+		cJSON_AddBoolToObject(e, "would_deny", row_would(d));
+		cJSON_AddBoolToObject(e, "dns", d->dns_allowed || d->dns_denied);
+		cJSON_AddNumberToObject(e, "dns_allowed", (double)d->dns_allowed);
+		cJSON_AddNumberToObject(e, "dns_denied", (double)d->dns_denied);
+		if (row_denied(d) || d->dns_denied)
 			cJSON_AddStringToObject(e, "reason", d->reason);
 		if (d->suggest[0])
 			cJSON_AddStringToObject(e, "suggest", d->suggest);
@@ -475,7 +554,16 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 		cJSON_AddNumberToObject(r, "per_process", (double)s->refused.per_process);
 		cJSON_AddNumberToObject(r, "no_descriptors", (double)s->refused.nofd);
 	}
-	if (ls && ls->path) {
+	if (ls && ls->sink) {
+		cJSON *l = cJSON_AddObjectToObject(o, "log");
+
+		if (l) {
+			cJSON_AddStringToObject(l, "sink", ls->sink);
+			cJSON_AddNumberToObject(l, "sent", (double)ls->sink_sent);
+			cJSON_AddNumberToObject(l, "dropped", (double)ls->sink_dropped);
+			cJSON_AddNumberToObject(l, "lost", (double)ls->sink_lost);
+		}
+	} else if (ls && ls->path) {
 		cJSON *l = cJSON_AddObjectToObject(o, "log");
 
 		if (l) {
@@ -514,9 +602,34 @@ summary_write(const struct summary *s, FILE *f, enum summary_format fmt, bool au
 	if (!s)
 		s = &empty;
 	if (fmt == SUMMARY_MARKDOWN)
-		print_markdown(s, f, audit_mode);
+		print_markdown(s, f, audit_mode, ls);
 	else if (fmt == SUMMARY_JSON)
 		print_json(s, f, audit_mode, ls);
 	else
 		summary_print(s, f, audit_mode, ls);
+}
+
+int
+summary_append_file(const struct summary *s, const char *path, enum summary_format fmt,
+		    bool audit_mode, const struct audit_stats *ls)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644), err = 0;
+	FILE *f;
+
+	if (fd == -1)
+		return -errno;
+	f = fdopen(fd, "a");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	summary_write(s, f, fmt, audit_mode, ls);
+	if (fmt == SUMMARY_MARKDOWN)
+		fputc('\n', f);
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
 }

@@ -1,7 +1,13 @@
 /* What a run tried, gathered from every decision (audit.c's sink): counts
  * per destination, who tried the denied ones, and the rule that would let
- * each through. At exit: the table on stderr, and with --suggest-policy
- * the smallest sensible policy that allows everything the run did. */
+ * each through. At exit: the table on stderr (and with --summary FILE in
+ * the form --summary-format says), and with --suggest-policy the policy
+ * that allows what the run did (suggest.c).
+ *
+ * One row per destination: a name's DNS answer and the connections to it
+ * are one row ("a.example.test:80"), counted as connections, with the DNS
+ * decision noted; a name that was only looked up is a row of its own
+ * ("a.example.test"), counted as lookups. */
 #ifndef SUMMARY_H
 #define SUMMARY_H
 
@@ -38,9 +44,11 @@ void summary_print(const struct summary *s, FILE *f, bool audit_mode, const stru
 /* The same in other forms: markdown (a table for $GITHUB_STEP_SUMMARY;
  * names and commands escaped so they make no markdown of their own) and
  * JSON (schema SUMMARY_SCHEMA: allowed, denied, destinations[] with
- * destination, allowed, denied, would_deny, dns, reason, suggest, who[]
- * of pid and comm; refused; log). */
-#define SUMMARY_SCHEMA 1
+ * destination, host, port, allowed, denied, would_deny, dns (a DNS
+ * decision was made for it), dns_allowed, dns_denied, reason, suggest,
+ * who[] of pid and comm; refused; log). Schema 2: a name's lookups and
+ * its connections are one destination. */
+#define SUMMARY_SCHEMA 2
 enum summary_format {
 	SUMMARY_TEXT = 0,
 	SUMMARY_MARKDOWN = 1,
@@ -51,13 +59,22 @@ int summary_format_parse(const char *s, enum summary_format *out);
 void summary_write(const struct summary *s, FILE *f, enum summary_format fmt, bool audit_mode,
 		   const struct audit_stats *ls);
 
-/* Writes the suggested policy as JSON (the schema --policy reads): every
- * allowed and denied destination's rule, hostnames rather than addresses
- * where a name was known, "**.domain" where several names under one
- * registrable domain were used, tcp:// for plain TCP. Returns 0 or -errno. */
-int summary_write_policy(const struct summary *s, const char *path);
+/* summary_write() appended to path (created 0644 if missing, so that
+ * $GITHUB_STEP_SUMMARY gains a section). Returns 0 or -errno. */
+int summary_append_file(const struct summary *s, const char *path, enum summary_format fmt,
+			bool audit_mode, const struct audit_stats *ls);
 
-/* The rules summary_write_policy() would write, one per line (for tests). */
-int summary_policy_rules(const struct summary *s, char ***rules);
+/* One destination's rule, for the suggested policy (suggest.c). */
+struct summary_rule {
+	const char *rule;	    /* the --allow rule that would permit it */
+	uint64_t count;		    /* connections (lookups for a name only looked up) */
+	uint64_t first_ms, last_ms; /* CLOCK_REALTIME, milliseconds */
+	bool dns_only;		    /* a name looked up, never connected to */
+};
+
+/* Calls fn for each destination that has a rule (a name only looked up
+ * is left out when another destination's rule names it). */
+void summary_foreach_rule(const struct summary *s,
+			  void (*fn)(void *arg, const struct summary_rule *r), void *arg);
 
 #endif /* SUMMARY_H */

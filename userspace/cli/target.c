@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "cli/status.h"
+#include "cli/suggest.h"
 #include "cli/summary.h"
 #include "cli/target.h"
 #include "dns/responder.h"
@@ -41,6 +42,21 @@ add_rule(void *dst, const struct opt *o, const char *arg, char *err, size_t errl
 	t->rules[t->nrules].action = !strcmp(o->name, "allow") ? POLICY_ALLOW : POLICY_DENY;
 	t->rules[t->nrules].text = arg;
 	t->nrules++;
+	return 0;
+}
+
+static int
+set_summary_format(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	enum summary_format f;
+
+	(void)o;
+	if (summary_format_parse(arg, &f)) {
+		snprintf(err, errlen, "expected text, markdown or json");
+		return -EINVAL;
+	}
+	t->summary_format = (int)f;
 	return 0;
 }
 
@@ -77,14 +93,26 @@ const struct opt target_opt_table[] = {
 	{"policy", 0, OPT_T_STR, TO(policy_file), "FILE",
 	 "rules from a JSON policy file (egressctl-policy(5))"},
 	{"log", 0, OPT_T_STR, TO(log_file), "FILE",
-	 "one JSON line per decision (- for stdout): kernel,\n"
-	 "proxy and DNS, with pid, command and cgroup"},
+	 "one JSON line per decision (kernel, proxy and DNS,\n"
+	 "with pid, command, cgroup, run id, host, CI job) to\n"
+	 "FILE (opened anew on SIGUSR1; the daemon: SIGHUP),\n"
+	 "fd:N, syslog[:PATH] (RFC 5424 to /dev/log),\n"
+	 "otlp:http://HOST:PORT/v1/logs (OTLP/HTTP JSON), or\n"
+	 "- (the daemon's stdout; run: use fd:N)"},
 	{"audit", 0, OPT_T_FLAG, TO(audit), NULL,
 	 "deny nothing: record what the policy would deny\n"
 	 "(\"would-deny\") and let it through"},
 	{"suggest-policy", 0, OPT_T_STR, TO(suggest_policy), "FILE",
 	 "at exit, write the policy (JSON) that would have\n"
 	 "allowed everything the run did"},
+	{"summary", 0, OPT_T_STR, TO(summary_file), "FILE",
+	 "at exit (a daemon target: when it is detached or the\n"
+	 "daemon stops), append the summary to FILE (e.g.\n"
+	 "$GITHUB_STEP_SUMMARY)"},
+	{"summary-format", 0, OPT_T_CALL, 0, "F",
+	 "the form of --summary FILE: text (default),\n"
+	 "markdown or json",
+	 .call = set_summary_format},
 	{"max-conns", 0, OPT_T_INT, TO(max_conns), "N",
 	 "proxy connections open at once (4096, or as many as\n"
 	 "the descriptor limit allows); beyond it new ones\n"
@@ -830,15 +858,35 @@ target_print_summary(struct target *t, bool audit_mode)
 void
 target_write_suggestion(const struct target *t)
 {
-	int err;
+	char errbuf[1024];
 
 	if (!t->o->suggest_policy)
 		return;
-	err = summary_write_policy(t->summary, t->o->suggest_policy);
-	if (err)
-		log_warnx("cannot write %s: %s", t->o->suggest_policy, strerror(-err));
+	if (summary_write_policy(t->summary, t->o->suggest_policy, errbuf, sizeof(errbuf)))
+		log_warnx("--suggest-policy: %s", errbuf);
 	else
 		log_warnx("suggested policy written to %s", t->o->suggest_policy);
+}
+
+void
+target_reopen_log(struct target *t)
+{
+	audit_reopen(t->audit);
+}
+
+void
+target_write_summary_file(struct target *t)
+{
+	struct audit_stats ls;
+	int err;
+
+	if (!t->o->summary_file)
+		return;
+	audit_get_stats(t->audit, &ls);
+	err = summary_append_file(t->summary, t->o->summary_file,
+				  (enum summary_format)t->o->summary_format, t->o->audit, &ls);
+	if (err)
+		log_warnx("%s--summary %s: %s", t->env->label, t->o->summary_file, strerror(-err));
 }
 
 void

@@ -36,6 +36,8 @@ struct target_opts {
 	const char *log_file;
 	const char *dns_upstream;
 	const char *suggest_policy; /* write the policy that allows what was done */
+	const char *summary_file;   /* --summary: the summary appended at exit / detach */
+	int summary_format;	    /* --summary-format: enum summary_format */
 	uint16_t tproxy_port;	    /* an outside transparent listener instead of ours */
 	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
 	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
@@ -132,6 +134,14 @@ void target_print_summary(struct target *t, bool audit_mode);
 
 /* Writes --suggest-policy if it was asked for (said on stderr). */
 void target_write_suggestion(const struct target *t);
+
+/* Opens a --log FILE anew (logrotate): SIGUSR1 for run, SIGHUP for the
+ * daemon. */
+void target_reopen_log(struct target *t);
+
+/* Appends the summary to --summary FILE, if it was asked for (a failure is
+ * said on stderr). After target_finish(). */
+void target_write_summary_file(struct target *t);
 
 /* A rule added at runtime (egressctl allow --cgroup X --for D RULE). */
 struct target_rule {

@@ -29,6 +29,7 @@
 
 #include "cli/opts.h"
 #include "cli/status.h"
+#include "cli/suggest.h"
 #include "cli/summary.h"
 #include "cli/target.h"
 #include "daemon/control.h"
@@ -515,6 +516,7 @@ dt_release(struct dtarget *dt, bool detach)
 {
 	if (dt->tg) {
 		target_finish(dt->tg);
+		target_write_summary_file(dt->tg); /* --summary FILE: at detach and stop */
 		if (detach)
 			target_detach(dt->tg);
 		target_free(dt->tg);
@@ -1456,6 +1458,8 @@ req_summary(struct daemon *dm, struct control_client *cl, const cJSON *req)
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "text", text ? text : "");
 	free(text);
+	/* what `summary --suggest-policy FILE` merges into FILE (cli/suggest.h) */
+	cJSON_AddItemToObject(o, "observed", suggest_observe(target_summary(dt->tg)));
 	rules = cJSON_AddArrayToObject(o, "suggested_rules");
 	n = summary_policy_rules(target_summary(dt->tg), &list);
 	for (int i = 0; i < n; i++) {
@@ -1537,8 +1541,15 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 	struct signalfd_siginfo ssi;
 	(void)what;
 	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
-		if (ssi.ssi_signo == SIGHUP) {
-			want_reload(dm, NULL);
+		if (ssi.ssi_signo == SIGHUP || ssi.ssi_signo == SIGUSR1) {
+			struct dtarget *dt;
+
+			/* --log FILE anew (logrotate's postrotate: reload) */
+			TAILQ_FOREACH(dt, &dm->targets, entry)
+			if (dt->tg)
+				target_reopen_log(dt->tg);
+			if (ssi.ssi_signo == SIGHUP)
+				want_reload(dm, NULL);
 			continue;
 		}
 		log_warnx("signal %u: stopping; the programs stay attached (fail closed) until the "
@@ -1598,6 +1609,7 @@ setup_loop(struct daemon *dm)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGUSR1); /* --log FILE anew, no reload */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	dm->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);

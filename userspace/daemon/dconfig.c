@@ -363,7 +363,9 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	const struct target_opts *x = &a->o, *y = &b->o;
 
 	return same_str(x->log_file, y->log_file) && same_str(x->dns_upstream, y->dns_upstream) &&
-	       same_str(x->suggest_policy, y->suggest_policy) && x->tproxy_port == y->tproxy_port &&
+	       same_str(x->suggest_policy, y->suggest_policy) &&
+	       same_str(x->summary_file, y->summary_file) &&
+	       x->summary_format == y->summary_format && x->tproxy_port == y->tproxy_port &&
 	       x->dns_port == y->dns_port && x->nproxy == y->nproxy &&
 	       !memcmp(x->proxy_ports, y->proxy_ports, sizeof(x->proxy_ports)) &&
 	       x->audit == y->audit && x->allow_abstract_unix == y->allow_abstract_unix &&

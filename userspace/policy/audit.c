@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
 #include <event2/buffer.h>
@@ -28,6 +29,7 @@
 #include <netinet/in.h>
 
 #include "policy/audit.h"
+#include "policy/logsink.h"
 #include "lib/log.h"
 
 #define AUDIT_BUF_MAX	   (4u << 20) /* bytes waiting for a slow reader or a failing disk */
@@ -48,7 +50,10 @@ struct audit {
 	int err;	     /* errno of the failing writes; 0 while they work */
 	int last_err;	     /* the last write error of the run, for the summary */
 	unsigned warnings;
-	bool broken; /* the reader is gone (EPIPE): no more writes */
+	bool broken;	 /* the reader is gone (EPIPE): no more writes */
+	bool reopenable; /* a file, by its path */
+	struct event_base *base;
+	struct logsink *ls; /* syslog or OTLP instead of a descriptor */
 	audit_sink sink;
 	void *sink_arg;
 };
@@ -113,6 +118,97 @@ put_num(struct out *o, const char *key, unsigned long long v)
 	puts_(o, num);
 }
 
+/* ---- who writes the log ---- */
+
+static struct audit_identity ident;
+static char ident_json[1200]; /* ,"schema":2,"run_id":...: what every line carries */
+
+static void
+ci_add(const char *key, const char *env)
+{
+	const char *v = getenv(env);
+
+	if (v && v[0] && ident.nci < AUDIT_MAX_CI) {
+		ident.ci[ident.nci].key = key;
+		ident.ci[ident.nci].value = v;
+		ident.nci++;
+	}
+}
+
+static bool
+env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "true") || !strcmp(v, "1"));
+}
+
+const struct audit_identity *
+audit_identity(void)
+{
+	unsigned char rnd[16];
+	struct out o = {ident_json, sizeof(ident_json), 0};
+	char num[16];
+
+	if (ident.run_id[0])
+		return &ident;
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			rnd[i] = (unsigned char)((ts.tv_nsec >> (i % 4 * 8)) ^ (getpid() >> i) ^ i);
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(ident.run_id + 2 * i, 3, "%02x", rnd[i]);
+	if (gethostname(ident.hostname, sizeof(ident.hostname) - 1))
+		ident.hostname[0] = 0;
+	if (env_true("GITHUB_ACTIONS")) {
+		ident.ci_system = "github";
+		ci_add("run_id", "GITHUB_RUN_ID");
+		ci_add("run_attempt", "GITHUB_RUN_ATTEMPT");
+		ci_add("job", "GITHUB_JOB");
+		ci_add("workflow", "GITHUB_WORKFLOW");
+		ci_add("repository", "GITHUB_REPOSITORY");
+	} else if (env_true("GITLAB_CI")) {
+		ident.ci_system = "gitlab";
+		ci_add("job_id", "CI_JOB_ID");
+		ci_add("job", "CI_JOB_NAME");
+		ci_add("pipeline_id", "CI_PIPELINE_ID");
+		ci_add("project", "CI_PROJECT_PATH");
+	} else if (env_true("BUILDKITE")) {
+		ident.ci_system = "buildkite";
+		ci_add("job_id", "BUILDKITE_JOB_ID");
+		ci_add("build_id", "BUILDKITE_BUILD_ID");
+		ci_add("pipeline", "BUILDKITE_PIPELINE_SLUG");
+		ci_add("step", "BUILDKITE_STEP_KEY");
+	} else if (getenv("CI_JOB_ID")) {
+		ident.ci_system = "ci";
+		ci_add("job_id", "CI_JOB_ID");
+	}
+	snprintf(num, sizeof(num), "%d", AUDIT_SCHEMA);
+	puts_(&o, ",\"schema\":");
+	puts_(&o, num);
+	put_str(&o, "run_id", ident.run_id, sizeof(ident.run_id));
+	if (ident.hostname[0])
+		put_str(&o, "hostname", ident.hostname, 255);
+	if (ident.ci_system) {
+		puts_(&o, ",\"ci\":{\"system\":\"");
+		puts_(&o, ident.ci_system); /* one of ours */
+		puts_(&o, "\"");
+		for (int i = 0; i < ident.nci; i++)
+			put_str(&o, ident.ci[i].key, ident.ci[i].value, 128);
+		puts_(&o, "}");
+	}
+	if (o.pos >= sizeof(ident_json)) { /* cut short: only what always fits */
+		o.pos = 0;
+		puts_(&o, ",\"schema\":");
+		puts_(&o, num);
+		put_str(&o, "run_id", ident.run_id, sizeof(ident.run_id));
+	}
+	return &ident;
+}
+
 int
 audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 {
@@ -125,9 +221,11 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 	gmtime_r(&secs, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%03uZ", (unsigned)(time_ms % 1000));
+	audit_identity();
 	puts_(&o, "{\"time\":\"");
 	puts_(&o, ts);
 	puts_(&o, "\"");
+	puts_(&o, ident_json);
 	if (r->event)
 		put_str(&o, "event", r->event, 32);
 	else
@@ -316,16 +414,50 @@ audit_open(struct event_base *base, const char *path, char *errbuf, size_t errle
 	}
 	a->fd = -1;
 	a->max = AUDIT_BUF_MAX;
+	a->base = base;
 	if (!path)
 		return a;
-	if (!strcmp(path, "-")) {
+	if (logsink_is_spec(path)) {
+		a->ls = logsink_open(base, path, errbuf, errlen);
+		if (!a->ls) {
+			free(a);
+			return NULL;
+		}
+		a->path = strdup(path);
+		return a;
+	}
+	if (!strcmp(path, "-") || !strncmp(path, "fd:", 3)) {
 		/* a file description of our own: O_NONBLOCK on a shared one
 		 * would reach the confined command's stdout too */
-		a->fd = open("/proc/self/fd/1", O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (a->fd == -1)
-			a->fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+		char proc[40], *end;
+		long n = 1;
+
+		if (path[0] == 'f') {
+			errno = 0;
+			n = strtol(path + 3, &end, 10);
+			if (errno || end == path + 3 || *end || n < 0 || n > 1 << 20) {
+				snprintf(errbuf, errlen, "--log %s: expected fd:N, N a descriptor",
+					 path);
+				free(a);
+				return NULL;
+			}
+			if (fcntl((int)n, F_GETFL) == -1 ||
+			    (fcntl((int)n, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+				snprintf(errbuf, errlen,
+					 "--log %s: descriptor %ld is not open for "
+					 "writing",
+					 path, n);
+				free(a);
+				return NULL;
+			}
+		}
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%ld", n);
+		a->fd = open(proc, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (a->fd == -1) /* a socket: no reopening through /proc */
+			a->fd = fcntl((int)n, F_DUPFD_CLOEXEC, 3);
 	} else {
 		a->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		a->reopenable = true;
 	}
 	if (a->fd == -1) {
 		snprintf(errbuf, errlen, "cannot open log %s: %s", path, strerror(errno));
@@ -362,7 +494,17 @@ audit_get_stats(const struct audit *a, struct audit_stats *st)
 	st->lost = a->lost;
 	st->last_err = a->last_err;
 	st->failing = a->err != 0 || a->broken;
-	st->path = a->path ? shown_path(a) : NULL;
+	st->path = a->path && !a->ls ? shown_path(a) : NULL;
+	if (a->ls) {
+		struct logsink_stats ls;
+
+		logsink_get_stats(a->ls, &ls);
+		st->sink = ls.what;
+		st->sink_sent = ls.sent;
+		st->sink_dropped = ls.dropped;
+		st->sink_lost = ls.lost;
+		snprintf(st->sink_err, sizeof(st->sink_err), "%s", ls.last_err);
+	}
 }
 
 void
@@ -383,13 +525,18 @@ audit_write(struct audit *a, const struct audit_rec *r)
 		return;
 	if (a->sink)
 		a->sink(a->sink_arg, r);
-	if (a->fd == -1)
+	if (a->fd == -1 && !a->ls)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, line,
 			 sizeof(line) - 1);
 	if (n >= (int)sizeof(line) - 1)
 		n = (int)sizeof(line) - 2;
+	if (a->ls) {
+		logsink_write(a->ls, r, line, (size_t)n,
+			      (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+		return;
+	}
 	line[n++] = '\n';
 	if (a->broken) {
 		a->lost++;
@@ -425,6 +572,8 @@ cut_partial(struct audit *a)
 void
 audit_finish(struct audit *a)
 {
+	if (a && a->ls)
+		logsink_finish(a->ls);
 	if (!a || a->fd == -1 || !a->buf)
 		return;
 	if (a->retry)
@@ -479,6 +628,44 @@ audit_close(struct audit *a)
 		evbuffer_free(a->buf);
 	if (a->fd != -1)
 		close(a->fd);
+	logsink_free(a->ls);
 	free(a->path);
 	free(a);
+}
+
+int
+audit_reopen(struct audit *a)
+{
+	struct event *wev;
+	int fd, err;
+
+	if (!a || !a->reopenable || a->fd == -1)
+		return 0;
+	fd = open(a->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0640);
+	if (fd == -1) {
+		err = -errno;
+		log_warnx("log %s: cannot open it anew: %s; writing on to the old file", a->path,
+			  strerror(-err));
+		return err;
+	}
+	wev = event_new(a->base, fd, EV_WRITE, on_writable, a);
+	if (!wev) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* the rest of a line the old file has the start of goes there */
+	for (int i = 0; a->partial && i < 3; i++)
+		if (write_line(a) < 0)
+			break;
+	if (a->partial)
+		cut_partial(a);
+	a->partial = 0;
+	event_free(a->wev);
+	close(a->fd);
+	a->fd = fd;
+	a->wev = wev;
+	if (!a->err)
+		flush(a);
+	log_warnx("log %s opened anew", a->path);
+	return 0;
 }

@@ -43,7 +43,14 @@ typedef void (*audit_sink)(void *arg, const struct audit_rec *r);
 
 struct audit;
 
-/* path: the log file, "-" for stdout, or NULL for no file (the sink only).
+/* path: where the lines go, or NULL for nowhere (the sink only):
+ *   FILE            appended to; audit_reopen() opens it anew (logrotate)
+ *   -               standard output (the daemon; run refuses it: CMD's
+ *                   output goes there too)
+ *   fd:N            descriptor N, open for writing (its own file description,
+ *                   where /proc/self/fd allows, so O_NONBLOCK stays ours)
+ *   syslog[:PATH]   RFC 5424 datagrams to /dev/log or PATH (logsink.h)
+ *   otlp:URL        OTLP/HTTP JSON logs, batched (logsink.h)
  * The writer needs an event base to drain its buffer. NULL with errbuf set
  * on failure. */
 struct audit *audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen);
@@ -52,6 +59,10 @@ void audit_write(struct audit *a, const struct audit_rec *r);
 
 struct audit_stats {
 	uint64_t dropped; /* lines: the reader was too slow (the buffer was full) */
+	/* a syslog or OTLP log (NULL sink: neither): its records */
+	const char *sink; /* "syslog /dev/log", "otlp http://..." */
+	uint64_t sink_sent, sink_dropped, sink_lost;
+	char sink_err[96];
 	uint64_t lost;	  /* lines: writing failed (ENOSPC, EIO, EPIPE...) */
 	int last_err;	  /* errno of the last write error; 0: none */
 	bool failing;	  /* writes were still failing when the log was finished */
@@ -69,8 +80,31 @@ void audit_finish(struct audit *a);
 /* audit_finish(), then closes. */
 void audit_close(struct audit *a);
 
+/* Opens a file log anew (after logrotate moved it: SIGHUP for the daemon,
+ * SIGUSR1 for run). A line half written goes to the old file first. 0, or
+ * -errno (said on stderr; the old file stays in use); 0 for other kinds. */
+int audit_reopen(struct audit *a);
+
+/* Who writes the log: in every record (schema AUDIT_SCHEMA: "schema",
+ * "run_id", "hostname", "ci"), and the resource of OTLP records. Taken
+ * from the environment once: the run id is random, the CI job's identity
+ * is GitHub Actions' (GITHUB_RUN_ID, GITHUB_JOB, ...), GitLab's (CI_JOB_ID,
+ * ...) or Buildkite's (BUILDKITE_JOB_ID, ...) when present. */
+#define AUDIT_SCHEMA 2
+#define AUDIT_MAX_CI 6
+struct audit_identity {
+	char run_id[33];
+	char hostname[256];
+	const char *ci_system; /* "github", "gitlab", "buildkite", "ci"; NULL: none */
+	struct {
+		const char *key, *value; /* "run_id", "job", ...: the environment's */
+	} ci[AUDIT_MAX_CI];
+	int nci;
+};
+const struct audit_identity *audit_identity(void);
+
 /* The JSON line for r (without newline) into buf; returns the length it
- * needed (as snprintf). Pure, for tests. */
+ * needed (as snprintf). Pure but for audit_identity(), for tests. */
 int audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len);
 
 #endif /* AUDIT_H */

@@ -261,6 +261,15 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 		return cfg_fail(errbuf, errlen, -EINVAL, "expected a JSON object at the top level");
 	cJSON_ArrayForEach(k, root)
 	{
+		/* "observed": what --suggest-policy saw (cli/suggest.h), kept in
+		 * the file it writes and ignored here by design; it decides nothing */
+		if (!strcmp(k->string, "observed")) {
+			if (!cJSON_IsObject(k))
+				return cfg_fail(errbuf, errlen, -EINVAL,
+						"observed: expected an object (what "
+						"--suggest-policy saw; ignored)");
+			continue;
+		}
 		const cJSON **slot = !strcmp(k->string, "version") ? &version
 				     : !strcmp(k->string, "allow") ? &allow
 				     : !strcmp(k->string, "deny")  ? &deny
@@ -268,8 +277,8 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 
 		if (!slot)
 			return cfg_fail(errbuf, errlen, -EINVAL,
-					"unknown key \"%s\" (expected \"version\", \"allow\" or "
-					"\"deny\")",
+					"unknown key \"%s\" (expected \"version\", \"allow\", "
+					"\"deny\" or \"observed\")",
 					show_key(k->string, kb, sizeof(kb)));
 		if (*slot)
 			return cfg_fail(errbuf, errlen, -EINVAL, "duplicate key \"%s\"", k->string);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The action's main step (run.js): the job's process tree is the runner's
+# Runner.Worker and what it spawns (this script among them): found up this
+# script's parent chain, given a cgroup of its own, confined.
+set -u
+. "$(dirname "$0")/../lib/egressctl-ci.sh"
+
+export EGR_DIR=${RUNNER_TEMP:-/tmp}/egressctl
+export EGR_CGROUP=${EGR_CGROUP:-ci-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-${GITHUB_JOB:-job}}
+EGR_CGROUP=$(printf '%s' "$EGR_CGROUP" | tr -c 'A-Za-z0-9._-' '_')
+if [ "${EGR_ALLOW_RUNNER:-true}" = true ]; then
+	EGR_ALLOW="${EGR_ALLOW:-}
+$(sed '/^#/d' "$(dirname "$0")/runner-hosts.txt")"
+	export EGR_ALLOW
+fi
+root=$(egr_ci_ancestor_named $$ Runner.Worker) || {
+	echo "::error::egressctl: no Runner.Worker process up this step's parent chain (a container job, or not a GitHub runner)"
+	exit 1
+}
+if ! egr_ci_start "$root"; then
+	echo "::error::egressctl: could not confine the job (see the lines above)"
+	exit 1
+fi
+[ -n "${GITHUB_STATE:-}" ] && echo "dir=$EGR_DIR" >>"$GITHUB_STATE"
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+	{
+		echo "log=$EGR_DIR/decisions.jsonl"
+		echo "policy=$EGR_DIR/egress-policy.json"
+		echo "summary=$EGR_DIR/summary.md"
+	} >>"$GITHUB_OUTPUT"
+fi

@@ -1,0 +1,5 @@
+// The post step of the action (action.yml): summary, policy, detach.
+'use strict';
+const { run } = require('./run.js');
+
+run('post.sh');

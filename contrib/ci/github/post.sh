@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The action's post step (run.js; also its main step with `finish: true`):
+# the summary appended to $GITHUB_STEP_SUMMARY, the suggested policy
+# written for actions/upload-artifact, confinement lifted.
+set -u
+. "$(dirname "$0")/../lib/egressctl-ci.sh"
+
+export EGR_DIR=${STATE_dir:-${RUNNER_TEMP:-/tmp}/egressctl}
+export EGR_SUMMARY=${GITHUB_STEP_SUMMARY:-}
+egr_ci_finish || echo "::warning::egressctl: the summary or the policy could not be written (see above)"
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+	{
+		echo "log=$EGR_DIR/decisions.jsonl"
+		echo "policy=$EGR_DIR/egress-policy.json"
+		echo "summary=$EGR_DIR/summary.md"
+	} >>"$GITHUB_OUTPUT"
+fi
+exit 0

@@ -1,0 +1,542 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of egressctl in CI: the GitHub Action (action.yml,
+# contrib/ci/) against a simulated runner, the GitLab snippet's script
+# against a simulated gitlab-runner, the decision log's sinks (fd:N, a
+# file opened anew on SIGUSR1, syslog, OTLP/HTTP, its identity fields),
+# --summary FILE, and an egressctl run inside a confined command.
+#
+#   tests/e2e/ci.sh build/egressctl        (as root; make e2e does this)
+#   E2E_TESTS="github logs" ...   run only these test functions
+#   E2E_KEEP=1 ...                keep /tmp/egr-e2e-PID
+#
+# The network, names and servers are audit.sh's (audit_net.sh): dnsmasq on
+# 198.18.0.1 (a.example.test 203.0.113.10, blocked.test .20, git.other.test
+# .22), HTTP :80 on every address of the test "internet", the leak sensor
+# on its veth. The log receivers (clients/logrecv.py) listen on loopback of
+# the sandbox host's namespace, or on a unix socket in the work dir.
+#
+# The simulated GitHub runner: a cgroup egr-e2e-PID-runner holding a
+# "Runner.Listener" (a loop of requests of its own) and a "Runner.Worker"
+# (bash under that name) with the variables Actions sets; the worker runs
+# node on the action's main.js, then a "step" (curl to an allowed and a
+# denied host), then node on post.js, as the runner would.
+#
+# Output: "ok NAME" / "FAIL NAME: reason" per assertion, and as the last
+# line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
+
+set -u
+if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
+	export EGR_E2E_REAPER=$$
+	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
+fi
+if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
+	export EGR_E2E_MNTNS=$$
+	exec unshare --mount --propagation private "$BASH" "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/audit_net.sh"
+
+REPO=$(cd "$E2E_SRC/../.." && pwd)
+GH_DENIED=203.0.113.21	# what the confined steps' denied requests would reach
+GL_DENIED=203.0.113.23
+
+# tcg TAG: a cgroup this suite makes (removed by e2e_cleanup)
+tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
+
+# recv_start TAG ARGS...: clients/logrecv.py ARGS in the sbx netns; waits
+# for READY. RECV_PID.
+recv_start() {
+	local tag=$1
+	shift
+	nsenter --net="$NS_SBX" "$PY" "$C/logrecv.py" "$@" >"$W/$tag.ready" 2>"$W/$tag.rerr" &
+	RECV_PID=$!
+	PIDS+=("$RECV_PID")
+	wait_secs 10 grep -q READY "$W/$tag.ready" || {
+		fail "$tag.receiver" "logrecv.py $* did not start: $(head -c 300 "$W/$tag.rerr")"
+		return 1
+	}
+}
+
+# a_py NAME PYTHON ARGS...: the snippet prints "ok" or what is wrong
+a_py() {
+	local name=$1 code=$2 r
+	shift 2
+	r=$("$PY" -c "$code" "$@" 2>&1)
+	if [ "$r" = ok ]; then ok "$name"; else fail "$name" "$r"; fi
+}
+
+# ======================================================================
+# Every record says who wrote it: schema version, run id, host name, and
+# the CI job when the environment names one (GitHub's variables here)
+# ======================================================================
+test_identity() {
+	local t=identity j
+	have_egr || return 0
+	j=$W/$t.jlog
+	script "$t" <<'EOF'
+cu identity.ok http://a.example.test/identity
+cu identity.no http://blocked.test/identity
+EOF
+	GITHUB_ACTIONS=true GITHUB_RUN_ID=4242 GITHUB_RUN_ATTEMPT=2 GITHUB_JOB='build "x"' \
+		GITHUB_REPOSITORY=org/repo arun "$t" --log "$j" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	a_jlog_fields "$t.log.fields" "$j"
+	a_jlog "$t.log.identity" "$j" schema=2 'run_id=[0-9a-f]{32}' "hostname=$(re "$(hostname)")" \
+		decision=allow host=a.example.test
+	a_py "$t.log.ci" '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+ci = [d.get("ci") for d in lines]
+want = {"system": "github", "run_id": "4242", "run_attempt": "2", "job": "build \"x\"", "repository": "org/repo"}
+runs = set(d.get("run_id") for d in lines)
+print("ok" if lines and all(c == want for c in ci) and len(runs) == 1 else "ci %r, run ids %r" % (ci[:2], runs))' "$j"
+	# another run: another run id; no CI variables: no "ci"
+	arun "${t}_2" --log "$W/${t}_2.jlog" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_py "$t.log.run_ids_differ" '
+import json, sys
+a = set(json.loads(l)["run_id"] for l in open(sys.argv[1]))
+b = set(json.loads(l)["run_id"] for l in open(sys.argv[2]))
+c = [json.loads(l).get("ci") for l in open(sys.argv[2])]
+print("ok" if len(a) == len(b) == 1 and a != b and not any(c) else "run ids %r %r, ci %r" % (a, b, c[:2]))' "$j" "$W/${t}_2.jlog"
+}
+
+# ======================================================================
+# --log fd:N, --log - refused for run, a file opened anew on SIGUSR1
+# ======================================================================
+test_logs() {
+	local t=logs n_old n_new
+	have_egr || return 0
+	script "$t" <<'EOF'
+cu logs.one http://a.example.test/one
+EOF
+	# fd:3: the decisions go there, CMD's output does not
+	timeout -k 2 30 nsenter --net="$NS_SBX" "$EGRESSCTL" run --cgroup "$(cg_name "$t")" --user nobody \
+		--dns-upstream "$INET_DNS" --log fd:3 --allow a.example.test -- \
+		/bin/sh -c ". $W/$t.sh; echo CMD-OUTPUT" 3>"$W/$t.fd3" >"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.fd.exit" 0 "$t"
+	a_jlog "$t.fd.decisions" "$W/$t.fd3" decision=allow host=a.example.test source=http
+	a_nogrep "$t.fd.no_cmd_output" "$W/$t.fd3" CMD-OUTPUT
+	a_grep "$t.fd.cmd_output_on_stdout" "$W/$t.out" '^CMD-OUTPUT$'
+	a_nogrep "$t.fd.no_decisions_on_stdout" "$W/$t.out" '"decision"'
+	# -: CMD writes to the same stdout: refused, with the way out
+	arun "${t}_dash" --log - --allow a.example.test -- /bin/true
+	a_rc "$t.dash.refused" 125 "${t}_dash"
+	a_grep "$t.dash.said" "$W/${t}_dash.err" '^egressctl: --log -: CMD writes to the same standard output; give a file, fd:N'
+	# a file moved away (logrotate), SIGUSR1, the next lines in a new file
+	script "${t}_rot" <<'EOF'
+cu logs.before http://a.example.test/before
+touch $RW/logs.rot.moved.ready
+await $W/logs.rot.go
+cu logs.after http://a.example.test/after
+EOF
+	egr_bg "${t}_rot" --cgroup "$(cg_name "${t}_rot")" --user nobody --dns-upstream "$INET_DNS" \
+		--log "$W/$t.rot.jlog" --allow a.example.test -- /bin/sh "$W/${t}_rot.sh"
+	wait_secs 20 test -e "$RW/logs.rot.moved.ready"
+	wait_secs 5 grep -q '"decision":"allow"' "$W/$t.rot.jlog"
+	mv "$W/$t.rot.jlog" "$W/$t.rot.jlog.1"
+	kill -USR1 "$EGR_PID"
+	wait_secs 5 test -e "$W/$t.rot.jlog"
+	touch "$W/logs.rot.go"
+	egr_join 20
+	a_rc "$t.rot.exit" 0 "${t}_rot"
+	n_old=$(jcount "$W/$t.rot.jlog.1" decision=allow host=a.example.test)
+	n_new=$(jcount "$W/$t.rot.jlog" decision=allow host=a.example.test)
+	a_val "$t.rot.old_file" "allow records in the moved file" "$n_old" 1
+	a_val "$t.rot.new_file" "allow records in the new file" "$n_new" 1
+	a_code "$t.rot.cmd_kept_running" "${t}_rot" "logs.after" 200
+	a_grep "$t.rot.reopened_said" "$W/${t}_rot.err" "^egressctl: log $(re "$W/$t.rot.jlog") opened anew\$"
+}
+
+# ======================================================================
+# --log syslog:PATH: one RFC 5424 datagram per record, the JSON as MSG
+# ======================================================================
+test_syslog() {
+	local t=syslog
+	have_egr || return 0
+	recv_start "$t" syslog "$W/$t.sock" "$W/$t.got" || return 0
+	script "$t" <<'EOF'
+cu syslog.ok http://a.example.test/syslog
+cu syslog.no http://blocked.test/syslog
+EOF
+	arun "$t" --log "syslog:$W/$t.sock" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	wait_secs 5 grep -q blocked "$W/$t.got"
+	a_py "$t.rfc5424" '
+import json, re, sys
+msgs = [json.loads(l) for l in open(sys.argv[1])]
+pat = re.compile(r"^<(\d+)>1 (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (\S+) egressctl (\d+) (decision|event) - (\{.*\})$")
+seen = {}
+for m in msgs:
+    g = pat.match(m)
+    if not g:
+        print("not RFC 5424 as egressctl writes it: %r" % m[:200]); sys.exit()
+    pri, host, rec = int(g.group(1)), g.group(3), json.loads(g.group(6))
+    if pri // 8 != 3 or host != sys.argv[2]:
+        print("facility %d (want 3, daemon) or host %r: %r" % (pri // 8, host, m[:200])); sys.exit()
+    seen[(rec.get("decision"), rec.get("host"))] = pri % 8
+ok = seen.get(("allow", "a.example.test")) == 6 and seen.get(("deny", "blocked.test")) == 4
+print("ok" if ok else "severities by (decision, host): %r" % seen)' "$W/$t.got" "$(hostname)"
+	kill "$RECV_PID" 2>/dev/null
+	# no syslog socket there: refused at start, by name
+	arun "${t}_none" --log "syslog:$W/nothing.sock" --allow a.example.test -- /bin/true
+	a_rc "$t.none.refused" 125 "${t}_none"
+	a_grep "$t.none.said" "$W/${t}_none.err" "cannot reach the syslog socket $(re "$W/nothing.sock")"
+}
+
+# ======================================================================
+# --log otlp:URL: OTLP/HTTP logs, JSON encoding, batched; a collector
+# that fails: counted and said in the summary, connections unharmed
+# ======================================================================
+test_otlp() {
+	local t=otlp port=14318 bad=14319 dead=14320
+	have_egr || return 0
+	recv_start "$t" otlp 127.0.0.1 "$port" "$W/$t.got" || return 0
+	script "$t" <<'EOF'
+burst otlp.burst 300 http://a.example.test/otlp
+cu otlp.no http://blocked.test/otlp
+EOF
+	GITHUB_ACTIONS=true GITHUB_RUN_ID=77 GITHUB_JOB=otlp \
+		arun "$t" --log "otlp:http://127.0.0.1:$port/v1/logs" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	pjv "$t" "$t.burst"
+	a_val "$t.requests_served" "codes of 300 requests" "${P_codes:-}" '\{"200": 300\}'
+	local secs_otlp=${P_secs:-?}
+	arun "${t}_file" --log "$W/${t}_file.jlog" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	pjv "${t}_file" "$t.burst"
+	note "$t: 300 requests in ${secs_otlp}s with --log otlp:, ${P_secs:-?}s with --log FILE (a figure, not a test)"
+	a_py "$t.records" '
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+recs, bad = [], []
+for q in reqs:
+    if q["path"] != "/v1/logs" or q["type"] != "application/json":
+        bad.append("path %r type %r" % (q["path"], q["type"]))
+    d = json.loads(q["body"])
+    for rl in d["resourceLogs"]:
+        attrs = {a["key"]: a["value"]["stringValue"] for a in rl["resource"]["attributes"]}
+        if attrs.get("service.name") != "egressctl" or attrs.get("cicd.system") != "github" or \
+                attrs.get("cicd.run_id") != "77" or len(attrs.get("egressctl.run_id", "")) != 32:
+            bad.append("resource %r" % attrs)
+        for sl in rl["scopeLogs"]:
+            for r in sl["logRecords"]:
+                recs.append(r)
+allow = [r for r in recs if json.loads(r["body"]["stringValue"]).get("decision") == "allow"]
+deny = [r for r in recs if json.loads(r["body"]["stringValue"]).get("decision") == "deny"]
+def attr(r, k):
+    for a in r["attributes"]:
+        if a["key"] == k:
+            return list(a["value"].values())[0]
+if bad:
+    print("; ".join(bad[:3])); sys.exit()
+if len(allow) != 300 or len(deny) != 1:
+    print("%d allow, %d deny records in %d requests" % (len(allow), len(deny), len(reqs))); sys.exit()
+if len(reqs) < 2 or max(len(json.loads(q["body"])["resourceLogs"][0]["scopeLogs"][0]["logRecords"]) for q in reqs) > 256:
+    print("not batched by at most 256: %d requests" % len(reqs)); sys.exit()
+d = deny[0]
+ok = d["severityNumber"] == 13 and attr(d, "egressctl.host") == "blocked.test" and \
+    attr(d, "egressctl.decision") == "deny" and d["timeUnixNano"].isdigit() and attr(d, "process.pid").isdigit()
+print("ok" if ok else "deny record %r" % d)' "$W/$t.got"
+	kill "$RECV_PID" 2>/dev/null
+	# a collector that answers 500, and one that is not there: nothing
+	# arrives, the requests are served all the same, the summary says so
+	recv_start "${t}_500" otlp 127.0.0.1 "$bad" "$W/${t}_500.got" --status 500 || return 0
+	arun "${t}_500" --log "otlp:http://127.0.0.1:$bad" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.500.exit" 0 "${t}_500"
+	pjv "${t}_500" "$t.burst"
+	a_val "$t.500.requests_served" "codes of 300 requests" "${P_codes:-}" '\{"200": 300\}'
+	a_grep "$t.500.summary" "$W/${t}_500.err" \
+		"^egressctl: log otlp http://127\\.0\\.0\\.1:$bad: 0 records sent, 0 dropped \\(the queue or socket was full\\), 301 lost \\(HTTP 500\\)\$"
+	kill "$RECV_PID" 2>/dev/null
+	arun "${t}_dead" --log "otlp:http://127.0.0.1:$dead/v1/logs" --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.dead.exit" 0 "${t}_dead"
+	pjv "${t}_dead" "$t.burst"
+	a_val "$t.dead.requests_served" "codes of 300 requests" "${P_codes:-}" '\{"200": 300\}'
+	a_grep "$t.dead.summary" "$W/${t}_dead.err" "^egressctl: log otlp http://127\\.0\\.0\\.1:$dead/v1/logs: 0 records sent, .*301 lost \\(no answer\\)\$"
+	# https is not spoken: refused at start
+	arun "${t}_https" --log "otlp:https://127.0.0.1:$port" --allow a.example.test -- /bin/true
+	a_rc "$t.https.refused" 125 "${t}_https"
+}
+
+# ======================================================================
+# --summary FILE in markdown and JSON; a name's lookup and its
+# connection are one row
+# ======================================================================
+test_summary_file() {
+	local t=sumfile
+	have_egr || return 0
+	script "$t" <<'EOF'
+cu sumfile.tr --noproxy '*' http://a.example.test/sumfile
+cu sumfile.no http://blocked.test/sumfile
+EOF
+	echo "# before" >"$W/$t.md"
+	arun "$t" --summary "$W/$t.md" --summary-format markdown --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	a_grep "$t.md.kept" "$W/$t.md" '^# before$'
+	a_grep "$t.md.header" "$W/$t.md" '^### egressctl: 1 allowed, 1 denied, 2 destinations$'
+	a_grep "$t.md.merged_row" "$W/$t.md" '^\| allowed \| 1 \| a\.example\.test:80 \\\(dns: allowed\\\) \|  \|  \|$'
+	a_grep "$t.md.denied_row" "$W/$t.md" '^\| denied \| 1 \| blocked\.test:80 \| curl\\\[[0-9]+\\\] \| --allow blocked\.test \|$'
+	a_grep "$t.stderr_too" "$W/$t.err" '^egressctl: summary: 1 allowed, 1 denied, 2 destinations$'
+	arun "${t}_json" -q --summary "$W/$t.json" --summary-format json --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_py "$t.json.rows" '
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+rows = {r["destination"]: r for r in d["destinations"]}
+a = rows.get("a.example.test:80", {})
+ok = d["schema"] == 2 and set(rows) == {"a.example.test:80", "blocked.test:80"} and \
+    a.get("host") == "a.example.test" and a.get("port") == 80 and a.get("allowed") == 1 and \
+    a.get("dns_allowed", 0) >= 1 and a.get("dns") is True
+print("ok" if ok else json.dumps(d)[:600])' "$W/$t.json"
+	a_nogrep "$t.json.quiet" "$W/${t}_json.err" '^egressctl: summary:'
+	arun "${t}_bad" --summary "$W/x" --summary-format yaml -- /bin/true
+	a_rc "$t.bad_format" 2 "${t}_bad"
+}
+
+# ======================================================================
+# egressctl run inside a confined command: said as it is
+# ======================================================================
+test_nested() {
+	local t=nested
+	have_egr || return 0
+	cp "$EGRESSCTL" "$RW/egressctl" && chmod 0755 "$RW/egressctl"
+	# as nobody, and as a root without capabilities
+	arun "$t" --allow a.example.test -- "$RW/egressctl" run --allow a.example.test -- /bin/true
+	a_grep "$t.nobody.said" "$W/$t.err" \
+		"^egressctl: already confined by egressctl in cgroup /egressctl/$(re "$(cg_name "$t")"): a confined command cannot confine another"
+	a_nogrep "$t.nobody.not_cgroup2" "$W/$t.err" 'no cgroup v2 hierarchy|run needs root'
+	egr "${t}_root" --cgroup "$(cg_name "${t}_root")" --user root --dns-upstream "$INET_DNS" -- \
+		env -u EGRESSCTL_CGROUP "$RW/egressctl" run --allow a.example.test -- /bin/true
+	a_grep "$t.root.said" "$W/${t}_root.err" \
+		"^egressctl: already confined by egressctl in cgroup /egressctl/$(re "$(cg_name "${t}_root")"): "
+	a_nogrep "$t.root.not_cgroup2" "$W/${t}_root.err" 'no cgroup v2 hierarchy'
+}
+
+# ======================================================================
+# The GitHub Action against a simulated runner
+# ======================================================================
+
+# gh_runner TAG MODE LISTENER(yes|no): the runner's cgroup TAG with a
+# Runner.Listener (when yes) and a Runner.Worker that runs the action's
+# main, a step, its post. Waits for the worker; the step's results are in
+# $W/TAG.step, the worker's output in $W/TAG.worker.
+gh_runner() {
+	local tag=$1 mode=$2 listener=$3 cg
+	cg=$(tcg "$tag")
+	mkdir -p "$cg" "$W/$tag.bin" "$W/$tag.tmp" || return 1
+	ln -sf /bin/bash "$W/$tag.bin/Runner.Worker"
+	ln -sf /bin/bash "$W/$tag.bin/Runner.Listener"
+	: >"$W/$tag.summary.md"
+	: >"$W/$tag.output"
+	: >"$W/$tag.state"
+	: >"$W/$tag.listener"
+	if [ "$listener" = yes ]; then
+		# the runner's own long-lived process, not the job's
+		nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" -c "$2"' "$cg" \
+			"$W/$tag.bin/Runner.Listener" \
+			"while :; do curl -s -o /dev/null -m 3 -w '%{http_code}\n' --resolve git.other.test:80:$A_GIT http://git.other.test/listener >>$W/$tag.listener; sleep 0.3; done" \
+			</dev/null >/dev/null 2>&1 &
+		LISTENER_PID=$!
+		PIDS+=("$LISTENER_PID")
+	fi
+	cat >"$W/$tag.worker.sh" <<EOF
+set -u
+step() {
+	echo "step \$1 \$(curl -s -o /dev/null -m 5 -w '%{http_code}' "\${@:2}")" >>$W/$tag.step
+}
+# before the action: the step's world as it is
+step before-denied --resolve blocked.test:80:$GH_DENIED http://blocked.test/$tag-before
+# the runner passes inputs as INPUT_<NAME>, '-' kept (so: env, not export)
+env INPUT_MODE=$mode INPUT_ALLOW=a.example.test INPUT_ALLOW-RUNNER=false \
+	INPUT_EGRESSCTL=$EGRESSCTL "INPUT_DAEMON-ARGS=--dns-upstream $INET_DNS" \
+	node $REPO/contrib/ci/github/main.js
+echo "main \$?" >>$W/$tag.step
+# a step: what the job does
+echo "STEP_CGROUP \$(grep "^0::" /proc/self/cgroup)" >>$W/$tag.step
+step allowed http://a.example.test/$tag-allowed
+step denied-name http://blocked.test/$tag-denied
+step denied --resolve blocked.test:8080:$GH_DENIED http://blocked.test:8080/$tag-denied
+# the post step
+STATE_dir=\$(sed -n 's/^dir=//p' \$GITHUB_STATE) node $REPO/contrib/ci/github/post.js
+echo "post \$?" >>$W/$tag.step
+EOF
+	: >"$W/$tag.step"
+	nsenter --net="$NS_SBX" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID=9001 GITHUB_RUN_ATTEMPT=1 \
+		GITHUB_JOB="job-$tag" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo \
+		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
+		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" RUNNER_TEMP="$W/$tag.tmp" \
+		EGR_CGROUP="$(cg_name "$tag-job")" \
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" "$2"' "$cg" "$W/$tag.bin/Runner.Worker" \
+		"$W/$tag.worker.sh" </dev/null >"$W/$tag.worker" 2>&1 &
+	local wpid=$!
+	PIDS+=("$wpid")
+	local i
+	for i in $(seq 1200); do kill -0 "$wpid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$wpid" 2>/dev/null && { note "$tag: the worker overstayed 120 s"; kill "$wpid"; }
+	wait "$wpid" 2>/dev/null
+}
+
+stepv() { sed -n "s/^step $2 //p" "$W/$1.step" | head -1; }
+
+test_github() {
+	local t=gh base jobcg dir
+	jobcg="$CGROOT/egressctl/$(cg_name "$t-job")"
+	dir=$W/$t.tmp/egressctl
+	have_egr || return 0
+	base=$(sensor_now "dst host $A_BLOCKED")
+	gh_runner "$t" block yes
+	note "$t: worker: $(tr '\n' '|' <"$W/$t.worker" | head -c 1500)"
+	# the control half: before the action, the step reaches the denied host
+	a_val "$t.control.before_reached" "code before the action" "$(stepv "$t" before-denied)" 200
+	sensor_saw "$t.control.sensor_saw" "dst host $GH_DENIED and tcp dst port 80"
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
+	# the job's tree got a cgroup of its own: the listener shares the runner's
+	a_grep "$t.step.own_cgroup" "$W/$t.step" "^STEP_CGROUP 0::/egressctl/$(re "$(cg_name "$t-job")")\$"
+	a_val "$t.step.allowed" "allowed host" "$(stepv "$t" allowed)" 200
+	a_val "$t.step.denied_name" "denied host by name (refused lookup)" "$(stepv "$t" denied-name)" 000
+	a_val "$t.step.denied" "denied host by address" "$(stepv "$t" denied)" "000|403"
+	a_nogrep "$t.step.server_saw_nothing" "$WEBLOG" "$t-denied"
+	# nothing of the denied step: not direct (port 8080), not through the
+	# proxy (which would connect to blocked.test's own address)
+	sensor_none "$t.step.sensor_nothing" "dst host $GH_DENIED and tcp dst port 8080"
+	sensor_none_since "$t.step.sensor_nothing_by_name" "$base" "dst host $A_BLOCKED"
+	a_grep "$t.control.server_saw" "$WEBLOG" "$t-before"
+	a_grep "$t.listener.unconfined" "$W/$t.listener" '^200$'
+	a_nogrep "$t.listener.never_denied" "$W/$t.listener" '^000$'
+	# GITHUB_OUTPUT, the summary, the policy
+	a_grep "$t.output.policy" "$W/$t.output" "^policy=$(re "$dir")/egress-policy\\.json\$"
+	a_grep "$t.output.log" "$W/$t.output" "^log=$(re "$dir")/decisions\\.jsonl\$"
+	a_grep "$t.summary.header" "$W/$t.summary.md" '^### egressctl: [1-9][0-9]* allowed, [1-9][0-9]* denied, [0-9]+ destinations$'
+	a_grep "$t.summary.allowed_row" "$W/$t.summary.md" '^\| allowed \| 1 \| a\.example\.test:80 \\\(dns: allowed\\\) \|'
+	# the refused lookup of blocked.test and the connection to it: one row
+	a_grep "$t.summary.denied_row" "$W/$t.summary.md" \
+		'^\| denied \| 1 \| blocked\.test:8080 \\\(dns: denied\\\) \| curl\\\[[0-9]+\\\], curl\\\[[0-9]+\\\] \| --allow blocked\.test:8080 \|$'
+	a_nogrep "$t.summary.no_lookup_row" "$W/$t.summary.md" '^\| denied \| [0-9]+ \| blocked\.test \|'
+	a_py "$t.policy.loads" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("ok" if d.get("version") == 1 and isinstance(d.get("allow"), list) and "observed" in d else json.dumps(d)[:300])' "$dir/egress-policy.json"
+	"$EGRESSCTL" check --policy "$dir/egress-policy.json" a.example.test >/dev/null 2>"$W/$t.check.err"
+	a_val "$t.policy.loader_accepts" "egressctl check --policy (0 allow, 1 deny; 2: a bad file)" "$?" "0|1"
+	a_jlog "$t.log.ci_job" "$dir/decisions.jsonl" decision=deny host=blocked.test \
+		'ci=\{"system": "github", "run_id": "9001", "run_attempt": "1", "job": "job-gh", "workflow": "ci", "repository": "org/repo"\}'
+	a_jlog "$t.log.attach" "$dir/decisions.jsonl" event=attach source=daemon
+	# detached: no daemon, no pins; the cgroup's processes are free again
+	local cgid
+	cgid=$(stat -c %i "$jobcg" 2>/dev/null)
+	expect "$t.detached.pins" "$PIN_ROOT/${cgid:-none} still exists" test ! -e "$PIN_ROOT/${cgid:-none}"
+	local dpid
+	dpid=$(sed -n 's/^pid=//p' "$dir/state.done" 2>/dev/null)
+	expect "$t.detached.daemon_gone" "the daemon ${dpid:-?} still runs" test -n "$dpid" -a ! -e "/proc/${dpid:-0}"
+	kill "$LISTENER_PID" 2>/dev/null
+}
+
+test_github_audit() {
+	local t=gha dir
+	dir=$W/$t.tmp/egressctl
+	have_egr || return 0
+	# no listener: the worker is alone in its cgroup, which is confined as it is
+	gh_runner "$t" audit no
+	note "$t: worker: $(tr '\n' '|' <"$W/$t.worker" | head -c 1200)"
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_grep "$t.step.same_cgroup" "$W/$t.step" "^STEP_CGROUP 0::/egr-e2e-$$-$t\$"
+	a_grep "$t.said_alone" "$W/$t.worker" "the job's processes are alone in $(re "$(tcg "$t")"): confining it"
+	a_val "$t.step.allowed" "allowed host" "$(stepv "$t" allowed)" 200
+	a_val "$t.step.audit_reached" "a denied host, audit mode" "$(stepv "$t" denied-name)" 200
+	# let through to blocked.test:8080, where nothing listens
+	a_val "$t.step.audit_let_through" "a denied host's closed port, audit mode" "$(stepv "$t" denied)" 502
+	a_grep "$t.summary.would_deny" "$W/$t.summary.md" '^### egressctl: [0-9]+ allowed, [1-9][0-9]* would deny, '
+	a_grep "$t.summary.row" "$W/$t.summary.md" '^\| would deny \| [0-9]+ \| blocked\.test:80'
+	a_py "$t.policy.review" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rev = d.get("observed", {}).get("review", {})
+# every name used once: for review, none allowed
+ok = rev.get("a.example.test") == ["seen once"] and rev.get("blocked.test") == ["seen once"] and \
+    not d.get("allow")
+print("ok" if ok else json.dumps(d)[:600])' "$dir/egress-policy.json"
+	local cgid
+	cgid=$(stat -c %i "$(tcg "$t")" 2>/dev/null)
+	expect "$t.detached.pins" "$PIN_ROOT/${cgid:-none} still exists" test ! -e "$PIN_ROOT/${cgid:-none}"
+}
+
+# ======================================================================
+# The GitLab script against a simulated gitlab-runner (shell executor)
+# ======================================================================
+test_gitlab() {
+	local t=gl cg
+	cg=$(tcg "$t")
+	have_egr || return 0
+	mkdir -p "$cg" "$W/$t.bin" "$W/$t.proj" || return 0
+	ln -sf /bin/bash "$W/$t.bin/gitlab-runner"
+	cat >"$W/$t.job.sh" <<EOF
+echo "before \$(curl -s -o /dev/null -m 5 -w '%{http_code}' --resolve blocked.test:80:$GL_DENIED http://blocked.test/$t-before)"
+$REPO/contrib/ci/gitlab/egressctl.sh start || echo "start failed \$?"
+echo "code \$(curl -s -o /dev/null -m 5 -w '%{http_code}' --resolve blocked.test:8080:$GL_DENIED http://blocked.test:8080/$t)"
+echo "code2 \$(curl -s -o /dev/null -m 5 -w '%{http_code}' http://a.example.test/$t)"
+EOF
+	cat >"$W/$t.runner.sh" <<EOF
+# the runner: the job's shell, then after_script in a shell of its own
+bash $W/$t.job.sh >$W/$t.job.out 2>&1
+bash $REPO/contrib/ci/gitlab/egressctl.sh finish >$W/$t.after.out 2>&1
+EOF
+	nsenter --net="$NS_SBX" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root GITLAB_CI=true \
+		CI_JOB_ID=555 CI_JOB_NAME=test CI_PROJECT_DIR="$W/$t.proj" EGR_MODE=block \
+		EGR_ALLOW=a.example.test EGR_BIN="$EGRESSCTL" EGR_DAEMON_ARGS="--dns-upstream $INET_DNS" \
+		EGR_CGROUP="$(cg_name "$t-job")" \
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" "$2"' "$cg" "$W/$t.bin/gitlab-runner" \
+		"$W/$t.runner.sh" </dev/null >"$W/$t.runner.out" 2>&1
+	note "$t: job: $(tr '\n' '|' <"$W/$t.job.out" | head -c 800)"
+	a_grep "$t.control.before" "$W/$t.job.out" '^before 200$'
+	sensor_saw "$t.control.sensor_saw" "dst host $GL_DENIED and tcp dst port 80"
+	a_grep "$t.denied" "$W/$t.job.out" '^code (000|403)$'
+	sensor_none "$t.denied.sensor_nothing" "dst host $GL_DENIED and tcp dst port 8080"
+	a_grep "$t.allowed" "$W/$t.job.out" '^code2 200$'
+	a_grep "$t.summary" "$W/$t.after.out" '^\| denied \| 1 \| blocked\.test:8080 '
+	expect "$t.policy" "no $W/$t.proj/.egressctl/egress-policy.json" test -s "$W/$t.proj/.egressctl/egress-policy.json"
+	a_jlog "$t.log.ci" "$W/$t.proj/.egressctl/decisions.jsonl" decision=deny \
+		'ci=\{"system": "gitlab", "job_id": "555", "job": "test"\}'
+}
+
+# ======================================================================
+# The daemon: a target's log opened anew on SIGHUP (its reload), the
+# target's --summary FILE written when it is detached
+# ======================================================================
+test_daemon_logs() {
+	local t=dlogs cg dpid i
+	cg=$(tcg "$t")
+	have_egr || return 0
+	mkdir -p "$cg"
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl" --cgroup "$cg" \
+		--allow a.example.test --dns-upstream "$INET_DNS" --log "$W/$t.jlog" \
+		--summary "$W/$t.sum.json" --summary-format json >"$W/$t.dout" 2>&1 </dev/null &
+	dpid=$!
+	PIDS+=("$dpid")
+	wait_secs 15 grep -q "ready:" "$W/$t.dout" || { fail "$t.ready" "$(tail -c 300 "$W/$t.dout")"; return 0; }
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec curl -s -o /dev/null -m 5 http://a.example.test/one' "$cg"
+	wait_secs 5 grep -q '"host":"a.example.test"' "$W/$t.jlog"
+	mv "$W/$t.jlog" "$W/$t.jlog.1"
+	kill -HUP "$dpid"
+	wait_secs 5 test -e "$W/$t.jlog"
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec curl -s -o /dev/null -m 5 http://blocked.test/two' "$cg"
+	wait_secs 5 grep -q '"host":"blocked.test"' "$W/$t.jlog"
+	a_jlog "$t.old_file" "$W/$t.jlog.1" decision=allow host=a.example.test
+	a_jlog_none "$t.old_file_no_later" "$W/$t.jlog.1" host=blocked.test
+	a_jlog "$t.new_file" "$W/$t.jlog" decision=deny host=blocked.test
+	a_grep "$t.said" "$W/$t.dout" "log $(re "$W/$t.jlog") opened anew"
+	timeout 20 "$EGRESSCTL" detach --control "$W/$t.ctl" --cgroup "$cg" >/dev/null 2>&1
+	a_py "$t.summary_at_detach" '
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+rows = {r["destination"]: r for r in d["destinations"]}
+ok = rows.get("a.example.test:80", {}).get("allowed") == 1 and rows.get("blocked.test", {}).get("denied", 0) >= 1
+print("ok" if ok else json.dumps(d)[:500])' "$W/$t.sum.json"
+	kill -TERM "$dpid" 2>/dev/null
+	for i in $(seq 50); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
+}
+
+ALL_TESTS="identity logs syslog otlp summary_file nested daemon_logs github github_audit gitlab"
+
+suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node" "$@"

@@ -1,0 +1,75 @@
+/* --suggest-policy FILE: the policy that allows what runs did, merged with
+ * what FILE holds already, marking rather than allowing what needs a
+ * human. The file is a policy (egressctl-policy(5)) with one more key,
+ * "observed", which the policy loader accepts and ignores by design:
+ *
+ *   { "version": 1,
+ *     "allow": [ "a.example.test", "tcp://git.example.test:22" ],
+ *     "observed": {
+ *       "about": "...", "widen_at": 3, "min_count": 2, "suffixes": "...",
+ *       "rules":  { "a.example.test": { "count": 4, "runs": 2,
+ *                     "first_seen": "2026-...Z", "last_seen": "..." }, ... },
+ *       "review": { "x7q...k2.evil.test": [ "high-entropy label", "seen once" ] } } }
+ *
+ * observed.rules holds every narrow rule a run suggested (a name, a
+ * host:port, tcp://host:port, an address), with counts summed and first
+ * and last seen kept across runs. A rule goes to "allow" unless it needs a
+ * human, then to observed.review with the reasons:
+ *   - a label of SUGGEST_LONG_LABEL bytes or more, or of SUGGEST_ENTROPY_MIN
+ *     bytes or more that looks random (digits, consonant runs or entropy:
+ *     suggest_label_random()): the shape of data sent out in DNS names;
+ *   - a loopback, private, link-local (cloud metadata), CGNAT, ULA or
+ *     multicast address;
+ *   - fewer than SUGGEST_MIN_COUNT uses over every run merged ("seen once").
+ * Names of one registrable domain (public suffix list, else the last two
+ * labels) become "**.domain" when SUGGEST_WIDEN_AT or more of them are
+ * allowed. What "allow" held before is kept (a human may have moved a
+ * reviewed rule there), as is "deny". */
+#ifndef SUGGEST_H
+#define SUGGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct summary;
+struct psl;
+struct cJSON;
+
+#define SUGGEST_WIDEN_AT     3	/* allowed names of one domain before "**.domain" */
+#define SUGGEST_MIN_COUNT    2	/* uses, over the runs merged, before a rule is allowed */
+#define SUGGEST_LONG_LABEL   40 /* a label this long is marked, whatever it looks like */
+#define SUGGEST_ENTROPY_MIN  16 /* labels at least this long are judged for randomness */
+#define SUGGEST_ENTROPY_BITS 3.8
+#define SUGGEST_DIGITS_MIN   0.15 /* share of digits */
+#define SUGGEST_RUN_MIN	     7	  /* letters and digits in a row without a vowel */
+
+/* Why a label looks like encoded data, or NULL (label: len bytes). */
+const char *suggest_label_random(const char *label, size_t len);
+
+/* The reasons rule needs a human at count uses, joined by ", " into buf;
+ * false when it needs none. */
+bool suggest_review(const char *rule, unsigned long long count, char *buf, size_t len);
+
+/* What one run observed: { rule: { count, runs, first_seen, last_seen } }. */
+struct cJSON *suggest_observe(const struct summary *s);
+
+/* The policy document from old (a policy file's parsed document, or NULL)
+ * and fresh (suggest_observe()); psl NULL: the last two labels. */
+struct cJSON *suggest_build(const struct cJSON *old, const struct cJSON *fresh,
+			    const struct psl *psl);
+
+/* Reads path if it exists (a policy the loader takes, or an error: it is
+ * never overwritten then), builds, writes path anew (a temporary file
+ * renamed over it). fresh: suggest_observe() or what the daemon sent.
+ * Uses the system's public suffix list when it has one. Returns 0 or
+ * -errno with errbuf set. */
+int suggest_write_file(const char *path, const struct cJSON *fresh, char *errbuf, size_t errlen);
+
+/* suggest_write_file() of s's observations. */
+int summary_write_policy(const struct summary *s, const char *path, char *errbuf, size_t errlen);
+
+/* The "allow" rules of a fresh build (no file merged), for `summary`'s
+ * suggested_rules and for tests. Returns n, or -errno. */
+int summary_policy_rules(const struct summary *s, char ***rules);
+
+#endif /* SUGGEST_H */
