@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "cli/suggest.h"
+#include "lib/clock.h"
 #include "cli/summary.h"
 #include "parse/psl.h"
 #include "policy/policy.h"
@@ -135,17 +136,6 @@ suggest_review(const char *rule, unsigned long long count, char *buf, size_t len
 
 /* ---- observations ---- */
 
-static void
-iso_time(unsigned long long ms, char *buf, size_t len)
-{
-	time_t secs = (time_t)(ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&secs, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + strlen(buf), len - strlen(buf), ".%03uZ", (unsigned)(ms % 1000));
-}
-
 static double
 num(const cJSON *o, const char *k)
 {
@@ -212,8 +202,8 @@ observe_one(void *arg, const struct summary_rule *r)
 {
 	char first[40], last[40];
 
-	iso_time(r->first_ms, first, sizeof(first));
-	iso_time(r->last_ms, last, sizeof(last));
+	rfc3339_ms(r->first_ms, first, sizeof(first));
+	rfc3339_ms(r->last_ms, last, sizeof(last));
 	merge_one(arg, r->rule, (double)r->count, 0, first, last);
 }
 

@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 
 #include "policy/audit.h"
+#include "lib/clock.h"
 #include "policy/logsink.h"
 #include "lib/log.h"
 
@@ -215,12 +216,8 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 	struct out o = {buf, len, 0};
 	char ip[INET6_ADDRSTRLEN] = "";
 	char ts[64];
-	time_t secs = (time_t)(time_ms / 1000);
-	struct tm tm;
 
-	gmtime_r(&secs, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%03uZ", (unsigned)(time_ms % 1000));
+	rfc3339_ms(time_ms, ts, sizeof(ts));
 	audit_identity();
 	puts_(&o, "{\"time\":\"");
 	puts_(&o, ts);

@@ -20,6 +20,7 @@
 #include "lib/log.h"
 #include "policy/audit.h"
 #include "policy/logsink.h"
+#include "lib/clock.h"
 
 #define SYSLOG_FACILITY 3 /* daemon */
 
@@ -100,17 +101,6 @@ severity(const struct audit_rec *r)
 	return 6;	  /* info */
 }
 
-static void
-rfc3339(uint64_t ms, char *buf, size_t len)
-{
-	time_t secs = (time_t)(ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&secs, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + strlen(buf), len - strlen(buf), ".%03uZ", (unsigned)(ms % 1000));
-}
-
 /* <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID - MSG (RFC 5424, 6.) */
 static void
 syslog_write(struct logsink *s, const struct audit_rec *r, const char *line, size_t len,
@@ -127,7 +117,7 @@ syslog_write(struct logsink *s, const struct audit_rec *r, const char *line, siz
 			return;
 		}
 	}
-	rfc3339(time_ms, ts, sizeof(ts));
+	rfc3339_ms(time_ms, ts, sizeof(ts));
 	n = snprintf(msg, sizeof(msg), "<%d>1 %s %s egressctl %d %s - %.*s",
 		     SYSLOG_FACILITY * 8 + severity(r), ts, id->hostname[0] ? id->hostname : "-",
 		     (int)getpid(), r->event ? "event" : "decision", (int)len, line);
