@@ -122,7 +122,7 @@ existing_open(const struct existing_opts *o, char *errbuf, size_t errlen)
 		errno = EINVAL;
 		return NULL;
 	}
-	err = existing_check_kernel(o->kill, errbuf, errlen);
+	err = existing_check_kernel(o->kill || o->revoke, errbuf, errlen);
 	if (err)
 		goto out_errno;
 	err = check_map(o->socks_fd, "egr_socks", BPF_MAP_TYPE_HASH, sizeof(__u64), errbuf, errlen);
@@ -484,14 +484,15 @@ read_iter(int fd, uint64_t netns, struct conns *out)
 	return have ? -EPROTO : 0;
 }
 
-/* Both iterators in namespace ns: an iterator walks the namespace of the
- * task that creates it. self is this thread's own namespace. */
+/* The iterators in namespace ns (the UDP one only with udp): an iterator
+ * walks the namespace of the task that creates it. self is this thread's
+ * own namespace. */
 static int
-iter_netns(struct existing *ex, const struct netns *ns, const struct netns *self, struct conns *out,
-	   char *errbuf, size_t errlen)
+iter_netns(struct existing *ex, const struct netns *ns, const struct netns *self, bool udp,
+	   struct conns *out, char *errbuf, size_t errlen)
 {
 	struct bpf_link *links[2] = {ex->tcp, ex->udp};
-	int fds[2] = {-1, -1}, err = 0;
+	int fds[2] = {-1, -1}, err = 0, nit = udp ? 2 : 1;
 
 	if (ns != self && setns(ns->fd, CLONE_NEWNET)) {
 		err = -errno;
@@ -499,7 +500,7 @@ iter_netns(struct existing *ex, const struct netns *ns, const struct netns *self
 			 (unsigned long long)ns->ino, strerror(-err));
 		return err;
 	}
-	for (int i = 0; i < 2 && !err; i++) {
+	for (int i = 0; i < nit && !err; i++) {
 		fds[i] = bpf_iter_create(bpf_link__fd(links[i]));
 		if (fds[i] < 0) {
 			err = -errno;
@@ -595,8 +596,9 @@ scan_fds(pid_t pid, bool in_cgroup, struct existing_conn **by_ino, size_t n)
 	return named;
 }
 
-/* Names a holder of each socket: the lowest pid of the cgroup tree that has
- * it open, else the lowest pid of any other process. */
+/* Names a holder of each socket (but those a revoke pass left open): the
+ * lowest pid of the cgroup tree that has it open, else the lowest pid of
+ * any other process. */
 static int
 name_holders(struct conns *c, const struct pids *tree)
 {
@@ -609,7 +611,7 @@ name_holders(struct conns *c, const struct pids *tree)
 	if (!by_ino)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].ino)
+		if (c->v[i].ino && c->v[i].action != EGR_PRE_DIRECT)
 			by_ino[n++] = &c->v[i];
 	qsort(by_ino, n, sizeof(*by_ino), cmp_ino);
 	left = n;
@@ -638,9 +640,11 @@ name_holders(struct conns *c, const struct pids *tree)
 	return 0;
 }
 
-int
-existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct existing_stats *st,
-	     char *errbuf, size_t errlen)
+/* A pass: the iterators (UDP too with udp) in every network namespace of
+ * the cgroup tree, then the holders. */
+static int
+pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
+     struct existing_stats *st, char *errbuf, size_t errlen)
 {
 	struct netns_set ns = {};
 	struct pids tree = {};
@@ -674,7 +678,7 @@ existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct 
 	ex->skel->bss->visited = 0;
 	t1 = now_ns();
 	for (size_t i = 0; i < ns.n && !err; i++)
-		err = iter_netns(ex, &ns.v[i], &ns.v[0], &c, errbuf, errlen);
+		err = iter_netns(ex, &ns.v[i], &ns.v[0], udp, &c, errbuf, errlen);
 	s.pass_ns = now_ns() - t1;
 	if (err)
 		goto out;
@@ -698,6 +702,61 @@ out:
 	free(c.v);
 	free(tree.v);
 	netns_free(&ns);
+	return err;
+}
+
+int
+existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct existing_stats *st,
+	     char *errbuf, size_t errlen)
+{
+	ex->skel->bss->revoke_mode = 0;
+	return pass(ex, true, out, n, st, errbuf, errlen);
+}
+
+/* Empties egr_revoke (what an interrupted pass may have left). */
+static void
+revoke_clear(int fd)
+{
+	struct egr_fast_key k;
+
+	while (!bpf_map_get_next_key(fd, NULL, &k))
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+}
+
+int
+existing_revoke(struct existing *ex, const struct egr_fast_key *keys, size_t nkeys,
+		struct existing_conn **out, size_t *n, struct existing_stats *st, char *errbuf,
+		size_t errlen)
+{
+	int fd = bpf_map__fd(ex->skel->maps.egr_revoke), err = 0;
+	const uint8_t one = 1;
+	bool udp = false;
+
+	*out = NULL;
+	*n = 0;
+	if (!ex->o.revoke || nkeys > REVOKE_KEYS_MAX) {
+		snprintf(errbuf, errlen, "%s",
+			 nkeys > REVOKE_KEYS_MAX
+				 ? "too many destinations to revoke at once"
+				 : "the iterators were not opened for revoking (a bug)");
+		return -EINVAL;
+	}
+	revoke_clear(fd);
+	for (size_t i = 0; i < nkeys && !err; i++) {
+		udp |= keys[i].proto == IPPROTO_UDP;
+		if (bpf_map_update_elem(fd, &keys[i], &one, BPF_ANY)) {
+			err = -errno;
+			snprintf(errbuf, errlen, "cannot fill the map of revoked destinations: %s",
+				 strerror(-err));
+		}
+	}
+	if (!err) {
+		ex->skel->bss->revoke_mode = 1;
+		err = pass(ex, udp, out, n, st, errbuf, errlen);
+		ex->skel->bss->revoke_mode = 0;
+	}
+	revoke_clear(fd);
 	return err;
 }
 
@@ -731,6 +790,10 @@ existing_action_words(unsigned int action)
 		return "pre-existing, killed";
 	case EGR_PRE_FAILED:
 		return "pre-existing, neither confined nor killed: its packets are dropped";
+	case EGR_PRE_REVOKED:
+		return "revoked: the policy changed";
+	case EGR_PRE_DIRECT:
+		return "direct, left open";
 	default:
 		return "?";
 	}
