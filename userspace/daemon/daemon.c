@@ -607,6 +607,7 @@ dt_new(struct daemon *dm, const struct dspec *s)
 	dt->env.on_record = on_record;
 	dt->env.record_arg = dt;
 	dt->env.existing_pass = true;
+	dt->env.revoke_direct = true;
 	dt->env.kill_existing = s->kill_existing;
 	dt->env.on_existing = on_existing;
 	TAILQ_INSERT_TAIL(&dm->targets, dt, entry);
