@@ -517,11 +517,12 @@ test_revoke() {
 	a_jlog_none "$t.ttl.nothing_logged" "$W/$t.jlog" "reason=.*the policy changed"
 	# a reload that keeps the rules (the approval expired: it is remembered)
 	printf '{"allow": ["a.example.test", "b.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
+	dctl "$t" reload
+	a_val "$t.keep.reload" "reload exit" "$D_RC" 0
+	# (counted once the reload is done: its revoke pass ran before the reply)
 	ed=$(echoes "$t/d")
 	ex=$(echoes "$t/x")
 	ep=$(echoes "$t/pre")
-	dctl "$t" reload
-	a_val "$t.keep.reload" "reload exit" "$D_RC" 0
 	a_more "$t.keep.name_goes_on" "$t/d" "$ed"
 	a_more "$t.keep.addr_goes_on" "$t/x" "$ex"
 	a_more "$t.keep.pre_goes_on" "$t/pre" "$ep"
@@ -529,10 +530,10 @@ test_revoke() {
 	a_jlog_none "$t.keep.nothing_revoked" "$W/$t.jlog" "reason=.*the policy changed"
 	# a reload that removes the name's rule and a.example.test
 	printf '{"allow": ["b.example.test"]}\n' >"$W/$t.policy"
-	ex=$(echoes "$t/x")
-	ep=$(echoes "$t/pre")
 	dctl "$t" reload
 	a_val "$t.drop.reload" "reload exit" "$D_RC" 0
+	ex=$(echoes "$t/x")
+	ep=$(echoes "$t/pre")
 	n0=$(sensor_now "src port ${lpd:-0} and tcp[tcpflags] & tcp-push != 0")
 	wait_secs 5 grep -qs '"errno"' "$W/$t/d.cg.out"
 	a_grep "$t.drop.ended" "$W/$t/d.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
@@ -560,9 +561,9 @@ test_revoke() {
 	wait_secs 10 grep -qs '"echo"' "$W/$t/d2.cg.out"
 	lpd2=$(lport "$t/d2")
 	sensor_saw "$t.deny.name_direct" "src port ${lpd2:-0} and dst host $A_GIT and tcp dst port 22"
-	ex=$(echoes "$t/x")
 	dctl "$t" deny git.other.test
 	a_val "$t.deny.name_exit" "deny exit" "$D_RC" 0
+	ex=$(echoes "$t/x")
 	n0=$(sensor_now "src port ${lpd2:-0} and tcp[tcpflags] & tcp-push != 0")
 	wait_secs 5 grep -qs '"errno"' "$W/$t/d2.cg.out"
 	a_grep "$t.deny.name_ended" "$W/$t/d2.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
