@@ -75,10 +75,17 @@ existing_check_kernel(bool kill, char *errbuf, size_t errlen)
 	for (size_t i = 0; i < (kill ? n : n - 1); i++) {
 		if (btf__find_by_name_kind(btf, need[i].func, BTF_KIND_FUNC) < 0) {
 			btf__free(btf);
-			snprintf(errbuf, errlen,
-				 "this kernel lacks %s, needed to %s the connections the cgroup "
-				 "had before the attach",
-				 need[i].what, i == 2 ? "end" : "find");
+			if (i == 2)
+				snprintf(errbuf, errlen,
+					 "this kernel lacks %s, needed to end connections (those "
+					 "the cgroup had before the attach, with kill; the direct "
+					 "ones a policy change denies, in the daemon)",
+					 need[i].what);
+			else
+				snprintf(errbuf, errlen,
+					 "this kernel lacks %s, needed to find the connections the "
+					 "cgroup had before the attach",
+					 need[i].what);
 			return -ENOTSUP;
 		}
 	}

@@ -78,7 +78,8 @@ struct existing_stats {
 struct existing;
 
 /* Whether this kernel has what a pass needs: the TCP and UDP socket
- * iterators (iter/tcp, iter/udp, Linux 5.9) and, with kill, the
+ * iterators (iter/tcp, iter/udp, Linux 5.9) and, with kill (to end
+ * pre-existing connections, or revoke passes: existing_open), the
  * bpf_sock_destroy() kfunc (6.5). Returns 0, or -ENOTSUP with errbuf set. */
 int existing_check_kernel(bool kill, char *errbuf, size_t errlen);
 
