@@ -250,7 +250,7 @@ cmp_pid(const void *a, const void *b)
 static bool
 pids_has(const struct pids *p, pid_t pid)
 {
-	return bsearch(&pid, p->v, p->n, sizeof(*p->v), cmp_pid) != NULL;
+	return p->n && bsearch(&pid, p->v, p->n, sizeof(*p->v), cmp_pid) != NULL;
 }
 
 /* ---- the cgroup tree's processes --------------------------------------- */
@@ -638,7 +638,8 @@ name_holders(struct conns *c, const struct pids *tree)
 				break;
 		}
 		closedir(d);
-		qsort(others.v, others.n, sizeof(*others.v), cmp_pid);
+		if (others.n)
+			qsort(others.v, others.n, sizeof(*others.v), cmp_pid);
 		for (size_t i = 0; left && i < others.n; i++)
 			left -= scan_fds(others.v[i], false, by_ino, n);
 		free(others.v);
@@ -675,7 +676,8 @@ pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
 			 strerror(-err));
 		goto out;
 	}
-	qsort(tree.v, tree.n, sizeof(*tree.v), cmp_pid);
+	if (tree.n) /* an empty cgroup has no array (qsort wants one) */
+		qsort(tree.v, tree.n, sizeof(*tree.v), cmp_pid);
 	err = netns_collect(&tree, &ns);
 	if (err) {
 		snprintf(errbuf, errlen, "finding the network namespaces of %s: %s", ex->o.cg_path,
