@@ -696,6 +696,9 @@ existing_pass(struct target *t, struct existing *ex)
 	free(v);
 }
 
+/* The listeners on free ports, and programs loaded for them and attached
+ * (links first, then any stale pins replaced: no gap); the iterators kept
+ * for the revoke pass. */
 static int
 attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, char *errbuf,
 	     size_t errlen)
