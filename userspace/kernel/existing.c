@@ -35,6 +35,11 @@
  * than 448 pre-existing connections. */
 #define REC_BATCH 448
 
+/* revoke_mode of bpf/existing.bpf.c (its .bss) */
+#define REVOKE_DIRECT	 1 /* direct sockets to egr_revoke's keys; loopback ones noted */
+#define REVOKE_RECEIVERS 2 /* who receives the loopback ones noted */
+#define REVOKE_LOOPBACK	 3 /* end those received outside the target */
+
 struct existing {
 	struct existing_bpf *skel;
 	struct bpf_link *tcp, *udp;
@@ -685,9 +690,19 @@ pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
 		goto out;
 	}
 	ex->skel->bss->visited = 0;
+	ex->skel->bss->lo_found = 0;
 	t1 = now_ns();
 	for (size_t i = 0; i < ns.n && !err; i++)
 		err = iter_netns(ex, &ns.v[i], &ns.v[0], udp, &c, errbuf, errlen);
+	if (!err && ex->skel->bss->revoke_mode == REVOKE_DIRECT && ex->skel->bss->lo_found) {
+		/* loopback connections to a revoked key: two more walks */
+		for (int mode = REVOKE_RECEIVERS; mode <= REVOKE_LOOPBACK && !err; mode++) {
+			ex->skel->bss->revoke_mode = (uint8_t)mode;
+			for (size_t i = 0; i < ns.n && !err; i++)
+				err = iter_netns(ex, &ns.v[i], &ns.v[0], false, &c, errbuf, errlen);
+		}
+		ex->skel->bss->revoke_mode = REVOKE_DIRECT;
+	}
 	s.pass_ns = now_ns() - t1;
 	if (err)
 		goto out;
@@ -722,14 +737,15 @@ existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct 
 	return pass(ex, true, out, n, st, errbuf, errlen);
 }
 
-/* Empties egr_revoke (what an interrupted pass may have left). */
+/* Empties a map of the revoke pass (what an interrupted pass may have
+ * left too); keys of at most 64 bytes. */
 static void
 revoke_clear(int fd)
 {
-	struct egr_fast_key k;
+	unsigned char k[64];
 
-	while (!bpf_map_get_next_key(fd, NULL, &k))
-		if (bpf_map_delete_elem(fd, &k))
+	while (!bpf_map_get_next_key(fd, NULL, k))
+		if (bpf_map_delete_elem(fd, k))
 			break;
 }
 
@@ -739,6 +755,7 @@ existing_revoke(struct existing *ex, const struct egr_fast_key *keys, size_t nke
 		size_t errlen)
 {
 	int fd = bpf_map__fd(ex->skel->maps.egr_revoke), err = 0;
+	int lo_fd = bpf_map__fd(ex->skel->maps.egr_revoke_lo);
 	const uint8_t one = 1;
 	bool udp = false;
 
@@ -752,6 +769,7 @@ existing_revoke(struct existing *ex, const struct egr_fast_key *keys, size_t nke
 		return -EINVAL;
 	}
 	revoke_clear(fd);
+	revoke_clear(lo_fd);
 	for (size_t i = 0; i < nkeys && !err; i++) {
 		udp |= keys[i].proto == IPPROTO_UDP;
 		if (bpf_map_update_elem(fd, &keys[i], &one, BPF_ANY)) {
@@ -761,11 +779,12 @@ existing_revoke(struct existing *ex, const struct egr_fast_key *keys, size_t nke
 		}
 	}
 	if (!err) {
-		ex->skel->bss->revoke_mode = 1;
+		ex->skel->bss->revoke_mode = REVOKE_DIRECT;
 		err = pass(ex, udp, out, n, st, errbuf, errlen);
 		ex->skel->bss->revoke_mode = 0;
 	}
 	revoke_clear(fd);
+	revoke_clear(lo_fd);
 	return err;
 }
 
