@@ -468,11 +468,12 @@ a_more() {
 }
 
 test_revoke() {
-	local t=revoke a_ex=203.0.113.33 lpd lpx lpd2 ed ex ep n0 base dns5 k ppre pd px pt pd2
+	local t=revoke a_ex=203.0.113.33 lpd lpx lpd2 ed ex ep n0 base dns5 k ppre pd px pt pd2 \
+		p_host p_own phost pown plh plo el
 	# each client in a cgroup of its own below the target (the passes cover
 	# the tree), its output in $W/revoke/K.cg.out
 	mkdir -p "$W/$t"
-	for k in pre d x t d2 n; do mkcg "$t/$k"; done
+	for k in pre d x t d2 n own lh lo; do mkcg "$t/$k"; done
 	# a resolver of our own for this test: every answer with a TTL of 6 s
 	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --no-resolv --no-hosts --no-poll \
 		--bind-interfaces --listen-address="$INET_DNS" --port=5353 --local=/test/ \
@@ -587,10 +588,42 @@ test_revoke() {
 	a_nogrep "$t.deny.addr_new_refused" "$W/$t/n.cg.out" '"held": true'
 	sensor_none_since "$t.deny.addr_new_nothing" "$base" "dst host $a_ex and tcp[tcpflags] & tcp-syn != 0"
 	a_val "$t.deny.addr_fast_gone" "fast-path entry for $a_ex:22" "$(fast_has "$t" "$a_ex" 22 && echo there || echo gone)" gone
+	# loopback: an address rule opens a host service (outside the target);
+	# the target's own server needs none. A deny of the address ends the
+	# connection to the host's, not the one to its own.
+	new_port p_host
+	new_port p_own
+	in_sbx "$PY" "$C/webservers.py" --log /dev/null --bind 127.0.0.1 --banner "$p_host" \
+		>"$W/$t.host.out" 2>&1 &
+	phost=$!
+	PIDS+=("$phost")
+	in_cg "$t/own" "$PY" "$C/webservers.py" --log /dev/null --bind 127.0.0.1 --banner "$p_own"
+	pown=$CG_PID
+	wait_secs 5 grep -qs READY "$W/$t.host.out"
+	wait_secs 5 grep -qs READY "$W/$t/own.cg.out"
+	dctl "$t" allow "127.0.0.1:$p_host"
+	dctl "$t" allow "127.0.0.1:$p_own"
+	in_cg "$t/lh" "$PY" "$C/longconn.py" banner 127.0.0.1 "$p_host" --hold-for 120 --every 0.3
+	plh=$CG_PID
+	in_cg "$t/lo" "$PY" "$C/longconn.py" banner 127.0.0.1 "$p_own" --hold-for 120 --every 0.3
+	plo=$CG_PID
+	wait_secs 10 grep -qs '"echo"' "$W/$t/lh.cg.out"
+	wait_secs 10 grep -qs '"echo"' "$W/$t/lo.cg.out"
+	a_grep "$t.lo.host_held" "$W/$t/lh.cg.out" '"echo"'
+	a_grep "$t.lo.own_held" "$W/$t/lo.cg.out" '"echo"'
+	dctl "$t" deny 127.0.0.1
+	a_val "$t.lo.deny_exit" "deny exit" "$D_RC" 0
+	el=$(echoes "$t/lo")
+	wait_secs 5 grep -qs '"errno"' "$W/$t/lh.cg.out"
+	a_grep "$t.lo.host_ended" "$W/$t/lh.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
+	a_jlog "$t.lo.host_logged" "$W/$t.jlog" decision=deny source=bpf ip=127\.0\.0\.1 port="$p_host" \
+		pid="$plh" 'reason=denied by rule [0-9]+ "127\.0\.0\.1"; the policy changed'
+	a_more "$t.lo.own_goes_on" "$t/lo" "$el"
+	a_jlog_none "$t.lo.own_not_logged" "$W/$t.jlog" port="$p_own" "reason=.*the policy changed"
 	a_more "$t.pre.still" "$t/pre" "$(echoes "$t/pre")"
 	a_nogrep "$t.pre.never_ended" "$W/$t/pre.cg.out" '"errno"'
 	dstop
-	kill "$ppre" "$pd" "$px" "$pt" "$pd2" "$dns5" 2>/dev/null
+	kill "$ppre" "$pd" "$px" "$pt" "$pd2" "$dns5" "$phost" "$pown" "$plh" "$plo" 2>/dev/null
 }
 
 ALL_TESTS="attach preexisting two_targets restart reload runtime_rules control kinds detach revoke"
