@@ -432,7 +432,42 @@ netns_collect(const struct pids *p, struct netns_set *s)
 struct conns {
 	struct existing_conn *v;
 	size_t n, cap;
+	uint64_t *set; /* the cookies of v, open addressing (0: free; cookies start at 1) */
+	size_t setcap; /* a power of two, at least twice n */
 };
+
+static size_t
+slot(const uint64_t *set, size_t cap, uint64_t cookie)
+{
+	size_t i = (size_t)(cookie * 0x9e3779b97f4a7c15ull) & (cap - 1);
+
+	while (set[i] && set[i] != cookie)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Notes cookie; *fresh: it was not noted before. 0 or -ENOMEM. */
+static int
+note(struct conns *c, uint64_t cookie, bool *fresh)
+{
+	if ((c->n + 1) * 2 > c->setcap) {
+		size_t cap = c->setcap ? c->setcap * 2 : 1024;
+		uint64_t *set = calloc(cap, sizeof(*set));
+
+		if (!set)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->n; i++)
+			set[slot(set, cap, c->v[i].cookie)] = c->v[i].cookie;
+		free(c->set);
+		c->set = set;
+		c->setcap = cap;
+	}
+	size_t i = slot(c->set, c->setcap, cookie);
+
+	*fresh = !c->set[i];
+	c->set[i] = cookie;
+	return 0;
+}
 
 static void
 from_rec(const struct egr_pre_rec *r, uint64_t netns, struct existing_conn *c)
@@ -454,15 +489,6 @@ from_rec(const struct egr_pre_rec *r, uint64_t netns, struct existing_conn *c)
 }
 
 /* Reads an iterator's seq file to its end. */
-static bool
-seen(const struct conns *c, uint64_t cookie)
-{
-	for (size_t i = c->n; i-- > 0;)
-		if (c->v[i].cookie == cookie)
-			return true;
-	return false;
-}
-
 static int
 read_iter(int fd, uint64_t netns, struct conns *out)
 {
@@ -482,10 +508,13 @@ read_iter(int fd, uint64_t netns, struct conns *out)
 			break;
 		have += (size_t)r;
 		for (size_t i = 0; i < have / sizeof(recs[0]); i++) {
-			if (seen(out, recs[i].cookie))
-				continue; /* shown again after a resume */
-			if (grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v)))
+			bool fresh;
+
+			if (note(out, recs[i].cookie, &fresh) ||
+			    grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v)))
 				return -ENOMEM;
+			if (!fresh)
+				continue; /* shown again after a resume */
 			from_rec(&recs[i], netns, &out->v[out->n++]);
 		}
 		/* a partial record stays for the next read */
@@ -724,6 +753,7 @@ pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
 	c.v = NULL;
 out:
 	free(c.v);
+	free(c.set);
 	free(tree.v);
 	netns_free(&ns);
 	return err;
