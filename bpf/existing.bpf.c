@@ -21,6 +21,22 @@
  * record in egr_socks would be freed at close() (sock_release) and the FIN
  * and any unsent bytes after it dropped.
  *
+ * The same object, kept loaded per target, runs the revoke pass after a
+ * policy change (revoke_mode): every socket of the target that the
+ * programs let go direct (EGR_SK_DIRECT in egr_socks or egr_sk, not
+ * EGR_SK_PREEXISTING: pre-existing connections are not the policy's)
+ * whose peer (address, port, protocol) userspace put in egr_revoke is
+ * ended with bpf_sock_destroy() and reported EGR_PRE_REVOKED; the other
+ * direct ones are reported EGR_PRE_DIRECT and left alone (userspace keeps
+ * what it knows of them for the next change). A loopback connection to a
+ * revoked key carries no record (the catch-all judges loopback at the
+ * SYN): it is ended only when the socket that receives it is not the
+ * target's (a host service an address rule opened; the target's own
+ * server stays reachable whatever the policy says), which takes two more
+ * walks: REVOKE_RECEIVERS finds the receivers of the connections
+ * REVOKE_DIRECT put in egr_revoke_lo, REVOKE_LOOPBACK ends those whose
+ * receiver is outside the target.
+ *
  * The iterators run in the network namespace of the task that creates them
  * (bpf_iter_create), and hold the socket's lock while they look at it. */
 #include "vmlinux.h"
@@ -34,6 +50,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u64 target_cgid = 0;  /* kernfs id of the attached cgroup */
 const volatile __u8 kill_existing = 0; /* end them instead of marking them */
 __u64 visited = 0;		       /* sockets looked at, for the pass's figures */
+__u8 revoke_mode = 0;		       /* set by userspace for a revoke pass: */
+#define REVOKE_DIRECT	 1	       /* direct sockets to egr_revoke's keys */
+#define REVOKE_RECEIVERS 2	       /* who receives the loopback ones found */
+#define REVOKE_LOOPBACK	 3	       /* end those received outside the target */
+__u32 lo_found = 0;		       /* REVOKE_DIRECT: loopback ones found */
 
 /* bpf_sock_destroy(): Linux 6.5, iter/tcp and iter/udp only, socket locked.
  * Weak so that a scan without kill loads on a kernel without it;
@@ -55,6 +76,36 @@ struct {
 	__type(key, int);
 	__type(value, struct egr_sk_orig);
 } egr_sk SEC(".maps");
+
+/* The destinations a policy change revoked, filled by userspace before a
+ * revoke pass (and emptied after it). Its size is REVOKE_KEYS_MAX of
+ * kernel/existing.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct egr_fast_key);
+	__type(value, __u8);
+} egr_revoke SEC(".maps");
+
+/* A loopback connection as its receiver sees it (local: the destination),
+ * in the network namespace netns; the value: 0 no receiver seen, 1 the
+ * receiver is the target's, 2 it is outside the target. */
+struct lo_key {
+	__be32 laddr[4];
+	__be32 raddr[4];
+	__be16 lport;
+	__be16 rport;
+	__u32 netns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct lo_key);
+	__type(value, __u8);
+} egr_revoke_lo SEC(".maps");
 
 #define CG_WALK 64 /* cgroup levels walked up from a socket's (cgroup v2 nests less) */
 
@@ -144,6 +195,112 @@ decided(struct sock *s, __u64 cookie, int *before)
 	return 0;
 }
 
+/* Did the programs let s go direct (the fast path)? Pre-existing sockets
+ * (marked by an earlier pass) and those the programs redirected did not. */
+static __always_inline int
+went_direct(struct sock *s, __u64 cookie)
+{
+	struct egr_sk_orig *o;
+
+	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	if (o && (o->flags & EGR_SK_DIRECT))
+		return 1;
+	o = bpf_sk_storage_get(&egr_sk, s, 0, 0);
+	return o && (o->flags & EGR_SK_DIRECT) && !(o->flags & EGR_SK_PREEXISTING);
+}
+
+/* The revoke pass for one socket of the target with a peer that is not
+ * loopback (r described). Its peer is its destination: a direct socket is
+ * never rewritten. Not marked: the reset bpf_sock_destroy() sends passes
+ * the catch-all (the record says EGR_SK_DIRECT), so the peer learns the
+ * connection is gone; nothing else can follow it. */
+static __always_inline int
+revoke_one(struct seq_file *seq, struct sock *s, struct sock_common *skc, struct egr_pre_rec *r)
+{
+	struct egr_fast_key k = {};
+
+	if (!went_direct(s, r->cookie))
+		return 0;
+	__builtin_memcpy(k.addr, r->raddr, sizeof(k.addr));
+	k.port = r->rport;
+	k.proto = r->protocol;
+	if (!bpf_map_lookup_elem(&egr_revoke, &k)) {
+		r->action = EGR_PRE_DIRECT;
+	} else if (!bpf_sock_destroy) {
+		r->action = EGR_PRE_FAILED;
+		r->err = -EOPNOTSUPP; /* userspace checks before loading */
+	} else {
+		r->err = bpf_sock_destroy(skc);
+		r->action = r->err ? EGR_PRE_FAILED : EGR_PRE_REVOKED;
+	}
+	bpf_seq_write(seq, r, sizeof(*r));
+	return 0;
+}
+
+/* k for r (reverse: as the other end sees it). */
+static __always_inline void
+lo_key_of(struct sock *s, const struct egr_pre_rec *r, int reverse, struct lo_key *k)
+{
+	__builtin_memcpy(k->laddr, reverse ? r->raddr : r->laddr, sizeof(k->laddr));
+	__builtin_memcpy(k->raddr, reverse ? r->laddr : r->raddr, sizeof(k->raddr));
+	k->lport = reverse ? r->rport : r->lport;
+	k->rport = reverse ? r->lport : r->rport;
+	k->netns = s->__sk_common.skc_net.net->ns.inum;
+}
+
+/* A TCP socket of the target to a loopback peer (r described), in each
+ * revoke mode: REVOKE_DIRECT notes it when its peer is a revoked key,
+ * REVOKE_LOOPBACK ends it when its receiver is outside the target. */
+static __always_inline int
+revoke_lo(struct seq_file *seq, struct sock *s, struct sock_common *skc, struct egr_pre_rec *r)
+{
+	struct egr_fast_key k = {};
+	struct lo_key lk = {};
+	__u8 none = 0, *v;
+
+	lo_key_of(s, r, 1, &lk);
+	if (revoke_mode == REVOKE_DIRECT) {
+		__builtin_memcpy(k.addr, r->raddr, sizeof(k.addr));
+		k.port = r->rport;
+		k.proto = IPPROTO_TCP;
+		if (bpf_map_lookup_elem(&egr_revoke, &k) &&
+		    !bpf_map_update_elem(&egr_revoke_lo, &lk, &none, BPF_NOEXIST))
+			lo_found++;
+		return 0;
+	}
+	v = bpf_map_lookup_elem(&egr_revoke_lo, &lk);
+	if (!v || *v != 2)
+		return 0; /* the target's own server, or no receiver seen */
+	if (!bpf_sock_destroy) {
+		r->action = EGR_PRE_FAILED;
+		r->err = -EOPNOTSUPP;
+	} else {
+		r->err = bpf_sock_destroy(skc);
+		r->action = r->err ? EGR_PRE_FAILED : EGR_PRE_REVOKED;
+	}
+	bpf_seq_write(seq, r, sizeof(*r));
+	return 0;
+}
+
+/* REVOKE_RECEIVERS: s (any cgroup's; mine: the target's) receives a
+ * loopback connection REVOKE_DIRECT found? */
+static __always_inline int
+receiver_one(struct sock *s, int mine)
+{
+	struct egr_pre_rec r = {};
+	struct lo_key lk = {};
+	__u8 *v;
+
+	describe(s, &r);
+	if (r.state == TCP_CLOSE || r.state == TCP_LISTEN || !mapped_loopback(r.laddr))
+		return 0;
+	lo_key_of(s, &r, 0, &lk);
+	v = bpf_map_lookup_elem(&egr_revoke_lo, &lk);
+	if (v)
+		*v = mine ? 1 : 2;
+	return 0;
+}
+
 /* One socket: s is the full socket, skc the iterator's (trusted) pointer to
  * it for bpf_sock_destroy(). */
 static __always_inline int
@@ -153,9 +310,11 @@ one(struct seq_file *seq, struct sock *s, struct sock_common *skc, __u8 proto)
 	struct egr_sk_orig *o;
 	struct socket *so;
 	__u64 cgid;
-	int before;
+	int before, mine = in_target(s, &cgid);
 
-	if (!in_target(s, &cgid))
+	if (revoke_mode == REVOKE_RECEIVERS)
+		return proto == IPPROTO_TCP ? receiver_one(s, mine) : 0;
+	if (!mine)
 		return 0;
 	describe(s, &r);
 	if (proto == IPPROTO_TCP) {
@@ -164,16 +323,20 @@ one(struct seq_file *seq, struct sock *s, struct sock_common *skc, __u8 proto)
 	} else if (r.state != TCP_ESTABLISHED) {
 		return 0; /* unconnected UDP: every send runs sendmsg4/6 */
 	}
-	if (mapped_loopback(r.raddr))
-		return 0;
 	r.cookie = bpf_get_socket_cookie(s);
-	if (decided(s, r.cookie, &before))
-		return 0;
 	r.cgroup_id = cgid;
 	r.protocol = proto;
 	so = s->sk_socket;
 	if (so && so->file)
 		r.ino = so->file->f_inode->i_ino;
+	if (mapped_loopback(r.raddr))
+		return revoke_mode && proto == IPPROTO_TCP ? revoke_lo(seq, s, skc, &r) : 0;
+	if (revoke_mode == REVOKE_LOOPBACK)
+		return 0;
+	if (revoke_mode)
+		return revoke_one(seq, s, skc, &r);
+	if (decided(s, r.cookie, &before))
+		return 0;
 	if (kill_existing) {
 		if (before && (o = bpf_sk_storage_get(&egr_sk, s, 0, 0)))
 			/* marked by an earlier pass: its reset is dropped too */

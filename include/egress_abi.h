@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 6 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 7 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -178,13 +178,18 @@ enum egr_counter {
 /* The pre-existing pass (bpf/existing.bpf.c, kernel/existing.c): right after
  * the attach, one record per socket of the cgroup (or below) connected
  * before it, written by the iter/tcp and iter/udp programs to their seq
- * files. What was done to it: */
+ * files; the revoke pass after a policy change, one per socket the programs
+ * let go direct (EGR_PRE_FAILED then means it could not be ended). What was
+ * done to it: */
 enum egr_pre_action {
 	EGR_PRE_MARKED = 1,	   /* marked EGR_SK_PREEXISTING|EGR_SK_DIRECT in egr_sk now:
 				    * the catch-all lets it pass, not confined */
 	EGR_PRE_MARKED_BEFORE = 2, /* an earlier pass marked it (same maps) */
 	EGR_PRE_KILLED = 3,	   /* ended with bpf_sock_destroy() (ECONNABORTED) */
 	EGR_PRE_FAILED = 4,	   /* neither: err says why; its packets are dropped */
+	/* the revoke pass after a policy change (a direct socket of the target): */
+	EGR_PRE_REVOKED = 5, /* its destination revoked: ended with bpf_sock_destroy() */
+	EGR_PRE_DIRECT = 6,  /* left open: its destination is not among the revoked */
 };
 
 struct egr_pre_rec {

@@ -474,6 +474,203 @@ EOF
 	dstop
 }
 
-ALL_TESTS="attach preexisting two_targets restart reload runtime_rules control kinds detach config_changes"
+# ======================================================================
+# Live reload revokes direct connections: a confined process holding a
+# connection that went direct on the kernel fast path (tcp://git.other.test:22
+# answered by the responder, and an exact-address rule) keeps it when the
+# fast-path entry's TTL runs out and across a reload that keeps the rule; a
+# reload that removes the rule, and `egressctl deny`, end it (ECONNABORTED),
+# log it (source bpf, pid), and nothing more of it reaches the sensor. A
+# pre-existing connection to the same destination is left alone; a tunnel
+# through the proxy is closed as before.
+# ======================================================================
+
+# fast_has TAG ADDR PORT: egr_fast of TAG's target holds ADDR:PORT (TCP)
+fast_has() {
+	bpftool -j map dump pinned "$(pindir_of "$(tcg "$1")")/map_fast" 2>/dev/null | "$PY" -c '
+import json, socket, struct, sys
+want = (socket.inet_aton(sys.argv[1]), int(sys.argv[2]))
+for e in json.load(sys.stdin):
+    k = e.get("formatted", {}).get("key", {})
+    a = k.get("addr", [0, 0, 0, 0])
+    if struct.pack("<I", a[3] & 0xffffffff) == want[0] and socket.ntohs(k.get("port", 0)) == want[1]:
+        sys.exit(0)
+sys.exit(1)' "$2" "$3"
+}
+fast_gone() { ! fast_has "$@"; }
+
+# lport TAG: the local port of TAG's held connection (longconn.py's "held")
+lport() { sed -nE 's/.*"held": true, "local": "[0-9.]+:([0-9]+)".*/\1/p' "$W/$1.cg.out" | head -1; }
+
+# echoes TAG: the echoes TAG's held connection has had
+echoes() { grep -c '"echo"' "$W/$1.cg.out" 2>/dev/null; }
+
+# a_more NAME TAG N: TAG's held connection had two echoes more than N by
+# now, and did not end (one echo may have been on its way when N was read)
+a_more() {
+	wait_secs 6 sh -c "[ \$(grep -c '\"echo\"' '$W/$2.cg.out') -gt $(($3 + 1)) ]"
+	a_val "$1" "echoes of $2 (there were $3)" "$([ "$(echoes "$2")" -gt "$(($3 + 1))" ] && ! grep -qs '"errno"' "$W/$2.cg.out" && echo more || echo "not 2 more, or ended: $(tail -1 "$W/$2.cg.out")")" more
+}
+
+test_revoke() {
+	local t=revoke a_ex=203.0.113.33 lpd lpx lpd2 ed ex ep n0 base dns5 k ppre pd px pt pd2 \
+		p_host p_own phost pown plh plo el
+	# each client in a cgroup of its own below the target (the passes cover
+	# the tree), its output in $W/revoke/K.cg.out
+	mkdir -p "$W/$t"
+	for k in pre d x t d2 n own lh lo; do mkcg "$t/$k"; done
+	# a resolver of our own for this test: every answer with a TTL of 6 s
+	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --no-resolv --no-hosts --no-poll \
+		--bind-interfaces --listen-address="$INET_DNS" --port=5353 --local=/test/ \
+		--no-negcache --cache-size=0 --local-ttl=6 --host-record=git.other.test,$A_GIT \
+		--host-record=a.example.test,$A_A --host-record=b.example.test,$A_B \
+		>"$W/$t.dnsmasq.out" 2>&1 &
+	dns5=$!
+	PIDS+=("$dns5")
+	# held before the attach: pre-existing (to the destination revoked below)
+	in_cg "$t/pre" "$PY" "$C/longconn.py" banner "$A_GIT" 22 --hold-for 120 --every 0.3
+	ppre=$CG_PID
+	wait_secs 10 grep -qs '"echo"' "$W/$t/pre.cg.out"
+	a_grep "$t.control.pre_held" "$W/$t/pre.cg.out" '"held": true'
+	have_egr || { kill "$ppre" "$dns5" 2>/dev/null; return 0; }
+	printf '{"allow": ["a.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
+	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --allow "$a_ex:22" \
+		--log "$W/$t.jlog" -v --dns-upstream "$INET_DNS:5353" || return 0
+	a_grep "$t.pre.said" "$W/$t.dout" "python3\\[$ppre\\] tcp .* → $(re "$A_GIT"):22 established: pre-existing, not confined"
+	# direct by name (the responder opens the fast path), direct by an
+	# address rule, and a TLS tunnel through the transparent proxy
+	in_cg "$t/d" "$PY" "$C/longconn.py" banner git.other.test 22 --hold-for 120 --every 0.3
+	pd=$CG_PID
+	in_cg "$t/x" "$PY" "$C/longconn.py" banner "$a_ex" 22 --hold-for 120 --every 0.3
+	px=$CG_PID
+	in_cg "$t/t" "$PY" "$C/longconn.py" tls a.example.test 443 a.example.test --hold-for 120
+	pt=$CG_PID
+	wait_secs 10 grep -qs '"echo"' "$W/$t/d.cg.out"
+	wait_secs 10 grep -qs '"echo"' "$W/$t/x.cg.out"
+	wait_secs 10 grep -qs '"held": true' "$W/$t/t.cg.out"
+	lpd=$(lport "$t/d")
+	lpx=$(lport "$t/x")
+	a_val "$t.held" "held connections (name, address, tunnel)" \
+		"$(cat "$W/$t/d.cg.out" "$W/$t/x.cg.out" "$W/$t/t.cg.out" | grep -c '"held": true')" 3
+	# direct: the client's own port reaches the sensor (through the proxy it
+	# would be the proxy's)
+	sensor_saw "$t.name.direct" "src port ${lpd:-0} and dst host $A_GIT and tcp dst port 22"
+	sensor_saw "$t.addr.direct" "src port ${lpx:-0} and dst host $a_ex and tcp dst port 22"
+	# the fast-path entry of the name runs out (TTL 6 s): nothing ends
+	wait_secs 15 fast_gone "$t" "$A_GIT" 22
+	a_val "$t.ttl.entry_expired" "fast-path entry for git.other.test:22" \
+		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" gone
+	a_more "$t.ttl.name_goes_on" "$t/d" "$(echoes "$t/d")"
+	a_jlog_none "$t.ttl.nothing_logged" "$W/$t.jlog" "reason=.*the policy changed"
+	# a reload that keeps the rules (the approval expired: it is remembered)
+	printf '{"allow": ["a.example.test", "b.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
+	dctl "$t" reload
+	a_val "$t.keep.reload" "reload exit" "$D_RC" 0
+	# (counted once the reload is done: its revoke pass ran before the reply)
+	ed=$(echoes "$t/d")
+	ex=$(echoes "$t/x")
+	ep=$(echoes "$t/pre")
+	a_more "$t.keep.name_goes_on" "$t/d" "$ed"
+	a_more "$t.keep.addr_goes_on" "$t/x" "$ex"
+	a_more "$t.keep.pre_goes_on" "$t/pre" "$ep"
+	a_nogrep "$t.keep.tunnel_open" "$W/$t/t.cg.out" '"closed"'
+	a_jlog_none "$t.keep.nothing_revoked" "$W/$t.jlog" "reason=.*the policy changed"
+	# a reload that removes the name's rule and a.example.test
+	printf '{"allow": ["b.example.test"]}\n' >"$W/$t.policy"
+	dctl "$t" reload
+	a_val "$t.drop.reload" "reload exit" "$D_RC" 0
+	ex=$(echoes "$t/x")
+	ep=$(echoes "$t/pre")
+	n0=$(sensor_now "src port ${lpd:-0} and tcp[tcpflags] & tcp-push != 0")
+	wait_secs 5 grep -qs '"errno"' "$W/$t/d.cg.out"
+	a_grep "$t.drop.ended" "$W/$t/d.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
+	a_jlog "$t.drop.logged" "$W/$t.jlog" decision=deny source=bpf host=git.other.test \
+		ip="$(re "$A_GIT")" port=22 pid="$pd" comm=python3 "reason=no rule allows it; the policy changed"
+	a_grep "$t.drop.said" "$W/$t.dout" "ended python3\\[$pd\\] tcp [0-9.]+:$lpd → git\\.other\\.test:22 \\($(re "$A_GIT"):22\\) established, direct: no rule allows it; the policy changed"
+	a_grep "$t.drop.counted" "$W/$t.dout" 'policy reloaded: .* revoked 2 connections'
+	sensor_none_since "$t.drop.nothing_after" "$n0" "src port ${lpd:-0} and tcp[tcpflags] & tcp-push != 0"
+	a_more "$t.drop.addr_goes_on" "$t/x" "$ex"
+	a_more "$t.drop.pre_left_alone" "$t/pre" "$ep"
+	wait_secs 5 grep -qs '"closed"' "$W/$t/t.cg.out"
+	a_grep "$t.drop.tunnel_closed" "$W/$t/t.cg.out" '"closed": "(ECONNRESET|eof|SSL:.*)"'
+	a_jlog "$t.drop.tunnel_logged" "$W/$t.jlog" decision=deny host=a.example.test "reason=.*the policy changed"
+	a_grep "$t.drop.timed" "$W/$t.dout" 'revoke pass: [0-9]+ direct connections, 1 ended, 0 not ended; 1 pass in [0-9.]+ ms'
+	# regression: a second reload of a target without a "name" read its
+	# name from the freed dconfig of the first reload's job, found it
+	# changed and attached afresh (took the pins over, the proxy's
+	# connections and what the revoker knew lost)
+	a_nogrep "$t.drop.swapped_not_reattached" "$W/$t.dout" 'took over the programs'
+	# egressctl deny: of a name (its rule back first) and of an address
+	printf '{"allow": ["tcp://git.other.test:22"]}\n' >"$W/$t.policy"
+	dctl "$t" reload
+	in_cg "$t/d2" "$PY" "$C/longconn.py" banner git.other.test 22 --hold-for 120 --every 0.3
+	pd2=$CG_PID
+	wait_secs 10 grep -qs '"echo"' "$W/$t/d2.cg.out"
+	lpd2=$(lport "$t/d2")
+	sensor_saw "$t.deny.name_direct" "src port ${lpd2:-0} and dst host $A_GIT and tcp dst port 22"
+	dctl "$t" deny git.other.test
+	a_val "$t.deny.name_exit" "deny exit" "$D_RC" 0
+	ex=$(echoes "$t/x")
+	n0=$(sensor_now "src port ${lpd2:-0} and tcp[tcpflags] & tcp-push != 0")
+	wait_secs 5 grep -qs '"errno"' "$W/$t/d2.cg.out"
+	a_grep "$t.deny.name_ended" "$W/$t/d2.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
+	a_jlog "$t.deny.name_logged" "$W/$t.jlog" decision=deny source=bpf host=git.other.test port=22 \
+		pid="$pd2" 'reason=denied by rule [0-9]+ "git\.other\.test"; the policy changed'
+	sensor_none_since "$t.deny.name_nothing_after" "$n0" "src port ${lpd2:-0} and tcp[tcpflags] & tcp-push != 0"
+	a_more "$t.deny.addr_goes_on" "$t/x" "$ex"
+	dctl "$t" deny "$a_ex"
+	a_val "$t.deny.addr_exit" "deny exit" "$D_RC" 0
+	n0=$(sensor_now "src port ${lpx:-0} and tcp[tcpflags] & tcp-push != 0")
+	base=$(sensor_count "dst host $a_ex and tcp[tcpflags] & tcp-syn != 0")
+	wait_secs 5 grep -qs '"errno"' "$W/$t/x.cg.out"
+	a_grep "$t.deny.addr_ended" "$W/$t/x.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
+	a_jlog "$t.deny.addr_logged" "$W/$t.jlog" decision=deny source=bpf ip="$(re "$a_ex")" port=22 \
+		pid="$px" "reason=denied by rule [0-9]+ \"$(re "$a_ex")\"; the policy changed"
+	sensor_none_since "$t.deny.addr_nothing_after" "$n0" "src port ${lpx:-0} and tcp[tcpflags] & tcp-push != 0"
+	# the exact rule's fast path is closed too: a new connect is the proxy's, denied
+	in_cg "$t/n" "$PY" "$C/longconn.py" banner "$a_ex" 22 --hold-for 3 --every 0.3
+	wait "$CG_PID" 2>/dev/null
+	a_nogrep "$t.deny.addr_new_refused" "$W/$t/n.cg.out" '"held": true'
+	sensor_none_since "$t.deny.addr_new_nothing" "$base" "dst host $a_ex and tcp[tcpflags] & tcp-syn != 0"
+	a_val "$t.deny.addr_fast_gone" "fast-path entry for $a_ex:22" "$(fast_has "$t" "$a_ex" 22 && echo there || echo gone)" gone
+	# loopback: an address rule opens a host service (outside the target);
+	# the target's own server needs none. A deny of the address ends the
+	# connection to the host's, not the one to its own.
+	new_port p_host
+	new_port p_own
+	in_sbx "$PY" "$C/webservers.py" --log /dev/null --bind 127.0.0.1 --banner "$p_host" \
+		>"$W/$t.host.out" 2>&1 &
+	phost=$!
+	PIDS+=("$phost")
+	in_cg "$t/own" "$PY" "$C/webservers.py" --log /dev/null --bind 127.0.0.1 --banner "$p_own"
+	pown=$CG_PID
+	wait_secs 5 grep -qs READY "$W/$t.host.out"
+	wait_secs 5 grep -qs READY "$W/$t/own.cg.out"
+	dctl "$t" allow "127.0.0.1:$p_host"
+	dctl "$t" allow "127.0.0.1:$p_own"
+	in_cg "$t/lh" "$PY" "$C/longconn.py" banner 127.0.0.1 "$p_host" --hold-for 120 --every 0.3
+	plh=$CG_PID
+	in_cg "$t/lo" "$PY" "$C/longconn.py" banner 127.0.0.1 "$p_own" --hold-for 120 --every 0.3
+	plo=$CG_PID
+	wait_secs 10 grep -qs '"echo"' "$W/$t/lh.cg.out"
+	wait_secs 10 grep -qs '"echo"' "$W/$t/lo.cg.out"
+	a_grep "$t.lo.host_held" "$W/$t/lh.cg.out" '"echo"'
+	a_grep "$t.lo.own_held" "$W/$t/lo.cg.out" '"echo"'
+	dctl "$t" deny 127.0.0.1
+	a_val "$t.lo.deny_exit" "deny exit" "$D_RC" 0
+	el=$(echoes "$t/lo")
+	wait_secs 5 grep -qs '"errno"' "$W/$t/lh.cg.out"
+	a_grep "$t.lo.host_ended" "$W/$t/lh.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
+	a_jlog "$t.lo.host_logged" "$W/$t.jlog" decision=deny source=bpf ip=127\.0\.0\.1 port="$p_host" \
+		pid="$plh" 'reason=denied by rule [0-9]+ "127\.0\.0\.1"; the policy changed'
+	a_more "$t.lo.own_goes_on" "$t/lo" "$el"
+	a_jlog_none "$t.lo.own_not_logged" "$W/$t.jlog" port="$p_own" "reason=.*the policy changed"
+	a_more "$t.pre.still" "$t/pre" "$(echoes "$t/pre")"
+	a_nogrep "$t.pre.never_ended" "$W/$t/pre.cg.out" '"errno"'
+	dstop
+	kill "$ppre" "$pd" "$px" "$pt" "$pd2" "$dns5" "$phost" "$pown" "$plh" "$plo" 2>/dev/null
+}
+
+ALL_TESTS="attach preexisting two_targets restart reload runtime_rules control kinds detach config_changes revoke"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -11,6 +11,8 @@
  * --hold: stay attached, reading commands from stdin until it closes:
  *     scan                  another pass (with the same --kill)
  *     fast ADDR PORT        approve ADDR:PORT (TCP) for direct connects
+ *     revoke [ADDR PORT]    a revoke pass: end the direct connections to
+ *                           ADDR:PORT (TCP); without them, only list
  *     events                print the kernel events read so far
  *     quit                  detach and exit (as at the end of stdin)
  * Ports: 0 (the default) makes redirected connections refuse
@@ -56,6 +58,10 @@ action_word(unsigned int a)
 		return "killed";
 	case EGR_PRE_FAILED:
 		return "failed";
+	case EGR_PRE_REVOKED:
+		return "revoked";
+	case EGR_PRE_DIRECT:
+		return "direct";
 	default:
 		return "?";
 	}
@@ -144,6 +150,43 @@ pass(struct existing *ex, int n, uint64_t since_ns)
 	return 0;
 }
 
+/* A revoke pass over the key of ADDR:PORT (TCP), or none (a = NULL). */
+static int
+revoke_pass(struct existing *ex, int n, const char *a, const char *p)
+{
+	struct egr_fast_key k = {.proto = IPPROTO_TCP};
+	struct existing_conn *c;
+	struct existing_stats st;
+	struct in_addr in;
+	char errbuf[256];
+	size_t cnt, ended = 0;
+	int err;
+
+	if (a) {
+		if (inet_pton(AF_INET, a, &in) != 1)
+			return -EINVAL;
+		k.addr[2] = htonl(0xffff);
+		k.addr[3] = in.s_addr;
+		k.port = htons((uint16_t)atoi(p));
+	}
+	err = existing_revoke(ex, &k, a ? 1 : 0, &c, &cnt, &st, errbuf, sizeof(errbuf));
+	if (err) {
+		fprintf(stderr, "existing_scan: %s\n", errbuf);
+		return err;
+	}
+	for (size_t i = 0; i < cnt; i++) {
+		ended += c[i].action == EGR_PRE_REVOKED;
+		if (c[i].action != EGR_PRE_DIRECT)
+			print_conn(n, &c[i]);
+	}
+	printf("{\"pass\":%d,\"revoke\":true,\"direct\":%zu,\"ended\":%zu,\"pass_ns\":%llu,"
+	       "\"total_ns\":%llu,\"visited\":%llu,\"netns\":%u,\"procs\":%u}\n",
+	       n, cnt, ended, (unsigned long long)st.pass_ns, (unsigned long long)st.total_ns,
+	       (unsigned long long)st.visited, st.netns, st.procs);
+	free(c);
+	return 0;
+}
+
 static int
 fast(struct loader *ld, const char *addr, const char *port)
 {
@@ -212,6 +255,7 @@ main(int argc, char **argv)
 		eo.cgid = cgid;
 		eo.cg_path = cg;
 		eo.kill = kill;
+		eo.revoke = hold; /* the revoke command */
 		t_attach = now_ns();
 		ex = existing_open(&eo, errbuf, sizeof(errbuf));
 		open_ns = now_ns() - t_attach;
@@ -242,6 +286,11 @@ main(int argc, char **argv)
 		} else if (sscanf(line, "fast %63s %15s", a, p) == 2) {
 			err = fast(ld, a, p);
 			printf("{\"fast\":\"%s\"}\n", err ? strerror(-err) : "ok");
+		} else if (!strncmp(line, "revoke", 6)) {
+			int k = sscanf(line, "revoke %63s %15s", a, p);
+
+			if (!ex || revoke_pass(ex, ++n, k == 2 ? a : NULL, p))
+				rc = 1;
 		} else if (!strncmp(line, "events", 6)) {
 			printf("{\"events\":\"read\"}\n");
 		} else if (!strncmp(line, "quit", 4)) {

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "cli/revoke.h"
 #include "cli/status.h"
 #include "cli/suggest.h"
 #include "cli/summary.h"
@@ -160,6 +161,7 @@ struct target {
 	struct summary *summary;
 	struct proxy *px;
 	struct loader *ld;
+	struct revoker *rk; /* env->revoke_direct: the direct connections' revoke pass */
 	struct event *ev_ring, *ev_status;
 	int status_fd;
 	char status_path[128];
@@ -485,16 +487,25 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	return 0;
 }
 
+/* The responder's (and --ask's) fast-path approvals; the revoker learns
+ * what each one is for. */
 static int
 fast_add(void *arg, const struct sockaddr *sa, uint64_t ttl_ns)
 {
-	return loader_fast_add(arg, sa, IPPROTO_TCP, ttl_ns);
+	struct target *t = arg;
+	int err = loader_fast_add(t->ld, sa, IPPROTO_TCP, ttl_ns);
+
+	if (!err && t->rk)
+		revoker_answered(t->rk, sa, proxy_learned_name(t->px, sa), ttl_ns);
+	return err;
 }
 
 static int
 fast_del(void *arg, const struct sockaddr *sa)
 {
-	return loader_fast_del(arg, sa, IPPROTO_TCP);
+	struct target *t = arg;
+
+	return loader_fast_del(t->ld, sa, IPPROTO_TCP);
 }
 
 /* An exact IPv4 ADDR:PORT allow rule also opens the kernel fast path: the
@@ -526,10 +537,26 @@ fast_path_rule(const char *s, struct sockaddr_in *sin)
 	return true;
 }
 
-/* The exact-address allow rules of o and extra, as fast-path targets. */
+/* Does p allow any TCP to sin (a deny rule of its address wins over the
+ * exact allow rule)? */
+static bool
+fast_allowed(const struct policy *p, const struct sockaddr_in *sin)
+{
+	struct policy_query q = {
+		.addr = (const struct sockaddr *)sin,
+		.port = ntohs(sin->sin_port),
+		.proto = POLICY_P_TCP,
+	};
+	struct policy_decision d;
+
+	return !policy_decide(p, &q, &d) && d.action == POLICY_ALLOW;
+}
+
+/* The exact-address allow rules of o and extra that p allows, as
+ * fast-path targets. */
 static int
-fast_set(const struct target_opts *o, const struct target_rule *extra, int nextra,
-	 struct sockaddr_in *out, int max)
+fast_set(const struct policy *p, const struct target_opts *o, const struct target_rule *extra,
+	 int nextra, struct sockaddr_in *out, int max)
 {
 	int n = 0;
 
@@ -538,7 +565,7 @@ fast_set(const struct target_opts *o, const struct target_rule *extra, int nextr
 			i < o->nrules ? o->rules[i].action : extra[i - o->nrules].action;
 		const char *text = i < o->nrules ? o->rules[i].text : extra[i - o->nrules].text;
 
-		if (a == POLICY_ALLOW && fast_path_rule(text, &out[n]))
+		if (a == POLICY_ALLOW && fast_path_rule(text, &out[n]) && fast_allowed(p, &out[n]))
 			n++;
 	}
 	return n;
@@ -561,7 +588,7 @@ sync_fast_rules(struct target *t, const struct target_opts *o, const struct targ
 		int nextra, char *errbuf, size_t errlen)
 {
 	struct sockaddr_in want[TARGET_MAX_FAST];
-	int n = fast_set(o, extra, nextra, want, TARGET_MAX_FAST), err;
+	int n = fast_set(t->policy, o, extra, nextra, want, TARGET_MAX_FAST), err;
 
 	for (int i = 0; i < t->nfast; i++)
 		if (!in_set(want, n, &t->fast[i]))
@@ -579,6 +606,7 @@ sync_fast_rules(struct target *t, const struct target_opts *o, const struct targ
 	}
 	memcpy(t->fast, want, sizeof(want[0]) * (size_t)n);
 	t->nfast = n;
+	revoker_rules(t->rk, t->fast, t->nfast);
 	return 0;
 }
 
@@ -654,8 +682,31 @@ fail:
 	return err;
 }
 
-/* The listeners on free ports, and programs loaded for them and attached
- * (links first, then any stale pins replaced: no gap). */
+/* Whether the target ends the direct connections a policy change denies
+ * (audit mode denies nothing). */
+static bool
+revoking(const struct target *t)
+{
+	return t->env->revoke_direct && !t->o->audit;
+}
+
+/* The iterators of the pre-existing and the revoke passes, sharing the
+ * programs' socket maps (50-70 ms: before the attach, or at a take-over). */
+static struct existing *
+open_iterators(struct target *t, const char *cgpath, uint64_t cgid, char *errbuf, size_t errlen)
+{
+	struct existing_opts eo = {
+		.socks_fd = loader_socks_fd(t->ld),
+		.sk_fd = loader_sk_fd(t->ld),
+		.cgid = cgid,
+		.cg_path = cgpath,
+		.kill = t->env->kill_existing,
+		.revoke = revoking(t),
+	};
+
+	return existing_open(&eo, errbuf, errlen);
+}
+
 /* The connections the cgroup had before the attach: listed and left open,
  * or ended (env->kill_existing), for env->on_existing. */
 static void
@@ -673,6 +724,9 @@ existing_pass(struct target *t, struct existing *ex)
 	free(v);
 }
 
+/* The listeners on free ports, and programs loaded for them and attached
+ * (links first, then any stale pins replaced: no gap); the iterators kept
+ * for the revoke pass. */
 static int
 attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, char *errbuf,
 	     size_t errlen)
@@ -688,16 +742,9 @@ attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, cha
 	t->ld = loader_open(&lo, errbuf, errlen);
 	if (!t->ld)
 		return errno ? -errno : -EINVAL;
-	if (t->env->existing_pass) { /* loaded now: after the attach it only has to run */
-		struct existing_opts eo = {
-			.socks_fd = loader_socks_fd(t->ld),
-			.sk_fd = loader_sk_fd(t->ld),
-			.cgid = cgid,
-			.cg_path = cgpath,
-			.kill = t->env->kill_existing,
-		};
-
-		ex = existing_open(&eo, errbuf, errlen);
+	if (t->env->existing_pass || revoking(t)) {
+		/* loaded now: after the attach it only has to run */
+		ex = open_iterators(t, cgpath, cgid, errbuf, errlen);
 		if (!ex) {
 			err = errno ? -errno : -ENOTSUP;
 			goto fail;
@@ -706,9 +753,20 @@ attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, cha
 	err = loader_attach(t->ld, cg_fd, cgid, errbuf, errlen);
 	if (err)
 		goto fail;
-	if (ex)
+	if (ex && t->env->existing_pass)
 		existing_pass(t, ex);
-	existing_free(ex);
+	if (ex && revoking(t)) { /* kept: a reload must not pay the load */
+		t->rk = revoker_new(ex);
+		if (!t->rk) {
+			snprintf(errbuf, errlen, "out of memory");
+			loader_detach(t->ld);
+			err = -ENOMEM;
+			ex = NULL;
+			goto fail;
+		}
+	} else {
+		existing_free(ex);
+	}
 	return 0;
 fail:
 	existing_free(ex);
@@ -738,11 +796,21 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 		err = attach_fresh(t, cg_fd, cgpath, cgid, errbuf, errlen);
 		if (err)
 			goto out_proxy;
+	} else if (revoking(t)) {
+		struct existing *ex = open_iterators(t, cgpath, cgid, errbuf, errlen);
+
+		t->rk = ex ? revoker_new(ex) : NULL;
+		if (!t->rk) {
+			if (ex)
+				snprintf(errbuf, errlen, "out of memory");
+			err = ex ? -ENOMEM : errno ? -errno : -ENOTSUP;
+			goto out_detach;
+		}
 	}
 	t->cgid = cgid;
 	t->cgpath = cgpath;
 	proxy_set_index(t->px, loader_conns_fd(t->ld));
-	proxy_set_fastpath(t->px, fast_add, fast_del, t->ld);
+	proxy_set_fastpath(t->px, fast_add, fast_del, t);
 	if (t->adopted) /* approvals of the old policy: DNS answers them again */
 		loader_fast_clear(t->ld);
 	err = sync_fast_rules(t, t->o, NULL, 0, errbuf, errlen);
@@ -763,6 +831,8 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	return 0;
 
 out_detach:
+	revoker_free(t->rk);
+	t->rk = NULL;
 	if (!t->adopted) /* what we attached; taken-over pins go on enforcing */
 		loader_detach(t->ld);
 	if (t->ev_ring)
@@ -904,6 +974,7 @@ target_free(struct target *t)
 	close_status(t);
 	if (t->ev_ring)
 		event_free(t->ev_ring);
+	revoker_free(t->rk);
 	loader_free(t->ld);
 	proxy_free(t->px);
 	summary_free(t->summary);
@@ -932,12 +1003,99 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 	return p;
 }
 
+/* One connection the revoke pass ended (or could not): a decision line
+ * (source bpf: the kernel carried it), and a line on stderr. */
+static void
+on_revoked(void *arg, const struct existing_conn *c, const char *host,
+	   const struct policy_decision *d)
+{
+	struct target *t = arg;
+	struct sockaddr_storage ss = {0};
+	struct audit_rec r = {0};
+	char words[400], reason[1024], peer[64], local[64], dest[320];
+
+	policy_reason_words(d, NULL, words, sizeof(words));
+	existing_addr(c->raddr, c->rport, peer, sizeof(peer));
+	existing_addr(c->laddr, c->lport, local, sizeof(local));
+	if (!memcmp(c->raddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, &c->raddr[3], 4);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, c->raddr, 16);
+	}
+	if (host)
+		snprintf(dest, sizeof(dest), "%s:%u (%s)", host, c->rport, peer);
+	else
+		snprintf(dest, sizeof(dest), "%s", peer);
+	r.host = host;
+	r.port = c->rport;
+	r.ip = (const struct sockaddr *)&ss;
+	r.pid = (uint32_t)c->pid;
+	r.comm = c->comm[0] ? c->comm : NULL;
+	r.cgroup = c->cgroup_id;
+	r.rule = d->rule ? d->rule->text : NULL;
+	r.dest = dest;
+	r.proto = c->protocol == IPPROTO_UDP ? "udp" : "tcp";
+	if (c->action == EGR_PRE_FAILED) {
+		snprintf(reason, sizeof(reason),
+			 "a direct connection of %s[%d] %s \u2192 %s that the new policy denies "
+			 "(%s) "
+			 "could not be ended: %s",
+			 c->comm[0] ? c->comm : "?", (int)c->pid, local, dest, words,
+			 strerror(-c->err));
+		r.event = "revoke-failed";
+		r.reason = reason;
+		log_warnx("%s%s", t->env->label, reason);
+		target_log_event(t, &r);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "%s; the policy changed", words);
+	r.decision = "deny";
+	r.reason = reason;
+	r.source = "bpf";
+	audit_write(t->audit, &r);
+	log_warnx("%sended %s[%d] %s %s \u2192 %s %s, direct: %s", t->env->label,
+		  c->comm[0] ? c->comm : "?", (int)c->pid, r.proto, local, dest,
+		  existing_state_word(c->protocol, c->state), reason);
+}
+
+/* After a change of the policy: the connections that went direct to a
+ * destination it denies are ended (counted in rv->conns). */
+static void
+revoke_direct(struct target *t, struct proxy_revoked *rv)
+{
+	struct revoke_stats st;
+	char why[512];
+
+	if (!t->rk)
+		return;
+	if (revoker_run(t->rk, t->policy, on_revoked, t, &st, why, sizeof(why))) {
+		struct audit_rec r = {.event = "revoke-failed", .reason = why};
+
+		log_warnx("%scannot end the direct connections the new policy denies: %s",
+			  t->env->label, why);
+		target_log_event(t, &r);
+		return;
+	}
+	rv->conns += st.revoked;
+	log_info("%srevoke pass: %u direct connections, %u ended, %u not ended; %u pass%s in %.2f "
+		 "ms; %zu destinations remembered",
+		 t->env->label, st.direct, st.revoked, st.failed, st.passes,
+		 st.passes == 1 ? "" : "es", (double)st.ns / 1e6, st.dests);
+}
+
 int
 target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
 		   const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
 		   struct policy **oldp, char *errbuf, size_t errlen)
 {
 	struct policy *old = t->policy;
+	int err;
 
 	memset(rv, 0, sizeof(*rv));
 	t->policy = p;
@@ -948,7 +1106,9 @@ target_swap_policy(struct target *t, const struct target_opts *o, struct policy 
 		*oldp = old;
 	else
 		policy_free(old);
-	return t->ld ? sync_fast_rules(t, o, extra, nextra, errbuf, errlen) : 0;
+	err = t->ld ? sync_fast_rules(t, o, extra, nextra, errbuf, errlen) : 0;
+	revoke_direct(t, rv);
+	return err;
 }
 
 int
@@ -967,16 +1127,20 @@ int
 target_add_rule(struct target *t, const struct target_rule *r, const struct target_rule *all,
 		int nall, struct proxy_revoked *rv, char *errbuf, size_t errlen)
 {
-	char err[400];
+	char why[400];
+	int err;
 
 	memset(rv, 0, sizeof(*rv));
-	if (policy_add(t->policy, r->action, r->text, NULL, "runtime", err, sizeof(err))) {
-		snprintf(errbuf, errlen, "%s", err);
+	if (policy_add(t->policy, r->action, r->text, NULL, "runtime", why, sizeof(why))) {
+		snprintf(errbuf, errlen, "%s", why);
 		return -EINVAL;
 	}
 	if (t->px && r->action == POLICY_DENY) /* what it denies is revoked */
 		proxy_set_policy(t->px, t->policy, t->policy, rv);
-	return t->ld ? sync_fast_rules(t, t->o, all, nall, errbuf, errlen) : 0;
+	err = t->ld ? sync_fast_rules(t, t->o, all, nall, errbuf, errlen) : 0;
+	if (r->action == POLICY_DENY)
+		revoke_direct(t, rv);
+	return err;
 }
 
 unsigned int

@@ -81,6 +81,11 @@ struct target_env {
 	 * over: their pass ran when they were attached. */
 	bool existing_pass;
 	bool kill_existing;
+	/* after each change of the policy, end the connections that went
+	 * direct (the kernel fast path) to a destination it no longer allows
+	 * (cli/revoke.c): the daemon. run's policy only grows (an --ask
+	 * "always" adds an allow), so it has nothing to revoke */
+	bool revoke_direct;
 	void (*on_existing)(void *arg, const struct existing_conn *c, size_t n,
 			    const struct existing_stats *st, const char *err);
 };

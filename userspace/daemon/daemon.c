@@ -609,6 +609,7 @@ dt_new(struct daemon *dm, const struct dspec *s)
 	dt->env.on_record = on_record;
 	dt->env.record_arg = dt;
 	dt->env.existing_pass = true;
+	dt->env.revoke_direct = true;
 	dt->env.kill_existing = s->kill_existing;
 	dt->env.on_existing = on_existing;
 	TAILQ_INSERT_TAIL(&dm->targets, dt, entry);
@@ -933,6 +934,19 @@ fail:
 	return -ENOMEM;
 }
 
+/* name as it is once the job's dconfig is the daemon's: a name in the
+ * job's names[] moves with it. */
+static const char *
+cfg_name(const struct job *j, const struct daemon *dm, const char *name)
+{
+	uintptr_t p = (uintptr_t)name, lo = (uintptr_t)j->cfg.names;
+	size_t row = sizeof(j->cfg.names[0]);
+
+	if (p < lo || p >= lo + sizeof(j->cfg.names))
+		return name;
+	return dm->cfg.names[(p - lo) / row] + (p - lo) % row;
+}
+
 /* A reload's result: targets the config no longer names are detached, new
  * ones attached, the rest get their new policy (or, when other options
  * changed, attach again). */
@@ -1001,6 +1015,12 @@ apply_reload(struct daemon *dm, struct job *j)
 	dconfig_free(&dm->cfg);
 	dm->cfg = j->cfg;
 	memset(&j->cfg, 0, sizeof(j->cfg));
+	/* names made up from the target (no "name" key) live in the dconfig
+	 * itself, which moved from the job (freed next) to the daemon */
+	for (int i = 0; i < dm->cfg.n; i++)
+		dm->cfg.specs[i].name = cfg_name(j, dm, dm->cfg.specs[i].name);
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	dt->spec.name = cfg_name(j, dm, dt->spec.name);
 }
 
 static void

@@ -35,6 +35,11 @@
  * than 448 pre-existing connections. */
 #define REC_BATCH 448
 
+/* revoke_mode of bpf/existing.bpf.c (its .bss) */
+#define REVOKE_DIRECT	 1 /* direct sockets to egr_revoke's keys; loopback ones noted */
+#define REVOKE_RECEIVERS 2 /* who receives the loopback ones noted */
+#define REVOKE_LOOPBACK	 3 /* end those received outside the target */
+
 struct existing {
 	struct existing_bpf *skel;
 	struct bpf_link *tcp, *udp;
@@ -75,10 +80,17 @@ existing_check_kernel(bool kill, char *errbuf, size_t errlen)
 	for (size_t i = 0; i < (kill ? n : n - 1); i++) {
 		if (btf__find_by_name_kind(btf, need[i].func, BTF_KIND_FUNC) < 0) {
 			btf__free(btf);
-			snprintf(errbuf, errlen,
-				 "this kernel lacks %s, needed to %s the connections the cgroup "
-				 "had before the attach",
-				 need[i].what, i == 2 ? "end" : "find");
+			if (i == 2)
+				snprintf(errbuf, errlen,
+					 "this kernel lacks %s, needed to end connections (those "
+					 "the cgroup had before the attach, with kill; the direct "
+					 "ones a policy change denies, in the daemon)",
+					 need[i].what);
+			else
+				snprintf(errbuf, errlen,
+					 "this kernel lacks %s, needed to find the connections the "
+					 "cgroup had before the attach",
+					 need[i].what);
 			return -ENOTSUP;
 		}
 	}
@@ -122,7 +134,7 @@ existing_open(const struct existing_opts *o, char *errbuf, size_t errlen)
 		errno = EINVAL;
 		return NULL;
 	}
-	err = existing_check_kernel(o->kill, errbuf, errlen);
+	err = existing_check_kernel(o->kill || o->revoke, errbuf, errlen);
 	if (err)
 		goto out_errno;
 	err = check_map(o->socks_fd, "egr_socks", BPF_MAP_TYPE_HASH, sizeof(__u64), errbuf, errlen);
@@ -243,7 +255,7 @@ cmp_pid(const void *a, const void *b)
 static bool
 pids_has(const struct pids *p, pid_t pid)
 {
-	return bsearch(&pid, p->v, p->n, sizeof(*p->v), cmp_pid) != NULL;
+	return p->n && bsearch(&pid, p->v, p->n, sizeof(*p->v), cmp_pid) != NULL;
 }
 
 /* ---- the cgroup tree's processes --------------------------------------- */
@@ -420,7 +432,42 @@ netns_collect(const struct pids *p, struct netns_set *s)
 struct conns {
 	struct existing_conn *v;
 	size_t n, cap;
+	uint64_t *set; /* the cookies of v, open addressing (0: free; cookies start at 1) */
+	size_t setcap; /* a power of two, at least twice n */
 };
+
+static size_t
+slot(const uint64_t *set, size_t cap, uint64_t cookie)
+{
+	size_t i = (size_t)(cookie * 0x9e3779b97f4a7c15ull) & (cap - 1);
+
+	while (set[i] && set[i] != cookie)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Notes cookie; *fresh: it was not noted before. 0 or -ENOMEM. */
+static int
+note(struct conns *c, uint64_t cookie, bool *fresh)
+{
+	if ((c->n + 1) * 2 > c->setcap) {
+		size_t cap = c->setcap ? c->setcap * 2 : 1024;
+		uint64_t *set = calloc(cap, sizeof(*set));
+
+		if (!set)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->n; i++)
+			set[slot(set, cap, c->v[i].cookie)] = c->v[i].cookie;
+		free(c->set);
+		c->set = set;
+		c->setcap = cap;
+	}
+	size_t i = slot(c->set, c->setcap, cookie);
+
+	*fresh = !c->set[i];
+	c->set[i] = cookie;
+	return 0;
+}
 
 static void
 from_rec(const struct egr_pre_rec *r, uint64_t netns, struct existing_conn *c)
@@ -442,15 +489,6 @@ from_rec(const struct egr_pre_rec *r, uint64_t netns, struct existing_conn *c)
 }
 
 /* Reads an iterator's seq file to its end. */
-static bool
-seen(const struct conns *c, uint64_t cookie)
-{
-	for (size_t i = c->n; i-- > 0;)
-		if (c->v[i].cookie == cookie)
-			return true;
-	return false;
-}
-
 static int
 read_iter(int fd, uint64_t netns, struct conns *out)
 {
@@ -470,10 +508,13 @@ read_iter(int fd, uint64_t netns, struct conns *out)
 			break;
 		have += (size_t)r;
 		for (size_t i = 0; i < have / sizeof(recs[0]); i++) {
-			if (seen(out, recs[i].cookie))
-				continue; /* shown again after a resume */
-			if (grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v)))
+			bool fresh;
+
+			if (note(out, recs[i].cookie, &fresh) ||
+			    grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v)))
 				return -ENOMEM;
+			if (!fresh)
+				continue; /* shown again after a resume */
 			from_rec(&recs[i], netns, &out->v[out->n++]);
 		}
 		/* a partial record stays for the next read */
@@ -484,14 +525,15 @@ read_iter(int fd, uint64_t netns, struct conns *out)
 	return have ? -EPROTO : 0;
 }
 
-/* Both iterators in namespace ns: an iterator walks the namespace of the
- * task that creates it. self is this thread's own namespace. */
+/* The iterators in namespace ns (the UDP one only with udp): an iterator
+ * walks the namespace of the task that creates it. self is this thread's
+ * own namespace. */
 static int
-iter_netns(struct existing *ex, const struct netns *ns, const struct netns *self, struct conns *out,
-	   char *errbuf, size_t errlen)
+iter_netns(struct existing *ex, const struct netns *ns, const struct netns *self, bool udp,
+	   struct conns *out, char *errbuf, size_t errlen)
 {
 	struct bpf_link *links[2] = {ex->tcp, ex->udp};
-	int fds[2] = {-1, -1}, err = 0;
+	int fds[2] = {-1, -1}, err = 0, nit = udp ? 2 : 1;
 
 	if (ns != self && setns(ns->fd, CLONE_NEWNET)) {
 		err = -errno;
@@ -499,7 +541,7 @@ iter_netns(struct existing *ex, const struct netns *ns, const struct netns *self
 			 (unsigned long long)ns->ino, strerror(-err));
 		return err;
 	}
-	for (int i = 0; i < 2 && !err; i++) {
+	for (int i = 0; i < nit && !err; i++) {
 		fds[i] = bpf_iter_create(bpf_link__fd(links[i]));
 		if (fds[i] < 0) {
 			err = -errno;
@@ -595,8 +637,9 @@ scan_fds(pid_t pid, bool in_cgroup, struct existing_conn **by_ino, size_t n)
 	return named;
 }
 
-/* Names a holder of each socket: the lowest pid of the cgroup tree that has
- * it open, else the lowest pid of any other process. */
+/* Names a holder of each socket (but those a revoke pass left open): the
+ * lowest pid of the cgroup tree that has it open, else the lowest pid of
+ * any other process. */
 static int
 name_holders(struct conns *c, const struct pids *tree)
 {
@@ -609,7 +652,7 @@ name_holders(struct conns *c, const struct pids *tree)
 	if (!by_ino)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].ino)
+		if (c->v[i].ino && c->v[i].action != EGR_PRE_DIRECT)
 			by_ino[n++] = &c->v[i];
 	qsort(by_ino, n, sizeof(*by_ino), cmp_ino);
 	left = n;
@@ -629,7 +672,8 @@ name_holders(struct conns *c, const struct pids *tree)
 				break;
 		}
 		closedir(d);
-		qsort(others.v, others.n, sizeof(*others.v), cmp_pid);
+		if (others.n)
+			qsort(others.v, others.n, sizeof(*others.v), cmp_pid);
 		for (size_t i = 0; left && i < others.n; i++)
 			left -= scan_fds(others.v[i], false, by_ino, n);
 		free(others.v);
@@ -638,9 +682,11 @@ name_holders(struct conns *c, const struct pids *tree)
 	return 0;
 }
 
-int
-existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct existing_stats *st,
-	     char *errbuf, size_t errlen)
+/* A pass: the iterators (UDP too with udp) in every network namespace of
+ * the cgroup tree, then the holders. */
+static int
+pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
+     struct existing_stats *st, char *errbuf, size_t errlen)
 {
 	struct netns_set ns = {};
 	struct pids tree = {};
@@ -664,7 +710,8 @@ existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct 
 			 strerror(-err));
 		goto out;
 	}
-	qsort(tree.v, tree.n, sizeof(*tree.v), cmp_pid);
+	if (tree.n) /* an empty cgroup has no array (qsort wants one) */
+		qsort(tree.v, tree.n, sizeof(*tree.v), cmp_pid);
 	err = netns_collect(&tree, &ns);
 	if (err) {
 		snprintf(errbuf, errlen, "finding the network namespaces of %s: %s", ex->o.cg_path,
@@ -672,9 +719,19 @@ existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct 
 		goto out;
 	}
 	ex->skel->bss->visited = 0;
+	ex->skel->bss->lo_found = 0;
 	t1 = now_ns();
 	for (size_t i = 0; i < ns.n && !err; i++)
-		err = iter_netns(ex, &ns.v[i], &ns.v[0], &c, errbuf, errlen);
+		err = iter_netns(ex, &ns.v[i], &ns.v[0], udp, &c, errbuf, errlen);
+	if (!err && ex->skel->bss->revoke_mode == REVOKE_DIRECT && ex->skel->bss->lo_found) {
+		/* loopback connections to a revoked key: two more walks */
+		for (int mode = REVOKE_RECEIVERS; mode <= REVOKE_LOOPBACK && !err; mode++) {
+			ex->skel->bss->revoke_mode = (uint8_t)mode;
+			for (size_t i = 0; i < ns.n && !err; i++)
+				err = iter_netns(ex, &ns.v[i], &ns.v[0], false, &c, errbuf, errlen);
+		}
+		ex->skel->bss->revoke_mode = REVOKE_DIRECT;
+	}
 	s.pass_ns = now_ns() - t1;
 	if (err)
 		goto out;
@@ -696,8 +753,68 @@ existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct 
 	c.v = NULL;
 out:
 	free(c.v);
+	free(c.set);
 	free(tree.v);
 	netns_free(&ns);
+	return err;
+}
+
+int
+existing_run(struct existing *ex, struct existing_conn **out, size_t *n, struct existing_stats *st,
+	     char *errbuf, size_t errlen)
+{
+	ex->skel->bss->revoke_mode = 0;
+	return pass(ex, true, out, n, st, errbuf, errlen);
+}
+
+/* Empties a map of the revoke pass (what an interrupted pass may have
+ * left too); keys of at most 64 bytes. */
+static void
+revoke_clear(int fd)
+{
+	unsigned char k[64];
+
+	while (!bpf_map_get_next_key(fd, NULL, k))
+		if (bpf_map_delete_elem(fd, k))
+			break;
+}
+
+int
+existing_revoke(struct existing *ex, const struct egr_fast_key *keys, size_t nkeys,
+		struct existing_conn **out, size_t *n, struct existing_stats *st, char *errbuf,
+		size_t errlen)
+{
+	int fd = bpf_map__fd(ex->skel->maps.egr_revoke), err = 0;
+	int lo_fd = bpf_map__fd(ex->skel->maps.egr_revoke_lo);
+	const uint8_t one = 1;
+	bool udp = false;
+
+	*out = NULL;
+	*n = 0;
+	if (!ex->o.revoke || nkeys > REVOKE_KEYS_MAX) {
+		snprintf(errbuf, errlen, "%s",
+			 nkeys > REVOKE_KEYS_MAX
+				 ? "too many destinations to revoke at once"
+				 : "the iterators were not opened for revoking (a bug)");
+		return -EINVAL;
+	}
+	revoke_clear(fd);
+	revoke_clear(lo_fd);
+	for (size_t i = 0; i < nkeys && !err; i++) {
+		udp |= keys[i].proto == IPPROTO_UDP;
+		if (bpf_map_update_elem(fd, &keys[i], &one, BPF_ANY)) {
+			err = -errno;
+			snprintf(errbuf, errlen, "cannot fill the map of revoked destinations: %s",
+				 strerror(-err));
+		}
+	}
+	if (!err) {
+		ex->skel->bss->revoke_mode = REVOKE_DIRECT;
+		err = pass(ex, udp, out, n, st, errbuf, errlen);
+		ex->skel->bss->revoke_mode = 0;
+	}
+	revoke_clear(fd);
+	revoke_clear(lo_fd);
 	return err;
 }
 
@@ -731,6 +848,10 @@ existing_action_words(unsigned int action)
 		return "pre-existing, killed";
 	case EGR_PRE_FAILED:
 		return "pre-existing, neither confined nor killed: its packets are dropped";
+	case EGR_PRE_REVOKED:
+		return "revoked: the policy changed";
+	case EGR_PRE_DIRECT:
+		return "direct, left open";
 	default:
 		return "?";
 	}

@@ -12,9 +12,17 @@
  * Between the attach and the pass the catch-all drops what these sockets
  * send; TCP sends it again (retransmission), UDP datagrams of that window
  * are lost. Open the pass before loader_attach() (existing_open) and run it
- * right after (existing_run) to keep the window short. One pass at a time
- * per process: it enters network namespaces with setns() of the calling
- * thread and reads into a static buffer. */
+ * right after (existing_run) to keep the window short.
+ *
+ * The same iterators, kept loaded for the life of a target (loading them
+ * takes 50-70 ms), run the revoke pass after a policy change
+ * (existing_revoke): the target's sockets that went direct (the kernel
+ * fast path) to a destination the caller revokes are ended, the other
+ * direct ones listed. Pre-existing connections are not the policy's and
+ * are left alone.
+ *
+ * One pass at a time per process: it enters network namespaces with
+ * setns() of the calling thread and reads into a static buffer. */
 #ifndef EXISTING_H
 #define EXISTING_H
 
@@ -37,9 +45,10 @@ struct existing_conn {
 	uint8_t family;	    /* AF_INET, AF_INET6 */
 	uint8_t protocol;   /* IPPROTO_TCP, IPPROTO_UDP */
 	uint8_t state;	    /* TCP state; connected UDP: 1 (TCP_ESTABLISHED) */
-	uint8_t action;	    /* enum egr_pre_action */
+	uint8_t action;	    /* enum egr_pre_action (a revoke pass: REVOKED, DIRECT, FAILED) */
 	int err;	    /* EGR_PRE_FAILED: -errno; else 0 */
-	pid_t pid;	    /* the lowest pid holding it; 0: none found (gone, unreadable) */
+	pid_t pid;	    /* the lowest pid holding it; 0: none found (gone, unreadable,
+			     * or EGR_PRE_DIRECT, whose holders are not looked for) */
 	bool in_cgroup;	    /* pid is a process of the cgroup tree (else one outside holds it) */
 	char comm[17];	    /* pid's command name, printable ASCII; "" without pid */
 };
@@ -50,7 +59,11 @@ struct existing_opts {
 	uint64_t cgid;	     /* the cgroup they are attached to */
 	const char *cg_path; /* its directory: processes there and below are searched */
 	bool kill;	     /* end the connections instead of leaving them open */
+	bool revoke;	     /* also for revoke passes: needs bpf_sock_destroy() */
 };
+
+/* Destinations one revoke pass can take (egr_revoke's size). */
+#define REVOKE_KEYS_MAX 16384
 
 /* What a pass took (for the log and docs/kernel.md). */
 struct existing_stats {
@@ -65,7 +78,8 @@ struct existing_stats {
 struct existing;
 
 /* Whether this kernel has what a pass needs: the TCP and UDP socket
- * iterators (iter/tcp, iter/udp, Linux 5.9) and, with kill, the
+ * iterators (iter/tcp, iter/udp, Linux 5.9) and, with kill (to end
+ * pre-existing connections, or revoke passes: existing_open), the
  * bpf_sock_destroy() kfunc (6.5). Returns 0, or -ENOTSUP with errbuf set. */
 int existing_check_kernel(bool kill, char *errbuf, size_t errlen);
 
@@ -84,13 +98,27 @@ struct existing *existing_open(const struct existing_opts *o, char *errbuf, size
 int existing_run(struct existing *ex, struct existing_conn **out, size_t *n,
 		 struct existing_stats *st, char *errbuf, size_t errlen);
 
+/* The revoke pass: ends every socket of the cgroup tree that the programs
+ * let go direct and whose peer is one of keys[0..nkeys) (at most
+ * REVOKE_KEYS_MAX; the TCP iterator only, unless a key is UDP), in every
+ * network namespace as existing_run() does. *out gets one entry per direct
+ * socket seen: EGR_PRE_REVOKED (ended: the process sees ECONNABORTED) or
+ * EGR_PRE_FAILED, both with a holder named, and EGR_PRE_DIRECT (left
+ * open; no holder looked for). nkeys 0 only lists. The ex must have been
+ * opened with revoke. Returns 0 or -errno with errbuf set. */
+struct egr_fast_key;
+int existing_revoke(struct existing *ex, const struct egr_fast_key *keys, size_t nkeys,
+		    struct existing_conn **out, size_t *n, struct existing_stats *st, char *errbuf,
+		    size_t errlen);
+
 void existing_free(struct existing *ex);
 
 /* existing_open, existing_run, existing_free in one. */
 int existing_scan(const struct existing_opts *o, struct existing_conn **out, size_t *n,
 		  struct existing_stats *st, char *errbuf, size_t errlen);
 
-/* "pre-existing, not confined", "pre-existing, killed", ...; "?" otherwise. */
+/* "pre-existing, not confined", "pre-existing, killed", ..., "revoked" and
+ * "direct" for a revoke pass's; "?" otherwise. */
 const char *existing_action_words(unsigned int action);
 
 /* "established", "syn-sent", ... (TCP), "connected" (UDP). */

@@ -411,6 +411,12 @@ proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, 
 		dns_set_fastpath(p->dns, add, del, arg);
 }
 
+const char *
+proxy_learned_name(const struct proxy *p, const struct sockaddr *sa)
+{
+	return p->dns ? dns_learned_name(p->dns, sa) : NULL;
+}
+
 void
 proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw,
 		 struct proxy_revoked *rv)

@@ -77,6 +77,10 @@ uint16_t proxy_dns_port(const struct proxy *p);
 void proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
 			int (*del)(void *, const struct sockaddr *), void *arg);
 
+/* The name the DNS responder answered sa's address for (until its TTL runs
+ * out), or NULL: what a fast-path approval is for. */
+const char *proxy_learned_name(const struct proxy *p, const struct sockaddr *sa);
+
 /* A new policy (a reload; both pointers to it, as in proxy_opts) for every
  * decision from now on. Connections it denies are closed and logged;
  * fast-path entries and learned names it no longer allows are removed.
