@@ -1048,6 +1048,52 @@ EOF
 
 # ======================================================================
 
-ALL_TESTS="resolve denied local_answers types cache fastpath fastpath_held upstream_down garbage outsider two_runs hygiene${E2E_MEASURE:+ measure}"
+# ======================================================================
+# 9c. deny rules win on the fast path, and exact-address rules open it
+# wherever they are written. With tcp://git.test:22 allowed but its
+# address denied, the responder's answer opens no fast-path entry and the
+# connection, redirected, is denied by the address rule: nothing reaches
+# the server (test_fastpath is the control: the same rule without the
+# deny goes direct). An exact ADDR:PORT allow rule in a --policy file (not
+# only on the command line) opens the kernel fast path for good.
+# ======================================================================
+test_fastpath_rules() {
+	local t=fastrules pf
+	script "$t" <<EOF
+pc $t.named tcp git.test 22 --until egr-22
+touch \$RW/$t.ready
+await $W/$t.go
+EOF
+	drun_bg "$t" --allow tcp://git.test:22 --deny "$A_GIT" -- /bin/sh "$W/$t.sh"
+	fast_start "$t" 20 "$RW/$t.ready" "$W/$t.go" || return
+	expect "$t.deny_addr.no_entry" "an entry $A_GIT:22 in $FASTMAP despite the deny rule: '$FASTDUMP'" \
+		fast_lacks "$A_GIT" 22
+	touch "$W/$t.go"
+	egr_join 20
+	dj "$t" "$t.named"
+	a_pj "$t.deny_addr.nothing_received" "bytes received" "$P_nbytes" "0"
+	a_jlog "$t.deny_addr.denied_by_address" "$W/$t.jlog" decision=deny source=transparent port=22 \
+		"rule=$(re "$A_GIT")"
+	# the policy file's exact address rule
+	pf=$W/$t.policy.json
+	printf '{"allow": ["%s:22"]}\n' "$A_GIT" >"$pf"
+	chmod 0644 "$pf"
+	script "$t.file" <<EOF
+pc $t.file.addr tcp $A_GIT 22 --until egr-22
+touch \$RW/$t.file.ready
+await $W/$t.file.go
+EOF
+	drun_bg "$t.file" --policy "$pf" -- /bin/sh "$W/$t.file.sh"
+	fast_start "$t.file" 20 "$RW/$t.file.ready" "$W/$t.file.go" || return
+	expect "$t.policy_file.entry" "no entry $A_GIT:22 from the policy file's rule: '$FASTDUMP'" \
+		fast_has "$A_GIT" 22
+	touch "$W/$t.file.go"
+	egr_join 20
+	dj "$t.file" "$t.file.addr"
+	a_pj "$t.policy_file.banner" "data" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'
+	a_jlog_none "$t.policy_file.no_proxy_decision" "$W/$t.file.jlog" source=transparent port=22
+}
+
+ALL_TESTS="resolve denied local_answers types cache fastpath fastpath_held fastpath_rules upstream_down garbage outsider two_runs hygiene${E2E_MEASURE:+ measure}"
 
 suite_main dns.sh dns_setup "ip nsenter setpriv unshare mount tcpdump ss dig getent dnsmasq bpftool timeout" "$@"

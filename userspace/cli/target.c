@@ -508,37 +508,6 @@ fast_del(void *arg, const struct sockaddr *sa)
 	return loader_fast_del(t->ld, sa, IPPROTO_TCP);
 }
 
-/* An exact IPv4 ADDR:PORT allow rule also opens the kernel fast path: the
- * policy allows any TCP to it, so the proxy hop would add nothing (and for
- * loopback it is the only way through). */
-static bool
-fast_path_rule(const char *s, struct sockaddr_in *sin)
-{
-	char host[INET_ADDRSTRLEN];
-	const char *colon;
-	char *end;
-	long port;
-
-	if (!strncmp(s, "tcp://", 6))
-		s += 6;
-	colon = strrchr(s, ':');
-	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
-		return false;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = 0;
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-		return false;
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port < 1 || port > 65535)
-		return false;
-	sin->sin_port = htons((uint16_t)port);
-	return true;
-}
-
-/* Does p allow any TCP to sin (a deny rule of its address wins over the
- * exact allow rule)? */
 static bool
 fast_allowed(const struct policy *p, const struct sockaddr_in *sin)
 {
@@ -552,23 +521,19 @@ fast_allowed(const struct policy *p, const struct sockaddr_in *sin)
 	return !policy_decide(p, &q, &d) && d.action == POLICY_ALLOW;
 }
 
-/* The exact-address allow rules of o and extra that p allows, as
- * fast-path targets. */
+/* The exact-address allow rules of p (the command line's, the policy
+ * file's, the runtime ones) that p allows, deny rules weighed: fast-path
+ * targets. */
 static int
-fast_set(const struct policy *p, const struct target_opts *o, const struct target_rule *extra,
-	 int nextra, struct sockaddr_in *out, int max)
+fast_set(const struct policy *p, struct sockaddr_in *out, int max)
 {
-	int n = 0;
+	struct sockaddr_in cand[TARGET_MAX_FAST];
+	int n = policy_exact_addrs(p, cand, TARGET_MAX_FAST), k = 0;
 
-	for (int i = 0; i < o->nrules + nextra && n < max; i++) {
-		enum policy_action a =
-			i < o->nrules ? o->rules[i].action : extra[i - o->nrules].action;
-		const char *text = i < o->nrules ? o->rules[i].text : extra[i - o->nrules].text;
-
-		if (a == POLICY_ALLOW && fast_path_rule(text, &out[n]) && fast_allowed(p, &out[n]))
-			n++;
-	}
-	return n;
+	for (int i = 0; i < n && k < max; i++)
+		if (fast_allowed(p, &cand[i]))
+			out[k++] = cand[i];
+	return k;
 }
 
 static bool
@@ -584,11 +549,10 @@ in_set(const struct sockaddr_in *set, int n, const struct sockaddr_in *sin)
 /* The fast path for exactly the exact-address rules of o and extra: new
  * ones opened, those no rule names any more closed. */
 static int
-sync_fast_rules(struct target *t, const struct target_opts *o, const struct target_rule *extra,
-		int nextra, char *errbuf, size_t errlen)
+sync_fast_rules(struct target *t, char *errbuf, size_t errlen)
 {
 	struct sockaddr_in want[TARGET_MAX_FAST];
-	int n = fast_set(t->policy, o, extra, nextra, want, TARGET_MAX_FAST), err;
+	int n = fast_set(t->policy, want, TARGET_MAX_FAST), err;
 
 	for (int i = 0; i < t->nfast; i++)
 		if (!in_set(want, n, &t->fast[i]))
@@ -813,7 +777,7 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	proxy_set_fastpath(t->px, fast_add, fast_del, t);
 	if (t->adopted) /* approvals of the old policy: DNS answers them again */
 		loader_fast_clear(t->ld);
-	err = sync_fast_rules(t, t->o, NULL, 0, errbuf, errlen);
+	err = sync_fast_rules(t, errbuf, errlen);
 	if (err)
 		goto out_detach;
 	/* what is left to open: the command's own descriptors, the status socket */
@@ -1091,8 +1055,7 @@ revoke_direct(struct target *t, struct proxy_revoked *rv)
 
 int
 target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
-		   const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
-		   struct policy **oldp, char *errbuf, size_t errlen)
+		   struct proxy_revoked *rv, struct policy **oldp, char *errbuf, size_t errlen)
 {
 	struct policy *old = t->policy;
 	int err;
@@ -1106,7 +1069,7 @@ target_swap_policy(struct target *t, const struct target_opts *o, struct policy 
 		*oldp = old;
 	else
 		policy_free(old);
-	err = t->ld ? sync_fast_rules(t, o, extra, nextra, errbuf, errlen) : 0;
+	err = t->ld ? sync_fast_rules(t, errbuf, errlen) : 0;
 	revoke_direct(t, rv);
 	return err;
 }
@@ -1120,12 +1083,12 @@ target_set_policy(struct target *t, const struct target_opts *o, const struct ta
 	memset(rv, 0, sizeof(*rv));
 	if (!p)
 		return -EINVAL;
-	return target_swap_policy(t, o, p, extra, nextra, rv, NULL, errbuf, errlen);
+	return target_swap_policy(t, o, p, rv, NULL, errbuf, errlen);
 }
 
 int
-target_add_rule(struct target *t, const struct target_rule *r, const struct target_rule *all,
-		int nall, struct proxy_revoked *rv, char *errbuf, size_t errlen)
+target_add_rule(struct target *t, const struct target_rule *r, struct proxy_revoked *rv,
+		char *errbuf, size_t errlen)
 {
 	char why[400];
 	int err;
@@ -1137,7 +1100,7 @@ target_add_rule(struct target *t, const struct target_rule *r, const struct targ
 	}
 	if (t->px && r->action == POLICY_DENY) /* what it denies is revoked */
 		proxy_set_policy(t->px, t->policy, t->policy, rv);
-	err = t->ld ? sync_fast_rules(t, t->o, all, nall, errbuf, errlen) : 0;
+	err = t->ld ? sync_fast_rules(t, errbuf, errlen) : 0;
 	if (r->action == POLICY_DENY)
 		revoke_direct(t, rv);
 	return err;
@@ -1172,15 +1135,6 @@ target_link_ids(const struct target *t, uint32_t *ids, int max, int *n)
 	*n = 0;
 	if (t->ld)
 		loader_link_ids(t->ld, ids, max, n);
-}
-
-void
-target_fast_rules(struct target *t, const struct target_rule *extra, int nextra)
-{
-	char errbuf[256];
-
-	if (t->ld && sync_fast_rules(t, t->o, extra, nextra, errbuf, sizeof(errbuf)))
-		log_warnx("%s%s", t->env->label, errbuf);
 }
 
 void

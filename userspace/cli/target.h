@@ -165,14 +165,13 @@ struct policy *target_policy_build(const struct target_opts *o, const struct tar
 /* p (owned from now on) decides everything from now on; o (which must
  * outlive the target) differs from the old one only in the policy's
  * options: open connections, fast-path entries and learned names p no
- * longer allows are revoked (rv), the exact-address fast path follows o's
- * and extra's rules. The old policy goes to *oldp (for the caller to free
+ * longer allows are revoked (rv), the exact-address fast path follows p's
+ * exact-address rules. The old policy goes to *oldp (for the caller to free
  * off the loop: a big one takes milliseconds), or is freed (oldp NULL).
  * Returns 0, or -errno with errbuf set when the fast path cannot follow
  * (the policy is in force either way). */
 int target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
-		       const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
-		       struct policy **oldp, char *errbuf, size_t errlen);
+		       struct proxy_revoked *rv, struct policy **oldp, char *errbuf, size_t errlen);
 
 /* target_policy_build() and target_swap_policy() in one (on the loop). On
  * an error (errbuf set) the old policy stays. */
@@ -180,14 +179,10 @@ int target_set_policy(struct target *t, const struct target_opts *o,
 		      const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
 		      char *errbuf, size_t errlen);
 
-/* One runtime rule added to the policy in force (all: every runtime rule,
- * r among them, for the fast path). A deny revokes what it denies. */
-int target_add_rule(struct target *t, const struct target_rule *r, const struct target_rule *all,
-		    int nall, struct proxy_revoked *rv, char *errbuf, size_t errlen);
-
-/* The exact-address fast path for o's rules and extra (after an attach
- * that carries runtime rules over); a failure is said on stderr. */
-void target_fast_rules(struct target *t, const struct target_rule *extra, int nextra);
+/* One runtime rule added to the policy in force (the fast path follows).
+ * A deny revokes what it denies. */
+int target_add_rule(struct target *t, const struct target_rule *r, struct proxy_revoked *rv,
+		    char *errbuf, size_t errlen);
 
 /* Rules in force. */
 unsigned int target_rule_count(const struct target *t);

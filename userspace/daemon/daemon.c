@@ -569,8 +569,6 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	err = target_attach(dt->tg, dt->cgpath, dt->cg_fd, dt->cgid, true, errbuf, errlen);
 	if (err)
 		goto fail;
-	if (dt->nrules) /* runtime rules outlive a re-attach: the fast path too */
-		target_fast_rules(dt->tg, dt->rules, dt->nrules);
 	dt->since = now_s();
 	dt_unwatch(dt);
 	target_link_ids(dt->tg, ids, 24, &nids);
@@ -992,8 +990,7 @@ apply_reload(struct daemon *dm, struct job *j)
 			struct policy *old = NULL;
 
 			dt->spec = *s;
-			if (target_swap_policy(dt->tg, &dt->spec.o, p, dt->rules, dt->nrules, &rv,
-					       &old, why, sizeof(why)))
+			if (target_swap_policy(dt->tg, &dt->spec.o, p, &rv, &old, why, sizeof(why)))
 				dt_event(dt, "reload", "the fast path does not follow: %s", why);
 			dt_event(dt, "reload",
 				 "policy reloaded: %u rules; revoked %llu connections, %llu "
@@ -1071,8 +1068,8 @@ job_done(evutil_socket_t fd, short what, void *arg)
 	} else if (j->dt && j->dt->tg) {
 		struct policy *old = NULL;
 
-		target_swap_policy(j->dt->tg, &j->dt->spec.o, j->built[0], j->dt->rules,
-				   j->dt->nrules, &rv, &old, why, sizeof(why));
+		target_swap_policy(j->dt->tg, &j->dt->spec.o, j->built[0], &rv, &old, why,
+				   sizeof(why));
 		j->built[0] = NULL;
 		retire_policy(old);
 	} else if (j->dt) {
@@ -1399,7 +1396,7 @@ req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum po
 		duration_format_secs((long)fs->valuedouble, d, sizeof(d));
 	}
 	dt->nrules++;
-	if (dt->tg && target_add_rule(dt->tg, r, dt->rules, dt->nrules, &rv, why, sizeof(why))) {
+	if (dt->tg && target_add_rule(dt->tg, r, &rv, why, sizeof(why))) {
 		dt->nrules--;
 		reply_error(cl, "%s", why);
 		return;

@@ -370,6 +370,22 @@ dns_learned_name(const struct dns_server *d, const struct sockaddr *sa)
 
 /* ---- the kernel fast path ---- */
 
+/* The policy's word on a direct TCP connect to sin as name: its tcp://
+ * rule allows it, and no deny rule on the name or on the address wins. */
+static bool
+fast_ok(const struct dns_server *d, const char *name, const struct sockaddr_in *sin)
+{
+	struct policy_query q = {
+		.host = name,
+		.addr = (const struct sockaddr *)sin,
+		.port = ntohs(sin->sin_port),
+		.proto = POLICY_P_TCP,
+	};
+	struct policy_decision dd;
+
+	return !policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW;
+}
+
 static void
 fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nrr)
 {
@@ -389,6 +405,8 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 			struct fast_entry *fe;
 
 			sin.sin_port = htons(ports[k]);
+			if (!fast_ok(d, name, &sin))
+				continue; /* a deny rule on the address wins */
 			if (d->o.fast_add(d->o.fast_arg, (struct sockaddr *)&sin,
 					  (uint64_t)rrs[i].ttl * 1000000000ull))
 				continue;
@@ -442,7 +460,7 @@ fast_still_allowed(const struct dns_server *d, const struct fast_entry *fe)
 
 	for (int k = 0; k < np; k++)
 		if (ports[k] == port)
-			return true;
+			return fast_ok(d, fe->name, (const struct sockaddr_in *)&fe->addr);
 	return false;
 }
 

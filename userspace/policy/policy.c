@@ -726,6 +726,27 @@ policy_count(const struct policy *p)
 	return p ? p->nrules : 0;
 }
 
+int
+policy_exact_addrs(const struct policy *p, struct sockaddr_in *out, int max)
+{
+	int n = 0;
+
+	for (unsigned int i = 0; p && i < p->nrules && n < max; i++) {
+		const struct rule *r = p->rules[i];
+		struct sockaddr_in *sin = &out[n];
+
+		if (r->pub.action != POLICY_ALLOW || r->kind != RK_ADDR || r->family != 4 ||
+		    r->plen != 32 || !r->pub.port || r->pub.methods)
+			continue;
+		memset(sin, 0, sizeof(*sin));
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, r->addr, 4);
+		sin->sin_port = htons(r->pub.port);
+		n++;
+	}
+	return n;
+}
+
 /* Rules keep their source by pointer; a private copy outlives the caller's. */
 static const char *
 source_intern(struct policy *p, const char *name)

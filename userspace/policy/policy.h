@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 enum policy_action {
@@ -128,6 +129,13 @@ int policy_decide(const struct policy *p, const struct policy_query *q, struct p
  * responder answers only such names)? False when a deny host rule without a
  * port matches it. Does not look at addresses. */
 bool policy_host_possible(const struct policy *p, const char *host);
+
+/* The exact IPv4 ADDR:PORT allow rules (no range, a port, no method
+ * limit), wherever they came from (command line, policy file, runtime),
+ * as addresses: the kernel fast path's candidates (deny rules are not
+ * looked at: judge each with policy_decide()). Returns how many were
+ * written to out (at most max). */
+int policy_exact_addrs(const struct policy *p, struct sockaddr_in *out, int max);
 
 /* Does some allow tcp:// rule match host on port (for the kernel fast path)? */
 bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);
