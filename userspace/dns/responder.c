@@ -477,9 +477,20 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 	cache_clear(d); /* answers were filtered by the old policy */
 	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, ftmp)
 	{
+		struct fast_entry *o;
+		bool shared = false;
+
 		if (fast_still_allowed(d, fe))
 			continue;
-		if (d->o.fast_del)
+		/* the kernel's key is the address and port: another name still
+		 * allowed there keeps it */
+		TAILQ_FOREACH(o, &d->fast, entry)
+		if (o != fe && sockaddr_same_ip(&o->addr, &fe->addr) &&
+		    ((struct sockaddr_in *)&o->addr)->sin_port ==
+			    ((struct sockaddr_in *)&fe->addr)->sin_port &&
+		    fast_still_allowed(d, o))
+			shared = true;
+		if (!shared && d->o.fast_del)
 			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
 		TAILQ_REMOVE(&d->fast, fe, entry);
 		free(fe);
