@@ -322,7 +322,7 @@ on_event(const struct egr_event *e, void *arg)
 	struct target *t = arg;
 	struct sockaddr_storage ss;
 	struct audit_rec r = {0};
-	char line[512], dest[160], comm[17], suggest[160] = "";
+	char line[512], dest[160], comm[17], suggest[160] = "", why[320];
 
 	if (e->family == AF_UNIX && e->reason == EGR_R_UNIX_SERVICE) {
 		char uid[17], path[UNIXSVC_PATH_MAX + 16];
@@ -344,6 +344,12 @@ on_event(const struct egr_event *e, void *arg)
 		snprintf(suggest, sizeof(suggest), "%s", dest);
 	r.decision = events_decision(e);
 	r.reason = events_reason(e->reason);
+	if (e->family == AF_UNIX && e->reason == EGR_R_UNIX_SERVICE) {
+		/* the record names the socket and the way to allow it */
+		snprintf(why, sizeof(why), "%s (--allow-unix %s allows it)", r.reason, dest + 5);
+		r.reason = why;
+		r.host = dest;
+	}
 	r.source = "bpf";
 	r.pid = e->tgid;
 	r.comm = comm;
