@@ -5,7 +5,7 @@
 # without egressctl (the control half, in the test's own network and mount
 # namespaces), then run as root inside the sandbox, through sudo and as
 # --user root, and refused; the leak sensor sees nothing of it. Also CMD's
-# PID namespace (every run): its pid 1, signals, --timeout, exit statuses.
+# PID namespace (--allow-sudo): its pid 1, signals, --timeout, exit statuses.
 #
 #   sudo tests/e2e/sudo.sh build/egressctl   (make e2e does this)
 #
@@ -169,31 +169,31 @@ test_root_user() {
 	sensor_none root_user.raw_not_seen "dst host $RAW_DST"
 }
 
-# 6. the PID namespace (every run): CMD sees only its own processes, is not
-#    pid 1 itself (a pid 1 reaps and forwards), and signals, --timeout and
-#    exit statuses work as before
+# 6. the PID namespace of --allow-sudo: CMD sees only its own processes, is
+#    not pid 1 itself (a pid 1 reaps and forwards), and signals, --timeout
+#    and exit statuses work as without it
 test_pidns() {
-	egr pidns --user $U -- sh -c 'echo "self $$"; echo "pid1 $(cat /proc/1/comm)"; ls /proc | grep -c "^[0-9]"'
+	egr pidns --user $U --allow-sudo -- sh -c 'echo "self $$"; echo "pid1 $(cat /proc/1/comm)"; ls /proc | grep -c "^[0-9]"'
 	a_grep pidns.not_pid1 "$W/pidns.out" '^self 2$'
 	a_grep pidns.pid1_ours "$W/pidns.out" '^pid1 egressctl'
 	a_eq pidns.only_ours procs "$(tail -1 "$W/pidns.out")" 4 # pid 1, sh, ls, grep
-	egr pidns-exit --user $U -- sh -c 'exit 7'
+	egr pidns-exit --user $U --allow-sudo -- sh -c 'exit 7'
 	a_rc pidns.exit_status 7 pidns-exit
-	egr pidns-sig --user $U -- sh -c 'kill -USR1 $$'
+	egr pidns-sig --user $U --allow-sudo -- sh -c 'kill -USR1 $$'
 	a_rc pidns.signal_status 138 pidns-sig
-	egr pidns-timeout --user $U --timeout 1 -- sleep 30
+	egr pidns-timeout --user $U --allow-sudo --timeout 1 -- sleep 30
 	a_rc pidns.timeout 124 pidns-timeout
-	egr pidns-killafter --user $U --timeout 1 --kill-after 1 -- sh -c 'trap "" TERM; sleep 30'
+	egr pidns-killafter --user $U --allow-sudo --timeout 1 --kill-after 1 -- sh -c 'trap "" TERM; sleep 30'
 	a_rc pidns.kill_after 137 pidns-killafter
 	# egressctl's TERM reaches CMD through its pid 1
-	egr_bg pidns-fwd --user $U -- sh -c 'trap "echo got-term; exit 3" TERM; sleep 30 & wait'
+	egr_bg pidns-fwd --user $U --allow-sudo -- sh -c 'trap "echo got-term; exit 3" TERM; sleep 30 & wait'
 	sleep 1
 	kill -TERM "$EGR_PID"
 	egr_join 10
 	a_rc pidns.forwarded 3 pidns-fwd
 	a_grep pidns.forwarded_seen "$W/pidns-fwd.out" '^got-term$'
 	# an orphan is reaped, and CMD's end takes the rest of its namespace with it
-	egr pidns-orphan --user $U -- sh -c '(sleep 0.2 &) ; sleep 0.5; ps -o stat= -e 2>/dev/null | grep -c Z || true'
+	egr pidns-orphan --user $U --allow-sudo -- sh -c '(sleep 0.2 &) ; sleep 0.5; ps -o stat= -e 2>/dev/null | grep -c Z || true'
 	a_eq pidns.reaped zombies "$(tail -1 "$W/pidns-orphan.out")" 0
 }
 

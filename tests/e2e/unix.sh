@@ -147,13 +147,18 @@ test_detours() {
 		HITS=$(svc_hits)
 		u_egr "detour-$name" -- "$@"
 		a_blocked "detours.$name.blocked"
-		# proc_root: the holder is not in CMD's PID namespace (ENOENT);
+		# proc_root: Landlock refuses the holder's /proc entries (EACCES);
 		# the rest reach the mask
 		case $name in
-		proc_root) a_eq "detours.$name.errno" errno "$P_errno" ENOENT ;;
+		proc_root) a_eq "detours.$name.errno" errno "$P_errno" EACCES ;;
 		*) a_eq "detours.$name.errno" errno "$P_errno" ECONNREFUSED ;;
 		esac
 	done
+	# with --allow-sudo the holder is not even there: CMD's PID namespace
+	HITS=$(svc_hits)
+	u_egr detour-proc-sudo --allow-sudo -- "/proc/$holder/root$T/run/docker.sock"
+	a_blocked detours.proc_root_sudo.blocked
+	a_eq detours.proc_root_sudo.errno errno "$P_errno" ENOENT
 	# without the masks (only the name check, as the daemon's targets have
 	# it) the relative name goes through: why the masks are needed
 	umount "$W/alias"

@@ -55,9 +55,9 @@ struct run_state {
 	struct target *tg;
 	struct event_base *base;
 	struct sandbox_user user;
-	pid_t pid;	   /* pid 1 of CMD's PID namespace (sandbox_init) */
+	pid_t pid;	   /* CMD, or with --allow-sudo pid 1 of its PID namespace */
 	int pidfd;
-	int statfd;	   /* CMD's wait status, written by that pid 1 */
+	int statfd;	   /* --allow-sudo: CMD's wait status, from that pid 1 */
 	char **masks;	   /* the unix sockets masked in CMD's mount namespace */
 	int status;	   /* exit status to return */
 	struct term *term; /* --ask: egressctl's terminal */
@@ -239,10 +239,11 @@ struct child_env {
 	int statfd;		     /* CMD's wait status goes here (pid 1) */
 };
 
-/* The child, pid 1 of a new PID namespace: the walls (sandbox_enter_opts),
- * then a fork: the grandchild execs CMD, the child stays as the
- * namespace's init (sandbox_init). Reports failure on errfd as
- * "<exit status> <message>"; CMD's wait status goes to env->statfd. */
+/* The child: the walls (sandbox_enter_opts), then CMD. With --allow-sudo it
+ * is pid 1 of a new PID namespace and forks: the grandchild execs CMD, the
+ * child stays as the namespace's init (sandbox_init), and CMD's wait status
+ * goes to env->statfd. Reports failure on errfd as "<exit status>
+ * <message>". */
 static __attribute__((noreturn)) void
 child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbox_term *term,
 	   int errfd, const struct child_env *env)
@@ -262,13 +263,13 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbo
 		.keep_fd = errfd,
 		.keep_fd2 = env->statfd,
 		.unix_masks = env->masks,
-		.own_proc = true,
+		.own_proc = o->allow_sudo,
 		.allow_sudo = o->allow_sudo,
 	};
 	pid_t pid;
 
 	err = sandbox_enter_opts(u, &so, &what);
-	if (!err) {
+	if (!err && o->allow_sudo) {
 		what = "fork";
 		pid = fork();
 		if (pid == -1)
@@ -280,7 +281,7 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbo
 			sandbox_init(pid, env->statfd);
 		}
 	}
-	if (!err)
+	if (!err && env->statfd >= 0)
 		close(env->statfd);
 	if (err) {
 		snprintf(msg, sizeof(msg), "%d cannot confine the command (%s): %s", EGR_EXIT_ERROR,
@@ -371,7 +372,7 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		term.pty_sock = sv[1];
 		tp = &term;
 	}
-	if (pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) {
+	if (st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) {
 		err = -errno;
 		goto out_sv;
 	}
@@ -380,9 +381,14 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		goto out_sv;
 	}
 	memset(&args, 0, sizeof(args));
-	/* CMD's own PID namespace: no process outside is there to name
-	 * (/proc/PID/root, mem, fd, signals) */
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWPID;
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	/* --allow-sudo: CMD's own PID namespace, where no process outside is
+	 * there to name (/proc/PID/root, mem, fd, signals) whatever the
+	 * capabilities sudo gives. Not for every run: the pids CMD sees would no
+	 * longer be those the denial lines and the log name (docs/security-
+	 * sandbox.md), and Landlock already refuses those /proc entries. */
+	if (st->opts->allow_sudo)
+		args.flags |= CLONE_NEWPID;
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
 	args.cgroup = (uint64_t)cg_fd;
@@ -401,12 +407,14 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		struct child_env env = {target_http_url(st->tg), target_socks_url(st->tg),
 					&st->nofile, st->masks, xfd[1]};
 
-		close(xfd[0]);
+		if (xfd[0] != -1)
+			close(xfd[0]);
 
 		child_exec(st->opts, u, tp, pfd[1], &env);
 	}
 	close(pfd[1]);
-	close(xfd[1]);
+	if (xfd[1] != -1)
+		close(xfd[1]);
 	xfd[1] = -1;
 	st->statfd = xfd[0];
 	xfd[0] = -1;
