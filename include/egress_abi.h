@@ -218,9 +218,9 @@ struct egr_unix_key {
 	char path[EGR_UNIX_PATH_LEN];
 };
 struct egr_unix_val {
-	__u32 index;  /* the entry, for userspace to name it */
-	__u8 action;  /* EGR_UNIX_DENY or EGR_UNIX_ALLOW */
-	__u8 pad[3];  /* always zero */
+	__u32 index; /* the entry, for userspace to name it */
+	__u8 action; /* EGR_UNIX_DENY or EGR_UNIX_ALLOW */
+	__u8 pad[3]; /* always zero */
 };
 #define EGR_UNIX_DENY  1
 #define EGR_UNIX_ALLOW 2

@@ -1655,7 +1655,7 @@ sudo_child(void *arg)
 	CHECKF(bnd == want, "CapBnd %llx, want %llx", bnd, want);
 	CHECK(status_hex("CapEff") == 0 && status_hex("CapPrm") == 0);
 	CHECK(status_hex("NoNewPrivs") == 0); /* setuid programs work */
-	CHECK(status_hex("Seccomp") == 2);     /* ... and the filter is on anyway */
+	CHECK(status_hex("Seccomp") == 2);    /* ... and the filter is on anyway */
 	CHECK(prctl(PR_GET_SECUREBITS, 0, 0, 0, 0) >= 0 &&
 	      !(prctl(PR_GET_SECUREBITS, 0, 0, 0, 0) & SECBIT_NOROOT));
 	CHECK_ERR(unshare(CLONE_NEWNET), EPERM);

@@ -76,7 +76,8 @@ test_allow_deny(void **state)
 	deny[0] = "relative.sock";
 	assert_int_equal(unixsvc_build(&s, NULL, NULL, 0, deny, 1, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "absolute"));
-	allow[0] = "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	allow[0] = "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		   "aaaaaa"
 		   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock";
 	assert_int_equal(unixsvc_build(&s, NULL, allow, 1, NULL, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "longer"));

@@ -55,7 +55,7 @@ struct run_state {
 	struct target *tg;
 	struct event_base *base;
 	struct sandbox_user user;
-	pid_t pid;	   /* CMD, or with --allow-sudo pid 1 of its PID namespace */
+	pid_t pid; /* CMD, or with --allow-sudo pid 1 of its PID namespace */
 	int pidfd;
 	int statfd;	   /* --allow-sudo: CMD's wait status, from that pid 1 */
 	char **masks;	   /* the unix sockets masked in CMD's mount namespace */

@@ -147,8 +147,8 @@ const struct opt target_opt_table[] = {
 	 "docker, containerd, podman, buildkit, CRI-O, systemd's\n"
 	 "private sockets, the D-Bus system and session buses)",
 	 .call = add_unix},
-	{"deny-unix", 0, OPT_T_CALL, 0, "PATH",
-	 "deny the unix socket PATH too (as those above)", .call = add_unix},
+	{"deny-unix", 0, OPT_T_CALL, 0, "PATH", "deny the unix socket PATH too (as those above)",
+	 .call = add_unix},
 	{0},
 };
 

@@ -42,14 +42,14 @@ struct target_opts {
 	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
 	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
 	int nproxy;
-	bool audit;		   /* record what would be denied, deny nothing */
-	bool allow_abstract_unix;  /* kernels without the unix hooks */
+	bool audit;		  /* record what would be denied, deny nothing */
+	bool allow_abstract_unix; /* kernels without the unix hooks */
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
 	int nallow_unix;
 	const char *deny_unix[TARGET_MAX_UNIX];
 	int ndeny_unix;
-	const char *unix_root; /* EGR_TESTING builds only: the defaults under it */
+	const char *unix_root;	   /* EGR_TESTING builds only: the defaults under it */
 	int max_conns;		   /* proxy connections at once (0: 4096, or what fits) */
 	int max_conns_per_process; /* of them, one process's (0: a quarter) */
 	int idle_timeout;	   /* seconds a tunnel may be silent (0: 600) */

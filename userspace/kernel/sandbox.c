@@ -75,17 +75,18 @@
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
 /* x86_64 numbers of the new mount API (the 6.1 headers have most, not all) */
-#define SBX_NR_open_tree       428
-#define SBX_NR_move_mount      429
-#define SBX_NR_fsopen	       430
-#define SBX_NR_fsconfig	       431
-#define SBX_NR_fsmount	       432
-#define SBX_NR_fspick	       433
-#define SBX_NR_mount_setattr   442
-#define SBX_NR_open_tree_attr  467
-#define SBX_CLONE_NEW	       (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
-				CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
-#define SBX_CLONE_NEWTIME      0x00000080
+#define SBX_NR_open_tree      428
+#define SBX_NR_move_mount     429
+#define SBX_NR_fsopen	      430
+#define SBX_NR_fsconfig	      431
+#define SBX_NR_fsmount	      432
+#define SBX_NR_fspick	      433
+#define SBX_NR_mount_setattr  442
+#define SBX_NR_open_tree_attr 467
+#define SBX_CLONE_NEW                                                                              \
+	(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+	 CLONE_NEWPID | CLONE_NEWNET)
+#define SBX_CLONE_NEWTIME 0x00000080
 #ifndef SECCOMP_RET_KILL_PROCESS
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
 #endif
@@ -1136,8 +1137,8 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 		if (st.st_nlink > 1) {
 			/* a name of it that no mask covers, wherever it is */
 			set_err(errbuf, errlen,
-				"%s has %ju other hard link(s): a way around its mask in CMD's mount "
-				"namespace (remove them, or --allow-unix %s)",
+				"%s has %ju other hard link(s): a way around its mask in "
+				"CMD's mount namespace (remove them, or --allow-unix %s)",
 				sockets[i], (uintmax_t)(st.st_nlink - 1), sockets[i]);
 			err = -EMLINK;
 			break;
@@ -1146,7 +1147,8 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 		/* the mount it was found through: the longest mount point above it
 		 * on its device (the last one listed wins: mounted on top) */
 		for (size_t j = 0; j < nm; j++)
-			if (makedev(m[j].maj, m[j].min) == st.st_dev && path_under(real, m[j].point) &&
+			if (makedev(m[j].maj, m[j].min) == st.st_dev &&
+			    path_under(real, m[j].point) &&
 			    (!home || strlen(m[j].point) >= strlen(home->point)))
 				home = &m[j];
 		if (err || !home)
@@ -1155,13 +1157,15 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 		 * the same filesystem (a bind mount of /run, of the socket itself) */
 		rel = real + (strcmp(home->point, "/") ? strlen(home->point) : 0);
 		if ((size_t)snprintf(cand, sizeof(cand), "%s%s",
-				     strcmp(home->root, "/") ? home->root : "", rel) >= sizeof(real))
+				     strcmp(home->root, "/") ? home->root : "",
+				     rel) >= sizeof(real))
 			continue;
 		memcpy(real, cand, strlen(cand) + 1); /* real := path in the filesystem */
 		for (size_t j = 0; !err && j < nm; j++) {
 			const char *tail;
 
-			if (makedev(m[j].maj, m[j].min) != st.st_dev || !path_under(real, m[j].root))
+			if (makedev(m[j].maj, m[j].min) != st.st_dev ||
+			    !path_under(real, m[j].root))
 				continue;
 			tail = real + (strcmp(m[j].root, "/") ? strlen(m[j].root) : 0);
 			if ((size_t)snprintf(cand, sizeof(cand), "%s%s",
@@ -1222,8 +1226,8 @@ mount_own_proc(void)
  * raw I/O, ptrace, the clock, the audit rules, file handles
  * (CAP_DAC_READ_SEARCH) or other processes' resources. */
 static const int sudo_caps[] = {
-	CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FOWNER,	    CAP_FSETID,	     CAP_KILL,
-	CAP_SETGID, CAP_SETUID,	      CAP_SETPCAP,	    CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
+	CAP_CHOWN,	 CAP_DAC_OVERRIDE, CAP_FOWNER,	CAP_FSETID,	      CAP_KILL,
+	CAP_SETGID,	 CAP_SETUID,	   CAP_SETPCAP, CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
 	CAP_AUDIT_WRITE, CAP_SETFCAP,
 };
 

@@ -15,20 +15,20 @@
  * --user), or a bus call that makes one (busctl call org.freedesktop.systemd1
  * ... StartTransientUnit, the session bus's systemd --user likewise). */
 const char *const unixsvc_defaults[] = {
-	"/run/docker.sock",			 /* dockerd */
-	"/run/user/*/docker.sock",		 /* rootless dockerd */
+	"/run/docker.sock",			  /* dockerd */
+	"/run/user/*/docker.sock",		  /* rootless dockerd */
 	"/run/docker/containerd/containerd.sock", /* dockerd's own containerd (< 20.10) */
-	"/run/containerd/containerd.sock",	 /* containerd (ctr, nerdctl) */
-	"/run/containerd/containerd.sock.ttrpc", /* its ttrpc twin */
-	"/run/podman/podman.sock",		 /* podman system service */
-	"/run/user/*/podman/podman.sock",	 /* rootless podman */
-	"/run/buildkit/buildkitd.sock",		 /* buildkitd */
-	"/run/user/*/buildkit/buildkitd.sock",	 /* rootless buildkitd */
-	"/run/crio/crio.sock",			 /* CRI-O */
-	"/run/systemd/private",			 /* systemd (systemctl, systemd-run as root) */
-	"/run/user/*/systemd/private",		 /* systemd --user */
-	"/run/dbus/system_bus_socket",		 /* the D-Bus system bus */
-	"/run/user/*/bus",			 /* the D-Bus session bus */
+	"/run/containerd/containerd.sock",	  /* containerd (ctr, nerdctl) */
+	"/run/containerd/containerd.sock.ttrpc",  /* its ttrpc twin */
+	"/run/podman/podman.sock",		  /* podman system service */
+	"/run/user/*/podman/podman.sock",	  /* rootless podman */
+	"/run/buildkit/buildkitd.sock",		  /* buildkitd */
+	"/run/user/*/buildkit/buildkitd.sock",	  /* rootless buildkitd */
+	"/run/crio/crio.sock",			  /* CRI-O */
+	"/run/systemd/private",			  /* systemd (systemctl, systemd-run as root) */
+	"/run/user/*/systemd/private",		  /* systemd --user */
+	"/run/dbus/system_bus_socket",		  /* the D-Bus system bus */
+	"/run/user/*/bus",			  /* the D-Bus session bus */
 	NULL,
 };
 
