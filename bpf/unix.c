@@ -34,21 +34,31 @@ struct {
 
 /* Test builds put every default under a directory of their own: the
  * "/run/user/" of a "*" entry comes after it. 0 otherwise. */
-const volatile __u32 unix_root_len = 0;
+const volatile __u64 unix_root_len = 0; /* 64 bits: no tail padding in .rodata */
 
 #define SUN_PATH_MAX 108
 #define PATH_IDX(i)  ((i) & (EGR_UNIX_PATH_LEN - 1))
 
-/* Does k hold the bytes of s at off? (s a constant: unrolled) */
-#define has_prefix(k, off, s) has_prefix_n((k), (off), (s), sizeof(s) - 1)
+/* Does k hold "/run/user/" at off? Character by character: a string
+ * constant would land in .rodata, whose size the loader checks against the
+ * tunables' when it takes pinned programs over. */
 static __always_inline int
-has_prefix_n(const char *k, int off, const char *s, int n)
+run_user_at(const char *k, int off)
 {
-#pragma unroll
-	for (int i = 0; i < n; i++)
-		if (k[PATH_IDX(off + i)] != s[i])
-			return 0;
-	return 1;
+	return k[PATH_IDX(off)] == '/' && k[PATH_IDX(off + 1)] == 'r' &&
+	       k[PATH_IDX(off + 2)] == 'u' && k[PATH_IDX(off + 3)] == 'n' &&
+	       k[PATH_IDX(off + 4)] == '/' && k[PATH_IDX(off + 5)] == 'u' &&
+	       k[PATH_IDX(off + 6)] == 's' && k[PATH_IDX(off + 7)] == 'e' &&
+	       k[PATH_IDX(off + 8)] == 'r' && k[PATH_IDX(off + 9)] == '/';
+}
+
+/* ... or "/var" + "/run/user/" */
+static __always_inline int
+var_run_user_at(const char *k, int off)
+{
+	return k[PATH_IDX(off)] == '/' && k[PATH_IDX(off + 1)] == 'v' &&
+	       k[PATH_IDX(off + 2)] == 'a' && k[PATH_IDX(off + 3)] == 'r' &&
+	       run_user_at(k, off + 4);
 }
 
 /* k->path holds a name, zero-padded. Its entry as it is, or else with the
@@ -61,14 +71,14 @@ unix_lookup(struct egr_unix_key *k, char *uid)
 	struct egr_unix_val *v;
 	int p, d = 0, i;
 
-	int r = unix_root_len & 63;
+	int r = (int)(unix_root_len & 63);
 
 	v = bpf_map_lookup_elem(&egr_unix_paths, k);
 	if (v)
 		return v;
-	if (has_prefix(k->path, r, "/run/user/"))
+	if (run_user_at(k->path, r))
 		p = r + 10;
-	else if (has_prefix(k->path, r, "/var/run/user/"))
+	else if (var_run_user_at(k->path, r))
 		p = r + 14;
 	else
 		return NULL;
