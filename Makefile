@@ -133,7 +133,7 @@ fuzz: $(FUZZ_BINS)
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci unix sudo
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \

@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 7 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 8 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -41,6 +41,7 @@ enum egr_reason {
 	EGR_R_BIND_PROXY = 17,	  /* bind to one of egressctl's listener ports */
 	EGR_R_SKB_DROP = 18,	  /* catch-all: packet not to loopback or approved */
 	EGR_R_BIND_FOREIGN = 19,  /* bind where a socket outside this sandbox is bound */
+	EGR_R_UNIX_SERVICE = 20,  /* unix socket of a service that starts work outside */
 	EGR_R_MAX,
 };
 
@@ -208,6 +209,27 @@ struct egr_pre_rec {
 	__u32 pad;	 /* always zero */
 };
 _Static_assert(sizeof(struct egr_pre_rec) == 72, "egr_pre_rec layout");
+
+/* Map egr_unix_paths (hash): the filesystem unix
+ * sockets of local services that start work outside the cgroup (container
+ * runtimes, the service manager, the D-Bus buses), and --allow-unix
+ * exceptions. Path keys are the socket's name zero-padded; a component
+ * "/run/user/<uid>/" (or "/var/run/user/<uid>/") is looked up a second time
+ * with the uid replaced by one '*' (an entry for every user). Events of reason
+ * EGR_R_UNIX_SERVICE carry the entry's index in port (host order) and, for a
+ * '*' entry, the uid's digits in addr (NUL-terminated). */
+#define EGR_UNIX_PATH_LEN 128 /* sun_path is 108 bytes; 128 keeps indexes masked */
+struct egr_unix_key {
+	char path[EGR_UNIX_PATH_LEN];
+};
+struct egr_unix_val {
+	__u32 index; /* the entry, for userspace to name it */
+	__u8 action; /* EGR_UNIX_DENY or EGR_UNIX_ALLOW */
+	__u8 pad[3]; /* always zero */
+};
+#define EGR_UNIX_DENY  1
+#define EGR_UNIX_ALLOW 2
+_Static_assert(sizeof(struct egr_unix_val) == 8, "egr_unix_val layout");
 
 /* Pin layout under the bpffs root: <root>/egressctl/<cgroup id>/{link_*,map_*} */
 #define EGR_PIN_DIR "egressctl"

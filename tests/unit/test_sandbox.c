@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -351,6 +352,56 @@ test_seccomp_userns(void **state)
 {
 	(void)state;
 	expect_child_ok(userns_child, NULL, true);
+}
+
+/* ---- seccomp: mounts, modules, kexec, file handles (what a root made by
+ * sudo would use), as root with every capability: only the filter refuses */
+
+static void
+root_syscalls_child(void *arg)
+{
+	char dir[] = "/tmp/egr-sbx-mnt-XXXXXX", handle[64] = {0};
+	long pid;
+	int fd;
+
+	(void)arg;
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_ERR(mount("none", dir, "tmpfs", 0, NULL), EPERM);
+	CHECK_ERR(umount2("/sys/fs/cgroup", MNT_DETACH), EPERM);
+	CHECK_ERR(syscall(SYS_pivot_root, "/", "/"), EPERM);
+	CHECK_ERR(syscall(430 /* fsopen */, "tmpfs", 0), EPERM);
+	CHECK_ERR(syscall(428 /* open_tree */, AT_FDCWD, "/", 1), EPERM);
+	CHECK_ERR(syscall(442 /* mount_setattr */, AT_FDCWD, "/", 0, NULL, 0), EPERM);
+	CHECK_ERR(syscall(429 /* move_mount */, -1, "", -1, "", 0), EPERM);
+	CHECK_ERR(unshare(CLONE_NEWNS), EPERM);
+	CHECK_ERR(unshare(CLONE_NEWNET), EPERM);
+	CHECK_ERR(unshare(CLONE_NEWPID), EPERM);
+	CHECK_ERR(unshare(0x80 /* CLONE_NEWTIME */), EPERM);
+	pid = syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0);
+	reap_unexpected(pid, "clone(CLONE_NEWNET)");
+	CHECK(pid == -1 && errno == EPERM);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_ERR(syscall(SYS_finit_module, fd, "", 0), EPERM);
+	close(fd);
+	CHECK_ERR(syscall(SYS_init_module, NULL, 0, ""), EPERM);
+	CHECK_ERR(syscall(SYS_delete_module, "egr_none", 0), EPERM);
+	CHECK_ERR(syscall(SYS_kexec_load, 0, 0, NULL, 0), EPERM);
+	CHECK_ERR(syscall(SYS_kexec_file_load, -1, -1, 0, "", 0), EPERM);
+	CHECK_ERR(syscall(SYS_open_by_handle_at, AT_FDCWD, handle, O_RDONLY), EPERM);
+	CHECK_ERR(syscall(SYS_reboot, 0, 0, 0, NULL), EPERM);
+	CHECK_ERR(syscall(SYS_acct, NULL), EPERM);
+	CHECK_ERR(syscall(SYS_swapoff, "/nonexistent"), EPERM);
+	rmdir(dir);
+}
+
+static void
+test_seccomp_root_syscalls(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	expect_child_ok(root_syscalls_child, NULL, true);
 }
 
 /* ---- seccomp: other processes, bpf, io_uring ------------------------------------------ */
@@ -1566,6 +1617,167 @@ test_enter_no_propagation(void **state)
 	check_child(&res);
 }
 
+/* ---- --allow-sudo and the unix masks ---------------------------------------------------- */
+
+static unsigned long long
+status_hex(const char *key)
+{
+	char line[256];
+	unsigned long long v = ~0ULL;
+	FILE *f = fopen("/proc/self/status", "r");
+	size_t n = strlen(key);
+
+	if (!f)
+		return v;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtoull(line + n + 1, NULL, 16);
+	fclose(f);
+	return v;
+}
+
+static void
+sudo_child(void *arg)
+{
+	struct sandbox_user u = {.uid = 65534, .gid = 65534};
+	struct sandbox_opts o = {.keep_fd = child_msg_fd, .keep_fd2 = -1, .allow_sudo = true};
+	unsigned long long want = 0, bnd;
+	const char *what = NULL;
+	int err;
+
+	(void)arg;
+	err = sandbox_enter_opts(&u, &o, &what);
+	CHECKF(err == 0, "sandbox_enter_opts: %s: %s", what ? what : "?", strerror(-err));
+	for (int cap = 0; cap < 64; cap++)
+		if (sandbox_sudo_cap(cap))
+			want |= 1ULL << cap;
+	bnd = status_hex("CapBnd");
+	CHECKF(bnd == want, "CapBnd %llx, want %llx", bnd, want);
+	CHECK(status_hex("CapEff") == 0 && status_hex("CapPrm") == 0);
+	CHECK(status_hex("NoNewPrivs") == 0); /* setuid programs work */
+	CHECK(status_hex("Seccomp") == 2);    /* ... and the filter is on anyway */
+	CHECK(prctl(PR_GET_SECUREBITS, 0, 0, 0, 0) >= 0 &&
+	      !(prctl(PR_GET_SECUREBITS, 0, 0, 0, 0) & SECBIT_NOROOT));
+	CHECK_ERR(unshare(CLONE_NEWNET), EPERM);
+	CHECK_ERR(syscall(SYS_bpf, 0, NULL, 0), EPERM);
+}
+
+/* --allow-sudo: no no_new_privs, the filter installed while privileged,
+ * the bounding set of sandbox_sudo_cap and none of the way-out ones. */
+static void
+test_enter_sudo(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_false(sandbox_sudo_cap(CAP_SYS_ADMIN));
+	assert_false(sandbox_sudo_cap(CAP_NET_ADMIN));
+	assert_false(sandbox_sudo_cap(CAP_BPF));
+	assert_false(sandbox_sudo_cap(CAP_SYS_MODULE));
+	assert_false(sandbox_sudo_cap(CAP_SYS_PTRACE));
+	assert_false(sandbox_sudo_cap(CAP_NET_RAW));
+	assert_false(sandbox_sudo_cap(CAP_DAC_READ_SEARCH));
+	assert_false(sandbox_sudo_cap(CAP_MKNOD));
+	assert_true(sandbox_sudo_cap(CAP_SETUID));
+	expect_child_ok(sudo_child, NULL, false);
+}
+
+static int
+listen_at(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -1;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) || listen(fd, 1))
+		return -1;
+	return fd;
+}
+
+static bool
+has(char **list, const char *p)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, p))
+			return true;
+	return false;
+}
+
+struct masks_arg {
+	char dir[64];
+};
+
+static void
+masks_child(void *arg)
+{
+	struct masks_arg *a = arg;
+	char sock[128], alias[128], other[160], err[256], *in[2];
+	char **m = NULL;
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd;
+
+	snprintf(sock, sizeof(sock), "%s/svc/docker.sock", a->dir);
+	snprintf(alias, sizeof(alias), "%s/alias", a->dir);
+	in[0] = sock;
+	in[1] = NULL;
+	CHECK(unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	/* the socket itself */
+	CHECK(sandbox_unix_masks(in, &m, err, sizeof(err)) == 0);
+	CHECKF(has(m, sock), "%s not masked", sock);
+	sandbox_free_masks(m);
+	/* and through a bind mount of its directory */
+	snprintf(other, sizeof(other), "%s/svc", a->dir);
+	CHECK(mkdir(alias, 0755) == 0 && mount(other, alias, NULL, MS_BIND, NULL) == 0);
+	snprintf(other, sizeof(other), "%s/docker.sock", alias);
+	CHECK(sandbox_unix_masks(in, &m, err, sizeof(err)) == 0);
+	CHECKF(has(m, sock) && has(m, other), "the alias %s is not masked", other);
+	sandbox_free_masks(m);
+	/* a second hard link: refused, in words */
+	snprintf(other, sizeof(other), "%s/hl.sock", a->dir);
+	CHECK(link(sock, other) == 0);
+	CHECK(sandbox_unix_masks(in, &m, err, sizeof(err)) == -EMLINK && !m);
+	CHECKF(strstr(err, "hard link") && strstr(err, "--allow-unix"), "said: %s", err);
+	unlink(other);
+	/* a mask is ECONNREFUSED by any name */
+	CHECK(sandbox_unix_masks(in, &m, err, sizeof(err)) == 0);
+	for (char **p = m; *p; p++)
+		CHECK(mount("/dev/null", *p, NULL, MS_BIND, NULL) == 0);
+	sandbox_free_masks(m);
+	CHECK(strlen(alias) + 13 < sizeof(sun.sun_path));
+	memcpy(sun.sun_path, alias, strlen(alias));
+	memcpy(sun.sun_path + strlen(alias), "/docker.sock", 13);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK_ERR(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), ECONNREFUSED);
+	close(fd);
+}
+
+static void
+test_unix_masks(void **state)
+{
+	struct masks_arg a = {.dir = "/tmp/egr-sbx-unix-XXXXXX"};
+	char svc[128], sock[160];
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(a.dir));
+	snprintf(svc, sizeof(svc), "%s/svc", a.dir);
+	assert_int_equal(mkdir(svc, 0755), 0);
+	snprintf(sock, sizeof(sock), "%s/docker.sock", svc);
+	fd = listen_at(sock);
+	assert_true(fd >= 0);
+	expect_child_ok(masks_child, &a, false);
+	close(fd);
+	unlink(sock);
+	rmdir(svc);
+	snprintf(svc, sizeof(svc), "%s/alias", a.dir);
+	rmdir(svc);
+	rmdir(a.dir);
+}
+
 int
 main(void)
 {
@@ -1574,6 +1786,7 @@ main(void)
 		cmocka_unit_test(test_seccomp_packet_control),
 		cmocka_unit_test(test_seccomp_allowed_families),
 		cmocka_unit_test(test_seccomp_userns),
+		cmocka_unit_test(test_seccomp_root_syscalls),
 		cmocka_unit_test(test_seccomp_cross_process),
 		cmocka_unit_test(test_seccomp_bpf_io_uring),
 		cmocka_unit_test(test_seccomp_tiocsti),
@@ -1594,6 +1807,8 @@ main(void)
 		cmocka_unit_test(test_tty_alias),
 		cmocka_unit_test(test_enter_term_pty),
 		cmocka_unit_test(test_enter_term_none),
+		cmocka_unit_test(test_enter_sudo),
+		cmocka_unit_test(test_unix_masks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

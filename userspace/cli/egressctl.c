@@ -298,6 +298,9 @@ static const struct opt test_opt_table[] = {
 	/* shrink the --log buffer, to test what a failing disk loses */
 	{"test-log-buffer", 0, OPT_T_CALL, 0, "BYTES", NULL, .call = set_size,
 	 .flags = OPT_F_HIDDEN},
+	/* the default unix service sockets under DIR (stand-ins of the tests) */
+	{"test-unix-root", 0, OPT_T_STR, offsetof(struct target_opts, unix_root), "DIR", NULL,
+	 .flags = OPT_F_HIDDEN},
 	{0},
 };
 #define TEST_OPTS test_opt_table

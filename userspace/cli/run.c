@@ -40,6 +40,7 @@
 #include "proxy/quota.h"
 #include "cli/run.h"
 #include "kernel/sandbox.h"
+#include "kernel/unixsvc.h"
 #include "cli/status.h"
 #include "cli/summary.h"
 #include "cli/term.h"
@@ -54,8 +55,10 @@ struct run_state {
 	struct target *tg;
 	struct event_base *base;
 	struct sandbox_user user;
-	pid_t pid;
+	pid_t pid; /* CMD, or with --allow-sudo pid 1 of its PID namespace */
 	int pidfd;
+	int statfd;	   /* --allow-sudo: CMD's wait status, from that pid 1 */
+	char **masks;	   /* the unix sockets masked in CMD's mount namespace */
 	int status;	   /* exit status to return */
 	struct term *term; /* --ask: egressctl's terminal */
 	struct asker *asker;
@@ -94,6 +97,13 @@ static const struct opt run_opt_table[] = {
 	{"user", 0, OPT_T_STR, RO(user), "USER",
 	 "run CMD as USER (default: the sudo caller; CMD never\n"
 	 "runs as root unless USER is root)"},
+	{"allow-sudo", 0, OPT_T_FLAG, RO(allow_sudo), NULL,
+	 "let setuid programs (sudo) work in CMD: no\n"
+	 "no_new_privs; what they run as root keeps the file\n"
+	 "capabilities (chown, write any file...) but no way out\n"
+	 "of the cgroup or the namespaces (mount, bpf, modules,\n"
+	 "namespaces, ptrace, raw sockets and network\n"
+	 "configuration stay refused)"},
 	{"quiet", 'q', OPT_T_FLAG, RO(quiet), NULL,
 	 "print neither denials nor the summary at exit"},
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
@@ -149,6 +159,7 @@ on_child(evutil_socket_t fd, short what, void *arg)
 {
 	struct run_state *st = arg;
 	siginfo_t si;
+	int ws;
 
 	(void)what;
 	memset(&si, 0, sizeof(si));
@@ -157,6 +168,13 @@ on_child(evutil_socket_t fd, short what, void *arg)
 		st->status = EGR_EXIT_ERROR;
 	} else if (si.si_pid == 0) {
 		return; /* spurious */
+	} else if (st->statfd != -1 && read(st->statfd, &ws, sizeof(ws)) == (ssize_t)sizeof(ws)) {
+		/* CMD's own status, as its namespace's pid 1 saw it */
+		if (WIFSIGNALED(ws))
+			st->status = jobtimer_status(st->jt, 128 + WTERMSIG(ws),
+						     WTERMSIG(ws) == SIGKILL);
+		else
+			st->status = jobtimer_status(st->jt, WEXITSTATUS(ws), false);
 	} else if (si.si_code == CLD_EXITED) {
 		st->status = jobtimer_status(st->jt, si.si_status, false);
 	} else {
@@ -223,10 +241,15 @@ struct child_env {
 	const char *http;	     /* http://127.0.0.1:PORT */
 	const char *socks;	     /* socks5h://127.0.0.1:PORT */
 	const struct rlimit *nofile; /* the descriptor limit CMD gets */
+	char *const *masks;	     /* unix sockets to mask */
+	int statfd;		     /* CMD's wait status goes here (pid 1) */
 };
 
-/* The child: between clone3() and execve(). Reports failure on errfd as
- * "<exit status> <message>". */
+/* The child: the walls (sandbox_enter_opts), then CMD. With --allow-sudo it
+ * is pid 1 of a new PID namespace and forks: the grandchild execs CMD, the
+ * child stays as the namespace's init (sandbox_init), and CMD's wait status
+ * goes to env->statfd. Reports failure on errfd as "<exit status>
+ * <message>". */
 static __attribute__((noreturn)) void
 child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbox_term *term,
 	   int errfd, const struct child_env *env)
@@ -241,7 +264,31 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbo
 	signal(SIGPIPE, SIG_DFL);
 	if (env->nofile->rlim_max) /* egressctl raised its own limit, not CMD's */
 		setrlimit(RLIMIT_NOFILE, env->nofile);
-	err = sandbox_enter(u, term, errfd, &what);
+	struct sandbox_opts so = {
+		.term = term,
+		.keep_fd = errfd,
+		.keep_fd2 = env->statfd,
+		.unix_masks = env->masks,
+		.own_proc = o->allow_sudo,
+		.allow_sudo = o->allow_sudo,
+	};
+	pid_t pid;
+
+	err = sandbox_enter_opts(u, &so, &what);
+	if (!err && o->allow_sudo) {
+		what = "fork";
+		pid = fork();
+		if (pid == -1)
+			err = -errno;
+		if (pid > 0) {
+			/* egressctl's read of errfd ends when CMD's exec closes the
+			 * last copy */
+			close(errfd);
+			sandbox_init(pid, env->statfd);
+		}
+	}
+	if (!err && env->statfd >= 0)
+		close(env->statfd);
 	if (err) {
 		snprintf(msg, sizeof(msg), "%d cannot confine the command (%s): %s", EGR_EXIT_ERROR,
 			 what, strerror(-err));
@@ -318,7 +365,7 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 	struct sandbox_term term, *tp = NULL;
 	struct clone_args args;
 	char msg[512];
-	int pfd[2], sv[2] = {-1, -1}, pidfd = -1, master = -1, err;
+	int pfd[2], sv[2] = {-1, -1}, xfd[2] = {-1, -1}, pidfd = -1, master = -1, err;
 	ssize_t n;
 	pid_t pid;
 
@@ -333,12 +380,23 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		term.pty_sock = sv[1];
 		tp = &term;
 	}
+	if (st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) {
+		err = -errno;
+		goto out_sv;
+	}
 	if (pipe2(pfd, O_CLOEXEC)) {
 		err = -errno;
 		goto out_sv;
 	}
 	memset(&args, 0, sizeof(args));
 	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	/* --allow-sudo: CMD's own PID namespace, where no process outside is
+	 * there to name (/proc/PID/root, mem, fd, signals) whatever the
+	 * capabilities sudo gives. Not for every run: the pids CMD sees would no
+	 * longer be those the denial lines and the log name (docs/security-
+	 * sandbox.md), and Landlock already refuses those /proc entries. */
+	if (st->opts->allow_sudo)
+		args.flags |= CLONE_NEWPID;
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
 	args.cgroup = (uint64_t)cg_fd;
@@ -355,11 +413,19 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		if (sv[0] != -1)
 			close(sv[0]);
 		struct child_env env = {st->cgrel, target_http_url(st->tg),
-					target_socks_url(st->tg), &st->nofile};
+					target_socks_url(st->tg), &st->nofile, st->masks, xfd[1]};
+
+		if (xfd[0] != -1)
+			close(xfd[0]);
 
 		child_exec(st->opts, u, tp, pfd[1], &env);
 	}
 	close(pfd[1]);
+	if (xfd[1] != -1)
+		close(xfd[1]);
+	xfd[1] = -1;
+	st->statfd = xfd[0];
+	xfd[0] = -1;
 	st->pid = pid;
 	st->pidfd = pidfd;
 	if (sv[1] != -1) {
@@ -402,6 +468,10 @@ out_master:
 	if (master != -1)
 		close(master);
 out_sv:
+	if (xfd[0] != -1)
+		close(xfd[0]);
+	if (xfd[1] != -1)
+		close(xfd[1]);
 	if (sv[0] != -1)
 		close(sv[0]);
 	if (sv[1] != -1)
@@ -580,6 +650,29 @@ run_cgroup(struct run_state *st, uint64_t *cgid)
 	return 0;
 }
 
+/* The denied unix sockets there are, and every other name of them through
+ * the mount table: masked in CMD's mount namespace, which any way of
+ * naming them resolves into (a relative path, a symlink, /proc/self/root).
+ * A socket with a second hard link cannot be masked: refused, in words. */
+static int
+run_unix_masks(struct run_state *st)
+{
+	char errbuf[512];
+	char **exist;
+	int err;
+
+	exist = unixsvc_existing(target_unix_svc(st->tg), NULL);
+	if (!exist) {
+		log_warnx("cannot list the unix sockets to mask: out of memory");
+		return -ENOMEM;
+	}
+	err = sandbox_unix_masks(exist, &st->masks, errbuf, sizeof(errbuf));
+	unixsvc_free_list(exist);
+	if (err)
+		log_warnx("%s", errbuf);
+	return err;
+}
+
 /* The signals egressctl takes (and forwards), as a signalfd. */
 static int
 run_signals(struct run_state *st)
@@ -686,6 +779,9 @@ run_teardown(struct run_state *st)
 		close(st->sfd);
 	if (st->pidfd != -1)
 		close(st->pidfd);
+	if (st->statfd != -1)
+		close(st->statfd);
+	sandbox_free_masks(st->masks);
 	run_release_cgroup(st);
 	if (st->tg)
 		target_finish(st->tg); /* before the asker: connections withdraw their questions */
@@ -705,7 +801,7 @@ run_teardown(struct run_state *st)
 int
 run_main(struct run_opts *o)
 {
-	struct run_state st = {.opts = o, .pidfd = -1, .cg_fd = -1, .sfd = -1};
+	struct run_state st = {.opts = o, .pidfd = -1, .statfd = -1, .cg_fd = -1, .sfd = -1};
 	char errbuf[512];
 	size_t n = 0;
 	uint64_t cgid;
@@ -733,6 +829,8 @@ run_main(struct run_opts *o)
 		goto out;
 	}
 	st.attached = true;
+	if (run_unix_masks(&st))
+		goto out;
 	if (run_signals(&st) || run_start(&st))
 		goto out;
 	event_base_dispatch(st.base);

@@ -23,6 +23,7 @@
 #include "kernel/events.h"
 #include "kernel/existing.h"
 #include "kernel/loader.h"
+#include "kernel/unixsvc.h"
 #include "lib/log.h"
 #include "policy/audit.h"
 #include "proxy/proxy.h"
@@ -80,6 +81,26 @@ add_proxy_port(void *dst, const struct opt *o, const char *arg, char *err, size_
 		return -EINVAL;
 	}
 	t->proxy_ports[t->nproxy++] = (uint16_t)v;
+	return 0;
+}
+
+static int
+add_unix(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	bool allow = !strcmp(o->name, "allow-unix");
+	int *n = allow ? &t->nallow_unix : &t->ndeny_unix;
+
+	if (*n == TARGET_MAX_UNIX) {
+		snprintf(err, errlen, "at most %d", TARGET_MAX_UNIX);
+		return -EINVAL;
+	}
+	if (arg[0] != '/' || strlen(arg) >= UNIXSVC_PATH_MAX) {
+		snprintf(err, errlen, "expected an absolute path of at most %d bytes",
+			 UNIXSVC_PATH_MAX - 1);
+		return -EINVAL;
+	}
+	(allow ? t->allow_unix : t->deny_unix)[(*n)++] = arg;
 	return 0;
 }
 
@@ -149,6 +170,14 @@ const struct opt target_opt_table[] = {
 	{"allow-abstract-unix", 0, OPT_T_FLAG, TO(allow_abstract_unix), NULL,
 	 "run on kernels without the unix socket hooks (< 6.7),\n"
 	 "leaving abstract unix sockets unconfined"},
+	{"allow-unix", 0, OPT_T_CALL, 0, "PATH",
+	 "let CMD use the unix socket PATH of a service that\n"
+	 "starts work outside the sandbox (denied by default:\n"
+	 "docker, containerd, podman, buildkit, CRI-O, systemd's\n"
+	 "private sockets, the D-Bus system and session buses)",
+	 .call = add_unix},
+	{"deny-unix", 0, OPT_T_CALL, 0, "PATH", "deny the unix socket PATH too (as those above)",
+	 .call = add_unix},
 	{0},
 };
 
@@ -162,6 +191,7 @@ struct target {
 	struct proxy *px;
 	struct loader *ld;
 	struct revoker *rk; /* env->revoke_direct: the direct connections' revoke pass */
+	struct unixsvc unix_svc; /* the unix sockets denied, by entry index */
 	struct event *ev_ring, *ev_status;
 	int status_fd;
 	char status_path[128];
@@ -322,9 +352,18 @@ on_event(const struct egr_event *e, void *arg)
 	struct target *t = arg;
 	struct sockaddr_storage ss;
 	struct audit_rec r = {0};
-	char line[512], dest[160], comm[17], suggest[160] = "";
+	char line[512], dest[160], comm[17], suggest[160] = "", why[320];
 
-	events_dest(e, dest, sizeof(dest));
+	if (e->family == AF_UNIX && e->reason == EGR_R_UNIX_SERVICE) {
+		char uid[17], path[UNIXSVC_PATH_MAX + 16];
+
+		memcpy(uid, e->addr, 16);
+		uid[16] = 0;
+		unixsvc_name(&t->unix_svc, (int)e->port, uid, path, sizeof(path));
+		snprintf(dest, sizeof(dest), "unix:%s", path);
+	} else {
+		events_dest(e, dest, sizeof(dest));
+	}
 	policy_safe_comm(e->comm, comm);
 	if (event_addr(e, &ss)) {
 		r.ip = (struct sockaddr *)&ss;
@@ -335,6 +374,12 @@ on_event(const struct egr_event *e, void *arg)
 		snprintf(suggest, sizeof(suggest), "%s", dest);
 	r.decision = events_decision(e);
 	r.reason = events_reason(e->reason);
+	if (e->family == AF_UNIX && e->reason == EGR_R_UNIX_SERVICE) {
+		/* the record names the socket and the way to allow it */
+		snprintf(why, sizeof(why), "%s (--allow-unix %s allows it)", r.reason, dest + 5);
+		r.reason = why;
+		r.host = dest;
+	}
 	r.source = "bpf";
 	r.pid = e->tgid;
 	r.comm = comm;
@@ -344,7 +389,7 @@ on_event(const struct egr_event *e, void *arg)
 	audit_write(t->audit, &r);
 	if (e->verdict == EGR_V_REDIRECT || e->verdict == EGR_V_ALLOW)
 		return;
-	events_format(e, line, sizeof(line));
+	events_format_dest(e, dest, line, sizeof(line));
 	denial_line(t, line);
 }
 
@@ -443,6 +488,9 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 		goto fail;
 	audit_set_sink(t->audit, on_decision, t);
 	audit_set_limit(t->audit, o->log_buffer);
+	if (unixsvc_build(&t->unix_svc, o->unix_root, o->allow_unix, o->nallow_unix, o->deny_unix,
+			  o->ndeny_unix, errbuf, errlen))
+		goto fail;
 	return t;
 fail:
 	target_free(t);
@@ -607,6 +655,7 @@ loader_options(const struct target *t, uint64_t cgid, struct loader_opts *lo)
 	lo->emit_redirects = t->env->emit_redirects;
 	lo->audit_mode = o->audit;
 	lo->sandbox_cgid = cgid;
+	lo->unix_svc = &t->unix_svc;
 	memcpy(lo->skip_progs, o->skip_progs, sizeof(lo->skip_progs));
 	lo->socks_max = o->socks_max;
 	lo->on_event = on_event;
@@ -826,6 +875,12 @@ const char *
 target_socks_url(const struct target *t)
 {
 	return t->socks_url;
+}
+
+const struct unixsvc *
+target_unix_svc(const struct target *t)
+{
+	return &t->unix_svc;
 }
 
 const char *

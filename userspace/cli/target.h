@@ -14,6 +14,7 @@
 #include "policy/policy.h"
 
 #define TARGET_MAX_RULES 256
+#define TARGET_MAX_UNIX	 32 /* --allow-unix, and --deny-unix */
 
 struct event_base;
 struct asker;
@@ -23,6 +24,7 @@ struct proxy_revoked;
 struct status_info;
 struct existing_conn;
 struct existing_stats;
+struct unixsvc;
 
 struct rule_arg {
 	enum policy_action action;
@@ -42,8 +44,14 @@ struct target_opts {
 	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
 	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
 	int nproxy;
-	bool audit;		   /* record what would be denied, deny nothing */
-	bool allow_abstract_unix;  /* kernels without the unix hooks */
+	bool audit;		  /* record what would be denied, deny nothing */
+	bool allow_abstract_unix; /* kernels without the unix hooks */
+	/* unix sockets of services that start work outside (unixsvc.h) */
+	const char *allow_unix[TARGET_MAX_UNIX];
+	int nallow_unix;
+	const char *deny_unix[TARGET_MAX_UNIX];
+	int ndeny_unix;
+	const char *unix_root;	   /* EGR_TESTING builds only: the defaults under it */
 	int max_conns;		   /* proxy connections at once (0: 4096, or what fits) */
 	int max_conns_per_process; /* of them, one process's (0: a quarter) */
 	int idle_timeout;	   /* seconds a tunnel may be silent (0: 600) */
@@ -132,6 +140,11 @@ void target_detach(struct target *t);
 
 /* The pins' directory (for messages). */
 const char *target_pin_dir(const struct target *t);
+
+/* The unix sockets denied to the target (its defaults and options): the
+ * programs check the name CMD gives; run also masks them in CMD's mount
+ * namespace (which every other name resolves into). */
+const struct unixsvc *target_unix_svc(const struct target *t);
 
 /* The summary of everything decided; the log's fate for it. */
 struct summary *target_summary(const struct target *t);

@@ -357,6 +357,15 @@ same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+static bool
+same_strs(const char *const *a, int na, const char *const *b, int nb)
+{
+	for (int i = 0; na == nb && i < na; i++)
+		if (!same_str(a[i], b[i]))
+			return false;
+	return na == nb;
+}
+
 bool
 dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 {
@@ -369,6 +378,8 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	       x->dns_port == y->dns_port && x->nproxy == y->nproxy &&
 	       !memcmp(x->proxy_ports, y->proxy_ports, sizeof(x->proxy_ports)) &&
 	       x->audit == y->audit && x->allow_abstract_unix == y->allow_abstract_unix &&
+	       same_strs(x->allow_unix, x->nallow_unix, y->allow_unix, y->nallow_unix) &&
+	       same_strs(x->deny_unix, x->ndeny_unix, y->deny_unix, y->ndeny_unix) &&
 	       x->max_conns == y->max_conns &&
 	       x->max_conns_per_process == y->max_conns_per_process &&
 	       x->idle_timeout == y->idle_timeout && x->head_timeout == y->head_timeout &&

@@ -30,6 +30,7 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_BIND_PROXY] = "port reserved for egressctl",
 	[EGR_R_SKB_DROP] = "dropped by the catch-all",
 	[EGR_R_BIND_FOREIGN] = "address and port held outside the sandbox",
+	[EGR_R_UNIX_SERVICE] = "a local service that starts work outside the sandbox",
 };
 
 const char *
@@ -86,6 +87,11 @@ events_dest(const struct egr_event *e, char *buf, size_t len)
 			 e->family == AF_INET6 ? "IPv6" : "IPv4", e->type, e->protocol);
 		return;
 	}
+	if (e->family == AF_UNIX && e->reason == EGR_R_UNIX_SERVICE) {
+		/* the entry's path is the target's to tell (events_format_dest) */
+		snprintf(buf, len, "unix socket entry %u", (unsigned)e->port);
+		return;
+	}
 	if (e->family == AF_UNIX) {
 		char name[4 * 16 + 1];
 		size_t n = port; /* name length, carried in the port field */
@@ -107,10 +113,18 @@ events_dest(const struct egr_event *e, char *buf, size_t len)
 int
 events_format(const struct egr_event *e, char *buf, size_t len)
 {
+	char dest[128];
+
+	events_dest(e, dest, sizeof(dest));
+	return events_format_dest(e, dest, buf, len);
+}
+
+int
+events_format_dest(const struct egr_event *e, const char *dest, char *buf, size_t len)
+{
 	const char *verdict;
 	char comm[sizeof(e->comm) + 1];
 	char who[64];
-	char dest[128];
 
 	switch (e->verdict) {
 	case EGR_V_DENY:
@@ -132,10 +146,12 @@ events_format(const struct egr_event *e, char *buf, size_t len)
 	else
 		snprintf(who, sizeof(who), "a socket of cgroup %llu",
 			 (unsigned long long)e->cgroup_id);
-	events_dest(e, dest, sizeof(dest));
 	if (e->hook == EGR_H_SOCK_CREATE)
 		return snprintf(buf, len, "%s %s %s (%s)", verdict, who, dest,
 				events_reason(e->reason));
+	if (e->reason == EGR_R_UNIX_SERVICE && !strncmp(dest, "unix:", 5))
+		return snprintf(buf, len, "%s %s \u2192 %s (%s; --allow-unix %s allows it)",
+				verdict, who, dest, events_reason(e->reason), dest + 5);
 	return snprintf(buf, len, "%s %s \u2192 %s (%s)", verdict, who, dest,
 			events_reason(e->reason));
 }

@@ -23,4 +23,9 @@ void events_dest(const struct egr_event *e, char *buf, size_t len);
  * Returns the length snprintf would have written. */
 int events_format(const struct egr_event *e, char *buf, size_t len);
 
+/* The same with the destination in words given (dest: what events_dest
+ * cannot know, e.g. the unix socket entry an EGR_R_UNIX_SERVICE index
+ * names), and for those the option that allows it. */
+int events_format_dest(const struct egr_event *e, const char *dest, char *buf, size_t len);
+
 #endif /* EVENTS_H */

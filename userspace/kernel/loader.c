@@ -23,6 +23,7 @@
 #include "egress.skel.h"
 #include "kernel/cgroup.h"
 #include "kernel/loader.h"
+#include "kernel/unixsvc.h"
 #include "lib/log.h"
 
 #define BPF_FS_MAGIC_NR 0xcafe4a11
@@ -217,6 +218,31 @@ loader_check_kernel(char *errbuf, size_t errlen)
 	return 0;
 }
 
+int
+loader_unix_set(struct loader *ld, const struct unixsvc *s)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_unix_paths);
+	struct egr_unix_key k, next;
+	int err = 0;
+
+	/* deleting while walking: restart from the start after each delete */
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		k = next;
+		if (bpf_map_delete_elem(fd, &k))
+			return -errno;
+	}
+	for (int i = 0; s && i < s->n && !err; i++) {
+		struct egr_unix_val v = {.index = (uint32_t)i,
+					 .action = s->e[i].allow ? EGR_UNIX_ALLOW : EGR_UNIX_DENY};
+
+		memset(&k, 0, sizeof(k));
+		snprintf(k.path, sizeof(k.path), "%s", s->e[i].path);
+		if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
+			err = -errno;
+	}
+	return err;
+}
+
 struct loader *
 loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 {
@@ -246,6 +272,7 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	ld->skel->rodata->emit_redirects = o->emit_redirects;
 	ld->skel->rodata->audit_mode = o->audit_mode;
 	ld->skel->rodata->sandbox_cgid = o->sandbox_cgid;
+	ld->skel->rodata->unix_root_len = o->unix_svc ? (uint32_t)o->unix_svc->root_len : 0;
 
 	if (o->unix_hooks) {
 		err = loader_unix_attach_types(&uconn, &usend);
@@ -296,6 +323,11 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	if (!ld->rb) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-err));
+		goto out_destroy;
+	}
+	err = loader_unix_set(ld, o->unix_svc);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot fill the unix socket maps: %s", strerror(-err));
 		goto out_destroy;
 	}
 	return ld;
@@ -794,9 +826,21 @@ loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *
 		err = -ESTALE;
 		goto out_destroy;
 	}
+	if (ld->skel->rodata->unix_root_len !=
+	    (want->unix_svc ? (uint32_t)want->unix_svc->root_len : 0)) {
+		snprintf(errbuf, errlen, "the pinned programs were loaded with other options");
+		err = -ESTALE;
+		goto out_destroy;
+	}
 	err = adopt_maps(ld, errbuf, errlen);
 	if (err)
 		goto out_destroy;
+	/* the unix lists may have changed with the configuration */
+	err = loader_unix_set(ld, want->unix_svc);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot fill the unix socket maps: %s", strerror(-err));
+		goto out_destroy;
+	}
 	ld->rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.egr_events), on_ring, ld, NULL);
 	if (!ld->rb) {
 		err = -errno;

@@ -13,6 +13,7 @@
 #include "egress_abi.h"
 
 struct loader;
+struct unixsvc;
 
 struct loader_opts {
 	uint16_t tproxy_port;	 /* transparent TCP listener; 0 = deny instead */
@@ -29,6 +30,9 @@ struct loader_opts {
 	const char *skip_progs[8];
 	/* room in egr_socks if not 0 (tests of its fallback; EGR_TESTING) */
 	uint32_t socks_max;
+	/* the unix sockets of services that start work outside (unixsvc.h):
+	 * their names go to egr_unix_paths (loader_unix_set); NULL: none */
+	const struct unixsvc *unix_svc;
 	/* called for every event read from the ring buffer */
 	void (*on_event)(const struct egr_event *e, void *arg);
 	void *arg;
@@ -37,6 +41,10 @@ struct loader_opts {
 /* Reads BPF_CGROUP_UNIX_CONNECT/SENDMSG from the running kernel's BTF.
  * Returns 0, or -ENOENT when the kernel predates the unix hooks (< 6.7). */
 int loader_unix_attach_types(int *connect_type, int *sendmsg_type);
+
+/* Puts s's names into egr_unix_paths, replacing what it held (a daemon's
+ * reloaded configuration, a take-over). Returns 0 or -errno. */
+int loader_unix_set(struct loader *ld, const struct unixsvc *s);
 
 /* Mounts bpffs at /sys/fs/bpf if no bpffs is mounted; writes
  * "<bpffs>/egressctl" to out. Returns 0 or -errno. */

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -72,6 +74,19 @@
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
+/* x86_64 numbers of the new mount API (the 6.1 headers have most, not all) */
+#define SBX_NR_open_tree      428
+#define SBX_NR_move_mount     429
+#define SBX_NR_fsopen	      430
+#define SBX_NR_fsconfig	      431
+#define SBX_NR_fsmount	      432
+#define SBX_NR_fspick	      433
+#define SBX_NR_mount_setattr  442
+#define SBX_NR_open_tree_attr 467
+#define SBX_CLONE_NEW                                                                              \
+	(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+	 CLONE_NEWPID | CLONE_NEWNET)
+#define SBX_CLONE_NEWTIME 0x00000080
 #ifndef SECCOMP_RET_KILL_PROCESS
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
 #endif
@@ -304,14 +319,22 @@ static const struct sock_filter sandbox_filter[] = {
 	RET(ALLOW),
 	RET(ERRNO(EAFNOSUPPORT)),
 
-	/* A user namespace gives back CAP_NET_ADMIN/CAP_SYS_ADMIN over new
-	 * namespaces: a bpffs to mount, tunnels, and the legacy-program detach
-	 * trick (docs/kernel.md). Other CLONE_NEW* flags need capabilities
-	 * we no longer have, so only this bit is checked. */
-	JEQ(__NR_clone, 1, 0),
+	/* No new namespace of any kind. A user namespace gives back
+	 * CAP_NET_ADMIN/CAP_SYS_ADMIN over new namespaces: a bpffs to mount,
+	 * tunnels, and the legacy-program detach trick (docs/kernel.md); the
+	 * other CLONE_NEW* flags need capabilities a plain run does not have,
+	 * but a program sudo started (--allow-sudo) might: a network namespace
+	 * of its own is out of the cgroup hooks' sight only in what it can
+	 * reach, yet nothing in a job needs one. clone()'s low byte is the
+	 * exit signal, so CLONE_NEWTIME (0x80) is unshare()'s only. */
+	JEQ(__NR_clone, 0, 4),
+	LD(ARG_LO(0)),
+	JSET(SBX_CLONE_NEW, 0, 1),
+	RET(ERRNO(EPERM)),
+	RET(ALLOW),
 	JEQ(__NR_unshare, 0, 4),
 	LD(ARG_LO(0)),
-	JSET(CLONE_NEWUSER, 0, 1),
+	JSET(SBX_CLONE_NEW | SBX_CLONE_NEWTIME, 0, 1),
 	RET(ERRNO(EPERM)),
 	RET(ALLOW),
 
@@ -335,8 +358,37 @@ static const struct sock_filter sandbox_filter[] = {
 	DENY(__NR_pidfd_getfd, ERRNO(EPERM)),
 
 	/* bpf(): without capabilities little is left (unprivileged socket
-	 * filters, BPF tokens), and nothing in it is needed to run a command. */
+	 * filters, BPF tokens), and nothing in it is needed to run a command;
+	 * with them (a root that sudo made) it would detach the links. */
 	DENY(__NR_bpf, ERRNO(EPERM)),
+
+	/* What a root with capabilities (--allow-sudo) would undo the mount
+	 * namespace's covers with, or leave the kernel's rules by: mounts (the
+	 * old API and the new one), module loading, kexec, file handles (open
+	 * any inode of a mounted filesystem, under the covers too), reboot,
+	 * swap, process accounting. A plain run has no capability any of them
+	 * needs; one filter serves both. */
+	DENY(__NR_mount, ERRNO(EPERM)),
+	DENY(__NR_umount2, ERRNO(EPERM)),
+	DENY(__NR_pivot_root, ERRNO(EPERM)),
+	DENY(SBX_NR_open_tree, ERRNO(EPERM)),
+	DENY(SBX_NR_move_mount, ERRNO(EPERM)),
+	DENY(SBX_NR_fsopen, ERRNO(EPERM)),
+	DENY(SBX_NR_fsconfig, ERRNO(EPERM)),
+	DENY(SBX_NR_fsmount, ERRNO(EPERM)),
+	DENY(SBX_NR_fspick, ERRNO(EPERM)),
+	DENY(SBX_NR_mount_setattr, ERRNO(EPERM)),
+	DENY(SBX_NR_open_tree_attr, ERRNO(EPERM)),
+	DENY(__NR_init_module, ERRNO(EPERM)),
+	DENY(__NR_finit_module, ERRNO(EPERM)),
+	DENY(__NR_delete_module, ERRNO(EPERM)),
+	DENY(__NR_kexec_load, ERRNO(EPERM)),
+	DENY(__NR_kexec_file_load, ERRNO(EPERM)),
+	DENY(__NR_open_by_handle_at, ERRNO(EPERM)),
+	DENY(__NR_reboot, ERRNO(EPERM)),
+	DENY(__NR_swapon, ERRNO(EPERM)),
+	DENY(__NR_swapoff, ERRNO(EPERM)),
+	DENY(__NR_acct, ERRNO(EPERM)),
 
 	/* io_uring's IORING_OP_SOCKET creates sockets without the socket()
 	 * syscall, so the family check above never sees them. No ring, no ops:
@@ -766,18 +818,25 @@ rechdir(const char *cwd)
 	return -errno;
 }
 
+/* Every fd > 2 but keep_fd and keep_fd2 (each -1 for none). */
 static int
-close_fds(int keep_fd)
+close_fds(int keep_fd, int keep_fd2)
 {
-	int err = 0;
+	int keep[2] = {keep_fd, keep_fd2}, from = 3, t;
 
-	if (keep_fd < 3)
-		return close_range(3, ~0U, 0) ? -errno : 0;
-	if (keep_fd > 3 && close_range(3, keep_fd - 1, 0))
-		err = -errno;
-	if (!err && close_range(keep_fd + 1, ~0U, 0))
-		err = -errno;
-	return err;
+	if (keep[0] > keep[1]) {
+		t = keep[0];
+		keep[0] = keep[1];
+		keep[1] = t;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < from)
+			continue;
+		if (keep[i] > from && close_range((unsigned)from, (unsigned)keep[i] - 1, 0))
+			return -errno;
+		from = keep[i] + 1;
+	}
+	return close_range((unsigned)from, ~0U, 0) ? -errno : 0;
 }
 
 static int
@@ -800,14 +859,16 @@ cap_last_cap(void)
 	return cap - 1;
 }
 
-/* Needs CAP_SETPCAP, so it comes before setresuid() takes it away. */
+/* Needs CAP_SETPCAP, so it comes before setresuid() takes it away. With
+ * sudo (--allow-sudo), the capabilities of sudo_caps stay: a setuid-root
+ * program gets those and no more. */
 static int
-drop_bounding_set(void)
+drop_bounding_set(bool sudo)
 {
 	int cap, last = cap_last_cap();
 
 	for (cap = 0; cap <= last; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+		if (!(sudo && sandbox_sudo_cap(cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			return -errno;
 	return 0;
 }
@@ -817,16 +878,23 @@ drop_bounding_set(void)
  * effective, and the command cannot change that. NO_CAP_AMBIENT_RAISE: no
  * ambient set to carry capabilities over execve(). Needs CAP_SETPCAP. */
 static int
-lock_securebits(void)
+lock_securebits(bool sudo)
 {
 	unsigned long want = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
 			     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 			     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
 	int cur;
 
+	/* --allow-sudo: uid 0 by a setuid bit gets the bounding set (NOROOT
+	 * off, and locked so) */
+	if (sudo)
+		want &= ~(unsigned long)SECBIT_NOROOT;
+
 	cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
 	if (cur == -1)
 		return -errno;
+	if (sudo)
+		cur &= ~SECBIT_NOROOT;
 	if (prctl(PR_SET_SECUREBITS, (cur | want) & ~(unsigned long)SECBIT_KEEP_CAPS, 0, 0, 0))
 		return -errno;
 	return 0;
@@ -937,11 +1005,257 @@ landlock_scope(void)
 	return err;
 }
 
+/* ---- unix sockets of services outside -------------------------------------------------- */
+
+struct mnt_ent {
+	unsigned int maj, min;
+	char root[PATH_MAX];
+	char point[PATH_MAX];
+};
+
+/* mountinfo's octal escapes (\040 for a blank...) undone in place */
+static void
+unescape(char *p)
+{
+	char *o = p;
+
+	while (*p) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 4;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = 0;
+}
+
+static int
+parse_mounts(struct mnt_ent **out, size_t *n)
+{
+	char *mi = NULL, *line, *save = NULL;
+	struct mnt_ent *v = NULL, *nv;
+	size_t cap = 0;
+	int err;
+
+	*n = 0;
+	err = cgroup_read_mountinfo(&mi);
+	if (err)
+		return err;
+	for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct mnt_ent e;
+		char root[PATH_MAX], point[PATH_MAX];
+
+		if (sscanf(line, "%*d %*d %u:%u %4095s %4095s", &e.maj, &e.min, root, point) != 4)
+			continue;
+		unescape(root);
+		unescape(point);
+		snprintf(e.root, sizeof(e.root), "%s", root);
+		snprintf(e.point, sizeof(e.point), "%s", point);
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				free(mi);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[(*n)++] = e;
+	}
+	free(mi);
+	*out = v;
+	return 0;
+}
+
+/* Is p equal to dir or below it? ("/" is above everything) */
+static bool
+path_under(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return true;
+	return !strncmp(p, dir, n) && (p[n] == 0 || p[n] == '/');
+}
+
+static int
+list_add(char ***list, size_t *n, const char *path)
+{
+	char **nl;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], path))
+			return 0;
+	nl = realloc(*list, (*n + 2) * sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	*list = nl;
+	nl[*n] = strdup(path);
+	if (!nl[*n])
+		return -ENOMEM;
+	nl[++*n] = NULL;
+	return 0;
+}
+
+void
+sandbox_free_masks(char **masks)
+{
+	if (!masks)
+		return;
+	for (char **p = masks; *p; p++)
+		free(*p);
+	free(masks);
+}
+
+int
+sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errlen)
+{
+	struct mnt_ent *m = NULL;
+	char **list = NULL, real[PATH_MAX], cand[2 * PATH_MAX];
+	size_t nm = 0, n = 0;
+	int err;
+
+	*out = NULL;
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	err = parse_mounts(&m, &nm);
+	if (err) {
+		set_err(errbuf, errlen, "cannot read the mount table: %s", strerror(-err));
+		return err;
+	}
+	err = list_add(&list, &n, "/dev/null") ? -ENOMEM : 0; /* placeholder, dropped below */
+	for (size_t i = 0; !err && sockets && sockets[i]; i++) {
+		struct stat st, cs;
+		const struct mnt_ent *home = NULL;
+		const char *rel;
+
+		if (stat(sockets[i], &st) || !S_ISSOCK(st.st_mode) || !realpath(sockets[i], real))
+			continue; /* gone since it was listed */
+		if (st.st_nlink > 1) {
+			/* a name of it that no mask covers, wherever it is */
+			set_err(errbuf, errlen,
+				"%s has %ju other hard link(s): a way around its mask in "
+				"CMD's mount namespace (remove them, or --allow-unix %s)",
+				sockets[i], (uintmax_t)(st.st_nlink - 1), sockets[i]);
+			err = -EMLINK;
+			break;
+		}
+		err = list_add(&list, &n, real);
+		/* the mount it was found through: the longest mount point above it
+		 * on its device (the last one listed wins: mounted on top) */
+		for (size_t j = 0; j < nm; j++)
+			if (makedev(m[j].maj, m[j].min) == st.st_dev &&
+			    path_under(real, m[j].point) &&
+			    (!home || strlen(m[j].point) >= strlen(home->point)))
+				home = &m[j];
+		if (err || !home)
+			continue;
+		/* its path inside the filesystem, then through every other mount of
+		 * the same filesystem (a bind mount of /run, of the socket itself) */
+		rel = real + (strcmp(home->point, "/") ? strlen(home->point) : 0);
+		if ((size_t)snprintf(cand, sizeof(cand), "%s%s",
+				     strcmp(home->root, "/") ? home->root : "",
+				     rel) >= sizeof(real))
+			continue;
+		memcpy(real, cand, strlen(cand) + 1); /* real := path in the filesystem */
+		for (size_t j = 0; !err && j < nm; j++) {
+			const char *tail;
+
+			if (makedev(m[j].maj, m[j].min) != st.st_dev ||
+			    !path_under(real, m[j].root))
+				continue;
+			tail = real + (strcmp(m[j].root, "/") ? strlen(m[j].root) : 0);
+			if ((size_t)snprintf(cand, sizeof(cand), "%s%s",
+					     strcmp(m[j].point, "/") ? m[j].point : "",
+					     *tail ? tail : "") >= PATH_MAX ||
+			    !cand[0])
+				continue;
+			if (!lstat(cand, &cs) && S_ISSOCK(cs.st_mode) && cs.st_ino == st.st_ino &&
+			    cs.st_dev == st.st_dev)
+				err = list_add(&list, &n, cand);
+		}
+	}
+	free(m);
+	if (err) {
+		if (err == -ENOMEM)
+			set_err(errbuf, errlen, "out of memory");
+		sandbox_free_masks(list);
+		return err;
+	}
+	/* drop the placeholder */
+	free(list[0]);
+	memmove(list, list + 1, n * sizeof(*list));
+	*out = list;
+	return 0;
+}
+
+/* /dev/null over each: connect() there is ECONNREFUSED (no socket), and
+ * every way of naming it (relative, through a symlink, /proc/self/root)
+ * resolves into the mask. Taking a mask off needs CAP_SYS_ADMIN and
+ * umount2(): neither is left. */
+static int
+mask_unix(char *const *masks, const char **what)
+{
+	for (size_t i = 0; masks && masks[i]; i++) {
+		*what = masks[i];
+		if (mount("/dev/null", masks[i], NULL, MS_BIND, NULL) && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
+/* The caller is pid 1 of a new PID namespace: a /proc of that namespace
+ * over the old one (and whatever was mounted below it), so no process
+ * outside is there to name: /proc/PID/root, mem, fd, environ, ns. */
+static int
+mount_own_proc(void)
+{
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return -errno;
+	return 0;
+}
+
+/* --allow-sudo: what setuid programs started in the sandbox may hold --
+ * Docker's default set less CAP_MKNOD (no device cgroup here) and
+ * CAP_NET_RAW (raw sockets are refused anyway). Enough for sudo, apt-get,
+ * dpkg, useradd, chown; nothing that reaches the kernel's network
+ * configuration (CAP_NET_ADMIN), BPF, mounts (CAP_SYS_ADMIN), modules,
+ * raw I/O, ptrace, the clock, the audit rules, file handles
+ * (CAP_DAC_READ_SEARCH) or other processes' resources. */
+static const int sudo_caps[] = {
+	CAP_CHOWN,	 CAP_DAC_OVERRIDE, CAP_FOWNER,	CAP_FSETID,	      CAP_KILL,
+	CAP_SETGID,	 CAP_SETUID,	   CAP_SETPCAP, CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
+	CAP_AUDIT_WRITE, CAP_SETFCAP,
+};
+
+bool
+sandbox_sudo_cap(int cap)
+{
+	for (size_t i = 0; i < sizeof(sudo_caps) / sizeof(sudo_caps[0]); i++)
+		if (sudo_caps[i] == cap)
+			return true;
+	return false;
+}
+
 int
 sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int keep_fd,
 	      const char **what)
 {
+	struct sandbox_opts o = {.term = term, .keep_fd = keep_fd, .keep_fd2 = -1};
+
+	return sandbox_enter_opts(u, &o, what);
+}
+
+int
+sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *o, const char **what)
+{
 	static const char *const hidden[] = {"cgroup2", "bpf", "cgroup", "devpts"};
+	const struct sandbox_term *term = o ? o->term : NULL;
+	int keep_fd = o ? o->keep_fd : -1;
+	bool sudo = o && o->allow_sudo;
 	char cwd[PATH_MAX];
 	bool have_cwd;
 	const char *dummy;
@@ -950,7 +1264,7 @@ sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int
 	if (!what)
 		what = &dummy;
 	*what = "arguments";
-	if (!u)
+	if (!u || !o)
 		return -EINVAL;
 
 	have_cwd = getcwd(cwd, sizeof(cwd)) != NULL && cwd[0] == '/';
@@ -961,12 +1275,21 @@ sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int
 	*what = "make / rprivate";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -errno;
+	if (o->own_proc) {
+		*what = "mount /proc of the PID namespace";
+		err = mount_own_proc();
+		if (err)
+			return err;
+	}
 	/* devpts only with --ask: without it CMD's stdio may be a host pty,
 	 * and ttyname() would no longer find it */
 	err = hide_mounts(hidden, term ? 4 : 3, what);
 	if (err)
 		return err;
 	err = protect_kernel_files(what);
+	if (err)
+		return err;
+	err = mask_unix(o->unix_masks, what);
 	if (err)
 		return err;
 	if (term) {
@@ -981,16 +1304,28 @@ sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int
 
 	/* sockets created outside the cgroup are never filtered */
 	*what = "close_range";
-	err = close_fds(keep_fd);
+	err = close_fds(keep_fd, o->keep_fd2);
 	if (err)
 		return err;
 
+	if (sudo) {
+		/* No no_new_privs, so sudo's setuid bit works: Landlock and
+		 * seccomp need CAP_SYS_ADMIN instead, which goes right after. */
+		*what = "landlock";
+		err = landlock_scope();
+		if (err)
+			return err;
+		*what = "seccomp";
+		err = sandbox_install_seccomp();
+		if (err)
+			return err;
+	}
 	*what = "PR_CAPBSET_DROP";
-	err = drop_bounding_set();
+	err = drop_bounding_set(sudo);
 	if (err)
 		return err;
 	*what = "PR_SET_SECUREBITS";
-	err = lock_securebits();
+	err = lock_securebits(sudo);
 	if (err)
 		return err;
 	*what = "PR_CAP_AMBIENT_CLEAR_ALL";
@@ -1008,6 +1343,8 @@ sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int
 	if (err)
 		return err;
 
+	if (sudo)
+		return 0;
 	*what = "PR_SET_NO_NEW_PRIVS";
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
@@ -1017,4 +1354,40 @@ sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int
 		return err;
 	*what = "seccomp";
 	return sandbox_install_seccomp();
+}
+
+/* ---- pid 1 of the PID namespace --------------------------------------------------------- */
+
+void
+sandbox_init(pid_t child, int status_fd)
+{
+	sigset_t all;
+	siginfo_t si;
+	int status, sig;
+	pid_t p;
+
+	/* a namespace's init gets only the signals it has handlers for (or
+	 * waits for): every one, here */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (p != child)
+				continue;
+			if (status_fd >= 0 && write(status_fd, &status, sizeof(status)) < 0)
+				_exit(EXIT_FAILURE);
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		}
+		if (p == -1 && errno == ECHILD)
+			_exit(EXIT_FAILURE); /* cannot be: child is ours */
+		sig = sigwaitinfo(&all, &si);
+		if (sig <= 0 || sig == SIGCHLD)
+			continue;
+		/* the terminal's ^C, ^\\, ^Z, hang-up reached CMD's process group
+		 * directly; what egressctl forwards (or --timeout sends) comes
+		 * from a process */
+		if (si.si_code == SI_KERNEL)
+			continue;
+		kill(child, sig);
+	}
 }

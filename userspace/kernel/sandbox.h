@@ -77,4 +77,44 @@ bool sandbox_tty_alias(const char *name, dev_t rdev, dev_t tty);
 int sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int keep_fd,
 		  const char **what);
 
+/* What sandbox_enter_opts() adds to that. */
+struct sandbox_opts {
+	const struct sandbox_term *term; /* --ask; NULL for none */
+	int keep_fd, keep_fd2;		 /* the fds > 2 left open; -1 none */
+	/* filesystem unix sockets to mask (/dev/null bound over each, right
+	 * after the kernel files): sandbox_unix_masks()'s list; NULL none */
+	char *const *unix_masks;
+	/* the caller is pid 1 of a new PID namespace: mount its own /proc over
+	 * /proc first (no process outside is there to name) */
+	bool own_proc;
+	/* --allow-sudo: setuid programs work. No no_new_privs; Landlock and the
+	 * seccomp filter are installed while still privileged (CAP_SYS_ADMIN
+	 * stands in for no_new_privs), before the capabilities go; the
+	 * bounding set keeps what sandbox_sudo_cap() says and uid 0 by exec
+	 * gets it (SECBIT_NOROOT off, locked). */
+	bool allow_sudo;
+};
+int sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *o,
+		       const char **what);
+
+/* The capabilities a program sudo started keeps with --allow-sudo. */
+bool sandbox_sudo_cap(int cap);
+
+/* The paths to mask for the denied unix sockets that exist (sockets:
+ * NULL-terminated, as unixsvc_existing() lists them): each one's real path,
+ * and the same socket through every other mount of its filesystem (a bind
+ * mount of /run, or of the socket file). A socket with another hard link
+ * is refused (-EMLINK, errbuf says which and how to go on): that name could
+ * be anywhere, and no mask would cover it. *out: NULL-terminated, free with
+ * sandbox_free_masks(). Returns 0 or -errno. */
+int sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errlen);
+void sandbox_free_masks(char **masks);
+
+/* Pid 1 of CMD's PID namespace, after sandbox_enter_opts() and a fork:
+ * reaps every process whose parent is gone, forwards the signals it gets
+ * from outside (not the terminal's: those reached CMD too) to child, and
+ * when child ends writes its wait status (an int) to status_fd and exits
+ * (the kernel then kills what is left in the namespace). */
+__attribute__((noreturn)) void sandbox_init(pid_t child, int status_fd);
+
 #endif /* SANDBOX_H */

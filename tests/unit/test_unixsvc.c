@@ -1,0 +1,117 @@
+/* Unit tests for unixsvc.c: the default list of local services' unix
+ * sockets, its /var/run twins, the "/run/user/<uid>/" entries for every
+ * user, --allow-unix and --deny-unix, the test build's root, and the names
+ * in lines. The same matching as bpf/unix.c's look-ups. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/unixsvc.h"
+
+static struct unixsvc s;
+
+static void
+test_defaults(void **state)
+{
+	char uid[16], name[128];
+	int i;
+
+	(void)state;
+	assert_int_equal(unixsvc_build(&s, NULL, NULL, 0, NULL, 0, name, sizeof(name)), 0);
+	for (const char *const *d = unixsvc_defaults; *d; d++) {
+		char twin[128];
+
+		if (!strchr(*d, '*')) {
+			assert_true(unixsvc_denied(&s, *d));
+			snprintf(twin, sizeof(twin), "/var%s", *d);
+			assert_true(unixsvc_denied(&s, twin));
+		}
+	}
+	assert_true(unixsvc_denied(&s, "/run/docker.sock"));
+	assert_true(unixsvc_denied(&s, "/run/systemd/private"));
+	assert_true(unixsvc_denied(&s, "/run/dbus/system_bus_socket"));
+	/* every user's session sockets */
+	i = unixsvc_match(&s, "/run/user/1000/bus", uid, sizeof(uid));
+	assert_true(i >= 0);
+	assert_string_equal(uid, "1000");
+	unixsvc_name(&s, i, uid, name, sizeof(name));
+	assert_string_equal(name, "/run/user/1000/bus");
+	assert_true(unixsvc_denied(&s, "/run/user/0/systemd/private"));
+	assert_true(unixsvc_denied(&s, "/var/run/user/65534/podman/podman.sock"));
+	assert_true(unixsvc_denied(&s, "/run/user/4294967294/docker.sock"));
+	/* not a uid, not the place, not the name: left to file modes */
+	assert_false(unixsvc_denied(&s, "/run/user/abc/bus"));
+	assert_false(unixsvc_denied(&s, "/run/user//bus"));
+	assert_false(unixsvc_denied(&s, "/run/user/12345678901/bus"));
+	assert_false(unixsvc_denied(&s, "/run/user/1000/bus2"));
+	assert_false(unixsvc_denied(&s, "/tmp/run/docker.sock"));
+	assert_false(unixsvc_denied(&s, "docker.sock"));
+	assert_false(unixsvc_denied(&s, "/run/docker.sock/"));
+	assert_false(unixsvc_denied(&s, "/run/user/1000/pulse/native"));
+}
+
+static void
+test_allow_deny(void **state)
+{
+	const char *allow[] = {"/run/docker.sock", "/run/user/1000/bus"};
+	const char *deny[] = {"/srv/my.sock"};
+	char err[256];
+
+	(void)state;
+	assert_int_equal(unixsvc_build(&s, NULL, allow, 2, deny, 1, err, sizeof(err)), 0);
+	assert_false(unixsvc_denied(&s, "/run/docker.sock"));
+	assert_false(unixsvc_denied(&s, "/var/run/docker.sock")); /* its twin */
+	assert_false(unixsvc_denied(&s, "/run/user/1000/bus"));
+	assert_true(unixsvc_denied(&s, "/run/user/1001/bus")); /* one user only */
+	assert_true(unixsvc_denied(&s, "/run/containerd/containerd.sock"));
+	assert_true(unixsvc_denied(&s, "/srv/my.sock"));
+	/* bad paths */
+	deny[0] = "relative.sock";
+	assert_int_equal(unixsvc_build(&s, NULL, NULL, 0, deny, 1, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "absolute"));
+	allow[0] = "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		   "aaaaaa"
+		   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock";
+	assert_int_equal(unixsvc_build(&s, NULL, allow, 1, NULL, 0, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "longer"));
+}
+
+static void
+test_root(void **state)
+{
+	char err[256], uid[16], name[128];
+	int i;
+
+	(void)state;
+	assert_int_equal(unixsvc_build(&s, "/run/egr-test-1", NULL, 0, NULL, 0, err, sizeof(err)),
+			 0);
+	assert_int_equal(s.root_len, strlen("/run/egr-test-1"));
+	assert_true(unixsvc_denied(&s, "/run/egr-test-1/run/docker.sock"));
+	assert_true(unixsvc_denied(&s, "/run/egr-test-1/var/run/docker.sock"));
+	assert_false(unixsvc_denied(&s, "/run/docker.sock"));
+	i = unixsvc_match(&s, "/run/egr-test-1/run/user/7/bus", uid, sizeof(uid));
+	assert_true(i >= 0);
+	unixsvc_name(&s, i, uid, name, sizeof(name));
+	assert_string_equal(name, "/run/egr-test-1/run/user/7/bus");
+	unixsvc_name(&s, -1, NULL, name, sizeof(name));
+	assert_string_equal(name, "?");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_allow_deny),
+		cmocka_unit_test(test_root),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

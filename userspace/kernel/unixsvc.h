@@ -1,0 +1,59 @@
+/* The filesystem unix sockets of local services that start work outside
+ * the sandbox's cgroup: container runtimes (docker, containerd, podman,
+ * buildkit, CRI-O), the service manager (systemd's private sockets) and the
+ * D-Bus system and session buses (`systemd-run --user`, `busctl call ...
+ * StartTransientUnit`). Denied by default for every target (bpf/unix.c);
+ * --allow-unix PATH lets one through, --deny-unix PATH adds one. This file
+ * builds the list the BPF maps get, matches names as the programs do (for
+ * the tests and the sandbox's masks) and names the entries in lines. */
+#ifndef UNIXSVC_H
+#define UNIXSVC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define UNIXSVC_MAX	 128
+#define UNIXSVC_PATH_MAX 108 /* sizeof(sun_path) */
+
+struct unixsvc_entry {
+	char path[UNIXSVC_PATH_MAX]; /* absolute; one "/run/user/" + "*" + "/" allowed */
+	bool allow;		     /* --allow-unix: let through (over a "*" entry too) */
+};
+
+struct unixsvc {
+	struct unixsvc_entry e[UNIXSVC_MAX];
+	int n;
+	size_t root_len; /* test builds: the length of the prefix of every default */
+};
+
+/* The default list, NULL-terminated: "/run/..." names (each also gets its
+ * "/var/run/..." twin: servers bind either). */
+extern const char *const unixsvc_defaults[];
+
+/* s := the defaults (under root, a test build's directory; NULL: "/"),
+ * then every --deny-unix added, then every --allow-unix: an allow of an
+ * entry (or its twin) turns it off, any other path is added as an
+ * exception (e.g. /run/user/1000/bus beside /run/user/ * /bus). Paths must be
+ * absolute and fit sun_path. Returns 0 or -EINVAL with err set. */
+int unixsvc_build(struct unixsvc *s, const char *root, const char *const *allow, int nallow,
+		  const char *const *deny, int ndeny, char *err, size_t errlen);
+
+/* The entry name matches as bpf/unix.c looks it up: exactly, then with
+ * the uid of a "/run/user/<uid>/" component (after the root) replaced by
+ * '*' (uid, if not NULL, gets the digits). -1 when none. */
+int unixsvc_match(const struct unixsvc *s, const char *name, char *uid, size_t uidlen);
+
+/* Is name denied (an entry matches and it is no allow)? */
+bool unixsvc_denied(const struct unixsvc *s, const char *name);
+
+/* Entry idx as a path, its '*' replaced by uid when given. */
+void unixsvc_name(const struct unixsvc *s, int idx, const char *uid, char *buf, size_t len);
+
+/* The denied sockets that exist now, "*" entries expanded over the
+ * directories there are (for inode entries and for run's masks): a
+ * NULL-terminated array of malloc'd paths (free with unixsvc_free_list),
+ * idx[i] the entry of each when idx is not NULL (malloc'd too). */
+char **unixsvc_existing(const struct unixsvc *s, int **idx);
+void unixsvc_free_list(char **list);
+
+#endif /* UNIXSVC_H */
