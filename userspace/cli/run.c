@@ -412,8 +412,12 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		close(pfd[0]);
 		if (sv[0] != -1)
 			close(sv[0]);
-		struct child_env env = {st->cgrel, target_http_url(st->tg),
-					target_socks_url(st->tg), &st->nofile, st->masks, xfd[1]};
+		struct child_env env = {st->cgrel,
+					target_http_url(st->tg),
+					target_socks_url(st->tg),
+					&st->nofile,
+					st->masks,
+					xfd[1]};
 
 		if (xfd[0] != -1)
 			close(xfd[0]);

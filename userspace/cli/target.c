@@ -190,7 +190,7 @@ struct target {
 	struct summary *summary;
 	struct proxy *px;
 	struct loader *ld;
-	struct revoker *rk; /* env->revoke_direct: the direct connections' revoke pass */
+	struct revoker *rk;	 /* env->revoke_direct: the direct connections' revoke pass */
 	struct unixsvc unix_svc; /* the unix sockets denied, by entry index */
 	struct event *ev_ring, *ev_status;
 	int status_fd;
