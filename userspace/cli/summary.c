@@ -30,6 +30,7 @@ struct dest {
 	struct {
 		uint32_t pid;
 		char comm[17];
+		char ctr[13]; /* the container (its id's first 12 digits), or "" */
 	} who[SUM_WHO];
 };
 
@@ -117,6 +118,8 @@ summary_add(struct summary *s, const struct audit_rec *r)
 		d->who[d->nwho].pid = r->pid;
 		snprintf(d->who[d->nwho].comm, sizeof(d->who[0].comm), "%s",
 			 r->comm ? r->comm : "?");
+		snprintf(d->who[d->nwho].ctr, sizeof(d->who[0].ctr), "%s",
+			 r->container ? r->container : "");
 		d->nwho++;
 	}
 }
@@ -202,8 +205,9 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 			if (pass == 0 ? !d->denied : !!d->denied)
 				continue;
 			for (int i = 0; i < d->nwho && n < sizeof(who); i++)
-				n += (size_t)snprintf(who + n, sizeof(who) - n, "%s%s[%u]",
-						      i ? ", " : "", d->who[i].comm, d->who[i].pid);
+				n += (size_t)snprintf(who + n, sizeof(who) - n, "%s%s[%u]%s%s",
+						      i ? ", " : "", d->who[i].comm, d->who[i].pid,
+						      d->who[i].ctr[0] ? "@" : "", d->who[i].ctr);
 			if (pass == 0)
 				fprintf(f, "  %-10s %5llu  %-36s %s  %s%s%s\n", denied_word,
 					(unsigned long long)d->denied, d->key, who,
@@ -389,8 +393,9 @@ who_text(const struct dest *d, char *buf, size_t len)
 
 	buf[0] = 0;
 	for (int i = 0; i < d->nwho && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s[%u]", i ? ", " : "", d->who[i].comm,
-				      d->who[i].pid);
+		n += (size_t)snprintf(buf + n, len - n, "%s%s[%u]%s%s", i ? ", " : "",
+				      d->who[i].comm, d->who[i].pid, d->who[i].ctr[0] ? "@" : "",
+				      d->who[i].ctr);
 }
 
 static void
@@ -465,6 +470,8 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 				break;
 			cJSON_AddNumberToObject(w, "pid", d->who[i].pid);
 			cJSON_AddStringToObject(w, "comm", d->who[i].comm);
+			if (d->who[i].ctr[0])
+				cJSON_AddStringToObject(w, "container", d->who[i].ctr);
 			cJSON_AddItemToArray(who, w);
 		}
 		cJSON_AddItemToArray(ds, e);

@@ -39,7 +39,7 @@ void summary_print(const struct summary *s, FILE *f, bool audit_mode, const stru
  * names and commands escaped so they make no markdown of their own) and
  * JSON (schema SUMMARY_SCHEMA: allowed, denied, destinations[] with
  * destination, allowed, denied, would_deny, dns, reason, suggest, who[]
- * of pid and comm; refused; log). */
+ * of pid, comm and, for a container's, container; refused; log). */
 #define SUMMARY_SCHEMA 1
 enum summary_format {
 	SUMMARY_TEXT = 0,
