@@ -166,6 +166,21 @@ listener_pkt(struct __sk_buff *skb, const __be32 *s, __u8 l4, __u32 off)
 	return SYS_PROCEED;
 }
 
+/* The cookie of the network namespace the packet is routed in (its
+ * device's), read through the kernel's sk_buff: bpf_get_netns_cookie()
+ * came to cgroup_skb programs only in 2025, bpf_cast_to_kern_ctx() with
+ * 6.2. 0 when it cannot be read (then not egressctl's namespace). */
+static __always_inline __u64
+skb_netns(struct __sk_buff *skb)
+{
+	struct sk_buff *k;
+
+	if (!bpf_cast_to_kern_ctx)
+		return 0;
+	k = bpf_cast_to_kern_ctx(skb);
+	return k->dev ? k->dev->nd_net.net->net_cookie : 0;
+}
+
 enum {
 	PKT_BAD,      /* its IP header cannot be read */
 	PKT_LOOPBACK, /* to 127.0.0.0/8 or ::1: s, d, l4 and off are set */
@@ -223,7 +238,7 @@ egr_skb_egress(struct __sk_buff *skb)
 	__u32 off = 0;
 	__u8 l4 = 0;
 	__u64 cookie;
-	__be32 lip = listen_ip4(bpf_get_netns_cookie(skb));
+	__be32 lip = listen_ip4(skb_netns(skb));
 
 	switch (pkt_parse(skb, lip, s, d, &l4, &off)) {
 	case PKT_BAD:

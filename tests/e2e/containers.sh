@@ -41,7 +41,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="bridge host none outside off relay othernet"
+ALL_TESTS="bridge host none outside off relay othernet ambiguous loopback"
 CTR_SUBNET=198.19.1.0/24
 CTR_GW=198.19.1.1	# podman0 in the sbx netns: where containers reach the daemon
 IMAGE=localhost/egr-e2e-busybox
@@ -53,6 +53,12 @@ A_NONE=203.0.113.63
 A_OFF=203.0.113.64
 NET2=egr-e2e-$$-net2	# a second podman network, 198.19.2.0/24
 NOWHERE=198.19.3.1	# an address no interface of the sbx netns has
+AMB_NS=(egr-e2e-$$-amba egr-e2e-$$-ambb)	# the ambiguous test's two namespaces
+AMB_GW=198.19.4.1	# their --containers address
+AMB_IP=198.19.5.2	# the address both have
+AMB_DENIED=203.0.113.70	# where A connects (denied)
+AMB_ALLOWED=203.0.113.71	# where B connects (allowed)
+LO_OWN=15999		# --proxy-port: one of "egressctl's ports" in the loopback test
 
 # ------------------------------------------------------------- the runtime
 
@@ -149,6 +155,7 @@ e2e_cleanup() {
 		pm rm -af -t 0 >/dev/null 2>&1
 		while read -r m; do umount -l "$m" 2>/dev/null; done < <(awk -v p="$PM/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
 	fi
+	for d in "${AMB_NS[@]}"; do ip netns del "$d" 2>/dev/null; done
 	for d in /sys/fs/cgroup/*/egr-e2e-$$-*; do
 		[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroupfs ] || continue
 		find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
@@ -364,6 +371,115 @@ test_othernet() {
 	a_first "$t.denied.403" "$t.denied" '^HTTP/1\.[01] 403'
 	sensor_none_since "$t.nothing_to_the_address" "$base" "dst host $NOWHERE"
 	dstop
+}
+
+# ======================================================================
+# ambiguous: two sockets of two network namespaces with the same address
+# and port (containers may have them), both redirected: the proxy cannot
+# tell whose connection it accepts, and must not guess. Two namespaces
+# stand in for the containers (a runtime gives no two the same address):
+# A and B both have 198.19.5.2, the sbx netns routes it back to A. A's
+# connection (to a denied address) is held back (its SYNs dropped in A)
+# while B connects from the same address and port to an allowed one;
+# then A's SYN goes through. Had the index kept B's record, A's
+# connection would be judged and relayed as B's (the allowed address,
+# B's pid). It is refused instead, and nothing reaches either address.
+# ======================================================================
+# amb_client NS DEST TAG: in the target, bound to AMB_IP:40001, a line of
+# plain TCP (not HTTP: the proxy judges it by the index's destination)
+amb_client() {
+	nsenter --net="/run/netns/$1" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(tcg ambiguous)" \
+		"$PY" -c 'import json, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 40001)); s.settimeout(40); r = {"ok": False}
+try:
+    s.connect((sys.argv[2], 80)); s.sendall(sys.argv[3].encode() + b" plain tcp\n")
+    d = s.recv(200).decode("latin-1"); r = {"ok": bool(d), "data": d.split("\r\n")[0]}
+except OSError as e:
+    r["errno"] = type(e).__name__ if isinstance(e, socket.timeout) else str(e)
+print(json.dumps(r), flush=True)' "$AMB_IP" "$2" "$3" >"$W/$3.out" 2>&1 &
+	PIDS+=($!)
+}
+
+test_ambiguous() {
+	local t=ambiguous i ns a_pid b_pid
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	for i in 0 1; do
+		ns=${AMB_NS[$i]}
+		ip netns add "$ns" && ip -n "$ns" link set lo up &&
+			ip -n "$ns" link add e0 type veth peer name "x$i" netns "$SBX" &&
+			ip -n "$ns" addr add "$AMB_IP/32" dev e0 && ip -n "$ns" link set e0 up &&
+			ip -n "$ns" route add "$AMB_GW/32" dev e0 && ip -n "$SBX" link set "x$i" up &&
+			in_sbx sysctl -qw "net.ipv4.conf.x$i.rp_filter=0" ||
+			{ fail "$t.setup" "namespace $ns"; return; }
+	done
+	in_sbx sysctl -qw net.ipv4.conf.all.rp_filter=0
+	ip -n "$SBX" route add "$AMB_IP/32" dev x0 || { fail "$t.setup" "route"; return; }
+	dstart $t --cgroup "$(tcg $t)" --containers "$AMB_GW" --allow "$AMB_ALLOWED" \
+		--log "$W/$t.jlog" || return 0
+	# A: its SYNs are dropped in A for now; the index has its entry
+	nsenter --net="/run/netns/${AMB_NS[0]}" iptables -A OUTPUT -p tcp --tcp-flags SYN,ACK SYN -j DROP
+	amb_client "${AMB_NS[0]}" "$AMB_DENIED" amb.a
+	a_pid=$!
+	wait_secs 10 grep -qs "\"ip\":\"$(re "$AMB_DENIED")\"" "$W/$t.jlog"
+	# B: the same address and port, to the allowed address
+	amb_client "${AMB_NS[1]}" "$AMB_ALLOWED" amb.b
+	b_pid=$!
+	wait_secs 10 grep -qs "\"ip\":\"$(re "$AMB_ALLOWED")\"" "$W/$t.jlog"
+	a_jlog "$t.both_redirected" "$W/$t.jlog" decision=redirect ip="$(re "$AMB_ALLOWED")"
+	nsenter --net="/run/netns/${AMB_NS[0]}" iptables -D OUTPUT -p tcp --tcp-flags SYN,ACK SYN -j DROP
+	wait_secs 30 grep -qs '^{' "$W/amb.a.out"
+	a_nogrep "$t.a_not_served" "$W/amb.a.out" '"ok": true'
+	a_grep "$t.said" "$W/$t.dout" "refused a connection from $(re "$AMB_IP"):40001: more than one socket"
+	a_nogrep "$t.servers_saw_nothing" "$WEBLOG" "amb\.(a|b)"
+	a_jlog_none "$t.never_judged_as_b" "$W/$t.jlog" source=transparent ip="$(re "$AMB_ALLOWED")"
+	a_jlog_none "$t.never_credited_to_b" "$W/$t.jlog" source=transparent pid="$b_pid"
+	sensor_none "$t.sensor" "dst host $AMB_ALLOWED or dst host $AMB_DENIED"
+	kill "$a_pid" "$b_pid" 2>/dev/null
+	dstop
+}
+
+# ======================================================================
+# loopback: egressctl's ports are its own only in its own network
+# namespace. In a container's, 127.0.0.1:PORT is that namespace's: a
+# process outside the target there (a pod's other container, a runtime's
+# helper) listening on one of those ports is a host service like any
+# other, out of reach. Control: the container reaches such a listener
+# (a servers.py echo on the container's loopback, outside its cgroup);
+# with the daemon (--proxy-port makes the port one of its own) the same
+# connect is refused and the listener sees nothing.
+# ======================================================================
+test_loopback() {
+	local t=loopback netns
+	mkdir -p "$(tcg $t)"
+	rm -f "$W/$t.cid"
+	pm run -d --cidfile "$W/$t.cid" --cgroup-parent="$(parent $t)" "$IMAGE" sleep 120 \
+		>"$W/$t.run" 2>&1
+	CID=$(cat "$W/$t.cid" 2>/dev/null)
+	netns=$(pm inspect --format '{{.NetworkSettings.SandboxKey}}' "$CID" 2>/dev/null)
+	if [ -z "$CID" ] || [ ! -e "$netns" ]; then
+		fail "$t.setup" "no container or netns: $(tail -c 300 "$W/$t.run")"
+		return
+	fi
+	: >"$W/$t.host"
+	nsenter --net="$netns" "$PY" "$C/servers.py" host --log "$W/$t.host" --proto tcp \
+		--addr 127.0.0.1 --port "$LO_OWN" >"$W/$t.host.ready" 2>&1 &
+	PIDS+=($!)
+	wait_secs 5 grep -qs READY "$W/$t.host.ready"
+	pm exec "$CID" sh -c "echo ctl | nc -w 3 127.0.0.1 $LO_OWN; echo rc=\$?" >"$W/$t.ctl.cout" 2>&1
+	a_grep "$t.control.reached" "$W/$t.host" "^ACCEPT tcp local=127\.0\.0\.1:$LO_OWN"
+	if have_egr && dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --proxy-port "$LO_OWN" \
+		--allow a.example.test --log "$W/$t.jlog"; then
+		: >"$W/$t.host"
+		pm exec "$CID" sh -c "echo try | nc -w 3 127.0.0.1 $LO_OWN; echo rc=\$?" >"$W/$t.try.cout" 2>&1
+		a_grep "$t.refused" "$W/$t.try.cout" "rc=1"
+		a_nogrep "$t.listener_saw_nothing" "$W/$t.host" "ACCEPT"
+		a_jlog "$t.logged" "$W/$t.jlog" decision=deny source=bpf ip=127.0.0.1 port="$LO_OWN" \
+			container="$CID"
+		dstop
+	fi
+	pm rm -f -t 0 "$CID" >/dev/null 2>&1
 }
 
 suite_main containers.sh containers_setup "ip nsenter tcpdump ss dnsmasq openssl" "$@"

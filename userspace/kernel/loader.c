@@ -193,8 +193,6 @@ loader_check_kernel(char *errbuf, size_t errlen)
 		 "bpf_get_netns_cookie in cgroup/connect"},
 		{BPF_PROG_TYPE_SOCK_OPS, BPF_FUNC_get_netns_cookie,
 		 "bpf_get_netns_cookie in sockops"},
-		{BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_get_netns_cookie,
-		 "bpf_get_netns_cookie in cgroup_skb"},
 	};
 	struct btf *btf;
 	int id;
