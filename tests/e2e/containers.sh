@@ -41,7 +41,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="bridge host none outside off relay othernet ambiguous loopback"
+ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback"
 CTR_SUBNET=198.19.1.0/24
 CTR_GW=198.19.1.1	# podman0 in the sbx netns: where containers reach the daemon
 IMAGE=localhost/egr-e2e-busybox
@@ -231,6 +231,33 @@ test_bridge() {
 	a_nogrep "$t.dns.never_upstream" "$DNSLOG" "denied-ctr\\.test"
 	a_jlog "$t.dns.logged" "$W/$t.jlog" decision=deny source=dns host=denied-ctr.test container="$CID"
 
+	dstop
+}
+
+# ======================================================================
+# split: the job itself runs podman, inside the target, and asks for
+# --cgroups=split: the container goes under the job's own cgroup
+# (libpod-payload-ID), no --cgroup-parent needed, and is confined.
+# ======================================================================
+test_split() {
+	local t=split
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	rm -f "$W/$t.cid"
+	CONTAINERS_CONF="$PM/containers.conf" timeout -k 5 120 nsenter --net="$NS_SBX" \
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(tcg $t)" \
+		podman --root "$PM/root" --runroot "$PM/run" --storage-driver vfs run --rm \
+		--cidfile "$W/$t.cid" --cgroups=split "$IMAGE" \
+		sh -c "cat /proc/self/cgroup; $(http a.example.test "$t.allowed") $(http "$A_DENY" "$t.denied")" \
+		>"$W/$t.cout" 2>&1
+	CID=$(cat "$W/$t.cid" 2>/dev/null)
+	a_grep "$t.under_the_job" "$W/$t.cout" "^0::$(re "$(parent $t)")/libpod-payload-$CID$"
+	a_grep "$t.allowed" "$W/$t.cout" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.denied" "$W/$t.cout" '^R: HTTP/1\.[01] 403'
+	a_jlog "$t.named" "$W/$t.jlog" decision=allow host=a.example.test container="$CID"
+	sensor_none_since "$t.denied.sensor" "$(sensor_count "dst host $A_DENY")" "dst host $A_DENY"
 	dstop
 }
 

@@ -27,6 +27,8 @@ static const struct id_case id_cases[] = {
 	{"podman-systemd", "/machine.slice/libpod-" ID ".scope", ID},
 	{"podman-cgroupfs", "/egr/libpod-" ID, ID},
 	{"podman-nested", "/egr/libpod-" ID ".scope/container", ID},
+	{"podman-split", "/egr/job/libpod-payload-" ID, ID},
+	{"podman-split-runtime", "/egr/job/runtime", NULL},
 	{"crio", "/kubepods.slice/crio-" ID ".scope", ID},
 	{"containerd-cri", "/k.slice/cri-containerd-" ID ".scope", ID},
 	{"upper-case",

@@ -55,7 +55,9 @@ is_hex_id(const char *s, size_t n)
 static const char *
 component_id(const char *c, size_t n)
 {
-	static const char *const prefixes[] = {"docker-", "libpod-", "crio-", "cri-containerd-"};
+	/* libpod-payload-: podman --cgroups=split, under the caller's cgroup */
+	static const char *const prefixes[] = {"docker-", "libpod-payload-", "libpod-", "crio-",
+					       "cri-containerd-"};
 	static const char scope[] = ".scope";
 
 	if (n >= sizeof(scope) - 1 &&

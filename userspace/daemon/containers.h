@@ -13,7 +13,8 @@
 /* The container id a cgroup path carries (pure; the path is any bytes):
  * the component nearest the leaf that is a 64-hex-digit id, alone
  * (docker's cgroupfs driver: <parent>/<id>; containerd) or as
- * docker-<id>.scope, libpod-<id>.scope (podman), crio-<id>.scope,
+ * docker-<id>.scope, libpod-<id>.scope (podman; libpod-payload-<id> with
+ * --cgroups=split), crio-<id>.scope,
  * cri-containerd-<id>.scope, with or without ".scope". conmon's
  * libpod-conmon-<id> is no container. Writes it (lower case) to id (65
  * bytes at least) and returns true, or false with id "". */
