@@ -41,7 +41,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback"
+ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback restart"
 CTR_SUBNET=198.19.1.0/24
 CTR_GW=198.19.1.1	# podman0 in the sbx netns: where containers reach the daemon
 IMAGE=localhost/egr-e2e-busybox
@@ -59,6 +59,7 @@ AMB_IP=198.19.5.2	# the address both have
 AMB_DENIED=203.0.113.70	# where A connects (denied)
 AMB_ALLOWED=203.0.113.71	# where B connects (allowed)
 LO_OWN=15999		# --proxy-port: one of "egressctl's ports" in the loopback test
+A_GAP=203.0.113.72	# restart: what a container tries while no daemon runs
 
 # ------------------------------------------------------------- the runtime
 
@@ -507,6 +508,32 @@ test_loopback() {
 		dstop
 	fi
 	pm rm -f -t 0 "$CID" >/dev/null 2>&1
+}
+
+# ======================================================================
+# restart: kill -9 of the daemon leaves the programs pinned: a container's
+# connection meanwhile finds no listener at the gateway and nothing
+# leaves; the restarted daemon takes the programs over (its listeners on
+# both addresses, on the pinned ports) and containers are confined again.
+# ======================================================================
+test_restart() {
+	local t=restart
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	ctr "$t.gap" $t bridge "$(http "$A_GAP" "$t.gap")"
+	a_nogrep "$t.gap.not_served" "$W/$t.gap.cout" '^R: HTTP/'
+	sensor_none "$t.gap.sensor" "dst host $A_GAP"
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	a_grep "$t.took_over" "$W/$t.dout" "took over the programs pinned on"
+	ctr "$t.after" $t bridge "$(http a.example.test "$t.after")"
+	a_first "$t.after.by_name" "$t.after" '^HTTP/1\.[01] 200'
+	a_jlog "$t.after.logged" "$W/$t.jlog" decision=allow host=a.example.test container="$CID"
+	dstop
 }
 
 suite_main containers.sh containers_setup "ip nsenter tcpdump ss dnsmasq openssl" "$@"

@@ -810,7 +810,14 @@ loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *
 		bpf_program__set_autoload(ld->skel->progs.egr_connect_unix, false);
 		bpf_program__set_autoload(ld->skel->progs.egr_sendmsg_unix, false);
 	}
-	size = sizeof(*ld->skel->rodata);
+	/* the section's size, which the map's value has: the skeleton's
+	 * struct may have padding after its last field beyond it */
+	size = bpf_map__value_size(ld->skel->maps.rodata);
+	if (size > sizeof(*ld->skel->rodata)) {
+		err = -ESTALE;
+		snprintf(errbuf, errlen, "the BPF object's .rodata is larger than its skeleton");
+		goto out_destroy;
+	}
 	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
 		if (!bpf_program__autoload(*ld->skel->skeleton->progs[i].prog))
 			continue;
