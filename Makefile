@@ -55,7 +55,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
 		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/fuzz/*.c tests/helpers/*.c)
 
-.PHONY: all deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check clean helpers \
+.PHONY: all deps check-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check clean helpers \
 	bench bench-quick stress stress-check soak
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -133,7 +133,7 @@ fuzz: $(FUZZ_BINS)
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci unix sudo
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci unix sudo containers
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \
@@ -159,7 +159,11 @@ soak: all
 deps:
 	@tools/install-deps.sh
 
-check: deps
+# make check also runs tests/e2e/containers.sh: a container runtime too
+check-deps:
+	@tools/install-deps.sh --containers
+
+check: check-deps
 	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit

@@ -36,7 +36,7 @@ index_dns(struct __sk_buff *skb, struct bpf_sock *sk, __be32 saddr, __be16 sport
 		bpf_map_delete_elem(&egr_conns, &k);
 		return;
 	}
-	bpf_map_update_elem(&egr_conns, &k, &o->who, BPF_ANY);
+	conns_put(&k, &o->who);
 	o->key = k; /* removed with the socket (sock_release) */
 	o->flags |= EGR_SK_KEYED;
 }
@@ -98,7 +98,8 @@ skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, const __be32 *d, __be16 por
  * outside. TCP is checked at its SYN (the later segments belong to the
  * connection it makes), UDP at every datagram. */
 static __always_inline int
-loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, __u32 off)
+loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, __u32 off,
+	     __be32 lip)
 {
 	struct bpf_sock *sk;
 	__be16 p[2];
@@ -114,7 +115,9 @@ loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, _
 	sk = skb->sk;
 	if (sk)
 		sk = bpf_sk_fullsock(sk);
-	if (d[3] == bpf_htonl(LOOPBACK4) && is_mapped(d) && is_own_port(p[1])) {
+	/* egressctl's listeners are on this loopback only in its own network
+	 * namespace (lip, listen_ip4); elsewhere 127.0.0.1 is someone else's */
+	if (lip == bpf_htonl(LOOPBACK4) && d[3] == lip && is_mapped(d) && is_own_port(p[1])) {
 		if (l4 == IPPROTO_UDP && dns_port && p[1] == bpf_htons(dns_port))
 			index_dns(skb, sk, s[3], p[0]);
 		return SYS_PROCEED;
@@ -142,25 +145,66 @@ loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, _
 	return skb_drop(skb, sk, d, p[1], EGR_R_LOOPBACK);
 }
 
+/* A packet of another network namespace (a container) to the listeners'
+ * address there (lip, ns_ip4): to one of egressctl's ports it passes (a
+ * datagram to the responder indexed first). -1: another port, judged as
+ * any packet that leaves. */
+static __always_inline int
+listener_pkt(struct __sk_buff *skb, const __be32 *s, __u8 l4, __u32 off)
+{
+	struct bpf_sock *sk = skb->sk;
+	__be16 p[2];
+
+	if ((l4 != IPPROTO_TCP && l4 != IPPROTO_UDP) || bpf_skb_load_bytes(skb, off, p, sizeof(p)))
+		return -1;
+	if (!is_own_port(p[1]))
+		return -1;
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	if (l4 == IPPROTO_UDP && dns_port && p[1] == bpf_htons(dns_port))
+		index_dns(skb, sk, s[3], p[0]);
+	return SYS_PROCEED;
+}
+
+/* The cookie of the network namespace the packet is routed in (its
+ * device's), read through the kernel's sk_buff: bpf_get_netns_cookie()
+ * came to cgroup_skb programs only in 2025, bpf_cast_to_kern_ctx() with
+ * 6.2. 0 when it cannot be read (then not egressctl's namespace). */
+static __always_inline __u64
+skb_netns(struct __sk_buff *skb)
+{
+	struct sk_buff *k;
+
+	if (!bpf_cast_to_kern_ctx)
+		return 0;
+	k = bpf_cast_to_kern_ctx(skb);
+	return k->dev ? k->dev->nd_net.net->net_cookie : 0;
+}
+
 enum {
 	PKT_BAD,      /* its IP header cannot be read */
 	PKT_LOOPBACK, /* to 127.0.0.0/8 or ::1: s, d, l4 and off are set */
 	PKT_OUT,      /* anywhere else: d is set (zero if not IP) */
+	PKT_LISTENER, /* IPv4 to lip, not loopback: s, d, l4 and off are set */
 };
 
 /* The packet's addresses (v4-mapped for IPv4), transport protocol and the
- * offset of its transport header. */
+ * offset of its transport header; lip: where the listeners are for this
+ * network namespace (listen_ip4). */
 static __always_inline int
-pkt_parse(struct __sk_buff *skb, __be32 *s, __be32 *d, __u8 *l4, __u32 *off)
+pkt_parse(struct __sk_buff *skb, __be32 lip, __be32 *s, __be32 *d, __u8 *l4, __u32 *off)
 {
 	__u8 h[40];
+	int kind = PKT_LOOPBACK;
 
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		if (bpf_skb_load_bytes(skb, 0, h, 20))
 			return PKT_BAD;
 		__builtin_memcpy(&d[3], h + 16, 4);
 		d[2] = bpf_htonl(0xffff);
-		if ((bpf_ntohl(d[3]) >> 24) != 127)
+		if (lip && d[3] == lip && lip != bpf_htonl(LOOPBACK4))
+			kind = PKT_LISTENER;
+		else if ((bpf_ntohl(d[3]) >> 24) != 127)
 			return PKT_OUT;
 		__builtin_memcpy(&s[3], h + 12, 4);
 		s[2] = bpf_htonl(0xffff);
@@ -168,7 +212,7 @@ pkt_parse(struct __sk_buff *skb, __be32 *s, __be32 *d, __u8 *l4, __u32 *off)
 		if (*off < 20 || *off > 60)
 			return PKT_BAD;
 		*l4 = h[9];
-		return PKT_LOOPBACK;
+		return kind;
 	}
 	if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		if (bpf_skb_load_bytes(skb, 0, h, 40))
@@ -194,12 +238,16 @@ egr_skb_egress(struct __sk_buff *skb)
 	__u32 off = 0;
 	__u8 l4 = 0;
 	__u64 cookie;
+	__be32 lip = listen_ip4(skb_netns(skb));
 
-	switch (pkt_parse(skb, s, d, &l4, &off)) {
+	switch (pkt_parse(skb, lip, s, d, &l4, &off)) {
 	case PKT_BAD:
 		return deny_ret();
 	case PKT_LOOPBACK:
-		return loopback_pkt(skb, s, d, l4, off);
+		return loopback_pkt(skb, s, d, l4, off, lip);
+	case PKT_LISTENER:
+		if (listener_pkt(skb, s, l4, off) == SYS_PROCEED)
+			return SYS_PROCEED;
 	}
 	sk = skb->sk;
 	if (!sk)

@@ -32,7 +32,7 @@ record(struct egr_sk_orig *o, const struct sa *a, struct decision *d, __u64 cook
 	if (a->type == SOCK_STREAM)
 		return; /* sockops fills the rest, in this same task */
 	/* UDP: the catch-all indexes it and must not ask the current task */
-	who_task(&o->who, cookie);
+	who_task(&o->who, cookie, a->netns);
 	addr_copy(o->who.addr, a->addr);
 	o->who.port = a->port;
 }
@@ -181,6 +181,7 @@ static __always_inline int
 addr_hook(struct bpf_sock_addr *ctx, struct sa *a, __u8 hook)
 {
 	struct decision d = {};
+	__be32 lip = listen_ip4(a->netns);
 
 	if (addr_is_zero(a->addr)) {
 		a->addr[3] = bpf_htonl(1);
@@ -190,9 +191,9 @@ addr_hook(struct bpf_sock_addr *ctx, struct sa *a, __u8 hook)
 		sa_store_ip4(ctx, a, a->addr[3]);
 	}
 	if (hook != EGR_H_SENDMSG4)
-		decide(a->addr, a->port, a->type, a->proto, &d);
+		decide(a->addr, a->port, a->type, a->proto, lip, &d);
 	else if (!other_proto(a->type, a->proto, &d))
-		decide_udp4(a->addr, a->port, &d);
+		decide_udp4(a->addr, a->port, lip, &d);
 	if (d.verdict == EGR_V_REDIRECT) {
 		sa_store_ip4(ctx, a, d.ip4);
 		ctx->user_port = d.port;
@@ -255,7 +256,7 @@ translate_back(struct bpf_sock_addr *ctx, const struct sa *a)
 	o = sock_rec(a->sk, bpf_get_socket_cookie(ctx));
 	if (!o || !(o->flags & (EGR_SK_DNS | EGR_SK_REDIRECTED)))
 		return SYS_PROCEED;
-	if (is_mapped(a->addr) && is_redirect_src(a->addr[3], a->port)) {
+	if (is_mapped(a->addr) && is_redirect_src(a->addr[3], a->port, listen_ip4(a->netns))) {
 		sa_store_ip4(ctx, a, o->addr[3]);
 		ctx->user_port = o->port;
 	}

@@ -94,12 +94,15 @@ connect_cb(struct bpf_sock_ops *ctx)
 	struct egr_conn_val w = {};
 	struct connect_cb c = {};
 	struct egr_sk_orig *o;
-	__u64 cookie;
+	__u64 cookie, netns;
+	__be32 lip;
 	int own;
 
 	if (!connect_cb_load(ctx, &c))
 		return 1;
-	own = c.rip4 == bpf_htonl(LOOPBACK4) && is_own_port(c.rport);
+	netns = bpf_get_netns_cookie(ctx);
+	lip = listen_ip4(netns);
+	own = lip && c.rip4 == lip && is_own_port(c.rport);
 	/* other loopback peers: nothing recorded (remember), nothing to index */
 	if (!own && (bpf_ntohl(c.rip4) >> 24) == 127)
 		return 1;
@@ -114,20 +117,26 @@ connect_cb(struct bpf_sock_ops *ctx)
 		addr_copy(w.addr, o->addr);
 		w.port = o->port;
 	} else if (own) {
+		struct egr_sk_orig live = {};
+
 		w.reason = EGR_R_PROXY;
 		map4(w.addr, c.rip4);
 		w.port = c.rport;
+		/* a record while it lives, so that conns_put sees an entry of
+		 * this socket as live; freed at sock_release */
+		if (!o && lip != bpf_htonl(LOOPBACK4))
+			bpf_map_update_elem(&egr_socks, &cookie, &live, BPF_NOEXIST);
 	} else {
 		return 1;
 	}
-	who_task(&w, cookie);
+	who_task(&w, cookie, netns);
 	if (c.family == AF_INET6 && !(c.lip4 && c.l6[2] == bpf_htonl(0xffff)))
 		addr_copy(k.addr, c.l6);
 	else
 		map4(k.addr, c.lip4);
 	k.port = bpf_htons((__u16)c.lport);
 	k.proto = IPPROTO_TCP;
-	bpf_map_update_elem(&egr_conns, &k, &w, BPF_ANY);
+	conns_put(&k, &w);
 	return 1;
 }
 

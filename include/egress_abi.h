@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 8 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 9 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -42,6 +42,7 @@ enum egr_reason {
 	EGR_R_SKB_DROP = 18,	  /* catch-all: packet not to loopback or approved */
 	EGR_R_BIND_FOREIGN = 19,  /* bind where a socket outside this sandbox is bound */
 	EGR_R_UNIX_SERVICE = 20,  /* unix socket of a service that starts work outside */
+	EGR_R_NETNS = 21,	  /* another network namespace, with no listener for it */
 	EGR_R_MAX,
 };
 
@@ -98,13 +99,20 @@ struct egr_conn_val {
 	__be32 addr[4];	 /* original destination, v4-mapped for IPv4 */
 	__be16 port;	 /* original destination port */
 	__u8 reason;	 /* EGR_R_TRANSPARENT, EGR_R_DNS or EGR_R_PROXY */
-	__u8 pad;	 /* always zero */
+	__u8 flags;	 /* EGR_CONN_* */
 	__u32 pid;	 /* thread id of the connecting task */
 	__u32 tgid;	 /* process id of the connecting task */
 	__u32 uid;	 /* uid of the connecting task */
 	char comm[16];	 /* command name of the connecting task */
+	__u64 netns;	 /* network namespace cookie of the client socket */
 };
-_Static_assert(sizeof(struct egr_conn_val) == 64, "egr_conn_val layout");
+_Static_assert(sizeof(struct egr_conn_val) == 72, "egr_conn_val layout");
+
+/* struct egr_conn_val.flags. Containers (other network namespaces) may
+ * have the same address and port as another socket: when the entry a new
+ * one replaces was a live socket's that no accept took yet, the entry says
+ * so, and the proxy and the responder refuse it rather than guess whose. */
+#define EGR_CONN_AMBIGUOUS 0x01
 
 /* What connect/sendmsg saw, per socket: the value of map egr_socks (hash by
  * socket cookie; connect/sendmsg records) and of map egr_sk (sk_storage;
@@ -126,7 +134,7 @@ struct egr_sk_orig {
 	__u16 pad2;		 /* always zero */
 	__u32 pad3;		 /* always zero */
 };
-_Static_assert(sizeof(struct egr_sk_orig) == 136, "egr_sk_orig layout");
+_Static_assert(sizeof(struct egr_sk_orig) == 144, "egr_sk_orig layout");
 
 /* Map egr_fast (hash): approved direct targets, and explicit loopback allows. */
 struct egr_fast_key {

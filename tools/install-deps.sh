@@ -3,6 +3,8 @@
 # nothing else. Idempotent: packages already present are not touched.
 #   tools/install-deps.sh          build, package and test dependencies
 #   tools/install-deps.sh --bench  also the benchmark peers and load tools
+#   tools/install-deps.sh --containers  also a container runtime for
+#                                  tests/e2e/containers.sh (make check asks)
 set -eu
 
 BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
@@ -14,8 +16,18 @@ socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo
 BENCH="nginx wrk trafficserver squid tinyproxy haproxy dante-server microsocks
 mitmproxy hyperfine linux-perf valgrind"
 
+# podman, rootful, with runc (crun refuses a hybrid cgroup layout), netavark
+# and iptables for its bridge; busybox-static is the test image's userland
+CONTAINERS="podman runc netavark iptables busybox-static"
+
 want="$BUILD $PACKAGE $TEST"
-[ "${1:-}" = "--bench" ] && want="$want $BENCH"
+for a in "$@"; do
+	case $a in
+	--bench) want="$want $BENCH" ;;
+	--containers) want="$want $CONTAINERS" ;;
+	*) echo "install-deps: unknown option $a" >&2; exit 2 ;;
+	esac
+done
 
 missing=""
 for p in $want; do

@@ -90,6 +90,7 @@ struct sa {
 	__be32 addr[4]; /* user_ip4 (v4-mapped) or user_ip6 */
 	__be16 port;	/* user_port */
 	__u8 v6;	/* a *6 hook: the address is user_ip6 */
+	__u64 netns;	/* the socket's network namespace (cookie) */
 };
 
 static __always_inline void
@@ -103,6 +104,7 @@ sa_load4(struct bpf_sock_addr *ctx, struct sa *a)
 	map4(a->addr, ctx->user_ip4);
 	a->v6 = 0;
 	ctx_loaded();
+	a->netns = bpf_get_netns_cookie(ctx);
 }
 
 static __always_inline void
@@ -119,6 +121,7 @@ sa_load6(struct bpf_sock_addr *ctx, struct sa *a)
 	a->addr[3] = ctx->user_ip6[3];
 	a->v6 = 1;
 	ctx_loaded();
+	a->netns = bpf_get_netns_cookie(ctx);
 }
 
 /* Rewrites the address to ip4 (network order): user_ip4, or the last word

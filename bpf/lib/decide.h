@@ -30,12 +30,18 @@ deny(struct decision *d, __u8 reason, int err)
 	d->err = err;
 }
 
+/* To a listener at lip (listen_ip4); none there (another network
+ * namespace without --containers): refused with err. */
 static __always_inline void
-redirect(struct decision *d, __u16 port_host, __u8 reason, __u16 flags)
+redirect(struct decision *d, __be32 lip, __u16 port_host, __u8 reason, __u16 flags, int err)
 {
+	if (!lip) {
+		deny(d, EGR_R_NETNS, err);
+		return;
+	}
 	d->verdict = EGR_V_REDIRECT;
 	d->reason = reason;
-	d->ip4 = bpf_htonl(LOOPBACK4);
+	d->ip4 = lip;
 	d->port = bpf_htons(port_host);
 	d->skflags = flags;
 	d->index = 1;
@@ -60,13 +66,15 @@ local(struct decision *d, int err)
 	d->err = err;
 }
 
-/* TCP to an IPv4 destination (plain or v4-mapped). */
+/* TCP to an IPv4 destination (plain or v4-mapped); lip: where the
+ * listeners are for the socket's network namespace (listen_ip4). In
+ * another namespace 127.0.0.1 is its own loopback, nothing of ours. */
 static __always_inline void
-decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
+decide_tcp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 {
 	__be32 ip4 = dst[3];
 
-	if (ip4 == bpf_htonl(LOOPBACK4) && is_own_port(port)) {
+	if (lip && ip4 == lip && is_own_port(port)) {
 		/* no record: sockops indexes it by its peer address */
 		d->verdict = EGR_V_ALLOW;
 		d->reason = EGR_R_PROXY;
@@ -78,7 +86,7 @@ decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
 	}
 	if (port == bpf_htons(53)) {
 		if (dns_port)
-			redirect(d, dns_port, EGR_R_DNS, EGR_SK_REDIRECTED);
+			redirect(d, lip, dns_port, EGR_R_DNS, EGR_SK_REDIRECTED, ECONNREFUSED);
 		else
 			deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
 		return;
@@ -88,18 +96,19 @@ decide_tcp4(const __be32 *dst, __be16 port, struct decision *d)
 		return;
 	}
 	if (tproxy_port)
-		redirect(d, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED);
+		redirect(d, lip, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED, ECONNREFUSED);
 	else
 		deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
 }
 
-/* A UDP datagram (connect or sendmsg) to an IPv4 destination. */
+/* A UDP datagram (connect or sendmsg) to an IPv4 destination; lip as for
+ * decide_tcp4. */
 static __always_inline void
-decide_udp4(const __be32 *dst, __be16 port, struct decision *d)
+decide_udp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 {
 	__be32 ip4 = dst[3];
 
-	if (ip4 == bpf_htonl(LOOPBACK4) && dns_port && port == bpf_htons(dns_port)) {
+	if (lip && ip4 == lip && dns_port && port == bpf_htons(dns_port)) {
 		/* straight to the responder: indexed too, or it could
 		 * not tell this socket's queries from anyone's */
 		d->verdict = EGR_V_ALLOW;
@@ -110,7 +119,7 @@ decide_udp4(const __be32 *dst, __be16 port, struct decision *d)
 	if (port == bpf_htons(53)) {
 		if (dns_port) {
 			/* indexed by the catch-all once the datagram has a port */
-			redirect(d, dns_port, EGR_R_DNS, EGR_SK_DNS);
+			redirect(d, lip, dns_port, EGR_R_DNS, EGR_SK_DNS, EPERM);
 		} else {
 			deny(d, EGR_R_NO_LISTENER, EPERM);
 		}
@@ -163,16 +172,16 @@ other_proto(__u32 type, __u32 proto, struct decision *d)
  * unconnected send (sendmsg4/6): v4-mapped destinations by the IPv4 rules
  * (connect6 and sendmsg6 see them for AF_INET6 sockets). */
 static __always_inline void
-decide(const __be32 *dst, __be16 port, __u32 type, __u32 proto, struct decision *d)
+decide(const __be32 *dst, __be16 port, __u32 type, __u32 proto, __be32 lip, struct decision *d)
 {
 	if (other_proto(type, proto, d))
 		return;
 	if (!is_mapped(dst))
 		decide6(dst, port, proto, d);
 	else if (type == SOCK_STREAM)
-		decide_tcp4(dst, port, d);
+		decide_tcp4(dst, port, lip, d);
 	else
-		decide_udp4(dst, port, d);
+		decide_udp4(dst, port, lip, d);
 }
 
 #endif /* EGR_DECIDE_H */

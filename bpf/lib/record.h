@@ -50,16 +50,41 @@ rec_for(struct bpf_sock *sk, __u64 cookie, __u8 hook, struct egr_sk_orig *v, int
  * lookup (egr_conns). Only in the task's own context (connect, sendmsg,
  * TCP_CONNECT_CB), never in the catch-all. */
 static __always_inline void
-who_task(struct egr_conn_val *w, __u64 cookie)
+who_task(struct egr_conn_val *w, __u64 cookie, __u64 netns)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
 	w->cookie = cookie;
+	w->netns = netns;
 	w->cgroup_id = bpf_get_current_cgroup_id();
 	w->pid = (__u32)id;
 	w->tgid = id >> 32;
 	w->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(w->comm, sizeof(w->comm));
+}
+
+/* Indexes who connected from k (egr_conns) for the proxy's or the
+ * responder's lookup. The entry it replaces may be a live socket's that
+ * no accept (or datagram) took yet: then two sockets share that address
+ * and port -- containers, each in its own network namespace, may -- and
+ * whichever the listener gets cannot be told apart. The entry then says
+ * EGR_CONN_AMBIGUOUS (and stays so for the socket that wrote it), and is
+ * refused. Live:
+ * the socket still has its egr_socks record (a redirected socket keeps it
+ * until it is released; one whose record went to egr_sk, with egr_socks
+ * full, is not seen). */
+static __always_inline void
+conns_put(const struct egr_conn_key *k, struct egr_conn_val *w)
+{
+	struct egr_conn_val *e = bpf_map_lookup_elem(&egr_conns, k);
+
+	if (!e)
+		;
+	else if (e->cookie != w->cookie && bpf_map_lookup_elem(&egr_socks, &e->cookie))
+		w->flags |= EGR_CONN_AMBIGUOUS; /* another live socket's */
+	else if (e->cookie == w->cookie && (e->flags & EGR_CONN_AMBIGUOUS))
+		w->flags |= EGR_CONN_AMBIGUOUS; /* this socket's, found ambiguous before */
+	bpf_map_update_elem(&egr_conns, k, w, BPF_ANY);
 }
 
 /* A fast-path entry for (addr, port, proto) that has not expired. */

@@ -12,6 +12,13 @@ const volatile __u16 proxy_ports[4] = {}; /* HTTP/SOCKS listeners on 127.0.0.1 *
 const volatile __u8 emit_redirects = 1;	  /* report redirects, not only denies */
 const volatile __u8 audit_mode = 0;	  /* record what would be denied, deny nothing */
 const volatile __u64 sandbox_cgid = 0;	  /* the cgroup attached to; 0: nothing is ours */
+/* Other network namespaces (containers): the listeners are on 127.0.0.1 of
+ * host_netns, egressctl's own; sockets of any other namespace reach them
+ * at ns_ip4 (network order), an address of the host their routes lead to
+ * (a bridge's gateway: `daemon --containers ADDR`), or nowhere (0: their
+ * redirects are refused). host_netns 0: every namespace counts as ours. */
+const volatile __u64 host_netns = 0;
+const volatile __u32 ns_ip4 = 0;
 
 /* One of egressctl's listeners (port in network order). */
 static __always_inline int
@@ -30,14 +37,24 @@ is_own_port(__u16 port_be)
 	return 0;
 }
 
+/* Where the listeners are for a socket of network namespace netns:
+ * 127.0.0.1 in egressctl's own, ns_ip4 in any other (0: none there). */
+static __always_inline __be32
+listen_ip4(__u64 netns)
+{
+	if (!host_netns || netns == host_netns)
+		return bpf_htonl(LOOPBACK4);
+	return ns_ip4;
+}
+
 /* The address a redirected socket's peer has now: the transparent listener
- * or the DNS responder. */
+ * or the DNS responder, at lip (listen_ip4). */
 static __always_inline int
-is_redirect_src(__be32 ip4, __be16 port)
+is_redirect_src(__be32 ip4, __be16 port, __be32 lip)
 {
 	__u16 p = bpf_ntohs(port);
 
-	return ip4 == bpf_htonl(LOOPBACK4) && p && (p == dns_port || p == tproxy_port);
+	return lip && ip4 == lip && p && (p == dns_port || p == tproxy_port);
 }
 
 #endif /* EGR_TUNABLES_H */

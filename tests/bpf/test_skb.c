@@ -57,6 +57,8 @@
 struct tunables {
 	bool audit;
 	uint64_t sandbox_cgid;
+	uint64_t host_netns; /* egressctl's network namespace; 0: every one */
+	const char *ns_ip4;  /* where other namespaces reach the listeners */
 };
 
 struct fx {
@@ -94,6 +96,10 @@ fx_load(struct fx *f, const struct tunables *t)
 	f->skel->rodata->emit_redirects = 1;
 	f->skel->rodata->audit_mode = t->audit;
 	f->skel->rodata->sandbox_cgid = t->sandbox_cgid;
+	f->skel->rodata->host_netns = t->host_netns;
+	if (t->ns_ip4)
+		assert_int_equal(inet_pton(AF_INET, t->ns_ip4, (void *)&f->skel->rodata->ns_ip4),
+				 1);
 	bpf_object__for_each_program(p, f->skel->obj)
 	{
 		if (p != f->skel->progs.egr_skb_egress)
@@ -694,6 +700,88 @@ test_dns_index(void **state)
 	fx_free(&f);
 }
 
+/* ---- other network namespaces (containers) -------------------------------- */
+
+#define NS_IP4 "198.19.1.1"
+
+/* The cookie of the test's network namespace, which the test run's packets
+ * are routed in (its loopback device). */
+static uint64_t
+own_netns(void)
+{
+	uint64_t c = 0;
+	socklen_t len = sizeof(c);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_true(s >= 0);
+	assert_int_equal(getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &c, &len), 0);
+	close(s);
+	return c;
+}
+
+/* A packet of another network namespace (egressctl's is not the one the
+ * run is in): to the listeners' address there (ns_ip4) on one of
+ * egressctl's ports it passes, a datagram to the responder indexed (here:
+ * its stale entry removed, the test socket has no record); to another port
+ * of that address it is judged as any that leaves (dropped); and the
+ * namespace's own loopback is not egressctl's: its ports there are no
+ * listeners of ours. */
+static void
+test_other_netns(void **state)
+{
+	const struct tunables other = {.host_netns = 1, .ns_ip4 = NS_IP4};
+	struct pkt syn = pkt4("198.19.1.5", 40000, NS_IP4, TPROXY_PORT, IPPROTO_TCP, TCP_SYN);
+	struct pkt dns = pkt4("198.19.1.5", 5353, NS_IP4, DNS_PORT, IPPROTO_UDP, 0);
+	struct pkt other_port = pkt4("198.19.1.5", 40001, NS_IP4, 9, IPPROTO_TCP, TCP_SYN);
+	struct pkt lo = pkt4("127.0.0.1", 40002, "127.0.0.1", TPROXY_PORT, IPPROTO_TCP, TCP_SYN);
+	struct egr_conn_key k = {0};
+	struct egr_conn_val v = {.cookie = 42, .reason = EGR_R_DNS}, got;
+	struct fx f;
+
+	(void)state;
+	fx_load(&f, &other);
+	addr16("198.19.1.5", k.addr);
+	k.port = htons(5353);
+	k.proto = IPPROTO_UDP;
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(f.skel->maps.egr_conns), &k, &v, BPF_ANY),
+			 0);
+	assert_int_equal(run(&f, syn.b, syn.len, 1), 1);
+	assert_int_equal(run(&f, dns.b, dns.len, 1), 1);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(f.skel->maps.egr_conns), &k, &got),
+			 -ENOENT);
+	assert_int_equal(f.nev, 0);
+	assert_int_equal(run(&f, other_port.b, other_port.len, 1), 0);
+	/* (a packet that leaves is reported with the socket's peer port:
+	 * the test run's socket has none) */
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, NS_IP4, 0);
+	fx_free(&f);
+
+	fx_load(&f, &other);
+	assert_int_equal(run(&f, lo.b, lo.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_LOOPBACK, AF_INET, "127.0.0.1", TPROXY_PORT);
+	fx_free(&f);
+}
+
+/* In egressctl's own namespace (the one the run is in: the device's netns
+ * is read right) its loopback ports are its listeners, and the containers'
+ * address is none of this namespace's business: dropped. */
+static void
+test_own_netns(void **state)
+{
+	const struct tunables own = {.host_netns = own_netns(), .ns_ip4 = NS_IP4};
+	struct pkt lo = pkt4("127.0.0.1", 40002, "127.0.0.1", TPROXY_PORT, IPPROTO_TCP, TCP_SYN);
+	struct pkt gw = pkt4("198.18.0.2", 40003, NS_IP4, TPROXY_PORT, IPPROTO_TCP, TCP_SYN);
+	struct fx f;
+
+	(void)state;
+	fx_load(&f, &own);
+	assert_int_equal(run(&f, lo.b, lo.len, 1), 1);
+	assert_int_equal(f.nev, 0);
+	assert_int_equal(run(&f, gw.b, gw.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, NS_IP4, 0);
+	fx_free(&f);
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 /* lo up in the test's own network namespace (127.0.0.1 and ::1 exist). */
@@ -733,6 +821,8 @@ main(void)
 		cmocka_unit_test(test_loopback_no_sandbox),
 		cmocka_unit_test(test_loopback6_other_protocols),
 		cmocka_unit_test(test_dns_index),
+		cmocka_unit_test(test_other_netns),
+		cmocka_unit_test(test_own_netns),
 	};
 
 	if (geteuid() != 0) {

@@ -218,11 +218,11 @@ test_ask_tty() {
 	a_val "$t.eof" "CMD's stdin" "$out" '.*cat-done=hello[^a-z].*'
 	a_val "$t.modes_restored" "the terminal's modes afterwards" "$(ask_field "$t" modes_restored)" "^True\$"
 
-	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 --on SIGNOW signal:10 - -- "$EGRESSCTL" run \
+	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 --on SIGNOW signal:12 - -- "$EGRESSCTL" run \
 		--ask --cgroup "$(cg_name "${t}_sig")" --user nobody --dns-upstream "$INET_DNS" -- \
 		/bin/sh -c 'echo SIGNOW; sleep 20' >"$W/${t}_sig.json" 2>"$W/${t}_sig.err"
-	a_val "$t.signal.killed" "egressctl's status" "$(ask_field "${t}_sig" rc)" "^-10\$"
-	a_val "$t.signal.modes_restored" "the terminal's modes after SIGUSR1" \
+	a_val "$t.signal.killed" "egressctl's status" "$(ask_field "${t}_sig" rc)" "^-12\$"
+	a_val "$t.signal.modes_restored" "the terminal's modes after SIGUSR2" \
 		"$(ask_field "${t}_sig" modes_restored)" "^True\$"
 }
 

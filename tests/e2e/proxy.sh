@@ -466,14 +466,15 @@ pc $t.py22 socks socks git.test 22 --send 'hello-py\\n' --until hello-py
 pc $t.py2222 socks socks git.test 2222 --send 'hello-py\\n'
 pc $t.py2223 socks socks git.test 2223
 pc $t.ip4_denied socks socks 203.0.113.33 2222 --atyp ip4
-pc $t.silent22 tcp 203.0.113.23 22 --until 'egr-22'
-pc $t.silent2222 tcp 203.0.113.23 2222 --until 'egr-2222'
+pc $t.silent22 tcp 203.0.113.25 22 --until 'egr-22'
+pc $t.silent2222 tcp 203.0.113.25 2222 --until 'egr-2222'
+pc $t.fast22 tcp 203.0.113.23 22 --until 'egr-22'
 pc $t.echo_socks socks socks git.test 22 --echo 1000000
-pc $t.echo_tcp tcp 203.0.113.23 22 --echo 1000000
+pc $t.echo_tcp tcp 203.0.113.25 22 --echo 1000000
 wait
 EOF
-	prun "$t" --allow tcp://git.test:22 --allow tcp://git.test:2223 --allow 203.0.113.23/32:22 \
-		--allow tcp://timeout.test:22 \
+	prun "$t" --allow tcp://git.test:22 --allow tcp://git.test:2223 --allow 203.0.113.24/30:22 \
+		--allow 203.0.113.23/32:22 --allow tcp://timeout.test:22 \
 		-- /bin/sh "$W/$t.sh"
 	a_rc "$t.exit" 0 "$t"
 	a_grep "$t.nc.exit_0" "$W/$t.out" "^NC22 rc=0\$"
@@ -498,10 +499,16 @@ EOF
 	pj "$t" "$t.silent22"
 	a_pj "$t.transparent_silent.banner" "data (address rule, server speaks first)" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'
 	a_jlog "$t.transparent_silent.log" "$W/$t.jlog" decision=allow source=transparent port=22 \
-		ip=203.0.113.23 comm=python3
+		ip='203\.0\.113\.25' comm=python3
+	# an exact IPv4 ADDR/32:PORT rule is the kernel fast path: direct, no
+	# proxy decision (the /30 above is the transparent proxy's)
+	pj "$t" "$t.fast22"
+	a_pj "$t.fast_path.banner" "data (ADDR/32:PORT rule)" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'
+	a_jlog_none "$t.fast_path.not_proxied" "$W/$t.jlog" ip='203\.0\.113\.23' port=22
+	a_grep "$t.fast_path.server_saw" "$WEBLOG" "^ACCEPT banner local=203\\.0\\.113\\.23:22 "
 	pj "$t" "$t.silent2222"
 	a_pj "$t.transparent_2222.nothing" "bytes received" "$P_nbytes" 0
-	a_nogrep "$t.2222.server_saw_nothing" "$WEBLOG" "local=($(re "$A_GIT")|203\\.0\\.113\\.23):2222 "
+	a_nogrep "$t.2222.server_saw_nothing" "$WEBLOG" "local=($(re "$A_GIT")|203\\.0\\.113\\.2[35]):2222 "
 	# half-close both ways through the relay: 1 MB out, shutdown(WR), the
 	# server's echo back to EOF, byte for byte
 	for e in echo_socks echo_tcp; do

@@ -61,6 +61,13 @@ static const struct cfg_case cfg_cases[] = {
 	 "targets[0].head_timeout: 1.5s: whole seconds only", 0},
 	{"flag-not-bool", "{\"targets\":[{\"cgroup\":\"a\",\"audit\":\"yes\"}]}",
 	 "targets[0].audit: expected true or false", 0},
+	{"containers", "{\"targets\":[{\"cgroup\":\"a\",\"containers\":\"172.17.0.1\"}]}", NULL, 1},
+	{"containers-loopback", "{\"targets\":[{\"cgroup\":\"a\",\"containers\":\"127.0.0.1\"}]}",
+	 "targets[0].containers: 127.0.0.1 cannot be", 0},
+	{"containers-not-ipv4", "{\"targets\":[{\"cgroup\":\"a\",\"containers\":\"fd00::1\"}]}",
+	 "targets[0].containers: expected an IPv4 address", 0},
+	{"containers-not-string", "{\"targets\":[{\"cgroup\":\"a\",\"containers\":true}]}",
+	 "targets[0].containers: expected an IPv4 address", 0},
 	{"suggest-policy-is-summary's",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"suggest_policy\":\"f\"}]}",
 	 "targets[0].suggest_policy: unknown key", 0},
@@ -149,6 +156,9 @@ test_compare(void **state)
 	assert_false(dspec_same_but_policy(&a, &b));
 	b = a;
 	b.o.log_file = "/elsewhere";
+	assert_false(dspec_same_but_policy(&a, &b));
+	b = a;
+	b.o.containers_ip4 = 0x010011ac; /* --containers: the programs change */
 	assert_false(dspec_same_but_policy(&a, &b));
 	b = a;
 	b.kind = DSPEC_CGROUP;

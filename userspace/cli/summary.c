@@ -39,6 +39,7 @@ struct dest {
 	struct {
 		uint32_t pid;
 		char comm[17];
+		char ctr[13]; /* the container (its id's first 12 digits), or "" */
 	} who[SUM_WHO];
 };
 
@@ -245,6 +246,8 @@ summary_add(struct summary *s, const struct audit_rec *r)
 		d->who[d->nwho].pid = r->pid;
 		snprintf(d->who[d->nwho].comm, sizeof(d->who[0].comm), "%s",
 			 r->comm ? r->comm : "?");
+		snprintf(d->who[d->nwho].ctr, sizeof(d->who[0].ctr), "%s",
+			 r->container ? r->container : "");
 		d->nwho++;
 	}
 }
@@ -351,8 +354,9 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 				continue;
 			snprintf(dest, sizeof(dest), "%s%s", d->key, dns_note(d, audit_mode));
 			for (int i = 0; i < d->nwho && n < sizeof(who); i++)
-				n += (size_t)snprintf(who + n, sizeof(who) - n, "%s%s[%u]",
-						      i ? ", " : "", d->who[i].comm, d->who[i].pid);
+				n += (size_t)snprintf(who + n, sizeof(who) - n, "%s%s[%u]%s%s",
+						      i ? ", " : "", d->who[i].comm, d->who[i].pid,
+						      d->who[i].ctr[0] ? "@" : "", d->who[i].ctr);
 			if (pass == 0)
 				fprintf(f, "  %-10s %5llu  %-36s %s  %s%s%s\n", denied_word,
 					(unsigned long long)row_denied(d), dest, who,
@@ -436,8 +440,9 @@ who_text(const struct dest *d, char *buf, size_t len)
 
 	buf[0] = 0;
 	for (int i = 0; i < d->nwho && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s[%u]", i ? ", " : "", d->who[i].comm,
-				      d->who[i].pid);
+		n += (size_t)snprintf(buf + n, len - n, "%s%s[%u]%s%s", i ? ", " : "",
+				      d->who[i].comm, d->who[i].pid, d->who[i].ctr[0] ? "@" : "",
+				      d->who[i].ctr);
 }
 
 static void
@@ -544,6 +549,8 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 				break;
 			cJSON_AddNumberToObject(w, "pid", d->who[i].pid);
 			cJSON_AddStringToObject(w, "comm", d->who[i].comm);
+			if (d->who[i].ctr[0])
+				cJSON_AddStringToObject(w, "container", d->who[i].ctr);
 			cJSON_AddItemToArray(who, w);
 		}
 		cJSON_AddItemToArray(ds, e);

@@ -46,8 +46,8 @@ void summary_print(const struct summary *s, FILE *f, bool audit_mode, const stru
  * JSON (schema SUMMARY_SCHEMA: allowed, denied, destinations[] with
  * destination, host, port, allowed, denied, would_deny, dns (a DNS
  * decision was made for it), dns_allowed, dns_denied, reason, suggest,
- * who[] of pid and comm; refused; log). Schema 2: a name's lookups and
- * its connections are one destination. */
+ * who[] of pid, comm and, for a container's, container; refused; log).
+ * Schema 2: a name's lookups and its connections are one destination. */
 #define SUMMARY_SCHEMA 2
 enum summary_format {
 	SUMMARY_TEXT = 0,

@@ -487,6 +487,8 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	if (!t->audit)
 		goto fail;
 	audit_set_sink(t->audit, on_decision, t);
+	if (env->name_cgroup)
+		audit_set_namer(t->audit, env->name_cgroup, env->name_arg);
 	audit_set_limit(t->audit, o->log_buffer);
 	if (unixsvc_build(&t->unix_svc, o->unix_root, o->allow_unix, o->nallow_unix, o->deny_unix,
 			  o->ndeny_unix, errbuf, errlen))
@@ -525,6 +527,7 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.idle_timeout_s = o->idle_timeout;
 	po.asker = t->env->asker;
 	po.policy_rw = t->policy;
+	po.ns_ip4 = o->containers_ip4;
 	t->px = proxy_new(t->base, &po, errbuf, errlen);
 	if (!t->px)
 		return -EADDRINUSE;
@@ -656,6 +659,7 @@ loader_options(const struct target *t, uint64_t cgid, struct loader_opts *lo)
 	lo->audit_mode = o->audit;
 	lo->sandbox_cgid = cgid;
 	lo->unix_svc = &t->unix_svc;
+	lo->ns_ip4 = o->containers_ip4;
 	memcpy(lo->skip_progs, o->skip_progs, sizeof(lo->skip_progs));
 	lo->socks_max = o->socks_max;
 	lo->on_event = on_event;

@@ -58,6 +58,7 @@ struct target_opts {
 	int head_timeout;	   /* seconds for a client's head (0: 10) */
 	int connect_timeout;	   /* seconds per upstream connect (0: 10) */
 	int response_timeout;	   /* seconds for a plain-HTTP response head (0: 60) */
+	uint32_t containers_ip4;   /* daemon --containers: other netns reach us here (0: off) */
 	const char *skip_progs[8]; /* EGR_TESTING builds only */
 	int nskip;
 	uint32_t socks_max; /* EGR_TESTING builds only */
@@ -87,6 +88,10 @@ struct target_env {
 	 * or, with kill_existing, ended; on_existing gets them (err: why the
 	 * pass could not run, or NULL). Not when pinned programs are taken
 	 * over: their pass ran when they were attached. */
+	/* names the cgroup of each record (the daemon's containers: its path
+	 * and container id, audit_namer); NULL for none */
+	void (*name_cgroup)(void *arg, uint64_t cgid, const char **path, const char **id);
+	void *name_arg;
 	bool existing_pass;
 	bool kill_existing;
 	/* after each change of the policy, end the connections that went

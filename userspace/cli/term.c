@@ -64,10 +64,11 @@ static struct termios sig_saved, sig_raw;
 static volatile sig_atomic_t sig_active;
 
 /* Signals whose default ends the process and that reach egressctl as such
- * (SIGINT, SIGTERM, SIGHUP and SIGQUIT go to run.c's signalfd instead). */
+ * (SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGUSR1 go to run.c's signalfd
+ * instead). */
 static const int fatal_signals[] = {
-	SIGABRT, SIGALRM, SIGBUS,  SIGFPE,  SIGILL,    SIGIO,	SIGPROF, SIGPWR,    SIGSEGV,
-	SIGSYS,	 SIGTRAP, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGSTKFLT,
+	SIGABRT, SIGALRM, SIGBUS,  SIGFPE,  SIGILL,    SIGIO,	SIGPROF, SIGPWR,
+	SIGSEGV, SIGSYS,  SIGTRAP, SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGSTKFLT,
 };
 
 static void

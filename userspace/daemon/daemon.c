@@ -24,6 +24,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
 #include <event2/event.h>
 #include <cJSON.h>
 
@@ -32,6 +33,7 @@
 #include "cli/suggest.h"
 #include "cli/summary.h"
 #include "cli/target.h"
+#include "daemon/containers.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/dconfig.h"
@@ -109,6 +111,7 @@ struct daemon {
 	uint64_t recent_cgid[RECENT_LINES];
 	unsigned int nrecent, recent_at;
 	char mnt[PATH_MAX];
+	struct ctr_names *names; /* the cgroups of the containers' decisions */
 	uint64_t started;
 	uint64_t reloads, reloads_rejected;
 	int status;
@@ -200,6 +203,15 @@ add_named(void *dst, const struct opt *o, const char *arg, char *err, size_t err
 	return 0;
 }
 
+static int
+set_containers(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct daemon_opts *d = dst;
+
+	(void)o;
+	return ctr_parse_addr(arg, &d->t.containers_ip4, err, errlen);
+}
+
 #define DO(field) offsetof(struct daemon_opts, field)
 
 static const struct opt daemon_opt_table[] = {
@@ -217,6 +229,12 @@ static const struct opt daemon_opt_table[] = {
 	{"kill-existing", 0, OPT_T_FLAG, DO(kill_existing), NULL,
 	 "end the connections the targets had open before\n"
 	 "the attach (default: list them, not confined)"},
+	{"containers", 0, OPT_T_CALL, 0, "ADDR",
+	 "confine the targets' containers too, in network\n"
+	 "namespaces of their own: their connections and DNS\n"
+	 "reach egressctl at ADDR, this host's address on\n"
+	 "their bridge (docker0 172.17.0.1, podman 10.88.0.1)",
+	 .call = set_containers},
 	{"control", 0, OPT_T_STR, DO(control), "PATH",
 	 "the control socket (default " DCONFIG_CONTROL ")"},
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
@@ -528,6 +546,28 @@ dt_release(struct dtarget *dt, bool detach)
 	dt->cgid = 0;
 }
 
+/* --containers ADDR: the address stays this host's (ctr_addr_ensure), or
+ * the containers' redirected connections would be routed out to it.
+ * Said when it had to be added. */
+static int
+dt_keep_address(struct dtarget *dt, char *errbuf, size_t errlen)
+{
+	char a[INET_ADDRSTRLEN];
+	int rc;
+
+	if (!dt->spec.o.containers_ip4)
+		return 0;
+	rc = ctr_addr_ensure(dt->spec.o.containers_ip4, errbuf, errlen);
+	if (rc == 1) {
+		inet_ntop(AF_INET, &dt->spec.o.containers_ip4, a, sizeof(a));
+		dt_event(dt, "containers",
+			 "--containers %s: no interface had it (a bridge that is not up): added "
+			 "%s/32 to lo, so that containers' connections to it stay on this host",
+			 a, a);
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* Attaches dt to its cgroup (taking over what a previous daemon pinned).
  * -ENOENT: the cgroup does not exist (yet). */
 static int
@@ -559,6 +599,9 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 		errf(errbuf, errlen, "cannot read the id of cgroup %s", dt->cgpath);
 		goto fail;
 	}
+	err = dt_keep_address(dt, errbuf, errlen);
+	if (err)
+		goto fail;
 	/* its policy: built already (off the loop, or before it), or now */
 	dt->tg = target_new(dm->base, &dt->spec.o, &dt->env, dt->waiting_policy, errbuf, errlen);
 	dt->waiting_policy = NULL;
@@ -587,6 +630,16 @@ fail:
 	return err;
 }
 
+/* --containers: every decision names its cgroup and container. */
+static void
+dt_name_containers(struct dtarget *dt)
+{
+	bool on = dt->spec.o.containers_ip4 && dt->dm->names;
+
+	dt->env.name_cgroup = on ? ctr_names_lookup : NULL;
+	dt->env.name_arg = on ? dt->dm->names : NULL;
+}
+
 static struct dtarget *
 dt_new(struct daemon *dm, const struct dspec *s)
 {
@@ -610,6 +663,7 @@ dt_new(struct daemon *dm, const struct dspec *s)
 	dt->env.revoke_direct = true;
 	dt->env.kill_existing = s->kill_existing;
 	dt->env.on_existing = on_existing;
+	dt_name_containers(dt);
 	TAILQ_INSERT_TAIL(&dm->targets, dt, entry);
 	return dt;
 }
@@ -1004,6 +1058,7 @@ apply_reload(struct daemon *dm, struct job *j)
 		dt_release(dt, false);
 		dt->spec = *s;
 		dt->env.kill_existing = s->kill_existing;
+		dt_name_containers(dt);
 		snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
 		if (start_target(dt, p, why, sizeof(why)))
 			log_warnx("%s%s", dt->label, why);
@@ -1173,6 +1228,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 			}
 			dt_watch_parent(dt);
 		}
+		if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
+			dt_event(dt, "containers", "%s", why);
 		if (!dt->tg) {
 			int err = dt_attach(dt, why, sizeof(why));
 
@@ -1735,6 +1792,7 @@ stop(struct daemon *dm)
 		close(dm->ino_fd);
 	if (dm->base)
 		event_base_free(dm->base);
+	ctr_names_free(dm->names);
 }
 
 int
@@ -1777,6 +1835,10 @@ daemon_main(int argc, char **argv)
 		log_warnx("%s", errbuf);
 		goto out;
 	}
+	dm.names = ctr_names_new(dm.mnt);
+	if (!dm.names)
+		log_warnx("cannot open %s: containers' decisions will not name their cgroups: %s",
+			  dm.mnt, strerror(errno));
 	if (setup_loop(&dm)) {
 		log_warnx("cannot set up the event loop");
 		goto out;

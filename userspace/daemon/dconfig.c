@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <cJSON.h>
 
+#include "daemon/containers.h"
 #include "daemon/dconfig.h"
 #include "policy/policy.h"
 
@@ -119,6 +120,15 @@ set_key(struct dspec *s, const cJSON *v, char *num, size_t numlen, char *errbuf,
 		if (!cJSON_IsBool(v))
 			goto bad_bool;
 		s->kill_existing = cJSON_IsTrue(v);
+		return 0;
+	}
+	if (!strcmp(key, "containers")) { /* the daemon's --containers ADDR */
+		if (!cJSON_IsString(v) ||
+		    ctr_parse_addr(v->valuestring, &s->o.containers_ip4, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key,
+				 cJSON_IsString(v) ? err : "expected an IPv4 address");
+			return -EINVAL;
+		}
 		return 0;
 	}
 	takes = opts_takes_arg(&set, 1, key);
@@ -385,5 +395,5 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	       x->idle_timeout == y->idle_timeout && x->head_timeout == y->head_timeout &&
 	       x->connect_timeout == y->connect_timeout &&
 	       x->response_timeout == y->response_timeout && a->kill_existing == b->kill_existing &&
-	       !strcmp(a->name, b->name);
+	       x->containers_ip4 == y->containers_ip4 && !strcmp(a->name, b->name);
 }

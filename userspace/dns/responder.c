@@ -54,6 +54,7 @@ struct waiter {
 	TAILQ_ENTRY(waiter) entry;
 	struct dns_query q;
 	struct sockaddr_storage from; /* UDP client */
+	int ufd;		      /* ... and the socket it wrote to */
 	struct tcp_client *tcp;	      /* or a TCP client (NULL for UDP) */
 	struct egr_conn_val who;
 };
@@ -117,8 +118,9 @@ struct dns_server {
 	struct dns_opts o;
 	int conns_fd;
 	int ufd, tfd;
+	int ufd_ns, tfd_ns; /* on o.ns_ip4 (containers); -1: none */
 	uint16_t port;
-	struct event *uev, *tev, *sweep;
+	struct event *uev, *tev, *sweep, *uev_ns, *tev_ns;
 	LIST_HEAD(, inflight) inflight;
 	struct cache_bucket cache[CACHE_BUCKETS];
 	int ncache;
@@ -192,13 +194,14 @@ tcp_fail(struct tcp_client *tc)
 static void
 send_reply(struct dns_server *d, struct waiter *w, const uint8_t *msg, int len)
 {
+	(void)d; /* a UDP answer leaves from the socket the query came to (w->ufd) */
 	if (len < 0)
 		return;
 	if (!w->tcp) {
 		socklen_t sl = w->from.ss_family == AF_INET ? sizeof(struct sockaddr_in)
 							    : sizeof(struct sockaddr_in6);
 
-		if (sendto(d->ufd, msg, (size_t)len, MSG_DONTWAIT, (struct sockaddr *)&w->from,
+		if (sendto(w->ufd, msg, (size_t)len, MSG_DONTWAIT, (struct sockaddr *)&w->from,
 			   sl) < 0)
 			log_debug("dns: sendto: %s", strerror(errno));
 		return;
@@ -804,7 +807,7 @@ resolve_query(struct dns_server *d, struct waiter *w, const char *norm)
 
 static void
 process_message(struct dns_server *d, const uint8_t *buf, size_t len,
-		const struct sockaddr_storage *from, struct tcp_client *tc,
+		const struct sockaddr_storage *from, int ufd, struct tcp_client *tc,
 		const struct egr_conn_val *who)
 {
 	struct waiter *w = calloc(1, sizeof(*w));
@@ -814,6 +817,7 @@ process_message(struct dns_server *d, const uint8_t *buf, size_t len,
 	if (!w)
 		return;
 	w->who = *who;
+	w->ufd = ufd;
 	w->tcp = tc;
 	if (from)
 		w->from = *from;
@@ -858,7 +862,13 @@ on_udp(evutil_socket_t fd, short what, void *arg)
 			log_debug("dns: dropped an unattributed datagram");
 			continue;
 		}
-		process_message(d, buf, (size_t)n, &from, NULL, &who);
+		if (who.flags & EGR_CONN_AMBIGUOUS) {
+			/* two sockets (network namespaces) share that address
+			 * and port: whose query it is cannot be told */
+			log_debug("dns: dropped a datagram of an ambiguous sender");
+			continue;
+		}
+		process_message(d, buf, (size_t)n, &from, fd, NULL, &who);
 	}
 }
 
@@ -975,7 +985,7 @@ on_tcp_read(evutil_socket_t fd, short what, void *arg)
 		if (mlen == 0 || tc->inlen < 2 + mlen)
 			break;
 		tc->in_read = true;
-		process_message(tc->d, tc->in + 2, mlen, NULL, tc, &tc->who);
+		process_message(tc->d, tc->in + 2, mlen, NULL, -1, tc, &tc->who);
 		tc->in_read = false;
 		if (tc->dead) {
 			tcp_client_free(tc);
@@ -1009,7 +1019,7 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 		return;
 	if (d->conns_fd < 0 ||
 	    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who) ||
-	    d->ntcp >= TCP_MAX_CLIENTS) {
+	    (who.flags & EGR_CONN_AMBIGUOUS) || d->ntcp >= TCP_MAX_CLIENTS) {
 		close(fd);
 		return;
 	}
@@ -1032,30 +1042,63 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 
 /* ---- setup ---- */
 
+/* A UDP socket and a TCP listener on ip:port (network order; port 0: the
+ * UDP socket's), or -1 with errno. freebind: the address may come later
+ * (a container runtime's bridge). */
+static int
+open_pair(uint32_t ip, uint16_t port, bool freebind, int *ufd, int *tfd, uint16_t *bound)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
+	socklen_t sl = sizeof(sin);
+	int one = 1, e;
+
+	sin.sin_port = htons(port);
+	*ufd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	*tfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (*ufd < 0 || *tfd < 0)
+		goto fail;
+	setsockopt(*tfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (freebind && (setsockopt(*ufd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) ||
+			 setsockopt(*tfd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one))))
+		goto fail;
+	if (bind(*ufd, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    getsockname(*ufd, (struct sockaddr *)&sin, &sl))
+		goto fail;
+	/* the TCP listener on the same port; another socket may hold it */
+	if (bind(*tfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(*tfd, 128))
+		goto fail;
+	*bound = ntohs(sin.sin_port);
+	return 0;
+fail:
+	e = errno;
+	if (*ufd >= 0)
+		close(*ufd);
+	if (*tfd >= 0)
+		close(*tfd);
+	*ufd = *tfd = -1;
+	errno = e;
+	return -1;
+}
+
 static int
 open_sockets(struct dns_server *d, char *errbuf, size_t errlen)
 {
-	for (int attempt = 0; attempt < 20; attempt++) {
-		struct sockaddr_in sin = {.sin_family = AF_INET};
-		socklen_t sl = sizeof(sin);
-		int one = 1;
+	char where[INET_ADDRSTRLEN] = "127.0.0.1";
+	uint32_t ns = d->o.ns_ip4;
 
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sin.sin_port = htons(d->o.port);
-		d->ufd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		d->tfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (d->ufd < 0 || d->tfd < 0)
-			break;
-		setsockopt(d->tfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(d->ufd, (struct sockaddr *)&sin, sizeof(sin)) ||
-		    getsockname(d->ufd, (struct sockaddr *)&sin, &sl))
-			break;
-		/* the TCP listener on the same port; another socket may hold it */
-		if (bind(d->tfd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-		    listen(d->tfd, 128) == 0) {
-			d->port = ntohs(sin.sin_port);
+	for (int attempt = 0; attempt < 20; attempt++) {
+		uint16_t port = 0;
+
+		if (open_pair(htonl(INADDR_LOOPBACK), d->o.port, false, &d->ufd, &d->tfd, &port)) {
+			if (d->o.port)
+				break; /* that port or none */
+			continue;
+		}
+		if (!ns || !open_pair(ns, port, true, &d->ufd_ns, &d->tfd_ns, &port)) {
+			d->port = port;
 			return 0;
 		}
+		inet_ntop(AF_INET, &ns, where, sizeof(where));
 		close(d->ufd);
 		close(d->tfd);
 		d->ufd = d->tfd = -1;
@@ -1063,10 +1106,10 @@ open_sockets(struct dns_server *d, char *errbuf, size_t errlen)
 			break; /* that port or none */
 	}
 	if (d->o.port)
-		snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1:%u: %s",
+		snprintf(errbuf, errlen, "cannot open the DNS listeners on %s:%u: %s", where,
 			 d->o.port, strerror(errno));
 	else
-		snprintf(errbuf, errlen, "cannot open the DNS listeners on 127.0.0.1: %s",
+		snprintf(errbuf, errlen, "cannot open the DNS listeners on %s: %s", where,
 			 strerror(errno));
 	return -1;
 }
@@ -1088,7 +1131,7 @@ dns_new(struct event_base *base, const struct dns_opts *o, char *errbuf, size_t 
 	if (!d->o.ttl_max)
 		d->o.ttl_max = 300;
 	d->conns_fd = -1;
-	d->ufd = d->tfd = -1;
+	d->ufd = d->tfd = d->ufd_ns = d->tfd_ns = -1;
 	LIST_INIT(&d->inflight);
 	TAILQ_INIT(&d->fast);
 	LIST_INIT(&d->tcp);
@@ -1102,6 +1145,15 @@ dns_new(struct event_base *base, const struct dns_opts *o, char *errbuf, size_t 
 	    event_add(d->sweep, &sweep)) {
 		snprintf(errbuf, errlen, "cannot watch the DNS listeners");
 		goto fail;
+	}
+	if (d->ufd_ns >= 0) {
+		d->uev_ns = event_new(base, d->ufd_ns, EV_READ | EV_PERSIST, on_udp, d);
+		d->tev_ns = event_new(base, d->tfd_ns, EV_READ | EV_PERSIST, on_tcp_accept, d);
+		if (!d->uev_ns || !d->tev_ns || event_add(d->uev_ns, NULL) ||
+		    event_add(d->tev_ns, NULL)) {
+			snprintf(errbuf, errlen, "cannot watch the DNS listeners");
+			goto fail;
+		}
 	}
 	return d;
 fail:
@@ -1185,9 +1237,17 @@ dns_free(struct dns_server *d)
 		event_free(d->tev);
 	if (d->sweep)
 		event_free(d->sweep);
+	if (d->uev_ns)
+		event_free(d->uev_ns);
+	if (d->tev_ns)
+		event_free(d->tev_ns);
 	if (d->ufd >= 0)
 		close(d->ufd);
 	if (d->tfd >= 0)
 		close(d->tfd);
+	if (d->ufd_ns >= 0)
+		close(d->ufd_ns);
+	if (d->tfd_ns >= 0)
+		close(d->tfd_ns);
 	free(d);
 }

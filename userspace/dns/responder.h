@@ -31,6 +31,9 @@ struct dns_opts {
 	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
 	int head_timeout_s;	     /* > 0: a TCP client's next whole message (--head-timeout) */
 	uint16_t port; /* the port to listen on (taking over pinned programs); 0: any */
+	/* containers: the same port on this IPv4 address too (network order;
+	 * IP_FREEBIND), for other network namespaces; 0: none */
+	uint32_t ns_ip4;
 	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
 	 * and remove it again; NULL = no fast path */
 	int (*fast_add)(void *arg, const struct sockaddr *sa, uint64_t ttl_ns);
@@ -38,7 +41,8 @@ struct dns_opts {
 	void *fast_arg;
 };
 
-/* Opens UDP and TCP listeners on one 127.0.0.1 port. NULL with errbuf set. */
+/* Opens UDP and TCP listeners on one 127.0.0.1 port (and on ns_ip4's). NULL
+ * with errbuf set. */
 struct dns_server *dns_new(struct event_base *base, const struct dns_opts *o, char *errbuf,
 			   size_t errlen);
 uint16_t dns_port(const struct dns_server *d);

@@ -31,6 +31,7 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_SKB_DROP] = "dropped by the catch-all",
 	[EGR_R_BIND_FOREIGN] = "address and port held outside the sandbox",
 	[EGR_R_UNIX_SERVICE] = "a local service that starts work outside the sandbox",
+	[EGR_R_NETNS] = "another network namespace: no listener there (daemon --containers)",
 };
 
 const char *

@@ -189,6 +189,11 @@ loader_check_kernel(char *errbuf, size_t errlen)
 		{BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_sk_lookup_udp,
 		 "bpf_sk_lookup_udp in cgroup_skb"},
 		{BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_FUNC_loop, "bpf_loop (Linux 5.17)"},
+		/* containers: which network namespace a socket is in */
+		{BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_FUNC_get_netns_cookie,
+		 "bpf_get_netns_cookie in cgroup/connect"},
+		{BPF_PROG_TYPE_SOCK_OPS, BPF_FUNC_get_netns_cookie,
+		 "bpf_get_netns_cookie in sockops"},
 	};
 	struct btf *btf;
 	int id;
@@ -197,7 +202,7 @@ loader_check_kernel(char *errbuf, size_t errlen)
 		if (libbpf_probe_bpf_helper(need[i].type, need[i].func, NULL) != 1) {
 			snprintf(errbuf, errlen,
 				 "this kernel lacks %s, needed to tell the sandbox's own loopback "
-				 "sockets from the host's",
+				 "sockets from the host's and its network namespace from others",
 				 need[i].what);
 			return -ENOTSUP;
 		}
@@ -243,6 +248,27 @@ loader_unix_set(struct loader *ld, const struct unixsvc *s)
 	return err;
 }
 
+/* The cookie of this process's network namespace, where the listeners
+ * are (SO_NETNS_COOKIE, Linux 5.14). 0 with errbuf set. */
+static uint64_t
+own_netns(char *errbuf, size_t errlen)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) || !cookie) {
+		snprintf(errbuf, errlen,
+			 "cannot read the network namespace's cookie (SO_NETNS_COOKIE, Linux "
+			 "5.14): %s",
+			 strerror(errno));
+		cookie = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return cookie;
+}
+
 struct loader *
 loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 {
@@ -273,6 +299,12 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	ld->skel->rodata->audit_mode = o->audit_mode;
 	ld->skel->rodata->sandbox_cgid = o->sandbox_cgid;
 	ld->skel->rodata->unix_root_len = o->unix_svc ? (uint32_t)o->unix_svc->root_len : 0;
+	ld->skel->rodata->ns_ip4 = o->ns_ip4;
+	ld->skel->rodata->host_netns = own_netns(errbuf, errlen);
+	if (!ld->skel->rodata->host_netns) {
+		err = -ENOTSUP;
+		goto out_destroy;
+	}
 
 	if (o->unix_hooks) {
 		err = loader_unix_attach_types(&uconn, &usend);
@@ -810,7 +842,14 @@ loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *
 		bpf_program__set_autoload(ld->skel->progs.egr_connect_unix, false);
 		bpf_program__set_autoload(ld->skel->progs.egr_sendmsg_unix, false);
 	}
-	size = sizeof(*ld->skel->rodata);
+	/* the section's size, which the map's value has: the skeleton's
+	 * struct may have padding after its last field beyond it */
+	size = bpf_map__value_size(ld->skel->maps.rodata);
+	if (size > sizeof(*ld->skel->rodata)) {
+		err = -ESTALE;
+		snprintf(errbuf, errlen, "the BPF object's .rodata is larger than its skeleton");
+		goto out_destroy;
+	}
 	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
 		if (!bpf_program__autoload(*ld->skel->skeleton->progs[i].prog))
 			continue;
@@ -821,7 +860,10 @@ loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *
 	}
 	if (ld->skel->rodata->sandbox_cgid != cgid ||
 	    ld->skel->rodata->audit_mode != want->audit_mode ||
-	    ld->skel->rodata->emit_redirects != want->emit_redirects) {
+	    ld->skel->rodata->emit_redirects != want->emit_redirects ||
+	    ld->skel->rodata->ns_ip4 != want->ns_ip4 ||
+	    ld->skel->rodata->host_netns != own_netns(errbuf, errlen)) {
+		/* (another network namespace: the listeners would be elsewhere) */
 		snprintf(errbuf, errlen, "the pinned programs were loaded with other options");
 		err = -ESTALE;
 		goto out_destroy;

@@ -25,6 +25,11 @@ struct loader_opts {
 	/* the cgroup the programs will be attached to (loader_attach's cgid):
 	 * loopback sockets created in it or below are the sandbox's own */
 	uint64_t sandbox_cgid;
+	/* containers (daemon --containers): sockets of other network
+	 * namespaces are redirected to the listeners at this IPv4 address
+	 * (network order) instead of 127.0.0.1; 0: their redirects are
+	 * refused. The loader's own namespace is the listeners'. */
+	uint32_t ns_ip4;
 	/* programs not to load, by name without "egr_" (tests of the layers
 	 * behind them; only the EGR_TESTING build exposes this) */
 	const char *skip_progs[8];

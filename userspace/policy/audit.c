@@ -57,6 +57,8 @@ struct audit {
 	struct logsink *ls; /* syslog or OTLP instead of a descriptor */
 	audit_sink sink;
 	void *sink_arg;
+	audit_namer namer;
+	void *namer_arg;
 };
 
 struct out {
@@ -253,6 +255,10 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 		put_num(&o, "cgroup", r->cgroup);
 	if (r->rule)
 		put_str(&o, "rule", r->rule, 512);
+	if (r->cgroup_path)
+		put_str(&o, "cgroup_path", r->cgroup_path, 256);
+	if (r->container)
+		put_str(&o, "container", r->container, 128);
 	puts_(&o, "}");
 	return (int)o.pos;
 }
@@ -482,6 +488,13 @@ audit_set_sink(struct audit *a, audit_sink fn, void *arg)
 }
 
 void
+audit_set_namer(struct audit *a, audit_namer fn, void *arg)
+{
+	a->namer = fn;
+	a->namer_arg = arg;
+}
+
+void
 audit_get_stats(const struct audit *a, struct audit_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -518,8 +531,15 @@ audit_write(struct audit *a, const struct audit_rec *r)
 	struct timespec ts;
 	int n;
 
+	struct audit_rec named;
+
 	if (!a)
 		return;
+	if (a->namer && r->cgroup && !r->cgroup_path && !r->container) {
+		named = *r;
+		a->namer(a->namer_arg, r->cgroup, &named.cgroup_path, &named.container);
+		r = &named;
+	}
 	if (a->sink)
 		a->sink(a->sink_arg, r);
 	if (a->fd == -1 && !a->ls)

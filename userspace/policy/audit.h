@@ -33,6 +33,10 @@ struct audit_rec {
 	const char *comm; /* task command name (escaped on output) */
 	uint64_t cgroup;
 	const char *rule; /* the deciding rule's text, NULL if none */
+	/* containers (the daemon's audit_set_namer): the cgroup's path below
+	 * the cgroup2 mount, and the container id it carries; NULL if none */
+	const char *cgroup_path;
+	const char *container;
 	/* not logged; for the run's sink */
 	const char *dest;    /* destination in words for the denial line */
 	const char *suggest; /* the --allow rule that would permit it; NULL if none can */
@@ -55,6 +59,10 @@ struct audit;
  * on failure. */
 struct audit *audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen);
 void audit_set_sink(struct audit *a, audit_sink fn, void *arg);
+/* Names the cgroup of every record that has one and no names yet (the
+ * pointers need to live only until fn is called again). */
+typedef void (*audit_namer)(void *arg, uint64_t cgroup, const char **path, const char **container);
+void audit_set_namer(struct audit *a, audit_namer fn, void *arg);
 void audit_write(struct audit *a, const struct audit_rec *r);
 
 struct audit_stats {

@@ -25,14 +25,16 @@ struct proxy {
 	int (*fast_add)(void *, const struct sockaddr *, uint64_t);
 	void *fast_arg;
 	int conns_fd;
-	int lfd[PROXY_L_MAX];
+	/* [l] on 127.0.0.1; [PROXY_L_MAX + l] the same port on the address of
+	 * other network namespaces (opts.ns_ip4, containers), when set */
+	int lfd[2 * PROXY_L_MAX];
 	uint16_t port[PROXY_L_MAX];
-	struct event *lev[PROXY_L_MAX];
-	const struct proto_ops *lops[PROXY_L_MAX]; /* each listener's protocol */
-	bool limit_warned;			   /* said once that the connection limit was hit */
-	bool proc_warned;			   /* ... that a process hit its own */
-	bool fd_warned;				   /* ... that descriptors ran out */
-	bool pipe_warned;			   /* ... that a relay pipe could not be made */
+	struct event *lev[2 * PROXY_L_MAX];
+	const struct proto_ops *lops[2 * PROXY_L_MAX]; /* each listener's protocol */
+	bool limit_warned;  /* said once that the connection limit was hit */
+	bool proc_warned;   /* ... that a process hit its own */
+	bool fd_warned;	    /* ... that descriptors ran out */
+	bool pipe_warned;   /* ... that a relay pipe could not be made */
 	struct event *rest; /* listeners off for a moment: out of descriptors, no spare */
 	int spare_fd;	    /* /dev/null, given up to accept-and-refuse without descriptors */
 	TAILQ_HEAD(, conn) conns;

@@ -63,7 +63,7 @@ accept_rest(struct proxy *p)
 {
 	struct timeval rest = {0, 100000};
 
-	for (int i = 0; i < PROXY_L_MAX; i++)
+	for (int i = 0; i < 2 * PROXY_L_MAX; i++)
 		if (p->lev[i])
 			event_del(p->lev[i]);
 	evtimer_add(p->rest, &rest);
@@ -140,8 +140,17 @@ attributed(struct proxy *p, const struct sockaddr_storage *peer, struct egr_conn
 	char a[64];
 
 	if (p->conns_fd >= 0 &&
-	    loader_conn_lookup(p->conns_fd, (const struct sockaddr *)peer, IPPROTO_TCP, who) == 0)
-		return true;
+	    loader_conn_lookup(p->conns_fd, (const struct sockaddr *)peer, IPPROTO_TCP, who) == 0) {
+		if (!(who->flags & EGR_CONN_AMBIGUOUS))
+			return true;
+		conn_format_addr((const struct sockaddr *)peer, a, sizeof(a));
+		log_warnx("refused a connection from %s: more than one socket connected from that "
+			  "address and port (containers in network namespaces of their own?), "
+			  "so whose it is cannot be told",
+			  a);
+		p->st.refused_unattributed++;
+		return false;
+	}
 	conn_format_addr((const struct sockaddr *)peer, a, sizeof(a));
 	log_info("refused unattributed connection from %s", a);
 	p->st.refused_unattributed++;
@@ -208,7 +217,7 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 	const struct proto_ops *ops = NULL;
 
 	(void)what;
-	for (int i = 0; i < PROXY_L_MAX; i++)
+	for (int i = 0; i < 2 * PROXY_L_MAX; i++)
 		if (p->lfd[i] == lfd)
 			ops = p->lops[i];
 	/* a burst of clients costs one wakeup, not one each */
@@ -223,40 +232,85 @@ on_rested(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	for (int i = 0; i < PROXY_L_MAX; i++)
+	for (int i = 0; i < 2 * PROXY_L_MAX; i++)
 		if (p->lev[i])
 			event_add(p->lev[i], NULL);
 }
 
+/* A TCP listener on ip:port (network order; port 0: any), or -1 with
+ * errno. freebind: the address need not be there yet (a bridge a
+ * container runtime makes later). */
+static int
+open_listener(uint32_t ip, uint16_t port, bool freebind, uint16_t *bound)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
+	socklen_t len = sizeof(sin);
+	int fd, one = 1, e;
+
+	sin.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (freebind && setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one))) ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 1024) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	*bound = ntohs(sin.sin_port);
+	return fd;
+}
+
+static int
+watch_listener(struct proxy *p, int i, int fd, const struct proto_ops *ops)
+{
+	p->lfd[i] = fd;
+	p->lops[i] = ops;
+	p->lev[i] = event_new(p->base, fd, EV_READ | EV_PERSIST, on_accept, p);
+	return !p->lev[i] || event_add(p->lev[i], NULL) ? -1 : 0;
+}
+
+/* Listener l on 127.0.0.1 and, for containers, on the same port of
+ * opts.ns_ip4 (a free port on both: tried again when the other address
+ * has it taken). */
 static int
 listen_on(struct proxy *p, enum proxy_listener l, const struct proto_ops *ops, char *errbuf,
 	  size_t errlen)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET};
-	socklen_t len = sizeof(sin);
-	int fd, one = 1;
+	uint16_t want = p->opts.ports[l], port = 0;
+	uint32_t ns = p->opts.ns_ip4;
+	int fd = -1, fd_ns = -1;
+	char where[INET_ADDRSTRLEN] = "127.0.0.1";
 
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(p->opts.ports[l]);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 1024) ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
-		if (p->opts.ports[l]) /* taking over: that port or none */
-			snprintf(errbuf, errlen, "cannot open a proxy listener on 127.0.0.1:%u: %s",
-				 p->opts.ports[l], strerror(errno));
+	for (int attempt = 0; attempt < 20; attempt++) {
+		fd = open_listener(htonl(INADDR_LOOPBACK), want, false, &port);
+		if (fd == -1 || !ns)
+			break;
+		fd_ns = open_listener(ns, port, true, &port);
+		if (fd_ns != -1)
+			break;
+		inet_ntop(AF_INET, &ns, where, sizeof(where));
+		close(fd);
+		fd = -1;
+		if (want || errno != EADDRINUSE)
+			break; /* taking over: that port or none */
+	}
+	if (fd == -1) {
+		if (want)
+			snprintf(errbuf, errlen, "cannot open a proxy listener on %s:%u: %s", where,
+				 want, strerror(errno));
 		else
-			snprintf(errbuf, errlen, "cannot open a proxy listener on 127.0.0.1: %s",
+			snprintf(errbuf, errlen, "cannot open a proxy listener on %s: %s", where,
 				 strerror(errno));
-		if (fd != -1)
-			close(fd);
 		return -1;
 	}
-	p->lfd[l] = fd;
-	p->lops[l] = ops;
-	p->port[l] = ntohs(sin.sin_port);
-	p->lev[l] = event_new(p->base, fd, EV_READ | EV_PERSIST, on_accept, p);
-	if (!p->lev[l] || event_add(p->lev[l], NULL)) {
+	p->port[l] = port;
+	p->lfd[PROXY_L_MAX + l] = fd_ns; /* freed with the proxy from now on */
+	if (watch_listener(p, l, fd, ops) ||
+	    (fd_ns != -1 && watch_listener(p, PROXY_L_MAX + l, fd_ns, ops))) {
 		snprintf(errbuf, errlen, "cannot watch a proxy listener");
 		return -1;
 	}
@@ -285,7 +339,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		p->opts.idle_timeout_s = PROXY_DEF_IDLE_TIMEOUT;
 	p->conns_fd = -1;
 	TAILQ_INIT(&p->conns);
-	for (int i = 0; i < PROXY_L_MAX; i++)
+	for (int i = 0; i < 2 * PROXY_L_MAX; i++)
 		p->lfd[i] = -1;
 	p->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (p->spare_fd == -1) {
@@ -317,6 +371,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		dopts.policy_rw = o->policy_rw;
 		dopts.head_timeout_s = p->opts.header_timeout_s;
 		dopts.port = o->dns_port;
+		dopts.ns_ip4 = o->ns_ip4;
 		p->dns = dns_new(base, &dopts, errbuf, errlen);
 		if (!p->dns)
 			goto fail;
@@ -467,7 +522,7 @@ proxy_free(struct proxy *p)
 		return;
 	while ((c = TAILQ_FIRST(&p->conns)))
 		conn_close(c, "shutdown");
-	for (int i = 0; i < PROXY_L_MAX; i++) {
+	for (int i = 0; i < 2 * PROXY_L_MAX; i++) {
 		if (p->lev[i])
 			event_free(p->lev[i]);
 		if (p->lfd[i] != -1)

@@ -47,11 +47,16 @@ struct proxy_opts {
 	 * redirect there); 0: any free one */
 	uint16_t ports[PROXY_L_MAX];
 	uint16_t dns_port;
+	/* containers: every listener (DNS too) also on this IPv4 address
+	 * (network order), the same port, for sockets of other network
+	 * namespaces; bound with IP_FREEBIND, so a bridge that comes later
+	 * brings it. 0: 127.0.0.1 only */
+	uint32_t ns_ip4;
 };
 
 struct proxy;
 
-/* Opens the listeners on 127.0.0.1 (ephemeral ports) and the resolver.
+/* Opens the listeners on 127.0.0.1 (ephemeral ports; and ns_ip4) and the resolver.
  * NULL with errbuf set on failure. */
 struct proxy *proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf,
 			size_t errlen);

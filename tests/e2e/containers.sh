@@ -1,0 +1,539 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of containers in runner mode, `egressctl daemon
+# --containers ADDR`: a real container runtime (podman, rootful, runc, vfs
+# storage, netavark) places its containers under a target cgroup
+# (--cgroup-parent), and every container there is confined by the
+# target's programs and policy, whatever its network: on a bridge (its
+# own network namespace: redirects and DNS reach the daemon at the
+# bridge's gateway ADDR), with --network host (as on the host), with
+# --network none (nothing to reach, nothing leaks). A container under
+# another parent is not affected. Each test asserts the client's result
+# and the world's: the web server's and dnsmasq's logs, the decision log
+# (which names the container) and the leak sensor.
+#
+#   tests/e2e/containers.sh build/egressctl    (as root; make e2e does this)
+#   E2E_TESTS="bridge host" ...      run only these test functions
+#   E2E_KEEP=1 ...                   keep /tmp/egr-e2e-PID (logs, pcap)
+#
+# The network is audit.sh's (audit_net.sh): dnsmasq on 198.18.0.1
+# (a.example.test 203.0.113.10, ...), HTTP on :80 of every address of the
+# test "internet", the leak sensor on its veth. Podman runs in the sandbox
+# host's network namespace (nsenter --net only), with its storage, run
+# directory, configuration and network definitions in the work dir: its
+# bridge podman0 (198.19.1.1/24, containers 198.19.1.x) and NAT are that
+# namespace's, whose one way out is the veth to the test internet; the
+# image is built here from busybox-static (no registry is ever asked).
+# The containers' nameserver is the test's dnsmasq.
+#
+# Output: "ok NAME" / "FAIL NAME: reason" per assertion, and as the last
+# line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
+
+set -u
+if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
+	export EGR_E2E_REAPER=$$
+	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
+fi
+if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
+	export EGR_E2E_MNTNS=$$
+	exec unshare --mount --propagation private "$BASH" "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/audit_net.sh"
+
+ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback restart"
+CTR_SUBNET=198.19.1.0/24
+CTR_GW=198.19.1.1	# podman0 in the sbx netns: where containers reach the daemon
+IMAGE=localhost/egr-e2e-busybox
+PM=$W/podman		# podman's root, run root, config and networks
+A_DENY=203.0.113.60	# fresh addresses, one per attempt (the sensor tells them apart)
+A_HOST_DENY=203.0.113.61
+A_OUT=203.0.113.62
+A_NONE=203.0.113.63
+A_OFF=203.0.113.64
+NET2=egr-e2e-$$-net2	# a second podman network, 198.19.2.0/24
+NOWHERE=198.19.3.1	# an address no interface of the sbx netns has
+AMB_NS=(egr-e2e-$$-amba egr-e2e-$$-ambb)	# the ambiguous test's two namespaces
+AMB_GW=198.19.4.1	# their --containers address
+AMB_IP=198.19.5.2	# the address both have
+AMB_DENIED=203.0.113.70	# where A connects (denied)
+AMB_ALLOWED=203.0.113.71	# where B connects (allowed)
+LO_OWN=15999		# --proxy-port: one of "egressctl's ports" in the loopback test
+A_GAP=203.0.113.72	# restart: what a container tries while no daemon runs
+
+# ------------------------------------------------------------- the runtime
+
+# podman as this suite runs it: in the sbx netns, everything under $PM
+pm() {
+	CONTAINERS_CONF="$PM/containers.conf" timeout -k 5 120 nsenter --net="$NS_SBX" \
+		podman --root "$PM/root" --runroot "$PM/run" --storage-driver vfs "$@"
+}
+
+# tcg TAG: a target cgroup this suite makes (cg_watch records its id,
+# e2e_cleanup empties and removes it); parent TAG: the same as podman's
+# --cgroup-parent (relative to the cgroup2 root)
+tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
+parent() { echo "/egr-e2e-$$-$1"; }
+
+# ctr TAG PARENT_TAG NETWORK SCRIPT: one container (removed when done)
+# under --cgroup-parent PARENT_TAG's, on NETWORK (bridge, host, none),
+# running sh -c SCRIPT; output in $W/TAG.cout, its id in CID
+ctr() {
+	local tag=$1
+	rm -f "$W/$tag.cid"
+	pm run --rm --cidfile "$W/$tag.cid" --cgroup-parent="$(parent "$2")" --network "$3" \
+		"$IMAGE" sh -c "$4" >"$W/$tag.cout" 2>&1
+	CID=$(cat "$W/$tag.cid" 2>/dev/null)
+}
+
+# http HOST PATH [ADDR [PORT]]: what a container runs for one plain-HTTP
+# request with busybox nc (its wget crashes in Debian 12's busybox-static):
+# the status line, or the client's words
+# (nc half-closes at the end of its input, which ends a plain-HTTP
+# exchange at the proxy: the request's writer stays until nc is done)
+http() {
+	printf 'rm -f /tmp/f; mkfifo /tmp/f; nc -w 10 %s %s </tmp/f >/tmp/o 2>&1 & n=$!; ' "${3:-$1}" "${4:-80}"
+	printf '{ printf "GET /%s HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n"; ' "$2" "$1"
+	printf 'while kill -0 $n 2>/dev/null; do sleep 0.1; done; } >/tmp/f; echo "R: $(head -1 /tmp/o)"; '
+}
+
+ctr_setup() {
+	local b
+	for b in podman runc /usr/lib/podman/netavark iptables /bin/busybox; do
+		command -v "$b" >/dev/null || { echo "container runtime: $b missing (tools/install-deps.sh --containers)"; return 1; }
+	done
+	mkdir -p "$PM/networks" "$PM/tmp" "$PM/rootfs/bin" "$PM/rootfs/etc" "$PM/rootfs/tmp" || return 1
+	# Debian 12's podman with its defaults fails here in three ways, each
+	# answered below: crun refuses a hybrid cgroup layout ("cgroups in
+	# hybrid mode not supported, drop all controllers from cgroupv2":
+	# runc it is), the default rlimits need CAP_SYS_RESOURCE, which this
+	# machine's root lacks (setrlimit EPERM: lower ones), and no systemd
+	# runs (cgroupfs, a file event log)
+	cat >"$PM/containers.conf" <<EOF
+[containers]
+netns = "bridge"
+dns_servers = ["$INET_DNS"]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$PM/events.log"
+runtime = "runc"
+tmp_dir = "$PM/tmp"
+[network]
+network_backend = "netavark"
+network_config_dir = "$PM/networks"
+default_subnet = "$CTR_SUBNET"
+EOF
+	cp /bin/busybox "$PM/rootfs/bin/busybox" || return 1
+	for b in sh nc nslookup cat echo head sleep ip printf mkfifo rm; do ln -s busybox "$PM/rootfs/bin/$b"; done
+	echo 'root:x:0:0:root:/:/bin/sh' >"$PM/rootfs/etc/passwd"
+	echo 'root:x:0:' >"$PM/rootfs/etc/group"
+	tar -C "$PM/rootfs" -c . | pm import - "$IMAGE" >"$W/import.out" 2>&1 ||
+		{ echo "podman import: $(tail -3 "$W/import.out")"; return 1; }
+	# one container proves the runtime runs here at all, and shows what
+	# its network is: a bridge in the sbx netns, no other way out
+	mkdir -p "$(tcg probe)"
+	ctr probe probe bridge 'ip -4 addr show eth0; ip route; cat /etc/resolv.conf'
+	grep -q "inet ${CTR_GW%.1}\." "$W/probe.cout" ||
+		{ echo "podman run: $(tail -c 600 "$W/probe.cout" | tr '\n' '|')"; return 1; }
+	note "a container's network: $(tr '\n' '|' <"$W/probe.cout")"
+	note "the sbx netns's routes: $(in_sbx ip -4 route | tr '\n' '|')"
+	return 0
+}
+
+containers_setup() {
+	audit_setup || return 1
+	ctr_setup
+}
+
+# the runtime's leftovers go before the namespaces and cgroups do:
+# containers, their mounts, runc's cgroups in the v1 hierarchies
+eval "net_$(declare -f e2e_cleanup)"
+e2e_cleanup() {
+	local d m
+	if [ -d "$PM/root" ]; then
+		pm rm -af -t 0 >/dev/null 2>&1
+		while read -r m; do umount -l "$m" 2>/dev/null; done < <(awk -v p="$PM/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+	fi
+	for d in "${AMB_NS[@]}"; do ip netns del "$d" 2>/dev/null; done
+	for d in /sys/fs/cgroup/*/egr-e2e-$$-*; do
+		[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroupfs ] || continue
+		find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+	done
+	net_e2e_cleanup
+}
+
+# ------------------------------------------------------------- the daemon
+
+# dstart TAG ARGS...: `egressctl daemon ARGS` in the background (sbx netns,
+# its own control socket); waits until it says ready. D_PID.
+dstart() {
+	local tag=$1
+	shift
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$tag.ctl" "$@" \
+		>"$W/$tag.dout" 2>&1 </dev/null &
+	D_PID=$!
+	PIDS+=("$D_PID")
+	if ! wait_secs 15 grep -qs "ready:" "$W/$tag.dout"; then
+		fail "$tag.daemon_ready" "the daemon did not come up: $(tail -c 600 "$W/$tag.dout" | tr '\n' '|')"
+		return 1
+	fi
+	return 0
+}
+dstop() { kill -TERM "$D_PID" 2>/dev/null; wait "$D_PID" 2>/dev/null; }
+
+# a_first NAME TAG ERE: the first result line ("R: ...", as http() says
+# it) the container printed matches ERE (podman may say more around it)
+a_first() {
+	local got
+	got=$(sed -n 's/^R: //p' "$W/$2.cout" | head -1)
+	if [[ $got =~ $3 ]]; then ok "$1"; else fail "$1" "container said '$got' (all: $(head -c 400 "$W/$2.cout" | tr '\n' '|'))"; fi
+}
+
+# ======================================================================
+# bridge: a container on podman's bridge, under the target: before the
+# daemon it reaches a denied address and resolves a denied name; with it,
+# an allowed host is reached by name through the proxy, a denied address
+# gets 403 and sends nothing, a denied name is REFUSED and never asked
+# upstream; every decision names the container. Each container is new:
+# its first connection is the one judged.
+# ======================================================================
+test_bridge() {
+	local t=bridge
+	mkdir -p "$(tcg $t)"
+	ctr "$t.ctl" $t bridge "$(http "$A_DENY" "$t.ctl")"
+	a_first "$t.control.reached" "$t.ctl" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.control.sensor" "dst host $A_DENY and tcp dst port 80"
+	ctr "$t.ctl_dns" $t bridge 'nslookup ctl-denied.test 2>&1 | tail -3'
+	a_grep "$t.control.dns_asked" "$DNSLOG" "query\\[A\\] ctl-denied\\.test "
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+
+	ctr "$t.allowed" $t bridge "$(http a.example.test "$t.allowed")"
+	a_first "$t.allowed.by_name" "$t.allowed" '^HTTP/1\.[01] 200'
+	a_grep "$t.allowed.server_saw" "$WEBLOG" "^HTTP local=$(re "$A_A"):80 .* target=/$t\\.allowed "
+	a_jlog "$t.allowed.logged" "$W/$t.jlog" decision=allow host=a.example.test source=transparent \
+		container="$CID" cgroup_path="$(re "$(parent $t)")/libpod-$CID(\\.scope)?"
+	a_jlog "$t.allowed.dns_logged" "$W/$t.jlog" decision=allow source=dns host=a.example.test \
+		container="$CID"
+
+	ctr "$t.denied" $t bridge "$(http "$A_DENY" "$t.denied")"
+	a_first "$t.denied.403" "$t.denied" '^HTTP/1\.[01] 403'
+	a_nogrep "$t.denied.server_saw_nothing" "$WEBLOG" "target=/$t\\.denied "
+	a_jlog "$t.denied.logged" "$W/$t.jlog" decision=deny ip="$(re "$A_DENY")" container="$CID"
+	"$EGRESSCTL" summary --control "$W/$t.ctl" >"$W/$t.summary" 2>&1
+	a_grep "$t.denied.summary_names_it" "$W/$t.summary" "^  denied .*$(re "$A_DENY"):80 .*nc\[[0-9]+\]@${CID:0:12}"
+	sensor_none_since "$t.denied.sensor" "$(sensor_count "dst host $A_DENY")" "dst host $A_DENY"
+
+	ctr "$t.dns" $t bridge 'nslookup denied-ctr.test 2>&1 | tail -3'
+	a_grep "$t.dns.refused" "$W/$t.dns.cout" "REFUSED"
+	a_nogrep "$t.dns.never_upstream" "$DNSLOG" "denied-ctr\\.test"
+	a_jlog "$t.dns.logged" "$W/$t.jlog" decision=deny source=dns host=denied-ctr.test container="$CID"
+
+	dstop
+}
+
+# ======================================================================
+# split: the job itself runs podman, inside the target, and asks for
+# --cgroups=split: the container goes under the job's own cgroup
+# (libpod-payload-ID), no --cgroup-parent needed, and is confined.
+# ======================================================================
+test_split() {
+	local t=split
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	rm -f "$W/$t.cid"
+	CONTAINERS_CONF="$PM/containers.conf" timeout -k 5 120 nsenter --net="$NS_SBX" \
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(tcg $t)" \
+		podman --root "$PM/root" --runroot "$PM/run" --storage-driver vfs run --rm \
+		--cidfile "$W/$t.cid" --cgroups=split "$IMAGE" \
+		sh -c "cat /proc/self/cgroup; $(http a.example.test "$t.allowed") $(http "$A_DENY" "$t.denied")" \
+		>"$W/$t.cout" 2>&1
+	CID=$(cat "$W/$t.cid" 2>/dev/null)
+	a_grep "$t.under_the_job" "$W/$t.cout" "^0::$(re "$(parent $t)")/libpod-payload-$CID$"
+	a_grep "$t.allowed" "$W/$t.cout" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.denied" "$W/$t.cout" '^R: HTTP/1\.[01] 403'
+	a_jlog "$t.named" "$W/$t.jlog" decision=allow host=a.example.test container="$CID"
+	sensor_none_since "$t.denied.sensor" "$(sensor_count "dst host $A_DENY")" "dst host $A_DENY"
+	dstop
+}
+
+# ======================================================================
+# host: --network host shares the sandbox host's network namespace, the
+# daemon's: confined as a process of the target on the host is.
+# ======================================================================
+test_host() {
+	local t=host
+	mkdir -p "$(tcg $t)"
+	ctr "$t.ctl" $t host "$(http "$A_HOST_DENY" "$t.ctl")"
+	a_first "$t.control.reached" "$t.ctl" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.control.sensor" "dst host $A_HOST_DENY and tcp dst port 80"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	ctr "$t.allowed" $t host "$(http a.example.test "$t.allowed")"
+	a_first "$t.allowed.by_name" "$t.allowed" '^HTTP/1\.[01] 200'
+	a_grep "$t.allowed.server_saw" "$WEBLOG" "target=/$t\\.allowed "
+	a_jlog "$t.allowed.logged" "$W/$t.jlog" decision=allow host=a.example.test container="$CID"
+	ctr "$t.denied" $t host "$(http "$A_HOST_DENY" "$t.denied")"
+	a_first "$t.denied.403" "$t.denied" '^HTTP/1\.[01] 403'
+	sensor_none_since "$t.denied.sensor" "$(sensor_count "dst host $A_HOST_DENY")" "dst host $A_HOST_DENY"
+	ctr "$t.dns" $t host 'nslookup host-denied.test 2>&1 | tail -3'
+	a_grep "$t.dns.refused" "$W/$t.dns.cout" "REFUSED"
+	a_nogrep "$t.dns.never_upstream" "$DNSLOG" "host-denied\\.test"
+	dstop
+}
+
+# ======================================================================
+# none: --network none has only a loopback of its own: nothing to reach
+# with the daemon or without, and nothing reaches the sensor.
+# ======================================================================
+test_none() {
+	local t=none
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	ctr "$t.try" $t none "$(http a.example.test "$t.try" "$A_NONE") nslookup a.example.test 2>&1 | tail -1"
+	a_nogrep "$t.not_reached" "$W/$t.try.cout" '^R: HTTP/'
+	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.try "
+	sensor_none "$t.sensor" "dst host $A_NONE"
+	dstop
+}
+
+# ======================================================================
+# outside: a container under another parent cgroup is none of the
+# daemon's business: it reaches the address a confined one may not.
+# ======================================================================
+test_outside() {
+	local t=outside
+	mkdir -p "$(tcg $t)" "$(tcg $t-other)"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	ctr "$t.other" "$t-other" bridge "$(http a.example.test "$t.other" "$A_OUT")"
+	a_first "$t.other_reached" "$t.other" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.other_sensor" "dst host $A_OUT and tcp dst port 80"
+	a_jlog_none "$t.not_logged" "$W/$t.jlog" ip="$(re "$A_OUT")"
+	dstop
+}
+
+# ======================================================================
+# off: without --containers the daemon has no listener in a bridged
+# container's namespace: its connections are refused, said as such, and
+# nothing leaves (the programs' verdict for other network namespaces).
+# ======================================================================
+test_off() {
+	local t=off
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --allow a.example.test --dns-upstream "$INET_DNS" \
+		--log "$W/$t.jlog" || return 0
+	ctr "$t.try" $t bridge "$(http a.example.test "$t.try" "$A_OFF")"
+	a_nogrep "$t.not_reached" "$W/$t.try.cout" '^R: HTTP/'
+	a_jlog "$t.logged" "$W/$t.jlog" decision=deny source=bpf ip="$(re "$A_OFF")" \
+		reason="(?i).*network namespace.*"
+	sensor_none "$t.sensor" "dst host $A_OFF"
+	dstop
+}
+
+# ======================================================================
+# relay: the listeners on the bridge's gateway are no open proxy for the
+# containers outside the target: a container under another parent reaches
+# the gateway (control: a server there answers it), but the daemon's HTTP
+# proxy port there serves it nothing.
+# ======================================================================
+test_relay() {
+	local t=relay port
+	mkdir -p "$(tcg $t)" "$(tcg $t-other)"
+	# (the gateway's address exists only while a container is on the bridge)
+	nsenter --net="$NS_SBX" "$PY" "$C/webservers.py" --log "$W/$t.web" --bind 0.0.0.0 \
+		--http 8080 >"$W/$t.web.ready" 2>"$W/$t.web.err" &
+	PIDS+=($!)
+	wait_secs 5 grep -qs READY "$W/$t.web.ready"
+	ctr "$t.ctl" "$t-other" bridge "$(http a.example.test "$t.ctl" "$CTR_GW" 8080)"
+	a_first "$t.control.gateway_reached" "$t.ctl" '^HTTP/1\.[01] 200'
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	port=$(in_sbx ss -Hltnp | awk -v p="pid=$D_PID," -v g="$CTR_GW:" '$0 ~ p && index($4, g) == 1 { sub(/.*:/, "", $4); print $4 }' | sort -n | head -1)
+	if [ -z "$port" ]; then
+		fail "$t.port" "no listener of the daemon on $CTR_GW: $(in_sbx ss -Hltnp | tr '\n' '|')"
+	else
+		ctr "$t.try" "$t-other" bridge "printf 'GET http://a.example.test/$t.try HTTP/1.0\\r\\n\\r\\n' | nc -w 5 $CTR_GW $port 2>&1 | head -1"
+		a_nogrep "$t.outsider_served_nothing" "$W/$t.try.cout" 'HTTP/'
+		a_nogrep "$t.server_saw_nothing" "$WEBLOG" "$t\\.try"
+	fi
+	dstop
+}
+
+# ======================================================================
+# othernet: a container on another network (its own bridge and gateway)
+# reaches the daemon's address through its gateway too. And that address
+# must be this host's: a bridge goes away with its last container, and a
+# redirect to an address the host does not have is routed out. Control:
+# a container's connection to such an address leaves (the sensor sees
+# it); with the daemon, which makes the address the host's (on lo), the
+# same container is confined and nothing goes to that address.
+# ======================================================================
+test_othernet() {
+	local t=othernet base
+	mkdir -p "$(tcg $t)"
+	pm network create --subnet 198.19.2.0/24 "$NET2" >"$W/$t.net" 2>&1 ||
+		{ fail "$t.network" "podman network create: $(tail -c 300 "$W/$t.net")"; return; }
+	ctr "$t.ctl" $t "$NET2" "$(http a.example.test "$t.ctl" "$NOWHERE")"
+	sensor_saw "$t.control.leaves" "dst host $NOWHERE and tcp dst port 80"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$NOWHERE" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	a_grep "$t.address_added" "$W/$t.dout" "added $(re "$NOWHERE")/32 to lo"
+	base=$(sensor_now "dst host $NOWHERE")
+	ctr "$t.allowed" $t "$NET2" "$(http a.example.test "$t.allowed")"
+	a_first "$t.allowed.by_name" "$t.allowed" '^HTTP/1\.[01] 200'
+	a_jlog "$t.allowed.logged" "$W/$t.jlog" decision=allow host=a.example.test container="$CID"
+	ctr "$t.denied" $t "$NET2" "$(http "$A_DENY" "$t.denied")"
+	a_first "$t.denied.403" "$t.denied" '^HTTP/1\.[01] 403'
+	sensor_none_since "$t.nothing_to_the_address" "$base" "dst host $NOWHERE"
+	dstop
+}
+
+# ======================================================================
+# ambiguous: two sockets of two network namespaces with the same address
+# and port (containers may have them), both redirected: the proxy cannot
+# tell whose connection it accepts, and must not guess. Two namespaces
+# stand in for the containers (a runtime gives no two the same address):
+# A and B both have 198.19.5.2, the sbx netns routes it back to A. A's
+# connection (to a denied address) is held back (its SYNs dropped in A)
+# while B connects from the same address and port to an allowed one;
+# then A's SYN goes through. Had the index kept B's record, A's
+# connection would be judged and relayed as B's (the allowed address,
+# B's pid). It is refused instead, and nothing reaches either address.
+# ======================================================================
+# amb_client NS DEST TAG: in the target, bound to AMB_IP:40001, a line of
+# plain TCP (not HTTP: the proxy judges it by the index's destination)
+amb_client() {
+	nsenter --net="/run/netns/$1" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(tcg ambiguous)" \
+		"$PY" -c 'import json, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 40001)); s.settimeout(40); r = {"ok": False}
+try:
+    s.connect((sys.argv[2], 80)); s.sendall(sys.argv[3].encode() + b" plain tcp\n")
+    d = s.recv(200).decode("latin-1"); r = {"ok": bool(d), "data": d.split("\r\n")[0]}
+except OSError as e:
+    r["errno"] = type(e).__name__ if isinstance(e, socket.timeout) else str(e)
+print(json.dumps(r), flush=True)' "$AMB_IP" "$2" "$3" >"$W/$3.out" 2>&1 &
+	PIDS+=($!)
+}
+
+test_ambiguous() {
+	local t=ambiguous i ns a_pid b_pid
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	for i in 0 1; do
+		ns=${AMB_NS[$i]}
+		ip netns add "$ns" && ip -n "$ns" link set lo up &&
+			ip -n "$ns" link add e0 type veth peer name "x$i" netns "$SBX" &&
+			ip -n "$ns" addr add "$AMB_IP/32" dev e0 && ip -n "$ns" link set e0 up &&
+			ip -n "$ns" route add "$AMB_GW/32" dev e0 && ip -n "$SBX" link set "x$i" up &&
+			in_sbx sysctl -qw "net.ipv4.conf.x$i.rp_filter=0" ||
+			{ fail "$t.setup" "namespace $ns"; return; }
+	done
+	in_sbx sysctl -qw net.ipv4.conf.all.rp_filter=0
+	ip -n "$SBX" route add "$AMB_IP/32" dev x0 || { fail "$t.setup" "route"; return; }
+	dstart $t --cgroup "$(tcg $t)" --containers "$AMB_GW" --allow "$AMB_ALLOWED" \
+		--log "$W/$t.jlog" || return 0
+	# A: its SYNs are dropped in A for now; the index has its entry
+	nsenter --net="/run/netns/${AMB_NS[0]}" iptables -A OUTPUT -p tcp --tcp-flags SYN,ACK SYN -j DROP
+	amb_client "${AMB_NS[0]}" "$AMB_DENIED" amb.a
+	a_pid=$!
+	wait_secs 10 grep -qs "\"ip\":\"$(re "$AMB_DENIED")\"" "$W/$t.jlog"
+	# B: the same address and port, to the allowed address
+	amb_client "${AMB_NS[1]}" "$AMB_ALLOWED" amb.b
+	b_pid=$!
+	wait_secs 10 grep -qs "\"ip\":\"$(re "$AMB_ALLOWED")\"" "$W/$t.jlog"
+	a_jlog "$t.both_redirected" "$W/$t.jlog" decision=redirect ip="$(re "$AMB_ALLOWED")"
+	nsenter --net="/run/netns/${AMB_NS[0]}" iptables -D OUTPUT -p tcp --tcp-flags SYN,ACK SYN -j DROP
+	wait_secs 30 grep -qs '^{' "$W/amb.a.out"
+	a_nogrep "$t.a_not_served" "$W/amb.a.out" '"ok": true'
+	a_grep "$t.said" "$W/$t.dout" "refused a connection from $(re "$AMB_IP"):40001: more than one socket"
+	a_nogrep "$t.servers_saw_nothing" "$WEBLOG" "amb\.(a|b)"
+	a_jlog_none "$t.never_judged_as_b" "$W/$t.jlog" source=transparent ip="$(re "$AMB_ALLOWED")"
+	a_jlog_none "$t.never_credited_to_b" "$W/$t.jlog" source=transparent pid="$b_pid"
+	sensor_none "$t.sensor" "dst host $AMB_ALLOWED or dst host $AMB_DENIED"
+	kill "$a_pid" "$b_pid" 2>/dev/null
+	dstop
+}
+
+# ======================================================================
+# loopback: egressctl's ports are its own only in its own network
+# namespace. In a container's, 127.0.0.1:PORT is that namespace's: a
+# process outside the target there (a pod's other container, a runtime's
+# helper) listening on one of those ports is a host service like any
+# other, out of reach. Control: the container reaches such a listener
+# (a servers.py echo on the container's loopback, outside its cgroup);
+# with the daemon (--proxy-port makes the port one of its own) the same
+# connect is refused and the listener sees nothing.
+# ======================================================================
+test_loopback() {
+	local t=loopback netns
+	mkdir -p "$(tcg $t)"
+	rm -f "$W/$t.cid"
+	pm run -d --cidfile "$W/$t.cid" --cgroup-parent="$(parent $t)" "$IMAGE" sleep 120 \
+		>"$W/$t.run" 2>&1
+	CID=$(cat "$W/$t.cid" 2>/dev/null)
+	netns=$(pm inspect --format '{{.NetworkSettings.SandboxKey}}' "$CID" 2>/dev/null)
+	if [ -z "$CID" ] || [ ! -e "$netns" ]; then
+		fail "$t.setup" "no container or netns: $(tail -c 300 "$W/$t.run")"
+		return
+	fi
+	: >"$W/$t.host"
+	nsenter --net="$netns" "$PY" "$C/servers.py" host --log "$W/$t.host" --proto tcp \
+		--addr 127.0.0.1 --port "$LO_OWN" >"$W/$t.host.ready" 2>&1 &
+	PIDS+=($!)
+	wait_secs 5 grep -qs READY "$W/$t.host.ready"
+	pm exec "$CID" sh -c "echo ctl | nc -w 3 127.0.0.1 $LO_OWN; echo rc=\$?" >"$W/$t.ctl.cout" 2>&1
+	a_grep "$t.control.reached" "$W/$t.host" "^ACCEPT tcp local=127\.0\.0\.1:$LO_OWN"
+	if have_egr && dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --proxy-port "$LO_OWN" \
+		--allow a.example.test --log "$W/$t.jlog"; then
+		: >"$W/$t.host"
+		pm exec "$CID" sh -c "echo try | nc -w 3 127.0.0.1 $LO_OWN; echo rc=\$?" >"$W/$t.try.cout" 2>&1
+		a_grep "$t.refused" "$W/$t.try.cout" "rc=1"
+		a_nogrep "$t.listener_saw_nothing" "$W/$t.host" "ACCEPT"
+		a_jlog "$t.logged" "$W/$t.jlog" decision=deny source=bpf ip=127.0.0.1 port="$LO_OWN" \
+			container="$CID"
+		dstop
+	fi
+	pm rm -f -t 0 "$CID" >/dev/null 2>&1
+}
+
+# ======================================================================
+# restart: kill -9 of the daemon leaves the programs pinned: a container's
+# connection meanwhile finds no listener at the gateway and nothing
+# leaves; the restarted daemon takes the programs over (its listeners on
+# both addresses, on the pinned ports) and containers are confined again.
+# ======================================================================
+test_restart() {
+	local t=restart
+	mkdir -p "$(tcg $t)"
+	have_egr || return 0
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	ctr "$t.gap" $t bridge "$(http "$A_GAP" "$t.gap")"
+	a_nogrep "$t.gap.not_served" "$W/$t.gap.cout" '^R: HTTP/'
+	sensor_none "$t.gap.sensor" "dst host $A_GAP"
+	dstart $t --cgroup "$(tcg $t)" --containers "$CTR_GW" --allow a.example.test \
+		--dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
+	a_grep "$t.took_over" "$W/$t.dout" "took over the programs pinned on"
+	ctr "$t.after" $t bridge "$(http a.example.test "$t.after")"
+	a_first "$t.after.by_name" "$t.after" '^HTTP/1\.[01] 200'
+	a_jlog "$t.after.logged" "$W/$t.jlog" decision=allow host=a.example.test container="$CID"
+	dstop
+}
+
+suite_main containers.sh containers_setup "ip nsenter tcpdump ss dnsmasq openssl" "$@"
