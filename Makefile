@@ -3,7 +3,7 @@
 #   sudo make check install missing packages, build, run every test
 #   sudo make demo  install missing packages, build, show a confined command
 #   make unit       unit tests;  make asan: the same under ASan+UBSan
-#   make fuzz       libFuzzer targets for FUZZ_SECONDS each
+#   make fuzz       libFuzzer targets for FUZZ_SECONDS each (make -j: side by side)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make format     clang-format bpf/ include/ userspace/ tests/
 #   sudo make bench the benchmark (tools/bench/run.sh, < 10 min; bench-quick < 2 min)
@@ -17,6 +17,7 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
 FUZZ_SECONDS ?= 20
+FUZZ_JOBS ?= $(shell nproc)
 SOAK_SECONDS ?= 600
 SANITIZE ?=
 
@@ -121,15 +122,15 @@ bpf-test: $(BPF_TEST_BINS)
 asan:
 	$(MAKE) OUT=$(OUT)/asan SANITIZE=address,undefined CFLAGS="-O1 -g" unit
 
-fuzz: $(FUZZ_BINS)
-	@set -e; for f in $(FUZZ_BINS); do \
-		n=$$(basename $$f); mkdir -p $(OUT)/fuzz/corpus-$$n; \
-		echo "== $$n ($(FUZZ_SECONDS)s)"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
-			$$( [ -f tests/fuzz/$$n.dict ] && echo -dict=tests/fuzz/$$n.dict ) \
-			$(OUT)/fuzz/corpus-$$n $$( [ -d tests/fuzz/corpus/$$n ] && echo tests/fuzz/corpus/$$n ) \
-			2>$(OUT)/fuzz/$$n.log || { tail -40 $(OUT)/fuzz/$$n.log; exit 1; }; \
-	done
+# Each target is its own job, so make -j runs them side by side.
+fuzz: $(patsubst %,%.run,$(FUZZ_BINS))
+$(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
+	@n=$*; mkdir -p $(OUT)/fuzz/corpus-$$n; \
+	echo "== $$n ($(FUZZ_SECONDS)s)"; \
+	$< -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
+		$$( [ -f tests/fuzz/$$n.dict ] && echo -dict=tests/fuzz/$$n.dict ) \
+		$(OUT)/fuzz/corpus-$$n $$( [ -d tests/fuzz/corpus/$$n ] && echo tests/fuzz/corpus/$$n ) \
+		2>$(OUT)/fuzz/$$n.log || { tail -40 $(OUT)/fuzz/$$n.log; exit 1; }
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
@@ -169,7 +170,7 @@ check: check-deps
 	$(MAKE) unit
 	$(MAKE) bpf-test
 	$(MAKE) asan
-	$(MAKE) fuzz
+	$(MAKE) -j$(FUZZ_JOBS) fuzz
 	$(MAKE) e2e
 	$(MAKE) stress-check
 
