@@ -11,8 +11,7 @@
 int log_verbose;
 static const char *log_prog = "egressctl";
 
-static void
-vlog(const char *fmt, va_list ap, int errnum)
+static void __attribute__((format(printf, 1, 0))) vlog(const char *fmt, va_list ap, int errnum)
 {
 	char msg[1024];
 
@@ -23,7 +22,7 @@ vlog(const char *fmt, va_list ap, int errnum)
 		fprintf(stderr, "%s: %s\n", log_prog, msg);
 }
 
-static int
+static int __attribute__((format(printf, 2, 0)))
 libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if ((level == LIBBPF_DEBUG && log_verbose < 2) || (level == LIBBPF_INFO && log_verbose < 1))
