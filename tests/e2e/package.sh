@@ -503,6 +503,7 @@ $got"
 	got=$(dpkg-deb -f "$deb" Depends)
 	a_has deb.depends "$(printf '%s\n' libbpf1 libc-ares2 libcjson1 libc6 libevent-2.1-7)" \
 		"$(tr ',' '\n' <<<"$got" | awk '{ print $1 }')"
+	a_has deb.recommends publicsuffix "$(dpkg-deb -f "$deb" Recommends | tr ',' '\n' | awk '{ print $1 }')"
 	t0=$SECONDS
 	lintian --fail-on error --tag-display-limit 0 "$deb" >"$W/lintian.log" 2>&1
 	rc=$?
