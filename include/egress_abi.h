@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 9 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 10 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -150,6 +150,31 @@ struct egr_fast_val {
 	__u64 hits;	  /* connects that took this entry (not atomic: a hint) */
 };
 _Static_assert(sizeof(struct egr_fast_val) == 16, "egr_fast_val layout");
+
+/* Map egr_saved (hash, userspace only): what the DNS responder learned, kept
+ * in the pins so a restarted daemon adopts it with the links: the name each
+ * answered address was learned for (EGR_SAVED_NAME, port 0, name_hash 0) and
+ * each fast-path approval with the name it was answered for
+ * (EGR_SAVED_FAST). */
+enum egr_saved_kind {
+	EGR_SAVED_NAME = 1,
+	EGR_SAVED_FAST = 2,
+};
+
+struct egr_saved_key {
+	__be32 addr[4];	 /* the answered address, v4-mapped for IPv4 */
+	__be16 port;	 /* EGR_SAVED_FAST: the approved port, network order */
+	__u8 kind;	 /* enum egr_saved_kind */
+	__u8 pad;	 /* always zero */
+	__u32 name_hash; /* EGR_SAVED_FAST: FNV-1a of the name; 0 otherwise */
+};
+_Static_assert(sizeof(struct egr_saved_key) == 24, "egr_saved_key layout");
+
+struct egr_saved_val {
+	__u64 expires_s; /* CLOCK_MONOTONIC seconds (the daemon's clock) */
+	char name[256];	 /* NUL-terminated */
+};
+_Static_assert(sizeof(struct egr_saved_val) == 264, "egr_saved_val layout");
 
 /* Ring buffer egr_events: one record per deny, redirect and loopback allow. */
 struct egr_event {

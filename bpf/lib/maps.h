@@ -42,6 +42,17 @@ struct {
 	__type(value, struct egr_fast_val);
 } egr_fast SEC(".maps");
 
+/* Learned names and fast-path approvals, for a restarted daemon (no program
+ * reads it: it is pinned and adopted with the rest). As many as the
+ * responder keeps of both. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384 + 65536);
+	__type(key, struct egr_saved_key);
+	__type(value, struct egr_saved_val);
+} egr_saved SEC(".maps");
+
 /* Deny, redirect and loopback-allow events for userspace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -252,6 +252,82 @@ test_restart() {
 }
 
 # ======================================================================
+# What DNS answered survives a restart. The daemon before a kill -9 learned
+# b.example.test's address and opened git.other.test's fast path; the one
+# after takes both back (judged by the policy in force): decisions still
+# name the address's host, the cached address still goes direct, and a
+# reload that drops the name ends the direct connection opened before the
+# restart. A restart under a policy without them takes back neither.
+# ======================================================================
+test_restart_learned() {
+	local t=restart_learned dns6 lp base ph e
+	mkdir -p "$W/$t"
+	mkcg "$t"
+	mkcg "$t/h"
+	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --no-resolv --no-hosts --no-poll \
+		--bind-interfaces --listen-address="$INET_DNS" --port=5354 --local=/test/ \
+		--no-negcache --cache-size=0 --local-ttl=120 --host-record=git.other.test,$A_GIT \
+		--host-record=b.example.test,$A_B >"$W/$t.dnsmasq.out" 2>&1 &
+	dns6=$!
+	PIDS+=("$dns6")
+	have_egr || { kill "$dns6" 2>/dev/null; return 0; }
+	printf '{"allow": ["b.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
+	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
+	# by name: the responder answers (and learns), the fast path opens; the
+	# raw port of b.example.test is no rule's (a host rule is HTTP and TLS)
+	in_cg "$t" "$PY" "$C/longconn.py" banner b.example.test 22 --hold-for 1 --every 0.3
+	wait "$CG_PID" 2>/dev/null
+	a_grep "$t.before.named" "$W/$t.dout" "denied python3\\[$CG_PID\\] → b\\.example\\.test:22 "
+	in_cg "$t/h" "$PY" "$C/longconn.py" banner git.other.test 22 --hold-for 120 --every 0.3
+	ph=$CG_PID
+	wait_secs 10 grep -qs '"echo"' "$W/$t/h.cg.out"
+	a_grep "$t.before.held" "$W/$t/h.cg.out" '"held": true'
+	a_val "$t.before.fast_entry" "fast-path entry for git.other.test:22" \
+		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" there
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
+	a_grep "$t.restored.said" "$W/$t.dout" 'took over the programs pinned on .*; 2 learned names and 1 fast-path entries the policy still allows'
+	a_val "$t.restored.fast_entry" "fast-path entry for git.other.test:22 after the restart" \
+		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" there
+	# by the cached addresses only, no DNS now
+	in_cg "$t" "$PY" "$C/longconn.py" banner "$A_B" 22 --hold-for 1 --every 0.3
+	wait "$CG_PID" 2>/dev/null
+	a_grep "$t.restored.named" "$W/$t.dout" "denied python3\\[$CG_PID\\] → b\\.example\\.test:22 "
+	in_cg "$t" "$PY" "$C/longconn.py" banner "$A_GIT" 22 --hold-for 1 --every 0.3
+	wait "$CG_PID" 2>/dev/null
+	a_grep "$t.restored.fast_by_address" "$W/$t.cg.out" '"held": true'
+	lp=$(lport "$t")
+	sensor_saw "$t.restored.fast_direct" "src port ${lp:-0} and dst host $A_GIT and tcp dst port 22"
+	# a reload without the name ends what went direct before the restart
+	e=$(echoes "$t/h")
+	a_more "$t.restored.held_goes_on" "$t/h" "$e"
+	printf '{"allow": ["b.example.test"]}\n' >"$W/$t.policy"
+	dctl "$t" reload
+	a_val "$t.revoked.reload" "reload exit" "$D_RC" 0
+	wait_secs 5 grep -qs '"errno"' "$W/$t/h.cg.out"
+	a_grep "$t.revoked.ended" "$W/$t/h.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
+	a_val "$t.revoked.fast_gone" "fast-path entry for git.other.test:22 after the reload" \
+		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" gone
+	# a restart under a policy without them: neither comes back
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	printf '{"allow": ["a.example.test"]}\n' >"$W/$t.policy"
+	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
+	a_grep "$t.judged.said" "$W/$t.dout" 'took over the programs pinned on .*; 0 learned names and 0 fast-path entries the policy still allows'
+	in_cg "$t" "$PY" "$C/longconn.py" banner "$A_B" 22 --hold-for 1 --every 0.3
+	wait "$CG_PID" 2>/dev/null
+	a_grep "$t.judged.unnamed" "$W/$t.dout" "denied python3\\[$CG_PID\\] → $(re "$A_B"):22 "
+	base=$(sensor_now "dst host $A_GIT and tcp[tcpflags] & tcp-syn != 0")
+	in_cg "$t" "$PY" "$C/longconn.py" banner "$A_GIT" 22 --hold-for 1 --every 0.3
+	wait "$CG_PID" 2>/dev/null
+	a_nogrep "$t.judged.refused" "$W/$t.cg.out" '"held": true'
+	sensor_none_since "$t.judged.nothing" "$base" "dst host $A_GIT and tcp[tcpflags] & tcp-syn != 0"
+	dstop
+	kill "$ph" "$dns6" 2>/dev/null
+}
+
+# ======================================================================
 # Reload: a valid change applies at once (a new host allowed, a removed
 # one denied, its fast-path entry gone); a broken file is rejected whole,
 # the old policy stays, the error is logged and `reload` exits non-zero.
@@ -671,6 +747,6 @@ test_revoke() {
 	kill "$ppre" "$pd" "$px" "$pt" "$pd2" "$dns5" "$phost" "$pown" "$plh" "$plo" 2>/dev/null
 }
 
-ALL_TESTS="attach preexisting two_targets restart reload runtime_rules control kinds detach config_changes revoke"
+ALL_TESTS="attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

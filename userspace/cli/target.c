@@ -24,6 +24,7 @@
 #include "kernel/existing.h"
 #include "kernel/loader.h"
 #include "kernel/unixsvc.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 #include "policy/audit.h"
 #include "proxy/proxy.h"
@@ -199,6 +200,8 @@ struct target {
 	uint64_t cgid;
 	char http_url[64], socks_url[64];
 	bool adopted;				  /* took over pinned programs */
+	int restored_names, restored_fast;	  /* of egr_saved, when adopted */
+	bool saved_warned;			  /* egr_saved could not take one */
 	struct sockaddr_in fast[TARGET_MAX_FAST]; /* exact-address rules in egr_fast */
 	int nfast;
 	double tokens, last_refill; /* denial line rate limit */
@@ -538,6 +541,130 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	return 0;
 }
 
+/* ---- what the responder learned, kept in the pins (egr_saved) ---- */
+
+static void
+saved_key(const struct dns_saved *s, struct egr_saved_key *k)
+{
+	int port;
+
+	memset(k, 0, sizeof(*k));
+	port = loader_sockaddr_key((const struct sockaddr *)&s->addr, k->addr);
+	k->kind = (uint8_t)s->kind;
+	if (s->kind == DNS_SAVED_FAST) {
+		k->port = port < 0 ? 0 : (uint16_t)port;
+		k->name_hash = fnv1a_str(FNV1A_BASIS, s->name);
+	}
+}
+
+static void
+store_put(void *arg, const struct dns_saved *s)
+{
+	struct target *t = arg;
+	struct egr_saved_key k;
+	struct egr_saved_val v = {.expires_s = s->expires};
+	int err;
+
+	saved_key(s, &k);
+	snprintf(v.name, sizeof(v.name), "%s", s->name);
+	err = loader_saved_put(t->ld, &k, &v);
+	if (err && !t->saved_warned) {
+		log_warnx("%scannot keep what DNS answered for a restart (%s): a restarted "
+			  "daemon judges some of these addresses without their names",
+			  t->env->label, strerror(-err));
+		t->saved_warned = true;
+	}
+}
+
+static void
+store_del(void *arg, const struct dns_saved *s)
+{
+	struct target *t = arg;
+	struct egr_saved_key k;
+
+	saved_key(s, &k);
+	loader_saved_del(t->ld, &k);
+}
+
+struct restore_walk {
+	struct target *t;
+	int kind;		    /* EGR_SAVED_*: this pass's */
+	struct egr_saved_key *drop; /* entries the responder did not take back */
+	int ndrop, cap, err;
+};
+
+static int
+restore_one(void *arg, const struct egr_saved_key *k, const struct egr_saved_val *v)
+{
+	struct restore_walk *w = arg;
+	struct dns_saved s = {.kind = k->kind, .expires = v->expires_s, .name = v->name};
+	int r;
+
+	if (k->kind != w->kind)
+		return 0;
+	if (k->addr[0] == 0 && k->addr[1] == 0 && k->addr[2] == htonl(0xffff)) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&s.addr;
+
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = k->addr[3];
+		in->sin_port = k->port;
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&s.addr;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, k->addr, 16);
+		in6->sin6_port = k->port;
+	}
+	r = proxy_restore(w->t->px, &s);
+	if (r < 0) {
+		w->err = r;
+		return 1;
+	}
+	if (r > 0) {
+		if (k->kind == EGR_SAVED_FAST)
+			w->t->restored_fast++;
+		else
+			w->t->restored_names++;
+		return 0;
+	}
+	if (w->ndrop == w->cap) {
+		int cap = w->cap ? 2 * w->cap : 64;
+		struct egr_saved_key *d = realloc(w->drop, sizeof(*d) * (size_t)cap);
+
+		if (!d)
+			return 0; /* kept in the map: the next restart judges it again */
+		w->drop = d;
+		w->cap = cap;
+	}
+	w->drop[w->ndrop++] = *k;
+	return 0;
+}
+
+/* A restarted daemon: the learned names and fast-path approvals of the one
+ * before it, those the policy in force still allows (the rest dropped). The
+ * fast path is emptied first, so no approval outlives the judgement; names
+ * come back before approvals, so the revoker learns what each is for. */
+static int
+restore_saved(struct target *t, char *errbuf, size_t errlen)
+{
+	struct restore_walk w = {.t = t, .kind = EGR_SAVED_NAME};
+
+	loader_fast_clear(t->ld);
+	loader_saved_walk(t->ld, restore_one, &w);
+	w.kind = EGR_SAVED_FAST;
+	loader_saved_walk(t->ld, restore_one, &w);
+	for (int i = 0; i < w.ndrop; i++)
+		loader_saved_del(t->ld, &w.drop[i]);
+	free(w.drop);
+	if (w.err) {
+		snprintf(errbuf, errlen,
+			 "cannot open the fast path again for what DNS answered: %s",
+			 strerror(-w.err));
+		return w.err;
+	}
+	return 0;
+}
+
 /* The responder's (and --ask's) fast-path approvals; the revoker learns
  * what each one is for. */
 static int
@@ -828,8 +955,12 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	t->cgpath = cgpath;
 	proxy_set_index(t->px, loader_conns_fd(t->ld));
 	proxy_set_fastpath(t->px, fast_add, fast_del, t);
-	if (t->adopted) /* approvals of the old policy: DNS answers them again */
-		loader_fast_clear(t->ld);
+	proxy_set_store(t->px, store_put, store_del, t);
+	if (t->adopted) {
+		err = restore_saved(t, errbuf, errlen);
+		if (err)
+			goto out_detach;
+	}
 	err = sync_fast_rules(t, errbuf, errlen);
 	if (err)
 		goto out_detach;
@@ -867,6 +998,13 @@ bool
 target_adopted(const struct target *t)
 {
 	return t->adopted;
+}
+
+void
+target_restored(const struct target *t, int *names, int *fast)
+{
+	*names = t->restored_names;
+	*fast = t->restored_fast;
 }
 
 const char *

@@ -618,8 +618,13 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	for (int i = 0, n = 0; i < nids && n < (int)sizeof(idtext); i++)
 		n += snprintf(idtext + n, sizeof(idtext) - (size_t)n, "%s%u", i ? " " : "", ids[i]);
 	if (target_adopted(dt->tg)) {
-		dt_event(dt, "adopt", "took over the programs pinned on %s (cgroup %llu; links %s)",
-			 dt->cgpath, (unsigned long long)dt->cgid, idtext);
+		int names, fast;
+
+		target_restored(dt->tg, &names, &fast);
+		dt_event(dt, "adopt",
+			 "took over the programs pinned on %s (cgroup %llu; links %s; %d learned "
+			 "names and %d fast-path entries the policy still allows)",
+			 dt->cgpath, (unsigned long long)dt->cgid, idtext, names, fast);
 	} else {
 		dt_event(dt, "attach", "attached to %s (cgroup %llu; links %s)", dt->cgpath,
 			 (unsigned long long)dt->cgid, idtext);

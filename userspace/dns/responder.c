@@ -128,6 +128,10 @@ struct dns_server {
 	int nlearn;
 	TAILQ_HEAD(, fast_entry) fast;
 	LIST_HEAD(, tcp_client) tcp;
+	/* the store of what was learned (dns_set_store); NULL: none */
+	void (*store_put)(void *arg, const struct dns_saved *s);
+	void (*store_del)(void *arg, const struct dns_saved *s);
+	void *store_arg;
 	LIST_HEAD(, dns_ask) asks; /* questions on the terminal (--ask) */
 	int ntcp;
 	struct dns_stats st;
@@ -323,30 +327,53 @@ cache_store(struct dns_server *d, const char *name, uint16_t qtype, int rcode,
 }
 
 static void
-learn(struct dns_server *d, const struct sockaddr_storage *addr, const char *name, uint32_t ttl)
+store(struct dns_server *d, bool put, enum dns_saved_kind kind, const struct sockaddr_storage *addr,
+      uint64_t expires, const char *name)
+{
+	struct dns_saved sv = {.kind = kind, .addr = *addr, .expires = expires, .name = name};
+
+	if (put && d->store_put)
+		d->store_put(d->store_arg, &sv);
+	else if (!put && d->store_del)
+		d->store_del(d->store_arg, &sv);
+}
+
+/* addr learned for name until exp (now_s() seconds) */
+static bool
+learn_until(struct dns_server *d, const struct sockaddr_storage *addr, const char *name,
+	    uint64_t exp)
 {
 	struct learn_bucket *b = &d->learn[hash_addr(addr) % LEARN_BUCKETS];
 	struct learned *l;
-	uint64_t exp = now_s() + ttl + LEARN_GRACE_S;
 
 	LIST_FOREACH(l, b, entry)
 	{
 		if (sockaddr_same_ip(&l->addr, addr)) {
 			snprintf(l->name, sizeof(l->name), "%s", name);
 			l->expires = exp;
-			return;
+			return true;
 		}
 	}
 	if (d->nlearn >= LEARN_MAX)
-		return; /* full: the transparent path falls back to the address */
+		return false; /* full: the transparent path falls back to the address */
 	l = calloc(1, sizeof(*l));
 	if (!l)
-		return;
+		return false;
 	l->addr = *addr;
 	snprintf(l->name, sizeof(l->name), "%s", name);
 	l->expires = exp;
 	LIST_INSERT_HEAD(b, l, entry);
 	d->nlearn++;
+	return true;
+}
+
+static void
+learn(struct dns_server *d, const struct sockaddr_storage *addr, const char *name, uint32_t ttl)
+{
+	uint64_t exp = now_s() + ttl + LEARN_GRACE_S;
+
+	if (learn_until(d, addr, name, exp))
+		store(d, true, DNS_SAVED_NAME, addr, exp, name);
 }
 
 const char *
@@ -421,8 +448,34 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 			fe->expires = now_s() + rrs[i].ttl;
 			snprintf(fe->name, sizeof(fe->name), "%s", name);
 			TAILQ_INSERT_TAIL(&d->fast, fe, entry);
+			store(d, true, DNS_SAVED_FAST, &fe->addr, fe->expires, fe->name);
 		}
 	}
+}
+
+static bool
+fast_same(const struct fast_entry *a, const struct fast_entry *b)
+{
+	return sockaddr_same_ip(&a->addr, &b->addr) &&
+	       ((const struct sockaddr_in *)&a->addr)->sin_port ==
+		       ((const struct sockaddr_in *)&b->addr)->sin_port;
+}
+
+/* fe leaves the list: its saved entry goes too, unless another approval of
+ * the same target for the same name is still listed (that one is saved) */
+static void
+fast_forget(struct dns_server *d, struct fast_entry *fe)
+{
+	struct fast_entry *o, *keep = NULL;
+
+	TAILQ_FOREACH(o, &d->fast, entry)
+	if (o != fe && fast_same(o, fe) && !strcmp(o->name, fe->name) &&
+	    (!keep || o->expires > keep->expires))
+		keep = o;
+	if (keep)
+		store(d, true, DNS_SAVED_FAST, &keep->addr, keep->expires, keep->name);
+	else
+		store(d, false, DNS_SAVED_FAST, &fe->addr, fe->expires, fe->name);
 }
 
 static void
@@ -450,6 +503,7 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 			live = true;
 		if (!live && d->o.fast_del)
 			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
+		fast_forget(d, fe);
 		TAILQ_REMOVE(&d->fast, fe, entry);
 		free(fe);
 	}
@@ -495,6 +549,7 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 			shared = true;
 		if (!shared && d->o.fast_del)
 			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
+		fast_forget(d, fe);
 		TAILQ_REMOVE(&d->fast, fe, entry);
 		free(fe);
 		rv->fast++;
@@ -504,6 +559,7 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 		{
 			if (policy_host_possible(p, l->name))
 				continue;
+			store(d, false, DNS_SAVED_NAME, &l->addr, l->expires, l->name);
 			LIST_REMOVE(l, entry);
 			free(l);
 			d->nlearn--;
@@ -1180,6 +1236,54 @@ dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sockaddr 
 	d->o.fast_add = add;
 	d->o.fast_del = del;
 	d->o.fast_arg = arg;
+}
+
+void
+dns_set_store(struct dns_server *d, void (*put)(void *arg, const struct dns_saved *s),
+	      void (*del)(void *arg, const struct dns_saved *s), void *arg)
+{
+	d->store_put = put;
+	d->store_del = del;
+	d->store_arg = arg;
+}
+
+static int
+restore_fast(struct dns_server *d, const struct dns_saved *s, uint64_t now)
+{
+	struct fast_entry *fe;
+	int err;
+
+	if (s->addr.ss_family != AF_INET || !d->o.fast_add ||
+	    !fast_ok(d, s->name, (const struct sockaddr_in *)&s->addr))
+		return 0;
+	fe = calloc(1, sizeof(*fe));
+	if (!fe)
+		return -ENOMEM;
+	err = d->o.fast_add(d->o.fast_arg, (const struct sockaddr *)&s->addr,
+			    (s->expires - now) * 1000000000ull);
+	if (err) {
+		free(fe);
+		return err;
+	}
+	fe->addr = s->addr;
+	fe->expires = s->expires;
+	snprintf(fe->name, sizeof(fe->name), "%s", s->name);
+	TAILQ_INSERT_TAIL(&d->fast, fe, entry);
+	return 1;
+}
+
+int
+dns_restore(struct dns_server *d, const struct dns_saved *s)
+{
+	uint64_t now = now_s();
+
+	if (s->expires <= now || !s->name[0] || strlen(s->name) > DNS_MAX_NAME)
+		return 0;
+	if (s->kind == DNS_SAVED_FAST)
+		return restore_fast(d, s, now);
+	if (s->kind != DNS_SAVED_NAME || !policy_host_possible(d->o.policy, s->name))
+		return 0;
+	return learn_until(d, &s->addr, s->name, s->expires) ? 1 : 0;
 }
 
 void

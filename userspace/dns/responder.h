@@ -55,6 +55,29 @@ void dns_set_index(struct dns_server *d, int conns_fd);
 void dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sockaddr *, uint64_t),
 		      int (*del)(void *, const struct sockaddr *), void *arg);
 
+/* What the responder learned, for a store that outlives it (the daemon's
+ * pins): the name each answered address was learned for, and each
+ * fast-path approval with the name it was answered for. put replaces an
+ * entry with the same kind, address (and for FAST port and name). */
+enum dns_saved_kind {
+	DNS_SAVED_NAME = 1,
+	DNS_SAVED_FAST = 2,
+};
+struct dns_saved {
+	enum dns_saved_kind kind;
+	struct sockaddr_storage addr; /* FAST: with the approved port */
+	uint64_t expires;	      /* now_s() seconds */
+	const char *name;
+};
+void dns_set_store(struct dns_server *d, void (*put)(void *arg, const struct dns_saved *s),
+		   void (*del)(void *arg, const struct dns_saved *s), void *arg);
+
+/* Takes back one saved entry (a restarted daemon's) if it has not expired
+ * and the policy in force still allows it; a FAST one is approved again
+ * through fast_add for what is left of its TTL. 1 if taken, 0 if not (the
+ * caller drops it from its store), -errno if fast_add failed. */
+int dns_restore(struct dns_server *d, const struct dns_saved *s);
+
 /* The name an answered address was learned for (until its TTL runs out),
  * or NULL. */
 const char *dns_learned_name(const struct dns_server *d, const struct sockaddr *sa);

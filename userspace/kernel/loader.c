@@ -607,6 +607,46 @@ loader_fast_del(struct loader *ld, const struct sockaddr *sa, uint8_t proto)
 }
 
 int
+loader_saved_put(struct loader *ld, const struct egr_saved_key *k, const struct egr_saved_val *v)
+{
+	if (bpf_map_update_elem(bpf_map__fd(ld->skel->maps.egr_saved), k, v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int
+loader_saved_del(struct loader *ld, const struct egr_saved_key *k)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(ld->skel->maps.egr_saved), k))
+		return -errno;
+	return 0;
+}
+
+int
+loader_saved_walk(struct loader *ld,
+		  int (*fn)(void *arg, const struct egr_saved_key *k,
+			    const struct egr_saved_val *v),
+		  void *arg)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_saved), n = 0;
+	struct egr_saved_key k, next;
+	struct egr_saved_val v;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue; /* deleted meanwhile */
+		v.name[sizeof(v.name) - 1] = 0;
+		n++;
+		if (fn(arg, &k, &v))
+			break;
+	}
+	return n;
+}
+
+int
 loader_events_fd(struct loader *ld)
 {
 	return ring_buffer__epoll_fd(ld->rb);

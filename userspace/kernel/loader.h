@@ -93,6 +93,18 @@ int loader_fast_del(struct loader *ld, const struct sockaddr *sa, uint8_t proto)
  * under a policy that may have changed). Returns how many were removed. */
 int loader_fast_clear(struct loader *ld);
 
+/* egr_saved: the responder's learned names and fast-path approvals, kept in
+ * the pins for a restarted daemon. put and del return 0 or -errno (del of
+ * what is not there: -ENOENT); walk calls fn for each entry until fn
+ * returns non-zero, and returns the number of entries seen. */
+int loader_saved_put(struct loader *ld, const struct egr_saved_key *k,
+		     const struct egr_saved_val *v);
+int loader_saved_del(struct loader *ld, const struct egr_saved_key *k);
+int loader_saved_walk(struct loader *ld,
+		      int (*fn)(void *arg, const struct egr_saved_key *k,
+				const struct egr_saved_val *v),
+		      void *arg);
+
 /* The ring buffer's epoll fd (for the event loop) and its drain. */
 int loader_events_fd(struct loader *ld);
 int loader_events_consume(struct loader *ld);

@@ -466,6 +466,20 @@ proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, 
 		dns_set_fastpath(p->dns, add, del, arg);
 }
 
+void
+proxy_set_store(struct proxy *p, void (*put)(void *, const struct dns_saved *),
+		void (*del)(void *, const struct dns_saved *), void *arg)
+{
+	if (p->dns)
+		dns_set_store(p->dns, put, del, arg);
+}
+
+int
+proxy_restore(struct proxy *p, const struct dns_saved *s)
+{
+	return p->dns ? dns_restore(p->dns, s) : 0;
+}
+
 const char *
 proxy_learned_name(const struct proxy *p, const struct sockaddr *sa)
 {

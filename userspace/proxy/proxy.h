@@ -82,6 +82,13 @@ uint16_t proxy_dns_port(const struct proxy *p);
 void proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
 			int (*del)(void *, const struct sockaddr *), void *arg);
 
+struct dns_saved;
+/* The DNS responder's store of what it learned, and taking entries back
+ * (see dns_set_store, dns_restore); without a responder: nothing, 0. */
+void proxy_set_store(struct proxy *p, void (*put)(void *, const struct dns_saved *),
+		     void (*del)(void *, const struct dns_saved *), void *arg);
+int proxy_restore(struct proxy *p, const struct dns_saved *s);
+
 /* The name the DNS responder answered sa's address for (until its TTL runs
  * out), or NULL: what a fast-path approval is for. */
 const char *proxy_learned_name(const struct proxy *p, const struct sockaddr *sa);
