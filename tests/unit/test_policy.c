@@ -640,6 +640,38 @@ run_possible_case(void **state)
 	policy_free(p);
 }
 
+/* ---- policy_denies_addresses ---------------------------------------------- */
+
+/* Whether a reload's revoke pass could end a direct connection it knows
+ * only by its address: a deny rule an address alone matches. */
+static void
+test_denies_addresses(void **state)
+{
+	static const struct {
+		const char *allow[2], *deny[2];
+		bool want;
+	} cases[] = {
+		{{"example.com", "203.0.113.0/24"}, NONE, false},
+		{{"**.example.com"}, {"gist.example.com"}, false},
+		{{"**.example.com"}, {"gist.example.com:443"}, false},
+		{{"**.example.com"}, {"203.0.113.7"}, true},
+		{{"**.example.com"}, {"198.51.100.0/24:22"}, true},
+		{{"**.example.com"}, {"*:22"}, true},
+		{{"**.example.com"}, {"tcp://203.0.113.7:22"}, true},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy *p = build(cases[i].allow, NCASES(cases[i].allow), cases[i].deny,
+					 NCASES(cases[i].deny), false);
+
+		assert_non_null(p);
+		if (policy_denies_addresses(p) != cases[i].want)
+			fail_msg("case %zu: got %d", i, !cases[i].want);
+		policy_free(p);
+	}
+}
+
 /* ---- policy_tcp_rule ------------------------------------------------------- */
 
 struct tcp_case {
@@ -1006,9 +1038,13 @@ int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_decide_einval), cmocka_unit_test(test_rule_fields),
-		cmocka_unit_test(test_methods_parse), cmocka_unit_test(test_reason_and_class_names),
-		cmocka_unit_test(test_many_rules),    cmocka_unit_test(test_safe_str),
+		cmocka_unit_test(test_decide_einval),
+		cmocka_unit_test(test_rule_fields),
+		cmocka_unit_test(test_methods_parse),
+		cmocka_unit_test(test_reason_and_class_names),
+		cmocka_unit_test(test_many_rules),
+		cmocka_unit_test(test_safe_str),
+		cmocka_unit_test(test_denies_addresses),
 	};
 	int failed = 0;
 

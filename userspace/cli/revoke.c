@@ -360,12 +360,22 @@ revoker_run(struct revoker *rk, const struct policy *p, revoke_cb cb, void *arg,
 	}
 	for (int i = 0; i < BUCKETS; i++) {
 		for (struct dest *d = rk->b[i]; d; d = d->next) {
-			d->seen = false;
 			judge(p, d);
 			if (d->revoke)
 				keys[n++] = d->key;
 		}
 	}
+	if (!n && !policy_denies_addresses(p)) {
+		/* nothing it knows of is denied, and no rule could deny a direct
+		 * connection it does not know by its address: no pass (it would
+		 * walk every socket on the event loop for nothing) */
+		free(keys);
+		st->dests = rk->n;
+		return 0;
+	}
+	for (int i = 0; i < BUCKETS; i++)
+		for (struct dest *d = rk->b[i]; d; d = d->next)
+			d->seen = false;
 	err = one_pass(rk, p, keys, n, cb, arg, &more, &nmore, st, errbuf, errlen);
 	if (!err && nmore) /* not known, and a deny rule names the address */
 		err = one_pass(rk, p, more, nmore, cb, arg, NULL, NULL, st, errbuf, errlen);

@@ -1244,6 +1244,12 @@ revoke_direct(struct target *t, struct proxy_revoked *rv)
 		return;
 	}
 	rv->conns += st.revoked;
+	if (!st.passes) {
+		log_info("%srevoke pass: not needed (no destination known to have gone direct is "
+			 "denied now, and no rule denies by address); %zu destinations remembered",
+			 t->env->label, st.dests);
+		return;
+	}
 	log_info("%srevoke pass: %u direct connections, %u ended, %u not ended; %u pass%s in %.2f "
 		 "ms; %zu destinations remembered",
 		 t->env->label, st.direct, st.revoked, st.failed, st.passes,

@@ -97,6 +97,7 @@ struct policy {
 	struct htab cidr[2][129]; /* RK_ADDR by [v4, v6][prefix length] */
 	uint64_t cidr_used[2][3]; /* bit per prefix length in use */
 	struct source *sources;	  /* interned rule sources */
+	unsigned int naddr_deny;  /* deny rules an address alone can match */
 };
 
 /* A destination address as judged: v4-mapped IPv6 already turned into v4. */
@@ -929,12 +930,20 @@ policy_add(struct policy *p, enum policy_action action, const char *rule, const 
 	if (err)
 		goto out_free;
 	p->rules[p->nrules++] = r;
+	if (action == POLICY_DENY && (r->kind == RK_ADDR || r->kind == RK_ANY))
+		p->naddr_deny++;
 	return 0;
 out_free:
 	free(r);
 out_nomem:
 	fail(errbuf, errlen, "out of memory");
 	return -ENOMEM;
+}
+
+bool
+policy_denies_addresses(const struct policy *p)
+{
+	return p->naddr_deny > 0;
 }
 
 /* ---- addresses ----------------------------------------------------------- */

@@ -125,6 +125,11 @@ unsigned int policy_count(const struct policy *p);
  * neither host nor addr. */
 int policy_decide(const struct policy *p, const struct policy_query *q, struct policy_decision *d);
 
+/* Does a deny rule match by address alone (an address, a CIDR, or *:port),
+ * so that a connection known only by its address can be denied by name of
+ * a rule? */
+bool policy_denies_addresses(const struct policy *p);
+
 /* Could any allow rule match this host on some port and protocol (the DNS
  * responder answers only such names)? False when a deny host rule without a
  * port matches it. Does not look at addresses. */
