@@ -45,6 +45,7 @@ struct target_opts {
 	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
 	int nproxy;
 	bool audit;		  /* record what would be denied, deny nothing */
+	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */
 	bool allow_abstract_unix; /* kernels without the unix hooks */
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
