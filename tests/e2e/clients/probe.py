@@ -173,6 +173,11 @@ def cmd_tcp6(a, p):
     stream_attempt(socket.AF_INET6, 0, (a, int(p)))
 
 
+def cmd_tcp6_scoped(a, ifname, p):
+    """TCP to a link-local ADDR on the device IFNAME (its scope id)."""
+    stream_attempt(socket.AF_INET6, 0, (a, int(p), 0, socket.if_nametoindex(ifname)))
+
+
 def cmd_tcp_mapped(a, p):
     stream_attempt(socket.AF_INET6, 0, ("::ffff:" + a, int(p)))
 
