@@ -205,7 +205,7 @@ struct target {
 	const char *cgpath;
 	uint64_t cgid;
 	char http_url[64], socks_url[64];
-	bool adopted;				  /* took over pinned programs */
+	bool adopted;				       /* took over pinned programs */
 	struct sockaddr_storage fast[TARGET_MAX_FAST]; /* exact-address rules in egr_fast */
 	int nfast;
 	double tokens, last_refill; /* denial line rate limit */

@@ -532,7 +532,6 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 
 /* ---- upstream ---- */
 
-
 /* Keeps what a sandbox may see of an upstream answer; bounds the TTLs.
  * Returns the number kept in out; *min_ttl the smallest TTL kept. */
 static int
@@ -1064,8 +1063,7 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
  * with errno. freebind: the address may come later (a container
  * runtime's bridge). */
 static int
-open_pair(uint32_t ip, bool v6, uint16_t port, bool freebind, int *ufd, int *tfd,
-	  uint16_t *bound)
+open_pair(uint32_t ip, bool v6, uint16_t port, bool freebind, int *ufd, int *tfd, uint16_t *bound)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sockaddr_listen_addr(&ss, ip, v6, port);
@@ -1082,7 +1080,8 @@ open_pair(uint32_t ip, bool v6, uint16_t port, bool freebind, int *ufd, int *tfd
 	if (freebind && (setsockopt(*ufd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) ||
 			 setsockopt(*tfd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one))))
 		goto fail;
-	if (bind(*ufd, (struct sockaddr *)&ss, sl) || getsockname(*ufd, (struct sockaddr *)&ss, &sl))
+	if (bind(*ufd, (struct sockaddr *)&ss, sl) ||
+	    getsockname(*ufd, (struct sockaddr *)&ss, &sl))
 		goto fail;
 	/* the TCP listener on the same port; another socket may hold it */
 	if (bind(*tfd, (struct sockaddr *)&ss, sl) || listen(*tfd, 128))
