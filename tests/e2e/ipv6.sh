@@ -435,6 +435,67 @@ test_startup() {
 	a_rc "$t.with_ipv6.exit" 0 "${t}_ok"
 }
 
-ALL_TESTS="check off transparent proxy fastpath dns udp smuggle local catchall startup"
+# ======================================================================
+# daemon: a target with --ipv6 serves IPv6; killed with -9 and restarted,
+# the daemon takes the programs over (IPv6 state in their .rodata and the
+# maps) and IPv6 is served again, with nothing leaking in the gap; a
+# target with ipv6 and containers is refused at start
+# ======================================================================
+tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
+# dstart TAG ARGS...: the daemon in the sbx netns until it says ready (D_PID)
+dstart() {
+	local tag=$1 n
+	shift
+	n=$(grep -cs "ready:" "$W/$tag.dout")
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$tag.ctl" "$@" \
+		>>"$W/$tag.dout" 2>&1 </dev/null &
+	D_PID=$!
+	PIDS+=("$D_PID")
+	wait_secs 15 d_ready "$W/$tag.dout" "${n:-0}" ||
+		{ fail "$tag.daemon_ready" "no daemon: $(tail -c 400 "$W/$tag.dout" | tr '\n' '|')"; return 1; }
+}
+d_ready() { [ "$(grep -cs "ready:" "$1")" -gt "$2" ]; }
+
+test_daemon() {
+	local t=daemon a b base cfg
+	new6 a; new6 b
+	have_egr || return 0
+	mkdir -p "$(tcg "$t")"
+	dstart "$t" --cgroup "$(tcg "$t")" --ipv6 --allow "[2001:db8:2::]/64:7012" \
+		--dns-upstream "$INET_DNS" || return 0
+	# a confined loop: one probe every 0.2 s to an allowed and a denied target
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
+		"$(tcg "$t")" sh -c "while :; do $PROBE --timeout 2 tcp6 $a 7012; $PROBE --timeout 2 tcp6 $b 7013; sleep 0.2; done" \
+		>"$W/$t.cg.out" 2>&1 </dev/null &
+	PIDS+=($!)
+	wait_secs 10 grep -qs '"data": "probe ' "$W/$t.cg.out"
+	a_grep "$t.served_before" "$W/$t.cg.out" '"peer": "\['"$(re "$a")"'\]:7012", "data": "probe '
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	: >"$W/$t.cg.out"
+	base=$(sensor_now "dst host $a or dst host $b")
+	sleep 2
+	a_nogrep "$t.gap.nothing_served" "$W/$t.cg.out" '"data": "probe '
+	sensor_none_since "$t.gap.sensor" "$base" "dst host $a or dst host $b"
+	dstart "$t" --cgroup "$(tcg "$t")" --ipv6 --allow "[2001:db8:2::]/64:7012" \
+		--dns-upstream "$INET_DNS" || return 0
+	a_grep "$t.took_over" "$W/$t.dout" "took over the programs pinned on $(re "$(tcg "$t")")"
+	: >"$W/$t.cg.out"
+	wait_secs 10 grep -qs '"data": "probe ' "$W/$t.cg.out"
+	a_grep "$t.served_after" "$W/$t.cg.out" '"peer": "\['"$(re "$a")"'\]:7012", "data": "probe '
+	base=$(sensor_now "dst host $b")
+	sleep 1
+	sensor_none_since "$t.denied_after.sensor" "$base" "dst host $b"
+	kill -TERM "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	cfg=$W/$t.json
+	printf '{"targets": [{"cgroup": "%s", "ipv6": true, "containers": "198.18.0.2"}]}\n' "$(tcg "$t")" >"$cfg"
+	timeout 10 nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl2" --config "$cfg" \
+		>"$W/$t.ctr.out" 2>&1 </dev/null
+	a_eq "$t.containers.exit" "exit status" "$?" 125
+	a_grep "$t.containers.words" "$W/$t.ctr.out" 'targets\[0\]: --ipv6 cannot be combined with --containers'
+}
+
+ALL_TESTS="check off transparent proxy fastpath dns udp smuggle local catchall startup daemon"
 kernel_suite_main() { :; }
 suite_main ipv6.sh v6_setup "ip nsenter setpriv tcpdump ss dig" "$@"

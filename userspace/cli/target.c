@@ -465,6 +465,18 @@ on_status(evutil_socket_t lfd, short what, void *arg)
 	close(fd);
 }
 
+int
+target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen)
+{
+	if (!o->ipv6 || !(o->containers_ip4 || o->tproxy_port || o->dns_port))
+		return 0;
+	snprintf(errbuf, errlen, "--ipv6 cannot be combined with %s",
+		 o->containers_ip4 ? "--containers (the IPv6 listeners are on ::1 only)"
+		 : o->tproxy_port  ? "--transparent-port (egressctl's listener serves IPv6)"
+				   : "--dns-port (egressctl's responder serves IPv6)");
+	return -EINVAL;
+}
+
 struct target *
 target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
 	   struct policy *policy, char *errbuf, size_t errlen)
@@ -480,11 +492,7 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	t->base = base;
 	t->status_fd = -1;
 	t->tokens = DENIAL_BURST;
-	if (o->ipv6 && (o->containers_ip4 || o->tproxy_port || o->dns_port)) {
-		snprintf(errbuf, errlen, "--ipv6 cannot be combined with %s",
-			 o->containers_ip4 ? "--containers (IPv6 listeners are on ::1 only)"
-			 : o->tproxy_port  ? "--transparent-port (egressctl's listener serves IPv6)"
-					   : "--dns-port (egressctl's responder serves IPv6)");
+	if (target_opts_check(o, errbuf, errlen)) {
 		policy_free(policy);
 		goto fail;
 	}

@@ -66,6 +66,10 @@ struct target_opts {
 	size_t log_buffer;  /* EGR_TESTING builds only */
 };
 
+/* Options that cannot go together (--ipv6 with --containers,
+ * --transparent-port or --dns-port): -EINVAL with errbuf set, else 0. */
+int target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen);
+
 /* The rows of every target option, offsets into struct target_opts. */
 extern const struct opt target_opt_table[];
 
