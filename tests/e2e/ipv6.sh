@@ -17,7 +17,7 @@
 #   2001:db8:2::/64 AnyIP (every attempt its own address), TCP echo on
 #     [::]:7,22,53,80,443,7000-7031, DNS on [::]:53 answering A 203.0.113.99
 #     and AAAA 2001:db8:2::99 for every name
-#   webservers.py HTTP on [::]:8080
+#   webservers.py HTTP on [::]:8080, banner+echo on [::]:2222
 #   AnyIP for the IPv6 forms of 203.0.113.0/24 (NAT64 64:ff9b::/120, 6to4
 #     2002:cb00:71xx::/48, Teredo 2001:0:cb00:71xx::/64): the smuggling
 #     controls reach them; nothing outside the two namespaces ever sees them
@@ -53,7 +53,7 @@ v6_setup() {
 	ip -n "$INET" -6 route add local 2002:cb00:7107::/48 dev lo || return 1
 	ip -n "$INET" -6 route add local 2001:0:cb00:7107::/64 dev lo || return 1
 	servers_setup || return 1
-	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind :: --http 8080 \
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind :: --http 8080 --banner 2222 \
 		>"$W/web.ready" 2>"$W/web.err" &
 	PIDS+=($!)
 	for i in $(seq 100); do
@@ -457,12 +457,12 @@ dstart() {
 d_ready() { [ "$(grep -cs "ready:" "$1")" -gt "$2" ]; }
 
 test_daemon() {
-	local t=daemon a b base cfg
-	new6 a; new6 b
+	local t=daemon a b c base cfg
+	new6 a; new6 b; new6 c
 	have_egr || return 0
 	mkdir -p "$(tcg "$t")"
 	dstart "$t" --cgroup "$(tcg "$t")" --ipv6 --allow "[2001:db8:2::]/64:7012" \
-		--dns-upstream "$INET_DNS" || return 0
+		--allow "[$c]:2222" --dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
 	# a confined loop: one probe every 0.2 s to an allowed and a denied target
 	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
 		"$(tcg "$t")" sh -c "while :; do $PROBE --timeout 2 tcp6 $a 7012; $PROBE --timeout 2 tcp6 $b 7013; sleep 0.2; done" \
@@ -478,7 +478,7 @@ test_daemon() {
 	a_nogrep "$t.gap.nothing_served" "$W/$t.cg.out" '"data": "probe '
 	sensor_none_since "$t.gap.sensor" "$base" "dst host $a or dst host $b"
 	dstart "$t" --cgroup "$(tcg "$t")" --ipv6 --allow "[2001:db8:2::]/64:7012" \
-		--dns-upstream "$INET_DNS" || return 0
+		--allow "[$c]:2222" --dns-upstream "$INET_DNS" --log "$W/$t.jlog" || return 0
 	a_grep "$t.took_over" "$W/$t.dout" "took over the programs pinned on $(re "$(tcg "$t")")"
 	: >"$W/$t.cg.out"
 	wait_secs 10 grep -qs '"data": "probe ' "$W/$t.cg.out"
@@ -486,6 +486,19 @@ test_daemon() {
 	base=$(sensor_now "dst host $b")
 	sleep 1
 	sensor_none_since "$t.denied_after.sensor" "$base" "dst host $b"
+	# a direct (fast-path) IPv6 connection, ended when a runtime deny
+	# revokes its destination
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
+		"$(tcg "$t")" "$PY" "$C/longconn.py" banner "$c" 2222 --hold-for 60 --every 0.3 \
+		>"$W/$t.held.out" 2>&1 </dev/null &
+	PIDS+=($!)
+	wait_secs 10 grep -qs '"echo"' "$W/$t.held.out"
+	a_grep "$t.direct.held" "$W/$t.held.out" '"held": true, "local": "\[2001:db8:1::2\]:[0-9]+", "peer": "\['"$(re "$c")"'\]:2222"'
+	a_jlog_none "$t.direct.not_proxied" "$W/$t.jlog" port=2222
+	timeout 20 "$EGRESSCTL" deny --control "$W/$t.ctl" "[$c]:2222" >"$W/$t.deny.out" 2>&1
+	a_eq "$t.revoke.deny_exit" "egressctl deny" "$?" 0
+	wait_secs 5 grep -qs '"errno"' "$W/$t.held.out"
+	a_grep "$t.revoke.ended" "$W/$t.held.out" '"errno": "ECONNABORTED", "step": "echo"'
 	kill -TERM "$D_PID"
 	wait "$D_PID" 2>/dev/null
 	cfg=$W/$t.json
