@@ -697,8 +697,10 @@ ask_name(struct dns_server *d, struct waiter *w, const char *norm)
 	struct dns_ask *k;
 	char comm[17], question[400];
 
-	if (w->q.qtype == DNS_T_AAAA && !d->o.ipv6) {
-		/* IPv6 is denied anyway: no question for it, an empty answer */
+	if (w->q.qtype == DNS_T_AAAA) {
+		/* one question per name: the A query asks it; an AAAA query
+		 * (IPv6 denied, or --ipv6 before an "always" made it a rule)
+		 * gets an empty answer, so clients use the A answer */
 		reply_rrs(d, w, DNS_R_NOERROR, NULL, 0);
 		free(w);
 		return;
