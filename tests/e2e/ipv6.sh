@@ -431,8 +431,9 @@ test_startup() {
 	vrun "${t}_tp" --ipv6 --transparent-port 15999 -- /bin/true
 	a_rc "$t.transparent_port.exit" 125 "${t}_tp"
 	a_grep "$t.transparent_port.words" "$W/${t}_tp.err" "--ipv6 cannot be combined with --transparent-port"
-	vrun "${t}_ok" --ipv6 -- /bin/true
+	vrun "${t}_ok" --ipv6 -- "$EGRESSCTL" status
 	a_rc "$t.with_ipv6.exit" 0 "${t}_ok"
+	a_grep "$t.with_ipv6.status" "$W/${t}_ok.out" "^  proxy: .*\(http 127\.0\.0\.1:[0-9]+, socks 127\.0\.0\.1:[0-9]+; the same ports on \[::1\]\)"
 }
 
 # ======================================================================

@@ -432,6 +432,7 @@ target_status(const struct target *t, struct status_info *si)
 	si->policy_file = t->o->policy_file;
 	si->rules = policy_count(t->policy);
 	si->audit = t->o->audit;
+	si->ipv6 = t->o->ipv6;
 	si->proxy_accepted = ps.accepted;
 	si->proxy_allowed = ps.allowed;
 	si->proxy_denied = ps.denied;
