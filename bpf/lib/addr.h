@@ -54,8 +54,8 @@ is_loopback6(const __be32 *a)
 	return a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == bpf_htonl(1);
 }
 
-/* IPv6 that carries IPv4 (RFC 6052 NAT64 64:ff9b::/96 and 64:ff9b:1::/48,
- * 6to4 2002::/16, Teredo 2001::/32, IPv4-compatible ::/96 and SIIT
+/* IPv6 that carries IPv4 (NAT64 64:ff9b::/32: RFC 6052's /96 and RFC
+ * 8215's 64:ff9b:1::/48; 6to4 2002::/16, Teredo 2001::/32, IPv4-compatible ::/96 and SIIT
  * ::ffff:0:0:0/96): --ipv6 refuses it, never judged as a v6 address that
  * would slip past the IPv4 rules. (::, ::1 are local; v4-mapped is IPv4.) */
 static __always_inline int
