@@ -431,9 +431,13 @@ test_startup() {
 	vrun "${t}_tp" --ipv6 --transparent-port 15999 -- /bin/true
 	a_rc "$t.transparent_port.exit" 125 "${t}_tp"
 	a_grep "$t.transparent_port.words" "$W/${t}_tp.err" "--ipv6 cannot be combined with --transparent-port"
-	vrun "${t}_ok" --ipv6 -- "$EGRESSCTL" status
+	# status (from outside, as root) says where the listeners are
+	egr_bg "${t}_ok" --cgroup "$(cg_name "${t}_ok")" --user nobody --ipv6 -- sleep 4
+	wait_secs 5 sh -c "'$EGRESSCTL' status 2>/dev/null | grep -q 'same ports on'"
+	"$EGRESSCTL" status >"$W/$t.status" 2>&1
+	egr_join 10
 	a_rc "$t.with_ipv6.exit" 0 "${t}_ok"
-	a_grep "$t.with_ipv6.status" "$W/${t}_ok.out" "^  proxy: .*\(http 127\.0\.0\.1:[0-9]+, socks 127\.0\.0\.1:[0-9]+; the same ports on \[::1\]\)"
+	a_grep "$t.with_ipv6.status" "$W/$t.status" "^  proxy: .*\(http 127\.0\.0\.1:[0-9]+, socks 127\.0\.0\.1:[0-9]+; the same ports on \[::1\]\)"
 }
 
 # ======================================================================
