@@ -298,6 +298,26 @@ test_udp() {
 	a_errno "$t.refused" EPERM
 	a_jlog "$t.logged" "$W/$t.jlog" decision=deny source=bpf "ip=$a" port=7 "reason=udp other than dns denied"
 	sensor_none "$t.sensor" "dst host $a"
+	# ICMPv6: a ping socket (nobody) and a raw one (root) reach the test
+	# internet unconfined; confined with --ipv6 neither can be made
+	local p r
+	new6 p; new6 r
+	jv "$(probe_nobody ping6 "$p")"
+	a_eq "$t.control.ping6" "reply" "$P_data" "echo-reply"
+	jv "$(probe_root raw6 "$r")"
+	a_eq "$t.control.raw6" "reply" "$P_data" "echo-reply"
+	new6 p; new6 r
+	vrun "${t}_ping" --ipv6 --allow '2001:db8:2::/64' -- "${PROBE_ARGV[@]}" ping6 "$p"
+	egr_json "${t}_ping"
+	a_errno "$t.ping6.refused" EPERM
+	a_jlog "$t.ping6.logged" "$W/${t}_ping.jlog" decision=deny source=bpf "reason=icmp sockets denied"
+	a_eq "$t.ping6.step" "step" "$P_step" socket
+	egr "${t}_raw" --cgroup "$(cg_name "${t}_raw")" --user root --ipv6 --allow '2001:db8:2::/64' \
+		-- "${PROBE_ARGV[@]}" raw6 "$r"
+	egr_json "${t}_raw"
+	a_denied "$t.raw6.refused"
+	a_eq "$t.raw6.step" "step" "$P_step" socket
+	sensor_none "$t.icmp6.sensor" "dst host $p or dst host $r"
 }
 
 # ======================================================================
