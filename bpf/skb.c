@@ -22,12 +22,12 @@
  * record removes whatever entry that address and port had: the responder
  * then refuses the datagram rather than credit it to an earlier socket. */
 static __always_inline void
-index_dns(struct __sk_buff *skb, struct bpf_sock *sk, __be32 saddr, __be16 sport)
+index_dns(struct __sk_buff *skb, struct bpf_sock *sk, const __be32 *saddr, __be16 sport)
 {
 	struct egr_conn_key k = {};
 	struct egr_sk_orig *o = NULL;
 
-	map4(k.addr, saddr);
+	addr_copy(k.addr, saddr);
 	k.port = sport;
 	k.proto = IPPROTO_UDP;
 	if (sk)
@@ -117,9 +117,10 @@ loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, _
 		sk = bpf_sk_fullsock(sk);
 	/* egressctl's listeners are on this loopback only in its own network
 	 * namespace (lip, listen_ip4); elsewhere 127.0.0.1 is someone else's */
-	if (lip == bpf_htonl(LOOPBACK4) && d[3] == lip && is_mapped(d) && is_own_port(p[1])) {
+	if (lip == bpf_htonl(LOOPBACK4) && is_own_port(p[1]) &&
+	    (is_mapped(d) ? d[3] == lip : ipv6_on && is_loopback6(d))) {
 		if (l4 == IPPROTO_UDP && dns_port && p[1] == bpf_htons(dns_port))
-			index_dns(skb, sk, s[3], p[0]);
+			index_dns(skb, sk, s, p[0]);
 		return SYS_PROCEED;
 	}
 	if (l4 == IPPROTO_TCP) {
@@ -162,7 +163,7 @@ listener_pkt(struct __sk_buff *skb, const __be32 *s, __u8 l4, __u32 off)
 	if (sk)
 		sk = bpf_sk_fullsock(sk);
 	if (l4 == IPPROTO_UDP && dns_port && p[1] == bpf_htons(dns_port))
-		index_dns(skb, sk, s[3], p[0]);
+		index_dns(skb, sk, s, p[0]);
 	return SYS_PROCEED;
 }
 

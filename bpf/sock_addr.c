@@ -182,6 +182,7 @@ addr_hook(struct bpf_sock_addr *ctx, struct sa *a, __u8 hook)
 {
 	struct decision d = {};
 	__be32 lip = listen_ip4(a->netns);
+	int lip6 = listen_ip6(a->netns);
 
 	if (addr_is_zero(a->addr)) {
 		a->addr[3] = bpf_htonl(1);
@@ -191,11 +192,14 @@ addr_hook(struct bpf_sock_addr *ctx, struct sa *a, __u8 hook)
 		sa_store_ip4(ctx, a, a->addr[3]);
 	}
 	if (hook != EGR_H_SENDMSG4)
-		decide(a->addr, a->port, a->type, a->proto, lip, &d);
+		decide(a->addr, a->port, a->type, a->proto, lip, lip6, &d);
 	else if (!other_proto(a->type, a->proto, &d))
 		decide_udp4(a->addr, a->port, lip, &d);
 	if (d.verdict == EGR_V_REDIRECT) {
-		sa_store_ip4(ctx, a, d.ip4);
+		if (d.v6)
+			sa_store_lo6(ctx);
+		else
+			sa_store_ip4(ctx, a, d.ip4);
 		ctx->user_port = d.port;
 	}
 	return finish(ctx, a, hook, &d);
@@ -258,6 +262,10 @@ translate_back(struct bpf_sock_addr *ctx, const struct sa *a)
 		return SYS_PROCEED;
 	if (is_mapped(a->addr) && is_redirect_src(a->addr[3], a->port, listen_ip4(a->netns))) {
 		sa_store_ip4(ctx, a, o->addr[3]);
+		ctx->user_port = o->port;
+	} else if (a->v6 && !is_mapped(o->addr) &&
+		   is_redirect_src6(a->addr, a->port, listen_ip6(a->netns))) {
+		sa_store_ip6(ctx, o->addr);
 		ctx->user_port = o->port;
 	}
 	return SYS_PROCEED;

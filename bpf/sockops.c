@@ -52,6 +52,7 @@ struct connect_cb {
 	__u32 cbflags;
 	__be32 rip4;  /* the peer if IPv4 or v4-mapped, else 0 */
 	__be16 rport; /* network order */
+	__u8 rlo6;    /* the peer is ::1 (native IPv6) */
 };
 
 /* The peer's address and port, once TCP chose the local port. 0 if the
@@ -59,7 +60,7 @@ struct connect_cb {
 static __always_inline int
 connect_cb_load(struct bpf_sock_ops *ctx, struct connect_cb *c)
 {
-	__be32 r6[3];
+	__be32 r6[4];
 
 	c->family = ctx->family;
 	c->lport = ctx->local_port;
@@ -78,9 +79,12 @@ connect_cb_load(struct bpf_sock_ops *ctx, struct connect_cb *c)
 	r6[0] = c->sk->dst_ip6[0];
 	r6[1] = c->sk->dst_ip6[1];
 	r6[2] = c->sk->dst_ip6[2];
+	r6[3] = c->sk->dst_ip6[3];
 	ctx_loaded();
-	if (c->family == AF_INET6 && !(r6[0] == 0 && r6[1] == 0 && r6[2] == bpf_htonl(0xffff)))
-		c->rip4 = 0; /* native IPv6: never one of our (IPv4) listeners */
+	if (c->family == AF_INET6 && !(r6[0] == 0 && r6[1] == 0 && r6[2] == bpf_htonl(0xffff))) {
+		c->rip4 = 0; /* native IPv6: one of our listeners only on ::1 (--ipv6) */
+		c->rlo6 = is_loopback6(r6);
+	}
 	return 1;
 }
 
@@ -102,7 +106,8 @@ connect_cb(struct bpf_sock_ops *ctx)
 		return 1;
 	netns = bpf_get_netns_cookie(ctx);
 	lip = listen_ip4(netns);
-	own = lip && c.rip4 == lip && is_own_port(c.rport);
+	own = (lip && c.rip4 == lip && is_own_port(c.rport)) ||
+	      (c.rlo6 && listen_ip6(netns) && is_own_port(c.rport));
 	/* other loopback peers: nothing recorded (remember), nothing to index */
 	if (!own && (bpf_ntohl(c.rip4) >> 24) == 127)
 		return 1;
@@ -121,6 +126,10 @@ connect_cb(struct bpf_sock_ops *ctx)
 
 		w.reason = EGR_R_PROXY;
 		map4(w.addr, c.rip4);
+		if (c.rlo6) {
+			w.addr[2] = 0;
+			w.addr[3] = bpf_htonl(1);
+		}
 		w.port = c.rport;
 		/* a record while it lives, so that conns_put sees an entry of
 		 * this socket as live; freed at sock_release */

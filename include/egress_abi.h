@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 10 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 11 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -43,6 +43,7 @@ enum egr_reason {
 	EGR_R_BIND_FOREIGN = 19,  /* bind where a socket outside this sandbox is bound */
 	EGR_R_UNIX_SERVICE = 20,  /* unix socket of a service that starts work outside */
 	EGR_R_NETNS = 21,	  /* another network namespace, with no listener for it */
+	EGR_R_V4_IN_V6 = 22,	  /* IPv6 that carries IPv4 (NAT64, 6to4, Teredo, ...) */
 	EGR_R_MAX,
 };
 

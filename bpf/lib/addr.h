@@ -54,6 +54,24 @@ is_loopback6(const __be32 *a)
 	return a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == bpf_htonl(1);
 }
 
+/* IPv6 that carries IPv4 (NAT64 64:ff9b::/32: RFC 6052's /96 and RFC
+ * 8215's 64:ff9b:1::/48; 6to4 2002::/16, Teredo 2001::/32, IPv4-compatible ::/96 and SIIT
+ * ::ffff:0:0:0/96): --ipv6 refuses it, never judged as a v6 address that
+ * would slip past the IPv4 rules. (::, ::1 are local; v4-mapped is IPv4.) */
+static __always_inline int
+is_v4_in_v6(const __be32 *a)
+{
+	__u32 w0 = bpf_ntohl(a[0]);
+
+	if (w0 == 0x0064ff9b || (w0 >> 16) == 0x2002 || w0 == 0x20010000)
+		return 1;
+	if (w0 || a[1])
+		return 0;
+	if (a[2] == bpf_htonl(0xffff0000))
+		return 1;
+	return a[2] == 0 && bpf_ntohl(a[3]) > 1;
+}
+
 /* 127.0.0.0/8 and 0.0.0.0/8: connect() to 0.0.0.0 reaches the local host. */
 static __always_inline int
 is_local4(__be32 ip4)
@@ -122,6 +140,26 @@ sa_load6(struct bpf_sock_addr *ctx, struct sa *a)
 	a->v6 = 1;
 	ctx_loaded();
 	a->netns = bpf_get_netns_cookie(ctx);
+}
+
+/* Rewrites an IPv6 destination to ::1 (a *6 hook, native IPv6). */
+static __always_inline void
+sa_store_lo6(struct bpf_sock_addr *ctx)
+{
+	ctx->user_ip6[0] = 0;
+	ctx->user_ip6[1] = 0;
+	ctx->user_ip6[2] = 0;
+	ctx->user_ip6[3] = bpf_htonl(1);
+}
+
+/* Rewrites an IPv6 destination to a (the original, translating back). */
+static __always_inline void
+sa_store_ip6(struct bpf_sock_addr *ctx, const __be32 *a)
+{
+	ctx->user_ip6[0] = a[0];
+	ctx->user_ip6[1] = a[1];
+	ctx->user_ip6[2] = a[2];
+	ctx->user_ip6[3] = a[3];
 }
 
 /* Rewrites the address to ip4 (network order): user_ip4, or the last word

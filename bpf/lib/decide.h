@@ -19,6 +19,7 @@ struct decision {
 	__u8 reason;   /* enum egr_reason */
 	__u8 index;    /* record who connected, for the proxy's lookup */
 	__u8 lookup;   /* loopback: allowed only if the receiver is ours, else err */
+	__u8 v6;       /* redirecting native IPv6: to ::1 (not ip4) */
 	int err;       /* errno for a deny */
 };
 
@@ -135,17 +136,68 @@ decide_udp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 		deny(d, EGR_R_UDP, EPERM);
 }
 
-/* Native IPv6 (not v4-mapped): only the sandbox's own loopback sockets and
- * fast-path entries. */
+/* --ipv6: native IPv6 to a listener on ::1 (lip6: listen_ip6; none
+ * there: another network namespace, refused with err). */
 static __always_inline void
-decide6(const __be32 *dst, __be16 port, __u8 proto, struct decision *d)
+redirect6(struct decision *d, int lip6, __u16 port_host, __u8 reason, __u16 flags, int err)
 {
+	redirect(d, lip6 ? bpf_htonl(1) : 0, port_host, reason, flags, err);
+	d->v6 = 1;
+}
+
+/* --ipv6: native IPv6 beyond the fast path and loopback, by the rules of
+ * IPv4 (decide_tcp4, decide_udp4): DNS to the responder, TCP to the
+ * transparent listener, the rest of UDP refused. IPv4 carried in IPv6 is
+ * refused outright: it would be a way around the IPv4 rules. */
+static __always_inline void
+decide6_on(const __be32 *dst, __be16 port, __u8 proto, int lip6, struct decision *d)
+{
+	int err = proto == IPPROTO_TCP ? ECONNREFUSED : EPERM;
+
+	if (is_v4_in_v6(dst)) {
+		deny(d, EGR_R_V4_IN_V6, ENETUNREACH);
+	} else if (port == bpf_htons(53)) {
+		if (dns_port)
+			redirect6(d, lip6, dns_port, EGR_R_DNS,
+				  proto == IPPROTO_TCP ? EGR_SK_REDIRECTED : EGR_SK_DNS, err);
+		else
+			deny(d, EGR_R_NO_LISTENER, err);
+	} else if (proto != IPPROTO_TCP) {
+		deny(d, EGR_R_UDP, EPERM);
+	} else if (tproxy_port) {
+		redirect6(d, lip6, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED, err);
+	} else {
+		deny(d, EGR_R_NO_LISTENER, err);
+	}
+}
+
+/* Native IPv6 (not v4-mapped): the sandbox's own loopback sockets and
+ * fast-path entries; with --ipv6 also egressctl's listeners on ::1 and
+ * the rest by decide6_on. */
+static __always_inline void
+decide6(const __be32 *dst, __be16 port, __u8 proto, int lip6, struct decision *d)
+{
+	if (lip6 && is_loopback6(dst) && is_own_port(port)) {
+		if (proto == IPPROTO_TCP) {
+			d->verdict = EGR_V_ALLOW; /* sockops indexes it */
+			d->reason = EGR_R_PROXY;
+			return;
+		}
+		if (dns_port && port == bpf_htons(dns_port)) {
+			d->verdict = EGR_V_ALLOW; /* indexed, as decide_udp4 */
+			d->reason = EGR_R_DNS;
+			d->index = 1;
+			return;
+		}
+	}
 	if (fast_hit(dst, port, proto)) {
 		fastpath(d);
 		return;
 	}
 	if (is_local6(dst))
 		local(d, proto == IPPROTO_TCP ? ECONNREFUSED : EPERM);
+	else if (ipv6_on)
+		decide6_on(dst, port, proto, lip6, d);
 	else
 		deny(d, EGR_R_IPV6, ENETUNREACH);
 }
@@ -172,12 +224,13 @@ other_proto(__u32 type, __u32 proto, struct decision *d)
  * unconnected send (sendmsg4/6): v4-mapped destinations by the IPv4 rules
  * (connect6 and sendmsg6 see them for AF_INET6 sockets). */
 static __always_inline void
-decide(const __be32 *dst, __be16 port, __u32 type, __u32 proto, __be32 lip, struct decision *d)
+decide(const __be32 *dst, __be16 port, __u32 type, __u32 proto, __be32 lip, int lip6,
+       struct decision *d)
 {
 	if (other_proto(type, proto, d))
 		return;
 	if (!is_mapped(dst))
-		decide6(dst, port, proto, d);
+		decide6(dst, port, proto, lip6, d);
 	else if (type == SOCK_STREAM)
 		decide_tcp4(dst, port, lip, d);
 	else

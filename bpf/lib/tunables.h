@@ -19,6 +19,10 @@ const volatile __u64 sandbox_cgid = 0;	  /* the cgroup attached to; 0: nothing i
  * redirects are refused). host_netns 0: every namespace counts as ours. */
 const volatile __u64 host_netns = 0;
 const volatile __u32 ns_ip4 = 0;
+/* --ipv6: native IPv6 TCP and DNS go to the same listeners' ports on ::1
+ * (egressctl's own network namespace only: --containers refuses --ipv6);
+ * 0: native IPv6 is denied but for the fast path and own loopback. */
+const volatile __u8 ipv6_on = 0;
 
 /* One of egressctl's listeners (port in network order). */
 static __always_inline int
@@ -45,6 +49,25 @@ listen_ip4(__u64 netns)
 	if (!host_netns || netns == host_netns)
 		return bpf_htonl(LOOPBACK4);
 	return ns_ip4;
+}
+
+/* Where the IPv6 listeners are for a socket of network namespace netns:
+ * 1 for ::1 (--ipv6, egressctl's own namespace), 0 for none. */
+static __always_inline int
+listen_ip6(__u64 netns)
+{
+	return ipv6_on && (!host_netns || netns == host_netns);
+}
+
+/* ::1 and one of the redirect targets (transparent listener, responder):
+ * a redirected IPv6 socket's peer now (lip6: listen_ip6). */
+static __always_inline int
+is_redirect_src6(const __be32 *a, __be16 port, int lip6)
+{
+	__u16 p = bpf_ntohs(port);
+
+	return lip6 && a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == bpf_htonl(1) && p &&
+	       (p == dns_port || p == tproxy_port);
 }
 
 /* The address a redirected socket's peer has now: the transparent listener

@@ -59,6 +59,7 @@ struct tunables {
 	uint64_t sandbox_cgid;
 	uint64_t host_netns; /* egressctl's network namespace; 0: every one */
 	const char *ns_ip4;  /* where other namespaces reach the listeners */
+	bool ipv6;	     /* --ipv6: the listeners on ::1 too */
 };
 
 struct fx {
@@ -97,6 +98,7 @@ fx_load(struct fx *f, const struct tunables *t)
 	f->skel->rodata->audit_mode = t->audit;
 	f->skel->rodata->sandbox_cgid = t->sandbox_cgid;
 	f->skel->rodata->host_netns = t->host_netns;
+	f->skel->rodata->ipv6_on = t->ipv6;
 	if (t->ns_ip4)
 		assert_int_equal(inet_pton(AF_INET, t->ns_ip4, (void *)&f->skel->rodata->ns_ip4),
 				 1);
@@ -700,6 +702,40 @@ test_dns_index(void **state)
 	fx_free(&f);
 }
 
+/* --ipv6: egressctl's ports on ::1 are its listeners (a datagram to the
+ * responder indexed by its IPv6 source); without it they are not, and a
+ * SYN there (nobody listens in the test) is dropped. */
+static void
+test_loopback6_own_listeners(void **state)
+{
+	static const struct tunables v6 = {.ipv6 = true};
+	struct pkt syn = pkt6("::1", 40000, "::1", TPROXY_PORT, IPPROTO_TCP, TCP_SYN);
+	struct pkt udp = pkt6("::1", 5353, "::1", DNS_PORT, IPPROTO_UDP, 0);
+	struct egr_conn_key k = {0};
+	struct egr_conn_val v = {.cookie = 42, .reason = EGR_R_DNS}, got;
+	struct fx f;
+
+	(void)state;
+	fx_load(&f, &v6);
+	assert_int_equal(run(&f, syn.b, syn.len, 1), 1);
+	addr16("::1", k.addr);
+	k.port = htons(5353);
+	k.proto = IPPROTO_UDP;
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(f.skel->maps.egr_conns), &k, &v, BPF_ANY),
+			 0);
+	assert_int_equal(run(&f, udp.b, udp.len, 1), 1);
+	/* the test socket has no record: the stale entry of that source goes */
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(f.skel->maps.egr_conns), &k, &got),
+			 -ENOENT);
+	assert_int_equal(f.nev, 0);
+	fx_free(&f);
+
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, syn.b, syn.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_LOOPBACK, AF_INET6, "::1", TPROXY_PORT);
+	fx_free(&f);
+}
+
 /* ---- other network namespaces (containers) -------------------------------- */
 
 #define NS_IP4 "198.19.1.1"
@@ -815,6 +851,7 @@ main(void)
 		cmocka_unit_test(test_audit_passes_and_reports),
 		cmocka_unit_test(test_unreadable_headers),
 		cmocka_unit_test(test_loopback_own_listeners),
+		cmocka_unit_test(test_loopback6_own_listeners),
 		cmocka_unit_test(test_loopback_syn_nobody),
 		cmocka_unit_test(test_loopback_fast_path),
 		cmocka_unit_test(test_loopback_receiver),

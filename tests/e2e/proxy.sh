@@ -638,8 +638,9 @@ test_check() {
 	ck cidr4_out 1 '^deny: 198\.51\.100\.5:443 — no rule allows it$' --allow 203.0.113.0/24 198.51.100.5
 	ck cidr4_port 0 '^allow: 203\.0\.113\.5:22 — rule 1 ' --allow 203.0.113.0/24:22 203.0.113.5:22
 	ck cidr4_port_other 1 '^deny: 203\.0\.113\.5:80 — no rule allows it$' --allow 203.0.113.0/24:22 203.0.113.5:80
-	ck cidr6 0 '^allow: \[2001:db8:1::7\]:443 — rule 1 "2001:db8:1::/48"$' --allow 2001:db8:1::/48 '[2001:db8:1::7]:443'
-	ck cidr6_out 1 '^deny: \[2001:db8:2::7\]:443 — no rule allows it$' --allow 2001:db8:1::/48 '[2001:db8:2::7]:443'
+	ck cidr6 0 '^allow: \[2001:db8:1::7\]:443 — rule 1 "2001:db8:1::/48"$' --ipv6 --allow 2001:db8:1::/48 '[2001:db8:1::7]:443'
+	ck cidr6_out 1 '^deny: \[2001:db8:2::7\]:443 — no rule allows it$' --ipv6 --allow 2001:db8:1::/48 '[2001:db8:2::7]:443'
+	ck cidr6_no_ipv6 1 '^deny: \[2001:db8:1::7\]:443 — IPv6 is denied \(use --ipv6\)$' --allow 2001:db8:1::/48 '[2001:db8:1::7]:443'
 	ck deny_wins 1 '^deny: bad\.x\.test:443 — denied by rule [0-9]+ "bad\.x\.test"$' --allow '**.x.test' --deny bad.x.test bad.x.test
 	ck deny_wins_order 1 '^deny: bad\.x\.test:443 — denied by rule [0-9]+ "bad\.x\.test"$' --deny bad.x.test --allow '**.x.test' bad.x.test
 	ck deny_spares_other 0 '^allow: ok\.x\.test:443 — rule [0-9]+ "\*\*\.x\.test"$' --allow '**.x.test' --deny bad.x.test ok.x.test
@@ -648,7 +649,7 @@ test_check() {
 	ck metadata 1 '^deny: 169\.254\.169\.254:80 — local or private address' --allow '*:80' 169.254.169.254:80
 	ck loopback 1 '^deny: 127\.0\.0\.1:443 — local or private address' --allow '*:443' 127.0.0.1
 	ck cgnat 1 '^deny: 100\.64\.0\.1:443 — local or private address' --allow '*:443' 100.64.0.1
-	ck ula 1 '^deny: \[fd00::1\]:443 — local or private address' --allow '*:443' '[fd00::1]:443'
+	ck ula 1 '^deny: \[fd00::1\]:443 — local or private address' --ipv6 --allow '*:443' '[fd00::1]:443'
 	ck private_named 0 '^allow: 10\.0\.0\.5:443 — rule 1 "10\.0\.0\.5"$' --allow 10.0.0.5 10.0.0.5:443
 	printf '{"allow": [{"rule": "api.test", "methods": ["GET", "HEAD"]}, "tcp://git.test:22"], "deny": ["x.api.test"]}\n' >"$p.methods.json"
 	ck method_get 0 '^allow: api\.test:80( GET)? — rule 1 "api\.test"' --policy "$p.methods.json" --method GET api.test

@@ -29,7 +29,8 @@ check_decision(const struct policy *p, const struct policy_decision *d)
 
 	if ((d->action == POLICY_ALLOW) != allowed)
 		abort();
-	if (d->reason == POLICY_R_NO_RULE || d->reason == POLICY_R_LOCAL) {
+	if (d->reason == POLICY_R_NO_RULE || d->reason == POLICY_R_LOCAL ||
+	    d->reason == POLICY_R_V4_IN_V6) {
 		if (d->rule)
 			abort();
 		return;

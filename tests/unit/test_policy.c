@@ -759,6 +759,15 @@ static const struct class_case class_cases[] = {
 	{"mapped-private", "::ffff:10.0.0.1", ADDR_PRIVATE},
 	{"mapped-public", "::ffff:8.8.8.8", ADDR_PUBLIC},
 	{"mapped-loopback", "::ffff:127.0.0.1", ADDR_LOOPBACK},
+	{"nat64", "64:ff9b::cb00:7107", ADDR_V4_IN_V6},
+	{"nat64-local", "64:ff9b:1::cb00:7107", ADDR_V4_IN_V6},
+	{"6to4", "2002:cb00:7107::1", ADDR_V4_IN_V6},
+	{"teredo", "2001:0:cb00:7107::1", ADDR_V4_IN_V6},
+	{"v4-compatible", "::203.0.113.7", ADDR_V4_IN_V6},
+	{"siit", "::ffff:0:203.0.113.7", ADDR_V4_IN_V6},
+	{"public-2001-1", "2001:1::1", ADDR_PUBLIC},
+	{"public-2003", "2003::1", ADDR_PUBLIC},
+	{"public-64-ff9a", "64:ff9a::1", ADDR_PUBLIC},
 	{"unknown-family", "unix", ADDR_UNSPEC},
 };
 
@@ -936,6 +945,7 @@ test_reason_and_class_names(void **state)
 	assert_string_equal(policy_reason_header(POLICY_R_DENY_RULE), "blocked-by-denylist");
 	assert_string_equal(policy_reason_header(POLICY_R_METHOD), "blocked-by-method-policy");
 	assert_string_equal(policy_reason_header(POLICY_R_LOCAL), "blocked-by-policy");
+	assert_string_equal(policy_reason_header(POLICY_R_V4_IN_V6), "blocked-by-policy");
 	assert_int_equal(addr_classify(NULL), ADDR_UNSPEC);
 }
 
@@ -1014,6 +1024,50 @@ test_many_rules(void **state)
 	policy_free(p);
 }
 
+/* IPv4 carried in IPv6: refused even when a rule names it exactly; the
+ * fast path's exact rules hold IPv6 ones only when asked for. */
+static void
+test_v4_in_v6_and_exact(void **state)
+{
+	struct policy *p = policy_new();
+	struct sockaddr_storage ss[8];
+	struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6};
+	struct policy_query q = {
+		.addr = (struct sockaddr *)&sin6, .port = 443, .proto = POLICY_P_TCP};
+	struct policy_decision d;
+	char err[200], words[200];
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(policy_add(p, POLICY_ALLOW, "[64:ff9b::cb00:7107]:443", NULL, "t", err,
+				    sizeof(err)),
+			 0);
+	assert_int_equal(
+		policy_add(p, POLICY_ALLOW, "[2001:db8::5]:443", NULL, "t", err, sizeof(err)), 0);
+	assert_int_equal(
+		policy_add(p, POLICY_ALLOW, "198.51.100.5:443", NULL, "t", err, sizeof(err)), 0);
+	assert_int_equal(
+		policy_add(p, POLICY_ALLOW, "[2001:db8::]/64:80", NULL, "t", err, sizeof(err)), 0);
+	inet_pton(AF_INET6, "64:ff9b::cb00:7107", &sin6.sin6_addr);
+	assert_int_equal(policy_decide(p, &q, &d), 0);
+	assert_int_equal(d.action, POLICY_DENY);
+	assert_int_equal(d.reason, POLICY_R_V4_IN_V6);
+	assert_null(d.rule);
+	assert_string_equal(policy_reason_words(&d, NULL, words, sizeof(words)),
+			    "IPv4 carried in IPv6 (NAT64, 6to4, Teredo) is refused");
+	inet_pton(AF_INET6, "2001:db8::5", &sin6.sin6_addr);
+	assert_int_equal(policy_decide(p, &q, &d), 0);
+	assert_int_equal(d.action, POLICY_ALLOW);
+	/* exact: the v4 rule, and the exact v6 ones only with v6 (the /64 never) */
+	assert_int_equal(policy_exact_addrs(p, ss, 8, false), 1);
+	assert_int_equal(ss[0].ss_family, AF_INET);
+	assert_int_equal(policy_exact_addrs(p, ss, 8, true), 3);
+	assert_int_equal(ss[0].ss_family, AF_INET6);
+	assert_int_equal(ntohs(((struct sockaddr_in6 *)&ss[1])->sin6_port), 443);
+	assert_int_equal(ss[2].ss_family, AF_INET);
+	policy_free(p);
+}
+
 static void
 fill_long_names(void)
 {
@@ -1045,6 +1099,7 @@ main(void)
 		cmocka_unit_test(test_many_rules),
 		cmocka_unit_test(test_safe_str),
 		cmocka_unit_test(test_denies_addresses),
+		cmocka_unit_test(test_v4_in_v6_and_exact),
 	};
 	int failed = 0;
 

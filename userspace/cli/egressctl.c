@@ -108,6 +108,14 @@ parse_target(const char *t, const char *method, struct policy_query *q, struct s
 	return 0;
 }
 
+/* An IPv6 address that is not v4-mapped (NULL: a name). */
+static bool
+native_ipv6(const struct sockaddr *sa)
+{
+	return sa && sa->sa_family == AF_INET6 &&
+	       !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
 struct check_opts {
 	struct target_opts t; /* only its rules and policy file */
 	const char *method;
@@ -134,7 +142,7 @@ check_policy_rows(struct opt *buf, size_t n)
 
 	for (const struct opt *o = target_opt_table; o->name && k + 1 < n; o++)
 		if (!strcmp(o->name, "allow") || !strcmp(o->name, "deny") ||
-		    !strcmp(o->name, "policy"))
+		    !strcmp(o->name, "policy") || !strcmp(o->name, "ipv6"))
 			buf[k++] = *o;
 	memset(&buf[k], 0, sizeof(buf[k]));
 	return buf;
@@ -143,9 +151,9 @@ check_policy_rows(struct opt *buf, size_t n)
 static void
 usage_check(FILE *f)
 {
-	struct opt rows[4];
+	struct opt rows[5];
 	struct check_opts o;
-	const struct opt_set sets[] = {{check_policy_rows(rows, 4), &o.t}, {check_opt_table, &o}};
+	const struct opt_set sets[] = {{check_policy_rows(rows, 5), &o.t}, {check_opt_table, &o}};
 
 	fprintf(f, "usage: egressctl check [OPTIONS] TARGET\n"
 		   "\n"
@@ -192,7 +200,7 @@ static int
 cmd_check(int argc, char **argv)
 {
 	struct check_opts *o = calloc(1, sizeof(*o));
-	struct opt rows[4];
+	struct opt rows[5];
 	struct sockaddr_storage ss;
 	struct policy_decision d;
 	struct policy_query q;
@@ -203,7 +211,7 @@ cmd_check(int argc, char **argv)
 	if (!o)
 		return EGR_EXIT_ERROR;
 	{
-		const struct opt_set sets[] = {{check_policy_rows(rows, 4), &o->t},
+		const struct opt_set sets[] = {{check_policy_rows(rows, 5), &o->t},
 					       {check_opt_table, o}};
 
 		switch (opts_parse("check", sets, 2, argc, argv, false, &first)) {
@@ -235,7 +243,11 @@ cmd_check(int argc, char **argv)
 		rc = EGR_EXIT_ERROR;
 		goto out;
 	}
-	if (d.reason == POLICY_R_METHOD && !o->method)
+	if (!o->t.ipv6 && native_ipv6(q.addr)) {
+		/* what run and the daemon do without --ipv6, rules or not */
+		d = (struct policy_decision){.action = POLICY_DENY, .reason = POLICY_R_NO_RULE};
+		snprintf(words, sizeof(words), "IPv6 is denied (use --ipv6)");
+	} else if (d.reason == POLICY_R_METHOD && !o->method)
 		snprintf(words, sizeof(words),
 			 "its rule allows only some plain-HTTP methods (try "
 			 "--method)");

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "cli/revoke.h"
+#include "kernel/loader.h"
 #include "kernel/existing.h"
 #include "lib/hash.h"
 
@@ -175,16 +176,35 @@ get(struct revoker *rk, const struct egr_fast_key *k)
 static bool
 key_of(const struct sockaddr *sa, struct egr_fast_key *k)
 {
-	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+	int port;
 
-	if (sa->sa_family != AF_INET)
-		return false; /* the fast path is IPv4 (IPv6 is denied) */
 	memset(k, 0, sizeof(*k));
-	k->addr[2] = htonl(0xffff);
-	k->addr[3] = in->sin_addr.s_addr;
-	k->port = in->sin_port;
+	port = loader_sockaddr_key(sa, k->addr); /* IPv4 v4-mapped, or IPv6 (--ipv6) */
+	if (port < 0)
+		return false;
+	k->port = (uint16_t)port;
 	k->proto = IPPROTO_TCP;
 	return true;
+}
+
+/* The address of a key, as policy_decide() takes it. */
+static void
+sockaddr_of(const struct egr_fast_key *k, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (k->addr[0] == 0 && k->addr[1] == 0 && k->addr[2] == htonl(0xffff)) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = k->addr[3];
+		sin->sin_port = k->port;
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, k->addr, 16);
+		sin6->sin6_port = k->port;
+	}
 }
 
 void
@@ -216,7 +236,7 @@ revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name
 }
 
 void
-revoker_rules(struct revoker *rk, const struct sockaddr_in *set, int n)
+revoker_rules(struct revoker *rk, const struct sockaddr_storage *set, int n)
 {
 	struct egr_fast_key k;
 	struct dest *d;
@@ -239,13 +259,12 @@ static bool
 allows(const struct policy *p, const struct egr_fast_key *k, const char *host,
        struct policy_decision *d)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct sockaddr_storage ss;
 	struct policy_query q = {0};
 
-	sin.sin_addr.s_addr = k->addr[3];
-	sin.sin_port = k->port;
+	sockaddr_of(k, &ss);
 	q.host = host;
-	q.addr = (const struct sockaddr *)&sin;
+	q.addr = (const struct sockaddr *)&ss;
 	q.port = ntohs(k->port);
 	q.proto = POLICY_P_TCP;
 	if (policy_decide(p, &q, d)) {

@@ -52,7 +52,7 @@ void revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char 
 
 /* The exact-address rules on the fast path now (all of them, each call):
  * remembered as approved by their address. */
-void revoker_rules(struct revoker *rk, const struct sockaddr_in *set, int n);
+void revoker_rules(struct revoker *rk, const struct sockaddr_storage *set, int n);
 
 /* One connection the pass ended (or failed to: c->action EGR_PRE_FAILED,
  * c->err): host is the name it was judged by (NULL: by its address), d

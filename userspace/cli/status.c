@@ -43,6 +43,7 @@ status_render(const struct status_info *si)
 		cJSON_AddStringToObject(o, "policy_file", si->policy_file);
 	cJSON_AddNumberToObject(o, "rules", si->rules);
 	cJSON_AddBoolToObject(o, "audit", si->audit);
+	cJSON_AddBoolToObject(o, "ipv6", si->ipv6);
 	px = cJSON_AddObjectToObject(o, "proxy");
 	if (px) {
 		cJSON_AddNumberToObject(px, "http_port", si->http_port);
@@ -306,9 +307,12 @@ entry_print(const struct status_entry *e)
 		       str(run, "policy_file") ? " from " : "",
 		       str(run, "policy_file") ? str(run, "policy_file") : " (command line)");
 		printf("  proxy:   %.0f allowed, %.0f denied, %.0f unattributed refused "
-		       "(http 127.0.0.1:%.0f, socks 127.0.0.1:%.0f)\n",
+		       "(http 127.0.0.1:%.0f, socks 127.0.0.1:%.0f%s)\n",
 		       num(px, "allowed"), num(px, "denied"), num(px, "unattributed"),
-		       num(px, "http_port"), num(px, "socks_port"));
+		       num(px, "http_port"), num(px, "socks_port"),
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "ipv6"))
+			       ? "; the same ports on [::1]"
+			       : "");
 		printf("  dns:     %.0f queries, %.0f refused, %.0f cached, %.0f fast-path "
 		       "approvals\n",
 		       num(dn, "queries"), num(dn, "refused"), num(dn, "cached"),

@@ -20,6 +20,7 @@ struct status_info {
 	const char *policy_file; /* NULL if none */
 	unsigned int rules;	 /* number of rules in force */
 	bool audit;
+	bool ipv6; /* --ipv6: the listeners are on [::1] too */
 	uint16_t http_port, socks_port, tproxy_port, dns_port;
 	uint64_t proxy_accepted, proxy_allowed, proxy_denied, proxy_unattributed;
 	uint64_t dns_queries, dns_refused, dns_cached, dns_upstream, dns_servfail, dns_fast;

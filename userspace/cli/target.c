@@ -26,7 +26,9 @@
 #include "kernel/unixsvc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/sockaddr.h"
 #include "policy/audit.h"
+#include "proxy/conn.h"
 #include "proxy/proxy.h"
 
 #define TO(field)	offsetof(struct target_opts, field)
@@ -125,6 +127,11 @@ const struct opt target_opt_table[] = {
 	{"audit", 0, OPT_T_FLAG, TO(audit), NULL,
 	 "deny nothing: record what the policy would deny\n"
 	 "(\"would-deny\") and let it through"},
+	{"ipv6", 0, OPT_T_FLAG, TO(ipv6), NULL,
+	 "IPv6 too: native IPv6 TCP and DNS go to egressctl's\n"
+	 "listeners on [::1] and are judged like IPv4 (AAAA\n"
+	 "answers for allowed names; IPv4 carried in IPv6 is\n"
+	 "refused); without it IPv6 is denied"},
 	{"suggest-policy", 0, OPT_T_STR, TO(suggest_policy), "FILE",
 	 "at exit, write the policy (JSON) that would have\n"
 	 "allowed everything the run did"},
@@ -199,10 +206,10 @@ struct target {
 	const char *cgpath;
 	uint64_t cgid;
 	char http_url[64], socks_url[64];
-	bool adopted;				  /* took over pinned programs */
-	int restored_names, restored_fast;	  /* of egr_saved, when adopted */
-	bool saved_warned;			  /* egr_saved could not take one */
-	struct sockaddr_in fast[TARGET_MAX_FAST]; /* exact-address rules in egr_fast */
+	bool adopted;				       /* took over pinned programs */
+	int restored_names, restored_fast;	       /* of egr_saved, when adopted */
+	bool saved_warned;			       /* egr_saved could not take one */
+	struct sockaddr_storage fast[TARGET_MAX_FAST]; /* exact-address rules in egr_fast */
 	int nfast;
 	double tokens, last_refill; /* denial line rate limit */
 	unsigned long suppressed;
@@ -428,6 +435,7 @@ target_status(const struct target *t, struct status_info *si)
 	si->policy_file = t->o->policy_file;
 	si->rules = policy_count(t->policy);
 	si->audit = t->o->audit;
+	si->ipv6 = t->o->ipv6;
 	si->proxy_accepted = ps.accepted;
 	si->proxy_allowed = ps.allowed;
 	si->proxy_denied = ps.denied;
@@ -461,6 +469,18 @@ on_status(evutil_socket_t lfd, short what, void *arg)
 	close(fd);
 }
 
+int
+target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen)
+{
+	if (!o->ipv6 || !(o->containers_ip4 || o->tproxy_port || o->dns_port))
+		return 0;
+	snprintf(errbuf, errlen, "--ipv6 cannot be combined with %s",
+		 o->containers_ip4 ? "--containers (the IPv6 listeners are on ::1 only)"
+		 : o->tproxy_port  ? "--transparent-port (egressctl's listener serves IPv6)"
+				   : "--dns-port (egressctl's responder serves IPv6)");
+	return -EINVAL;
+}
+
 struct target *
 target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
 	   struct policy *policy, char *errbuf, size_t errlen)
@@ -476,6 +496,10 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	t->base = base;
 	t->status_fd = -1;
 	t->tokens = DENIAL_BURST;
+	if (target_opts_check(o, errbuf, errlen)) {
+		policy_free(policy);
+		goto fail;
+	}
 	t->policy =
 		policy ? policy
 		       : target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
@@ -531,6 +555,7 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.asker = t->env->asker;
 	po.policy_rw = t->policy;
 	po.ns_ip4 = o->containers_ip4;
+	po.ipv6 = o->ipv6;
 	t->px = proxy_new(t->base, &po, errbuf, errlen);
 	if (!t->px)
 		return -EADDRINUSE;
@@ -687,11 +712,11 @@ fast_del(void *arg, const struct sockaddr *sa)
 }
 
 static bool
-fast_allowed(const struct policy *p, const struct sockaddr_in *sin)
+fast_allowed(const struct policy *p, const struct sockaddr_storage *ss)
 {
 	struct policy_query q = {
-		.addr = (const struct sockaddr *)sin,
-		.port = ntohs(sin->sin_port),
+		.addr = (const struct sockaddr *)ss,
+		.port = ntohs(((const struct sockaddr_in *)ss)->sin_port), /* sin6_port alike */
 		.proto = POLICY_P_TCP,
 	};
 	struct policy_decision d;
@@ -701,12 +726,12 @@ fast_allowed(const struct policy *p, const struct sockaddr_in *sin)
 
 /* The exact-address allow rules of p (the command line's, the policy
  * file's, the runtime ones) that p allows, deny rules weighed: fast-path
- * targets. */
+ * targets; IPv6 ones with --ipv6 only. */
 static int
-fast_set(const struct policy *p, struct sockaddr_in *out, int max)
+fast_set(const struct policy *p, bool v6, struct sockaddr_storage *out, int max)
 {
-	struct sockaddr_in cand[TARGET_MAX_FAST];
-	int n = policy_exact_addrs(p, cand, TARGET_MAX_FAST), k = 0;
+	struct sockaddr_storage cand[TARGET_MAX_FAST];
+	int n = policy_exact_addrs(p, cand, TARGET_MAX_FAST, v6), k = 0;
 
 	for (int i = 0; i < n && k < max; i++)
 		if (fast_allowed(p, &cand[i]))
@@ -715,11 +740,12 @@ fast_set(const struct policy *p, struct sockaddr_in *out, int max)
 }
 
 static bool
-in_set(const struct sockaddr_in *set, int n, const struct sockaddr_in *sin)
+in_set(const struct sockaddr_storage *set, int n, const struct sockaddr_storage *ss)
 {
 	for (int i = 0; i < n; i++)
-		if (set[i].sin_addr.s_addr == sin->sin_addr.s_addr &&
-		    set[i].sin_port == sin->sin_port)
+		if (sockaddr_same_ip(&set[i], ss) &&
+		    ((const struct sockaddr_in *)&set[i])->sin_port ==
+			    ((const struct sockaddr_in *)ss)->sin_port)
 			return true;
 	return false;
 }
@@ -729,8 +755,8 @@ in_set(const struct sockaddr_in *set, int n, const struct sockaddr_in *sin)
 static int
 sync_fast_rules(struct target *t, char *errbuf, size_t errlen)
 {
-	struct sockaddr_in want[TARGET_MAX_FAST];
-	int n = fast_set(t->policy, want, TARGET_MAX_FAST), err;
+	struct sockaddr_storage want[TARGET_MAX_FAST];
+	int n = fast_set(t->policy, t->o->ipv6, want, TARGET_MAX_FAST), err;
 
 	for (int i = 0; i < t->nfast; i++)
 		if (!in_set(want, n, &t->fast[i]))
@@ -738,11 +764,11 @@ sync_fast_rules(struct target *t, char *errbuf, size_t errlen)
 	for (int i = 0; i < n; i++) {
 		err = loader_fast_add(t->ld, (struct sockaddr *)&want[i], IPPROTO_TCP, 0);
 		if (err) {
-			char a[32];
+			char a[INET6_ADDRSTRLEN + 8];
 
-			inet_ntop(AF_INET, &want[i].sin_addr, a, sizeof(a));
-			snprintf(errbuf, errlen, "cannot open the fast path for %s:%u: %s", a,
-				 ntohs(want[i].sin_port), strerror(-err));
+			conn_format_addr((struct sockaddr *)&want[i], a, sizeof(a));
+			snprintf(errbuf, errlen, "cannot open the fast path for %s: %s", a,
+				 strerror(-err));
 			return err;
 		}
 	}
@@ -787,6 +813,7 @@ loader_options(const struct target *t, uint64_t cgid, struct loader_opts *lo)
 	lo->sandbox_cgid = cgid;
 	lo->unix_svc = &t->unix_svc;
 	lo->ns_ip4 = o->containers_ip4;
+	lo->ipv6 = o->ipv6;
 	memcpy(lo->skip_progs, o->skip_progs, sizeof(lo->skip_progs));
 	lo->socks_max = o->socks_max;
 	lo->on_event = on_event;

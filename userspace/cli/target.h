@@ -45,6 +45,7 @@ struct target_opts {
 	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
 	int nproxy;
 	bool audit;		  /* record what would be denied, deny nothing */
+	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */
 	bool allow_abstract_unix; /* kernels without the unix hooks */
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
@@ -64,6 +65,10 @@ struct target_opts {
 	uint32_t socks_max; /* EGR_TESTING builds only */
 	size_t log_buffer;  /* EGR_TESTING builds only */
 };
+
+/* Options that cannot go together (--ipv6 with --containers,
+ * --transparent-port or --dns-port): -EINVAL with errbuf set, else 0. */
+int target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen);
 
 /* The rows of every target option, offsets into struct target_opts. */
 extern const struct opt target_opt_table[];

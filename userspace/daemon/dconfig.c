@@ -214,6 +214,7 @@ load_target(struct dconfig *c, const cJSON *t, int i, struct nums *nums, char *e
 {
 	struct dspec *s = &c->specs[i];
 	const cJSON *v, *name;
+	char err_opts[200];
 	int k = 0, err;
 
 	snprintf(s->where, sizeof(s->where), "targets[%d]", i);
@@ -241,6 +242,10 @@ load_target(struct dconfig *c, const cJSON *t, int i, struct nums *nums, char *e
 		if (err)
 			return err;
 		k++;
+	}
+	if (target_opts_check(&s->o, err_opts, sizeof(err_opts))) {
+		snprintf(errbuf, errlen, "%s: %s", s->where, err_opts);
+		return -EINVAL;
 	}
 	if (name)
 		s->name = name->valuestring;
@@ -328,6 +333,8 @@ dconfig_add(struct dconfig *c, enum dspec_kind kind, const char *what, const str
 {
 	struct dspec *s;
 
+	if (target_opts_check(o, errbuf, errlen))
+		return -EINVAL;
 	if (c->n == DCONFIG_MAX_TARGETS) {
 		snprintf(errbuf, errlen, "at most %d targets", DCONFIG_MAX_TARGETS);
 		return -E2BIG;

@@ -398,17 +398,35 @@ dns_learned_name(const struct dns_server *d, const struct sockaddr *sa)
 	return NULL;
 }
 
+/* The address of an A or AAAA record (port 0); false for anything else. */
+static bool
+rr_addr(const struct dns_rr *rr, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (rr->type == DNS_T_A && rr->rdlen == 4) {
+		ss->ss_family = AF_INET;
+		memcpy(&((struct sockaddr_in *)ss)->sin_addr, rr->rdata, 4);
+		return true;
+	}
+	if (rr->type == DNS_T_AAAA && rr->rdlen == 16) {
+		ss->ss_family = AF_INET6;
+		memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, rr->rdata, 16);
+		return true;
+	}
+	return false;
+}
+
 /* ---- the kernel fast path ---- */
 
 /* The policy's word on a direct TCP connect to sin as name: its tcp://
  * rule allows it, and no deny rule on the name or on the address wins. */
 static bool
-fast_ok(const struct dns_server *d, const char *name, const struct sockaddr_in *sin)
+fast_ok(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
 {
 	struct policy_query q = {
 		.host = name,
-		.addr = (const struct sockaddr *)sin,
-		.port = ntohs(sin->sin_port),
+		.addr = (const struct sockaddr *)ss,
+		.port = ntohs(((const struct sockaddr_in *)ss)->sin_port), /* sin6_port alike */
 		.proto = POLICY_P_TCP,
 	};
 	struct policy_decision dd;
@@ -426,25 +444,26 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 		return;
 	np = policy_tcp_ports(d->o.policy, name, ports, 16);
 	for (int i = 0; i < nrr; i++) {
-		struct sockaddr_in sin = {.sin_family = AF_INET};
+		struct sockaddr_storage ss;
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss; /* sin6_port alike */
 
-		if (rrs[i].section != DNS_S_ANSWER || rrs[i].type != DNS_T_A || rrs[i].rdlen != 4)
+		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss) ||
+		    (ss.ss_family == AF_INET6 && !d->o.ipv6))
 			continue;
-		memcpy(&sin.sin_addr, rrs[i].rdata, 4);
 		for (int k = 0; k < np; k++) {
 			struct fast_entry *fe;
 
-			sin.sin_port = htons(ports[k]);
-			if (!fast_ok(d, name, &sin))
+			sin->sin_port = htons(ports[k]);
+			if (!fast_ok(d, name, &ss))
 				continue; /* a deny rule on the address wins */
-			if (d->o.fast_add(d->o.fast_arg, (struct sockaddr *)&sin,
+			if (d->o.fast_add(d->o.fast_arg, (struct sockaddr *)&ss,
 					  (uint64_t)rrs[i].ttl * 1000000000ull))
 				continue;
 			d->st.fast_path++;
 			fe = calloc(1, sizeof(*fe));
 			if (!fe)
 				continue;
-			memcpy(&fe->addr, &sin, sizeof(sin));
+			fe->addr = ss;
 			fe->expires = now_s() + rrs[i].ttl;
 			snprintf(fe->name, sizeof(fe->name), "%s", name);
 			TAILQ_INSERT_TAIL(&d->fast, fe, entry);
@@ -517,7 +536,7 @@ fast_still_allowed(const struct dns_server *d, const struct fast_entry *fe)
 
 	for (int k = 0; k < np; k++)
 		if (ports[k] == port)
-			return fast_ok(d, fe->name, (const struct sockaddr_in *)&fe->addr);
+			return fast_ok(d, fe->name, &fe->addr);
 	return false;
 }
 
@@ -582,17 +601,18 @@ filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out,
 
 		if (rr->section == DNS_S_ADDITIONAL)
 			continue; /* glue is not ours to hand out */
-		if (rr->type == DNS_T_AAAA && !d->o.audit_mode)
+		if (rr->type == DNS_T_AAAA && !d->o.audit_mode && !d->o.ipv6)
 			continue; /* IPv6 is denied: no address the client could use */
-		if (rr->type == DNS_T_A && rr->section == DNS_S_ANSWER) {
-			struct sockaddr_in sin = {.sin_family = AF_INET};
+		if ((rr->type == DNS_T_A || rr->type == DNS_T_AAAA) &&
+		    rr->section == DNS_S_ANSWER) {
+			struct sockaddr_storage ss;
 
-			if (rr->rdlen != 4)
+			if (!rr_addr(rr, &ss))
 				continue;
-			memcpy(&sin.sin_addr, rr->rdata, 4);
-			/* DNS rebinding: local addresses only where a rule names them */
-			if (addr_classify((struct sockaddr *)&sin) != ADDR_PUBLIC &&
-			    !policy_addr_named(d->o.policy, (struct sockaddr *)&sin) &&
+			/* DNS rebinding: local addresses only where a rule names them
+			 * (IPv4 carried in IPv6, DNS64's too, is never public) */
+			if (addr_classify((struct sockaddr *)&ss) != ADDR_PUBLIC &&
+			    !policy_addr_named(d->o.policy, (struct sockaddr *)&ss) &&
 			    !d->o.audit_mode)
 				continue;
 		}
@@ -654,14 +674,10 @@ on_upstream(int status, const unsigned char *answer, int alen, void *arg)
 	}
 	n = filter_answer(d, m, kept, &min_ttl);
 	for (int i = 0; i < n; i++) {
-		if (kept[i].section == DNS_S_ANSWER && kept[i].type == DNS_T_A) {
-			struct sockaddr_storage ss = {0};
-			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+		struct sockaddr_storage ss;
 
-			sin->sin_family = AF_INET;
-			memcpy(&sin->sin_addr, kept[i].rdata, 4);
+		if (kept[i].section == DNS_S_ANSWER && rr_addr(&kept[i], &ss))
 			learn(d, &ss, f->name, kept[i].ttl);
-		}
 	}
 	/* the fast path opens before the answer is released, so the client's
 	 * first connect already goes direct */
@@ -738,7 +754,9 @@ ask_name(struct dns_server *d, struct waiter *w, const char *norm)
 	char comm[17], question[400];
 
 	if (w->q.qtype == DNS_T_AAAA) {
-		/* IPv6 is denied anyway: no question for it, an empty answer */
+		/* one question per name: the A query asks it; an AAAA query
+		 * (IPv6 denied, or --ipv6 before an "always" made it a rule)
+		 * gets an empty answer, so clients use the A answer */
 		reply_rrs(d, w, DNS_R_NOERROR, NULL, 0);
 		free(w);
 		return;
@@ -816,7 +834,7 @@ resolve_query(struct dns_server *d, struct waiter *w, const char *norm)
 	int qlen;
 
 	d->st.answered++;
-	if (w->q.qtype == DNS_T_AAAA && !d->o.audit_mode) {
+	if (w->q.qtype == DNS_T_AAAA && !d->o.audit_mode && !d->o.ipv6) {
 		/* IPv6 is denied: an empty answer, so clients move on to A */
 		reply_rrs(d, w, DNS_R_NOERROR, NULL, 0);
 		free(w);
@@ -1099,31 +1117,34 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 /* ---- setup ---- */
 
 /* A UDP socket and a TCP listener on ip:port (network order; port 0: the
- * UDP socket's), or -1 with errno. freebind: the address may come later
- * (a container runtime's bridge). */
+ * UDP socket's), ip an IPv4 address or, with v6, ::1 (IPV6_V6ONLY), or -1
+ * with errno. freebind: the address may come later (a container
+ * runtime's bridge). */
 static int
-open_pair(uint32_t ip, uint16_t port, bool freebind, int *ufd, int *tfd, uint16_t *bound)
+open_pair(uint32_t ip, bool v6, uint16_t port, bool freebind, int *ufd, int *tfd, uint16_t *bound)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
-	socklen_t sl = sizeof(sin);
+	struct sockaddr_storage ss;
+	socklen_t sl = sockaddr_listen_addr(&ss, ip, v6, port);
 	int one = 1, e;
 
-	sin.sin_port = htons(port);
-	*ufd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	*tfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	*ufd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	*tfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (*ufd < 0 || *tfd < 0)
 		goto fail;
 	setsockopt(*tfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6 && (setsockopt(*ufd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) ||
+		   setsockopt(*tfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))))
+		goto fail;
 	if (freebind && (setsockopt(*ufd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) ||
 			 setsockopt(*tfd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one))))
 		goto fail;
-	if (bind(*ufd, (struct sockaddr *)&sin, sizeof(sin)) ||
-	    getsockname(*ufd, (struct sockaddr *)&sin, &sl))
+	if (bind(*ufd, (struct sockaddr *)&ss, sl) ||
+	    getsockname(*ufd, (struct sockaddr *)&ss, &sl))
 		goto fail;
 	/* the TCP listener on the same port; another socket may hold it */
-	if (bind(*tfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(*tfd, 128))
+	if (bind(*tfd, (struct sockaddr *)&ss, sl) || listen(*tfd, 128))
 		goto fail;
-	*bound = ntohs(sin.sin_port);
+	*bound = ntohs(((struct sockaddr_in *)&ss)->sin_port); /* sin6_port alike */
 	return 0;
 fail:
 	e = errno;
@@ -1136,37 +1157,40 @@ fail:
 	return -1;
 }
 
+/* 127.0.0.1 and, on the same port, ns_ip4 (containers) or ::1 (--ipv6). */
 static int
 open_sockets(struct dns_server *d, char *errbuf, size_t errlen)
 {
-	char where[INET_ADDRSTRLEN] = "127.0.0.1";
+	char where[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
 	uint32_t ns = d->o.ns_ip4;
+	bool v6 = d->o.ipv6;
+	int e;
 
 	for (int attempt = 0; attempt < 20; attempt++) {
 		uint16_t port = 0;
 
-		if (open_pair(htonl(INADDR_LOOPBACK), d->o.port, false, &d->ufd, &d->tfd, &port)) {
+		if (open_pair(htonl(INADDR_LOOPBACK), false, d->o.port, false, &d->ufd, &d->tfd,
+			      &port)) {
 			if (d->o.port)
 				break; /* that port or none */
 			continue;
 		}
-		if (!ns || !open_pair(ns, port, true, &d->ufd_ns, &d->tfd_ns, &port)) {
+		if ((!ns && !v6) || !open_pair(ns, v6, port, !v6, &d->ufd_ns, &d->tfd_ns, &port)) {
 			d->port = port;
 			return 0;
 		}
-		inet_ntop(AF_INET, &ns, where, sizeof(where));
+		e = errno;
+		sockaddr_listen_where(ns, v6, where, sizeof(where));
 		close(d->ufd);
 		close(d->tfd);
 		d->ufd = d->tfd = -1;
-		if (d->o.port)
+		errno = e;
+		if (d->o.port || e != EADDRINUSE)
 			break; /* that port or none */
 	}
-	if (d->o.port)
-		snprintf(errbuf, errlen, "cannot open the DNS listeners on %s:%u: %s", where,
-			 d->o.port, strerror(errno));
-	else
-		snprintf(errbuf, errlen, "cannot open the DNS listeners on %s: %s", where,
-			 strerror(errno));
+	snprintf(errbuf, errlen, "cannot open the DNS listeners on %s%s%.0u: %s%s", where,
+		 d->o.port ? ":" : "", d->o.port, strerror(errno),
+		 v6 && strchr(where, ':') ? " (--ipv6 needs IPv6 on the loopback device)" : "");
 	return -1;
 }
 
@@ -1253,8 +1277,9 @@ restore_fast(struct dns_server *d, const struct dns_saved *s, uint64_t now)
 	struct fast_entry *fe;
 	int err;
 
-	if (s->addr.ss_family != AF_INET || !d->o.fast_add ||
-	    !fast_ok(d, s->name, (const struct sockaddr_in *)&s->addr))
+	if (s->addr.ss_family != AF_INET && (s->addr.ss_family != AF_INET6 || !d->o.ipv6))
+		return 0; /* IPv6 approvals only come back under --ipv6 */
+	if (!d->o.fast_add || !fast_ok(d, s->name, &s->addr))
 		return 0;
 	fe = calloc(1, sizeof(*fe));
 	if (!fe)

@@ -34,6 +34,9 @@ struct dns_opts {
 	/* containers: the same port on this IPv4 address too (network order;
 	 * IP_FREEBIND), for other network namespaces; 0: none */
 	uint32_t ns_ip4;
+	/* --ipv6 (never with ns_ip4): the same port on ::1 too, and AAAA
+	 * answers kept (judged as A answers are) */
+	bool ipv6;
 	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
 	 * and remove it again; NULL = no fast path */
 	int (*fast_add)(void *arg, const struct sockaddr *sa, uint64_t ttl_ns);

@@ -32,6 +32,7 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_BIND_FOREIGN] = "address and port held outside the sandbox",
 	[EGR_R_UNIX_SERVICE] = "a local service that starts work outside the sandbox",
 	[EGR_R_NETNS] = "another network namespace: no listener there (daemon --containers)",
+	[EGR_R_V4_IN_V6] = "ipv4 carried in ipv6 (nat64, 6to4, teredo) denied",
 };
 
 const char *

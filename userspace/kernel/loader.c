@@ -300,6 +300,7 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 	ld->skel->rodata->sandbox_cgid = o->sandbox_cgid;
 	ld->skel->rodata->unix_root_len = o->unix_svc ? (uint32_t)o->unix_svc->root_len : 0;
 	ld->skel->rodata->ns_ip4 = o->ns_ip4;
+	ld->skel->rodata->ipv6_on = o->ipv6;
 	ld->skel->rodata->host_netns = own_netns(errbuf, errlen);
 	if (!ld->skel->rodata->host_netns) {
 		err = -ENOTSUP;
@@ -901,7 +902,7 @@ loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *
 	if (ld->skel->rodata->sandbox_cgid != cgid ||
 	    ld->skel->rodata->audit_mode != want->audit_mode ||
 	    ld->skel->rodata->emit_redirects != want->emit_redirects ||
-	    ld->skel->rodata->ns_ip4 != want->ns_ip4 ||
+	    ld->skel->rodata->ns_ip4 != want->ns_ip4 || ld->skel->rodata->ipv6_on != want->ipv6 ||
 	    ld->skel->rodata->host_netns != own_netns(errbuf, errlen)) {
 		/* (another network namespace: the listeners would be elsewhere) */
 		snprintf(errbuf, errlen, "the pinned programs were loaded with other options");

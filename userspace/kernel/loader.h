@@ -30,6 +30,10 @@ struct loader_opts {
 	 * (network order) instead of 127.0.0.1; 0: their redirects are
 	 * refused. The loader's own namespace is the listeners'. */
 	uint32_t ns_ip4;
+	/* --ipv6: native IPv6 TCP and DNS are redirected to the listeners'
+	 * ports on ::1 and judged like IPv4; false: native IPv6 is denied
+	 * but for the fast path and the sandbox's own loopback sockets */
+	bool ipv6;
 	/* programs not to load, by name without "egr_" (tests of the layers
 	 * behind them; only the EGR_TESTING build exposes this) */
 	const char *skip_progs[8];

@@ -4,7 +4,10 @@
 #define SOCKADDR_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -22,6 +25,36 @@ sockaddr_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage
 		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
 			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 	return false;
+}
+
+/* A listener's address: ip:port (IPv4, network order) or, with v6,
+ * [::1]:port (port in host order). Returns its length. */
+static inline socklen_t
+sockaddr_listen_addr(struct sockaddr_storage *ss, uint32_t ip, bool v6, uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_addr = in6addr_loopback;
+		in6->sin6_port = htons(port);
+		return sizeof(*in6);
+	}
+	((struct sockaddr_in *)ss)->sin_family = AF_INET;
+	((struct sockaddr_in *)ss)->sin_addr.s_addr = ip;
+	((struct sockaddr_in *)ss)->sin_port = htons(port);
+	return sizeof(struct sockaddr_in);
+}
+
+/* The same address in words, for an error: "198.51.100.1" or "[::1]". */
+static inline void
+sockaddr_listen_where(uint32_t ip, bool v6, char *out, size_t len)
+{
+	if (v6)
+		snprintf(out, len, "[::1]");
+	else
+		inet_ntop(AF_INET, &ip, out, (socklen_t)len);
 }
 
 #endif /* SOCKADDR_H */

@@ -728,21 +728,29 @@ policy_count(const struct policy *p)
 }
 
 int
-policy_exact_addrs(const struct policy *p, struct sockaddr_in *out, int max)
+policy_exact_addrs(const struct policy *p, struct sockaddr_storage *out, int max, bool v6)
 {
 	int n = 0;
 
 	for (unsigned int i = 0; p && i < p->nrules && n < max; i++) {
 		const struct rule *r = p->rules[i];
-		struct sockaddr_in *sin = &out[n];
+		struct sockaddr_in *sin = (struct sockaddr_in *)&out[n];
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&out[n];
 
-		if (r->pub.action != POLICY_ALLOW || r->kind != RK_ADDR || r->family != 4 ||
-		    r->plen != 32 || !r->pub.port || r->pub.methods)
+		if (r->pub.action != POLICY_ALLOW || r->kind != RK_ADDR || !r->pub.port ||
+		    r->pub.methods || r->plen != (r->family == 4 ? 32 : 128) ||
+		    (r->family == 6 && !v6))
 			continue;
-		memset(sin, 0, sizeof(*sin));
-		sin->sin_family = AF_INET;
-		memcpy(&sin->sin_addr, r->addr, 4);
-		sin->sin_port = htons(r->pub.port);
+		memset(&out[n], 0, sizeof(out[n]));
+		if (r->family == 4) {
+			sin->sin_family = AF_INET;
+			memcpy(&sin->sin_addr, r->addr, 4);
+			sin->sin_port = htons(r->pub.port);
+		} else {
+			sin6->sin6_family = AF_INET6;
+			memcpy(&sin6->sin6_addr, r->addr, 16);
+			sin6->sin6_port = htons(r->pub.port);
+		}
 		n++;
 	}
 	return n;
@@ -955,6 +963,20 @@ set_class(struct naddr *a, enum addr_class cls, unsigned int plen)
 	a->cls_plen = plen;
 }
 
+/* ADDR_V4_IN_V6's prefixes (:: and ::1 are taken out before). */
+static bool
+is_v4_in_v6(const uint8_t *b)
+{
+	static const uint8_t nat64[4] = {0, 0x64, 0xff, 0x9b}, teredo[4] = {0x20, 0x01, 0, 0};
+	static const uint8_t zero[10], siit[4] = {0xff, 0xff, 0, 0};
+
+	if (!memcmp(b, nat64, 4) || !memcmp(b, teredo, 4) || (b[0] == 0x20 && b[1] == 0x02))
+		return true;
+	if (memcmp(b, zero, 8))
+		return false;
+	return !memcmp(b + 8, siit, 4) || !memcmp(b + 8, zero, 4);
+}
+
 /* The classes of policy.h, each with the prefix length of its range. */
 static void
 classify(struct naddr *a)
@@ -992,6 +1014,8 @@ classify(struct naddr *a)
 			set_class(a, ADDR_LINKLOCAL, 10);
 		else if (!memcmp(b, zero, 15) && b[15] <= 1)
 			set_class(a, b[15] ? ADDR_LOOPBACK : ADDR_UNSPEC, 128);
+		else if (is_v4_in_v6(b))
+			set_class(a, ADDR_V4_IN_V6, 0);
 	} else {
 		set_class(a, ADDR_UNSPEC, 0); /* unknown family: no rule can name it */
 	}
@@ -1073,6 +1097,7 @@ policy_reason_header(enum policy_reason r)
 	case POLICY_R_METHOD:
 		return "blocked-by-method-policy";
 	case POLICY_R_LOCAL:
+	case POLICY_R_V4_IN_V6:
 		break;
 	}
 	return "blocked-by-policy";
@@ -1099,6 +1124,9 @@ policy_reason_words(const struct policy_decision *d, const char *method, char *b
 		break;
 	case POLICY_R_LOCAL:
 		snprintf(buf, len, "local or private address");
+		break;
+	case POLICY_R_V4_IN_V6:
+		snprintf(buf, len, "IPv4 carried in IPv6 (NAT64, 6to4, Teredo) is refused");
 		break;
 	default:
 		snprintf(buf, len, "no rule allows it");
@@ -1409,6 +1437,11 @@ judge(const struct policy *p, struct qctx *c, const struct policy_query *q,
 		return 0;
 	}
 	for (i = 0; i < c->naddrs; i++) {
+		if (c->addrs[i].cls == ADDR_V4_IN_V6) {
+			d->reason = POLICY_R_V4_IN_V6; /* no rule can allow it */
+			d->rule = NULL;
+			return 0;
+		}
 		if (c->addrs[i].cls != ADDR_PUBLIC && !c->named[i]) {
 			d->reason = POLICY_R_LOCAL;
 			return 0;

@@ -23,6 +23,7 @@ enum policy_reason {
 	POLICY_R_DENY_RULE = 2, /* a deny rule matched: blocked-by-denylist */
 	POLICY_R_METHOD = 3,	/* allowed host, method not listed: blocked-by-method-policy */
 	POLICY_R_LOCAL = 4,	/* loopback/private/link-local/... address: blocked-by-policy */
+	POLICY_R_V4_IN_V6 = 5,	/* IPv4 carried in IPv6 (NAT64, 6to4, ...): blocked-by-policy */
 };
 
 /* What kind of traffic is being judged. Host rules (`example.com`) apply to
@@ -43,6 +44,11 @@ enum addr_class {
 	ADDR_ULA,	/* fc00::/7 */
 	ADDR_MULTICAST, /* 224/4, ff00::/8 */
 	ADDR_UNSPEC,	/* 0.0.0.0/8, ::, broadcast 255.255.255.255 */
+	/* IPv6 that carries IPv4: NAT64 64:ff9b::/32 (RFC 6052, 8215), 6to4
+	 * 2002::/16, Teredo 2001::/32, IPv4-compatible ::/96, SIIT
+	 * ::ffff:0:0:0/96. Refused whatever the rules say: judged as IPv6
+	 * it would be a way around the IPv4 rules */
+	ADDR_V4_IN_V6,
 };
 
 struct policy_rule {
@@ -136,11 +142,12 @@ bool policy_denies_addresses(const struct policy *p);
 bool policy_host_possible(const struct policy *p, const char *host);
 
 /* The exact IPv4 ADDR:PORT allow rules (no range, a port, no method
- * limit), wherever they came from (command line, policy file, runtime),
- * as addresses: the kernel fast path's candidates (deny rules are not
+ * limit), and with v6 the exact [ADDR6]:PORT ones, wherever they came from
+ * (command line, policy file, runtime), as addresses (sockaddr_in or
+ * sockaddr_in6): the kernel fast path's candidates (deny rules are not
  * looked at: judge each with policy_decide()). Returns how many were
  * written to out (at most max). */
-int policy_exact_addrs(const struct policy *p, struct sockaddr_in *out, int max);
+int policy_exact_addrs(const struct policy *p, struct sockaddr_storage *out, int max, bool v6);
 
 /* Does some allow tcp:// rule match host on port (for the kernel fast path)? */
 bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);

@@ -28,6 +28,7 @@
 #include "kernel/loader.h"
 #include "lib/duration.h"
 #include "lib/log.h"
+#include "lib/sockaddr.h"
 #include "proxy/conn.h"
 #include "proxy/core.h"
 #include "proxy/proto.h"
@@ -237,30 +238,31 @@ on_rested(evutil_socket_t fd, short what, void *arg)
 			event_add(p->lev[i], NULL);
 }
 
-/* A TCP listener on ip:port (network order; port 0: any), or -1 with
- * errno. freebind: the address need not be there yet (a bridge a
- * container runtime makes later). */
+/* A TCP listener on ip:port (network order; port 0: any), ip an IPv4
+ * address or, with v6, ::1 (IPV6_V6ONLY), or -1 with errno. freebind: the
+ * address need not be there yet (a bridge a container runtime makes
+ * later). */
 static int
-open_listener(uint32_t ip, uint16_t port, bool freebind, uint16_t *bound)
+open_listener(uint32_t ip, bool v6, uint16_t port, bool freebind, uint16_t *bound)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
-	socklen_t len = sizeof(sin);
+	struct sockaddr_storage ss;
+	socklen_t len = sockaddr_listen_addr(&ss, ip, v6, port);
 	int fd, one = 1, e;
 
-	sin.sin_port = htons(port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
 	    (freebind && setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one))) ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 1024) ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
+	    bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1024) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
 		e = errno;
 		close(fd);
 		errno = e;
 		return -1;
 	}
-	*bound = ntohs(sin.sin_port);
+	*bound = ntohs(((struct sockaddr_in *)&ss)->sin_port); /* sin6_port alike */
 	return fd;
 }
 
@@ -274,37 +276,36 @@ watch_listener(struct proxy *p, int i, int fd, const struct proto_ops *ops)
 }
 
 /* Listener l on 127.0.0.1 and, for containers, on the same port of
- * opts.ns_ip4 (a free port on both: tried again when the other address
- * has it taken). */
+ * opts.ns_ip4, or with --ipv6 on the same port of ::1 (a free port on
+ * both: tried again when the other address has it taken). */
 static int
 listen_on(struct proxy *p, enum proxy_listener l, const struct proto_ops *ops, char *errbuf,
 	  size_t errlen)
 {
 	uint16_t want = p->opts.ports[l], port = 0;
 	uint32_t ns = p->opts.ns_ip4;
+	bool v6 = p->opts.ipv6;
 	int fd = -1, fd_ns = -1;
-	char where[INET_ADDRSTRLEN] = "127.0.0.1";
+	char where[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
 
 	for (int attempt = 0; attempt < 20; attempt++) {
-		fd = open_listener(htonl(INADDR_LOOPBACK), want, false, &port);
-		if (fd == -1 || !ns)
+		fd = open_listener(htonl(INADDR_LOOPBACK), false, want, false, &port);
+		if (fd == -1 || (!ns && !v6))
 			break;
-		fd_ns = open_listener(ns, port, true, &port);
+		fd_ns = open_listener(ns, v6, port, !v6, &port);
 		if (fd_ns != -1)
 			break;
-		inet_ntop(AF_INET, &ns, where, sizeof(where));
+		sockaddr_listen_where(ns, v6, where, sizeof(where));
 		close(fd);
 		fd = -1;
 		if (want || errno != EADDRINUSE)
 			break; /* taking over: that port or none */
 	}
 	if (fd == -1) {
-		if (want)
-			snprintf(errbuf, errlen, "cannot open a proxy listener on %s:%u: %s", where,
-				 want, strerror(errno));
-		else
-			snprintf(errbuf, errlen, "cannot open a proxy listener on %s: %s", where,
-				 strerror(errno));
+		snprintf(errbuf, errlen, "cannot open a proxy listener on %s%s%.0u: %s%s", where,
+			 want ? ":" : "", want, strerror(errno),
+			 v6 && strchr(where, ':') ? " (--ipv6 needs IPv6 on the loopback device)"
+						  : "");
 		return -1;
 	}
 	p->port[l] = port;
@@ -372,6 +373,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		dopts.head_timeout_s = p->opts.header_timeout_s;
 		dopts.port = o->dns_port;
 		dopts.ns_ip4 = o->ns_ip4;
+		dopts.ipv6 = o->ipv6;
 		p->dns = dns_new(base, &dopts, errbuf, errlen);
 		if (!p->dns)
 			goto fail;

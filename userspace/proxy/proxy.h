@@ -52,6 +52,9 @@ struct proxy_opts {
 	 * namespaces; bound with IP_FREEBIND, so a bridge that comes later
 	 * brings it. 0: 127.0.0.1 only */
 	uint32_t ns_ip4;
+	/* --ipv6 (never with ns_ip4): every listener also on [::1], the same
+	 * port; a host without IPv6 on lo fails here, at start-up */
+	bool ipv6;
 };
 
 struct proxy;

@@ -48,11 +48,16 @@ def opts(argv):
     return o, rest
 
 
+def hp(a):
+    return ("[%s]:%d" if ":" in a[0] else "%s:%d") % a[:2]
+
+
 def banner(host, port, o):
-    sa = (socket.gethostbyname(host), int(port))
+    # an IPv6 literal as it is (the ipv6 suite), a name or IPv4 resolved
+    sa = (host if ":" in host else socket.gethostbyname(host), int(port))
     s = socket.create_connection(sa, timeout=3)
     s.recv(256)
-    out(held=True, local="%s:%d" % s.getsockname(), peer="%s:%d" % s.getpeername())
+    out(held=True, local=hp(s.getsockname()), peer=hp(s.getpeername()))
     end = time.time() + o["hold-for"]
     n = 0
     while time.time() < end:

@@ -173,6 +173,11 @@ def cmd_tcp6(a, p):
     stream_attempt(socket.AF_INET6, 0, (a, int(p)))
 
 
+def cmd_tcp6_scoped(a, ifname, p):
+    """TCP to a link-local ADDR on the device IFNAME (its scope id)."""
+    stream_attempt(socket.AF_INET6, 0, (a, int(p), 0, socket.if_nametoindex(ifname)))
+
+
 def cmd_tcp_mapped(a, p):
     stream_attempt(socket.AF_INET6, 0, ("::ffff:" + a, int(p)))
 
@@ -480,6 +485,40 @@ def cmd_raw(a):
 
 def cmd_ping(a):
     icmp_attempt(a, socket.SOCK_DGRAM)
+
+
+def icmp6_attempt(a, sock_type):
+    """An ICMPv6 echo request (the kernel fills the checksum); "data" is
+    "echo-reply" when one (type 129) came back."""
+    STEP[0] = "socket"
+    try:
+        s = socket.socket(socket.AF_INET6, sock_type, socket.IPPROTO_ICMPV6)
+    except OSError as e:
+        fail(e)
+    STEP[0] = "sendto"
+    try:
+        s.sendto(struct.pack("!BBHHH", 128, 0, 0, os.getpid() & 0xFFFF, 1) + line(), (a, 0))
+    except OSError as e:
+        fail(e)
+    STEP[0] = "recv"
+    s.settimeout(0.5)
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:
+        try:
+            data, src = s.recvfrom(4096)
+        except (socket.timeout, OSError):
+            continue
+        if src[0] == a and data and data[0] == 129:
+            emit(True, None, src[0], "echo-reply")
+    emit(True, None, None, None, recv_errno="TIMEOUT")
+
+
+def cmd_raw6(a):
+    icmp6_attempt(a, socket.SOCK_RAW)
+
+
+def cmd_ping6(a):
+    icmp6_attempt(a, socket.SOCK_DGRAM)
 
 
 def cmd_packet(ifname, dstmac):

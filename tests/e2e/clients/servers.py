@@ -8,7 +8,8 @@ server did and did NOT see.
       TCP); UDP 7 echo and UDP 53 DNS on 0.0.0.0 and [::].  The netns routes
       whole test ranges to lo (AnyIP), so UDP replies are sent from the
       address the request was sent to (IP_PKTINFO), as a real host would.
-      DNS answers every A query with --answer.
+      DNS answers every A query with --answer (IP4, or IP4,IP6: AAAA queries
+      are then answered with IP6).
 
   servers.py sbx --log F --dns-port P --answer IP --lo-port P
                  --abstract NAME --abstract-dgram NAME --unix PATH --unix-dgram PATH
@@ -63,8 +64,11 @@ def dns_answer(q, answer):
     qtype, _ = struct.unpack("!HH", q[off + 1:off + 5])
     question = q[12:off + 5]
     an = b""
+    a4, _, a6 = answer.partition(",")  # "IP4[,IP6]": AAAA answered only with an IP6
     if qtype == 1:
-        an = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + socket.inet_aton(answer)
+        an = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + socket.inet_aton(a4)
+    elif qtype == 28 and a6:
+        an = b"\xc0\x0c" + struct.pack("!HHIH", 28, 1, 60, 16) + socket.inet_pton(socket.AF_INET6, a6)
     hdr = struct.pack("!HHHHHH", qid, 0x8180 | (flags & 0x0100), 1, 1 if an else 0, 0, 0)
     return hdr + question + an, ".".join(labels), qtype
 
