@@ -133,14 +133,17 @@ test_check() {
 # kernel whatever the rules, AAAA answers are empty
 # ======================================================================
 test_off() {
-	local t=off c a
-	new6 c; new6 a
+	local t=off c a x
+	new6 c; new6 a; new6 x
 	jv "$(probe_nobody --token "$t.c" tcp6 "$c" 80)"
 	a_eq "$t.control.tcp6" "reply" "$P_data" "probe $t.c"
 	have_egr || return 0
 	script "$t" <<EOF
 $PROBE --token $t.a tcp6 $a 80
 dg $t.aaaa @198.51.100.53 AAAA v6.test +short
+pc $t.get http http req GET http://[$x]:8080/$t.get
+pc $t.connect http http connect [$x]:7002
+pc $t.socks socks socks $x 7003 --atyp ip6 --send 'v6-echo\n' --until v6-echo
 EOF
 	vrun "$t" --allow '2001:db8:2::/64' --allow v6.test -- /bin/sh "$W/$t.sh"
 	a_rc "$t.exit" 0 "$t"
@@ -150,6 +153,21 @@ EOF
 	sensor_none "$t.tcp6.sensor" "dst host $a"
 	a_eq "$t.aaaa.empty" "dig +short AAAA" "$(dig_of "$t.aaaa")" ""
 	a_eq "$t.aaaa.noerror" "status" "$(dig_status "$t.aaaa")" ""
+	# the proxies say what the kernel does (test_proxy: the same requests
+	# served with --ipv6), not connect out over IPv6 for the client
+	pj "$t" "$t.get"
+	a_pj "$t.proxy.http_denied" "status" "$P_status" 403
+	a_jlog "$t.proxy.http_logged" "$W/$t.jlog" decision=deny source=http "ip=$x" port=8080 \
+		"reason=IPv6 is denied \(use --ipv6\)"
+	pj "$t" "$t.connect"
+	a_pj "$t.proxy.connect_denied" "status" "$P_status" 403
+	a_jlog "$t.proxy.connect_logged" "$W/$t.jlog" decision=deny source=connect "ip=$x" port=7002 \
+		"reason=IPv6 is denied \(use --ipv6\)"
+	pj "$t" "$t.socks"
+	a_pj "$t.proxy.socks_refused" "SOCKS reply code" "$P_code" 2
+	a_pj "$t.proxy.socks_no_echo" "data" "$P_data" ""
+	a_nogrep "$t.proxy.server_saw_nothing" "$WEBLOG" "target=/$t\\.get "
+	sensor_none "$t.proxy.sensor" "dst host $x"
 }
 
 # ======================================================================

@@ -362,7 +362,7 @@ cu $t.http --socks5-hostname "\$SP" http://allowed.test/$t.http
 cu $t.denied -k -x "\$ALL_PROXY" https://d3.test/$t.denied
 pc $t.raw_denied socks socks d3.test 443
 pc $t.ip4_allowed socks socks 198.51.100.35 22 --atyp ip4 --send 'v4-echo\\n' --until v4-echo
-pc $t.ip6_allowed socks socks 2001:db8:2::35 22 --atyp ip6 --send 'v6-echo\\n' --until v6-echo
+pc $t.ip6_no_flag socks socks 2001:db8:2::35 22 --atyp ip6 --send 'v6-echo\\n' --until v6-echo
 EOF
 	prun "$t" --allow allowed.test --allow 198.51.100.35/32 --allow '2001:db8:2::35/128' -- /bin/sh "$W/$t.sh"
 	a_rc "$t.exit" 0 "$t"
@@ -381,10 +381,15 @@ EOF
 	a_pj "$t.ip4_literal.reply" "SOCKS reply code" "$P_code" 0
 	a_pj "$t.ip4_literal.banner_echo" "data" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'"v4-echo"$'\n'
 	a_grep "$t.ip4_literal.server_saw" "$WEBLOG" "^DATA banner local=198\\.51\\.100\\.35:22 .* v4-echo\$"
-	pj "$t" "$t.ip6_allowed"
-	a_pj "$t.ip6_literal.reply" "SOCKS reply code" "$P_code" 0
-	a_pj "$t.ip6_literal.banner_echo" "data" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'"v6-echo"$'\n'
-	a_grep "$t.ip6_literal.server_saw" "$WEBLOG" "^DATA banner local=\\[2001:db8:2::35\\]:22 .* v6-echo\$"
+	# an allowed IPv6 literal without --ipv6: refused as the kernel would
+	# (ipv6.sh serves the same with --ipv6)
+	pj "$t" "$t.ip6_no_flag"
+	a_pj "$t.ip6_literal.refused" "SOCKS reply code" "$P_code" 2
+	a_pj "$t.ip6_literal.no_data" "data" "$P_data" ""
+	a_jlog "$t.ip6_literal.logged" "$W/$t.jlog" decision=deny source=socks5 ip=2001:db8:2::35 port=22 \
+		"reason=IPv6 is denied \\(use --ipv6\\)"
+	a_nogrep "$t.ip6_literal.server_saw_nothing" "$WEBLOG" "^DATA banner local=\\[2001:db8:2::35\\]:22 "
+	sensor_none "$t.ip6_literal.sensor" "dst host 2001:db8:2::35"
 }
 
 # ======================================================================

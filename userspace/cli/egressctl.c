@@ -108,14 +108,6 @@ parse_target(const char *t, const char *method, struct policy_query *q, struct s
 	return 0;
 }
 
-/* An IPv6 address that is not v4-mapped (NULL: a name). */
-static bool
-native_ipv6(const struct sockaddr *sa)
-{
-	return sa && sa->sa_family == AF_INET6 &&
-	       !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
 struct check_opts {
 	struct target_opts t; /* only its rules and policy file */
 	const char *method;
@@ -238,16 +230,13 @@ cmd_check(int argc, char **argv)
 		log_warnx("check: %s", errbuf);
 		goto out;
 	}
+	policy_set_ipv6(p, o->t.ipv6); /* what run and the daemon do, rules or not */
 	if (policy_decide(p, &q, &d)) {
 		log_warnx("check: cannot judge %s", argv[first]);
 		rc = EGR_EXIT_ERROR;
 		goto out;
 	}
-	if (!o->t.ipv6 && native_ipv6(q.addr)) {
-		/* what run and the daemon do without --ipv6, rules or not */
-		d = (struct policy_decision){.action = POLICY_DENY, .reason = POLICY_R_NO_RULE};
-		snprintf(words, sizeof(words), "IPv6 is denied (use --ipv6)");
-	} else if (d.reason == POLICY_R_METHOD && !o->method)
+	if (d.reason == POLICY_R_METHOD && !o->method)
 		snprintf(words, sizeof(words),
 			 "its rule allows only some plain-HTTP methods (try "
 			 "--method)");

@@ -505,6 +505,7 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 		       : target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
 	if (!t->policy)
 		goto fail;
+	policy_set_ipv6(t->policy, o->ipv6); /* the proxy says what the kernel does */
 	t->summary = summary_new();
 	if (!t->summary) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -1188,6 +1189,8 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 			p = NULL;
 		}
 	}
+	if (p)
+		policy_set_ipv6(p, o->ipv6);
 	return p;
 }
 

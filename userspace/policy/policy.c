@@ -98,6 +98,7 @@ struct policy {
 	uint64_t cidr_used[2][3]; /* bit per prefix length in use */
 	struct source *sources;	  /* interned rule sources */
 	unsigned int naddr_deny;  /* deny rules an address alone can match */
+	bool no_ipv6;		  /* policy_set_ipv6(p, false) */
 };
 
 /* A destination address as judged: v4-mapped IPv6 already turned into v4. */
@@ -948,6 +949,12 @@ out_nomem:
 	return -ENOMEM;
 }
 
+void
+policy_set_ipv6(struct policy *p, bool on)
+{
+	p->no_ipv6 = !on;
+}
+
 bool
 policy_denies_addresses(const struct policy *p)
 {
@@ -1098,6 +1105,7 @@ policy_reason_header(enum policy_reason r)
 		return "blocked-by-method-policy";
 	case POLICY_R_LOCAL:
 	case POLICY_R_V4_IN_V6:
+	case POLICY_R_NO_IPV6:
 		break;
 	}
 	return "blocked-by-policy";
@@ -1127,6 +1135,9 @@ policy_reason_words(const struct policy_decision *d, const char *method, char *b
 		break;
 	case POLICY_R_V4_IN_V6:
 		snprintf(buf, len, "IPv4 carried in IPv6 (NAT64, 6to4, Teredo) is refused");
+		break;
+	case POLICY_R_NO_IPV6:
+		snprintf(buf, len, "IPv6 is denied (use --ipv6)");
 		break;
 	default:
 		snprintf(buf, len, "no rule allows it");
@@ -1431,6 +1442,12 @@ judge(const struct policy *p, struct qctx *c, const struct policy_query *q,
 		match_addr(p, c, i);
 
 	*d = (struct policy_decision){.action = POLICY_DENY};
+	for (i = 0; p->no_ipv6 && i < c->naddrs; i++) {
+		if (c->addrs[i].family == 6) { /* v4-mapped is family 4 by now */
+			d->reason = POLICY_R_NO_IPV6;
+			return 0;
+		}
+	}
 	if (c->deny) {
 		d->reason = POLICY_R_DENY_RULE;
 		d->rule = &c->deny->pub;

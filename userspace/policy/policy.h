@@ -24,6 +24,7 @@ enum policy_reason {
 	POLICY_R_METHOD = 3,	/* allowed host, method not listed: blocked-by-method-policy */
 	POLICY_R_LOCAL = 4,	/* loopback/private/link-local/... address: blocked-by-policy */
 	POLICY_R_V4_IN_V6 = 5,	/* IPv4 carried in IPv6 (NAT64, 6to4, ...): blocked-by-policy */
+	POLICY_R_NO_IPV6 = 6,	/* an IPv6 address without --ipv6: blocked-by-policy */
 };
 
 /* What kind of traffic is being judged. Host rules (`example.com`) apply to
@@ -130,6 +131,11 @@ unsigned int policy_count(const struct policy *p);
  * (ASCII), a trailing dot ignored. Returns 0, or -EINVAL for a query with
  * neither host nor addr. */
 int policy_decide(const struct policy *p, const struct policy_query *q, struct policy_decision *d);
+
+/* Whether IPv6 addresses are judged by the rules (on, the default of
+ * policy_new()) or all denied (off: POLICY_R_NO_IPV6, whatever the rules:
+ * what the kernel does without --ipv6, so every path says the same). */
+void policy_set_ipv6(struct policy *p, bool on);
 
 /* Does a deny rule match by address alone (an address, a CIDR, or *:port),
  * so that a connection known only by its address can be denied by name of

@@ -452,8 +452,8 @@ suggest_rule(const struct conn *c, const struct policy_query *q, const struct po
 	     char *suggest, size_t len)
 {
 	suggest[0] = 0;
-	if (d->reason == POLICY_R_V4_IN_V6)
-		return; /* no rule can allow it */
+	if (d->reason == POLICY_R_V4_IN_V6 || d->reason == POLICY_R_NO_IPV6)
+		return; /* no rule can allow it (--ipv6 can, and the words say so) */
 	if (d->reason == POLICY_R_LOCAL && q->addr)
 		conn_format_addr(q->addr, suggest, len);
 	else if (d->reason != POLICY_R_DENY_RULE && q->host && c->proto == POLICY_P_TCP)

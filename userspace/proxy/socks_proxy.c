@@ -186,7 +186,8 @@ on_request(struct conn *c)
 	 * this port? (For an address, the name the DNS responder answered it
 	 * for.) Otherwise refuse now, with 0x02. */
 	if (d.reason != POLICY_R_DENY_RULE && d.reason != POLICY_R_LOCAL &&
-	    d.reason != POLICY_R_V4_IN_V6 && host_rules_possible(c)) {
+	    d.reason != POLICY_R_V4_IN_V6 && d.reason != POLICY_R_NO_IPV6 &&
+	    host_rules_possible(c)) {
 		send_reply(c, SOCKS5_SUCCEEDED, await_first_bytes);
 		return;
 	}
