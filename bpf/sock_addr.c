@@ -25,6 +25,8 @@ record(struct egr_sk_orig *o, const struct sa *a, struct decision *d, __u64 cook
 		o->port = a->port;
 		o->flags |= d->skflags;
 	}
+	if (d->skflags & EGR_SK_VERIFY) /* who, for the catch-all's decision line */
+		who_task(&o->who, cookie, a->netns);
 	if (!d->index)
 		return;
 	o->flags |= EGR_SK_INDEX;
@@ -160,7 +162,7 @@ finish(struct bpf_sock_addr *ctx, const struct sa *a, __u8 hook, struct decision
 	remember(ctx, a, hook, d);
 	if (d->verdict == EGR_V_REDIRECT)
 		count(EGR_C_REDIRECT);
-	else if (d->reason == EGR_R_FASTPATH)
+	else if (d->reason == EGR_R_FASTPATH || d->reason == EGR_R_KVERIFY)
 		count(EGR_C_FASTPATH);
 	else if (d->reason == EGR_R_LOCAL)
 		count(EGR_C_LOCAL);

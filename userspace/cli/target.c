@@ -308,7 +308,8 @@ on_decision(void *arg, const struct audit_rec *r)
 	if (!strcmp(r->decision, "redirect"))
 		return; /* not a decision: the proxy decides next */
 	summary_add(t->summary, r);
-	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf"))
+	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf") ||
+	    !strcmp(r->source, "kernel"))
 		return; /* kernel lines are printed by on_event */
 	snprintf(line, sizeof(line), "%s %s[%u] \u2192 %s (%s, %s)",
 		 strcmp(r->decision, "deny") ? "would deny" : "denied", r->comm ? r->comm : "?",
@@ -352,7 +353,7 @@ on_event(const struct egr_event *e, void *arg)
 	struct target *t = arg;
 	struct sockaddr_storage ss;
 	struct audit_rec r = {0};
-	char line[512], dest[160], comm[17], suggest[160] = "", why[320];
+	char line[512], dest[160], comm[17], suggest[160] = "", why[320], name[65];
 
 	if (e->family == AF_UNIX && e->reason == EGR_R_UNIX_SERVICE) {
 		char uid[17], path[UNIXSVC_PATH_MAX + 16];
@@ -381,6 +382,12 @@ on_event(const struct egr_event *e, void *arg)
 		r.host = dest;
 	}
 	r.source = "bpf";
+	if (events_is_kv(e)) { /* the kernel-verified path's judgment */
+		r.source = "kernel";
+		policy_safe_str(e->name, sizeof(e->name), name, sizeof(name));
+		if (name[0])
+			r.host = name;
+	}
 	r.pid = e->tgid;
 	r.comm = comm;
 	r.cgroup = e->cgroup_id;
@@ -549,6 +556,22 @@ fast_add(void *arg, const struct sockaddr *sa, uint64_t ttl_ns)
 	if (!err && t->rk)
 		revoker_answered(t->rk, sa, proxy_learned_name(t->px, sa), ttl_ns);
 	return err;
+}
+
+static int
+kv_add(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags, uint64_t ttl_ns)
+{
+	struct target *t = arg;
+
+	return loader_kv_add(t->ld, sa, name, flags, ttl_ns);
+}
+
+static int
+kv_clear(void *arg)
+{
+	struct target *t = arg;
+
+	return loader_kv_clear(t->ld);
 }
 
 static int
@@ -828,8 +851,11 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	t->cgpath = cgpath;
 	proxy_set_index(t->px, loader_conns_fd(t->ld));
 	proxy_set_fastpath(t->px, fast_add, fast_del, t);
-	if (t->adopted) /* approvals of the old policy: DNS answers them again */
+	proxy_set_kvpath(t->px, kv_add, kv_clear);
+	if (t->adopted) { /* approvals of the old policy: DNS answers them again */
 		loader_fast_clear(t->ld);
+		loader_kv_clear(t->ld);
+	}
 	err = sync_fast_rules(t, errbuf, errlen);
 	if (err)
 		goto out_detach;

@@ -145,6 +145,13 @@ bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);
  * Returns how many were written to ports (at most max). */
 int policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
 
+/* The ports of the allow host rules that match host without a method
+ * limit (not tcp://, not address rules), 443 and 80 for a rule without a
+ * port: the kernel-verified path's candidates (deny rules are not looked
+ * at: judge each address and port with policy_decide()). Returns how many
+ * were written to ports (at most max). */
+int policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
+
 /* Does an allow address rule name sa (contain it at least as specifically
  * as the special range it falls in), on any port, with no port-less deny
  * address rule against it? The DNS responder keeps such local addresses in

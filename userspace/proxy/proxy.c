@@ -466,6 +466,15 @@ proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, 
 		dns_set_fastpath(p->dns, add, del, arg);
 }
 
+void
+proxy_set_kvpath(struct proxy *p,
+		 int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
+		 int (*clear)(void *))
+{
+	if (p->dns)
+		dns_set_kvpath(p->dns, add, clear);
+}
+
 const char *
 proxy_learned_name(const struct proxy *p, const struct sockaddr *sa)
 {
