@@ -162,7 +162,7 @@ finish(struct bpf_sock_addr *ctx, const struct sa *a, __u8 hook, struct decision
 	remember(ctx, a, hook, d);
 	if (d->verdict == EGR_V_REDIRECT)
 		count(EGR_C_REDIRECT);
-	else if (d->reason == EGR_R_FASTPATH || d->reason == EGR_R_KVERIFY)
+	else if (d->reason == EGR_R_FASTPATH)
 		count(EGR_C_FASTPATH);
 	else if (d->reason == EGR_R_LOCAL)
 		count(EGR_C_LOCAL);

@@ -27,17 +27,17 @@
 
 struct kv_scratch {
 	__u8 b[KV_BUF];
-	__u32 n;    /* bytes in b */
-	__u32 xend; /* TLS: end of the extensions; HTTP: unused */
-	__u32 off;  /* cursor of the loops */
-	__u32 res;  /* a refusal (EGR_R_KV_*) found by a loop; 0 none */
-	__u32 noff; /* the name: offset in b */
-	__u32 nlen; /* ... and length */
-	__u32 nsni; /* TLS: server_name extensions; HTTP: Host fields */
-	__u32 hend; /* HTTP: offset after the empty line; 0: not seen */
-	__u32 lend; /* HTTP: offset of the request line's '\n'; 0: not seen */
-	__u32 kind; /* EGR_VN_TLS or EGR_VN_HTTP once a name is found */
-	__u32 hst;  /* HTTP: where host_cb is in the Host value */
+	__u32 n;		  /* bytes in b */
+	__u32 xend;		  /* TLS: end of the extensions; HTTP: unused */
+	__u32 off;		  /* cursor of the loops */
+	__u32 res;		  /* a refusal (EGR_R_KV_*) found by a loop; 0 none */
+	__u32 noff;		  /* the name: offset in b */
+	__u32 nlen;		  /* ... and length */
+	__u32 nsni;		  /* TLS: server_name extensions; HTTP: Host fields */
+	__u32 hend;		  /* HTTP: offset after the empty line; 0: not seen */
+	__u32 lend;		  /* HTTP: offset of the request line's '\n'; 0: not seen */
+	__u32 kind;		  /* EGR_VN_TLS or EGR_VN_HTTP once a name is found */
+	__u32 hst;		  /* HTTP: where host_cb is in the Host value */
 	struct egr_vname_key key; /* the name, lower-case, for egr_vname */
 };
 
@@ -157,7 +157,9 @@ kv_tls(struct kv_scratch *s, __u32 plen)
 	struct kv_lctx l = {s};
 	__u32 rec, end, lim, short_r, off = 43;
 
-	if (s->n < 9 || rd1(s, 1) != 3 || rd1(s, 5) != 1)
+	if (s->n < 9)
+		return EGR_R_KV_SPLIT;
+	if (rd1(s, 1) != 3 || rd1(s, 5) != 1)
 		return EGR_R_KV_PROTO; /* not a handshake record holding a ClientHello */
 	rec = rd2(s, 3);
 	if (((rd1(s, 6) << 16) | rd2(s, 7)) + 4 != rec)
@@ -206,10 +208,10 @@ hdr_cb(__u32 i, struct kv_lctx *l)
 	struct kv_scratch *s = l->s;
 	__u32 p = s->off, c = rd1(s, p), q = p + 1;
 
-	if (q >= s->n)
+	if (p >= s->n)
 		return 1; /* the end of what was read: no empty line */
 	s->off = q;
-	if (!c || (c == '\r' && rd1(s, q) != '\n')) {
+	if (!c || (c == '\r' && q < s->n && rd1(s, q) != '\n')) {
 		s->res = EGR_R_KV_PROTO;
 		return 1;
 	}
@@ -217,6 +219,8 @@ hdr_cb(__u32 i, struct kv_lctx *l)
 		return 0;
 	if (!s->lend)
 		s->lend = p;
+	if (q >= s->n)
+		return 1;
 	c = rd1(s, q);
 	if (c == '\n' || (c == '\r' && q + 1 < s->n && rd1(s, q + 1) == '\n')) {
 		s->hend = q;
@@ -297,8 +301,7 @@ kv_reqline(struct kv_scratch *s)
 	}
 	if (i == 0 || i == 16)
 		return EGR_R_KV_PROTO;
-	if (i == 3 && rd1(s, 0) == 'P' && rd1(s, 1) == 'R' && rd1(s, 2) == 'I' &&
-	    rd1(s, 4) == '*')
+	if (i == 3 && rd1(s, 0) == 'P' && rd1(s, 1) == 'R' && rd1(s, 2) == 'I' && rd1(s, 4) == '*')
 		return EGR_R_KV_H2C; /* "PRI * HTTP/2.0": the h2 preface */
 	if (rd1(s, i + 1) != '/')
 		return EGR_R_KV_PROTO;

@@ -196,7 +196,7 @@ refused() {
 	quick "kv.$name.prompt" 1500
 	sensor_none_since "kv.$name.no_payload_left" "$base" "$PAYLOAD"
 	# (the handshake may reach it: a connection reset before any byte)
-	web_none "kv.$name.server_saw_nothing" "^(TLS|HTTPS?|ERR http) .*peer=198\.18\.0\.2:$P_lport "
+	web_none "kv.$name.server_saw_nothing" "^(TLS|HTTPS?) .*peer=198\.18\.0\.2:$P_lport "
 	a_jlog_n "kv.$name.one_kernel_line" "$W/$t.jlog" 1 source=kernel decision=deny \
 		reason="kernel-verified: $why"
 }
@@ -214,8 +214,8 @@ test_host() {
 	refused host 'a name not answered.*' '^HTTP .*host=evil\.kv\.test' \
 		http ok.kv.test --host evil.kv.test
 }
-test_h2c() { refused h2c 'HTTP/2 prior knowledge.*' '^ERR http' h2c ok.kv.test; }
-test_other() { refused other 'neither a TLS.*' '^ERR http' raw ok.kv.test; }
+test_h2c() { refused h2c 'HTTP/2 prior knowledge.*' '^HTTP .*method=PRI target=\*' h2c ok.kv.test; }
+test_other() { refused other 'neither a TLS.*' '^HTTP .*target=not ' raw ok.kv.test; }
 
 # A name answered with another address (far.kv.test) is not a name of A_KV:
 # an allowed name's SNI to an address it was never answered with is refused.

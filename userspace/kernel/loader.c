@@ -968,8 +968,7 @@ loader_kv_kill(struct loader *ld)
 		if (!ld->kill_link) {
 			err = -errno;
 			ld->kill_link = NULL;
-			log_warnx("cannot end refused connections: iter/tcp: %s",
-				strerror(-err));
+			log_warnx("cannot end refused connections: iter/tcp: %s", strerror(-err));
 			return err;
 		}
 	}
