@@ -103,10 +103,10 @@ kvc() { timeout -k 1 20 nsenter --net="$NS_SBX" "$PY" "$C/kvclient.py" "$@" | gr
 web_mark() { WEBN=$(wc -l <"$WEBLOG"); }
 web_new() { tail -n +"$((WEBN + 1))" "$WEBLOG"; }
 web_saw() {
-	if web_new | grep -qE "$2"; then ok "$1"; else fail "$1" "server never logged /$2/: $(web_new | tail -3 | tr '\n' '|')"; fi
+	if web_new | grep -aqE "$2"; then ok "$1"; else fail "$1" "server never logged /$2/: $(web_new | tail -3 | tr -d "\0" | tr "\n" "|")"; fi
 }
 web_none() {
-	if web_new | grep -qE "$2"; then fail "$1" "LEAK: the server logged /$2/: $(web_new | grep -E "$2" | head -2 | tr '\n' '|')"; else ok "$1"; fi
+	if web_new | grep -aqE "$2"; then fail "$1" "LEAK: the server logged /$2/: $(web_new | grep -aE "$2" | tr -d "\0" | head -2 | tr '\n' '|')"; else ok "$1"; fi
 }
 
 # quick NAME MS: the client's error came within MS milliseconds
