@@ -55,6 +55,7 @@ enum egr_reason {
 	EGR_R_KV_H2C = 28,    /* HTTP/2 prior knowledge (the PRI preface) */
 	EGR_R_KV_ECH = 29,    /* encrypted_client_hello: the real name is hidden */
 	EGR_R_KV_BUSY = 30,   /* no scratch buffer free (nested run): dropped, retried */
+	EGR_R_KV_PLAIN = 31,  /* plain HTTP: its name answered, but not allowed as HTTP */
 	EGR_R_MAX,
 };
 
@@ -187,8 +188,11 @@ struct egr_vname_key {
 };
 _Static_assert(sizeof(struct egr_vname_key) == 276, "egr_vname_key layout");
 
-#define EGR_VN_TLS  0x01 /* allowed as TLS (a ClientHello's SNI) */
-#define EGR_VN_HTTP 0x02 /* allowed as HTTP/1.x with any method (Host) */
+#define EGR_VN_TLS 0x01 /* allowed as TLS (a ClientHello's SNI) */
+#define EGR_VN_HTTP                                                                                \
+	0x02 /* allowed as HTTP/1.x (Host); not granted by the
+			  * responder: the proxy judges every plain-HTTP
+			  * request, the kernel would see only the first */
 struct egr_vname_val {
 	__u64 expires_ns; /* CLOCK_BOOTTIME deadline */
 	__u32 flags;	  /* EGR_VN_* */

@@ -59,8 +59,9 @@ tcp_payload(struct __sk_buff *skb, __u32 *off, __u32 *plen)
 }
 
 /* Was s's name answered with the socket's destination, and allowed there
- * for what it is (TLS, HTTP)? */
-static __always_inline int
+ * for what it is (TLS, HTTP)? EGR_R_KV_OK, EGR_R_KV_NAME (not answered
+ * there, or expired), EGR_R_KV_PLAIN (answered, not allowed as HTTP). */
+static __always_inline __u32
 kv_name_ok(struct kv_scratch *s, const struct egr_sk_orig *o)
 {
 	struct egr_vname_val *v;
@@ -69,9 +70,11 @@ kv_name_ok(struct kv_scratch *s, const struct egr_sk_orig *o)
 	s->key.port = o->port;
 	s->key.pad = 0;
 	v = bpf_map_lookup_elem(&egr_vname, &s->key);
-	if (!v || !(v->flags & s->kind))
-		return 0;
-	return !v->expires_ns || v->expires_ns >= bpf_ktime_get_boot_ns();
+	if (!v || (v->expires_ns && v->expires_ns < bpf_ktime_get_boot_ns()))
+		return EGR_R_KV_NAME;
+	if (!(v->flags & s->kind))
+		return s->kind == EGR_VN_HTTP ? EGR_R_KV_PLAIN : EGR_R_KV_NAME;
+	return EGR_R_KV_OK;
 }
 
 /* The decision line of a judged connection: who connected (connect
@@ -137,8 +140,8 @@ kv_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o)
 	if (!s)
 		return deny_ret(); /* nested too deep: TCP sends it again */
 	r = kv_load_parse(skb, s, off, plen);
-	if (r == EGR_R_KV_OK && !kv_name_ok(s, o))
-		r = EGR_R_KV_NAME;
+	if (r == EGR_R_KV_OK)
+		r = kv_name_ok(s, o);
 	__builtin_memcpy(name, s->key.name, sizeof(name));
 	kv_leave();
 	return kv_verdict(skb, sk, o, r, name);

@@ -11,7 +11,9 @@
 #   fronting    the allowed address with a denied SNI (both names share it)
 #   nosni       a ClientHello without SNI
 #   split       a ClientHello written in two pieces
-#   host        plain HTTP whose Host is the denied name
+#   host        plain HTTP on port 443 whose Host is the denied name
+#   plain       plain HTTP on port 443 for the allowed name (the kernel
+#               path is TLS only: the proxy judges plain HTTP per request)
 #   h2c         HTTP/2 prior knowledge
 #   other       bytes that are neither TLS nor HTTP
 # Each escape is shown to reach the server without egressctl first; under
@@ -20,9 +22,10 @@
 #
 # Topology: lib.sh (sbx and inet network namespaces, the sensor on the inet
 # side). dnsmasq on 198.18.0.1:53 answers ok.kv.test and evil.kv.test with
-# 203.0.113.10 and far.kv.test with 203.0.113.12; webservers.py serves HTTP
-# on :80 and TLS on :443 (a certificate for *.kv.test made here) at every
-# address. The confined commands resolve through /etc/resolv.conf,
+# 203.0.113.10, far.kv.test with 203.0.113.12, plain.kv.test and
+# evilplain.kv.test with 203.0.113.11; webservers.py serves HTTP on :80 and
+# TLS on :443 (a certificate for *.kv.test made here) at .10 and .12, and
+# plain HTTP on :443 at .11. The confined commands resolve through /etc/resolv.conf,
 # bind-mounted (private mount namespace) to name 198.51.100.53, which
 # egressctl redirects to its responder.
 #
@@ -43,9 +46,10 @@ fi
 INET_DNS=198.18.0.1
 RESOLV_NS=198.51.100.53
 A_KV=203.0.113.10 # ok.kv.test and evil.kv.test
+A_PLAIN=203.0.113.11 # plain.kv.test and evilplain.kv.test: plain HTTP on :443
 WEBLOG=$W/web.log
-# a TCP segment to A_KV that carries payload
-PAYLOAD="tcp and dst host $A_KV and (ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2)) > 0"
+# a TCP segment to A_KV or A_PLAIN that carries payload
+PAYLOAD="tcp and (dst host $A_KV or dst host $A_PLAIN) and (ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2)) > 0"
 
 kv_setup() {
 	local i n
@@ -67,17 +71,22 @@ kv_setup() {
 		--local=/test/ --no-negcache --cache-size=0 \
 		--host-record=ok.kv.test,$A_KV --host-record=evil.kv.test,$A_KV \
 		--host-record=far.kv.test,203.0.113.12 --host-record=ctl.test,203.0.113.99 \
+		--host-record=plain.kv.test,$A_PLAIN --host-record=evilplain.kv.test,$A_PLAIN \
 		>"$W/dns-inet.out" 2>&1 &
 	PIDS+=($!)
-	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind 0.0.0.0 \
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind "$A_KV,203.0.113.12" \
 		--http 80 --tls 443 --cert "$W/tls.crt" --key "$W/tls.key" \
 		>"$W/web.ready" 2>"$W/web.err" &
 	PIDS+=($!)
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind "$A_PLAIN" \
+		--http 443 >"$W/web2.ready" 2>"$W/web2.err" &
+	PIDS+=($!)
 	for i in $(seq 100); do
-		grep -q READY "$W/web.ready" 2>/dev/null && break
+		grep -q READY "$W/web.ready" 2>/dev/null && grep -q READY "$W/web2.ready" 2>/dev/null && break
 		sleep 0.05
 	done
 	grep -q READY "$W/web.ready" || { echo "webservers failed: $(cat "$W/web.err")"; return 1; }
+	grep -q READY "$W/web2.ready" || { echo "webservers failed: $(cat "$W/web2.err")"; return 1; }
 	sensor_start || return 1
 	for i in $(seq 40); do
 		n=$(in_sbx dig +short +time=1 +tries=1 @"$INET_DNS" ctl.test A 2>/dev/null)
@@ -87,13 +96,13 @@ kv_setup() {
 	[ "$n" = 203.0.113.99 ] || { echo "dnsmasq: ctl.test gave '$n'"; return 1; }
 }
 
-# kv TAG CMD...: egressctl run (no proxy variables) allowing ok.kv.test,
+# kv TAG CMD...: egressctl run (no proxy variables) allowing ok.kv.test and plain.kv.test,
 # confined as nobody, decision log in $W/TAG.jlog
 kv() {
 	local tag=$1
 	shift
 	egr "$tag" --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" \
-		--no-proxy-env --log "$W/$tag.jlog" --allow ok.kv.test -- "$@"
+		--no-proxy-env --log "$W/$tag.jlog" --allow ok.kv.test --allow plain.kv.test -- "$@"
 }
 
 # kvc ARGS: kvclient.py in the sbx netns, outside egressctl (the control)
@@ -168,14 +177,17 @@ require("https").get("https://ok.kv.test/", (r) => { r.resume();
 	a_jlog kv.big.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
 	web_saw kv.big.server_got_it "local=$(re "$A_KV"):443 peer=198\.18\.0\.2:$P_lport"
 
+	# plain HTTP (port 80) keeps the proxy: judged request by request
 	t=kv_http
 	web_mark
 	kv "$t" curl -sS --max-time 5 -o /dev/null \
 		-w '{"ok": true, "code": "%{http_code}", "lport": "%{local_port}"}\n' http://ok.kv.test/
 	egr_json "$t"
 	a_eq kv.http.code code "$P_code" 200
-	web_saw kv.http.direct "^HTTP local=$(re "$A_KV"):80 peer=198\.18\.0\.2:$P_lport .*host=ok\.kv\.test"
-	a_jlog kv.http.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test port=80
+	web_saw kv.http.server_saw "^HTTP local=$(re "$A_KV"):80 .*host=ok\.kv\.test"
+	web_none kv.http.not_direct "^HTTP local=$(re "$A_KV"):80 peer=198\.18\.0\.2:$P_lport "
+	a_jlog kv.http.transparent_line "$W/$t.jlog" source=transparent decision=allow host=ok.kv.test port=80
+	a_jlog_none kv.http.no_kernel_line "$W/$t.jlog" source=kernel
 }
 
 # refused NAME REASON-ERE KVCLIENT-ARGS: the control reaches the server
@@ -184,7 +196,7 @@ refused() {
 	local name=$1 why=$2 seen=$3 base t=kv_$1
 	shift 3
 	web_mark
-	jv "$(kvc "$@" --addr "$A_KV")"
+	jv "$(kvc "$@" --addr "$(case $2 in plain.*) echo "$A_PLAIN" ;; *) echo "$A_KV" ;; esac)")"
 	a_ok "kv.$name.control_reaches_server"
 	web_saw "kv.$name.control_server_saw" "$seen"
 	sleep 0.2
@@ -211,11 +223,15 @@ test_split() {
 		tls ok.kv.test --sni ok.kv.test --split 40
 }
 test_host() {
-	refused host 'a name not answered.*' '^HTTP .*host=evil\.kv\.test' \
-		http ok.kv.test --host evil.kv.test
+	refused host 'a name not answered.*' '^HTTP .*host=evilplain\.kv\.test' \
+		http plain.kv.test --host evilplain.kv.test
 }
-test_h2c() { refused h2c 'HTTP/2 prior knowledge.*' '^HTTP .*method=PRI target=\*' h2c ok.kv.test; }
-test_other() { refused other 'neither a TLS.*' '^HTTP .*target=not ' raw ok.kv.test; }
+test_plain() {
+	refused plain 'plain HTTP on port 443.*' '^HTTP .*host=plain\.kv\.test' \
+		http plain.kv.test --host plain.kv.test
+}
+test_h2c() { refused h2c 'HTTP/2 prior knowledge.*' '^HTTP .*method=PRI target=\*' h2c plain.kv.test; }
+test_other() { refused other 'neither a TLS.*' '^HTTP .*target=not ' raw plain.kv.test; }
 
 # A name answered with another address (far.kv.test) is not a name of A_KV:
 # an allowed name's SNI to an address it was never answered with is refused.
@@ -252,6 +268,6 @@ test_summary() {
 	a_grep kv.summary.counts "$W/$t.err" '1 kernel-verified, 1 kernel-rejected'
 }
 
-ALL_TESTS="verified fronting nosni split host h2c other wrongaddr proxyenv summary"
+ALL_TESTS="verified fronting nosni split host plain h2c other wrongaddr proxyenv summary"
 
 suite_main kverify.sh kv_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"

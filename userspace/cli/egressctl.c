@@ -159,13 +159,12 @@ usage_check(FILE *f)
 }
 /* The path an allowed q takes under `run`: "fast-path" (a tcp:// rule, or
  * an exact IPv4 ADDR:PORT rule: direct, the address alone),
- * "kernel-verified" (a host rule without a method limit on a port of
- * policy_kv_ports: direct, the kernel checks the SNI or Host), or "proxy". */
+ * "kernel-verified" (TLS where policy_kv_ports says: direct, the kernel
+ * checks the SNI), or "proxy" (plain HTTP always: judged per request). */
 static const char *
 check_path(const struct policy *p, const struct policy_query *q)
 {
 	struct sockaddr_in ex[64];
-	struct policy_query hq = *q;
 	struct policy_decision d;
 	uint16_t ports[16];
 	int n;
@@ -181,8 +180,7 @@ check_path(const struct policy *p, const struct policy_query *q)
 	}
 	if (policy_tcp_rule(p, q->host, q->port))
 		return "fast-path";
-	hq.method = NULL; /* the kernel sees no method: allowed with any */
-	if (q->proto == POLICY_P_TCP || policy_decide(p, &hq, &d) || d.action != POLICY_ALLOW)
+	if (q->proto != POLICY_P_TLS || policy_decide(p, q, &d) || d.action != POLICY_ALLOW)
 		return "proxy";
 	n = policy_kv_ports(p, q->host, ports, 16);
 	for (int i = 0; i < n; i++)
@@ -198,8 +196,7 @@ path_words(const char *path)
 		return "kernel fast path (direct; the address alone is checked)";
 	if (!strcmp(path, "kernel-verified"))
 		return "kernel-verified (direct once egressctl's DNS answered the name; the "
-		       "kernel checks the TLS SNI or HTTP Host; proxy-aware clients need run "
-		       "--no-proxy-env)";
+		       "kernel checks the TLS SNI; proxy-aware clients need run --no-proxy-env)";
 	return "proxy (egressctl's proxy judges each connection or request)";
 }
 

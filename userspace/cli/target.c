@@ -167,6 +167,11 @@ const struct opt target_opt_table[] = {
 	 "instead of egressctl's"},
 	{"proxy-port", 0, OPT_T_CALL, 0, "P",
 	 "also let CMD reach a listener on 127.0.0.1:P (up to 2)", .call = add_proxy_port},
+	{"no-kernel-verify", 0, OPT_T_FLAG, TO(no_kverify), NULL,
+	 "no kernel-verified path: connections to allowed names\n"
+	 "go through the transparent proxy, even where the\n"
+	 "kernel could check their SNI or Host and let them go\n"
+	 "direct"},
 	{"allow-abstract-unix", 0, OPT_T_FLAG, TO(allow_abstract_unix), NULL,
 	 "run on kernels without the unix socket hooks (< 6.7),\n"
 	 "leaving abstract unix sockets unconfined"},
@@ -385,8 +390,10 @@ on_event(const struct egr_event *e, void *arg)
 	if (events_is_kv(e)) { /* the kernel-verified path's judgment */
 		r.source = "kernel";
 		policy_safe_str(e->name, sizeof(e->name), name, sizeof(name));
-		if (name[0])
+		if (name[0]) { /* the summary's row: the name, as the proxy's are */
 			r.host = name;
+			snprintf(dest, sizeof(dest), "%s:%u", name, (unsigned)ntohs(e->port));
+		}
 	}
 	r.pid = e->tgid;
 	r.comm = comm;
@@ -554,7 +561,7 @@ fast_add(void *arg, const struct sockaddr *sa, uint64_t ttl_ns)
 	int err = loader_fast_add(t->ld, sa, IPPROTO_TCP, ttl_ns);
 
 	if (!err && t->rk)
-		revoker_answered(t->rk, sa, proxy_learned_name(t->px, sa), ttl_ns);
+		revoker_answered(t->rk, sa, proxy_learned_name(t->px, sa), ttl_ns, false);
 	return err;
 }
 
@@ -562,8 +569,11 @@ static int
 kv_add(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags, uint64_t ttl_ns)
 {
 	struct target *t = arg;
+	int err = loader_kv_add(t->ld, sa, name, flags, ttl_ns);
 
-	return loader_kv_add(t->ld, sa, name, flags, ttl_ns);
+	if (!err && t->rk) /* a policy change that denies name ends its connections */
+		revoker_answered(t->rk, sa, name, ttl_ns, true);
+	return err;
 }
 
 static int
@@ -851,7 +861,8 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	t->cgpath = cgpath;
 	proxy_set_index(t->px, loader_conns_fd(t->ld));
 	proxy_set_fastpath(t->px, fast_add, fast_del, t);
-	proxy_set_kvpath(t->px, kv_add, kv_clear);
+	if (!t->o->no_kverify)
+		proxy_set_kvpath(t->px, kv_add, kv_clear);
 	if (t->adopted) { /* approvals of the old policy: DNS answers them again */
 		loader_fast_clear(t->ld);
 		loader_kv_clear(t->ld);

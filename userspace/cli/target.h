@@ -46,6 +46,7 @@ struct target_opts {
 	int nproxy;
 	bool audit;		  /* record what would be denied, deny nothing */
 	bool allow_abstract_unix; /* kernels without the unix hooks */
+	bool no_kverify;	  /* no kernel-verified path: allowed names via the proxy */
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
 	int nallow_unix;

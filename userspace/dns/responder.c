@@ -428,8 +428,11 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 /* ---- the kernel-verified path ---- */
 
 /* As what the policy allows a direct connection to sin for name without
- * the proxy: TLS (a host rule for it, no deny on name or address), and
- * HTTP with any method (no method limit). */
+ * the proxy: TLS (a host rule for it, no deny on name or address). Never
+ * plain HTTP (EGR_VN_HTTP): the kernel would judge its first request only,
+ * and a kept-alive connection's later ones could ask a front end at that
+ * address for any site (docs/security-http.md, hole 5); it keeps the
+ * proxy, which judges every request. */
 static uint32_t
 kv_flags(const struct dns_server *d, const char *name, const struct sockaddr_in *sin)
 {
@@ -444,15 +447,12 @@ kv_flags(const struct dns_server *d, const char *name, const struct sockaddr_in 
 
 	if (!policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW)
 		f |= EGR_VN_TLS;
-	q.proto = POLICY_P_HTTP; /* method NULL: allowed only without a method limit */
-	if (!policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW)
-		f |= EGR_VN_HTTP;
 	return f;
 }
 
 /* Opens the kernel-verified path for name's A answers, before the answer
- * is released: on the ports of its host rules (policy_kv_ports), where the
- * policy allows it. Audit mode keeps the proxy, which records everything. */
+ * is released: on port 443 where a host rule allows it (policy_kv_ports).
+ * Audit mode keeps the proxy, which records everything. */
 static void
 kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nrr)
 {

@@ -43,6 +43,8 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_KV_H2C] = "kernel-verified: HTTP/2 prior knowledge cannot be checked",
 	[EGR_R_KV_ECH] = "kernel-verified: an encrypted ClientHello hides the name",
 	[EGR_R_KV_BUSY] = "kernel-verified: no scratch space free; dropped, sent again",
+	[EGR_R_KV_PLAIN] = "kernel-verified: plain HTTP on port 443 (the proxy judges plain HTTP, "
+			   "request by request)",
 };
 
 const char *
@@ -178,5 +180,5 @@ events_format_dest(const struct egr_event *e, const char *dest, char *buf, size_
 bool
 events_is_kv(const struct egr_event *e)
 {
-	return e->hook == EGR_H_SKB && e->reason >= EGR_R_KV_OK && e->reason <= EGR_R_KV_BUSY;
+	return e->hook == EGR_H_SKB && e->reason >= EGR_R_KV_OK && e->reason <= EGR_R_KV_PLAIN;
 }

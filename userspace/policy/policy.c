@@ -1191,8 +1191,8 @@ add_port(struct qctx *c, uint16_t port)
 }
 
 /* The ports an allow rule r contributes to c->ports: a tcp:// rule's, or
- * (host_ports) a host rule's without a method limit, 443 and 80 for one
- * without a port. */
+ * (host_ports) 443 for a host rule without a method limit that allows 443
+ * (without a port, or with 443). */
 static void
 collect_port(struct qctx *c, const struct rule *r, int ai)
 {
@@ -1203,14 +1203,9 @@ collect_port(struct qctx *c, const struct rule *r, int ai)
 			add_port(c, r->pub.port);
 		return;
 	}
-	if (ai >= 0 || r->pub.tcp || r->pub.methods)
+	if (ai >= 0 || r->pub.tcp || r->pub.methods || (r->pub.port && r->pub.port != 443))
 		return;
-	if (r->pub.port) {
-		add_port(c, r->pub.port);
-	} else {
-		add_port(c, 443);
-		add_port(c, 80);
-	}
+	add_port(c, 443);
 }
 
 /* ai: index of the address in c->addrs an address rule matched; -1 for names. */

@@ -13,9 +13,10 @@ local port, which the server logs when the connection is direct).
       a hand-built 1800-byte ClientHello, SNI after 1.3 KB of key share
       (as a post-quantum hybrid hello has), in one write; ok when the
       server answers (an alert is an answer) and nothing reset it
-  kvclient.py http NAME --host H   GET / with Host: H to NAME:80
-  kvclient.py h2c NAME             the HTTP/2 preface and SETTINGS to :80
-  kvclient.py raw NAME             bytes that are neither TLS nor HTTP to :80
+  kvclient.py http NAME --host H   GET / with Host: H, plain HTTP
+  kvclient.py h2c NAME             the HTTP/2 preface and SETTINGS
+  kvclient.py raw NAME             bytes that are neither TLS nor HTTP
+  --port P (any mode): to port P of NAME (default 443)
   --addr A (any mode): connect to A instead of resolving NAME (the
   control, outside egressctl, where nothing answers the sandbox's resolver)
 """
@@ -130,7 +131,7 @@ def main():
     t0 = time.monotonic()
     r = {"mode": mode}
     try:
-        s = connect(name, 443 if mode in ("tls", "big") else 80, opt.get("--addr"))
+        s = connect(name, int(opt.get("--port", 443)), opt.get("--addr"))
         t0 = time.monotonic()
         r["lport"] = str(s.getsockname()[1])
         if mode == "tls":
