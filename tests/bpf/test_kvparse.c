@@ -284,6 +284,42 @@ h2c_and_other(void **state)
 	assert_int_equal(run_str("\x17\x03\x03\x00\x10"), EGR_R_KV_PROTO); /* not a hello */
 }
 
+/* The parser's cost per run (BPF_PROG_TEST_RUN's average over repeat),
+ * printed for docs/kernel.md, never asserted: timings are ratios in the
+ * benchmark, not tests. */
+static void
+cost(void **state)
+{
+	uint8_t frame[3700] = {0x0};
+	struct buf b = {.n = 0};
+	const char *http = "GET /x HTTP/1.1\r\nHost: ok.kv.test\r\nUser-Agent: curl/7.88.1\r\n"
+			   "Accept: */*\r\n\r\n";
+	size_t sizes[] = {517, 1800, 0};
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .repeat = 20000);
+
+		b.n = 0;
+		if (sizes[i])
+			build_hello(&b, &(struct hello){.sni = WANT,
+							.grease = true,
+							.key_share = sizes[i] > 600 ? 1216 : 32,
+							.pad_to = sizes[i]});
+		else
+			put(&b, http, strlen(http));
+		frame[12] = 0x88;
+		frame[13] = 0xb5;
+		memcpy(frame + 14, b.b, b.n);
+		o.data_size_in = (uint32_t)(b.n + 14);
+		assert_int_equal(
+			bpf_prog_test_run_opts(bpf_program__fd(skel->progs.kv_parse_test), &o), 0);
+		assert_true((o.retval & 0xff) == EGR_R_KV_OK);
+		printf("# parse %s of %zu bytes: %u ns per run\n",
+		       sizes[i] ? "ClientHello" : "HTTP head", b.n, o.duration);
+	}
+}
+
 static int
 setup(void **state)
 {
@@ -313,6 +349,7 @@ main(void)
 		cmocka_unit_test(tls_grease),	 cmocka_unit_test(tls_refused),
 		cmocka_unit_test(tls_truncated), cmocka_unit_test(http_host),
 		cmocka_unit_test(http_refused),	 cmocka_unit_test(h2c_and_other),
+		cmocka_unit_test(cost),
 	};
 
 	if (geteuid() != 0) {
