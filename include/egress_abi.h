@@ -56,6 +56,8 @@ enum egr_reason {
 	EGR_R_KV_ECH = 29,    /* encrypted_client_hello: the real name is hidden */
 	EGR_R_KV_BUSY = 30,   /* no scratch buffer free (nested run): dropped, retried */
 	EGR_R_KV_PLAIN = 31,  /* plain HTTP: its name answered, but not allowed as HTTP */
+	EGR_R_KV_SHARED = 32, /* payload in pages the sender may still change (sendfile,
+			       * splice, MSG_ZEROCOPY): what was read may not be what is sent */
 	EGR_R_MAX,
 };
 

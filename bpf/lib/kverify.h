@@ -36,6 +36,30 @@ kv_hit(const __be32 *addr, __be16 port)
 	return 1;
 }
 
+/* Does the packet carry pages its sender may still write to (sendfile and
+ * splice: SKBFL_SHARED_FRAG; MSG_ZEROCOPY: SKBFL_ZEROCOPY_ENABLE)? The
+ * receiver reads them after the check: a name checked there need not be
+ * the name sent. -1 when it cannot be told (then refused too). */
+static __always_inline int
+shared_frags(struct __sk_buff *skb)
+{
+	struct skb_shared_info *sh;
+	struct sk_buff *k;
+	unsigned char *head;
+	__u8 flags;
+
+	if (!bpf_cast_to_kern_ctx)
+		return -1;
+	k = bpf_cast_to_kern_ctx(skb);
+	if (!k->data_len)
+		return 0; /* linear: copied into the skb's own head */
+	head = BPF_CORE_READ(k, head);
+	sh = (struct skb_shared_info *)(head + BPF_CORE_READ(k, end));
+	if (bpf_probe_read_kernel(&flags, sizeof(flags), &sh->flags))
+		return -1;
+	return (flags & (SKBFL_SHARED_FRAG | SKBFL_ZEROCOPY_ENABLE)) != 0;
+}
+
 /* Where a TCP packet's payload starts and how long it is; 0 when its
  * headers cannot be read. */
 static __always_inline int
@@ -142,6 +166,8 @@ kv_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o)
 	r = kv_load_parse(skb, s, off, plen);
 	if (r == EGR_R_KV_OK)
 		r = kv_name_ok(s, o);
+	if (r == EGR_R_KV_OK && shared_frags(skb))
+		r = EGR_R_KV_SHARED;
 	__builtin_memcpy(name, s->key.name, sizeof(name));
 	kv_leave();
 	return kv_verdict(skb, sk, o, r, name);

@@ -11,6 +11,8 @@
 #   fronting    the allowed address with a denied SNI (both names share it)
 #   nosni       a ClientHello without SNI
 #   split       a ClientHello written in two pieces
+#   sendfile    a ClientHello sent with sendfile(2): the kernel would check
+#               pages the sender can still write to before the server reads
 #   host        plain HTTP on port 443 whose Host is the denied name
 #   plain       plain HTTP on port 443 for the allowed name (the kernel
 #               path is TLS only: the proxy judges plain HTTP per request)
@@ -222,6 +224,10 @@ test_split() {
 	refused split 'the ClientHello .*not whole.*' '^TLS .*sni=ok\.kv\.test' \
 		tls ok.kv.test --sni ok.kv.test --split 40
 }
+test_sendfile() {
+	refused sendfile 'the first bytes are in pages.*' '^TLS .*sni=ok\.kv\.test' \
+		tls ok.kv.test --sni ok.kv.test --sendfile
+}
 test_host() {
 	refused host 'a name not answered.*' '^HTTP .*host=evilplain\.kv\.test' \
 		http plain.kv.test --host evilplain.kv.test
@@ -268,6 +274,6 @@ test_summary() {
 	a_grep kv.summary.counts "$W/$t.err" '1 kernel-verified, 1 kernel-rejected'
 }
 
-ALL_TESTS="verified fronting nosni split host plain h2c other wrongaddr proxyenv summary"
+ALL_TESTS="verified fronting nosni split sendfile host plain h2c other wrongaddr proxyenv summary"
 
 suite_main kverify.sh kv_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"

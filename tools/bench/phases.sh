@@ -165,7 +165,10 @@ phase_rate() {
 #   RATE ROW/C ...   wrk, C clients, a new TLS connection per request
 #                    (Connection: close), RATE_S seconds
 #   HS ROW ...       the TLS handshake's time (curl time_appconnect -
-#                    time_connect), p50 of HS_N handshakes
+#                    time_connect), p50 of HS_N handshakes; --resolve, so
+#                    no lookup of each curl's overlaps the handshakes (the
+#                    bulk line before it had egressctl's DNS answer the
+#                    name, which opened the kernel-verified path)
 # Then one more kernel-verified run with bpf_stats on: each program's run
 # time per call on this path (phase "https_bpf").
 HS_N=200
@@ -178,6 +181,7 @@ hs() {
 	row=\$1; shift; i=0; : >"$RW/hs-\$row"
 	while [ \$i -lt $HS_N ]; do
 		/usr/bin/curl -q -sS -o /dev/null -w '%{time_connect} %{time_appconnect}\\n' "\$@" \\
+			--resolve www.bench.test:443:$WWW_IP \\
 			https://www.bench.test/small >>"$RW/hs-\$row" 2>/dev/null
 		i=\$((i + 1))
 	done

@@ -45,6 +45,8 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_KV_BUSY] = "kernel-verified: no scratch space free; dropped, sent again",
 	[EGR_R_KV_PLAIN] = "kernel-verified: plain HTTP on port 443 (the proxy judges plain HTTP, "
 			   "request by request)",
+	[EGR_R_KV_SHARED] = "kernel-verified: the first bytes are in pages the sender can still "
+			    "change (sendfile, splice, MSG_ZEROCOPY)",
 };
 
 const char *
@@ -180,5 +182,5 @@ events_format_dest(const struct egr_event *e, const char *dest, char *buf, size_
 bool
 events_is_kv(const struct egr_event *e)
 {
-	return e->hook == EGR_H_SKB && e->reason >= EGR_R_KV_OK && e->reason <= EGR_R_KV_PLAIN;
+	return e->hook == EGR_H_SKB && e->reason >= EGR_R_KV_OK && e->reason <= EGR_R_KV_SHARED;
 }

@@ -953,7 +953,7 @@ bool
 loader_is_kv_refusal(const struct egr_event *e)
 {
 	return e->hook == EGR_H_SKB && e->verdict == EGR_V_DENY && e->reason > EGR_R_KV_OK &&
-	       e->reason <= EGR_R_KV_PLAIN && e->reason != EGR_R_KV_BUSY;
+	       e->reason <= EGR_R_KV_SHARED && e->reason != EGR_R_KV_BUSY;
 }
 
 int

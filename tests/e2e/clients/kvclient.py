@@ -8,7 +8,8 @@ local port, which the server logs when the connection is direct).
   kvclient.py tls NAME [--sni S | --no-sni] [--split N]
       a real TLS handshake (python ssl, no certificate check) to NAME:443;
       --split N writes the ClientHello in two pieces (N bytes, a pause,
-      the rest) with TCP_NODELAY
+      the rest) with TCP_NODELAY; --sendfile sends it with sendfile(2) from
+      a file (pages the sender could still change after a check)
   kvclient.py big NAME --sni S
       a hand-built 1800-byte ClientHello, SNI after 1.3 KB of key share
       (as a post-quantum hybrid hello has), in one write; ok when the
@@ -27,6 +28,7 @@ import socket
 import ssl
 import struct
 import sys
+import tempfile
 import time
 
 
@@ -59,7 +61,24 @@ def read_all(s):
         got += d
 
 
-def tls(s, sni, split):
+def send_first(s, data, split, via_file):
+    """the first flight: at once, in two writes, or by sendfile(2) from a file"""
+    if via_file:
+        with tempfile.TemporaryFile() as f:
+            f.write(data)
+            f.flush()
+            off = 0
+            while off < len(data):
+                off += os.sendfile(s.fileno(), f.fileno(), off, len(data) - off)
+    elif split:
+        s.sendall(data[:split])
+        time.sleep(0.3)
+        s.sendall(data[split:])
+    else:
+        s.sendall(data)
+
+
+def tls(s, sni, split, via_file=False):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -73,10 +92,8 @@ def tls(s, sni, split):
         except ssl.SSLWantReadError:
             done = False
         data = outg.read()
-        if data and first and split:
-            s.sendall(data[:split])
-            time.sleep(0.3)
-            s.sendall(data[split:])
+        if data and first:
+            send_first(s, data, split, via_file)
         elif data:
             s.sendall(data)
         first = first and not data
@@ -135,7 +152,8 @@ def main():
         t0 = time.monotonic()
         r["lport"] = str(s.getsockname()[1])
         if mode == "tls":
-            tls(s, None if "--no-sni" in opt else opt.get("--sni", name), int(opt.get("--split", 0)))
+            tls(s, None if "--no-sni" in opt else opt.get("--sni", name), int(opt.get("--split", 0)),
+                "--sendfile" in opt)
         elif mode == "big":
             h = big_hello(opt["--sni"])
             r["hello_len"] = str(len(h))
