@@ -120,7 +120,10 @@ kv_emit(struct __sk_buff *skb, struct bpf_sock *sk, const struct egr_sk_orig *o,
 	__builtin_memcpy(e->comm, o->who.comm, sizeof(e->comm));
 	if (name)
 		__builtin_memcpy(e->name, name, sizeof(e->name) - 1);
-	bpf_ringbuf_submit(e, 0);
+	/* an allow wakes nobody: userspace takes it with the next event or
+	 * its drain timer (target.c); a refusal wakes it at once, to end the
+	 * connection */
+	bpf_ringbuf_submit(e, verdict == EGR_V_ALLOW ? BPF_RB_NO_WAKEUP : 0);
 }
 
 /* The verdict on a judged first segment (r: EGR_R_KV_OK or a refusal). */

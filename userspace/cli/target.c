@@ -198,6 +198,7 @@ struct target {
 	struct revoker *rk;	 /* env->revoke_direct: the direct connections' revoke pass */
 	struct unixsvc unix_svc; /* the unix sockets denied, by entry index */
 	struct event *ev_ring, *ev_status;
+	struct event *ev_drain; /* the kernel-verified path's allow events: no wakeup each */
 	int status_fd;
 	char status_path[128];
 	const char *cgpath;
@@ -406,6 +407,8 @@ on_event(const struct egr_event *e, void *arg)
 	events_format_dest(e, dest, line, sizeof(line));
 	denial_line(t, line);
 }
+
+#define DRAIN_US 100000 /* how late a kernel-verified allow's decision line may be */
 
 static void
 on_ring(evutil_socket_t fd, short what, void *arg)
@@ -876,7 +879,12 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 		goto out_detach;
 	}
 	t->ev_ring = event_new(t->base, loader_events_fd(t->ld), EV_READ | EV_PERSIST, on_ring, t);
-	if (!t->ev_ring || event_add(t->ev_ring, NULL)) {
+	/* the kernel submits its kernel-verified allows without a wakeup
+	 * (one per connection would cost each handshake a context switch):
+	 * they are taken with the next event, or by this timer */
+	t->ev_drain = event_new(t->base, -1, EV_PERSIST, on_ring, t);
+	if (!t->ev_ring || event_add(t->ev_ring, NULL) || !t->ev_drain ||
+	    event_add(t->ev_drain, &(struct timeval){.tv_usec = DRAIN_US})) {
 		snprintf(errbuf, errlen, "cannot watch the event ring buffer");
 		err = -ENOMEM;
 		goto out_detach;
@@ -892,6 +900,9 @@ out_detach:
 	if (t->ev_ring)
 		event_free(t->ev_ring);
 	t->ev_ring = NULL;
+	if (t->ev_drain)
+		event_free(t->ev_drain);
+	t->ev_drain = NULL;
 	loader_free(t->ld);
 	t->ld = NULL;
 out_proxy:
@@ -1034,6 +1045,8 @@ target_free(struct target *t)
 	close_status(t);
 	if (t->ev_ring)
 		event_free(t->ev_ring);
+	if (t->ev_drain)
+		event_free(t->ev_drain);
 	revoker_free(t->rk);
 	loader_free(t->ld);
 	proxy_free(t->px);
