@@ -164,7 +164,9 @@ phase_rate() {
 #   BULK ROW ...     curl, /big over one connection, BULK_S seconds
 #   RATE ROW/C ...   wrk, C clients, a new TLS connection per request
 #                    (Connection: close), RATE_S seconds
-#   HS ROW ...       the TLS handshake's time (curl time_appconnect -
+#   HS ROW ...       (also the fast path's, tcp://fast.bench.test:443: the
+#                    same confinement without the check)
+#                    the TLS handshake's time (curl time_appconnect -
 #                    time_connect), p50 of HS_N handshakes; --resolve, so
 #                    no lookup of each curl's overlaps the handshakes (the
 #                    bulk line before it had egressctl's DNS answer the
@@ -177,12 +179,12 @@ https_prelude() {
 . $W/prelude.sh
 set -f # K's '*' is curl's, not the shell's
 K="-k --noproxy *"
-hs() {
-	row=\$1; shift; i=0; : >"$RW/hs-\$row"
+hs() { r=\$1; shift; hsto \$r www.bench.test $WWW_IP "\$@"; }
+hsto() { # hsto ROW HOST ADDR CURL-ARGS...
+	row=\$1; h=\$2; ip=\$3; shift 3; i=0; : >"$RW/hs-\$row"
 	while [ \$i -lt $HS_N ]; do
 		/usr/bin/curl -q -sS -o /dev/null -w '%{time_connect} %{time_appconnect}\\n' "\$@" \\
-			--resolve www.bench.test:443:$WWW_IP \\
-			https://www.bench.test/small >>"$RW/hs-\$row" 2>/dev/null
+			--resolve \$h:443:\$ip https://\$h/small >>"$RW/hs-\$row" 2>/dev/null
 		i=\$((i + 1))
 	done
 	p50=\$(awk '{ print (\$2 - \$1) * 1000000 }' "$RW/hs-\$row" | sort -n | awk '{ a[NR] = \$1 } END { print a[int((NR + 1) / 2)] }')
@@ -251,10 +253,14 @@ phase_https() {
 $(https_paths direct_https "\$K")" >"$W/https-direct-$r.out"
 		https_rec "https-direct-$r" "$r"
 		tag=https-kv-$r
-		EGR_EXTRA=() # the kernel-verified path, and CONNECT
+		# the kernel-verified path, CONNECT, and the fast path's handshakes
+		# (tcp://fast.bench.test:443: the same confinement, no check)
+		EGR_EXTRA=()
 		egr_run "$tag" 150 "$(https_prelude)
 $(https_paths egr_kv_https "\$K")
-$(https_paths egr_connect_https "-k -p -x \$HTTP_PROXY")"
+$(https_paths egr_connect_https "-k -p -x \$HTTP_PROXY")
+/usr/bin/curl -q -sS \$K -o /dev/null https://fast.bench.test/small
+hsto egr_fast_https fast.bench.test $FAST_IP \$K"
 		EGR_EXTRA=(--no-kernel-verify)
 		https_rec "$tag" "$r"
 		tag=https-tr-$r

@@ -579,7 +579,8 @@ class Report:
         names = {"direct_https": "direct (no egressctl)",
                  "egr_kv_https": "egressctl kernel-verified (SNI checked, direct)",
                  "egr_transparent_https": "egressctl transparent proxy",
-                 "egr_connect_https": "egressctl CONNECT"}
+                 "egr_connect_https": "egressctl CONNECT",
+                 "egr_fast_https": "egressctl fast path (tcp://: confined, no check)"}
 
         def mibs(r):
             x = r.get("res")

@@ -228,6 +228,7 @@ cgroup2_mount() {
 RULES=(
 	--allow www.bench.test		# HTTP proxy, CONNECT, SOCKS5, transparent
 	--allow tcp://fast.bench.test:80	# the fast path, opened by the DNS answer
+	--allow tcp://fast.bench.test:443	# ... and its HTTPS handshakes (phase_https)
 	--allow '**.q.bench.test'	# the DNS benchmark's names
 	--allow "127.0.0.1:$HOLD_PORT"	# idle tunnels' far end (CONNECT to loopback)
 	--allow "127.0.0.1:$ACC_PORT"	# connect() latency, fast path to loopback
