@@ -14,18 +14,20 @@
  * state lives in the per-CPU map value (a growing offset on the stack never
  * converges), offsets into the buffer are masked (M), and a variable length
  * gets its bound from an asm mask clang cannot drop. The scratch can be
- * re-entered from softirq on the same CPU: one buffer per nesting level. */
+ * re-entered on the same CPU (softirq, preemption): KV_LEVELS buffers per
+ * CPU, each claimed by the run that uses it. */
 #ifndef EGR_KPARSE_H
 #define EGR_KPARSE_H
 
 #include "lib/common.h"
 
 #define KV_BUF	  4096 /* bytes of the first segment read; a power of two */
-#define KV_LEVELS 3    /* task, softirq, and one more */
+#define KV_LEVELS 4    /* buffers per CPU: runs at once on one CPU */
 #define KV_EXTS	  128  /* extensions walked at most */
 #define M(o)	  ((o) & (KV_BUF - 1))
 
 struct kv_scratch {
+	__u32 busy; /* claimed by a run (kv_enter) */
 	__u8 b[KV_BUF];
 	__u32 n;		  /* bytes in b */
 	__u32 xend;		  /* TLS: end of the extensions; HTTP: unused */
@@ -47,13 +49,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kv_scratch);
 } egr_kvbuf SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} egr_kvnest SEC(".maps");
 
 /* bpf_loop takes a stack pointer as its context: the map value through it */
 struct kv_lctx {
@@ -78,30 +73,34 @@ lower(__u32 c)
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-/* The scratch of this nesting level (kv_leave() after it), NULL when every
- * level is taken. */
+/* A free scratch buffer of this CPU, claimed (kv_leave(s) after it); NULL
+ * when every one is taken. Claimed by compare-and-swap, not by a depth
+ * count: with a preemptible kernel a task's run can be interrupted by
+ * softirq and preempted by another task's on the same CPU, and those need
+ * not end in the order they began. */
 static __always_inline struct kv_scratch *
 kv_enter(void)
 {
-	__u32 zero = 0, lvl, *nest = bpf_map_lookup_elem(&egr_kvnest, &zero);
 	struct kv_scratch *s;
 
-	if (!nest)
-		return NULL;
-	lvl = (*nest)++;
-	s = bpf_map_lookup_elem(&egr_kvbuf, &lvl); /* NULL past KV_LEVELS */
-	if (!s)
-		(*nest)--;
-	return s;
+#pragma unroll
+	for (__u32 i = 0; i < KV_LEVELS; i++) {
+		__u32 k = i;
+
+		s = bpf_map_lookup_elem(&egr_kvbuf, &k);
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0)
+			return s;
+	}
+	return NULL;
 }
 
+/* Only runs on this CPU share s: a compiler barrier before the store is
+ * order enough (clang 14 has no BPF store-release). */
 static __always_inline void
-kv_leave(void)
+kv_leave(struct kv_scratch *s)
 {
-	__u32 zero = 0, *nest = bpf_map_lookup_elem(&egr_kvnest, &zero);
-
-	if (nest && *nest)
-		(*nest)--;
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&s->busy = 0;
 }
 
 /* One extension at s->off per call (TLS). */

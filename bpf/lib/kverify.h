@@ -172,7 +172,7 @@ kv_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o)
 	if (r == EGR_R_KV_OK && shared_frags(skb))
 		r = EGR_R_KV_SHARED;
 	__builtin_memcpy(name, s->key.name, sizeof(name));
-	kv_leave();
+	kv_leave(s);
 	return kv_verdict(skb, sk, o, r, name);
 }
 

@@ -33,6 +33,6 @@ kv_parse_test(struct __sk_buff *skb)
 		if (bpf_map_lookup_elem(&want, s->key.name))
 			r |= 0x10000;
 	}
-	kv_leave();
+	kv_leave(s);
 	return r;
 }

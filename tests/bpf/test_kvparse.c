@@ -320,6 +320,38 @@ cost(void **state)
 	}
 }
 
+/* Every buffer of every CPU claimed: the run gets none (the program says
+ * -1; the catch-all drops the segment unjudged and TCP sends it again).
+ * After a run its buffer is free again. */
+static void
+claim(void **state)
+{
+	int fd = bpf_map__fd(skel->maps.egr_kvbuf), ncpu = libbpf_num_possible_cpus();
+	size_t vsz = (bpf_map__value_size(skel->maps.egr_kvbuf) + 7) &
+		     ~(size_t)7; /* per CPU, 8-aligned */
+	char *v = calloc((size_t)ncpu, vsz);
+	struct buf b = {.n = 0};
+
+	(void)state;
+	assert_non_null(v);
+	build_hello(&b, &(struct hello){.sni = WANT});
+	assert_int_equal(run(b.b, b.n), OK_TLS);
+	for (uint32_t k = 0; k < bpf_map__max_entries(skel->maps.egr_kvbuf); k++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &k, v), 0);
+		for (int c = 0; c < ncpu; c++)
+			assert_int_equal(*(uint32_t *)(v + (size_t)c * vsz), 0); /* busy */
+		for (int c = 0; c < ncpu; c++)
+			*(uint32_t *)(v + (size_t)c * vsz) = 1;
+		assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	}
+	assert_int_equal(run(b.b, b.n), -1);
+	memset(v, 0, (size_t)ncpu * vsz);
+	for (uint32_t k = 0; k < bpf_map__max_entries(skel->maps.egr_kvbuf); k++)
+		assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	assert_int_equal(run(b.b, b.n), OK_TLS);
+	free(v);
+}
+
 static int
 setup(void **state)
 {
@@ -349,7 +381,7 @@ main(void)
 		cmocka_unit_test(tls_grease),	 cmocka_unit_test(tls_refused),
 		cmocka_unit_test(tls_truncated), cmocka_unit_test(http_host),
 		cmocka_unit_test(http_refused),	 cmocka_unit_test(h2c_and_other),
-		cmocka_unit_test(cost),
+		cmocka_unit_test(cost),		 cmocka_unit_test(claim),
 	};
 
 	if (geteuid() != 0) {
