@@ -588,7 +588,9 @@ test_revoke() {
 	a_jlog "$t.drop.logged" "$W/$t.jlog" decision=deny source=bpf host=git.other.test \
 		ip="$(re "$A_GIT")" port=22 pid="$pd" comm=python3 "reason=no rule allows it; the policy changed"
 	a_grep "$t.drop.said" "$W/$t.dout" "ended python3\\[$pd\\] tcp [0-9.]+:$lpd → git\\.other\\.test:22 \\($(re "$A_GIT"):22\\) established, direct: no rule allows it; the policy changed"
-	a_grep "$t.drop.counted" "$W/$t.dout" 'policy reloaded: .* revoked 2 connections'
+	# the two direct ones at least (a client of the transparent proxy that
+	# reconnects in a loop may be counted too)
+	a_grep "$t.drop.counted" "$W/$t.dout" 'policy reloaded: .* revoked ([2-9]|[1-9][0-9]+) connections'
 	sensor_none_since "$t.drop.nothing_after" "$n0" "src port ${lpd:-0} and tcp[tcpflags] & tcp-push != 0"
 	a_more "$t.drop.addr_goes_on" "$t/x" "$ex"
 	a_more "$t.drop.pre_left_alone" "$t/pre" "$ep"
