@@ -94,8 +94,19 @@ $(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(wildcard tests/unit/*.h) | $(OUT)/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $(filter-out %.h,$^) -o $@ $(LDLIBS) -lcmocka
 
+# BPF objects of the tests alone (tests/bpf/*.bpf.c: a parser in a program
+# of its own), built as bpf/'s are.
+BPF_TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUT)/tests/bpf/%.skel.h,$(wildcard tests/bpf/*.bpf.c))
+$(OUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c $(BPF_HDRS) | $(OUT)/tests/bpf
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
+		-Ivmlinux/$(ARCH) -Iinclude -Ibpf -c $< -o $@.tmp
+	$(LLVM_STRIP) -g $@.tmp -o $@
+	rm -f $@.tmp
+$(OUT)/tests/bpf/%.skel.h: $(OUT)/tests/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
 # BPF_PROG_TEST_RUN of the programs in the skeleton (tests/bpf/, root).
-$(OUT)/tests/bpf/%: tests/bpf/%.c $(LIB_OBJS) $(SKELS) | $(OUT)/tests/bpf
+$(OUT)/tests/bpf/%: tests/bpf/%.c $(LIB_OBJS) $(SKELS) $(BPF_TEST_SKELS) | $(OUT)/tests/bpf
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
 
 $(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers
@@ -134,7 +145,7 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci unix sudo containers ipv6
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci unix sudo containers ipv6 kverify
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \

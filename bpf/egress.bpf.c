@@ -18,7 +18,9 @@
  *   unix.c       connect_unix and sendmsg_unix refuse abstract addresses
  *   skb.c        cgroup_skb/egress drops whatever else would leave, and
  *                loopback packets that would reach a socket outside the
- *                sandbox
+ *                sandbox; judges the first bytes of the kernel-verified
+ *                path's connections (lib/kverify.h, lib/kparse.h)
+ *   kverify.c    iter/tcp ends the connections that judgment refused
  *   lib/         the maps and tunables, addresses, the decision, the
  *                receiving socket, the per-socket records, events
  *
@@ -34,3 +36,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "sock.c"
 #include "unix.c"
 #include "skb.c"
+#include "kverify.c"

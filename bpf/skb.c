@@ -10,6 +10,7 @@
 #include "lib/common.h"
 #include "lib/addr.h"
 #include "lib/events.h"
+#include "lib/kverify.h"
 #include "lib/maps.h"
 #include "lib/receiver.h"
 #include "lib/record.h"
@@ -79,7 +80,7 @@ skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, const __be32 *d, __be16 por
 	if (!o)
 		return deny_ret();
 	if (o->flags & EGR_SK_DIRECT)
-		return SYS_PROCEED;
+		return (o->flags & EGR_SK_VERIFY) ? kv_pkt(skb, sk, o) : SYS_PROCEED;
 	if (o->flags & EGR_SK_SKB_SEEN)
 		return deny_ret();
 	o->flags |= EGR_SK_SKB_SEEN; /* report a socket once, not every packet */
@@ -259,7 +260,7 @@ egr_skb_egress(struct __sk_buff *skb)
 	cookie = bpf_get_socket_cookie(skb);
 	o = bpf_map_lookup_elem(&egr_socks, &cookie);
 	if (o && (o->flags & EGR_SK_DIRECT))
-		return SYS_PROCEED;
+		return (o->flags & EGR_SK_VERIFY) ? kv_pkt(skb, sk, o) : SYS_PROCEED;
 	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb))
 		return SYS_PROCEED;
 	return skb_drop(skb, sk, d, (__be16)sk->dst_port, EGR_R_SKB_DROP);

@@ -25,6 +25,8 @@ record(struct egr_sk_orig *o, const struct sa *a, struct decision *d, __u64 cook
 		o->port = a->port;
 		o->flags |= d->skflags;
 	}
+	if (d->skflags & EGR_SK_VERIFY) /* who, for the catch-all's decision line */
+		who_task(&o->who, cookie, a->netns);
 	if (!d->index)
 		return;
 	o->flags |= EGR_SK_INDEX;

@@ -113,7 +113,9 @@ connect_cb(struct bpf_sock_ops *ctx)
 		return 1;
 	cookie = bpf_get_socket_cookie(ctx);
 	o = bpf_map_lookup_elem(&egr_socks, &cookie);
-	if (o && (o->flags & EGR_SK_DIRECT))
+	if (o && (o->flags & EGR_SK_VERIFY)) /* and the backstop's callback */
+		arm_close_cb(ctx, o, c.cbflags | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+	else if (o && (o->flags & EGR_SK_DIRECT))
 		arm_close_cb(ctx, o, c.cbflags);
 	if (!o)
 		o = bpf_sk_storage_get(&egr_sk, c.sk, 0, 0);
@@ -149,13 +151,43 @@ connect_cb(struct bpf_sock_ops *ctx)
 	return 1;
 }
 
+#define SOL_TCP		 6
+#define TCP_USER_TIMEOUT 18
+
+/* The backstop of the kernel-verified path (lib/kverify.h), in
+ * tcp_transmit_skb before the catch-all sees the segment: a refused
+ * connection that egr_kv_kill did not end (another network namespace, no
+ * userspace) times out at its next send attempt, ~200 ms on (the zero-window
+ * probe timer), instead of probing for minutes. Once the first bytes
+ * passed, the callback is switched off: it costs the first segments only. */
+static __always_inline int
+kv_backstop(struct bpf_sock_ops *ctx, __u32 cbflags)
+{
+	__u64 cookie = bpf_get_socket_cookie(ctx);
+	struct egr_sk_orig *o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	int ms = 1;
+
+	if (o && (o->flags & EGR_SK_KREJECT)) {
+		if (!(o->flags & EGR_SK_KARMED)) {
+			o->flags |= EGR_SK_KARMED;
+			bpf_setsockopt(ctx, SOL_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+		}
+		return 1;
+	}
+	if (!o || !(o->flags & EGR_SK_VERIFY))
+		bpf_sock_ops_cb_flags_set(ctx, cbflags & ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+	return 1;
+}
+
 SEC("sockops")
 int
 egr_sockops(struct bpf_sock_ops *ctx)
 {
-	__u32 op = ctx->op, newstate = ctx->args[1];
+	__u32 op = ctx->op, newstate = ctx->args[1], cbflags = ctx->bpf_sock_ops_cb_flags;
 
 	ctx_loaded();
+	if (op == BPF_SOCK_OPS_HDR_OPT_LEN_CB)
+		return kv_backstop(ctx, cbflags);
 	if (op == BPF_SOCK_OPS_STATE_CB)
 		return state_cb(ctx, newstate);
 	if (op == BPF_SOCK_OPS_TCP_CONNECT_CB)

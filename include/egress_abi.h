@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 11 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 12 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -44,6 +44,21 @@ enum egr_reason {
 	EGR_R_UNIX_SERVICE = 20,  /* unix socket of a service that starts work outside */
 	EGR_R_NETNS = 21,	  /* another network namespace, with no listener for it */
 	EGR_R_V4_IN_V6 = 22,	  /* IPv6 that carries IPv4 (NAT64, 6to4, Teredo, ...) */
+	/* the kernel-verified path (bpf/lib/kverify.h): a direct connect to an
+	 * address the DNS responder answered for an allowed name, judged by
+	 * its first payload segment */
+	EGR_R_KVERIFY = 23,   /* connect: direct, its first bytes to be checked */
+	EGR_R_KV_OK = 24,     /* first bytes name an answered, allowed name */
+	EGR_R_KV_NAME = 25,   /* SNI/Host not answered with this address, or not allowed */
+	EGR_R_KV_NONAME = 26, /* a ClientHello without SNI, a request without one Host */
+	EGR_R_KV_SPLIT = 27,  /* ClientHello or header block not whole in the first segment */
+	EGR_R_KV_PROTO = 28,  /* neither a TLS ClientHello nor an HTTP/1.x request */
+	EGR_R_KV_H2C = 29,    /* HTTP/2 prior knowledge (the PRI preface) */
+	EGR_R_KV_ECH = 30,    /* encrypted_client_hello: the real name is hidden */
+	EGR_R_KV_BUSY = 31,   /* no scratch buffer free (nested run): dropped, retried */
+	EGR_R_KV_PLAIN = 32,  /* plain HTTP: its name answered, but not allowed as HTTP */
+	EGR_R_KV_SHARED = 33, /* payload in pages the sender may still change (sendfile,
+			       * splice, MSG_ZEROCOPY): what was read may not be what is sent */
 	EGR_R_MAX,
 };
 
@@ -78,6 +93,15 @@ enum egr_hook {
  * socket was connected before the attach and is left open unconfined by the
  * pre-existing pass (bpf/existing.bpf.c). Never set by egress.bpf.c. */
 #define EGR_SK_PREEXISTING 0x400
+
+/* In egr_socks/egr_sk, with EGR_SK_DIRECT: a connect of the kernel-verified
+ * path. EGR_SK_VERIFY: its first payload segment is still to be judged
+ * (the catch-all parses it, then clears the flag on a match); EGR_SK_KREJECT:
+ * it was refused; nothing with payload passes, and the iter/tcp program
+ * egr_kv_kill ends it. */
+#define EGR_SK_VERIFY  0x800
+#define EGR_SK_KREJECT 0x1000
+#define EGR_SK_KARMED  0x2000 /* sockops set its TCP_USER_TIMEOUT backstop */
 
 /* struct egr_sk_orig.life: who is done with an egr_socks record of a TCP
  * socket that outlives its file (FIN, retransmits); the second frees it. */
@@ -177,6 +201,33 @@ struct egr_saved_val {
 };
 _Static_assert(sizeof(struct egr_saved_val) == 264, "egr_saved_val layout");
 
+/* The kernel-verified path. Map egr_vdst (LRU hash, key and value as
+ * egr_fast's, proto IPPROTO_TCP): addresses and ports the DNS responder
+ * answered for a name the policy allows there without the proxy; a connect
+ * to one goes direct with EGR_SK_VERIFY. Map egr_vname (LRU hash): which
+ * names were answered with that address, allowed on that port. The maps
+ * belong to one sandbox's programs: learned names are per cgroup. */
+#define EGR_NAME_LEN 256 /* a DNS name is at most 253 bytes */
+struct egr_vname_key {
+	__be32 addr[4];		 /* v4-mapped for IPv4 */
+	__be16 port;		 /* network order */
+	__u16 pad;		 /* always zero */
+	char name[EGR_NAME_LEN]; /* lower-case, no trailing dot, NUL-padded */
+};
+_Static_assert(sizeof(struct egr_vname_key) == 276, "egr_vname_key layout");
+
+#define EGR_VN_TLS 0x01 /* allowed as TLS (a ClientHello's SNI) */
+#define EGR_VN_HTTP                                                                                \
+	0x02 /* allowed as HTTP/1.x (Host); not granted by the
+			  * responder: the proxy judges every plain-HTTP
+			  * request, the kernel would see only the first */
+struct egr_vname_val {
+	__u64 expires_ns; /* CLOCK_BOOTTIME deadline */
+	__u32 flags;	  /* EGR_VN_* */
+	__u32 pad;	  /* always zero */
+};
+_Static_assert(sizeof(struct egr_vname_val) == 16, "egr_vname_val layout");
+
 /* Ring buffer egr_events: one record per deny, redirect and loopback allow. */
 struct egr_event {
 	__u64 time_ns;	 /* CLOCK_BOOTTIME */
@@ -197,8 +248,9 @@ struct egr_event {
 	__u16 addrlen;	 /* for unix: length of the name (without the leading NUL) */
 	char comm[16];	 /* task command name; empty when unknown */
 	__u32 pad2;	 /* always zero */
+	char name[64];	 /* EGR_R_KV_*: the SNI or Host seen (cut, NUL-padded) */
 };
-_Static_assert(sizeof(struct egr_event) == 80, "egr_event layout");
+_Static_assert(sizeof(struct egr_event) == 144, "egr_event layout");
 
 /* Map egr_stats (per-CPU array): what the programs did, for `egressctl status`. */
 enum egr_counter {
@@ -207,6 +259,8 @@ enum egr_counter {
 	EGR_C_FASTPATH = 2,   /* connects that took an approved fast-path entry */
 	EGR_C_LOCAL = 3,      /* connects/sends to loopback sockets of the sandbox */
 	EGR_C_WOULD_DENY = 4, /* audit mode: would have been denied */
+	EGR_C_KVERIFIED = 5,  /* kernel-verified connections whose first bytes matched */
+	EGR_C_KREJECTED = 6,  /* kernel-verified connections refused by their first bytes */
 	EGR_C_MAX,
 };
 

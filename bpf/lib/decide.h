@@ -8,6 +8,7 @@
 
 #include "lib/common.h"
 #include "lib/addr.h"
+#include "lib/kverify.h"
 #include "lib/record.h"
 #include "lib/tunables.h"
 
@@ -94,6 +95,12 @@ decide_tcp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 	}
 	if (is_local4(ip4)) {
 		local(d, ECONNREFUSED);
+		return;
+	}
+	if (kv_hit(dst, port)) { /* direct, its first bytes judged (lib/kverify.h) */
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_KVERIFY;
+		d->skflags = EGR_SK_DIRECT | EGR_SK_VERIFY;
 		return;
 	}
 	if (tproxy_port)

@@ -53,6 +53,22 @@ struct {
 	__type(value, struct egr_saved_val);
 } egr_saved SEC(".maps");
 
+/* The kernel-verified path (include/egress_abi.h): answered addresses and
+ * ports, and the names answered with them; written by the DNS responder. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct egr_fast_key);
+	__type(value, struct egr_fast_val);
+} egr_vdst SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct egr_vname_key);
+	__type(value, struct egr_vname_val);
+} egr_vname SEC(".maps");
+
 /* Deny, redirect and loopback-allow events for userspace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

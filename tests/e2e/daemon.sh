@@ -614,7 +614,8 @@ test_revoke() {
 		--log "$W/$t.jlog" -v --dns-upstream "$INET_DNS:5353" || return 0
 	a_grep "$t.pre.said" "$W/$t.dout" "python3\\[$ppre\\] tcp .* → $(re "$A_GIT"):22 established: pre-existing, not confined"
 	# direct by name (the responder opens the fast path), direct by an
-	# address rule, and a TLS tunnel through the transparent proxy
+	# address rule, and a TLS connection on the kernel-verified path
+	# (direct, its SNI checked: the policy change ends it as revoke pass)
 	in_cg "$t/d" "$PY" "$C/longconn.py" banner git.other.test 22 --hold-for 120 --every 0.3
 	pd=$CG_PID
 	in_cg "$t/x" "$PY" "$C/longconn.py" banner "$a_ex" 22 --hold-for 120 --every 0.3
@@ -663,14 +664,16 @@ test_revoke() {
 	a_jlog "$t.drop.logged" "$W/$t.jlog" decision=deny source=bpf host=git.other.test \
 		ip="$(re "$A_GIT")" port=22 pid="$pd" comm=python3 "reason=no rule allows it; the policy changed"
 	a_grep "$t.drop.said" "$W/$t.dout" "ended python3\\[$pd\\] tcp [0-9.]+:$lpd → git\\.other\\.test:22 \\($(re "$A_GIT"):22\\) established, direct: no rule allows it; the policy changed"
-	a_grep "$t.drop.counted" "$W/$t.dout" 'policy reloaded: .* revoked 2 connections'
+	# the two direct ones at least (a client of the transparent proxy that
+	# reconnects in a loop may be counted too)
+	a_grep "$t.drop.counted" "$W/$t.dout" 'policy reloaded: .* revoked ([2-9]|[1-9][0-9]+) connections'
 	sensor_none_since "$t.drop.nothing_after" "$n0" "src port ${lpd:-0} and tcp[tcpflags] & tcp-push != 0"
 	a_more "$t.drop.addr_goes_on" "$t/x" "$ex"
 	a_more "$t.drop.pre_left_alone" "$t/pre" "$ep"
 	wait_secs 5 grep -qs '"closed"' "$W/$t/t.cg.out"
 	a_grep "$t.drop.tunnel_closed" "$W/$t/t.cg.out" '"closed": "(ECONNRESET|eof|SSL:.*)"'
 	a_jlog "$t.drop.tunnel_logged" "$W/$t.jlog" decision=deny host=a.example.test "reason=.*the policy changed"
-	a_grep "$t.drop.timed" "$W/$t.dout" 'revoke pass: [0-9]+ direct connections, 1 ended, 0 not ended; 1 pass in [0-9.]+ ms'
+	a_grep "$t.drop.timed" "$W/$t.dout" 'revoke pass: [0-9]+ direct connections, 2 ended, 0 not ended; 1 pass in [0-9.]+ ms'
 	# regression: a second reload of a target without a "name" read its
 	# name from the freed dconfig of the first reload's job, found it
 	# changed and attached afresh (took the pins over, the proxy's

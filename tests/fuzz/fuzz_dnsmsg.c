@@ -141,10 +141,31 @@ fuzz_response(const uint8_t *data, size_t size)
 		abort();
 }
 
+/* The input as HTTPS/SVCB rdata: a strip of the ech parameter shrinks it
+ * by at least a parameter's header, and one that finds none leaves it as
+ * it was. */
+static void
+fuzz_svcb(const uint8_t *data, size_t size)
+{
+	uint8_t b[DNS_MAX_RDATA];
+	uint16_t n = (uint16_t)(size < sizeof(b) ? size : sizeof(b)), n0 = n;
+
+	memcpy(b, data, n);
+	if (dns_svcb_strip_ech(b, &n)) {
+		if (n + 4 > n0)
+			abort();
+		if (dns_svcb_strip_ech(b, &n) && n + 4 > n0)
+			abort();
+	} else if (n != n0 || memcmp(b, data, n)) {
+		abort();
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_query(data, size);
 	fuzz_response(data, size);
+	fuzz_svcb(data, size);
 	return 0;
 }

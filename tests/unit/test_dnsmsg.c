@@ -1997,6 +1997,44 @@ test_rdata_name(void **state)
 	assert_int_equal(dns_rdata_name(&rr, out, sizeof(out)), -1);
 }
 
+/* An HTTPS record's ech parameter goes, the others stay, in order; what
+ * does not parse is left as it is. */
+static void
+test_svcb_strip_ech(void **state)
+{
+	/* priority 1, target ".", alpn "h2", ech (4 bytes), port 443 */
+	static const uint8_t in[] = {0, 1, 0, 0, 1, 0, 3, 2, 'h', '2', 0, 5,
+				     0, 4, 1, 2, 3, 4, 0, 3, 0,	  2,   1, 0xbb};
+	static const uint8_t out[] = {0, 1, 0, 0, 1, 0, 3, 2, 'h', '2', 0, 3, 0, 2, 1, 0xbb};
+	/* target "a.test", ech only */
+	static const uint8_t in2[] = {0, 1, 1, 'a', 4, 't', 'e', 's', 't', 0, 0, 5, 0, 1, 9};
+	uint8_t b[64];
+	uint16_t n;
+
+	(void)state;
+	memcpy(b, in, sizeof(in));
+	n = sizeof(in);
+	assert_int_equal(dns_svcb_strip_ech(b, &n), 1);
+	assert_int_equal(n, sizeof(out));
+	assert_memory_equal(b, out, sizeof(out));
+	assert_int_equal(dns_svcb_strip_ech(b, &n), 0); /* none left */
+	assert_int_equal(n, sizeof(out));
+	memcpy(b, in2, sizeof(in2));
+	n = sizeof(in2);
+	assert_int_equal(dns_svcb_strip_ech(b, &n), 1);
+	assert_int_equal(n, 10);
+	/* a parameter longer than the rdata, a label past the end: untouched */
+	memcpy(b, in, sizeof(in));
+	n = 14;
+	assert_int_equal(dns_svcb_strip_ech(b, &n), 0);
+	assert_int_equal(n, 14);
+	b[2] = 0x40;
+	n = sizeof(in);
+	assert_int_equal(dns_svcb_strip_ech(b, &n), 0);
+	n = 2;
+	assert_int_equal(dns_svcb_strip_ech(b, &n), 0);
+}
+
 static void
 test_udp_max(void **state)
 {
@@ -2028,6 +2066,7 @@ main(void)
 		cmocka_unit_test(test_build_query),
 		cmocka_unit_test(test_rdata_name),
 		cmocka_unit_test(test_udp_max),
+		cmocka_unit_test(test_svcb_strip_ech),
 	};
 	int failed = 0;
 

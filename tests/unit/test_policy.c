@@ -1088,10 +1088,37 @@ fill_long_names(void)
 	snprintf(name_253_dot, sizeof(name_253_dot), "%s.", name_253);
 }
 
+/* The kernel-verified path's port: 443 for a host rule without a port or
+ * with 443 and no method limit; nothing for tcp://, address rules, other
+ * ports, method limits, names no rule matches. */
+static void
+test_kv_ports(void **state)
+{
+	static const char *const allow[] = {"a.test",	      "b.test:443",	  "c.test:8443",
+					    "d.test|GET",     "tcp://e.test:443", "**.f.test",
+					    "203.0.113.7:443"};
+	struct policy *p = build(allow, sizeof(allow) / sizeof(allow[0]), NULL, 0, false);
+	uint16_t ports[4];
+
+	(void)state;
+	assert_int_equal(policy_kv_ports(p, "a.test", ports, 4), 1);
+	assert_int_equal(ports[0], 443);
+	assert_int_equal(policy_kv_ports(p, "B.test.", ports, 4), 1);
+	assert_int_equal(policy_kv_ports(p, "x.f.test", ports, 4), 1);
+	assert_int_equal(policy_kv_ports(p, "c.test", ports, 4), 0);
+	assert_int_equal(policy_kv_ports(p, "d.test", ports, 4), 0);
+	assert_int_equal(policy_kv_ports(p, "e.test", ports, 4), 0);
+	assert_int_equal(policy_kv_ports(p, "other.test", ports, 4), 0);
+	assert_int_equal(policy_kv_ports(p, "203.0.113.7", ports, 4), 0);
+	assert_int_equal(policy_kv_ports(p, "a.test", ports, 0), 0);
+	policy_free(p);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
+		cmocka_unit_test(test_kv_ports),
 		cmocka_unit_test(test_decide_einval),
 		cmocka_unit_test(test_rule_fields),
 		cmocka_unit_test(test_methods_parse),

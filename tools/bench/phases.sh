@@ -155,6 +155,122 @@ phase_rate() {
 	peers_stop
 }
 
+# ----------------------------------------------------------------- https
+
+# HTTPS to nginx (TLS, a P-256 certificate made at setup) by name, the way
+# CI clients fetch from registries: direct (unconfined), the kernel-verified
+# path (no proxy hop; the kernel checks the SNI), the transparent proxy (the
+# same client, a run with --no-kernel-verify) and CONNECT (curl -p -x).
+#   BULK ROW ...     curl, /big over one connection, BULK_S seconds
+#   RATE ROW/C ...   wrk, C clients, a new TLS connection per request
+#                    (Connection: close), RATE_S seconds
+#   HS ROW ...       (also the fast path's, tcp://fast.bench.test:443: the
+#                    same confinement without the check)
+#                    the TLS handshake's time (curl time_appconnect -
+#                    time_connect), p50 of HS_N handshakes; --resolve, so
+#                    no lookup of each curl's overlaps the handshakes (the
+#                    bulk line before it had egressctl's DNS answer the
+#                    name, which opened the kernel-verified path)
+# Then one more kernel-verified run with bpf_stats on: each program's run
+# time per call on this path (phase "https_bpf").
+HS_N=200
+https_prelude() {
+	cat <<EOF
+. $W/prelude.sh
+set -f # K's '*' is curl's, not the shell's
+K="-k --noproxy *"
+hs() { r=\$1; shift; hsto \$r www.bench.test $WWW_IP "\$@"; }
+hsto() { # hsto ROW HOST ADDR CURL-ARGS...
+	row=\$1; h=\$2; ip=\$3; shift 3; i=0; : >"$RW/hs-\$row"
+	while [ \$i -lt $HS_N ]; do
+		/usr/bin/curl -q -sS -o /dev/null -w '%{time_connect} %{time_appconnect}\\n' "\$@" \\
+			--resolve \$h:443:\$ip https://\$h/small >>"$RW/hs-\$row" 2>/dev/null
+		i=\$((i + 1))
+	done
+	p50=\$(awk '{ print (\$2 - \$1) * 1000000 }' "$RW/hs-\$row" | sort -n | awk '{ a[NR] = \$1 } END { print a[int((NR + 1) / 2)] }')
+	echo "HS \$row 0 {\"p50_us\":\${p50:-null},\"n\":\$(wc -l <"$RW/hs-\$row")}"
+}
+wr() {
+	row=\$1; c=\$2
+	o=\$(timeout 30 wrk -t 2 -c \$c -d ${RATE_S}s -H 'Connection: close' https://www.bench.test/small 2>&1)
+	rc=\$?
+	rps=\$(printf '%s\\n' "\$o" | awk '/^Requests\\/sec:/ { print \$2 }')
+	echo "RATE \$row/\$c \$rc {\"rps\":\${rps:-null}}"
+}
+EOF
+}
+
+# https_paths ROW CURL-ARGS: the bulk, handshake and rate lines of one path
+# (CONNECT: no rate rows, wrk speaks no proxy)
+https_paths() {
+	local c out="bulk $1 $2 https://www.bench.test/big
+hs $1 $2"
+	if command -v wrk >/dev/null && [ "$1" != egr_connect_https ]; then
+		for c in $RATE_CONCS; do
+			out+="
+wr $1 $c"
+		done
+	fi
+	printf '%s\n' "$out"
+}
+
+https_rec() { # https_rec TAG ROUND: the lines of a run as phase https records
+	rec_lines "$1" BULK https "$2"
+	rec_lines "$1" RATE https "$2"
+	rec_lines "$1" HS https "$2"
+}
+
+https_bpf() { # the kernel-verified path's programs, bpf_stats on
+	local tag=https-bpf line
+	OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	EGR_EXTRA=()
+	egr_start "$tag" "$(https_prelude)
+bulk egr_kv_https \$K https://www.bench.test/big >/dev/null
+hs egr_kv_https \$K >/dev/null
+echo DONE
+i=0; while [ ! -e $RW/https-bpf-stop ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done"
+	if wait_line "$W/$tag.out" '^DONE' 90; then
+		while read -r line; do
+			rec "{\"phase\":\"https_bpf\",\"round\":1,\"res\":$line}"
+		done < <("$PY" "$HERE/report.py" bpfstats "$EGR_CG")
+	else
+		note "https BPF stats: the workload did not finish: $(tail -c 300 "$W/$tag.err")"
+	fi
+	touch "$RW/https-bpf-stop"
+	egr_join 20
+	EGR_EXTRA=(--no-kernel-verify)
+	sysctl -qw kernel.bpf_stats_enabled="$OLD_BPF_STATS"
+	OLD_BPF_STATS=""
+}
+
+phase_https() {
+	local r tag
+	command -v wrk >/dev/null || skip "https connection rate" "wrk is not installed"
+	for r in $(seq "$ROUNDS"); do
+		note "https round $r/$ROUNDS"
+		direct /bin/sh -c "$(https_prelude)
+$(https_paths direct_https "\$K")" >"$W/https-direct-$r.out"
+		https_rec "https-direct-$r" "$r"
+		tag=https-kv-$r
+		# the kernel-verified path, CONNECT, and the fast path's handshakes
+		# (tcp://fast.bench.test:443: the same confinement, no check)
+		EGR_EXTRA=()
+		egr_run "$tag" 150 "$(https_prelude)
+$(https_paths egr_kv_https "\$K")
+$(https_paths egr_connect_https "-k -p -x \$HTTP_PROXY")
+/usr/bin/curl -q -sS \$K -o /dev/null https://fast.bench.test/small
+hsto egr_fast_https fast.bench.test $FAST_IP \$K"
+		EGR_EXTRA=(--no-kernel-verify)
+		https_rec "$tag" "$r"
+		tag=https-tr-$r
+		egr_run "$tag" 150 "$(https_prelude)
+$(https_paths egr_transparent_https "\$K")"
+		https_rec "$tag" "$r"
+	done
+	https_bpf
+}
+
 # ---------------------------------------------------------------- memory
 
 # N idle CONNECT tunnels from a confined client to the holdsrv on the sbx

@@ -155,6 +155,14 @@ DAEMON_RELOAD_ADDED_US = 1000  # issue 15: no decision waits 1 ms longer during 
 DNS_CACHED_TARGET = 1.2
 
 
+HS_N_NOTE = "200 handshakes"
+
+
+def RATE_CONCS_SEEN(recs):
+    """the client counts of the rate records, in order"""
+    return sorted({int(r["row"].rsplit("/", 1)[1]) for r in recs if "/" in r["row"]})
+
+
 class Report:
     def __init__(self, recs):
         self.recs = recs
@@ -562,9 +570,80 @@ class Report:
             md.append("| " + " | ".join((b[1].strip(), b[2], b[3], b[4], b[5], b[6])) + " |")
         return "\n".join(lines), "\n".join(md)
 
+    def https(self):
+        """issue 19: HTTPS by name, direct vs the kernel-verified path, the
+        transparent proxy and CONNECT; ratios per round to direct_https"""
+        recs = [r for r in self.recs if r["phase"] == "https"]
+        if not recs:
+            return
+        names = {"direct_https": "direct (no egressctl)",
+                 "egr_kv_https": "egressctl kernel-verified (SNI checked, direct)",
+                 "egr_transparent_https": "egressctl transparent proxy",
+                 "egr_connect_https": "egressctl CONNECT",
+                 "egr_fast_https": "egressctl fast path (tcp://: confined, no check)"}
+
+        def mibs(r):
+            x = r.get("res")
+            if not x or x.get("code") != 200 or not x.get("bytes") or r["rc"] not in (0, 28):
+                return None
+            return x["bytes"] / x["secs"] / 2**20
+
+        def get(kind_rows, row, f):
+            return self.by_round("https", f, lambda r: r["row"] == row and r in kind_rows)
+
+        bulk = [r for r in recs if r.get("res") and "bytes" in r["res"]]
+        sec = f"HTTPS bulk, 1 TLS stream, {self.meta.get('bulk_s')} s per transfer (curl)"
+        base = get(bulk, "direct_https", mibs)
+        for row, label in names.items():
+            vals = get(bulk, row, mibs)
+            if not vals:
+                continue
+            t = 0.98 if row == "egr_kv_https" else None
+            self.row(sec, label, "MiB/s", list(vals.values()),
+                     None if row == "direct_https" else self.paired(vals, base), t,
+                     ">=" if t else None, "", "ratio")
+        rate = [r for r in recs if r.get("res") and "rps" in r["res"]]
+        for c in RATE_CONCS_SEEN(rate):
+            sec = f"new TLS connections/s, {c} clients (wrk, Connection: close)"
+            rps = lambda r: r["res"]["rps"]  # noqa: E731
+            base = get(rate, f"direct_https/{c}", rps)
+            for row, label in names.items():
+                vals = get(rate, f"{row}/{c}", rps)
+                if not vals:
+                    continue
+                t = 0.95 if row == "egr_kv_https" and c in (32, 64) else None
+                self.row(sec, label, "conn/s", list(vals.values()),
+                         None if row == "direct_https" else self.paired(vals, base), t,
+                         ">=" if t else None, "", "ratio")
+        hs = [r for r in recs if r.get("res") and "p50_us" in r["res"]]
+        sec = "TLS handshake p50 (curl time_appconnect - time_connect)"
+        p50 = lambda r: r["res"]["p50_us"]  # noqa: E731
+        base = get(hs, "direct_https", p50)
+        for row, label in names.items():
+            vals = get(hs, row, p50)
+            if not vals:
+                continue
+            added = [vals[k] - base[k] for k in sorted(vals) if k in base]
+            t = 5 if row == "egr_kv_https" else None
+            note = "" if row == "direct_https" else f"added {span(added, 1)} µs"
+            r = self.row(sec, label, "µs", list(vals.values()),
+                         None if row == "direct_https" else self.paired(vals, base),
+                         note=note, nd=1)
+            if t is not None:
+                r["target"] = {"op": "<=", "value": t, "on": "added µs"}
+                r["met"] = med(added) <= t if added else None
+        bpf = [r for r in self.recs if r["phase"] == "https_bpf"]
+        sec = "BPF programs on the kernel-verified path: run time per call (bpf_stats)"
+        for r in bpf:
+            x = r["res"]
+            if x.get("run_cnt"):
+                self.row(sec, x["name"], "ns/call", [x["run_time_ns"] / x["run_cnt"]],
+                         note=f"{x['run_cnt']} calls (one HTTPS bulk run, {HS_N_NOTE})")
+
     def build(self):
         self.bulk()
         self.rate()
+        self.https()
         self.memory()
         self.kernel()
         self.policy()

@@ -6,7 +6,7 @@
 #
 #   sudo tools/bench/run.sh [--quick] EGRESSCTL     (make bench / make bench-quick)
 #   BENCH_PHASES="bulk rate"   run only these phases
-#                              (bulk rate mem kern policy dns daemon; default: all)
+#                              (bulk rate https mem kern policy dns daemon; default: all)
 #   BENCH_KEEP=1               keep the work dir /tmp/egr-bench-PID
 #   BENCH_OUT=FILE             results file (default: bench-results.json in the repo)
 #   BENCH_HOLD=SECONDS         keep the network and servers up that long after
@@ -77,7 +77,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 PY=/usr/bin/python3
 OUTFILE=${BENCH_OUT:-$REPO/bench-results.json}
-PHASES=${BENCH_PHASES:-bulk rate mem kern policy dns daemon}
+PHASES=${BENCH_PHASES:-bulk rate https mem kern policy dns daemon}
 
 # ------------------------------------------------------------ parameters
 
@@ -228,10 +228,15 @@ cgroup2_mount() {
 RULES=(
 	--allow www.bench.test		# HTTP proxy, CONNECT, SOCKS5, transparent
 	--allow tcp://fast.bench.test:80	# the fast path, opened by the DNS answer
+	--allow tcp://fast.bench.test:443	# ... and its HTTPS handshakes (phase_https)
 	--allow '**.q.bench.test'	# the DNS benchmark's names
 	--allow "127.0.0.1:$HOLD_PORT"	# idle tunnels' far end (CONNECT to loopback)
 	--allow "127.0.0.1:$ACC_PORT"	# connect() latency, fast path to loopback
 )
+# More options of every run. The phases but https measure the proxy's
+# paths: the kernel-verified path would take www.bench.test's transparent
+# connections (phase_https sets its own).
+EGR_EXTRA=(--no-kernel-verify)
 
 # egr_start TAG SCRIPT-TEXT: run `egressctl run` (confined CMD: /bin/sh on
 # the script, as nobody) in the background in the sbx netns. Sets EGR_PID
@@ -244,7 +249,7 @@ egr_start() {
 	nsenter --net="$NS_SBX" env --default-signal=INT,QUIT "$EGR" run \
 		--cgroup "$CG_PREFIX-$tag" --user nobody --dns-upstream "$DNS_IP" -q --max-conns "$BENCH_MAXC" \
 		--max-conns-per-process "$BENCH_MAXC" \
-		"${RULES[@]}" \
+		"${RULES[@]}" "${EGR_EXTRA[@]}" \
 		-- /bin/sh "$W/$tag.sh" >"$W/$tag.out" 2>"$W/$tag.err" </dev/null &
 	EGR_PID=$!
 	PIDS+=("$EGR_PID")
@@ -317,7 +322,7 @@ setup() {
 		echo "bench: no cgroup2 mount" >&2
 		return 77
 	}
-	for n in curl nginx dnsmasq bpftool gcc nsenter unshare setpriv; do
+	for n in curl nginx dnsmasq bpftool gcc nsenter unshare setpriv openssl; do
 		command -v "$n" >/dev/null || {
 			echo "bench: $n is missing (tools/install-deps.sh --bench)" >&2
 			return 1
@@ -374,6 +379,14 @@ setup() {
 	head -c 1024 /dev/zero | tr '\0' 'x' >"$WWW/small"
 	truncate -s 32G "$WWW/big"	# sparse: no memory; longer than any transfer
 	chmod 0644 "$WWW/small" "$WWW/big"
+	# HTTPS (phase_https): a certificate for the bench's names, made here
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-keyout "$W/tls.key" -out "$W/tls.crt" -subj /CN=www.bench.test \
+		-addext "subjectAltName=DNS:*.bench.test" >"$W/openssl.out" 2>&1 || {
+		echo "bench: openssl: $(tail -3 "$W/openssl.out")" >&2
+		return 1
+	}
+	chmod 0644 "$W/tls.crt"
 	mkdir -p "$W/nginx" && cat >"$W/nginx.conf" <<EOF
 daemon off;
 master_process on;
@@ -393,6 +406,10 @@ http {
 	scgi_temp_path $W/nginx/scgi;
 	server {
 		listen 80 backlog=8192;
+		listen 443 ssl backlog=8192;
+		ssl_certificate $W/tls.crt;
+		ssl_certificate_key $W/tls.key;
+		ssl_protocols TLSv1.2 TLSv1.3;
 		root $WWW;
 		location / { }
 	}

@@ -157,10 +157,67 @@ usage_check(FILE *f)
 	opts_help(f, sets, 2);
 	fprintf(f, "\nExit status: 0 allow, 1 deny, 2 bad input.\n");
 }
+/* The path an allowed q takes under `run`: "fast-path" (a tcp:// rule, or
+ * an exact ADDR:PORT rule, IPv6 ones with --ipv6: direct, the address
+ * alone), "kernel-verified" (TLS where policy_kv_ports says: direct, the
+ * kernel checks the SNI; IPv4 answers), or "proxy" (plain HTTP always:
+ * judged per request). */
+static bool
+exact_rule(const struct policy *p, const struct policy_query *q, bool ipv6)
+{
+	struct sockaddr_storage ex[64];
+	int n = policy_exact_addrs(p, ex, 64, ipv6);
+
+	for (int i = 0; i < n; i++) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&ex[i];
+		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&ex[i];
+
+		if (ex[i].ss_family != q->addr->sa_family)
+			continue;
+		if (ex[i].ss_family == AF_INET && a->sin_port == htons(q->port) &&
+		    a->sin_addr.s_addr == ((const struct sockaddr_in *)q->addr)->sin_addr.s_addr)
+			return true;
+		if (ex[i].ss_family == AF_INET6 && a6->sin6_port == htons(q->port) &&
+		    !memcmp(&a6->sin6_addr, &((const struct sockaddr_in6 *)q->addr)->sin6_addr, 16))
+			return true;
+	}
+	return false;
+}
+
+static const char *
+check_path(const struct policy *p, const struct policy_query *q, bool ipv6)
+{
+	struct policy_decision d;
+	uint16_t ports[16];
+	int n;
+
+	if (!q->host)
+		return exact_rule(p, q, ipv6) ? "fast-path" : "proxy";
+	if (policy_tcp_rule(p, q->host, q->port))
+		return "fast-path";
+	if (q->proto != POLICY_P_TLS || policy_decide(p, q, &d) || d.action != POLICY_ALLOW)
+		return "proxy";
+	n = policy_kv_ports(p, q->host, ports, 16);
+	for (int i = 0; i < n; i++)
+		if (ports[i] == q->port)
+			return "kernel-verified";
+	return "proxy";
+}
+
+static const char *
+path_words(const char *path)
+{
+	if (!strcmp(path, "fast-path"))
+		return "kernel fast path (direct; the address alone is checked)";
+	if (!strcmp(path, "kernel-verified"))
+		return "kernel-verified (direct once egressctl's DNS answered the name; the "
+		       "kernel checks the TLS SNI; proxy-aware clients need run --no-proxy-env)";
+	return "proxy (egressctl's proxy judges each connection or request)";
+}
 
 static void
 print_check_json(const struct policy_decision *d, const struct policy_query *q, const char *host,
-		 const char *words)
+		 const char *words, const char *path)
 {
 	cJSON *o = cJSON_CreateObject();
 	char *out;
@@ -181,6 +238,10 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 		cJSON_AddStringToObject(o, "rule", d->rule->text);
 	else
 		cJSON_AddNullToObject(o, "rule");
+	if (path)
+		cJSON_AddStringToObject(o, "path", path);
+	else
+		cJSON_AddNullToObject(o, "path");
 	out = cJSON_PrintUnformatted(o);
 	if (out)
 		printf("%s\n", out);
@@ -198,6 +259,7 @@ cmd_check(int argc, char **argv)
 	struct policy_query q;
 	struct policy *p = NULL;
 	char errbuf[512], host[300], words[400];
+	const char *path;
 	int first, rc = EGR_EXIT_USAGE;
 
 	if (!o)
@@ -244,12 +306,15 @@ cmd_check(int argc, char **argv)
 		snprintf(words, sizeof(words), "%s%s",
 			 policy_reason_words(&d, o->method, errbuf, sizeof(errbuf)),
 			 d.reason == POLICY_R_LOCAL ? " (name it in a rule to allow it)" : "");
+	path = d.action == POLICY_ALLOW ? check_path(p, &q, o->t.ipv6) : NULL;
 	if (o->json)
-		print_check_json(&d, &q, host, words);
+		print_check_json(&d, &q, host, words, path);
 	else
 		printf("%s: %s%s:%u%s%s \u2014 %s\n", d.action == POLICY_ALLOW ? "allow" : "deny",
 		       q.proto == POLICY_P_TCP ? "tcp://" : "", host, q.port, o->method ? " " : "",
 		       o->method ? o->method : "", words);
+	if (path && !o->json)
+		printf("  path: %s\n", path_words(path));
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);

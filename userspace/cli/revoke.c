@@ -19,6 +19,7 @@
 struct rname {
 	char *name;
 	uint64_t expires; /* CLOCK_MONOTONIC ns; UINT64_MAX: until removed */
+	bool tls;	  /* the kernel-verified path's: judged as TLS by name */
 };
 
 struct dest {
@@ -208,7 +209,8 @@ sockaddr_of(const struct egr_fast_key *k, struct sockaddr_storage *ss)
 }
 
 void
-revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name, uint64_t ttl_ns)
+revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name, uint64_t ttl_ns,
+		 bool tls)
 {
 	uint64_t exp = ttl_ns ? mono_ns() + ttl_ns : UINT64_MAX;
 	struct egr_fast_key k;
@@ -218,7 +220,7 @@ revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name
 	if (!rk || !name || !key_of(sa, &k) || !(d = get(rk, &k)))
 		return;
 	for (int i = 0; i < d->nnames; i++) {
-		if (!strcmp(d->names[i].name, name)) {
+		if (!strcmp(d->names[i].name, name) && d->names[i].tls == tls) {
 			if (exp > d->names[i].expires)
 				d->names[i].expires = exp;
 			return;
@@ -231,6 +233,7 @@ revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name
 		d->names[oldest] = d->names[--d->nnames];
 	}
 	d->names[d->nnames].name = strdup(name);
+	d->names[d->nnames].tls = tls;
 	if (d->names[d->nnames].name)
 		d->names[d->nnames++].expires = exp;
 }
@@ -254,9 +257,9 @@ revoker_rules(struct revoker *rk, const struct sockaddr_storage *set, int n)
 }
 
 /* Would p let a new TCP connection to k through, by its address or, with
- * host, by that name (a tcp:// rule)? */
+ * host, by that name (a tcp:// rule; tls: as TLS for it, a host rule)? */
 static bool
-allows(const struct policy *p, const struct egr_fast_key *k, const char *host,
+allows(const struct policy *p, const struct egr_fast_key *k, const char *host, bool tls,
        struct policy_decision *d)
 {
 	struct sockaddr_storage ss;
@@ -266,7 +269,7 @@ allows(const struct policy *p, const struct egr_fast_key *k, const char *host,
 	q.host = host;
 	q.addr = (const struct sockaddr *)&ss;
 	q.port = ntohs(k->port);
-	q.proto = POLICY_P_TCP;
+	q.proto = tls ? POLICY_P_TLS : POLICY_P_TCP;
 	if (policy_decide(p, &q, d)) {
 		memset(d, 0, sizeof(*d));
 		d->action = POLICY_DENY;
@@ -284,10 +287,10 @@ judge(const struct policy *p, struct dest *d)
 
 	d->revoke = false;
 	d->host = NULL;
-	if (allows(p, &d->key, NULL, &d->d))
+	if (allows(p, &d->key, NULL, false, &d->d))
 		return;
 	for (int i = 0; i < d->nnames; i++) {
-		if (allows(p, &d->key, d->names[i].name, &pd))
+		if (allows(p, &d->key, d->names[i].name, d->names[i].tls, &pd))
 			return;
 		if (!i || pd.reason == POLICY_R_DENY_RULE) { /* say the name's verdict */
 			d->host = d->names[i].name;
@@ -335,7 +338,8 @@ one_pass(struct revoker *rk, const struct policy *p, const struct egr_fast_key *
 			st->direct++;
 			if (d) {
 				d->seen = true;
-			} else if (more && k.proto == IPPROTO_TCP && !allows(p, &k, NULL, &pd) &&
+			} else if (more && k.proto == IPPROTO_TCP &&
+				   !allows(p, &k, NULL, false, &pd) &&
 				   pd.reason == POLICY_R_DENY_RULE) {
 				struct egr_fast_key *nk =
 					realloc(*more, (*nmore + 1) * sizeof(*nk));
@@ -355,7 +359,7 @@ one_pass(struct revoker *rk, const struct policy *p, const struct egr_fast_key *
 		if (d) {
 			cb(arg, &v[i], d->host, &d->d);
 		} else {
-			allows(p, &k, NULL, &pd);
+			allows(p, &k, NULL, false, &pd);
 			cb(arg, &v[i], NULL, &pd);
 		}
 	}

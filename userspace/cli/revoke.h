@@ -46,9 +46,11 @@ void revoker_free(struct revoker *rk);
 
 /* A fast-path approval of sa (IPv4 with its port, TCP) for the DNS name
  * name, for ttl_ns (0: until removed); name NULL is not remembered (a name
- * the responder did not keep: such connections count as not known). */
+ * the responder did not keep: such connections count as not known). tls:
+ * an answer of the kernel-verified path (sa goes direct, its SNI checked):
+ * judged by name as TLS, not as a tcp:// rule. */
 void revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name,
-		      uint64_t ttl_ns);
+		      uint64_t ttl_ns, bool tls);
 
 /* The exact-address rules on the fast path now (all of them, each call):
  * remembered as approved by their address. */

@@ -104,6 +104,11 @@ static const struct opt run_opt_table[] = {
 	 "of the cgroup or the namespaces (mount, bpf, modules,\n"
 	 "namespaces, ptrace, raw sockets and network\n"
 	 "configuration stay refused)"},
+	{"no-proxy-env", 0, OPT_T_FLAG, RO(no_proxy_env), NULL,
+	 "do not set HTTP_PROXY, HTTPS_PROXY and ALL_PROXY for\n"
+	 "CMD: its connections to allowed names then take the\n"
+	 "kernel-verified path (no proxy hop) instead of\n"
+	 "CONNECT; a denial is a connection error, not a 403"},
 	{"quiet", 'q', OPT_T_FLAG, RO(quiet), NULL,
 	 "print neither denials nor the summary at exit"},
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
@@ -250,6 +255,21 @@ struct child_env {
  * child stays as the namespace's init (sandbox_init), and CMD's wait status
  * goes to env->statfd. Reports failure on errfd as "<exit status>
  * <message>". */
+/* The proxy variables proxy-aware clients (curl, git, pip, npm, python
+ * urllib) follow: CONNECT through egressctl's HTTP proxy. */
+static void
+set_proxy_env(const struct child_env *env)
+{
+	setenv("HTTP_PROXY", env->http, 1);
+	setenv("http_proxy", env->http, 1);
+	setenv("HTTPS_PROXY", env->http, 1);
+	setenv("https_proxy", env->http, 1);
+	setenv("ALL_PROXY", env->socks, 1);
+	setenv("all_proxy", env->socks, 1);
+	setenv("NO_PROXY", "localhost,127.0.0.1,::1", 1);
+	setenv("no_proxy", "localhost,127.0.0.1,::1", 1);
+}
+
 static __attribute__((noreturn)) void
 child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbox_term *term,
 	   int errfd, const struct child_env *env)
@@ -304,14 +324,8 @@ child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbo
 	}
 	/* so that an egressctl run by CMD can say it is confined already */
 	setenv("EGRESSCTL_CGROUP", env->cgroup, 1);
-	setenv("HTTP_PROXY", env->http, 1);
-	setenv("http_proxy", env->http, 1);
-	setenv("HTTPS_PROXY", env->http, 1);
-	setenv("https_proxy", env->http, 1);
-	setenv("ALL_PROXY", env->socks, 1);
-	setenv("all_proxy", env->socks, 1);
-	setenv("NO_PROXY", "localhost,127.0.0.1,::1", 1);
-	setenv("no_proxy", "localhost,127.0.0.1,::1", 1);
+	if (!o->no_proxy_env)
+		set_proxy_env(env);
 	execvp(o->argv[0], o->argv);
 	err = errno;
 	status = (err == ENOENT || err == ENOTDIR) ? EGR_EXIT_NOTFOUND : EGR_EXIT_NOEXEC;

@@ -18,7 +18,8 @@ struct run_opts {
 	uint64_t timeout_ns;	/* --timeout: TERM to the cgroup after this (0: none) */
 	uint64_t kill_after_ns; /* --kill-after: then KILL after this (0: never) */
 	bool quiet;
-	bool allow_sudo; /* setuid programs work in CMD (sudo), kept in the walls */
+	bool allow_sudo;   /* setuid programs work in CMD (sudo), kept in the walls */
+	bool no_proxy_env; /* CMD gets no HTTP(S)_PROXY/ALL_PROXY (kernel-verified path) */
 	char **argv;
 };
 

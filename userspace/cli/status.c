@@ -274,6 +274,8 @@ entry_json(struct status_entry *e)
 		cJSON_AddNumberToObject(k, "would_deny", (double)e->c[EGR_C_WOULD_DENY]);
 		cJSON_AddNumberToObject(k, "fast_path", (double)e->c[EGR_C_FASTPATH]);
 		cJSON_AddNumberToObject(k, "loopback_local", (double)e->c[EGR_C_LOCAL]);
+		cJSON_AddNumberToObject(k, "kernel_verified", (double)e->c[EGR_C_KVERIFIED]);
+		cJSON_AddNumberToObject(k, "kernel_rejected", (double)e->c[EGR_C_KREJECTED]);
 	}
 	if (e->run)
 		cJSON_AddItemToObject(o, "run", e->run);
@@ -321,9 +323,11 @@ entry_print(const struct status_entry *e)
 		printf("  run:     none alive (programs stay attached: fail closed; the next "
 		       "`egressctl run --cgroup` on it takes over)\n");
 	}
-	printf("  kernel:  %llu redirected, %llu denied, %llu fast-path, %llu loopback%s\n",
+	printf("  kernel:  %llu redirected, %llu denied, %llu fast-path, %llu loopback, "
+	       "%llu kernel-verified, %llu kernel-rejected%s\n",
 	       (unsigned long long)e->c[EGR_C_REDIRECT], (unsigned long long)e->c[EGR_C_DENY],
 	       (unsigned long long)e->c[EGR_C_FASTPATH], (unsigned long long)e->c[EGR_C_LOCAL],
+	       (unsigned long long)e->c[EGR_C_KVERIFIED], (unsigned long long)e->c[EGR_C_KREJECTED],
 	       e->c[EGR_C_WOULD_DENY] ? " (and would-deny in audit mode)" : "");
 	printf("  programs: %d attached: %s\n", e->nlinks, e->progs);
 	if (e->daemon) {

@@ -49,6 +49,7 @@ struct summary {
 	struct dest *first, *last;
 	int ndest;
 	struct summary_refusals refused;
+	uint64_t kverified, krejected; /* the kernel-verified path's judgments */
 };
 
 static uint32_t
@@ -202,6 +203,12 @@ summary_add(struct summary *s, const struct audit_rec *r)
 
 	if (!s)
 		return;
+	if (!strcmp(r->source, "kernel")) {
+		if (allow)
+			s->kverified++;
+		else
+			s->krejected++;
+	}
 	if (dns && host) {
 		d = find_name(s, host);
 	} else {
@@ -344,6 +351,11 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 	}
 	fprintf(f, "egressctl: summary: %llu allowed, %llu %s, %d destinations\n",
 		(unsigned long long)allowed, (unsigned long long)denied, denied_word, s->ndest);
+	if (s->kverified || s->krejected)
+		fprintf(f,
+			"egressctl: summary: %llu kernel-verified, %llu kernel-rejected "
+			"(direct connections whose SNI or Host the kernel checked)\n",
+			(unsigned long long)s->kverified, (unsigned long long)s->krejected);
 	/* denied first: they are what the user has to act on */
 	for (int pass = 0; pass < 2; pass++) {
 		for (const struct dest *d = s->first; d; d = d->order) {
@@ -455,6 +467,11 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 	fprintf(f, "### egressctl: %llu allowed, %llu %s, %d destination%s\n\n",
 		(unsigned long long)allowed, (unsigned long long)denied, denied_word, s->ndest,
 		s->ndest == 1 ? "" : "s");
+	if (s->kverified || s->krejected)
+		fprintf(f,
+			"%llu kernel-verified, %llu kernel-rejected (direct connections whose "
+			"SNI or Host the kernel checked)\n\n",
+			(unsigned long long)s->kverified, (unsigned long long)s->krejected);
 	if (!s->ndest) {
 		fprintf(f, "No network attempts.\n");
 	} else {
@@ -520,6 +537,8 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 	cJSON_AddBoolToObject(o, "audit", audit_mode);
 	cJSON_AddNumberToObject(o, "allowed", (double)allowed);
 	cJSON_AddNumberToObject(o, "denied", (double)denied);
+	cJSON_AddNumberToObject(o, "kernel_verified", (double)s->kverified);
+	cJSON_AddNumberToObject(o, "kernel_rejected", (double)s->krejected);
 	ds = cJSON_AddArrayToObject(o, "destinations");
 	for (const struct dest *d = s->first; ds && d; d = d->order) {
 		cJSON *e = cJSON_CreateObject(), *who;

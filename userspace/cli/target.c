@@ -175,6 +175,11 @@ const struct opt target_opt_table[] = {
 	 "instead of egressctl's"},
 	{"proxy-port", 0, OPT_T_CALL, 0, "P",
 	 "also let CMD reach a listener on 127.0.0.1:P (up to 2)", .call = add_proxy_port},
+	{"no-kernel-verify", 0, OPT_T_FLAG, TO(no_kverify), NULL,
+	 "no kernel-verified path: connections to allowed names\n"
+	 "go through the transparent proxy, even where the\n"
+	 "kernel could check their SNI or Host and let them go\n"
+	 "direct"},
 	{"allow-abstract-unix", 0, OPT_T_FLAG, TO(allow_abstract_unix), NULL,
 	 "run on kernels without the unix socket hooks (< 6.7),\n"
 	 "leaving abstract unix sockets unconfined"},
@@ -201,6 +206,7 @@ struct target {
 	struct revoker *rk;	 /* env->revoke_direct: the direct connections' revoke pass */
 	struct unixsvc unix_svc; /* the unix sockets denied, by entry index */
 	struct event *ev_ring, *ev_status;
+	struct event *ev_drain; /* the kernel-verified path's allow events: no wakeup each */
 	int status_fd;
 	char status_path[128];
 	const char *cgpath;
@@ -318,7 +324,8 @@ on_decision(void *arg, const struct audit_rec *r)
 	if (!strcmp(r->decision, "redirect"))
 		return; /* not a decision: the proxy decides next */
 	summary_add(t->summary, r);
-	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf"))
+	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf") ||
+	    !strcmp(r->source, "kernel"))
 		return; /* kernel lines are printed by on_event */
 	snprintf(line, sizeof(line), "%s %s[%u] \u2192 %s (%s, %s)",
 		 strcmp(r->decision, "deny") ? "would deny" : "denied", r->comm ? r->comm : "?",
@@ -362,7 +369,7 @@ on_event(const struct egr_event *e, void *arg)
 	struct target *t = arg;
 	struct sockaddr_storage ss;
 	struct audit_rec r = {0};
-	char line[512], dest[160], comm[17], suggest[160] = "", why[320];
+	char line[512], dest[160], comm[17], suggest[160] = "", why[320], name[65];
 
 	if (e->family == AF_UNIX && e->reason == EGR_R_UNIX_SERVICE) {
 		char uid[17], path[UNIXSVC_PATH_MAX + 16];
@@ -391,6 +398,14 @@ on_event(const struct egr_event *e, void *arg)
 		r.host = dest;
 	}
 	r.source = "bpf";
+	if (events_is_kv(e)) { /* the kernel-verified path's judgment */
+		r.source = "kernel";
+		policy_safe_str(e->name, sizeof(e->name), name, sizeof(name));
+		if (name[0]) { /* the summary's row: the name, as the proxy's are */
+			r.host = name;
+			snprintf(dest, sizeof(dest), "%s:%u", name, (unsigned)ntohs(e->port));
+		}
+	}
 	r.pid = e->tgid;
 	r.comm = comm;
 	r.cgroup = e->cgroup_id;
@@ -402,6 +417,8 @@ on_event(const struct egr_event *e, void *arg)
 	events_format_dest(e, dest, line, sizeof(line));
 	denial_line(t, line);
 }
+
+#define DRAIN_US 100000 /* how late a kernel-verified allow's decision line may be */
 
 static void
 on_ring(evutil_socket_t fd, short what, void *arg)
@@ -700,8 +717,27 @@ fast_add(void *arg, const struct sockaddr *sa, uint64_t ttl_ns)
 	int err = loader_fast_add(t->ld, sa, IPPROTO_TCP, ttl_ns);
 
 	if (!err && t->rk)
-		revoker_answered(t->rk, sa, proxy_learned_name(t->px, sa), ttl_ns);
+		revoker_answered(t->rk, sa, proxy_learned_name(t->px, sa), ttl_ns, false);
 	return err;
+}
+
+static int
+kv_add(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags, uint64_t ttl_ns)
+{
+	struct target *t = arg;
+	int err = loader_kv_add(t->ld, sa, name, flags, ttl_ns);
+
+	if (!err && t->rk) /* a policy change that denies name ends its connections */
+		revoker_answered(t->rk, sa, name, ttl_ns, true);
+	return err;
+}
+
+static int
+kv_clear(void *arg)
+{
+	struct target *t = arg;
+
+	return loader_kv_clear(t->ld);
 }
 
 static int
@@ -984,7 +1020,12 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	proxy_set_index(t->px, loader_conns_fd(t->ld));
 	proxy_set_fastpath(t->px, fast_add, fast_del, t);
 	proxy_set_store(t->px, store_put, store_del, t);
+	if (!t->o->no_kverify)
+		proxy_set_kvpath(t->px, kv_add, kv_clear);
 	if (t->adopted) {
+		/* kernel-verified approvals are not kept: DNS answers open them
+		 * again (meanwhile such connects take the transparent proxy) */
+		loader_kv_clear(t->ld);
 		err = restore_saved(t, errbuf, errlen);
 		if (err)
 			goto out_detach;
@@ -998,7 +1039,12 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 		goto out_detach;
 	}
 	t->ev_ring = event_new(t->base, loader_events_fd(t->ld), EV_READ | EV_PERSIST, on_ring, t);
-	if (!t->ev_ring || event_add(t->ev_ring, NULL)) {
+	/* the kernel submits its kernel-verified allows without a wakeup
+	 * (one per connection would cost each handshake a context switch):
+	 * they are taken with the next event, or by this timer */
+	t->ev_drain = event_new(t->base, -1, EV_PERSIST, on_ring, t);
+	if (!t->ev_ring || event_add(t->ev_ring, NULL) || !t->ev_drain ||
+	    event_add(t->ev_drain, &(struct timeval){.tv_usec = DRAIN_US})) {
 		snprintf(errbuf, errlen, "cannot watch the event ring buffer");
 		err = -ENOMEM;
 		goto out_detach;
@@ -1014,6 +1060,9 @@ out_detach:
 	if (t->ev_ring)
 		event_free(t->ev_ring);
 	t->ev_ring = NULL;
+	if (t->ev_drain)
+		event_free(t->ev_drain);
+	t->ev_drain = NULL;
 	loader_free(t->ld);
 	t->ld = NULL;
 out_proxy:
@@ -1163,6 +1212,8 @@ target_free(struct target *t)
 	close_status(t);
 	if (t->ev_ring)
 		event_free(t->ev_ring);
+	if (t->ev_drain)
+		event_free(t->ev_drain);
 	revoker_free(t->rk);
 	loader_free(t->ld);
 	proxy_free(t->px);

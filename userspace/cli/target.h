@@ -47,6 +47,7 @@ struct target_opts {
 	bool audit;		  /* record what would be denied, deny nothing */
 	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */
 	bool allow_abstract_unix; /* kernels without the unix hooks */
+	bool no_kverify;	  /* no kernel-verified path: allowed names via the proxy */
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
 	int nallow_unix;

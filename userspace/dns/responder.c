@@ -497,6 +497,70 @@ fast_forget(struct dns_server *d, struct fast_entry *fe)
 		store(d, false, DNS_SAVED_FAST, &fe->addr, fe->expires, fe->name);
 }
 
+/* ---- the kernel-verified path ---- */
+
+/* As what the policy allows a direct connection to sin for name without
+ * the proxy: TLS (a host rule for it, no deny on name or address). Never
+ * plain HTTP (EGR_VN_HTTP): the kernel would judge its first request only,
+ * and a kept-alive connection's later ones could ask a front end at that
+ * address for any site (docs/security-http.md, hole 5); it keeps the
+ * proxy, which judges every request. */
+static uint32_t
+kv_flags(const struct dns_server *d, const char *name, const struct sockaddr_in *sin)
+{
+	struct policy_query q = {
+		.host = name,
+		.addr = (const struct sockaddr *)sin,
+		.port = ntohs(sin->sin_port),
+		.proto = POLICY_P_TLS,
+	};
+	struct policy_decision dd;
+	uint32_t f = 0;
+
+	if (!policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW)
+		f |= EGR_VN_TLS;
+	return f;
+}
+
+/* Opens the kernel-verified path for name's A answers, before the answer
+ * is released: on port 443 where a host rule allows it (policy_kv_ports).
+ * Audit mode keeps the proxy, which records everything. */
+static void
+kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nrr)
+{
+	uint16_t ports[16];
+	int np;
+
+	if (!d->o.kv_add || d->o.audit_mode)
+		return;
+	np = policy_kv_ports(d->o.policy, name, ports, 16);
+	for (int i = 0; i < nrr && np; i++) {
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+
+		if (rrs[i].section != DNS_S_ANSWER || rrs[i].type != DNS_T_A || rrs[i].rdlen != 4)
+			continue;
+		memcpy(&sin.sin_addr, rrs[i].rdata, 4);
+		for (int k = 0; k < np; k++) {
+			uint32_t f;
+
+			sin.sin_port = htons(ports[k]);
+			f = kv_flags(d, name, &sin);
+			if (f && !d->o.kv_add(d->o.fast_arg, (struct sockaddr *)&sin, name, f,
+					      (uint64_t)rrs[i].ttl * 1000000000ull))
+				d->st.kv_path++;
+		}
+	}
+}
+
+void
+dns_set_kvpath(struct dns_server *d,
+	       int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
+	       int (*clear)(void *))
+{
+	d->o.kv_add = add;
+	d->o.kv_clear = clear;
+}
+
 static void
 on_sweep(evutil_socket_t fd, short what, void *arg)
 {
@@ -551,6 +615,8 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 	d->o.policy = p;
 	d->o.policy_rw = rw;
 	cache_clear(d); /* answers were filtered by the old policy */
+	if (d->o.kv_clear)
+		d->o.kv_clear(d->o.fast_arg); /* answers after this one open it again */
 	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, ftmp)
 	{
 		struct fast_entry *o;
@@ -617,6 +683,9 @@ filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out,
 				continue;
 		}
 		out[n] = *rr;
+		if ((rr->type == DNS_T_HTTPS || rr->type == DNS_T_SVCB) &&
+		    dns_svcb_strip_ech(out[n].rdata, &out[n].rdlen))
+			d->st.ech++; /* the kernel-verified path reads the real name */
 		if (out[n].ttl > d->o.ttl_max)
 			out[n].ttl = d->o.ttl_max;
 		if (out[n].ttl < d->o.ttl_min)
@@ -682,6 +751,7 @@ on_upstream(int status, const unsigned char *answer, int alen, void *arg)
 	/* the fast path opens before the answer is released, so the client's
 	 * first connect already goes direct */
 	fast_open(d, f->name, kept, n);
+	kv_open(d, f->name, kept, n);
 	cache_store(d, f->name, f->qtype, rcode, kept, n, n ? min_ttl : NEG_TTL_S);
 	finish_inflight(f, rcode, kept, n);
 out:
@@ -706,6 +776,7 @@ answer_from_cache(struct dns_server *d, struct waiter *w, struct cache_entry *e)
 			rrs[i].ttl = rrs[i].ttl > age ? rrs[i].ttl - (uint32_t)age : 1;
 	}
 	d->st.cached++;
+	kv_open(d, e->name, rrs, e->nrr); /* an entry LRU may have dropped, or cleared */
 	reply_rrs(d, w, e->rcode, rrs, e->nrr);
 	free(rrs);
 }

@@ -42,6 +42,12 @@ struct dns_opts {
 	int (*fast_add)(void *arg, const struct sockaddr *sa, uint64_t ttl_ns);
 	int (*fast_del)(void *arg, const struct sockaddr *sa);
 	void *fast_arg;
+	/* the kernel-verified path: name was answered with sa, allowed there
+	 * without the proxy as flags (EGR_VN_TLS, EGR_VN_HTTP) for ttl; and
+	 * forget every such entry (a new policy). NULL = none. fast_arg. */
+	int (*kv_add)(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags,
+		      uint64_t ttl_ns);
+	int (*kv_clear)(void *arg);
 };
 
 /* Opens UDP and TCP listeners on one 127.0.0.1 port (and on ns_ip4's). NULL
@@ -53,6 +59,11 @@ uint16_t dns_port(const struct dns_server *d);
 /* The BPF connection index, to attribute queries (unattributed ones are
  * dropped: the responder is not an open resolver for other local users). */
 void dns_set_index(struct dns_server *d, int conns_fd);
+
+/* The kernel-verified path, once the BPF maps exist (see struct dns_opts). */
+void dns_set_kvpath(struct dns_server *d,
+		    int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
+		    int (*clear)(void *));
 
 /* The kernel fast path, once the BPF maps exist (see struct dns_opts). */
 void dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sockaddr *, uint64_t),
@@ -97,6 +108,8 @@ void dns_set_policy(struct dns_server *d, const struct policy *p, struct policy 
 
 struct dns_stats {
 	uint64_t queries, refused, answered, cached, upstream, servfail, fast_path;
+	uint64_t kv_path; /* (address, port, name) entries of the kernel-verified path */
+	uint64_t ech;	  /* HTTPS/SVCB records whose ech parameter was removed */
 };
 void dns_get_stats(const struct dns_server *d, struct dns_stats *st);
 

@@ -685,3 +685,32 @@ dns_rdata_name(const struct dns_rr *rr, char *out, size_t outlen)
 		return -1;
 	return wire_to_pres(rr->rdata + off, i + 1 - off, out, outlen);
 }
+
+int
+dns_svcb_strip_ech(uint8_t *rdata, uint16_t *rdlen)
+{
+	size_t len = *rdlen, off = 2;
+
+	if (len < 3)
+		return 0;
+	while (off < len && rdata[off]) { /* TargetName: uncompressed labels */
+		if (rdata[off] > 63)
+			return 0;
+		off += 1u + rdata[off];
+	}
+	off++;
+	while (off + 4 <= len) {
+		uint16_t key = (uint16_t)(rdata[off] << 8 | rdata[off + 1]);
+		size_t vlen = (size_t)(rdata[off + 2] << 8 | rdata[off + 3]);
+
+		if (off + 4 + vlen > len)
+			return 0;
+		if (key == DNS_SVC_ECH) {
+			memmove(rdata + off, rdata + off + 4 + vlen, len - off - 4 - vlen);
+			*rdlen = (uint16_t)(len - 4 - vlen);
+			return 1;
+		}
+		off += 4 + vlen;
+	}
+	return 0;
+}

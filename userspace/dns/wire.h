@@ -140,4 +140,12 @@ int dns_build_response(const struct dns_query *q, int rcode, const struct dns_rr
  * MX: 2; SRV: 6) in presentation form. Returns 0 or -1. */
 int dns_rdata_name(const struct dns_rr *rr, char *out, size_t outlen);
 
+/* An HTTPS or SVCB record's ech SvcParam (key 5, an ECH configuration):
+ * removed from rdata in place (*rdlen shrinks), so a client sends its
+ * ClientHello with the real name outside, where the kernel-verified path
+ * reads it. Returns 1 when one was removed, 0 when there was none or the
+ * rdata does not parse (then it is left as it is). */
+#define DNS_SVC_ECH 5
+int dns_svcb_strip_ech(uint8_t *rdata, uint16_t *rdlen);
+
 #endif /* DNSMSG_H */

@@ -33,6 +33,21 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_UNIX_SERVICE] = "a local service that starts work outside the sandbox",
 	[EGR_R_NETNS] = "another network namespace: no listener there (daemon --containers)",
 	[EGR_R_V4_IN_V6] = "ipv4 carried in ipv6 (nat64, 6to4, teredo) denied",
+	[EGR_R_KVERIFY] = "kernel-verified path",
+	[EGR_R_KV_OK] = "kernel-verified: the name was answered with this address and is allowed",
+	[EGR_R_KV_NAME] = "kernel-verified: a name not answered with this address, or not allowed "
+			  "on this port",
+	[EGR_R_KV_NONAME] = "kernel-verified: no SNI or Host to check",
+	[EGR_R_KV_SPLIT] = "kernel-verified: the ClientHello or request head is not whole in the "
+			   "first segment",
+	[EGR_R_KV_PROTO] = "kernel-verified: neither a TLS ClientHello nor an HTTP/1.x request",
+	[EGR_R_KV_H2C] = "kernel-verified: HTTP/2 prior knowledge cannot be checked",
+	[EGR_R_KV_ECH] = "kernel-verified: an encrypted ClientHello hides the name",
+	[EGR_R_KV_BUSY] = "kernel-verified: no scratch space free; dropped, sent again",
+	[EGR_R_KV_PLAIN] = "kernel-verified: plain HTTP on port 443 (the proxy judges plain HTTP, "
+			   "request by request)",
+	[EGR_R_KV_SHARED] = "kernel-verified: the first bytes are in pages the sender can still "
+			    "change (sendfile, splice, MSG_ZEROCOPY)",
 };
 
 const char *
@@ -154,6 +169,19 @@ events_format_dest(const struct egr_event *e, const char *dest, char *buf, size_
 	if (e->reason == EGR_R_UNIX_SERVICE && !strncmp(dest, "unix:", 5))
 		return snprintf(buf, len, "%s %s \u2192 %s (%s; --allow-unix %s allows it)",
 				verdict, who, dest, events_reason(e->reason), dest + 5);
+	if (events_is_kv(e) && e->name[0]) {
+		char name[sizeof(e->name) + 1];
+
+		policy_safe_str(e->name, sizeof(e->name), name, sizeof(name));
+		return snprintf(buf, len, "%s %s \u2192 %s name %s (%s)", verdict, who, dest, name,
+				events_reason(e->reason));
+	}
 	return snprintf(buf, len, "%s %s \u2192 %s (%s)", verdict, who, dest,
 			events_reason(e->reason));
+}
+
+bool
+events_is_kv(const struct egr_event *e)
+{
+	return e->hook == EGR_H_SKB && e->reason >= EGR_R_KV_OK && e->reason <= EGR_R_KV_SHARED;
 }

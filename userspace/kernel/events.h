@@ -3,6 +3,7 @@
 #ifndef EVENTS_H
 #define EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "egress_abi.h"
@@ -27,5 +28,9 @@ int events_format(const struct egr_event *e, char *buf, size_t len);
  * cannot know, e.g. the unix socket entry an EGR_R_UNIX_SERVICE index
  * names), and for those the option that allows it. */
 int events_format_dest(const struct egr_event *e, const char *dest, char *buf, size_t len);
+
+/* Is e the catch-all's judgment of a kernel-verified connection's first
+ * bytes (EGR_R_KV_OK or a refusal; e->name holds the name seen)? */
+bool events_is_kv(const struct egr_event *e);
 
 #endif /* EVENTS_H */

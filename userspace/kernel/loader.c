@@ -37,7 +37,15 @@ struct loader {
 	bool unix_hooks;
 	bool attached;
 	char pin_dir[PATH_MAX];
+	struct bpf_link *kill_link; /* egr_kv_kill's iterator, made at its first run */
 };
+
+/* The programs attached to the cgroup: all but the iterator egr_kv_kill. */
+static bool
+cgroup_prog(const struct bpf_program *prog)
+{
+	return bpf_program__autoload(prog) && bpf_program__type(prog) != BPF_PROG_TYPE_TRACING;
+}
 
 int
 loader_unix_attach_types(int *connect_type, int *sendmsg_type)
@@ -162,6 +170,8 @@ on_ring(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct egr_event))
 		return 0;
+	if (loader_is_kv_refusal(data))
+		loader_kv_kill(ld); /* first: the client's error comes sooner */
 	if (ld->on_event)
 		ld->on_event(data, ld->arg);
 	return 0;
@@ -458,7 +468,7 @@ loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t 
 		struct bpf_program *prog = *ld->skel->skeleton->progs[i].prog;
 		struct bpf_link **slot = ld->skel->skeleton->progs[i].link;
 
-		if (!bpf_program__autoload(prog))
+		if (!cgroup_prog(prog))
 			continue;
 		*slot = bpf_program__attach_cgroup(prog, cg_fd);
 		if (!*slot) {
@@ -533,6 +543,7 @@ loader_free(struct loader *ld)
 	if (!ld)
 		return;
 	ring_buffer__free(ld->rb);
+	bpf_link__destroy(ld->kill_link);
 	/* pinned links survive their fds: enforcement outlives us */
 	egress_bpf__destroy(ld->skel);
 	free(ld);
@@ -892,7 +903,7 @@ loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *
 		goto out_destroy;
 	}
 	for (int i = 0; i < ld->skel->skeleton->prog_cnt; i++) {
-		if (!bpf_program__autoload(*ld->skel->skeleton->progs[i].prog))
+		if (!cgroup_prog(*ld->skel->skeleton->progs[i].prog))
 			continue;
 		err = adopt_link(ld, i, cgid, (void *)ld->skel->rodata, size, &prog_id, errbuf,
 				 errlen);
@@ -976,5 +987,99 @@ loader_fast_clear(struct loader *ld)
 		n++;
 		prev = NULL;
 	}
+	return n;
+}
+
+bool
+loader_is_kv_refusal(const struct egr_event *e)
+{
+	return e->hook == EGR_H_SKB && e->verdict == EGR_V_DENY && e->reason > EGR_R_KV_OK &&
+	       e->reason <= EGR_R_KV_SHARED && e->reason != EGR_R_KV_BUSY;
+}
+
+int
+loader_kv_kill(struct loader *ld)
+{
+	char buf[64];
+	int fd, err = 0;
+	ssize_t n;
+
+	if (!ld->kill_link) {
+		ld->kill_link = bpf_program__attach_iter(ld->skel->progs.egr_kv_kill, NULL);
+		if (!ld->kill_link) {
+			err = -errno;
+			ld->kill_link = NULL;
+			log_warnx("cannot end refused connections: iter/tcp: %s", strerror(-err));
+			return err;
+		}
+	}
+	fd = bpf_iter_create(bpf_link__fd(ld->kill_link));
+	if (fd < 0) {
+		err = -errno;
+		log_warnx("cannot end refused connections: %s", strerror(-err));
+		return err;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		; /* the program writes nothing: reading runs it */
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* The kernel-verified path's maps: (addr, port) in egr_vdst, (addr, port,
+ * name) in egr_vname, both for ttl_ns. */
+int
+loader_kv_add(struct loader *ld, const struct sockaddr *sa, const char *name, uint32_t flags,
+	      uint64_t ttl_ns)
+{
+	struct egr_vname_key nk = {};
+	struct egr_vname_val nv = {.flags = flags};
+	struct egr_fast_val v = {};
+	struct egr_fast_key k;
+	struct timespec ts;
+	int err = fast_key(sa, IPPROTO_TCP, &k);
+
+	if (err)
+		return err;
+	if (strlen(name) >= sizeof(nk.name))
+		return -ENAMETOOLONG;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	v.expires_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ttl_ns;
+	nv.expires_ns = v.expires_ns;
+	memcpy(nk.addr, k.addr, sizeof(nk.addr));
+	nk.port = k.port;
+	memcpy(nk.name, name, strlen(name));
+	/* the name first: a connect that finds the address finds its name */
+	if (bpf_map_update_elem(bpf_map__fd(ld->skel->maps.egr_vname), &nk, &nv, BPF_ANY))
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(ld->skel->maps.egr_vdst), &k, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int
+map_clear(int fd, size_t ksize)
+{
+	char k[sizeof(struct egr_vname_key)], next[sizeof(struct egr_vname_key)];
+	int n = 0;
+
+	if (ksize > sizeof(k))
+		return -EINVAL;
+	while (!bpf_map_get_next_key(fd, NULL, next)) {
+		memcpy(k, next, ksize);
+		if (bpf_map_delete_elem(fd, k))
+			break;
+		n++;
+	}
+	return n;
+}
+
+int
+loader_kv_clear(struct loader *ld)
+{
+	int n = map_clear(bpf_map__fd(ld->skel->maps.egr_vdst), sizeof(struct egr_fast_key));
+
+	map_clear(bpf_map__fd(ld->skel->maps.egr_vname), sizeof(struct egr_vname_key));
 	return n;
 }

@@ -109,6 +109,24 @@ int loader_saved_walk(struct loader *ld,
 				const struct egr_saved_val *v),
 		      void *arg);
 
+/* The kernel-verified path (bpf/lib/kverify.h): the DNS responder answered
+ * name with sa (its port: where the policy allows name without the proxy)
+ * for ttl_ns; flags EGR_VN_TLS and/or EGR_VN_HTTP say as what. Returns 0 or
+ * -errno. loader_kv_clear empties both maps (a new policy), returning how
+ * many addresses went. */
+int loader_kv_add(struct loader *ld, const struct sockaddr *sa, const char *name, uint32_t flags,
+		  uint64_t ttl_ns);
+int loader_kv_clear(struct loader *ld);
+
+/* Ends the refused connections of the kernel-verified path (EGR_SK_KREJECT)
+ * in this network namespace: the iter/tcp program egr_kv_kill, run once.
+ * The ring buffer's consumer calls it on each refusal's event. 0 or -errno
+ * (logged). */
+int loader_kv_kill(struct loader *ld);
+
+/* Is e the catch-all's refusal of a kernel-verified connection? */
+bool loader_is_kv_refusal(const struct egr_event *e);
+
 /* The ring buffer's epoll fd (for the event loop) and its drain. */
 int loader_events_fd(struct loader *ld);
 int loader_events_consume(struct loader *ld);

@@ -129,6 +129,7 @@ struct qctx {
 	bool any_port;		   /* policy_addr_named(): a rule naming it on any port */
 	uint16_t *ports;	   /* policy_tcp_ports(): collect allow tcp:// ports */
 	int nports, maxports;
+	bool host_ports; /* policy_kv_ports(): ... host rules' ports instead */
 };
 
 static const char *const method_names[] = {
@@ -1227,6 +1228,34 @@ pick(const struct rule **best, const struct rule *r)
 		*best = r;
 }
 
+static void
+add_port(struct qctx *c, uint16_t port)
+{
+	for (int m = 0; m < c->nports; m++)
+		if (c->ports[m] == port)
+			return;
+	if (c->nports < c->maxports)
+		c->ports[c->nports++] = port;
+}
+
+/* The ports an allow rule r contributes to c->ports: a tcp:// rule's, or
+ * (host_ports) 443 for a host rule without a method limit that allows 443
+ * (without a port, or with 443). */
+static void
+collect_port(struct qctx *c, const struct rule *r, int ai)
+{
+	if (r->pub.action != POLICY_ALLOW)
+		return;
+	if (!c->host_ports) {
+		if (r->pub.tcp && r->pub.port)
+			add_port(c, r->pub.port);
+		return;
+	}
+	if (ai >= 0 || r->pub.tcp || r->pub.methods || (r->pub.port && r->pub.port != 443))
+		return;
+	add_port(c, 443);
+}
+
 /* ai: index of the address in c->addrs an address rule matched; -1 for names. */
 static void
 consider(struct qctx *c, const struct rule *r, int ai)
@@ -1241,13 +1270,7 @@ consider(struct qctx *c, const struct rule *r, int ai)
 		return;
 	}
 	if (c->ports) {
-		if (r->pub.action == POLICY_ALLOW && r->pub.tcp && r->pub.port) {
-			for (m = 0; m < c->nports; m++)
-				if (c->ports[m] == r->pub.port)
-					return;
-			if (c->nports < c->maxports)
-				c->ports[c->nports++] = r->pub.port;
-		}
+		collect_port(c, r, ai);
 		return;
 	}
 	m = rule_applies(c, r);
@@ -1550,6 +1573,24 @@ policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, int 
 		if (policy_tcp_rule(p, name, found[i]))
 			ports[n++] = found[i];
 	return n;
+}
+
+int
+policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int max)
+{
+	char name[HOST_MAX + 1];
+	struct qctx c = {.ports = ports, .maxports = max, .host_ports = true};
+
+	if (!p || !host || !host[0] || max <= 0)
+		return 0;
+	if (host_check(host, strlen(host), false, name, sizeof(name), NULL, 0) ||
+	    numeric_tld(name, strlen(name)))
+		return 0;
+	c.host = name;
+	c.hlen = strlen(name);
+	c.has_host = true;
+	match_names(p, &c);
+	return c.nports;
 }
 
 bool

@@ -163,6 +163,14 @@ bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);
  * Returns how many were written to ports (at most max). */
 int policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
 
+/* The kernel-verified path's ports for host: 443 when an allow host rule
+ * without a method limit matches it there (without a port, or with 443;
+ * not tcp://, not address rules); other ports, and plain HTTP, keep the
+ * proxy, which judges every request. Deny rules are not looked at: judge
+ * each address and port with policy_decide(). Returns how many were
+ * written to ports (0 or 1, at most max). */
+int policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
+
 /* Does an allow address rule name sa (contain it at least as specifically
  * as the special range it falls in), on any port, with no port-less deny
  * address rule against it? The DNS responder keeps such local addresses in

@@ -482,6 +482,15 @@ proxy_restore(struct proxy *p, const struct dns_saved *s)
 	return p->dns ? dns_restore(p->dns, s) : 0;
 }
 
+void
+proxy_set_kvpath(struct proxy *p,
+		 int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
+		 int (*clear)(void *))
+{
+	if (p->dns)
+		dns_set_kvpath(p->dns, add, clear);
+}
+
 const char *
 proxy_learned_name(const struct proxy *p, const struct sockaddr *sa)
 {

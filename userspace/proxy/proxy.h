@@ -94,6 +94,11 @@ int proxy_restore(struct proxy *p, const struct dns_saved *s);
 
 /* The name the DNS responder answered sa's address for (until its TTL runs
  * out), or NULL: what a fast-path approval is for. */
+/* The kernel-verified path's maps, through the DNS responder (struct
+ * dns_opts kv_add, kv_clear; their arg is proxy_set_fastpath's). */
+void proxy_set_kvpath(struct proxy *p,
+		      int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
+		      int (*clear)(void *));
 const char *proxy_learned_name(const struct proxy *p, const struct sockaddr *sa);
 
 /* A new policy (a reload; both pointers to it, as in proxy_opts) for every

@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of the kernel-verified path (issue 19, docs/design.md):
+# a connection to an address egressctl's DNS responder answered for an
+# allowed name goes direct, and the kernel checks its first bytes.
+#
+#   verified    curl, openssl s_client, python3 ssl, node (if present), a
+#               hand-built 1.8 KB ClientHello and plain HTTP to the allowed
+#               name go direct: the server sees the client's own port, the
+#               decision log says source "kernel", nothing passed the proxy
+#   fronting    the allowed address with a denied SNI (both names share it)
+#   nosni       a ClientHello without SNI
+#   split       a ClientHello written in two pieces
+#   sendfile    a ClientHello sent with sendfile(2): the kernel would check
+#               pages the sender can still write to before the server reads
+#   host        plain HTTP on port 443 whose Host is the denied name
+#   plain       plain HTTP on port 443 for the allowed name (the kernel
+#               path is TLS only: the proxy judges plain HTTP per request)
+#   h2c         HTTP/2 prior knowledge
+#   other       bytes that are neither TLS nor HTTP
+# Each escape is shown to reach the server without egressctl first; under
+# egressctl: a client error within about a second, zero payload packets at
+# the leak sensor, nothing at the server, one kernel decision line.
+#
+# Topology: lib.sh (sbx and inet network namespaces, the sensor on the inet
+# side). dnsmasq on 198.18.0.1:53 answers ok.kv.test and evil.kv.test with
+# 203.0.113.10, far.kv.test with 203.0.113.12, plain.kv.test and
+# evilplain.kv.test with 203.0.113.11; webservers.py serves HTTP on :80 and
+# TLS on :443 (a certificate for *.kv.test made here) at .10 and .12, and
+# plain HTTP on :443 at .11. The confined commands resolve through /etc/resolv.conf,
+# bind-mounted (private mount namespace) to name 198.51.100.53, which
+# egressctl redirects to its responder.
+#
+# Output: "ok NAME" / "FAIL NAME: reason"; last line "N passed, M failed".
+# Exit 1 if any failed, 77 if not root or no cgroup2.
+
+set -u
+if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
+	export EGR_E2E_REAPER=$$
+	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
+fi
+if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
+	export EGR_E2E_MNTNS=$$
+	exec unshare --mount --propagation private "$BASH" "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+
+INET_DNS=198.18.0.1
+RESOLV_NS=198.51.100.53
+A_KV=203.0.113.10 # ok.kv.test and evil.kv.test
+A_PLAIN=203.0.113.11 # plain.kv.test and evilplain.kv.test: plain HTTP on :443
+WEBLOG=$W/web.log
+# a TCP segment to A_KV or A_PLAIN that carries payload
+PAYLOAD="tcp and (dst host $A_KV or dst host $A_PLAIN) and (ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2)) > 0"
+
+kv_setup() {
+	local i n
+	e2e_base_setup || return 1
+	cp "$E2E_SRC/clients/kvclient.py" "$C/" && chmod 0755 "$C/kvclient.py" || return 1
+	printf 'nameserver %s\noptions timeout:2 attempts:1\n' "$RESOLV_NS" >"$W/resolv.conf"
+	chmod 0644 "$W/resolv.conf"
+	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+		echo "not in a private mount namespace: resolv.conf left alone"
+		return 1
+	fi
+	mount --bind "$W/resolv.conf" /etc/resolv.conf || return 1
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-keyout "$W/tls.key" -out "$W/tls.crt" -subj /CN=ok.kv.test \
+		-addext "subjectAltName=DNS:*.kv.test" >"$W/openssl.out" 2>&1 || return 1
+	chmod 0644 "$W/tls.crt"
+	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --pid-file="$W/dns-inet.pid" \
+		--no-resolv --no-hosts --no-poll --bind-interfaces --listen-address="$INET_DNS" --port=53 \
+		--local=/test/ --no-negcache --cache-size=0 \
+		--host-record=ok.kv.test,$A_KV --host-record=evil.kv.test,$A_KV \
+		--host-record=far.kv.test,203.0.113.12 --host-record=ctl.test,203.0.113.99 \
+		--host-record=plain.kv.test,$A_PLAIN --host-record=evilplain.kv.test,$A_PLAIN \
+		>"$W/dns-inet.out" 2>&1 &
+	PIDS+=($!)
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind "$A_KV,203.0.113.12" \
+		--http 80 --tls 443 --cert "$W/tls.crt" --key "$W/tls.key" \
+		>"$W/web.ready" 2>"$W/web.err" &
+	PIDS+=($!)
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind "$A_PLAIN" \
+		--http 443 >"$W/web2.ready" 2>"$W/web2.err" &
+	PIDS+=($!)
+	for i in $(seq 100); do
+		grep -q READY "$W/web.ready" 2>/dev/null && grep -q READY "$W/web2.ready" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q READY "$W/web.ready" || { echo "webservers failed: $(cat "$W/web.err")"; return 1; }
+	grep -q READY "$W/web2.ready" || { echo "webservers failed: $(cat "$W/web2.err")"; return 1; }
+	sensor_start || return 1
+	for i in $(seq 40); do
+		n=$(in_sbx dig +short +time=1 +tries=1 @"$INET_DNS" ctl.test A 2>/dev/null)
+		[ "$n" = 203.0.113.99 ] && break
+		sleep 0.1
+	done
+	[ "$n" = 203.0.113.99 ] || { echo "dnsmasq: ctl.test gave '$n'"; return 1; }
+}
+
+# kv TAG CMD...: egressctl run (no proxy variables) allowing ok.kv.test and plain.kv.test,
+# confined as nobody, decision log in $W/TAG.jlog
+kv() {
+	local tag=$1
+	shift
+	egr "$tag" --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" \
+		--no-proxy-env --log "$W/$tag.jlog" --allow ok.kv.test --allow plain.kv.test -- "$@"
+}
+
+# kvc ARGS: kvclient.py in the sbx netns, outside egressctl (the control)
+kvc() { timeout -k 1 20 nsenter --net="$NS_SBX" "$PY" "$C/kvclient.py" "$@" | grep '^{' | tail -1; }
+
+# web_saw NAME ERE / web_none NAME ERE: the server's log since the test began
+web_mark() { WEBN=$(wc -l <"$WEBLOG"); }
+web_new() { tail -n +"$((WEBN + 1))" "$WEBLOG"; }
+web_saw() {
+	if web_new | grep -aqE "$2"; then ok "$1"; else fail "$1" "server never logged /$2/: $(web_new | tail -3 | tr -d "\0" | tr "\n" "|")"; fi
+}
+web_none() {
+	if web_new | grep -aqE "$2"; then fail "$1" "LEAK: the server logged /$2/: $(web_new | grep -aE "$2" | tr -d "\0" | head -2 | tr '\n' '|')"; else ok "$1"; fi
+}
+
+# quick NAME MS: the client's error came within MS milliseconds
+quick() {
+	if [ -n "$P_ms" ] && [ "$P_ms" -le "$2" ]; then ok "$1"; else fail "$1" "took ${P_ms:-?} ms (want <= $2): $P_json"; fi
+}
+
+# ---------------------------------------------------------------- tests
+
+test_verified() {
+	local t=kv_ok base
+	web_mark
+	base=$(sensor_now "$PAYLOAD")
+	kv "$t" "$PY" "$C/kvclient.py" tls ok.kv.test --sni ok.kv.test
+	egr_json "$t"
+	a_ok kv.python.verified
+	web_saw kv.python.server_saw_sni "^TLS local=$(re "$A_KV"):443 peer=198\.18\.0\.2:$P_lport sni=ok\.kv\.test"
+	a_jlog kv.python.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test port=443
+	a_jlog_none kv.python.no_proxy_line "$W/$t.jlog" source='transparent|connect|http|socks5'
+	sensor_saw kv.python.payload_left "$PAYLOAD"
+
+	t=kv_curl
+	web_mark
+	kv "$t" curl -sS --max-time 5 --cacert "$W/tls.crt" -o /dev/null \
+		-w '{"ok": true, "code": "%{http_code}", "lport": "%{local_port}"}\n' https://ok.kv.test/
+	egr_json "$t"
+	a_eq kv.curl.code code "$P_code" 200
+	web_saw kv.curl.direct "^TLS local=$(re "$A_KV"):443 peer=198\.18\.0\.2:$P_lport sni=ok\.kv\.test"
+	a_jlog kv.curl.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
+	a_jlog_none kv.curl.no_proxy_line "$W/$t.jlog" source='transparent|connect|http'
+
+	t=kv_openssl
+	web_mark
+	kv "$t" sh -c "echo Q | openssl s_client -connect ok.kv.test:443 -servername ok.kv.test \
+		-CAfile $W/tls.crt -verify_return_error -quiet >/dev/null 2>&1; echo '{\"rc\": '\$?'}'"
+	egr_json "$t"
+	web_saw kv.openssl.server_saw "^TLS local=$(re "$A_KV"):443 .*sni=ok\.kv\.test"
+	a_jlog kv.openssl.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
+
+	if command -v node >/dev/null; then
+		t=kv_node
+		web_mark
+		kv "$t" env NODE_EXTRA_CA_CERTS="$W/tls.crt" node -e '
+require("https").get("https://ok.kv.test/", (r) => { r.resume();
+  r.on("end", () => console.log(JSON.stringify({ok: true, code: String(r.statusCode)}))); })
+  .on("error", (e) => console.log(JSON.stringify({ok: false, errno: e.code})));'
+		egr_json "$t"
+		a_eq kv.node.code code "$P_code" 200
+		a_jlog kv.node.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
+	else
+		note "node not installed: its client skipped"
+	fi
+
+	t=kv_big
+	web_mark
+	kv "$t" "$PY" "$C/kvclient.py" big ok.kv.test --sni ok.kv.test
+	egr_json "$t"
+	a_eq kv.big.size hello_len "$P_hello_len" 1800
+	a_jlog kv.big.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
+	web_saw kv.big.server_got_it "local=$(re "$A_KV"):443 peer=198\.18\.0\.2:$P_lport"
+
+	# plain HTTP (port 80) keeps the proxy: judged request by request
+	t=kv_http
+	web_mark
+	kv "$t" curl -sS --max-time 5 -o /dev/null \
+		-w '{"ok": true, "code": "%{http_code}", "lport": "%{local_port}"}\n' http://ok.kv.test/
+	egr_json "$t"
+	a_eq kv.http.code code "$P_code" 200
+	web_saw kv.http.server_saw "^HTTP local=$(re "$A_KV"):80 .*host=ok\.kv\.test"
+	web_none kv.http.not_direct "^HTTP local=$(re "$A_KV"):80 peer=198\.18\.0\.2:$P_lport "
+	a_jlog kv.http.transparent_line "$W/$t.jlog" source=transparent decision=allow host=ok.kv.test port=80
+	a_jlog_none kv.http.no_kernel_line "$W/$t.jlog" source=kernel
+}
+
+# refused NAME REASON-ERE KVCLIENT-ARGS: the control reaches the server
+# (SERVER-ERE), the confined one fails fast, leaks nothing, logs one line
+refused() {
+	local name=$1 why=$2 seen=$3 base t=kv_$1
+	shift 3
+	web_mark
+	jv "$(kvc "$@" --addr "$(case $2 in plain.*) echo "$A_PLAIN" ;; *) echo "$A_KV" ;; esac)")"
+	a_ok "kv.$name.control_reaches_server"
+	web_saw "kv.$name.control_server_saw" "$seen"
+	sleep 0.2
+	web_mark
+	base=$(sensor_now "$PAYLOAD")
+	kv "$t" "$PY" "$C/kvclient.py" "$@"
+	egr_json "$t"
+	a_denied "kv.$name.client_error"
+	quick "kv.$name.prompt" 1500
+	sensor_none_since "kv.$name.no_payload_left" "$base" "$PAYLOAD"
+	# (the handshake may reach it: a connection reset before any byte)
+	web_none "kv.$name.server_saw_nothing" "^(TLS|HTTPS?) .*peer=198\.18\.0\.2:$P_lport "
+	a_jlog_n "kv.$name.one_kernel_line" "$W/$t.jlog" 1 source=kernel decision=deny \
+		reason="kernel-verified: $why"
+}
+
+test_fronting() {
+	refused fronting 'a name not answered.*' '^TLS .*sni=evil\.kv\.test' \
+		tls ok.kv.test --sni evil.kv.test
+}
+test_nosni() { refused nosni 'no SNI or Host.*' '^TLS(ERR)? .*sni=-' tls ok.kv.test --no-sni; }
+test_split() {
+	refused split 'the ClientHello .*not whole.*' '^TLS .*sni=ok\.kv\.test' \
+		tls ok.kv.test --sni ok.kv.test --split 40
+}
+test_sendfile() {
+	refused sendfile 'the first bytes are in pages.*' '^TLS .*sni=ok\.kv\.test' \
+		tls ok.kv.test --sni ok.kv.test --sendfile
+}
+test_host() {
+	refused host 'a name not answered.*' '^HTTP .*host=evilplain\.kv\.test' \
+		http plain.kv.test --host evilplain.kv.test
+}
+test_plain() {
+	refused plain 'plain HTTP on port 443.*' '^HTTP .*host=plain\.kv\.test' \
+		http plain.kv.test --host plain.kv.test
+}
+test_h2c() { refused h2c 'HTTP/2 prior knowledge.*' '^HTTP .*method=PRI target=\*' h2c plain.kv.test; }
+test_other() { refused other 'neither a TLS.*' '^HTTP .*target=not ' raw plain.kv.test; }
+
+# A name answered with another address (far.kv.test) is not a name of A_KV:
+# an allowed name's SNI to an address it was never answered with is refused.
+test_wrongaddr() {
+	local t=kv_wrongaddr base
+	base=$(sensor_now "$PAYLOAD")
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-upstream "$INET_DNS" \
+		--no-proxy-env --log "$W/$t.jlog" --allow ok.kv.test --allow far.kv.test -- \
+		"$PY" "$C/kvclient.py" tls ok.kv.test --sni far.kv.test
+	egr_json "$t"
+	a_denied kv.wrongaddr.client_error
+	sensor_none_since kv.wrongaddr.no_payload_left "$base" "$PAYLOAD"
+	a_jlog kv.wrongaddr.kernel_line "$W/$t.jlog" source=kernel decision=deny host=far.kv.test
+}
+
+# Without --no-proxy-env curl takes the proxy (CONNECT): no kernel line.
+test_proxyenv() {
+	local t=kv_proxyenv
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-upstream "$INET_DNS" \
+		--log "$W/$t.jlog" --allow ok.kv.test -- curl -sS --max-time 5 --cacert "$W/tls.crt" \
+		-o /dev/null -w '{"ok": true, "code": "%{http_code}"}\n' https://ok.kv.test/
+	egr_json "$t"
+	a_eq kv.proxyenv.code code "$P_code" 200
+	a_jlog kv.proxyenv.connect_line "$W/$t.jlog" source=connect decision=allow host=ok.kv.test
+	a_jlog_none kv.proxyenv.no_kernel_line "$W/$t.jlog" source=kernel
+}
+
+# The exit summary counts both kinds.
+test_summary() {
+	local t=kv_summary
+	egr "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-upstream "$INET_DNS" \
+		--no-proxy-env --allow ok.kv.test -- sh -c \
+		"$PY $C/kvclient.py tls ok.kv.test --sni ok.kv.test; $PY $C/kvclient.py tls ok.kv.test --sni evil.kv.test"
+	a_grep kv.summary.counts "$W/$t.err" '1 kernel-verified, 1 kernel-rejected'
+}
+
+ALL_TESTS="verified fronting nosni split sendfile host plain h2c other wrongaddr proxyenv summary"
+
+suite_main kverify.sh kv_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"
