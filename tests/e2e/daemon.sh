@@ -253,25 +253,28 @@ test_restart() {
 
 # ======================================================================
 # What DNS answered survives a restart. The daemon before a kill -9 learned
-# b.example.test's address and opened git.other.test's fast path; the one
-# after takes both back (judged by the policy in force): decisions still
-# name the address's host, the cached address still goes direct, and a
-# reload that drops the name ends the direct connection opened before the
-# restart. A restart under a policy without them takes back neither.
+# b.example.test's address, opened git.other.test's fast path and
+# a.example.test's kernel-verified path; the one after takes them back
+# (judged by the policy in force): decisions still name the address's
+# host, the cached address still goes direct, and a reload that drops the
+# names ends the direct and kernel-verified connections opened before the
+# restart. A restart under a policy without them takes back none.
 # ======================================================================
 test_restart_learned() {
-	local t=restart_learned dns6 lp base ph e
+	local t=restart_learned dns6 lp base ph pk e
 	mkdir -p "$W/$t"
 	mkcg "$t"
 	mkcg "$t/h"
+	mkcg "$t/k"
 	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --no-resolv --no-hosts --no-poll \
 		--bind-interfaces --listen-address="$INET_DNS" --port=5354 --local=/test/ \
 		--no-negcache --cache-size=0 --local-ttl=120 --host-record=git.other.test,$A_GIT \
-		--host-record=b.example.test,$A_B >"$W/$t.dnsmasq.out" 2>&1 &
+		--host-record=b.example.test,$A_B --host-record=a.example.test,$A_A \
+		>"$W/$t.dnsmasq.out" 2>&1 &
 	dns6=$!
 	PIDS+=("$dns6")
 	have_egr || { kill "$dns6" 2>/dev/null; return 0; }
-	printf '{"allow": ["b.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
+	printf '{"allow": ["a.example.test", "b.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
 	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
 	# by name: the responder answers (and learns), the fast path opens; the
 	# raw port of b.example.test is no rule's (a host rule is HTTP and TLS)
@@ -282,12 +285,17 @@ test_restart_learned() {
 	ph=$CG_PID
 	wait_secs 10 grep -qs '"echo"' "$W/$t/h.cg.out"
 	a_grep "$t.before.held" "$W/$t/h.cg.out" '"held": true'
+	# TLS to an allowed name: kernel-verified, direct
+	in_cg "$t/k" "$PY" "$C/longconn.py" tls a.example.test 443 a.example.test --hold-for 120
+	pk=$CG_PID
+	wait_secs 10 grep -qs '"held": true' "$W/$t/k.cg.out"
+	a_grep "$t.before.kv_held" "$W/$t/k.cg.out" '"held": true'
 	a_val "$t.before.fast_entry" "fast-path entry for git.other.test:22" \
 		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" there
 	kill -KILL "$D_PID"
 	wait "$D_PID" 2>/dev/null
 	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
-	a_grep "$t.restored.said" "$W/$t.dout" 'took over the programs pinned on .*; 2 learned names and 1 fast-path entries the policy still allows'
+	a_grep "$t.restored.said" "$W/$t.dout" 'took over the programs pinned on .*; 3 learned names, 1 fast-path entries and 2 kernel-verified approvals the policy still allows'
 	a_val "$t.restored.fast_entry" "fast-path entry for git.other.test:22 after the restart" \
 		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" there
 	# by the cached addresses only, no DNS now
@@ -307,6 +315,8 @@ test_restart_learned() {
 	a_val "$t.revoked.reload" "reload exit" "$D_RC" 0
 	wait_secs 5 grep -qs '"errno"' "$W/$t/h.cg.out"
 	a_grep "$t.revoked.ended" "$W/$t/h.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
+	wait_secs 5 grep -qs '"closed"' "$W/$t/k.cg.out"
+	a_grep "$t.revoked.kv_ended" "$W/$t/k.cg.out" '"closed"'
 	a_val "$t.revoked.fast_gone" "fast-path entry for git.other.test:22 after the reload" \
 		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" gone
 	# a restart under a policy without them: neither comes back
@@ -314,7 +324,7 @@ test_restart_learned() {
 	wait "$D_PID" 2>/dev/null
 	printf '{"allow": ["a.example.test"]}\n' >"$W/$t.policy"
 	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
-	a_grep "$t.judged.said" "$W/$t.dout" 'took over the programs pinned on .*; 0 learned names and 0 fast-path entries the policy still allows'
+	a_grep "$t.judged.said" "$W/$t.dout" 'took over the programs pinned on .*; 0 learned names, 0 fast-path entries and 0 kernel-verified approvals the policy still allows'
 	in_cg "$t" "$PY" "$C/longconn.py" banner "$A_B" 22 --hold-for 1 --every 0.3
 	wait "$CG_PID" 2>/dev/null
 	a_grep "$t.judged.unnamed" "$W/$t.dout" "denied python3\\[$CG_PID\\] → $(re "$A_B"):22 "
@@ -324,7 +334,7 @@ test_restart_learned() {
 	a_nogrep "$t.judged.refused" "$W/$t.cg.out" '"held": true'
 	sensor_none_since "$t.judged.nothing" "$base" "dst host $A_GIT and tcp[tcpflags] & tcp-syn != 0"
 	dstop
-	kill "$ph" "$dns6" 2>/dev/null
+	kill "$ph" "$pk" "$dns6" 2>/dev/null
 }
 
 # ======================================================================

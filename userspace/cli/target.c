@@ -212,10 +212,10 @@ struct target {
 	const char *cgpath;
 	uint64_t cgid;
 	char http_url[64], socks_url[64];
-	bool adopted;				       /* took over pinned programs */
-	int restored_names, restored_fast;	       /* of egr_saved, when adopted */
-	bool saved_warned;			       /* egr_saved could not take one */
-	struct sockaddr_storage fast[TARGET_MAX_FAST]; /* exact-address rules in egr_fast */
+	bool adopted;					/* took over pinned programs */
+	int restored_names, restored_fast, restored_kv; /* taken back, when adopted */
+	bool saved_warned;				/* egr_saved could not take one */
+	struct sockaddr_storage fast[TARGET_MAX_FAST];	/* exact-address rules in egr_fast */
 	int nfast;
 	double tokens, last_refill; /* denial line rate limit */
 	unsigned long suppressed;
@@ -683,6 +683,57 @@ restore_one(void *arg, const struct egr_saved_key *k, const struct egr_saved_val
 	return 0;
 }
 
+struct kv_saved {
+	struct sockaddr_in sin;
+	uint64_t ttl_ns;
+	char name[256];
+};
+
+struct kv_walk {
+	struct kv_saved *v;
+	size_t n, cap;
+};
+
+static int
+kv_collect(void *arg, const struct sockaddr_in *sin, const char *name, uint32_t flags,
+	   uint64_t ttl_ns)
+{
+	struct kv_walk *w = arg;
+
+	(void)flags; /* judged again by the policy in force */
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		struct kv_saved *v = realloc(w->v, sizeof(*v) * cap);
+
+		if (!v)
+			return 1; /* the rest are not taken back: DNS answers open them */
+		w->v = v;
+		w->cap = cap;
+	}
+	w->v[w->n].sin = *sin;
+	w->v[w->n].ttl_ns = ttl_ns;
+	snprintf(w->v[w->n].name, sizeof(w->v[w->n].name), "%s", name);
+	w->n++;
+	return 0;
+}
+
+/* A take-over: the kernel-verified approvals of the daemon before, those
+ * the policy in force still allows, written again (and told to the
+ * revoker, so a later policy change still ends their connections); the
+ * rest are gone. */
+static void
+restore_kv(struct target *t)
+{
+	struct kv_walk w = {0};
+
+	loader_kv_walk(t->ld, kv_collect, &w);
+	loader_kv_clear(t->ld);
+	for (size_t i = 0; !t->o->no_kverify && i < w.n; i++)
+		if (proxy_kv_restore(t->px, &w.v[i].sin, w.v[i].name, w.v[i].ttl_ns) > 0)
+			t->restored_kv++;
+	free(w.v);
+}
+
 /* A restarted daemon: the learned names and fast-path approvals of the one
  * before it, those the policy in force still allows (the rest dropped). The
  * fast path is emptied first, so no approval outlives the judgement; names
@@ -1023,9 +1074,7 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	if (!t->o->no_kverify)
 		proxy_set_kvpath(t->px, kv_add, kv_clear);
 	if (t->adopted) {
-		/* kernel-verified approvals are not kept: DNS answers open them
-		 * again (meanwhile such connects take the transparent proxy) */
-		loader_kv_clear(t->ld);
+		restore_kv(t);
 		err = restore_saved(t, errbuf, errlen);
 		if (err)
 			goto out_detach;
@@ -1078,10 +1127,11 @@ target_adopted(const struct target *t)
 }
 
 void
-target_restored(const struct target *t, int *names, int *fast)
+target_restored(const struct target *t, int *names, int *fast, int *kv)
 {
 	*names = t->restored_names;
 	*fast = t->restored_fast;
+	*kv = t->restored_kv;
 }
 
 const char *

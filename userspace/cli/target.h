@@ -137,9 +137,9 @@ int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid
 
 /* Whether target_attach() took pinned programs over. */
 bool target_adopted(const struct target *t);
-/* Of a target that took over pinned programs: the learned names and
- * fast-path approvals taken back from the daemon before it. */
-void target_restored(const struct target *t, int *names, int *fast);
+/* Of a target that took over pinned programs: the learned names, fast-path
+ * and kernel-verified approvals taken back from the daemon before it. */
+void target_restored(const struct target *t, int *names, int *fast, int *kv);
 
 /* "http://127.0.0.1:PORT" and "socks5h://127.0.0.1:PORT" for CMD. */
 const char *target_http_url(const struct target *t);

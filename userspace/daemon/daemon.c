@@ -618,13 +618,14 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	for (int i = 0, n = 0; i < nids && n < (int)sizeof(idtext); i++)
 		n += snprintf(idtext + n, sizeof(idtext) - (size_t)n, "%s%u", i ? " " : "", ids[i]);
 	if (target_adopted(dt->tg)) {
-		int names, fast;
+		int names, fast, kv;
 
-		target_restored(dt->tg, &names, &fast);
+		target_restored(dt->tg, &names, &fast, &kv);
 		dt_event(dt, "adopt",
 			 "took over the programs pinned on %s (cgroup %llu; links %s; %d learned "
-			 "names and %d fast-path entries the policy still allows)",
-			 dt->cgpath, (unsigned long long)dt->cgid, idtext, names, fast);
+			 "names, %d fast-path entries and %d kernel-verified approvals the policy "
+			 "still allows)",
+			 dt->cgpath, (unsigned long long)dt->cgid, idtext, names, fast, kv);
 	} else {
 		dt_event(dt, "attach", "attached to %s (cgroup %llu; links %s)", dt->cgpath,
 			 (unsigned long long)dt->cgid, idtext);

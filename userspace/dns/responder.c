@@ -552,6 +552,31 @@ kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nr
 	}
 }
 
+int
+dns_kv_restore(struct dns_server *d, const struct sockaddr_in *sin, const char *name,
+	       uint64_t ttl_ns)
+{
+	uint16_t ports[16];
+	int np;
+
+	if (!d->o.kv_add || d->o.audit_mode || !ttl_ns)
+		return 0;
+	np = policy_kv_ports(d->o.policy, name, ports, 16);
+	for (int k = 0; k < np; k++) {
+		uint32_t f;
+
+		if (ports[k] != ntohs(sin->sin_port))
+			continue;
+		f = kv_flags(d, name, sin);
+		if (!f)
+			return 0;
+		return d->o.kv_add(d->o.fast_arg, (const struct sockaddr *)sin, name, f, ttl_ns)
+			       ? -1
+			       : 1;
+	}
+	return 0;
+}
+
 void
 dns_set_kvpath(struct dns_server *d,
 	       int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),

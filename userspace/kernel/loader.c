@@ -1076,6 +1076,40 @@ map_clear(int fd, size_t ksize)
 }
 
 int
+loader_kv_walk(struct loader *ld,
+	       int (*fn)(void *arg, const struct sockaddr_in *sin, const char *name, uint32_t flags,
+			 uint64_t ttl_ns),
+	       void *arg)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_vname), n = 0;
+	struct egr_vname_key k, next;
+	struct egr_vname_val v;
+	struct timespec ts;
+	uint64_t now;
+	void *prev = NULL;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v) || v.expires_ns <= now)
+			continue;
+		if (k.addr[0] || k.addr[1] || k.addr[2] != htonl(0xffff))
+			continue; /* IPv4 only, as kv_open writes them */
+		k.name[sizeof(k.name) - 1] = 0;
+		sin.sin_addr.s_addr = k.addr[3];
+		sin.sin_port = k.port;
+		n++;
+		if (fn(arg, &sin, k.name, v.flags, v.expires_ns - now))
+			break;
+	}
+	return n;
+}
+
+int
 loader_kv_clear(struct loader *ld)
 {
 	int n = map_clear(bpf_map__fd(ld->skel->maps.egr_vdst), sizeof(struct egr_fast_key));

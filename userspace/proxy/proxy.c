@@ -482,6 +482,12 @@ proxy_restore(struct proxy *p, const struct dns_saved *s)
 	return p->dns ? dns_restore(p->dns, s) : 0;
 }
 
+int
+proxy_kv_restore(struct proxy *p, const struct sockaddr_in *sin, const char *name, uint64_t ttl_ns)
+{
+	return p->dns ? dns_kv_restore(p->dns, sin, name, ttl_ns) : 0;
+}
+
 void
 proxy_set_kvpath(struct proxy *p,
 		 int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
