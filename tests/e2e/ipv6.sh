@@ -108,7 +108,7 @@ test_check() {
 	a_eq "$t.off.words" "check" "$out" "deny: [2001:db8:1::1]:80 — IPv6 is denied (use --ipv6)"
 	a_eq "$t.off.exit" "exit status" "$rc" 1
 	out=$("$EGRESSCTL" check --ipv6 --allow '[2001:db8:1::1]:80' '[2001:db8:1::1]:80'); rc=$?
-	a_eq "$t.on.words" "check" "$out" "allow: [2001:db8:1::1]:80 — rule 1 \"[2001:db8:1::1]:80\""
+	a_eq "$t.on.words" "check" "$out" "allow: [2001:db8:1::1]:80 — rule 1 \"[2001:db8:1::1]:80\""$'\n'"  path: kernel fast path (direct; the address alone is checked)"
 	a_eq "$t.on.exit" "exit status" "$rc" 0
 	out=$("$EGRESSCTL" check --ipv6 --allow '[2001:db8:1::1]:80' '[2001:db8:1::2]:80'); rc=$?
 	a_eq "$t.on.no_rule" "check" "$rc ${out%% *}" "1 deny:"
