@@ -99,6 +99,8 @@ struct policy {
 	struct source *sources;	  /* interned rule sources */
 	unsigned int naddr_deny;  /* deny rules an address alone can match */
 	bool no_ipv6;		  /* policy_set_ipv6(p, false) */
+	unsigned int *exact;	  /* indexes of exact ADDR:PORT allow rules */
+	unsigned int nexact, exact_cap;
 };
 
 /* A destination address as judged: v4-mapped IPv6 already turned into v4. */
@@ -707,6 +709,7 @@ policy_free(struct policy *p)
 	for (i = 0; i < p->nrules; i++)
 		free(p->rules[i]);
 	free(p->rules);
+	free(p->exact);
 	for (i = 0; p->names.slots && i <= p->names.mask; i++)
 		qgroups_free(p->names.slots[i].qmark);
 	qgroups_free(p->qrest);
@@ -734,8 +737,10 @@ policy_exact_addrs(const struct policy *p, struct sockaddr_storage *out, int max
 {
 	int n = 0;
 
-	for (unsigned int i = 0; p && i < p->nrules && n < max; i++) {
-		const struct rule *r = p->rules[i];
+	/* the candidates were listed as the rules went in: a reload's swap on
+	 * the event loop does not walk 100,000 rules for a handful */
+	for (unsigned int i = 0; p && i < p->nexact && n < max; i++) {
+		const struct rule *r = p->rules[p->exact[i]];
 		struct sockaddr_in *sin = (struct sockaddr_in *)&out[n];
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&out[n];
 
@@ -894,6 +899,22 @@ rule_index(struct policy *p, struct rule *r)
 	return 0;
 }
 
+/* Room for one more exact-address candidate; -ENOMEM. */
+static int
+exact_reserve(struct policy *p)
+{
+	if (p->nexact == p->exact_cap) {
+		unsigned int cap = p->exact_cap ? 2 * p->exact_cap : 16;
+		unsigned int *e = realloc(p->exact, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		p->exact = e;
+		p->exact_cap = cap;
+	}
+	return 0;
+}
+
 int
 policy_add(struct policy *p, enum policy_action action, const char *rule, const char *methods,
 	   const char *source, char *errbuf, size_t errlen)
@@ -902,6 +923,7 @@ policy_add(struct policy *p, enum policy_action action, const char *rule, const 
 	struct rule tmp = {0}, *r, **rules;
 	size_t tlen, nlen;
 	unsigned int cap;
+	bool exact;
 	int err;
 
 	if (errbuf && errlen)
@@ -936,9 +958,15 @@ policy_add(struct policy *p, enum policy_action action, const char *rule, const 
 		if (!r->pub.source)
 			goto out_free;
 	}
+	exact = action == POLICY_ALLOW && r->kind == RK_ADDR && r->pub.port &&
+		r->plen == (r->family == 4 ? 32 : 128);
+	if (exact && exact_reserve(p))
+		goto out_free;
 	err = rule_index(p, r);
 	if (err)
 		goto out_free;
+	if (exact)
+		p->exact[p->nexact++] = p->nrules;
 	p->rules[p->nrules++] = r;
 	if (action == POLICY_DENY && (r->kind == RK_ADDR || r->kind == RK_ANY))
 		p->naddr_deny++;
