@@ -15,6 +15,7 @@
 #include "lib/events.h"
 #include "lib/kparse.h"
 #include "lib/maps.h"
+#include "lib/record.h"
 #include "lib/tunables.h"
 
 #define ECONNABORTED 103
@@ -23,17 +24,7 @@
 static __always_inline int
 kv_hit(const __be32 *addr, __be16 port)
 {
-	struct egr_fast_key k = {};
-	struct egr_fast_val *v;
-
-	addr_copy(k.addr, addr);
-	k.port = port;
-	k.proto = IPPROTO_TCP;
-	v = bpf_map_lookup_elem(&egr_vdst, &k);
-	if (!v || (v->expires_ns && v->expires_ns < bpf_ktime_get_boot_ns()))
-		return 0;
-	v->hits++;
-	return 1;
+	return dst_hit(&egr_vdst, addr, port, IPPROTO_TCP);
 }
 
 /* Does the packet carry pages its sender may still write to (sendfile and

@@ -87,9 +87,11 @@ conns_put(const struct egr_conn_key *k, struct egr_conn_val *w)
 	bpf_map_update_elem(&egr_conns, k, w, BPF_ANY);
 }
 
-/* A fast-path entry for (addr, port, proto) that has not expired. */
+/* An entry for (addr, port, proto) in map (egr_fast, or egr_vdst of the
+ * kernel-verified path: the same key and value) that has not expired; an
+ * expired one is removed. */
 static __always_inline int
-fast_hit(const __be32 *addr, __be16 port, __u8 proto)
+dst_hit(void *map, const __be32 *addr, __be16 port, __u8 proto)
 {
 	struct egr_fast_key k = {};
 	struct egr_fast_val *v;
@@ -97,15 +99,22 @@ fast_hit(const __be32 *addr, __be16 port, __u8 proto)
 	addr_copy(k.addr, addr);
 	k.port = port;
 	k.proto = proto;
-	v = bpf_map_lookup_elem(&egr_fast, &k);
+	v = bpf_map_lookup_elem(map, &k);
 	if (!v)
 		return 0;
 	if (v->expires_ns && v->expires_ns < bpf_ktime_get_boot_ns()) {
-		bpf_map_delete_elem(&egr_fast, &k);
+		bpf_map_delete_elem(map, &k);
 		return 0;
 	}
 	v->hits++;
 	return 1;
+}
+
+/* A fast-path entry for (addr, port, proto) that has not expired. */
+static __always_inline int
+fast_hit(const __be32 *addr, __be16 port, __u8 proto)
+{
+	return dst_hit(&egr_fast, addr, port, proto);
 }
 
 #endif /* EGR_RECORD_H */

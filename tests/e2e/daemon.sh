@@ -101,6 +101,19 @@ LOOP='while :; do curl -s -o /dev/null -m 3 -w "%{http_code}\n" "$@"; sleep 0.2;
 
 pindir_of() { echo "$PIN_ROOT/$(stat -c %i "$1")"; }
 
+# ttl_dns TAG PORT TTL: a resolver of a test's own on $INET_DNS:PORT, every
+# answer (git.other.test, a. and b.example.test) with a TTL of TTL s and
+# nothing cached; its pid in DNS_PID
+ttl_dns() {
+	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --no-resolv --no-hosts --no-poll \
+		--bind-interfaces --listen-address="$INET_DNS" --port="$2" --local=/test/ \
+		--no-negcache --cache-size=0 --local-ttl="$3" --host-record=git.other.test,$A_GIT \
+		--host-record=a.example.test,$A_A --host-record=b.example.test,$A_B \
+		>"$W/$1.dnsmasq.out" 2>&1 &
+	DNS_PID=$!
+	PIDS+=("$DNS_PID")
+}
+
 # ======================================================================
 # Attach to a live cgroup: before, its process reaches a denied host and
 # an allowed one; after, the denied one sees nothing at the sensor and the
@@ -266,13 +279,8 @@ test_restart_learned() {
 	mkcg "$t"
 	mkcg "$t/h"
 	mkcg "$t/k"
-	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --no-resolv --no-hosts --no-poll \
-		--bind-interfaces --listen-address="$INET_DNS" --port=5354 --local=/test/ \
-		--no-negcache --cache-size=0 --local-ttl=120 --host-record=git.other.test,$A_GIT \
-		--host-record=b.example.test,$A_B --host-record=a.example.test,$A_A \
-		>"$W/$t.dnsmasq.out" 2>&1 &
-	dns6=$!
-	PIDS+=("$dns6")
+	ttl_dns "$t" 5354 120
+	dns6=$DNS_PID
 	have_egr || { kill "$dns6" 2>/dev/null; return 0; }
 	printf '{"allow": ["a.example.test", "b.example.test", "tcp://git.other.test:22"]}\n' >"$W/$t.policy"
 	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
@@ -606,13 +614,8 @@ test_revoke() {
 	mkdir -p "$W/$t"
 	for k in pre d x t d2 n own lh lo; do mkcg "$t/$k"; done
 	# a resolver of our own for this test: every answer with a TTL of 6 s
-	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --no-resolv --no-hosts --no-poll \
-		--bind-interfaces --listen-address="$INET_DNS" --port=5353 --local=/test/ \
-		--no-negcache --cache-size=0 --local-ttl=6 --host-record=git.other.test,$A_GIT \
-		--host-record=a.example.test,$A_A --host-record=b.example.test,$A_B \
-		>"$W/$t.dnsmasq.out" 2>&1 &
-	dns5=$!
-	PIDS+=("$dns5")
+	ttl_dns "$t" 5353 6
+	dns5=$DNS_PID
 	# held before the attach: pre-existing (to the destination revoked below)
 	in_cg "$t/pre" "$PY" "$C/longconn.py" banner "$A_GIT" 22 --hold-for 120 --every 0.3
 	ppre=$CG_PID

@@ -162,28 +162,6 @@ usage_check(FILE *f)
  * alone), "kernel-verified" (TLS where policy_kv_ports says: direct, the
  * kernel checks the SNI; IPv4 answers), or "proxy" (plain HTTP always:
  * judged per request). */
-static bool
-exact_rule(const struct policy *p, const struct policy_query *q, bool ipv6)
-{
-	struct sockaddr_storage ex[64];
-	int n = policy_exact_addrs(p, ex, 64, ipv6);
-
-	for (int i = 0; i < n; i++) {
-		const struct sockaddr_in *a = (const struct sockaddr_in *)&ex[i];
-		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&ex[i];
-
-		if (ex[i].ss_family != q->addr->sa_family)
-			continue;
-		if (ex[i].ss_family == AF_INET && a->sin_port == htons(q->port) &&
-		    a->sin_addr.s_addr == ((const struct sockaddr_in *)q->addr)->sin_addr.s_addr)
-			return true;
-		if (ex[i].ss_family == AF_INET6 && a6->sin6_port == htons(q->port) &&
-		    !memcmp(&a6->sin6_addr, &((const struct sockaddr_in6 *)q->addr)->sin6_addr, 16))
-			return true;
-	}
-	return false;
-}
-
 static const char *
 check_path(const struct policy *p, const struct policy_query *q, bool ipv6)
 {
@@ -192,7 +170,7 @@ check_path(const struct policy *p, const struct policy_query *q, bool ipv6)
 	int n;
 
 	if (!q->host)
-		return exact_rule(p, q, ipv6) ? "fast-path" : "proxy";
+		return target_fast_rule(p, ipv6, q->addr) ? "fast-path" : "proxy";
 	if (policy_tcp_rule(p, q->host, q->port))
 		return "fast-path";
 	if (q->proto != POLICY_P_TLS || policy_decide(p, q, &d) || d.action != POLICY_ALLOW)

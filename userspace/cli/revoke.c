@@ -13,6 +13,7 @@
 #include "kernel/loader.h"
 #include "kernel/existing.h"
 #include "lib/hash.h"
+#include "lib/sockaddr.h"
 
 #define BUCKETS 1024
 
@@ -192,20 +193,7 @@ key_of(const struct sockaddr *sa, struct egr_fast_key *k)
 static void
 sockaddr_of(const struct egr_fast_key *k, struct sockaddr_storage *ss)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (k->addr[0] == 0 && k->addr[1] == 0 && k->addr[2] == htonl(0xffff)) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_addr.s_addr = k->addr[3];
-		sin->sin_port = k->port;
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-		sin6->sin6_family = AF_INET6;
-		memcpy(&sin6->sin6_addr, k->addr, 16);
-		sin6->sin6_port = k->port;
-	}
+	sockaddr_from_key(k->addr, k->port, ss);
 }
 
 void

@@ -645,19 +645,7 @@ restore_one(void *arg, const struct egr_saved_key *k, const struct egr_saved_val
 
 	if (k->kind != w->kind)
 		return 0;
-	if (k->addr[0] == 0 && k->addr[1] == 0 && k->addr[2] == htonl(0xffff)) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&s.addr;
-
-		in->sin_family = AF_INET;
-		in->sin_addr.s_addr = k->addr[3];
-		in->sin_port = k->port;
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&s.addr;
-
-		in6->sin6_family = AF_INET6;
-		memcpy(&in6->sin6_addr, k->addr, 16);
-		in6->sin6_port = k->port;
-	}
+	sockaddr_from_key(k->addr, k->port, &s.addr);
 	r = proxy_restore(w->t->px, &s);
 	if (r < 0) {
 		w->err = r;
@@ -836,6 +824,19 @@ in_set(const struct sockaddr_storage *set, int n, const struct sockaddr_storage 
 			    ((const struct sockaddr_in *)ss)->sin_port)
 			return true;
 	return false;
+}
+
+bool
+target_fast_rule(const struct policy *p, bool v6, const struct sockaddr *sa)
+{
+	struct sockaddr_storage set[TARGET_MAX_FAST], ss = {0};
+	int n = fast_set(p, v6, set, TARGET_MAX_FAST);
+
+	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
+		return false;
+	memcpy(&ss, sa,
+	       sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	return in_set(set, n, &ss);
 }
 
 /* The fast path for exactly the exact-address rules of o and extra: new

@@ -135,6 +135,10 @@ struct target *target_new(struct event_base *base, const struct target_opts *o,
 int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
 		  char *errbuf, size_t errlen);
 
+/* Does an exact ADDR:PORT rule of p (IPv6 ones with v6) put sa on the
+ * kernel fast path, as a target's programs would? */
+bool target_fast_rule(const struct policy *p, bool v6, const struct sockaddr *sa);
+
 /* Whether target_attach() took pinned programs over. */
 bool target_adopted(const struct target *t);
 /* Of a target that took over pinned programs: the learned names, fast-path

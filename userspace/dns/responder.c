@@ -447,15 +447,15 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 		struct sockaddr_storage ss;
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss; /* sin6_port alike */
 
-		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss) ||
-		    (ss.ss_family == AF_INET6 && !d->o.ipv6))
+		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
 			continue;
 		for (int k = 0; k < np; k++) {
 			struct fast_entry *fe;
 
 			sin->sin_port = htons(ports[k]);
 			if (!fast_ok(d, name, &ss))
-				continue; /* a deny rule on the address wins */
+				continue; /* a deny rule on the address wins; IPv6
+					   * without --ipv6 is the policy's deny too */
 			if (d->o.fast_add(d->o.fast_arg, (struct sockaddr *)&ss,
 					  (uint64_t)rrs[i].ttl * 1000000000ull))
 				continue;
@@ -1373,9 +1373,9 @@ restore_fast(struct dns_server *d, const struct dns_saved *s, uint64_t now)
 	struct fast_entry *fe;
 	int err;
 
-	if (s->addr.ss_family != AF_INET && (s->addr.ss_family != AF_INET6 || !d->o.ipv6))
-		return 0; /* IPv6 approvals only come back under --ipv6 */
-	if (!d->o.fast_add || !fast_ok(d, s->name, &s->addr))
+	/* the policy's word (without --ipv6 it denies every IPv6 address) */
+	if ((s->addr.ss_family != AF_INET && s->addr.ss_family != AF_INET6) || !d->o.fast_add ||
+	    !fast_ok(d, s->name, &s->addr))
 		return 0;
 	fe = calloc(1, sizeof(*fe));
 	if (!fe)

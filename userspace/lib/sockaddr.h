@@ -27,6 +27,27 @@ sockaddr_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage
 	return false;
 }
 
+/* The socket address of a BPF map key's address (IPv4 v4-mapped, as
+ * loader_sockaddr_key writes it) and port (network order). */
+static inline void
+sockaddr_from_key(const uint32_t addr[4], uint16_t port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (addr[0] == 0 && addr[1] == 0 && addr[2] == htonl(0xffff)) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = addr[3];
+		in->sin_port = port;
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, addr, 16);
+		in6->sin6_port = port;
+	}
+}
+
 /* A listener's address: ip:port (IPv4, network order) or, with v6,
  * [::1]:port (port in host order). Returns its length. */
 static inline socklen_t

@@ -1577,27 +1577,36 @@ policy_host_possible(const struct policy *p, const char *host)
 	return c.possible_yes && !c.possible_no;
 }
 
+/* The ports c's name rules give host (normalised into name, HOST_MAX + 1
+ * bytes), collected by match_names into c->ports; false for no host or an
+ * invalid one. */
+static bool
+host_ports(const struct policy *p, const char *host, char *name, struct qctx *c)
+{
+	if (!p || !host || !host[0] || c->maxports <= 0)
+		return false;
+	if (host_check(host, strlen(host), false, name, HOST_MAX + 1, NULL, 0) ||
+	    numeric_tld(name, strlen(name)))
+		return false;
+	c->host = name;
+	c->hlen = strlen(name);
+	c->has_host = true;
+	match_names(p, c);
+	return true;
+}
+
 int
 policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, int max)
 {
 	char name[HOST_MAX + 1];
 	uint16_t found[64];
 	struct qctx c = {.ports = found, .maxports = 64};
-	int i, n = 0;
-	size_t hl;
+	int n = 0;
 
-	if (!p || !host || !host[0])
+	if (!host_ports(p, host, name, &c))
 		return 0;
-	hl = strlen(host);
-	if (host_check(host, hl, false, name, sizeof(name), NULL, 0) ||
-	    numeric_tld(name, strlen(name)))
-		return 0;
-	c.host = name;
-	c.hlen = strlen(name);
-	c.has_host = true;
-	match_names(p, &c);
 	/* deny wins: keep only ports a TCP query to host would be allowed on */
-	for (i = 0; i < c.nports && n < max; i++)
+	for (int i = 0; i < c.nports && n < max; i++)
 		if (policy_tcp_rule(p, name, found[i]))
 			ports[n++] = found[i];
 	return n;
@@ -1609,16 +1618,7 @@ policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int m
 	char name[HOST_MAX + 1];
 	struct qctx c = {.ports = ports, .maxports = max, .host_ports = true};
 
-	if (!p || !host || !host[0] || max <= 0)
-		return 0;
-	if (host_check(host, strlen(host), false, name, sizeof(name), NULL, 0) ||
-	    numeric_tld(name, strlen(name)))
-		return 0;
-	c.host = name;
-	c.hlen = strlen(name);
-	c.has_host = true;
-	match_names(p, &c);
-	return c.nports;
+	return host_ports(p, host, name, &c) ? c.nports : 0;
 }
 
 bool

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "lib/sockaddr.h"
 #include "proxy/conn.h"
 #include "proxy/proto.h"
 
@@ -17,21 +18,7 @@
 static void
 original_destination(struct conn *c)
 {
-	const struct egr_conn_val *who = &c->who;
-
-	if (who->addr[0] == 0 && who->addr[1] == 0 && who->addr[2] == htonl(0xffff)) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&c->orig;
-
-		in->sin_family = AF_INET;
-		in->sin_addr.s_addr = who->addr[3];
-		in->sin_port = who->port;
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&c->orig;
-
-		in6->sin6_family = AF_INET6;
-		memcpy(&in6->sin6_addr, who->addr, 16);
-		in6->sin6_port = who->port;
-	}
+	sockaddr_from_key(c->who.addr, c->who.port, &c->orig);
 }
 
 static int

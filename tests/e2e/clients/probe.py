@@ -453,15 +453,24 @@ def echo_request(ident):
     return struct.pack("!BBHHH", 8, 0, icmp_checksum(hdr + payload), ident, 1) + payload
 
 
-def icmp_attempt(a, sock_type):
+def icmp_attempt(a, sock_type, v6=False):
+    """An ICMP (v6: ICMPv6, the kernel fills the checksum) echo request;
+    "data" is "echo-reply" when one (type 0, v6: 129) came back."""
     STEP[0] = "socket"
     try:
-        s = socket.socket(socket.AF_INET, sock_type, socket.IPPROTO_ICMP)
+        if v6:
+            s = socket.socket(socket.AF_INET6, sock_type, socket.IPPROTO_ICMPV6)
+        else:
+            s = socket.socket(socket.AF_INET, sock_type, socket.IPPROTO_ICMP)
     except OSError as e:
         fail(e)
     STEP[0] = "sendto"
+    ident = os.getpid() & 0xFFFF
     try:
-        s.sendto(echo_request(os.getpid() & 0xFFFF), (a, 0))
+        if v6:
+            s.sendto(struct.pack("!BBHHH", 128, 0, 0, ident, 1) + line(), (a, 0))
+        else:
+            s.sendto(echo_request(ident), (a, 0))
     except OSError as e:
         fail(e)
     STEP[0] = "recv"
@@ -472,9 +481,9 @@ def icmp_attempt(a, sock_type):
             data, src = s.recvfrom(4096)
         except (socket.timeout, OSError):
             continue
-        if sock_type == socket.SOCK_RAW:
-            data = data[(data[0] & 0xF) * 4:]  # raw sockets deliver the IP header
-        if src[0] == a and data and data[0] == 0:
+        if sock_type == socket.SOCK_RAW and not v6:
+            data = data[(data[0] & 0xF) * 4:]  # raw IPv4 sockets deliver the IP header
+        if src[0] == a and data and data[0] == (129 if v6 else 0):
             emit(True, None, src[0], "echo-reply")
     emit(True, None, None, None, recv_errno="TIMEOUT")
 
@@ -487,38 +496,12 @@ def cmd_ping(a):
     icmp_attempt(a, socket.SOCK_DGRAM)
 
 
-def icmp6_attempt(a, sock_type):
-    """An ICMPv6 echo request (the kernel fills the checksum); "data" is
-    "echo-reply" when one (type 129) came back."""
-    STEP[0] = "socket"
-    try:
-        s = socket.socket(socket.AF_INET6, sock_type, socket.IPPROTO_ICMPV6)
-    except OSError as e:
-        fail(e)
-    STEP[0] = "sendto"
-    try:
-        s.sendto(struct.pack("!BBHHH", 128, 0, 0, os.getpid() & 0xFFFF, 1) + line(), (a, 0))
-    except OSError as e:
-        fail(e)
-    STEP[0] = "recv"
-    s.settimeout(0.5)
-    end = time.monotonic() + 2.0
-    while time.monotonic() < end:
-        try:
-            data, src = s.recvfrom(4096)
-        except (socket.timeout, OSError):
-            continue
-        if src[0] == a and data and data[0] == 129:
-            emit(True, None, src[0], "echo-reply")
-    emit(True, None, None, None, recv_errno="TIMEOUT")
-
-
 def cmd_raw6(a):
-    icmp6_attempt(a, socket.SOCK_RAW)
+    icmp_attempt(a, socket.SOCK_RAW, v6=True)
 
 
 def cmd_ping6(a):
-    icmp6_attempt(a, socket.SOCK_DGRAM)
+    icmp_attempt(a, socket.SOCK_DGRAM, v6=True)
 
 
 def cmd_packet(ifname, dstmac):
