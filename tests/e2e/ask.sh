@@ -76,6 +76,15 @@ test_ask() {
 		>"$W/ask_d.json" 2>"$W/ask_d.err"
 	a_val "$t.deny_rule.not_asked" "questions" "$(ask_field ask_d questions)" "^0\$"
 	a_val "$t.deny_rule.denied" "curl" "$(ask_field ask_d out)" ".*code=403.*"
+	# nor at DNS, where a client without the proxy variables meets it first
+	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 y -- "$EGRESSCTL" run --ask --ask-timeout 3 \
+		--cgroup "$(cg_name ask_dd)" --user nobody --dns-upstream "$INET_DNS" --allow '**.example.test' \
+		--deny b.example.test --no-proxy-env -- /bin/sh -c \
+		'curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://b.example.test/dd' \
+		>"$W/ask_dd.json" 2>"$W/ask_dd.err"
+	a_val "$t.deny_rule_dns.not_asked" "questions" "$(ask_field ask_dd questions)" "^0\$"
+	a_val "$t.deny_rule_dns.denied" "denial line" "$(ask_field ask_dd out)" \
+		".*denied curl\[[0-9]+\] → b\.example\.test \(a deny rule matches this name.*, dns\).*"
 
 	# no terminal: a clear error, nothing runs
 	in_sbx setsid "$EGRESSCTL" run --ask --user nobody --dns-upstream "$INET_DNS" -- /bin/true \

@@ -496,6 +496,13 @@ EOF
 	a_dq "$t.private_stripped_tcp" "$t" "$t.priv_tcp" NOERROR ""
 	a_dq "$t.mixed_public_kept" "$t" "$t.mixed" NOERROR "A $(re "$A_MIXED")"
 	a_grep "$t.getent_finds_nothing" "$W/$t.out" "^GETENT rc=[1-9]"
+	# and said so: one decision per name, no --allow of the name suggested
+	a_jlog "$t.said_loopback" "$W/$t.jlog" decision=deny source=dns host=local.allowed.test \
+		reason="resolves only to local or private addresses"
+	a_jlog "$t.said_private" "$W/$t.jlog" decision=deny source=dns host=private.allowed.test
+	a_jlog_none "$t.mixed_not_denied" "$W/$t.jlog" decision=deny host=mixed.allowed.test
+	a_grep "$t.denial_line" "$W/$t.err" \
+		"^egressctl: denied [^ ]+\\[[0-9]+\\] → local\\.allowed\\.test \\(resolves only to local or private addresses, dns\\)"
 	# the upstream did answer with them: the responder stripped them
 	a_grep "$t.upstream_answered_loopback" "$DNSLOG" "local\\.allowed\\.test is 127\\.0\\.0\\.1"
 	a_grep "$t.upstream_answered_private" "$DNSLOG" "private\\.allowed\\.test is 10\\.0\\.0\\.5"

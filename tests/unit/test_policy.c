@@ -1114,10 +1114,32 @@ test_kv_ports(void **state)
 	policy_free(p);
 }
 
+/* Why a name is not possible: a deny host rule (without a port) matches
+ * it, or no rule does. */
+static void
+test_host_denied(void **state)
+{
+	static const char *const allow[] = {"**.example.test", "c.test"};
+	static const char *const deny[] = {"b.example.test", "c.test:80", "*.d.example.test"};
+	struct policy *p = build(allow, 2, deny, 3, false);
+
+	(void)state;
+	assert_true(policy_host_denied(p, "b.example.test"));
+	assert_true(policy_host_denied(p, "x.d.example.test"));
+	assert_false(policy_host_denied(p, "a.example.test"));
+	assert_false(policy_host_denied(p, "c.test"));	   /* denied on :80 only */
+	assert_false(policy_host_denied(p, "other.test")); /* no rule at all */
+	assert_false(policy_host_denied(p, "bad..name"));
+	assert_false(policy_host_denied(NULL, "b.example.test"));
+	assert_false(policy_host_possible(p, "b.example.test"));
+	policy_free(p);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
+		cmocka_unit_test(test_host_denied),
 		cmocka_unit_test(test_kv_ports),
 		cmocka_unit_test(test_decide_einval),
 		cmocka_unit_test(test_rule_fields),

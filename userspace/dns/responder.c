@@ -154,7 +154,9 @@ hash_addr(const struct sockaddr_storage *ss)
 /* ---- decisions ---- */
 
 /* Logs a decision; returns true when the query may go on (allowed, or
- * denied by the policy in audit mode, where the denial is only recorded). */
+ * denied by the policy in audit mode, where the denial is only recorded).
+ * policy: the name's rules decided (a denial suggests allowing the name);
+ * false for what no name rule changes (ANY, local answers). */
 static bool
 log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, bool allow,
 	     bool policy, const char *reason)
@@ -174,7 +176,7 @@ log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *n
 	r.comm = comm;
 	r.cgroup = who->cgroup_id;
 	r.dest = safe;
-	r.suggest = allow ? NULL : safe;
+	r.suggest = allow || !policy ? NULL : safe; /* no rule of a name would allow it */
 	audit_write(d->o.audit, &r);
 	return allow || audit;
 }
@@ -680,9 +682,11 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 /* ---- upstream ---- */
 
 /* Keeps what a sandbox may see of an upstream answer; bounds the TTLs.
- * Returns the number kept in out; *min_ttl the smallest TTL kept. */
+ * Returns the number kept in out; *min_ttl the smallest TTL kept; *local
+ * how many local addresses were stripped, *addrs how many addresses kept. */
 static int
-filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out, uint32_t *min_ttl)
+filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out, uint32_t *min_ttl,
+	      int *local, int *addrs)
 {
 	int n = 0;
 
@@ -704,8 +708,11 @@ filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out,
 			 * (IPv4 carried in IPv6, DNS64's too, is never public) */
 			if (addr_classify((struct sockaddr *)&ss) != ADDR_PUBLIC &&
 			    !policy_addr_named(d->o.policy, (struct sockaddr *)&ss) &&
-			    !d->o.audit_mode)
+			    !d->o.audit_mode) {
+				(*local)++;
 				continue;
+			}
+			(*addrs)++;
 		}
 		out[n] = *rr;
 		if ((rr->type == DNS_T_HTTPS || rr->type == DNS_T_SVCB) &&
@@ -748,7 +755,7 @@ on_upstream(int status, const unsigned char *answer, int alen, void *arg)
 	struct dns_msg *m = NULL;
 	struct dns_rr *kept = NULL;
 	uint32_t min_ttl;
-	int n, rcode;
+	int n, rcode, local = 0, addrs = 0;
 
 	f->rq = NULL;
 	m = malloc(sizeof(*m));
@@ -766,7 +773,12 @@ on_upstream(int status, const unsigned char *answer, int alen, void *arg)
 		finish_inflight(f, DNS_R_SERVFAIL, NULL, 0);
 		goto out;
 	}
-	n = filter_answer(d, m, kept, &min_ttl);
+	n = filter_answer(d, m, kept, &min_ttl, &local, &addrs);
+	/* an allowed name that resolves only to local addresses (DNS
+	 * rebinding) gets no address: said once, for the first asker */
+	if (local && !addrs && !TAILQ_EMPTY(&f->waiters))
+		log_decision(d, &TAILQ_FIRST(&f->waiters)->who, f->name, false, false,
+			     "resolves only to local or private addresses");
 	for (int i = 0; i < n; i++) {
 		struct sockaddr_storage ss;
 
@@ -902,12 +914,17 @@ handle_query(struct dns_server *d, struct waiter *w)
 		return;
 	}
 	if (!policy_host_possible(d->o.policy, norm)) {
-		if (d->o.asker && !d->o.audit_mode) {
+		bool denied = policy_host_denied(d->o.policy, norm);
+
+		/* a deny rule is never asked about */
+		if (d->o.asker && !d->o.audit_mode && !denied) {
 			ask_name(d, w, norm);
 			return;
 		}
 		/* nothing leaves the machine for a name no rule could allow */
-		if (!log_decision(d, &w->who, norm, false, true, "no rule allows this name")) {
+		if (!log_decision(d, &w->who, norm, false, true,
+				  denied ? "a deny rule matches this name"
+					 : "no rule allows this name")) {
 			d->st.refused++;
 			reply_rcode(d, w, DNS_R_REFUSED);
 			free(w);

@@ -1554,27 +1554,45 @@ policy_tcp_rule(const struct policy *p, const char *host, uint16_t port)
 	return !judge(p, &c, &q, &d) && d.action == POLICY_ALLOW;
 }
 
+/* The policy_host_possible() walk: c->possible_yes, c->possible_no; false
+ * for no host, an invalid one or a numeric last label. */
+static bool
+possible_walk(const struct policy *p, const char *host, char *name, struct qctx *c)
+{
+	const struct rule *r;
+	size_t i;
+
+	if (!p || !host || host_check(host, strlen(host), false, name, HOST_MAX + 1, NULL, 0))
+		return false;
+	c->host = name;
+	c->hlen = strlen(name);
+	if (numeric_tld(name, c->hlen))
+		return false;
+	c->has_host = true;
+	match_names(p, c);
+	for (i = 0; i <= p->any.mask && p->any.slots && !c->possible_yes; i++) {
+		for (r = p->any.slots[i].rules; r && !c->possible_yes; r = r->next)
+			c->possible_yes = r->pub.action == POLICY_ALLOW;
+	}
+	return true;
+}
+
 bool
 policy_host_possible(const struct policy *p, const char *host)
 {
 	char name[HOST_MAX + 1];
 	struct qctx c = {.possible = true};
-	const struct rule *r;
-	size_t i;
 
-	if (!p || !host || host_check(host, strlen(host), false, name, sizeof(name), NULL, 0))
-		return false;
-	c.host = name;
-	c.hlen = strlen(name);
-	if (numeric_tld(name, c.hlen))
-		return false;
-	c.has_host = true;
-	match_names(p, &c);
-	for (i = 0; i <= p->any.mask && p->any.slots && !c.possible_yes; i++) {
-		for (r = p->any.slots[i].rules; r && !c.possible_yes; r = r->next)
-			c.possible_yes = r->pub.action == POLICY_ALLOW;
-	}
-	return c.possible_yes && !c.possible_no;
+	return possible_walk(p, host, name, &c) && c.possible_yes && !c.possible_no;
+}
+
+bool
+policy_host_denied(const struct policy *p, const char *host)
+{
+	char name[HOST_MAX + 1];
+	struct qctx c = {.possible = true};
+
+	return possible_walk(p, host, name, &c) && c.possible_no;
 }
 
 /* The ports c's name rules give host (normalised into name, HOST_MAX + 1
