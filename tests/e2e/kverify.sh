@@ -18,6 +18,8 @@
 #               path is TLS only: the proxy judges plain HTTP per request)
 #   h2c         HTTP/2 prior knowledge
 #   other       bytes that are neither TLS nor HTTP
+#   tfo         a ClientHello in the SYN (TCP Fast Open): allowed SNI passes,
+#               a denied one leaves nothing
 # Each escape is shown to reach the server without egressctl first; under
 # egressctl: a client error within about a second, zero payload packets at
 # the leak sensor, nothing at the server, one kernel decision line.
@@ -239,6 +241,50 @@ test_plain() {
 test_h2c() { refused h2c 'HTTP/2 prior knowledge.*' '^HTTP .*method=PRI target=\*' h2c plain.kv.test; }
 test_other() { refused other 'neither a TLS.*' '^HTTP .*target=not ' raw plain.kv.test; }
 
+# TCP Fast Open: the ClientHello in the SYN itself (TCP_FASTOPEN_NO_COOKIE,
+# which any process may set). The control shows the payload riding in the
+# SYN; confined, a 600-byte hello with the allowed SNI passes in it, one
+# with a denied SNI leaves nothing, the SYN included, and an 1800-byte one
+# (more than a SYN holds, the rest after the handshake) is refused as not
+# whole in its first segment.
+test_tfo() {
+	local t=kv_tfo base syn="$PAYLOAD and tcp[tcpflags] & tcp-syn != 0"
+	base=$(sensor_now "$syn")
+	jv "$(kvc big ok.kv.test --sni evil.kv.test --size 600 --tfo --addr "$A_KV")"
+	a_ok kv.tfo.control_answered
+	sensor_sync
+	if [ "$(sensor_count "$syn")" -gt "$base" ]; then ok kv.tfo.control_data_in_syn; else
+		fail kv.tfo.control_data_in_syn "the control's SYN carried no payload: TFO not in use"
+	fi
+
+	kv "$t" "$PY" "$C/kvclient.py" big ok.kv.test --sni ok.kv.test --size 600 --tfo
+	egr_json "$t"
+	a_eq kv.tfo.allowed_size hello_len "$P_hello_len" 600
+	a_ok kv.tfo.allowed_answered
+	a_jlog kv.tfo.allowed_kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
+
+	t=kv_tfo_deny
+	web_mark
+	base=$(sensor_now "$PAYLOAD")
+	kv "$t" "$PY" "$C/kvclient.py" big ok.kv.test --sni evil.kv.test --size 600 --tfo
+	egr_json "$t"
+	a_denied kv.tfo.denied_client_error
+	quick kv.tfo.denied_prompt 1500
+	sensor_none_since kv.tfo.denied_no_payload_left "$base" "$PAYLOAD"
+	web_none kv.tfo.denied_server_saw_nothing "^(TLS|HTTPS?) .*peer=198\.18\.0\.2:$P_lport "
+	a_jlog_n kv.tfo.denied_one_kernel_line "$W/$t.jlog" 1 source=kernel decision=deny \
+		reason="kernel-verified: a name not answered.*"
+
+	t=kv_tfo_big
+	base=$(sensor_now "$PAYLOAD")
+	kv "$t" "$PY" "$C/kvclient.py" big ok.kv.test --sni ok.kv.test --tfo
+	egr_json "$t"
+	a_denied kv.tfo.big_client_error
+	sensor_none_since kv.tfo.big_no_payload_left "$base" "$PAYLOAD"
+	a_jlog_n kv.tfo.big_one_kernel_line "$W/$t.jlog" 1 source=kernel decision=deny \
+		reason="kernel-verified: the ClientHello .*not whole.*"
+}
+
 # A name answered with another address (far.kv.test) is not a name of A_KV:
 # an allowed name's SNI to an address it was never answered with is refused.
 test_wrongaddr() {
@@ -274,6 +320,6 @@ test_summary() {
 	a_grep kv.summary.counts "$W/$t.err" '1 kernel-verified, 1 kernel-rejected'
 }
 
-ALL_TESTS="verified fronting nosni split sendfile host plain h2c other wrongaddr proxyenv summary"
+ALL_TESTS="verified fronting nosni split sendfile host plain h2c other tfo wrongaddr proxyenv summary"
 
 suite_main kverify.sh kv_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"

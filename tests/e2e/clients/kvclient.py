@@ -13,7 +13,10 @@ local port, which the server logs when the connection is direct).
   kvclient.py big NAME --sni S
       a hand-built 1800-byte ClientHello, SNI after 1.3 KB of key share
       (as a post-quantum hybrid hello has), in one write; ok when the
-      server answers (an alert is an answer) and nothing reset it
+      server answers (an alert is an answer) and nothing reset it;
+      --size N makes it N bytes; --tfo sends it in the SYN (TCP Fast
+      Open without a cookie: TCP_FASTOPEN_NO_COOKIE, sendto(MSG_FASTOPEN)),
+      as much of it as the SYN has room for
   kvclient.py http NAME --host H   GET / with Host: H, plain HTTP
   kvclient.py h2c NAME             the HTTP/2 preface and SETTINGS
   kvclient.py raw NAME             bytes that are neither TLS nor HTTP
@@ -45,9 +48,16 @@ def err_name(e):
     return errno.errorcode.get(n, "E%s" % n) if n else type(e).__name__
 
 
+TCP_FASTOPEN_NO_COOKIE = 34
+MSG_FASTOPEN = 0x20000000
+
+
+def resolve(name, port, at=None):
+    return (at, port) if at else socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+
+
 def connect(name, port, at=None):
-    addr = (at, port) if at else socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)[0][4]
-    s = socket.create_connection(addr, timeout=5)
+    s = socket.create_connection(resolve(name, port, at), timeout=5)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
@@ -128,8 +138,11 @@ def big_hello(sni, size=1800):
     exts += ext(0x000a, struct.pack("!HHH", 4, 0x11ec, 0x001d))  # groups: X25519MLKEM768, x25519
     exts += ext(0x000d, struct.pack("!HHH", 4, 0x0403, 0x0804))
     exts += ext(0x002b, b"\x02\x03\x04")
-    ks = os.urandom(1216)  # a hybrid key share's size
-    exts += ext(0x0033, struct.pack("!HHH", 4 + len(ks), 0x11ec, len(ks)) + ks)
+    if size >= 1700:  # a hybrid key share's size
+        ks, grp = os.urandom(1216), 0x11ec
+    else:  # x25519's
+        ks, grp = os.urandom(32), 0x001d
+    exts += ext(0x0033, struct.pack("!HHH", 4 + len(ks), grp, len(ks)) + ks)
     exts += ext(0x0000, struct.pack("!HBH", len(name) + 3, 0, len(name)) + name)
     body = b"\x03\x03" + os.urandom(32) + b"\x20" + os.urandom(32)
     body += struct.pack("!H", 4) + b"\x13\x01\x13\x02" + b"\x01\x00"
@@ -148,14 +161,30 @@ def main():
     t0 = time.monotonic()
     r = {"mode": mode}
     try:
-        s = connect(name, int(opt.get("--port", 443)), opt.get("--addr"))
-        t0 = time.monotonic()
-        r["lport"] = str(s.getsockname()[1])
-        if mode == "tls":
+        if mode == "big" and "--tfo" in opt:
+            # the connect is the first write: its data rides in the SYN
+            h = big_hello(opt["--sni"], int(opt.get("--size", 1800)))
+            r["hello_len"] = str(len(h))
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.setsockopt(socket.IPPROTO_TCP, TCP_FASTOPEN_NO_COOKIE, 1)
+            t0 = time.monotonic()
+            s.sendto(h, MSG_FASTOPEN, resolve(name, int(opt.get("--port", 443)), opt.get("--addr")))
+            r["lport"] = str(s.getsockname()[1])
+            if not s.recv(4096):
+                raise ConnectionResetError(errno.ECONNRESET, "no answer to the hello")
+            mode = "done"
+        else:
+            s = connect(name, int(opt.get("--port", 443)), opt.get("--addr"))
+            t0 = time.monotonic()
+            r["lport"] = str(s.getsockname()[1])
+        if mode == "done":
+            pass
+        elif mode == "tls":
             tls(s, None if "--no-sni" in opt else opt.get("--sni", name), int(opt.get("--split", 0)),
                 "--sendfile" in opt)
         elif mode == "big":
-            h = big_hello(opt["--sni"])
+            h = big_hello(opt["--sni"], int(opt.get("--size", 1800)))
             r["hello_len"] = str(len(h))
             s.sendall(h)
             if not s.recv(4096):
