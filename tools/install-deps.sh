@@ -12,7 +12,8 @@ libevent-dev libc-ares-dev libcjson-dev scdoc"
 # make deb (dpkg-buildpackage, debhelper) and its test (lintian, man, completion)
 PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix
-socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo nftables"
+socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo nftables
+git python3-pip"
 BENCH="nginx wrk trafficserver squid tinyproxy haproxy dante-server microsocks
 mitmproxy hyperfine linux-perf valgrind"
 

@@ -1114,6 +1114,41 @@ test_kv_ports(void **state)
 	policy_free(p);
 }
 
+/* NO_PROXY's names: what the kernel-verified path serves, in rule order,
+ * appended to what the buffer holds; a name near a deny rule, a port other
+ * than 443, a method limit, tcp://, '?' and address rules left out; only
+ * whole entries, at most max. */
+static void
+test_noproxy_names(void **state)
+{
+	static const char *const allow[] = {
+		"A.test",    "b.test:443", "c.test:8443", "d.test|GET",	     "tcp://e.test:443",
+		"**.f.test", "*.g.test",   "api?.h.test", "203.0.113.7:443", "gone.test",
+		"**.i.test", "j.test",	   "**.k.l.test", "x.test"};
+	/* at gone.test, under **.i.test, under j.test, above **.k.l.test; a
+	 * name that only ends the same (nox.test) is not near x.test */
+	static const char *const deny[] = {"gone.test", "a.i.test", "*.sub.j.test", "l.test:80",
+					   "nox.test"};
+	struct policy *p = build(allow, sizeof(allow) / sizeof(allow[0]), deny,
+				 sizeof(deny) / sizeof(deny[0]), false);
+	char buf[64] = "localhost";
+
+	(void)state;
+	assert_int_equal(policy_noproxy_names(p, buf, sizeof(buf), 16), 5);
+	assert_string_equal(buf, "localhost,a.test,b.test,f.test,.g.test,x.test");
+	snprintf(buf, sizeof(buf), "%s", "");
+	assert_int_equal(policy_noproxy_names(p, buf, sizeof(buf), 2), 2);
+	assert_string_equal(buf, "a.test,b.test");
+	snprintf(buf, 32, "%s", "0123456789012345678901234");
+	assert_int_equal(policy_noproxy_names(p, buf, 32, 16), 0);
+	assert_string_equal(buf, "0123456789012345678901234");
+	assert_int_equal(policy_noproxy_names(p, buf, 39, 16),
+			 1); /* ",a.test" fits, ",b.test" not */
+	assert_string_equal(buf, "0123456789012345678901234,a.test");
+	assert_int_equal(policy_noproxy_names(NULL, buf, sizeof(buf), 16), 0);
+	policy_free(p);
+}
+
 /* Why a name is not possible: a deny host rule (without a port) matches
  * it, or no rule does. */
 static void
@@ -1140,6 +1175,7 @@ main(void)
 {
 	const struct CMUnitTest misc[] = {
 		cmocka_unit_test(test_host_denied),
+		cmocka_unit_test(test_noproxy_names),
 		cmocka_unit_test(test_kv_ports),
 		cmocka_unit_test(test_decide_einval),
 		cmocka_unit_test(test_rule_fields),

@@ -189,7 +189,8 @@ path_words(const char *path)
 		return "kernel fast path (direct; the address alone is checked)";
 	if (!strcmp(path, "kernel-verified"))
 		return "kernel-verified (direct once egressctl's DNS answered the name; the "
-		       "kernel checks the TLS SNI; proxy-aware clients need run --no-proxy-env)";
+		       "kernel checks the TLS SNI; proxy-aware clients too where run's "
+		       "NO_PROXY names the rule)";
 	return "proxy (egressctl's proxy judges each connection or request)";
 }
 

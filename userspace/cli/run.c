@@ -70,6 +70,7 @@ struct run_state {
 	int cg_fd, sfd;
 	struct event *ev_child, *ev_sig;
 	char cmdline[512];
+	char no_proxy[4096];  /* CMD's NO_PROXY */
 	struct rlimit nofile; /* as egressctl was started: CMD gets it back */
 };
 
@@ -105,10 +106,11 @@ static const struct opt run_opt_table[] = {
 	 "namespaces, ptrace, raw sockets and network\n"
 	 "configuration stay refused)"},
 	{"no-proxy-env", 0, OPT_T_FLAG, RO(no_proxy_env), NULL,
-	 "do not set HTTP_PROXY, HTTPS_PROXY and ALL_PROXY for\n"
-	 "CMD: its connections to allowed names then take the\n"
-	 "kernel-verified path (no proxy hop) instead of\n"
-	 "CONNECT; a denial is a connection error, not a 403"},
+	 "do not set HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and\n"
+	 "NO_PROXY for CMD (by default NO_PROXY lists the allowed\n"
+	 "names the kernel checks: proxy-aware clients reach\n"
+	 "them direct, the rest through the proxy and its 403);\n"
+	 "without, a denial is a resolver or connection error"},
 	{"quiet", 'q', OPT_T_FLAG, RO(quiet), NULL,
 	 "print neither denials nor the summary at exit"},
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
@@ -245,6 +247,7 @@ struct child_env {
 	const char *cgroup;	     /* the cgroup, as /proc/self/cgroup shows it */
 	const char *http;	     /* http://127.0.0.1:PORT */
 	const char *socks;	     /* socks5h://127.0.0.1:PORT */
+	const char *no_proxy;	     /* target_no_proxy() */
 	const struct rlimit *nofile; /* the descriptor limit CMD gets */
 	char *const *masks;	     /* unix sockets to mask */
 	int statfd;		     /* CMD's wait status goes here (pid 1) */
@@ -256,7 +259,8 @@ struct child_env {
  * goes to env->statfd. Reports failure on errfd as "<exit status>
  * <message>". */
 /* The proxy variables proxy-aware clients (curl, git, pip, npm, python
- * urllib) follow: CONNECT through egressctl's HTTP proxy. */
+ * urllib) follow: CONNECT through egressctl's HTTP proxy, except for the
+ * names in NO_PROXY (the kernel-verified path's: target_no_proxy). */
 static void
 set_proxy_env(const struct child_env *env)
 {
@@ -266,8 +270,8 @@ set_proxy_env(const struct child_env *env)
 	setenv("https_proxy", env->http, 1);
 	setenv("ALL_PROXY", env->socks, 1);
 	setenv("all_proxy", env->socks, 1);
-	setenv("NO_PROXY", "localhost,127.0.0.1,::1", 1);
-	setenv("no_proxy", "localhost,127.0.0.1,::1", 1);
+	setenv("NO_PROXY", env->no_proxy, 1);
+	setenv("no_proxy", env->no_proxy, 1);
 }
 
 static __attribute__((noreturn)) void
@@ -394,6 +398,7 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		term.pty_sock = sv[1];
 		tp = &term;
 	}
+	target_no_proxy(st->tg, st->no_proxy, sizeof(st->no_proxy));
 	if (st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) {
 		err = -errno;
 		goto out_sv;
@@ -429,6 +434,7 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		struct child_env env = {st->cgrel,
 					target_http_url(st->tg),
 					target_socks_url(st->tg),
+					st->no_proxy,
 					&st->nofile,
 					st->masks,
 					xfd[1]};

@@ -1141,6 +1141,14 @@ target_http_url(const struct target *t)
 	return t->http_url;
 }
 
+void
+target_no_proxy(const struct target *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "localhost,127.0.0.1,::1");
+	if (!t->o->no_kverify && !t->o->audit)
+		policy_noproxy_names(t->policy, buf, len, TARGET_NOPROXY_MAX);
+}
+
 const char *
 target_socks_url(const struct target *t)
 {

@@ -149,6 +149,14 @@ void target_restored(const struct target *t, int *names, int *fast, int *kv);
 const char *target_http_url(const struct target *t);
 const char *target_socks_url(const struct target *t);
 
+/* NO_PROXY for CMD (len: 4096 is enough): loopback, and while the
+ * kernel-verified path is on (not --no-kernel-verify, not --audit) the
+ * names it serves (policy_noproxy_names, at most TARGET_NOPROXY_MAX):
+ * proxy-aware clients reach them direct at full speed, and go through the
+ * proxy, with its 403, for everything else. */
+#define TARGET_NOPROXY_MAX 64
+void target_no_proxy(const struct target *t, char *buf, size_t len);
+
 /* Reads what the programs reported last, closes every connection (their
  * last decisions go in), and finishes the log; the summary is complete. */
 void target_finish(struct target *t);

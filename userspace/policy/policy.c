@@ -1639,6 +1639,60 @@ policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int m
 	return host_ports(p, host, name, &c) ? c.nports : 0;
 }
 
+/* Is one of a and b (normalised names or suffixes) the other or under it? */
+static bool
+names_nest(const char *a, size_t an, const char *b, size_t bn)
+{
+	if (an < bn)
+		return names_nest(b, bn, a, an);
+	return !memcmp(a + an - bn, b, bn) && (an == bn || a[an - bn - 1] == '.');
+}
+
+int
+policy_noproxy_names(const struct policy *p, char *buf, size_t len, int max)
+{
+	size_t used = buf && len ? strlen(buf) : 0;
+	const struct rule **deny = NULL;
+	unsigned int ndeny = 0;
+	int n = 0;
+
+	if (!p || !buf || used >= len)
+		return 0;
+	/* the deny host rules, once: a name near one stays on the proxy */
+	deny = calloc(p->nrules ? p->nrules : 1, sizeof(*deny));
+	if (!deny)
+		return 0;
+	for (unsigned int i = 0; i < p->nrules; i++)
+		if (p->rules[i]->pub.action == POLICY_DENY && p->rules[i]->kind <= RK_QMARK)
+			deny[ndeny++] = p->rules[i];
+	for (unsigned int i = 0; used < len && i < p->nrules && n < max; i++) {
+		const struct rule *r = p->rules[i];
+		bool near = false;
+		int w;
+
+		if (r->pub.action != POLICY_ALLOW || r->pub.tcp || r->pub.methods ||
+		    (r->pub.port && r->pub.port != 443) ||
+		    (r->kind != RK_EXACT && r->kind != RK_WILD))
+			continue;
+		/* NO_PROXY takes a name's subdomains too: a deny rule at, under
+		 * or above it keeps the name on the proxy, whose 403 says why */
+		for (unsigned int j = 0; j < ndeny && !near; j++)
+			near = names_nest(r->name, r->name_len, deny[j]->name, deny[j]->name_len);
+		if (near)
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s%s", used ? "," : "",
+			     r->star == 1 ? "." : "", r->name);
+		if (w < 0 || (size_t)w >= len - used) {
+			buf[used] = '\0'; /* not a cut entry: a shorter list */
+			break;
+		}
+		used += (size_t)w;
+		n++;
+	}
+	free(deny);
+	return n;
+}
+
 bool
 policy_addr_named(const struct policy *p, const struct sockaddr *sa)
 {

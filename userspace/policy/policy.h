@@ -175,6 +175,17 @@ int policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, 
  * written to ports (0 or 1, at most max). */
 int policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
 
+/* The names a proxy-aware client may reach without the proxy, for
+ * NO_PROXY: the allow host rules the kernel-verified path serves (as
+ * policy_kv_ports: no method limit, no port or 443, not tcp://, no '?'),
+ * in rule order, "x" for "x" and "**.x", ".x" for "*.x". A client takes
+ * a NO_PROXY name's subdomains too: a name with a deny host rule at, under
+ * or above it is left out (the proxy's 403 says why). Appended
+ * comma-separated to the string in buf (len bytes), at most max of them
+ * and only whole ones. Returns how many were added (0 also when out of
+ * memory). */
+int policy_noproxy_names(const struct policy *p, char *buf, size_t len, int max);
+
 /* Does an allow address rule name sa (contain it at least as specifically
  * as the special range it falls in), on any port, with no port-less deny
  * address rule against it? The DNS responder keeps such local addresses in
