@@ -332,6 +332,49 @@ test_buf_many_rules(void **state)
 	policy_free(p);
 }
 
+/* The pace hook: a load of N rules calls it once per POLICY_PACE_EVERY,
+ * and the policy is the same; policy_free calls it too; unset, nothing
+ * calls it. */
+static void
+count_pace(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static void
+test_buf_paced(void **state)
+{
+	struct policy *p = policy_new();
+	struct policy_query q = {.host = "h1999.test", .port = 443, .proto = POLICY_P_TLS};
+	struct policy_decision d;
+	size_t cap = 64 << 10, len = 0;
+	char *json = malloc(cap), errbuf[256];
+	int calls = 0;
+
+	(void)state;
+	assert_non_null(json);
+	len += snprintf(json + len, cap - len, "{\"allow\": [");
+	for (int i = 0; i < 2000; i++)
+		len += snprintf(json + len, cap - len, "%s\"h%d.test\"", i ? "," : "", i);
+	len += snprintf(json + len, cap - len, "]}");
+	policy_set_pace(count_pace, &calls);
+	assert_int_equal(config_load_buf(p, json, len, "paced", errbuf, sizeof(errbuf)), 0);
+	assert_int_equal(calls, 2000 / POLICY_PACE_EVERY);
+	assert_int_equal(policy_count(p), 2000);
+	assert_int_equal(policy_decide(p, &q, &d), 0);
+	assert_int_equal(d.reason, POLICY_R_ALLOWED);
+	calls = 0;
+	policy_free(p);
+	assert_true(calls >= 2000 / POLICY_PACE_EVERY);
+	policy_set_pace(NULL, NULL);
+	calls = 0;
+	p = policy_new();
+	assert_int_equal(config_load_buf(p, json, len, "unpaced", errbuf, sizeof(errbuf)), 0);
+	policy_free(p);
+	assert_int_equal(calls, 0);
+	free(json);
+}
+
 /* ---- config_load_file ------------------------------------------------------ */
 
 struct files {
@@ -493,7 +536,7 @@ main(void)
 	const struct CMUnitTest bufs[] = {
 		cmocka_unit_test(test_buf_embedded_nul), cmocka_unit_test(test_buf_too_big),
 		cmocka_unit_test(test_buf_args),	 cmocka_unit_test(test_buf_many_rules),
-		cmocka_unit_test(test_buf_nesting),
+		cmocka_unit_test(test_buf_nesting),	 cmocka_unit_test(test_buf_paced),
 	};
 	const struct CMUnitTest files[] = {
 		cmocka_unit_test_setup_teardown(test_file_valid, files_setup, files_teardown),

@@ -246,6 +246,7 @@ load_rules(struct policy *p, enum policy_action action, const cJSON *arr, const 
 		err = load_rule(p, action, el, path, source, errbuf, errlen);
 		if (err)
 			return err;
+		policy_pace((unsigned int)i);
 	}
 	return 0;
 }

@@ -697,6 +697,23 @@ policy_expect(struct policy *p, size_t n)
 	return 0;
 }
 
+static __thread void (*pace_fn)(void *);
+static __thread void *pace_arg;
+
+void
+policy_set_pace(void (*fn)(void *), void *arg)
+{
+	pace_fn = fn;
+	pace_arg = arg;
+}
+
+void
+policy_pace(unsigned int i)
+{
+	if (pace_fn && !(i % POLICY_PACE_EVERY))
+		pace_fn(pace_arg);
+}
+
 void
 policy_free(struct policy *p)
 {
@@ -706,12 +723,17 @@ policy_free(struct policy *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->nrules; i++)
+	for (i = 0; i < p->nrules; i++) {
 		free(p->rules[i]);
+		policy_pace((unsigned int)i);
+	}
 	free(p->rules);
 	free(p->exact);
-	for (i = 0; p->names.slots && i <= p->names.mask; i++)
+	for (i = 0; p->names.slots && i <= p->names.mask; i++) {
 		qgroups_free(p->names.slots[i].qmark);
+		if (!(i & 255))
+			policy_pace(0); /* a slot is cheaper than a rule */
+	}
 	qgroups_free(p->qrest);
 	htab_free(&p->names);
 	htab_free(&p->any);

@@ -93,6 +93,16 @@ struct policy_decision {
 
 struct policy;
 
+/* A hook for this thread's long walks: config_load_*() call it every
+ * POLICY_PACE_EVERY rules of a file, policy_free() every as many rules it
+ * frees, fn(arg), until it is set to NULL. The daemon's builder and
+ * retirer pause there, so that a 100,000-rule reload leaves the machine to
+ * the event loop. Other threads (every thread until it sets one) run
+ * without pauses. policy_pace(i) is the call (i: the walk's counter). */
+#define POLICY_PACE_EVERY 64
+void policy_set_pace(void (*fn)(void *), void *arg);
+void policy_pace(unsigned int i);
+
 /* An empty policy (denies everything). NULL with errno set on failure. */
 struct policy *policy_new(void);
 void policy_free(struct policy *p);
