@@ -173,7 +173,7 @@ phase_rate() {
 #                    name, which opened the kernel-verified path)
 # Then one more kernel-verified run with bpf_stats on: each program's run
 # time per call on this path (phase "https_bpf").
-HS_N=200
+HS_N=${BENCH_HS_N:-200} # BENCH_HS_N: more handshakes for a finer p50
 https_prelude() {
 	cat <<EOF
 . $W/prelude.sh
@@ -256,8 +256,10 @@ $(https_paths direct_https "\$K")" >"$W/https-direct-$r.out"
 		# the kernel-verified path, CONNECT, and the fast path's handshakes
 		# (tcp://fast.bench.test:443: the same confinement, no check)
 		EGR_EXTRA=()
+		# (NO_PROXY names www.bench.test: curl would take -x around it)
 		egr_run "$tag" 150 "$(https_prelude)
 $(https_paths egr_kv_https "\$K")
+unset NO_PROXY no_proxy
 $(https_paths egr_connect_https "-k -p -x \$HTTP_PROXY")
 /usr/bin/curl -q -sS \$K -o /dev/null https://fast.bench.test/small
 hsto egr_fast_https fast.bench.test $FAST_IP \$K"
