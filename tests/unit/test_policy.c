@@ -1150,7 +1150,17 @@ test_noproxy_names(void **state)
 }
 
 /* Why a name is not possible: a deny host rule (without a port) matches
- * it, or no rule does. */
+ * it, or no rule does; policy_host_judge says both in one walk. */
+static bool
+judged_denied(const struct policy *p, const char *host, bool possible)
+{
+	bool denied = !possible;
+
+	assert_int_equal(policy_host_judge(p, host, &denied), possible);
+	assert_int_equal(policy_host_possible(p, host), possible);
+	return denied;
+}
+
 static void
 test_host_denied(void **state)
 {
@@ -1159,13 +1169,13 @@ test_host_denied(void **state)
 	struct policy *p = build(allow, 2, deny, 3, false);
 
 	(void)state;
-	assert_true(policy_host_denied(p, "b.example.test"));
-	assert_true(policy_host_denied(p, "x.d.example.test"));
-	assert_false(policy_host_denied(p, "a.example.test"));
-	assert_false(policy_host_denied(p, "c.test"));	   /* denied on :80 only */
-	assert_false(policy_host_denied(p, "other.test")); /* no rule at all */
-	assert_false(policy_host_denied(p, "bad..name"));
-	assert_false(policy_host_denied(NULL, "b.example.test"));
+	assert_true(judged_denied(p, "b.example.test", false));
+	assert_true(judged_denied(p, "x.d.example.test", false));
+	assert_false(judged_denied(p, "a.example.test", true));
+	assert_false(judged_denied(p, "c.test", true));	     /* denied on :80 only */
+	assert_false(judged_denied(p, "other.test", false)); /* no rule at all */
+	assert_false(judged_denied(p, "bad..name", false));
+	assert_false(judged_denied(NULL, "b.example.test", false));
 	assert_false(policy_host_possible(p, "b.example.test"));
 	policy_free(p);
 }

@@ -893,17 +893,26 @@ build_pace(void *arg)
 	*since = mono_ns();
 }
 
+/* A worker thread (the builder, the retirer) takes what the event loop
+ * leaves, paced by build_pace from now on; since: the pace's state, on the
+ * worker's stack. */
+static void
+worker_background(uint64_t *since)
+{
+	struct sched_param none = {0};
+
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
+	*since = mono_ns();
+	policy_set_pace(build_pace, since);
+}
+
 static void *
 job_run(void *arg)
 {
 	struct job *j = arg;
-	struct sched_param none = {0};
 	uint64_t one = 1, since;
 
-	/* the build takes what the event loop leaves: decisions first */
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
-	since = mono_ns();
-	policy_set_pace(build_pace, &since);
+	worker_background(&since); /* decisions first */
 	if (j->reload) {
 		j->err = load_config(j->dm, &j->cfg, j->errbuf, sizeof(j->errbuf));
 		if (!j->err)
@@ -925,11 +934,9 @@ static void job_done(evutil_socket_t fd, short what, void *arg);
 static void *
 free_policy(void *arg)
 {
-	struct sched_param none = {0};
-	uint64_t since = mono_ns();
+	uint64_t since;
 
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
-	policy_set_pace(build_pace, &since);
+	worker_background(&since);
 	policy_free(arg);
 	return NULL;
 }

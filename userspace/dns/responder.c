@@ -896,6 +896,7 @@ static void
 handle_query(struct dns_server *d, struct waiter *w)
 {
 	char norm[DNS_MAX_NAME + 1];
+	bool denied;
 
 	d->st.queries++;
 	if (w->q.qclass != DNS_C_IN || w->q.qtype == DNS_T_ANY) {
@@ -913,9 +914,7 @@ handle_query(struct dns_server *d, struct waiter *w)
 		free(w);
 		return;
 	}
-	if (!policy_host_possible(d->o.policy, norm)) {
-		bool denied = policy_host_denied(d->o.policy, norm);
-
+	if (!policy_host_judge(d->o.policy, norm, &denied)) {
 		/* a deny rule is never asked about */
 		if (d->o.asker && !d->o.audit_mode && !denied) {
 			ask_name(d, w, norm);

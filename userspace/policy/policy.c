@@ -1600,21 +1600,22 @@ possible_walk(const struct policy *p, const char *host, char *name, struct qctx 
 }
 
 bool
-policy_host_possible(const struct policy *p, const char *host)
+policy_host_judge(const struct policy *p, const char *host, bool *denied)
 {
 	char name[HOST_MAX + 1];
 	struct qctx c = {.possible = true};
+	bool walked = possible_walk(p, host, name, &c);
 
-	return possible_walk(p, host, name, &c) && c.possible_yes && !c.possible_no;
+	*denied = walked && c.possible_no;
+	return walked && c.possible_yes && !c.possible_no;
 }
 
 bool
-policy_host_denied(const struct policy *p, const char *host)
+policy_host_possible(const struct policy *p, const char *host)
 {
-	char name[HOST_MAX + 1];
-	struct qctx c = {.possible = true};
+	bool denied;
 
-	return possible_walk(p, host, name, &c) && c.possible_no;
+	return policy_host_judge(p, host, &denied);
 }
 
 /* The ports c's name rules give host (normalised into name, HOST_MAX + 1

@@ -157,9 +157,10 @@ bool policy_denies_addresses(const struct policy *p);
  * port matches it. Does not look at addresses. */
 bool policy_host_possible(const struct policy *p, const char *host);
 
-/* Does a deny host rule without port or method limit match host (the
- * reason policy_host_possible() is false, when it is not "no rule")? */
-bool policy_host_denied(const struct policy *p, const char *host);
+/* Both in one walk: returns policy_host_possible(); *denied: does a deny
+ * host rule without port or method limit match host (the reason it is
+ * false, when it is not "no rule")? */
+bool policy_host_judge(const struct policy *p, const char *host, bool *denied);
 
 /* The exact IPv4 ADDR:PORT allow rules (no range, a port, no method
  * limit), and with v6 the exact [ADDR6]:PORT ones, wherever they came from
