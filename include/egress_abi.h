@@ -59,6 +59,8 @@ enum egr_reason {
 	EGR_R_KV_PLAIN = 32,  /* plain HTTP: its name answered, but not allowed as HTTP */
 	EGR_R_KV_SHARED = 33, /* payload in pages the sender may still change (sendfile,
 			       * splice, MSG_ZEROCOPY): what was read may not be what is sent */
+	EGR_R_KV_EXTHDR = 34, /* IPv6 with an extension header (a routing header) */
+	EGR_R_KV_LAST = EGR_R_KV_EXTHDR,
 	EGR_R_MAX,
 };
 

@@ -153,7 +153,8 @@ redirect6(struct decision *d, int lip6, __u16 port_host, __u8 reason, __u16 flag
 }
 
 /* --ipv6: native IPv6 beyond the fast path and loopback, by the rules of
- * IPv4 (decide_tcp4, decide_udp4): DNS to the responder, TCP to the
+ * IPv4 (decide_tcp4, decide_udp4): DNS to the responder, TCP to an answered
+ * address of the kernel-verified path direct, the rest of TCP to the
  * transparent listener, the rest of UDP refused. IPv4 carried in IPv6 is
  * refused outright: it would be a way around the IPv4 rules. */
 static __always_inline void
@@ -171,6 +172,10 @@ decide6_on(const __be32 *dst, __be16 port, __u8 proto, int lip6, struct decision
 			deny(d, EGR_R_NO_LISTENER, err);
 	} else if (proto != IPPROTO_TCP) {
 		deny(d, EGR_R_UDP, EPERM);
+	} else if (kv_hit(dst, port)) { /* direct, judged as decide_tcp4's */
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_KVERIFY;
+		d->skflags = EGR_SK_DIRECT | EGR_SK_VERIFY;
 	} else if (tproxy_port) {
 		redirect6(d, lip6, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED, err);
 	} else {

@@ -51,8 +51,10 @@ shared_frags(struct __sk_buff *skb)
 	return (flags & (SKBFL_SHARED_FRAG | SKBFL_ZEROCOPY_ENABLE)) != 0;
 }
 
-/* Where a TCP packet's payload starts and how long it is; 0 when its
- * headers cannot be read. */
+/* Where a TCP packet's payload starts and how long it is: 0, or
+ * EGR_R_KV_EXTHDR (IPv6 with an extension header: IPV6_RTHDR needs no
+ * privilege, and what it carries could pass for a first segment), or -1
+ * when its headers cannot be read. */
 static __always_inline int
 tcp_payload(struct __sk_buff *skb, __u32 *off, __u32 *plen)
 {
@@ -61,16 +63,21 @@ tcp_payload(struct __sk_buff *skb, __u32 *off, __u32 *plen)
 
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		if (bpf_skb_load_bytes(skb, 0, &b, 1))
-			return 0;
+			return -1;
 		ihl = (b & 0x0f) * 4;
-	} /* IPv6: a TCP socket sends no extension headers */
+	} else {
+		if (bpf_skb_load_bytes(skb, 6, &b, 1))
+			return -1;
+		if (b != IPPROTO_TCP)
+			return EGR_R_KV_EXTHDR;
+	}
 	if (bpf_skb_load_bytes(skb, ihl + 12, &b, 1))
-		return 0;
+		return -1;
 	*off = ihl + (b >> 4) * 4;
 	if (*off > len)
-		return 0;
+		return -1;
 	*plen = len - *off;
-	return 1;
+	return 0;
 }
 
 /* Was s's name answered with the socket's destination, and allowed there
@@ -147,8 +154,15 @@ kv_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o)
 	struct kv_scratch *s;
 	char name[64];
 	__u32 off, plen, r;
+	int hr = tcp_payload(skb, &off, &plen);
 
-	if (!tcp_payload(skb, &off, &plen))
+	if (hr && o->flags & EGR_SK_KREJECT)
+		return SYS_REJECT;
+	if (hr == EGR_R_KV_EXTHDR) { /* refused at the SYN already */
+		__builtin_memset(name, 0, sizeof(name));
+		return kv_verdict(skb, sk, o, EGR_R_KV_EXTHDR, name);
+	}
+	if (hr)
 		return deny_ret();
 	if (!plen)
 		return SYS_PROCEED;

@@ -482,7 +482,8 @@ test_startup() {
 # daemon: a target with --ipv6 serves IPv6; killed with -9 and restarted,
 # the daemon takes the programs over (IPv6 state in their .rodata and the
 # maps) and IPv6 is served again, with nothing leaking in the gap; a
-# target with ipv6 and containers is refused at start
+# target with ipv6 and containers is refused at start; its kernel-verified
+# approvals of AAAA answers are taken back after a restart (daemon_kv)
 # ======================================================================
 tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
 # dstart TAG ARGS...: the daemon in the sbx netns until it says ready (D_PID)
@@ -552,6 +553,38 @@ test_daemon() {
 	a_grep "$t.containers.words" "$W/$t.ctr.out" 'targets\[0\]: --ipv6 cannot be combined with --containers'
 }
 
-ALL_TESTS="check off transparent proxy fastpath dns udp smuggle local catchall startup daemon"
+# A daemon target's kernel-verified approvals of AAAA answers survive a
+# kill -9 as its IPv4 ones do: the daemon after takes them back, and the
+# address still goes direct with its first bytes judged (the echo on :443
+# is no TLS server: the kernel refuses the probe's bytes, its line says so),
+# and the refused connection is ended at once (the pinned iterator).
+test_daemon_kv() {
+	local t=daemon_kv cg
+	cg=$(tcg "$t")
+	have_egr || return 0
+	mkdir -p "$cg"
+	dstart "$t" --cgroup "$cg" --ipv6 --allow kv6.test --dns-upstream "$INET_DNS" \
+		--log "$W/$t.jlog" || return 0
+	in_cg6() { nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' "$cg" "$@"; }
+	a_eq "$t.answered" "AAAA of kv6.test" "$(in_cg6 dig +short +time=2 +tries=1 @"$RESOLV6" AAAA kv6.test)" "$AAAA"
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	dstart "$t" --cgroup "$cg" --ipv6 --allow kv6.test --dns-upstream "$INET_DNS" \
+		--log "$W/$t.jlog" || return 0
+	a_grep "$t.restored" "$W/$t.dout" 'took over the programs pinned on .*; [0-9]+ learned names, 0 fast-path entries and 1 kernel-verified approvals the policy still allows'
+	jv "$(in_cg6 $PROBE --timeout 3 tcp6 "$AAAA" 443 | grep '^{' | tail -1)"
+	# ended by egr_kv_kill, whose link the daemon took over with the pins
+	# (the backstop's timeout would say ETIMEDOUT)
+	a_errno "$t.probe_ended" ECONNABORTED
+	a_nogrep "$t.kill_link" "$W/$t.dout" 'cannot end refused connections'
+
+	wait_secs 5 grep -qs '"source": "kernel"' "$W/$t.jlog"
+	a_jlog "$t.kernel_line" "$W/$t.jlog" source=kernel decision=deny ip="$AAAA" port=443 \
+		reason="kernel-verified: neither a TLS.*"
+	kill -TERM "$D_PID"
+	wait "$D_PID" 2>/dev/null
+}
+
+ALL_TESTS="check off transparent proxy fastpath dns udp smuggle local catchall startup daemon daemon_kv"
 kernel_suite_main() { :; }
 suite_main ipv6.sh v6_setup "ip nsenter setpriv tcpdump ss dig" "$@"

@@ -26,6 +26,11 @@
 #               allowed name direct (NO_PROXY), the denied one a 403
 #   denyrule    a deny rule under an allowed wildcard keeps it off NO_PROXY:
 #               the denied name's 403 (blocked-by-denylist)
+#   v6          --ipv6: the same over IPv6 (AAAA answers): python and curl
+#               verified direct, a fronting SNI refused; a routing header
+#               (IPV6_RTHDR) on the connection refused at its SYN
+#   backstop    without egr_kv_kill (the test build): sockops' timeout ends
+#               a refused connection, ETIMEDOUT within about 200 ms
 #   summary     the exit summary's counts
 # Each escape is shown to reach the server without egressctl first; under
 # egressctl: a client error within about a second, zero payload packets at
@@ -34,9 +39,10 @@
 # Topology: lib.sh (sbx and inet network namespaces, the sensor on the inet
 # side). dnsmasq on 198.18.0.1:53 answers ok.kv.test and evil.kv.test with
 # 203.0.113.10, far.kv.test with 203.0.113.12, plain.kv.test and
-# evilplain.kv.test with 203.0.113.11; webservers.py serves HTTP on :80 and
-# TLS on :443 (a certificate for *.kv.test made here) at .10 and .12, and
-# plain HTTP on :443 at .11. The confined commands resolve through /etc/resolv.conf,
+# evilplain.kv.test with 203.0.113.11, ok6.kv.test and evil6.kv.test with
+# the AAAA 2001:db8:2::10; webservers.py serves HTTP on :80 and TLS on :443
+# (a certificate for *.kv.test made here) at .10, .12 and 2001:db8:2::10,
+# and plain HTTP on :443 at .11. The confined commands resolve through /etc/resolv.conf,
 # bind-mounted (private mount namespace) to name 198.51.100.53, which
 # egressctl redirects to its responder.
 #
@@ -58,6 +64,11 @@ INET_DNS=198.18.0.1
 RESOLV_NS=198.51.100.53
 A_KV=203.0.113.10 # ok.kv.test and evil.kv.test
 A_PLAIN=203.0.113.11 # plain.kv.test and evilplain.kv.test: plain HTTP on :443
+A6_KV=2001:db8:2::10 # ok6.kv.test and evil6.kv.test (AAAA only)
+# IPv6: a TCP segment to A6_KV that carries payload (no extension header);
+# any packet to it with a routing header (next header 43)
+PAYLOAD6="ip6 and dst host $A6_KV and ip6[6] = 6 and (ip6[4:2] - ((ip6[52] & 0xf0) >> 2)) > 0"
+RTHDR6="ip6 and dst host $A6_KV and ip6[6] = 43"
 WEBLOG=$W/web.log
 # a TCP segment to A_KV or A_PLAIN that carries payload
 PAYLOAD="tcp and (dst host $A_KV or dst host $A_PLAIN) and (ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2)) > 0"
@@ -83,9 +94,14 @@ kv_setup() {
 		--host-record=ok.kv.test,$A_KV --host-record=evil.kv.test,$A_KV \
 		--host-record=far.kv.test,203.0.113.12 --host-record=ctl.test,203.0.113.99 \
 		--host-record=plain.kv.test,$A_PLAIN --host-record=evilplain.kv.test,$A_PLAIN \
+		--host-record=ok6.kv.test,$A6_KV --host-record=evil6.kv.test,$A6_KV \
 		>"$W/dns-inet.out" 2>&1 &
 	PIDS+=($!)
-	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind "$A_KV,203.0.113.12" \
+	# A6_KV on the inet side; segment routing headers taken there (test_v6)
+	ip -n "$INET" addr add "$A6_KV/128" dev lo nodad || return 1
+	nsenter --net="$NS_INET" sysctl -qw net.ipv6.conf.all.seg6_enabled=1 \
+		net.ipv6.conf.$INET_IF.seg6_enabled=1 || return 1
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind "$A_KV,203.0.113.12,$A6_KV" \
 		--http 80 --tls 443 --cert "$W/tls.crt" --key "$W/tls.key" \
 		>"$W/web.ready" 2>"$W/web.err" &
 	PIDS+=($!)
@@ -388,6 +404,106 @@ test_summary() {
 	a_grep kv.summary.counts "$W/$t.err" '1 kernel-verified, 1 kernel-rejected'
 }
 
-ALL_TESTS="verified fronting nosni split sendfile host plain h2c other tfo wrongaddr proxyenv clients denyrule summary"
+# The backstop behind egr_kv_kill (the test build without it, as a daemon
+# that took over pins of an older egressctl, or a refusal in a network
+# namespace egressctl's iterator does not walk): sockops ends the refused
+# connection by a 1 ms TCP_USER_TIMEOUT at its next send attempt, so the
+# client gets ETIMEDOUT within about the retransmission timer, nothing
+# leaves, and egressctl says why it could not end it itself.
+test_backstop() {
+	local t=kv_backstop base
+	test_build "$t" || return 0
+	web_mark
+	base=$(sensor_now "$PAYLOAD")
+	EGRESSCTL="$EGRT" egr "$t" --cgroup "$(cg_name "$t")" --user nobody --dns-upstream "$INET_DNS" \
+		--no-proxy-env --log "$W/$t.jlog" --allow ok.kv.test --test-skip-prog kv_kill -- \
+		"$PY" "$C/kvclient.py" tls ok.kv.test --sni evil.kv.test
+	egr_json "$t"
+	a_eq kv.backstop.timed_out detail "${P_detail%%]*}]" "[Errno 110]"
+	quick kv.backstop.prompt 1500
+	sensor_none_since kv.backstop.no_payload_left "$base" "$PAYLOAD"
+	web_none kv.backstop.server_saw_nothing "^(TLS|HTTPS?) .*peer=198\.18\.0\.2:$P_lport "
+	a_jlog_n kv.backstop.one_kernel_line "$W/$t.jlog" 1 source=kernel decision=deny \
+		reason="kernel-verified: a name not answered.*"
+	a_grep kv.backstop.said "$W/$t.err" 'cannot end refused connections: no iter/tcp link'
+}
+
+# kv6 TAG CMD...: as kv, with --ipv6, allowing ok6.kv.test
+kv6() {
+	local tag=$1
+	shift
+	egr "$tag" --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" --ipv6 \
+		--no-proxy-env --log "$W/$tag.jlog" --allow ok6.kv.test -- "$@"
+}
+
+# With --ipv6 the path serves AAAA answers as it serves A ones. The escape
+# that only IPv6 has: a routing header, which an unprivileged socket may
+# carry (IPV6_RTHDR: a segment routing header with no segment left, which
+# the receiver passes over); its bytes sit where the TCP header would be.
+# The control reaches the server with it; confined, the SYN is refused
+# already (nothing with the header leaves) and the client fails at once.
+test_v6() {
+	local t=kv_v6 base peer='peer=\[2001:db8:1::2\]'
+	web_mark
+	base=$(sensor_now "$PAYLOAD6")
+	kv6 "$t" "$PY" "$C/kvclient.py" tls ok6.kv.test --sni ok6.kv.test --6
+	egr_json "$t"
+	a_ok kv.v6.python.verified
+	web_saw kv.v6.python.server_saw_sni "^TLS local=\[$(re "$A6_KV")\]:443 $peer:$P_lport sni=ok6\.kv\.test"
+	a_jlog kv.v6.python.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok6.kv.test port=443
+	a_jlog_none kv.v6.python.no_proxy_line "$W/$t.jlog" source='transparent|connect|http|socks5'
+	if [ "$(sensor_now "$PAYLOAD6")" -gt "$base" ]; then ok kv.v6.python.payload_left; else
+		fail kv.v6.python.payload_left "the sensor saw no IPv6 payload of the verified connection"
+	fi
+
+	t=kv_v6_curl
+	web_mark
+	kv6 "$t" curl -6 -sS --max-time 5 --cacert "$W/tls.crt" -o /dev/null \
+		-w '{"ok": true, "code": "%{http_code}", "lport": "%{local_port}"}\n' https://ok6.kv.test/
+	egr_json "$t"
+	a_eq kv.v6.curl.code code "$P_code" 200
+	web_saw kv.v6.curl.direct "^TLS local=\[$(re "$A6_KV")\]:443 $peer:$P_lport sni=ok6\.kv\.test"
+	a_jlog kv.v6.curl.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok6.kv.test
+
+	# fronting: the allowed name's address, the denied name's SNI
+	t=kv_v6_front
+	web_mark
+	jv "$(kvc tls ok6.kv.test --sni evil6.kv.test --addr "$A6_KV")"
+	a_ok kv.v6.fronting.control_reaches_server
+	web_saw kv.v6.fronting.control_server_saw "^TLS .*sni=evil6\.kv\.test"
+	web_mark
+	base=$(sensor_now "$PAYLOAD6")
+	kv6 "$t" "$PY" "$C/kvclient.py" tls ok6.kv.test --sni evil6.kv.test --6
+	egr_json "$t"
+	a_denied kv.v6.fronting.client_error
+	quick kv.v6.fronting.prompt 1500
+	sensor_none_since kv.v6.fronting.no_payload_left "$base" "$PAYLOAD6"
+	web_none kv.v6.fronting.server_saw_nothing "^(TLS|HTTPS?) .*$peer:$P_lport "
+	a_jlog_n kv.v6.fronting.one_kernel_line "$W/$t.jlog" 1 source=kernel decision=deny \
+		reason="kernel-verified: a name not answered.*"
+
+	# a routing header: the control's packets carry it, and it gets through
+	t=kv_v6_rthdr
+	web_mark
+	base=$(sensor_now "$RTHDR6")
+	jv "$(kvc tls ok6.kv.test --sni ok6.kv.test --addr "$A6_KV" --rthdr)"
+	a_ok kv.v6.rthdr.control_reaches_server
+	web_saw kv.v6.rthdr.control_server_saw "^TLS .*sni=ok6\.kv\.test"
+	if [ "$(sensor_now "$RTHDR6")" -gt "$base" ]; then ok kv.v6.rthdr.control_sent_header; else
+		fail kv.v6.rthdr.control_sent_header "the control's packets carried no routing header"
+	fi
+	web_mark
+	base=$(sensor_now "$RTHDR6")
+	kv6 "$t" "$PY" "$C/kvclient.py" tls ok6.kv.test --sni ok6.kv.test --6 --rthdr
+	egr_json "$t"
+	a_denied kv.v6.rthdr.client_error
+	quick kv.v6.rthdr.prompt 1500
+	sensor_none_since kv.v6.rthdr.nothing_left "$base" "$RTHDR6"
+	web_none kv.v6.rthdr.server_saw_nothing "$peer:$P_lport "
+	a_jlog_n kv.v6.rthdr.one_kernel_line "$W/$t.jlog" 1 source=kernel decision=deny \
+		reason="kernel-verified: an IPv6 extension header.*"
+}
+
+ALL_TESTS="verified fronting nosni split sendfile host plain h2c other tfo wrongaddr proxyenv clients denyrule v6 backstop summary"
 
 suite_main kverify.sh kv_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"

@@ -48,6 +48,8 @@ static const char *const reasons[EGR_R_MAX] = {
 			   "request by request)",
 	[EGR_R_KV_SHARED] = "kernel-verified: the first bytes are in pages the sender can still "
 			    "change (sendfile, splice, MSG_ZEROCOPY)",
+	[EGR_R_KV_EXTHDR] = "kernel-verified: an IPv6 extension header (a routing header) on the "
+			    "connection",
 };
 
 const char *
@@ -183,5 +185,5 @@ events_format_dest(const struct egr_event *e, const char *dest, char *buf, size_
 bool
 events_is_kv(const struct egr_event *e)
 {
-	return e->hook == EGR_H_SKB && e->reason >= EGR_R_KV_OK && e->reason <= EGR_R_KV_SHARED;
+	return e->hook == EGR_H_SKB && e->reason >= EGR_R_KV_OK && e->reason <= EGR_R_KV_LAST;
 }

@@ -25,6 +25,7 @@
 #include "kernel/loader.h"
 #include "kernel/unixsvc.h"
 #include "lib/log.h"
+#include "lib/sockaddr.h"
 
 #define BPF_FS_MAGIC_NR 0xcafe4a11
 #define DEFAULT_BPFFS	"/sys/fs/bpf"
@@ -37,8 +38,10 @@ struct loader {
 	bool unix_hooks;
 	bool attached;
 	char pin_dir[PATH_MAX];
-	struct bpf_link *kill_link; /* egr_kv_kill's iterator, made at its first run */
+	struct bpf_link *kill_link; /* egr_kv_kill's iterator, pinned (KILL_PIN) */
 };
+
+#define KILL_PIN "kv_kill" /* link_kv_kill: egr_kv_kill's iterator (loader_attach) */
 
 /* The programs attached to the cgroup: all but the iterator egr_kv_kill. */
 static bool
@@ -509,6 +512,23 @@ loader_attach(struct loader *ld, int cg_fd, uint64_t cgid, char *errbuf, size_t 
 		if (err)
 			goto out_pin;
 	}
+	/* egr_kv_kill's iterator, pinned too: a daemon that takes the pins
+	 * over loads no program, and would have none to end refused
+	 * connections with (left out only by --test-skip-prog kv_kill, a
+	 * test of the sockops backstop behind it) */
+	if (!bpf_program__autoload(ld->skel->progs.egr_kv_kill))
+		return 0;
+	ld->kill_link = bpf_program__attach_iter(ld->skel->progs.egr_kv_kill, NULL);
+	if (!ld->kill_link) {
+		err = -errno;
+		snprintf(errbuf, errlen,
+			 "cannot make the iter/tcp link that ends refused connections: %s",
+			 strerror(-err));
+		goto out_detach;
+	}
+	err = pin_one(ld->pin_dir, "link", KILL_PIN, pin_link, ld->kill_link);
+	if (err)
+		goto out_pin;
 	return 0;
 
 out_pin:
@@ -849,6 +869,31 @@ adopt_maps(struct loader *ld, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* The pinned iterator of egr_kv_kill (loader_attach). Pins of an egressctl
+ * before it have none: then refused kernel-verified connections end by the
+ * sockops backstop's timeout, and loader_kv_kill says so. */
+static int
+adopt_kill_link(struct loader *ld, char *errbuf, size_t errlen)
+{
+	char path[PATH_MAX];
+	int err;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/link_%s", ld->pin_dir, KILL_PIN) >=
+	    sizeof(path)) {
+		snprintf(errbuf, errlen, "pin path too long");
+		return -ENAMETOOLONG;
+	}
+	ld->kill_link = bpf_link__open(path);
+	if (ld->kill_link)
+		return 0;
+	err = -errno;
+	ld->kill_link = NULL;
+	if (err == -ENOENT)
+		return 0;
+	snprintf(errbuf, errlen, "pinned link %s: %s", path, strerror(-err));
+	return err;
+}
+
 struct loader *
 loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *pinned,
 	     char *errbuf, size_t errlen)
@@ -929,6 +974,9 @@ loader_adopt(const struct loader_opts *want, uint64_t cgid, struct loader_opts *
 	err = adopt_maps(ld, errbuf, errlen);
 	if (err)
 		goto out_destroy;
+	err = adopt_kill_link(ld, errbuf, errlen);
+	if (err)
+		goto out_destroy;
 	/* the unix lists may have changed with the configuration */
 	err = loader_unix_set(ld, want->unix_svc);
 	if (err) {
@@ -994,7 +1042,7 @@ bool
 loader_is_kv_refusal(const struct egr_event *e)
 {
 	return e->hook == EGR_H_SKB && e->verdict == EGR_V_DENY && e->reason > EGR_R_KV_OK &&
-	       e->reason <= EGR_R_KV_SHARED && e->reason != EGR_R_KV_BUSY;
+	       e->reason <= EGR_R_KV_LAST && e->reason != EGR_R_KV_BUSY;
 }
 
 int
@@ -1005,13 +1053,9 @@ loader_kv_kill(struct loader *ld)
 	ssize_t n;
 
 	if (!ld->kill_link) {
-		ld->kill_link = bpf_program__attach_iter(ld->skel->progs.egr_kv_kill, NULL);
-		if (!ld->kill_link) {
-			err = -errno;
-			ld->kill_link = NULL;
-			log_warnx("cannot end refused connections: iter/tcp: %s", strerror(-err));
-			return err;
-		}
+		log_warnx("cannot end refused connections: no iter/tcp link (pins of an older "
+			  "egressctl): the kernel ends them by their timeout, ~200 ms");
+		return -ENOENT;
 	}
 	fd = bpf_iter_create(bpf_link__fd(ld->kill_link));
 	if (fd < 0) {
@@ -1077,7 +1121,7 @@ map_clear(int fd, size_t ksize)
 
 int
 loader_kv_walk(struct loader *ld,
-	       int (*fn)(void *arg, const struct sockaddr_in *sin, const char *name, uint32_t flags,
+	       int (*fn)(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags,
 			 uint64_t ttl_ns),
 	       void *arg)
 {
@@ -1091,19 +1135,16 @@ loader_kv_walk(struct loader *ld,
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		struct sockaddr_in sin = {.sin_family = AF_INET};
+		struct sockaddr_storage ss;
 
 		k = next;
 		prev = &k;
 		if (bpf_map_lookup_elem(fd, &k, &v) || v.expires_ns <= now)
 			continue;
-		if (k.addr[0] || k.addr[1] || k.addr[2] != htonl(0xffff))
-			continue; /* IPv4 only, as kv_open writes them */
 		k.name[sizeof(k.name) - 1] = 0;
-		sin.sin_addr.s_addr = k.addr[3];
-		sin.sin_port = k.port;
+		sockaddr_from_key(k.addr, k.port, &ss);
 		n++;
-		if (fn(arg, &sin, k.name, v.flags, v.expires_ns - now))
+		if (fn(arg, (const struct sockaddr *)&ss, k.name, v.flags, v.expires_ns - now))
 			break;
 	}
 	return n;

@@ -118,11 +118,11 @@ int loader_kv_add(struct loader *ld, const struct sockaddr *sa, const char *name
 		  uint64_t ttl_ns);
 int loader_kv_clear(struct loader *ld);
 /* The kernel-verified approvals in the maps (a take-over's): fn for each
- * IPv4 one not expired, with what is left of its TTL, until fn returns
- * non-zero. Returns how many were seen. */
+ * one not expired (IPv4 or IPv6), with what is left of its TTL, until fn
+ * returns non-zero. Returns how many were seen. */
 int loader_kv_walk(struct loader *ld,
-		   int (*fn)(void *arg, const struct sockaddr_in *sin, const char *name,
-			     uint32_t flags, uint64_t ttl_ns),
+		   int (*fn)(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags,
+			     uint64_t ttl_ns),
 		   void *arg);
 
 /* Ends the refused connections of the kernel-verified path (EGR_SK_KREJECT)

@@ -23,6 +23,10 @@ local port, which the server logs when the connection is direct).
   --port P (any mode): to port P of NAME (default 443)
   --addr A (any mode): connect to A instead of resolving NAME (the
   control, outside egressctl, where nothing answers the sandbox's resolver)
+  --6 (any mode): resolve NAME's AAAA, connect over IPv6
+  --rthdr (any mode, IPv6): a routing header on every packet (a segment
+  routing header with no segment left, which any process may set with
+  IPV6_RTHDR; the receiver skips it)
 """
 import errno
 import json
@@ -52,12 +56,32 @@ TCP_FASTOPEN_NO_COOKIE = 34
 MSG_FASTOPEN = 0x20000000
 
 
+FAMILY = socket.AF_INET  # --6: AF_INET6
+RTHDR = False  # --rthdr
+
+
 def resolve(name, port, at=None):
-    return (at, port) if at else socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+    return (at, port) if at else socket.getaddrinfo(name, port, FAMILY, socket.SOCK_STREAM)[0][4]
+
+
+def srh(dst):
+    """A segment routing header (type 4) with no segment left: the kernel
+    puts the destination in its one segment; the receiver passes over it."""
+    return struct.pack("!BBBBBBH", 0, 2, 4, 0, 0, 0, 0) + socket.inet_pton(socket.AF_INET6, dst)
+
+
+def sock(addr):
+    s = socket.socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
+    if RTHDR:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RTHDR, srh(addr[0]))
+    return s
 
 
 def connect(name, port, at=None):
-    s = socket.create_connection(resolve(name, port, at), timeout=5)
+    addr = resolve(name, port, at)
+    s = sock(addr)
+    s.connect(addr)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
@@ -158,6 +182,9 @@ def main():
     mode, name = a[0], a[1]
     opt = {a[i]: (a[i + 1] if i + 1 < len(a) and not a[i + 1].startswith("--") else True)
            for i in range(2, len(a)) if a[i].startswith("--")}
+    global FAMILY, RTHDR
+    FAMILY = socket.AF_INET6 if "--6" in opt else socket.AF_INET
+    RTHDR = "--rthdr" in opt
     t0 = time.monotonic()
     r = {"mode": mode}
     try:
@@ -165,11 +192,11 @@ def main():
             # the connect is the first write: its data rides in the SYN
             h = big_hello(opt["--sni"], int(opt.get("--size", 1800)))
             r["hello_len"] = str(len(h))
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.settimeout(5)
+            addr = resolve(name, int(opt.get("--port", 443)), opt.get("--addr"))
+            s = sock(addr)
             s.setsockopt(socket.IPPROTO_TCP, TCP_FASTOPEN_NO_COOKIE, 1)
             t0 = time.monotonic()
-            s.sendto(h, MSG_FASTOPEN, resolve(name, int(opt.get("--port", 443)), opt.get("--addr")))
+            s.sendto(h, MSG_FASTOPEN, addr)
             r["lport"] = str(s.getsockname()[1])
             if not s.recv(4096):
                 raise ConnectionResetError(errno.ECONNRESET, "no answer to the hello")
