@@ -218,9 +218,19 @@ static __always_inline int
 revoke_one(struct seq_file *seq, struct sock *s, struct sock_common *skc, struct egr_pre_rec *r)
 {
 	struct egr_fast_key k = {};
+	struct egr_sk_orig *o;
 
 	if (!went_direct(s, r->cookie))
 		return 0;
+	/* who connected (sock_addr's record): the process may be gone when
+	 * userspace looks for the socket's holder, after the end */
+	o = bpf_map_lookup_elem(&egr_socks, &r->cookie);
+	if (!o)
+		o = bpf_sk_storage_get(&egr_sk, s, 0, 0);
+	if (o && o->who.tgid) {
+		r->tgid = o->who.tgid;
+		__builtin_memcpy(r->comm, o->who.comm, sizeof(r->comm));
+	}
 	__builtin_memcpy(k.addr, r->raddr, sizeof(k.addr));
 	k.port = r->rport;
 	k.proto = r->protocol;

@@ -325,6 +325,12 @@ test_restart_learned() {
 	a_grep "$t.revoked.ended" "$W/$t/h.cg.out" '"errno": "ECONNABORTED", "step": "echo"'
 	wait_secs 5 grep -qs '"closed"' "$W/$t/k.cg.out"
 	a_grep "$t.revoked.kv_ended" "$W/$t/k.cg.out" '"closed"'
+	# each named by its process, though it may have exited before the
+	# pass looked for the socket's holder (who connected, then)
+	wait_secs 5 grep -qs "ended python3\\[$pk\\] tcp " "$W/$t.dout"
+	a_grep "$t.revoked.kv_named" "$W/$t.dout" "ended python3\\[$pk\\] tcp .*$(re "$A_A"):443"
+	a_grep "$t.revoked.named" "$W/$t.dout" "ended python3\\[$ph\\] tcp .*git\\.other\\.test:22"
+	a_nogrep "$t.revoked.no_unknown" "$W/$t.dout" 'ended \?\[0\]'
 	a_val "$t.revoked.fast_gone" "fast-path entry for git.other.test:22 after the reload" \
 		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" gone
 	# a restart under a policy without them: neither comes back

@@ -412,7 +412,7 @@ test_netns() {
 
 # ======================================================================
 # many: more pre-existing connections than one read() of the iterator
-# carries (448 records): every one is listed once, with its process, and
+# carries (368 records): every one is listed once, with its process, and
 # every one keeps working.
 # ======================================================================
 test_many() {

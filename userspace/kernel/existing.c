@@ -28,12 +28,12 @@
 /* Records per read(). A bpf iterator's seq buffer holds 8 pages (32 KiB):
  * it stops showing sockets once a read's size is reached, and a record that
  * would overflow the buffer is dropped and its socket shown again (the
- * program run twice) at the next read. 448 records (32256 bytes) always fit.
+ * program run twice) at the next read. 368 records (32384 bytes) always fit.
  * Every read after the first resumes the walk of the hash table; this
  * kernel resumes by socket cookie, older ones by offset in the bucket
  * (a socket may then be shown twice or missed): few namespaces have more
- * than 448 pre-existing connections. */
-#define REC_BATCH 448
+ * than 368 pre-existing connections. */
+#define REC_BATCH 368
 
 /* revoke_mode of bpf/existing.bpf.c (its .bss) */
 #define REVOKE_DIRECT	 1 /* direct sockets to egr_revoke's keys; loopback ones noted */
@@ -486,6 +486,8 @@ from_rec(const struct egr_pre_rec *r, uint64_t netns, struct existing_conn *c)
 	c->state = r->state;
 	c->action = r->action;
 	c->err = r->err;
+	c->conn_tgid = (pid_t)r->tgid;
+	memcpy(c->conn_comm, r->comm, sizeof(r->comm));
 }
 
 /* Reads an iterator's seq file to its end. */
@@ -677,6 +679,16 @@ name_holders(struct conns *c, const struct pids *tree)
 		for (size_t i = 0; left && i < others.n; i++)
 			left -= scan_fds(others.v[i], false, by_ino, n);
 		free(others.v);
+	}
+	/* none holds it any more (it exited after the end): who connected */
+	for (size_t i = 0; i < c->n; i++) {
+		struct existing_conn *e = &c->v[i];
+
+		if (e->pid || !e->conn_tgid || e->action == EGR_PRE_DIRECT)
+			continue;
+		e->pid = e->conn_tgid;
+		e->in_cgroup = true;
+		policy_safe_comm(e->conn_comm, e->comm);
 	}
 	free(by_ino);
 	return 0;

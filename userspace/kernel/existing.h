@@ -51,6 +51,10 @@ struct existing_conn {
 			     * or EGR_PRE_DIRECT, whose holders are not looked for) */
 	bool in_cgroup;	    /* pid is a process of the cgroup tree (else one outside holds it) */
 	char comm[17];	    /* pid's command name, printable ASCII; "" without pid */
+	/* a revoke pass: who connected (the programs' record), pid's value
+	 * when no process holds the socket any more; 0: not recorded */
+	pid_t conn_tgid;
+	char conn_comm[16];
 };
 
 struct existing_opts {
