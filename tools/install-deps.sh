@@ -13,7 +13,9 @@ libevent-dev libc-ares-dev libcjson-dev scdoc"
 PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix
 socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo nftables
-git python3-pip"
+git python3-pip golang-go default-jdk-headless"
+# (golang-go, default-jdk-headless: Go's and Java's own TLS clients for the
+# kernel-verified path's test, kverify.sh)
 BENCH="nginx wrk trafficserver squid tinyproxy haproxy dante-server microsocks
 mitmproxy hyperfine linux-perf valgrind"
 

@@ -4,7 +4,9 @@
 # a connection to an address egressctl's DNS responder answered for an
 # allowed name goes direct, and the kernel checks its first bytes.
 #
-#   verified    curl, openssl s_client, python3 ssl, node (if present), a
+#   verified    curl, openssl s_client, python3 ssl, node (if present), Go
+#               and Java (their own TLS stacks: clients/kvget.go,
+#               clients/KvGet.java), a
 #               hand-built 1.8 KB ClientHello and plain HTTP to the allowed
 #               name go direct: the server sees the client's own port, the
 #               decision log says source "kernel", nothing passed the proxy
@@ -194,6 +196,43 @@ require("https").get("https://ok.kv.test/", (r) => { r.resume();
 		a_jlog kv.node.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
 	else
 		note "node not installed: its client skipped"
+	fi
+
+	# Go's and Java's own ClientHellos (their extension orders), built
+	# here, outside the sandbox (tools/install-deps.sh installs both)
+	if command -v go >/dev/null; then
+		t=kv_go
+		web_mark
+		if GOCACHE="$W/gocache" HOME="$W" GOPATH="$W/gopath" GO111MODULE=off \
+			go build -o "$C/kvget" "$E2E_SRC/clients/kvget.go" >"$W/go-build.out" 2>&1; then
+			kv "$t" "$C/kvget" https://ok.kv.test/ "$W/tls.crt"
+			egr_json "$t"
+			a_eq kv.go.code code "$P_code" 200
+			web_saw kv.go.server_saw "^TLS local=$(re "$A_KV"):443 peer=198\.18\.0\.2:[0-9]+ sni=ok\.kv\.test"
+			a_jlog kv.go.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
+			a_jlog_none kv.go.no_proxy_line "$W/$t.jlog" source='transparent|connect|http'
+		else
+			fail kv.go.build "$(tail -3 "$W/go-build.out" | tr '\n' '|')"
+		fi
+	else
+		fail kv.go.present "go is not installed (tools/install-deps.sh installs golang-go)"
+	fi
+	if command -v javac >/dev/null; then
+		t=kv_java
+		web_mark
+		if javac -d "$C" "$E2E_SRC/clients/KvGet.java" >"$W/javac.out" 2>&1; then
+			chmod 0644 "$C/KvGet.class"
+			kv "$t" java -XX:-UsePerfData -cp "$C" KvGet https://ok.kv.test/ "$W/tls.crt"
+			egr_json "$t"
+			a_eq kv.java.code code "$P_code" 200
+			web_saw kv.java.server_saw "^TLS local=$(re "$A_KV"):443 peer=198\.18\.0\.2:[0-9]+ sni=ok\.kv\.test"
+			a_jlog kv.java.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok.kv.test
+			a_jlog_none kv.java.no_proxy_line "$W/$t.jlog" source='transparent|connect|http'
+		else
+			fail kv.java.build "$(tail -3 "$W/javac.out" | tr '\n' '|')"
+		fi
+	else
+		fail kv.java.present "javac is not installed (tools/install-deps.sh installs default-jdk-headless)"
 	fi
 
 	t=kv_big
@@ -506,4 +545,4 @@ test_v6() {
 
 ALL_TESTS="verified fronting nosni split sendfile host plain h2c other tfo wrongaddr proxyenv clients denyrule v6 backstop summary"
 
-suite_main kverify.sh kv_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"
+suite_main kverify.sh kv_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout go javac java" "$@"
