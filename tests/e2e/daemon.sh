@@ -496,7 +496,11 @@ print(s.recv(4096).decode().replace("\n", "|"), flush=True)' "$W/$t.notify" >"$W
 	a_grep "$t.self.moved" "$W/$t-self.dout" "moved itself to $(re "$own")"
 	a_val "$t.self.outside" "the daemon's cgroup" "$(tail -1 "/proc/$D_PID/cgroup" 2>/dev/null)" "0::${own#"$CGROOT"}"
 	dstop
-	[ -n "$had_own" ] || rmdir "$own" 2>/dev/null # the test's, not a running daemon's
+	# ... and removes that cgroup when it stops
+	if [ -z "$had_own" ]; then
+		a_val "$t.self.own_removed" "$own after the daemon stopped" "$([ -d "$own" ] && echo there || echo gone)" gone
+		rmdir "$own" 2>/dev/null
+	fi
 	kill "$sleeper" 2>/dev/null
 }
 

@@ -111,6 +111,7 @@ struct daemon {
 	uint64_t recent_cgid[RECENT_LINES];
 	unsigned int nrecent, recent_at;
 	char mnt[PATH_MAX];
+	bool moved;		 /* it left a target for <mnt>/egressctl/daemon (leave_targets) */
 	struct ctr_names *names; /* the cgroups of the containers' decisions */
 	uint64_t started;
 	uint64_t reloads, reloads_rejected;
@@ -730,9 +731,30 @@ leave_targets(struct daemon *dm, char *errbuf, size_t errlen)
 		return err;
 	}
 	close(fd);
+	dm->moved = true;
 	log_warnx("the daemon ran inside target %s (%s): moved itself to %s", dt->spec.name,
 		  dt->cgpath, own);
 	return 0;
+}
+
+/* At exit: the cgroup leave_targets made goes with the daemon (it moves
+ * to the root cgroup to remove it; another daemon still in it keeps it). */
+static void
+remove_own(struct daemon *dm)
+{
+	char own[PATH_MAX], procs[PATH_MAX + 16], pid[16];
+	int fd;
+
+	if (!dm->moved)
+		return;
+	errf(own, sizeof(own), "%s/egressctl/%s", dm->mnt, DAEMON_CGROUP);
+	errf(procs, sizeof(procs), "%s/cgroup.procs", dm->mnt);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, pid, strlen(pid)) < 0 || (rmdir(own) && errno != EBUSY))
+		log_info("cannot remove %s: %s", own, strerror(errno));
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Two targets where one holds the other would run two sets of programs
@@ -1832,6 +1854,7 @@ stop(struct daemon *dm)
 	if (dm->base)
 		event_base_free(dm->base);
 	ctr_names_free(dm->names);
+	remove_own(dm);
 }
 
 int
