@@ -381,9 +381,11 @@ EOF
 stepv() { sed -n "s/^step $2 //p" "$W/$1.step" | head -1; }
 
 test_github() {
-	local t=gh base jobcg dir
+	local t=gh base jobcg dir own had_own
 	jobcg="$CGROOT/egressctl/$(cg_name "$t-job")"
 	dir=$W/$t.tmp/egressctl
+	own=$CGROOT/egressctl/daemon
+	[ -d "$own" ] && had_own=1 || had_own=
 	have_egr || return 0
 	base=$(sensor_now "dst host $A_BLOCKED")
 	gh_runner "$t" block yes
@@ -431,6 +433,10 @@ print("ok" if d.get("version") == 1 and isinstance(d.get("allow"), list) and "ob
 	local dpid
 	dpid=$(sed -n 's/^pid=//p' "$dir/state.done" 2>/dev/null)
 	expect "$t.detached.daemon_gone" "the daemon ${dpid:-?} still runs" test -n "$dpid" -a ! -e "/proc/${dpid:-0}"
+	# ... the daemon itself (the pid was once a subshell's), stopped by the TERM
+	a_grep "$t.detached.daemon_stopped" "$dir/daemon.out" 'signal 15: stopping'
+	# the cgroup the daemon moved itself to (it ran inside the job's) went with it
+	[ -n "$had_own" ] || expect "$t.detached.own_cgroup" "$own is left behind" test ! -d "$own"
 	kill "$LISTENER_PID" 2>/dev/null
 }
 

@@ -185,9 +185,18 @@ egr_ci_start() {
 	# shellcheck disable=SC2206 # word-split on purpose
 	args+=(${EGR_DAEMON_ARGS:-})
 	: >"$dir/daemon.out"
-	egr_ci_sudo setsid "$bin" daemon --cgroup "$cg" --control "$dir/control" \
-		--log "$dir/decisions.jsonl" --summary "$dir/summary.md" --summary-format markdown \
-		"${args[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
+	local cmd=(setsid "$bin" daemon --cgroup "$cg" --control "$dir/control"
+		--log "$dir/decisions.jsonl" --summary "$dir/summary.md" --summary-format markdown
+		"${args[@]}")
+	# not through egr_ci_sudo: a function run in the background is a
+	# subshell, and $! its pid, not the daemon's (egr_ci_finish's TERM
+	# would end the subshell and leave the daemon running); sudo passes
+	# the TERM on
+	if [ "$(id -u)" = 0 ]; then
+		"${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
+	else
+		sudo -n -E "${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
+	fi
 	local dpid=$!
 	for i in $(seq 300); do
 		grep -q "ready:" "$dir/daemon.out" 2>/dev/null && break
