@@ -222,8 +222,9 @@ revoke_one(struct seq_file *seq, struct sock *s, struct sock_common *skc, struct
 
 	if (!went_direct(s, r->cookie))
 		return 0;
-	/* who connected (sock_addr's record): the process may be gone when
-	 * userspace looks for the socket's holder, after the end */
+	/* who connected (sock_addr's record, kept for kernel-verified
+	 * sockets): the process may be gone when userspace looks for the
+	 * socket's holder, after the end */
 	o = bpf_map_lookup_elem(&egr_socks, &r->cookie);
 	if (!o)
 		o = bpf_sk_storage_get(&egr_sk, s, 0, 0);

@@ -25,10 +25,10 @@ record(struct egr_sk_orig *o, const struct sa *a, struct decision *d, __u64 cook
 		o->port = a->port;
 		o->flags |= d->skflags;
 	}
-	/* who: for the catch-all's decision line (EGR_SK_VERIFY), and for the
-	 * revoke pass, which ends a direct socket before it looks for its
-	 * holder (bpf/existing.bpf.c) */
-	if (d->skflags & (EGR_SK_VERIFY | EGR_SK_DIRECT))
+	/* who: for the catch-all's decision line (also the revoke pass's name
+	 * of a kernel-verified socket whose process is gone, existing.bpf.c);
+	 * not for every fast-path connect, whose holder /proc still names */
+	if (d->skflags & EGR_SK_VERIFY)
 		who_task(&o->who, cookie, a->netns);
 	if (!d->index)
 		return;

@@ -297,8 +297,8 @@ struct egr_pre_rec {
 	__u8 action;	 /* enum egr_pre_action */
 	__s32 err;	 /* EGR_PRE_FAILED: -errno of what failed; else 0 */
 	__u32 tgid;	 /* a revoke pass: who connected, from the programs' record
-			  * (0: not recorded); the holder is looked for after the
-			  * socket is ended, and may be gone by then */
+			  * (kernel-verified sockets; 0: not recorded); the holder
+			  * is looked for after the end, and may be gone by then */
 	char comm[16];	 /* its command name, with tgid */
 };
 _Static_assert(sizeof(struct egr_pre_rec) == 88, "egr_pre_rec layout");

@@ -475,6 +475,25 @@ kv6() {
 		--no-proxy-env --log "$W/$tag.jlog" --allow ok6.kv.test -- "$@"
 }
 
+# refused6 NAME FILTER REASON-ERE SERVER-ERE KVCLIENT-ARGS: confined with
+# --ipv6, the client fails fast, the sensor sees nothing matching FILTER,
+# the server no line matching SERVER-ERE from it, one kernel line (the
+# confined half of refused, over IPv6)
+refused6() {
+	local name=$1 filter=$2 why=$3 seen=$4 base t=kv_v6_$1
+	shift 4
+	web_mark
+	base=$(sensor_now "$filter")
+	kv6 "$t" "$PY" "$C/kvclient.py" "$@" --6
+	egr_json "$t"
+	a_denied "kv.v6.$name.client_error"
+	quick "kv.v6.$name.prompt" 1500
+	sensor_none_since "kv.v6.$name.nothing_left" "$base" "$filter"
+	web_none "kv.v6.$name.server_saw_nothing" "${seen}peer=\[2001:db8:1::2\]:$P_lport "
+	a_jlog_n "kv.v6.$name.one_kernel_line" "$W/$t.jlog" 1 source=kernel decision=deny \
+		reason="kernel-verified: $why"
+}
+
 # With --ipv6 the path serves AAAA answers as it serves A ones. The escape
 # that only IPv6 has: a routing header, which an unprivileged socket may
 # carry (IPV6_RTHDR: a segment routing header with no segment left, which
@@ -505,24 +524,15 @@ test_v6() {
 	a_jlog kv.v6.curl.kernel_line "$W/$t.jlog" source=kernel decision=allow host=ok6.kv.test
 
 	# fronting: the allowed name's address, the denied name's SNI
-	t=kv_v6_front
 	web_mark
 	jv "$(kvc tls ok6.kv.test --sni evil6.kv.test --addr "$A6_KV")"
 	a_ok kv.v6.fronting.control_reaches_server
 	web_saw kv.v6.fronting.control_server_saw "^TLS .*sni=evil6\.kv\.test"
-	web_mark
-	base=$(sensor_now "$PAYLOAD6")
-	kv6 "$t" "$PY" "$C/kvclient.py" tls ok6.kv.test --sni evil6.kv.test --6
-	egr_json "$t"
-	a_denied kv.v6.fronting.client_error
-	quick kv.v6.fronting.prompt 1500
-	sensor_none_since kv.v6.fronting.no_payload_left "$base" "$PAYLOAD6"
-	web_none kv.v6.fronting.server_saw_nothing "^(TLS|HTTPS?) .*$peer:$P_lport "
-	a_jlog_n kv.v6.fronting.one_kernel_line "$W/$t.jlog" 1 source=kernel decision=deny \
-		reason="kernel-verified: a name not answered.*"
+	# (the handshake may reach it: a connection reset before any byte)
+	refused6 fronting "$PAYLOAD6" 'a name not answered.*' '^(TLS|HTTPS?) .*' \
+		tls ok6.kv.test --sni evil6.kv.test
 
 	# a routing header: the control's packets carry it, and it gets through
-	t=kv_v6_rthdr
 	web_mark
 	base=$(sensor_now "$RTHDR6")
 	jv "$(kvc tls ok6.kv.test --sni ok6.kv.test --addr "$A6_KV" --rthdr)"
@@ -531,16 +541,7 @@ test_v6() {
 	if [ "$(sensor_now "$RTHDR6")" -gt "$base" ]; then ok kv.v6.rthdr.control_sent_header; else
 		fail kv.v6.rthdr.control_sent_header "the control's packets carried no routing header"
 	fi
-	web_mark
-	base=$(sensor_now "$RTHDR6")
-	kv6 "$t" "$PY" "$C/kvclient.py" tls ok6.kv.test --sni ok6.kv.test --6 --rthdr
-	egr_json "$t"
-	a_denied kv.v6.rthdr.client_error
-	quick kv.v6.rthdr.prompt 1500
-	sensor_none_since kv.v6.rthdr.nothing_left "$base" "$RTHDR6"
-	web_none kv.v6.rthdr.server_saw_nothing "$peer:$P_lport "
-	a_jlog_n kv.v6.rthdr.one_kernel_line "$W/$t.jlog" 1 source=kernel decision=deny \
-		reason="kernel-verified: an IPv6 extension header.*"
+	refused6 rthdr "$RTHDR6" 'an IPv6 extension header.*' '' tls ok6.kv.test --sni ok6.kv.test --rthdr
 }
 
 ALL_TESTS="verified fronting nosni split sendfile host plain h2c other tfo wrongaddr proxyenv clients denyrule v6 backstop summary"

@@ -683,7 +683,8 @@ struct kv_walk {
 };
 
 static int
-kv_collect(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags, uint64_t ttl_ns)
+kv_collect(void *arg, const struct sockaddr_storage *ss, const char *name, uint32_t flags,
+	   uint64_t ttl_ns)
 {
 	struct kv_walk *w = arg;
 
@@ -697,10 +698,7 @@ kv_collect(void *arg, const struct sockaddr *sa, const char *name, uint32_t flag
 		w->v = v;
 		w->cap = cap;
 	}
-	memset(&w->v[w->n].ss, 0, sizeof(w->v[w->n].ss));
-	memcpy(&w->v[w->n].ss, sa,
-	       sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-					 : sizeof(struct sockaddr_in));
+	w->v[w->n].ss = *ss;
 	w->v[w->n].ttl_ns = ttl_ns;
 	snprintf(w->v[w->n].name, sizeof(w->v[w->n].name), "%s", name);
 	w->n++;
@@ -719,8 +717,7 @@ restore_kv(struct target *t)
 	loader_kv_walk(t->ld, kv_collect, &w);
 	loader_kv_clear(t->ld);
 	for (size_t i = 0; !t->o->no_kverify && i < w.n; i++)
-		if (proxy_kv_restore(t->px, (const struct sockaddr *)&w.v[i].ss, w.v[i].name,
-				     w.v[i].ttl_ns) > 0)
+		if (proxy_kv_restore(t->px, &w.v[i].ss, w.v[i].name, w.v[i].ttl_ns) > 0)
 			t->restored_kv++;
 	free(w.v);
 }

@@ -501,7 +501,7 @@ fast_forget(struct dns_server *d, struct fast_entry *fe)
 
 /* ---- the kernel-verified path ---- */
 
-/* As what the policy allows a direct connection to sa (IPv4 or IPv6, its
+/* As what the policy allows a direct connection to ss (IPv4 or IPv6, its
  * port set) for name without the proxy: TLS (a host rule for it, no deny
  * on name or address). Never plain HTTP (EGR_VN_HTTP): the kernel would
  * judge its first request only, and a kept-alive connection's later ones
@@ -509,12 +509,12 @@ fast_forget(struct dns_server *d, struct fast_entry *fe)
  * (docs/security-http.md, hole 5); it keeps the proxy, which judges every
  * request. IPv6 only with --ipv6: the policy denies it otherwise. */
 static uint32_t
-kv_flags(const struct dns_server *d, const char *name, const struct sockaddr *sa, uint16_t port)
+kv_flags(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
 {
 	struct policy_query q = {
 		.host = name,
-		.addr = sa,
-		.port = port,
+		.addr = (const struct sockaddr *)ss,
+		.port = ntohs(((const struct sockaddr_in *)ss)->sin_port), /* sin6_port alike */
 		.proto = POLICY_P_TLS,
 	};
 	struct policy_decision dd;
@@ -523,33 +523,6 @@ kv_flags(const struct dns_server *d, const char *name, const struct sockaddr *sa
 	if (!policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW)
 		f |= EGR_VN_TLS;
 	return f;
-}
-
-/* The socket address of an A or AAAA answer, with port; false for any
- * other record. */
-static bool
-kv_addr(const struct dns_rr *rr, uint16_t port, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (rr->section != DNS_S_ANSWER)
-		return false;
-	if (rr->type == DNS_T_A && rr->rdlen == 4) {
-		struct sockaddr_in *in = (struct sockaddr_in *)ss;
-
-		in->sin_family = AF_INET;
-		memcpy(&in->sin_addr, rr->rdata, 4);
-		in->sin_port = htons(port);
-		return true;
-	}
-	if (rr->type == DNS_T_AAAA && rr->rdlen == 16) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-		in6->sin6_family = AF_INET6;
-		memcpy(&in6->sin6_addr, rr->rdata, 16);
-		in6->sin6_port = htons(port);
-		return true;
-	}
-	return false;
 }
 
 /* Opens the kernel-verified path for name's A and AAAA answers, before the
@@ -565,13 +538,16 @@ kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nr
 		return;
 	np = policy_kv_ports(d->o.policy, name, ports, 16);
 	for (int i = 0; i < nrr && np; i++) {
+		struct sockaddr_storage ss;
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss; /* sin6_port alike */
+
+		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
+			continue;
 		for (int k = 0; k < np; k++) {
-			struct sockaddr_storage ss;
 			uint32_t f;
 
-			if (!kv_addr(&rrs[i], ports[k], &ss))
-				break;
-			f = kv_flags(d, name, (const struct sockaddr *)&ss, ports[k]);
+			sin->sin_port = htons(ports[k]);
+			f = kv_flags(d, name, &ss);
 			if (f && !d->o.kv_add(d->o.fast_arg, (const struct sockaddr *)&ss, name, f,
 					      (uint64_t)rrs[i].ttl * 1000000000ull))
 				d->st.kv_path++;
@@ -580,26 +556,27 @@ kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nr
 }
 
 int
-dns_kv_restore(struct dns_server *d, const struct sockaddr *sa, const char *name, uint64_t ttl_ns)
+dns_kv_restore(struct dns_server *d, const struct sockaddr_storage *ss, const char *name,
+	       uint64_t ttl_ns)
 {
-	uint16_t ports[16], port;
+	uint16_t ports[16],
+		port = ntohs(((const struct sockaddr_in *)ss)->sin_port); /* sin6_ alike */
 	int np;
 
 	if (!d->o.kv_add || d->o.audit_mode || !ttl_ns ||
-	    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+	    (ss->ss_family != AF_INET && ss->ss_family != AF_INET6))
 		return 0;
-	port = ntohs(sa->sa_family == AF_INET ? ((const struct sockaddr_in *)sa)->sin_port
-					      : ((const struct sockaddr_in6 *)sa)->sin6_port);
 	np = policy_kv_ports(d->o.policy, name, ports, 16);
 	for (int k = 0; k < np; k++) {
 		uint32_t f;
 
 		if (ports[k] != port)
 			continue;
-		f = kv_flags(d, name, sa, port);
+		f = kv_flags(d, name, ss);
 		if (!f)
 			return 0;
-		return d->o.kv_add(d->o.fast_arg, sa, name, f, ttl_ns) ? -1 : 1;
+		return d->o.kv_add(d->o.fast_arg, (const struct sockaddr *)ss, name, f, ttl_ns) ? -1
+												: 1;
 	}
 	return 0;
 }

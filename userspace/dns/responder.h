@@ -93,10 +93,10 @@ void dns_set_store(struct dns_server *d, void (*put)(void *arg, const struct dns
 int dns_restore(struct dns_server *d, const struct dns_saved *s);
 
 /* Takes back one kernel-verified approval (a restarted daemon's: name was
- * answered with sa, IPv4 or IPv6, for ttl_ns more) if the policy in force
+ * answered with ss, IPv4 or IPv6, for ttl_ns more) if the policy in force
  * still allows it there: through kv_add. 1 if taken, 0 if not, -1 if kv_add
  * failed. */
-int dns_kv_restore(struct dns_server *d, const struct sockaddr *sa, const char *name,
+int dns_kv_restore(struct dns_server *d, const struct sockaddr_storage *ss, const char *name,
 		   uint64_t ttl_ns);
 
 /* The name an answered address was learned for (until its TTL runs out),

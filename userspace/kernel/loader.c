@@ -1121,8 +1121,8 @@ map_clear(int fd, size_t ksize)
 
 int
 loader_kv_walk(struct loader *ld,
-	       int (*fn)(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags,
-			 uint64_t ttl_ns),
+	       int (*fn)(void *arg, const struct sockaddr_storage *ss, const char *name,
+			 uint32_t flags, uint64_t ttl_ns),
 	       void *arg)
 {
 	int fd = bpf_map__fd(ld->skel->maps.egr_vname), n = 0;
@@ -1144,7 +1144,7 @@ loader_kv_walk(struct loader *ld,
 		k.name[sizeof(k.name) - 1] = 0;
 		sockaddr_from_key(k.addr, k.port, &ss);
 		n++;
-		if (fn(arg, (const struct sockaddr *)&ss, k.name, v.flags, v.expires_ns - now))
+		if (fn(arg, &ss, k.name, v.flags, v.expires_ns - now))
 			break;
 	}
 	return n;

@@ -121,8 +121,8 @@ int loader_kv_clear(struct loader *ld);
  * one not expired (IPv4 or IPv6), with what is left of its TTL, until fn
  * returns non-zero. Returns how many were seen. */
 int loader_kv_walk(struct loader *ld,
-		   int (*fn)(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags,
-			     uint64_t ttl_ns),
+		   int (*fn)(void *arg, const struct sockaddr_storage *ss, const char *name,
+			     uint32_t flags, uint64_t ttl_ns),
 		   void *arg);
 
 /* Ends the refused connections of the kernel-verified path (EGR_SK_KREJECT)

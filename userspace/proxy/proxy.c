@@ -483,9 +483,10 @@ proxy_restore(struct proxy *p, const struct dns_saved *s)
 }
 
 int
-proxy_kv_restore(struct proxy *p, const struct sockaddr *sa, const char *name, uint64_t ttl_ns)
+proxy_kv_restore(struct proxy *p, const struct sockaddr_storage *ss, const char *name,
+		 uint64_t ttl_ns)
 {
-	return p->dns ? dns_kv_restore(p->dns, sa, name, ttl_ns) : 0;
+	return p->dns ? dns_kv_restore(p->dns, ss, name, ttl_ns) : 0;
 }
 
 void

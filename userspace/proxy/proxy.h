@@ -91,7 +91,8 @@ struct dns_saved;
 void proxy_set_store(struct proxy *p, void (*put)(void *, const struct dns_saved *),
 		     void (*del)(void *, const struct dns_saved *), void *arg);
 int proxy_restore(struct proxy *p, const struct dns_saved *s);
-int proxy_kv_restore(struct proxy *p, const struct sockaddr *sa, const char *name, uint64_t ttl_ns);
+int proxy_kv_restore(struct proxy *p, const struct sockaddr_storage *ss, const char *name,
+		     uint64_t ttl_ns);
 
 /* The name the DNS responder answered sa's address for (until its TTL runs
  * out), or NULL: what a fast-path approval is for. */
