@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* egr_kv_kill, iter/tcp: ends the connections of the kernel-verified path
- * that the catch-all refused (EGR_SK_KREJECT, lib/kverify.h) with
+/* egr_kv_kill, iter/tcp: ends the direct connections the catch-all refused
+ * (EGR_SK_KREJECT: a kernel-verified one's first bytes, lib/kverify.h; a
+ * packet sent elsewhere than approved, lib/direct.h) with
  * bpf_sock_destroy(): the process sees ECONNABORTED at once instead of
  * waiting on a segment that is never sent. Userspace runs it on the
  * refusal's event (kernel/loader.c), in its own network namespace; the
- * reset the kernel sends carries no payload and passes the catch-all. Not
+ * reset the kernel sends carries no payload and passes the catch-all (but
+ * for EGR_SK_DREJECT: it would go where the refused packet went). Not
  * attached to the cgroup.
  *
  * A piece of the egress object, included by egress.bpf.c. */

@@ -9,6 +9,7 @@
  * A piece of the egress object, included by egress.bpf.c. */
 #include "lib/common.h"
 #include "lib/addr.h"
+#include "lib/direct.h"
 #include "lib/events.h"
 #include "lib/kverify.h"
 #include "lib/maps.h"
@@ -42,51 +43,91 @@ index_dns(struct __sk_buff *skb, struct bpf_sock *sk, const __be32 *saddr, __be1
 	o->flags |= EGR_SK_KEYED;
 }
 
-/* A bare RST: a TCP socket in TCP_CLOSE sends nothing else. Such a socket
- * had a connection (the kernel resets only those), and the segment carries
- * no data; a fast-path socket's record may already be freed by then (close()
- * with unread data: TCP_CLOSE, then the RST). */
+/* A bare RST of a TCP socket in TCP_CLOSE (it sends nothing else), to the
+ * socket's own peer, without IP options or extension headers. Such a
+ * socket had a connection (the kernel resets only those), and the segment
+ * carries no data; a fast-path socket's record may already be freed by
+ * then (close() with unread data: TCP_CLOSE, then the RST). */
 static __always_inline int
-is_rst(struct __sk_buff *skb)
+is_rst(struct __sk_buff *skb, struct bpf_sock *sk, const struct pkt *p)
 {
+	__u32 dport = sk->dst_port, d4 = sk->dst_ip4, fam = sk->family;
+	__be32 peer[4];
 	__u8 b[2];
-	__u32 off;
 
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		if (bpf_skb_load_bytes(skb, 0, b, 1))
-			return 0;
-		off = (b[0] & 0x0f) * 4;
-		if (off < 20 || off > 60)
-			return 0;
-	} else {
-		if (bpf_skb_load_bytes(skb, 6, b, 1) || b[0] != IPPROTO_TCP)
-			return 0;
-		off = 40;
-	}
-	if (bpf_skb_load_bytes(skb, off + 12, b, 2))
+	peer[0] = sk->dst_ip6[0];
+	peer[1] = sk->dst_ip6[1];
+	peer[2] = sk->dst_ip6[2];
+	peer[3] = sk->dst_ip6[3];
+	ctx_loaded();
+	if (fam == AF_INET)
+		map4(peer, d4);
+	if (p->l4 != IPPROTO_TCP || !addr_eq(p->d, peer))
+		return 0;
+	if (bpf_skb_load_bytes(skb, p->off + 2, b, 2) || *(__be16 *)b != (__be16)dport)
+		return 0;
+	if (bpf_skb_load_bytes(skb, p->off + 12, b, 2))
 		return 0;
 	/* RST set, and no SYN or FIN; a data offset but nothing after it */
-	return (b[1] & 0x07) == 0x04 && skb->len == off + (b[0] >> 4) * 4;
+	return (b[1] & 0x07) == 0x04 && skb->len == p->off + (b[0] >> 4) * 4;
 }
 
 /* Report a dropped packet, once per socket (later packets of the socket
- * are dropped silently). */
+ * are dropped silently), naming who connected and where to: the record's
+ * original destination when connect rewrote it (the packet's own would be
+ * egressctl's listener port), else the packet's (d, port). o: the socket's
+ * record, or NULL. A TCP socket whose packets carry IP options or an IPv6
+ * extension header (EGR_R_IPOPTS: set after its connect, which refuses
+ * them) is refused for good and ended, as a direct one is (lib/direct.h):
+ * nothing of it can go where it was meant to. */
 static __always_inline int
-skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, const __be32 *d, __be16 port, __u8 reason)
+skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o, const __be32 *d,
+	 __be16 port, __u8 reason)
 {
-	struct egr_sk_orig *o;
+	int end = reason == EGR_R_IPOPTS && !audit_mode && sk->protocol == IPPROTO_TCP;
 
-	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o)
+		o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!o)
 		return deny_ret();
-	if (o->flags & EGR_SK_DIRECT)
-		return (o->flags & EGR_SK_VERIFY) ? kv_pkt(skb, sk, o) : SYS_PROCEED;
+	if (end)
+		o->flags |= EGR_SK_KREJECT | EGR_SK_DREJECT;
 	if (o->flags & EGR_SK_SKB_SEEN)
 		return deny_ret();
 	o->flags |= EGR_SK_SKB_SEEN; /* report a socket once, not every packet */
 	count_deny();
-	emit_skb(skb, sk, reason, d, port);
+	if (o->flags & (EGR_SK_REDIRECTED | EGR_SK_DNS)) {
+		d = o->addr;
+		port = o->port;
+	}
+	emit_rec(skb, sk, &o->who, deny_verdict(), reason,
+		 audit_mode ? 0
+		 : end	    ? ECONNABORTED
+			    : EPERM,
+		 d, port, NULL);
 	return deny_ret();
+}
+
+/* A packet with IPv4 options or an IPv6 extension header: a direct
+ * socket's is direct_pkt's to judge (and refuse); any other socket's is
+ * refused here (skb_drop), wherever it goes. */
+static __always_inline int
+opts_pkt(struct __sk_buff *skb, const struct pkt *p)
+{
+	struct bpf_sock *sk = skb->sk;
+	struct egr_sk_orig *o;
+	__be16 port = 0;
+
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return deny_ret();
+	o = sock_rec(sk, bpf_get_socket_cookie(skb));
+	if (o && (o->flags & EGR_SK_DIRECT))
+		return direct_pkt(skb, sk, o, p);
+	if (p->l4 == IPPROTO_TCP || p->l4 == IPPROTO_UDP) /* IPv4 options: past them */
+		bpf_skb_load_bytes(skb, p->off + 2, &port, sizeof(port));
+	return skb_drop(skb, sk, o, p->d, port, EGR_R_IPOPTS);
 }
 
 /* A packet to loopback (s, d: its addresses, v4-mapped for IPv4; off: where
@@ -99,19 +140,20 @@ skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, const __be32 *d, __be16 por
  * outside. TCP is checked at its SYN (the later segments belong to the
  * connection it makes), UDP at every datagram. */
 static __always_inline int
-loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, __u32 off,
-	     __be32 lip)
+loopback_pkt(struct __sk_buff *skb, const struct pkt *pk, __be32 lip)
 {
+	const __be32 *s = pk->s, *d = pk->d;
+	struct egr_sk_orig *o = NULL;
 	struct bpf_sock *sk;
+	__u8 l4 = pk->l4;
 	__be16 p[2];
 	__u8 fl;
 
 	if (l4 != IPPROTO_TCP && l4 != IPPROTO_UDP)
-		/* sock_create refuses raw, ping and the other protocols;
-		 * an IPv6 extension header here means the destination
-		 * options or a routing header a socket asked for */
+		/* sock_create refuses raw, ping and the other protocols
+		 * (extension headers and options are opts_pkt's) */
 		return is_mapped(d) ? SYS_PROCEED : deny_ret();
-	if (bpf_skb_load_bytes(skb, off, p, sizeof(p)))
+	if (bpf_skb_load_bytes(skb, pk->off, p, sizeof(p)))
 		return deny_ret();
 	sk = skb->sk;
 	if (sk)
@@ -125,7 +167,7 @@ loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, _
 		return SYS_PROCEED;
 	}
 	if (l4 == IPPROTO_TCP) {
-		if (bpf_skb_load_bytes(skb, off + 13, &fl, 1))
+		if (bpf_skb_load_bytes(skb, pk->off + 13, &fl, 1))
 			return deny_ret();
 		if ((fl & 0x12) != 0x02) /* not a SYN (a SYN-ACK answers someone) */
 			return SYS_PROCEED;
@@ -136,15 +178,12 @@ loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, _
 		return SYS_PROCEED;
 	if (!sk)
 		return deny_ret();
-	if (audit_mode) {
-		/* connect/sendmsg reported this socket's would-deny already,
-		 * with its task (finish): not a second time here */
-		struct egr_sk_orig *o = sock_rec(sk, bpf_get_socket_cookie(skb));
-
-		if (o && (o->flags & EGR_SK_DIRECT))
-			return SYS_PROCEED;
-	}
-	return skb_drop(skb, sk, d, p[1], EGR_R_LOOPBACK);
+	o = sock_rec(sk, bpf_get_socket_cookie(skb));
+	/* audit mode: connect/sendmsg reported this socket's would-deny
+	 * already, with its task (finish): not a second time here */
+	if (audit_mode && o && (o->flags & EGR_SK_DIRECT))
+		return SYS_PROCEED;
+	return skb_drop(skb, sk, o, d, p[1], EGR_R_LOOPBACK);
 }
 
 /* A packet of another network namespace (a container) to the listeners'
@@ -152,19 +191,20 @@ loopback_pkt(struct __sk_buff *skb, const __be32 *s, const __be32 *d, __u8 l4, _
  * datagram to the responder indexed first). -1: another port, judged as
  * any packet that leaves. */
 static __always_inline int
-listener_pkt(struct __sk_buff *skb, const __be32 *s, __u8 l4, __u32 off)
+listener_pkt(struct __sk_buff *skb, const struct pkt *pk)
 {
 	struct bpf_sock *sk = skb->sk;
 	__be16 p[2];
 
-	if ((l4 != IPPROTO_TCP && l4 != IPPROTO_UDP) || bpf_skb_load_bytes(skb, off, p, sizeof(p)))
+	if ((pk->l4 != IPPROTO_TCP && pk->l4 != IPPROTO_UDP) ||
+	    bpf_skb_load_bytes(skb, pk->off, p, sizeof(p)))
 		return -1;
 	if (!is_own_port(p[1]))
 		return -1;
 	if (sk)
 		sk = bpf_sk_fullsock(sk);
-	if (l4 == IPPROTO_UDP && dns_port && p[1] == bpf_htons(dns_port))
-		index_dns(skb, sk, s, p[0]);
+	if (pk->l4 == IPPROTO_UDP && dns_port && p[1] == bpf_htons(dns_port))
+		index_dns(skb, sk, pk->s, p[0]);
 	return SYS_PROCEED;
 }
 
@@ -185,47 +225,45 @@ skb_netns(struct __sk_buff *skb)
 
 enum {
 	PKT_BAD,      /* its IP header cannot be read */
-	PKT_LOOPBACK, /* to 127.0.0.0/8 or ::1: s, d, l4 and off are set */
-	PKT_OUT,      /* anywhere else: d is set (zero if not IP) */
-	PKT_LISTENER, /* IPv4 to lip, not loopback: s, d, l4 and off are set */
+	PKT_LOOPBACK, /* to 127.0.0.0/8 or ::1 */
+	PKT_OUT,      /* anywhere else (d zero if not IP) */
+	PKT_LISTENER, /* IPv4 to lip, not loopback */
 };
 
-/* The packet's addresses (v4-mapped for IPv4), transport protocol and the
- * offset of its transport header; lip: where the listeners are for this
- * network namespace (listen_ip4). */
+/* The packet's addresses (v4-mapped for IPv4), the protocol after its
+ * fixed IP header and where that header ends (after IPv4's options), and
+ * where it goes; lip: where the listeners are for this network namespace
+ * (listen_ip4). */
 static __always_inline int
-pkt_parse(struct __sk_buff *skb, __be32 lip, __be32 *s, __be32 *d, __u8 *l4, __u32 *off)
+pkt_parse(struct __sk_buff *skb, __be32 lip, struct pkt *p)
 {
 	__u8 h[40];
-	int kind = PKT_LOOPBACK;
 
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		if (bpf_skb_load_bytes(skb, 0, h, 20))
 			return PKT_BAD;
-		__builtin_memcpy(&d[3], h + 16, 4);
-		d[2] = bpf_htonl(0xffff);
-		if (lip && d[3] == lip && lip != bpf_htonl(LOOPBACK4))
-			kind = PKT_LISTENER;
-		else if ((bpf_ntohl(d[3]) >> 24) != 127)
-			return PKT_OUT;
-		__builtin_memcpy(&s[3], h + 12, 4);
-		s[2] = bpf_htonl(0xffff);
-		*off = (h[0] & 0x0f) * 4;
-		if (*off < 20 || *off > 60)
+		map4(p->d, 0);
+		map4(p->s, 0);
+		__builtin_memcpy(&p->d[3], h + 16, 4);
+		__builtin_memcpy(&p->s[3], h + 12, 4);
+		p->off = (h[0] & 0x0f) * 4;
+		if (p->off < 20 || p->off > 60)
 			return PKT_BAD;
-		*l4 = h[9];
-		return kind;
+		p->opts = p->off > 20;
+		p->l4 = h[9];
+		if (lip && p->d[3] == lip && lip != bpf_htonl(LOOPBACK4))
+			return PKT_LISTENER;
+		return (bpf_ntohl(p->d[3]) >> 24) == 127 ? PKT_LOOPBACK : PKT_OUT;
 	}
 	if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		if (bpf_skb_load_bytes(skb, 0, h, 40))
 			return PKT_BAD;
-		__builtin_memcpy(d, h + 24, 16);
-		if (!is_loopback6(d))
-			return PKT_OUT;
-		__builtin_memcpy(s, h + 8, 16);
-		*l4 = h[6];
-		*off = 40;
-		return PKT_LOOPBACK;
+		__builtin_memcpy(p->d, h + 24, 16);
+		__builtin_memcpy(p->s, h + 8, 16);
+		p->l4 = h[6];
+		p->opts = is_exthdr(p->l4);
+		p->off = 40;
+		return is_loopback6(p->d) ? PKT_LOOPBACK : PKT_OUT;
 	}
 	return PKT_OUT;
 }
@@ -236,19 +274,21 @@ egr_skb_egress(struct __sk_buff *skb)
 {
 	struct egr_sk_orig *o;
 	struct bpf_sock *sk;
-	__be32 s[4] = {}, d[4] = {};
-	__u32 off = 0;
-	__u8 l4 = 0;
-	__u64 cookie;
+	struct pkt p = {};
+	__be16 port = 0;
+	int kind;
 	__be32 lip = listen_ip4(skb_netns(skb));
 
-	switch (pkt_parse(skb, lip, s, d, &l4, &off)) {
-	case PKT_BAD:
+	kind = pkt_parse(skb, lip, &p);
+	if (kind == PKT_BAD)
 		return deny_ret();
+	if (p.opts)
+		return opts_pkt(skb, &p);
+	switch (kind) {
 	case PKT_LOOPBACK:
-		return loopback_pkt(skb, s, d, l4, off, lip);
+		return loopback_pkt(skb, &p, lip);
 	case PKT_LISTENER:
-		if (listener_pkt(skb, s, l4, off) == SYS_PROCEED)
+		if (listener_pkt(skb, &p) == SYS_PROCEED)
 			return SYS_PROCEED;
 	}
 	sk = skb->sk;
@@ -257,11 +297,12 @@ egr_skb_egress(struct __sk_buff *skb)
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
 		return deny_ret();
-	cookie = bpf_get_socket_cookie(skb);
-	o = bpf_map_lookup_elem(&egr_socks, &cookie);
+	o = sock_rec(sk, bpf_get_socket_cookie(skb));
 	if (o && (o->flags & EGR_SK_DIRECT))
-		return (o->flags & EGR_SK_VERIFY) ? kv_pkt(skb, sk, o) : SYS_PROCEED;
-	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb))
+		return direct_pkt(skb, sk, o, &p);
+	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb, sk, &p))
 		return SYS_PROCEED;
-	return skb_drop(skb, sk, d, (__be16)sk->dst_port, EGR_R_SKB_DROP);
+	if (p.l4 == IPPROTO_TCP || p.l4 == IPPROTO_UDP)
+		bpf_skb_load_bytes(skb, p.off + 2, &port, sizeof(port));
+	return skb_drop(skb, sk, o, p.d, port, EGR_R_SKB_DROP);
 }

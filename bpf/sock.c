@@ -21,7 +21,7 @@ sock_deny(struct bpf_sock *ctx, __u8 reason, int err)
 		     ctx->protocol, NULL, 0);
 		o = bpf_sk_storage_get(&egr_sk, ctx, 0, BPF_SK_STORAGE_GET_F_CREATE);
 		if (o)
-			o->flags |= EGR_SK_DIRECT; /* reported once, here */
+			o->flags |= EGR_SK_DIRECT | EGR_SK_SKB_SEEN; /* reported once, here */
 		return SYS_PROCEED;
 	}
 	emit(EGR_H_SOCK_CREATE, EGR_V_DENY, reason, err, ctx->family, ctx->type, ctx->protocol,

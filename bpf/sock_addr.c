@@ -25,10 +25,10 @@ record(struct egr_sk_orig *o, const struct sa *a, struct decision *d, __u64 cook
 		o->port = a->port;
 		o->flags |= d->skflags;
 	}
-	/* who: for the catch-all's decision line (also the revoke pass's name
-	 * of a kernel-verified socket whose process is gone, existing.bpf.c);
-	 * not for every fast-path connect, whose holder /proc still names */
-	if (d->skflags & EGR_SK_VERIFY)
+	/* who: for the catch-all's decision lines about a direct socket (its
+	 * first bytes judged, a packet sent elsewhere: lib/direct.h), and the
+	 * revoke pass's name of one whose process is gone (existing.bpf.c) */
+	if (d->skflags & EGR_SK_DIRECT)
 		who_task(&o->who, cookie, a->netns);
 	if (!d->index)
 		return;
@@ -137,7 +137,8 @@ refuse(struct bpf_sock_addr *ctx, const struct sa *a, __u8 hook, struct decision
 	if (audit_mode) {
 		emit(hook, EGR_V_WOULD_DENY, d->reason, 0, a->family, a->type, a->proto, a->addr,
 		     a->port);
-		d->skflags = EGR_SK_DIRECT;
+		/* reported: the catch-all neither judges nor reports it again */
+		d->skflags = EGR_SK_DIRECT | EGR_SK_SKB_SEEN;
 		d->index = 0;
 		remember(ctx, a, hook, d);
 		return SYS_PROCEED;
@@ -172,10 +173,47 @@ finish(struct bpf_sock_addr *ctx, const struct sa *a, __u8 hook, struct decision
 	if (d->verdict == EGR_V_REDIRECT && emit_redirects)
 		emit(hook, EGR_V_REDIRECT, d->reason, 0, a->family, a->type, a->proto, a->addr,
 		     a->port);
+	else if (d->reason == EGR_R_FASTPATH && a->type == SOCK_STREAM)
+		/* a direct connection's decision line; it wakes nobody */
+		emit_task(hook, EGR_V_ALLOW, EGR_R_FASTPATH, 0, a->family, a->type, a->proto,
+			  a->addr, a->port, BPF_RB_NO_WAKEUP);
 	else if (d->reason == EGR_R_LOCAL && report_local(ctx, a, hook))
 		emit(hook, EGR_V_ALLOW, EGR_R_LOCAL, 0, a->family, a->type, a->proto, a->addr,
 		     a->port);
 	return SYS_PROCEED;
+}
+
+/* Options the socket carries already that would send its packets to
+ * another host than the one judged here (lib/direct.h): IPv4 options (a
+ * source route), IPv6 extension headers (IPV6_RTHDR, hop-by-hop and
+ * destination options), an outbound IPsec policy of its own. Read through
+ * the kernel's socket (bpf_rdonly_cast): the hook's context has none of
+ * them. */
+static __always_inline int
+sock_ip_opts(struct bpf_sock_addr *ctx, const struct sa *a)
+{
+	struct bpf_sock_addr_kern *k;
+	struct inet_sock *inet;
+
+	if (!bpf_cast_to_kern_ctx || !bpf_rdonly_cast)
+		return 0;
+	k = bpf_cast_to_kern_ctx(ctx);
+	inet = bpf_rdonly_cast(k->sk, bpf_core_type_id_kernel(struct inet_sock));
+	if (!inet)
+		return 0;
+	if (is_mapped(a->addr)) {
+		struct ip_options_rcu *o4 = inet->inet_opt;
+
+		if (o4 && o4->opt.optlen)
+			return 1;
+	} else {
+		struct ipv6_pinfo *np = inet->pinet6;
+		struct ipv6_txoptions *o6 = np ? np->opt : NULL;
+
+		if (o6 && (o6->opt_nflen || o6->opt_flen))
+			return 1;
+	}
+	return bpf_core_field_exists(inet->sk.sk_policy) && inet->sk.sk_policy[1];
 }
 
 /* connect4/6, sendmsg4/6: a is the loaded context. 0.0.0.0, :: and
@@ -196,7 +234,9 @@ addr_hook(struct bpf_sock_addr *ctx, struct sa *a, __u8 hook)
 		a->addr[3] = bpf_htonl(LOOPBACK4);
 		sa_store_ip4(ctx, a, a->addr[3]);
 	}
-	if (hook != EGR_H_SENDMSG4)
+	if (sock_ip_opts(ctx, a))
+		deny(&d, EGR_R_IPOPTS, EPERM);
+	else if (hook != EGR_H_SENDMSG4)
 		decide(a->addr, a->port, a->type, a->proto, lip, lip6, &d);
 	else if (!other_proto(a->type, a->proto, &d))
 		decide_udp4(a->addr, a->port, lip, &d);

@@ -141,6 +141,8 @@ connect_cb(struct bpf_sock_ops *ctx)
 		return 1;
 	}
 	who_task(&w, cookie, netns);
+	if (o && (o->flags & EGR_SK_INDEX))
+		o->who = w; /* the catch-all's name for it, should it drop a packet */
 	if (c.family == AF_INET6 && !(c.lip4 && c.l6[2] == bpf_htonl(0xffff)))
 		addr_copy(k.addr, c.l6);
 	else

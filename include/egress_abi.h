@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 12 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 13 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -59,8 +59,14 @@ enum egr_reason {
 	EGR_R_KV_PLAIN = 32,  /* plain HTTP: its name answered, but not allowed as HTTP */
 	EGR_R_KV_SHARED = 33, /* payload in pages the sender may still change (sendfile,
 			       * splice, MSG_ZEROCOPY): what was read may not be what is sent */
-	EGR_R_KV_EXTHDR = 34, /* IPv6 with an extension header (a routing header) */
+	EGR_R_KV_EXTHDR = 34, /* not emitted since ABI 13: EGR_R_IPOPTS, for every direct socket */
 	EGR_R_KV_LAST = EGR_R_KV_EXTHDR,
+	/* every packet of a direct socket (fast path, kernel-verified) goes
+	 * only where connect approved it (bpf/lib/direct.h): */
+	EGR_R_IPOPTS = 35,	 /* IPv4 options or an IPv6 extension header (source
+				  * routing, destination options, IPsec) */
+	EGR_R_DIRECT_MOVED = 36, /* to another address, port or protocol than approved
+				  * (encapsulated, re-routed) */
 	EGR_R_MAX,
 };
 
@@ -104,6 +110,11 @@ enum egr_hook {
 #define EGR_SK_VERIFY  0x800
 #define EGR_SK_KREJECT 0x1000
 #define EGR_SK_KARMED  0x2000 /* sockops set its TCP_USER_TIMEOUT backstop */
+
+/* With EGR_SK_DIRECT|EGR_SK_KREJECT: a packet of the socket went elsewhere
+ * than connect approved (EGR_R_IPOPTS, EGR_R_DIRECT_MOVED): no packet of it
+ * passes any more, with or without payload, and egr_kv_kill ends it. */
+#define EGR_SK_DREJECT 0x4000
 
 /* struct egr_sk_orig.life: who is done with an egr_socks record of a TCP
  * socket that outlives its file (FIN, retransmits); the second frees it. */

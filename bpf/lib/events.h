@@ -63,10 +63,11 @@ event_new(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type,
 	return e;
 }
 
-/* An event about the current task (every hook but the catch-all). */
+/* An event about the current task (every hook but the catch-all);
+ * rbflags: BPF_RB_NO_WAKEUP for an event nobody waits for. */
 static __always_inline void
-emit(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
-     const __be32 *addr, __be16 port)
+emit_task(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
+	  const __be32 *addr, __be16 port, __u64 rbflags)
 {
 	struct egr_event *e =
 		event_new(hook, verdict, reason, err, family, type, proto, addr, port);
@@ -80,23 +81,44 @@ emit(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u1
 	e->tgid = id >> 32;
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rbflags);
+}
+
+static __always_inline void
+emit(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
+     const __be32 *addr, __be16 port)
+{
+	emit_task(hook, verdict, reason, err, family, type, proto, addr, port, 0);
 }
 
 /* An event of the catch-all, which runs in softirq for some packets: the
- * cgroup is the packet's socket's, the task unknown (pid 0, uid -1). */
+ * cgroup is the packet's socket's, the task the one the socket's record
+ * names (who connected: connect or TCP_CONNECT_CB wrote it, in the task),
+ * else unknown (pid 0, uid -1). name: the SNI or Host a kernel-verified
+ * judgment saw, or NULL. A refusal wakes userspace at once (it may have a
+ * connection to end); an allow waits for the next wake-up or the drain
+ * timer (target.c). */
 static __always_inline void
-emit_skb(struct __sk_buff *skb, struct bpf_sock *sk, __u8 reason, const __be32 *addr, __be16 port)
+emit_rec(struct __sk_buff *skb, struct bpf_sock *sk, const struct egr_conn_val *who, __u8 verdict,
+	 __u8 reason, int err, const __be32 *addr, __be16 port, const char *name)
 {
 	struct egr_event *e;
 
-	e = event_new(EGR_H_SKB, deny_verdict(), reason, audit_mode ? 0 : EPERM, sk->family,
-		      sk->type, sk->protocol, addr, port);
+	e = event_new(EGR_H_SKB, verdict, reason, err, sk->family, sk->type, sk->protocol, addr,
+		      port);
 	if (!e)
 		return;
 	e->cgroup_id = bpf_skb_cgroup_id(skb);
 	e->uid = (__u32)-1;
-	bpf_ringbuf_submit(e, 0);
+	if (who && who->tgid) {
+		e->pid = who->pid;
+		e->tgid = who->tgid;
+		e->uid = who->uid;
+		__builtin_memcpy(e->comm, who->comm, sizeof(e->comm));
+	}
+	if (name)
+		__builtin_memcpy(e->name, name, sizeof(e->name) - 1);
+	bpf_ringbuf_submit(e, verdict == EGR_V_ALLOW ? BPF_RB_NO_WAKEUP : 0);
 }
 
 #endif /* EGR_EVENTS_H */

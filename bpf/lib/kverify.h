@@ -51,10 +51,9 @@ shared_frags(struct __sk_buff *skb)
 	return (flags & (SKBFL_SHARED_FRAG | SKBFL_ZEROCOPY_ENABLE)) != 0;
 }
 
-/* Where a TCP packet's payload starts and how long it is: 0, or
- * EGR_R_KV_EXTHDR (IPv6 with an extension header: IPV6_RTHDR needs no
- * privilege, and what it carries could pass for a first segment), or -1
- * when its headers cannot be read. */
+/* Where a TCP packet's payload starts and how long it is: 0, or -1 when
+ * its headers cannot be read. (A packet with IPv4 options or an IPv6
+ * extension header never gets here: direct_pkt refuses it first.) */
 static __always_inline int
 tcp_payload(struct __sk_buff *skb, __u32 *off, __u32 *plen)
 {
@@ -65,11 +64,6 @@ tcp_payload(struct __sk_buff *skb, __u32 *off, __u32 *plen)
 		if (bpf_skb_load_bytes(skb, 0, &b, 1))
 			return -1;
 		ihl = (b & 0x0f) * 4;
-	} else {
-		if (bpf_skb_load_bytes(skb, 6, &b, 1))
-			return -1;
-		if (b != IPPROTO_TCP)
-			return EGR_R_KV_EXTHDR;
 	}
 	if (bpf_skb_load_bytes(skb, ihl + 12, &b, 1))
 		return -1;
@@ -105,23 +99,8 @@ static __always_inline void
 kv_emit(struct __sk_buff *skb, struct bpf_sock *sk, const struct egr_sk_orig *o, __u8 verdict,
 	__u8 reason, const char *name)
 {
-	struct egr_event *e;
-
-	e = event_new(EGR_H_SKB, verdict, reason, verdict == EGR_V_DENY ? ECONNABORTED : 0,
-		      sk->family, sk->type, sk->protocol, o->addr, o->port);
-	if (!e)
-		return;
-	e->cgroup_id = bpf_skb_cgroup_id(skb);
-	e->pid = o->who.pid;
-	e->tgid = o->who.tgid;
-	e->uid = o->who.uid;
-	__builtin_memcpy(e->comm, o->who.comm, sizeof(e->comm));
-	if (name)
-		__builtin_memcpy(e->name, name, sizeof(e->name) - 1);
-	/* an allow wakes nobody: userspace takes it with the next event or
-	 * its drain timer (target.c); a refusal wakes it at once, to end the
-	 * connection */
-	bpf_ringbuf_submit(e, verdict == EGR_V_ALLOW ? BPF_RB_NO_WAKEUP : 0);
+	emit_rec(skb, sk, &o->who, verdict, reason, verdict == EGR_V_DENY ? ECONNABORTED : 0,
+		 o->addr, o->port, name);
 }
 
 /* The verdict on a judged first segment (r: EGR_R_KV_OK or a refusal). */
@@ -158,10 +137,6 @@ kv_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o)
 
 	if (hr && o->flags & EGR_SK_KREJECT)
 		return SYS_REJECT;
-	if (hr == EGR_R_KV_EXTHDR) { /* refused at the SYN already */
-		__builtin_memset(name, 0, sizeof(name));
-		return kv_verdict(skb, sk, o, EGR_R_KV_EXTHDR, name);
-	}
 	if (hr)
 		return deny_ret();
 	if (!plen)

@@ -375,8 +375,8 @@ test_drop_tcp4(void **state)
 	(void)state;
 	fx_load(&f, &enforce);
 	assert_int_equal(run(&f, k.b, k.len, 1), 0);
-	/* the test run's socket has no peer port: the event says 0 */
-	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, "192.0.2.1", 0);
+	/* the packet's own destination port: the test run's socket has none */
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, "192.0.2.1", 443);
 	assert_int_equal(counter(&f, EGR_C_DENY), 1);
 	assert_int_equal(counter(&f, EGR_C_WOULD_DENY), 0);
 	fx_free(&f);
@@ -393,7 +393,7 @@ test_drop_udp6_dns(void **state)
 	(void)state;
 	fx_load(&f, &enforce);
 	assert_int_equal(run(&f, k.b, k.len, 1), 0);
-	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET6, "2001:db8:2::53", 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET6, "2001:db8:2::53", 53);
 	fx_free(&f);
 }
 
@@ -407,7 +407,7 @@ test_report_once_per_socket(void **state)
 	(void)state;
 	fx_load(&f, &enforce);
 	assert_int_equal(run(&f, k.b, k.len, 5), 0);
-	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, "203.0.113.7", 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, "203.0.113.7", 80);
 	assert_int_equal(counter(&f, EGR_C_DENY), 1);
 	/* a new run is a new socket: reported again */
 	assert_int_equal(run(&f, k.b, k.len, 1), 0);
@@ -427,7 +427,7 @@ test_audit_passes_and_reports(void **state)
 	(void)state;
 	fx_load(&f, &audit);
 	assert_int_equal(run(&f, k.b, k.len, 1), 1);
-	assert_drop_event(&f, EGR_V_WOULD_DENY, EGR_R_SKB_DROP, AF_INET, "203.0.113.7", 0);
+	assert_drop_event(&f, EGR_V_WOULD_DENY, EGR_R_SKB_DROP, AF_INET, "203.0.113.7", 80);
 	assert_int_equal(run(&f, k.b, k.len, 3), 1);
 	assert_int_equal(f.nev, 2);
 	assert_int_equal(counter(&f, EGR_C_WOULD_DENY), 2);
@@ -636,8 +636,9 @@ test_loopback_no_sandbox(void **state)
 	close(s);
 }
 
-/* IPv6 to ::1 with no TCP or UDP header next (ICMPv6, an extension
- * header) is dropped unreported; the same to 127.0.0.1 passes (above). */
+/* IPv6 to ::1 with no TCP or UDP header next (ICMPv6) is dropped
+ * unreported (an extension header is reported: test_ip_options); the same
+ * to 127.0.0.1 passes (above). */
 static void
 test_loopback6_other_protocols(void **state)
 {
@@ -648,6 +649,91 @@ test_loopback6_other_protocols(void **state)
 	fx_load(&f, &enforce);
 	assert_int_equal(run(&f, icmp6.b, icmp6.len, 1), 0);
 	assert_int_equal(f.nev, 0); /* not about a destination port */
+	fx_free(&f);
+}
+
+/* k with IPv4 options after its fixed header: a NOP, then a loose source
+ * route through via (the first hop; the route's last entry is the
+ * destination the sender meant). */
+static struct pkt
+with_lsrr(struct pkt k, const char *via)
+{
+	uint8_t *ip = k.b + 14;
+	size_t l4 = k.len - 14 - 20;
+	uint8_t opt[8] = {1, 131, 7, 4};
+
+	assert_int_equal(inet_pton(AF_INET, via, opt + 4), 1);
+	memmove(ip + 28, ip + 20, l4);
+	memcpy(ip + 20, opt, sizeof(opt));
+	ip[0] = 0x47;
+	ip[2] = (uint8_t)((28 + l4) >> 8);
+	ip[3] = (uint8_t)(28 + l4);
+	k.len += 8;
+	return k;
+}
+
+/* k (IPv6) with a segment routing header (next header 43) before its
+ * transport header, whose one segment left is via. */
+static struct pkt
+with_srh(struct pkt k, const char *via)
+{
+	uint8_t *ip = k.b + 14;
+	size_t l4 = k.len - 14 - 40;
+	uint8_t srh[24] = {ip[6], 2, 4, 1, 0, 0, 0, 0};
+
+	assert_int_equal(inet_pton(AF_INET6, via, srh + 8), 1);
+	memmove(ip + 64, ip + 40, l4);
+	memcpy(ip + 40, srh, sizeof(srh));
+	ip[6] = 43;
+	ip[5] = (uint8_t)(l4 + 24);
+	k.len += 24;
+	return k;
+}
+
+/* A socket's packet that carries IPv4 options (a source route) or an IPv6
+ * extension header (a routing header) is refused wherever it goes, even
+ * to egressctl's own listener, and reported with the destination it was
+ * sent to and the reason; in audit mode passed and reported. (A direct
+ * socket's are refused too, and the socket ended: its record is found by
+ * a cookie the test run cannot know, so the e2e suite direct.sh covers
+ * it.) Before the check, the loopback packet below passed: the listener's
+ * port. */
+static void
+test_ip_options(void **state)
+{
+	struct pkt out4 = with_lsrr(
+		pkt4("198.18.0.2", 40000, "203.0.113.7", 443, IPPROTO_TCP, TCP_SYN), "203.0.113.9");
+	struct pkt lo4 =
+		with_lsrr(pkt4("127.0.0.1", 40001, "127.0.0.1", TPROXY_PORT, IPPROTO_TCP, TCP_ACK),
+			  "127.0.0.1");
+	struct pkt out6 =
+		with_srh(pkt6("2001:db8:1::2", 40002, "2001:db8:2::9", 443, IPPROTO_TCP, TCP_ACK),
+			 "2001:db8:2::7");
+	struct pkt lo6 =
+		with_srh(pkt6("::1", 40003, "::1", TPROXY_PORT, IPPROTO_TCP, TCP_ACK), "::1");
+	struct fx f;
+
+	(void)state;
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, out4.b, out4.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_IPOPTS, AF_INET, "203.0.113.7", 443);
+	fx_free(&f);
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, lo4.b, lo4.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_IPOPTS, AF_INET, "127.0.0.1", TPROXY_PORT);
+	fx_free(&f);
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, out6.b, out6.len, 1), 0);
+	/* the transport header is past the routing header: port not read */
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_IPOPTS, AF_INET6, "2001:db8:2::9", 0);
+	fx_free(&f);
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, lo6.b, lo6.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_IPOPTS, AF_INET6, "::1", 0);
+	fx_free(&f);
+	fx_load(&f, &audit);
+	assert_int_equal(run(&f, out4.b, out4.len, 1), 1);
+	assert_drop_event(&f, EGR_V_WOULD_DENY, EGR_R_IPOPTS, AF_INET, "203.0.113.7", 443);
 	fx_free(&f);
 }
 
@@ -787,9 +873,8 @@ test_other_netns(void **state)
 			 -ENOENT);
 	assert_int_equal(f.nev, 0);
 	assert_int_equal(run(&f, other_port.b, other_port.len, 1), 0);
-	/* (a packet that leaves is reported with the socket's peer port:
-	 * the test run's socket has none) */
-	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, NS_IP4, 0);
+	/* (a packet that leaves is reported with its destination port) */
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, NS_IP4, 9);
 	fx_free(&f);
 
 	fx_load(&f, &other);
@@ -814,7 +899,7 @@ test_own_netns(void **state)
 	assert_int_equal(run(&f, lo.b, lo.len, 1), 1);
 	assert_int_equal(f.nev, 0);
 	assert_int_equal(run(&f, gw.b, gw.len, 1), 0);
-	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, NS_IP4, 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET, NS_IP4, TPROXY_PORT);
 	fx_free(&f);
 }
 
@@ -857,6 +942,7 @@ main(void)
 		cmocka_unit_test(test_loopback_receiver),
 		cmocka_unit_test(test_loopback_no_sandbox),
 		cmocka_unit_test(test_loopback6_other_protocols),
+		cmocka_unit_test(test_ip_options),
 		cmocka_unit_test(test_dns_index),
 		cmocka_unit_test(test_other_netns),
 		cmocka_unit_test(test_own_netns),

@@ -538,7 +538,9 @@ test_daemon() {
 	PIDS+=($!)
 	wait_secs 10 grep -qs '"echo"' "$W/$t.held.out"
 	a_grep "$t.direct.held" "$W/$t.held.out" '"held": true, "local": "\[2001:db8:1::2\]:[0-9]+", "peer": "\['"$(re "$c")"'\]:2222"'
-	a_jlog_none "$t.direct.not_proxied" "$W/$t.jlog" port=2222
+	a_jlog_none "$t.direct.not_proxied" "$W/$t.jlog" port=2222 source='transparent|connect|http|socks5'
+	a_jlog "$t.direct.allow_line" "$W/$t.jlog" port=2222 source=bpf decision=allow \
+		reason='approved target' comm=python3
 	timeout 20 "$EGRESSCTL" deny --control "$W/$t.ctl" "[$c]:2222" >"$W/$t.deny.out" 2>&1
 	a_eq "$t.revoke.deny_exit" "egressctl deny" "$?" 0
 	wait_secs 5 grep -qs '"errno"' "$W/$t.held.out"

@@ -30,7 +30,8 @@
 #               the denied name's 403 (blocked-by-denylist)
 #   v6          --ipv6: the same over IPv6 (AAAA answers): python and curl
 #               verified direct, a fronting SNI refused; a routing header
-#               (IPV6_RTHDR) on the connection refused at its SYN
+#               (IPV6_RTHDR) on the socket refused at its connect (every
+#               other way to re-point a direct socket: direct.sh)
 #   backstop    without egr_kv_kill (the test build): sockops' timeout ends
 #               a refused connection, ETIMEDOUT within about 200 ms
 #   summary     the exit summary's counts
@@ -498,7 +499,7 @@ refused6() {
 # that only IPv6 has: a routing header, which an unprivileged socket may
 # carry (IPV6_RTHDR: a segment routing header with no segment left, which
 # the receiver passes over); its bytes sit where the TCP header would be.
-# The control reaches the server with it; confined, the SYN is refused
+# The control reaches the server with it; confined, the connect is refused
 # already (nothing with the header leaves) and the client fails at once.
 test_v6() {
 	local t=kv_v6 base peer='peer=\[2001:db8:1::2\]'
@@ -541,7 +542,18 @@ test_v6() {
 	if [ "$(sensor_now "$RTHDR6")" -gt "$base" ]; then ok kv.v6.rthdr.control_sent_header; else
 		fail kv.v6.rthdr.control_sent_header "the control's packets carried no routing header"
 	fi
-	refused6 rthdr "$RTHDR6" 'an IPv6 extension header.*' '' tls ok6.kv.test --sni ok6.kv.test --rthdr
+	# refused at the connect (the socket has it set already): no SYN
+	# leaves; the line is connect6's (source bpf), not the first bytes'
+	local t=kv_v6_rthdr
+	web_mark
+	base=$(sensor_now "$RTHDR6")
+	kv6 "$t" "$PY" "$C/kvclient.py" tls ok6.kv.test --sni ok6.kv.test --rthdr --6
+	egr_json "$t"
+	a_errno kv.v6.rthdr.client_error EPERM
+	sensor_none_since kv.v6.rthdr.nothing_left "$base" "$RTHDR6"
+	web_none kv.v6.rthdr.server_saw_nothing '^(TLS|HTTPS?) '
+	a_jlog_n kv.v6.rthdr.one_line "$W/$t.jlog" 1 source=bpf decision=deny \
+		reason='IP options or an IPv6 extension header.*' comm=python3
 }
 
 ALL_TESTS="verified fronting nosni split sendfile host plain h2c other tfo wrongaddr proxyenv clients denyrule v6 backstop summary"

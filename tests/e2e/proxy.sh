@@ -512,7 +512,10 @@ EOF
 	# proxy decision (the /30 above is the transparent proxy's)
 	pj "$t" "$t.fast22"
 	a_pj "$t.fast_path.banner" "data (ADDR/32:PORT rule)" "$P_data" "SSH-2\\.0-egr-22"$'\r\n'
-	a_jlog_none "$t.fast_path.not_proxied" "$W/$t.jlog" ip='203\.0\.113\.23' port=22
+	a_jlog_none "$t.fast_path.not_proxied" "$W/$t.jlog" ip='203\.0\.113\.23' port=22 \
+		source='transparent|connect|http|socks5'
+	a_jlog "$t.fast_path.allow_line" "$W/$t.jlog" ip='203\.0\.113\.23' port=22 source=bpf \
+		decision=allow comm=python3
 	a_grep "$t.fast_path.server_saw" "$WEBLOG" "^ACCEPT banner local=203\\.0\\.113\\.23:22 "
 	pj "$t" "$t.silent2222"
 	a_pj "$t.transparent_2222.nothing" "bytes received" "$P_nbytes" 0

@@ -50,6 +50,10 @@ static const char *const reasons[EGR_R_MAX] = {
 			    "change (sendfile, splice, MSG_ZEROCOPY)",
 	[EGR_R_KV_EXTHDR] = "kernel-verified: an IPv6 extension header (a routing header) on the "
 			    "connection",
+	[EGR_R_IPOPTS] = "IP options or an IPv6 extension header (source routing) on a direct "
+			 "connection",
+	[EGR_R_DIRECT_MOVED] = "a direct connection's packet to another address, port or protocol "
+			       "than approved (re-routed or encapsulated)",
 };
 
 const char *

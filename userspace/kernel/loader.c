@@ -173,7 +173,7 @@ on_ring(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct egr_event))
 		return 0;
-	if (loader_is_kv_refusal(data))
+	if (loader_is_refusal(data))
 		loader_kv_kill(ld); /* first: the client's error comes sooner */
 	if (ld->on_event)
 		ld->on_event(data, ld->arg);
@@ -1039,10 +1039,13 @@ loader_fast_clear(struct loader *ld)
 }
 
 bool
-loader_is_kv_refusal(const struct egr_event *e)
+loader_is_refusal(const struct egr_event *e)
 {
-	return e->hook == EGR_H_SKB && e->verdict == EGR_V_DENY && e->reason > EGR_R_KV_OK &&
-	       e->reason <= EGR_R_KV_LAST && e->reason != EGR_R_KV_BUSY;
+	if (e->hook != EGR_H_SKB || e->verdict != EGR_V_DENY)
+		return false;
+	if (e->reason == EGR_R_IPOPTS || e->reason == EGR_R_DIRECT_MOVED)
+		return true;
+	return e->reason > EGR_R_KV_OK && e->reason <= EGR_R_KV_LAST && e->reason != EGR_R_KV_BUSY;
 }
 
 int

@@ -125,14 +125,15 @@ int loader_kv_walk(struct loader *ld,
 			     uint32_t flags, uint64_t ttl_ns),
 		   void *arg);
 
-/* Ends the refused connections of the kernel-verified path (EGR_SK_KREJECT)
- * in this network namespace: the iter/tcp program egr_kv_kill, run once.
+/* Ends the refused direct connections (EGR_SK_KREJECT: the kernel-verified
+ * path's, and any whose packets went elsewhere) in this network namespace: the iter/tcp program egr_kv_kill, run once.
  * The ring buffer's consumer calls it on each refusal's event. 0 or -errno
  * (logged). */
 int loader_kv_kill(struct loader *ld);
 
-/* Is e the catch-all's refusal of a kernel-verified connection? */
-bool loader_is_kv_refusal(const struct egr_event *e);
+/* Is e the catch-all's refusal of a direct connection (a kernel-verified
+ * one's first bytes, a packet sent elsewhere), which is to be ended? */
+bool loader_is_refusal(const struct egr_event *e);
 
 /* The ring buffer's epoll fd (for the event loop) and its drain. */
 int loader_events_fd(struct loader *ld);
