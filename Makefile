@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One build: BPF objects -> skeletons -> userspace -> tests.
 #   make            build build/egressctl
 #   sudo make check install missing packages, build, run every test

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The pre-existing pass: run once right after the enforcement programs
  * (egress.bpf.c) are attached to a cgroup that already has processes. Its
  * sockets that were connected before the attach have no record the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* egr_kv_kill, iter/tcp: ends the connections of the kernel-verified path
  * that the catch-all refused (EGR_SK_KREJECT, lib/kverify.h) with
  * bpf_sock_destroy(): the process sees ECONNABORTED at once instead of

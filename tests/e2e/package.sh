@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The packaging of issue 17: make install/uninstall, the man pages, the
 # completion, the Debian package (build, lintian, apt install, purge), and
 # that the man pages and the README cannot drift from --help.
