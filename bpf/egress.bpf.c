@@ -29,7 +29,7 @@
  * throughout. */
 #include "lib/common.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "sock_addr.c"
 #include "sockops.c"

@@ -45,7 +45,7 @@
 #include <bpf/bpf_endian.h>
 #include "egress_abi.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 target_cgid = 0;  /* kernfs id of the attached cgroup */
 const volatile __u8 kill_existing = 0; /* end them instead of marking them */

@@ -6,7 +6,7 @@
 #include "lib/common.h"
 #include "lib/kparse.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* The name the test expects (lower-case, NUL-padded). */
 struct {
