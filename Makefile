@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One build: BPF objects -> skeletons -> userspace -> tests.
 #   make            build build/egressctl
 #   sudo make check install missing packages, build, run every test
@@ -6,6 +7,7 @@
 #   make fuzz       libFuzzer targets for FUZZ_SECONDS each (make -j: side by side)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make format     clang-format bpf/ include/ userspace/ tests/
+#   make spdx-check every source file's SPDX line (tools/spdx-check.sh)
 #   sudo make bench the benchmark (tools/bench/run.sh, < 10 min; bench-quick < 2 min)
 #   sudo make stress  floods, slow clients and faults (tests/stress/, a few minutes)
 #   sudo make soak    mixed traffic for SOAK_SECONDS (600): flat RSS and descriptors
@@ -56,7 +58,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
 		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/fuzz/*.c tests/helpers/*.c)
 
-.PHONY: all deps check-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check clean helpers \
+.PHONY: all deps check-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check clean helpers \
 	bench bench-quick stress stress-check soak
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -177,6 +179,7 @@ check-deps:
 
 check: check-deps
 	$(MAKE) format-check
+	$(MAKE) spdx-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) bpf-test
@@ -205,6 +208,10 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $(FMT_SRCS)
+
+# Every source file names its licence (debian/copyright's) in an SPDX line.
+spdx-check:
+	tools/spdx-check.sh
 
 clean:
 	rm -rf $(OUT)

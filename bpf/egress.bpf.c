@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The egress object: the enforcement programs attached to a sandbox cgroup.
  * One compilation unit, one skeleton; the programs live one file per hook
  * family, included here, over the helpers in lib/ (why one unit and not
@@ -29,7 +29,7 @@
  * throughout. */
 #include "lib/common.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "sock_addr.c"
 #include "sockops.c"

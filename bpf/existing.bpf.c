@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The pre-existing pass: run once right after the enforcement programs
  * (egress.bpf.c) are attached to a cgroup that already has processes. Its
  * sockets that were connected before the attach have no record the
@@ -45,7 +45,7 @@
 #include <bpf/bpf_endian.h>
 #include "egress_abi.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 target_cgid = 0;  /* kernfs id of the attached cgroup */
 const volatile __u8 kill_existing = 0; /* end them instead of marking them */

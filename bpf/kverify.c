@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* egr_kv_kill, iter/tcp: ends the direct connections the catch-all refused
  * (EGR_SK_KREJECT: a kernel-verified one's first bytes, lib/kverify.h; a
  * packet sent elsewhere than approved, lib/direct.h) with

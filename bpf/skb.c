@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The catch-all, cgroup_skb/egress: a packet from the sandbox leaves only
  * towards loopback, and there only to egressctl's listeners, an approved
  * target or a socket of this sandbox (loopback_pkt), or from a socket that

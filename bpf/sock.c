@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* A socket's life: cgroup/sock_create refuses raw, ping, SCTP, UDP-Lite and
  * MPTCP sockets (and any other inet protocol), cgroup/sock_release frees
  * the socket's records. Both run for AF_INET/AF_INET6 only; other families

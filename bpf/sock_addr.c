@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The sock_addr hooks of inet sockets. connect4/6 and sendmsg4/6 decide
  * every TCP connect and UDP send (lib/decide.h) and carry the decision out
  * (finish): rewrite the destination to a listener, record what the socket

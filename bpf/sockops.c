@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* sockops: index redirected TCP connections, and connections to egressctl's
  * own listeners, by the client's local address for the proxy's lookup
  * (egr_conns) at TCP_CONNECT_CB; free a fast-path socket's record once TCP

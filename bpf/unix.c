@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Unix sockets. Abstract addresses (sun_path[0] == 0) are a network of their
  * own in a shared netns: refused. Filesystem sockets are left to file modes,
  * except those of local services that start work outside the cgroup

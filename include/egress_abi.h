@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The ABI between the BPF programs (bpf/) and userspace: map keys and values,
  * event records, verdicts and reasons. Both compilers check the layouts.
  * Addresses are always 16 bytes: IPv4 is stored v4-mapped (::ffff:a.b.c.d),

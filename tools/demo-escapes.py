@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What `make demo` runs inside the sandbox: ordinary requests through the
 proxy (HTTP_PROXY is set), the same without it (the kernel redirects them),
 and the usual ways around a proxy, each printed with what happened to it."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make demo`: a confined command that reaches exactly what its policy
 # allows, whether or not it uses the proxy, and whose escape attempts are
 # denied with readable reasons. Everything happens in two network namespaces

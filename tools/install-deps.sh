@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages that egressctl's build and tests need, and
 # nothing else. Idempotent: packages already present are not touched.
 #   tools/install-deps.sh          build, package and test dependencies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Addresses: always four 32-bit words in network order, IPv4 in v4-mapped
  * form (::ffff:a.b.c.d), as in every map key and event (egress_abi.h). The
  * classes the decisions use, the one copy and comparison of a whole

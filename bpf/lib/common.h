@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* What every piece of the egress object includes: the kernel's types, the
  * libbpf helpers, the ABI shared with userspace, the constants vmlinux.h
  * lacks, the kfuncs, and the one way the programs read their context. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The decision of connect4/6 and sendmsg4/6 for one destination: redirect
  * to one of egressctl's listeners (transparent TCP, DNS), let through (fast
  * path, the proxy, the sandbox's own loopback sockets: decided later by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Direct sockets: a connect the programs let go straight to its
  * destination (the fast path, the kernel-verified path) is approved for
  * that address and port only, for the socket's whole life. Every packet of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* What the programs tell userspace: counters (egr_stats) and events
  * (egr_events, one struct egr_event each). */
 #ifndef EGR_EVENTS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The first-bytes parser of the kernel-verified path: the name a direct
  * connection's first payload segment asks for, a TLS ClientHello's SNI or
  * an HTTP/1.x request's Host, or why there is none that can be trusted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The kernel-verified path: a TCP connect to an address and port the DNS
  * responder answered for a name the policy allows there (egr_vdst) goes
  * direct, marked EGR_SK_VERIFY; the catch-all judges its first payload

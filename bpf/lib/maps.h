@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The maps, shared by every program. Names stay within 15 characters so
  * the kernel shows them whole. Userspace reaches them through the skeleton and the pins
  * under /sys/fs/bpf/egressctl/<cgroup id>/. */

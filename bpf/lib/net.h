@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Constants that vmlinux.h lacks (it has enums, not the uapi macros). */
 #ifndef EGR_NET_H
 #define EGR_NET_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Which socket would receive a connection or datagram, and whether it is
  * the sandbox's own. "The sandbox's own" loopback socket is decided from the
  * socket that will receive: bpf_sk_lookup_tcp/udp, the kernel's own receive

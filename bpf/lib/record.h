@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* What the maps know about a socket and a target: the socket's record
  * (egr_socks by cookie, else egr_sk), who connected (for egr_conns), and
  * the approved targets (egr_fast). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Tunables, set by the loader before load and read-only after it (.rodata:
  * the verifier knows their values and drops the code they switch off). Host
  * byte order; 0 = none. */

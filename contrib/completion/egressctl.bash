@@ -1,4 +1,5 @@
 # bash completion for egressctl(1)                         -*- shell-script -*-
+# SPDX-License-Identifier: Apache-2.0
 #
 # Nothing here lists a command or an option: they are read at completion
 # time from `egressctl help` and `egressctl COMMAND --help` of the very

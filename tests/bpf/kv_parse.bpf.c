@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The first-bytes parser of the kernel-verified path (bpf/lib/kparse.h) in
  * a program of its own, for BPF_PROG_TEST_RUN (tests/bpf/test_kvparse.c):
  * a tc program, so that the test sees the parser's whole answer in the
@@ -6,7 +6,7 @@
 #include "lib/common.h"
 #include "lib/kparse.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* The name the test expects (lower-case, NUL-padded). */
 struct {

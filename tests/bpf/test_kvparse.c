@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* BPF_PROG_TEST_RUN of the kernel-verified path's first-bytes parser
  * (bpf/lib/kparse.h, in tests/bpf/kv_parse.bpf.c), on hand-built
  * ClientHellos and HTTP heads: what passes (a name found, and which), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* BPF_PROG_TEST_RUN of the catch-all, cgroup_skb/egress (bpf/skb.c), on
  * hand-built packets: its return code and what it leaves in the maps and on
  * the ring buffer. Nothing is attached and no packet is sent; the test runs

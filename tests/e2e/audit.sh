@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # End-to-end tests of what egressctl tells about a run: the exit summary,
 # denial lines (and their rate limit), the JSON decision log (and its

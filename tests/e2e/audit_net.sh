@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154 # used by audit.sh and ask.sh; P_* from jv
 # The network, names, servers and helpers of audit.sh and ask.sh (see the

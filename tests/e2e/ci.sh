@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # End-to-end tests of egressctl in CI: the GitHub Action (action.yml,
 # contrib/ci/) against a simulated runner, the GitLab snippet's script

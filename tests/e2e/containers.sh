@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # End-to-end tests of containers in runner mode, `egressctl daemon
 # --containers ADDR`: a real container runtime (podman, rootful, runc, vfs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # End-to-end tests of runner mode, `egressctl daemon`: confining cgroups
 # that exist already (by path, by unit name, by a process), what was open

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # End-to-end tests of direct sockets: a connection the kernel lets go
 # straight to its destination (the fast path: a tcp:// rule's answer, an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of egressctl's DNS responder: every query of the confined
 # command -- UDP sendto, connected UDP or TCP, to any address:53 -- lands on
 # egressctl's own responder, which refuses names no rule could allow (no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of the pre-existing pass (kernel/existing.c,
 # bpf/existing.bpf.c): the programs are attached to a cgroup whose process
 # already holds connections to the test internet (runner mode). Without the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of `egressctl run --ipv6`: native IPv6 TCP goes to
 # egressctl's listeners on [::1] (transparent, HTTP, CONNECT, SOCKS5) and
 # is judged by the same rules as IPv4; exact [ADDR6]:PORT rules and tcp://

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # End-to-end tests of the kernel-verified path (issue 19, docs/design.md):
 # a connection to an address egressctl's DNS responder answered for an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # variables used by run.sh, which sources this file
 # Library of the egressctl end-to-end suite: test network, servers, leak

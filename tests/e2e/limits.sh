@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of the proxy's limits and timeouts: the descriptor limit
 # (raised, sized, and what happens when descriptors run out anyway), the
 # connection limits (--max-conns, --max-conns-per-process) and the refusal

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of loopback under `egressctl run`: a server CMD starts is
 # reachable from CMD, a host service on loopback is not (unless a rule names
 # it), and "CMD's own" is the socket that would receive: wildcard and

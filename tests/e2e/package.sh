@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The packaging of issue 17: make install/uninstall, the man pages, the
 # completion, the Debian package (build, lintian, apt install, purge), and
 # that the man pages and the README cannot drift from --help.
@@ -472,7 +473,8 @@ test_zsh_completion() {
 }
 
 # make deb builds the package into $OUT/deb, with the files install puts
-# under /usr and the runtime libraries as Depends; lintian finds no error.
+# under /usr and the runtime libraries as Depends; lintian finds no error,
+# and nothing at all to say about the copyright file or a licence.
 test_deb() {
 	local deb got want rc t0=$SECONDS
 	if ! mk deb >"$W/deb.log" 2>&1; then
@@ -505,7 +507,7 @@ $got"
 		"$(tr ',' '\n' <<<"$got" | awk '{ print $1 }')"
 	a_has deb.recommends publicsuffix "$(dpkg-deb -f "$deb" Recommends | tr ',' '\n' | awk '{ print $1 }')"
 	t0=$SECONDS
-	lintian --fail-on error --tag-display-limit 0 "$deb" >"$W/lintian.log" 2>&1
+	lintian -I --fail-on error --tag-display-limit 0 "$deb" >"$W/lintian.log" 2>&1
 	rc=$?
 	note "lintian: $((SECONDS - t0)) s"
 	grep '^[WIP]:' "$W/lintian.log" | while read -r l; do note "lintian: $l"; done
@@ -515,6 +517,17 @@ $got"
 		fail deb.lintian "lintian exited $rc: $(tail -3 "$W/lintian.log")"
 	else
 		ok deb.lintian
+	fi
+	# the licence as Debian ships it: debian/copyright itself, no tag of
+	# lintian's about it at any level (no extra LICENSE file in the package)
+	got=$(grep -E '^[EWIP]: [^ ]+: [a-z0-9-]*(copyright|licen[cs]e)' "$W/lintian.log")
+	if ! dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/egressctl/copyright |
+		cmp -s - "$SRC/debian/copyright"; then
+		fail deb.copyright "/usr/share/doc/egressctl/copyright is not debian/copyright"
+	elif [ -n "$got" ]; then
+		fail deb.copyright "lintian: $(tr '\n' ' ' <<<"$got")"
+	else
+		ok deb.copyright
 	fi
 }
 

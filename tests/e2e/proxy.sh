@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of egressctl's proxy and policy: the HTTP proxy
 # (absolute-URI and CONNECT), SOCKS5, the transparent listener, `check`,
 # denials, the decision log -- each asserted on the client's side AND the

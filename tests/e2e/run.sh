@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of `egressctl run`: every egress bypass vector of
 # docs/kernel.md ("The hooks, one by one", "What the hooks alone do not
 # stop"), each asserted BOTH ways. Loopback (CMD's own servers, the host's,

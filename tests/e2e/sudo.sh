@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of `run --allow-sudo`: a real sudo (Debian's package)
 # works inside a confined job, and the root it makes stays inside: every
 # known way out (clients/rootprobe.py) is first shown to work as root

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of the unix sockets of local services that start work
 # outside the cgroup (kernel/unixsvc.c, bpf/unix.c, the masks of
 # kernel/sandbox.c): container runtimes, systemd's private sockets, the

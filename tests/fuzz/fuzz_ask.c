@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the answer reader of userspace/cli/ask.c: what is typed
  * on the question terminal (by the user, or by the terminal itself in reply
  * to a query the confined command printed). The input is fed byte by byte

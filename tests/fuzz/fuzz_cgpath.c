@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the container id of a cgroup path
  * (userspace/daemon/containers.c): the path is named by whoever made the
  * cgroup (a runtime, or a root job in the target), so any bytes. Besides

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the JSON policy loader in userspace/policy/config.c:
  * arbitrary bytes (not NUL-terminated: the loader must honour len) go to
  * config_load_buf() with a roomy and a tight error buffer. Besides memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for userspace/dns/wire.c: every input is read as a client
  * query and as an upstream response. A query that parses has a
  * presentation-form name and builds an upstream query that parses back to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for userspace/parse/http.c. The input is parsed as a request
  * head (exactly sized: ASan sees any read past len); a parsed head must be
  * self-consistent (fields terminated, lower-case host, headers inside the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for http_resp.c: response heads from upstream servers,
  * then the chunked body decoder on what follows them. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the mountinfo parser in userspace/kernel/cgroup.c: arbitrary
  * bytes, NUL-terminated, go to cgroup_find_mount_in() with roomy and tight
  * output buffers and to cgroup_foreach_mount_in(). Besides memory errors

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the public suffix list parser (userspace/parse/psl.c):
  * the bytes before the first NUL are a list, the lines after it host names
  * looked up in it. Besides memory errors (ASan) it checks what the results

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for userspace/parse/sni.c: tls_parse_sni() and
  * sniff_protocol() on exactly sized buffers. A reported name is lower-case
  * [a-z0-9._-]; the same bytes parse to the same result under a smaller name

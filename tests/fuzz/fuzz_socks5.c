@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for userspace/parse/socks5.c. The input is a greeting and,
  * after it (or from the start if it did not parse), a request; both on
  * exactly sized buffers. Parsed messages must be consistent with their

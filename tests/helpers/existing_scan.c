@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test tool for the pre-existing pass (kernel/existing.h): loads and attaches
  * the enforcement programs to a cgroup that already has processes, as `run`
  * does (loader_open, loader_attach; pinned), runs the pass, prints one JSON

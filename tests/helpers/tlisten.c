@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test stand-in for the transparent proxy: listens on 127.0.0.1:PORT and, for
  * every accepted connection, looks its peer up in PINDIR/map_conns (the
  * index the sockops program fills) and answers one line:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Load for the stress suite (tests/stress/stress.sh), run as the confined
 command: every connection goes through one of egressctl's listeners.  Every
 loop is bounded in count and time; every job prints ONE JSON line.

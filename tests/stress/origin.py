@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The "internet" of the stress suite (tests/stress/stress.sh): origin
 servers that floods, slow clients and faults are aimed at, on asyncio so a
 few thousand connections cost little.  Run only inside the suite's

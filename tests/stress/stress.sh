@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 # The stress suite: floods against every listener of egressctl (HTTP proxy,
 # CONNECT, SOCKS5, transparent) and its DNS responder (UDP and TCP) at

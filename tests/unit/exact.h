@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test input the parsers read from a buffer of exactly its size, so that
  * a read past the end is a heap overflow ASan reports. Include after
  * <cmocka.h>. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Table-driven unit tests: one cmocka test per row of a case table, named
  * by the row and given the row as its state.
  *

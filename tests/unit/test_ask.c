@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the pure parts of ask.c: reading an answer line byte by
  * byte (what counts as yes, what a terminal's reply to a query can say,
  * what is echoed) and showing a question whose text came from the confined

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the decision log's writer (audit.c) when writing fails:
  * /dev/full (ENOSPC on every write), a file under RLIMIT_FSIZE (EFBIG past
  * the limit, with a line cut short at the limit, then writes that work

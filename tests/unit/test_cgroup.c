@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/kernel/cgroup.c. The mountinfo parser and --cgroup
  * resolution are pure and table-driven, one cmocka test per row. The
  * lifecycle tests need root and a cgroup2 mount (found at run time, never

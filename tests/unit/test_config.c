@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/policy/config.c. A table of JSON documents fed to
  * config_load_buf(), each with the rule count it yields or the error and the
  * message (JSON path first) it must produce; then config_load_file() on real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Containers in a daemon target (daemon/containers.c): the container id a
  * cgroup path carries, for each runtime's layout, and what is no id; the
  * address of --containers. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The daemon's configuration file (daemon/dconfig.c): every key is one of
  * run's options or the target's kind and name; errors name their place;
  * the example shipped in contrib/ loads. And the option tables it rides

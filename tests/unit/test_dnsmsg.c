@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/dns/wire.c. The vectors at the top are real:
  * queries that dig, glibc's and musl's getaddrinfo and Go's resolver sent,
  * and dnsmasq's answers, captured on 127.0.0.1 inside a throw-away network

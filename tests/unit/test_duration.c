@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/lib/duration.c: the forms timeout(1) takes (plain
  * seconds, decimals, s/m/h/d suffixes, 0) and pairs largest unit first
  * ("1h30m"), exact values (no floating point: "0.1" is 100,000,000 ns),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for events.c: kernel events in words. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/parse/http.c: table-driven, one cmocka test per row.
  * Every accepted request form and every rejection parse.h lists has a row;
  * every accepted request is also cut at each byte to check that a prefix of

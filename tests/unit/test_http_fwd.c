@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/proxy/http_fwd.c: the head the proxy forwards for a
  * parsed request, byte for byte (Host as judged, hop-by-hop headers gone,
  * framing headers kept whatever Connection names, our Connection header),

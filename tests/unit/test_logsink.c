@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for where the decision log goes (policy/audit.c, logsink.c):
  * every line carries schema, run_id and hostname, and the CI job when the
  * environment names one; --log fd:N takes a writable descriptor only; a

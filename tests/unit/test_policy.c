@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/policy/policy.c, one cmocka test per table row: rule
  * syntax (accepted forms and the message for each malformed one), decisions
  * (host forms, ports, wildcards, '?', "*:port", tcp://, addresses and CIDRs,

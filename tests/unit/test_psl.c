@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the public suffix list parser (parse/psl.c): the format
  * (comments, first word, wildcards, exceptions, Unicode and malformed rules
  * skipped) and the algorithm (longest rule, exceptions prevail, "*" when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/proxy/quota.c: the descriptor arithmetic (table), the
  * sizing of --max-conns and --max-conns-per-process by it, the per-process
  * counts (one process at its limit, others served; a fork storm held by the

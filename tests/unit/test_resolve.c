@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* dns/resolver.c: the address cache and the joining of lookups, against a fake
  * DNS server on 127.0.0.1 that counts the queries it gets and answers A
  * queries with one address and a chosen TTL (AAAA: no records). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for sandbox.c. The seccomp filter is exercised from forked
  * children (every rule, plus fork/threads/posix_spawn surviving it);
  * sandbox_resolve_user() against --user and SUDO_UID/SUDO_GID; and, when run

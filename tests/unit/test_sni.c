@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/parse/sni.c. The vectors are real: ClientHellos that
  * openssl s_client sent to a socket on 127.0.0.1 (see the comments above
  * them), checked whole, re-split over 2, 3 and one-byte records, cut at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/parse/socks5.c: greetings and requests, table-driven,
  * one cmocka test per row; every proper prefix of an accepted message must
  * be PARSE_MORE. Inputs are copied into exact-size heap buffers so that ASan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the run's summary (cli/summary.c) and the suggested
  * policy (cli/suggest.c): one row per destination (a name's lookup and its
  * connections are one row, whichever came first), the totals, the text,

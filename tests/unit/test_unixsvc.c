@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for unixsvc.c: the default list of local services' unix
  * sockets, its /var/run twins, the "/run/user/<uid>/" entries for every
  * user, --allow-unix and --deny-unix, the test build's root, and the names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* benchtool: the small clients and servers of the egressctl benchmark
  * (tools/bench/run.sh). One binary, one subcommand per job; every loop is
  * bounded in count and time, every result is one JSON line on stdout.

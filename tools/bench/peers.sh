@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034
 # Peer proxies from Debian for the bulk and rate benchmarks (sourced by

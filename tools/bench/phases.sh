@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The phases of the benchmark (sourced by run.sh). Each phase runs ROUNDS
 # rounds; a round measures the direct baseline and then the egressctl paths

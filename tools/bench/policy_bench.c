@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Benchmark of policy_decide() (userspace/policy/policy.c) on a large policy:
  * 100,000 rules (about 60% exact hosts, 25% "*." and "**." wildcards, 10%
  * IPv4/IPv6 CIDRs over five prefix lengths each, and some '?' patterns,

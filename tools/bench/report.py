@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The benchmark's report (tools/bench/run.sh) and two small helpers.
 
   report.py RAW.jsonl OUT.json      the table on stdout, OUT.json written

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The egressctl benchmark: throughput, connection rate, latency, memory,
 # kernel cost, policy and DNS, each as a ratio to a direct baseline measured
 # in the same run (medians of >= 3 rounds, with min-max), next to the

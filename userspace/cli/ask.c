@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Live approvals (--ask): questions asked one at a time on egressctl's
  * terminal (term.c), answered with a line (y: once, a: always this run,
  * anything else or silence until the timeout: no). The connection that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Live approvals (--ask) on egressctl's terminal: see ask.c. */
 #ifndef ASK_H
 #define ASK_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The commands that talk to a running daemon over its control socket
  * (reload, allow, deny, log, summary) and detach, which also works with no
  * daemon alive: it removes the pins of what a killed daemon or run left. */

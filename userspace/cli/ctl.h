@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The commands that talk to the daemon's control socket: reload, allow,
  * deny, log, summary, detach (detach also works without a daemon). */
 #ifndef CTL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* egressctl: argv -> command table -> the command. Each command parses
  * its options from a table (opts.h) that also writes its --help; `run` is
  * carried out by run.c, `status` by status.c; `check` judges one target

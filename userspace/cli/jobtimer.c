@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The job timer (see jobtimer.h): two libevent timers on run's loop, and
  * the cgroup-wide signal. Signals go to processes by pidfd, never by a pid
  * read earlier: between reading cgroup.procs and kill() a pid can exit and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* --timeout and --kill-after of `egressctl run`, with the semantics of
  * coreutils timeout(1): when the timeout runs out, TERM goes to every
  * process of the run's cgroup; with a kill-after duration, whatever is

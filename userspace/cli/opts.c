@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Table-driven options (see opts.h): the rows become getopt_long's option
  * array, each value is parsed by its type, and --help's option lines are
  * printed from the same rows. */

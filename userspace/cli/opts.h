@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Command-line options as tables: one row per option gives its name, what
  * it takes, where its value goes and its help text. The parser (getopt_long
  * underneath) and the option lines of --help come from the same rows, so

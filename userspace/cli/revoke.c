@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Direct connections a policy change no longer allows (see revoke.h): the
  * destinations approved for the fast path and what for, the judgment of
  * each under a new policy, and the revoke pass of kernel/existing.c. */

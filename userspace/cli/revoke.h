@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Direct connections a policy change no longer allows (runner mode's live
  * reload). The kernel fast path lets a target's connections to approved
  * destinations go direct, past the proxy, and once connected the catch-all

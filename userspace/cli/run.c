@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `egressctl run` (see run.h): the policy, the proxy's listeners, the
  * cgroup, the BPF programs, a sandboxed child started inside the cgroup
  * with the proxy variables set, denial lines on stderr, signal forwarding,

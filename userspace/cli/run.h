@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `egressctl run`: its options (the target's, plus the command's own) and
  * the confined run of CMD from start to summary. */
 #ifndef RUN_H

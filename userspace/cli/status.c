@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `egressctl status` (see status.h): enumerates the pin directories under
  * <bpffs>/egressctl/, finds each cgroup by its id, sums the per-CPU kernel
  * counters of map_stats, and asks the run's status socket for the rest.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `egressctl status`: the confined cgroups this machine has (their pinned
  * programs and kernel counters, read from bpffs), and for each one whose
  * egressctl is alive, what it reports on its status socket

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* --suggest-policy (see suggest.h): observations merged, rules marked or
  * allowed, names widened by registrable domain, the file written whole. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* --suggest-policy FILE: the policy that allows what runs did, merged with
  * what FILE holds already, marking rather than allowing what needs a
  * human. The file is a policy (egressctl-policy(5)) with one more key,

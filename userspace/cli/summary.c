@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a run tried (see summary.h). Destinations are few (hundreds), so
  * small chained hashes are plenty: one keyed by the destination's words
  * ("a.example.test:80"), one by its host name, so that a name's DNS

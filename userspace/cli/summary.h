@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a run tried, gathered from every decision (audit.c's sink): counts
  * per destination, who tried the denied ones, and the rule that would let
  * each through. At exit: the table on stderr (and with --summary FILE in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One confined cgroup (see target.h): the options every target takes, the
  * policy, the decision log and its sink (summary, denial lines), the proxy
  * and DNS listeners, the programs attached to the cgroup with their ring

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One confined cgroup: its policy, decision log, summary, proxy and DNS
  * listeners, and the BPF programs attached to it. `run` makes one for the
  * cgroup it starts CMD in; the daemon one per target it confines. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* egressctl's terminal under --ask (see term.h). The questions are read from
  * this terminal, so the confined command must not be able to reach it: CMD
  * gets a pty of its own (made in its private devpts by sandbox.c), and term

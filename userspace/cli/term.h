@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* egressctl's terminal under --ask: see term.c. */
 #ifndef TERM_H
 #define TERM_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Containers in a daemon target (see containers.h): a cgroup id is opened
  * as a file handle of the cgroup2 mount (kernfs handles are the cgroup
  * id, FILEID_KERNFS; open_by_handle_at needs CAP_DAC_READ_SEARCH), its

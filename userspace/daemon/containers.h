@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Containers in a daemon target (--containers): the names a decision's
  * cgroup has. A container runtime told to place its containers under a
  * target (docker's cgroup-parent, podman's --cgroup-parent, containerd's

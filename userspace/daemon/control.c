@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The control socket (see control.h): accept, the peer's credentials,
  * bufferevents for the lines both ways, a bound on what waits for a slow
  * reader; and the blocking client. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The daemon's control socket: a unix stream socket, root only (mode 0600
  * in a 0700 directory, and the peer's uid checked), speaking JSON lines.
  * A client sends one request line ({"cmd": "status", ...}) and reads

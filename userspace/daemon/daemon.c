@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `egressctl daemon` (see daemon.h): its options, the targets it confines
  * (resolved to cgroups, attached or taken over, watched while they live),
  * reloading, runtime rules, the control socket's requests and systemd's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `egressctl daemon`: runner mode. Confines cgroups that already exist (a
  * CI runner's service, a systemd unit, the cgroup of a process) for as
  * long as the daemon runs and beyond: the programs stay pinned when it

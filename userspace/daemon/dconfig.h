@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The daemon's configuration: which cgroups it confines (targets), each
  * with the options a `run` takes (policy, log, timeouts, limits) under the
  * same names, from a JSON file or from the command line. Parsing only: no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sd_notify(3)'s datagram (see notify.h). */
 #include <errno.h>
 #include <stddef.h>

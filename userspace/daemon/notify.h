@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* systemd's readiness protocol (sd_notify(3)), spoken directly: one
  * datagram of "KEY=VALUE" lines to $NOTIFY_SOCKET (a path, or "@name" for
  * an abstract socket). No library: the protocol is the datagram. */

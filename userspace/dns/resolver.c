@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* c-ares on libevent (see dns/resolver.h): the socket-state callback keeps one
  * event per c-ares socket, one timer follows ares_timeout(). Requests can be
  * cancelled by their owner (a connection that closed) without touching

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Name resolution for the proxy: c-ares on the proxy's libevent loop (its
  * socket-state callback, not a thread). Addresses come back as checked
  * candidates; the proxy connects to exactly one of them, so there is no

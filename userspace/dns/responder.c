@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The DNS responder (see dns/responder.h). One UDP socket and one TCP listener on the
  * same 127.0.0.1 port; queries are attributed through the BPF index, judged
  * by name (policy_host_possible), answered from the cache, joined to an

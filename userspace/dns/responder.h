@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The DNS responder: every query from the confined cgroup lands here (the
  * kernel redirects port 53, UDP and TCP, whatever resolver address the
  * client used). Names no rule could allow are refused without a query

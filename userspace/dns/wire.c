@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* DNS messages on the wire (RFC 1035 §4, EDNS0 RFC 6891): the responder's
  * only view of a query or of an upstream answer, and its only way to write
  * one. Names are decompressed with every pointer going strictly backwards

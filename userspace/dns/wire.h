@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* DNS messages (RFC 1035, EDNS0 RFC 6891): parsing client queries and
  * upstream responses into plain structs with every name expanded, and
  * building responses from them. Pure: no I/O, no allocation beyond the

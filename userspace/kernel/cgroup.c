@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cgroup v2 paths and lifecycle: finding the cgroup2 mount in mountinfo text,
  * resolving a --cgroup argument to a path strictly below that mount, mkdir -p
  * of sandbox cgroups, their ids (the kernfs inode that bpf_get_current_cgroup_id()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cgroup v2 paths: finding the cgroup2 mount, resolving --cgroup, creating,
  * emptying and removing sandbox cgroups. No BPF here (loader.c owns that). */
 #ifndef CGROUP_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kernel events in words (see events.h). Every byte of comm and of abstract
  * unix names comes from the confined task, so both are escaped. */
 #include <stdio.h>

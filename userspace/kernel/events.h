@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kernel events (struct egr_event) in words: one line per event, for the
  * denial lines on stderr and the decision log. Pure: no I/O. */
 #ifndef EVENTS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The pre-existing pass (see existing.h): load bpf/existing.bpf.c sharing
  * the attached programs' socket maps, run its iter/tcp and iter/udp links in
  * every network namespace the cgroup's processes use, read one struct

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Connections a cgroup already had when the programs were attached to it
  * (runner mode: `egressctl daemon` confines a live cgroup). One pass right
  * after loader_attach() finds, in the cgroup and below, every TCP socket

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The BPF side's lifecycle (see loader.h): skeleton open/load with tunables,
  * unix hooks typed by number from the running kernel's BTF (libbpf 1.1 does
  * not know them), bpf_link attachment and pinning, stale-pin recovery, the

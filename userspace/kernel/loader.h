@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The BPF side's lifecycle: open the skeleton, set its tunables, load,
  * attach every program to a cgroup as a bpf_link, pin links and maps under
  * <bpffs>/egressctl/<cgroup id>/, feed the fast-path map, read events,

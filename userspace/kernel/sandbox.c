@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The confined command's process-level walls, the layers besides the cgroup
  * BPF hooks: whom the command runs as (sandbox_resolve_user), and everything
  * the child does between clone3(CLONE_INTO_CGROUP) and execve()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the confined command gets besides the BPF hooks: its own mount
  * namespace with cgroupfs and bpffs hidden and the kernel's knobs read-only,
  * with --ask a terminal of its own, a target uid/gid, no capabilities,

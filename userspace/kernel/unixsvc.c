@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The unix sockets of the services that start work outside the cgroup
  * (see unixsvc.h). */
 #include <errno.h>

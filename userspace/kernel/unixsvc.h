@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The filesystem unix sockets of local services that start work outside
  * the sandbox's cgroup: container runtimes (docker, containerd, podman,
  * buildkit, CRI-O), the service manager (systemd's private sockets) and the

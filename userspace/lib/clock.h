@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Clocks: monotonic seconds for expiry times (caches, idle timeouts),
  * never for what is shown to users; and wall-clock times as users read
  * them (RFC 3339, UTC, milliseconds). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Durations (see duration.h): exact integer arithmetic, no strtod, so "0.1"
  * is 100,000,000 ns on every libc and locale; hex, exponents, signs,
  * spaces, "inf" and "nan" are refused where timeout(1) takes them through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Durations on the command line, one syntax for every option: a decimal
  * number of seconds, or of minutes, hours or days with an m, h or d suffix,
  * as timeout(1) writes them ("30", "1.5s", "2m", ".5h", "1d"), or such

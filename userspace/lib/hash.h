@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* FNV-1a, the hash of the daemon's small chained tables (DNS cache and
  * learned names, lookup cache, run summary): cheap, and good enough for keys
  * that are not chosen to collide (the tables are bounded). */

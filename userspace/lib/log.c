@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Diagnostics: one line per event on stderr, prefixed with the program name.
  * libbpf's own output is routed here one level quieter than ours. */
 #include <errno.h>

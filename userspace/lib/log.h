@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Diagnostics on stderr: log_warn() appends strerror(errno), log_warnx()
  * does not; log_info() with -v, log_debug() with -vv. */
 #ifndef LOG_H

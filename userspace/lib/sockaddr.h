@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Comparing socket addresses: the proxy's resolved upstreams, the DNS
  * responder's learned names and fast-path entries. */
 #ifndef SOCKADDR_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* HTTP/1.x request heads and chunked body framing, as the proxy reads them
  * from untrusted clients (RFC 9110, RFC 9112): the request line in its
  * absolute, authority (CONNECT), origin and asterisk forms, header fields,

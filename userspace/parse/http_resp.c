@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Response heads from upstream servers (see http_resp.h). The bytes come
  * from whatever server an allowed name points at: treated as hostile. */
 #include <string.h>

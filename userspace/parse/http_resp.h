@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Parser of the response heads that upstream servers send back through the
  * HTTP proxy: status, framing (RFC 9112 §6.3) and the headers to pass on.
  * Pure, like parse.h's parsers, and fuzzed (tests/fuzz/fuzz_http_resp.c). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Parsers of the bytes clients send to the proxy: HTTP/1.x request heads,
  * SOCKS5 (RFC 1928) handshakes, and the SNI of a TLS ClientHello. All pure:
  * (buffer, length) in, a struct out, nothing retained, never assuming that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The public suffix list (see psl.h). The rules live in one open-addressed
  * table keyed by the rule's name without its "*." or "!": each key carries
  * which forms of it the list has (plain, wildcard, exception), so a lookup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The public suffix list (publicsuffix.org; Debian's package publicsuffix:
  * /usr/share/publicsuffix/public_suffix_list.dat): which part of a host
  * name is a registry's ("co.uk", "github.io") and so which part one owner

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The first bytes of a stream on the transparent and CONNECT paths: which
  * protocol it looks like (sniff_protocol) and, for TLS, the server name the
  * client asks for in its ClientHello (RFC 8446 §4.1.2, RFC 6066 §3). The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* SOCKS5 wire format (RFC 1928) as the proxy reads it from untrusted
  * clients: the method-selection greeting, the CONNECT/BIND/UDP ASSOCIATE
  * request with its three address types, and the reply we send back. Pure

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The decision log (see audit.h): formatting with JSON string escaping and
  * a non-blocking writer with a bounded buffer. Strings that come from
  * clients (host, comm, method) are escaped byte by byte: control characters

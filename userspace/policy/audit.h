@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Decisions as data. Every decision of the kernel, the proxy and the DNS
  * responder goes through audit_write(): one JSON object per line to --log
  * FILE (or "-" for stdout), and the run's sink (summary, denial lines).

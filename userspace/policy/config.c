@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* --policy FILE: a JSON policy file (schema in policy.h) read, checked and
  * fed rule by rule to policy_add(); the only file that includes cJSON.h.
  * Checking is strict, because a typo in a security policy should stop the

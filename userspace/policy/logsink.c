@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The syslog and OTLP/HTTP sinks of the decision log (see logsink.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where the decision log goes besides a file or a descriptor (audit.c):
  *   syslog[:PATH]  one RFC 5424 message per record, a datagram to the local
  *                  syslog socket (/dev/log, or PATH), the record's JSON as

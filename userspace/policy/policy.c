@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The rule engine behind policy.h: parses rules (README.md "Policy") into
  * indexes and judges queries against them, with no I/O. Exact hosts, the
  * suffixes of "*." and "**." wildcards and the longest fixed label-suffix of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The rule engine: allow/deny rules, deny wins, default deny. Pure matching
  * (no I/O, no libevent): hosts in a hash, wildcards by label suffix,
  * addresses by prefix, so a decision costs a handful of hash lookups however

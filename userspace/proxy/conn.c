@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One connection of the proxy, from accept to close (see conn.h): reading
  * the client's head and writing replies, the timer of each state, the one
  * place decisions are taken and logged (conn_decide(), --ask included),

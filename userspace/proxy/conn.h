@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* struct conn: one client connection of the proxy, from accept() through
  * its protocol's handshake (proto.h: the protocols behind one table), the
  * policy decision, the upstream connect, to the splice relay (relay.c);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The proxy's own state, shared by the two files of its core: proxy.c
  * (listeners, accept, limits, the public API of proxy.h) and conn.c (one
  * connection's life: I/O, timers, decisions, the upstream connect, close).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Forwarded request heads (see http_fwd.h). The client's bytes are never
  * passed on as they came: the request line and the headers that decide
  * routing (Host), framing (Content-Length, Transfer-Encoding) and the fate

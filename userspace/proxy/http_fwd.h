@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The request head the proxy sends upstream for a parsed, judged request
  * (parse.h): built from the parsed fields so that the server frames and
  * routes the request exactly as it was judged. Pure (one malloc), fuzzed

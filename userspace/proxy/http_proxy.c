@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The HTTP proxy listener: `CONNECT host:port` tunnels and absolute-URI
  * requests (`GET http://host/path`), each judged by the policy before any
  * upstream connection is made. Refusals are answered the way clients can

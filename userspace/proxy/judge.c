@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The stream judge: a stream's first bytes say what it is. A TLS
  * ClientHello names the host (SNI), an HTTP/1.x request names it in Host,
  * anything else (or silence: a protocol where the server speaks first;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The table of the proxy's protocols (proto.h): which protocol each
  * listener speaks, and the decision log's word for each source. The only
  * place the core's listeners and the protocols meet by name. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The proxy's protocols behind one table. The core (proxy.c, conn.c:
  * accept, timers, decisions, the upstream connect, close) calls a protocol
  * only through its struct proto_ops; a protocol calls the core's service

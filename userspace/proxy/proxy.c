@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The proxy's core (see proxy.h): listeners and accept, attribution of
  * every client through the BPF connection index, the connection limit, and
  * the public API. Each listener speaks the protocol the table gives it

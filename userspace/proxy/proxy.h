@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The proxy: HTTP (absolute-URI and CONNECT), SOCKS5 and transparent
  * listeners on 127.0.0.1, one libevent loop, every decision by the policy,
  * every client attributed through the BPF connection index. */

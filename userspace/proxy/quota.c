@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The proxy's connection limits (see quota.h). Each connection may hold
  * QUOTA_FDS_PER_CONN descriptors: its client and upstream sockets, and a
  * pipe per direction once it relays (relay.c keeps them until the close).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The proxy's connection limits: how many connections the descriptor limit
  * allows, the total (--max-conns) and per-process (--max-conns-per-process)
  * limits, and the live connections of each process. Bookkeeping only: no

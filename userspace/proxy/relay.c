@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The relay: once a connection is decided, bytes move between the client
  * and upstream sockets with splice(2) through one pipe per direction, so
  * they never enter userspace. Back-pressure: a direction stops reading its

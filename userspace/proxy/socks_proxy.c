@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The SOCKS5 listener (RFC 1928, no authentication, CONNECT only). A
  * tunnel that an address or tcp:// rule allows is connected before the
  * reply, as the RFC intends. A tunnel that only host rules could allow gets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The transparent listener. A connection the kernel redirected arrives
  * with its original destination in the BPF connection index (c->who, read
  * at accept): recovered here into c->orig, it is the destination the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The main step of the action (action.yml): start confining the job, or
 // with `finish: true`, what the post step does.
 'use strict';

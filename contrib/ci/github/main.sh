@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The action's main step (run.js): the job's process tree is the runner's
 # Runner.Worker and what it spawns (this script among them): found up this
 # script's parent chain, given a cgroup of its own, confined.

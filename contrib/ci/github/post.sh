@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The action's post step (run.js; also its main step with `finish: true`):
 # the summary appended to $GITHUB_STEP_SUMMARY, the suggested policy
 # written for actions/upload-artifact, confinement lifted.

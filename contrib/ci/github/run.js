@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GitHub Action's steps (action.yml): node runs the shell scripts
 // beside this file, with the action's inputs as EGR_* variables. No npm
 // dependencies: child_process only.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GitLab CI (shell executor): confine the job's process tree, the shell
 # gitlab-runner started for it and what that spawns.
 #   contrib/ci/gitlab/egressctl.sh start    in before_script

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # What the CI integrations share (contrib/ci/: the GitHub Action, the GitLab
 # snippet, the Buildkite hooks): find the job's process tree, give it a

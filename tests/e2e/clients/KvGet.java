@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KvGet: one HTTPS GET with Java's SunJSSE (its own ClientHello: its
 // extension order) for the kernel-verified path suite (kverify.sh).
 // Prints one JSON line: ok, code or errno.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs a command on a fresh pseudo-terminal (its controlling terminal) and
 answers egressctl's --ask questions: each ANSWER in turn to each question
 that appears ("-" means: do not answer). Prints one JSON line: the whole

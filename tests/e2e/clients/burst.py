@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Many quick requests through egressctl's HTTP proxy, for tests/e2e/audit.sh.
 
     burst.py [--tag T] [--timeout S] N URL

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """DNS clients (and one slow server) for the egressctl DNS suite, tests/e2e/dns.sh.
 
     dnsq.py [--tag T] [--timeout S] SUBCMD ARG...

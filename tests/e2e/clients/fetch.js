@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // node fetch.js URL [TAG]: node's built-in fetch (undici), which ignores
 // HTTP_PROXY/HTTPS_PROXY, for tests/e2e/proxy.sh. Prints ONE JSON line:
 // {"tag", "ok", "status", "body", "error", "pid", "comm"} and exits 0.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A process that already has connections when egressctl attaches to its
 cgroup (tests/e2e/existing.sh).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Several HTTP/1.1 requests over ONE connection, for tests/e2e/proxy.sh:
 what a kept-alive (or pipelining) client, or a hostile one, sends after its
 first request.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """First-bytes clients for the kernel-verified path suite (kverify.sh).
 Each resolves NAME (through the system resolver: egressctl's responder when
 confined), connects, sends its first bytes, reads the answer, and prints one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kvget: one HTTPS GET with Go's crypto/tls (its own ClientHello: its
 // extension order, no GREASE) for the kernel-verified path suite
 // (kverify.sh). Prints one JSON line: ok, code or errno.

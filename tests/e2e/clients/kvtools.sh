@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # One request of a common client to https://NAME/, as a CI job makes it,
 # with whatever proxy variables the environment holds (kverify.sh
 # "clients"). Prints the client's own output, then

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Clients of the limits suite (tests/e2e/limits.sh), run confined.
 
     lclient.py [--tag T] [--timeout S] [--deadline S] [--after FILE]

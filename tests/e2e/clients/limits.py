@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Inside the sandbox: the proxy's connection limit and idle timeout.
 usage: limits.py maxconns HOST   (egressctl run --max-conns 2)
        limits.py idle HOST       (egressctl run --idle-timeout 2)

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Servers of the limits suite (tests/e2e/limits.sh), in its "internet" netns.
 One thread per connection; every connection and request is logged as one
 line to --log (flushed at once), so tests can assert what a server did and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Receivers for the decision log's sinks (tests/e2e/ci.sh), standard
 library only, on loopback or a unix socket path only.
 

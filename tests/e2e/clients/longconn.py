@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Long-lived connections for the daemon suite (daemon.sh).
 
     longconn.py banner HOST PORT [--hold-for S] [--every S]

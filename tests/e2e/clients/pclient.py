@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Raw clients of egressctl's proxy listeners, for tests/e2e/proxy.sh.
 
     pclient.py [--tag T] [--timeout S] SUBCMD ARG...

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """One network attempt per invocation, for the egressctl end-to-end suite.
 
     probe.py [--wait FILE] [--wait-timeout S] [--timeout S] [--token T] SUBCMD ARG...

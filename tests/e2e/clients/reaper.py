@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """reaper.py CMD [ARG]...: runs CMD (the e2e suite) as a child subreaper.
 
 Orphans of the suite -- confined processes whose egressctl was SIGKILLed,

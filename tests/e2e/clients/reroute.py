@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A TCP client that tries to send an approved connection's packets somewhere
 else (direct.sh): an IPv6 routing header (IPV6_RTHDR: a segment routing
 header whose first segment is VIA; no privilege needed) or an IPv4 loose

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The known ways a root inside the cgroup could leave it (tests/e2e/sudo.sh).
 
   rootprobe.py --egr-pid PID --outside PID --dst ADDR [--only NAME,...]

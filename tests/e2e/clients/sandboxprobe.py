@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What a uid 0 CMD without capabilities tries against the kernel's knobs,
 for the egressctl end-to-end suite (run.sh). Each subcommand prints ONE
 JSON line {"ok": bool, "errno": "EROFS" | null, ...} and exits 0.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Servers for the egressctl end-to-end suite.  Each accept/datagram/query is
 logged as one line to --log (flushed at once), so tests can assert what a
 server did and did NOT see.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What a hostile CMD does to the terminal egressctl asks its --ask questions
 on, for the egressctl end-to-end suite (audit.sh).
 

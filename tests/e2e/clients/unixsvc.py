@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Stand-ins of local services for tests/e2e/unix.sh.
 
   unixsvc.py serve --log FILE PATH...   a stream listener at every PATH

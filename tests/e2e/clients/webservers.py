@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Application servers for the egressctl proxy suite (tests/e2e/proxy.sh).
 Every connection and request is logged as one line to --log (flushed at
 once), so tests can assert what a server did and did NOT see.
