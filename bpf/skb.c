@@ -78,13 +78,15 @@ is_rst(struct __sk_buff *skb, struct bpf_sock *sk, const struct pkt *p)
  * egressctl's listener port), else the packet's (d, port). o: the socket's
  * record, or NULL. A TCP socket whose packets carry IP options or an IPv6
  * extension header (EGR_R_IPOPTS: set after its connect, which refuses
- * them) is refused for good and ended, as a direct one is (lib/direct.h):
- * nothing of it can go where it was meant to. */
+ * them), or leave a container through a tunnel (EGR_R_TUNNEL), is refused
+ * for good and ended, as a direct one is (lib/direct.h): nothing of it
+ * can go where it was meant to. */
 static __always_inline int
 skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o, const __be32 *d,
 	 __be16 port, __u8 reason)
 {
-	int end = reason == EGR_R_IPOPTS && !audit_mode && sk->protocol == IPPROTO_TCP;
+	int end = (reason == EGR_R_IPOPTS || reason == EGR_R_TUNNEL) && !audit_mode &&
+		  sk->protocol == IPPROTO_TCP;
 
 	if (!o)
 		o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
@@ -268,27 +270,75 @@ pkt_parse(struct __sk_buff *skb, __be32 lip, struct pkt *p)
 	return PKT_OUT;
 }
 
-SEC("cgroup_skb/egress")
-int
-egr_skb_egress(struct __sk_buff *skb)
+/* A device kind (rtnl_link_ops->kind, at most 7 bytes and a NUL) as the
+ * first 8 bytes of a string in one word, for a comparison without loops. */
+#define KIND(a, b, c, d, e, f, g)                                                                  \
+	((__u64)(a) | (__u64)(b) << 8 | (__u64)(c) << 16 | (__u64)(d) << 24 | (__u64)(e) << 32 |   \
+	 (__u64)(f) << 40 | (__u64)(g) << 48)
+
+/* Does the device the packet leaves through wrap it for another host? In
+ * a container's network namespace one that holds CAP_NET_ADMIN there can
+ * make a tunnel device (vxlan, gre, wireguard, ...) and route an approved
+ * destination, or the listeners' address, through it: the packet seen
+ * here goes where it was approved to, and the outer one the device then
+ * sends belongs to a kernel socket no cgroup hook sees (measured: vxlan's
+ * reached its remote end). Kinds that forward frames as they are pass:
+ * none (a NIC, loopback), veth, netkit, bridge, vlan, macvlan, macvtap,
+ * ipvlan, ipvtap, bond, team, vrf, dummy. -1 when it cannot be read. */
+static __always_inline int
+dev_wraps(struct __sk_buff *skb)
+{
+	const struct rtnl_link_ops *ops;
+	struct net_device *dev;
+	struct sk_buff *k;
+	__u64 kind[2] = {};
+
+	if (!bpf_cast_to_kern_ctx)
+		return -1;
+	k = bpf_cast_to_kern_ctx(skb);
+	dev = k->dev;
+	if (!dev)
+		return -1;
+	ops = dev->rtnl_link_ops;
+	if (!ops)
+		return 0;
+	if (bpf_probe_read_kernel_str(kind, sizeof(kind), ops->kind) < 0 || kind[1])
+		return -1;
+	switch (kind[0]) {
+	case KIND('v', 'e', 't', 'h', 0, 0, 0):
+	case KIND('n', 'e', 't', 'k', 'i', 't', 0):
+	case KIND('b', 'r', 'i', 'd', 'g', 'e', 0):
+	case KIND('v', 'l', 'a', 'n', 0, 0, 0):
+	case KIND('m', 'a', 'c', 'v', 'l', 'a', 'n'):
+	case KIND('m', 'a', 'c', 'v', 't', 'a', 'p'):
+	case KIND('i', 'p', 'v', 'l', 'a', 'n', 0):
+	case KIND('i', 'p', 'v', 't', 'a', 'p', 0):
+	case KIND('b', 'o', 'n', 'd', 0, 0, 0):
+	case KIND('t', 'e', 'a', 'm', 0, 0, 0):
+	case KIND('v', 'r', 'f', 0, 0, 0, 0):
+	case KIND('d', 'u', 'm', 'm', 'y', 0, 0):
+		return 0;
+	}
+	return 1;
+}
+
+/* The catch-all's judgment of a packet (kind: pkt_parse's). */
+static __always_inline int
+skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip)
 {
 	struct egr_sk_orig *o;
 	struct bpf_sock *sk;
-	struct pkt p = {};
 	__be16 port = 0;
-	int kind;
-	__be32 lip = listen_ip4(skb_netns(skb));
 
-	kind = pkt_parse(skb, lip, &p);
 	if (kind == PKT_BAD)
 		return deny_ret();
-	if (p.opts)
-		return opts_pkt(skb, &p);
+	if (p->opts)
+		return opts_pkt(skb, p);
 	switch (kind) {
 	case PKT_LOOPBACK:
-		return loopback_pkt(skb, &p, lip);
+		return loopback_pkt(skb, p, lip);
 	case PKT_LISTENER:
-		if (listener_pkt(skb, &p) == SYS_PROCEED)
+		if (listener_pkt(skb, p) == SYS_PROCEED)
 			return SYS_PROCEED;
 	}
 	sk = skb->sk;
@@ -299,10 +349,36 @@ egr_skb_egress(struct __sk_buff *skb)
 		return deny_ret();
 	o = sock_rec(sk, bpf_get_socket_cookie(skb));
 	if (o && (o->flags & EGR_SK_DIRECT))
-		return direct_pkt(skb, sk, o, &p);
-	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb, sk, &p))
+		return direct_pkt(skb, sk, o, p);
+	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb, sk, p))
 		return SYS_PROCEED;
+	if (p->l4 == IPPROTO_TCP || p->l4 == IPPROTO_UDP)
+		bpf_skb_load_bytes(skb, p->off + 2, &port, sizeof(port));
+	return skb_drop(skb, sk, o, p->d, port, EGR_R_SKB_DROP);
+}
+
+SEC("cgroup_skb/egress")
+int
+egr_skb_egress(struct __sk_buff *skb)
+{
+	struct bpf_sock *sk = skb->sk;
+	struct pkt p = {};
+	__be16 port = 0;
+	__u64 ns = skb_netns(skb);
+	__be32 lip = listen_ip4(ns);
+	int kind = pkt_parse(skb, lip, &p), r;
+
+	r = skb_judge(skb, &p, kind, lip);
+	/* what passes in a container's network namespace: through a device
+	 * that delivers it as it is (dev_wraps) */
+	if (r != SYS_PROCEED || kind == PKT_LOOPBACK || !host_netns || ns == host_netns ||
+	    !dev_wraps(skb))
+		return r;
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return deny_ret();
 	if (p.l4 == IPPROTO_TCP || p.l4 == IPPROTO_UDP)
 		bpf_skb_load_bytes(skb, p.off + 2, &port, sizeof(port));
-	return skb_drop(skb, sk, o, p.d, port, EGR_R_SKB_DROP);
+	return skb_drop(skb, sk, sock_rec(sk, bpf_get_socket_cookie(skb)), p.d, port, EGR_R_TUNNEL);
 }

@@ -68,6 +68,8 @@ enum egr_reason {
 				  * routing, destination options, IPsec) */
 	EGR_R_DIRECT_MOVED = 36, /* to another address, port or protocol than approved
 				  * (encapsulated, re-routed) */
+	EGR_R_TUNNEL = 37,	 /* another network namespace's packet leaving through a
+				  * device that wraps it for another host (skb.c) */
 	EGR_R_MAX,
 };
 

@@ -331,6 +331,110 @@ test_lines() {
 		comm=python3 'pid=[1-9][0-9]*'
 }
 
-ALL_TESTS="kv6_after fast6 lsrr redirected lines"
+
+# ctr_setup: a container's network namespace of this suite's own
+# (egr-ctr-PID): eth0 198.19.5.2 on a veth to the sandbox host's vc
+# 198.19.5.1, its gateway, which forwards to the test internet
+CTR=egr-ctr-$$
+NS_CTR=/run/netns/$CTR
+CTR_GW=198.19.5.1
+ctr_setup() {
+	[ -e "$NS_CTR" ] && return 0
+	ip netns add "$CTR" || return 1
+	EXTRA_NETNS+=("$CTR")
+	ip -n "$SBX" link add vc type veth peer name eth0 netns "$CTR" || return 1
+	ip -n "$SBX" addr add "$CTR_GW/24" dev vc
+	ip -n "$SBX" link set vc up
+	ip -n "$CTR" addr add 198.19.5.2/24 dev eth0
+	ip -n "$CTR" link set eth0 up
+	ip -n "$CTR" link set lo up
+	ip -n "$CTR" route add default via "$CTR_GW"
+	in_sbx sysctl -qw net.ipv4.ip_forward=1 || return 1
+	ip -n "$INET" route add 198.19.5.0/24 via 198.18.0.2
+}
+
+# in_ctr TAG CG SCRIPT: SCRIPT run by sh as root (every capability, so
+# CAP_NET_ADMIN over the container's namespace) in the container's
+# network namespace, inside cgroup CG when one is given; the last JSON
+# line it prints read with jv
+in_ctr() {
+	local tag=$1 cg=$2
+	jv "$(timeout -k 1 30 nsenter --net="$NS_CTR" sh -c '[ -z "$0" ] || echo $$ >"$0/cgroup.procs" && exec sh "$1"' \
+		"$cg" "$3" 2>"$W/$tag.err" | grep '^{' | tail -1)"
+}
+
+# inner4 VIA: the sensor's filter for a vxlan packet to VIA that carries
+# IPv4 (what a socket sent; the device's own IPv6 multicast listener
+# reports, which the kernel sends when it comes up, are not)
+inner4() { echo "udp and dst host $1 and dst port 4789 and udp[28:2] = 0x0800"; }
+
+# vx_script FILE VIA ROUTE CLIENT...: a script that makes a vxlan device
+# whose remote end is VIA, routes ROUTE through it, runs CLIENT, and
+# removes the device
+vx_script() {
+	local f=$1 via=$2 route=$3
+	shift 3
+	cat >"$f" <<EOF
+ip link add egrvx type vxlan id 5 remote $via dstport 4789 dev eth0
+ip link set egrvx up
+ip neigh add $route lladdr 02:00:00:00:00:01 dev egrvx
+ip route add $route/32 dev egrvx
+$*
+ip link del egrvx
+EOF
+}
+
+# Found in the class search: a container holding CAP_NET_ADMIN in its
+# network namespace (docker --cap-add NET_ADMIN) made a vxlan device and
+# routed an approved destination through it: the confined packet went
+# where it was approved to, and the device's outer packet -- a kernel
+# socket's, which no cgroup hook sees -- to the device's remote end. The
+# same for the listeners' address: any connection, redirected there, went
+# out through the tunnel. Fixed: in a container's namespace nothing
+# passes through a device that wraps packets for another host.
+test_tunnel() {
+	local v t=tunnel cg="$CGROOT/egr-e2e-$$-tunnel" dpid i
+	ctr_setup || { fail "$t.setup" "the container's namespace did not come up"; return 0; }
+	new4 v
+	vx_script "$W/$t.ctl.sh" "$v" "$A_FAST" "$PY $C/reroute.py x 22 --addr $A_FAST --when none"
+	in_ctr "$t.ctl" "" "$W/$t.ctl.sh"
+	sensor_saw "$t.control.fast_at_remote" "$(inner4 "$v")"
+	new4 v
+	vx_script "$W/$t.ctl2.sh" "$v" "$CTR_GW" "$PY $C/reroute.py x 7 --addr $CTR_GW --when none"
+	in_ctr "$t.ctl2" "" "$W/$t.ctl2.sh"
+	sensor_saw "$t.control.gateway_at_remote" "$(inner4 "$v")"
+	have_egr || return 0
+	mkdir -p "$cg"
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl" --cgroup "$cg" \
+		--containers "$CTR_GW" --dns-upstream "$INET_DNS" --log "$W/$t.jlog" \
+		--allow "$A_FAST:22" >"$W/$t.dout" 2>&1 </dev/null &
+	dpid=$!
+	PIDS+=("$dpid")
+	for i in $(seq 300); do
+		grep -qs "ready:" "$W/$t.dout" && break
+		sleep 0.05
+	done
+	grep -qs "ready:" "$W/$t.dout" || { fail "$t.daemon_ready" "$(tail -c 300 "$W/$t.dout")"; return 0; }
+	# the container's own connection through its veth: direct, as before
+	printf '%s\n' "$PY $C/reroute.py x 22 --addr $A_FAST --when none" >"$W/$t.plain.sh"
+	in_ctr "$t.plain" "$cg" "$W/$t.plain.sh"
+	a_ok "$t.veth_still_direct"
+	new4 v
+	vx_script "$W/$t.fast.sh" "$v" "$A_FAST" "$PY $C/reroute.py x 22 --addr $A_FAST --when none"
+	in_ctr "$t.fast" "$cg" "$W/$t.fast.sh"
+	a_errno "$t.fast.errno" ECONNABORTED
+	sensor_none "$t.fast.nothing_at_remote" "$(inner4 "$v")"
+	new4 v
+	vx_script "$W/$t.gw.sh" "$v" "$CTR_GW" "$PY $C/reroute.py x 80 --addr 203.0.113.50 --when none"
+	in_ctr "$t.gw" "$cg" "$W/$t.gw.sh"
+	a_denied "$t.redirected.refused"
+	sensor_none "$t.redirected.nothing_at_remote" "$(inner4 "$v")"
+	kill -TERM "$dpid" 2>/dev/null
+	wait "$dpid" 2>/dev/null
+	a_jlog "$t.line" "$W/$t.jlog" decision=deny reason='a container.s packet leaving through a tunnel.*' \
+		comm=python3 ip="$(re "$A_FAST")" port=22
+}
+
+ALL_TESTS="kv6_after fast6 lsrr redirected lines tunnel"
 
 suite_main direct.sh dx_setup "ip nsenter setpriv unshare mount tcpdump ss dig dnsmasq openssl timeout sudo" "$@"

@@ -36,6 +36,7 @@ A6N=0
 PORTN=0		# tlisten port allocator
 MARKN=0		# sensor sync marker ports
 PIDS=()		# every background process we started, killed at exit
+EXTRA_NETNS=()	# network namespaces a suite made besides SBX and INET, removed at exit
 
 # ---------------------------------------------------------------- results
 
@@ -431,6 +432,10 @@ e2e_cleanup() {
 			[ -n "$id" ] && [ -d "$PIN_ROOT/$id" ] && rm -rf "${PIN_ROOT:?}/$id"
 		done < <(sort -u "$W/cgids")
 	fi
+	for dir in "${EXTRA_NETNS[@]}"; do
+		for p in $(ip netns pids "$dir" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		ip netns del "$dir" 2>/dev/null
+	done
 	ip netns del "$SBX" 2>/dev/null
 	ip netns del "$INET" 2>/dev/null
 	if [ -z "${E2E_KEEP:-}" ]; then rm -rf "$W"; fi

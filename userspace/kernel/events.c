@@ -55,6 +55,8 @@ static const char *const reasons[EGR_R_MAX] = {
 			 "connection",
 	[EGR_R_DIRECT_MOVED] = "a direct connection's packet to another address, port or protocol "
 			       "than approved (re-routed or encapsulated)",
+	[EGR_R_TUNNEL] = "a container's packet leaving through a tunnel device (vxlan, gre, "
+			 "wireguard...) that would carry it to another host",
 };
 
 const char *

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,8 +175,8 @@ on_ring(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct egr_event))
 		return 0;
-	if (loader_is_refusal(data))
-		loader_kv_kill(ld); /* first: the client's error comes sooner */
+	if (loader_is_refusal(data)) /* first: the client's error comes sooner */
+		loader_kv_kill(ld, (pid_t)((const struct egr_event *)data)->tgid);
 	if (ld->on_event)
 		ld->on_event(data, ld->arg);
 	return 0;
@@ -1044,34 +1045,87 @@ loader_is_refusal(const struct egr_event *e)
 {
 	if (e->hook != EGR_H_SKB || e->verdict != EGR_V_DENY)
 		return false;
-	if (e->reason == EGR_R_IPOPTS || e->reason == EGR_R_DIRECT_MOVED)
+	if (e->reason == EGR_R_IPOPTS || e->reason == EGR_R_DIRECT_MOVED ||
+	    e->reason == EGR_R_TUNNEL)
 		return true;
 	return e->reason > EGR_R_KV_OK && e->reason <= EGR_R_KV_LAST && e->reason != EGR_R_KV_BUSY;
 }
 
-int
-loader_kv_kill(struct loader *ld)
+/* The iterator of egr_kv_kill, created in the network namespace of the
+ * file nsfd (-1: this thread's own): it walks the namespace of whoever
+ * creates it. */
+static int
+kill_iter(struct loader *ld, int nsfd)
 {
-	char buf[64];
-	int fd, err = 0;
-	ssize_t n;
+	int self = -1, fd, err = 0;
 
-	if (!ld->kill_link) {
-		log_warnx("cannot end refused connections: no iter/tcp link (pins of an older "
-			  "egressctl): the kernel ends them by their timeout, ~200 ms");
-		return -ENOENT;
+	if (nsfd >= 0) {
+		self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (self < 0 || setns(nsfd, CLONE_NEWNET)) {
+			err = -errno;
+			if (self >= 0)
+				close(self);
+			return err;
+		}
 	}
 	fd = bpf_iter_create(bpf_link__fd(ld->kill_link));
-	if (fd < 0) {
+	if (fd < 0)
 		err = -errno;
-		log_warnx("cannot end refused connections: %s", strerror(-err));
-		return err;
+	if (self >= 0) {
+		if (setns(self, CLONE_NEWNET)) {
+			/* nothing may go on in another namespace */
+			log_warn("cannot return to egressctl's network namespace");
+			abort();
+		}
+		close(self);
+	}
+	return fd < 0 ? err : fd;
+}
+
+/* Runs egr_kv_kill in nsfd's network namespace (-1: ours). */
+static int
+kill_in(struct loader *ld, int nsfd)
+{
+	char buf[64];
+	int fd = kill_iter(ld, nsfd), err = 0;
+	ssize_t n;
+
+	if (fd < 0) {
+		log_warnx("cannot end refused connections: %s", strerror(-fd));
+		return fd;
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		; /* the program writes nothing: reading runs it */
 	if (n < 0)
 		err = -errno;
 	close(fd);
+	return err;
+}
+
+int
+loader_kv_kill(struct loader *ld, pid_t pid)
+{
+	struct stat mine, theirs;
+	char path[64];
+	int err, nsfd;
+
+	if (!ld->kill_link) {
+		log_warnx("cannot end refused connections: no iter/tcp link (pins of an older "
+			  "egressctl): the kernel ends them by their timeout, ~200 ms");
+		return -ENOENT;
+	}
+	err = kill_in(ld, -1);
+	if (pid <= 0)
+		return err;
+	/* a container's socket is in its own network namespace: there too */
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		return err; /* gone, and its sockets with it, or never ours to see */
+	if (!fstat(nsfd, &theirs) && !stat("/proc/thread-self/ns/net", &mine) &&
+	    (theirs.st_ino != mine.st_ino || theirs.st_dev != mine.st_dev))
+		err = kill_in(ld, nsfd);
+	close(nsfd);
 	return err;
 }
 

@@ -127,10 +127,11 @@ int loader_kv_walk(struct loader *ld,
 		   void *arg);
 
 /* Ends the refused direct connections (EGR_SK_KREJECT: the kernel-verified
- * path's, and any whose packets went elsewhere) in this network namespace: the iter/tcp program egr_kv_kill, run once.
- * The ring buffer's consumer calls it on each refusal's event. 0 or -errno
- * (logged). */
-int loader_kv_kill(struct loader *ld);
+ * path's, and any whose packets went elsewhere) in this network namespace
+ * and, when pid (who connected; 0: unknown) is in another (a container),
+ * in that one too: the iter/tcp program egr_kv_kill. The ring buffer's
+ * consumer calls it on each refusal's event. 0 or -errno (logged). */
+int loader_kv_kill(struct loader *ld, pid_t pid);
 
 /* Is e the catch-all's refusal of a direct connection (a kernel-verified
  * one's first bytes, a packet sent elsewhere), which is to be ended? */
