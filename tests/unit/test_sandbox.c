@@ -904,11 +904,69 @@ static const char *const masked_files[] = {"/proc/keys", "/proc/timer_list", "/p
 					   "/proc/sched_debug"};
 #define NMASKED (sizeof(masked_files) / sizeof(masked_files[0]))
 
+/* The same files through other mounts of their filesystems, made in the
+ * child's mount namespace under kfdir (kf_mount_aliases): a second procfs,
+ * a bind of /proc, a bind of /proc/sys, a second sysfs. The bug this pins:
+ * only /proc/... and /sys/... themselves were read-only, and a uid 0 CMD
+ * opened core_pattern for writing through any of these. */
+static const struct {
+	const char *from, *to; /* a knob_files path starting with from is reached at kfdir/to... */
+} aliases[] = {
+	{"", ""}, /* the path itself */
+	{"/proc/", "proc2/"},
+	{"/proc/", "procbind/"},
+	{"/proc/sys/", "procsys/"},
+	{"/sys/", "sys2/"},
+};
+#define NALIAS (sizeof(aliases) / sizeof(aliases[0]))
+
 struct knobs {
-	bool knob[NKNOBS], masked[NMASKED], firmware;
+	const char *kfdir;
+	bool knob[NKNOBS][NALIAS], masked[NMASKED][NALIAS], firmware[NALIAS], debugfs;
 	char v1[MAX_MNT][PATH_MAX]; /* cgroup v1 hierarchies */
 	int nv1;
 };
+
+/* file through alias a into out; false when the alias does not reach it */
+static bool
+alias_path(const struct knobs *k, size_t a, const char *file, char *out, size_t outlen)
+{
+	size_t n = strlen(aliases[a].from);
+
+	if (a == 0)
+		return (size_t)snprintf(out, outlen, "%s", file) < outlen;
+	if (strncmp(file, aliases[a].from, n))
+		return false;
+	return (size_t)snprintf(out, outlen, "%s/%s%s", k->kfdir, aliases[a].to, file + n) < outlen;
+}
+
+/* In the child's own mount namespace: a tmpfs at kfdir holding the aliases'
+ * mounts and a debugfs (where the kernel has one). */
+static void
+kf_mount_aliases(struct knobs *k)
+{
+	static const char *const dirs[] = {"proc2", "procbind", "procsys", "sys2", "dbg"};
+	char p[PATH_MAX];
+	size_t i;
+
+	CHECK(mount("tmpfs", k->kfdir, "tmpfs", 0, "size=64k,mode=0755") == 0);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", k->kfdir, dirs[i]);
+		CHECK(mkdir(p, 0755) == 0);
+	}
+	snprintf(p, sizeof(p), "%s/proc2", k->kfdir);
+	CHECK(mount("proc", p, "proc", 0, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/procbind", k->kfdir);
+	CHECK(mount("/proc", p, NULL, MS_BIND, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/procsys", k->kfdir);
+	CHECK(mount("/proc/sys", p, NULL, MS_BIND, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/sys2", k->kfdir);
+	CHECK(mount("sysfs", p, "sysfs", 0, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/dbg", k->kfdir);
+	k->debugfs = mount("debugfs", p, "debugfs", 0, NULL) == 0;
+	if (!k->debugfs)
+		print_message("[   INFO   ] no debugfs: %s\n", strerror(errno));
+}
 
 /* Controls, as root with every capability: each file that exists opens for
  * writing (and is closed unwritten). */
@@ -916,20 +974,33 @@ static void
 knobs_before(struct knobs *k)
 {
 	char p[PATH_MAX + 16];
-	size_t i;
+	size_t i, a;
 	int fd;
 
-	for (i = 0; i < NKNOBS; i++) {
-		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
-		k->knob[i] = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	CHECKF(k->knob[0], "control: cannot open %s for writing: %s", knob_files[0],
-	       strerror(errno));
+	kf_mount_aliases(k);
+	for (i = 0; i < NKNOBS; i++)
+		for (a = 0; a < NALIAS; a++) {
+			if (!alias_path(k, a, knob_files[i], p, sizeof(p)))
+				continue;
+			fd = open(p, O_WRONLY | O_CLOEXEC);
+			k->knob[i][a] = fd >= 0;
+			if (fd >= 0)
+				close(fd);
+			/* core_pattern opens through every alias of /proc */
+			CHECKF(i || fd >= 0, "control: cannot open %s for writing: %s", p,
+			       strerror(errno));
+		}
 	for (i = 0; i < NMASKED; i++)
-		k->masked[i] = access(masked_files[i], F_OK) == 0;
-	k->firmware = access("/sys/firmware", F_OK) == 0;
+		for (a = 0; a < NALIAS; a++)
+			k->masked[i][a] = alias_path(k, a, masked_files[i], p, sizeof(p)) &&
+					  access(p, F_OK) == 0;
+	for (a = 0; a < NALIAS; a++)
+		k->firmware[a] =
+			alias_path(k, a, "/sys/firmware", p, sizeof(p)) && access(p, F_OK) == 0;
+	if (k->debugfs) {
+		snprintf(p, sizeof(p), "%s/dbg", k->kfdir);
+		CHECKF(!covered(p), "control: debugfs at %s looks empty", p);
+	}
 	k->nv1 = mounts_of("cgroup", k->v1, MAX_MNT);
 	for (i = 0; i < (size_t)k->nv1; i++) {
 		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
@@ -943,30 +1014,37 @@ knobs_after(const struct knobs *k, bool root)
 	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
 	char p[PATH_MAX + 16];
 	struct stat st;
-	size_t i;
+	size_t i, a;
 	int fd, e;
 
-	for (i = 0; i < NKNOBS; i++) {
-		if (!k->knob[i])
-			continue;
-		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		/* EROFS: read-only mount; a non-root user meets EACCES first */
-		CHECKF(fd == -1 && (e == EROFS || (!root && e == EACCES)),
-		       "open %s for writing: fd %d, errno %d (%s)", knob_files[i], fd,
-		       fd == -1 ? e : 0, strerror(e));
+	for (i = 0; i < NKNOBS; i++)
+		for (a = 0; a < NALIAS; a++) {
+			if (!k->knob[i][a] || !alias_path(k, a, knob_files[i], p, sizeof(p)))
+				continue;
+			fd = open(p, O_WRONLY | O_CLOEXEC);
+			e = errno;
+			if (fd >= 0)
+				close(fd);
+			/* EROFS: read-only mount; a non-root user meets EACCES first */
+			CHECKF(fd == -1 && (e == EROFS || (!root && e == EACCES)),
+			       "open %s for writing: fd %d, errno %d (%s)", p, fd, fd == -1 ? e : 0,
+			       strerror(e));
+		}
+	for (i = 0; i < NMASKED; i++)
+		for (a = 0; a < NALIAS; a++) {
+			if (!k->masked[i][a] || !alias_path(k, a, masked_files[i], p, sizeof(p)))
+				continue;
+			CHECK(stat(p, &st) == 0);
+			CHECKF(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3), "%s not masked",
+			       p);
+		}
+	for (a = 0; a < NALIAS; a++)
+		if (k->firmware[a] && alias_path(k, a, "/sys/firmware", p, sizeof(p)))
+			CHECKF(covered(p), "%s not masked", p);
+	if (k->debugfs) {
+		snprintf(p, sizeof(p), "%s/dbg", k->kfdir);
+		CHECKF(covered(p), "debugfs at %s not hidden", p);
 	}
-	for (i = 0; i < NMASKED; i++) {
-		if (!k->masked[i])
-			continue;
-		CHECK(stat(masked_files[i], &st) == 0);
-		CHECKF(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3), "%s not masked",
-		       masked_files[i]);
-	}
-	if (k->firmware)
-		CHECKF(covered("/sys/firmware"), "/sys/firmware not masked");
 	for (i = 0; i < (size_t)k->nv1; i++) {
 		CHECKF(covered(k->v1[i]), "cgroup v1 %s not covered", k->v1[i]);
 		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
@@ -983,6 +1061,7 @@ knobs_after(const struct knobs *k, bool root)
 struct enter_case {
 	struct sandbox_user u;
 	const char *tmpdir; /* the child mounts bpffs here, cgroup2 at tmpdir/sub */
+	const char *kfdir;  /* ... and the kernel files' aliases here (kf_mount_aliases) */
 	bool no_exec;	    /* stop after the checks instead of exec'ing the shell check */
 };
 
@@ -1010,7 +1089,7 @@ enter_child(void *arg)
 	gid_t rg, eg, sg;
 	const char *what = NULL;
 	struct statfs sfs;
-	struct knobs knobs;
+	struct knobs knobs = {0};
 
 	/* keep_fd in the middle: fds below and above it must go */
 	old_msg_fd = child_msg_fd;
@@ -1069,6 +1148,7 @@ enter_child(void *arg)
 		CHECK(getgrouplist(c->u.name, c->u.gid, want_groups, &nwant) >= 0);
 	}
 
+	knobs.kfdir = c->kfdir;
 	knobs_before(&knobs);
 	err = sandbox_enter(&c->u, NULL, keep, &what);
 	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
@@ -1139,13 +1219,15 @@ enter_child(void *arg)
 static void
 run_enter(const struct sandbox_user *u, bool no_exec)
 {
-	char tmpdir[] = "/tmp/egr-sb-XXXXXX";
-	struct enter_case c = {.u = *u, .tmpdir = tmpdir, .no_exec = no_exec};
+	char tmpdir[] = "/tmp/egr-sb-XXXXXX", kfdir[] = "/tmp/egr-kf-XXXXXX";
+	struct enter_case c = {.u = *u, .tmpdir = tmpdir, .kfdir = kfdir, .no_exec = no_exec};
 	struct child_result res;
 
 	assert_non_null(mkdtemp(tmpdir));
+	assert_non_null(mkdtemp(kfdir));
 	run_child(enter_child, &c, false, &res);
 	rmdir(tmpdir);
+	rmdir(kfdir);
 	check_child(&res);
 }
 

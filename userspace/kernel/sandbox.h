@@ -57,11 +57,12 @@ bool sandbox_tty_alias(const char *name, dev_t rdev, dev_t tty);
 
 /* Everything the child does between clone3(CLONE_INTO_CGROUP) and execve(),
  * in this order: new mount namespace (MS_REC|MS_PRIVATE); an empty
- * read-only tmpfs over every cgroup2, cgroup (v1) and bpf mount; /sys
- * read-only (with every mount below it); /proc/{bus,fs,irq,sys,
- * sysrq-trigger} read-only and /proc/{acpi,asound,kcore,keys,latency_stats,
- * timer_list,timer_stats,sched_debug,scsi}, /sys/firmware and
- * /sys/devices/virtual/{tpm,powercap} masked where they exist. With term
+ * read-only tmpfs over every cgroup2, cgroup (v1) and bpf mount; every
+ * mount of a kernel pseudo-filesystem treated by kfiles_protect() (sysfs
+ * read-only with every mount below it, procfs's {bus,fs,irq,sys,
+ * sysrq-trigger} read-only and {acpi,asound,kcore,keys,...} masked, debugfs
+ * and tracefs hidden, securityfs, binfmt_misc, configfs, ... read-only,
+ * wherever they are mounted: kernel/kfiles.h). With term
  * (--ask): setsid(); every devpts mount covered and a private devpts
  * instance at /dev/pts; the terminal's aliases in /dev (sandbox_tty_alias)
  * and /dev/input covered; the tmux, screen and X11 socket directories
