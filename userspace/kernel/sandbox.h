@@ -32,9 +32,18 @@ int sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbu
  * clone3 -> ENOSYS (glibc falls back to clone); setns, bpf, ptrace,
  * process_vm_readv/writev, pidfd_getfd -> EPERM; io_uring_setup -> ENOSYS
  * (io_uring's IORING_OP_SOCKET would bypass the socket() filter); ioctl
- * TIOCSTI and TIOCLINUX (typing into a terminal) -> EPERM; non-x86_64 ABIs
- * (i386, x32) -> killed. Returns 0 or -errno. */
+ * TIOCSTI and TIOCLINUX (typing into a terminal) -> EPERM; mount,
+ * umount2, pivot_root and the new mount API (open_tree, move_mount, fsopen,
+ * fsconfig, fsmount, fspick, mount_setattr, open_tree_attr), modules,
+ * kexec, open_by_handle_at, reboot, swap, acct -> EPERM; every number past
+ * the last syscall of Linux 6.18 -> ENOSYS; non-x86_64 ABIs (i386, x32) ->
+ * killed. Returns 0 or -errno. */
 int sandbox_install_seccomp(void);
+
+/* The filter sandbox_install_seccomp() installs (x86_64 classic BPF), for
+ * the unit tests to run on every syscall number; *len instructions. */
+struct sock_filter;
+const struct sock_filter *sandbox_seccomp_filter(size_t *len);
 
 /* The Landlock ABI version of the running kernel (>= 1), or -errno when
  * Landlock is missing or off (-ENOSYS, -EOPNOTSUPP). */
