@@ -438,7 +438,20 @@ e2e_cleanup() {
 	done
 	ip netns del "$SBX" 2>/dev/null
 	ip netns del "$INET" 2>/dev/null
-	if [ -z "${E2E_KEEP:-}" ]; then rm -rf "$W"; fi
+	e2e_umount_under "$W"
+	if [ -z "${E2E_KEEP:-}" ]; then rm -rf --one-file-system "$W"; fi
+}
+
+# e2e_umount_under DIR: lazily unmount every mount below DIR, deepest
+# first (sudo.sh's pseudo-filesystems): rm must never walk into a procfs,
+# a tracefs (its instances/ rmdir) or a pstore (unlink erases records).
+e2e_umount_under() {
+	local m
+	[ -n "$1" ] || return 0
+	while read -r m; do
+		umount -l "$m" 2>/dev/null
+	done < <(awk -v d="$1/" 'substr($5, 1, length(d)) == d { print length($5), $5 }' /proc/self/mountinfo |
+		sort -rn | cut -d' ' -f2-)
 }
 
 # e2e_base_setup: work dirs, clients, the cgroup watcher and the test

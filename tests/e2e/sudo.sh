@@ -27,13 +27,13 @@ if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && comma
 fi
 . "$(dirname "$0")/lib.sh"
 
-ALL_TESTS="nosudo sudo caps escapes root_user pidns"
+ALL_TESTS="nosudo sudo caps escapes root_user pidns pseudofs"
 U=65534
 # every way out rootprobe.py tries; the control half leaves umount_covers
 # out (it would unmount the suite's own cgroup2)
-ESCAPES="mount_cgroup2 fsopen open_tree proc_outside_root_cgroup bpf unshare_net unshare_user nsenter
-setns insmod delete_module kexec nft ip_link raw packet kill_egressctl egressctl_mem ptrace
-pidfd_getfd open_by_handle"
+ESCAPES="mount_cgroup2 fsopen open_tree newmount_proc fspick open_tree_attr mount_setattr move_mount
+proc_outside_root_cgroup bpf unshare_net unshare_user nsenter setns insmod delete_module kexec nft
+ip_link raw packet kill_egressctl egressctl_mem ptrace pidfd_getfd open_by_handle"
 RAW_DST=198.51.100.77	# the raw socket's ICMP echo: the sensor must never see it from CMD
 RAW_CTL=198.51.100.78	# ... and sees it from the control half
 
@@ -73,7 +73,7 @@ a_escape() {
 	case $r in
 	false*) ok "$1.$2.refused" ;;
 	missing) fail "$1.$2.refused" "no result (probe output: $(tail -c 300 "$W/$1.out" | tr '\n' '|') stderr: $(tail -c 300 "$W/$1.err" | tr '\n' '|'))" ;;
-	*) fail "$1.$2.refused" "ESCAPE: it worked as root inside the sandbox: $r" ;;
+	*) fail "$1.$2.refused" "ESCAPE: it worked inside the sandbox: $r" ;;
 	esac
 }
 
@@ -196,6 +196,118 @@ test_pidns() {
 	# an orphan is reaped, and CMD's end takes the rest of its namespace with it
 	egr pidns-orphan --user $U --allow-sudo -- sh -c '(sleep 0.2 &) ; sleep 0.5; ps -o stat= -e 2>/dev/null | grep -c Z || true'
 	a_eq pidns.reaped zombies "$(tail -1 "$W/pidns-orphan.out")" 0
+}
+
+# 7. Regression: the kernel's knobs through another mount of their
+#    filesystem. Only /proc/... and /sys/... themselves were read-only in
+#    CMD's mount namespace: where a second procfs, a bind of /proc or of
+#    /proc/sys, or a second sysfs existed (a chroot's /proc, a build root's
+#    /sys, a container's own procfs), a --user root CMD, and root through
+#    sudo under --allow-sudo, opened core_pattern for writing through it (a
+#    pipe there runs a program as real root outside every cgroup) and wrote
+#    net.ipv4.ip_unprivileged_port_start; tracefs, debugfs, binfmt_misc and
+#    securityfs mounts were as open. Each mount is made here, under
+#    $W/pfs in the suite's own mount namespace, and goes at the end. The
+#    control writes back only the value it read (core_pattern, tracing_on,
+#    binfmt_misc's status) or bumps the port sysctl of the test netns and
+#    puts it back at once; everything else is opened, never written.
+PFS_TYPES="securityfs tracefs debugfs configfs binfmt_misc pstore efivarfs"	# securityfs first: lockdown
+PFS=()	# the probe's attempts, NAME=OP:PATH (clients/kfprobe.py)
+
+pfs_mount() {
+	local d=$W/pfs t f
+	PFS=()
+	mkdir -m 0755 "$d" "$d/proc" "$d/procbind" "$d/procsys" "$d/sys" || return 1
+	mount -t proc proc "$d/proc" && mount --bind /proc "$d/procbind" &&
+		mount --bind /proc/sys "$d/procsys" && mount -t sysfs sysfs "$d/sys" || return 1
+	for t in proc procbind; do
+		PFS+=("$t.core_pattern=rewrite:$d/$t/sys/kernel/core_pattern"
+			"$t.port_start=bump:$d/$t/sys/net/ipv4/ip_unprivileged_port_start"
+			"$t.keys=visible:$d/$t/keys")
+		[ -e "$d/$t/sysrq-trigger" ] && PFS+=("$t.sysrq=open-w:$d/$t/sysrq-trigger")
+	done
+	PFS+=("procsys.core_pattern=rewrite:$d/procsys/kernel/core_pattern"
+		"procsys.port_start=bump:$d/procsys/net/ipv4/ip_unprivileged_port_start"
+		"sysfs.rw=rw-mount:$d/sys" "sysfs.firmware=visible:$d/sys/firmware")
+	for f in kernel/mm/transparent_hugepage/enabled module/printk/parameters/time kernel/uevent_helper; do
+		[ -e "$d/sys/$f" ] && { PFS+=("sysfs.knob=open-w:$d/sys/$f"); break; }
+	done
+	for t in $PFS_TYPES; do
+		if ! grep -qw "$t" /proc/filesystems; then
+			note "pseudofs: this kernel has no $t"
+			continue
+		fi
+		mkdir -m 0755 "$d/$t" || return 1
+		if ! mount -t "$t" "$t" "$d/$t" 2>"$W/pfs-$t.err"; then
+			note "pseudofs: $t cannot be mounted here: $(head -c 200 "$W/pfs-$t.err" | tr '\n' ' ')"
+			continue
+		fi
+		PFS+=("$t.rw=rw-mount:$d/$t")
+		case $t in
+		tracefs) PFS+=("tracefs.tracing_on=rewrite:$d/$t/tracing_on" "tracefs.visible=visible:$d/$t") ;;
+		debugfs)
+			PFS+=("debugfs.visible=visible:$d/$t")
+			# kernel lockdown (integrity and up) refuses every debugfs
+			# open for writing, root's included: no control possible
+			if grep -q '\[none\]' "$d/securityfs/lockdown" 2>/dev/null || [ ! -e "$d/securityfs/lockdown" ]; then
+				[ -e "$d/$t/fault_around_bytes" ] && PFS+=("debugfs.knob=open-w:$d/$t/fault_around_bytes")
+			else
+				note "pseudofs: lockdown is $(grep -o '\[[a-z]*\]' "$d/securityfs/lockdown"): debugfs refuses writes to root too, only its hiding is tested"
+			fi
+			;;
+		binfmt_misc) PFS+=("binfmt_misc.status=status:$d/$t/status" "binfmt_misc.register=open-w:$d/$t/register") ;;
+		securityfs) [ -e "$d/$t/lockdown" ] && PFS+=("securityfs.lockdown=open-w:$d/$t/lockdown") ;;
+		esac
+	done
+}
+
+# a_pfs_refused TAG NAME: refused, and where a file was opened for writing
+# with EROFS, EACCES or ENOENT (the masks and covers answer with data)
+a_pfs_refused() {
+	local r=${R[$2]:-missing}
+	a_escape "$1" "$2"
+	case $2 in
+	*.rw | *.visible | *.keys | *.firmware) ;;
+	*) [[ $r =~ ^false\ (EROFS|EACCES|ENOENT) ]] && ok "$1.$2.errno" || fail "$1.$2.errno" "$r" ;;
+	esac
+}
+
+# pfs_confined TAG RUN-OPTIONS... -- [sudo -n]: the probe in a confined run
+pfs_confined() {
+	local tag=$1 a
+	shift
+	EGR_TIMEOUT=60 egr "$tag" "$@" "$PY" "$C/kfprobe.py" "${PFS[@]}"
+	a_rc "$tag.exit" 0 "$tag"
+	read_probe "$W/$tag.out"
+	for a in "${PFS[@]}"; do a_pfs_refused "$tag" "${a%%=*}"; done
+}
+
+test_pseudofs() {
+	local a port knob=/proc/sys/net/ipv4/ip_unprivileged_port_start
+	if ! pfs_mount; then
+		fail pseudofs.setup "cannot make the second procfs, the binds or the second sysfs under $W/pfs"
+		e2e_umount_under "$W/pfs"
+		return
+	fi
+	port=$(in_sbx cat "$knob")
+	# control: root without egressctl, in the test netns and this suite's
+	# mount namespace: every attempt works
+	timeout 60 nsenter --net="$NS_SBX" "$PY" "$C/kfprobe.py" "${PFS[@]}" >"$W/pfs-ctl.out" 2>"$W/pfs-ctl.err"
+	read_probe "$W/pfs-ctl.out"
+	for a in "${PFS[@]}"; do
+		a=${a%%=*}
+		[[ ${R[$a]:-} == true* ]] && ok "pseudofs.control.$a" ||
+			fail "pseudofs.control.$a" "the attempt does not work unconfined either: ${R[$a]:-missing}"
+	done
+	a_eq pseudofs.control.port_restored ip_unprivileged_port_start "$(in_sbx cat "$knob")" "$port"
+	have_egr || { e2e_umount_under "$W/pfs"; return 0; }
+
+	pfs_confined pseudofs-root --user root --
+	pfs_confined pseudofs-sudo --user $U --allow-sudo -- sudo -n
+	pfs_confined pseudofs-rootsudo --user root --allow-sudo --
+	pfs_confined pseudofs-nobody --user $U --
+	a_eq pseudofs.port_unchanged ip_unprivileged_port_start "$(in_sbx cat "$knob")" "$port"
+	e2e_umount_under "$W/pfs"
 }
 
 suite_main sudo.sh sudo_setup "ip nsenter setpriv unshare mount tcpdump sudo nft timeout" "$@"

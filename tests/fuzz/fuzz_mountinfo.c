@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libFuzzer target for the mountinfo parser in userspace/kernel/cgroup.c: arbitrary
- * bytes, NUL-terminated, go to cgroup_find_mount_in() with roomy and tight
- * output buffers and to cgroup_foreach_mount_in(). Besides memory errors
- * (ASan) it checks that results are consistent: every mount point is
- * absolute, fits its buffer, and the chosen cgroup2 mount is one that
- * foreach reports. */
+/* libFuzzer target for the mountinfo parsers in userspace/kernel/cgroup.c and
+ * kfiles.c: arbitrary bytes, NUL-terminated, go to cgroup_find_mount_in()
+ * with roomy and tight output buffers, to cgroup_foreach_mount_in() and to
+ * kfiles_plan_in(). Besides memory errors (ASan) it checks that results are
+ * consistent: every mount point is absolute, fits its buffer, and the chosen
+ * cgroup2 mount is one that foreach reports; every step of the kernel files'
+ * plan is an absolute path inside its mount point (the mount point itself
+ * for a whole-mount step), shorter than PATH_MAX, longest first. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "kernel/cgroup.h"
+#include "kernel/kfiles.h"
 
 struct check {
 	const char *want; /* cgroup_find_mount_in() result to look for */
@@ -33,6 +37,31 @@ visit(const char *mountpoint, void *arg)
 	if (++c->calls == c->fail_at)
 		return -EIO;
 	return 0;
+}
+
+static void
+check_plan(const char *text)
+{
+	struct kfiles_plan p;
+	size_t i, len, prev = PATH_MAX;
+	int err;
+
+	err = kfiles_plan_in(text, &p);
+	if (err && err != -ENOMEM && err != -ENAMETOOLONG)
+		abort();
+	if (err && (p.n || p.step))
+		abort();
+	for (i = 0; i < p.n; i++) {
+		const struct kfiles_step *s = &p.step[i];
+
+		len = strlen(s->path);
+		if (s->path[0] != '/' || s->point[0] != '/' || len >= PATH_MAX || len > prev ||
+		    strncmp(s->path, s->point, strlen(s->point)) ||
+		    (s->whole && strcmp(s->path, s->point)) || s->how > KFILES_RO)
+			abort();
+		prev = len;
+	}
+	kfiles_plan_free(&p);
 }
 
 int
@@ -71,6 +100,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n < 0 ? n != -EIO || c.calls != c.fail_at : n != c.calls)
 		abort();
 
+	check_plan(text);
 	free(text);
 	return 0;
 }

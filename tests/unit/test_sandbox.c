@@ -44,10 +44,13 @@
 #include <sys/un.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/magic.h>
 #include <linux/netlink.h>
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
 
 #include "kernel/sandbox.h"
@@ -374,6 +377,12 @@ root_syscalls_child(void *arg)
 	CHECK_ERR(syscall(428 /* open_tree */, AT_FDCWD, "/", 1), EPERM);
 	CHECK_ERR(syscall(442 /* mount_setattr */, AT_FDCWD, "/", 0, NULL, 0), EPERM);
 	CHECK_ERR(syscall(429 /* move_mount */, -1, "", -1, "", 0), EPERM);
+	/* the rest of the new mount API: each reaches the kernel unfiltered
+	 * (EBADF, EINVAL, ENOENT), EPERM here */
+	CHECK_ERR(syscall(431 /* fsconfig */, -1, 0, NULL, NULL, 0), EPERM);
+	CHECK_ERR(syscall(432 /* fsmount */, -1, 0, 0), EPERM);
+	CHECK_ERR(syscall(433 /* fspick */, AT_FDCWD, "/proc", 0), EPERM);
+	CHECK_ERR(syscall(467 /* open_tree_attr */, AT_FDCWD, "/", 1, NULL, 0), EPERM);
 	CHECK_ERR(unshare(CLONE_NEWNS), EPERM);
 	CHECK_ERR(unshare(CLONE_NEWNET), EPERM);
 	CHECK_ERR(unshare(CLONE_NEWPID), EPERM);
@@ -403,6 +412,99 @@ test_seccomp_root_syscalls(void **state)
 	if (geteuid() != 0)
 		skip();
 	expect_child_ok(root_syscalls_child, NULL, true);
+}
+
+/* ---- seccomp: the filter itself, on every syscall number --------------------------------- */
+
+/* A classic-BPF interpreter for what the filter uses (LD W ABS, JEQ, JSET
+ * and JGT with constants, RET): its answer for d. An instruction it does
+ * not know fails the test. */
+static uint32_t
+filter_run(const struct seccomp_data *d)
+{
+	const struct sock_filter *f, *i;
+	size_t n, pc = 0;
+	uint32_t a = 0;
+
+	f = sandbox_seccomp_filter(&n);
+	while (pc < n) {
+		i = &f[pc++];
+		switch (i->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			assert_true(i->k % 4 == 0 && i->k + 4 <= sizeof(*d));
+			memcpy(&a, (const char *)d + i->k, 4);
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += a == i->k ? i->jt : i->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += (a & i->k) ? i->jt : i->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			pc += a > i->k ? i->jt : i->jf;
+			break;
+		case BPF_RET | BPF_K:
+			return i->k;
+		default:
+			fail_msg("instruction %zu: code %#x", pc - 1, i->code);
+		}
+	}
+	fail_msg("the filter ends without a verdict");
+	return 0;
+}
+
+/* Every mount call of the old and the new API that Linux 6.18 has is EPERM;
+ * every number past the last one it has is ENOSYS (a later kernel's new
+ * call, mount-making or not, is never let through unread); the read-only
+ * mount queries and the newest calls the filter knows pass. Run in this
+ * process, no kernel involved: the numbers past 469 mean nothing to 6.18,
+ * so only the filter's own answer can show the rule. */
+static void
+test_seccomp_numbers(void **state)
+{
+	static const unsigned int mounts[] = {
+		SYS_mount,
+		SYS_umount2,
+		SYS_pivot_root,
+		428 /* open_tree */,
+		429 /* move_mount */,
+		430 /* fsopen */,
+		431 /* fsconfig */,
+		432 /* fsmount */,
+		433 /* fspick */,
+		442 /* mount_setattr */,
+		467 /* open_tree_attr */,
+	};
+	static const unsigned int newer[] = {470, 471, 472, 500, 1023, 0x3fffffff};
+	static const unsigned int allowed[] = {
+		SYS_read,
+		SYS_openat,
+		SYS_statx,
+		SYS_chroot,
+		457 /* statmount */,
+		458 /* listmount */,
+		468 /* file_getattr */,
+		469 /* file_setattr */,
+	};
+	struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		d.nr = (int)mounts[i];
+		if (filter_run(&d) != (SECCOMP_RET_ERRNO | EPERM))
+			fail_msg("syscall %u: %#x, want EPERM", mounts[i], filter_run(&d));
+	}
+	for (i = 0; i < sizeof(newer) / sizeof(newer[0]); i++) {
+		d.nr = (int)newer[i];
+		if (filter_run(&d) != (SECCOMP_RET_ERRNO | ENOSYS))
+			fail_msg("syscall %u: %#x, want ENOSYS", newer[i], filter_run(&d));
+	}
+	for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		d.nr = (int)allowed[i];
+		if (filter_run(&d) != SECCOMP_RET_ALLOW)
+			fail_msg("syscall %u: %#x, want allowed", allowed[i], filter_run(&d));
+	}
 }
 
 /* ---- seccomp: other processes, bpf, io_uring ------------------------------------------ */
@@ -905,11 +1007,69 @@ static const char *const masked_files[] = {"/proc/keys", "/proc/timer_list", "/p
 					   "/proc/sched_debug"};
 #define NMASKED (sizeof(masked_files) / sizeof(masked_files[0]))
 
+/* The same files through other mounts of their filesystems, made in the
+ * child's mount namespace under kfdir (kf_mount_aliases): a second procfs,
+ * a bind of /proc, a bind of /proc/sys, a second sysfs. The bug this pins:
+ * only /proc/... and /sys/... themselves were read-only, and a uid 0 CMD
+ * opened core_pattern for writing through any of these. */
+static const struct {
+	const char *from, *to; /* a knob_files path starting with from is reached at kfdir/to... */
+} aliases[] = {
+	{"", ""}, /* the path itself */
+	{"/proc/", "proc2/"},
+	{"/proc/", "procbind/"},
+	{"/proc/sys/", "procsys/"},
+	{"/sys/", "sys2/"},
+};
+#define NALIAS (sizeof(aliases) / sizeof(aliases[0]))
+
 struct knobs {
-	bool knob[NKNOBS], masked[NMASKED], firmware;
+	const char *kfdir;
+	bool knob[NKNOBS][NALIAS], masked[NMASKED][NALIAS], firmware[NALIAS], debugfs;
 	char v1[MAX_MNT][PATH_MAX]; /* cgroup v1 hierarchies */
 	int nv1;
 };
+
+/* file through alias a into out; false when the alias does not reach it */
+static bool
+alias_path(const struct knobs *k, size_t a, const char *file, char *out, size_t outlen)
+{
+	size_t n = strlen(aliases[a].from);
+
+	if (a == 0)
+		return (size_t)snprintf(out, outlen, "%s", file) < outlen;
+	if (strncmp(file, aliases[a].from, n))
+		return false;
+	return (size_t)snprintf(out, outlen, "%s/%s%s", k->kfdir, aliases[a].to, file + n) < outlen;
+}
+
+/* In the child's own mount namespace: a tmpfs at kfdir holding the aliases'
+ * mounts and a debugfs (where the kernel has one). */
+static void
+kf_mount_aliases(struct knobs *k)
+{
+	static const char *const dirs[] = {"proc2", "procbind", "procsys", "sys2", "dbg"};
+	char p[PATH_MAX];
+	size_t i;
+
+	CHECK(mount("tmpfs", k->kfdir, "tmpfs", 0, "size=64k,mode=0755") == 0);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", k->kfdir, dirs[i]);
+		CHECK(mkdir(p, 0755) == 0);
+	}
+	snprintf(p, sizeof(p), "%s/proc2", k->kfdir);
+	CHECK(mount("proc", p, "proc", 0, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/procbind", k->kfdir);
+	CHECK(mount("/proc", p, NULL, MS_BIND, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/procsys", k->kfdir);
+	CHECK(mount("/proc/sys", p, NULL, MS_BIND, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/sys2", k->kfdir);
+	CHECK(mount("sysfs", p, "sysfs", 0, NULL) == 0);
+	snprintf(p, sizeof(p), "%s/dbg", k->kfdir);
+	k->debugfs = mount("debugfs", p, "debugfs", 0, NULL) == 0;
+	if (!k->debugfs)
+		print_message("[   INFO   ] no debugfs: %s\n", strerror(errno));
+}
 
 /* Controls, as root with every capability: each file that exists opens for
  * writing (and is closed unwritten). */
@@ -917,20 +1077,33 @@ static void
 knobs_before(struct knobs *k)
 {
 	char p[PATH_MAX + 16];
-	size_t i;
+	size_t i, a;
 	int fd;
 
-	for (i = 0; i < NKNOBS; i++) {
-		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
-		k->knob[i] = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	CHECKF(k->knob[0], "control: cannot open %s for writing: %s", knob_files[0],
-	       strerror(errno));
+	kf_mount_aliases(k);
+	for (i = 0; i < NKNOBS; i++)
+		for (a = 0; a < NALIAS; a++) {
+			if (!alias_path(k, a, knob_files[i], p, sizeof(p)))
+				continue;
+			fd = open(p, O_WRONLY | O_CLOEXEC);
+			k->knob[i][a] = fd >= 0;
+			if (fd >= 0)
+				close(fd);
+			/* core_pattern opens through every alias of /proc */
+			CHECKF(i || fd >= 0, "control: cannot open %s for writing: %s", p,
+			       strerror(errno));
+		}
 	for (i = 0; i < NMASKED; i++)
-		k->masked[i] = access(masked_files[i], F_OK) == 0;
-	k->firmware = access("/sys/firmware", F_OK) == 0;
+		for (a = 0; a < NALIAS; a++)
+			k->masked[i][a] = alias_path(k, a, masked_files[i], p, sizeof(p)) &&
+					  access(p, F_OK) == 0;
+	for (a = 0; a < NALIAS; a++)
+		k->firmware[a] =
+			alias_path(k, a, "/sys/firmware", p, sizeof(p)) && access(p, F_OK) == 0;
+	if (k->debugfs) {
+		snprintf(p, sizeof(p), "%s/dbg", k->kfdir);
+		CHECKF(!covered(p), "control: debugfs at %s looks empty", p);
+	}
 	k->nv1 = mounts_of("cgroup", k->v1, MAX_MNT);
 	for (i = 0; i < (size_t)k->nv1; i++) {
 		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
@@ -944,30 +1117,37 @@ knobs_after(const struct knobs *k, bool root)
 	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
 	char p[PATH_MAX + 16];
 	struct stat st;
-	size_t i;
+	size_t i, a;
 	int fd, e;
 
-	for (i = 0; i < NKNOBS; i++) {
-		if (!k->knob[i])
-			continue;
-		fd = open(knob_files[i], O_WRONLY | O_CLOEXEC);
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		/* EROFS: read-only mount; a non-root user meets EACCES first */
-		CHECKF(fd == -1 && (e == EROFS || (!root && e == EACCES)),
-		       "open %s for writing: fd %d, errno %d (%s)", knob_files[i], fd,
-		       fd == -1 ? e : 0, strerror(e));
+	for (i = 0; i < NKNOBS; i++)
+		for (a = 0; a < NALIAS; a++) {
+			if (!k->knob[i][a] || !alias_path(k, a, knob_files[i], p, sizeof(p)))
+				continue;
+			fd = open(p, O_WRONLY | O_CLOEXEC);
+			e = errno;
+			if (fd >= 0)
+				close(fd);
+			/* EROFS: read-only mount; a non-root user meets EACCES first */
+			CHECKF(fd == -1 && (e == EROFS || (!root && e == EACCES)),
+			       "open %s for writing: fd %d, errno %d (%s)", p, fd, fd == -1 ? e : 0,
+			       strerror(e));
+		}
+	for (i = 0; i < NMASKED; i++)
+		for (a = 0; a < NALIAS; a++) {
+			if (!k->masked[i][a] || !alias_path(k, a, masked_files[i], p, sizeof(p)))
+				continue;
+			CHECK(stat(p, &st) == 0);
+			CHECKF(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3), "%s not masked",
+			       p);
+		}
+	for (a = 0; a < NALIAS; a++)
+		if (k->firmware[a] && alias_path(k, a, "/sys/firmware", p, sizeof(p)))
+			CHECKF(covered(p), "%s not masked", p);
+	if (k->debugfs) {
+		snprintf(p, sizeof(p), "%s/dbg", k->kfdir);
+		CHECKF(covered(p), "debugfs at %s not hidden", p);
 	}
-	for (i = 0; i < NMASKED; i++) {
-		if (!k->masked[i])
-			continue;
-		CHECK(stat(masked_files[i], &st) == 0);
-		CHECKF(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3), "%s not masked",
-		       masked_files[i]);
-	}
-	if (k->firmware)
-		CHECKF(covered("/sys/firmware"), "/sys/firmware not masked");
 	for (i = 0; i < (size_t)k->nv1; i++) {
 		CHECKF(covered(k->v1[i]), "cgroup v1 %s not covered", k->v1[i]);
 		CHECK(snprintf(p, sizeof(p), "%s/tasks", k->v1[i]) < (int)sizeof(p));
@@ -984,6 +1164,7 @@ knobs_after(const struct knobs *k, bool root)
 struct enter_case {
 	struct sandbox_user u;
 	const char *tmpdir; /* the child mounts bpffs here, cgroup2 at tmpdir/sub */
+	const char *kfdir;  /* ... and the kernel files' aliases here (kf_mount_aliases) */
 	bool no_exec;	    /* stop after the checks instead of exec'ing the shell check */
 };
 
@@ -1011,7 +1192,7 @@ enter_child(void *arg)
 	gid_t rg, eg, sg;
 	const char *what = NULL;
 	struct statfs sfs;
-	struct knobs knobs;
+	struct knobs knobs = {0};
 
 	/* keep_fd in the middle: fds below and above it must go */
 	old_msg_fd = child_msg_fd;
@@ -1070,6 +1251,7 @@ enter_child(void *arg)
 		CHECK(getgrouplist(c->u.name, c->u.gid, want_groups, &nwant) >= 0);
 	}
 
+	knobs.kfdir = c->kfdir;
 	knobs_before(&knobs);
 	err = sandbox_enter(&c->u, NULL, keep, &what);
 	CHECKF(err == 0, "sandbox_enter: %s: %s", what ? what : "?", strerror(-err));
@@ -1140,13 +1322,15 @@ enter_child(void *arg)
 static void
 run_enter(const struct sandbox_user *u, bool no_exec)
 {
-	char tmpdir[] = "/tmp/egr-sb-XXXXXX";
-	struct enter_case c = {.u = *u, .tmpdir = tmpdir, .no_exec = no_exec};
+	char tmpdir[] = "/tmp/egr-sb-XXXXXX", kfdir[] = "/tmp/egr-kf-XXXXXX";
+	struct enter_case c = {.u = *u, .tmpdir = tmpdir, .kfdir = kfdir, .no_exec = no_exec};
 	struct child_result res;
 
 	assert_non_null(mkdtemp(tmpdir));
+	assert_non_null(mkdtemp(kfdir));
 	run_child(enter_child, &c, false, &res);
 	rmdir(tmpdir);
+	rmdir(kfdir);
 	check_child(&res);
 }
 
@@ -1788,6 +1972,7 @@ main(void)
 		cmocka_unit_test(test_seccomp_allowed_families),
 		cmocka_unit_test(test_seccomp_userns),
 		cmocka_unit_test(test_seccomp_root_syscalls),
+		cmocka_unit_test(test_seccomp_numbers),
 		cmocka_unit_test(test_seccomp_cross_process),
 		cmocka_unit_test(test_seccomp_bpf_io_uring),
 		cmocka_unit_test(test_seccomp_tiocsti),

@@ -3,9 +3,10 @@
  * BPF hooks: whom the command runs as (sandbox_resolve_user), and everything
  * the child does between clone3(CLONE_INTO_CGROUP) and execve()
  * (sandbox_enter): a private mount namespace in which every cgroup2, cgroup
- * (v1) and bpf mount is covered by an empty read-only tmpfs, /sys and the
- * kernel's knobs under /proc are read-only and a few /proc and /sys files
- * masked (runc's default lists); with --ask, a session of its own, a private
+ * (v1) and bpf mount is covered by an empty read-only tmpfs, and every
+ * mount of procfs, sysfs and the other kernel pseudo-filesystems gets its
+ * knobs read-only, a few files masked, debugfs and tracefs hidden
+ * (kernel/kfiles.c); with --ask, a session of its own, a private
  * devpts with a fresh pty (whose master egressctl relays) and no way back to
  * egressctl's terminal; no inherited descriptors, the target uid/gid/groups,
  * no capability in any set (bounding and ambient included, also for uid 0),
@@ -46,6 +47,7 @@
 #include <linux/securebits.h>
 
 #include "kernel/cgroup.h"
+#include "kernel/kfiles.h"
 #include "kernel/sandbox.h"
 
 #ifndef __x86_64__
@@ -84,6 +86,9 @@
 #define SBX_NR_fspick	      433
 #define SBX_NR_mount_setattr  442
 #define SBX_NR_open_tree_attr 467
+/* the last syscall number of Linux 6.18 (file_setattr, 6.17; 6.18 added
+ * none): the filter answers every later one ENOSYS */
+#define SBX_NR_LAST_KNOWN     469
 #define SBX_CLONE_NEW                                                                              \
 	(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
 	 CLONE_NEWPID | CLONE_NEWNET)
@@ -281,6 +286,7 @@ sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbuf, s
 #define LD(off)	      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
 #define JEQ(k, t, f)  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
 #define JSET(k, t, f) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (k), (t), (f))
+#define JGT(k, t, f)  BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (k), (t), (f))
 #define RET(v)	      BPF_STMT(BPF_RET | BPF_K, (v))
 #define ERRNO(e)      (SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
 #define ALLOW	      SECCOMP_RET_ALLOW
@@ -304,6 +310,14 @@ static const struct sock_filter sandbox_filter[] = {
 	JEQ(0xffffffffU, 0, 1),
 	RET(ERRNO(ENOSYS)),
 	RET(SECCOMP_RET_KILL_PROCESS),
+
+	/* A syscall newer than this filter could be a new way to make a mount
+	 * (the new mount API came as six calls at once, then mount_setattr,
+	 * then open_tree_attr), a socket or a namespace that no rule below
+	 * names. ENOSYS is what programs take for "this kernel has no such
+	 * call" and fall back from (glibc does so for clone3). */
+	JGT(SBX_NR_LAST_KNOWN, 0, 1),
+	RET(ERRNO(ENOSYS)),
 
 	/* socket()/socketpair(): the cgroup hooks run only for AF_INET/AF_INET6
 	 * (sock_create, connect, sendmsg, skb) and AF_UNIX (connect_unix,
@@ -413,6 +427,13 @@ static const struct sock_filter sandbox_filter[] = {
 
 	RET(ALLOW),
 };
+
+const struct sock_filter *
+sandbox_seccomp_filter(size_t *len)
+{
+	*len = sizeof(sandbox_filter) / sizeof(sandbox_filter[0]);
+	return sandbox_filter;
+}
 
 int
 sandbox_install_seccomp(void)
@@ -530,108 +551,6 @@ out_free:
 	return err;
 }
 
-/* ---- the kernel's knobs: read-only /sys and /proc/sys, masked files --------------------- */
-
-/* runc's default lists (libcontainer/specconv/example.go: ReadonlyPaths and
- * MaskedPaths), plus /sys/devices/virtual/powercap from Docker's defaults.
- * uid 0 without capabilities still passes the owner check of files that
- * root owns: /proc/sys/kernel/core_pattern and modprobe name programs the
- * kernel runs as real root outside the cgroup, per-netns network sysctls
- * answer to the netns owner's uid 0, /proc/sysrq-trigger reboots. /sys as a
- * whole goes read-only below (uevent_helper runs a program too). Masking
- * hides what a uid 0 could otherwise read (kernel memory, keys, timers). */
-static const char *const ro_paths[] = {
-	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
-};
-
-static const char *const masked_paths[] = {
-	"/proc/acpi",
-	"/proc/asound",
-	"/proc/kcore",
-	"/proc/keys",
-	"/proc/latency_stats",
-	"/proc/timer_list",
-	"/proc/timer_stats",
-	"/proc/sched_debug",
-	"/proc/scsi",
-	"/sys/firmware",
-	"/sys/devices/virtual/tpm",
-	"/sys/devices/virtual/powercap",
-};
-
-/* path and every mount below it: read-only, nosuid, nodev, noexec. Only in
- * our mount namespace: mount flags are per mount, and ours are copies. */
-static int
-make_readonly(const char *path)
-{
-	struct mount_attr attr = {
-		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			    MOUNT_ATTR_NOEXEC,
-	};
-
-	if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof(attr)))
-		return -errno;
-	return 0;
-}
-
-/* A read-only bind of path onto itself (with what is mounted below it). */
-static int
-bind_readonly(const char *path)
-{
-	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL))
-		return -errno;
-	return make_readonly(path);
-}
-
-/* A directory gets an empty read-only tmpfs, anything else /dev/null. */
-static int
-mask_path(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return -errno;
-	if (S_ISDIR(st.st_mode)) {
-		if (mount("egressctl", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "mode=0555,size=4k"))
-			return -errno;
-		return 0;
-	}
-	if (mount("/dev/null", path, NULL, MS_BIND, NULL))
-		return -errno;
-	return 0;
-}
-
-static int
-protect_kernel_files(const char **what)
-{
-	size_t i;
-	int err;
-
-	*what = "read-only /sys";
-	err = make_readonly("/sys");
-	if (err && err != -ENOENT && err != -EINVAL) /* EINVAL: /sys is no mount of its own */
-		return err;
-	if (err == -EINVAL) {
-		err = bind_readonly("/sys");
-		if (err && err != -ENOENT)
-			return err;
-	}
-	for (i = 0; i < sizeof(ro_paths) / sizeof(ro_paths[0]); i++) {
-		*what = ro_paths[i];
-		err = bind_readonly(ro_paths[i]);
-		if (err && err != -ENOENT) /* this kernel has no such file */
-			return err;
-	}
-	for (i = 0; i < sizeof(masked_paths) / sizeof(masked_paths[0]); i++) {
-		*what = masked_paths[i];
-		err = mask_path(masked_paths[i]);
-		if (err && err != -ENOENT)
-			return err;
-	}
-	return 0;
-}
-
 /* ---- --ask: a terminal of its own ---------------------------------------------------- */
 
 #define TTY_MAJOR_ 4 /* VTs (minor 1-63) and serial ports (64-255) */
@@ -678,7 +597,7 @@ cover_tty_aliases(dev_t tty)
 	}
 	closedir(d);
 	if (!err) {
-		err = mask_path("/dev/input");
+		err = kfiles_mask_path("/dev/input");
 		if (err == -ENOENT)
 			err = 0;
 	}
@@ -1287,7 +1206,7 @@ sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *o, c
 	err = hide_mounts(hidden, term ? 4 : 3, what);
 	if (err)
 		return err;
-	err = protect_kernel_files(what);
+	err = kfiles_protect(what);
 	if (err)
 		return err;
 	err = mask_unix(o->unix_masks, what);

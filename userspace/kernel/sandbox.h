@@ -33,9 +33,18 @@ int sandbox_resolve_user(const char *user, struct sandbox_user *out, char *errbu
  * clone3 -> ENOSYS (glibc falls back to clone); setns, bpf, ptrace,
  * process_vm_readv/writev, pidfd_getfd -> EPERM; io_uring_setup -> ENOSYS
  * (io_uring's IORING_OP_SOCKET would bypass the socket() filter); ioctl
- * TIOCSTI and TIOCLINUX (typing into a terminal) -> EPERM; non-x86_64 ABIs
- * (i386, x32) -> killed. Returns 0 or -errno. */
+ * TIOCSTI and TIOCLINUX (typing into a terminal) -> EPERM; mount,
+ * umount2, pivot_root and the new mount API (open_tree, move_mount, fsopen,
+ * fsconfig, fsmount, fspick, mount_setattr, open_tree_attr), modules,
+ * kexec, open_by_handle_at, reboot, swap, acct -> EPERM; every number past
+ * the last syscall of Linux 6.18 -> ENOSYS; non-x86_64 ABIs (i386, x32) ->
+ * killed. Returns 0 or -errno. */
 int sandbox_install_seccomp(void);
+
+/* The filter sandbox_install_seccomp() installs (x86_64 classic BPF), for
+ * the unit tests to run on every syscall number; *len instructions. */
+struct sock_filter;
+const struct sock_filter *sandbox_seccomp_filter(size_t *len);
 
 /* The Landlock ABI version of the running kernel (>= 1), or -errno when
  * Landlock is missing or off (-ENOSYS, -EOPNOTSUPP). */
@@ -58,11 +67,12 @@ bool sandbox_tty_alias(const char *name, dev_t rdev, dev_t tty);
 
 /* Everything the child does between clone3(CLONE_INTO_CGROUP) and execve(),
  * in this order: new mount namespace (MS_REC|MS_PRIVATE); an empty
- * read-only tmpfs over every cgroup2, cgroup (v1) and bpf mount; /sys
- * read-only (with every mount below it); /proc/{bus,fs,irq,sys,
- * sysrq-trigger} read-only and /proc/{acpi,asound,kcore,keys,latency_stats,
- * timer_list,timer_stats,sched_debug,scsi}, /sys/firmware and
- * /sys/devices/virtual/{tpm,powercap} masked where they exist. With term
+ * read-only tmpfs over every cgroup2, cgroup (v1) and bpf mount; every
+ * mount of a kernel pseudo-filesystem treated by kfiles_protect() (sysfs
+ * read-only with every mount below it, procfs's {bus,fs,irq,sys,
+ * sysrq-trigger} read-only and {acpi,asound,kcore,keys,...} masked, debugfs
+ * and tracefs hidden, securityfs, binfmt_misc, configfs, ... read-only,
+ * wherever they are mounted: kernel/kfiles.h). With term
  * (--ask): setsid(); every devpts mount covered and a private devpts
  * instance at /dev/pts; the terminal's aliases in /dev (sandbox_tty_alias)
  * and /dev/input covered; the tmux, screen and X11 socket directories

@@ -25,7 +25,85 @@ libc.syscall.restype = ctypes.c_long
 NR = {"bpf": 321, "finit_module": 313, "init_module": 175, "delete_module": 176,
       "kexec_load": 246, "setns": 308, "unshare": 272, "ptrace": 101, "fsopen": 430,
       "open_tree": 428, "mount_setattr": 442, "pidfd_open": 434, "pidfd_getfd": 438,
-      "process_vm_readv": 310, "open_by_handle_at": 304}
+      "process_vm_readv": 310, "open_by_handle_at": 304, "move_mount": 429, "fsconfig": 431,
+      "fsmount": 432, "fspick": 433, "open_tree_attr": 467}
+AT_FDCWD, AT_EMPTY_PATH, OPEN_TREE_CLONE, MOUNT_ATTR_RDONLY = -100, 0x1000, 1, 1
+FSCONFIG_CMD_CREATE, MOVE_MOUNT_F_EMPTY_PATH, MNT_DETACH = 6, 4, 2
+
+
+def mount_attr(set_=0, clr=0):
+    """struct mount_attr: attr_set, attr_clr, propagation, userns_fd (u64 each)"""
+    return ctypes.create_string_buffer(
+        set_.to_bytes(8, "little") + clr.to_bytes(8, "little") + bytes(16), 32)
+
+
+def close_fd(fd):
+    if fd >= 0:
+        os.close(fd)
+
+
+def open_w_at(dirfd, rel):
+    """open dirfd/rel for writing and close it unwritten: (ok, errno name)"""
+    try:
+        os.close(os.open(rel, os.O_WRONLY, dir_fd=dirfd))
+        return True, ""
+    except OSError as x:
+        return False, ename(x.errno)
+
+
+def new_mount_api(want):
+    """The new mount API, each call as the way to a writable core_pattern (or
+    to a mount of its own) it would be: a procfs made with fsopen, fsconfig
+    and fsmount; /proc picked with fspick; /proc/sys cloned with its
+    read-only flag cleared (open_tree_attr, mount_setattr); a clone moved
+    onto a directory of its own (move_mount, then unmounted). Every mount
+    made here is detached, or unmounted at once."""
+    if want("newmount_proc"):
+        step, mfd = "fsopen", -1
+        fd, e = sys_("fsopen", ctypes.c_char_p(b"proc"), 0)
+        if fd >= 0:
+            step = "fsconfig"
+            r, e = sys_("fsconfig", fd, FSCONFIG_CMD_CREATE, 0, 0, 0)
+            if r == 0:
+                step = "fsmount"
+                mfd, e = sys_("fsmount", fd, 0, 0)
+        ok, err = open_w_at(mfd, "sys/kernel/core_pattern") if mfd >= 0 else (False, ename(e))
+        out("newmount_proc", ok, err, data="core_pattern" if mfd >= 0 else step)
+        close_fd(mfd)
+        close_fd(fd)
+    if want("fspick"):
+        r, e = sys_("fspick", AT_FDCWD, ctypes.c_char_p(b"/proc"), 0)
+        out("fspick", r >= 0, ename(e))
+        close_fd(r)
+    if want("open_tree_attr"):
+        r, e = sys_("open_tree_attr", AT_FDCWD, ctypes.c_char_p(b"/proc/sys"), OPEN_TREE_CLONE,
+                    mount_attr(clr=MOUNT_ATTR_RDONLY), 32)
+        ok, err = open_w_at(r, "kernel/core_pattern") if r >= 0 else (False, ename(e))
+        out("open_tree_attr", ok, err)
+        close_fd(r)
+    if want("mount_setattr"):
+        # on a clone of /proc/sys where open_tree works, else on /proc/sys
+        # itself (the sandbox's read-only bind)
+        fd = sys_("open_tree", AT_FDCWD, ctypes.c_char_p(b"/proc/sys"), OPEN_TREE_CLONE)[0]
+        if fd >= 0:
+            r, e = sys_("mount_setattr", fd, ctypes.c_char_p(b""), AT_EMPTY_PATH,
+                        mount_attr(clr=MOUNT_ATTR_RDONLY), 32)
+        else:
+            r, e = sys_("mount_setattr", AT_FDCWD, ctypes.c_char_p(b"/proc/sys"), 0,
+                        mount_attr(clr=MOUNT_ATTR_RDONLY), 32)
+        out("mount_setattr", r == 0, ename(e), data="clone" if fd >= 0 else "/proc/sys")
+        close_fd(fd)
+    if want("move_mount"):
+        src, dst = tempfile.mkdtemp(), tempfile.mkdtemp()
+        fd = sys_("open_tree", AT_FDCWD, ctypes.c_char_p(src.encode()), OPEN_TREE_CLONE)[0]
+        r, e = sys_("move_mount", fd, ctypes.c_char_p(b""), AT_FDCWD,
+                    ctypes.c_char_p(dst.encode()), MOVE_MOUNT_F_EMPTY_PATH)
+        out("move_mount", r == 0, ename(e))
+        if r == 0:
+            libc.umount2(dst.encode(), MNT_DETACH)
+        close_fd(fd)
+        os.rmdir(src)
+        os.rmdir(dst)
 
 
 def sys_(name, *args):
@@ -75,6 +153,7 @@ def main():
     if want("open_tree"):
         r, e = sys_("open_tree", -100, ctypes.c_char_p(b"/"), 1)  # OPEN_TREE_CLONE
         out("open_tree", r >= 0, ename(e))
+    new_mount_api(want)
     if want("umount_covers"):
         rc, msg = run(["umount", "/sys/fs/cgroup"])
         out("umount_covers", rc == 0, data=msg)
