@@ -292,6 +292,12 @@ test_lsrr() {
 	new4 v
 	dxd "$t" --allow ok.d.test -- ok.d.test 443 --tls ok.d.test --via "$v" --when tfo
 	refused "$t" EPERM connect "$v" "$W/$t.jlog"
+	t=lsrr_daemon_kv_after
+	new4 v
+	dxd "$t" --allow ok.d.test -- ok.d.test 443 --tls ok.d.test --via "$v" --when after
+	a_jlog "$t.verified_first" "$W/$t.jlog" decision=allow source=kernel host=ok.d.test
+	refused "$t" ECONNABORTED again "$v" "$W/$t.jlog"
+	sensor_none "$t.no_options_left" "dst host $A_KV and tcp src port ${P_lport:-0} and $opts"
 	t=lsrr_daemon_after
 	new4 v
 	dxd "$t" --allow tcp://git.d.test:22 -- git.d.test 22 --via "$v" --when after
