@@ -130,7 +130,8 @@ peer_words(const struct peer *p, char *buf, size_t len)
 }
 
 /* One JSON line saying why, and the connection closed. What the peer sent
- * is read off first, so that the close does not reset the line away. */
+ * is read off before the close, which would otherwise reset the line away
+ * (a unix socket closed with unread data: ECONNRESET at the peer). */
 static void
 refuse(int fd, const struct peer *p, const char *why)
 {
