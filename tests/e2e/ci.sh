@@ -321,9 +321,12 @@ test_nested() {
 # gh_runner TAG MODE LISTENER(yes|no): the runner's cgroup TAG with a
 # Runner.Listener (when yes) and a Runner.Worker that runs the action's
 # main, a step, its post. Waits for the worker; the step's results are in
-# $W/TAG.step, the worker's output in $W/TAG.worker.
+# $W/TAG.step, the worker's output in $W/TAG.worker. With GH_USER (a uid)
+# the worker runs as that user (sudo is the runner's way to root), with
+# GH_BEFORE and GH_STEP shell text that runs before the action's main and
+# in the step.
 gh_runner() {
-	local tag=$1 mode=$2 listener=$3 cg
+	local tag=$1 mode=$2 listener=$3 cg u=${GH_USER:-0} f
 	cg=$(tcg "$tag")
 	mkdir -p "$cg" "$W/$tag.bin" "$W/$tag.tmp" || return 1
 	ln -sf /bin/bash "$W/$tag.bin/Runner.Worker"
@@ -346,6 +349,7 @@ set -u
 step() {
 	echo "step \$1 \$(curl -s -o /dev/null -m 5 -w '%{http_code}' "\${@:2}")" >>$W/$tag.step
 }
+${GH_BEFORE:-}
 # before the action: the step's world as it is
 step before-denied --resolve blocked.test:80:$GH_DENIED http://blocked.test/$tag-before
 # the runner passes inputs as INPUT_<NAME>, '-' kept (so: env, not export)
@@ -358,19 +362,24 @@ echo "STEP_CGROUP \$(grep "^0::" /proc/self/cgroup)" >>$W/$tag.step
 step allowed http://a.example.test/$tag-allowed
 step denied-name http://blocked.test/$tag-denied
 step denied --resolve blocked.test:8080:$GH_DENIED http://blocked.test:8080/$tag-denied
-# the post step
-STATE_dir=\$(sed -n 's/^dir=//p' \$GITHUB_STATE) node $REPO/contrib/ci/github/post.js
+${GH_STEP:-}
+# the post step, with what the main step saved as STATE_<name>
+env \$(sed -n 's/^\([a-z]*\)=/STATE_\1=/p' \$GITHUB_STATE) node $REPO/contrib/ci/github/post.js
 echo "post \$?" >>$W/$tag.step
 EOF
 	: >"$W/$tag.step"
+	for f in "$W/$tag.tmp" "$W/$tag.summary.md" "$W/$tag.output" "$W/$tag.state" "$W/$tag.listener" \
+		"$W/$tag.step"; do
+		chown "$u:$u" "$f"
+	done
 	nsenter --net="$NS_SBX" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID=9001 GITHUB_RUN_ATTEMPT=1 \
+		HOME="$W/$tag.tmp" GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID=9001 GITHUB_RUN_ATTEMPT=1 \
 		GITHUB_JOB="job-$tag" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo \
 		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
 		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" RUNNER_TEMP="$W/$tag.tmp" \
 		EGR_CGROUP="$(cg_name "$tag-job")" \
-		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" "$2"' "$cg" "$W/$tag.bin/Runner.Worker" \
-		"$W/$tag.worker.sh" </dev/null >"$W/$tag.worker" 2>&1 &
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$3" --regid="$3" --clear-groups -- "$1" "$2"' \
+		"$cg" "$W/$tag.bin/Runner.Worker" "$W/$tag.worker.sh" "$u" </dev/null >"$W/$tag.worker" 2>&1 &
 	local wpid=$!
 	PIDS+=("$wpid")
 	local i
@@ -438,6 +447,13 @@ print("ok" if d.get("version") == 1 and isinstance(d.get("allow"), list) and "ob
 	a_grep "$t.detached.daemon_stopped" "$dir/daemon.out" 'signal 15: stopping'
 	# the cgroup the daemon moved itself to (it ran inside the job's) went with it
 	[ -n "$had_own" ] || expect "$t.detached.own_cgroup" "$own is left behind" test ! -d "$own"
+	# the finish asked from a cgroup of its own (the daemon refuses the
+	# job's), removed after; root's state is gone too
+	a_jlog "$t.detached.from_outside" "$dir/decisions.jsonl" event=detach \
+		"reason=detached on request of egressctl\\[[0-9]+\\] \\(uid 0, cgroup /egressctl/$(re "$(cg_name "$t-job")")\\.finish\\): confinement lifted"
+	expect "$t.detached.finish_cgroup" "$jobcg.finish is left behind" test ! -e "$jobcg.finish"
+	expect "$t.detached.state" "/run/egressctl/ci/$(cg_name "$t-job") is left behind" \
+		test ! -e "/run/egressctl/ci/$(cg_name "$t-job")"
 	kill "$LISTENER_PID" 2>/dev/null
 }
 
@@ -468,6 +484,108 @@ print("ok" if ok else json.dumps(d)[:600])' "$dir/egress-policy.json"
 	local cgid
 	cgid=$(stat -c %i "$(tcg "$t")" 2>/dev/null)
 	expect "$t.detached.pins" "$PIN_ROOT/${cgid:-none} still exists" test ! -e "$PIN_ROOT/${cgid:-none}"
+}
+
+# ======================================================================
+# Regression: the CI integration acted as root on what the job can write.
+# Its state was in $EGR_DIR ($RUNNER_TEMP/egressctl, the job user's): the
+# finish ran `sudo "$bin"` with the bin of that state file and `sudo
+# kill` on its pid, `sudo chmod` followed a symlink at the policy's path,
+# `sudo chown -R` went over the directory, and the root daemon opened its
+# --log and --summary there (a planted symlink sent root's writes where
+# it pointed). The job user (nobody here, with sudo for the action as a
+# runner's user has) plants all of that; the post step must run none of
+# it, signal nothing else, follow no symlink, and still deliver the
+# summary, the log and the policy. Control half: each planted thing is
+# live (the bin runs, the pid is a root process root may signal, each
+# symlink leads to its file).
+# ======================================================================
+test_github_planted() {
+	local t=ghp dir v sleeper sdir n
+	dir=$W/$t.tmp/egressctl
+	sdir=/run/egressctl/ci/$(cg_name "$t-job")
+	have_egr || return 0
+	if ! command -v sudo >/dev/null || [ "${EGR_E2E_MNTNS:-}" != $$ ] ||
+		[ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+		note "$t: no sudo, or no private mount namespace for its sudoers: skipped"
+		return 0
+	fi
+	# the runner's user may sudo (as a hosted runner's); this suite's own sudoers
+	printf 'Defaults !use_pty, !lecture, env_reset\nroot ALL=(ALL:ALL) ALL\nnobody ALL=(ALL:ALL) NOPASSWD: ALL\n' \
+		>"$W/sudoers"
+	chown root:root "$W/sudoers" && chmod 0440 "$W/sudoers" && mount --bind "$W/sudoers" /etc/sudoers || {
+		fail "$t.sudoers" "cannot bind-mount sudoers"
+		return 0
+	}
+	# files of the test's own that root must not touch: root's, 0600
+	for v in summary policy log; do
+		echo "VICTIM $v" >"$W/$t.victim.$v"
+		chmod 0600 "$W/$t.victim.$v"
+	done
+	# a bin that says when it runs, and a root process outside the job
+	printf '#!/bin/sh\necho "ran as $(id -u): $*" >>%s\n' "$RW/$t.evil.ran" >"$W/$t.evil.sh"
+	chmod 0755 "$W/$t.evil.sh"
+	sleep 600 &
+	sleeper=$!
+	PIDS+=("$sleeper")
+	# control: each is live
+	"$W/$t.evil.sh" control
+	a_grep "$t.control.bin_runs" "$RW/$t.evil.ran" '^ran as 0: control$'
+	expect "$t.control.pid_signalable" "root cannot signal $sleeper" kill -0 "$sleeper"
+	# the job plants its symlinks before the action (its directory is its
+	# own), and its state's bin and pid after the action wrote them
+	GH_USER=65534 GH_BEFORE="mkdir -p $dir
+ln -s $W/$t.victim.summary $dir/summary.md
+ln -s $W/$t.victim.policy $dir/egress-policy.json
+ln -s $W/$t.victim.log $dir/decisions.jsonl
+echo \"links \$(readlink -f $dir/summary.md) \$(readlink -f $dir/egress-policy.json) \$(readlink -f $dir/decisions.jsonl)\" >>$W/$t.step" \
+	GH_STEP="sed -i -e 's|^bin=.*||' -e 's|^pid=.*|pid=$sleeper|' $dir/state
+echo 'bin=$W/$t.evil.sh' >>$dir/state
+echo \"STATE \$(tr '\\n' ' ' <$dir/state)\" >>$W/$t.step" \
+		gh_runner "$t" block no
+	note "$t: worker: $(tr '\n' '|' <"$W/$t.worker" | head -c 1500)"
+	note "$t: step: $(tr '\n' '|' <"$W/$t.step" | head -c 600)"
+	a_grep "$t.control.links" "$W/$t.step" \
+		"^links $(re "$W/$t.victim.summary") $(re "$W/$t.victim.policy") $(re "$W/$t.victim.log")\$"
+	a_grep "$t.planted" "$W/$t.step" "^STATE name=.* pid=$sleeper bin=$(re "$W/$t.evil.sh") \$"
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
+	a_val "$t.step.denied" "denied host by address" "$(stepv "$t" denied)" "000|403"
+	# none of it run, signalled or followed
+	a_nogrep "$t.bin_not_run" "$RW/$t.evil.ran" 'ran as .*: (summary|detach|kill)'
+	expect "$t.pid_not_signalled" "the planted root process $sleeper is gone" kill -0 "$sleeper"
+	for v in summary policy log; do
+		a_val "$t.victim.$v.untouched" "$W/$t.victim.$v" \
+			"$(stat -c '%u %a' "$W/$t.victim.$v") $(cat "$W/$t.victim.$v")" "0 600 VICTIM $v"
+	done
+	# and delivered: regular files of the job user's, in place of the links
+	for v in summary.md egress-policy.json decisions.jsonl; do
+		a_val "$t.delivered.$v" "$dir/$v" "$(stat -c '%F %u' "$dir/$v" 2>&1)" "regular file 65534"
+	done
+	a_grep "$t.delivered.summary" "$dir/summary.md" '^### egressctl: [0-9]+ allowed, [1-9][0-9]* denied'
+	a_grep "$t.delivered.step_summary" "$W/$t.summary.md" '^### egressctl: [0-9]+ allowed, [1-9][0-9]* denied'
+	a_jlog "$t.delivered.log" "$dir/decisions.jsonl" decision=deny host=blocked.test
+	# the finish asked from a cgroup of its own: the daemon takes no
+	# command from inside the job's
+	a_jlog "$t.detached_from_outside" "$dir/decisions.jsonl" event=detach \
+		"reason=detached on request of egressctl\\[[0-9]+\\] \\(uid 0, cgroup /egressctl/$(re "$(cg_name "$t-job")")\\.finish\\): confinement lifted"
+	a_py "$t.delivered.policy" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("ok" if d.get("version") == 1 and "observed" in d else json.dumps(d)[:300])' "$dir/egress-policy.json"
+	# the daemon stopped all the same (by root's own record of it), root's
+	# state and the finish's cgroup gone
+	n=$(for v in /proc/[0-9]*; do [ "$(readlink "$v/exe" 2>/dev/null)" = "$sdir/egressctl" ] && echo "${v#/proc/}"; done)
+	a_val "$t.daemon_stopped" "processes running $sdir/egressctl" "${n:-none}" none
+	a_grep "$t.daemon_said_stop" "$dir/daemon.out" 'signal 15: stopping'
+	expect "$t.state_removed" "$sdir is left behind" test ! -e "$sdir"
+	expect "$t.finish_cgroup_removed" "$CGROOT/egressctl/$(cg_name "$t-job").finish is left behind" \
+		test ! -e "$CGROOT/egressctl/$(cg_name "$t-job").finish"
+	# what a failure left
+	for v in $n; do kill "$v" 2>/dev/null; done
+	rm -rf "$sdir"
+	kill "$sleeper" 2>/dev/null
+	umount -l /etc/sudoers
 }
 
 # ======================================================================
@@ -545,6 +663,6 @@ print("ok" if ok else json.dumps(d)[:500])' "$W/$t.sum.json"
 	for i in $(seq 50); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
 }
 
-ALL_TESTS="identity logs syslog otlp summary_file nested daemon_logs github github_audit gitlab"
+ALL_TESTS="identity logs syslog otlp summary_file nested daemon_logs github github_audit github_planted gitlab"
 
-suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node" "$@"
+suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo" "$@"

@@ -409,7 +409,8 @@ test_runtime_rules() {
 	in_cg "$t" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://a.example.test/during
 	wait "$CG_PID" 2>/dev/null
 	a_eq "$t.allowed_during" "code while the rule lives" "$(codes "$W/$t.cg.out")" "200 "
-	a_jlog "$t.log.added" "$W/$t.jlog" event=rule-allow "reason=allow a.example.test added at runtime for 3s"
+	a_jlog "$t.log.added" "$W/$t.jlog" event=rule-allow \
+		"reason=allow a\.example\.test added at runtime for 3s; asked by egressctl\[[0-9]+\] \(uid 0, cgroup /[^)]*\)"
 	wait_secs 6 grep -qs 'expired' "$W/$t.dout"
 	in_cg "$t" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://a.example.test/after
 	wait "$CG_PID" 2>/dev/null
@@ -776,6 +777,230 @@ test_revoke() {
 	kill "$ppre" "$pd" "$px" "$pt" "$pd2" "$dns5" "$phost" "$pown" "$plh" "$plo" 2>/dev/null
 }
 
-ALL_TESTS="attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke"
+# ======================================================================
+# Regression: a confined process commanded the daemon. A `run --user root`
+# CMD sent {"cmd":"allow","rule":"denied.test"} on a daemon's default
+# control socket, was answered {"ok":true}, and the daemon's target then
+# reached the denied name; `status` answered it too. `run` left the
+# socket's directory in CMD's view, uid 0 without capabilities passes the
+# owner check of a 0700 directory of root's, and the daemon looked at the
+# peer's uid only; the change was logged as any runtime allow, with no
+# word of who asked. Now `run` masks egressctl's directory in /run and
+# every daemon's registered control socket, the daemon answers a peer in
+# a confined cgroup, or without CAP_SYS_ADMIN, with one line saying why
+# and logs it with who it was, and a runtime change names who asked.
+# Control halves: the same client outside any run reaches both sockets;
+# an administrator outside every target allows the name and the target
+# reaches it (the sensor sees it).
+# ======================================================================
+
+# $W/ctlclient.py PATH CMD [RULE]: one request on a control socket; prints
+# one JSON line: the connect errno, or the first reply line, and its pid
+CTL_CLIENT='import errno, json, os, socket, sys
+path, cmd = sys.argv[1], sys.argv[2]
+req = {"cmd": cmd}
+if len(sys.argv) > 3:
+    req["rule"] = sys.argv[3]
+out = {"path": path, "cmd": cmd, "pid": os.getpid()}
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(path)
+except OSError as e:
+    out["connect"] = errno.errorcode.get(e.errno, str(e.errno))
+    print(json.dumps(out), flush=True)
+    sys.exit()
+try:
+    s.sendall((json.dumps(req) + "\n").encode())
+except OSError:
+    pass  # refused before the request was in: the reply is there all the same
+data = b""
+try:
+    while b"\n" not in data:
+        b = s.recv(65536)
+        if not b:
+            break
+        data += b
+except OSError:
+    pass
+out["reply"] = data.decode(errors="replace").split("\n")[0]
+print(json.dumps(out), flush=True)'
+
+# ctl_said FILE PATH CMD: the client's line in FILE for PATH and CMD
+ctl_said() { grep -F "\"path\": \"$2\", \"cmd\": \"$3\"" "$1" 2>/dev/null | head -1; }
+# ctl_pid FILE PATH CMD: the pid of that client
+ctl_pid() { ctl_said "$@" | sed -n 's/.*"pid": \([0-9]*\).*/\1/p'; }
+# ctl_reply FILE PATH CMD: its reply line
+ctl_reply() {
+	ctl_said "$@" | "$PY" -c 'import json, sys
+d = json.loads(sys.stdin.read() or "{}")
+print(d.get("reply", "connect: %s" % d.get("connect")))'
+}
+
+# ctl_sudoers: sudo for nobody in this suite's private mount namespace
+# (sudo.sh's way: the host's /etc/sudoers is never edited)
+ctl_sudoers() {
+	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+		return 1
+	fi
+	printf 'Defaults !use_pty, !lecture, env_reset\nroot ALL=(ALL:ALL) ALL\nnobody ALL=(ALL:ALL) NOPASSWD: ALL\n' \
+		>"$W/sudoers"
+	chown root:root "$W/sudoers" && chmod 0440 "$W/sudoers" && mount --bind "$W/sudoers" /etc/sudoers
+}
+
+# ctl_in_target TAG ARGS...: ARGS as root, every capability kept, in TAG's cgroup
+ctl_in_target() {
+	local cg
+	cg=$(tcg "$1")
+	shift
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}
+
+test_ctl_peers() {
+	local t=ctlpeer early dflt base p n c pe ps pr psu sudo_ok= refused
+	early=$W/$t-early.ctl
+	dflt=/run/egressctl/egr-e2e-$$.sock
+	refused='\{"ok":false,"error":"refused python3\[[0-9]+\] \(uid 0, cgroup '
+	mkcg "$t"
+	mkcg "$t-early"
+	printf '%s\n' "$CTL_CLIENT" >"$W/ctlclient.py"
+	chmod 0644 "$W/ctlclient.py"
+	have_egr || return 0
+	command -v sudo >/dev/null && ctl_sudoers && sudo_ok=1
+	[ -n "$sudo_ok" ] || note "$t: no sudo, or no private mount namespace for its sudoers: the --allow-sudo half is skipped"
+	# what `run` must hide: a daemon's socket at a path of its own
+	# (registered), and a socket in egressctl's directory in /run (a
+	# stand-in for the default /run/egressctl/control, which a daemon of
+	# the host may hold)
+	dstart "$t-early" --cgroup "$(tcg "$t-early")" --allow a.example.test --dns-upstream "$INET_DNS" || return 0
+	pe=$D_PID
+	mkdir -p -m 0700 /run/egressctl
+	"$PY" -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); print("READY", flush=True)
+while True: s.accept()[0].close()' "$dflt" >"$W/$t.dflt" 2>&1 &
+	ps=$!
+	PIDS+=("$ps")
+	wait_secs 5 grep -qs READY "$W/$t.dflt"
+	# control: outside any run, both answer
+	"$PY" "$W/ctlclient.py" "$early" status >"$W/$t.outside"
+	"$PY" "$W/ctlclient.py" "$dflt" status >>"$W/$t.outside"
+	a_val "$t.control.early_answers" "status on $early from outside a run" \
+		"$(ctl_reply "$W/$t.outside" "$early" status)" '\{"pid":[0-9]+,.*"ok":true\}'
+	a_val "$t.control.default_dir_reached" "connect to $dflt from outside a run" \
+		"$(ctl_reply "$W/$t.outside" "$dflt" status)" ''
+	# the confined: root (--user root), and root through sudo; each tries
+	# both sockets, then waits for a daemon that comes after it started (a
+	# way to it that no mask covers: it was not there yet) and asks it to
+	# allow the denied name, and for its status
+	cat >"$W/$t.cmd.sh" <<ZZZ_CMD
+$PY $W/ctlclient.py $early status
+$PY $W/ctlclient.py $dflt status
+touch \$1.ready
+while [ ! -e $W/$t.go ]; do sleep 0.1; done
+$PY $W/ctlclient.py $W/$t.ctl allow blocked.test
+$PY $W/ctlclient.py $W/$t.ctl status
+ZZZ_CMD
+	chmod 0644 "$W/$t.cmd.sh"
+	egr_bg "$t-root" --user root --dns-upstream "$INET_DNS" -- sh "$W/$t.cmd.sh" "$W/$t-root"
+	pr=$EGR_PID
+	if [ -n "$sudo_ok" ]; then
+		egr_bg "$t-sudo" --user nobody --allow-sudo --dns-upstream "$INET_DNS" -- \
+			sudo -n sh "$W/$t.cmd.sh" "$W/$t-sudo"
+		psu=$EGR_PID
+		wait_secs 20 test -e "$W/$t-sudo.ready"
+	fi
+	wait_secs 20 test -e "$W/$t-root.ready"
+	# the daemon confining the target: a loop to the denied name (the
+	# transparent path), which nothing may allow
+	in_cg "$t" sh -c "$LOOP" sh --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --log "$W/$t.jlog" \
+		--dns-upstream "$INET_DNS" || { touch "$W/$t.go"; return 0; }
+	: >"$W/$t.cg.out"
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	wait_secs 10 grep -qs '^403' "$W/$t.cg.out"
+	touch "$W/$t.go"
+	EGR_PID=$pr
+	egr_join 30
+	if [ -n "$sudo_ok" ]; then
+		EGR_PID=$psu
+		egr_join 30
+	fi
+	# a root without capabilities, in no confined cgroup
+	setpriv --bounding-set=-all --inh-caps=-all -- "$PY" "$W/ctlclient.py" "$W/$t.ctl" allow blocked.test \
+		>"$W/$t.nocaps"
+	setpriv --bounding-set=-all --inh-caps=-all -- grep '^CapEff' /proc/self/status >>"$W/$t.nocaps"
+	# root with every capability, inside the daemon's target
+	ctl_in_target "$t" "$PY" "$W/ctlclient.py" "$W/$t.ctl" allow blocked.test >"$W/$t.intarget"
+	ctl_in_target "$t" "$PY" "$W/ctlclient.py" "$W/$t.ctl" status >>"$W/$t.intarget"
+	ctl_in_target "$t" grep '^CapEff' /proc/self/status >>"$W/$t.intarget"
+	sleep 1
+	for p in root sudo; do
+		[ "$p" = sudo ] && [ -z "$sudo_ok" ] && continue
+		# the run's cgroup (--allow-sudo: CMD's pids are of its own namespace)
+		[ "$p" = root ] && n=$pr || n=$psu
+		note "$t: $p: $(tr '\n' '|' <"$W/$t-$p.out" | head -c 1500) $(tail -c 300 "$W/$t-$p.err" | tr '\n' '|')"
+		# masked: the registered socket is /dev/null, the directory empty
+		a_val "$t.$p.early_masked" "status on $early from CMD" \
+			"$(ctl_reply "$W/$t-$p.out" "$early" status)" 'connect: ECONNREFUSED'
+		a_val "$t.$p.default_dir_masked" "connect to $dflt from CMD" \
+			"$(ctl_reply "$W/$t-$p.out" "$dflt" status)" 'connect: ENOENT'
+		# handed a way: refused, said why, logged with who
+		for c in allow status; do
+			a_val "$t.$p.$c.refused" "$c on the later daemon from CMD" \
+				"$(ctl_reply "$W/$t-$p.out" "$W/$t.ctl" "$c")" \
+				"${refused}/egressctl/run-$n\\): egressctl confines its cgroup: a confined process cannot command egressctl\"\\}"
+		done
+		a_grep "$t.$p.refusal_logged" "$W/$t.dout" \
+			"^egressctl: control socket: refused python3\\[[0-9]+\\] \\(uid 0, cgroup /egressctl/run-$n\\): egressctl confines its cgroup"
+	done
+	a_val "$t.nocaps.no_capabilities" "CapEff of setpriv --bounding-set=-all" \
+		"$(sed -n 's/^CapEff:\s*//p' "$W/$t.nocaps")" '0+'
+	a_val "$t.nocaps.refused" "allow from a root without capabilities" \
+		"$(ctl_reply "$W/$t.nocaps" "$W/$t.ctl" allow)" "${refused}/[^)]*\\): it lacks CAP_SYS_ADMIN: .*"
+	n=$(ctl_pid "$W/$t.nocaps" "$W/$t.ctl" allow)
+	a_grep "$t.nocaps.logged" "$W/$t.dout" \
+		"^egressctl: control socket: refused python3\\[${n:-none}\\] \\(uid 0, cgroup /[^)]*\\): it lacks CAP_SYS_ADMIN"
+	n=$(sed -n 's/^CapEff:\s*//p' "$W/$t.intarget")
+	a_val "$t.intarget.cap_sys_admin" "CAP_SYS_ADMIN in CapEff $n in the target" \
+		"$(((16#${n:-0} >> 21) & 1))" 1
+	for n in allow status; do
+		a_val "$t.intarget.$n.refused" "$n from a root with every capability in the target" \
+			"$(ctl_reply "$W/$t.intarget" "$W/$t.ctl" "$n")" \
+			"${refused}/egr-e2e-$$-$t\\): egressctl confines its cgroup: .*"
+	done
+	n=$(ctl_pid "$W/$t.intarget" "$W/$t.ctl" allow)
+	a_grep "$t.intarget.logged" "$W/$t.dout" \
+		"^egressctl: control socket: refused python3\\[${n:-none}\\] \\(uid 0, cgroup /egr-e2e-$$-$t\\): egressctl confines its cgroup"
+	# none of it changed the policy: still denied, nothing at the sensor
+	a_jlog_none "$t.no_rule_added" "$W/$t.jlog" event=rule-allow
+	a_grep "$t.denied_403" "$W/$t.cg.out" '^403$'
+	a_nogrep "$t.never_200" "$W/$t.cg.out" '^200$'
+	sensor_none_since "$t.sensor_nothing" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	# control: an administrator outside every target allows it; the log
+	# says who asked
+	dctl "$t" allow blocked.test
+	a_val "$t.admin.allow_exit" "allow exit" "$D_RC" 0
+	a_jlog "$t.admin.logged" "$W/$t.jlog" event=rule-allow \
+		"reason=allow blocked\\.test added at runtime; asked by egressctl\\[[0-9]+\\] \\(uid 0, cgroup /[^)]*\\)"
+	a_grep "$t.admin.said" "$W/$t.dout" \
+		'allow blocked\.test added at runtime; asked by egressctl\[[0-9]+\] \(uid 0, cgroup /[^)]*\)$'
+	: >"$W/$t.cg.out"
+	wait_secs 10 grep -qs '^200' "$W/$t.cg.out"
+	a_grep "$t.admin.reached" "$W/$t.cg.out" '^200$'
+	sensor_saw "$t.admin.sensor_saw" "dst host $A_BLOCKED and tcp dst port 80"
+	# a reload and a detach name who asked too
+	dctl "$t" reload
+	a_jlog "$t.admin.reload_logged" "$W/$t.jlog" event=reload-asked \
+		"reason=reload asked by egressctl\\[[0-9]+\\] \\(uid 0, cgroup /[^)]*\\)"
+	dctl "$t" detach --cgroup "$(tcg "$t")"
+	a_jlog "$t.admin.detach_logged" "$W/$t.jlog" event=detach \
+		"reason=detached on request of egressctl\\[[0-9]+\\] \\(uid 0, cgroup /[^)]*\\): confinement lifted"
+	dstop
+	kill "$pe" "$ps" "$CG_PID" 2>/dev/null
+	wait "$pe" 2>/dev/null
+	rm -f "$dflt"
+	[ -z "$sudo_ok" ] || umount /etc/sudoers
+}
+
+ALL_TESTS="attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -2,7 +2,8 @@
 /* Unit tests for unixsvc.c: the default list of local services' unix
  * sockets, its /var/run twins, the "/run/user/<uid>/" entries for every
  * user, --allow-unix and --deny-unix, the test build's root, and the names
- * in lines. The same matching as bpf/unix.c's look-ups. */
+ * in lines. The same matching as bpf/unix.c's look-ups. And the registry of
+ * control sockets that `run` masks from CMD. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,9 +11,15 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include "kernel/unixsvc.h"
 
@@ -105,6 +112,73 @@ test_root(void **state)
 	assert_string_equal(name, "?");
 }
 
+static bool
+listed(char **list, const char *path)
+{
+	for (char **p = list; p && *p; p++)
+		if (!strcmp(*p, path))
+			return true;
+	return false;
+}
+
+/* A daemon's control socket, wherever it is, is listed for the masks while
+ * it is registered; a gone daemon's entry is dropped by the next one; the
+ * directory itself is listed first. */
+static void
+test_registry(void **state)
+{
+	char dir[] = "/tmp/egr-unit-reg-XXXXXX", sock[64], stale[PATH_MAX], err[256];
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct stat st;
+	char **list;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/ctl.sock", dir);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	/* nothing registered: the directory alone */
+	list = calloc(1, sizeof(*list));
+	assert_int_equal(unixsvc_add_egressctl(dir, &list), 0);
+	assert_string_equal(list[0], dir);
+	assert_null(list[1]);
+	unixsvc_free_list(list);
+	/* an entry of a pid that is no process, to a socket that is there */
+	snprintf(stale, sizeof(stale), "%s/controls", dir);
+	assert_int_equal(mkdir(stale, 0700), 0);
+	snprintf(stale, sizeof(stale), "%s/controls/2147483646", dir);
+	assert_int_equal(symlink(sock, stale), 0);
+	assert_int_equal(unixsvc_control_register(dir, sock, err, sizeof(err)), 0);
+	assert_int_equal(lstat(stale, &st), -1); /* pruned */
+	list = calloc(2, sizeof(*list));
+	list[0] = strdup("/run/x.sock"); /* what was there stays first */
+	assert_int_equal(unixsvc_add_egressctl(dir, &list), 0);
+	assert_string_equal(list[0], "/run/x.sock");
+	assert_true(listed(list, dir));
+	assert_true(listed(list, sock));
+	unixsvc_free_list(list);
+	/* unregistered: not listed; no socket there: not listed */
+	unixsvc_control_unregister(dir);
+	list = calloc(1, sizeof(*list));
+	assert_int_equal(unixsvc_add_egressctl(dir, &list), 0);
+	assert_false(listed(list, sock));
+	unixsvc_free_list(list);
+	assert_int_equal(unixsvc_control_register(dir, sock, err, sizeof(err)), 0);
+	close(fd);
+	unlink(sock);
+	list = calloc(1, sizeof(*list));
+	assert_int_equal(unixsvc_add_egressctl(dir, &list), 0);
+	assert_false(listed(list, sock));
+	unixsvc_free_list(list);
+	unixsvc_control_unregister(dir);
+	snprintf(stale, sizeof(stale), "%s/controls", dir);
+	assert_int_equal(rmdir(stale), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -112,6 +186,7 @@ main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_allow_deny),
 		cmocka_unit_test(test_root),
+		cmocka_unit_test(test_registry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

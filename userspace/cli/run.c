@@ -678,7 +678,10 @@ run_cgroup(struct run_state *st, uint64_t *cgid)
 /* The denied unix sockets there are, and every other name of them through
  * the mount table: masked in CMD's mount namespace, which any way of
  * naming them resolves into (a relative path, a symlink, /proc/self/root).
- * A socket with a second hard link cannot be masked: refused, in words. */
+ * A socket with a second hard link cannot be masked: refused, in words.
+ * egressctl's own are masked too: its directory in /run (status sockets,
+ * the daemon's default control socket) and every daemon's control socket
+ * wherever it is. */
 static int
 run_unix_masks(struct run_state *st)
 {
@@ -687,6 +690,8 @@ run_unix_masks(struct run_state *st)
 	int err;
 
 	exist = unixsvc_existing(target_unix_svc(st->tg), NULL);
+	if (exist && unixsvc_add_egressctl(UNIXSVC_EGR_DIR, &exist))
+		exist = NULL;
 	if (!exist) {
 		log_warnx("cannot list the unix sockets to mask: out of memory");
 		return -ENOMEM;

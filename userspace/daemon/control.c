@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The control socket (see control.h): accept, the peer's credentials,
- * bufferevents for the lines both ways, a bound on what waits for a slow
- * reader; and the blocking client. */
+/* The control socket (see control.h): accept, who the peer is and whether
+ * it may command the daemon (kernel/peer.c), bufferevents for the lines
+ * both ways, a bound on what waits for a slow reader, the socket's entry
+ * in egressctl's registry (kernel/unixsvc.c: `run` masks it from CMD); and
+ * the blocking client. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +21,11 @@
 #include <cJSON.h>
 
 #include "daemon/control.h"
+#include "kernel/cgroup.h"
+#include "kernel/peer.h"
+#include "kernel/unixsvc.h"
 #include "lib/log.h"
+#include "policy/policy.h"
 
 #define CONTROL_MAX_CLIENTS 64
 #define CONTROL_MAX_LINE    (64 * 1024)
@@ -32,6 +39,7 @@ struct control_client {
 	bool asked;  /* one request per connection */
 	uint64_t dropped;
 	void *udata;
+	struct peer peer; /* who connected (kernel/peer.h) */
 };
 
 struct control {
@@ -39,6 +47,8 @@ struct control {
 	int fd;
 	struct event *ev;
 	char path[108];
+	char mnt[PATH_MAX]; /* the cgroup2 mount: the peers' cgroups */
+	bool registered;    /* in egressctl's registry of control sockets */
 	control_handler fn;
 	control_gone gone;
 	void *arg;
@@ -109,13 +119,40 @@ on_event(struct bufferevent *bev, short what, void *arg)
 		client_free(arg);
 }
 
-static bool
-peer_is_root(int fd)
+/* "comm[pid] (uid U, cgroup /x)", the comm escaped */
+static void
+peer_words(const struct peer *p, char *buf, size_t len)
 {
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
+	char comm[17];
 
-	return !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) && cr.uid == 0;
+	policy_safe_comm(p->comm, comm);
+	snprintf(buf, len, "%s[%d] (uid %u, cgroup %s)", comm[0] ? comm : "?", (int)p->pid,
+		 (unsigned)p->uid, p->cgroup[0] ? p->cgroup : "?");
+}
+
+/* One JSON line saying why, and the connection closed. What the peer sent
+ * is read off before the close, which would otherwise reset the line away
+ * (a unix socket closed with unread data: ECONNRESET at the peer). */
+static void
+refuse(int fd, const struct peer *p, const char *why)
+{
+	char who[CONTROL_WHO_MAX], words[2 * PEER_CGROUP_MAX + 512], buf[4096];
+	cJSON *o = cJSON_CreateObject();
+	char *line = NULL;
+
+	peer_words(p, who, sizeof(who));
+	snprintf(words, sizeof(words), "refused %s: %s", who, why);
+	log_warnx("control socket: %s", words);
+	if (o && cJSON_AddFalseToObject(o, "ok") && cJSON_AddStringToObject(o, "error", words))
+		line = cJSON_PrintUnformatted(o);
+	if (line && send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+		send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	cJSON_free(line);
+	cJSON_Delete(o);
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 16 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0; i++)
+		;
+	close(fd);
 }
 
 static void
@@ -123,14 +160,24 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 {
 	struct control *c = arg;
 	struct control_client *cl;
+	struct peer peer;
+	char why[PEER_CGROUP_MAX + 256];
 	int fd;
 
 	(void)what;
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (!peer_is_root(fd) || c->nclients >= CONTROL_MAX_CLIENTS) {
+	if (c->nclients >= CONTROL_MAX_CLIENTS) {
 		close(fd);
+		return;
+	}
+	/* Only an administrator outside confinement: a root in a `run` (uid 0,
+	 * no capabilities) or in a target (any uid, any capabilities) would
+	 * otherwise allow itself out. */
+	if (peer_identify(fd, c->mnt, &peer, why, sizeof(why)) ||
+	    peer_refusal(&peer, why, sizeof(why))) {
+		refuse(fd, &peer, why);
 		return;
 	}
 	cl = calloc(1, sizeof(*cl));
@@ -140,6 +187,7 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 		return;
 	}
 	cl->c = c;
+	cl->peer = peer;
 	LIST_INSERT_HEAD(&c->clients, cl, entry);
 	c->nclients++;
 	bufferevent_setcb(cl->bev, on_read, on_write, on_event, cl);
@@ -211,6 +259,7 @@ control_open(struct event_base *base, const char *path, control_handler fn, cont
 		snprintf(errbuf, errlen, "out of memory");
 		return NULL;
 	}
+	c->fd = -1;
 	c->base = base;
 	c->fn = fn;
 	c->gone = gone;
@@ -218,6 +267,13 @@ control_open(struct event_base *base, const char *path, control_handler fn, cont
 	LIST_INIT(&c->clients);
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	strcpy(sun.sun_path, path);
+	err = cgroup_find_mount(c->mnt, sizeof(c->mnt));
+	if (err) {
+		snprintf(errbuf, errlen,
+			 "control socket %s: no cgroup2 mount to judge peers by: %s", path,
+			 strerror(-err));
+		goto fail;
+	}
 	err = make_dir(path);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (err || c->fd < 0) {
@@ -231,6 +287,10 @@ control_open(struct event_base *base, const char *path, control_handler fn, cont
 		snprintf(errbuf, errlen, "control socket %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	/* listed for `run`, which masks it from CMD (wherever it is) */
+	if (unixsvc_control_register(UNIXSVC_EGR_DIR, path, errbuf, errlen))
+		goto fail;
+	c->registered = true;
 	c->ev = event_new(base, c->fd, EV_READ | EV_PERSIST, on_accept, c);
 	if (!c->ev || event_add(c->ev, NULL)) {
 		snprintf(errbuf, errlen, "control socket %s: cannot watch it", path);
@@ -253,6 +313,8 @@ control_free(struct control *c)
 		client_free(cl);
 	if (c->ev)
 		event_free(c->ev);
+	if (c->registered)
+		unixsvc_control_unregister(UNIXSVC_EGR_DIR);
 	if (c->fd >= 0) {
 		close(c->fd);
 		unlink(c->path);
@@ -290,6 +352,12 @@ control_dropped(const struct control_client *cl)
 }
 
 void
+control_who(const struct control_client *cl, char *buf, size_t len)
+{
+	peer_words(&cl->peer, buf, len);
+}
+
+void
 control_set_udata(struct control_client *cl, void *udata)
 {
 	cl->udata = udata;
@@ -308,7 +376,7 @@ control_request(const char *path, const char *req, int (*on_line)(void *arg, con
 		void *arg, int timeout_ms)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	size_t len = 0, cap = 1 << 16;
+	size_t len = 0, cap = 1 << 16, lines = 0;
 	char *buf;
 	int fd, err = 0;
 
@@ -318,8 +386,15 @@ control_request(const char *path, const char *req, int (*on_line)(void *arg, con
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    send(fd, req, strlen(req), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* a daemon that refuses us says why and closes, maybe before our
+	 * request is in: its line is still there to read */
+	if ((send(fd, req, strlen(req), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) &&
+	    errno != EPIPE && errno != ECONNRESET) {
 		err = -errno;
 		close(fd);
 		return err;
@@ -352,7 +427,8 @@ control_request(const char *path, const char *req, int (*on_line)(void *arg, con
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
+			/* after a reply, a reset is its end too (see refuse()) */
+			err = n < 0 && !(errno == ECONNRESET && lines) ? -errno : 0;
 			break;
 		}
 		len += (size_t)n;
@@ -360,6 +436,7 @@ control_request(const char *path, const char *req, int (*on_line)(void *arg, con
 		timeout_ms = -1; /* the first reply came: the rest streams */
 		while ((nl = memchr(buf, '\n', len))) {
 			*nl = 0;
+			lines++;
 			if (on_line(arg, buf)) {
 				free(buf);
 				close(fd);

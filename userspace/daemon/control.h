@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The daemon's control socket: a unix stream socket, root only (mode 0600
- * in a 0700 directory, and the peer's uid checked), speaking JSON lines.
+ * in a 0700 directory), speaking JSON lines. A peer is served only when it
+ * is an administrator outside confinement (kernel/peer.h: uid 0,
+ * CAP_SYS_ADMIN in egressctl's user namespace, in no cgroup egressctl
+ * confines); any other gets one line, {"ok": false, "error": "refused
+ * comm[pid] (uid U, cgroup /x): why"}, logged on stderr too, and is closed.
+ * The socket is registered for `run`, which masks it from CMD
+ * (kernel/unixsvc.h).
  * A client sends one request line ({"cmd": "status", ...}) and reads
  * reply lines until the daemon closes; `log -f` keeps reading. The server
  * runs on the daemon's event loop; the client is a blocking helper for
@@ -35,6 +41,10 @@ bool control_send(struct control_client *cl, const char *line);
 void control_end(struct control_client *cl);
 /* Lines dropped for this client so far. */
 uint64_t control_dropped(const struct control_client *cl);
+/* Who the client is, for the log: "comm[pid] (uid U, cgroup /x)" (at most
+ * CONTROL_WHO_MAX bytes with the NUL). */
+#define CONTROL_WHO_MAX 600
+void control_who(const struct control_client *cl, char *buf, size_t len);
 void control_set_udata(struct control_client *cl, void *udata);
 void *control_udata(const struct control_client *cl);
 

@@ -335,7 +335,7 @@ static void
 dt_event(struct dtarget *dt, const char *event, const char *fmt, ...)
 {
 	struct audit_rec r = {0};
-	char words[512];
+	char words[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -1482,6 +1482,12 @@ req_status(struct daemon *dm, struct control_client *cl)
 static void
 req_reload(struct daemon *dm, struct control_client *cl)
 {
+	char who[CONTROL_WHO_MAX], words[CONTROL_WHO_MAX + 32];
+
+	control_who(cl, who, sizeof(who));
+	snprintf(words, sizeof(words), "reload asked by %s", who);
+	log_warnx("%s", words);
+	log_all(dm, "reload-asked", words);
 	want_reload(dm, cl); /* the reply comes when the worker is done */
 }
 
@@ -1493,10 +1499,11 @@ req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum po
 	struct dtarget *dt = want_target(dm, cl, req);
 	struct target_rule *r;
 	struct proxy_revoked rv;
-	char why[512], d[32] = "";
+	char why[512], d[32] = "", who[CONTROL_WHO_MAX];
 
 	if (!dt)
 		return;
+	control_who(cl, who, sizeof(who));
 	if (!rule || strlen(rule) >= sizeof(r->text)) {
 		reply_error(cl, "no rule, or one of %zu bytes or more", sizeof(r->text));
 		return;
@@ -1522,8 +1529,9 @@ req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum po
 	}
 	if (!dt->tg || dm->job) /* a policy being built lacks it: build again after */
 		dt->rebuild_pending = true;
-	dt_event(dt, a == POLICY_ALLOW ? "rule-allow" : "rule-deny", "%s %s added at runtime%s%s",
-		 a == POLICY_ALLOW ? "allow" : "deny", rule, d[0] ? " for " : "", d);
+	dt_event(dt, a == POLICY_ALLOW ? "rule-allow" : "rule-deny",
+		 "%s %s added at runtime%s%s; asked by %s", a == POLICY_ALLOW ? "allow" : "deny",
+		 rule, d[0] ? " for " : "", d, who);
 	reply_ok(cl, NULL);
 }
 
@@ -1611,17 +1619,19 @@ req_detach(struct daemon *dm, struct control_client *cl, const cJSON *req)
 {
 	bool all = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "all"));
 	struct dtarget *dt, *tmp, *sel = NULL;
+	char who[CONTROL_WHO_MAX];
 	cJSON *o, *done;
 
 	if (!all && !(sel = want_target(dm, cl, req)))
 		return;
+	control_who(cl, who, sizeof(who));
 	o = cJSON_CreateObject();
 	done = cJSON_AddArrayToObject(o, "detached");
 	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
 	{
 		if (!all && dt != sel)
 			continue;
-		dt_event(dt, "detach", "detached on request: confinement lifted");
+		dt_event(dt, "detach", "detached on request of %s: confinement lifted", who);
 		cJSON_AddItemToArray(
 			done, cJSON_CreateString(dt->cgpath[0] ? dt->cgpath : dt->spec.what));
 		dt_free(dt, true);

@@ -1052,9 +1052,10 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 		const struct mnt_ent *home = NULL;
 		const char *rel;
 
-		if (stat(sockets[i], &st) || !S_ISSOCK(st.st_mode) || !realpath(sockets[i], real))
+		if (stat(sockets[i], &st) || !(S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode)) ||
+		    !realpath(sockets[i], real))
 			continue; /* gone since it was listed */
-		if (st.st_nlink > 1) {
+		if (S_ISSOCK(st.st_mode) && st.st_nlink > 1) {
 			/* a name of it that no mask covers, wherever it is */
 			set_err(errbuf, errlen,
 				"%s has %ju other hard link(s): a way around its mask in "
@@ -1093,8 +1094,8 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 					     *tail ? tail : "") >= PATH_MAX ||
 			    !cand[0])
 				continue;
-			if (!lstat(cand, &cs) && S_ISSOCK(cs.st_mode) && cs.st_ino == st.st_ino &&
-			    cs.st_dev == st.st_dev)
+			if (!lstat(cand, &cs) && ((cs.st_mode ^ st.st_mode) & S_IFMT) == 0 &&
+			    cs.st_ino == st.st_ino && cs.st_dev == st.st_dev)
 				err = list_add(&list, &n, cand);
 		}
 	}
@@ -1112,17 +1113,19 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 	return 0;
 }
 
-/* /dev/null over each: connect() there is ECONNREFUSED (no socket), and
- * every way of naming it (relative, through a symlink, /proc/self/root)
- * resolves into the mask. Taking a mask off needs CAP_SYS_ADMIN and
- * umount2(): neither is left. */
+/* /dev/null over each socket (a directory gets an empty tmpfs): connect()
+ * there is ECONNREFUSED (no socket), and every way of naming it (relative,
+ * through a symlink, /proc/self/root) resolves into the mask. Taking a
+ * mask off needs CAP_SYS_ADMIN and umount2(): neither is left. */
 static int
 mask_unix(char *const *masks, const char **what)
 {
 	for (size_t i = 0; masks && masks[i]; i++) {
+		int err = mask_path(masks[i]);
+
 		*what = masks[i];
-		if (mount("/dev/null", masks[i], NULL, MS_BIND, NULL) && errno != ENOENT)
-			return -errno;
+		if (err && err != -ENOENT) /* gone, or under a directory masked before */
+			return err;
 	}
 	return 0;
 }

@@ -112,9 +112,10 @@ int sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *
 bool sandbox_sudo_cap(int cap);
 
 /* The paths to mask for the denied unix sockets that exist (sockets:
- * NULL-terminated, as unixsvc_existing() lists them): each one's real path,
- * and the same socket through every other mount of its filesystem (a bind
- * mount of /run, or of the socket file). A socket with another hard link
+ * NULL-terminated, as unixsvc_existing() lists them; a directory, such as
+ * egressctl's own in /run, is masked whole, with an empty tmpfs): each
+ * one's real path, and the same socket through every other mount of its
+ * filesystem (a bind mount of /run, or of the socket file). A socket with another hard link
  * is refused (-EMLINK, errbuf says which and how to go on): that name could
  * be anywhere, and no mask would cover it. *out: NULL-terminated, free with
  * sandbox_free_masks(). Returns 0 or -errno. */

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The unix sockets of the services that start work outside the cgroup
- * (see unixsvc.h). */
+/* The unix sockets of the services that start work outside the cgroup,
+ * and egressctl's own (see unixsvc.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "kernel/unixsvc.h"
@@ -272,4 +277,125 @@ unixsvc_free_list(char **list)
 	for (char **p = list; *p; p++)
 		free(*p);
 	free(list);
+}
+
+/* ---- egressctl's own sockets ---- */
+
+static int
+controls_dir(const char *dir, char *out, size_t len)
+{
+	if ((size_t)snprintf(out, len, "%s/controls", dir) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Entries of processes that are gone (a daemon killed -9). */
+static void
+prune_controls(int dfd)
+{
+	DIR *d = fdopendir(dup(dfd));
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (de->d_name[0] == '.' || *end || pid <= 0)
+			continue;
+		if (kill((pid_t)pid, 0) && errno == ESRCH)
+			unlinkat(dfd, de->d_name, 0);
+	}
+	closedir(d);
+}
+
+int
+unixsvc_control_register(const char *dir, const char *path, char *err, size_t errlen)
+{
+	char reg[UNIXSVC_PATH_MAX + 32], name[16];
+	int dfd = -1, rc;
+
+	rc = controls_dir(dir, reg, sizeof(reg));
+	if (!rc && mkdir(dir, 0700) && errno != EEXIST)
+		rc = -errno;
+	if (!rc && mkdir(reg, 0700) && errno != EEXIST)
+		rc = -errno;
+	if (!rc && (dfd = open(reg, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		rc = -errno;
+	if (!rc) {
+		prune_controls(dfd);
+		snprintf(name, sizeof(name), "%d", (int)getpid());
+		unlinkat(dfd, name, 0); /* a gone process's of the same pid */
+		if (symlinkat(path, dfd, name))
+			rc = -errno;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	if (rc)
+		snprintf(err, errlen, "cannot register the control socket in %s/controls: %s", dir,
+			 strerror(-rc));
+	return rc;
+}
+
+void
+unixsvc_control_unregister(const char *dir)
+{
+	char reg[UNIXSVC_PATH_MAX + 48];
+
+	if ((size_t)snprintf(reg, sizeof(reg), "%s/controls/%d", dir, (int)getpid()) < sizeof(reg))
+		unlink(reg);
+}
+
+/* dir and its "/var/run" twin, where they are directories */
+static int
+add_dir(const char *dir, char ***list, size_t *n)
+{
+	char twin[UNIXSVC_PATH_MAX + 16];
+	struct stat st;
+
+	if (!stat(dir, &st) && S_ISDIR(st.st_mode) && push(list, NULL, n, dir, -1))
+		return -ENOMEM;
+	if (strncmp(dir, "/run/", 5) ||
+	    (size_t)snprintf(twin, sizeof(twin), "/var%s", dir) >= sizeof(twin))
+		return 0;
+	if (!stat(twin, &st) && S_ISDIR(st.st_mode) && push(list, NULL, n, twin, -1))
+		return -ENOMEM;
+	return 0;
+}
+
+int
+unixsvc_add_egressctl(const char *dir, char ***list)
+{
+	char reg[UNIXSVC_PATH_MAX + 32], target[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	size_t n = 0;
+	DIR *d;
+
+	while ((*list)[n])
+		n++;
+	if (add_dir(dir, list, &n))
+		goto fail;
+	if (controls_dir(dir, reg, sizeof(reg)) || !(d = opendir(reg)))
+		return 0; /* no daemon registered one */
+	while ((de = readdir(d))) {
+		ssize_t len = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		if (target[0] != '/' || stat(target, &st) || !S_ISSOCK(st.st_mode))
+			continue; /* gone, or never was */
+		if (push(list, NULL, &n, target, -1)) {
+			closedir(d);
+			goto fail;
+		}
+	}
+	closedir(d);
+	return 0;
+fail:
+	unixsvc_free_list(*list);
+	*list = NULL;
+	return -ENOMEM;
 }

@@ -6,7 +6,13 @@
  * StartTransientUnit`). Denied by default for every target (bpf/unix.c);
  * --allow-unix PATH lets one through, --deny-unix PATH adds one. This file
  * builds the list the BPF maps get, matches names as the programs do (for
- * the tests and the sandbox's masks) and names the entries in lines. */
+ * the tests and the sandbox's masks) and names the entries in lines.
+ *
+ * It also knows where egressctl's own sockets are, for `run` to mask them
+ * from CMD: its directory in /run (the daemon's default control socket,
+ * the status sockets) and every daemon's control socket wherever
+ * `--control PATH` put it, which each daemon registers in
+ * <dir>/controls/<its pid> (a symlink to the socket) while it listens. */
 #ifndef UNIXSVC_H
 #define UNIXSVC_H
 
@@ -56,5 +62,22 @@ void unixsvc_name(const struct unixsvc *s, int idx, const char *uid, char *buf, 
  * idx[i] the entry of each when idx is not NULL (malloc'd too). */
 char **unixsvc_existing(const struct unixsvc *s, int **idx);
 void unixsvc_free_list(char **list);
+
+/* egressctl's directory of sockets: status sockets, the daemon's default
+ * control socket, the registry of control sockets (mode 0700, root's). */
+#define UNIXSVC_EGR_DIR "/run/egressctl"
+
+/* Registers path as this process's control socket in dir/controls/<pid>
+ * (dir and it made 0700 when missing), dropping the entries of processes
+ * that are gone. Returns 0 or -errno with err set. */
+int unixsvc_control_register(const char *dir, const char *path, char *err, size_t errlen);
+/* Drops this process's entry. */
+void unixsvc_control_unregister(const char *dir);
+
+/* Appends to *list (NULL-terminated, as unixsvc_existing() made it) what
+ * of egressctl's there is to mask: dir itself (and its /var/run twin)
+ * when it is a directory, and every registered control socket that is a
+ * socket now. Returns 0 or -ENOMEM (*list is then freed and NULL). */
+int unixsvc_add_egressctl(const char *dir, char ***list);
 
 #endif /* UNIXSVC_H */

@@ -22,7 +22,7 @@ if ! egr_ci_start "$root"; then
 	echo "::error::egressctl: could not confine the job (see the lines above)"
 	exit 1
 fi
-[ -n "${GITHUB_STATE:-}" ] && echo "dir=$EGR_DIR" >>"$GITHUB_STATE"
+[ -n "${GITHUB_STATE:-}" ] && printf 'dir=%s\nname=%s\n' "$EGR_DIR" "$EGR_CGROUP" >>"$GITHUB_STATE"
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
 	{
 		echo "log=$EGR_DIR/decisions.jsonl"

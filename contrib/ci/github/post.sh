@@ -7,6 +7,9 @@ set -u
 . "$(dirname "$0")/../lib/egressctl-ci.sh"
 
 export EGR_DIR=${STATE_dir:-${RUNNER_TEMP:-/tmp}/egressctl}
+# the runner's record of the main step (steps cannot write it), before
+# $EGR_DIR/state (which they can)
+export EGR_NAME=${STATE_name:-}
 export EGR_SUMMARY=${GITHUB_STEP_SUMMARY:-}
 egr_ci_finish || echo "::warning::egressctl: the summary or the policy could not be written (see above)"
 if [ -n "${GITHUB_OUTPUT:-}" ]; then

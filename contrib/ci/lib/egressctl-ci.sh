@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2016 # root's scripts are in single quotes: their $1 is theirs
 # What the CI integrations share (contrib/ci/: the GitHub Action, the GitLab
 # snippet, the Buildkite hooks): find the job's process tree, give it a
 # cgroup of its own (or take the one it is in, when that holds only the
@@ -11,27 +11,67 @@
 #   egr_ci_finish               # summary, policy, detach, daemon stopped
 #
 # Settings (environment):
-#   EGR_DIR        where the state, the log, the policy go (made 0755)
+#   EGR_DIR        the job's directory for the results: the log, the
+#                  summary, the policy (made 0755; the job can write it)
 #   EGR_MODE       audit (record, deny nothing; default) or block
 #   EGR_POLICY     a policy file, a policy as JSON text, or rules (one per
 #                  line, or separated by spaces or commas)
 #   EGR_ALLOW      more rules, the same way
 #   EGR_BIN        the egressctl to use; default: on PATH, else built from
 #                  EGR_SRC (the checkout this file is in) with make
-#   EGR_CGROUP     the name of the job's cgroup (<cgroup2>/egressctl/NAME)
-#                  when it needs one of its own
+#   EGR_CGROUP     the job's name: its cgroup (<cgroup2>/egressctl/NAME)
+#                  when it needs one of its own, and its state's directory
 #   EGR_SUMMARY    a file the markdown summary is appended to at the end
 #                  ($GITHUB_STEP_SUMMARY); it is also $EGR_DIR/summary.md
 #   EGR_DAEMON_ARGS  more options of `egressctl daemon` (word-split)
 # Every function says what failed on stderr and returns non-zero.
+#
+# Root never acts on what the job can write. $EGR_DIR is the job's: root
+# does not open, follow, chmod or chown anything there. What root runs,
+# signals and writes lives in root's state directory,
+# /run/egressctl/ci/NAME (0700, in /run/egressctl, 0700): the copy of
+# egressctl that the daemon runs and the finish calls, the policy, the
+# control socket, the daemon's pid, the log, the summary and the policy
+# it suggests. Whatever root reads of the job's (the binary, a policy
+# file) is read by the job user and handed over on a pipe; the results
+# are handed back the same way and written by the job user. The finish
+# talks to the daemon from a cgroup of its own outside the job's: the
+# daemon takes no command from a process inside a cgroup it confines.
 
 EGR_CI_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 EGR_SRC=${EGR_SRC:-$(cd "$EGR_CI_LIB_DIR/../../.." && pwd)}
 
+# root's: not from the environment, which a job can set for later steps
+EGR_CI_STATE=/run/egressctl/ci
+EGR_CI_PATH=/usr/sbin:/usr/bin:/sbin:/bin
+# what names the job in the log's "ci" record (policy/audit.c): passed to
+# the daemon, which gets no other variable of the job's
+EGR_CI_IDENT_VARS="GITHUB_ACTIONS GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_JOB GITHUB_WORKFLOW
+GITHUB_REPOSITORY GITLAB_CI CI_JOB_ID CI_JOB_NAME CI_PIPELINE_ID CI_PROJECT_PATH BUILDKITE
+BUILDKITE_JOB_ID BUILDKITE_BUILD_ID BUILDKITE_PIPELINE_SLUG BUILDKITE_STEP_KEY"
+
 egr_ci_say() { echo "egressctl-ci: $*" >&2; }
 
 egr_ci_sudo() {
-	if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n -E "$@"; fi
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
+}
+
+# egr_ci_root SCRIPT ARGS...: the sh SCRIPT as root with ARGS as $1...,
+# the system's PATH and no other variable
+egr_ci_root() {
+	local script=$1
+	shift
+	egr_ci_sudo env -i PATH="$EGR_CI_PATH" /bin/sh -c "$script" egressctl-ci "$@"
+}
+
+# egr_ci_abs PATH: PATH made absolute by the working directory, as it is
+# spelt (the job may replace what it names; the finish compares names)
+egr_ci_abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+
+# egr_ci_name_ok NAME: a job's name ([A-Za-z0-9._-], not . or ..)
+egr_ci_name_ok() {
+	case "$1" in '' | . | .. | *[!A-Za-z0-9._-]*) return 1 ;; esac
+	return 0
 }
 
 # egr_ci_ppid PID: its parent's pid (the field after the command in
@@ -45,6 +85,15 @@ egr_ci_ppid() {
 }
 
 egr_ci_comm() { cat "/proc/$1/comm" 2>/dev/null; }
+
+# egr_ci_alive PID: PID runs (not a zombie); unlike kill -0, also for a
+# process of root's when the caller is not root
+egr_ci_alive() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
 
 # egr_ci_ancestor_named PID COMM: the nearest ancestor of PID (PID itself
 # included) whose command is COMM
@@ -117,10 +166,7 @@ egr_ci_job_cgroup() {
 		echo "$mnt$cur"
 		return 0
 	fi
-	case "$name" in '' | *[!A-Za-z0-9._-]*)
-		egr_ci_say "cgroup name '$name': expected [A-Za-z0-9._-]"
-		return 1 ;;
-	esac
+	egr_ci_name_ok "$name" || { egr_ci_say "cgroup name '$name': expected [A-Za-z0-9._-]"; return 1; }
 	egr_ci_sudo mkdir -p "$mnt/egressctl/$name" || return 1
 	for i in 1 2 3 4 5; do
 		moved=0
@@ -155,18 +201,35 @@ egr_ci_bin() {
 # egr_ci_rules TEXT: one rule a line, from lines, spaces or commas
 egr_ci_rules() { printf '%s\n' "$1" | tr ', \t' '\n\n\n' | sed '/^$/d; /^#/d'; }
 
-egr_ci_start() {
-	local root=$1 bin cg dir=${EGR_DIR:?EGR_DIR is not set} name r i
-	local -a args=()
-	[ -n "$root" ] || { egr_ci_say "no job process to confine"; return 1; }
-	mkdir -p "$dir" && chmod 0755 "$dir" || return 1
-	if [ -s "$dir/state" ]; then
-		egr_ci_say "egressctl is confining this job already ($dir/state)"
-		return 0
+# The root side of the start ($1 the state directory): a state directory
+# of its own, made afresh (one left by a job whose daemon is gone is
+# removed; one whose daemon runs is refused), the binary (stdin) copied in.
+EGR_CI_ROOT_PREPARE='set -u
+sdir=$1
+umask 077
+mkdir -p -m 0700 /run/egressctl /run/egressctl/ci || exit 1
+if [ -e "$sdir" ] || [ -L "$sdir" ]; then
+	pid=$(sed -n "s/^pid=//p" "$sdir/state" 2>/dev/null)
+	if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$sdir/egressctl" ]; then
+		echo "egressctl-ci: a daemon of $sdir runs already (pid $pid)" >&2
+		exit 1
 	fi
-	bin=$(egr_ci_bin) || return 1
-	name=${EGR_CGROUP:-ci-$$}
-	cg=$(egr_ci_job_cgroup "$root" "$name") || return 1
+	rm -rf -- "$sdir" || exit 1
+fi
+mkdir -m 0700 "$sdir" && cat >"$sdir/egressctl" && chmod 0700 "$sdir/egressctl"'
+
+# The daemon's pid ($1 the state directory): the one process that runs
+# the state directory's copy of egressctl
+EGR_CI_ROOT_PID='n=0
+for p in /proc/[0-9]*; do
+	[ "$(readlink "$p/exe" 2>/dev/null)" = "$1/egressctl" ] && { pid=${p#/proc/}; n=$((n + 1)); }
+done
+[ "$n" = 1 ] && echo "$pid"'
+
+# egr_ci_daemon_args: the daemon's options from the settings, into the
+# array args (a policy file or text is handed to root's state on a pipe)
+egr_ci_daemon_args() {
+	local sdir=$1 r
 	case "${EGR_MODE:-audit}" in
 	audit) args+=(--audit) ;;
 	block) ;;
@@ -174,10 +237,11 @@ egr_ci_start() {
 	esac
 	if [ -n "${EGR_POLICY:-}" ]; then
 		if [ -f "$EGR_POLICY" ]; then
-			args+=(--policy "$(realpath "$EGR_POLICY")")
+			egr_ci_root 'umask 077; cat >"$1/policy.json"' "$sdir" <"$EGR_POLICY" || return 1
+			args+=(--policy "$sdir/policy.json")
 		elif [ "${EGR_POLICY#\{}" != "$EGR_POLICY" ] || [ "${EGR_POLICY# \{}" != "$EGR_POLICY" ]; then
-			printf '%s\n' "$EGR_POLICY" >"$dir/policy.json"
-			args+=(--policy "$dir/policy.json")
+			printf '%s\n' "$EGR_POLICY" | egr_ci_root 'umask 077; cat >"$1/policy.json"' "$sdir" || return 1
+			args+=(--policy "$sdir/policy.json")
 		else
 			while read -r r; do args+=(--allow "$r"); done < <(egr_ci_rules "$EGR_POLICY")
 		fi
@@ -185,63 +249,158 @@ egr_ci_start() {
 	while read -r r; do args+=(--allow "$r"); done < <(egr_ci_rules "${EGR_ALLOW:-}")
 	# shellcheck disable=SC2206 # word-split on purpose
 	args+=(${EGR_DAEMON_ARGS:-})
+}
+
+egr_ci_start() {
+	local root=$1 bin cg dir=${EGR_DIR:?EGR_DIR is not set} name sdir v dpid
+	local -a args=() envs=()
+	[ -n "$root" ] || { egr_ci_say "no job process to confine"; return 1; }
+	mkdir -p "$dir" && chmod 0755 "$dir" || return 1
+	if [ -s "$dir/state" ]; then
+		egr_ci_say "egressctl is confining this job already ($dir/state)"
+		return 0
+	fi
+	name=${EGR_CGROUP:-ci-$$}
+	egr_ci_name_ok "$name" || { egr_ci_say "job name '$name': expected [A-Za-z0-9._-]"; return 1; }
+	sdir=$EGR_CI_STATE/$name
+	bin=$(egr_ci_bin) || return 1
+	# the binary the daemon runs and the finish calls: root's copy, read
+	# by the job user
+	egr_ci_root "$EGR_CI_ROOT_PREPARE" "$sdir" <"$bin" || {
+		egr_ci_say "cannot make the state directory $sdir"
+		return 1
+	}
+	cg=$(egr_ci_job_cgroup "$root" "$name") || return 1
+	egr_ci_daemon_args "$sdir" || return 1
+	for v in $EGR_CI_IDENT_VARS; do [ -n "${!v:-}" ] && envs+=("$v=${!v}"); done
+	# daemon.out is the job's: opened by this shell, as the job user
 	: >"$dir/daemon.out"
-	local cmd=(setsid "$bin" daemon --cgroup "$cg" --control "$dir/control"
-		--log "$dir/decisions.jsonl" --summary "$dir/summary.md" --summary-format markdown
-		"${args[@]}")
+	local cmd=(env -i PATH="$EGR_CI_PATH" "${envs[@]}" setsid "$sdir/egressctl" daemon
+		--cgroup "$cg" --control "$sdir/control" --log "$sdir/decisions.jsonl"
+		--summary "$sdir/summary.md" --summary-format markdown "${args[@]}")
 	# not through egr_ci_sudo: a function run in the background is a
-	# subshell, and $! its pid, not the daemon's (egr_ci_finish's TERM
-	# would end the subshell and leave the daemon running); sudo passes
-	# the TERM on
+	# subshell (sudo passes the TERM on)
 	if [ "$(id -u)" = 0 ]; then
 		"${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
 	else
-		sudo -n -E "${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
+		# shellcheck disable=SC2024 # the job user's file, opened by the job user
+		sudo -n "${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
 	fi
-	local dpid=$!
-	for i in $(seq 300); do
+	local spid=$!
+	for _ in $(seq 300); do
 		grep -q "ready:" "$dir/daemon.out" 2>/dev/null && break
-		if ! kill -0 "$dpid" 2>/dev/null && ! grep -q "ready:" "$dir/daemon.out"; then
+		if ! egr_ci_alive "$spid" && ! grep -q "ready:" "$dir/daemon.out"; then
 			egr_ci_say "egressctl daemon did not start: $(tail -5 "$dir/daemon.out")"
 			return 1
 		fi
 		sleep 0.1
 	done
 	grep -q "ready:" "$dir/daemon.out" || { egr_ci_say "egressctl daemon is not ready after 30 s"; return 1; }
+	dpid=$(egr_ci_root "$EGR_CI_ROOT_PID" "$sdir") || {
+		egr_ci_say "cannot find the daemon running $sdir/egressctl"
+		return 1
+	}
+	# root's state: what the finish trusts
+	egr_ci_root 'umask 077; printf "cgroup=%s\npid=%s\ndir=%s\n" "$2" "$3" "$4" >"$1/state"' \
+		"$sdir" "$cg" "$dpid" "$(egr_ci_abs "$dir")" || return 1
+	# the job's: its name, and for the reader (the finish believes none of it)
 	{
-		echo "bin=$bin"
+		echo "name=$name"
 		echo "cgroup=$cg"
 		echo "pid=$dpid"
 	} >"$dir/state"
-	egr_ci_say "confining $cg (${EGR_MODE:-audit} mode); decisions in $dir/decisions.jsonl"
+	egr_ci_say "confining $cg (${EGR_MODE:-audit} mode); decisions in $dir/decisions.jsonl at the end"
 }
 
-# egr_ci_state KEY: a value of $EGR_DIR/state
+# egr_ci_state KEY: a value of $EGR_DIR/state (the job's: a name, no more)
 egr_ci_state() { sed -n "s/^$1=//p" "$EGR_DIR/state" 2>/dev/null | head -1; }
 
+# What every root step of the finish checks first ($1 the state
+# directory, $2 the job's directory, named as the start named it): the
+# state is a directory of root's (0700), made for this job. Exit 2 if not.
+EGR_CI_ROOT_CHECK='set -u
+sdir=$1 dir=$2
+if [ -L "$sdir" ] || [ "$(stat -c %u:%a "$sdir" 2>/dev/null)" != 0:700 ] ||
+	[ ! -f "$sdir/state" ] || [ "$(sed -n "s/^dir=//p" "$sdir/state")" != "$dir" ]; then
+	echo "egressctl-ci: $sdir is not the state of the job of $dir" >&2
+	exit 2
+fi
+'
+
+# The root side of the finish (then $3 the cgroup2 mount): summary,
+# suggested policy, detach, from a cgroup of its own; then the daemon
+# stopped, if its pid still runs the state's copy of egressctl.
+EGR_CI_ROOT_FINISH=$EGR_CI_ROOT_CHECK'mnt=$3 rc=0
+bin=$sdir/egressctl
+cg=$(sed -n "s/^cgroup=//p" "$sdir/state")
+pid=$(sed -n "s/^pid=//p" "$sdir/state")
+own=$mnt/egressctl/${sdir##*/}.finish
+case "$own/" in "$cg"/*)
+	echo "egressctl-ci: $own would be inside the job cgroup $cg" >&2
+	exit 1 ;;
+esac
+if ! mkdir -p "$own" || ! echo $$ >"$own/cgroup.procs"; then
+	echo "egressctl-ci: cannot leave the job cgroup for $own" >&2
+	exit 1
+fi
+"$bin" summary --control "$sdir/control" --cgroup "$cg" \
+	--suggest-policy "$sdir/egress-policy.json" >/dev/null 2>"$sdir/summary.err" || rc=1
+grep -v "^egressctl: suggested policy written to" "$sdir/summary.err" >&2
+"$bin" detach --control "$sdir/control" --cgroup "$cg" >/dev/null || rc=1
+echo $$ >"$mnt/cgroup.procs" && rmdir "$own" ||
+	echo "egressctl-ci: cannot remove $own" >&2
+if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$bin" ]; then
+	kill -TERM "$pid"
+	for i in $(seq 100); do
+		[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$bin" ] || break
+		sleep 0.1
+	done
+else
+	echo "egressctl-ci: process ${pid:-?} does not run $bin: not signalled" >&2
+	rc=1
+fi
+exit $rc'
+
+# egr_ci_fetch SDIR DIR FILE: root's SDIR/FILE into DIR/FILE, written by
+# the job user (a new file renamed over it: what was there, a symlink
+# too, is replaced, never followed)
+egr_ci_fetch() {
+	local tmp
+	tmp=$(mktemp "$2/.$3.XXXXXX") || return 1
+	if egr_ci_root "$EGR_CI_ROOT_CHECK"'cat -- "$sdir/$3"' "$1" "$2" "$3" >"$tmp" &&
+		chmod 0644 "$tmp" && mv -fT -- "$tmp" "$2/$3"; then
+		return 0
+	fi
+	rm -f -- "$tmp"
+	return 1
+}
+
 egr_ci_finish() {
-	local dir=${EGR_DIR:?EGR_DIR is not set} bin cg pid i rc=0
+	local dir=${EGR_DIR:?EGR_DIR is not set} adir name sdir mnt f rc=0
 	if [ ! -s "$dir/state" ]; then
 		egr_ci_say "nothing to finish ($dir/state: none, or finished already)"
 		return 0
 	fi
-	bin=$(egr_ci_state bin)
-	cg=$(egr_ci_state cgroup)
-	egr_ci_sudo "$bin" summary --control "$dir/control" --cgroup "$cg" \
-		--suggest-policy "$dir/egress-policy.json" >/dev/null || rc=1
-	egr_ci_sudo chmod 0644 "$dir/egress-policy.json" 2>/dev/null
-	# detach writes the summary (--summary) and lifts confinement
-	egr_ci_sudo "$bin" detach --control "$dir/control" --cgroup "$cg" >/dev/null || rc=1
-	pid=$(egr_ci_state pid)
-	if [ -n "$pid" ]; then
-		egr_ci_sudo kill -TERM "$pid" 2>/dev/null
-		for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	fi
+	name=${EGR_NAME:-$(egr_ci_state name)}
+	egr_ci_name_ok "$name" || { egr_ci_say "job name '$name' in $dir/state: expected [A-Za-z0-9._-]"; return 1; }
+	sdir=$EGR_CI_STATE/$name
+	mnt=$(egr_ci_mount)
+	[ -n "$mnt" ] || { egr_ci_say "no cgroup2 hierarchy is mounted"; return 1; }
+	adir=$(egr_ci_abs "$dir")
+	egr_ci_root "$EGR_CI_ROOT_FINISH" "$sdir" "$adir" "$mnt"
+	case $? in
+	0) ;;
+	2) return 1 ;; # not this job's: leave it alone
+	*) rc=1 ;;
+	esac
+	for f in decisions.jsonl summary.md egress-policy.json; do
+		egr_ci_fetch "$sdir" "$adir" "$f" || { egr_ci_say "cannot fetch $f from $sdir"; rc=1; }
+	done
+	egr_ci_root "$EGR_CI_ROOT_CHECK"'rm -rf -- "$sdir"' "$sdir" "$adir" || rc=1
 	if [ -n "${EGR_SUMMARY:-}" ] && [ -s "$dir/summary.md" ]; then
 		cat "$dir/summary.md" >>"$EGR_SUMMARY" || rc=1
 	fi
-	egr_ci_sudo chown -R "$(id -u):$(id -g)" "$dir" 2>/dev/null
-	mv "$dir/state" "$dir/state.done"
+	mv -fT "$dir/state" "$dir/state.done"
 	egr_ci_say "finished: summary $dir/summary.md, suggested policy $dir/egress-policy.json"
 	return $rc
 }
