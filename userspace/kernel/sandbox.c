@@ -1121,7 +1121,7 @@ static int
 mask_unix(char *const *masks, const char **what)
 {
 	for (size_t i = 0; masks && masks[i]; i++) {
-		int err = mask_path(masks[i]);
+		int err = kfiles_mask_path(masks[i]);
 
 		*what = masks[i];
 		if (err && err != -ENOENT) /* gone, or under a directory masked before */
