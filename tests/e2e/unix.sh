@@ -171,10 +171,16 @@ test_detours() {
 #    is a name no mask covers, so the run refuses to start
 test_hardlink() {
 	local r
-	r=$(setpriv --reuid=$U --regid=$U --clear-groups -- ln "$T/run/docker.sock" "$RW/hl.sock" 2>&1)
-	if [ ! -e "$RW/hl.sock" ]; then ok hardlink.nobody_cannot; else
-		fail hardlink.nobody_cannot "nobody linked a root-owned socket: $r"; fi
-	note "fs.protected_hardlinks=$(cat /proc/sys/fs/protected_hardlinks)"
+	# (that is the host's fs.protected_hardlinks=1, systemd's default; the
+	# kernel's own default 0 lets anyone link: then only the run's refusal
+	# below stands between CMD and the socket)
+	if [ "$(cat /proc/sys/fs/protected_hardlinks 2>/dev/null)" = 1 ]; then
+		r=$(setpriv --reuid=$U --regid=$U --clear-groups -- ln "$T/run/docker.sock" "$RW/hl.sock" 2>&1)
+		if [ ! -e "$RW/hl.sock" ]; then ok hardlink.nobody_cannot; else
+			fail hardlink.nobody_cannot "nobody linked a root-owned socket: $r"; fi
+	else
+		note "hardlink.nobody_cannot skipped: fs.protected_hardlinks=$(cat /proc/sys/fs/protected_hardlinks 2>/dev/null) on this host"
+	fi
 	ln "$T/run/docker.sock" "$T/hl.sock" || { fail hardlink.setup "cannot link as root"; return; }
 	u_probe "$T/hl.sock"
 	if [ "$P_ok" = true ]; then ok hardlink.control; else fail hardlink.control "$P_json"; fi
