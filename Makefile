@@ -58,7 +58,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
 		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/fuzz/*.c tests/helpers/*.c)
 
-.PHONY: all deps check-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check clean helpers \
+.PHONY: all deps check-deps bench-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check clean helpers \
 	bench bench-quick stress stress-check soak
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -156,7 +156,8 @@ e2e: all
 	if [ -n "$$failed" ]; then echo "e2e: failed:$$failed"; exit 1; fi
 
 # The stress suite (root): every case at full size.
-stress: all
+stress: deps
+	$(MAKE) all
 	tests/stress/stress.sh $(OUT)/egressctl
 
 # What `make check` runs: every case shortened, then the fault cases again
@@ -167,7 +168,8 @@ stress-check: all
 	STRESS_QUICK=1 STRESS_FAULTS_ONLY=1 tests/stress/stress.sh $(OUT)/asan/egressctl
 
 # Mixed traffic for SOAK_SECONDS; RSS and descriptors must stay flat. Not in CI.
-soak: all
+soak: deps
+	$(MAKE) all
 	STRESS_SOAK_SECONDS=$(SOAK_SECONDS) E2E_TESTS=soak tests/stress/stress.sh $(OUT)/egressctl
 
 deps:
@@ -192,12 +194,17 @@ demo: deps
 	$(MAKE) all
 	tools/demo.sh $(OUT)/egressctl
 
-# Benchmark (root; packages: tools/install-deps.sh --bench): one table on
-# stdout, bench-results.json in the repo root.
-bench: all
+# Benchmark (root; installs what it needs: tools/install-deps.sh --bench):
+# one table on stdout, bench-results.json in the repo root.
+bench-deps:
+	@tools/install-deps.sh --bench
+
+bench: bench-deps
+	$(MAKE) all
 	tools/bench/run.sh $(OUT)/egressctl
 
-bench-quick: all
+bench-quick: bench-deps
+	$(MAKE) all
 	tools/bench/run.sh --quick $(OUT)/egressctl
 
 vmlinux:
