@@ -239,7 +239,7 @@ enum {
 static __always_inline int
 pkt_parse(struct __sk_buff *skb, __be32 lip, struct pkt *p)
 {
-	__u8 h[40];
+	__u8 h[40], j[8];
 
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		if (bpf_skb_load_bytes(skb, 0, h, 20))
@@ -263,8 +263,12 @@ pkt_parse(struct __sk_buff *skb, __be32 lip, struct pkt *p)
 		__builtin_memcpy(p->d, h + 24, 16);
 		__builtin_memcpy(p->s, h + 8, 16);
 		p->l4 = h[6];
-		p->opts = is_exthdr(p->l4);
 		p->off = 40;
+		if (p->l4 == 0 && !bpf_skb_load_bytes(skb, 40, j, sizeof(j)) && is_jumbo(h, j)) {
+			p->l4 = IPPROTO_TCP; /* BIG TCP's own header: skipped */
+			p->off = 48;
+		}
+		p->opts = is_exthdr(p->l4);
 		return is_loopback6(p->d) ? PKT_LOOPBACK : PKT_OUT;
 	}
 	return PKT_OUT;

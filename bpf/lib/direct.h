@@ -35,6 +35,19 @@ struct pkt {
 	__u8 opts; /* IPv4 options, or an IPv6 extension header (is_exthdr) */
 };
 
+/* The hop-by-hop header the kernel itself puts before TCP in an IPv6
+ * packet over 64 KiB (BIG TCP, a device's gso_max_size above 65536): a
+ * payload length of 0 and one jumbo payload option (RFC 2675), as the
+ * kernel's ipv6_has_hopopt_jumbo() tells it. It says how long the packet
+ * is, nothing of where it goes; a socket's own options come after it. h:
+ * the packet's first 40 bytes, j: the 8 after them. */
+static __always_inline int
+is_jumbo(const __u8 *h, const __u8 *j)
+{
+	return h[6] == 0 && h[4] == 0 && h[5] == 0 && j[0] == IPPROTO_TCP && j[1] == 0 &&
+	       j[2] == 0xc2 && j[3] == 4;
+}
+
 /* IPv6 extension headers (RFC 8200 and later): hop-by-hop, routing,
  * fragment, ESP, AH, destination options, mobility, HIP, shim6. */
 static __always_inline int
@@ -108,7 +121,7 @@ direct_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o, co
 	r = direct_where(skb, sk, o, p, &dport);
 	if (r)
 		return direct_refuse(skb, sk, o, p, r, dport);
-	return (o->flags & EGR_SK_VERIFY) ? kv_pkt(skb, sk, o) : SYS_PROCEED;
+	return (o->flags & EGR_SK_VERIFY) ? kv_pkt(skb, sk, o, p->off) : SYS_PROCEED;
 }
 
 #endif /* EGR_DIRECT_H */

@@ -52,20 +52,18 @@ shared_frags(struct __sk_buff *skb)
 	return (flags & (SKBFL_SHARED_FRAG | SKBFL_ZEROCOPY_ENABLE)) != 0;
 }
 
-/* Where a TCP packet's payload starts and how long it is: 0, or -1 when
- * its headers cannot be read. (A packet with IPv4 options or an IPv6
- * extension header never gets here: direct_pkt refuses it first.) */
+/* Where a TCP packet's payload starts and how long it is (ihl: where its
+ * TCP header starts, pkt_parse's off): 0, or -1 when its headers cannot
+ * be read. (A packet with IPv4 options or an IPv6 extension header never
+ * gets here: direct_pkt refuses it first.) */
 static __always_inline int
-tcp_payload(struct __sk_buff *skb, __u32 *off, __u32 *plen)
+tcp_payload(struct __sk_buff *skb, __u32 ihl, __u32 *off, __u32 *plen)
 {
-	__u32 len = skb->len, ihl = 40;
+	__u32 len = skb->len;
 	__u8 b;
 
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		if (bpf_skb_load_bytes(skb, 0, &b, 1))
-			return -1;
-		ihl = (b & 0x0f) * 4;
-	}
+	if (ihl > 60)
+		return -1;
 	if (bpf_skb_load_bytes(skb, ihl + 12, &b, 1))
 		return -1;
 	*off = ihl + (b >> 4) * 4;
@@ -129,12 +127,12 @@ kv_verdict(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o, __
  * without payload pass (the handshake, ACKs, FIN, RST); the first with
  * payload is judged; after a refusal no payload passes. */
 static __always_inline int
-kv_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o)
+kv_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o, __u32 ihl)
 {
 	struct kv_scratch *s;
 	char name[64];
 	__u32 off, plen, r;
-	int hr = tcp_payload(skb, &off, &plen);
+	int hr = tcp_payload(skb, ihl, &off, &plen);
 
 	if (hr && o->flags & EGR_SK_KREJECT)
 		return SYS_REJECT;

@@ -738,6 +738,40 @@ test_ip_options(void **state)
 	fx_free(&f);
 }
 
+/* An IPv6 packet over 64 KiB on a device with BIG TCP: the kernel puts a
+ * hop-by-hop header with one jumbo payload option before TCP and says 0
+ * in the payload length. That header is the kernel's, not the socket's:
+ * the packet is judged as the TCP it carries (here: no record, dropped
+ * as any other). Any other hop-by-hop header is refused as an option. (A
+ * direct IPv6 connection on such a device was ended before this.) */
+static void
+test_big_tcp_jumbo(void **state)
+{
+	struct pkt jumbo = pkt6("2001:db8:1::2", 40004, "2001:db8:2::9", 443, IPPROTO_TCP, TCP_ACK);
+	struct pkt other;
+	uint8_t *ip = jumbo.b + 14;
+	size_t l4 = jumbo.len - 14 - 40;
+	uint8_t hbh[8] = {IPPROTO_TCP, 0, 0xc2, 4, 0, 1, 0, 0};
+	struct fx f;
+
+	(void)state;
+	memmove(ip + 48, ip + 40, l4);
+	memcpy(ip + 40, hbh, sizeof(hbh));
+	ip[6] = 0; /* hop-by-hop */
+	ip[4] = ip[5] = 0;
+	jumbo.len += 8;
+	other = jumbo;
+	other.b[14 + 40 + 2] = 1; /* PadN instead of the jumbo option */
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, jumbo.b, jumbo.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_SKB_DROP, AF_INET6, "2001:db8:2::9", 443);
+	fx_free(&f);
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, other.b, other.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_IPOPTS, AF_INET6, "2001:db8:2::9", 0);
+	fx_free(&f);
+}
+
 /* ---- the DNS index ------------------------------------------------------- */
 
 /* A datagram to the DNS responder (where sendmsg sent the socket's port 53
@@ -944,6 +978,7 @@ main(void)
 		cmocka_unit_test(test_loopback_no_sandbox),
 		cmocka_unit_test(test_loopback6_other_protocols),
 		cmocka_unit_test(test_ip_options),
+		cmocka_unit_test(test_big_tcp_jumbo),
 		cmocka_unit_test(test_dns_index),
 		cmocka_unit_test(test_other_netns),
 		cmocka_unit_test(test_own_netns),

@@ -18,7 +18,9 @@ connect, first, again), lport.
                    (TCP Fast Open without a cookie, sendto(MSG_FASTOPEN))
   --when deferred  TCP_FASTOPEN_CONNECT: connect() sends nothing, the
                    options are set, then the first write sends the SYN
-  --when none      no options: connect, the first bytes and their answer
+  --when none      no options: connect, the first bytes and their answer;
+                   with --bulk N then N bytes more, every one echoed back
+                   (a reader thread drains them), ok when all came back
   --tls SNI        the first bytes are a TLS ClientHello for SNI (what the
                    kernel-verified path checks); else a line of text
   --addr A         connect to A instead of resolving NAME (the control)
@@ -30,6 +32,7 @@ import socket
 import ssl
 import struct
 import sys
+import threading
 import time
 
 TCP_FASTOPEN_CONNECT = 30
@@ -75,6 +78,30 @@ def set_route(s, fam, via):
         # a NOP pads the options to a multiple of four bytes
         opt = bytes([1, IPOPT_LSRR, 7, 4]) + socket.inet_aton(via)
         s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, opt)
+
+
+def bulk(s, n):
+    """n bytes to an echo server in large writes, read back by a thread"""
+    got = [0]
+
+    def drain():
+        while got[0] < n:
+            d = s.recv(1 << 20)
+            if not d:
+                break
+            got[0] += len(d)
+
+    s.settimeout(20)
+    t = threading.Thread(target=drain)
+    t.start()
+    buf = b"y" * (1 << 20)
+    left = n
+    while left > 0:
+        k = s.send(buf[:left])
+        left -= k
+    t.join(30)
+    if got[0] < n:
+        raise OSError(errno.EPIPE, "%d of %d bytes came back" % (got[0], n))
 
 
 def main():
@@ -124,6 +151,9 @@ def main():
             if not s.recv(65536):
                 raise OSError(errno.ECONNRESET, "closed before an answer")
         if when == "none":
+            if "bulk" in opt:
+                stage = "bulk"
+                bulk(s, int(opt["bulk"]))
             out(ok=True, stage="done", lport=s.getsockname()[1])
             return
         if when == "after":
