@@ -353,7 +353,7 @@ ${GH_BEFORE:-}
 # before the action: the step's world as it is
 step before-denied --resolve blocked.test:80:$GH_DENIED http://blocked.test/$tag-before
 # the runner passes inputs as INPUT_<NAME>, '-' kept (so: env, not export)
-env INPUT_MODE=$mode INPUT_ALLOW=a.example.test INPUT_ALLOW-RUNNER=false \
+env ${GH_INPUTS:-INPUT_MODE=$mode INPUT_ALLOW=a.example.test} INPUT_ALLOW-RUNNER=false \
 	INPUT_EGRESSCTL=$EGRESSCTL "INPUT_DAEMON-ARGS=--dns-upstream $INET_DNS" \
 	node $REPO/contrib/ci/github/main.js
 echo "main \$?" >>$W/$tag.step
@@ -436,6 +436,11 @@ print("ok" if d.get("version") == 1 and isinstance(d.get("allow"), list) and "ob
 	a_jlog "$t.log.ci_job" "$dir/decisions.jsonl" decision=deny host=blocked.test \
 		'ci=\{"system": "github", "run_id": "9001", "run_attempt": "1", "job": "job-gh", "workflow": "ci", "repository": "org/repo"\}'
 	a_jlog "$t.log.attach" "$dir/decisions.jsonl" event=attach source=daemon
+	# the denials where the step's log shows them: one annotation per
+	# denied destination, with who and the rule (the 000 above said nothing)
+	a_grep "$t.annotation" "$W/$t.worker" \
+		'^::warning title=egressctl denied blocked\.test:8080::denied blocked\.test:8080 \(.*\), tried by curl\[[0-9]+\].*--allow blocked\.test:8080'
+	a_nogrep "$t.annotation.not_allowed" "$W/$t.worker" '^::warning title=egressctl denied a\.example\.test'
 	# detached: no daemon, no pins; the cgroup's processes are free again
 	local cgid
 	cgid=$(stat -c %i "$jobcg" 2>/dev/null)
@@ -663,6 +668,23 @@ print("ok" if ok else json.dumps(d)[:500])' "$W/$t.sum.json"
 	for i in $(seq 50); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
 }
 
-ALL_TESTS="identity logs syslog otlp summary_file nested daemon_logs github github_audit github_planted gitlab"
+# harden-runner's inputs, as its users write them: egress-policy for mode,
+# allowed-endpoints (host:port) for allow; and both names of the mode at
+# odds is an error, not a guess
+test_github_aliases() {
+	local t=ghal
+	have_egr || return 0
+	GH_INPUTS="INPUT_EGRESS-POLICY=block INPUT_ALLOWED-ENDPOINTS=a.example.test:80" gh_runner "$t" x no
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_val "$t.step.allowed" "allowed endpoint" "$(stepv "$t" allowed)" 200
+	a_val "$t.step.blocked" "egress-policy: block" "$(stepv "$t" denied-name)" 000
+	a_grep "$t.annotation" "$W/$t.worker" '^::warning title=egressctl denied blocked\.test'
+	t=ghal2
+	GH_INPUTS="INPUT_MODE=audit INPUT_EGRESS-POLICY=block" gh_runner "$t" x no
+	a_grep "$t.main.fails" "$W/$t.step" '^main 1$'
+	a_grep "$t.says" "$W/$t.worker" '^::error::egressctl: mode: audit and egress-policy: block disagree'
+}
+
+ALL_TESTS="identity logs syslog otlp summary_file nested daemon_logs github github_audit github_aliases github_planted gitlab"
 
 suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo" "$@"

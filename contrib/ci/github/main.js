@@ -2,6 +2,10 @@
 // The main step of the action (action.yml): start confining the job, or
 // with `finish: true`, what the post step does.
 'use strict';
-const { input, run } = require('./run.js');
+const { input, run, finish } = require('./run.js');
 
-run(input('finish', 'false') === 'true' ? 'post.sh' : 'main.sh');
+if (input('finish', 'false') === 'true') {
+  finish();
+} else {
+  run('main.sh');
+}

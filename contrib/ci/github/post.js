@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The post step of the action (action.yml): summary, policy, detach.
+// The post step of the action (action.yml): summary, policy, detach; then
+// the denied destinations as annotations, where the step's log shows them.
 'use strict';
-const { run } = require('./run.js');
+const { finish } = require('./run.js');
 
-run('post.sh');
+finish();

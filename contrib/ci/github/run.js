@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GitHub Action's steps (action.yml): node runs the shell scripts
 // beside this file, with the action's inputs as EGR_* variables. No npm
-// dependencies: child_process only.
+// dependencies: child_process and fs only.
 'use strict';
 const { spawnSync } = require('child_process');
+const fs = require('fs');
 const path = require('path');
 
 function input(name, dflt) {
@@ -12,15 +13,32 @@ function input(name, dflt) {
   return v === undefined || v.trim() === '' ? dflt : v.trim();
 }
 
+// mode, or harden-runner's egress-policy; both given must agree
+function mode() {
+  const m = input('mode', ''), e = input('egress-policy', '');
+  if (m && e && m !== e) {
+    throw new Error(`mode: ${m} and egress-policy: ${e} disagree (they are one input)`);
+  }
+  return m || e || 'audit';
+}
+
 function run(script) {
-  const env = Object.assign({}, process.env, {
-    EGR_MODE: input('mode', 'audit'),
-    EGR_POLICY: input('policy', ''),
-    EGR_ALLOW: input('allow', ''),
-    EGR_ALLOW_RUNNER: input('allow-runner', 'true'),
-    EGR_BIN: input('egressctl', ''),
-    EGR_DAEMON_ARGS: input('daemon-args', ''),
-  });
+  let env;
+  try {
+    env = Object.assign({}, process.env, {
+      EGR_MODE: mode(),
+      EGR_POLICY: input('policy', ''),
+      // harden-runner's allowed-endpoints (host:port ...) are allow rules too
+      EGR_ALLOW: [input('allow', ''), input('allowed-endpoints', '')].join('\n'),
+      EGR_ALLOW_RUNNER: input('allow-runner', 'true'),
+      EGR_BIN: input('egressctl', ''),
+      EGR_DAEMON_ARGS: input('daemon-args', ''),
+    });
+  } catch (e) {
+    console.log('::error::egressctl: ' + e.message);
+    process.exitCode = 1;
+    return;
+  }
   const r = spawnSync('bash', [path.join(__dirname, script)], { env, stdio: 'inherit' });
   if (r.error) {
     console.log('::error::egressctl: ' + r.error.message);
@@ -30,4 +48,44 @@ function run(script) {
   }
 }
 
-module.exports = { input, run };
+// an annotation's text: the runner reads %, CR and LF as escapes
+function esc(s) {
+  return String(s).replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+// One ::warning annotation per denied destination of the summary (FILE,
+// `egressctl summary --format json`), at most MAX, naming who tried it and
+// the rule that would allow it; the rest counted in one more line.
+function annotate(file, max) {
+  let s;
+  try {
+    s = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    return; // no summary: the post step said why
+  }
+  const denied = (s.destinations || []).filter((d) => d.denied > 0 || d.would_deny);
+  denied.slice(0, max).forEach((d) => {
+    const who = (d.who || []).map((w) => `${w.comm}[${w.pid}]`).join(', ') || 'unknown';
+    const verb = d.would_deny && !d.denied ? 'would deny' : 'denied';
+    const fix = d.suggest ? `; --allow ${d.suggest} (allow: ${d.suggest}) allows it` : '';
+    console.log(`::warning title=egressctl ${verb} ${esc(d.destination)}::` +
+      esc(`${verb} ${d.destination} (${d.reason || 'not allowed'}), tried by ${who}${fix}`));
+  });
+  if (denied.length > max) {
+    console.log(`::warning title=egressctl::${denied.length - max} more denied destination(s): ` +
+      'see the job summary');
+  }
+}
+
+// What the post step does (and the main step with `finish: true`): the
+// summary, the policy, detach (post.sh); then the annotations.
+function finish() {
+  run('post.sh');
+  const dir = process.env.STATE_dir || path.join(process.env.RUNNER_TEMP || '/tmp', 'egressctl');
+  const max = parseInt(input('annotations', '20'), 10);
+  if (max > 0) {
+    annotate(path.join(dir, 'summary.json'), max);
+  }
+}
+
+module.exports = { input, run, finish };

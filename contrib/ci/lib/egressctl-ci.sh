@@ -346,6 +346,7 @@ fi
 "$bin" summary --control "$sdir/control" --cgroup "$cg" \
 	--suggest-policy "$sdir/egress-policy.json" >/dev/null 2>"$sdir/summary.err" || rc=1
 grep -v "^egressctl: suggested policy written to" "$sdir/summary.err" >&2
+"$bin" summary --control "$sdir/control" --cgroup "$cg" --format json >"$sdir/summary.json" || rc=1
 "$bin" detach --control "$sdir/control" --cgroup "$cg" >/dev/null || rc=1
 echo $$ >"$mnt/cgroup.procs" && rmdir "$own" ||
 	echo "egressctl-ci: cannot remove $own" >&2
@@ -393,7 +394,7 @@ egr_ci_finish() {
 	2) return 1 ;; # not this job's: leave it alone
 	*) rc=1 ;;
 	esac
-	for f in decisions.jsonl summary.md egress-policy.json; do
+	for f in decisions.jsonl summary.md summary.json egress-policy.json; do
 		egr_ci_fetch "$sdir" "$adir" "$f" || { egr_ci_say "cannot fetch $f from $sdir"; rc=1; }
 	done
 	egr_ci_root "$EGR_CI_ROOT_CHECK"'rm -rf -- "$sdir"' "$sdir" "$adir" || rc=1
