@@ -23,7 +23,7 @@
 #include <event2/event.h>
 #include <cmocka.h>
 
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "cli/summary.h"
 
 struct fixture {

@@ -22,7 +22,7 @@
 #include "cli/suggest.h"
 #include "cli/summary.h"
 #include "parse/psl.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "policy/policy.h"
 #include "table.h"
 

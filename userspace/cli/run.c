@@ -29,7 +29,7 @@
 #include <event2/event.h>
 
 #include "cli/ask.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "kernel/cgroup.h"
 #include "dns/responder.h"
 #include "kernel/events.h"

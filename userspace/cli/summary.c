@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cJSON.h>
 
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "lib/hash.h"
 #include "policy/policy.h"
 #include "cli/summary.h"

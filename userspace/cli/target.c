@@ -28,7 +28,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "proxy/conn.h"
 #include "proxy/proxy.h"
 

@@ -44,7 +44,7 @@
 #include "lib/clock.h"
 #include "lib/duration.h"
 #include "lib/log.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "proxy/proxy.h"
 #include "proxy/quota.h"
 

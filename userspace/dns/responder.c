@@ -19,7 +19,7 @@
 #include <event2/event_struct.h>
 
 #include "cli/ask.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "lib/clock.h"
 #include "dns/responder.h"
 #include "dns/wire.h"

@@ -22,7 +22,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "proxy/conn.h"
 #include "proxy/core.h"
 #include "proxy/proto.h"
