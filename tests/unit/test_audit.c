@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "audit/audit.h"
-#include "cli/summary.h"
+#include "target/summary.h"
 
 struct fixture {
 	struct event_base *base;

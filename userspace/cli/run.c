@@ -33,7 +33,7 @@
 #include "kernel/cgroup.h"
 #include "dns/responder.h"
 #include "kernel/events.h"
-#include "cli/jobtimer.h"
+#include "target/jobtimer.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
 #include "policy/policy.h"
@@ -43,7 +43,7 @@
 #include "kernel/sandbox.h"
 #include "kernel/unixsvc.h"
 #include "cli/status.h"
-#include "cli/summary.h"
+#include "target/summary.h"
 #include "cli/term.h"
 
 #ifndef P_PIDFD

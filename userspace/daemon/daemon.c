@@ -29,11 +29,11 @@
 #include <event2/event.h>
 #include <cJSON.h>
 
-#include "cli/opts.h"
-#include "cli/status.h"
-#include "cli/suggest.h"
-#include "cli/summary.h"
-#include "cli/target.h"
+#include "lib/opts.h"
+#include "target/status.h"
+#include "target/suggest.h"
+#include "target/summary.h"
+#include "target/target.h"
 #include "daemon/containers.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
@@ -1602,7 +1602,7 @@ req_summary(struct daemon *dm, struct control_client *cl, const cJSON *req)
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "text", text ? text : "");
 	free(text);
-	/* what `summary --suggest-policy FILE` merges into FILE (cli/suggest.h) */
+	/* what `summary --suggest-policy FILE` merges into FILE (target/suggest.h) */
 	cJSON_AddItemToObject(o, "observed", suggest_observe(target_summary(dt->tg)));
 	rules = cJSON_AddArrayToObject(o, "suggested_rules");
 	n = summary_policy_rules(target_summary(dt->tg), &list);

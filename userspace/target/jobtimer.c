@@ -17,7 +17,7 @@
 
 #include "kernel/cgroup.h"
 #include "lib/duration.h"
-#include "cli/jobtimer.h"
+#include "target/jobtimer.h"
 #include "lib/log.h"
 
 #define SIG_BATCH 512 /* pidfds open at once while signalling a cgroup */

@@ -10,7 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "cli/revoke.h"
+#include "target/revoke.h"
 #include "kernel/loader.h"
 #include "kernel/existing.h"
 #include "lib/hash.h"

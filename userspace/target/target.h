@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/opts.h"
+#include "lib/opts.h"
 #include "policy/policy.h"
 
 #define TARGET_MAX_RULES 256
@@ -103,7 +103,7 @@ struct target_env {
 	bool kill_existing;
 	/* after each change of the policy, end the connections that went
 	 * direct (the kernel fast path) to a destination it no longer allows
-	 * (cli/revoke.c): the daemon. run's policy only grows (an --ask
+	 * (target/revoke.c): the daemon. run's policy only grows (an --ask
 	 * "always" adds an allow), so it has nothing to revoke */
 	bool revoke_direct;
 	void (*on_existing)(void *arg, const struct existing_conn *c, size_t n,
@@ -212,12 +212,6 @@ struct policy *target_policy_build(const struct target_opts *o, const struct tar
  * (the policy is in force either way). */
 int target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
 		       struct proxy_revoked *rv, struct policy **oldp, char *errbuf, size_t errlen);
-
-/* target_policy_build() and target_swap_policy() in one (on the loop). On
- * an error (errbuf set) the old policy stays. */
-int target_set_policy(struct target *t, const struct target_opts *o,
-		      const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
-		      char *errbuf, size_t errlen);
 
 /* One runtime rule added to the policy in force (the fast path follows).
  * A deny revokes what it denies. */

@@ -15,11 +15,11 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "cli/revoke.h"
-#include "cli/status.h"
-#include "cli/suggest.h"
-#include "cli/summary.h"
-#include "cli/target.h"
+#include "target/revoke.h"
+#include "target/status.h"
+#include "target/suggest.h"
+#include "target/summary.h"
+#include "target/target.h"
 #include "dns/responder.h"
 #include "kernel/events.h"
 #include "kernel/existing.h"
@@ -1416,18 +1416,6 @@ target_swap_policy(struct target *t, const struct target_opts *o, struct policy 
 	err = t->ld ? sync_fast_rules(t, errbuf, errlen) : 0;
 	revoke_direct(t, rv);
 	return err;
-}
-
-int
-target_set_policy(struct target *t, const struct target_opts *o, const struct target_rule *extra,
-		  int nextra, struct proxy_revoked *rv, char *errbuf, size_t errlen)
-{
-	struct policy *p = target_policy_build(o, extra, nextra, errbuf, errlen);
-
-	memset(rv, 0, sizeof(*rv));
-	if (!p)
-		return -EINVAL;
-	return target_swap_policy(t, o, p, rv, NULL, errbuf, errlen);
 }
 
 int

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <cJSON.h>
 
-#include "cli/suggest.h"
+#include "target/suggest.h"
 #include "lib/clock.h"
-#include "cli/summary.h"
+#include "target/summary.h"
 #include "parse/psl.h"
 #include "policy/policy.h"
 
