@@ -846,7 +846,7 @@ run_main(struct run_opts *o)
 	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
 	if (run_prepare(&st))
 		goto out;
-	st.env.asker = st.asker;
+	st.env.ask = asker_hook(st.asker);
 	st.tg = target_new(st.base, &o->t, &st.env, NULL, errbuf, sizeof(errbuf));
 	if (!st.tg) {
 		log_warnx("%s", errbuf);

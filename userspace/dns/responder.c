@@ -18,7 +18,6 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
-#include "cli/ask.h"
 #include "audit/audit.h"
 #include "lib/clock.h"
 #include "dns/responder.h"
@@ -885,7 +884,7 @@ ask_name(struct dns_server *d, struct waiter *w, const char *norm)
 	k->w = w;
 	snprintf(k->name, sizeof(k->name), "%s", norm);
 	LIST_INSERT_HEAD(&d->asks, k, entry);
-	k->req = asker_ask(d->o.asker, question, on_name_answer, k);
+	k->req = d->o.ask.ask(d->o.ask.arg, question, on_name_answer, k);
 	if (!k->req) {
 		LIST_REMOVE(k, entry);
 		free(k);
@@ -919,7 +918,7 @@ handle_query(struct dns_server *d, struct waiter *w)
 	}
 	if (!policy_host_judge(d->o.policy, norm, &denied)) {
 		/* a deny rule is never asked about */
-		if (d->o.asker && !d->o.audit_mode && !denied) {
+		if (d->o.ask.ask && !d->o.audit_mode && !denied) {
 			ask_name(d, w, norm);
 			return;
 		}
@@ -1089,7 +1088,7 @@ tcp_client_free(struct tcp_client *tc)
 		{
 			if (k->w->tcp != tc)
 				continue;
-			asker_cancel(k->req);
+			d->o.ask.cancel(k->req);
 			LIST_REMOVE(k, entry);
 			free(k->w);
 			free(k);
@@ -1457,7 +1456,7 @@ dns_free(struct dns_server *d)
 	while (!LIST_EMPTY(&d->asks)) {
 		struct dns_ask *k = LIST_FIRST(&d->asks);
 
-		asker_cancel(k->req);
+		d->o.ask.cancel(k->req);
 		LIST_REMOVE(k, entry);
 		free(k->w);
 		free(k);

@@ -15,11 +15,12 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "lib/ask.h"
+
 struct event_base;
 struct resolver;
 struct policy;
 struct audit;
-struct asker;
 struct dns_server;
 
 struct dns_opts {
@@ -27,7 +28,7 @@ struct dns_opts {
 	struct audit *audit;	     /* decision log; may be NULL */
 	struct resolver *res;	     /* upstream; not owned */
 	bool audit_mode;	     /* --audit: answer everything, record would-deny */
-	struct asker *asker;	     /* --ask: questions on the terminal; NULL = none */
+	struct ask_hook ask;	     /* --ask: questions on the terminal; .ask NULL = none */
 	struct policy *policy_rw;    /* the same policy, for names approved with --ask */
 	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
 	int head_timeout_s;	     /* > 0: a TCP client's next whole message (--head-timeout) */

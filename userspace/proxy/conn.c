@@ -17,7 +17,6 @@
 #include <netinet/tcp.h>
 #include <event2/event.h>
 
-#include "cli/ask.h"
 #include "dns/responder.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -116,7 +115,8 @@ conn_close(struct conn *c, const char *why)
 	event_del(&c->uev_w);
 	event_del(&c->timer);
 	resolver_cancel(c->rq);
-	asker_cancel(c->ask_req);
+	if (c->ask_req)
+		c->px->opts.ask.cancel(c->ask_req);
 	if (c->ops->free)
 		c->ops->free(c);
 	close(c->cfd);
@@ -591,7 +591,7 @@ ask(struct conn *c, const struct policy_query *q, const struct policy_decision *
 	c->ask_cont = cont;
 	event_del(&c->cev_r); /* c->in must stay put while the question waits */
 	evtimer_del(&c->timer);
-	c->ask_req = asker_ask(c->px->opts.asker, question, on_answer, c);
+	c->ask_req = c->px->opts.ask.ask(c->px->opts.ask.arg, question, on_answer, c);
 	return c->ask_req ? 0 : -1;
 }
 
@@ -606,7 +606,7 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 	conn_query(c, addr, &q, &lit);
 	err = decide_query(c, &q, d);
 	/* only a missing rule is asked about */
-	if (cont && c->px->opts.asker && !c->px->opts.audit_mode && !err &&
+	if (cont && c->px->opts.ask.ask && !c->px->opts.audit_mode && !err &&
 	    d->action == POLICY_DENY && d->reason == POLICY_R_NO_RULE &&
 	    ask(c, &q, d, addr, cont) == 0)
 		return -1;

@@ -369,7 +369,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		dopts.audit = o->audit;
 		dopts.res = p->res;
 		dopts.audit_mode = o->audit_mode;
-		dopts.asker = o->asker;
+		dopts.ask = o->ask;
 		dopts.policy_rw = o->policy_rw;
 		dopts.head_timeout_s = p->opts.header_timeout_s;
 		dopts.port = o->dns_port;

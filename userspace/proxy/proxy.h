@@ -10,10 +10,11 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "lib/ask.h"
+
 struct event_base;
 struct policy;
 struct audit;
-struct asker;
 
 enum proxy_listener {
 	PROXY_L_HTTP = 0,
@@ -35,7 +36,7 @@ struct proxy_opts {
 	bool tproxy;		     /* open the transparent listener */
 	bool dns;		     /* run the DNS responder */
 	bool audit_mode;	     /* --audit: record what would be denied, deny nothing */
-	struct asker *asker;	     /* --ask: questions on the terminal; NULL = none */
+	struct ask_hook ask;	     /* --ask: questions on the terminal; .ask NULL = none */
 	struct policy *policy_rw;    /* the same policy, for rules approved with --ask */
 	/* 0 for the default of each; see the README's "Timeouts and limits" */
 	int max_conns;		   /* client connections at once (4096, or what fits) */

@@ -571,7 +571,7 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.connect_timeout_s = o->connect_timeout;
 	po.response_timeout_s = o->response_timeout;
 	po.idle_timeout_s = o->idle_timeout;
-	po.asker = t->env->asker;
+	po.ask = t->env->ask;
 	po.policy_rw = t->policy;
 	po.ns_ip4 = o->containers_ip4;
 	po.ipv6 = o->ipv6;

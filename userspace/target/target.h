@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/ask.h"
 #include "lib/opts.h"
 #include "policy/policy.h"
 
@@ -18,7 +19,6 @@
 #define TARGET_MAX_UNIX	 32 /* --allow-unix, and --deny-unix */
 
 struct event_base;
-struct asker;
 struct summary;
 struct audit_rec;
 struct proxy_revoked;
@@ -84,7 +84,7 @@ struct target_env {
 	const char *label;   /* prefix of its stderr lines ("" for run) */
 	const char *command; /* what status shows as the command */
 	bool denial_lines;   /* print denials on stderr (rate-limited) */
-	struct asker *asker; /* --ask; NULL for none */
+	struct ask_hook ask; /* --ask (run: cli/ask.c); .ask NULL for none */
 	bool emit_redirects; /* the kernel reports redirects too (someone reads them) */
 	/* every record written to the target's log, decisions and events
 	 * (the daemon's `log -f`); NULL for none */
