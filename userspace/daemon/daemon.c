@@ -1102,7 +1102,7 @@ apply_reload(struct daemon *dm, struct job *j)
 			continue;
 		}
 		if (dt->tg && dspec_same_but_policy(&dt->spec, s)) {
-			struct proxy_revoked rv;
+			struct target_revoked rv;
 			struct policy *old = NULL;
 
 			dt->spec = *s;
@@ -1156,7 +1156,7 @@ job_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct job *j = arg;
 	struct daemon *dm = j->dm;
-	struct proxy_revoked rv;
+	struct target_revoked rv;
 	char why[512];
 
 	(void)fd;
@@ -1498,7 +1498,7 @@ req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum po
 	const char *rule = jstr(req, "rule");
 	struct dtarget *dt = want_target(dm, cl, req);
 	struct target_rule *r;
-	struct proxy_revoked rv;
+	struct target_revoked rv;
 	char why[512], d[32] = "", who[CONTROL_WHO_MAX];
 
 	if (!dt)

@@ -23,6 +23,7 @@
 #include "dns/responder.h"
 #include "dns/wire.h"
 #include "lib/hash.h"
+#include "kernel/kpath.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
@@ -41,14 +42,13 @@
 	     (var) = (tvar))
 #endif
 
-#define CACHE_BUCKETS	1024
-#define CACHE_MAX	4096
-#define LEARN_BUCKETS	1024
-#define LEARN_MAX	16384
-#define LEARN_GRACE_S	60 /* connections often follow an answer a little late */
-#define NEG_TTL_S	30 /* negative answers without SOA */
-#define TCP_MAX_CLIENTS 256
-#define FAST_SWEEP_S	1
+#define CACHE_BUCKETS 1024
+#define CACHE_MAX     4096
+#define LEARN_BUCKETS 1024
+#define LEARN_MAX     16384
+#define LEARN_GRACE_S 60 /* connections often follow an answer a little late */
+#define NEG_TTL_S     30 /* negative answers without SOA */
+#define FAST_SWEEP_S  1
 
 struct waiter {
 	TAILQ_ENTRY(waiter) entry;
@@ -128,10 +128,7 @@ struct dns_server {
 	int nlearn;
 	TAILQ_HEAD(, fast_entry) fast;
 	LIST_HEAD(, tcp_client) tcp;
-	/* the store of what was learned (dns_set_store); NULL: none */
-	void (*store_put)(void *arg, const struct dns_saved *s);
-	void (*store_del)(void *arg, const struct dns_saved *s);
-	void *store_arg;
+	const struct kpath *kp;	   /* the kernel paths and the store; NULL until set */
 	LIST_HEAD(, dns_ask) asks; /* questions on the terminal (--ask) */
 	int ntcp;
 	struct dns_stats st;
@@ -329,15 +326,17 @@ cache_store(struct dns_server *d, const char *name, uint16_t qtype, int rcode,
 }
 
 static void
-store(struct dns_server *d, bool put, enum dns_saved_kind kind, const struct sockaddr_storage *addr,
+store(struct dns_server *d, bool put, enum egr_saved_kind kind, const struct sockaddr_storage *addr,
       uint64_t expires, const char *name)
 {
-	struct dns_saved sv = {.kind = kind, .addr = *addr, .expires = expires, .name = name};
+	struct kpath_saved sv = {.kind = kind, .addr = *addr, .expires = expires, .name = name};
 
-	if (put && d->store_put)
-		d->store_put(d->store_arg, &sv);
-	else if (!put && d->store_del)
-		d->store_del(d->store_arg, &sv);
+	if (!d->kp)
+		return;
+	if (put)
+		d->kp->save(d->kp->arg, &sv);
+	else
+		d->kp->unsave(d->kp->arg, &sv);
 }
 
 /* addr learned for name until exp (now_s() seconds) */
@@ -375,7 +374,7 @@ learn(struct dns_server *d, const struct sockaddr_storage *addr, const char *nam
 	uint64_t exp = now_s() + ttl + LEARN_GRACE_S;
 
 	if (learn_until(d, addr, name, exp))
-		store(d, true, DNS_SAVED_NAME, addr, exp, name);
+		store(d, true, EGR_SAVED_NAME, addr, exp, name);
 }
 
 const char *
@@ -385,14 +384,7 @@ dns_learned_name(const struct dns_server *d, const struct sockaddr *sa)
 	const struct learned *l;
 	uint64_t now = now_s();
 
-	if (!d)
-		return NULL;
-	memset(&key, 0, sizeof(key));
-	if (sa->sa_family == AF_INET)
-		memcpy(&key, sa, sizeof(struct sockaddr_in));
-	else if (sa->sa_family == AF_INET6)
-		memcpy(&key, sa, sizeof(struct sockaddr_in6));
-	else
+	if (!d || !sockaddr_store(sa, &key))
 		return NULL;
 	LIST_FOREACH(l, &d->learn[hash_addr(&key) % LEARN_BUCKETS], entry)
 	if (sockaddr_same_ip(&l->addr, &key) && l->expires > now)
@@ -420,20 +412,12 @@ rr_addr(const struct dns_rr *rr, struct sockaddr_storage *ss)
 
 /* ---- the kernel fast path ---- */
 
-/* The policy's word on a direct TCP connect to sin as name: its tcp://
+/* The policy's word on a direct TCP connect to ss as name: its tcp://
  * rule allows it, and no deny rule on the name or on the address wins. */
 static bool
 fast_ok(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
 {
-	struct policy_query q = {
-		.host = name,
-		.addr = (const struct sockaddr *)ss,
-		.port = ntohs(((const struct sockaddr_in *)ss)->sin_port), /* sin6_port alike */
-		.proto = POLICY_P_TCP,
-	};
-	struct policy_decision dd;
-
-	return !policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW;
+	return kpath_allows(d->o.policy, ss, name, POLICY_P_TCP, NULL);
 }
 
 static void
@@ -442,24 +426,23 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 	uint16_t ports[16];
 	int np;
 
-	if (!d->o.fast_add)
+	if (!d->kp)
 		return;
 	np = policy_tcp_ports(d->o.policy, name, ports, 16);
 	for (int i = 0; i < nrr; i++) {
 		struct sockaddr_storage ss;
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss; /* sin6_port alike */
 
 		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
 			continue;
 		for (int k = 0; k < np; k++) {
 			struct fast_entry *fe;
 
-			sin->sin_port = htons(ports[k]);
+			sockaddr_set_port(&ss, ports[k]);
 			if (!fast_ok(d, name, &ss))
 				continue; /* a deny rule on the address wins; IPv6
 					   * without --ipv6 is the policy's deny too */
-			if (d->o.fast_add(d->o.fast_arg, (struct sockaddr *)&ss,
-					  (uint64_t)rrs[i].ttl * 1000000000ull))
+			if (d->kp->fast_add(d->kp->arg, (struct sockaddr *)&ss, name,
+					    (uint64_t)rrs[i].ttl * 1000000000ull))
 				continue;
 			d->st.fast_path++;
 			fe = calloc(1, sizeof(*fe));
@@ -469,17 +452,9 @@ fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int 
 			fe->expires = now_s() + rrs[i].ttl;
 			snprintf(fe->name, sizeof(fe->name), "%s", name);
 			TAILQ_INSERT_TAIL(&d->fast, fe, entry);
-			store(d, true, DNS_SAVED_FAST, &fe->addr, fe->expires, fe->name);
+			store(d, true, EGR_SAVED_FAST, &fe->addr, fe->expires, fe->name);
 		}
 	}
-}
-
-static bool
-fast_same(const struct fast_entry *a, const struct fast_entry *b)
-{
-	return sockaddr_same_ip(&a->addr, &b->addr) &&
-	       ((const struct sockaddr_in *)&a->addr)->sin_port ==
-		       ((const struct sockaddr_in *)&b->addr)->sin_port;
 }
 
 /* fe leaves the list: its saved entry goes too, unless another approval of
@@ -490,13 +465,13 @@ fast_forget(struct dns_server *d, struct fast_entry *fe)
 	struct fast_entry *o, *keep = NULL;
 
 	TAILQ_FOREACH(o, &d->fast, entry)
-	if (o != fe && fast_same(o, fe) && !strcmp(o->name, fe->name) &&
+	if (o != fe && sockaddr_same(&o->addr, &fe->addr) && !strcmp(o->name, fe->name) &&
 	    (!keep || o->expires > keep->expires))
 		keep = o;
 	if (keep)
-		store(d, true, DNS_SAVED_FAST, &keep->addr, keep->expires, keep->name);
+		store(d, true, EGR_SAVED_FAST, &keep->addr, keep->expires, keep->name);
 	else
-		store(d, false, DNS_SAVED_FAST, &fe->addr, fe->expires, fe->name);
+		store(d, false, EGR_SAVED_FAST, &fe->addr, fe->expires, fe->name);
 }
 
 /* ---- the kernel-verified path ---- */
@@ -511,18 +486,7 @@ fast_forget(struct dns_server *d, struct fast_entry *fe)
 static uint32_t
 kv_flags(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
 {
-	struct policy_query q = {
-		.host = name,
-		.addr = (const struct sockaddr *)ss,
-		.port = ntohs(((const struct sockaddr_in *)ss)->sin_port), /* sin6_port alike */
-		.proto = POLICY_P_TLS,
-	};
-	struct policy_decision dd;
-	uint32_t f = 0;
-
-	if (!policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW)
-		f |= EGR_VN_TLS;
-	return f;
+	return kpath_allows(d->o.policy, ss, name, POLICY_P_TLS, NULL) ? EGR_VN_TLS : 0;
 }
 
 /* Opens the kernel-verified path for name's A and AAAA answers, before the
@@ -534,22 +498,21 @@ kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nr
 	uint16_t ports[16];
 	int np;
 
-	if (!d->o.kv_add || d->o.audit_mode)
+	if (!d->kp || !d->kp->kv_add || d->o.audit_mode)
 		return;
 	np = policy_kv_ports(d->o.policy, name, ports, 16);
 	for (int i = 0; i < nrr && np; i++) {
 		struct sockaddr_storage ss;
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss; /* sin6_port alike */
 
 		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
 			continue;
 		for (int k = 0; k < np; k++) {
 			uint32_t f;
 
-			sin->sin_port = htons(ports[k]);
+			sockaddr_set_port(&ss, ports[k]);
 			f = kv_flags(d, name, &ss);
-			if (f && !d->o.kv_add(d->o.fast_arg, (const struct sockaddr *)&ss, name, f,
-					      (uint64_t)rrs[i].ttl * 1000000000ull))
+			if (f && !d->kp->kv_add(d->kp->arg, (const struct sockaddr *)&ss, name, f,
+						(uint64_t)rrs[i].ttl * 1000000000ull))
 				d->st.kv_path++;
 		}
 	}
@@ -559,11 +522,10 @@ int
 dns_kv_restore(struct dns_server *d, const struct sockaddr_storage *ss, const char *name,
 	       uint64_t ttl_ns)
 {
-	uint16_t ports[16],
-		port = ntohs(((const struct sockaddr_in *)ss)->sin_port); /* sin6_ alike */
+	uint16_t ports[16], port = sockaddr_port(ss);
 	int np;
 
-	if (!d->o.kv_add || d->o.audit_mode || !ttl_ns ||
+	if (!d->kp || !d->kp->kv_add || d->o.audit_mode || !ttl_ns ||
 	    (ss->ss_family != AF_INET && ss->ss_family != AF_INET6))
 		return 0;
 	np = policy_kv_ports(d->o.policy, name, ports, 16);
@@ -575,19 +537,10 @@ dns_kv_restore(struct dns_server *d, const struct sockaddr_storage *ss, const ch
 		f = kv_flags(d, name, ss);
 		if (!f)
 			return 0;
-		return d->o.kv_add(d->o.fast_arg, (const struct sockaddr *)ss, name, f, ttl_ns) ? -1
-												: 1;
+		return d->kp->kv_add(d->kp->arg, (const struct sockaddr *)ss, name, f, ttl_ns) ? -1
+											       : 1;
 	}
 	return 0;
-}
-
-void
-dns_set_kvpath(struct dns_server *d,
-	       int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
-	       int (*clear)(void *))
-{
-	d->o.kv_add = add;
-	d->o.kv_clear = clear;
 }
 
 static void
@@ -609,12 +562,10 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 		bool live = false;
 
 		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && o->expires > now && sockaddr_same_ip(&o->addr, &fe->addr) &&
-		    ((struct sockaddr_in *)&o->addr)->sin_port ==
-			    ((struct sockaddr_in *)&fe->addr)->sin_port)
+		if (o != fe && o->expires > now && sockaddr_same(&o->addr, &fe->addr))
 			live = true;
-		if (!live && d->o.fast_del)
-			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
+		if (!live && d->kp)
+			d->kp->fast_del(d->kp->arg, (struct sockaddr *)&fe->addr);
 		fast_forget(d, fe);
 		TAILQ_REMOVE(&d->fast, fe, entry);
 		free(fe);
@@ -624,7 +575,7 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 static bool
 fast_still_allowed(const struct dns_server *d, const struct fast_entry *fe)
 {
-	uint16_t ports[16], port = ntohs(((const struct sockaddr_in *)&fe->addr)->sin_port);
+	uint16_t ports[16], port = sockaddr_port(&fe->addr);
 	int np = policy_tcp_ports(d->o.policy, fe->name, ports, 16);
 
 	for (int k = 0; k < np; k++)
@@ -644,8 +595,8 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 	d->o.policy = p;
 	d->o.policy_rw = rw;
 	cache_clear(d); /* answers were filtered by the old policy */
-	if (d->o.kv_clear)
-		d->o.kv_clear(d->o.fast_arg); /* answers after this one open it again */
+	if (d->kp && d->kp->kv_add)
+		d->kp->kv_clear(d->kp->arg); /* answers after this one open it again */
 	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, ftmp)
 	{
 		struct fast_entry *o;
@@ -656,13 +607,10 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 		/* the kernel's key is the address and port: another name still
 		 * allowed there keeps it */
 		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && sockaddr_same_ip(&o->addr, &fe->addr) &&
-		    ((struct sockaddr_in *)&o->addr)->sin_port ==
-			    ((struct sockaddr_in *)&fe->addr)->sin_port &&
-		    fast_still_allowed(d, o))
+		if (o != fe && sockaddr_same(&o->addr, &fe->addr) && fast_still_allowed(d, o))
 			shared = true;
-		if (!shared && d->o.fast_del)
-			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
+		if (!shared && d->kp)
+			d->kp->fast_del(d->kp->arg, (struct sockaddr *)&fe->addr);
 		fast_forget(d, fe);
 		TAILQ_REMOVE(&d->fast, fe, entry);
 		free(fe);
@@ -673,7 +621,7 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 		{
 			if (policy_host_possible(p, l->name))
 				continue;
-			store(d, false, DNS_SAVED_NAME, &l->addr, l->expires, l->name);
+			store(d, false, EGR_SAVED_NAME, &l->addr, l->expires, l->name);
 			LIST_REMOVE(l, entry);
 			free(l);
 			d->nlearn--;
@@ -1207,7 +1155,7 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 		return;
 	if (d->conns_fd < 0 ||
 	    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who) ||
-	    (who.flags & EGR_CONN_AMBIGUOUS) || d->ntcp >= TCP_MAX_CLIENTS) {
+	    (who.flags & EGR_CONN_AMBIGUOUS) || d->ntcp >= DNS_TCP_MAX_CLIENTS) {
 		close(fd);
 		return;
 	}
@@ -1258,7 +1206,7 @@ open_pair(uint32_t ip, bool v6, uint16_t port, bool freebind, int *ufd, int *tfd
 	/* the TCP listener on the same port; another socket may hold it */
 	if (bind(*tfd, (struct sockaddr *)&ss, sl) || listen(*tfd, 128))
 		goto fail;
-	*bound = ntohs(((struct sockaddr_in *)&ss)->sin_port); /* sin6_port alike */
+	*bound = sockaddr_port(&ss);
 	return 0;
 fail:
 	e = errno;
@@ -1368,38 +1316,26 @@ dns_set_index(struct dns_server *d, int conns_fd)
 }
 
 void
-dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sockaddr *, uint64_t),
-		 int (*del)(void *, const struct sockaddr *), void *arg)
+dns_set_kpath(struct dns_server *d, const struct kpath *kp)
 {
-	d->o.fast_add = add;
-	d->o.fast_del = del;
-	d->o.fast_arg = arg;
-}
-
-void
-dns_set_store(struct dns_server *d, void (*put)(void *arg, const struct dns_saved *s),
-	      void (*del)(void *arg, const struct dns_saved *s), void *arg)
-{
-	d->store_put = put;
-	d->store_del = del;
-	d->store_arg = arg;
+	d->kp = kp;
 }
 
 static int
-restore_fast(struct dns_server *d, const struct dns_saved *s, uint64_t now)
+restore_fast(struct dns_server *d, const struct kpath_saved *s, uint64_t now)
 {
 	struct fast_entry *fe;
 	int err;
 
 	/* the policy's word (without --ipv6 it denies every IPv6 address) */
-	if ((s->addr.ss_family != AF_INET && s->addr.ss_family != AF_INET6) || !d->o.fast_add ||
+	if ((s->addr.ss_family != AF_INET && s->addr.ss_family != AF_INET6) || !d->kp ||
 	    !fast_ok(d, s->name, &s->addr))
 		return 0;
 	fe = calloc(1, sizeof(*fe));
 	if (!fe)
 		return -ENOMEM;
-	err = d->o.fast_add(d->o.fast_arg, (const struct sockaddr *)&s->addr,
-			    (s->expires - now) * 1000000000ull);
+	err = d->kp->fast_add(d->kp->arg, (const struct sockaddr *)&s->addr, s->name,
+			      (s->expires - now) * 1000000000ull);
 	if (err) {
 		free(fe);
 		return err;
@@ -1412,15 +1348,15 @@ restore_fast(struct dns_server *d, const struct dns_saved *s, uint64_t now)
 }
 
 int
-dns_restore(struct dns_server *d, const struct dns_saved *s)
+dns_restore(struct dns_server *d, const struct kpath_saved *s)
 {
 	uint64_t now = now_s();
 
 	if (s->expires <= now || !s->name[0] || strlen(s->name) > DNS_MAX_NAME)
 		return 0;
-	if (s->kind == DNS_SAVED_FAST)
+	if (s->kind == EGR_SAVED_FAST)
 		return restore_fast(d, s, now);
-	if (s->kind != DNS_SAVED_NAME || !policy_host_possible(d->o.policy, s->name))
+	if (s->kind != EGR_SAVED_NAME || !policy_host_possible(d->o.policy, s->name))
 		return 0;
 	return learn_until(d, &s->addr, s->name, s->expires) ? 1 : 0;
 }

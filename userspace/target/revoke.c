@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include "target/revoke.h"
+#include "kernel/kpath.h"
 #include "kernel/loader.h"
 #include "kernel/existing.h"
 #include "lib/hash.h"
@@ -190,13 +191,6 @@ key_of(const struct sockaddr *sa, struct egr_fast_key *k)
 	return true;
 }
 
-/* The address of a key, as policy_decide() takes it. */
-static void
-sockaddr_of(const struct egr_fast_key *k, struct sockaddr_storage *ss)
-{
-	sockaddr_from_key(k->addr, k->port, ss);
-}
-
 void
 revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name, uint64_t ttl_ns,
 		 bool tls)
@@ -252,19 +246,9 @@ allows(const struct policy *p, const struct egr_fast_key *k, const char *host, b
        struct policy_decision *d)
 {
 	struct sockaddr_storage ss;
-	struct policy_query q = {0};
 
-	sockaddr_of(k, &ss);
-	q.host = host;
-	q.addr = (const struct sockaddr *)&ss;
-	q.port = ntohs(k->port);
-	q.proto = tls ? POLICY_P_TLS : POLICY_P_TCP;
-	if (policy_decide(p, &q, d)) {
-		memset(d, 0, sizeof(*d));
-		d->action = POLICY_DENY;
-		d->reason = POLICY_R_NO_RULE;
-	}
-	return d->action == POLICY_ALLOW;
+	sockaddr_from_key(k->addr, k->port, &ss);
+	return kpath_allows(p, &ss, host, tls ? POLICY_P_TLS : POLICY_P_TCP, d);
 }
 
 /* d's verdict under p: revoked unless its address or one of its names is
