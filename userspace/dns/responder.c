@@ -19,16 +19,17 @@
 #include <event2/event_struct.h>
 
 #include "audit/audit.h"
-#include "lib/clock.h"
+#include "dns/kpaths.h"
+#include "dns/resolver.h"
 #include "dns/responder.h"
 #include "dns/wire.h"
-#include "lib/hash.h"
 #include "kernel/kpath.h"
 #include "kernel/loader.h"
+#include "lib/clock.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
 #include "policy/policy.h"
-#include "dns/resolver.h"
 
 /* glibc's sys/queue.h lacks the _SAFE iterators (the BSDs have them) */
 #ifndef LIST_FOREACH_SAFE
@@ -90,13 +91,6 @@ struct learned {
 };
 LIST_HEAD(learn_bucket, learned);
 
-struct fast_entry {
-	TAILQ_ENTRY(fast_entry) entry;
-	struct sockaddr_storage addr; /* with port */
-	uint64_t expires;
-	char name[DNS_MAX_NAME + 1]; /* the name it was answered for */
-};
-
 struct tcp_client {
 	LIST_ENTRY(tcp_client) entry;
 	struct dns_server *d;
@@ -126,9 +120,8 @@ struct dns_server {
 	int ncache;
 	struct learn_bucket learn[LEARN_BUCKETS];
 	int nlearn;
-	TAILQ_HEAD(, fast_entry) fast;
+	struct dns_kpaths paths; /* the answers' kernel paths (kpaths.c) */
 	LIST_HEAD(, tcp_client) tcp;
-	const struct kpath *kp;	   /* the kernel paths and the store; NULL until set */
 	LIST_HEAD(, dns_ask) asks; /* questions on the terminal (--ask) */
 	int ntcp;
 	struct dns_stats st;
@@ -325,20 +318,6 @@ cache_store(struct dns_server *d, const char *name, uint16_t qtype, int rcode,
 	d->ncache++;
 }
 
-static void
-store(struct dns_server *d, bool put, enum egr_saved_kind kind, const struct sockaddr_storage *addr,
-      uint64_t expires, const char *name)
-{
-	struct kpath_saved sv = {.kind = kind, .addr = *addr, .expires = expires, .name = name};
-
-	if (!d->kp)
-		return;
-	if (put)
-		d->kp->save(d->kp->arg, &sv);
-	else
-		d->kp->unsave(d->kp->arg, &sv);
-}
-
 /* addr learned for name until exp (now_s() seconds) */
 static bool
 learn_until(struct dns_server *d, const struct sockaddr_storage *addr, const char *name,
@@ -374,7 +353,7 @@ learn(struct dns_server *d, const struct sockaddr_storage *addr, const char *nam
 	uint64_t exp = now_s() + ttl + LEARN_GRACE_S;
 
 	if (learn_until(d, addr, name, exp))
-		store(d, true, EGR_SAVED_NAME, addr, exp, name);
+		kpaths_save(&d->paths, true, EGR_SAVED_NAME, addr, exp, name);
 }
 
 const char *
@@ -392,236 +371,41 @@ dns_learned_name(const struct dns_server *d, const struct sockaddr *sa)
 	return NULL;
 }
 
-/* The address of an A or AAAA record (port 0); false for anything else. */
-static bool
-rr_addr(const struct dns_rr *rr, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (rr->type == DNS_T_A && rr->rdlen == 4) {
-		ss->ss_family = AF_INET;
-		memcpy(&((struct sockaddr_in *)ss)->sin_addr, rr->rdata, 4);
-		return true;
-	}
-	if (rr->type == DNS_T_AAAA && rr->rdlen == 16) {
-		ss->ss_family = AF_INET6;
-		memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, rr->rdata, 16);
-		return true;
-	}
-	return false;
-}
-
-/* ---- the kernel fast path ---- */
-
-/* The policy's word on a direct TCP connect to ss as name: its tcp://
- * rule allows it, and no deny rule on the name or on the address wins. */
-static bool
-fast_ok(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
-{
-	return kpath_allows(d->o.policy, ss, name, POLICY_P_TCP, NULL);
-}
-
 static void
-fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nrr)
+on_sweep(evutil_socket_t fd, short what, void *arg)
 {
-	uint16_t ports[16];
-	int np;
+	struct dns_server *d = arg;
 
-	if (!d->kp)
-		return;
-	np = policy_tcp_ports(d->o.policy, name, ports, 16);
-	for (int i = 0; i < nrr; i++) {
-		struct sockaddr_storage ss;
-
-		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
-			continue;
-		for (int k = 0; k < np; k++) {
-			struct fast_entry *fe;
-
-			sockaddr_set_port(&ss, ports[k]);
-			if (!fast_ok(d, name, &ss))
-				continue; /* a deny rule on the address wins; IPv6
-					   * without --ipv6 is the policy's deny too */
-			if (d->kp->fast_add(d->kp->arg, (struct sockaddr *)&ss, name,
-					    (uint64_t)rrs[i].ttl * 1000000000ull))
-				continue;
-			d->st.fast_path++;
-			fe = calloc(1, sizeof(*fe));
-			if (!fe)
-				continue;
-			fe->addr = ss;
-			fe->expires = now_s() + rrs[i].ttl;
-			snprintf(fe->name, sizeof(fe->name), "%s", name);
-			TAILQ_INSERT_TAIL(&d->fast, fe, entry);
-			store(d, true, EGR_SAVED_FAST, &fe->addr, fe->expires, fe->name);
-		}
-	}
-}
-
-/* fe leaves the list: its saved entry goes too, unless another approval of
- * the same target for the same name is still listed (that one is saved) */
-static void
-fast_forget(struct dns_server *d, struct fast_entry *fe)
-{
-	struct fast_entry *o, *keep = NULL;
-
-	TAILQ_FOREACH(o, &d->fast, entry)
-	if (o != fe && sockaddr_same(&o->addr, &fe->addr) && !strcmp(o->name, fe->name) &&
-	    (!keep || o->expires > keep->expires))
-		keep = o;
-	if (keep)
-		store(d, true, EGR_SAVED_FAST, &keep->addr, keep->expires, keep->name);
-	else
-		store(d, false, EGR_SAVED_FAST, &fe->addr, fe->expires, fe->name);
-}
-
-/* ---- the kernel-verified path ---- */
-
-/* As what the policy allows a direct connection to ss (IPv4 or IPv6, its
- * port set) for name without the proxy: TLS (a host rule for it, no deny
- * on name or address). Never plain HTTP (EGR_VN_HTTP): the kernel would
- * judge its first request only, and a kept-alive connection's later ones
- * could ask a front end at that address for any site
- * (docs/security-http.md, hole 5); it keeps the proxy, which judges every
- * request. IPv6 only with --ipv6: the policy denies it otherwise. */
-static uint32_t
-kv_flags(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
-{
-	return kpath_allows(d->o.policy, ss, name, POLICY_P_TLS, NULL) ? EGR_VN_TLS : 0;
-}
-
-/* Opens the kernel-verified path for name's A and AAAA answers, before the
- * answer is released: on port 443 where a host rule allows it
- * (policy_kv_ports). Audit mode keeps the proxy, which records everything. */
-static void
-kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nrr)
-{
-	uint16_t ports[16];
-	int np;
-
-	if (!d->kp || !d->kp->kv_add || d->o.audit_mode)
-		return;
-	np = policy_kv_ports(d->o.policy, name, ports, 16);
-	for (int i = 0; i < nrr && np; i++) {
-		struct sockaddr_storage ss;
-
-		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
-			continue;
-		for (int k = 0; k < np; k++) {
-			uint32_t f;
-
-			sockaddr_set_port(&ss, ports[k]);
-			f = kv_flags(d, name, &ss);
-			if (f && !d->kp->kv_add(d->kp->arg, (const struct sockaddr *)&ss, name, f,
-						(uint64_t)rrs[i].ttl * 1000000000ull))
-				d->st.kv_path++;
-		}
-	}
+	(void)fd;
+	(void)what;
+	kpaths_sweep(&d->paths, now_s());
 }
 
 int
 dns_kv_restore(struct dns_server *d, const struct sockaddr_storage *ss, const char *name,
 	       uint64_t ttl_ns)
 {
-	uint16_t ports[16], port = sockaddr_port(ss);
-	int np;
-
-	if (!d->kp || !d->kp->kv_add || d->o.audit_mode || !ttl_ns ||
-	    (ss->ss_family != AF_INET && ss->ss_family != AF_INET6))
-		return 0;
-	np = policy_kv_ports(d->o.policy, name, ports, 16);
-	for (int k = 0; k < np; k++) {
-		uint32_t f;
-
-		if (ports[k] != port)
-			continue;
-		f = kv_flags(d, name, ss);
-		if (!f)
-			return 0;
-		return d->kp->kv_add(d->kp->arg, (const struct sockaddr *)ss, name, f, ttl_ns) ? -1
-											       : 1;
-	}
-	return 0;
-}
-
-static void
-on_sweep(evutil_socket_t fd, short what, void *arg)
-{
-	struct dns_server *d = arg;
-	struct fast_entry *fe, *tmp;
-	uint64_t now = now_s();
-
-	(void)fd;
-	(void)what;
-	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, tmp)
-	{
-		if (fe->expires > now)
-			continue;
-		/* a newer approval of the same target may be in the map: only
-		 * remove it when no later entry for it is still live */
-		struct fast_entry *o;
-		bool live = false;
-
-		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && o->expires > now && sockaddr_same(&o->addr, &fe->addr))
-			live = true;
-		if (!live && d->kp)
-			d->kp->fast_del(d->kp->arg, (struct sockaddr *)&fe->addr);
-		fast_forget(d, fe);
-		TAILQ_REMOVE(&d->fast, fe, entry);
-		free(fe);
-	}
-}
-
-static bool
-fast_still_allowed(const struct dns_server *d, const struct fast_entry *fe)
-{
-	uint16_t ports[16], port = sockaddr_port(&fe->addr);
-	int np = policy_tcp_ports(d->o.policy, fe->name, ports, 16);
-
-	for (int k = 0; k < np; k++)
-		if (ports[k] == port)
-			return fast_ok(d, fe->name, &fe->addr);
-	return false;
+	return kpaths_kv_restore(&d->paths, d->o.policy, ss, name, ttl_ns);
 }
 
 void
 dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 	       struct dns_revoked *rv)
 {
-	struct fast_entry *fe, *ftmp;
 	struct learned *l, *ltmp;
 
 	memset(rv, 0, sizeof(*rv));
 	d->o.policy = p;
 	d->o.policy_rw = rw;
 	cache_clear(d); /* answers were filtered by the old policy */
-	if (d->kp && d->kp->kv_add)
-		d->kp->kv_clear(d->kp->arg); /* answers after this one open it again */
-	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, ftmp)
-	{
-		struct fast_entry *o;
-		bool shared = false;
-
-		if (fast_still_allowed(d, fe))
-			continue;
-		/* the kernel's key is the address and port: another name still
-		 * allowed there keeps it */
-		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && sockaddr_same(&o->addr, &fe->addr) && fast_still_allowed(d, o))
-			shared = true;
-		if (!shared && d->kp)
-			d->kp->fast_del(d->kp->arg, (struct sockaddr *)&fe->addr);
-		fast_forget(d, fe);
-		TAILQ_REMOVE(&d->fast, fe, entry);
-		free(fe);
-		rv->fast++;
-	}
+	rv->fast = kpaths_set_policy(&d->paths, p);
 	for (int i = 0; i < LEARN_BUCKETS; i++)
 		LIST_FOREACH_SAFE(l, &d->learn[i], entry, ltmp)
 		{
 			if (policy_host_possible(p, l->name))
 				continue;
-			store(d, false, EGR_SAVED_NAME, &l->addr, l->expires, l->name);
+			kpaths_save(&d->paths, false, EGR_SAVED_NAME, &l->addr, l->expires,
+				    l->name);
 			LIST_REMOVE(l, entry);
 			free(l);
 			d->nlearn--;
@@ -652,7 +436,7 @@ filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out,
 		    rr->section == DNS_S_ANSWER) {
 			struct sockaddr_storage ss;
 
-			if (!rr_addr(rr, &ss))
+			if (!dns_rr_addr(rr, &ss))
 				continue;
 			/* DNS rebinding: local addresses only where a rule names them
 			 * (IPv4 carried in IPv6, DNS64's too, is never public) */
@@ -732,13 +516,12 @@ on_upstream(int status, const unsigned char *answer, int alen, void *arg)
 	for (int i = 0; i < n; i++) {
 		struct sockaddr_storage ss;
 
-		if (kept[i].section == DNS_S_ANSWER && rr_addr(&kept[i], &ss))
+		if (kept[i].section == DNS_S_ANSWER && dns_rr_addr(&kept[i], &ss))
 			learn(d, &ss, f->name, kept[i].ttl);
 	}
 	/* the fast path opens before the answer is released, so the client's
 	 * first connect already goes direct */
-	fast_open(d, f->name, kept, n);
-	kv_open(d, f->name, kept, n);
+	kpaths_open(&d->paths, d->o.policy, f->name, kept, n);
 	cache_store(d, f->name, f->qtype, rcode, kept, n, n ? min_ttl : NEG_TTL_S);
 	finish_inflight(f, rcode, kept, n);
 out:
@@ -763,7 +546,8 @@ answer_from_cache(struct dns_server *d, struct waiter *w, struct cache_entry *e)
 			rrs[i].ttl = rrs[i].ttl > age ? rrs[i].ttl - (uint32_t)age : 1;
 	}
 	d->st.cached++;
-	kv_open(d, e->name, rrs, e->nrr); /* an entry LRU may have dropped, or cleared */
+	/* an entry the kernel's LRU may have dropped, or a new policy cleared */
+	kpaths_kv_open(&d->paths, d->o.policy, e->name, rrs, e->nrr);
 	reply_rrs(d, w, e->rcode, rrs, e->nrr);
 	free(rrs);
 }
@@ -1275,7 +1059,7 @@ dns_new(struct event_base *base, const struct dns_opts *o, char *errbuf, size_t 
 	d->conns_fd = -1;
 	d->ufd = d->tfd = d->ufd_ns = d->tfd_ns = -1;
 	LIST_INIT(&d->inflight);
-	TAILQ_INIT(&d->fast);
+	kpaths_init(&d->paths, o->audit_mode);
 	LIST_INIT(&d->tcp);
 	LIST_INIT(&d->asks);
 	if (open_sockets(d, errbuf, errlen))
@@ -1318,33 +1102,7 @@ dns_set_index(struct dns_server *d, int conns_fd)
 void
 dns_set_kpath(struct dns_server *d, const struct kpath *kp)
 {
-	d->kp = kp;
-}
-
-static int
-restore_fast(struct dns_server *d, const struct kpath_saved *s, uint64_t now)
-{
-	struct fast_entry *fe;
-	int err;
-
-	/* the policy's word (without --ipv6 it denies every IPv6 address) */
-	if ((s->addr.ss_family != AF_INET && s->addr.ss_family != AF_INET6) || !d->kp ||
-	    !fast_ok(d, s->name, &s->addr))
-		return 0;
-	fe = calloc(1, sizeof(*fe));
-	if (!fe)
-		return -ENOMEM;
-	err = d->kp->fast_add(d->kp->arg, (const struct sockaddr *)&s->addr, s->name,
-			      (s->expires - now) * 1000000000ull);
-	if (err) {
-		free(fe);
-		return err;
-	}
-	fe->addr = s->addr;
-	fe->expires = s->expires;
-	snprintf(fe->name, sizeof(fe->name), "%s", s->name);
-	TAILQ_INSERT_TAIL(&d->fast, fe, entry);
-	return 1;
+	d->paths.kp = kp;
 }
 
 int
@@ -1355,7 +1113,7 @@ dns_restore(struct dns_server *d, const struct kpath_saved *s)
 	if (s->expires <= now || !s->name[0] || strlen(s->name) > DNS_MAX_NAME)
 		return 0;
 	if (s->kind == EGR_SAVED_FAST)
-		return restore_fast(d, s, now);
+		return kpaths_restore_fast(&d->paths, d->o.policy, s, now);
 	if (s->kind != EGR_SAVED_NAME || !policy_host_possible(d->o.policy, s->name))
 		return 0;
 	return learn_until(d, &s->addr, s->name, s->expires) ? 1 : 0;
@@ -1365,6 +1123,8 @@ void
 dns_get_stats(const struct dns_server *d, struct dns_stats *st)
 {
 	*st = d->st;
+	st->fast_path = d->paths.fast_path;
+	st->kv_path = d->paths.kv_path;
 }
 
 void
@@ -1372,7 +1132,6 @@ dns_free(struct dns_server *d)
 {
 	struct inflight *f;
 	struct tcp_client *tc;
-	struct fast_entry *fe;
 
 	if (!d)
 		return;
@@ -1406,10 +1165,7 @@ dns_free(struct dns_server *d)
 			free(l);
 		}
 	}
-	while ((fe = TAILQ_FIRST(&d->fast))) {
-		TAILQ_REMOVE(&d->fast, fe, entry);
-		free(fe);
-	}
+	kpaths_free(&d->paths);
 	if (d->uev)
 		event_free(d->uev);
 	if (d->tev)
