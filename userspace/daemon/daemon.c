@@ -695,10 +695,10 @@ dt_free(struct dtarget *dt, bool detach)
 static int
 leave_targets(struct daemon *dm, char *errbuf, size_t errlen)
 {
-	char self[PATH_MAX], own[PATH_MAX], path[PATH_MAX + 16], pid[16];
+	char self[PATH_MAX], own[PATH_MAX];
 	struct dtarget *dt;
 	bool created;
-	int fd, err;
+	int err;
 
 	err = cgroup_of_pid(dm->mnt, getpid(), self, sizeof(self));
 	if (err) {
@@ -719,19 +719,14 @@ leave_targets(struct daemon *dm, char *errbuf, size_t errlen)
 		return -ELOOP;
 	}
 	err = cgroup_create(own, &created);
-	errf(path, sizeof(path), "%s/cgroup.procs", own);
-	fd = err ? -1 : open(path, O_WRONLY | O_CLOEXEC);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if (fd < 0 || write(fd, pid, strlen(pid)) < 0) {
-		err = -errno;
+	if (!err)
+		err = cgroup_enter(own, getpid());
+	if (err) {
 		errf(errbuf, errlen,
 		     "the daemon runs inside target %s (%s) and cannot leave it for %s: %s",
 		     dt->spec.name, dt->cgpath, own, strerror(-err));
-		if (fd >= 0)
-			close(fd);
 		return err;
 	}
-	close(fd);
 	dm->moved = true;
 	log_warnx("the daemon ran inside target %s (%s): moved itself to %s", dt->spec.name,
 		  dt->cgpath, own);
@@ -743,19 +738,17 @@ leave_targets(struct daemon *dm, char *errbuf, size_t errlen)
 static void
 remove_own(struct daemon *dm)
 {
-	char own[PATH_MAX], procs[PATH_MAX + 16], pid[16];
-	int fd;
+	char own[PATH_MAX];
+	int err;
 
 	if (!dm->moved)
 		return;
 	errf(own, sizeof(own), "%s/egressctl/%s", dm->mnt, DAEMON_CGROUP);
-	errf(procs, sizeof(procs), "%s/cgroup.procs", dm->mnt);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, pid, strlen(pid)) < 0 || (rmdir(own) && errno != EBUSY))
-		log_info("cannot remove %s: %s", own, strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	err = cgroup_enter(dm->mnt, getpid());
+	if (!err && rmdir(own) && errno != EBUSY)
+		err = -errno;
+	if (err)
+		log_info("cannot remove %s: %s", own, strerror(-err));
 }
 
 /* Two targets where one holds the other would run two sets of programs
