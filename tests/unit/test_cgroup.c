@@ -722,6 +722,38 @@ test_real_signal_kill_enter(void **state)
 	assert_int_equal(cgroup_enter(f, p3), -ENOENT);
 }
 
+/* --timeout's TERM reached only the processes of the run's own cgroup, not
+ * those of its child cgroups: cgroup_signal lists the pids twice (before
+ * and after opening their pidfds), and the second listing read the same
+ * directory through a dup() of the first one's descriptor, whose offset
+ * was at the end, so it found no child cgroup and the pids there counted
+ * as gone. The same walk, repeated, is cgroup_kill_and_remove's fallback
+ * without cgroup.kill. */
+static void
+test_real_signal_children(void **state)
+{
+	char f[PATH_MAX], sub[PATH_MAX], deep[PATH_MAX];
+	pid_t p1, p2, p3;
+
+	(void)state;
+	need_cgroup2();
+	snprintf(f, sizeof(f), "%s/nested", cg_base);
+	snprintf(sub, sizeof(sub), "%s/nested/sub", cg_base);
+	snprintf(deep, sizeof(deep), "%s/nested/sub/deep", cg_base);
+	assert_int_equal(cgroup_create(deep, NULL), 0);
+	p1 = spawn_in(f);
+	assert_true(p1 > 0);
+	p2 = spawn_in(sub);
+	assert_true(p2 > 0);
+	p3 = spawn_in(deep);
+	assert_true(p3 > 0);
+	assert_int_equal(cgroup_signal(f, SIGKILL), 3);
+	assert_int_equal(reap_killed(p1), 0);
+	assert_int_equal(reap_killed(p2), 0);
+	assert_int_equal(reap_killed(p3), 0);
+	assert_int_equal(cgroup_kill_and_remove(f, WAIT_MS), 0);
+}
+
 /* cgroup.kill answers EOPNOTSUPP in a threaded cgroup (and cgroup.procs
  * cannot be read there), so this runs the cgroup.threads fallback. */
 static void
@@ -862,6 +894,7 @@ main(void)
 		cmocka_unit_test_teardown(test_real_empty_and_nested, real_teardown),
 		cmocka_unit_test_teardown(test_real_kill_procs, real_teardown),
 		cmocka_unit_test_teardown(test_real_signal_kill_enter, real_teardown),
+		cmocka_unit_test_teardown(test_real_signal_children, real_teardown),
 		cmocka_unit_test_teardown(test_real_threaded_fallback, real_teardown),
 		cmocka_unit_test_teardown(test_real_refuses_mount_root, real_teardown),
 	};

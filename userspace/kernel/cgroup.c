@@ -230,7 +230,9 @@ is_subdir(int dfd, const struct dirent *de)
 
 /* Calls fn(dfd, child_fd, name, arg) for each child cgroup of dfd (the
  * only directories in a cgroup directory). Children that vanish meanwhile
- * are skipped. Returns the sum of fn's results, or the first error. */
+ * are skipped. Returns the sum of fn's results, or the first error. The
+ * directory is read through a descriptor of its own: a dup() of dfd would
+ * share its offset, and a second walk of dfd would find no child. */
 static int
 walk_children(int dfd, int (*fn)(int dfd, int cfd, const char *name, void *arg), void *arg)
 {
@@ -238,7 +240,7 @@ walk_children(int dfd, int (*fn)(int dfd, int cfd, const char *name, void *arg),
 	struct dirent *de;
 	DIR *dir;
 
-	cfd = dup(dfd);
+	cfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cfd == -1)
 		return -errno;
 	dir = fdopendir(cfd);
