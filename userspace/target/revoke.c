@@ -14,6 +14,7 @@
 #include "kernel/kpath.h"
 #include "kernel/loader.h"
 #include "kernel/existing.h"
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/sockaddr.h"
 
@@ -43,15 +44,6 @@ struct revoker {
 	struct dest *b[BUCKETS];
 	size_t n;
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct revoker *
 revoker_new(struct existing *ex)
@@ -164,7 +156,7 @@ get(struct revoker *rk, const struct egr_fast_key *k)
 		return d;
 	/* full: what is approved no more goes first, even if a connection to
 	 * it may be open (it then counts as not known) */
-	if (rk->n >= REVOKE_DESTS && !prune(rk, keep_current, mono_ns()))
+	if (rk->n >= REVOKE_DESTS && !prune(rk, keep_current, now_ns()))
 		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -195,7 +187,7 @@ void
 revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name, uint64_t ttl_ns,
 		 bool tls)
 {
-	uint64_t exp = ttl_ns ? mono_ns() + ttl_ns : UINT64_MAX;
+	uint64_t exp = ttl_ns ? now_ns() + ttl_ns : UINT64_MAX;
 	struct egr_fast_key k;
 	struct dest *d;
 	int oldest = 0;
@@ -383,7 +375,7 @@ revoker_run(struct revoker *rk, const struct policy *p, revoke_cb cb, void *arg,
 				d->seen = true;
 		return err;
 	}
-	prune(rk, keep_needed, mono_ns());
+	prune(rk, keep_needed, now_ns());
 	st->dests = rk->n;
 	return 0;
 }
