@@ -375,105 +375,47 @@ recv_master(int sock)
 	return fd;
 }
 
-/* Starts CMD directly inside the cgroup: no instruction of its own runs
- * outside it, and no socket made outside can follow it in. With --ask, the
- * child makes CMD's pty and sends its master back for the relay. */
+/* --ask: CMD's terminal as the child makes it (sandbox.c make_pty), and
+ * the socket pair its pty's master comes back on (sv). */
 static int
-spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
+spawn_term(struct run_state *st, struct sandbox_term *term, int sv[2])
 {
-	struct sandbox_term term, *tp = NULL;
-	struct clone_args args;
+	memset(term, 0, sizeof(*term));
+	term->tty = term_rdev(st->term);
+	term->stdio = term_stdio(st->term);
+	term->pty_sock = -1;
+	term_modes(st->term, &term->tios, &term->ws);
+	if (term->stdio && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	term->pty_sock = sv[1];
+	return 0;
+}
+
+/* In the parent, once CMD's child runs: with --ask the pty's master it
+ * sends (on sv0), then what it wrote on errfd (closed here): nothing when
+ * CMD was executed, else "<exit status> <message>". With --ask the master
+ * goes to the relay. 0, or -ECHILD when CMD did not start (st->status
+ * set, the child reaped). */
+static int
+spawn_started(struct run_state *st, int errfd, int sv0)
+{
+	int master = sv0 != -1 ? recv_master(sv0) : -1, err = 0;
 	char msg[512];
-	int pfd[2], sv[2] = {-1, -1}, xfd[2] = {-1, -1}, pidfd = -1, master = -1, err;
 	ssize_t n;
-	pid_t pid;
 
-	if (st->term) {
-		memset(&term, 0, sizeof(term));
-		term.tty = term_rdev(st->term);
-		term.stdio = term_stdio(st->term);
-		term.pty_sock = -1;
-		term_modes(st->term, &term.tios, &term.ws);
-		if (term.stdio && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-			return -errno;
-		term.pty_sock = sv[1];
-		tp = &term;
-	}
-	target_no_proxy(st->tg, st->no_proxy, sizeof(st->no_proxy));
-	if (st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) {
-		err = -errno;
-		goto out_sv;
-	}
-	if (pipe2(pfd, O_CLOEXEC)) {
-		err = -errno;
-		goto out_sv;
-	}
-	memset(&args, 0, sizeof(args));
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
-	/* --allow-sudo: CMD's own PID namespace, where no process outside is
-	 * there to name (/proc/PID/root, mem, fd, signals) whatever the
-	 * capabilities sudo gives. Not for every run: the pids CMD sees would no
-	 * longer be those the denial lines and the log name (docs/security-
-	 * sandbox.md), and Landlock already refuses those /proc entries. */
-	if (st->opts->allow_sudo)
-		args.flags |= CLONE_NEWPID;
-	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	args.exit_signal = SIGCHLD;
-	args.cgroup = (uint64_t)cg_fd;
-	fflush(NULL);
-	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-	if (pid == -1) {
-		err = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		goto out_sv;
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		if (sv[0] != -1)
-			close(sv[0]);
-		struct child_env env = {st->cgrel,
-					target_http_url(st->tg),
-					target_socks_url(st->tg),
-					st->no_proxy,
-					&st->nofile,
-					st->masks,
-					xfd[1]};
-
-		if (xfd[0] != -1)
-			close(xfd[0]);
-
-		child_exec(st->opts, u, tp, pfd[1], &env);
-	}
-	close(pfd[1]);
-	if (xfd[1] != -1)
-		close(xfd[1]);
-	xfd[1] = -1;
-	st->statfd = xfd[0];
-	xfd[0] = -1;
-	st->pid = pid;
-	st->pidfd = pidfd;
-	if (sv[1] != -1) {
-		close(sv[1]);
-		sv[1] = -1;
-		master = recv_master(sv[0]);
-	}
 	do
-		n = read(pfd[0], msg, sizeof(msg) - 1);
+		n = read(errfd, msg, sizeof(msg) - 1);
 	while (n == -1 && errno == EINTR);
-	close(pfd[0]);
+	close(errfd);
 	if (n > 0) {
 		char *sp;
 
 		msg[n] = 0;
 		st->status = (int)strtol(msg, &sp, 10);
 		log_warnx("%s", *sp ? sp + 1 : msg);
-		waitid(P_PIDFD, pidfd, &(siginfo_t){0}, WEXITED);
+		waitid(P_PIDFD, st->pidfd, &(siginfo_t){0}, WEXITED);
 		err = -ECHILD;
-		goto out_master;
-	}
-	err = 0;
-	if (sv[0] != -1) {
+	} else if (sv0 != -1) {
 		if (master == -1) {
 			log_warnx("the command's terminal never arrived");
 			err = -EIO;
@@ -483,24 +425,107 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 				master = -1; /* the relay owns it */
 		}
 		if (err) {
-			kill(pid, SIGKILL);
-			waitid(P_PIDFD, pidfd, &(siginfo_t){0}, WEXITED);
+			kill(st->pid, SIGKILL);
+			waitid(P_PIDFD, st->pidfd, &(siginfo_t){0}, WEXITED);
 			st->status = EGR_EXIT_ERROR;
 			err = -ECHILD;
 		}
 	}
-out_master:
 	if (master != -1)
 		close(master);
-out_sv:
-	if (xfd[0] != -1)
-		close(xfd[0]);
+	return err;
+}
+
+/* clone3() into the cgroup (with --allow-sudo, a PID namespace of its
+ * own); the pidfd in *pidfd. */
+static pid_t
+spawn_clone(const struct run_state *st, int cg_fd, int *pidfd)
+{
+	struct clone_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	/* --allow-sudo: CMD's own PID namespace, where no process outside is
+	 * there to name (/proc/PID/root, mem, fd, signals) whatever the
+	 * capabilities sudo gives. Not for every run: the pids CMD sees would no
+	 * longer be those the denial lines and the log name (docs/security-
+	 * sandbox.md), and Landlock already refuses those /proc entries. */
+	if (st->opts->allow_sudo)
+		args.flags |= CLONE_NEWPID;
+	args.pidfd = (uint64_t)(uintptr_t)pidfd;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cg_fd;
+	fflush(NULL);
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static void
+close_pair(int fd[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fd[i] != -1)
+			close(fd[i]);
+	fd[0] = fd[1] = -1;
+}
+
+/* Starts CMD directly inside the cgroup: no instruction of its own runs
+ * outside it, and no socket made outside can follow it in. With --ask, the
+ * child makes CMD's pty and sends its master back for the relay. */
+static int
+spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
+{
+	struct sandbox_term term, *tp = NULL;
+	int pfd[2] = {-1, -1}, sv[2] = {-1, -1}, xfd[2] = {-1, -1}, pidfd = -1, err;
+	pid_t pid;
+
+	if (st->term) {
+		err = spawn_term(st, &term, sv);
+		if (err)
+			return err;
+		tp = &term;
+	}
+	target_no_proxy(st->tg, st->no_proxy, sizeof(st->no_proxy));
+	if ((st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) || pipe2(pfd, O_CLOEXEC)) {
+		err = -errno;
+		goto out;
+	}
+	pid = spawn_clone(st, cg_fd, &pidfd);
+	if (pid == -1) {
+		err = -errno;
+		close_pair(pfd);
+		goto out;
+	}
+	if (pid == 0) {
+		struct child_env env = {st->cgrel,
+					target_http_url(st->tg),
+					target_socks_url(st->tg),
+					st->no_proxy,
+					&st->nofile,
+					st->masks,
+					xfd[1]};
+
+		close(pfd[0]);
+		if (sv[0] != -1)
+			close(sv[0]);
+		if (xfd[0] != -1)
+			close(xfd[0]);
+		child_exec(st->opts, u, tp, pfd[1], &env);
+	}
+	close(pfd[1]);
 	if (xfd[1] != -1)
 		close(xfd[1]);
-	if (sv[0] != -1)
-		close(sv[0]);
-	if (sv[1] != -1)
+	st->statfd = xfd[0];
+	xfd[0] = xfd[1] = -1;
+	st->pid = pid;
+	st->pidfd = pidfd;
+	if (sv[1] != -1) {
 		close(sv[1]);
+		sv[1] = -1;
+	}
+	err = spawn_started(st, pfd[0], sv[0]);
+out:
+	close_pair(xfd);
+	close_pair(sv);
 	return err;
 }
 
