@@ -27,7 +27,6 @@
 
 #include "audit/audit.h"
 #include "audit/logsink.h"
-#include "lib/clock.h"
 #include "lib/log.h"
 
 #define AUDIT_BUF_MAX	   (4u << 20) /* bytes waiting for a slow reader or a failing disk */

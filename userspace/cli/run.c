@@ -29,21 +29,15 @@
 #include <event2/event.h>
 
 #include "cli/ask.h"
-#include "audit/audit.h"
+#include "cli/child.h"
 #include "kernel/cgroup.h"
-#include "dns/responder.h"
-#include "kernel/events.h"
 #include "target/jobtimer.h"
-#include "kernel/loader.h"
 #include "lib/log.h"
 #include "policy/policy.h"
-#include "proxy/proxy.h"
 #include "proxy/quota.h"
 #include "cli/run.h"
 #include "kernel/sandbox.h"
 #include "kernel/unixsvc.h"
-#include "cli/status.h"
-#include "target/summary.h"
 #include "cli/term.h"
 
 #ifndef P_PIDFD
@@ -221,132 +215,6 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Does a file named cmd exist in some directory of PATH? */
-static bool
-in_path(const char *cmd)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-
-	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? path : ".", cmd) <
-			    (int)sizeof(buf) &&
-		    access(buf, F_OK) == 0)
-			return true;
-		path += n;
-		if (*path == ':')
-			path++;
-	}
-	return false;
-}
-
-struct child_env {
-	const char *cgroup;	     /* the cgroup, as /proc/self/cgroup shows it */
-	const char *http;	     /* http://127.0.0.1:PORT */
-	const char *socks;	     /* socks5h://127.0.0.1:PORT */
-	const char *no_proxy;	     /* target_no_proxy() */
-	const struct rlimit *nofile; /* the descriptor limit CMD gets */
-	char *const *masks;	     /* unix sockets to mask */
-	int statfd;		     /* CMD's wait status goes here (pid 1) */
-};
-
-/* The child: the walls (sandbox_enter_opts), then CMD. With --allow-sudo it
- * is pid 1 of a new PID namespace and forks: the grandchild execs CMD, the
- * child stays as the namespace's init (sandbox_init), and CMD's wait status
- * goes to env->statfd. Reports failure on errfd as "<exit status>
- * <message>". */
-/* The proxy variables proxy-aware clients (curl, git, pip, npm, python
- * urllib) follow: CONNECT through egressctl's HTTP proxy, except for the
- * names in NO_PROXY (the kernel-verified path's: target_no_proxy). */
-static void
-set_proxy_env(const struct child_env *env)
-{
-	setenv("HTTP_PROXY", env->http, 1);
-	setenv("http_proxy", env->http, 1);
-	setenv("HTTPS_PROXY", env->http, 1);
-	setenv("https_proxy", env->http, 1);
-	setenv("ALL_PROXY", env->socks, 1);
-	setenv("all_proxy", env->socks, 1);
-	setenv("NO_PROXY", env->no_proxy, 1);
-	setenv("no_proxy", env->no_proxy, 1);
-}
-
-static __attribute__((noreturn)) void
-child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbox_term *term,
-	   int errfd, const struct child_env *env)
-{
-	const char *what = "";
-	char msg[512];
-	sigset_t none;
-	int err, status;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (env->nofile->rlim_max) /* egressctl raised its own limit, not CMD's */
-		setrlimit(RLIMIT_NOFILE, env->nofile);
-	struct sandbox_opts so = {
-		.term = term,
-		.keep_fd = errfd,
-		.keep_fd2 = env->statfd,
-		.unix_masks = env->masks,
-		.own_proc = o->allow_sudo,
-		.allow_sudo = o->allow_sudo,
-	};
-	pid_t pid;
-
-	err = sandbox_enter_opts(u, &so, &what);
-	if (!err && o->allow_sudo) {
-		what = "fork";
-		pid = fork();
-		if (pid == -1)
-			err = -errno;
-		if (pid > 0) {
-			/* egressctl's read of errfd ends when CMD's exec closes the
-			 * last copy */
-			close(errfd);
-			sandbox_init(pid, env->statfd);
-		}
-	}
-	if (!err && env->statfd >= 0)
-		close(env->statfd);
-	if (err) {
-		snprintf(msg, sizeof(msg), "%d cannot confine the command (%s): %s", EGR_EXIT_ERROR,
-			 what, strerror(-err));
-		if (write(errfd, msg, strlen(msg)) < 0)
-			_exit(EGR_EXIT_ERROR);
-		_exit(EGR_EXIT_ERROR);
-	}
-	if (u->home[0])
-		setenv("HOME", u->home, 1);
-	if (u->name[0]) {
-		setenv("USER", u->name, 1);
-		setenv("LOGNAME", u->name, 1);
-	}
-	/* so that an egressctl run by CMD can say it is confined already */
-	setenv("EGRESSCTL_CGROUP", env->cgroup, 1);
-	if (!o->no_proxy_env)
-		set_proxy_env(env);
-	execvp(o->argv[0], o->argv);
-	err = errno;
-	status = (err == ENOENT || err == ENOTDIR) ? EGR_EXIT_NOTFOUND : EGR_EXIT_NOEXEC;
-	/* execvp says EACCES when a PATH directory was unreadable and the
-	 * command exists nowhere: that is "not found", as the shell says */
-	if (err == EACCES && !strchr(o->argv[0], '/') && !in_path(o->argv[0]))
-		status = EGR_EXIT_NOTFOUND;
-	if (status == EGR_EXIT_NOTFOUND)
-		snprintf(msg, sizeof(msg), "%d %s: command not found", status, o->argv[0]);
-	else
-		snprintf(msg, sizeof(msg), "%d %s: %s", status, o->argv[0], strerror(err));
-	if (write(errfd, msg, strlen(msg)) < 0)
-		_exit(status);
-	_exit(status);
-}
-
 /* The pty's master, sent by the child (sandbox.c make_pty). -1 when the
  * child ended before it sent one (its error comes through the pipe). */
 static int
@@ -496,20 +364,25 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 		goto out;
 	}
 	if (pid == 0) {
-		struct child_env env = {st->cgrel,
-					target_http_url(st->tg),
-					target_socks_url(st->tg),
-					st->no_proxy,
-					&st->nofile,
-					st->masks,
-					xfd[1]};
+		struct child_env env = {
+			.cgroup = st->cgrel,
+			.http = target_http_url(st->tg),
+			.socks = target_socks_url(st->tg),
+			.no_proxy = st->no_proxy,
+			.nofile = &st->nofile,
+			.masks = st->masks,
+			.statfd = xfd[1],
+			.argv = st->opts->argv,
+			.allow_sudo = st->opts->allow_sudo,
+			.no_proxy_env = st->opts->no_proxy_env,
+		};
 
 		close(pfd[0]);
 		if (sv[0] != -1)
 			close(sv[0]);
 		if (xfd[0] != -1)
 			close(xfd[0]);
-		child_exec(st->opts, u, tp, pfd[1], &env);
+		child_exec(u, tp, pfd[1], &env);
 	}
 	close(pfd[1]);
 	if (xfd[1] != -1)
