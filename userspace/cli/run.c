@@ -71,7 +71,7 @@ struct run_state {
 
 #define RO(field) offsetof(struct run_opts, field)
 
-/* run's own rows; the target's (target.c) come first in --help. */
+/* run's own rows; the target's (target/options.c) come first in --help. */
 static const struct opt run_opt_table[] = {
 	{"ask", 0, OPT_T_FLAG, RO(ask), NULL,
 	 "when no rule allows a destination, ask on the\n"

@@ -94,7 +94,7 @@ target_on_decision(void *arg, const struct audit_rec *r)
 	summary_add(t->summary, r);
 	if (!strcmp(r->decision, "allow") || !strcmp(r->source, "bpf") ||
 	    !strcmp(r->source, "kernel"))
-		return; /* kernel lines are printed by on_event */
+		return; /* kernel lines are printed by target_on_event */
 	snprintf(line, sizeof(line), "%s %s[%u] \u2192 %s (%s, %s)",
 		 strcmp(r->decision, "deny") ? "would deny" : "denied", r->comm ? r->comm : "?",
 		 r->pid,
