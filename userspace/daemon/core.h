@@ -9,9 +9,11 @@
 #define DAEMON_CORE_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/queue.h>
 #include <event2/event.h>
 
@@ -93,10 +95,19 @@ struct daemon {
 	int npending;
 };
 
-/* ---- daemon.c ---- */
-
 /* An error message; one cut short is still the message. */
-void daemon_errf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void daemon_errf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline void
+daemon_errf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
 
 /* ---- targets.c ---- */
 
@@ -127,10 +138,10 @@ int targets_leave(struct daemon *dm, char *errbuf, size_t errlen);
 void targets_remove_own(struct daemon *dm);
 /* One of the daemon's events in every attached target's log. */
 void targets_log_all(struct daemon *dm, const char *event, const char *words);
-/* Once a second, and when a directory comes (inotify): expired runtime
- * rules, targets whose cgroup went, waiting targets whose cgroup came. */
-void targets_on_tick(evutil_socket_t fd, short what, void *arg);
-void targets_on_inotify(evutil_socket_t fd, short what, void *arg);
+/* Once a second, and when a directory comes (inotify): a target whose
+ * cgroup went is let go (one of a process is freed), one waiting for its
+ * cgroup attached if it came; the --containers address kept. */
+void dt_check(struct dtarget *dt);
 
 /* ---- reload.c ---- */
 
@@ -144,15 +155,14 @@ int reload_build_all(const struct dconfig *c, struct policy **built, char *errbu
 void reload_want(struct daemon *dm, struct control_client *cl);
 /* Starts what was asked while a job ran (a reload, rebuilds). */
 void reload_next(struct daemon *dm);
-/* dt goes: the result of its rebuild, if one runs, goes nowhere. */
-void reload_forget_target(struct daemon *dm, const struct dtarget *dt);
+/* dt's runtime rules that ran out by now (now_s()) go: its policy is
+ * built again. */
+void reload_expire_rules(struct dtarget *dt, uint64_t now);
 /* At stop: a running build finishes and is dropped; its waiters are told. */
 void reload_stop(struct daemon *dm);
 
 /* ---- requests.c ---- */
 
-/* Every line a target logs: kept for `log`, and sent to `log -f`. */
-void requests_on_record(void *arg, const struct audit_rec *r);
 /* One request of the control socket, and a client gone. */
 void requests_on_request(void *arg, struct control_client *cl, const void *req);
 void requests_on_gone(void *arg, struct control_client *cl);

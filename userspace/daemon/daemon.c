@@ -29,16 +29,6 @@
 #include "lib/opts.h"
 #include "proxy/quota.h"
 
-void
-daemon_errf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
 static int
 add_named(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
 {
@@ -147,6 +137,36 @@ daemon_usage(FILE *f)
 		   "Exit status: 0 after SIGTERM/SIGINT; 2 a usage error; 125 egressctl failed.\n");
 }
 
+/* Once a second: expired runtime rules (reload.c), targets whose cgroup
+ * went away (the kernel detached their programs with it) or came
+ * (targets.c). */
+static void
+on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *dm = arg;
+	struct dtarget *dt, *tmp;
+	uint64_t now = now_s();
+
+	(void)fd;
+	(void)what;
+	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
+	{
+		reload_expire_rules(dt, now);
+		dt_check(dt); /* may free dt */
+	}
+}
+
+static void
+on_inotify(evutil_socket_t fd, short what, void *arg)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	(void)what;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	on_tick(-1, 0, arg); /* a directory came: attach what waits for it */
+}
+
 static void
 on_signal(evutil_socket_t fd, short what, void *arg)
 {
@@ -231,10 +251,9 @@ setup_loop(struct daemon *dm)
 	if (dm->sfd < 0 || !dm->base)
 		return -ENOMEM;
 	dm->ev_sig = event_new(dm->base, dm->sfd, EV_READ | EV_PERSIST, on_signal, dm);
-	dm->tick = event_new(dm->base, -1, EV_PERSIST, targets_on_tick, dm);
+	dm->tick = event_new(dm->base, -1, EV_PERSIST, on_tick, dm);
 	if (dm->ino_fd >= 0)
-		dm->ev_ino = event_new(dm->base, dm->ino_fd, EV_READ | EV_PERSIST,
-				       targets_on_inotify, dm);
+		dm->ev_ino = event_new(dm->base, dm->ino_fd, EV_READ | EV_PERSIST, on_inotify, dm);
 	if (!dm->ev_sig || !dm->tick || event_add(dm->ev_sig, NULL) ||
 	    event_add(dm->tick, &second) || (dm->ev_ino && event_add(dm->ev_ino, NULL)))
 		return -ENOMEM;

@@ -37,9 +37,10 @@ struct rules_of {
 struct job {
 	struct daemon *dm;
 	bool reload;
-	struct dtarget *dt; /* a rebuild's target (still there: dt_free cancels it) */
 	struct dconfig cfg; /* a reload's: read by the worker */
-	const struct target_opts *o;
+	/* a rebuild's: its target's options, copied (the target may go
+	 * meanwhile; it is found again by ro[0]'s kind and what) */
+	struct target_opts o;
 	struct rules_of *ro; /* runtime rules at the start */
 	int nro;
 	struct policy *built[DCONFIG_MAX_TARGETS];
@@ -184,7 +185,7 @@ job_run(void *arg)
 			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->errbuf,
 					   sizeof(j->errbuf));
 	} else {
-		j->built[0] = target_policy_build(j->o, j->ro[0].rules, j->ro[0].n, j->errbuf,
+		j->built[0] = target_policy_build(&j->o, j->ro[0].rules, j->ro[0].n, j->errbuf,
 						  sizeof(j->errbuf));
 		j->err = j->built[0] ? 0 : -EINVAL;
 	}
@@ -254,7 +255,6 @@ job_start(struct daemon *dm, struct dtarget *dt)
 	j->dm = dm;
 	j->t_start = now_ns();
 	j->reload = !dt;
-	j->dt = dt;
 	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	TAILQ_FOREACH(t, &dm->targets, entry)
 	n++;
@@ -272,7 +272,7 @@ job_start(struct daemon *dm, struct dtarget *dt)
 		j->nro++;
 	}
 	if (dt)
-		j->o = &dt->spec.o;
+		j->o = dt->spec.o;
 	j->ev = event_new(dm->base, j->efd, EV_READ, job_done, j);
 	if (!j->ev || event_add(j->ev, NULL) || pthread_create(&j->th, NULL, job_run, j))
 		goto fail;
@@ -391,13 +391,42 @@ job_free(struct job *j)
 	free(j);
 }
 
+/* A rebuild's result, for its target if it is still there (found by kind
+ * and what: a detach may have freed it meanwhile): its policy from now on,
+ * or the one it waits with for its cgroup. */
+static void
+rebuild_done(struct daemon *dm, struct job *j)
+{
+	struct target_revoked rv;
+	struct dtarget *dt;
+	char why[512];
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->spec.kind == j->ro[0].kind && !strcmp(dt->spec.what, j->ro[0].what))
+		break;
+	if (!dt)
+		return;
+	if (j->err) {
+		dt_event(dt, "reload-rejected", "policy after a rule expired rejected: %s",
+			 j->errbuf);
+	} else if (dt->tg) {
+		struct policy *old = NULL;
+
+		target_swap_policy(dt->tg, &dt->spec.o, j->built[0], &rv, &old, why, sizeof(why));
+		j->built[0] = NULL;
+		retire_policy(old);
+	} else {
+		policy_free(dt->waiting_policy);
+		dt->waiting_policy = j->built[0];
+		j->built[0] = NULL;
+	}
+}
+
 static void
 job_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct job *j = arg;
 	struct daemon *dm = j->dm;
-	struct target_revoked rv;
-	char why[512];
 
 	(void)fd;
 	(void)what;
@@ -419,20 +448,8 @@ job_done(evutil_socket_t fd, short what, void *arg)
 			  (double)(j->t_built - j->t_start) / 1e6,
 			  (double)(now_ns() - j->t_built) / 1e6);
 		notify_send("READY=1\nSTATUS=reloaded");
-	} else if (j->dt && j->err) {
-		dt_event(j->dt, "reload-rejected", "policy after a rule expired rejected: %s",
-			 j->errbuf);
-	} else if (j->dt && j->dt->tg) {
-		struct policy *old = NULL;
-
-		target_swap_policy(j->dt->tg, &j->dt->spec.o, j->built[0], &rv, &old, why,
-				   sizeof(why));
-		j->built[0] = NULL;
-		retire_policy(old);
-	} else if (j->dt) {
-		policy_free(j->dt->waiting_policy);
-		j->dt->waiting_policy = j->built[0];
-		j->built[0] = NULL;
+	} else {
+		rebuild_done(dm, j);
 	}
 	job_reply(j, j->reload ? j->err : 0, j->errbuf);
 	job_free(j);
@@ -487,13 +504,6 @@ reload_build_all(const struct dconfig *c, struct policy **built, char *errbuf, s
 }
 
 void
-reload_forget_target(struct daemon *dm, const struct dtarget *dt)
-{
-	if (dm->job && dm->job->dt == dt)
-		dm->job->dt = NULL;
-}
-
-void
 reload_stop(struct daemon *dm)
 {
 	if (!dm->job)
@@ -502,4 +512,26 @@ reload_stop(struct daemon *dm)
 	job_reply(dm->job, -ECANCELED, "the daemon stopped");
 	job_free(dm->job);
 	dm->job = NULL;
+}
+
+void
+reload_expire_rules(struct dtarget *dt, uint64_t now)
+{
+	int k = 0, gone = 0;
+
+	for (int i = 0; i < dt->nrules; i++) {
+		if (dt->rules[i].expires && dt->rules[i].expires <= now) {
+			dt_event(dt, "rule-expired", "%s %s expired",
+				 dt->rules[i].action == POLICY_ALLOW ? "allow" : "deny",
+				 dt->rules[i].text);
+			gone++;
+			continue;
+		}
+		dt->rules[k++] = dt->rules[i];
+	}
+	dt->nrules = k;
+	if (gone) {
+		dt->rebuild_pending = true;
+		reload_next(dt->dm);
+	}
 }

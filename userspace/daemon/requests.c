@@ -22,44 +22,6 @@
 #include "target/suggest.h"
 #include "target/summary.h"
 
-static void
-keep_line(struct daemon *dm, const char *line, uint64_t cgid)
-{
-	char *copy = strdup(line);
-	unsigned int i = dm->recent_at;
-
-	if (!copy)
-		return;
-	free(dm->recent[i]);
-	dm->recent[i] = copy;
-	dm->recent_cgid[i] = cgid;
-	dm->recent_at = (i + 1) % RECENT_LINES;
-	if (dm->nrecent < RECENT_LINES)
-		dm->nrecent++;
-}
-
-/* Every line a target logs: kept for `log`, and sent to `log -f`. */
-void
-requests_on_record(void *arg, const struct audit_rec *r)
-{
-	struct dtarget *dt = arg;
-	struct daemon *dm = dt->dm;
-	struct follower *f;
-	struct timespec ts;
-	char line[2048];
-	int n;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
-			 sizeof(line));
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
-	keep_line(dm, line, dt->cgid);
-	LIST_FOREACH(f, &dm->followers, entry)
-	if (!f->cgid || f->cgid == dt->cgid)
-		control_send(f->cl, line);
-}
-
 static const char *
 jstr(const cJSON *o, const char *k)
 {

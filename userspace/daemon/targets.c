@@ -21,6 +21,7 @@
 
 #include "audit/audit.h"
 #include "daemon/containers.h"
+#include "daemon/control.h"
 #include "daemon/core.h"
 #include "kernel/cgroup.h"
 #include "kernel/existing.h"
@@ -29,6 +30,44 @@
 #include "lib/sockaddr.h"
 
 #define DAEMON_CGROUP "daemon" /* <cgroup2>/egressctl/daemon: where it moves itself */
+
+static void
+keep_line(struct daemon *dm, const char *line, uint64_t cgid)
+{
+	char *copy = strdup(line);
+	unsigned int i = dm->recent_at;
+
+	if (!copy)
+		return;
+	free(dm->recent[i]);
+	dm->recent[i] = copy;
+	dm->recent_cgid[i] = cgid;
+	dm->recent_at = (i + 1) % RECENT_LINES;
+	if (dm->nrecent < RECENT_LINES)
+		dm->nrecent++;
+}
+
+/* Every line a target logs: kept for `log`, and sent to `log -f`. */
+static void
+dt_on_record(void *arg, const struct audit_rec *r)
+{
+	struct dtarget *dt = arg;
+	struct daemon *dm = dt->dm;
+	struct follower *f;
+	struct timespec ts;
+	char line[2048];
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
+			 sizeof(line));
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	keep_line(dm, line, dt->cgid);
+	LIST_FOREACH(f, &dm->followers, entry)
+	if (!f->cgid || f->cgid == dt->cgid)
+		control_send(f->cl, line);
+}
 
 void
 dt_event(struct dtarget *dt, const char *event, const char *fmt, ...)
@@ -351,7 +390,7 @@ dt_new(struct daemon *dm, const struct dspec *s)
 	dt->env.command = dt->command;
 	dt->env.denial_lines = true;
 	dt->env.emit_redirects = true;
-	dt->env.on_record = requests_on_record;
+	dt->env.on_record = dt_on_record;
 	dt->env.record_arg = dt;
 	dt->env.existing_pass = true;
 	dt->env.revoke_direct = true;
@@ -365,7 +404,6 @@ dt_new(struct daemon *dm, const struct dspec *s)
 void
 dt_free(struct dtarget *dt, bool detach)
 {
-	reload_forget_target(dt->dm, dt);
 	policy_free(dt->waiting_policy);
 	dt_unwatch(dt);
 	dt_release(dt, detach);
@@ -488,72 +526,27 @@ targets_log_all(struct daemon *dm, const char *event, const char *words)
 	}
 }
 
-static void
-expire_rules(struct dtarget *dt, uint64_t now)
-{
-	int k = 0, gone = 0;
-
-	for (int i = 0; i < dt->nrules; i++) {
-		if (dt->rules[i].expires && dt->rules[i].expires <= now) {
-			dt_event(dt, "rule-expired", "%s %s expired",
-				 dt->rules[i].action == POLICY_ALLOW ? "allow" : "deny",
-				 dt->rules[i].text);
-			gone++;
-			continue;
-		}
-		dt->rules[k++] = dt->rules[i];
-	}
-	dt->nrules = k;
-	if (gone) {
-		dt->rebuild_pending = true;
-		reload_next(dt->dm);
-	}
-}
-
-/* Once a second: expired runtime rules, targets whose cgroup went away
- * (the kernel detached their programs with it), waiting targets whose
- * cgroup came. */
 void
-targets_on_tick(evutil_socket_t fd, short what, void *arg)
+dt_check(struct dtarget *dt)
 {
-	struct daemon *dm = arg;
-	struct dtarget *dt, *tmp;
-	uint64_t now = now_s();
 	char why[512];
 	struct stat st;
 
-	(void)fd;
-	(void)what;
-	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
-	{
-		expire_rules(dt, now);
-		if (dt->tg && stat(dt->cgpath, &st)) {
-			dt_event(dt, "detach", "cgroup %s is gone", dt->cgpath);
-			dt_release(dt, true);
-			if (dt->spec.kind == DSPEC_PID) {
-				dt_free(dt, false);
-				continue;
-			}
-			dt_watch_parent(dt);
+	if (dt->tg && stat(dt->cgpath, &st)) {
+		dt_event(dt, "detach", "cgroup %s is gone", dt->cgpath);
+		dt_release(dt, true);
+		if (dt->spec.kind == DSPEC_PID) {
+			dt_free(dt, false);
+			return;
 		}
-		if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
-			dt_event(dt, "containers", "%s", why);
-		if (!dt->tg) {
-			int err = dt_attach(dt, why, sizeof(why));
-
-			if (err && err != -ENOENT)
-				log_warnx("%s%s", dt->label, why);
-		}
+		dt_watch_parent(dt);
 	}
-}
+	if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
+		dt_event(dt, "containers", "%s", why);
+	if (!dt->tg) {
+		int err = dt_attach(dt, why, sizeof(why));
 
-void
-targets_on_inotify(evutil_socket_t fd, short what, void *arg)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-	(void)what;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	targets_on_tick(-1, 0, arg); /* a directory came: attach what waits for it */
+		if (err && err != -ENOENT)
+			log_warnx("%s%s", dt->label, why);
+	}
 }

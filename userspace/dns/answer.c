@@ -45,6 +45,32 @@ hash_addr(const struct sockaddr_storage *ss)
 	return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
 }
 
+void
+dns_reply_rcode(struct dns_server *d, struct waiter *w, int rcode)
+{
+	uint8_t buf[1024];
+	int n;
+
+	n = dns_build_response(&w->q, rcode, NULL, 0, w->tcp ? 65535 : sizeof(buf), buf,
+			       sizeof(buf));
+	w->send(d, w, buf, n);
+}
+
+void
+dns_reply_rrs(struct dns_server *d, struct waiter *w, int rcode, const struct dns_rr *rrs, int nrr)
+{
+	static uint8_t buf[65535];
+	size_t max = w->tcp ? sizeof(buf) : dns_udp_max(&w->q);
+	int n;
+
+	n = dns_build_response(&w->q, rcode, rrs, nrr, max, buf, sizeof(buf));
+	if (n < 0) {
+		dns_reply_rcode(d, w, DNS_R_SERVFAIL);
+		return;
+	}
+	w->send(d, w, buf, n);
+}
+
 /* Logs a decision; returns true when the query may go on (allowed, or
  * denied by the policy in audit mode, where the denial is only recorded).
  * policy: the name's rules decided (a denial suggests allowing the name);
@@ -200,16 +226,13 @@ dns_kv_restore(struct dns_server *d, const struct sockaddr_storage *ss, const ch
 }
 
 void
-dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
-	       struct dns_revoked *rv)
+dns_answer_set_policy(struct dns_server *d, const struct policy *p, uint64_t *fast, uint64_t *names)
 {
 	struct learned *l, *ltmp;
 
-	memset(rv, 0, sizeof(*rv));
-	d->o.policy = p;
-	d->o.policy_rw = rw;
+	*names = 0;
 	cache_clear(d); /* answers were filtered by the old policy */
-	rv->fast = kpaths_set_policy(&d->paths, p);
+	*fast = kpaths_set_policy(&d->paths, p);
 	for (int i = 0; i < LEARN_BUCKETS; i++)
 		LIST_FOREACH_SAFE(l, &d->learn[i], entry, ltmp)
 		{
@@ -220,7 +243,7 @@ dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
 			LIST_REMOVE(l, entry);
 			free(l);
 			d->nlearn--;
-			rv->names++;
+			(*names)++;
 		}
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The DNS responder's own state (see responder.h), shared by its files:
- * responder.c (the sockets, TCP clients, replies, the API's life cycle) and
- * answer.c (what a query becomes: judged, asked, answered from the cache or
- * upstream, its addresses learned); kpaths.c keeps the kernel paths. Only
- * dns/ includes it. */
+ * responder.c (the API, the sockets, TCP clients, sending) over answer.c
+ * (what a query becomes: judged, asked, answered from the cache or
+ * upstream, its addresses learned; its replies go out through the
+ * waiter's send) over kpaths.c (the kernel paths). Only dns/ includes it. */
 #ifndef DNS_CORE_H
 #define DNS_CORE_H
 
@@ -35,6 +35,8 @@
 #define LEARN_BUCKETS 1024
 
 struct waiter {
+	/* sends a reply to this client (responder.c: UDP or TCP) */
+	void (*send)(struct dns_server *d, struct waiter *w, const uint8_t *msg, int len);
 	TAILQ_ENTRY(waiter) entry;
 	struct dns_query q;
 	struct sockaddr_storage from; /* UDP client */
@@ -119,20 +121,23 @@ struct dns_server {
 	struct dns_stats st;
 };
 
-/* ---- responder.c ---- */
+/* ---- answer.c ---- */
 
-/* Replies to w (a UDP client, or a TCP client's next message). */
+/* Replies to w (through w->send: a UDP client, or a TCP client's next
+ * message). */
 void dns_reply_rcode(struct dns_server *d, struct waiter *w, int rcode);
 void dns_reply_rrs(struct dns_server *d, struct waiter *w, int rcode, const struct dns_rr *rrs,
 		   int nrr);
-
-/* ---- answer.c ---- */
 
 /* One query (w, owned from now on) of an attributed client. */
 void dns_answer(struct dns_server *d, struct waiter *w);
 /* A TCP client goes: its queries waiting upstream or on the terminal are
  * dropped (their answers must not reach a freed client). */
 void dns_answer_forget_client(struct dns_server *d, const struct tcp_client *tc);
+/* A new policy p (in d->o already): the cache emptied, the fast-path
+ * approvals (*fast) and learned names (*names) p no longer allows removed. */
+void dns_answer_set_policy(struct dns_server *d, const struct policy *p, uint64_t *fast,
+			   uint64_t *names);
 /* Every query in flight or asked about, the cache and the learned names,
  * freed (dns_free). */
 void dns_answer_free(struct dns_server *d);

@@ -77,32 +77,6 @@ send_reply(struct dns_server *d, struct waiter *w, const uint8_t *msg, int len)
 	}
 }
 
-void
-dns_reply_rcode(struct dns_server *d, struct waiter *w, int rcode)
-{
-	uint8_t buf[1024];
-	int n;
-
-	n = dns_build_response(&w->q, rcode, NULL, 0, w->tcp ? 65535 : sizeof(buf), buf,
-			       sizeof(buf));
-	send_reply(d, w, buf, n);
-}
-
-void
-dns_reply_rrs(struct dns_server *d, struct waiter *w, int rcode, const struct dns_rr *rrs, int nrr)
-{
-	static uint8_t buf[65535];
-	size_t max = w->tcp ? sizeof(buf) : dns_udp_max(&w->q);
-	int n;
-
-	n = dns_build_response(&w->q, rcode, rrs, nrr, max, buf, sizeof(buf));
-	if (n < 0) {
-		dns_reply_rcode(d, w, DNS_R_SERVFAIL);
-		return;
-	}
-	send_reply(d, w, buf, n);
-}
-
 static void
 on_sweep(evutil_socket_t fd, short what, void *arg)
 {
@@ -125,6 +99,7 @@ process_message(struct dns_server *d, const uint8_t *buf, size_t len,
 	if (!w)
 		return;
 	w->who = *who;
+	w->send = send_reply;
 	w->ufd = ufd;
 	w->tcp = tc;
 	if (from)
@@ -465,6 +440,16 @@ void
 dns_set_kpath(struct dns_server *d, const struct kpath *kp)
 {
 	d->paths.kp = kp;
+}
+
+void
+dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
+	       struct dns_revoked *rv)
+{
+	memset(rv, 0, sizeof(*rv));
+	d->o.policy = p;
+	d->o.policy_rw = rw;
+	dns_answer_set_policy(d, p, &rv->fast, &rv->names);
 }
 
 void
