@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "audit/audit.h"
-#include "target/summary.h"
+#include "confine/summary.h"
 
 struct fixture {
 	struct event_base *base;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the run's summary (target/summary.c) and the suggested
- * policy (target/suggest.c): one row per destination (a name's lookup and its
+/* Unit tests for the run's summary (confine/summary.c) and the suggested
+ * policy (confine/suggest.c): one row per destination (a name's lookup and its
  * connections are one row, whichever came first), the totals, the text,
  * markdown and JSON forms, --summary FILE appended; the marks of rules that
  * need a human (random-looking and long labels, local addresses, seen
@@ -19,8 +19,8 @@
 #include <cJSON.h>
 #include <cmocka.h>
 
-#include "target/suggest.h"
-#include "target/summary.h"
+#include "confine/suggest.h"
+#include "confine/summary.h"
 #include "parse/psl.h"
 #include "audit/audit.h"
 #include "policy/policy.h"

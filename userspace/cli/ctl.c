@@ -17,9 +17,9 @@
 #include <cJSON.h>
 
 #include "cli/ctl.h"
-#include "target/suggest.h"
+#include "confine/suggest.h"
 #include "lib/opts.h"
-#include "target/status.h"
+#include "confine/status.h"
 #include "daemon/control.h"
 #include "daemon/dconfig.h"
 #include "kernel/cgroup.h"
@@ -260,7 +260,7 @@ do_summary(const struct ctl_opts *o)
 	text = cJSON_GetObjectItemCaseSensitive(a.first, "text");
 	if (cJSON_IsString(text))
 		fputs(text->valuestring, stdout);
-	if (o->suggest) { /* merged with what the file holds (target/suggest.h) */
+	if (o->suggest) { /* merged with what the file holds (confine/suggest.h) */
 		char errbuf[1024];
 
 		if (suggest_write_file(o->suggest,

@@ -21,7 +21,7 @@
 #include "lib/opts.h"
 #include "cli/run.h"
 #include "cli/status.h"
-#include "target/target.h"
+#include "confine/target.h"
 #include "daemon/daemon.h"
 #include "lib/log.h"
 #include "policy/policy.h"

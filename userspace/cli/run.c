@@ -31,7 +31,7 @@
 #include "cli/ask.h"
 #include "cli/child.h"
 #include "kernel/cgroup.h"
-#include "target/jobtimer.h"
+#include "confine/jobtimer.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 #include "proxy/quota.h"
@@ -71,7 +71,7 @@ struct run_state {
 
 #define RO(field) offsetof(struct run_opts, field)
 
-/* run's own rows; the target's (target/options.c) come first in --help. */
+/* run's own rows; the target's (confine/options.c) come first in --help. */
 static const struct opt run_opt_table[] = {
 	{"ask", 0, OPT_T_FLAG, RO(ask), NULL,
 	 "when no rule allows a destination, ask on the\n"

@@ -27,7 +27,7 @@
 #include "cli/ctl.h"
 #include "lib/opts.h"
 #include "cli/status.h"
-#include "target/status.h"
+#include "confine/status.h"
 
 static char *
 ask(uint64_t cgid)

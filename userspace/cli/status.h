@@ -2,7 +2,7 @@
 /* `egressctl status`: the confined cgroups this machine has (their pinned
  * programs and kernel counters, read from bpffs), and for each one whose
  * egressctl is alive, what it reports on its status socket
- * (target/status.h): command, policy, proxy and DNS counters. */
+ * (confine/status.h): command, policy, proxy and DNS counters. */
 #ifndef STATUS_H
 #define STATUS_H
 

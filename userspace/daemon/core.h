@@ -18,7 +18,7 @@
 #include <event2/event.h>
 
 #include "daemon/dconfig.h"
-#include "target/target.h"
+#include "confine/target.h"
 
 #define DAEMON_MAX_RULES 64  /* runtime rules per target */
 #define RECENT_LINES	 512 /* what `egressctl log` shows without -f */

@@ -18,9 +18,9 @@
 #include "lib/clock.h"
 #include "lib/duration.h"
 #include "lib/log.h"
-#include "target/status.h"
-#include "target/suggest.h"
-#include "target/summary.h"
+#include "confine/status.h"
+#include "confine/suggest.h"
+#include "confine/summary.h"
 
 static const char *
 jstr(const cJSON *o, const char *k)
@@ -310,7 +310,7 @@ req_summary(struct daemon *dm, struct control_client *cl, const cJSON *req)
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "text", text ? text : "");
 	free(text);
-	/* what `summary --suggest-policy FILE` merges into FILE (target/suggest.h) */
+	/* what `summary --suggest-policy FILE` merges into FILE (confine/suggest.h) */
 	cJSON_AddItemToObject(o, "observed", suggest_observe(target_summary(dt->tg)));
 	rules = cJSON_AddArrayToObject(o, "suggested_rules");
 	n = summary_policy_rules(target_summary(dt->tg), &list);

@@ -218,7 +218,7 @@ dt_unwatch(struct dtarget *dt)
 }
 
 /* The connections the cgroup had open before the attach (the pass of
- * target/target.c): listed (or ended, with kill_existing), each one said on
+ * confine/target.c): listed (or ended, with kill_existing), each one said on
  * stderr and logged, with who holds it. */
 static void
 on_existing(void *arg, const struct existing_conn *v, size_t n, const struct existing_stats *st,

@@ -7,7 +7,7 @@
  * the name it was answered for. And the store that outlives the process
  * (the daemon's pins): what was learned, for a restarted daemon to take
  * back. The target implements it over its loader, telling its revoker
- * what each approval is for (target/kpath.c); the callers never see the
+ * what each approval is for (confine/kpath.c); the callers never see the
  * maps.
  *
  * kpath_allows() is the one question every direct path asks the policy. */

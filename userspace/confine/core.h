@@ -4,8 +4,8 @@
  * kpath.c (its kernel paths, what they learned and their revoke memory)
  * and records.c (every decision: the log, the summary, the denial lines,
  * the kernel's events, the revoke pass's ends). Only these include it. */
-#ifndef TARGET_CORE_H
-#define TARGET_CORE_H
+#ifndef CONFINE_CORE_H
+#define CONFINE_CORE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 
 #include "kernel/kpath.h"
 #include "kernel/unixsvc.h"
-#include "target/target.h"
+#include "confine/target.h"
 
 #define TARGET_MAX_FAST 64 /* exact-address rules opened on the fast path */
 
@@ -79,4 +79,4 @@ void target_say_suppressed(struct target *t);
  * destination it denies are ended (counted in rv->conns). */
 void target_revoke_direct(struct target *t, struct target_revoked *rv);
 
-#endif /* TARGET_CORE_H */
+#endif /* CONFINE_CORE_H */

@@ -10,7 +10,7 @@
 
 #include "kernel/cgroup.h"
 #include "lib/duration.h"
-#include "target/jobtimer.h"
+#include "confine/jobtimer.h"
 #include "lib/log.h"
 
 struct jobtimer {

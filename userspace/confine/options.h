@@ -2,8 +2,8 @@
 /* The options every target takes (policy, log, limits, timeouts,
  * listeners, unix sockets): one table, shared by `run` and the daemon (its
  * config file's keys are the same names), and the policy they make. */
-#ifndef TARGET_OPTIONS_H
-#define TARGET_OPTIONS_H
+#ifndef CONFINE_OPTIONS_H
+#define CONFINE_OPTIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,4 +86,4 @@ struct target_rule {
 struct policy *target_policy_build(const struct target_opts *o, const struct target_rule *extra,
 				   int nextra, char *errbuf, size_t errlen);
 
-#endif /* TARGET_OPTIONS_H */
+#endif /* CONFINE_OPTIONS_H */

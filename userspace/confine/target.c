@@ -23,11 +23,11 @@
 #include "kernel/loader.h"
 #include "lib/log.h"
 #include "proxy/proxy.h"
-#include "target/core.h"
-#include "target/revoke.h"
-#include "target/status.h"
-#include "target/suggest.h"
-#include "target/summary.h"
+#include "confine/core.h"
+#include "confine/revoke.h"
+#include "confine/status.h"
+#include "confine/suggest.h"
+#include "confine/summary.h"
 
 #define DRAIN_US 100000 /* how late a kernel-verified allow's decision line may be */
 

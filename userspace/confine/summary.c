@@ -16,7 +16,7 @@
 #include "audit/audit.h"
 #include "lib/hash.h"
 #include "policy/policy.h"
-#include "target/summary.h"
+#include "confine/summary.h"
 
 #define SUM_BUCKETS 256
 #define SUM_WHO	    4

@@ -16,8 +16,8 @@
 #include "lib/log.h"
 #include "lib/sockaddr.h"
 #include "proxy/proxy.h"
-#include "target/core.h"
-#include "target/revoke.h"
+#include "confine/core.h"
+#include "confine/revoke.h"
 
 /* ---- the store: what the responder learned, kept in the pins (egr_saved) ---- */
 

@@ -14,7 +14,7 @@
 
 #include "lib/ask.h"
 #include "policy/policy.h"
-#include "target/options.h"
+#include "confine/options.h"
 
 struct event_base;
 struct summary;
@@ -48,7 +48,7 @@ struct target_env {
 	bool kill_existing;
 	/* after each change of the policy, end the connections that went
 	 * direct (the kernel fast path) to a destination it no longer allows
-	 * (target/revoke.c): the daemon. run's policy only grows (an --ask
+	 * (confine/revoke.c): the daemon. run's policy only grows (an --ask
 	 * "always" adds an allow), so it has nothing to revoke */
 	bool revoke_direct;
 	void (*on_existing)(void *arg, const struct existing_conn *c, size_t n,

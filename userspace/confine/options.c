@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "kernel/unixsvc.h"
-#include "target/options.h"
-#include "target/summary.h"
+#include "confine/options.h"
+#include "confine/summary.h"
 
 #define TO(field) offsetof(struct target_opts, field)
 

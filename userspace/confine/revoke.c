@@ -10,7 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "target/revoke.h"
+#include "confine/revoke.h"
 #include "kernel/kpath.h"
 #include "kernel/loader.h"
 #include "kernel/existing.h"

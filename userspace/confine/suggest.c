@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <cJSON.h>
 
-#include "target/suggest.h"
+#include "confine/suggest.h"
 #include "lib/clock.h"
-#include "target/summary.h"
+#include "confine/summary.h"
 #include "parse/psl.h"
 #include "policy/policy.h"
 

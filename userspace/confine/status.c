@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <cJSON.h>
 
-#include "target/status.h"
+#include "confine/status.h"
 
 char *
 status_render(const struct status_info *si)

@@ -3,8 +3,8 @@
  * policy, proxy and DNS counters) on its status socket,
  * /run/egressctl/<cgroup id>.sock (root only), which `egressctl status`
  * reads, and in the daemon's `status` reply. */
-#ifndef TARGET_STATUS_H
-#define TARGET_STATUS_H
+#ifndef CONFINE_STATUS_H
+#define CONFINE_STATUS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,4 +33,4 @@ char *status_render(const struct status_info *si);
  * the listening fd or -errno. path receives its name. */
 int status_listen(uint64_t cgid, char *path, size_t pathlen);
 
-#endif /* TARGET_STATUS_H */
+#endif /* CONFINE_STATUS_H */

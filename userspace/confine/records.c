@@ -15,9 +15,9 @@
 #include "kernel/existing.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
-#include "target/core.h"
-#include "target/revoke.h"
-#include "target/summary.h"
+#include "confine/core.h"
+#include "confine/revoke.h"
+#include "confine/summary.h"
 
 /* Denial lines on stderr, at most TARGET_DENIAL_BURST at once and
  * DENIAL_RATE a second after that; the rest are counted and said once (the
