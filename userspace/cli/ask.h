@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "lib/ask.h"
+#include "lib/ask_hook.h"
 
 struct event_base;
 struct asker;
@@ -23,7 +23,7 @@ struct ask_req *asker_ask(struct asker *k, const char *question, ask_cb cb, void
 void asker_cancel(struct ask_req *r);
 void asker_free(struct asker *k);
 
-/* The asker as the proxy and the responder take it (lib/ask.h); k NULL:
+/* The asker as the proxy and the responder take it (lib/ask_hook.h); k NULL:
  * no --ask. */
 struct ask_hook asker_hook(struct asker *k);
 

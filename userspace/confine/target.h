@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/ask.h"
+#include "lib/ask_hook.h"
 #include "policy/policy.h"
 #include "confine/options.h"
 

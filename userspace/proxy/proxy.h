@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "lib/ask.h"
+#include "lib/ask_hook.h"
 
 struct event_base;
 struct policy;

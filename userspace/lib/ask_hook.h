@@ -3,8 +3,8 @@
  * human while a connection or a query waits, through callbacks the command
  * that owns the terminal hands down (run: cli/ask.c's asker, through
  * struct target_env). Neither knows where the question is shown. */
-#ifndef LIB_ASK_H
-#define LIB_ASK_H
+#ifndef LIB_ASK_HOOK_H
+#define LIB_ASK_HOOK_H
 
 enum ask_answer {
 	ASK_NO = 0,	/* no, or no answer in time */
@@ -25,4 +25,4 @@ struct ask_hook {
 	void *arg;
 };
 
-#endif /* LIB_ASK_H */
+#endif /* LIB_ASK_HOOK_H */
