@@ -733,7 +733,9 @@ static void
 test_real_signal_children(void **state)
 {
 	char f[PATH_MAX], sub[PATH_MAX], deep[PATH_MAX];
-	pid_t p1, p2, p3;
+	pid_t p1, p2, p3, *v = NULL, *v2 = NULL;
+	size_t n = 0, n2 = 0;
+	int dfd;
 
 	(void)state;
 	need_cgroup2();
@@ -747,6 +749,16 @@ test_real_signal_children(void **state)
 	assert_true(p2 > 0);
 	p3 = spawn_in(deep);
 	assert_true(p3 > 0);
+	/* the pre-existing pass's listing walks the same way */
+	dfd = open(f, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(cgroup_pids_at(dfd, &v, &n), 0);
+	assert_int_equal(cgroup_pids_at(dfd, &v2, &n2), 0); /* again, on the same fd */
+	close(dfd);
+	assert_int_equal(n, 3);
+	assert_int_equal(n2, 3);
+	free(v);
+	free(v2);
 	assert_int_equal(cgroup_signal(f, SIGKILL), 3);
 	assert_int_equal(reap_killed(p1), 0);
 	assert_int_equal(reap_killed(p2), 0);

@@ -282,8 +282,8 @@ for_each_pid(int cfd, int (*fn)(void *arg, pid_t pid), void *arg)
 	err = read_file_at(cfd, "cgroup.procs", &procs);
 	if (err == -EOPNOTSUPP)
 		err = read_file_at(cfd, "cgroup.threads", &procs);
-	if (err)
-		return err == -ENOENT ? 0 : err;
+	if (err) /* a cgroup removed meanwhile */
+		return err == -ENOENT || err == -ENODEV ? 0 : err;
 	for (p = procs; *p; p = end) {
 		errno = 0;
 		pid = strtol(p, &end, 10);
@@ -522,10 +522,10 @@ cgroup_enter(const char *path, pid_t pid)
 	return err;
 }
 
-/* ---- signalling every process by pidfd ---- */
+/* ---- listing, and signalling every process by pidfd ---- */
 
 #define SIG_BATCH 512 /* pidfds open at once while signalling a cgroup */
-#define MAX_DEPTH 32  /* child cgroups followed this deep */
+#define MAX_DEPTH 64  /* child cgroups followed this deep when listing pids */
 
 struct pids {
 	pid_t *v;
@@ -575,6 +575,21 @@ collect_at(int dfd, int cfd, const char *name, void *arg)
 	err = walk_children(cfd, collect_at, p);
 	p->depth--;
 	return err < 0 ? err : 0;
+}
+
+int
+cgroup_pids_at(int dfd, pid_t **v, size_t *n)
+{
+	struct pids p = {0};
+	int err = collect_at(AT_FDCWD, dfd, NULL, &p);
+
+	if (err) {
+		free(p.v);
+		return err;
+	}
+	*v = p.v;
+	*n = p.n;
+	return 0;
 }
 
 /* sig to the pids of first.v[base..base+n) still listed in dfd's subtree

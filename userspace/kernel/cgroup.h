@@ -63,7 +63,13 @@ int cgroup_kill_procs(const char *path);
  * Returns 0 or -errno. */
 int cgroup_kill(const char *path);
 
-/* Sends sig to every process in the cgroup at path and below it (32 levels
+/* Every pid of the cgroup whose directory is dfd and of the cgroups below
+ * it (64 levels deep): cgroup.procs, or cgroup.threads in a threaded
+ * cgroup; cgroups removed meanwhile are skipped. *v (free() it; NULL for
+ * none) holds *n of them, unsorted. Returns 0 or -errno. */
+int cgroup_pids_at(int dfd, pid_t **v, size_t *n);
+
+/* Sends sig to every process in the cgroup at path and below it (64 levels
  * deep), each through a pidfd opened while the pid was listed and used only
  * if the pid is still listed afterwards (a pid reused by a process outside
  * the cgroup is never signalled). Returns the number signalled or -errno. */
