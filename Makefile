@@ -43,7 +43,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_HDRS := $(filter-out $(BPF_SRCS),$(wildcard bpf/*.c)) $(wildcard bpf/lib/*.h) include/egress_abi.h
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 MAIN_SRC := userspace/cli/egressctl.c
-# userspace/<role>/*.c: cli, kernel, proxy, dns, policy, parse, lib
+# userspace/<role>/*.c: cli, daemon, confine, proxy, dns, kernel, audit, policy, parse, lib
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/*/*.c))
 LIB_HDRS := $(wildcard userspace/*/*.h)
 LIB_OBJS := $(patsubst userspace/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))

@@ -23,8 +23,8 @@
 #include <event2/event.h>
 #include <cmocka.h>
 
-#include "policy/audit.h"
-#include "cli/summary.h"
+#include "audit/audit.h"
+#include "confine/summary.h"
 
 struct fixture {
 	struct event_base *base;

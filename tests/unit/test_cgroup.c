@@ -685,6 +685,87 @@ test_real_kill_procs(void **state)
 	assert_int_equal(stat(f, &st), -1);
 }
 
+/* --timeout's TERM and --kill-after's KILL (cgroup_signal, cgroup_kill)
+ * reach the processes of the cgroup, and the daemon's move out of a target
+ * (cgroup_enter) puts a process in. */
+static void
+test_real_signal_kill_enter(void **state)
+{
+	char f[PATH_MAX], sub[PATH_MAX];
+	pid_t p1, p3;
+	int i;
+
+	(void)state;
+	need_cgroup2();
+	snprintf(f, sizeof(f), "%s/signal", cg_base);
+	snprintf(sub, sizeof(sub), "%s/signal/sub", cg_base);
+	assert_int_equal(cgroup_create(sub, NULL), 0);
+	p1 = spawn_in(f);
+	assert_true(p1 > 0);
+	assert_int_equal(cgroup_signal(f, SIGKILL), 1);
+	assert_int_equal(reap_killed(p1), 0);
+	for (i = 0; i < WAIT_MS / 10 && cgroup_populated(f); i++)
+		usleep(10 * 1000);
+	assert_int_equal(cgroup_signal(f, SIGKILL), 0);
+
+	p3 = spawn_in(cg_base); /* outside f: only cgroup_enter puts it there */
+	assert_true(p3 > 0);
+	assert_false(cgroup_populated(f));
+	assert_int_equal(cgroup_enter(sub, p3), 0);
+	assert_true(cgroup_populated(f));
+	assert_int_equal(cgroup_kill(f), 0);
+	assert_int_equal(reap_killed(p3), 0);
+
+	assert_int_equal(cgroup_kill_and_remove(f, WAIT_MS), 0);
+	assert_int_equal(cgroup_signal(f, SIGTERM), -ENOENT);
+	assert_int_equal(cgroup_kill(f), -ENOENT);
+	assert_int_equal(cgroup_enter(f, p3), -ENOENT);
+}
+
+/* --timeout's TERM reached only the processes of the run's own cgroup, not
+ * those of its child cgroups: cgroup_signal lists the pids twice (before
+ * and after opening their pidfds), and the second listing read the same
+ * directory through a dup() of the first one's descriptor, whose offset
+ * was at the end, so it found no child cgroup and the pids there counted
+ * as gone. The same walk, repeated, is cgroup_kill_and_remove's fallback
+ * without cgroup.kill. */
+static void
+test_real_signal_children(void **state)
+{
+	char f[PATH_MAX], sub[PATH_MAX], deep[PATH_MAX];
+	pid_t p1, p2, p3, *v = NULL, *v2 = NULL;
+	size_t n = 0, n2 = 0;
+	int dfd;
+
+	(void)state;
+	need_cgroup2();
+	snprintf(f, sizeof(f), "%s/nested", cg_base);
+	snprintf(sub, sizeof(sub), "%s/nested/sub", cg_base);
+	snprintf(deep, sizeof(deep), "%s/nested/sub/deep", cg_base);
+	assert_int_equal(cgroup_create(deep, NULL), 0);
+	p1 = spawn_in(f);
+	assert_true(p1 > 0);
+	p2 = spawn_in(sub);
+	assert_true(p2 > 0);
+	p3 = spawn_in(deep);
+	assert_true(p3 > 0);
+	/* the pre-existing pass's listing walks the same way */
+	dfd = open(f, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(cgroup_pids_at(dfd, &v, &n), 0);
+	assert_int_equal(cgroup_pids_at(dfd, &v2, &n2), 0); /* again, on the same fd */
+	close(dfd);
+	assert_int_equal(n, 3);
+	assert_int_equal(n2, 3);
+	free(v);
+	free(v2);
+	assert_int_equal(cgroup_signal(f, SIGKILL), 3);
+	assert_int_equal(reap_killed(p1), 0);
+	assert_int_equal(reap_killed(p2), 0);
+	assert_int_equal(reap_killed(p3), 0);
+	assert_int_equal(cgroup_kill_and_remove(f, WAIT_MS), 0);
+}
+
 /* cgroup.kill answers EOPNOTSUPP in a threaded cgroup (and cgroup.procs
  * cannot be read there), so this runs the cgroup.threads fallback. */
 static void
@@ -824,6 +905,8 @@ main(void)
 		cmocka_unit_test_teardown(test_real_lifecycle, real_teardown),
 		cmocka_unit_test_teardown(test_real_empty_and_nested, real_teardown),
 		cmocka_unit_test_teardown(test_real_kill_procs, real_teardown),
+		cmocka_unit_test_teardown(test_real_signal_kill_enter, real_teardown),
+		cmocka_unit_test_teardown(test_real_signal_children, real_teardown),
 		cmocka_unit_test_teardown(test_real_threaded_fallback, real_teardown),
 		cmocka_unit_test_teardown(test_real_refuses_mount_root, real_teardown),
 	};

@@ -2,7 +2,7 @@
 /* The daemon's configuration file (daemon/dconfig.c): every key is one of
  * run's options or the target's kind and name; errors name their place;
  * the example shipped in contrib/ loads. And the option tables it rides
- * on (cli/opts.c): opts_set, durations, flags. */
+ * on (lib/opts.c): opts_set, durations, flags. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for where the decision log goes (policy/audit.c, logsink.c):
+/* Unit tests for where the decision log goes (audit/audit.c, logsink.c):
  * every line carries schema, run_id and hostname, and the CI job when the
  * environment names one; --log fd:N takes a writable descriptor only; a
  * syslog record is one RFC 5424 datagram; OTLP URLs that cannot be spoken
@@ -19,8 +19,8 @@
 #include <event2/event.h>
 #include <cmocka.h>
 
-#include "policy/audit.h"
-#include "policy/logsink.h"
+#include "audit/audit.h"
+#include "audit/logsink.h"
 
 static const struct audit_rec deny = {
 	.decision = "deny",

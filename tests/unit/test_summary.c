@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the run's summary (cli/summary.c) and the suggested
- * policy (cli/suggest.c): one row per destination (a name's lookup and its
+/* Unit tests for the run's summary (confine/summary.c) and the suggested
+ * policy (confine/suggest.c): one row per destination (a name's lookup and its
  * connections are one row, whichever came first), the totals, the text,
  * markdown and JSON forms, --summary FILE appended; the marks of rules that
  * need a human (random-looking and long labels, local addresses, seen
@@ -19,10 +19,10 @@
 #include <cJSON.h>
 #include <cmocka.h>
 
-#include "cli/suggest.h"
-#include "cli/summary.h"
+#include "confine/suggest.h"
+#include "confine/summary.h"
 #include "parse/psl.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "policy/policy.h"
 #include "table.h"
 

@@ -256,6 +256,25 @@ asker_cancel(struct ask_req *r)
 	free(r);
 }
 
+static struct ask_req *
+hook_ask(void *arg, const char *question, ask_cb cb, void *cb_arg)
+{
+	return asker_ask(arg, question, cb, cb_arg);
+}
+
+struct ask_hook
+asker_hook(struct asker *k)
+{
+	struct ask_hook h = {0};
+
+	if (k) {
+		h.ask = hook_ask;
+		h.cancel = asker_cancel;
+		h.arg = k;
+	}
+	return h;
+}
+
 void
 asker_free(struct asker *k)
 {

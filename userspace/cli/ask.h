@@ -6,18 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lib/ask_hook.h"
+
 struct event_base;
 struct asker;
 struct ask_req;
 struct term;
-
-enum ask_answer {
-	ASK_NO = 0,	/* no, or no answer in time */
-	ASK_ONCE = 1,	/* this connection (or query) only */
-	ASK_ALWAYS = 2, /* add the rule for the rest of the run */
-};
-
-typedef void (*ask_cb)(void *arg, enum ask_answer a);
 
 /* Asks on t (term.h), which the asker does not own. NULL on no memory. */
 struct asker *asker_new(struct event_base *base, struct term *t, int timeout_s);
@@ -28,6 +22,10 @@ struct asker *asker_new(struct event_base *base, struct term *t, int timeout_s);
 struct ask_req *asker_ask(struct asker *k, const char *question, ask_cb cb, void *arg);
 void asker_cancel(struct ask_req *r);
 void asker_free(struct asker *k);
+
+/* The asker as the proxy and the responder take it (lib/ask_hook.h); k NULL:
+ * no --ask. */
+struct ask_hook asker_hook(struct asker *k);
 
 /* ---- the pure parts, for the unit tests ---- */
 

@@ -17,9 +17,9 @@
 #include <cJSON.h>
 
 #include "cli/ctl.h"
-#include "cli/suggest.h"
-#include "cli/opts.h"
-#include "cli/status.h"
+#include "confine/suggest.h"
+#include "lib/opts.h"
+#include "confine/status.h"
 #include "daemon/control.h"
 #include "daemon/dconfig.h"
 #include "kernel/cgroup.h"
@@ -260,7 +260,7 @@ do_summary(const struct ctl_opts *o)
 	text = cJSON_GetObjectItemCaseSensitive(a.first, "text");
 	if (cJSON_IsString(text))
 		fputs(text->valuestring, stdout);
-	if (o->suggest) { /* merged with what the file holds (cli/suggest.h) */
+	if (o->suggest) { /* merged with what the file holds (confine/suggest.h) */
 		char errbuf[1024];
 
 		if (suggest_write_file(o->suggest,

@@ -18,10 +18,10 @@
 
 #include "egress_abi.h"
 #include "cli/ctl.h"
-#include "cli/opts.h"
+#include "lib/opts.h"
 #include "cli/run.h"
 #include "cli/status.h"
-#include "cli/target.h"
+#include "confine/target.h"
 #include "daemon/daemon.h"
 #include "lib/log.h"
 #include "policy/policy.h"

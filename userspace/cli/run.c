@@ -29,21 +29,15 @@
 #include <event2/event.h>
 
 #include "cli/ask.h"
-#include "policy/audit.h"
+#include "cli/child.h"
 #include "kernel/cgroup.h"
-#include "dns/responder.h"
-#include "kernel/events.h"
-#include "cli/jobtimer.h"
-#include "kernel/loader.h"
+#include "confine/jobtimer.h"
 #include "lib/log.h"
 #include "policy/policy.h"
-#include "proxy/proxy.h"
 #include "proxy/quota.h"
 #include "cli/run.h"
 #include "kernel/sandbox.h"
 #include "kernel/unixsvc.h"
-#include "cli/status.h"
-#include "cli/summary.h"
 #include "cli/term.h"
 
 #ifndef P_PIDFD
@@ -77,7 +71,7 @@ struct run_state {
 
 #define RO(field) offsetof(struct run_opts, field)
 
-/* run's own rows; the target's (target.c) come first in --help. */
+/* run's own rows; the target's (confine/options.c) come first in --help. */
 static const struct opt run_opt_table[] = {
 	{"ask", 0, OPT_T_FLAG, RO(ask), NULL,
 	 "when no rule allows a destination, ask on the\n"
@@ -221,132 +215,6 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Does a file named cmd exist in some directory of PATH? */
-static bool
-in_path(const char *cmd)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-
-	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? path : ".", cmd) <
-			    (int)sizeof(buf) &&
-		    access(buf, F_OK) == 0)
-			return true;
-		path += n;
-		if (*path == ':')
-			path++;
-	}
-	return false;
-}
-
-struct child_env {
-	const char *cgroup;	     /* the cgroup, as /proc/self/cgroup shows it */
-	const char *http;	     /* http://127.0.0.1:PORT */
-	const char *socks;	     /* socks5h://127.0.0.1:PORT */
-	const char *no_proxy;	     /* target_no_proxy() */
-	const struct rlimit *nofile; /* the descriptor limit CMD gets */
-	char *const *masks;	     /* unix sockets to mask */
-	int statfd;		     /* CMD's wait status goes here (pid 1) */
-};
-
-/* The child: the walls (sandbox_enter_opts), then CMD. With --allow-sudo it
- * is pid 1 of a new PID namespace and forks: the grandchild execs CMD, the
- * child stays as the namespace's init (sandbox_init), and CMD's wait status
- * goes to env->statfd. Reports failure on errfd as "<exit status>
- * <message>". */
-/* The proxy variables proxy-aware clients (curl, git, pip, npm, python
- * urllib) follow: CONNECT through egressctl's HTTP proxy, except for the
- * names in NO_PROXY (the kernel-verified path's: target_no_proxy). */
-static void
-set_proxy_env(const struct child_env *env)
-{
-	setenv("HTTP_PROXY", env->http, 1);
-	setenv("http_proxy", env->http, 1);
-	setenv("HTTPS_PROXY", env->http, 1);
-	setenv("https_proxy", env->http, 1);
-	setenv("ALL_PROXY", env->socks, 1);
-	setenv("all_proxy", env->socks, 1);
-	setenv("NO_PROXY", env->no_proxy, 1);
-	setenv("no_proxy", env->no_proxy, 1);
-}
-
-static __attribute__((noreturn)) void
-child_exec(struct run_opts *o, const struct sandbox_user *u, const struct sandbox_term *term,
-	   int errfd, const struct child_env *env)
-{
-	const char *what = "";
-	char msg[512];
-	sigset_t none;
-	int err, status;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (env->nofile->rlim_max) /* egressctl raised its own limit, not CMD's */
-		setrlimit(RLIMIT_NOFILE, env->nofile);
-	struct sandbox_opts so = {
-		.term = term,
-		.keep_fd = errfd,
-		.keep_fd2 = env->statfd,
-		.unix_masks = env->masks,
-		.own_proc = o->allow_sudo,
-		.allow_sudo = o->allow_sudo,
-	};
-	pid_t pid;
-
-	err = sandbox_enter_opts(u, &so, &what);
-	if (!err && o->allow_sudo) {
-		what = "fork";
-		pid = fork();
-		if (pid == -1)
-			err = -errno;
-		if (pid > 0) {
-			/* egressctl's read of errfd ends when CMD's exec closes the
-			 * last copy */
-			close(errfd);
-			sandbox_init(pid, env->statfd);
-		}
-	}
-	if (!err && env->statfd >= 0)
-		close(env->statfd);
-	if (err) {
-		snprintf(msg, sizeof(msg), "%d cannot confine the command (%s): %s", EGR_EXIT_ERROR,
-			 what, strerror(-err));
-		if (write(errfd, msg, strlen(msg)) < 0)
-			_exit(EGR_EXIT_ERROR);
-		_exit(EGR_EXIT_ERROR);
-	}
-	if (u->home[0])
-		setenv("HOME", u->home, 1);
-	if (u->name[0]) {
-		setenv("USER", u->name, 1);
-		setenv("LOGNAME", u->name, 1);
-	}
-	/* so that an egressctl run by CMD can say it is confined already */
-	setenv("EGRESSCTL_CGROUP", env->cgroup, 1);
-	if (!o->no_proxy_env)
-		set_proxy_env(env);
-	execvp(o->argv[0], o->argv);
-	err = errno;
-	status = (err == ENOENT || err == ENOTDIR) ? EGR_EXIT_NOTFOUND : EGR_EXIT_NOEXEC;
-	/* execvp says EACCES when a PATH directory was unreadable and the
-	 * command exists nowhere: that is "not found", as the shell says */
-	if (err == EACCES && !strchr(o->argv[0], '/') && !in_path(o->argv[0]))
-		status = EGR_EXIT_NOTFOUND;
-	if (status == EGR_EXIT_NOTFOUND)
-		snprintf(msg, sizeof(msg), "%d %s: command not found", status, o->argv[0]);
-	else
-		snprintf(msg, sizeof(msg), "%d %s: %s", status, o->argv[0], strerror(err));
-	if (write(errfd, msg, strlen(msg)) < 0)
-		_exit(status);
-	_exit(status);
-}
-
 /* The pty's master, sent by the child (sandbox.c make_pty). -1 when the
  * child ended before it sent one (its error comes through the pipe). */
 static int
@@ -375,105 +243,47 @@ recv_master(int sock)
 	return fd;
 }
 
-/* Starts CMD directly inside the cgroup: no instruction of its own runs
- * outside it, and no socket made outside can follow it in. With --ask, the
- * child makes CMD's pty and sends its master back for the relay. */
+/* --ask: CMD's terminal as the child makes it (sandbox.c make_pty), and
+ * the socket pair its pty's master comes back on (sv). */
 static int
-spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
+spawn_term(struct run_state *st, struct sandbox_term *term, int sv[2])
 {
-	struct sandbox_term term, *tp = NULL;
-	struct clone_args args;
+	memset(term, 0, sizeof(*term));
+	term->tty = term_rdev(st->term);
+	term->stdio = term_stdio(st->term);
+	term->pty_sock = -1;
+	term_modes(st->term, &term->tios, &term->ws);
+	if (term->stdio && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	term->pty_sock = sv[1];
+	return 0;
+}
+
+/* In the parent, once CMD's child runs: with --ask the pty's master it
+ * sends (on sv0), then what it wrote on errfd (closed here): nothing when
+ * CMD was executed, else "<exit status> <message>". With --ask the master
+ * goes to the relay. 0, or -ECHILD when CMD did not start (st->status
+ * set, the child reaped). */
+static int
+spawn_started(struct run_state *st, int errfd, int sv0)
+{
+	int master = sv0 != -1 ? recv_master(sv0) : -1, err = 0;
 	char msg[512];
-	int pfd[2], sv[2] = {-1, -1}, xfd[2] = {-1, -1}, pidfd = -1, master = -1, err;
 	ssize_t n;
-	pid_t pid;
 
-	if (st->term) {
-		memset(&term, 0, sizeof(term));
-		term.tty = term_rdev(st->term);
-		term.stdio = term_stdio(st->term);
-		term.pty_sock = -1;
-		term_modes(st->term, &term.tios, &term.ws);
-		if (term.stdio && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-			return -errno;
-		term.pty_sock = sv[1];
-		tp = &term;
-	}
-	target_no_proxy(st->tg, st->no_proxy, sizeof(st->no_proxy));
-	if (st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) {
-		err = -errno;
-		goto out_sv;
-	}
-	if (pipe2(pfd, O_CLOEXEC)) {
-		err = -errno;
-		goto out_sv;
-	}
-	memset(&args, 0, sizeof(args));
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
-	/* --allow-sudo: CMD's own PID namespace, where no process outside is
-	 * there to name (/proc/PID/root, mem, fd, signals) whatever the
-	 * capabilities sudo gives. Not for every run: the pids CMD sees would no
-	 * longer be those the denial lines and the log name (docs/security-
-	 * sandbox.md), and Landlock already refuses those /proc entries. */
-	if (st->opts->allow_sudo)
-		args.flags |= CLONE_NEWPID;
-	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	args.exit_signal = SIGCHLD;
-	args.cgroup = (uint64_t)cg_fd;
-	fflush(NULL);
-	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-	if (pid == -1) {
-		err = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		goto out_sv;
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		if (sv[0] != -1)
-			close(sv[0]);
-		struct child_env env = {st->cgrel,
-					target_http_url(st->tg),
-					target_socks_url(st->tg),
-					st->no_proxy,
-					&st->nofile,
-					st->masks,
-					xfd[1]};
-
-		if (xfd[0] != -1)
-			close(xfd[0]);
-
-		child_exec(st->opts, u, tp, pfd[1], &env);
-	}
-	close(pfd[1]);
-	if (xfd[1] != -1)
-		close(xfd[1]);
-	xfd[1] = -1;
-	st->statfd = xfd[0];
-	xfd[0] = -1;
-	st->pid = pid;
-	st->pidfd = pidfd;
-	if (sv[1] != -1) {
-		close(sv[1]);
-		sv[1] = -1;
-		master = recv_master(sv[0]);
-	}
 	do
-		n = read(pfd[0], msg, sizeof(msg) - 1);
+		n = read(errfd, msg, sizeof(msg) - 1);
 	while (n == -1 && errno == EINTR);
-	close(pfd[0]);
+	close(errfd);
 	if (n > 0) {
 		char *sp;
 
 		msg[n] = 0;
 		st->status = (int)strtol(msg, &sp, 10);
 		log_warnx("%s", *sp ? sp + 1 : msg);
-		waitid(P_PIDFD, pidfd, &(siginfo_t){0}, WEXITED);
+		waitid(P_PIDFD, st->pidfd, &(siginfo_t){0}, WEXITED);
 		err = -ECHILD;
-		goto out_master;
-	}
-	err = 0;
-	if (sv[0] != -1) {
+	} else if (sv0 != -1) {
 		if (master == -1) {
 			log_warnx("the command's terminal never arrived");
 			err = -EIO;
@@ -483,24 +293,112 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 				master = -1; /* the relay owns it */
 		}
 		if (err) {
-			kill(pid, SIGKILL);
-			waitid(P_PIDFD, pidfd, &(siginfo_t){0}, WEXITED);
+			kill(st->pid, SIGKILL);
+			waitid(P_PIDFD, st->pidfd, &(siginfo_t){0}, WEXITED);
 			st->status = EGR_EXIT_ERROR;
 			err = -ECHILD;
 		}
 	}
-out_master:
 	if (master != -1)
 		close(master);
-out_sv:
-	if (xfd[0] != -1)
-		close(xfd[0]);
+	return err;
+}
+
+/* clone3() into the cgroup (with --allow-sudo, a PID namespace of its
+ * own); the pidfd in *pidfd. */
+static pid_t
+spawn_clone(const struct run_state *st, int cg_fd, int *pidfd)
+{
+	struct clone_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	/* --allow-sudo: CMD's own PID namespace, where no process outside is
+	 * there to name (/proc/PID/root, mem, fd, signals) whatever the
+	 * capabilities sudo gives. Not for every run: the pids CMD sees would no
+	 * longer be those the denial lines and the log name (docs/security-
+	 * sandbox.md), and Landlock already refuses those /proc entries. */
+	if (st->opts->allow_sudo)
+		args.flags |= CLONE_NEWPID;
+	args.pidfd = (uint64_t)(uintptr_t)pidfd;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cg_fd;
+	fflush(NULL);
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static void
+close_pair(int fd[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fd[i] != -1)
+			close(fd[i]);
+	fd[0] = fd[1] = -1;
+}
+
+/* Starts CMD directly inside the cgroup: no instruction of its own runs
+ * outside it, and no socket made outside can follow it in. With --ask, the
+ * child makes CMD's pty and sends its master back for the relay. */
+static int
+spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
+{
+	struct sandbox_term term, *tp = NULL;
+	int pfd[2] = {-1, -1}, sv[2] = {-1, -1}, xfd[2] = {-1, -1}, pidfd = -1, err;
+	pid_t pid;
+
+	if (st->term) {
+		err = spawn_term(st, &term, sv);
+		if (err)
+			return err;
+		tp = &term;
+	}
+	target_no_proxy(st->tg, st->no_proxy, sizeof(st->no_proxy));
+	if ((st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) || pipe2(pfd, O_CLOEXEC)) {
+		err = -errno;
+		goto out;
+	}
+	pid = spawn_clone(st, cg_fd, &pidfd);
+	if (pid == -1) {
+		err = -errno;
+		close_pair(pfd);
+		goto out;
+	}
+	if (pid == 0) {
+		struct child_env env = {
+			.cgroup = st->cgrel,
+			.http = target_http_url(st->tg),
+			.socks = target_socks_url(st->tg),
+			.no_proxy = st->no_proxy,
+			.nofile = &st->nofile,
+			.masks = st->masks,
+			.statfd = xfd[1],
+			.argv = st->opts->argv,
+			.allow_sudo = st->opts->allow_sudo,
+			.no_proxy_env = st->opts->no_proxy_env,
+		};
+
+		close(pfd[0]);
+		if (sv[0] != -1)
+			close(sv[0]);
+		if (xfd[0] != -1)
+			close(xfd[0]);
+		child_exec(u, tp, pfd[1], &env);
+	}
+	close(pfd[1]);
 	if (xfd[1] != -1)
 		close(xfd[1]);
-	if (sv[0] != -1)
-		close(sv[0]);
-	if (sv[1] != -1)
+	st->statfd = xfd[0];
+	xfd[0] = xfd[1] = -1;
+	st->pid = pid;
+	st->pidfd = pidfd;
+	if (sv[1] != -1) {
 		close(sv[1]);
+		sv[1] = -1;
+	}
+	err = spawn_started(st, pfd[0], sv[0]);
+out:
+	close_pair(xfd);
+	close_pair(sv);
 	return err;
 }
 
@@ -846,7 +744,7 @@ run_main(struct run_opts *o)
 	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
 	if (run_prepare(&st))
 		goto out;
-	st.env.asker = st.asker;
+	st.env.ask = asker_hook(st.asker);
 	st.tg = target_new(st.base, &o->t, &st.env, NULL, errbuf, sizeof(errbuf));
 	if (!st.tg) {
 		log_warnx("%s", errbuf);

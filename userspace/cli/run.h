@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli/target.h"
+#include "confine/target.h"
 
 struct run_opts {
 	struct target_opts t; /* policy, log, timeouts, limits */

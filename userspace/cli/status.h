@@ -2,37 +2,11 @@
 /* `egressctl status`: the confined cgroups this machine has (their pinned
  * programs and kernel counters, read from bpffs), and for each one whose
  * egressctl is alive, what it reports on its status socket
- * (/run/egressctl/<cgroup id>.sock, root only): command, policy, proxy and
- * DNS counters. */
+ * (confine/status.h): command, policy, proxy and DNS counters. */
 #ifndef STATUS_H
 #define STATUS_H
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
-
-#define STATUS_DIR "/run/egressctl"
-
-struct status_info {
-	int pid;
-	uint64_t cgroup_id;
-	const char *cgroup;
-	const char *command;	 /* CMD and its arguments, space-separated */
-	const char *policy_file; /* NULL if none */
-	unsigned int rules;	 /* number of rules in force */
-	bool audit;
-	bool ipv6; /* --ipv6: the listeners are on [::1] too */
-	uint16_t http_port, socks_port, tproxy_port, dns_port;
-	uint64_t proxy_accepted, proxy_allowed, proxy_denied, proxy_unattributed;
-	uint64_t dns_queries, dns_refused, dns_cached, dns_upstream, dns_servfail, dns_fast;
-};
-
-/* The JSON document a run serves on its status socket; malloc'd. */
-char *status_render(const struct status_info *si);
-
-/* Opens the status socket of cgroup cgid (replacing a stale one); returns
- * the listening fd or -errno. path receives its name. */
-int status_listen(uint64_t cgid, char *path, size_t pathlen);
 
 /* egressctl status [-j]: returns the exit status. */
 int status_main(int argc, char **argv);

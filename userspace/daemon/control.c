@@ -37,7 +37,6 @@ struct control_client {
 	struct bufferevent *bev;
 	bool ending; /* close once the output is written */
 	bool asked;  /* one request per connection */
-	uint64_t dropped;
 	void *udata;
 	struct peer peer; /* who connected (kernel/peer.h) */
 };
@@ -327,10 +326,8 @@ control_send(struct control_client *cl, const char *line)
 {
 	struct evbuffer *out = bufferevent_get_output(cl->bev);
 
-	if (evbuffer_get_length(out) > CONTROL_MAX_QUEUE) {
-		cl->dropped++;
+	if (evbuffer_get_length(out) > CONTROL_MAX_QUEUE)
 		return false;
-	}
 	evbuffer_add(out, line, strlen(line));
 	evbuffer_add(out, "\n", 1);
 	return true;
@@ -343,12 +340,6 @@ control_end(struct control_client *cl)
 	bufferevent_disable(cl->bev, EV_READ);
 	if (!evbuffer_get_length(bufferevent_get_output(cl->bev)))
 		client_free(cl);
-}
-
-uint64_t
-control_dropped(const struct control_client *cl)
-{
-	return cl->dropped;
 }
 
 void

@@ -35,12 +35,10 @@ struct control *control_open(struct event_base *base, const char *path, control_
 void control_free(struct control *c);
 
 /* Queues one line (a newline is added). False when the client's queue is
- * full (a slow `log -f` reader): the line is dropped and counted. */
+ * full (a slow `log -f` reader): the line is dropped. */
 bool control_send(struct control_client *cl, const char *line);
 /* Closes once what is queued is written. */
 void control_end(struct control_client *cl);
-/* Lines dropped for this client so far. */
-uint64_t control_dropped(const struct control_client *cl);
 /* Who the client is, for the log: "comm[pid] (uid U, cgroup /x)" (at most
  * CONTROL_WHO_MAX bytes with the NUL). */
 #define CONTROL_WHO_MAX 600

@@ -5,7 +5,8 @@
  * stops, so its targets fail closed, and a restarted daemon takes them
  * over as they are. Policies reload live (SIGHUP or `egressctl reload`);
  * a root-only control socket serves status, log, allow/deny, summary and
- * detach. One event loop; one target.c per confined cgroup. */
+ * detach. One event loop; one target (confine/target.h) per confined
+ * cgroup. */
 #ifndef DAEMON_H
 #define DAEMON_H
 

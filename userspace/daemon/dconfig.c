@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The daemon's configuration file (see dconfig.h), with cJSON: every key
- * of a target is an option of `run` (the target table of cli/target.c),
+ * of a target is an option of `run` (the target table of confine/target.c),
  * set through the same rows as the command line, so the file and the
  * command line cannot mean different things. */
 #include <errno.h>

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli/target.h"
+#include "confine/options.h"
 
 #define DCONFIG_DEFAULT	    "/etc/egressctl/daemon.json"
 #define DCONFIG_CONTROL	    "/run/egressctl/control"

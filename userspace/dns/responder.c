@@ -1,186 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The DNS responder (see dns/responder.h). One UDP socket and one TCP listener on the
- * same 127.0.0.1 port; queries are attributed through the BPF index, judged
- * by name (policy_host_possible), answered from the cache, joined to an
- * identical query already on its way, or sent upstream with c-ares'
- * raw-message interface. Upstream answers are rebuilt record by record
- * (dns/wire.c), never passed through as bytes. */
+/* The DNS responder (see responder.h): one UDP socket and one TCP listener
+ * on the same 127.0.0.1 port (and on the containers' address or [::1]);
+ * every query attributed through the BPF index (an unattributed or
+ * ambiguous sender is dropped), parsed (dns/wire.c) and handed to
+ * answer.c; replies sent back, over TCP length-prefixed with a client's
+ * head timeout per whole message. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/queue.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
-#include "cli/ask.h"
-#include "policy/audit.h"
-#include "lib/clock.h"
-#include "dns/responder.h"
-#include "dns/wire.h"
-#include "lib/hash.h"
+#include "dns/core.h"
 #include "kernel/loader.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
-#include "policy/policy.h"
-#include "dns/resolver.h"
 
-/* glibc's sys/queue.h lacks the _SAFE iterators (the BSDs have them) */
-#ifndef LIST_FOREACH_SAFE
-#define LIST_FOREACH_SAFE(var, head, field, tvar)                                                  \
-	for ((var) = LIST_FIRST((head)); (var) && ((tvar) = LIST_NEXT((var), field), 1);           \
-	     (var) = (tvar))
-#endif
-#ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
-	for ((var) = TAILQ_FIRST((head)); (var) && ((tvar) = TAILQ_NEXT((var), field), 1);         \
-	     (var) = (tvar))
-#endif
-
-#define CACHE_BUCKETS	1024
-#define CACHE_MAX	4096
-#define LEARN_BUCKETS	1024
-#define LEARN_MAX	16384
-#define LEARN_GRACE_S	60 /* connections often follow an answer a little late */
-#define NEG_TTL_S	30 /* negative answers without SOA */
-#define TCP_MAX_CLIENTS 256
-#define FAST_SWEEP_S	1
-
-struct waiter {
-	TAILQ_ENTRY(waiter) entry;
-	struct dns_query q;
-	struct sockaddr_storage from; /* UDP client */
-	int ufd;		      /* ... and the socket it wrote to */
-	struct tcp_client *tcp;	      /* or a TCP client (NULL for UDP) */
-	struct egr_conn_val who;
-};
-TAILQ_HEAD(waiter_list, waiter);
-
-/* An upstream query in flight; identical queries join it. */
-struct inflight {
-	LIST_ENTRY(inflight) entry;
-	struct dns_server *d;
-	char name[DNS_MAX_NAME + 1];
-	uint16_t qtype;
-	struct resolve_req *rq;
-	struct waiter_list waiters;
-};
-
-struct cache_entry {
-	LIST_ENTRY(cache_entry) entry;
-	char name[DNS_MAX_NAME + 1];
-	uint16_t qtype;
-	int rcode;
-	uint64_t expires; /* monotonic seconds */
-	uint64_t stored;  /* when it was stored, to age TTLs */
-	int nrr;
-	struct dns_rr *rrs;
-};
-LIST_HEAD(cache_bucket, cache_entry);
-
-struct learned {
-	LIST_ENTRY(learned) entry;
-	struct sockaddr_storage addr;
-	char name[DNS_MAX_NAME + 1];
-	uint64_t expires;
-};
-LIST_HEAD(learn_bucket, learned);
-
-struct fast_entry {
-	TAILQ_ENTRY(fast_entry) entry;
-	struct sockaddr_storage addr; /* with port */
-	uint64_t expires;
-	char name[DNS_MAX_NAME + 1]; /* the name it was answered for */
-};
-
-struct tcp_client {
-	LIST_ENTRY(tcp_client) entry;
-	struct dns_server *d;
-	int fd;
-	struct event rev, wev, timer;
-	struct egr_conn_val who;
-	uint8_t in[2 + 65535];
-	size_t inlen;
-	uint8_t *out;
-	size_t outlen, outoff;
-	int pending; /* waiters not yet answered */
-	bool closing;
-	bool in_read; /* inside on_tcp_read: failures mark dead, freed there */
-	bool dead;
-};
-
-struct dns_server {
-	struct event_base *base;
-	struct dns_opts o;
-	int conns_fd;
-	int ufd, tfd;
-	int ufd_ns, tfd_ns; /* on o.ns_ip4 (containers); -1: none */
-	uint16_t port;
-	struct event *uev, *tev, *sweep, *uev_ns, *tev_ns;
-	LIST_HEAD(, inflight) inflight;
-	struct cache_bucket cache[CACHE_BUCKETS];
-	int ncache;
-	struct learn_bucket learn[LEARN_BUCKETS];
-	int nlearn;
-	TAILQ_HEAD(, fast_entry) fast;
-	LIST_HEAD(, tcp_client) tcp;
-	/* the store of what was learned (dns_set_store); NULL: none */
-	void (*store_put)(void *arg, const struct dns_saved *s);
-	void (*store_del)(void *arg, const struct dns_saved *s);
-	void *store_arg;
-	LIST_HEAD(, dns_ask) asks; /* questions on the terminal (--ask) */
-	int ntcp;
-	struct dns_stats st;
-};
-
-static uint32_t
-hash_str(const char *s, uint32_t seed)
-{
-	return fnv1a_str(FNV1A_BASIS ^ seed, s);
-}
-
-static uint32_t
-hash_addr(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in *)ss)->sin_addr, 4);
-	return fnv1a(FNV1A_BASIS, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
-}
-
-/* ---- decisions ---- */
-
-/* Logs a decision; returns true when the query may go on (allowed, or
- * denied by the policy in audit mode, where the denial is only recorded).
- * policy: the name's rules decided (a denial suggests allowing the name);
- * false for what no name rule changes (ANY, local answers). */
-static bool
-log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, bool allow,
-	     bool policy, const char *reason)
-{
-	struct audit_rec r = {0};
-	char comm[17], safe[DNS_MAX_NAME + 1];
-	bool audit = policy && d->o.audit_mode;
-
-	policy_safe_comm(who->comm, comm);
-	policy_safe_str(name, SIZE_MAX, safe, sizeof(safe));
-
-	r.decision = allow ? "allow" : audit ? "would-deny" : "deny";
-	r.reason = reason;
-	r.source = "dns";
-	r.host = name;
-	r.pid = who->tgid;
-	r.comm = comm;
-	r.cgroup = who->cgroup_id;
-	r.dest = safe;
-	r.suggest = allow || !policy ? NULL : safe; /* no rule of a name would allow it */
-	audit_write(d->o.audit, &r);
-	return allow || audit;
-}
+#define FAST_SWEEP_S 1
 
 /* ---- replies ---- */
 
@@ -236,762 +78,13 @@ send_reply(struct dns_server *d, struct waiter *w, const uint8_t *msg, int len)
 }
 
 static void
-reply_rcode(struct dns_server *d, struct waiter *w, int rcode)
-{
-	uint8_t buf[1024];
-	int n;
-
-	n = dns_build_response(&w->q, rcode, NULL, 0, w->tcp ? 65535 : sizeof(buf), buf,
-			       sizeof(buf));
-	send_reply(d, w, buf, n);
-}
-
-static void
-reply_rrs(struct dns_server *d, struct waiter *w, int rcode, const struct dns_rr *rrs, int nrr)
-{
-	static uint8_t buf[65535];
-	size_t max = w->tcp ? sizeof(buf) : dns_udp_max(&w->q);
-	int n;
-
-	n = dns_build_response(&w->q, rcode, rrs, nrr, max, buf, sizeof(buf));
-	if (n < 0) {
-		reply_rcode(d, w, DNS_R_SERVFAIL);
-		return;
-	}
-	send_reply(d, w, buf, n);
-}
-
-/* ---- cache and learned names ---- */
-
-static struct cache_entry *
-cache_find(struct dns_server *d, const char *name, uint16_t qtype)
-{
-	struct cache_bucket *b = &d->cache[hash_str(name, qtype) % CACHE_BUCKETS];
-	struct cache_entry *e, *tmp;
-	uint64_t now = now_s();
-
-	LIST_FOREACH_SAFE(e, b, entry, tmp)
-	{
-		if (e->expires <= now) {
-			LIST_REMOVE(e, entry);
-			free(e->rrs);
-			free(e);
-			d->ncache--;
-			continue;
-		}
-		if (e->qtype == qtype && !strcmp(e->name, name))
-			return e;
-	}
-	return NULL;
-}
-
-static void
-cache_clear(struct dns_server *d)
-{
-	for (int i = 0; i < CACHE_BUCKETS; i++) {
-		struct cache_entry *e;
-
-		while ((e = LIST_FIRST(&d->cache[i]))) {
-			LIST_REMOVE(e, entry);
-			free(e->rrs);
-			free(e);
-		}
-	}
-	d->ncache = 0;
-}
-
-static void
-cache_store(struct dns_server *d, const char *name, uint16_t qtype, int rcode,
-	    const struct dns_rr *rrs, int nrr, uint32_t ttl)
-{
-	struct cache_entry *e;
-
-	if (d->ncache >= CACHE_MAX)
-		cache_clear(d); /* crude, bounded; the upstream answers again */
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return;
-	if (nrr) {
-		e->rrs = malloc(sizeof(*rrs) * (size_t)nrr);
-		if (!e->rrs) {
-			free(e);
-			return;
-		}
-		memcpy(e->rrs, rrs, sizeof(*rrs) * (size_t)nrr);
-	}
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->qtype = qtype;
-	e->rcode = rcode;
-	e->nrr = nrr;
-	e->stored = now_s();
-	e->expires = e->stored + ttl;
-	LIST_INSERT_HEAD(&d->cache[hash_str(name, qtype) % CACHE_BUCKETS], e, entry);
-	d->ncache++;
-}
-
-static void
-store(struct dns_server *d, bool put, enum dns_saved_kind kind, const struct sockaddr_storage *addr,
-      uint64_t expires, const char *name)
-{
-	struct dns_saved sv = {.kind = kind, .addr = *addr, .expires = expires, .name = name};
-
-	if (put && d->store_put)
-		d->store_put(d->store_arg, &sv);
-	else if (!put && d->store_del)
-		d->store_del(d->store_arg, &sv);
-}
-
-/* addr learned for name until exp (now_s() seconds) */
-static bool
-learn_until(struct dns_server *d, const struct sockaddr_storage *addr, const char *name,
-	    uint64_t exp)
-{
-	struct learn_bucket *b = &d->learn[hash_addr(addr) % LEARN_BUCKETS];
-	struct learned *l;
-
-	LIST_FOREACH(l, b, entry)
-	{
-		if (sockaddr_same_ip(&l->addr, addr)) {
-			snprintf(l->name, sizeof(l->name), "%s", name);
-			l->expires = exp;
-			return true;
-		}
-	}
-	if (d->nlearn >= LEARN_MAX)
-		return false; /* full: the transparent path falls back to the address */
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return false;
-	l->addr = *addr;
-	snprintf(l->name, sizeof(l->name), "%s", name);
-	l->expires = exp;
-	LIST_INSERT_HEAD(b, l, entry);
-	d->nlearn++;
-	return true;
-}
-
-static void
-learn(struct dns_server *d, const struct sockaddr_storage *addr, const char *name, uint32_t ttl)
-{
-	uint64_t exp = now_s() + ttl + LEARN_GRACE_S;
-
-	if (learn_until(d, addr, name, exp))
-		store(d, true, DNS_SAVED_NAME, addr, exp, name);
-}
-
-const char *
-dns_learned_name(const struct dns_server *d, const struct sockaddr *sa)
-{
-	struct sockaddr_storage key;
-	const struct learned *l;
-	uint64_t now = now_s();
-
-	if (!d)
-		return NULL;
-	memset(&key, 0, sizeof(key));
-	if (sa->sa_family == AF_INET)
-		memcpy(&key, sa, sizeof(struct sockaddr_in));
-	else if (sa->sa_family == AF_INET6)
-		memcpy(&key, sa, sizeof(struct sockaddr_in6));
-	else
-		return NULL;
-	LIST_FOREACH(l, &d->learn[hash_addr(&key) % LEARN_BUCKETS], entry)
-	if (sockaddr_same_ip(&l->addr, &key) && l->expires > now)
-		return l->name;
-	return NULL;
-}
-
-/* The address of an A or AAAA record (port 0); false for anything else. */
-static bool
-rr_addr(const struct dns_rr *rr, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (rr->type == DNS_T_A && rr->rdlen == 4) {
-		ss->ss_family = AF_INET;
-		memcpy(&((struct sockaddr_in *)ss)->sin_addr, rr->rdata, 4);
-		return true;
-	}
-	if (rr->type == DNS_T_AAAA && rr->rdlen == 16) {
-		ss->ss_family = AF_INET6;
-		memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, rr->rdata, 16);
-		return true;
-	}
-	return false;
-}
-
-/* ---- the kernel fast path ---- */
-
-/* The policy's word on a direct TCP connect to sin as name: its tcp://
- * rule allows it, and no deny rule on the name or on the address wins. */
-static bool
-fast_ok(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
-{
-	struct policy_query q = {
-		.host = name,
-		.addr = (const struct sockaddr *)ss,
-		.port = ntohs(((const struct sockaddr_in *)ss)->sin_port), /* sin6_port alike */
-		.proto = POLICY_P_TCP,
-	};
-	struct policy_decision dd;
-
-	return !policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW;
-}
-
-static void
-fast_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nrr)
-{
-	uint16_t ports[16];
-	int np;
-
-	if (!d->o.fast_add)
-		return;
-	np = policy_tcp_ports(d->o.policy, name, ports, 16);
-	for (int i = 0; i < nrr; i++) {
-		struct sockaddr_storage ss;
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss; /* sin6_port alike */
-
-		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
-			continue;
-		for (int k = 0; k < np; k++) {
-			struct fast_entry *fe;
-
-			sin->sin_port = htons(ports[k]);
-			if (!fast_ok(d, name, &ss))
-				continue; /* a deny rule on the address wins; IPv6
-					   * without --ipv6 is the policy's deny too */
-			if (d->o.fast_add(d->o.fast_arg, (struct sockaddr *)&ss,
-					  (uint64_t)rrs[i].ttl * 1000000000ull))
-				continue;
-			d->st.fast_path++;
-			fe = calloc(1, sizeof(*fe));
-			if (!fe)
-				continue;
-			fe->addr = ss;
-			fe->expires = now_s() + rrs[i].ttl;
-			snprintf(fe->name, sizeof(fe->name), "%s", name);
-			TAILQ_INSERT_TAIL(&d->fast, fe, entry);
-			store(d, true, DNS_SAVED_FAST, &fe->addr, fe->expires, fe->name);
-		}
-	}
-}
-
-static bool
-fast_same(const struct fast_entry *a, const struct fast_entry *b)
-{
-	return sockaddr_same_ip(&a->addr, &b->addr) &&
-	       ((const struct sockaddr_in *)&a->addr)->sin_port ==
-		       ((const struct sockaddr_in *)&b->addr)->sin_port;
-}
-
-/* fe leaves the list: its saved entry goes too, unless another approval of
- * the same target for the same name is still listed (that one is saved) */
-static void
-fast_forget(struct dns_server *d, struct fast_entry *fe)
-{
-	struct fast_entry *o, *keep = NULL;
-
-	TAILQ_FOREACH(o, &d->fast, entry)
-	if (o != fe && fast_same(o, fe) && !strcmp(o->name, fe->name) &&
-	    (!keep || o->expires > keep->expires))
-		keep = o;
-	if (keep)
-		store(d, true, DNS_SAVED_FAST, &keep->addr, keep->expires, keep->name);
-	else
-		store(d, false, DNS_SAVED_FAST, &fe->addr, fe->expires, fe->name);
-}
-
-/* ---- the kernel-verified path ---- */
-
-/* As what the policy allows a direct connection to ss (IPv4 or IPv6, its
- * port set) for name without the proxy: TLS (a host rule for it, no deny
- * on name or address). Never plain HTTP (EGR_VN_HTTP): the kernel would
- * judge its first request only, and a kept-alive connection's later ones
- * could ask a front end at that address for any site
- * (docs/security-http.md, hole 5); it keeps the proxy, which judges every
- * request. IPv6 only with --ipv6: the policy denies it otherwise. */
-static uint32_t
-kv_flags(const struct dns_server *d, const char *name, const struct sockaddr_storage *ss)
-{
-	struct policy_query q = {
-		.host = name,
-		.addr = (const struct sockaddr *)ss,
-		.port = ntohs(((const struct sockaddr_in *)ss)->sin_port), /* sin6_port alike */
-		.proto = POLICY_P_TLS,
-	};
-	struct policy_decision dd;
-	uint32_t f = 0;
-
-	if (!policy_decide(d->o.policy, &q, &dd) && dd.action == POLICY_ALLOW)
-		f |= EGR_VN_TLS;
-	return f;
-}
-
-/* Opens the kernel-verified path for name's A and AAAA answers, before the
- * answer is released: on port 443 where a host rule allows it
- * (policy_kv_ports). Audit mode keeps the proxy, which records everything. */
-static void
-kv_open(struct dns_server *d, const char *name, const struct dns_rr *rrs, int nrr)
-{
-	uint16_t ports[16];
-	int np;
-
-	if (!d->o.kv_add || d->o.audit_mode)
-		return;
-	np = policy_kv_ports(d->o.policy, name, ports, 16);
-	for (int i = 0; i < nrr && np; i++) {
-		struct sockaddr_storage ss;
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss; /* sin6_port alike */
-
-		if (rrs[i].section != DNS_S_ANSWER || !rr_addr(&rrs[i], &ss))
-			continue;
-		for (int k = 0; k < np; k++) {
-			uint32_t f;
-
-			sin->sin_port = htons(ports[k]);
-			f = kv_flags(d, name, &ss);
-			if (f && !d->o.kv_add(d->o.fast_arg, (const struct sockaddr *)&ss, name, f,
-					      (uint64_t)rrs[i].ttl * 1000000000ull))
-				d->st.kv_path++;
-		}
-	}
-}
-
-int
-dns_kv_restore(struct dns_server *d, const struct sockaddr_storage *ss, const char *name,
-	       uint64_t ttl_ns)
-{
-	uint16_t ports[16],
-		port = ntohs(((const struct sockaddr_in *)ss)->sin_port); /* sin6_ alike */
-	int np;
-
-	if (!d->o.kv_add || d->o.audit_mode || !ttl_ns ||
-	    (ss->ss_family != AF_INET && ss->ss_family != AF_INET6))
-		return 0;
-	np = policy_kv_ports(d->o.policy, name, ports, 16);
-	for (int k = 0; k < np; k++) {
-		uint32_t f;
-
-		if (ports[k] != port)
-			continue;
-		f = kv_flags(d, name, ss);
-		if (!f)
-			return 0;
-		return d->o.kv_add(d->o.fast_arg, (const struct sockaddr *)ss, name, f, ttl_ns) ? -1
-												: 1;
-	}
-	return 0;
-}
-
-void
-dns_set_kvpath(struct dns_server *d,
-	       int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
-	       int (*clear)(void *))
-{
-	d->o.kv_add = add;
-	d->o.kv_clear = clear;
-}
-
-static void
 on_sweep(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_server *d = arg;
-	struct fast_entry *fe, *tmp;
-	uint64_t now = now_s();
 
 	(void)fd;
 	(void)what;
-	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, tmp)
-	{
-		if (fe->expires > now)
-			continue;
-		/* a newer approval of the same target may be in the map: only
-		 * remove it when no later entry for it is still live */
-		struct fast_entry *o;
-		bool live = false;
-
-		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && o->expires > now && sockaddr_same_ip(&o->addr, &fe->addr) &&
-		    ((struct sockaddr_in *)&o->addr)->sin_port ==
-			    ((struct sockaddr_in *)&fe->addr)->sin_port)
-			live = true;
-		if (!live && d->o.fast_del)
-			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
-		fast_forget(d, fe);
-		TAILQ_REMOVE(&d->fast, fe, entry);
-		free(fe);
-	}
-}
-
-static bool
-fast_still_allowed(const struct dns_server *d, const struct fast_entry *fe)
-{
-	uint16_t ports[16], port = ntohs(((const struct sockaddr_in *)&fe->addr)->sin_port);
-	int np = policy_tcp_ports(d->o.policy, fe->name, ports, 16);
-
-	for (int k = 0; k < np; k++)
-		if (ports[k] == port)
-			return fast_ok(d, fe->name, &fe->addr);
-	return false;
-}
-
-void
-dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
-	       struct dns_revoked *rv)
-{
-	struct fast_entry *fe, *ftmp;
-	struct learned *l, *ltmp;
-
-	memset(rv, 0, sizeof(*rv));
-	d->o.policy = p;
-	d->o.policy_rw = rw;
-	cache_clear(d); /* answers were filtered by the old policy */
-	if (d->o.kv_clear)
-		d->o.kv_clear(d->o.fast_arg); /* answers after this one open it again */
-	TAILQ_FOREACH_SAFE(fe, &d->fast, entry, ftmp)
-	{
-		struct fast_entry *o;
-		bool shared = false;
-
-		if (fast_still_allowed(d, fe))
-			continue;
-		/* the kernel's key is the address and port: another name still
-		 * allowed there keeps it */
-		TAILQ_FOREACH(o, &d->fast, entry)
-		if (o != fe && sockaddr_same_ip(&o->addr, &fe->addr) &&
-		    ((struct sockaddr_in *)&o->addr)->sin_port ==
-			    ((struct sockaddr_in *)&fe->addr)->sin_port &&
-		    fast_still_allowed(d, o))
-			shared = true;
-		if (!shared && d->o.fast_del)
-			d->o.fast_del(d->o.fast_arg, (struct sockaddr *)&fe->addr);
-		fast_forget(d, fe);
-		TAILQ_REMOVE(&d->fast, fe, entry);
-		free(fe);
-		rv->fast++;
-	}
-	for (int i = 0; i < LEARN_BUCKETS; i++)
-		LIST_FOREACH_SAFE(l, &d->learn[i], entry, ltmp)
-		{
-			if (policy_host_possible(p, l->name))
-				continue;
-			store(d, false, DNS_SAVED_NAME, &l->addr, l->expires, l->name);
-			LIST_REMOVE(l, entry);
-			free(l);
-			d->nlearn--;
-			rv->names++;
-		}
-}
-
-/* ---- upstream ---- */
-
-/* Keeps what a sandbox may see of an upstream answer; bounds the TTLs.
- * Returns the number kept in out; *min_ttl the smallest TTL kept; *local
- * how many local addresses were stripped, *addrs how many addresses kept. */
-static int
-filter_answer(struct dns_server *d, const struct dns_msg *m, struct dns_rr *out, uint32_t *min_ttl,
-	      int *local, int *addrs)
-{
-	int n = 0;
-
-	*min_ttl = d->o.ttl_max;
-	for (int i = 0; i < m->nrr; i++) {
-		const struct dns_rr *rr = &m->rr[i];
-
-		if (rr->section == DNS_S_ADDITIONAL)
-			continue; /* glue is not ours to hand out */
-		if (rr->type == DNS_T_AAAA && !d->o.audit_mode && !d->o.ipv6)
-			continue; /* IPv6 is denied: no address the client could use */
-		if ((rr->type == DNS_T_A || rr->type == DNS_T_AAAA) &&
-		    rr->section == DNS_S_ANSWER) {
-			struct sockaddr_storage ss;
-
-			if (!rr_addr(rr, &ss))
-				continue;
-			/* DNS rebinding: local addresses only where a rule names them
-			 * (IPv4 carried in IPv6, DNS64's too, is never public) */
-			if (addr_classify((struct sockaddr *)&ss) != ADDR_PUBLIC &&
-			    !policy_addr_named(d->o.policy, (struct sockaddr *)&ss) &&
-			    !d->o.audit_mode) {
-				(*local)++;
-				continue;
-			}
-			(*addrs)++;
-		}
-		out[n] = *rr;
-		if ((rr->type == DNS_T_HTTPS || rr->type == DNS_T_SVCB) &&
-		    dns_svcb_strip_ech(out[n].rdata, &out[n].rdlen))
-			d->st.ech++; /* the kernel-verified path reads the real name */
-		if (out[n].ttl > d->o.ttl_max)
-			out[n].ttl = d->o.ttl_max;
-		if (out[n].ttl < d->o.ttl_min)
-			out[n].ttl = d->o.ttl_min;
-		if (out[n].ttl < *min_ttl)
-			*min_ttl = out[n].ttl;
-		n++;
-	}
-	return n;
-}
-
-static void
-finish_inflight(struct inflight *f, int rcode, const struct dns_rr *rrs, int nrr)
-{
-	struct dns_server *d = f->d;
-	struct waiter *w;
-
-	while ((w = TAILQ_FIRST(&f->waiters))) {
-		TAILQ_REMOVE(&f->waiters, w, entry);
-		if (rcode == DNS_R_SERVFAIL && !nrr)
-			reply_rcode(d, w, DNS_R_SERVFAIL);
-		else
-			reply_rrs(d, w, rcode, rrs, nrr);
-		free(w);
-	}
-	LIST_REMOVE(f, entry);
-	free(f);
-}
-
-static void
-on_upstream(int status, const unsigned char *answer, int alen, void *arg)
-{
-	struct inflight *f = arg;
-	struct dns_server *d = f->d;
-	struct dns_msg *m = NULL;
-	struct dns_rr *kept = NULL;
-	uint32_t min_ttl;
-	int n, rcode, local = 0, addrs = 0;
-
-	f->rq = NULL;
-	m = malloc(sizeof(*m));
-	kept = malloc(sizeof(*kept) * DNS_MAX_RRS);
-	if (status || !m || !kept || dns_parse_response(answer, (size_t)alen, m) ||
-	    strcasecmp(m->q.name, f->name) || m->q.qtype != f->qtype) {
-		d->st.servfail++;
-		log_info("dns: %s: no usable answer from upstream (%s)", f->name,
-			 status ? strerror(-status) : "malformed");
-		finish_inflight(f, DNS_R_SERVFAIL, NULL, 0);
-		goto out;
-	}
-	rcode = m->rcode;
-	if (rcode != DNS_R_NOERROR && rcode != DNS_R_NXDOMAIN) {
-		finish_inflight(f, DNS_R_SERVFAIL, NULL, 0);
-		goto out;
-	}
-	n = filter_answer(d, m, kept, &min_ttl, &local, &addrs);
-	/* an allowed name that resolves only to local addresses (DNS
-	 * rebinding) gets no address: said once, for the first asker */
-	if (local && !addrs && !TAILQ_EMPTY(&f->waiters))
-		log_decision(d, &TAILQ_FIRST(&f->waiters)->who, f->name, false, false,
-			     "resolves only to local or private addresses");
-	for (int i = 0; i < n; i++) {
-		struct sockaddr_storage ss;
-
-		if (kept[i].section == DNS_S_ANSWER && rr_addr(&kept[i], &ss))
-			learn(d, &ss, f->name, kept[i].ttl);
-	}
-	/* the fast path opens before the answer is released, so the client's
-	 * first connect already goes direct */
-	fast_open(d, f->name, kept, n);
-	kv_open(d, f->name, kept, n);
-	cache_store(d, f->name, f->qtype, rcode, kept, n, n ? min_ttl : NEG_TTL_S);
-	finish_inflight(f, rcode, kept, n);
-out:
-	free(m);
-	free(kept);
-}
-
-static void
-answer_from_cache(struct dns_server *d, struct waiter *w, struct cache_entry *e)
-{
-	struct dns_rr *rrs = NULL;
-	uint64_t age = now_s() - e->stored;
-
-	if (e->nrr) {
-		rrs = malloc(sizeof(*rrs) * (size_t)e->nrr);
-		if (!rrs) {
-			reply_rcode(d, w, DNS_R_SERVFAIL);
-			return;
-		}
-		memcpy(rrs, e->rrs, sizeof(*rrs) * (size_t)e->nrr);
-		for (int i = 0; i < e->nrr; i++)
-			rrs[i].ttl = rrs[i].ttl > age ? rrs[i].ttl - (uint32_t)age : 1;
-	}
-	d->st.cached++;
-	kv_open(d, e->name, rrs, e->nrr); /* an entry LRU may have dropped, or cleared */
-	reply_rrs(d, w, e->rcode, rrs, e->nrr);
-	free(rrs);
-}
-
-static void resolve_query(struct dns_server *d, struct waiter *w, const char *norm);
-
-/* --ask: a name no rule allows waits for an answer on the terminal. */
-struct dns_ask {
-	LIST_ENTRY(dns_ask) entry;
-	struct dns_server *d;
-	struct waiter *w;
-	struct ask_req *req;
-	char name[DNS_MAX_NAME + 1];
-};
-
-static void
-on_name_answer(void *arg, enum ask_answer a)
-{
-	struct dns_ask *k = arg;
-	struct dns_server *d = k->d;
-	struct waiter *w = k->w;
-	char err[256];
-
-	LIST_REMOVE(k, entry);
-	if (a == ASK_ALWAYS &&
-	    policy_add(d->o.policy_rw, POLICY_ALLOW, k->name, NULL, "--ask", err, sizeof(err)))
-		a = ASK_ONCE; /* not a rule (cannot happen for a normalised name) */
-	if (a == ASK_NO) {
-		log_decision(d, &w->who, k->name, false, true, "no rule allows this name");
-		d->st.refused++;
-		reply_rcode(d, w, DNS_R_REFUSED);
-		free(w);
-	} else {
-		log_decision(d, &w->who, k->name, true, true,
-			     a == ASK_ALWAYS ? "approved on the terminal for this run"
-					     : "approved once on the terminal");
-		resolve_query(d, w, k->name);
-	}
-	free(k);
-}
-
-static void
-ask_name(struct dns_server *d, struct waiter *w, const char *norm)
-{
-	struct dns_ask *k;
-	char comm[17], question[400];
-
-	if (w->q.qtype == DNS_T_AAAA) {
-		/* one question per name: the A query asks it; an AAAA query
-		 * (IPv6 denied, or --ipv6 before an "always" made it a rule)
-		 * gets an empty answer, so clients use the A answer */
-		reply_rrs(d, w, DNS_R_NOERROR, NULL, 0);
-		free(w);
-		return;
-	}
-	k = calloc(1, sizeof(*k));
-	if (!k) {
-		reply_rcode(d, w, DNS_R_SERVFAIL);
-		free(w);
-		return;
-	}
-	policy_safe_comm(w->who.comm, comm);
-	snprintf(question, sizeof(question), "allow the name %s (DNS) for %s[%u]", norm, comm,
-		 w->who.tgid);
-	k->d = d;
-	k->w = w;
-	snprintf(k->name, sizeof(k->name), "%s", norm);
-	LIST_INSERT_HEAD(&d->asks, k, entry);
-	k->req = asker_ask(d->o.asker, question, on_name_answer, k);
-	if (!k->req) {
-		LIST_REMOVE(k, entry);
-		free(k);
-		reply_rcode(d, w, DNS_R_SERVFAIL);
-		free(w);
-	}
-}
-
-/* Takes ownership of w. */
-static void
-handle_query(struct dns_server *d, struct waiter *w)
-{
-	char norm[DNS_MAX_NAME + 1];
-	bool denied;
-
-	d->st.queries++;
-	if (w->q.qclass != DNS_C_IN || w->q.qtype == DNS_T_ANY) {
-		/* refused in audit mode too: no policy could want ANY (RFC 8482) */
-		log_decision(d, &w->who, w->q.name, false, false,
-			     w->q.qtype == DNS_T_ANY ? "ANY queries refused" : "class not IN");
-		d->st.refused++;
-		reply_rcode(d, w, DNS_R_REFUSED);
-		free(w);
-		return;
-	}
-	if (policy_host_normalize(w->q.name, false, norm, sizeof(norm))) {
-		d->st.refused++;
-		reply_rcode(d, w, DNS_R_REFUSED); /* not a host name: nothing to resolve */
-		free(w);
-		return;
-	}
-	if (!policy_host_judge(d->o.policy, norm, &denied)) {
-		/* a deny rule is never asked about */
-		if (d->o.asker && !d->o.audit_mode && !denied) {
-			ask_name(d, w, norm);
-			return;
-		}
-		/* nothing leaves the machine for a name no rule could allow */
-		if (!log_decision(d, &w->who, norm, false, true,
-				  denied ? "a deny rule matches this name"
-					 : "no rule allows this name")) {
-			d->st.refused++;
-			reply_rcode(d, w, DNS_R_REFUSED);
-			free(w);
-			return;
-		}
-	} else {
-		log_decision(d, &w->who, norm, true, true, "name may be allowed");
-	}
-	resolve_query(d, w, norm);
-}
-
-/* The allowed part of handle_query(): answer from the cache, join a query
- * in flight, or ask upstream. Takes ownership of w. */
-static void
-resolve_query(struct dns_server *d, struct waiter *w, const char *norm)
-{
-	struct cache_entry *e;
-	struct inflight *f;
-	uint8_t qbuf[600];
-	int qlen;
-
-	d->st.answered++;
-	if (w->q.qtype == DNS_T_AAAA && !d->o.audit_mode && !d->o.ipv6) {
-		/* IPv6 is denied: an empty answer, so clients move on to A */
-		reply_rrs(d, w, DNS_R_NOERROR, NULL, 0);
-		free(w);
-		return;
-	}
-	e = cache_find(d, norm, w->q.qtype);
-	if (e) {
-		answer_from_cache(d, w, e);
-		free(w);
-		return;
-	}
-	LIST_FOREACH(f, &d->inflight, entry)
-	{
-		if (f->qtype == w->q.qtype && !strcmp(f->name, norm)) {
-			TAILQ_INSERT_TAIL(&f->waiters, w, entry);
-			return;
-		}
-	}
-	f = calloc(1, sizeof(*f));
-	if (!f) {
-		reply_rcode(d, w, DNS_R_SERVFAIL);
-		free(w);
-		return;
-	}
-	f->d = d;
-	snprintf(f->name, sizeof(f->name), "%s", norm);
-	f->qtype = w->q.qtype;
-	TAILQ_INIT(&f->waiters);
-	TAILQ_INSERT_TAIL(&f->waiters, w, entry);
-	LIST_INSERT_HEAD(&d->inflight, f, entry);
-	{
-		struct dns_query uq = w->q;
-
-		snprintf(uq.name, sizeof(uq.name), "%s", norm);
-		uq.id = (uint16_t)arc4random();
-		uq.edns = true;
-		uq.edns_do = false;
-		qlen = dns_build_query(&uq, qbuf, sizeof(qbuf));
-	}
-	d->st.upstream++;
-	if (qlen < 0 || !(f->rq = resolver_send(d->o.res, qbuf, (size_t)qlen, on_upstream, f)))
-		finish_inflight(f, DNS_R_SERVFAIL, NULL, 0);
+	kpaths_sweep(&d->paths, now_s());
 }
 
 static void
@@ -1006,6 +99,7 @@ process_message(struct dns_server *d, const uint8_t *buf, size_t len,
 	if (!w)
 		return;
 	w->who = *who;
+	w->send = send_reply;
 	w->ufd = ufd;
 	w->tcp = tc;
 	if (from)
@@ -1015,7 +109,7 @@ process_message(struct dns_server *d, const uint8_t *buf, size_t len,
 	rc = dns_parse_query(buf, len, &w->q, &id_ok);
 	/* a response is never answered: two responders would bounce errors */
 	if (rc && id_ok && !(len > 2 && (buf[2] & 0x80))) {
-		reply_rcode(d, w, rc); /* FORMERR, NOTIMP, BADVERS: dns/wire.c knows how */
+		dns_reply_rcode(d, w, rc); /* FORMERR, NOTIMP, BADVERS: dns/wire.c knows how */
 		free(w);
 		return;
 	}
@@ -1025,7 +119,7 @@ process_message(struct dns_server *d, const uint8_t *buf, size_t len,
 		free(w);
 		return;
 	}
-	handle_query(d, w);
+	dns_answer(d, w);
 }
 
 /* ---- UDP ---- */
@@ -1067,34 +161,8 @@ static void
 tcp_client_free(struct tcp_client *tc)
 {
 	struct dns_server *d = tc->d;
-	struct inflight *f;
 
-	/* answers still on their way must not reach a freed client */
-	LIST_FOREACH(f, &d->inflight, entry)
-	{
-		struct waiter *w, *tmp;
-
-		TAILQ_FOREACH_SAFE(w, &f->waiters, entry, tmp)
-		{
-			if (w->tcp == tc) {
-				TAILQ_REMOVE(&f->waiters, w, entry);
-				free(w);
-			}
-		}
-	}
-	{
-		struct dns_ask *k, *tmp;
-
-		LIST_FOREACH_SAFE(k, &d->asks, entry, tmp)
-		{
-			if (k->w->tcp != tc)
-				continue;
-			asker_cancel(k->req);
-			LIST_REMOVE(k, entry);
-			free(k->w);
-			free(k);
-		}
-	}
+	dns_answer_forget_client(d, tc);
 	event_del(&tc->rev);
 	event_del(&tc->wev);
 	event_del(&tc->timer);
@@ -1208,7 +276,7 @@ on_tcp_accept(evutil_socket_t lfd, short what, void *arg)
 		return;
 	if (d->conns_fd < 0 ||
 	    loader_conn_lookup(d->conns_fd, (struct sockaddr *)&peer, IPPROTO_TCP, &who) ||
-	    (who.flags & EGR_CONN_AMBIGUOUS) || d->ntcp >= TCP_MAX_CLIENTS) {
+	    (who.flags & EGR_CONN_AMBIGUOUS) || d->ntcp >= DNS_TCP_MAX_CLIENTS) {
 		close(fd);
 		return;
 	}
@@ -1259,7 +327,7 @@ open_pair(uint32_t ip, bool v6, uint16_t port, bool freebind, int *ufd, int *tfd
 	/* the TCP listener on the same port; another socket may hold it */
 	if (bind(*tfd, (struct sockaddr *)&ss, sl) || listen(*tfd, 128))
 		goto fail;
-	*bound = ntohs(((struct sockaddr_in *)&ss)->sin_port); /* sin6_port alike */
+	*bound = sockaddr_port(&ss);
 	return 0;
 fail:
 	e = errno;
@@ -1328,7 +396,7 @@ dns_new(struct event_base *base, const struct dns_opts *o, char *errbuf, size_t 
 	d->conns_fd = -1;
 	d->ufd = d->tfd = d->ufd_ns = d->tfd_ns = -1;
 	LIST_INIT(&d->inflight);
-	TAILQ_INIT(&d->fast);
+	kpaths_init(&d->paths, o->audit_mode);
 	LIST_INIT(&d->tcp);
 	LIST_INIT(&d->asks);
 	if (open_sockets(d, errbuf, errlen))
@@ -1369,112 +437,40 @@ dns_set_index(struct dns_server *d, int conns_fd)
 }
 
 void
-dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sockaddr *, uint64_t),
-		 int (*del)(void *, const struct sockaddr *), void *arg)
+dns_set_kpath(struct dns_server *d, const struct kpath *kp)
 {
-	d->o.fast_add = add;
-	d->o.fast_del = del;
-	d->o.fast_arg = arg;
+	d->paths.kp = kp;
 }
 
 void
-dns_set_store(struct dns_server *d, void (*put)(void *arg, const struct dns_saved *s),
-	      void (*del)(void *arg, const struct dns_saved *s), void *arg)
+dns_set_policy(struct dns_server *d, const struct policy *p, struct policy *rw,
+	       struct dns_revoked *rv)
 {
-	d->store_put = put;
-	d->store_del = del;
-	d->store_arg = arg;
-}
-
-static int
-restore_fast(struct dns_server *d, const struct dns_saved *s, uint64_t now)
-{
-	struct fast_entry *fe;
-	int err;
-
-	/* the policy's word (without --ipv6 it denies every IPv6 address) */
-	if ((s->addr.ss_family != AF_INET && s->addr.ss_family != AF_INET6) || !d->o.fast_add ||
-	    !fast_ok(d, s->name, &s->addr))
-		return 0;
-	fe = calloc(1, sizeof(*fe));
-	if (!fe)
-		return -ENOMEM;
-	err = d->o.fast_add(d->o.fast_arg, (const struct sockaddr *)&s->addr,
-			    (s->expires - now) * 1000000000ull);
-	if (err) {
-		free(fe);
-		return err;
-	}
-	fe->addr = s->addr;
-	fe->expires = s->expires;
-	snprintf(fe->name, sizeof(fe->name), "%s", s->name);
-	TAILQ_INSERT_TAIL(&d->fast, fe, entry);
-	return 1;
-}
-
-int
-dns_restore(struct dns_server *d, const struct dns_saved *s)
-{
-	uint64_t now = now_s();
-
-	if (s->expires <= now || !s->name[0] || strlen(s->name) > DNS_MAX_NAME)
-		return 0;
-	if (s->kind == DNS_SAVED_FAST)
-		return restore_fast(d, s, now);
-	if (s->kind != DNS_SAVED_NAME || !policy_host_possible(d->o.policy, s->name))
-		return 0;
-	return learn_until(d, &s->addr, s->name, s->expires) ? 1 : 0;
+	memset(rv, 0, sizeof(*rv));
+	d->o.policy = p;
+	d->o.policy_rw = rw;
+	dns_answer_set_policy(d, p, &rv->fast, &rv->names);
 }
 
 void
 dns_get_stats(const struct dns_server *d, struct dns_stats *st)
 {
 	*st = d->st;
+	st->fast_path = d->paths.fast_path;
+	st->kv_path = d->paths.kv_path;
 }
 
 void
 dns_free(struct dns_server *d)
 {
-	struct inflight *f;
 	struct tcp_client *tc;
-	struct fast_entry *fe;
 
 	if (!d)
 		return;
 	while ((tc = LIST_FIRST(&d->tcp)))
 		tcp_client_free(tc);
-	while ((f = LIST_FIRST(&d->inflight))) {
-		struct waiter *w;
-
-		resolver_cancel(f->rq);
-		while ((w = TAILQ_FIRST(&f->waiters))) {
-			TAILQ_REMOVE(&f->waiters, w, entry);
-			free(w);
-		}
-		LIST_REMOVE(f, entry);
-		free(f);
-	}
-	while (!LIST_EMPTY(&d->asks)) {
-		struct dns_ask *k = LIST_FIRST(&d->asks);
-
-		asker_cancel(k->req);
-		LIST_REMOVE(k, entry);
-		free(k->w);
-		free(k);
-	}
-	cache_clear(d);
-	for (int i = 0; i < LEARN_BUCKETS; i++) {
-		struct learned *l;
-
-		while ((l = LIST_FIRST(&d->learn[i]))) {
-			LIST_REMOVE(l, entry);
-			free(l);
-		}
-	}
-	while ((fe = TAILQ_FIRST(&d->fast))) {
-		TAILQ_REMOVE(&d->fast, fe, entry);
-		free(fe);
-	}
+	dns_answer_free(d);
+	kpaths_free(&d->paths);
 	if (d->uev)
 		event_free(d->uev);
 	if (d->tev)

@@ -6,7 +6,10 @@
  * answers filtered (local addresses stripped unless named, AAAA empty while
  * IPv6 is denied), cached and coalesced. Answered addresses are remembered
  * as address -> name for the transparent listener, and names that match a
- * tcp:// rule open the kernel fast path before the answer is released. */
+ * tcp:// rule (a host rule on port 443) open the kernel fast path (the
+ * kernel-verified path) before the answer is released (kernel/kpath.h).
+ * A sibling of the proxy, which it shares the resolver with; the target
+ * owns both. */
 #ifndef DNS_H
 #define DNS_H
 
@@ -15,19 +18,26 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "lib/ask_hook.h"
+
 struct event_base;
 struct resolver;
 struct policy;
 struct audit;
-struct asker;
 struct dns_server;
+struct kpath;
+struct kpath_saved;
+
+/* TCP clients served at once (the target keeps their descriptors out of
+ * the proxy's connection limit) */
+#define DNS_TCP_MAX_CLIENTS 256
 
 struct dns_opts {
 	const struct policy *policy; /* not owned */
 	struct audit *audit;	     /* decision log; may be NULL */
 	struct resolver *res;	     /* upstream; not owned */
 	bool audit_mode;	     /* --audit: answer everything, record would-deny */
-	struct asker *asker;	     /* --ask: questions on the terminal; NULL = none */
+	struct ask_hook ask;	     /* --ask: questions on the terminal; .ask NULL = none */
 	struct policy *policy_rw;    /* the same policy, for names approved with --ask */
 	uint32_t ttl_min, ttl_max;   /* answer TTL bounds in seconds (default 5, 300) */
 	int head_timeout_s;	     /* > 0: a TCP client's next whole message (--head-timeout) */
@@ -38,17 +48,6 @@ struct dns_opts {
 	/* --ipv6 (never with ns_ip4): the same port on ::1 too, and AAAA
 	 * answers kept (judged as A answers are) */
 	bool ipv6;
-	/* the kernel fast path: approve (addr, port) for TCP for ttl seconds,
-	 * and remove it again; NULL = no fast path */
-	int (*fast_add)(void *arg, const struct sockaddr *sa, uint64_t ttl_ns);
-	int (*fast_del)(void *arg, const struct sockaddr *sa);
-	void *fast_arg;
-	/* the kernel-verified path: name was answered with sa, allowed there
-	 * without the proxy as flags (EGR_VN_TLS, EGR_VN_HTTP) for ttl; and
-	 * forget every such entry (a new policy). NULL = none. fast_arg. */
-	int (*kv_add)(void *arg, const struct sockaddr *sa, const char *name, uint32_t flags,
-		      uint64_t ttl_ns);
-	int (*kv_clear)(void *arg);
 };
 
 /* Opens UDP and TCP listeners on one 127.0.0.1 port (and on ns_ip4's). NULL
@@ -61,37 +60,16 @@ uint16_t dns_port(const struct dns_server *d);
  * dropped: the responder is not an open resolver for other local users). */
 void dns_set_index(struct dns_server *d, int conns_fd);
 
-/* The kernel-verified path, once the BPF maps exist (see struct dns_opts). */
-void dns_set_kvpath(struct dns_server *d,
-		    int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
-		    int (*clear)(void *));
-
-/* The kernel fast path, once the BPF maps exist (see struct dns_opts). */
-void dns_set_fastpath(struct dns_server *d, int (*add)(void *, const struct sockaddr *, uint64_t),
-		      int (*del)(void *, const struct sockaddr *), void *arg);
-
-/* What the responder learned, for a store that outlives it (the daemon's
- * pins): the name each answered address was learned for, and each
- * fast-path approval with the name it was answered for. put replaces an
- * entry with the same kind, address (and for FAST port and name). */
-enum dns_saved_kind {
-	DNS_SAVED_NAME = 1,
-	DNS_SAVED_FAST = 2,
-};
-struct dns_saved {
-	enum dns_saved_kind kind;
-	struct sockaddr_storage addr; /* FAST: with the approved port */
-	uint64_t expires;	      /* now_s() seconds */
-	const char *name;
-};
-void dns_set_store(struct dns_server *d, void (*put)(void *arg, const struct dns_saved *s),
-		   void (*del)(void *arg, const struct dns_saved *s), void *arg);
+/* The kernel paths and the store of what was learned (kernel/kpath.h),
+ * once the BPF maps exist; kp must outlive the responder. Until then no
+ * answer opens a direct path, and nothing is saved. */
+void dns_set_kpath(struct dns_server *d, const struct kpath *kp);
 
 /* Takes back one saved entry (a restarted daemon's) if it has not expired
  * and the policy in force still allows it; a FAST one is approved again
  * through fast_add for what is left of its TTL. 1 if taken, 0 if not (the
  * caller drops it from its store), -errno if fast_add failed. */
-int dns_restore(struct dns_server *d, const struct dns_saved *s);
+int dns_restore(struct dns_server *d, const struct kpath_saved *s);
 
 /* Takes back one kernel-verified approval (a restarted daemon's: name was
  * answered with ss, IPv4 or IPv6, for ttl_ns more) if the policy in force

@@ -19,6 +19,7 @@
  * nothing else compressed. Pure: no I/O, no allocation. */
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
 
 #include "dns/wire.h"
 
@@ -714,4 +715,21 @@ dns_svcb_strip_ech(uint8_t *rdata, uint16_t *rdlen)
 		off += 4 + vlen;
 	}
 	return 0;
+}
+
+bool
+dns_rr_addr(const struct dns_rr *rr, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (rr->type == DNS_T_A && rr->rdlen == 4) {
+		ss->ss_family = AF_INET;
+		memcpy(&((struct sockaddr_in *)ss)->sin_addr, rr->rdata, 4);
+		return true;
+	}
+	if (rr->type == DNS_T_AAAA && rr->rdlen == 16) {
+		ss->ss_family = AF_INET6;
+		memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, rr->rdata, 16);
+		return true;
+	}
+	return false;
 }

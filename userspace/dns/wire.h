@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define DNS_MAX_NAME  255  /* presentation form, without the trailing dot */
 #define DNS_MAX_RRS   64   /* per message, all sections together */
@@ -140,6 +141,10 @@ int dns_build_response(const struct dns_query *q, int rcode, const struct dns_rr
 /* A name from rdata of a name-bearing record (CNAME, NS, PTR: at offset 0;
  * MX: 2; SRV: 6) in presentation form. Returns 0 or -1. */
 int dns_rdata_name(const struct dns_rr *rr, char *out, size_t outlen);
+
+/* The address of an A or AAAA record (port 0) into ss; false for any
+ * other record. */
+bool dns_rr_addr(const struct dns_rr *rr, struct sockaddr_storage *ss);
 
 /* An HTTPS or SVCB record's ech SvcParam (key 5, an ECH configuration):
  * removed from rdata in place (*rdlen shrinks), so a client sends its

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* cgroup v2 paths and lifecycle: finding the cgroup2 mount in mountinfo text,
- * resolving a --cgroup argument to a path strictly below that mount, mkdir -p
- * of sandbox cgroups, their ids (the kernfs inode that bpf_get_current_cgroup_id()
- * returns), and emptying and removing them. The mountinfo and path functions
- * are pure and must survive any input (they are fuzzed): every field is a
- * (pointer, length) span into the caller's string, nothing is copied into a
- * fixed-size buffer without a bound check. Everything here that writes to
- * cgroupfs is privileged work; BPF attachment stays in loader.c. */
+/* cgroup v2 on the filesystem (see cgroup.h): the cgroup2 mount confirmed,
+ * mkdir -p of sandbox cgroups, their ids (the kernfs inode that
+ * bpf_get_current_cgroup_id() returns), whether they are populated, moving
+ * a process in, signalling every process of one (by pidfd: between reading
+ * cgroup.procs and kill() a pid can exit and be reused by any process of
+ * the host), killing them all (cgroup.kill: the whole subtree at once,
+ * forks included), emptying and removing them. One walker goes through a
+ * cgroup's children for all of it. Everything here that writes to cgroupfs
+ * is privileged work; the text parsers are cgpath.c's, BPF attachment is
+ * loader.c's. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,245 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
 #include "kernel/cgroup.h"
 
-#define CGROUP_DEFAULT_MNT "/sys/fs/cgroup"
-#define CGROUP_SUBDIR	   "egressctl" /* parent of named and run-<pid> cgroups */
-#define CGROUP_POLL_MS	   50	       /* re-check cgroup.events at least this often */
-
-/* One parsed mountinfo line; spans point into the caller's text and are
- * still escaped (\ooo) as the kernel wrote them. */
-struct mi_entry {
-	const char *mnt; /* mount point (field 5) */
-	size_t mnt_len;
-	const char *fstype; /* first field after the " - " separator */
-	size_t fstype_len;
-};
-
-/* The byte at raw[*i], decoding the kernel's \ooo escapes (it escapes space,
- * tab, newline and backslash). A backslash not followed by three octal digits
- * worth 1..0377 stays a literal backslash, so decoding never yields NUL. */
-static unsigned char
-mi_decode(const char *raw, size_t len, size_t *i)
-{
-	size_t k = *i;
-
-	if (raw[k] == '\\' && len - k >= 4 && raw[k + 1] >= '0' && raw[k + 1] <= '3' &&
-	    raw[k + 2] >= '0' && raw[k + 2] <= '7' && raw[k + 3] >= '0' && raw[k + 3] <= '7') {
-		unsigned int v =
-			(raw[k + 1] - '0') << 6 | (raw[k + 2] - '0') << 3 | (raw[k + 3] - '0');
-
-		if (v) {
-			*i = k + 4;
-			return v;
-		}
-	}
-	*i = k + 1;
-	return raw[k];
-}
-
-/* Unescapes raw into out[outlen], NUL-terminated, or -ENAMETOOLONG. */
-static int
-mi_unescape(const char *raw, size_t len, char *out, size_t outlen)
-{
-	size_t i = 0, n = 0;
-
-	while (i < len) {
-		if (n + 1 >= outlen)
-			return -ENAMETOOLONG;
-		out[n++] = mi_decode(raw, len, &i);
-	}
-	if (!outlen)
-		return -ENAMETOOLONG;
-	out[n] = '\0';
-	return 0;
-}
-
-/* Whether raw, unescaped, equals s. */
-static bool
-mi_eq(const char *raw, size_t len, const char *s)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		if (*s == '\0' || mi_decode(raw, len, &i) != (unsigned char)*s)
-			return false;
-		s++;
-	}
-	return *s == '\0';
-}
-
-static bool
-all_digits(const char *s, size_t len)
-{
-	size_t i;
-
-	if (!len)
-		return false;
-	for (i = 0; i < len; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
-/* The next blank-separated token of line[0..len) at or after *pos. */
-static bool
-mi_token(const char *line, size_t len, size_t *pos, const char **tok, size_t *tok_len)
-{
-	size_t i = *pos, start;
-
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	if (i == len)
-		return false;
-	start = i;
-	while (i < len && line[i] != ' ' && line[i] != '\t')
-		i++;
-	*tok = line + start;
-	*tok_len = i - start;
-	*pos = i;
-	return true;
-}
-
-/* Parses one line (without its newline):
- *   id parent maj:min root mountpoint opts [optional...] - fstype source superopts
- * Lines that do not have that shape are rejected, so garbage and lines cut
- * short are skipped rather than misread. root is not checked: it is not a
- * path for nsfs and differs from "/" inside cgroup namespaces. */
-static bool
-mi_parse_line(const char *line, size_t len, struct mi_entry *e)
-{
-	const char *tok, *colon;
-	size_t pos = 0, tok_len;
-	int field = 0, after_sep = -1;
-
-	while (mi_token(line, len, &pos, &tok, &tok_len)) {
-		switch (field) {
-		case 0:
-		case 1:
-			if (!all_digits(tok, tok_len))
-				return false;
-			break;
-		case 2:
-			colon = memchr(tok, ':', tok_len);
-			if (!colon || !all_digits(tok, colon - tok) ||
-			    !all_digits(colon + 1, tok_len - (colon - tok) - 1))
-				return false;
-			break;
-		case 3:
-			break;
-		case 4:
-			if (tok[0] != '/')
-				return false;
-			e->mnt = tok;
-			e->mnt_len = tok_len;
-			break;
-		case 5:
-			break;
-		default:
-			if (after_sep < 0) {
-				if (tok_len == 1 && tok[0] == '-')
-					after_sep = 0;
-				break;
-			}
-			if (++after_sep == 1) {
-				e->fstype = tok;
-				e->fstype_len = tok_len;
-			}
-			break;
-		}
-		field++;
-	}
-	return after_sep >= 3;
-}
-
-/* Walks the lines of text, returning the next well-formed entry in *e and
- * advancing *p; false at the end of the string. */
-static bool
-mi_next(const char **p, struct mi_entry *e)
-{
-	const char *line, *eol;
-
-	while (**p) {
-		line = *p;
-		eol = strchrnul(line, '\n');
-		*p = *eol ? eol + 1 : eol;
-		if (mi_parse_line(line, eol - line, e))
-			return true;
-	}
-	return false;
-}
-
-int
-cgroup_find_mount_in(const char *mountinfo, char *out, size_t outlen)
-{
-	const char *p = mountinfo;
-	struct mi_entry e, first = {0};
-	bool default_is_cg2 = false;
-
-	if (!mountinfo || !out)
-		return -EINVAL;
-	while (mi_next(&p, &e)) {
-		bool cg2 = mi_eq(e.fstype, e.fstype_len, "cgroup2");
-
-		/* The last mount on /sys/fs/cgroup is the visible one. */
-		if (mi_eq(e.mnt, e.mnt_len, CGROUP_DEFAULT_MNT))
-			default_is_cg2 = cg2;
-		else if (cg2 && !first.mnt)
-			first = e;
-	}
-	if (default_is_cg2) {
-		if (outlen < sizeof(CGROUP_DEFAULT_MNT))
-			return -ENAMETOOLONG;
-		memcpy(out, CGROUP_DEFAULT_MNT, sizeof(CGROUP_DEFAULT_MNT));
-		return 0;
-	}
-	if (!first.mnt)
-		return -ENOENT;
-	return mi_unescape(first.mnt, first.mnt_len, out, outlen);
-}
-
-int
-cgroup_foreach_mount_in(const char *mountinfo, const char *fstype,
-			int (*fn)(const char *mountpoint, void *arg), void *arg)
-{
-	const char *p = mountinfo;
-	struct mi_entry e;
-	char *buf = NULL;
-	size_t buflen;
-	int n = 0, err;
-
-	if (!mountinfo || !fstype)
-		return -EINVAL;
-	buflen = strlen(mountinfo) + 1; /* no mount point is longer */
-	while (mi_next(&p, &e)) {
-		if (!mi_eq(e.fstype, e.fstype_len, fstype))
-			continue;
-		if (n == INT_MAX) {
-			err = -EOVERFLOW;
-			goto out_free;
-		}
-		n++;
-		if (!fn)
-			continue;
-		if (!buf) {
-			buf = malloc(buflen);
-			if (!buf)
-				return -ENOMEM;
-		}
-		mi_unescape(e.mnt, e.mnt_len, buf, buflen);
-		err = fn(buf, arg);
-		if (err < 0)
-			goto out_free;
-	}
-	err = n;
-out_free:
-	free(buf);
-	return err;
-}
+#define CGROUP_POLL_MS 50 /* re-check cgroup.events at least this often */
 
 /* The whole of a (proc or cgroupfs) file, NUL-terminated, in *bufp. */
 static int
@@ -333,188 +103,6 @@ cgroup_find_mount(char *out, size_t outlen)
 	/* Listed but shadowed by a later mount on top of it. */
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
 		return -ENOENT;
-	return 0;
-}
-
-/* The next '/'-separated component of *p, skipping empty ones. */
-static bool
-path_next(const char **p, const char **comp, size_t *len)
-{
-	const char *s = *p;
-
-	while (*s == '/')
-		s++;
-	if (*s == '\0') {
-		*p = s;
-		return false;
-	}
-	*comp = s;
-	s = strchrnul(s, '/');
-	*len = s - *comp;
-	*p = s;
-	return true;
-}
-
-static bool
-comp_is(const char *comp, size_t len, const char *s)
-{
-	return strlen(s) == len && !memcmp(comp, s, len);
-}
-
-/* Appends "/comp" to out[0..*len), keeping it NUL-terminated. */
-static int
-path_push(char *out, size_t outlen, size_t *len, const char *comp, size_t clen)
-{
-	if (clen > NAME_MAX || clen + 2 > outlen - *len)
-		return -ENAMETOOLONG;
-	out[(*len)++] = '/';
-	memcpy(out + *len, comp, clen);
-	*len += clen;
-	out[*len] = '\0';
-	return 0;
-}
-
-/* Copies mnt into out with repeated and trailing slashes dropped; *depth is
- * its number of components. mnt comes from mountinfo, so "." and ".." in it
- * are refused rather than interpreted. */
-static int
-path_put_mnt(const char *mnt, char *out, size_t outlen, size_t *len, size_t *depth)
-{
-	const char *comp;
-	size_t clen;
-	int err;
-
-	if (mnt[0] != '/')
-		return -EINVAL;
-	*len = 0;
-	*depth = 0;
-	out[0] = '\0';
-	while (path_next(&mnt, &comp, &clen)) {
-		if (comp_is(comp, clen, ".") || comp_is(comp, clen, ".."))
-			return -EINVAL;
-		err = path_push(out, outlen, len, comp, clen);
-		if (err)
-			return err;
-		(*depth)++;
-	}
-	return 0;
-}
-
-/* NAME of --cgroup NAME: [A-Za-z0-9._-]+, neither "." nor "..". */
-static int
-name_check(const char *name)
-{
-	size_t i, len = strlen(name);
-
-	if (!len || !strcmp(name, ".") || !strcmp(name, ".."))
-		return -EINVAL;
-	for (i = 0; i < len; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return -EINVAL;
-	}
-	return len > NAME_MAX ? -ENAMETOOLONG : 0;
-}
-
-/* Lexically normalises the absolute path arg into out. A ".." may only
- * remove a component deeper than mnt_depth: the components that end up
- * compared against mnt are then never rewritten, so a path cannot leave mnt
- * and come back, nor climb above "/". */
-static int
-path_normalise(const char *arg, size_t mnt_depth, char *out, size_t outlen, size_t *depth)
-{
-	const char *comp;
-	size_t clen, len = 0;
-	int err;
-
-	*depth = 0;
-	out[0] = '\0';
-	while (path_next(&arg, &comp, &clen)) {
-		if (comp_is(comp, clen, "."))
-			continue;
-		if (comp_is(comp, clen, "..")) {
-			if (*depth <= mnt_depth)
-				return -EINVAL;
-			while (out[--len] != '/')
-				;
-			out[len] = '\0';
-			(*depth)--;
-			continue;
-		}
-		err = path_push(out, outlen, &len, comp, clen);
-		if (err)
-			return err;
-		(*depth)++;
-	}
-	return 0;
-}
-
-/* Whether the first components of the normalised path are those of mnt. */
-static bool
-path_has_prefix(const char *path, const char *mnt)
-{
-	const char *pc, *mc;
-	size_t plen, mlen;
-
-	while (path_next(&mnt, &mc, &mlen)) {
-		if (!path_next(&path, &pc, &plen) || plen != mlen || memcmp(pc, mc, mlen))
-			return false;
-	}
-	return true;
-}
-
-int
-cgroup_resolve(const char *mnt, const char *arg, pid_t pid, char *out, size_t outlen, bool *fresh)
-{
-	char run[32];
-	size_t len, depth, mnt_depth;
-	int err;
-
-	if (fresh)
-		*fresh = false;
-	if (!mnt || !out)
-		return -EINVAL;
-	if (outlen < 2)
-		return -ENAMETOOLONG;
-
-	if (arg && arg[0] == '/') {
-		/* Count mnt's components, then normalise arg over it. */
-		err = path_put_mnt(mnt, out, outlen, &len, &mnt_depth);
-		if (err)
-			return err;
-		err = path_normalise(arg, mnt_depth, out, outlen, &depth);
-		if (err)
-			return err;
-		if (depth <= mnt_depth || !path_has_prefix(out, mnt))
-			return -EINVAL;
-		return 0;
-	}
-
-	if (arg) {
-		if (strchr(arg, '/'))
-			return -EINVAL;
-		err = name_check(arg);
-		if (err)
-			return err;
-	} else {
-		if (pid <= 0)
-			return -EINVAL;
-		snprintf(run, sizeof(run), "run-%d", (int)pid);
-		arg = run;
-	}
-	err = path_put_mnt(mnt, out, outlen, &len, &mnt_depth);
-	if (err)
-		return err;
-	err = path_push(out, outlen, &len, CGROUP_SUBDIR, strlen(CGROUP_SUBDIR));
-	if (err)
-		return err;
-	err = path_push(out, outlen, &len, arg, strlen(arg));
-	if (err)
-		return err;
-	if (fresh && arg == run)
-		*fresh = true;
 	return 0;
 }
 
@@ -640,17 +228,19 @@ is_subdir(int dfd, const struct dirent *de)
 	return !fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
 }
 
-/* Calls fn(dfd, child_fd, name) for each child cgroup of dfd (the only
- * directories in a cgroup directory). Children that vanish meanwhile are
- * skipped. Returns the sum of fn's results, or the first error. */
+/* Calls fn(dfd, child_fd, name, arg) for each child cgroup of dfd (the
+ * only directories in a cgroup directory). Children that vanish meanwhile
+ * are skipped. Returns the sum of fn's results, or the first error. The
+ * directory is read through a descriptor of its own: a dup() of dfd would
+ * share its offset, and a second walk of dfd would find no child. */
 static int
-walk_children(int dfd, int (*fn)(int dfd, int cfd, const char *name))
+walk_children(int dfd, int (*fn)(int dfd, int cfd, const char *name, void *arg), void *arg)
 {
 	int cfd, sum = 0, err = 0, ret;
 	struct dirent *de;
 	DIR *dir;
 
-	cfd = dup(dfd);
+	cfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cfd == -1)
 		return -errno;
 	dir = fdopendir(cfd);
@@ -668,7 +258,7 @@ walk_children(int dfd, int (*fn)(int dfd, int cfd, const char *name))
 				err = -errno;
 			continue;
 		}
-		ret = fn(dfd, cfd, de->d_name);
+		ret = fn(dfd, cfd, de->d_name, arg);
 		close(cfd);
 		if (ret < 0 && !err)
 			err = ret;
@@ -679,23 +269,21 @@ walk_children(int dfd, int (*fn)(int dfd, int cfd, const char *name))
 	return err ? err : sum;
 }
 
-/* SIGKILL for every pid in cfd's cgroup.procs (or cgroup.threads) and in
- * its descendants'. Pids can be reused between reading and kill(); this is
- * only the fallback for kernels without cgroup.kill. */
+/* Calls fn(arg, pid) for every pid in cfd's cgroup.procs (cgroup.threads
+ * in a threaded cgroup, whose tids kill() reaches). Returns the sum of
+ * fn's results, or -errno; a cgroup removed meanwhile has none. */
 static int
-kill_procs_at(int dfd, int cfd, const char *name)
+for_each_pid(int cfd, int (*fn)(void *arg, pid_t pid), void *arg)
 {
 	char *procs, *p, *end;
-	int n = 0, err;
+	int n = 0, ret, err;
 	long pid;
 
-	(void)dfd;
-	(void)name;
 	err = read_file_at(cfd, "cgroup.procs", &procs);
-	if (err == -EOPNOTSUPP) /* threaded cgroup: kill(tid) kills its process */
+	if (err == -EOPNOTSUPP)
 		err = read_file_at(cfd, "cgroup.threads", &procs);
-	if (err)
-		return err == -ENOENT ? 0 : err; /* removed meanwhile */
+	if (err) /* a cgroup removed meanwhile */
+		return err == -ENOENT || err == -ENODEV ? 0 : err;
 	for (p = procs; *p; p = end) {
 		errno = 0;
 		pid = strtol(p, &end, 10);
@@ -703,11 +291,40 @@ kill_procs_at(int dfd, int cfd, const char *name)
 			end = p + 1;
 			continue;
 		}
-		if (!errno && pid > 0 && pid <= INT_MAX && kill((pid_t)pid, SIGKILL) == 0)
-			n++;
+		if (errno || pid <= 0 || pid > INT_MAX)
+			continue;
+		ret = fn(arg, (pid_t)pid);
+		if (ret < 0) {
+			free(procs);
+			return ret;
+		}
+		n += ret;
 	}
 	free(procs);
-	err = walk_children(cfd, kill_procs_at);
+	return n;
+}
+
+static int
+kill_one(void *arg, pid_t pid)
+{
+	(void)arg;
+	return kill(pid, SIGKILL) == 0;
+}
+
+/* SIGKILL for every pid in cfd's cgroup and in its descendants'. Pids can
+ * be reused between reading and kill(); this is only the fallback for
+ * kernels without cgroup.kill. */
+static int
+kill_procs_at(int dfd, int cfd, const char *name, void *arg)
+{
+	int n, err;
+
+	(void)dfd;
+	(void)name;
+	n = for_each_pid(cfd, kill_one, NULL);
+	if (n < 0)
+		return n;
+	err = walk_children(cfd, kill_procs_at, arg);
 	return err < 0 ? err : n + err;
 }
 
@@ -719,16 +336,16 @@ cgroup_kill_procs(const char *path)
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd == -1)
 		return -errno;
-	ret = kill_procs_at(AT_FDCWD, dfd, path);
+	ret = kill_procs_at(AT_FDCWD, dfd, path, NULL);
 	close(dfd);
 	return ret;
 }
 
 /* rmdir of cfd's child cgroups, deepest first, then of cfd itself. */
 static int
-remove_at(int dfd, int cfd, const char *name)
+remove_at(int dfd, int cfd, const char *name, void *arg)
 {
-	int err = walk_children(cfd, remove_at);
+	int err = walk_children(cfd, remove_at, arg);
 
 	if (err < 0)
 		return err;
@@ -779,6 +396,19 @@ check_removable(int dfd)
 	return 0;
 }
 
+/* Writes "1" to dfd's cgroup.kill: 0 or -errno. */
+static int
+write_kill_file(int dfd)
+{
+	int fd = openat(dfd, "cgroup.kill", O_WRONLY | O_CLOEXEC), err = 0;
+
+	if (fd == -1 || write(fd, "1", 1) != 1)
+		err = -errno;
+	if (fd != -1)
+		close(fd);
+	return err;
+}
+
 /* Kills with cgroup.kill (5.14+: the kernel kills the whole subtree and
  * races with fork for us) or, without it, SIGKILL to every listed pid,
  * repeated while waiting. Negative timeout_ms waits without a limit.
@@ -790,7 +420,7 @@ cgroup_kill_and_remove(const char *path, int timeout_ms)
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	struct pollfd pfd = {.events = POLLPRI};
 	bool use_kill_file = true;
-	int dfd, fd, err, ret;
+	int dfd, err, ret;
 
 	if (!path || !path[0])
 		return -EINVAL;
@@ -801,18 +431,12 @@ cgroup_kill_and_remove(const char *path, int timeout_ms)
 	if (err)
 		goto out_close;
 
-	/* Absent before 5.14, EOPNOTSUPP in threaded cgroups. */
-	fd = openat(dfd, "cgroup.kill", O_WRONLY | O_CLOEXEC);
-	if (fd == -1 || write(fd, "1", 1) != 1) {
-		err = -errno;
-		if (fd != -1)
-			close(fd);
+	err = write_kill_file(dfd);
+	if (err) { /* absent before 5.14, EOPNOTSUPP in threaded cgroups */
 		if (err != -ENOENT && err != -EOPNOTSUPP)
 			goto out_close;
 		err = 0;
 		use_kill_file = false;
-	} else {
-		close(fd);
 	}
 
 	pfd.fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
@@ -822,7 +446,7 @@ cgroup_kill_and_remove(const char *path, int timeout_ms)
 	}
 	for (;;) {
 		if (!use_kill_file) {
-			ret = kill_procs_at(AT_FDCWD, dfd, path);
+			ret = kill_procs_at(AT_FDCWD, dfd, path, NULL);
 			if (ret < 0) {
 				err = ret;
 				goto out_events;
@@ -847,7 +471,7 @@ cgroup_kill_and_remove(const char *path, int timeout_ms)
 	}
 
 	for (;;) {
-		err = remove_at(AT_FDCWD, dfd, path);
+		err = remove_at(AT_FDCWD, dfd, path, NULL);
 		if (!err)
 			break;
 		/* Exiting tasks can keep a cgroup busy for a moment. */
@@ -864,25 +488,168 @@ out_close:
 }
 
 int
-cgroup_of_pid_in(const char *text, char *out, size_t outlen)
+cgroup_kill(const char *path)
 {
-	const char *line = text;
+	int dfd, err, n;
 
-	/* cgroup v2's line is "0::/path" (hybrid hosts list v1 ones too) */
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-		if (len >= 3 && !strncmp(line, "0::", 3)) {
-			if (len - 3 >= outlen)
-				return -ENAMETOOLONG;
-			memcpy(out, line + 3, len - 3);
-			out[len - 3] = 0;
-			return out[0] == '/' ? 0 : -EINVAL;
-		}
-		line = nl ? nl + 1 : NULL;
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd == -1)
+		return -errno;
+	err = write_kill_file(dfd);
+	close(dfd);
+	/* before 5.14, or a threaded cgroup: one SIGKILL per listed pid */
+	if (err == -ENOENT || err == -EOPNOTSUPP) {
+		n = cgroup_kill_procs(path);
+		err = n < 0 ? n : 0;
 	}
-	return -ENOENT;
+	return err;
+}
+
+int
+cgroup_enter(const char *path, pid_t pid)
+{
+	char procs[PATH_MAX], text[16];
+	int fd, err = 0;
+
+	if ((size_t)snprintf(procs, sizeof(procs), "%s/cgroup.procs", path) >= sizeof(procs))
+		return -ENAMETOOLONG;
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, text, strlen(text)) < 0)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* ---- listing, and signalling every process by pidfd ---- */
+
+#define SIG_BATCH 512 /* pidfds open at once while signalling a cgroup */
+#define MAX_DEPTH 64  /* child cgroups followed this deep when listing pids */
+
+struct pids {
+	pid_t *v;
+	size_t n, cap;
+	int depth;
+};
+
+static int
+pids_add(void *arg, pid_t pid)
+{
+	struct pids *p = arg;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		pid_t *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n++] = pid;
+	return 0;
+}
+
+static int
+cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Every pid of cfd's cgroup and of the cgroups below it, MAX_DEPTH deep. */
+static int
+collect_at(int dfd, int cfd, const char *name, void *arg)
+{
+	struct pids *p = arg;
+	int err;
+
+	(void)dfd;
+	(void)name;
+	err = for_each_pid(cfd, pids_add, p);
+	if (err < 0 || p->depth >= MAX_DEPTH)
+		return err < 0 ? err : 0;
+	p->depth++;
+	err = walk_children(cfd, collect_at, p);
+	p->depth--;
+	return err < 0 ? err : 0;
+}
+
+int
+cgroup_pids_at(int dfd, pid_t **v, size_t *n)
+{
+	struct pids p = {0};
+	int err = collect_at(AT_FDCWD, dfd, NULL, &p);
+
+	if (err) {
+		free(p.v);
+		return err;
+	}
+	*v = p.v;
+	*n = p.n;
+	return 0;
+}
+
+/* sig to the pids of first.v[base..base+n) still listed in dfd's subtree
+ * after their pidfds were opened; returns how many got it, or -errno. */
+static int
+signal_batch(int dfd, const struct pids *first, size_t base, size_t n, struct pids *again, int sig)
+{
+	int pidfd[SIG_BATCH], err, sent = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pidfd[i] = (int)syscall(SYS_pidfd_open, first->v[base + i], 0);
+		if (pidfd[i] < 0)
+			pidfd[i] = -errno;
+	}
+	/* a pid still listed now is the process its pidfd refers to */
+	again->n = 0;
+	err = collect_at(AT_FDCWD, dfd, NULL, again);
+	if (!err)
+		qsort(again->v, again->n, sizeof(*again->v), cmp_pid);
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = first->v[base + i];
+
+		if (!err && again->n && bsearch(&pid, again->v, again->n, sizeof(pid), cmp_pid)) {
+			if (pidfd[i] >= 0 &&
+			    !syscall(SYS_pidfd_send_signal, pidfd[i], sig, NULL, 0))
+				sent++;
+			/* a non-leader thread (threaded cgroup) has no pidfd
+			 * before 6.9: kill() of the listed tid is what is left */
+			else if (pidfd[i] == -EINVAL && !kill(pid, sig))
+				sent++;
+		}
+		if (pidfd[i] >= 0)
+			close(pidfd[i]);
+	}
+	return err ? err : sent;
+}
+
+int
+cgroup_signal(const char *path, int sig)
+{
+	struct pids first = {0}, again = {0};
+	int dfd, err, sent = 0;
+
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd == -1)
+		return -errno;
+	err = collect_at(AT_FDCWD, dfd, NULL, &first);
+	for (size_t base = 0; !err && base < first.n; base += SIG_BATCH) {
+		size_t n = first.n - base < SIG_BATCH ? first.n - base : SIG_BATCH;
+		int r = signal_batch(dfd, &first, base, n, &again, sig);
+
+		if (r < 0)
+			err = r;
+		else
+			sent += r;
+	}
+	free(first.v);
+	free(again.v);
+	close(dfd);
+	return err ? err : sent;
 }
 
 int

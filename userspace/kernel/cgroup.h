@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* cgroup v2 paths: finding the cgroup2 mount, resolving --cgroup, creating,
- * emptying and removing sandbox cgroups. No BPF here (loader.c owns that). */
+/* cgroup v2: finding the cgroup2 mount, resolving --cgroup (the pure text
+ * parsers: cgpath.c), and on cgroupfs (cgroup.c) creating, entering,
+ * signalling, killing, emptying and removing cgroups. No BPF here (loader.c
+ * owns that). */
 #ifndef CGROUP_H
 #define CGROUP_H
 
@@ -55,6 +57,27 @@ bool cgroup_populated(const char *path);
  * cgroup_kill_and_remove() where cgroup.kill is missing (before 5.14) or
  * refused (threaded cgroups). Returns the number signalled or -errno. */
 int cgroup_kill_procs(const char *path);
+
+/* SIGKILL to every process of the cgroup at path and below it:
+ * cgroup.kill, or cgroup_kill_procs() where it is missing or refused.
+ * Returns 0 or -errno. */
+int cgroup_kill(const char *path);
+
+/* Every pid of the cgroup whose directory is dfd and of the cgroups below
+ * it (64 levels deep): cgroup.procs, or cgroup.threads in a threaded
+ * cgroup; cgroups removed meanwhile are skipped. *v (free() it; NULL for
+ * none) holds *n of them, unsorted. Returns 0 or -errno. */
+int cgroup_pids_at(int dfd, pid_t **v, size_t *n);
+
+/* Sends sig to every process in the cgroup at path and below it (64 levels
+ * deep), each through a pidfd opened while the pid was listed and used only
+ * if the pid is still listed afterwards (a pid reused by a process outside
+ * the cgroup is never signalled). Returns the number signalled or -errno. */
+int cgroup_signal(const char *path, int sig);
+
+/* Moves process pid into the cgroup at path (its cgroup.procs). Returns 0
+ * or -errno. */
+int cgroup_enter(const char *path, pid_t pid);
 
 /* Kills every process in the cgroup (cgroup.kill, SIGKILL via cgroup.procs as
  * a fallback), waits up to timeout_ms for it to be empty, then rmdir()s it and

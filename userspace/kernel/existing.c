@@ -3,7 +3,9 @@
  * the attached programs' socket maps, run its iter/tcp and iter/udp links in
  * every network namespace the cgroup's processes use, read one struct
  * egr_pre_rec per connection from the seq files, and find a process holding
- * each socket by its inode in /proc/PID/fd. */
+ * each socket by its inode in /proc/PID/fd. Over 800 lines: one pass, from
+ * loading to the words of its lines, none of its parts used elsewhere (the
+ * cgroup tree's pids are cgroup.c's). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "existing.skel.h"
+#include "kernel/cgroup.h"
 #include "kernel/existing.h"
 #include "policy/policy.h"
 
@@ -99,7 +102,7 @@ existing_check_kernel(bool kill, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* fd must be the map bpf/maps.h declares: the iterators read and write its
+/* fd must be the map bpf/lib/maps.h declares: the iterators read and write its
  * values as struct egr_sk_orig. (bpf_map__reuse_fd takes any map.) */
 static int
 check_map(int fd, const char *name, enum bpf_map_type type, uint32_t key_size, char *errbuf,
@@ -259,7 +262,7 @@ pids_has(const struct pids *p, pid_t pid)
 	return p->n && bsearch(&pid, p->v, p->n, sizeof(*p->v), cmp_pid) != NULL;
 }
 
-/* ---- the cgroup tree's processes --------------------------------------- */
+/* ---- files ------------------------------------------------------------- */
 
 /* The whole of a small file at dfd/name, NUL-terminated. */
 static int
@@ -302,63 +305,6 @@ slurp_at(int dfd, const char *name, char **out)
 	buf[len] = 0;
 	*out = buf;
 	return 0;
-}
-
-/* Adds the pids of cgroup.procs (cgroup.threads in a threaded cgroup) of
- * dfd and of every cgroup below it. Cgroups removed meanwhile are skipped. */
-static int
-tree_pids(int dfd, struct pids *p, int depth)
-{
-	struct dirent *de;
-	char *text, *s, *end;
-	DIR *d;
-	int err, cfd;
-	long v;
-
-	if (depth > 64)
-		return 0;
-	err = slurp_at(dfd, "cgroup.procs", &text);
-	if (err == -EOPNOTSUPP)
-		err = slurp_at(dfd, "cgroup.threads", &text);
-	if (err)
-		return err == -ENOENT || err == -ENODEV ? 0 : err;
-	for (s = text; *s; s = end) {
-		errno = 0;
-		v = strtol(s, &end, 10);
-		if (end == s) {
-			end = s + 1;
-			continue;
-		}
-		if (!errno && v > 0 && v <= INT_MAX && pids_add(p, (pid_t)v)) {
-			free(text);
-			return -ENOMEM;
-		}
-	}
-	free(text);
-	cfd = dup(dfd);
-	if (cfd == -1)
-		return -errno;
-	d = fdopendir(cfd);
-	if (!d) {
-		err = -errno;
-		close(cfd);
-		return err;
-	}
-	while ((de = readdir(d))) {
-		int sub;
-
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (sub == -1)
-			continue; /* removed meanwhile */
-		err = tree_pids(sub, p, depth + 1);
-		close(sub);
-		if (err)
-			break;
-	}
-	closedir(d);
-	return err;
 }
 
 /* ---- network namespaces ------------------------------------------------ */
@@ -716,7 +662,7 @@ pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
 		snprintf(errbuf, errlen, "%s: %s", ex->o.cg_path, strerror(-err));
 		return err;
 	}
-	err = tree_pids(dfd, &tree, 0);
+	err = cgroup_pids_at(dfd, &tree.v, &tree.n);
 	close(dfd);
 	if (err) {
 		snprintf(errbuf, errlen, "reading the processes of %s: %s", ex->o.cg_path,

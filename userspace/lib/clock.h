@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Clocks: monotonic seconds for expiry times (caches, idle timeouts),
- * never for what is shown to users; and wall-clock times as users read
- * them (RFC 3339, UTC, milliseconds). */
+ * never for what is shown to users, and monotonic nanoseconds for
+ * durations; and wall-clock times as users read them (RFC 3339, UTC,
+ * milliseconds). */
 #ifndef CLOCK_H
 #define CLOCK_H
 
@@ -17,6 +18,15 @@ now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec;
+}
+
+static inline uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* "2026-12-01T19:52:23.214Z" for ms milliseconds since the epoch; buf of

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Comparing socket addresses: the proxy's resolved upstreams, the DNS
- * responder's learned names and fast-path entries. */
+/* Socket addresses of IPv4 and IPv6 alike: their port, comparing them (the
+ * proxy's resolved upstreams, the DNS responder's learned names and
+ * fast-path entries), BPF map keys and listeners' addresses. */
 #ifndef SOCKADDR_H
 #define SOCKADDR_H
 
@@ -26,6 +27,71 @@ sockaddr_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage
 		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
 			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 	return false;
+}
+
+/* The port of an IPv4 or IPv6 address, host order; 0 for any other
+ * family. */
+static inline uint16_t
+sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+/* Sets the port (host order) of an IPv4 or IPv6 address. */
+static inline void
+sockaddr_set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+/* The same address and port? */
+static inline bool
+sockaddr_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	return sockaddr_same_ip(a, b) && sockaddr_port(a) == sockaddr_port(b);
+}
+
+/* sa (IPv4 or IPv6) copied into a zeroed storage; false for any other
+ * family. */
+static inline bool
+sockaddr_store(const struct sockaddr *sa, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (sa->sa_family == AF_INET)
+		memcpy(ss, sa, sizeof(struct sockaddr_in));
+	else if (sa->sa_family == AF_INET6)
+		memcpy(ss, sa, sizeof(struct sockaddr_in6));
+	else
+		return false;
+	return true;
+}
+
+/* "198.51.100.1:443" or "[2001:db8::1]:443"; "?" for any other family. */
+static inline void
+sockaddr_format(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, len, "?");
+	}
 }
 
 /* The socket address of a BPF map key's address (IPv4 v4-mapped, as

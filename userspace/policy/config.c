@@ -263,7 +263,7 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 		return cfg_fail(errbuf, errlen, -EINVAL, "expected a JSON object at the top level");
 	cJSON_ArrayForEach(k, root)
 	{
-		/* "observed": what --suggest-policy saw (cli/suggest.h), kept in
+		/* "observed": what --suggest-policy saw (confine/suggest.h), kept in
 		 * the file it writes and ignored here by design; it decides nothing */
 		if (!strcmp(k->string, "observed")) {
 			if (!cJSON_IsObject(k))

@@ -17,12 +17,11 @@
 #include <netinet/tcp.h>
 #include <event2/event.h>
 
-#include "cli/ask.h"
-#include "dns/responder.h"
+#include "kernel/kpath.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "proxy/conn.h"
 #include "proxy/core.h"
 #include "proxy/proto.h"
@@ -74,36 +73,6 @@ conn_timer_ms(struct conn *c, int ms)
 	evtimer_add(&c->timer, &tv);
 }
 
-int
-conn_sockaddr_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	return 0;
-}
-
-void
-conn_format_addr(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
-		snprintf(buf, len, "%s:%u", a, ntohs(in->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
-		snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
-	} else {
-		snprintf(buf, len, "?");
-	}
-}
-
 void
 conn_close(struct conn *c, const char *why)
 {
@@ -116,7 +85,8 @@ conn_close(struct conn *c, const char *why)
 	event_del(&c->uev_w);
 	event_del(&c->timer);
 	resolver_cancel(c->rq);
-	asker_cancel(c->ask_req);
+	if (c->ask_req)
+		c->px->opts.ask.cancel(c->ask_req);
 	if (c->ops->free)
 		c->ops->free(c);
 	close(c->cfd);
@@ -456,14 +426,14 @@ suggest_rule(const struct conn *c, const struct policy_query *q, const struct po
 	if (d->reason == POLICY_R_V4_IN_V6 || d->reason == POLICY_R_NO_IPV6)
 		return; /* no rule can allow it (--ipv6 can, and the words say so) */
 	if (d->reason == POLICY_R_LOCAL && q->addr)
-		conn_format_addr(q->addr, suggest, len);
+		sockaddr_format(q->addr, suggest, len);
 	else if (d->reason != POLICY_R_DENY_RULE && q->host && c->proto == POLICY_P_TCP)
 		snprintf(suggest, len, "tcp://%s:%u", q->host, c->port);
 	else if (d->reason != POLICY_R_DENY_RULE && q->host)
 		snprintf(suggest, len, (c->port == 443 || c->port == 80) ? "%s" : "%s:%u", q->host,
 			 c->port);
 	else if (d->reason != POLICY_R_DENY_RULE && q->addr)
-		conn_format_addr(q->addr, suggest, len);
+		sockaddr_format(q->addr, suggest, len);
 }
 
 /* The policy's decision on q; a query it cannot decide is denied (no rule).
@@ -495,7 +465,7 @@ log_decision(struct conn *c, const struct policy_query *q, struct policy_decisio
 	if (q->host)
 		snprintf(target, sizeof(target), "%s:%u", q->host, c->port);
 	else if (q->addr)
-		conn_format_addr(q->addr, target, sizeof(target));
+		sockaddr_format(q->addr, target, sizeof(target));
 	else
 		snprintf(target, sizeof(target), "?:%u", c->port);
 	suggest_rule(c, q, d, suggest, sizeof(suggest));
@@ -551,9 +521,9 @@ on_answer(void *arg, enum ask_answer a)
 	    policy_add(c->px->opts.policy_rw, POLICY_ALLOW, c->ask_rule, NULL, "--ask", err,
 		       sizeof(err)) == 0) {
 		/* a tcp:// approval opens the kernel fast path for this target */
-		if (!strncmp(c->ask_rule, "tcp://", 6) && c->orig.ss_family == AF_INET &&
-		    c->px->fast_add)
-			c->px->fast_add(c->px->fast_arg, (const struct sockaddr *)&c->orig, 0);
+		if (!strncmp(c->ask_rule, "tcp://", 6) && c->orig.ss_family == AF_INET && c->px->kp)
+			c->px->kp->fast_add(c->px->kp->arg, (const struct sockaddr *)&c->orig,
+					    conn_learned_name(c), 0);
 		approved = "approved on the terminal for this run";
 	} else if (a == ASK_ALWAYS || a == ASK_ONCE) {
 		/* this connection only; its addresses are still checked for
@@ -580,7 +550,7 @@ ask(struct conn *c, const struct policy_query *q, const struct policy_decision *
 		snprintf(target, sizeof(target), "%s%s:%u",
 			 c->proto == POLICY_P_TCP ? "tcp://" : "", q->host, c->port);
 	else
-		conn_format_addr(q->addr, target, sizeof(target));
+		sockaddr_format(q->addr, target, sizeof(target));
 	policy_safe_comm(c->who.comm, comm);
 	snprintf(question, sizeof(question), "allow %s for %s[%u]", target, comm, c->who.tgid);
 	c->ask_has_addr = addr != NULL;
@@ -591,7 +561,7 @@ ask(struct conn *c, const struct policy_query *q, const struct policy_decision *
 	c->ask_cont = cont;
 	event_del(&c->cev_r); /* c->in must stay put while the question waits */
 	evtimer_del(&c->timer);
-	c->ask_req = asker_ask(c->px->opts.asker, question, on_answer, c);
+	c->ask_req = c->px->opts.ask.ask(c->px->opts.ask.arg, question, on_answer, c);
 	return c->ask_req ? 0 : -1;
 }
 
@@ -606,7 +576,7 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 	conn_query(c, addr, &q, &lit);
 	err = decide_query(c, &q, d);
 	/* only a missing rule is asked about */
-	if (cont && c->px->opts.asker && !c->px->opts.audit_mode && !err &&
+	if (cont && c->px->opts.ask.ask && !c->px->opts.audit_mode && !err &&
 	    d->action == POLICY_DENY && d->reason == POLICY_R_NO_RULE &&
 	    ask(c, &q, d, addr, cont) == 0)
 		return -1;
@@ -767,7 +737,7 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 	c->state = CS_RESOLVE;
 	{
 		struct sockaddr_storage cached[RESOLVE_MAX_ADDRS];
-		int n = resolver_cached(c->px->res, c->host, cached);
+		int n = resolver_cached(c->px->opts.res, c->host, cached);
 
 		if (n > 0) {
 			on_resolved(0, cached, n, c);
@@ -777,7 +747,7 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 	/* the lookup is part of connecting: its own timeout, not what is
 	 * left of the head timeout (which closed the client without a word) */
 	conn_timer(c, c->px->opts.connect_timeout_s);
-	c->rq = resolver_query(c->px->res, c->host, on_resolved, c);
+	c->rq = resolver_query(c->px->opts.res, c->host, on_resolved, c);
 	if (!c->rq) {
 		c->up_err = ENOMEM;
 		done(c);
@@ -787,7 +757,10 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 const char *
 conn_learned_name(const struct conn *c)
 {
-	return dns_learned_name(c->px->dns, (const struct sockaddr *)&c->orig);
+	const struct proxy_opts *o = &c->px->opts;
+
+	return o->learned_name ? o->learned_name(o->learned_arg, (const struct sockaddr *)&c->orig)
+			       : NULL;
 }
 
 bool

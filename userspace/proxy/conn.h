@@ -185,8 +185,6 @@ int conn_pipe_open(struct conn *c, int dir);
 void conn_over_words(const struct conn *c, char *buf, size_t len);
 /* The name the DNS responder answered c->orig for, or NULL. */
 const char *conn_learned_name(const struct conn *c);
-int conn_sockaddr_port(const struct sockaddr_storage *ss);
-void conn_format_addr(const struct sockaddr *sa, char *buf, size_t len);
 const struct policy *conn_policy(const struct conn *c);
 int conn_idle_timeout(const struct conn *c);
 int conn_head_timeout(const struct conn *c);

@@ -21,10 +21,7 @@ struct proxy {
 	struct event_base *base;
 	struct proxy_opts opts; /* timeouts in force (defaults filled in) */
 	struct quota quota;	/* connection limits and counts */
-	struct resolver *res;
-	struct dns_server *dns;
-	int (*fast_add)(void *, const struct sockaddr *, uint64_t);
-	void *fast_arg;
+	const struct kpath *kp; /* the kernel paths; NULL until set */
 	int conns_fd;
 	/* [l] on 127.0.0.1; [PROXY_L_MAX + l] the same port on the address of
 	 * other network namespaces (opts.ns_ip4, containers), when set */

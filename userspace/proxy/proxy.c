@@ -25,7 +25,6 @@
 #include <sys/resource.h>
 #include <event2/event.h>
 
-#include "dns/responder.h"
 #include "kernel/loader.h"
 #include "lib/duration.h"
 #include "lib/log.h"
@@ -36,11 +35,10 @@
 #include "proxy/proxy.h"
 #include "proxy/quota.h"
 
-/* Descriptors the proxy may need beside its connections' own: the DNS
- * responder's TCP clients (dns/responder.c takes at most 256 at once), c-ares sockets
- * (dns/resolver.c watches at most 16), and a margin for the rest (a status
- * request, CMD's pidfd, the --suggest-policy file at exit). */
-#define FD_DNS_TCP  256
+/* Descriptors the proxy may need beside its connections' own and what
+ * others keep (opts.fd_reserve: the DNS responder's TCP clients): c-ares
+ * sockets (dns/resolver.c watches at most 16), and a margin for the rest
+ * (a status request, CMD's pidfd, the --suggest-policy file at exit). */
 #define FD_RESOLVER 16
 #define FD_MARGIN   16
 
@@ -145,7 +143,7 @@ attributed(struct proxy *p, const struct sockaddr_storage *peer, struct egr_conn
 	    loader_conn_lookup(p->conns_fd, (const struct sockaddr *)peer, IPPROTO_TCP, who) == 0) {
 		if (!(who->flags & EGR_CONN_AMBIGUOUS))
 			return true;
-		conn_format_addr((const struct sockaddr *)peer, a, sizeof(a));
+		sockaddr_format((const struct sockaddr *)peer, a, sizeof(a));
 		log_warnx("refused a connection from %s: more than one socket connected from that "
 			  "address and port (containers in network namespaces of their own?), "
 			  "so whose it is cannot be told",
@@ -153,7 +151,7 @@ attributed(struct proxy *p, const struct sockaddr_storage *peer, struct egr_conn
 		p->st.refused_unattributed++;
 		return false;
 	}
-	conn_format_addr((const struct sockaddr *)peer, a, sizeof(a));
+	sockaddr_format((const struct sockaddr *)peer, a, sizeof(a));
 	log_info("refused unattributed connection from %s", a);
 	p->st.refused_unattributed++;
 	return false;
@@ -263,7 +261,7 @@ open_listener(uint32_t ip, bool v6, uint16_t port, bool freebind, uint16_t *boun
 		errno = e;
 		return -1;
 	}
-	*bound = ntohs(((struct sockaddr_in *)&ss)->sin_port); /* sin6_port alike */
+	*bound = sockaddr_port(&ss);
 	return fd;
 }
 
@@ -353,30 +351,10 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		snprintf(errbuf, errlen, "out of memory");
 		goto fail;
 	}
-	p->res = resolver_new(base, o->dns_upstream, errbuf, errlen);
-	if (!p->res)
-		goto fail;
 	for (int l = 0; l < PROXY_L_MAX; l++) {
 		const struct proto_ops *ops = proto_of_listener((enum proxy_listener)l, o);
 
 		if (ops && listen_on(p, (enum proxy_listener)l, ops, errbuf, errlen))
-			goto fail;
-	}
-	if (o->dns) {
-		struct dns_opts dopts = {0};
-
-		dopts.policy = o->policy;
-		dopts.audit = o->audit;
-		dopts.res = p->res;
-		dopts.audit_mode = o->audit_mode;
-		dopts.asker = o->asker;
-		dopts.policy_rw = o->policy_rw;
-		dopts.head_timeout_s = p->opts.header_timeout_s;
-		dopts.port = o->dns_port;
-		dopts.ns_ip4 = o->ns_ip4;
-		dopts.ipv6 = o->ipv6;
-		p->dns = dns_new(base, &dopts, errbuf, errlen);
-		if (!p->dns)
 			goto fail;
 	}
 	return p;
@@ -422,7 +400,7 @@ proxy_size_limits(struct proxy *p, char *errbuf, size_t errlen)
 		return -1;
 	}
 	nofile = rl.rlim_cur > INT_MAX ? INT_MAX : (long)rl.rlim_cur;
-	reserve = FD_RESOLVER + FD_MARGIN + (p->dns ? FD_DNS_TCP : 0);
+	reserve = FD_RESOLVER + FD_MARGIN + p->opts.fd_reserve;
 	if (quota_size(&p->quota, nofile, open_now, reserve, &lowered, errbuf, errlen))
 		return -1;
 	if (lowered)
@@ -449,83 +427,28 @@ void
 proxy_set_index(struct proxy *p, int conns_fd)
 {
 	p->conns_fd = conns_fd;
-	if (p->dns)
-		dns_set_index(p->dns, conns_fd);
-}
-
-uint16_t
-proxy_dns_port(const struct proxy *p)
-{
-	return p->dns ? dns_port(p->dns) : 0;
 }
 
 void
-proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
-		   int (*del)(void *, const struct sockaddr *), void *arg)
+proxy_set_kpath(struct proxy *p, const struct kpath *kp)
 {
-	p->fast_add = add;
-	p->fast_arg = arg;
-	if (p->dns)
-		dns_set_fastpath(p->dns, add, del, arg);
+	p->kp = kp;
 }
 
-void
-proxy_set_store(struct proxy *p, void (*put)(void *, const struct dns_saved *),
-		void (*del)(void *, const struct dns_saved *), void *arg)
-{
-	if (p->dns)
-		dns_set_store(p->dns, put, del, arg);
-}
-
-int
-proxy_restore(struct proxy *p, const struct dns_saved *s)
-{
-	return p->dns ? dns_restore(p->dns, s) : 0;
-}
-
-int
-proxy_kv_restore(struct proxy *p, const struct sockaddr_storage *ss, const char *name,
-		 uint64_t ttl_ns)
-{
-	return p->dns ? dns_kv_restore(p->dns, ss, name, ttl_ns) : 0;
-}
-
-void
-proxy_set_kvpath(struct proxy *p,
-		 int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
-		 int (*clear)(void *))
-{
-	if (p->dns)
-		dns_set_kvpath(p->dns, add, clear);
-}
-
-const char *
-proxy_learned_name(const struct proxy *p, const struct sockaddr *sa)
-{
-	return p->dns ? dns_learned_name(p->dns, sa) : NULL;
-}
-
-void
-proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw,
-		 struct proxy_revoked *rv)
+uint64_t
+proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw)
 {
 	struct conn *c, *next;
+	uint64_t closed = 0;
 
-	memset(rv, 0, sizeof(*rv));
 	p->opts.policy = pol;
 	p->opts.policy_rw = rw;
-	if (p->dns) {
-		struct dns_revoked dr;
-
-		dns_set_policy(p->dns, pol, rw, &dr);
-		rv->fast = dr.fast;
-		rv->names = dr.names;
-	}
 	for (c = TAILQ_FIRST(&p->conns); c; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		if (!conn_rejudge(c))
-			rv->conns++;
+			closed++;
 	}
+	return closed;
 }
 
 void
@@ -536,14 +459,6 @@ proxy_get_stats(const struct proxy *p, struct proxy_stats *st)
 	st->refused_per_process = p->quota.hit_process;
 	st->max_conns = p->quota.max_conns;
 	st->max_conns_per_process = p->quota.max_per_process;
-}
-
-void
-proxy_get_dns_stats(const struct proxy *p, struct dns_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (p->dns)
-		dns_get_stats(p->dns, st);
 }
 
 void
@@ -561,8 +476,6 @@ proxy_free(struct proxy *p)
 		if (p->lfd[i] != -1)
 			close(p->lfd[i]);
 	}
-	dns_free(p->dns);
-	resolver_free(p->res);
 	if (p->rest)
 		event_free(p->rest);
 	for (int i = 0; i < p->npipes; i++) {

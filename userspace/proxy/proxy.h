@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The proxy: HTTP (absolute-URI and CONNECT), SOCKS5 and transparent
  * listeners on 127.0.0.1, one libevent loop, every decision by the policy,
- * every client attributed through the BPF connection index. */
+ * every client attributed through the BPF connection index. Names are
+ * resolved by the resolver it shares with the DNS responder, its sibling;
+ * what the responder learned comes through a callback (learned_name). */
 #ifndef PROXY_H
 #define PROXY_H
 
@@ -10,10 +12,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "lib/ask_hook.h"
+
 struct event_base;
 struct policy;
 struct audit;
-struct asker;
+struct resolver;
+struct kpath;
 
 enum proxy_listener {
 	PROXY_L_HTTP = 0,
@@ -31,12 +36,19 @@ enum proxy_listener {
 struct proxy_opts {
 	const struct policy *policy; /* not owned; must outlive the proxy */
 	struct audit *audit;	     /* decision log; NULL for none */
-	const char *dns_upstream;    /* c-ares servers CSV; NULL: /etc/resolv.conf */
+	struct resolver *res;	     /* upstream names; not owned */
 	bool tproxy;		     /* open the transparent listener */
-	bool dns;		     /* run the DNS responder */
 	bool audit_mode;	     /* --audit: record what would be denied, deny nothing */
-	struct asker *asker;	     /* --ask: questions on the terminal; NULL = none */
+	struct ask_hook ask;	     /* --ask: questions on the terminal; .ask NULL = none */
 	struct policy *policy_rw;    /* the same policy, for rules approved with --ask */
+	/* the name the DNS responder answered sa's address for (until its TTL
+	 * runs out), or NULL: a transparent connection's name when its stream
+	 * names none. NULL: no responder */
+	const char *(*learned_name)(void *arg, const struct sockaddr *sa);
+	void *learned_arg;
+	/* descriptors others on the loop may need (the DNS responder's TCP
+	 * clients): left out of the connection limit */
+	int fd_reserve;
 	/* 0 for the default of each; see the README's "Timeouts and limits" */
 	int max_conns;		   /* client connections at once (4096, or what fits) */
 	int max_conns_per_process; /* of them, one process's (a quarter, at least 64) */
@@ -47,8 +59,7 @@ struct proxy_opts {
 	/* the ports to listen on when taking over pinned programs (they
 	 * redirect there); 0: any free one */
 	uint16_t ports[PROXY_L_MAX];
-	uint16_t dns_port;
-	/* containers: every listener (DNS too) also on this IPv4 address
+	/* containers: every listener also on this IPv4 address
 	 * (network order), the same port, for sockets of other network
 	 * namespaces; bound with IP_FREEBIND, so a bridge that comes later
 	 * brings it. 0: 127.0.0.1 only */
@@ -60,8 +71,8 @@ struct proxy_opts {
 
 struct proxy;
 
-/* Opens the listeners on 127.0.0.1 (ephemeral ports; and ns_ip4) and the resolver.
- * NULL with errbuf set on failure. */
+/* Opens the listeners on 127.0.0.1 (ephemeral ports; and ns_ip4). NULL
+ * with errbuf set on failure. */
 struct proxy *proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf,
 			size_t errlen);
 
@@ -79,42 +90,15 @@ uint16_t proxy_port(const struct proxy *p, enum proxy_listener l);
  * is set, every client is refused. */
 void proxy_set_index(struct proxy *p, int conns_fd);
 
-/* The DNS responder's port (UDP and TCP); 0 if not running. */
-uint16_t proxy_dns_port(const struct proxy *p);
-
-/* The kernel fast path for tcp:// names the DNS responder answers. */
-void proxy_set_fastpath(struct proxy *p, int (*add)(void *, const struct sockaddr *, uint64_t),
-			int (*del)(void *, const struct sockaddr *), void *arg);
-
-struct dns_saved;
-/* The DNS responder's store of what it learned, and taking entries back
- * (see dns_set_store, dns_restore); without a responder: nothing, 0. */
-void proxy_set_store(struct proxy *p, void (*put)(void *, const struct dns_saved *),
-		     void (*del)(void *, const struct dns_saved *), void *arg);
-int proxy_restore(struct proxy *p, const struct dns_saved *s);
-int proxy_kv_restore(struct proxy *p, const struct sockaddr_storage *ss, const char *name,
-		     uint64_t ttl_ns);
-
-/* The name the DNS responder answered sa's address for (until its TTL runs
- * out), or NULL: what a fast-path approval is for. */
-/* The kernel-verified path's maps, through the DNS responder (struct
- * dns_opts kv_add, kv_clear; their arg is proxy_set_fastpath's). */
-void proxy_set_kvpath(struct proxy *p,
-		      int (*add)(void *, const struct sockaddr *, const char *, uint32_t, uint64_t),
-		      int (*clear)(void *));
-const char *proxy_learned_name(const struct proxy *p, const struct sockaddr *sa);
+/* The kernel paths (kernel/kpath.h), once the BPF maps exist: an --ask
+ * "always" for a tcp:// destination opens the fast path. kp must outlive
+ * the proxy. */
+void proxy_set_kpath(struct proxy *p, const struct kpath *kp);
 
 /* A new policy (a reload; both pointers to it, as in proxy_opts) for every
- * decision from now on. Connections it denies are closed and logged;
- * fast-path entries and learned names it no longer allows are removed.
- * The old policy may be freed once this returns. */
-struct proxy_revoked {
-	uint64_t conns; /* connections closed */
-	uint64_t fast;	/* fast-path entries removed */
-	uint64_t names; /* learned names forgotten */
-};
-void proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw,
-		      struct proxy_revoked *rv);
+ * decision from now on. Connections it denies are closed and logged: their
+ * number is returned. The old policy may be freed once this returns. */
+uint64_t proxy_set_policy(struct proxy *p, const struct policy *pol, struct policy *rw);
 
 /* Counters for the summary. */
 struct proxy_stats {
@@ -126,9 +110,6 @@ struct proxy_stats {
 	int max_conns, max_conns_per_process; /* the limits in force */
 };
 void proxy_get_stats(const struct proxy *p, struct proxy_stats *st);
-struct dns_stats;
-/* The DNS responder's counters (zero when it is not running). */
-void proxy_get_dns_stats(const struct proxy *p, struct dns_stats *st);
 
 /* Closes every connection and listener. */
 void proxy_free(struct proxy *p);

@@ -27,7 +27,7 @@ tproxy_start(struct conn *c)
 {
 	original_destination(c);
 	c->source = CONN_SRC_TRANSPARENT;
-	c->port = (uint16_t)conn_sockaddr_port(&c->orig);
+	c->port = sockaddr_port(&c->orig);
 	c->host[0] = 0;
 	return judge_start(c, FIRST_BYTES_MS);
 }

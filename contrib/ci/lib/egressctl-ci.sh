@@ -44,7 +44,7 @@ EGR_SRC=${EGR_SRC:-$(cd "$EGR_CI_LIB_DIR/../../.." && pwd)}
 # root's: not from the environment, which a job can set for later steps
 EGR_CI_STATE=/run/egressctl/ci
 EGR_CI_PATH=/usr/sbin:/usr/bin:/sbin:/bin
-# what names the job in the log's "ci" record (policy/audit.c): passed to
+# what names the job in the log's "ci" record (audit/record.c): passed to
 # the daemon, which gets no other variable of the job's
 EGR_CI_IDENT_VARS="GITHUB_ACTIONS GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_JOB GITHUB_WORKFLOW
 GITHUB_REPOSITORY GITLAB_CI CI_JOB_ID CI_JOB_NAME CI_PIPELINE_ID CI_PROJECT_PATH BUILDKITE

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/opts.h"
+#include "lib/opts.h"
 #include "lib/duration.h"
 #include "lib/log.h"
 
@@ -199,17 +199,6 @@ opts_help(FILE *f, const struct opt_set *sets, int nsets)
 			fprintf(f, "%*s", HELP_COL, "");
 		}
 	}
-}
-
-void
-opts_list(FILE *f, const struct opt_set *sets, int nsets)
-{
-	struct row rows[MAX_OPTS];
-	int n = collect(sets, nsets, rows, MAX_OPTS);
-
-	for (int i = 0; i < n; i++)
-		if (!(rows[i].o->flags & OPT_F_HIDDEN))
-			fprintf(f, "--%s\n", rows[i].o->name);
 }
 
 /* The row called name ('_' and '-' alike); -1 if none. */

@@ -30,9 +30,8 @@ struct logsink;
 /* Is spec one of the forms above ("syslog", "syslog:/PATH", "otlp:...")? */
 bool logsink_is_spec(const char *spec);
 
-/* Opens the sink spec names; identity: the resource attributes of OTLP
- * (audit_identity_json()'s object, parsed by the sink). NULL with errbuf
- * set. */
+/* Opens the sink spec names (OTLP's resource attributes are
+ * audit_identity()'s, record.h). NULL with errbuf set. */
 struct logsink *logsink_open(struct event_base *base, const char *spec, char *errbuf,
 			     size_t errlen);
 

@@ -33,10 +33,4 @@ int jobtimer_status(const struct jobtimer *t, int status, bool killed);
 
 void jobtimer_free(struct jobtimer *t);
 
-/* Sends sig to every process in the cgroup at path and below it, each
- * through a pidfd opened while the pid was listed and used only if the pid
- * is still listed afterwards (a pid reused by a process outside the cgroup
- * is never signalled). Returns the number signalled or -errno. */
-int jobtimer_signal_cgroup(const char *path, int sig);
-
 #endif /* JOBTIMER_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-/* One confined cgroup: its policy, decision log, summary, proxy and DNS
- * listeners, and the BPF programs attached to it. `run` makes one for the
- * cgroup it starts CMD in; the daemon one per target it confines. The
- * options every target takes (policy, log, timeouts, limits) are one
- * table, shared by both commands. */
+/* One confined cgroup, the composition root: its policy, decision log and
+ * summary, the proxy and the DNS responder side by side (sharing one
+ * resolver; neither knows the other), the BPF programs attached to it with
+ * their kernel paths (kpath.c), and the status socket. `run` makes one for
+ * the cgroup it starts CMD in; the daemon one per target it confines. The
+ * options every target takes are options.h's. */
 #ifndef TARGET_H
 #define TARGET_H
 
@@ -11,99 +12,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/opts.h"
+#include "lib/ask_hook.h"
 #include "policy/policy.h"
-
-#define TARGET_MAX_RULES 256
-#define TARGET_MAX_UNIX	 32 /* --allow-unix, and --deny-unix */
+#include "confine/options.h"
 
 struct event_base;
-struct asker;
 struct summary;
 struct audit_rec;
-struct proxy_revoked;
 struct status_info;
 struct existing_conn;
 struct existing_stats;
 struct unixsvc;
-
-struct rule_arg {
-	enum policy_action action;
-	const char *text;
-};
-
-struct target_opts {
-	struct rule_arg rules[TARGET_MAX_RULES]; /* --allow/--deny, in order */
-	int nrules;
-	const char *policy_file;
-	const char *log_file;
-	const char *dns_upstream;
-	const char *suggest_policy; /* write the policy that allows what was done */
-	const char *summary_file;   /* --summary: the summary appended at exit / detach */
-	int summary_format;	    /* --summary-format: enum summary_format */
-	uint16_t tproxy_port;	    /* an outside transparent listener instead of ours */
-	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
-	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
-	int nproxy;
-	bool audit;		  /* record what would be denied, deny nothing */
-	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */
-	bool allow_abstract_unix; /* kernels without the unix hooks */
-	bool no_kverify;	  /* no kernel-verified path: allowed names via the proxy */
-	/* unix sockets of services that start work outside (unixsvc.h) */
-	const char *allow_unix[TARGET_MAX_UNIX];
-	int nallow_unix;
-	const char *deny_unix[TARGET_MAX_UNIX];
-	int ndeny_unix;
-	const char *unix_root;	   /* EGR_TESTING builds only: the defaults under it */
-	int max_conns;		   /* proxy connections at once (0: 4096, or what fits) */
-	int max_conns_per_process; /* of them, one process's (0: a quarter) */
-	int idle_timeout;	   /* seconds a tunnel may be silent (0: 600) */
-	int head_timeout;	   /* seconds for a client's head (0: 10) */
-	int connect_timeout;	   /* seconds per upstream connect (0: 10) */
-	int response_timeout;	   /* seconds for a plain-HTTP response head (0: 60) */
-	uint32_t containers_ip4;   /* daemon --containers: other netns reach us here (0: off) */
-	const char *skip_progs[8]; /* EGR_TESTING builds only */
-	int nskip;
-	uint32_t socks_max; /* EGR_TESTING builds only */
-	size_t log_buffer;  /* EGR_TESTING builds only */
-};
-
-/* Options that cannot go together (--ipv6 with --containers,
- * --transparent-port or --dns-port): -EINVAL with errbuf set, else 0. */
-int target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen);
-
-/* The rows of every target option, offsets into struct target_opts. */
-extern const struct opt target_opt_table[];
-
-/* $EGRESSCTL_POLICY for --policy and $EGRESSCTL_LOG for --log, where the
- * command line gave none. */
-void target_env_defaults(struct target_opts *o);
 
 /* What the command around a target adds. */
 struct target_env {
 	const char *label;   /* prefix of its stderr lines ("" for run) */
 	const char *command; /* what status shows as the command */
 	bool denial_lines;   /* print denials on stderr (rate-limited) */
-	struct asker *asker; /* --ask; NULL for none */
+	struct ask_hook ask; /* --ask (run: cli/ask.c); .ask NULL for none */
 	bool emit_redirects; /* the kernel reports redirects too (someone reads them) */
 	/* every record written to the target's log, decisions and events
 	 * (the daemon's `log -f`); NULL for none */
 	void (*on_record)(void *arg, const struct audit_rec *r);
 	void *record_arg;
+	/* names the cgroup of each record (the daemon's containers: its path
+	 * and container id, audit_namer); NULL for none */
+	void (*name_cgroup)(void *arg, uint64_t cgid, const char **path, const char **id);
+	void *name_arg;
 	/* attaching to a live cgroup (the daemon): right after the attach, the
 	 * connections it had open are found (kernel/existing.c) and left open
 	 * or, with kill_existing, ended; on_existing gets them (err: why the
 	 * pass could not run, or NULL). Not when pinned programs are taken
 	 * over: their pass ran when they were attached. */
-	/* names the cgroup of each record (the daemon's containers: its path
-	 * and container id, audit_namer); NULL for none */
-	void (*name_cgroup)(void *arg, uint64_t cgid, const char **path, const char **id);
-	void *name_arg;
 	bool existing_pass;
 	bool kill_existing;
 	/* after each change of the policy, end the connections that went
 	 * direct (the kernel fast path) to a destination it no longer allows
-	 * (cli/revoke.c): the daemon. run's policy only grows (an --ask
+	 * (confine/revoke.c): the daemon. run's policy only grows (an --ask
 	 * "always" adds an allow), so it has nothing to revoke */
 	bool revoke_direct;
 	void (*on_existing)(void *arg, const struct existing_conn *c, size_t n,
@@ -111,11 +56,6 @@ struct target_env {
 };
 
 struct target;
-
-/* Builds the policy from --policy and the rules (file first, then the
- * command line). NULL with errbuf set on a bad rule or file. */
-struct policy *target_build_policy(const char *policy_file, const struct rule_arg *rules, int n,
-				   char *errbuf, size_t errlen);
 
 /* The policy (policy, owned from now on, when it was built already; else
  * built from o), the log and the summary; nothing listens or is attached
@@ -126,7 +66,7 @@ struct target *target_new(struct event_base *base, const struct target_opts *o,
 
 /* Opens the proxy and DNS listeners, loads the programs for cgroup cgid
  * (directory fd cg_fd, path cgpath), attaches and pins them, gives the
- * proxy the kernel's index and fast path, opens the fast path for
+ * proxy and the responder the kernel's index and paths, opens the fast path for
  * exact-address rules, sizes the limits and opens the status socket. With
  * take_over, programs an egressctl that is gone left pinned on the cgroup
  * are taken over as they are (the listeners open on the ports they
@@ -188,19 +128,12 @@ void target_reopen_log(struct target *t);
  * said on stderr). After target_finish(). */
 void target_write_summary_file(struct target *t);
 
-/* A rule added at runtime (egressctl allow --cgroup X --for D RULE). */
-struct target_rule {
-	enum policy_action action;
-	char text[300];
-	uint64_t expires; /* CLOCK_MONOTONIC seconds; 0: until the daemon stops */
+/* What a change of the policy revoked. */
+struct target_revoked {
+	uint64_t conns; /* proxy connections closed, direct ones ended */
+	uint64_t fast;	/* fast-path entries removed */
+	uint64_t names; /* learned names forgotten */
 };
-
-/* The policy of o (its file, then its rules) and the runtime rules extra.
- * Pure: touches nothing but the files, so a thread may build it while the
- * event loop serves (a 100,000-rule policy takes tens of milliseconds).
- * NULL with errbuf set. */
-struct policy *target_policy_build(const struct target_opts *o, const struct target_rule *extra,
-				   int nextra, char *errbuf, size_t errlen);
 
 /* p (owned from now on) decides everything from now on; o (which must
  * outlive the target) differs from the old one only in the policy's
@@ -211,17 +144,12 @@ struct policy *target_policy_build(const struct target_opts *o, const struct tar
  * Returns 0, or -errno with errbuf set when the fast path cannot follow
  * (the policy is in force either way). */
 int target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
-		       struct proxy_revoked *rv, struct policy **oldp, char *errbuf, size_t errlen);
-
-/* target_policy_build() and target_swap_policy() in one (on the loop). On
- * an error (errbuf set) the old policy stays. */
-int target_set_policy(struct target *t, const struct target_opts *o,
-		      const struct target_rule *extra, int nextra, struct proxy_revoked *rv,
-		      char *errbuf, size_t errlen);
+		       struct target_revoked *rv, struct policy **oldp, char *errbuf,
+		       size_t errlen);
 
 /* One runtime rule added to the policy in force (the fast path follows).
  * A deny revokes what it denies. */
-int target_add_rule(struct target *t, const struct target_rule *r, struct proxy_revoked *rv,
+int target_add_rule(struct target *t, const struct target_rule *r, struct target_revoked *rv,
 		    char *errbuf, size_t errlen);
 
 /* Rules in force. */
@@ -235,7 +163,7 @@ void target_log_event(struct target *t, const struct audit_rec *r);
 uint64_t target_cgid(const struct target *t);
 void target_link_ids(const struct target *t, uint32_t *ids, int max, int *n);
 
-/* The proxy's and the kernel's counters, as `status` shows them. */
+/* The proxy's and the responder's counters, as `status` shows them. */
 void target_status(const struct target *t, struct status_info *si);
 
 /* Frees; pinned programs stay attached unless target_detach() ran. */

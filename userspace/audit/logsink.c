@@ -19,8 +19,8 @@
 #include <cJSON.h>
 
 #include "lib/log.h"
-#include "policy/audit.h"
-#include "policy/logsink.h"
+#include "audit/logsink.h"
+#include "audit/record.h"
 #include "lib/clock.h"
 
 #define SYSLOG_FACILITY 3 /* daemon */

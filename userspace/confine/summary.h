@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What a run tried, gathered from every decision (audit.c's sink): counts
- * per destination, who tried the denied ones, and the rule that would let
- * each through. At exit: the table on stderr (and with --summary FILE in
+/* What a run tried, gathered from every decision (the decision log's
+ * sink, audit/audit.h): counts per destination, who tried the denied ones,
+ * and the rule that would let each through. At exit: the table on stderr (and with --summary FILE in
  * the form --summary-format says), and with --suggest-policy the policy
  * that allows what the run did (suggest.c).
  *

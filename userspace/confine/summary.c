@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <cJSON.h>
 
-#include "policy/audit.h"
+#include "audit/audit.h"
 #include "lib/hash.h"
 #include "policy/policy.h"
-#include "cli/summary.h"
+#include "confine/summary.h"
 
 #define SUM_BUCKETS 256
 #define SUM_WHO	    4

@@ -84,7 +84,4 @@ int opts_takes_arg(const struct opt_set *sets, int nsets, const char *name);
  * the following lines, aligned. */
 void opts_help(FILE *f, const struct opt_set *sets, int nsets);
 
-/* Every long option name of the sets (for tests and completion). */
-void opts_list(FILE *f, const struct opt_set *sets, int nsets);
-
 #endif /* OPTS_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Decisions as data. Every decision of the kernel, the proxy and the DNS
- * responder goes through audit_write(): one JSON object per line to --log
+/* The decision log. Every decision of the kernel, the proxy and the DNS
+ * responder (a struct audit_rec, record.h) goes through audit_write(): one
+ * JSON object per line to --log
  * FILE (or "-" for stdout), and the run's sink (summary, denial lines).
  * Writing never blocks the data path: lines wait in a bounded buffer
  * drained when the file is writable; when it is full, lines are dropped
@@ -16,33 +17,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-struct event_base;
+#include "audit/record.h"
 
-struct audit_rec {
-	const char *decision;	   /* "allow", "deny" or "would-deny" (audit mode);
-				    * NULL for an event */
-	const char *event;	   /* the daemon's own events ("attach", "reload",
-				    * "pre-existing", ...): written instead of a
-				    * decision; NULL for decisions */
-	const char *reason;	   /* short words: "no rule allows it", "rule 2 \"x\"" */
-	const char *source;	   /* bpf, http, connect, socks5, transparent, dns */
-	const char *host;	   /* NULL or "" when unknown */
-	uint16_t port;		   /* 0 when unknown */
-	const struct sockaddr *ip; /* NULL when unknown */
-	const char *method;	   /* plain HTTP only, else NULL */
-	uint32_t pid;
-	const char *comm; /* task command name (escaped on output) */
-	uint64_t cgroup;
-	const char *rule; /* the deciding rule's text, NULL if none */
-	/* containers (the daemon's audit_set_namer): the cgroup's path below
-	 * the cgroup2 mount, and the container id it carries; NULL if none */
-	const char *cgroup_path;
-	const char *container;
-	/* not logged; for the run's sink */
-	const char *dest;    /* destination in words for the denial line */
-	const char *suggest; /* the --allow rule that would permit it; NULL if none can */
-	const char *proto;   /* "tcp", "udp", ... for kernel records; NULL otherwise */
-};
+struct event_base;
 
 typedef void (*audit_sink)(void *arg, const struct audit_rec *r);
 
@@ -54,8 +31,8 @@ struct audit;
  *                   output goes there too)
  *   fd:N            descriptor N, open for writing (its own file description,
  *                   where /proc/self/fd allows, so O_NONBLOCK stays ours)
- *   syslog[:PATH]   RFC 5424 datagrams to /dev/log or PATH (logsink.h)
- *   otlp:URL        OTLP/HTTP JSON logs, batched (logsink.h)
+ *   syslog[:PATH]   RFC 5424 datagrams to /dev/log or PATH (audit/logsink.h)
+ *   otlp:URL        OTLP/HTTP JSON logs, batched (audit/logsink.h)
  * The writer needs an event base to drain its buffer. NULL with errbuf set
  * on failure. */
 struct audit *audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen);
@@ -93,27 +70,5 @@ void audit_close(struct audit *a);
  * SIGUSR1 for run). A line half written goes to the old file first. 0, or
  * -errno (said on stderr; the old file stays in use); 0 for other kinds. */
 int audit_reopen(struct audit *a);
-
-/* Who writes the log: in every record (schema AUDIT_SCHEMA: "schema",
- * "run_id", "hostname", "ci"), and the resource of OTLP records. Taken
- * from the environment once: the run id is random, the CI job's identity
- * is GitHub Actions' (GITHUB_RUN_ID, GITHUB_JOB, ...), GitLab's (CI_JOB_ID,
- * ...) or Buildkite's (BUILDKITE_JOB_ID, ...) when present. */
-#define AUDIT_SCHEMA 2
-#define AUDIT_MAX_CI 6
-struct audit_identity {
-	char run_id[33];
-	char hostname[256];
-	const char *ci_system; /* "github", "gitlab", "buildkite", "ci"; NULL: none */
-	struct {
-		const char *key, *value; /* "run_id", "job", ...: the environment's */
-	} ci[AUDIT_MAX_CI];
-	int nci;
-};
-const struct audit_identity *audit_identity(void);
-
-/* The JSON line for r (without newline) into buf; returns the length it
- * needed (as snprintf). Pure but for audit_identity(), for tests. */
-int audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len);
 
 #endif /* AUDIT_H */

@@ -10,9 +10,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "cli/revoke.h"
+#include "confine/revoke.h"
+#include "kernel/kpath.h"
 #include "kernel/loader.h"
 #include "kernel/existing.h"
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/sockaddr.h"
 
@@ -42,15 +44,6 @@ struct revoker {
 	struct dest *b[BUCKETS];
 	size_t n;
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct revoker *
 revoker_new(struct existing *ex)
@@ -163,7 +156,7 @@ get(struct revoker *rk, const struct egr_fast_key *k)
 		return d;
 	/* full: what is approved no more goes first, even if a connection to
 	 * it may be open (it then counts as not known) */
-	if (rk->n >= REVOKE_DESTS && !prune(rk, keep_current, mono_ns()))
+	if (rk->n >= REVOKE_DESTS && !prune(rk, keep_current, now_ns()))
 		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -190,18 +183,11 @@ key_of(const struct sockaddr *sa, struct egr_fast_key *k)
 	return true;
 }
 
-/* The address of a key, as policy_decide() takes it. */
-static void
-sockaddr_of(const struct egr_fast_key *k, struct sockaddr_storage *ss)
-{
-	sockaddr_from_key(k->addr, k->port, ss);
-}
-
 void
 revoker_answered(struct revoker *rk, const struct sockaddr *sa, const char *name, uint64_t ttl_ns,
 		 bool tls)
 {
-	uint64_t exp = ttl_ns ? mono_ns() + ttl_ns : UINT64_MAX;
+	uint64_t exp = ttl_ns ? now_ns() + ttl_ns : UINT64_MAX;
 	struct egr_fast_key k;
 	struct dest *d;
 	int oldest = 0;
@@ -252,19 +238,9 @@ allows(const struct policy *p, const struct egr_fast_key *k, const char *host, b
        struct policy_decision *d)
 {
 	struct sockaddr_storage ss;
-	struct policy_query q = {0};
 
-	sockaddr_of(k, &ss);
-	q.host = host;
-	q.addr = (const struct sockaddr *)&ss;
-	q.port = ntohs(k->port);
-	q.proto = tls ? POLICY_P_TLS : POLICY_P_TCP;
-	if (policy_decide(p, &q, d)) {
-		memset(d, 0, sizeof(*d));
-		d->action = POLICY_DENY;
-		d->reason = POLICY_R_NO_RULE;
-	}
-	return d->action == POLICY_ALLOW;
+	sockaddr_from_key(k->addr, k->port, &ss);
+	return kpath_allows(p, &ss, host, tls ? POLICY_P_TLS : POLICY_P_TCP, d);
 }
 
 /* d's verdict under p: revoked unless its address or one of its names is
@@ -399,7 +375,7 @@ revoker_run(struct revoker *rk, const struct policy *p, revoke_cb cb, void *arg,
 				d->seen = true;
 		return err;
 	}
-	prune(rk, keep_needed, mono_ns());
+	prune(rk, keep_needed, now_ns());
 	st->dests = rk->n;
 	return 0;
 }

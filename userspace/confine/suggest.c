@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <cJSON.h>
 
-#include "cli/suggest.h"
+#include "confine/suggest.h"
 #include "lib/clock.h"
-#include "cli/summary.h"
+#include "confine/summary.h"
 #include "parse/psl.h"
 #include "policy/policy.h"
 
@@ -305,6 +305,112 @@ under(const char *name, const char *dom)
 	       (n > d && name[n - d - 1] == '.' && !strcmp(name + n - d, dom));
 }
 
+/* Each rule of rules not in oldallow: for a human to look at (into
+ * review, with the reasons), or a candidate for "allow" (cand). */
+static void
+sort_rules(const cJSON *rules, const cJSON *oldallow, cJSON *review, cJSON *cand)
+{
+	const cJSON *e;
+	char why[256];
+
+	cJSON_ArrayForEach(e, rules)
+	{
+		if (in_list(oldallow, e->string))
+			continue; /* allowed already: by a human, or by an earlier run */
+		if (suggest_review(e->string, (unsigned long long)num(e, "count"), why,
+				   sizeof(why))) {
+			cJSON *reasons = cJSON_CreateArray();
+
+			for (char *w = strtok(why, ","); w; w = strtok(NULL, ","))
+				cJSON_AddItemToArray(reasons, cJSON_CreateString(w + (*w == ' ')));
+			cJSON_AddItemToObject(review, e->string, reasons);
+		} else {
+			add_unique(cand, e->string);
+		}
+	}
+}
+
+/* The candidates into allow: names of one registrable domain,
+ * SUGGEST_WIDEN_AT or more, as "**.domain" (the domain into widened). */
+static void
+widen(const struct psl *psl, const cJSON *cand, cJSON *allow, cJSON *widened)
+{
+	const cJSON *e, *o;
+
+	cJSON_ArrayForEach(e, cand)
+	{
+		const char *dom =
+			plain_name(e->valuestring) ? domain_of(psl, e->valuestring) : NULL;
+		char wild[300];
+		int n = 0;
+
+		if (dom) {
+			cJSON_ArrayForEach(o, cand) if (plain_name(o->valuestring) &&
+							under(o->valuestring, dom)) n++;
+		}
+		if (n >= SUGGEST_WIDEN_AT) {
+			snprintf(wild, sizeof(wild), "**.%s", dom);
+			add_unique(allow, wild);
+			add_unique(widened, dom);
+		} else {
+			add_unique(allow, e->valuestring);
+		}
+	}
+}
+
+/* What the file allowed, into allow: kept, but for names a new "**."
+ * covers that a run suggested (a human's own rules stay as they are). */
+static void
+keep_allowed(const cJSON *oldallow, const cJSON *rules, const cJSON *widened, cJSON *allow)
+{
+	const cJSON *e, *w;
+
+	cJSON_ArrayForEach(e, oldallow)
+	{
+		bool drop = false;
+
+		if (cJSON_IsString(e) && cJSON_GetObjectItemCaseSensitive(rules, e->valuestring) &&
+		    plain_name(e->valuestring))
+			cJSON_ArrayForEach(w, widened) drop =
+				drop || under(e->valuestring, w->valuestring);
+		if (drop)
+			continue;
+		if (cJSON_IsString(e))
+			add_unique(allow, e->valuestring);
+		else
+			cJSON_AddItemToArray(allow, cJSON_Duplicate(e, 1));
+	}
+}
+
+/* doc's "observed": what was seen (rules, owned from now on), what needs
+ * a human (review, likewise), and how it was judged. */
+static void
+add_observed(cJSON *doc, const struct psl *psl, cJSON *rules, cJSON *review)
+{
+	cJSON *obs = cJSON_AddObjectToObject(doc, "observed");
+	char suffixes[96];
+
+	if (!obs) {
+		cJSON_Delete(rules);
+		cJSON_Delete(review);
+		return;
+	}
+	if (psl)
+		snprintf(suffixes, sizeof(suffixes), "the public suffix list (%zu rules)",
+			 psl_rules(psl));
+	else
+		snprintf(suffixes, sizeof(suffixes), "the last two labels (no public suffix list)");
+	cJSON_AddStringToObject(obs, "about",
+				"what egressctl --suggest-policy saw; ignored by the policy "
+				"loader. observed.review: rules not allowed, for a human "
+				"to look at (move one to allow to allow it)");
+	cJSON_AddNumberToObject(obs, "widen_at", SUGGEST_WIDEN_AT);
+	cJSON_AddNumberToObject(obs, "min_count", SUGGEST_MIN_COUNT);
+	cJSON_AddStringToObject(obs, "suffixes", suffixes);
+	cJSON_AddItemToObject(obs, "rules", rules);
+	cJSON_AddItemToObject(obs, "review", review);
+}
+
 cJSON *
 suggest_build(const cJSON *old, const cJSON *fresh, const struct psl *psl)
 {
@@ -312,8 +418,7 @@ suggest_build(const cJSON *old, const cJSON *fresh, const struct psl *psl)
 	const cJSON *oldrules = cJSON_GetObjectItemCaseSensitive(oldobs, "rules");
 	const cJSON *oldallow = cJSON_GetObjectItemCaseSensitive(old, "allow");
 	const cJSON *olddeny = cJSON_GetObjectItemCaseSensitive(old, "deny");
-	cJSON *doc = cJSON_CreateObject(), *rules, *review, *allow, *cand, *obs, *e, *widened;
-	char why[256], suffixes[96];
+	cJSON *doc = cJSON_CreateObject(), *rules, *review, *allow, *cand, *e, *widened;
 
 	if (!doc)
 		return NULL;
@@ -334,88 +439,16 @@ suggest_build(const cJSON *old, const cJSON *fresh, const struct psl *psl)
 	cJSON_ArrayForEach(e, fresh) if (cJSON_IsObject(e))
 		merge_one(rules, e->string, num(e, "count"), num(e, "runs"), str(e, "first_seen"),
 			  str(e, "last_seen"));
-	/* allowed, or for a human to look at */
-	cJSON_ArrayForEach(e, rules)
-	{
-		if (in_list(oldallow, e->string))
-			continue; /* allowed already: by a human, or by an earlier run */
-		if (suggest_review(e->string, (unsigned long long)num(e, "count"), why,
-				   sizeof(why))) {
-			cJSON *reasons = cJSON_CreateArray();
-
-			for (char *w = strtok(why, ","); w; w = strtok(NULL, ","))
-				cJSON_AddItemToArray(reasons, cJSON_CreateString(w + (*w == ' ')));
-			cJSON_AddItemToObject(review, e->string, reasons);
-		} else {
-			add_unique(cand, e->string);
-		}
-	}
-	/* names of one registrable domain, SUGGEST_WIDEN_AT or more: "**.domain" */
-	cJSON_ArrayForEach(e, cand)
-	{
-		const char *dom =
-			plain_name(e->valuestring) ? domain_of(psl, e->valuestring) : NULL;
-		const cJSON *o;
-		char wild[300];
-		int n = 0;
-
-		if (dom) {
-			cJSON_ArrayForEach(o, cand) if (plain_name(o->valuestring) &&
-							under(o->valuestring, dom)) n++;
-		}
-		if (n >= SUGGEST_WIDEN_AT) {
-			snprintf(wild, sizeof(wild), "**.%s", dom);
-			add_unique(allow, wild);
-			add_unique(widened, dom);
-		} else {
-			add_unique(allow, e->valuestring);
-		}
-	}
-	/* what the file allowed: kept, but for names a new "**." covers that
-	 * a run suggested (a human's own rules stay as they are) */
-	cJSON_ArrayForEach(e, oldallow)
-	{
-		bool drop = false;
-		const cJSON *w;
-
-		if (cJSON_IsString(e) && cJSON_GetObjectItemCaseSensitive(rules, e->valuestring) &&
-		    plain_name(e->valuestring))
-			cJSON_ArrayForEach(w, widened) drop =
-				drop || under(e->valuestring, w->valuestring);
-		if (drop)
-			continue;
-		if (cJSON_IsString(e))
-			add_unique(allow, e->valuestring);
-		else
-			cJSON_AddItemToArray(allow, cJSON_Duplicate(e, 1));
-	}
+	sort_rules(rules, oldallow, review, cand);
+	widen(psl, cand, allow, widened);
+	keep_allowed(oldallow, rules, widened, allow);
 	cJSON_Delete(cand);
 	cJSON_Delete(widened);
 	cJSON_AddNumberToObject(doc, "version", 1);
 	cJSON_AddItemToObject(doc, "allow", sorted(allow));
 	if (olddeny)
 		cJSON_AddItemToObject(doc, "deny", cJSON_Duplicate(olddeny, 1));
-	obs = cJSON_AddObjectToObject(doc, "observed");
-	if (psl)
-		snprintf(suffixes, sizeof(suffixes), "the public suffix list (%zu rules)",
-			 psl_rules(psl));
-	else
-		snprintf(suffixes, sizeof(suffixes), "the last two labels (no public suffix list)");
-	if (obs) {
-		cJSON_AddStringToObject(
-			obs, "about",
-			"what egressctl --suggest-policy saw; ignored by the policy "
-			"loader. observed.review: rules not allowed, for a human "
-			"to look at (move one to allow to allow it)");
-		cJSON_AddNumberToObject(obs, "widen_at", SUGGEST_WIDEN_AT);
-		cJSON_AddNumberToObject(obs, "min_count", SUGGEST_MIN_COUNT);
-		cJSON_AddStringToObject(obs, "suffixes", suffixes);
-		cJSON_AddItemToObject(obs, "rules", rules);
-		cJSON_AddItemToObject(obs, "review", review);
-	} else {
-		cJSON_Delete(rules);
-		cJSON_Delete(review);
-	}
+	add_observed(doc, psl, rules, review);
 	return doc;
 }
 

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+/* What runs in CMD's child between clone3() into the cgroup and exec:
+ * run's spawn() (run.c) starts it. */
+#ifndef CHILD_H
+#define CHILD_H
+
+#include <stdbool.h>
+
+#include "kernel/sandbox.h"
+
+struct rlimit;
+
+struct child_env {
+	const char *cgroup;	     /* the cgroup, as /proc/self/cgroup shows it */
+	const char *http;	     /* http://127.0.0.1:PORT */
+	const char *socks;	     /* socks5h://127.0.0.1:PORT */
+	const char *no_proxy;	     /* target_no_proxy() */
+	const struct rlimit *nofile; /* the descriptor limit CMD gets */
+	char *const *masks;	     /* unix sockets to mask */
+	int statfd;		     /* CMD's wait status goes here (pid 1) */
+	char **argv;		     /* CMD and its arguments */
+	bool allow_sudo;	     /* --allow-sudo */
+	bool no_proxy_env;	     /* --no-proxy-env */
+};
+
+/* The walls (sandbox_enter_opts), then CMD. With --allow-sudo it is pid 1
+ * of a new PID namespace and forks: the grandchild execs CMD, the child
+ * stays as the namespace's init (sandbox_init), and CMD's wait status goes
+ * to env->statfd. Reports failure on errfd as "<exit status> <message>". */
+__attribute__((noreturn)) void child_exec(const struct sandbox_user *u,
+					  const struct sandbox_term *term, int errfd,
+					  const struct child_env *env);
+
+#endif /* CHILD_H */

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The options every target takes (see options.h): the rows, their
+ * parsers, and the policy they build. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/unixsvc.h"
+#include "confine/options.h"
+#include "confine/summary.h"
+
+#define TO(field) offsetof(struct target_opts, field)
+
+static int
+add_rule(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+
+	if (t->nrules == TARGET_MAX_RULES) {
+		snprintf(err, errlen, "at most %d --allow/--deny rules (use --policy FILE)",
+			 TARGET_MAX_RULES);
+		return -EINVAL;
+	}
+	t->rules[t->nrules].action = !strcmp(o->name, "allow") ? POLICY_ALLOW : POLICY_DENY;
+	t->rules[t->nrules].text = arg;
+	t->nrules++;
+	return 0;
+}
+
+static int
+set_summary_format(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	enum summary_format f;
+
+	(void)o;
+	if (summary_format_parse(arg, &f)) {
+		snprintf(err, errlen, "expected text, markdown or json");
+		return -EINVAL;
+	}
+	t->summary_format = (int)f;
+	return 0;
+}
+
+static int
+add_proxy_port(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	char *end;
+	long v;
+
+	(void)o;
+	if (t->nproxy == 2) {
+		snprintf(err, errlen, "at most 2 --proxy-port options");
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > 65535) {
+		snprintf(err, errlen, "expected a port from 1 to 65535");
+		return -EINVAL;
+	}
+	t->proxy_ports[t->nproxy++] = (uint16_t)v;
+	return 0;
+}
+
+static int
+add_unix(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	bool allow = !strcmp(o->name, "allow-unix");
+	int *n = allow ? &t->nallow_unix : &t->ndeny_unix;
+
+	if (*n == TARGET_MAX_UNIX) {
+		snprintf(err, errlen, "at most %d", TARGET_MAX_UNIX);
+		return -EINVAL;
+	}
+	if (arg[0] != '/' || strlen(arg) >= UNIXSVC_PATH_MAX) {
+		snprintf(err, errlen, "expected an absolute path of at most %d bytes",
+			 UNIXSVC_PATH_MAX - 1);
+		return -EINVAL;
+	}
+	(allow ? t->allow_unix : t->deny_unix)[(*n)++] = arg;
+	return 0;
+}
+
+const struct opt target_opt_table[] = {
+	{"allow", 0, OPT_T_CALL, 0, "RULE",
+	 "allow RULE: host, *.host, **.host, host:port, *:port,\n"
+	 "tcp://host:port, ADDR[/LEN][:PORT], [ADDR6]:PORT; an\n"
+	 "IPv4 ADDR:PORT also opens the kernel fast path\n"
+	 "(e.g. 127.0.0.1:5432 for a database on the host)",
+	 .call = add_rule},
+	{"deny", 0, OPT_T_CALL, 0, "RULE", "deny RULE (deny wins over allow)", .call = add_rule},
+	{"policy", 0, OPT_T_STR, TO(policy_file), "FILE",
+	 "rules from a JSON policy file (egressctl-policy(5))"},
+	{"log", 0, OPT_T_STR, TO(log_file), "FILE",
+	 "one JSON line per decision (kernel, proxy and DNS,\n"
+	 "with pid, command, cgroup, run id, host, CI job) to\n"
+	 "FILE (opened anew on SIGUSR1; the daemon: SIGHUP),\n"
+	 "fd:N, syslog[:PATH] (RFC 5424 to /dev/log),\n"
+	 "otlp:http://HOST:PORT/v1/logs (OTLP/HTTP JSON), or\n"
+	 "- (the daemon's stdout; run: use fd:N)"},
+	{"audit", 0, OPT_T_FLAG, TO(audit), NULL,
+	 "deny nothing: record what the policy would deny\n"
+	 "(\"would-deny\") and let it through"},
+	{"ipv6", 0, OPT_T_FLAG, TO(ipv6), NULL,
+	 "IPv6 too: native IPv6 TCP and DNS go to egressctl's\n"
+	 "listeners on [::1] and are judged like IPv4 (AAAA\n"
+	 "answers for allowed names; IPv4 carried in IPv6 is\n"
+	 "refused); without it IPv6 is denied"},
+	{"suggest-policy", 0, OPT_T_STR, TO(suggest_policy), "FILE",
+	 "at exit, write the policy (JSON) that would have\n"
+	 "allowed everything the run did"},
+	{"summary", 0, OPT_T_STR, TO(summary_file), "FILE",
+	 "at exit (a daemon target: when it is detached or the\n"
+	 "daemon stops), append the summary to FILE (e.g.\n"
+	 "$GITHUB_STEP_SUMMARY)"},
+	{"summary-format", 0, OPT_T_CALL, 0, "F",
+	 "the form of --summary FILE: text (default),\n"
+	 "markdown or json",
+	 .call = set_summary_format},
+	{"max-conns", 0, OPT_T_INT, TO(max_conns), "N",
+	 "proxy connections open at once (4096, or as many as\n"
+	 "the descriptor limit allows); beyond it new ones\n"
+	 "are refused (HTTP 503, SOCKS5 0x01, transparent:\n"
+	 "a reset), open ones go on",
+	 1, 1000000},
+	{"max-conns-per-process", 0, OPT_T_INT, TO(max_conns_per_process), "N",
+	 "of them, one process's (a quarter of them,\n"
+	 "but at least 64)",
+	 1, 1000000},
+	{"head-timeout", 0, OPT_T_SECS, TO(head_timeout), "D",
+	 "a client's request or handshake must come within D\n"
+	 "(10s); D is 30, 30s, 1.5m, 2m, 1h30m...",
+	 1, 86400},
+	{"connect-timeout", 0, OPT_T_SECS, TO(connect_timeout), "D",
+	 "per upstream address tried (10s; then 504)", 1, 86400},
+	{"response-timeout", 0, OPT_T_SECS, TO(response_timeout), "D",
+	 "plain HTTP: the response head must come within D of\n"
+	 "the request (60s; then 504)",
+	 1, 86400},
+	{"idle-timeout", 0, OPT_T_SECS, TO(idle_timeout), "D",
+	 "close a connection silent for D (10m)", 1, 86400},
+	{"dns-upstream", 0, OPT_T_STR, TO(dns_upstream), "ADDR",
+	 "resolver the proxy uses (default: /etc/resolv.conf)"},
+	{"dns-port", 0, OPT_T_PORT, TO(dns_port), "P",
+	 "redirect CMD's DNS to your own resolver on\n"
+	 "127.0.0.1:P instead of egressctl's responder"},
+	{"transparent-port", 0, OPT_T_PORT, TO(tproxy_port), "P",
+	 "redirect TCP to your own listener on 127.0.0.1:P\n"
+	 "instead of egressctl's"},
+	{"proxy-port", 0, OPT_T_CALL, 0, "P",
+	 "also let CMD reach a listener on 127.0.0.1:P (up to 2)", .call = add_proxy_port},
+	{"no-kernel-verify", 0, OPT_T_FLAG, TO(no_kverify), NULL,
+	 "no kernel-verified path: connections to allowed names\n"
+	 "go through the transparent proxy, even where the\n"
+	 "kernel could check their SNI or Host and let them go\n"
+	 "direct"},
+	{"allow-abstract-unix", 0, OPT_T_FLAG, TO(allow_abstract_unix), NULL,
+	 "run on kernels without the unix socket hooks (< 6.7),\n"
+	 "leaving abstract unix sockets unconfined"},
+	{"allow-unix", 0, OPT_T_CALL, 0, "PATH",
+	 "let CMD use the unix socket PATH of a service that\n"
+	 "starts work outside the sandbox (denied by default:\n"
+	 "docker, containerd, podman, buildkit, CRI-O, systemd's\n"
+	 "private sockets, the D-Bus system and session buses)",
+	 .call = add_unix},
+	{"deny-unix", 0, OPT_T_CALL, 0, "PATH", "deny the unix socket PATH too (as those above)",
+	 .call = add_unix},
+	{0},
+};
+
+struct policy *
+target_build_policy(const char *policy_file, const struct rule_arg *rules, int n, char *errbuf,
+		    size_t errlen)
+{
+	char err[512];
+	struct policy *p = policy_new();
+
+	if (!p) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	if (policy_file && config_load_file(p, policy_file, err, sizeof(err))) {
+		snprintf(errbuf, errlen, "--policy %s: %s", policy_file, err);
+		policy_free(p);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *opt = rules[i].action == POLICY_ALLOW ? "--allow" : "--deny";
+
+		if (policy_add(p, rules[i].action, rules[i].text, NULL, opt, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "%s %s: %s", opt, rules[i].text, err);
+			policy_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+int
+target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen)
+{
+	if (!o->ipv6 || !(o->containers_ip4 || o->tproxy_port || o->dns_port))
+		return 0;
+	snprintf(errbuf, errlen, "--ipv6 cannot be combined with %s",
+		 o->containers_ip4 ? "--containers (the IPv6 listeners are on ::1 only)"
+		 : o->tproxy_port  ? "--transparent-port (egressctl's listener serves IPv6)"
+				   : "--dns-port (egressctl's responder serves IPv6)");
+	return -EINVAL;
+}
+
+struct policy *
+target_policy_build(const struct target_opts *o, const struct target_rule *extra, int nextra,
+		    char *errbuf, size_t errlen)
+{
+	struct policy *p = target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
+	char err[400];
+
+	for (int i = 0; p && i < nextra; i++) {
+		const char *opt = extra[i].action == POLICY_ALLOW ? "allow" : "deny";
+
+		if (policy_add(p, extra[i].action, extra[i].text, NULL, "runtime", err,
+			       sizeof(err))) {
+			snprintf(errbuf, errlen, "%s %s: %s", opt, extra[i].text, err);
+			policy_free(p);
+			p = NULL;
+		}
+	}
+	if (p)
+		policy_set_ipv6(p, o->ipv6);
+	return p;
+}
+
+void
+target_env_defaults(struct target_opts *o)
+{
+	const char *policy = getenv("EGRESSCTL_POLICY"), *log = getenv("EGRESSCTL_LOG");
+
+	if (!o->policy_file && policy && policy[0])
+		o->policy_file = policy;
+	if (!o->log_file && log && log[0])
+		o->log_file = log;
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The options every target takes (policy, log, limits, timeouts,
+ * listeners, unix sockets): one table, shared by `run` and the daemon (its
+ * config file's keys are the same names), and the policy they make. */
+#ifndef CONFINE_OPTIONS_H
+#define CONFINE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/opts.h"
+#include "policy/policy.h"
+
+#define TARGET_MAX_RULES 256
+#define TARGET_MAX_UNIX	 32 /* --allow-unix, and --deny-unix */
+
+struct rule_arg {
+	enum policy_action action;
+	const char *text;
+};
+
+struct target_opts {
+	struct rule_arg rules[TARGET_MAX_RULES]; /* --allow/--deny, in order */
+	int nrules;
+	const char *policy_file;
+	const char *log_file;
+	const char *dns_upstream;
+	const char *suggest_policy; /* write the policy that allows what was done */
+	const char *summary_file;   /* --summary: the summary appended at exit / detach */
+	int summary_format;	    /* --summary-format: enum summary_format */
+	uint16_t tproxy_port;	    /* an outside transparent listener instead of ours */
+	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
+	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
+	int nproxy;
+	bool audit;		  /* record what would be denied, deny nothing */
+	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */
+	bool allow_abstract_unix; /* kernels without the unix hooks */
+	bool no_kverify;	  /* no kernel-verified path: allowed names via the proxy */
+	/* unix sockets of services that start work outside (unixsvc.h) */
+	const char *allow_unix[TARGET_MAX_UNIX];
+	int nallow_unix;
+	const char *deny_unix[TARGET_MAX_UNIX];
+	int ndeny_unix;
+	const char *unix_root;	   /* EGR_TESTING builds only: the defaults under it */
+	int max_conns;		   /* proxy connections at once (0: 4096, or what fits) */
+	int max_conns_per_process; /* of them, one process's (0: a quarter) */
+	int idle_timeout;	   /* seconds a tunnel may be silent (0: 600) */
+	int head_timeout;	   /* seconds for a client's head (0: 10) */
+	int connect_timeout;	   /* seconds per upstream connect (0: 10) */
+	int response_timeout;	   /* seconds for a plain-HTTP response head (0: 60) */
+	uint32_t containers_ip4;   /* daemon --containers: other netns reach us here (0: off) */
+	const char *skip_progs[8]; /* EGR_TESTING builds only */
+	int nskip;
+	uint32_t socks_max; /* EGR_TESTING builds only */
+	size_t log_buffer;  /* EGR_TESTING builds only */
+};
+
+/* Options that cannot go together (--ipv6 with --containers,
+ * --transparent-port or --dns-port): -EINVAL with errbuf set, else 0. */
+int target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen);
+
+/* The rows of every target option, offsets into struct target_opts. */
+extern const struct opt target_opt_table[];
+
+/* $EGRESSCTL_POLICY for --policy and $EGRESSCTL_LOG for --log, where the
+ * command line gave none. */
+void target_env_defaults(struct target_opts *o);
+
+/* Builds the policy from --policy and the rules (file first, then the
+ * command line). NULL with errbuf set on a bad rule or file. */
+struct policy *target_build_policy(const char *policy_file, const struct rule_arg *rules, int n,
+				   char *errbuf, size_t errlen);
+
+/* A rule added at runtime (egressctl allow --cgroup X --for D RULE). */
+struct target_rule {
+	enum policy_action action;
+	char text[300];
+	uint64_t expires; /* CLOCK_MONOTONIC seconds; 0: until the daemon stops */
+};
+
+/* The policy of o (its file, then its rules) and the runtime rules extra.
+ * Pure: touches nothing but the files, so a thread may build it while the
+ * event loop serves (a 100,000-rule policy takes tens of milliseconds).
+ * NULL with errbuf set. */
+struct policy *target_policy_build(const struct target_opts *o, const struct target_rule *extra,
+				   int nextra, char *errbuf, size_t errlen);
+
+#endif /* CONFINE_OPTIONS_H */

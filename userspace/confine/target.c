@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: Apache-2.0
+/* One confined cgroup (see target.h): the policy, the decision log, the
+ * resolver shared by the proxy and the DNS responder, the listeners of
+ * both, the programs attached to the cgroup with their ring buffer, and the
+ * status socket; how they are made, attached (or taken over), finished and
+ * freed. Its kernel paths are kpath.c's, its records records.c's. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "audit/audit.h"
+#include "dns/resolver.h"
+#include "dns/responder.h"
+#include "kernel/existing.h"
+#include "kernel/loader.h"
+#include "lib/log.h"
+#include "proxy/proxy.h"
+#include "confine/core.h"
+#include "confine/revoke.h"
+#include "confine/status.h"
+#include "confine/suggest.h"
+#include "confine/summary.h"
+
+#define DRAIN_US 100000 /* how late a kernel-verified allow's decision line may be */
+
+static void
+on_ring(evutil_socket_t fd, short what, void *arg)
+{
+	struct target *t = arg;
+
+	(void)fd;
+	(void)what;
+	loader_events_consume(t->ld);
+}
+
+void
+target_status(const struct target *t, struct status_info *si)
+{
+	struct proxy_stats ps = {0};
+	struct dns_stats ds = {0};
+
+	memset(si, 0, sizeof(*si));
+	if (t->px) {
+		proxy_get_stats(t->px, &ps);
+		si->http_port = proxy_port(t->px, PROXY_L_HTTP);
+		si->socks_port = proxy_port(t->px, PROXY_L_SOCKS);
+		si->tproxy_port = proxy_port(t->px, PROXY_L_TPROXY);
+	}
+	if (t->dns) {
+		dns_get_stats(t->dns, &ds);
+		si->dns_port = dns_port(t->dns);
+	}
+	si->pid = getpid();
+	si->cgroup_id = t->cgid;
+	si->cgroup = t->cgpath;
+	si->command = t->env->command;
+	si->policy_file = t->o->policy_file;
+	si->rules = policy_count(t->policy);
+	si->audit = t->o->audit;
+	si->ipv6 = t->o->ipv6;
+	si->proxy_accepted = ps.accepted;
+	si->proxy_allowed = ps.allowed;
+	si->proxy_denied = ps.denied;
+	si->proxy_unattributed = ps.refused_unattributed;
+	si->dns_queries = ds.queries;
+	si->dns_refused = ds.refused;
+	si->dns_cached = ds.cached;
+	si->dns_upstream = ds.upstream;
+	si->dns_servfail = ds.servfail;
+	si->dns_fast = ds.fast_path;
+}
+
+/* One status request: the document, then close. */
+static void
+on_status(evutil_socket_t lfd, short what, void *arg)
+{
+	struct target *t = arg;
+	struct status_info si;
+	char *doc;
+	int fd;
+
+	(void)what;
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	target_status(t, &si);
+	doc = status_render(&si);
+	if (doc && send(fd, doc, strlen(doc), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_debug("status: %s", strerror(errno));
+	free(doc);
+	close(fd);
+}
+
+struct target *
+target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
+	   struct policy *policy, char *errbuf, size_t errlen)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	t->o = o;
+	t->env = env;
+	t->base = base;
+	t->status_fd = -1;
+	t->tokens = TARGET_DENIAL_BURST;
+	if (target_opts_check(o, errbuf, errlen)) {
+		policy_free(policy);
+		goto fail;
+	}
+	t->policy =
+		policy ? policy
+		       : target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
+	if (!t->policy)
+		goto fail;
+	policy_set_ipv6(t->policy, o->ipv6); /* the proxy says what the kernel does */
+	t->summary = summary_new();
+	if (!t->summary) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto fail;
+	}
+	t->audit = audit_open(base, o->log_file, errbuf, errlen);
+	if (!t->audit)
+		goto fail;
+	audit_set_sink(t->audit, target_on_decision, t);
+	if (env->name_cgroup)
+		audit_set_namer(t->audit, env->name_cgroup, env->name_arg);
+	audit_set_limit(t->audit, o->log_buffer);
+	if (unixsvc_build(&t->unix_svc, o->unix_root, o->allow_unix, o->nallow_unix, o->deny_unix,
+			  o->ndeny_unix, errbuf, errlen))
+		goto fail;
+	return t;
+fail:
+	target_free(t);
+	return NULL;
+}
+
+/* The proxy, the DNS responder and their resolver, in the order they
+ * were made; NULL-safe. The proxy first: closing its connections logs
+ * their last decisions. */
+static void
+close_listeners(struct target *t)
+{
+	proxy_free(t->px);
+	t->px = NULL;
+	dns_free(t->dns);
+	t->dns = NULL;
+	resolver_free(t->res);
+	t->res = NULL;
+}
+
+/* The name the responder answered an address for, for the proxy. */
+static const char *
+learned_name(void *arg, const struct sockaddr *sa)
+{
+	const struct target *t = arg;
+
+	return dns_learned_name(t->dns, sa);
+}
+
+static int
+open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, size_t errlen)
+{
+	const struct target_opts *o = t->o;
+	struct proxy_opts po = {0};
+
+	if (pinned) {
+		po.ports[PROXY_L_HTTP] = pinned->proxy_ports[0];
+		po.ports[PROXY_L_SOCKS] = pinned->proxy_ports[1];
+		po.ports[PROXY_L_TPROXY] = o->tproxy_port ? 0 : pinned->tproxy_port;
+	}
+	po.policy = t->policy;
+	po.audit = t->audit;
+	po.res = t->res;
+	po.tproxy = !o->tproxy_port;
+	po.audit_mode = o->audit;
+	po.max_conns = o->max_conns;
+	po.max_conns_per_process = o->max_conns_per_process;
+	po.header_timeout_s = o->head_timeout;
+	po.connect_timeout_s = o->connect_timeout;
+	po.response_timeout_s = o->response_timeout;
+	po.idle_timeout_s = o->idle_timeout;
+	po.ask = t->env->ask;
+	po.policy_rw = t->policy;
+	po.learned_name = o->dns_port ? NULL : learned_name;
+	po.learned_arg = t;
+	po.fd_reserve = o->dns_port ? 0 : DNS_TCP_MAX_CLIENTS;
+	po.ns_ip4 = o->containers_ip4;
+	po.ipv6 = o->ipv6;
+	t->px = proxy_new(t->base, &po, errbuf, errlen);
+	return t->px ? 0 : -1;
+}
+
+static int
+open_dns(struct target *t, const struct loader_opts *pinned, char *errbuf, size_t errlen)
+{
+	const struct target_opts *o = t->o;
+	struct dns_opts dopts = {0};
+
+	dopts.policy = t->policy;
+	dopts.audit = t->audit;
+	dopts.res = t->res;
+	dopts.audit_mode = o->audit;
+	dopts.ask = t->env->ask;
+	dopts.policy_rw = t->policy;
+	dopts.head_timeout_s = o->head_timeout > 0 ? o->head_timeout : PROXY_DEF_HEAD_TIMEOUT;
+	dopts.port = pinned ? pinned->dns_port : 0;
+	dopts.ns_ip4 = o->containers_ip4;
+	dopts.ipv6 = o->ipv6;
+	t->dns = dns_new(t->base, &dopts, errbuf, errlen);
+	return t->dns ? 0 : -1;
+}
+
+/* The resolver, the proxy's listeners and the responder's (unless
+ * --dns-port): on the ports pinned programs redirect to (pinned), or on
+ * free ones. */
+static int
+open_listeners(struct target *t, const struct loader_opts *pinned, char *errbuf, size_t errlen)
+{
+	t->res = resolver_new(t->base, t->o->dns_upstream, errbuf, errlen);
+	if (!t->res || open_proxy(t, pinned, errbuf, errlen) ||
+	    (!t->o->dns_port && open_dns(t, pinned, errbuf, errlen))) {
+		close_listeners(t);
+		return -EADDRINUSE;
+	}
+	snprintf(t->http_url, sizeof(t->http_url), "http://127.0.0.1:%u",
+		 proxy_port(t->px, PROXY_L_HTTP));
+	snprintf(t->socks_url, sizeof(t->socks_url), "socks5h://127.0.0.1:%u",
+		 proxy_port(t->px, PROXY_L_SOCKS));
+	return 0;
+}
+
+/* The status socket; a run without one still runs (said once). */
+static void
+open_status(struct target *t)
+{
+	t->status_fd = status_listen(t->cgid, t->status_path, sizeof(t->status_path));
+	if (t->status_fd < 0) {
+		log_warnx("%sno status socket: %s", t->env->label, strerror(-t->status_fd));
+		return;
+	}
+	t->ev_status = event_new(t->base, t->status_fd, EV_READ | EV_PERSIST, on_status, t);
+	if (!t->ev_status || event_add(t->ev_status, NULL))
+		log_warnx("%sno status socket: cannot watch it", t->env->label);
+}
+
+static void
+loader_options(const struct target *t, uint64_t cgid, struct loader_opts *lo)
+{
+	const struct target_opts *o = t->o;
+
+	memset(lo, 0, sizeof(*lo));
+	if (t->px) {
+		lo->tproxy_port =
+			o->tproxy_port ? o->tproxy_port : proxy_port(t->px, PROXY_L_TPROXY);
+		lo->dns_port = o->dns_port ? o->dns_port : t->dns ? dns_port(t->dns) : 0;
+		lo->proxy_ports[0] = proxy_port(t->px, PROXY_L_HTTP);
+		lo->proxy_ports[1] = proxy_port(t->px, PROXY_L_SOCKS);
+	}
+	lo->proxy_ports[2] = o->proxy_ports[0];
+	lo->proxy_ports[3] = o->proxy_ports[1];
+	lo->unix_hooks = !o->allow_abstract_unix;
+	lo->emit_redirects = t->env->emit_redirects;
+	lo->audit_mode = o->audit;
+	lo->sandbox_cgid = cgid;
+	lo->unix_svc = &t->unix_svc;
+	lo->ns_ip4 = o->containers_ip4;
+	lo->ipv6 = o->ipv6;
+	memcpy(lo->skip_progs, o->skip_progs, sizeof(lo->skip_progs));
+	lo->socks_max = o->socks_max;
+	lo->on_event = target_on_event;
+	lo->arg = (void *)t;
+}
+
+/* Takes over the programs pinned for cgid, and opens the listeners on
+ * the ports they redirect to. -errno with errbuf set when they cannot be
+ * taken over as they are (then attach afresh: no gap either). */
+static int
+adopt(struct target *t, uint64_t cgid, char *errbuf, size_t errlen)
+{
+	const struct target_opts *o = t->o;
+	struct loader_opts want, pinned;
+	struct loader *ld;
+	int err;
+
+	loader_options(t, cgid, &want);
+	ld = loader_adopt(&want, cgid, &pinned, errbuf, errlen);
+	if (!ld)
+		return -errno;
+	if ((o->tproxy_port && pinned.tproxy_port != o->tproxy_port) ||
+	    (o->dns_port && pinned.dns_port != o->dns_port) ||
+	    pinned.proxy_ports[2] != o->proxy_ports[0] ||
+	    pinned.proxy_ports[3] != o->proxy_ports[1]) {
+		snprintf(errbuf, errlen, "the pinned programs redirect to other ports");
+		err = -ESTALE;
+		goto fail;
+	}
+	err = open_listeners(t, &pinned, errbuf, errlen);
+	if (err)
+		goto fail;
+	t->ld = ld;
+	return 0;
+fail:
+	loader_free(ld); /* the pins stay: they go on enforcing */
+	return err;
+}
+
+/* Whether the target ends the direct connections a policy change denies
+ * (audit mode denies nothing). */
+static bool
+revoking(const struct target *t)
+{
+	return t->env->revoke_direct && !t->o->audit;
+}
+
+/* The iterators of the pre-existing and the revoke passes, sharing the
+ * programs' socket maps (50-70 ms: before the attach, or at a take-over). */
+static struct existing *
+open_iterators(struct target *t, const char *cgpath, uint64_t cgid, char *errbuf, size_t errlen)
+{
+	struct existing_opts eo = {
+		.socks_fd = loader_socks_fd(t->ld),
+		.sk_fd = loader_sk_fd(t->ld),
+		.cgid = cgid,
+		.cg_path = cgpath,
+		.kill = t->env->kill_existing,
+		.revoke = revoking(t),
+	};
+
+	return existing_open(&eo, errbuf, errlen);
+}
+
+/* The connections the cgroup had before the attach: listed and left open,
+ * or ended (env->kill_existing), for env->on_existing. */
+static void
+existing_pass(struct target *t, struct existing *ex)
+{
+	struct existing_conn *v = NULL;
+	struct existing_stats st = {0};
+	char why[512];
+	size_t n = 0;
+
+	if (existing_run(ex, &v, &n, &st, why, sizeof(why)))
+		t->env->on_existing(t->env->record_arg, NULL, 0, &st, why);
+	else
+		t->env->on_existing(t->env->record_arg, v, n, &st, NULL);
+	free(v);
+}
+
+/* The listeners on free ports, and programs loaded for them and attached
+ * (links first, then any stale pins replaced: no gap); the iterators kept
+ * for the revoke pass. */
+static int
+attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, char *errbuf,
+	     size_t errlen)
+{
+	struct existing *ex = NULL;
+	struct loader_opts lo;
+	int err;
+
+	err = open_listeners(t, NULL, errbuf, errlen);
+	if (err)
+		return err;
+	loader_options(t, cgid, &lo);
+	t->ld = loader_open(&lo, errbuf, errlen);
+	if (!t->ld)
+		return errno ? -errno : -EINVAL;
+	if (t->env->existing_pass || revoking(t)) {
+		/* loaded now: after the attach it only has to run */
+		ex = open_iterators(t, cgpath, cgid, errbuf, errlen);
+		if (!ex) {
+			err = errno ? -errno : -ENOTSUP;
+			goto fail;
+		}
+	}
+	err = loader_attach(t->ld, cg_fd, cgid, errbuf, errlen);
+	if (err)
+		goto fail;
+	if (ex && t->env->existing_pass)
+		existing_pass(t, ex);
+	if (ex && revoking(t)) { /* kept: a reload must not pay the load */
+		t->rk = revoker_new(ex);
+		if (!t->rk) {
+			snprintf(errbuf, errlen, "out of memory");
+			loader_detach(t->ld);
+			err = -ENOMEM;
+			ex = NULL;
+			goto fail;
+		}
+	} else {
+		existing_free(ex);
+	}
+	return 0;
+fail:
+	existing_free(ex);
+	loader_free(t->ld);
+	t->ld = NULL;
+	return err;
+}
+
+int
+target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
+	      char *errbuf, size_t errlen)
+{
+	char why[512];
+	int err;
+
+	t->adopted = false;
+	if (take_over) {
+		err = adopt(t, cgid, why, sizeof(why));
+		if (!err)
+			t->adopted = true;
+		else if (err != -ENOENT)
+			log_warnx("%scannot take over the programs pinned on %s (%s): attaching "
+				  "afresh",
+				  t->env->label, cgpath, why);
+	}
+	if (!t->adopted) {
+		err = attach_fresh(t, cg_fd, cgpath, cgid, errbuf, errlen);
+		if (err)
+			goto out_listeners;
+	} else if (revoking(t)) {
+		struct existing *ex = open_iterators(t, cgpath, cgid, errbuf, errlen);
+
+		t->rk = ex ? revoker_new(ex) : NULL;
+		if (!t->rk) {
+			if (ex)
+				snprintf(errbuf, errlen, "out of memory");
+			err = ex ? -ENOMEM : errno ? -errno : -ENOTSUP;
+			goto out_detach;
+		}
+	}
+	t->cgid = cgid;
+	t->cgpath = cgpath;
+	proxy_set_index(t->px, loader_conns_fd(t->ld));
+	if (t->dns)
+		dns_set_index(t->dns, loader_conns_fd(t->ld));
+	target_kpath_open(t);
+	if (t->adopted) {
+		err = target_kpath_restore(t, errbuf, errlen);
+		if (err)
+			goto out_detach;
+	}
+	err = target_kpath_sync_rules(t, errbuf, errlen);
+	if (err)
+		goto out_detach;
+	/* what is left to open: the command's own descriptors, the status socket */
+	if (proxy_size_limits(t->px, errbuf, errlen)) {
+		err = -EMFILE;
+		goto out_detach;
+	}
+	t->ev_ring = event_new(t->base, loader_events_fd(t->ld), EV_READ | EV_PERSIST, on_ring, t);
+	/* the kernel submits its kernel-verified allows without a wakeup
+	 * (one per connection would cost each handshake a context switch):
+	 * they are taken with the next event, or by this timer */
+	t->ev_drain = event_new(t->base, -1, EV_PERSIST, on_ring, t);
+	if (!t->ev_ring || event_add(t->ev_ring, NULL) || !t->ev_drain ||
+	    event_add(t->ev_drain, &(struct timeval){.tv_usec = DRAIN_US})) {
+		snprintf(errbuf, errlen, "cannot watch the event ring buffer");
+		err = -ENOMEM;
+		goto out_detach;
+	}
+	open_status(t);
+	return 0;
+
+out_detach:
+	revoker_free(t->rk);
+	t->rk = NULL;
+	if (!t->adopted) /* what we attached; taken-over pins go on enforcing */
+		loader_detach(t->ld);
+	if (t->ev_ring)
+		event_free(t->ev_ring);
+	t->ev_ring = NULL;
+	if (t->ev_drain)
+		event_free(t->ev_drain);
+	t->ev_drain = NULL;
+	loader_free(t->ld);
+	t->ld = NULL;
+out_listeners:
+	close_listeners(t);
+	return err;
+}
+
+bool
+target_adopted(const struct target *t)
+{
+	return t->adopted;
+}
+
+void
+target_restored(const struct target *t, int *names, int *fast, int *kv)
+{
+	*names = t->restored_names;
+	*fast = t->restored_fast;
+	*kv = t->restored_kv;
+}
+
+const char *
+target_http_url(const struct target *t)
+{
+	return t->http_url;
+}
+
+void
+target_no_proxy(const struct target *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "localhost,127.0.0.1,::1");
+	if (!t->o->no_kverify && !t->o->audit)
+		policy_noproxy_names(t->policy, buf, len, TARGET_NOPROXY_MAX);
+}
+
+const char *
+target_socks_url(const struct target *t)
+{
+	return t->socks_url;
+}
+
+const struct unixsvc *
+target_unix_svc(const struct target *t)
+{
+	return &t->unix_svc;
+}
+
+const char *
+target_pin_dir(const struct target *t)
+{
+	return t->ld ? loader_pin_dir(t->ld) : "";
+}
+
+struct summary *
+target_summary(const struct target *t)
+{
+	return t->summary;
+}
+
+static void
+close_status(struct target *t)
+{
+	if (t->ev_status)
+		event_free(t->ev_status);
+	t->ev_status = NULL;
+	if (t->status_fd >= 0) {
+		close(t->status_fd);
+		unlink(t->status_path);
+	}
+	t->status_fd = -1;
+}
+
+void
+target_finish(struct target *t)
+{
+	struct proxy_stats ps;
+	struct summary_refusals sr = {0};
+
+	if (t->finished)
+		return;
+	t->finished = true;
+	close_status(t);
+	if (t->ld)
+		loader_events_consume(t->ld); /* what the last moments produced */
+	if (t->px) {
+		proxy_get_stats(t->px, &ps);
+		sr.limit = ps.refused_limit;
+		sr.per_process = ps.refused_per_process;
+		sr.nofd = ps.refused_nofd;
+		sr.max_conns = ps.max_conns;
+		sr.max_conns_per_process = ps.max_conns_per_process;
+		summary_set_refusals(t->summary, &sr);
+	}
+	close_listeners(t);	/* closes connections: their last decisions are in */
+	audit_finish(t->audit); /* so that the summary can say what was dropped */
+}
+
+void
+target_print_summary(struct target *t, bool audit_mode)
+{
+	struct audit_stats ls;
+
+	target_say_suppressed(t);
+	audit_get_stats(t->audit, &ls);
+	summary_print(t->summary, stderr, audit_mode, &ls);
+}
+
+void
+target_write_suggestion(const struct target *t)
+{
+	char errbuf[1024];
+
+	if (!t->o->suggest_policy)
+		return;
+	if (summary_write_policy(t->summary, t->o->suggest_policy, errbuf, sizeof(errbuf)))
+		log_warnx("--suggest-policy: %s", errbuf);
+	else
+		log_warnx("suggested policy written to %s", t->o->suggest_policy);
+}
+
+void
+target_reopen_log(struct target *t)
+{
+	audit_reopen(t->audit);
+}
+
+void
+target_write_summary_file(struct target *t)
+{
+	struct audit_stats ls;
+	int err;
+
+	if (!t->o->summary_file)
+		return;
+	audit_get_stats(t->audit, &ls);
+	err = summary_append_file(t->summary, t->o->summary_file,
+				  (enum summary_format)t->o->summary_format, t->o->audit, &ls);
+	if (err)
+		log_warnx("%s--summary %s: %s", t->env->label, t->o->summary_file, strerror(-err));
+}
+
+void
+target_detach(struct target *t)
+{
+	if (t->ld)
+		loader_detach(t->ld);
+}
+
+void
+target_free(struct target *t)
+{
+	if (!t)
+		return;
+	close_status(t);
+	if (t->ev_ring)
+		event_free(t->ev_ring);
+	if (t->ev_drain)
+		event_free(t->ev_drain);
+	revoker_free(t->rk);
+	loader_free(t->ld);
+	close_listeners(t);
+	summary_free(t->summary);
+	audit_close(t->audit);
+	policy_free(t->policy);
+	free(t);
+}
+
+/* The policy in force for the responder and the proxy from now on: what
+ * it no longer allows is revoked (counted in rv). The responder first: a
+ * name it forgets no longer names a connection judged next. */
+static void
+listeners_set_policy(struct target *t, struct target_revoked *rv)
+{
+	struct dns_revoked dr;
+
+	if (t->dns) {
+		dns_set_policy(t->dns, t->policy, t->policy, &dr);
+		rv->fast += dr.fast;
+		rv->names += dr.names;
+	}
+	if (t->px)
+		rv->conns += proxy_set_policy(t->px, t->policy, t->policy);
+}
+
+int
+target_swap_policy(struct target *t, const struct target_opts *o, struct policy *p,
+		   struct target_revoked *rv, struct policy **oldp, char *errbuf, size_t errlen)
+{
+	struct policy *old = t->policy;
+	int err;
+
+	memset(rv, 0, sizeof(*rv));
+	t->policy = p;
+	t->o = o;
+	listeners_set_policy(t, rv);
+	if (oldp)
+		*oldp = old;
+	else
+		policy_free(old);
+	err = t->ld ? target_kpath_sync_rules(t, errbuf, errlen) : 0;
+	target_revoke_direct(t, rv);
+	return err;
+}
+
+int
+target_add_rule(struct target *t, const struct target_rule *r, struct target_revoked *rv,
+		char *errbuf, size_t errlen)
+{
+	char why[400];
+	int err;
+
+	memset(rv, 0, sizeof(*rv));
+	if (policy_add(t->policy, r->action, r->text, NULL, "runtime", why, sizeof(why))) {
+		snprintf(errbuf, errlen, "%s", why);
+		return -EINVAL;
+	}
+	if (r->action == POLICY_DENY) /* what it denies is revoked */
+		listeners_set_policy(t, rv);
+	err = t->ld ? target_kpath_sync_rules(t, errbuf, errlen) : 0;
+	if (r->action == POLICY_DENY)
+		target_revoke_direct(t, rv);
+	return err;
+}
+
+unsigned int
+target_rule_count(const struct target *t)
+{
+	return policy_count(t->policy);
+}
+
+uint64_t
+target_cgid(const struct target *t)
+{
+	return t->cgid;
+}
+
+void
+target_link_ids(const struct target *t, uint32_t *ids, int max, int *n)
+{
+	*n = 0;
+	if (t->ld)
+		loader_link_ids(t->ld, ids, max, n);
+}

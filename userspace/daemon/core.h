@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The daemon's own state (see daemon.h), shared by the files that make it:
+ * daemon.c (options, the loop, signals, start and stop), targets.c (each
+ * target resolved to its cgroup, attached or taken over, watched), reload.c
+ * (policies built in a worker thread and applied: reloads, rebuilds) and
+ * requests.c (the control socket's requests, and the lines `log` serves).
+ * Only these include it. */
+#ifndef DAEMON_CORE_H
+#define DAEMON_CORE_H
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/queue.h>
+#include <event2/event.h>
+
+#include "daemon/dconfig.h"
+#include "confine/target.h"
+
+#define DAEMON_MAX_RULES 64  /* runtime rules per target */
+#define RECENT_LINES	 512 /* what `egressctl log` shows without -f */
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
+	for ((var) = TAILQ_FIRST((head)); (var) && ((tvar) = TAILQ_NEXT((var), field), 1);         \
+	     (var) = (tvar))
+#endif
+
+struct daemon;
+struct job;
+struct control_client;
+
+/* One target: what the config named, and what it is now. */
+struct dtarget {
+	TAILQ_ENTRY(dtarget) entry;
+	struct daemon *dm;
+	struct dspec spec;
+	char label[112]; /* "target NAME: " */
+	char command[96];
+	struct target_env env;
+	struct target *tg; /* NULL while its cgroup does not exist */
+	char cgpath[PATH_MAX];
+	uint64_t cgid;
+	int cg_fd;
+	int wd; /* inotify: the parent directory, while waiting for the cgroup */
+	struct target_rule rules[DAEMON_MAX_RULES];
+	int nrules;
+	bool rebuild_pending;	       /* its policy is to be built again (a rule expired) */
+	struct policy *waiting_policy; /* built, for when its cgroup comes */
+	uint64_t since;		       /* monotonic seconds: attached */
+};
+
+/* A `log -f` reader. */
+struct follower {
+	LIST_ENTRY(follower) entry;
+	struct control_client *cl;
+	uint64_t cgid; /* 0: every target */
+};
+
+struct daemon_opts {
+	struct target_opts t; /* for the targets the command line names */
+	const char *config;
+	const char *control;
+	bool kill_existing;
+	struct {
+		enum dspec_kind kind;
+		const char *what;
+	} named[DCONFIG_MAX_TARGETS];
+	int nnamed;
+};
+
+struct daemon {
+	struct daemon_opts *opts;
+	struct event_base *base;
+	struct dconfig cfg;
+	TAILQ_HEAD(, dtarget) targets;
+	struct control *ctl;
+	int sfd, ino_fd;
+	struct event *ev_sig, *ev_ino, *tick;
+	LIST_HEAD(, follower) followers;
+	char *recent[RECENT_LINES];
+	uint64_t recent_cgid[RECENT_LINES];
+	unsigned int nrecent, recent_at;
+	char mnt[PATH_MAX];
+	bool moved;		 /* it left a target for <mnt>/egressctl/daemon (targets_leave) */
+	struct ctr_names *names; /* the cgroups of the containers' decisions */
+	uint64_t started;
+	uint64_t reloads, reloads_rejected;
+	int status;
+	struct job *job; /* a policy build in a worker thread */
+	bool reload_pending;
+	struct control_client *pending_waiters[16]; /* `reload`s waiting for the next one */
+	int npending;
+};
+
+/* An error message; one cut short is still the message. */
+static inline void daemon_errf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline void
+daemon_errf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- targets.c ---- */
+
+/* An event of the daemon's own, in the target's log and on stderr. */
+void dt_event(struct dtarget *dt, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The cgroup directory a target names, checked to exist. */
+int dt_resolve(const char *mnt, const struct dspec *s, char *out, size_t outlen, char *errbuf,
+	       size_t errlen);
+struct dtarget *dt_new(struct daemon *dm, const struct dspec *s);
+void dt_free(struct dtarget *dt, bool detach);
+/* Its target finished, its summary written, freed (detached with detach);
+ * the cgroup let go. */
+void dt_release(struct dtarget *dt, bool detach);
+/* --containers: every decision names its cgroup and container. */
+void dt_name_containers(struct dtarget *dt);
+/* Attaches dt, or leaves it waiting for its cgroup (a unit that is not
+ * running yet; its policy waits with it). p: its policy, owned from now on
+ * (NULL: build it). Errors other than a missing cgroup are the caller's. */
+int dt_start(struct dtarget *dt, struct policy *p, char *errbuf, size_t errlen);
+/* Two targets where one holds the other would run two sets of programs
+ * on the same sockets. */
+int targets_check_overlap(const struct daemon *dm, char *errbuf, size_t errlen);
+/* The daemon is never confined by itself: inside a target, it moves to a
+ * cgroup of its own (<cgroup2>/egressctl/daemon) before opening a socket. */
+int targets_leave(struct daemon *dm, char *errbuf, size_t errlen);
+/* At exit: the cgroup targets_leave made goes with the daemon. */
+void targets_remove_own(struct daemon *dm);
+/* One of the daemon's events in every attached target's log. */
+void targets_log_all(struct daemon *dm, const char *event, const char *words);
+/* Once a second, and when a directory comes (inotify): a target whose
+ * cgroup went is let go (one of a process is freed), one waiting for its
+ * cgroup attached if it came; the --containers address kept. */
+void dt_check(struct dtarget *dt);
+
+/* ---- reload.c ---- */
+
+/* The configuration: the file, or the targets of the command line. Reads
+ * only dm->opts: a worker thread may call it. */
+int reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen);
+/* Every target's policy for c (with no runtime rules), all or nothing. */
+int reload_build_all(const struct dconfig *c, struct policy **built, char *errbuf, size_t errlen);
+/* A reload asked for (SIGHUP, or `egressctl reload` from cl, who gets the
+ * reply when it is done). */
+void reload_want(struct daemon *dm, struct control_client *cl);
+/* Starts what was asked while a job ran (a reload, rebuilds). */
+void reload_next(struct daemon *dm);
+/* dt's runtime rules that ran out by now (now_s()) go: its policy is
+ * built again. */
+void reload_expire_rules(struct dtarget *dt, uint64_t now);
+/* At stop: a running build finishes and is dropped; its waiters are told. */
+void reload_stop(struct daemon *dm);
+
+/* ---- requests.c ---- */
+
+/* One request of the control socket, and a client gone. */
+void requests_on_request(void *arg, struct control_client *cl, const void *req);
+void requests_on_gone(void *arg, struct control_client *cl);
+
+#endif /* DAEMON_CORE_H */

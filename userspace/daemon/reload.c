@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The daemon's policy builds off the event loop (see core.h): a reload
+ * (the config file and every policy read again, all or nothing) or the
+ * rebuild of one target's policy (a runtime rule expired), built in a
+ * worker thread and applied on the loop; one at a time, what is asked
+ * meanwhile queued; old policies freed off the loop too. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <cJSON.h>
+
+#include "daemon/control.h"
+#include "daemon/core.h"
+#include "daemon/notify.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+/* Runtime rules by target, copied for a worker. */
+struct rules_of {
+	enum dspec_kind kind;
+	char what[PATH_MAX];
+	struct target_rule rules[DAEMON_MAX_RULES];
+	int n;
+};
+
+/* A policy build off the event loop: a reload (the config file and every
+ * policy read again) or the rebuild of one target's policy (a runtime
+ * rule expired). The worker touches only its job; the loop applies what
+ * it built when its eventfd fires, so decisions never wait for a build.
+ * One job at a time: what is asked meanwhile is queued. */
+struct job {
+	struct daemon *dm;
+	bool reload;
+	struct dconfig cfg; /* a reload's: read by the worker */
+	/* a rebuild's: its target's options, copied (the target may go
+	 * meanwhile; it is found again by ro[0]'s kind and what) */
+	struct target_opts o;
+	struct rules_of *ro; /* runtime rules at the start */
+	int nro;
+	struct policy *built[DCONFIG_MAX_TARGETS];
+	int err;
+	char errbuf[768];
+	pthread_t th;
+	int efd;
+	struct event *ev;
+	struct control_client *waiters[16];
+	int nwait;
+	uint64_t t_start, t_built; /* CLOCK_MONOTONIC ns: asked, built */
+};
+
+/* A target with neither a policy nor rules: $EGRESSCTL_POLICY, else
+ * /etc/egressctl/policy.json when it exists; and $EGRESSCTL_LOG for one
+ * without a log. */
+static void
+set_default_policy(struct dconfig *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		struct target_opts *o = &c->specs[i].o;
+		bool none = !o->policy_file && !o->nrules;
+
+		target_env_defaults(o);
+		if (none && !o->policy_file && !access(DCONFIG_POLICY, R_OK))
+			o->policy_file = DCONFIG_POLICY;
+	}
+}
+
+/* The configuration: the file, or the targets of the command line. Reads
+ * only dm->opts: a worker thread may call it. */
+int
+reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen)
+{
+	const struct daemon_opts *o = dm->opts;
+	int err;
+
+	if (o->config || !o->nnamed) {
+		const char *path = o->config ? o->config : DCONFIG_DEFAULT;
+
+		if (!o->config && access(path, F_OK)) {
+			daemon_errf(
+				errbuf, errlen,
+				"no targets: name them (--cgroup, --unit, --pid) or give --config "
+				"FILE (%s does not exist)",
+				path);
+			return -ENOENT;
+		}
+		err = dconfig_load(path, c, errbuf, errlen);
+		if (err)
+			return err;
+	} else {
+		memset(c, 0, sizeof(*c));
+		for (int i = 0; i < o->nnamed; i++) {
+			err = dconfig_add(c, o->named[i].kind, o->named[i].what, &o->t,
+					  o->kill_existing, errbuf, errlen);
+			if (err)
+				return err;
+		}
+	}
+	if (o->control)
+		c->control = o->control;
+	set_default_policy(c);
+	return 0;
+}
+
+/* Every target's policy for c, with its runtime rules; all or nothing.
+ * Pure (files and memory): runs in the worker, or before the loop. */
+static int
+build_all(const struct dconfig *c, const struct rules_of *ro, int nro, struct policy **built,
+	  char *errbuf, size_t errlen)
+{
+	for (int i = 0; i < c->n; i++) {
+		const struct target_rule *extra = NULL;
+		char why[512];
+		int nextra = 0;
+
+		for (int k = 0; k < nro; k++)
+			if (ro[k].kind == c->specs[i].kind &&
+			    !strcmp(ro[k].what, c->specs[i].what)) {
+				extra = ro[k].rules;
+				nextra = ro[k].n;
+			}
+		built[i] = target_policy_build(&c->specs[i].o, extra, nextra, why, sizeof(why));
+		if (!built[i]) {
+			daemon_errf(errbuf, errlen, "%s: %s", c->specs[i].where, why);
+			while (i-- > 0) {
+				policy_free(built[i]);
+				built[i] = NULL;
+			}
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The builder's duty cycle (and the retirer's): after BUILD_WORK_NS of
+ * work, a pause of BUILD_PAUSE_NS. SCHED_IDLE alone leaves the loop its
+ * core but takes the rest of a 2-core machine that the connections also
+ * wait on (the clients, the servers, softirq): a 100,000-rule build added
+ * 1.8-6.0 ms to the p99 of the connections during it; paced like this,
+ * -16-638 us, and the build takes 2.1 s instead of 0.3 (docs/performance.md,
+ * "Runner mode"). */
+#define BUILD_WORK_NS  100000ULL
+#define BUILD_PAUSE_NS 1000000ULL
+
+static void
+build_pace(void *arg)
+{
+	uint64_t *since = arg, now = now_ns();
+	struct timespec ts = {0, BUILD_PAUSE_NS};
+
+	if (now - *since < BUILD_WORK_NS)
+		return;
+	nanosleep(&ts, NULL);
+	*since = now_ns();
+}
+
+/* A worker thread (the builder, the retirer) takes what the event loop
+ * leaves, paced by build_pace from now on; since: the pace's state, on the
+ * worker's stack. */
+static void
+worker_background(uint64_t *since)
+{
+	struct sched_param none = {0};
+
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
+	*since = now_ns();
+	policy_set_pace(build_pace, since);
+}
+
+static void *
+job_run(void *arg)
+{
+	struct job *j = arg;
+	uint64_t one = 1, since;
+
+	worker_background(&since); /* decisions first */
+	if (j->reload) {
+		j->err = reload_load_config(j->dm, &j->cfg, j->errbuf, sizeof(j->errbuf));
+		if (!j->err)
+			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->errbuf,
+					   sizeof(j->errbuf));
+	} else {
+		j->built[0] = target_policy_build(&j->o, j->ro[0].rules, j->ro[0].n, j->errbuf,
+						  sizeof(j->errbuf));
+		j->err = j->built[0] ? 0 : -EINVAL;
+	}
+	j->t_built = now_ns();
+	if (write(j->efd, &one, sizeof(one)) < 0)
+		j->err = j->err ? j->err : -errno; /* the loop waits on it: cannot happen */
+	return NULL;
+}
+
+static void job_done(evutil_socket_t fd, short what, void *arg);
+
+static void *
+free_policy(void *arg)
+{
+	uint64_t since;
+
+	worker_background(&since);
+	policy_free(arg);
+	return NULL;
+}
+
+/* A policy of 100,000 rules takes milliseconds to free: not on the loop. */
+static void
+retire_policy(struct policy *p)
+{
+	pthread_attr_t a;
+	pthread_t th;
+
+	if (!p)
+		return;
+	if (pthread_attr_init(&a) || pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) ||
+	    pthread_create(&th, &a, free_policy, p))
+		policy_free(p);
+	pthread_attr_destroy(&a);
+}
+
+static void
+job_reply(struct job *j, int err, const char *errbuf)
+{
+	for (int i = 0; i < j->nwait; i++) {
+		cJSON *o = cJSON_CreateObject();
+		char *out;
+
+		cJSON_AddBoolToObject(o, "ok", !err);
+		if (err)
+			cJSON_AddStringToObject(o, "error", errbuf);
+		out = cJSON_PrintUnformatted(o);
+		if (out)
+			control_send(j->waiters[i], out);
+		cJSON_free(out);
+		cJSON_Delete(o);
+		control_end(j->waiters[i]);
+	}
+	j->nwait = 0;
+}
+
+/* Starts a job: a reload, or (dt) a rebuild of dt's policy. */
+static int
+job_start(struct daemon *dm, struct dtarget *dt)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	struct dtarget *t;
+	int n = 0;
+
+	if (!j)
+		return -ENOMEM;
+	j->dm = dm;
+	j->t_start = now_ns();
+	j->reload = !dt;
+	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	TAILQ_FOREACH(t, &dm->targets, entry)
+	n++;
+	j->ro = calloc(n ? (size_t)n : 1, sizeof(*j->ro));
+	if (j->efd < 0 || !j->ro)
+		goto fail;
+	TAILQ_FOREACH(t, &dm->targets, entry)
+	{
+		if (dt && t != dt)
+			continue;
+		j->ro[j->nro].kind = t->spec.kind;
+		snprintf(j->ro[j->nro].what, sizeof(j->ro[j->nro].what), "%s", t->spec.what);
+		memcpy(j->ro[j->nro].rules, t->rules, sizeof(t->rules));
+		j->ro[j->nro].n = t->nrules;
+		j->nro++;
+	}
+	if (dt)
+		j->o = dt->spec.o;
+	j->ev = event_new(dm->base, j->efd, EV_READ, job_done, j);
+	if (!j->ev || event_add(j->ev, NULL) || pthread_create(&j->th, NULL, job_run, j))
+		goto fail;
+	dm->job = j;
+	if (!dt)
+		notify_send("RELOADING=1");
+	return 0;
+fail:
+	if (j->ev)
+		event_free(j->ev);
+	if (j->efd >= 0)
+		close(j->efd);
+	free(j->ro);
+	free(j);
+	return -ENOMEM;
+}
+
+/* name as it is once the job's dconfig is the daemon's: a name in the
+ * job's names[] moves with it. */
+static const char *
+cfg_name(const struct job *j, const struct daemon *dm, const char *name)
+{
+	uintptr_t p = (uintptr_t)name, lo = (uintptr_t)j->cfg.names;
+	size_t row = sizeof(j->cfg.names[0]);
+
+	if (p < lo || p >= lo + sizeof(j->cfg.names))
+		return name;
+	return dm->cfg.names[(p - lo) / row] + (p - lo) % row;
+}
+
+/* A reload's result: targets the config no longer names are detached, new
+ * ones attached, the rest get their new policy (or, when other options
+ * changed, attach again). */
+static void
+apply_reload(struct daemon *dm, struct job *j)
+{
+	struct dtarget *dt, *tmp;
+	char why[512];
+
+	dm->reloads++;
+	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
+	{
+		bool named = false;
+
+		for (int i = 0; i < j->cfg.n; i++)
+			named |= dspec_same_target(&dt->spec, &j->cfg.specs[i]);
+		if (!named) {
+			dt_event(dt, "detach", "no longer in the configuration: detached");
+			dt_free(dt, true);
+		}
+	}
+	for (int i = 0; i < j->cfg.n; i++) {
+		struct dspec *s = &j->cfg.specs[i];
+		struct policy *p = j->built[i];
+
+		j->built[i] = NULL;
+		TAILQ_FOREACH(dt, &dm->targets, entry)
+		if (dspec_same_target(&dt->spec, s))
+			break;
+		if (!dt) {
+			dt = dt_new(dm, s);
+			if (!dt || dt_start(dt, p, why, sizeof(why))) {
+				log_warnx("%s: %s", s->where, dt ? why : "out of memory");
+				if (dt)
+					dt_free(dt, false);
+				else
+					policy_free(p);
+			}
+			continue;
+		}
+		if (dt->tg && dspec_same_but_policy(&dt->spec, s)) {
+			struct target_revoked rv;
+			struct policy *old = NULL;
+
+			dt->spec = *s;
+			if (target_swap_policy(dt->tg, &dt->spec.o, p, &rv, &old, why, sizeof(why)))
+				dt_event(dt, "reload", "the fast path does not follow: %s", why);
+			dt_event(dt, "reload",
+				 "policy reloaded: %u rules; revoked %llu connections, %llu "
+				 "fast-path entries, %llu learned names",
+				 target_rule_count(dt->tg), (unsigned long long)rv.conns,
+				 (unsigned long long)rv.fast, (unsigned long long)rv.names);
+			retire_policy(old);
+			continue;
+		}
+		/* other options changed (or it was waiting): attach again */
+		dt_release(dt, false);
+		dt->spec = *s;
+		dt->env.kill_existing = s->kill_existing;
+		dt_name_containers(dt);
+		snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
+		if (dt_start(dt, p, why, sizeof(why)))
+			log_warnx("%s%s", dt->label, why);
+	}
+	/* every target now points into the new config */
+	dconfig_free(&dm->cfg);
+	dm->cfg = j->cfg;
+	memset(&j->cfg, 0, sizeof(j->cfg));
+	/* names made up from the target (no "name" key) live in the dconfig
+	 * itself, which moved from the job (freed next) to the daemon */
+	for (int i = 0; i < dm->cfg.n; i++)
+		dm->cfg.specs[i].name = cfg_name(j, dm, dm->cfg.specs[i].name);
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	dt->spec.name = cfg_name(j, dm, dt->spec.name);
+}
+
+static void
+job_free(struct job *j)
+{
+	for (int i = 0; i < DCONFIG_MAX_TARGETS; i++)
+		policy_free(j->built[i]);
+	dconfig_free(&j->cfg);
+	event_free(j->ev);
+	close(j->efd);
+	free(j->ro);
+	free(j);
+}
+
+/* A rebuild's result, for its target if it is still there (found by kind
+ * and what: a detach may have freed it meanwhile): its policy from now on,
+ * or the one it waits with for its cgroup. */
+static void
+rebuild_done(struct daemon *dm, struct job *j)
+{
+	struct target_revoked rv;
+	struct dtarget *dt;
+	char why[512];
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->spec.kind == j->ro[0].kind && !strcmp(dt->spec.what, j->ro[0].what))
+		break;
+	if (!dt)
+		return;
+	if (j->err) {
+		dt_event(dt, "reload-rejected", "policy after a rule expired rejected: %s",
+			 j->errbuf);
+	} else if (dt->tg) {
+		struct policy *old = NULL;
+
+		target_swap_policy(dt->tg, &dt->spec.o, j->built[0], &rv, &old, why, sizeof(why));
+		j->built[0] = NULL;
+		retire_policy(old);
+	} else {
+		policy_free(dt->waiting_policy);
+		dt->waiting_policy = j->built[0];
+		j->built[0] = NULL;
+	}
+}
+
+static void
+job_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct job *j = arg;
+	struct daemon *dm = j->dm;
+
+	(void)fd;
+	(void)what;
+	pthread_join(j->th, NULL);
+	dm->job = NULL;
+	if (j->reload && j->err) {
+		char words[900];
+
+		dm->reloads_rejected++;
+		snprintf(words, sizeof(words), "reload rejected, the old policy stays: %s",
+			 j->errbuf);
+		log_warnx("%s", words);
+		targets_log_all(dm, "reload-rejected", words);
+		notify_send("READY=1\nSTATUS=reload rejected");
+	} else if (j->reload) {
+		apply_reload(dm, j);
+		log_warnx("reloaded: policies built in %.1f ms off the event loop, applied in %.2f "
+			  "ms",
+			  (double)(j->t_built - j->t_start) / 1e6,
+			  (double)(now_ns() - j->t_built) / 1e6);
+		notify_send("READY=1\nSTATUS=reloaded");
+	} else {
+		rebuild_done(dm, j);
+	}
+	job_reply(j, j->reload ? j->err : 0, j->errbuf);
+	job_free(j);
+	reload_next(dm);
+}
+
+/* What was asked while a job ran. */
+void
+reload_next(struct daemon *dm)
+{
+	struct dtarget *dt;
+
+	if (dm->job)
+		return;
+	if (dm->reload_pending) {
+		dm->reload_pending = false;
+		if (job_start(dm, NULL)) {
+			log_warnx("cannot start the reload: out of memory");
+			return;
+		}
+		memcpy(dm->job->waiters, dm->pending_waiters, sizeof(dm->pending_waiters));
+		dm->job->nwait = dm->npending;
+		dm->npending = 0;
+		return;
+	}
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->rebuild_pending) {
+		dt->rebuild_pending = false;
+		if (!job_start(dm, dt))
+			return;
+	}
+}
+
+/* A reload asked for (SIGHUP, or `egressctl reload` from cl). */
+void
+reload_want(struct daemon *dm, struct control_client *cl)
+{
+	if (cl && dm->npending < 16)
+		dm->pending_waiters[dm->npending++] = cl;
+	else if (cl) {
+		control_send(cl, "{\"ok\":false,\"error\":\"too many reloads waiting\"}");
+		control_end(cl);
+	}
+	dm->reload_pending = true;
+	reload_next(dm);
+}
+
+int
+reload_build_all(const struct dconfig *c, struct policy **built, char *errbuf, size_t errlen)
+{
+	return build_all(c, NULL, 0, built, errbuf, errlen);
+}
+
+void
+reload_stop(struct daemon *dm)
+{
+	if (!dm->job)
+		return;
+	pthread_join(dm->job->th, NULL); /* its worker finishes its build; nothing applies it */
+	job_reply(dm->job, -ECANCELED, "the daemon stopped");
+	job_free(dm->job);
+	dm->job = NULL;
+}
+
+void
+reload_expire_rules(struct dtarget *dt, uint64_t now)
+{
+	int k = 0, gone = 0;
+
+	for (int i = 0; i < dt->nrules; i++) {
+		if (dt->rules[i].expires && dt->rules[i].expires <= now) {
+			dt_event(dt, "rule-expired", "%s %s expired",
+				 dt->rules[i].action == POLICY_ALLOW ? "allow" : "deny",
+				 dt->rules[i].text);
+			gone++;
+			continue;
+		}
+		dt->rules[k++] = dt->rules[i];
+	}
+	dt->nrules = k;
+	if (gone) {
+		dt->rebuild_pending = true;
+		reload_next(dt->dm);
+	}
+}

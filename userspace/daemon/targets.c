@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The daemon's targets (see core.h): each resolved to its cgroup (a path,
+ * a systemd unit, a process's), attached (its programs taken over from the
+ * daemon before, or attached afresh), watched while it lives (a cgroup
+ * that goes is let go; one that comes is attached: inotify and a tick once
+ * a second, which also expires runtime rules), and the daemon's own cgroup
+ * outside them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "audit/audit.h"
+#include "daemon/containers.h"
+#include "daemon/control.h"
+#include "daemon/core.h"
+#include "kernel/cgroup.h"
+#include "kernel/existing.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/sockaddr.h"
+
+#define DAEMON_CGROUP "daemon" /* <cgroup2>/egressctl/daemon: where it moves itself */
+
+static void
+keep_line(struct daemon *dm, const char *line, uint64_t cgid)
+{
+	char *copy = strdup(line);
+	unsigned int i = dm->recent_at;
+
+	if (!copy)
+		return;
+	free(dm->recent[i]);
+	dm->recent[i] = copy;
+	dm->recent_cgid[i] = cgid;
+	dm->recent_at = (i + 1) % RECENT_LINES;
+	if (dm->nrecent < RECENT_LINES)
+		dm->nrecent++;
+}
+
+/* Every line a target logs: kept for `log`, and sent to `log -f`. */
+static void
+dt_on_record(void *arg, const struct audit_rec *r)
+{
+	struct dtarget *dt = arg;
+	struct daemon *dm = dt->dm;
+	struct follower *f;
+	struct timespec ts;
+	char line[2048];
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
+			 sizeof(line));
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	keep_line(dm, line, dt->cgid);
+	LIST_FOREACH(f, &dm->followers, entry)
+	if (!f->cgid || f->cgid == dt->cgid)
+		control_send(f->cl, line);
+}
+
+void
+dt_event(struct dtarget *dt, const char *event, const char *fmt, ...)
+{
+	struct audit_rec r = {0};
+	char words[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(words, sizeof(words), fmt, ap);
+	va_end(ap);
+	log_warnx("%s%s", dt->label, words);
+	if (!dt->tg)
+		return;
+	r.event = event;
+	r.reason = words;
+	r.cgroup = dt->cgid;
+	target_log_event(dt->tg, &r);
+}
+
+/* systemd's own answer for a unit's cgroup, if systemd runs. */
+static int
+systemd_cgroup(const char *mnt, const char *unit, char *out, size_t outlen)
+{
+	char rel[PATH_MAX] = "";
+	int pfd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (access("/run/systemd/system", F_OK))
+		return -ENOENT; /* not a systemd host */
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		execlp("systemctl", "systemctl", "show", "--property=ControlGroup", "--value", unit,
+		       (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], rel, sizeof(rel) - 1);
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -ENOENT;
+	rel[n] = 0;
+	rel[strcspn(rel, "\n")] = 0;
+	if (rel[0] != '/')
+		return -ENOENT; /* empty: the unit is not running */
+	if ((size_t)snprintf(out, outlen, "%s%s", mnt, rel) >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* The cgroup directory a target names, checked to exist. */
+int
+dt_resolve(const char *mnt, const struct dspec *s, char *out, size_t outlen, char *errbuf,
+	   size_t errlen)
+{
+	struct stat st;
+	char buf[PATH_MAX];
+	int err;
+
+	switch (s->kind) {
+	case DSPEC_CGROUP:
+		if (s->what[0] != '/' && strchr(s->what, '/')) {
+			snprintf(buf, sizeof(buf), "%s/%s", mnt, s->what);
+			err = cgroup_resolve(mnt, buf, 0, out, outlen, NULL);
+		} else {
+			err = cgroup_resolve(mnt, s->what, 1, out, outlen, NULL);
+		}
+		if (err) {
+			daemon_errf(errbuf, errlen,
+				    "%s: not a NAME ([A-Za-z0-9._-]) nor a path below %s", s->where,
+				    mnt);
+			return err;
+		}
+		break;
+	case DSPEC_UNIT:
+		err = systemd_cgroup(mnt, s->what, out, outlen);
+		if (err)
+			err = cgroup_find_named(mnt, s->what, out, outlen);
+		if (err == -EEXIST) {
+			daemon_errf(errbuf, errlen, "%s: more than one cgroup is called %s",
+				    s->where, s->what);
+			return err;
+		}
+		if (err) {
+			daemon_errf(errbuf, errlen, "%s: unit %s has no cgroup (is it running?)",
+				    s->where, s->what);
+			return err;
+		}
+		break;
+	case DSPEC_PID:
+		err = cgroup_of_pid(mnt, (pid_t)atoi(s->what), out, outlen);
+		if (err) {
+			daemon_errf(errbuf, errlen, "%s: no cgroup2 cgroup for process %s: %s",
+				    s->where, s->what, strerror(-err));
+			return err;
+		}
+		break;
+	}
+	if (stat(out, &st) || !S_ISDIR(st.st_mode)) {
+		err = -errno ? -errno : -ENOTDIR;
+		daemon_errf(errbuf, errlen, "%s: %s: %s", s->where, out,
+			    strerror(errno ? errno : ENOTDIR));
+		return err;
+	}
+	return 0;
+}
+
+/* Is path at or below dir? */
+static bool
+below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == 0 || path[n] == '/');
+}
+
+static void
+dt_watch_parent(struct dtarget *dt)
+{
+	char parent[PATH_MAX], *slash;
+
+	if (dt->wd >= 0 || dt->dm->ino_fd < 0 || !dt->cgpath[0])
+		return;
+	snprintf(parent, sizeof(parent), "%s", dt->cgpath);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return;
+	*slash = 0;
+	dt->wd = inotify_add_watch(dt->dm->ino_fd, parent, IN_CREATE | IN_ONLYDIR);
+}
+
+static void
+dt_unwatch(struct dtarget *dt)
+{
+	if (dt->wd >= 0)
+		inotify_rm_watch(dt->dm->ino_fd, dt->wd);
+	dt->wd = -1;
+}
+
+/* The connections the cgroup had open before the attach (the pass of
+ * confine/target.c): listed (or ended, with kill_existing), each one said on
+ * stderr and logged, with who holds it. */
+static void
+on_existing(void *arg, const struct existing_conn *v, size_t n, const struct existing_stats *st,
+	    const char *err)
+{
+	struct dtarget *dt = arg;
+
+	if (err) {
+		dt_event(dt, "pre-existing",
+			 "cannot list the connections open before the attach: %s", err);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sockaddr_storage ss;
+		struct audit_rec r = {0};
+		char line[400];
+
+		existing_format(&v[i], line, sizeof(line));
+		log_warnx("%s%s", dt->label, line);
+		sockaddr_from_key(v[i].raddr, 0, &ss);
+		r.event = v[i].action == EGR_PRE_KILLED ? "pre-existing-killed" : "pre-existing";
+		r.reason = line;
+		r.ip = (const struct sockaddr *)&ss;
+		r.port = v[i].rport;
+		r.pid = (uint32_t)v[i].pid;
+		r.comm = v[i].comm[0] ? v[i].comm : NULL;
+		r.cgroup = v[i].cgroup_id;
+		target_log_event(dt->tg, &r);
+	}
+	if (st && st->failures)
+		dt_event(dt, "pre-existing",
+			 "%u connections open before the attach could be neither left open nor "
+			 "ended: their packets are dropped",
+			 st->failures);
+}
+
+void
+dt_release(struct dtarget *dt, bool detach)
+{
+	if (dt->tg) {
+		target_finish(dt->tg);
+		target_write_summary_file(dt->tg); /* --summary FILE: at detach and stop */
+		if (detach)
+			target_detach(dt->tg);
+		target_free(dt->tg);
+		dt->tg = NULL;
+	}
+	if (dt->cg_fd >= 0)
+		close(dt->cg_fd); /* and its lock */
+	dt->cg_fd = -1;
+	dt->cgid = 0;
+}
+
+/* --containers ADDR: the address stays this host's (ctr_addr_ensure), or
+ * the containers' redirected connections would be routed out to it.
+ * Said when it had to be added. */
+static int
+dt_keep_address(struct dtarget *dt, char *errbuf, size_t errlen)
+{
+	char a[INET_ADDRSTRLEN];
+	int rc;
+
+	if (!dt->spec.o.containers_ip4)
+		return 0;
+	rc = ctr_addr_ensure(dt->spec.o.containers_ip4, errbuf, errlen);
+	if (rc == 1) {
+		inet_ntop(AF_INET, &dt->spec.o.containers_ip4, a, sizeof(a));
+		dt_event(dt, "containers",
+			 "--containers %s: no interface had it (a bridge that is not up): added "
+			 "%s/32 to lo, so that containers' connections to it stay on this host",
+			 a, a);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* Attaches dt to its cgroup (taking over what a previous daemon pinned).
+ * -ENOENT: the cgroup does not exist (yet). */
+static int
+dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
+{
+	struct daemon *dm = dt->dm;
+	uint32_t ids[24];
+	char idtext[160] = "";
+	int err, nids;
+
+	err = dt_resolve(dm->mnt, &dt->spec, dt->cgpath, sizeof(dt->cgpath), errbuf, errlen);
+	if (err)
+		return err;
+	dt->cg_fd = open(dt->cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dt->cg_fd < 0) {
+		err = -errno;
+		daemon_errf(errbuf, errlen, "%s: %s", dt->cgpath, strerror(-err));
+		return err;
+	}
+	if (flock(dt->cg_fd, LOCK_EX | LOCK_NB)) {
+		daemon_errf(errbuf, errlen,
+			    "cgroup %s is confined by another egressctl (run or daemon)",
+			    dt->cgpath);
+		err = -EBUSY;
+		goto fail;
+	}
+	dt->cgid = cgroup_id_of(dt->cgpath);
+	if (!dt->cgid) {
+		err = -errno;
+		daemon_errf(errbuf, errlen, "cannot read the id of cgroup %s", dt->cgpath);
+		goto fail;
+	}
+	err = dt_keep_address(dt, errbuf, errlen);
+	if (err)
+		goto fail;
+	/* its policy: built already (off the loop, or before it), or now */
+	dt->tg = target_new(dm->base, &dt->spec.o, &dt->env, dt->waiting_policy, errbuf, errlen);
+	dt->waiting_policy = NULL;
+	if (!dt->tg) {
+		err = -EINVAL;
+		goto fail;
+	}
+	err = target_attach(dt->tg, dt->cgpath, dt->cg_fd, dt->cgid, true, errbuf, errlen);
+	if (err)
+		goto fail;
+	dt->since = now_s();
+	dt_unwatch(dt);
+	target_link_ids(dt->tg, ids, 24, &nids);
+	for (int i = 0, n = 0; i < nids && n < (int)sizeof(idtext); i++)
+		n += snprintf(idtext + n, sizeof(idtext) - (size_t)n, "%s%u", i ? " " : "", ids[i]);
+	if (target_adopted(dt->tg)) {
+		int names, fast, kv;
+
+		target_restored(dt->tg, &names, &fast, &kv);
+		dt_event(dt, "adopt",
+			 "took over the programs pinned on %s (cgroup %llu; links %s; %d learned "
+			 "names, %d fast-path entries and %d kernel-verified approvals the policy "
+			 "still allows)",
+			 dt->cgpath, (unsigned long long)dt->cgid, idtext, names, fast, kv);
+	} else {
+		dt_event(dt, "attach", "attached to %s (cgroup %llu; links %s)", dt->cgpath,
+			 (unsigned long long)dt->cgid, idtext);
+	}
+	return 0;
+fail:
+	dt_release(dt, false);
+	return err;
+}
+
+/* --containers: every decision names its cgroup and container. */
+void
+dt_name_containers(struct dtarget *dt)
+{
+	bool on = dt->spec.o.containers_ip4 && dt->dm->names;
+
+	dt->env.name_cgroup = on ? ctr_names_lookup : NULL;
+	dt->env.name_arg = on ? dt->dm->names : NULL;
+}
+
+struct dtarget *
+dt_new(struct daemon *dm, const struct dspec *s)
+{
+	struct dtarget *dt = calloc(1, sizeof(*dt));
+
+	if (!dt)
+		return NULL;
+	dt->dm = dm;
+	dt->spec = *s;
+	dt->cg_fd = -1;
+	dt->wd = -1;
+	snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
+	snprintf(dt->command, sizeof(dt->command), "daemon target %s", s->name);
+	dt->env.label = dt->label;
+	dt->env.command = dt->command;
+	dt->env.denial_lines = true;
+	dt->env.emit_redirects = true;
+	dt->env.on_record = dt_on_record;
+	dt->env.record_arg = dt;
+	dt->env.existing_pass = true;
+	dt->env.revoke_direct = true;
+	dt->env.kill_existing = s->kill_existing;
+	dt->env.on_existing = on_existing;
+	dt_name_containers(dt);
+	TAILQ_INSERT_TAIL(&dm->targets, dt, entry);
+	return dt;
+}
+
+void
+dt_free(struct dtarget *dt, bool detach)
+{
+	policy_free(dt->waiting_policy);
+	dt_unwatch(dt);
+	dt_release(dt, detach);
+	TAILQ_REMOVE(&dt->dm->targets, dt, entry);
+	free(dt);
+}
+
+/* The daemon is never confined by itself: inside a target, it moves to a
+ * cgroup of its own (<cgroup2>/egressctl/daemon) before opening a socket. */
+int
+targets_leave(struct daemon *dm, char *errbuf, size_t errlen)
+{
+	char self[PATH_MAX], own[PATH_MAX];
+	struct dtarget *dt;
+	bool created;
+	int err;
+
+	err = cgroup_of_pid(dm->mnt, getpid(), self, sizeof(self));
+	if (err) {
+		daemon_errf(errbuf, errlen, "cannot read the daemon's own cgroup: %s",
+			    strerror(-err));
+		return err;
+	}
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->cgpath[0] && below(self, dt->cgpath))
+		break;
+	if (!dt)
+		return 0;
+	daemon_errf(own, sizeof(own), "%s/egressctl/%s", dm->mnt, DAEMON_CGROUP);
+	if (below(own, dt->cgpath)) {
+		daemon_errf(errbuf, errlen,
+			    "the daemon runs inside target %s (%s) and its own cgroup %s would be "
+			    "inside it too: start it from another cgroup",
+			    dt->spec.name, dt->cgpath, own);
+		return -ELOOP;
+	}
+	err = cgroup_create(own, &created);
+	if (!err)
+		err = cgroup_enter(own, getpid());
+	if (err) {
+		daemon_errf(errbuf, errlen,
+			    "the daemon runs inside target %s (%s) and cannot leave it for %s: %s",
+			    dt->spec.name, dt->cgpath, own, strerror(-err));
+		return err;
+	}
+	dm->moved = true;
+	log_warnx("the daemon ran inside target %s (%s): moved itself to %s", dt->spec.name,
+		  dt->cgpath, own);
+	return 0;
+}
+
+/* At exit: the cgroup targets_leave made goes with the daemon (it moves
+ * to the root cgroup to remove it; another daemon still in it keeps it). */
+void
+targets_remove_own(struct daemon *dm)
+{
+	char own[PATH_MAX];
+	int err;
+
+	if (!dm->moved)
+		return;
+	daemon_errf(own, sizeof(own), "%s/egressctl/%s", dm->mnt, DAEMON_CGROUP);
+	err = cgroup_enter(dm->mnt, getpid());
+	if (!err && rmdir(own) && errno != EBUSY)
+		err = -errno;
+	if (err)
+		log_info("cannot remove %s: %s", own, strerror(-err));
+}
+
+/* Two targets where one holds the other would run two sets of programs
+ * on the same sockets. */
+int
+targets_check_overlap(const struct daemon *dm, char *errbuf, size_t errlen)
+{
+	const struct dtarget *a, *b;
+
+	TAILQ_FOREACH(a, &dm->targets, entry)
+	TAILQ_FOREACH(b, &dm->targets, entry)
+	{
+		if (a == b || !a->cgpath[0] || !b->cgpath[0] || !below(b->cgpath, a->cgpath))
+			continue;
+		daemon_errf(errbuf, errlen,
+			    "targets %s (%s) and %s (%s) overlap: confine one of them",
+			    a->spec.name, a->cgpath, b->spec.name, b->cgpath);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Attaches one target, or leaves it waiting for its cgroup (a unit that
+ * is not running yet; its policy waits with it). p: its policy, owned from
+ * now on (NULL: build it). Errors other than a missing cgroup are the
+ * caller's. */
+int
+dt_start(struct dtarget *dt, struct policy *p, char *errbuf, size_t errlen)
+{
+	int err;
+
+	policy_free(dt->waiting_policy);
+	dt->waiting_policy = p;
+	err = dt_attach(dt, errbuf, errlen);
+	if (err == -ENOENT && dt->spec.kind != DSPEC_PID) {
+		log_warnx("%swaiting for its cgroup (%s)", dt->label, errbuf);
+		dt_watch_parent(dt);
+		return 0;
+	}
+	return err;
+}
+
+void
+targets_log_all(struct daemon *dm, const char *event, const char *words)
+{
+	struct dtarget *dt;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->tg) {
+		struct audit_rec r = {.event = event, .reason = words};
+
+		target_log_event(dt->tg, &r);
+	}
+}
+
+void
+dt_check(struct dtarget *dt)
+{
+	char why[512];
+	struct stat st;
+
+	if (dt->tg && stat(dt->cgpath, &st)) {
+		dt_event(dt, "detach", "cgroup %s is gone", dt->cgpath);
+		dt_release(dt, true);
+		if (dt->spec.kind == DSPEC_PID) {
+			dt_free(dt, false);
+			return;
+		}
+		dt_watch_parent(dt);
+	}
+	if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
+		dt_event(dt, "containers", "%s", why);
+	if (!dt->tg) {
+		int err = dt_attach(dt, why, sizeof(why));
+
+		if (err && err != -ENOENT)
+			log_warnx("%s%s", dt->label, why);
+	}
+}
