@@ -99,7 +99,7 @@ existing_check_kernel(bool kill, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* fd must be the map bpf/maps.h declares: the iterators read and write its
+/* fd must be the map bpf/lib/sk_maps.h declares: the iterators read and write its
  * values as struct egr_sk_orig. (bpf_map__reuse_fd takes any map.) */
 static int
 check_map(int fd, const char *name, enum bpf_map_type type, uint32_t key_size, char *errbuf,
