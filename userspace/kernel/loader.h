@@ -2,7 +2,9 @@
 /* The BPF side's lifecycle: open the skeleton, set its tunables, load,
  * attach every program to a cgroup as a bpf_link, pin links and maps under
  * <bpffs>/egressctl/<cgroup id>/, feed the fast-path map, read events,
- * detach. The only file (with cgroup.c) doing privileged BPF work. */
+ * detach. The only files (with cgroup.c) doing privileged BPF work:
+ * loader.c (open, attach, the table of programs), loader_maps.c (the maps
+ * while the programs run), loader_adopt.c (taking pinned programs over). */
 #ifndef LOADER_H
 #define LOADER_H
 
