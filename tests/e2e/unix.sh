@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of the unix sockets of local services that start work
-# outside the cgroup (kernel/unixsvc.c, bpf/unix.c, the masks of
-# kernel/sandbox.c): container runtimes, systemd's private sockets, the
+# outside the cgroup (sandbox/unixsvc.c, bpf/unix.c, the masks of
+# sandbox/masks.c): container runtimes, systemd's private sockets, the
 # D-Bus buses. Every detour is first shown to reach a stand-in service
 # without egressctl (the control half), then refused under it.
 #
@@ -37,7 +37,7 @@ ALL_TESTS="direct detours hardlink allow dbus daemon real"
 T=/run/egr-test-$$
 U=65534	# nobody: CMD's user, and the session bus's
 SVCLOG=$W/svc.log
-# the defaults (kernel/unixsvc.c), under $T
+# the defaults (sandbox/unixsvc.c), under $T
 SVCS="run/docker.sock run/containerd/containerd.sock run/podman/podman.sock
 run/buildkit/buildkitd.sock run/crio/crio.sock run/systemd/private run/dbus/system_bus_socket
 run/user/$U/systemd/private run/user/$U/podman/podman.sock run/user/$U/docker.sock"

@@ -53,7 +53,7 @@
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 
-#include "kernel/sandbox.h"
+#include "sandbox/sandbox.h"
 
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000

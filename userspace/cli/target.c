@@ -24,7 +24,7 @@
 #include "kernel/events.h"
 #include "kernel/existing.h"
 #include "kernel/loader.h"
-#include "kernel/unixsvc.h"
+#include "sandbox/unixsvc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"

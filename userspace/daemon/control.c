@@ -23,7 +23,7 @@
 #include "daemon/control.h"
 #include "kernel/cgroup.h"
 #include "kernel/peer.h"
-#include "kernel/unixsvc.h"
+#include "sandbox/unixsvc.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 

@@ -23,7 +23,7 @@
 #include "kernel/cgroup.h"
 #include "kernel/loader.h"
 #include "kernel/loader_priv.h"
-#include "kernel/unixsvc.h"
+#include "kernel/unixsvc_list.h"
 
 #define BPF_FS_MAGIC_NR 0xcafe4a11
 #define DEFAULT_BPFFS	"/sys/fs/bpf"

@@ -42,8 +42,9 @@ struct loader_opts {
 	const char *skip_progs[8];
 	/* room in egr_socks if not 0 (tests of its fallback; EGR_TESTING) */
 	uint32_t socks_max;
-	/* the unix sockets of services that start work outside (unixsvc.h):
-	 * their names go to egr_unix_paths (loader_unix_set); NULL: none */
+	/* the unix sockets of services that start work outside
+	 * (kernel/unixsvc_list.h; built by sandbox/unixsvc.c): their names
+	 * go to egr_unix_paths (loader_unix_set); NULL: none */
 	const struct unixsvc *unix_svc;
 	/* called for every event read from the ring buffer */
 	void (*on_event)(const struct egr_event *e, void *arg);

@@ -18,7 +18,7 @@
 #include "egress.skel.h"
 #include "kernel/loader.h"
 #include "kernel/loader_priv.h"
-#include "kernel/unixsvc.h"
+#include "kernel/unixsvc_list.h"
 
 /* The .rodata of the program behind a pinned link: its tunables as loaded. */
 static int

@@ -19,7 +19,7 @@
 #include "egress.skel.h"
 #include "kernel/loader.h"
 #include "kernel/loader_priv.h"
-#include "kernel/unixsvc.h"
+#include "kernel/unixsvc_list.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
 

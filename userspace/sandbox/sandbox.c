@@ -6,7 +6,7 @@
  * (v1) and bpf mount is covered by an empty read-only tmpfs, and every
  * mount of procfs, sysfs and the other kernel pseudo-filesystems gets its
  * knobs read-only, a few files masked, debugfs and tracefs hidden
- * (kernel/kfiles.c); with --ask, a session of its own, a private
+ * (sandbox/kfiles.c); with --ask, a session of its own, a private
  * devpts with a fresh pty (whose master egressctl relays) and no way back to
  * egressctl's terminal; no inherited descriptors, the target uid/gid/groups,
  * no capability in any set (bounding and ambient included, also for uid 0),
@@ -47,8 +47,8 @@
 #include <linux/securebits.h>
 
 #include "kernel/cgroup.h"
-#include "kernel/kfiles.h"
-#include "kernel/sandbox.h"
+#include "sandbox/kfiles.h"
+#include "sandbox/sandbox.h"
 
 #ifndef __x86_64__
 #error "sandbox.c: the seccomp filter below is written for x86_64 only"
