@@ -21,17 +21,10 @@
 
 set -u
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
+. "$(dirname "$0")/lib.sh"
 # A private mount namespace: the bind-mount alias of test_detours and the
 # tmpfs over /run/user of test_real are this run's only.
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
-. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 
 ALL_TESTS="direct detours hardlink allow dbus daemon real"
 T=/run/egr-test-$$
@@ -53,7 +46,7 @@ e2e_cleanup() {
 unix_setup() {
 	local p args=()
 	e2e_base_setup || return 1
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		echo "not in a private mount namespace"
 		return 1
 	fi
