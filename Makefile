@@ -103,6 +103,16 @@ $(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers $(SKELS)
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUT)/tests $(SKELS)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
 
+# test_proto: the proxy's protocols over a fake connection core
+# (tests/unit/conn_fake.h stands in for proxy.c, conn.c and relay.c), so it
+# links the protocols, the parsers, the rule engine and lib/ alone.
+PROTO_TEST_OBJS := $(addprefix $(OUT)/obj/,$(addsuffix .o,proxy/http_proxy proxy/http_ex \
+	proxy/http_fwd proxy/socks_proxy proxy/tproxy proxy/judge proxy/proto policy/policy \
+	policy/htab policy/rule policy/addr policy/match policy/words)) \
+	$(filter $(OUT)/obj/parse/% $(OUT)/obj/lib/%,$(LIB_OBJS))
+$(OUT)/tests/test_proto: tests/unit/test_proto.c $(PROTO_TEST_OBJS) | $(OUT)/tests $(SKELS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
+
 # BPF objects of the tests alone (tests/bpf/*.bpf.c: a parser in a program
 # of its own), built as bpf/'s are.
 BPF_TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUT)/tests/bpf/%.skel.h,$(wildcard tests/bpf/*.bpf.c))
