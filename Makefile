@@ -62,7 +62,7 @@ BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(BPF_TEST_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
-		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/fuzz/*.c tests/helpers/*.c)
+		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/bpf/*.h tests/fuzz/*.c tests/helpers/*.c)
 
 .PHONY: all deps check-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check clean helpers \
 	bench bench-quick stress stress-check soak
