@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +23,6 @@
 #include "sandbox/kfiles.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/steps.h"
-
-__attribute__((format(printf, 3, 4))) void
-sandbox_err(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct mounts {
 	char **path;

@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 /* What sandbox_enter_opts() (sandbox.c) calls in the other files of this
- * folder, each the wall of its file; not for outside: the rest of the tree
- * has sandbox.h. */
+ * folder, each the wall of its file, and the error words they share; not
+ * for outside: the rest of the tree has sandbox.h. */
 #ifndef SANDBOX_STEPS_H
 #define SANDBOX_STEPS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "sandbox/sandbox.h"
 
 /* errbuf := the formatted message (nothing when errbuf is NULL). */
-__attribute__((format(printf, 3, 4))) void sandbox_err(char *errbuf, size_t errlen, const char *fmt,
-						       ...);
+__attribute__((format(printf, 3, 4))) static inline void
+sandbox_err(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errbuf || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
 
 /* --ask (tty.c): a session of its own, a private devpts at /dev/pts, the
  * terminal's aliases and /dev/input covered, the tmux, screen and X11
