@@ -102,6 +102,25 @@ cg_setup(void)
 	return sbx_id ? 0 : -1;
 }
 
+/* The socket address of addr (IPv4 or IPv6) and port. */
+static struct sockaddr_storage
+sa(const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+	if (inet_pton(AF_INET, addr, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+	} else {
+		assert_int_equal(inet_pton(AF_INET6, addr, &in6->sin6_addr), 1);
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+	}
+	return ss;
+}
+
 /* A socket bound to addr:port (listening, for TCP) and created by a process
  * in the cgroup cg (NULL: this process's), passed here: its cgroup is the
  * one it was created in. */
@@ -114,20 +133,10 @@ sock_in(const char *cg, int type, const char *addr, uint16_t port, bool reusepor
 			   .msg_iovlen = 1,
 			   .msg_control = cbuf,
 			   .msg_controllen = sizeof(cbuf)};
-	struct sockaddr_storage ss = {0};
-	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_storage ss = sa(addr, port);
 	int sv[2], fd = -1, status, one = 1;
 	pid_t pid;
 
-	if (inet_pton(AF_INET, addr, &in->sin_addr) == 1) {
-		in->sin_family = AF_INET;
-		in->sin_port = htons(port);
-	} else {
-		assert_int_equal(inet_pton(AF_INET6, addr, &in6->sin6_addr), 1);
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-	}
 	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
 	pid = fork();
 	assert_true(pid >= 0);

@@ -103,24 +103,6 @@ detach(void)
 
 /* ---- sockets ----------------------------------------------------------------- */
 
-static struct sockaddr_storage
-sa(const char *addr, uint16_t port)
-{
-	struct sockaddr_storage ss = {0};
-	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-	if (inet_pton(AF_INET, addr, &in->sin_addr) == 1) {
-		in->sin_family = AF_INET;
-		in->sin_port = htons(port);
-	} else {
-		assert_int_equal(inet_pton(AF_INET6, addr, &in6->sin6_addr), 1);
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-	}
-	return ss;
-}
-
 /* "ADDR:PORT" of an IPv4 socket address */
 static const char *
 str(const struct sockaddr_storage *ss, char *buf, size_t len)
