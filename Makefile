@@ -37,15 +37,21 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LDLIBS += $(PKG_LIBS) -pthread -lm
 
+# Header dependencies: every compiler run writes what it read to a .d file
+# beside its output (-MMD; -MP: a header that is gone breaks no build), and
+# the .d files are included at the end, so a header change rebuilds what
+# includes it and nothing else. The headers so become prerequisites of
+# the binaries too: the rules that compile and link take only the .c and .o
+# files of $^.
+DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+
 # The BPF side: bpf/egress.bpf.c, one compilation unit that includes one
 # file per hook family (bpf/*.c) over bpf/lib/*.h; one object, one skeleton.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_HDRS := $(filter-out $(BPF_SRCS),$(wildcard bpf/*.c)) $(wildcard bpf/lib/*.h) include/egress_abi.h
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 MAIN_SRC := userspace/cli/egressctl.c
 # userspace/<role>/*.c: cli, daemon, confine, proxy, dns, kernel, audit, policy, parse, lib
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/*/*.c))
-LIB_HDRS := $(wildcard userspace/*/*.h)
 LIB_OBJS := $(patsubst userspace/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
@@ -56,7 +62,7 @@ BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(BPF_TEST_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
-		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/fuzz/*.c tests/helpers/*.c)
+		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/bpf/*.h tests/fuzz/*.c tests/helpers/*.c)
 
 .PHONY: all deps check-deps bench-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check clean helpers \
 	bench bench-quick stress stress-check soak
@@ -71,57 +77,69 @@ $(OUT) $(OUT)/tests $(OUT)/tests/bpf $(OUT)/helpers $(OUT)/fuzz:
 	mkdir -p $@
 
 # BPF: compile, strip DWARF (BTF stays), generate the skeleton.
-$(OUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUT)
+$(OUT)/%.bpf.o: bpf/%.bpf.c | $(OUT)
 	$(CLANG) -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-		-Ivmlinux/$(ARCH) -Iinclude -Ibpf -c $< -o $@.tmp
+		-Ivmlinux/$(ARCH) -Iinclude -Ibpf $(DEPFLAGS) -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@
 	rm -f $@.tmp
 
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUT)/obj/%.o: userspace/%.c $(LIB_HDRS) include/egress_abi.h $(SKELS)
+# The skeletons are order-only: they must exist before the first compile;
+# after it, the .d files say which object reads which.
+$(OUT)/obj/%.o: userspace/%.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(OUT)/egressctl: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(OUT)/egressctl: $(MAIN_SRC) $(LIB_OBJS) | $(OUT) $(SKELS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS)
 
 # The same binary with test-only options (--test-skip-prog), for e2e tests of
 # the layers behind each program. Never installed.
-$(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers
-	$(CC) $(ALL_CFLAGS) -DEGR_TESTING $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(OUT)/helpers/egressctl-test: $(MAIN_SRC) $(LIB_OBJS) | $(OUT)/helpers $(SKELS)
+	$(CC) $(ALL_CFLAGS) -DEGR_TESTING $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS)
 
-# tests/unit/*.h (the table runner) are prerequisites, not inputs.
-$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(wildcard tests/unit/*.h) | $(OUT)/tests
-	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $(filter-out %.h,$^) -o $@ $(LDLIBS) -lcmocka
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUT)/tests $(SKELS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
+
+# test_proto: the proxy's protocols over a fake connection core
+# (tests/unit/conn_fake.h stands in for proxy.c, conn.c and relay.c), so it
+# links the protocols, the parsers, the rule engine and lib/ alone.
+PROTO_TEST_OBJS := $(addprefix $(OUT)/obj/,$(addsuffix .o,proxy/http_proxy proxy/http_ex \
+	proxy/http_fwd proxy/socks_proxy proxy/tproxy proxy/judge proxy/proto policy/policy \
+	policy/htab policy/rule policy/addr policy/match policy/words)) \
+	$(filter $(OUT)/obj/parse/% $(OUT)/obj/lib/%,$(LIB_OBJS))
+$(OUT)/tests/test_proto: tests/unit/test_proto.c $(PROTO_TEST_OBJS) | $(OUT)/tests $(SKELS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
 
 # BPF objects of the tests alone (tests/bpf/*.bpf.c: a parser in a program
 # of its own), built as bpf/'s are.
 BPF_TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUT)/tests/bpf/%.skel.h,$(wildcard tests/bpf/*.bpf.c))
-$(OUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c $(BPF_HDRS) | $(OUT)/tests/bpf
+$(OUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c | $(OUT)/tests/bpf
 	$(CLANG) -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-		-Ivmlinux/$(ARCH) -Iinclude -Ibpf -c $< -o $@.tmp
+		-Ivmlinux/$(ARCH) -Iinclude -Ibpf $(DEPFLAGS) -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@
 	rm -f $@.tmp
 $(OUT)/tests/bpf/%.skel.h: $(OUT)/tests/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 # BPF_PROG_TEST_RUN of the programs in the skeleton (tests/bpf/, root).
-$(OUT)/tests/bpf/%: tests/bpf/%.c $(LIB_OBJS) $(SKELS) $(BPF_TEST_SKELS) | $(OUT)/tests/bpf
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
+$(OUT)/tests/bpf/%: tests/bpf/%.c $(LIB_OBJS) | $(OUT)/tests/bpf $(SKELS) $(BPF_TEST_SKELS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
 
-$(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers $(SKELS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS)
 
 # libFuzzer: the library compiled again with clang and coverage.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS) \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-$(OUT)/fuzz/obj/%.o: userspace/%.c $(LIB_HDRS) $(SKELS)
+FUZZ_OBJS := $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS))
+$(OUT)/fuzz/obj/%.o: userspace/%.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
-$(OUT)/fuzz/%: tests/fuzz/%.c $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS)) | $(OUT)/fuzz
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS)
+	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(OUT)/fuzz $(SKELS)
+	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer $(filter %.c %.o,$^) -o $@ $(LDLIBS)
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -333,3 +351,9 @@ package-check: all
 	tests/e2e/package.sh $(OUT)/egressctl
 
 .PHONY: man install uninstall deb package-check FORCE
+
+# What each compiler run read (DEPFLAGS); missing before the first build.
+DEP_FILES := $(addsuffix .d,$(OUT)/egressctl $(OUT)/helpers/egressctl-test $(LIB_OBJS) $(UNIT_BINS) \
+	$(HELPER_BINS) $(BPF_TEST_BINS) $(FUZZ_OBJS) $(FUZZ_BINS) $(SKELS:.skel.h=.bpf.o) \
+	$(BPF_TEST_SKELS:.skel.h=.bpf.o))
+-include $(wildcard $(DEP_FILES))

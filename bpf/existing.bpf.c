@@ -39,11 +39,8 @@
  *
  * The iterators run in the network namespace of the task that creates them
  * (bpf_iter_create), and hold the socket's lock while they look at it. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_endian.h>
-#include "egress_abi.h"
+#include "lib/common.h"
+#include "lib/sk_maps.h" /* egr_socks, egr_sk: the egress object's, by fd */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -60,22 +57,6 @@ __u32 lo_found = 0;		       /* REVOKE_DIRECT: loopback ones found */
  * Weak so that a scan without kill loads on a kernel without it;
  * userspace refuses a kill there before loading (existing_open). */
 extern int bpf_sock_destroy(struct sock_common *sk) __ksym __weak;
-
-/* The same maps as bpf/maps.h, shared by fd (bpf_map__reuse_fd before load;
- * userspace checks type, key and value sizes first). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u64);
-	__type(value, struct egr_sk_orig);
-} egr_socks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct egr_sk_orig);
-} egr_sk SEC(".maps");
 
 /* The destinations a policy change revoked, filled by userspace before a
  * revoke pass (and emptied after it). Its size is REVOKE_KEYS_MAX of
@@ -108,18 +89,6 @@ struct {
 } egr_revoke_lo SEC(".maps");
 
 #define CG_WALK 64 /* cgroup levels walked up from a socket's (cgroup v2 nests less) */
-
-/* uapi constants vmlinux.h lacks; defined here rather than taken from the
- * main object's headers, which are being reorganised */
-#define AF_INET	   2
-#define AF_INET6   10
-#define ENOMEM	   12
-#define EOPNOTSUPP 95
-
-/* TCP states (include/net/tcp_states.h; vmlinux.h has them as BPF_TCP_*). */
-#define TCP_ESTABLISHED 1
-#define TCP_CLOSE	7
-#define TCP_LISTEN	10
 
 /* Was s created in the target cgroup or below it? */
 static __always_inline int

@@ -159,7 +159,7 @@ finish(struct bpf_sock_addr *ctx, const struct sa *a, __u8 hook, struct decision
 
 		local_src(a->sk, a->addr, src, &sport);
 		if (receiver(ctx, a->addr, a->port, src, sport, (__u8)a->proto) != RCV_OURS)
-			deny(d, EGR_R_LOOPBACK, d->err);
+			decide_deny(d, EGR_R_LOOPBACK, d->err);
 	}
 	if (d->verdict == EGR_V_DENY)
 		return refuse(ctx, a, hook, d);
@@ -235,10 +235,10 @@ addr_hook(struct bpf_sock_addr *ctx, struct sa *a, __u8 hook)
 		sa_store_ip4(ctx, a, a->addr[3]);
 	}
 	if (sock_ip_opts(ctx, a))
-		deny(&d, EGR_R_IPOPTS, EPERM);
+		decide_deny(&d, EGR_R_IPOPTS, EPERM);
 	else if (hook != EGR_H_SENDMSG4)
-		decide(a->addr, a->port, a->type, a->proto, lip, lip6, &d);
-	else if (!other_proto(a->type, a->proto, &d))
+		decide_dst(a->addr, a->port, a->type, a->proto, lip, lip6, &d);
+	else if (!decide_other_proto(a->type, a->proto, &d))
 		decide_udp4(a->addr, a->port, lip, &d);
 	if (d.verdict == EGR_V_REDIRECT) {
 		if (d.v6)

@@ -11,7 +11,7 @@
  * net/unix/af_unix.c): they see the address as CMD gave it, so a relative
  * name after chdir(), a symlink, /proc/PID/root/... or a hard link passes
  * them, and no inode can be compared here. What holds against those for
- * `run` is its mount namespace (kernel/sandbox.c masks the sockets);
+ * `run` is its mount namespace (sandbox/masks.c masks the sockets);
  * this check is the daemon's targets' only one, and gives every target the
  * denial line and record for the name as given. (The hooks that see the
  * socket after the lookup, lsm/unix_stream_connect and unix_may_send, need

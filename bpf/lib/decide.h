@@ -3,7 +3,7 @@
  * to one of egressctl's listeners (transparent TCP, DNS), let through (fast
  * path, the proxy, the sandbox's own loopback sockets: decided later by the
  * receiving socket), or deny with an errno. Pure but for the fast-path
- * lookup; sock_addr.bpf.c carries it out (finish). */
+ * lookup; sock_addr.c carries it out (finish). */
 #ifndef EGR_DECIDE_H
 #define EGR_DECIDE_H
 
@@ -26,7 +26,7 @@ struct decision {
 };
 
 static __always_inline void
-deny(struct decision *d, __u8 reason, int err)
+decide_deny(struct decision *d, __u8 reason, int err)
 {
 	d->verdict = EGR_V_DENY;
 	d->reason = reason;
@@ -36,10 +36,10 @@ deny(struct decision *d, __u8 reason, int err)
 /* To a listener at lip (listen_ip4); none there (another network
  * namespace without --containers): refused with err. */
 static __always_inline void
-redirect(struct decision *d, __be32 lip, __u16 port_host, __u8 reason, __u16 flags, int err)
+decide_redirect(struct decision *d, __be32 lip, __u16 port_host, __u8 reason, __u16 flags, int err)
 {
 	if (!lip) {
-		deny(d, EGR_R_NETNS, err);
+		decide_deny(d, EGR_R_NETNS, err);
 		return;
 	}
 	d->verdict = EGR_V_REDIRECT;
@@ -51,7 +51,7 @@ redirect(struct decision *d, __be32 lip, __u16 port_host, __u8 reason, __u16 fla
 }
 
 static __always_inline void
-fastpath(struct decision *d)
+decide_fastpath(struct decision *d)
 {
 	d->verdict = EGR_V_ALLOW;
 	d->reason = EGR_R_FASTPATH;
@@ -61,7 +61,7 @@ fastpath(struct decision *d)
 /* A loopback destination: the decision is the receiving socket's
  * (receiver_ours), looked up once the hook has it all. */
 static __always_inline void
-local(struct decision *d, int err)
+decide_local(struct decision *d, int err)
 {
 	d->verdict = EGR_V_ALLOW;
 	d->reason = EGR_R_LOCAL;
@@ -84,18 +84,19 @@ decide_tcp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 		return;
 	}
 	if (fast_hit(dst, port, IPPROTO_TCP)) {
-		fastpath(d);
+		decide_fastpath(d);
 		return;
 	}
 	if (port == bpf_htons(53)) {
 		if (dns_port)
-			redirect(d, lip, dns_port, EGR_R_DNS, EGR_SK_REDIRECTED, ECONNREFUSED);
+			decide_redirect(d, lip, dns_port, EGR_R_DNS, EGR_SK_REDIRECTED,
+					ECONNREFUSED);
 		else
-			deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
+			decide_deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
 		return;
 	}
 	if (is_local4(ip4)) {
-		local(d, ECONNREFUSED);
+		decide_local(d, ECONNREFUSED);
 		return;
 	}
 	if (kv_hit(dst, port)) { /* direct, its first bytes judged (lib/kverify.h) */
@@ -105,9 +106,10 @@ decide_tcp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 		return;
 	}
 	if (tproxy_port)
-		redirect(d, lip, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED, ECONNREFUSED);
+		decide_redirect(d, lip, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED,
+				ECONNREFUSED);
 	else
-		deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
+		decide_deny(d, EGR_R_NO_LISTENER, ECONNREFUSED);
 }
 
 /* A UDP datagram (connect or sendmsg) to an IPv4 destination; lip as for
@@ -128,28 +130,28 @@ decide_udp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 	if (port == bpf_htons(53)) {
 		if (dns_port) {
 			/* indexed by the catch-all once the datagram has a port */
-			redirect(d, lip, dns_port, EGR_R_DNS, EGR_SK_DNS, EPERM);
+			decide_redirect(d, lip, dns_port, EGR_R_DNS, EGR_SK_DNS, EPERM);
 		} else {
-			deny(d, EGR_R_NO_LISTENER, EPERM);
+			decide_deny(d, EGR_R_NO_LISTENER, EPERM);
 		}
 		return;
 	}
 	if (fast_hit(dst, port, IPPROTO_UDP)) {
-		fastpath(d);
+		decide_fastpath(d);
 		return;
 	}
 	if (is_local4(ip4))
-		local(d, EPERM);
+		decide_local(d, EPERM);
 	else
-		deny(d, EGR_R_UDP, EPERM);
+		decide_deny(d, EGR_R_UDP, EPERM);
 }
 
 /* --ipv6: native IPv6 to a listener on ::1 (lip6: listen_ip6; none
  * there: another network namespace, refused with err). */
 static __always_inline void
-redirect6(struct decision *d, int lip6, __u16 port_host, __u8 reason, __u16 flags, int err)
+decide_redirect6(struct decision *d, int lip6, __u16 port_host, __u8 reason, __u16 flags, int err)
 {
-	redirect(d, lip6 ? bpf_htonl(1) : 0, port_host, reason, flags, err);
+	decide_redirect(d, lip6 ? bpf_htonl(1) : 0, port_host, reason, flags, err);
 	d->v6 = 1;
 }
 
@@ -164,23 +166,24 @@ decide6_on(const __be32 *dst, __be16 port, __u8 proto, int lip6, struct decision
 	int err = proto == IPPROTO_TCP ? ECONNREFUSED : EPERM;
 
 	if (is_v4_in_v6(dst)) {
-		deny(d, EGR_R_V4_IN_V6, ENETUNREACH);
+		decide_deny(d, EGR_R_V4_IN_V6, ENETUNREACH);
 	} else if (port == bpf_htons(53)) {
 		if (dns_port)
-			redirect6(d, lip6, dns_port, EGR_R_DNS,
-				  proto == IPPROTO_TCP ? EGR_SK_REDIRECTED : EGR_SK_DNS, err);
+			decide_redirect6(d, lip6, dns_port, EGR_R_DNS,
+					 proto == IPPROTO_TCP ? EGR_SK_REDIRECTED : EGR_SK_DNS,
+					 err);
 		else
-			deny(d, EGR_R_NO_LISTENER, err);
+			decide_deny(d, EGR_R_NO_LISTENER, err);
 	} else if (proto != IPPROTO_TCP) {
-		deny(d, EGR_R_UDP, EPERM);
+		decide_deny(d, EGR_R_UDP, EPERM);
 	} else if (kv_hit(dst, port)) { /* direct, judged as decide_tcp4's */
 		d->verdict = EGR_V_ALLOW;
 		d->reason = EGR_R_KVERIFY;
 		d->skflags = EGR_SK_DIRECT | EGR_SK_VERIFY;
 	} else if (tproxy_port) {
-		redirect6(d, lip6, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED, err);
+		decide_redirect6(d, lip6, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED, err);
 	} else {
-		deny(d, EGR_R_NO_LISTENER, err);
+		decide_deny(d, EGR_R_NO_LISTENER, err);
 	}
 }
 
@@ -204,32 +207,32 @@ decide6(const __be32 *dst, __be16 port, __u8 proto, int lip6, struct decision *d
 		}
 	}
 	if (fast_hit(dst, port, proto)) {
-		fastpath(d);
+		decide_fastpath(d);
 		return;
 	}
 	if (is_local6(dst))
-		local(d, proto == IPPROTO_TCP ? ECONNREFUSED : EPERM);
+		decide_local(d, proto == IPPROTO_TCP ? ECONNREFUSED : EPERM);
 	else if (ipv6_on)
 		decide6_on(dst, port, proto, lip6, d);
 	else
-		deny(d, EGR_R_IPV6, ENETUNREACH);
+		decide_deny(d, EGR_R_IPV6, ENETUNREACH);
 }
 
 /* Socket types and protocols that have no business reaching a sock_addr
  * hook (most are refused at creation already). */
 static __always_inline int
-other_proto(__u32 type, __u32 proto, struct decision *d)
+decide_other_proto(__u32 type, __u32 proto, struct decision *d)
 {
 	if (type == SOCK_STREAM && proto == IPPROTO_TCP)
 		return 0;
 	if (type == SOCK_DGRAM && proto == IPPROTO_UDP)
 		return 0;
 	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
-		deny(d, EGR_R_PING, EPERM);
+		decide_deny(d, EGR_R_PING, EPERM);
 	else if (proto == IPPROTO_UDPLITE)
-		deny(d, EGR_R_UDPLITE, EPERM);
+		decide_deny(d, EGR_R_UDPLITE, EPERM);
 	else
-		deny(d, EGR_R_PROTO, EPERM);
+		decide_deny(d, EGR_R_PROTO, EPERM);
 	return 1;
 }
 
@@ -237,10 +240,10 @@ other_proto(__u32 type, __u32 proto, struct decision *d)
  * unconnected send (sendmsg4/6): v4-mapped destinations by the IPv4 rules
  * (connect6 and sendmsg6 see them for AF_INET6 sockets). */
 static __always_inline void
-decide(const __be32 *dst, __be16 port, __u32 type, __u32 proto, __be32 lip, int lip6,
-       struct decision *d)
+decide_dst(const __be32 *dst, __be16 port, __u32 type, __u32 proto, __be32 lip, int lip6,
+	   struct decision *d)
 {
-	if (other_proto(type, proto, d))
+	if (decide_other_proto(type, proto, d))
 		return;
 	if (!is_mapped(dst))
 		decide6(dst, port, proto, lip6, d);

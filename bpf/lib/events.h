@@ -41,8 +41,8 @@ deny_ret(void)
 /* A new event with what every hook knows; addr may be NULL. The caller adds
  * who it is about (emit, emit_skb) and submits it. */
 static __always_inline struct egr_event *
-event_new(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
-	  const __be32 *addr, __be16 port)
+events_new(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type, __u16 proto,
+	   const __be32 *addr, __be16 port)
 {
 	struct egr_event *e;
 
@@ -71,7 +71,7 @@ emit_task(__u8 hook, __u8 verdict, __u8 reason, int err, __u8 family, __u8 type,
 	  const __be32 *addr, __be16 port, __u64 rbflags)
 {
 	struct egr_event *e =
-		event_new(hook, verdict, reason, err, family, type, proto, addr, port);
+		events_new(hook, verdict, reason, err, family, type, proto, addr, port);
 	__u64 id;
 
 	if (!e)
@@ -105,8 +105,8 @@ emit_rec(struct __sk_buff *skb, struct bpf_sock *sk, const struct egr_conn_val *
 {
 	struct egr_event *e;
 
-	e = event_new(EGR_H_SKB, verdict, reason, err, sk->family, sk->type, sk->protocol, addr,
-		      port);
+	e = events_new(EGR_H_SKB, verdict, reason, err, sk->family, sk->type, sk->protocol, addr,
+		       port);
 	if (!e)
 		return;
 	e->cgroup_id = bpf_skb_cgroup_id(skb);

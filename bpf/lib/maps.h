@@ -6,26 +6,7 @@
 #define EGR_MAPS_H
 
 #include "lib/common.h"
-
-/* Per socket, by socket cookie: what connect/sendmsg decided (original
- * destination, EGR_SK_* flags). Preallocated, so the connect path allocates
- * nothing; freed at sock_release, or for TCP fast-path sockets once both
- * sock_release and TCP_CLOSE have been seen (EGR_LIFE_*). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u64);
-	__type(value, struct egr_sk_orig);
-} egr_socks SEC(".maps");
-
-/* Per socket, freed with it: catch-all reports (EGR_SK_SKB_SEEN), audit-mode
- * passes, and connect/sendmsg records while egr_socks is full. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct egr_sk_orig);
-} egr_sk SEC(".maps");
+#include "lib/sk_maps.h" /* egr_socks, egr_sk */
 
 /* The proxy's lookup: client (local addr, port) -> who connected, to where. */
 struct {

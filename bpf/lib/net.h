@@ -14,12 +14,14 @@
 #define SYS_PROCEED 1
 
 #define EPERM		1
+#define ENOMEM		12
 #define EACCES		13
 #define EADDRINUSE	98
 #define ENETUNREACH	101
 #define EAFNOSUPPORT	97
 #define EPROTONOSUPPORT 93
 #define ECONNREFUSED	111
+#define EOPNOTSUPP	95
 
 #define IPPROTO_MPTCP_NR 262 /* vmlinux.h has the enum; name it plainly */
 #define IPPROTO_ICMPV6	 58  /* a uapi macro, not in vmlinux.h */

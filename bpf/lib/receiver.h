@@ -6,8 +6,8 @@
  * cgroup or below (a socket's cgroup is fixed at creation: who holds it
  * later, or where it was passed, changes nothing), and so is every member
  * of its SO_REUSEPORT group. Nothing is remembered about binds, so nothing
- * can go stale. Used by connect/sendmsg and bind (sock_addr.bpf.c) and by
- * the catch-all (skb.bpf.c). */
+ * can go stale. Used by connect/sendmsg and bind (sock_addr.c) and by
+ * the catch-all (skb.c). */
 #ifndef EGR_RECEIVER_H
 #define EGR_RECEIVER_H
 

@@ -15,17 +15,10 @@
 # cgroup2.
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
+. "$(dirname "$0")/lib.sh"
 # A private mount namespace: the confined commands' /etc/resolv.conf names
 # a test address, bind-mounted over the host's file for this run only.
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
-. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
 # ======================================================================

@@ -16,19 +16,18 @@
 # notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
 # 77 if not root or no cgroup2.
 #
-# Topology (lib.sh; nothing ever leaves the machine, docs/testing.md):
-#
-#   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
-#   egressctl + its proxy and DNS responder     lo: AnyIP for 198.51.100.0/24,
-#     (outside the cgroup), always                 203.0.113.0/24, 2001:db8:2::/64
-#     --dns-upstream 198.18.0.1                 198.18.0.1:53 dnsmasq (names below,
-#   confined commands run as nobody; their         --log-queries: what arrived)
-#     /etc/resolv.conf names 198.51.100.53,     webservers.py on 0.0.0.0 and [::]:
-#     where nothing serves DNS (the suite runs     HTTP :80, TLS :443 (self-signed,
-#     in a private mount namespace with that       made by this run), banner+echo :22
-#     file bind-mounted): their DNS reaches     LEAK SENSOR: tcpdump -Q in on "vi"
-#     egressctl's responder or nothing
-#   veth 198.18.0.2 ─────────────────────────── veth 198.18.0.1
+# The test network: lib.sh's, drawn in docs/testing.md (nothing ever
+# leaves the machine); set up by audit_net.sh. In the sandbox host's
+# namespace: egressctl with its proxy and DNS responder, outside the
+# cgroup, always --dns-upstream 198.18.0.1; the confined commands as
+# nobody, their /etc/resolv.conf naming 198.51.100.53, where nothing
+# serves DNS (the suite runs in a private mount namespace with that file
+# bind-mounted): their DNS reaches egressctl's responder or nothing. In
+# the "internet" (AnyIP for 198.51.100.0/24, 203.0.113.0/24,
+# 2001:db8:2::/64): dnsmasq on 198.18.0.1:53 (names below, --log-queries:
+# what arrived); webservers.py on 0.0.0.0 and [::]: HTTP :80, TLS :443
+# (self-signed, made by this run), banner+echo :22. The leak sensor
+# listens on the internet's veth.
 #
 # Names (dnsmasq; .test is local, unknown .test names are NXDOMAIN):
 #   a.example.test 203.0.113.10   b.example.test 203.0.113.11
@@ -41,17 +40,10 @@
 # sensor.
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
+. "$(dirname "$0")/lib.sh"
 # A private mount namespace: the confined commands' /etc/resolv.conf names
 # a test address, bind-mounted over the host's file for this run only.
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
-. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
 # ======================================================================

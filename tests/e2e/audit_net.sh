@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154 # used by audit.sh and ask.sh; P_* from jv
-# The network, names, servers and helpers of audit.sh and ask.sh (see the
-# topology at the top of audit.sh). Sourced after lib.sh.
+# The network, names, servers and helpers of audit.sh and ask.sh (the
+# network as the top of audit.sh says, drawn in docs/testing.md). Sourced
+# after lib.sh.
 
 
 # the log-disk test's tmpfs mounts go before the work dir does
@@ -37,7 +38,7 @@ audit_setup() {
 	printf 'nameserver %s\noptions timeout:2 attempts:1\n' "$RESOLV_NS" >"$W/resolv.conf"
 	chmod 0644 "$W/resolv.conf"
 	# never over the host's own file: only in the namespace unshare made
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		echo "not in a private mount namespace: resolv.conf left alone"
 		return 1
 	fi

@@ -27,15 +27,8 @@
 # line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
 REPO=$(cd "$E2E_SRC/../.." && pwd)
@@ -510,8 +503,7 @@ test_github_planted() {
 	dir=$W/$t.tmp/egressctl
 	sdir=/run/egressctl/ci/$(cg_name "$t-job")
 	have_egr || return 0
-	if ! command -v sudo >/dev/null || [ "${EGR_E2E_MNTNS:-}" != $$ ] ||
-		[ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! command -v sudo >/dev/null || ! e2e_private_mntns; then
 		note "$t: no sudo, or no private mount namespace for its sudoers: skipped"
 		return 0
 	fi

@@ -31,15 +31,8 @@
 # line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
 ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback restart"

@@ -26,15 +26,8 @@
 # line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
 # ------------------------------------------------------------- helpers
@@ -839,7 +832,7 @@ print(d.get("reply", "connect: %s" % d.get("connect")))'
 # ctl_sudoers: sudo for nobody in this suite's private mount namespace
 # (sudo.sh's way: the host's /etc/sudoers is never edited)
 ctl_sudoers() {
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		return 1
 	fi
 	printf 'Defaults !use_pty, !lecture, env_reset\nroot ALL=(ALL:ALL) ALL\nnobody ALL=(ALL:ALL) NOPASSWD: ALL\n' \

@@ -30,8 +30,8 @@
 #               naming the process and the destination it asked for
 #   lines       a fast-path connection leaves an allow decision line
 #
-# Topology: lib.sh's sbx and inet network namespaces, the sensor on the
-# inet side. dnsmasq on 198.18.0.1:53 answers ok.d.test (203.0.113.20),
+# The test network: lib.sh's sbx and inet network namespaces (drawn in
+# docs/testing.md), the sensor on the inet side. dnsmasq on 198.18.0.1:53 answers ok.d.test (203.0.113.20),
 # git.d.test (.21), ok6.d.test (2001:db8:2::a0) and git6.d.test (::a1);
 # webservers.py serves TLS on :443 and a banner-then-echo on :22 at all
 # four. The confined commands resolve through /etc/resolv.conf, bind-mounted
@@ -43,15 +43,8 @@
 # Exit 1 if any failed, 77 if not root or no cgroup2.
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 
 INET_DNS=198.18.0.1
 RESOLV_NS=198.51.100.53
@@ -67,7 +60,7 @@ dx_setup() {
 	local i n
 	e2e_base_setup || return 1
 	cp "$E2E_SRC/clients/reroute.py" "$C/" && chmod 0755 "$C/reroute.py" || return 1
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		echo "not in a private mount namespace: resolv.conf and sudoers left alone"
 		return 1
 	fi

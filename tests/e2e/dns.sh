@@ -20,25 +20,21 @@
 # notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
 # 77 if not root or no cgroup2.
 #
-# Topology (lib.sh; nothing ever leaves the machine, docs/testing.md):
-#
-#   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
-#   egressctl (outside the cgroup):             lo: AnyIP for 198.51.100.0/24,
-#     --dns-upstream 198.18.0.1, its DNS           203.0.113.0/24, 2001:db8:2::/64
-#     responder on 127.0.0.1:<random port>      198.18.0.1:53 dnsmasq (names below),
-#   confined commands as nobody; their             --log-queries: what arrived
-#     /etc/resolv.conf says 198.51.100.53,      198.51.100.200:53 a slow server
-#     where nothing serves DNS (the suite          for *.slow.test (dnsq.py serve,
-#     runs in a private mount namespace with       0.4 s per answer, logs every
-#     that file bind-mounted)                      query): coalescing
-#   veth 198.18.0.2 ─────────────────────────── veth 198.18.0.1
-#     (+ 198.18.0.3: the controls' source,      (+ 198.18.0.4: a dnsmasq without
-#     so dnsmasq's log tells them from             query log, for "measure" only)
-#     egressctl's upstream queries)             webservers.py banner+echo on
-#                                                 :22 and :2222 (git.test)
-#                                               192.0.2.0/24 blackholed (an
-#                                                 upstream that never answers)
-#                                               LEAK SENSOR: tcpdump -Q in on "vi"
+# The test network: lib.sh's, drawn in docs/testing.md (nothing ever
+# leaves the machine). In the sandbox host's namespace: egressctl outside
+# the cgroup (--dns-upstream 198.18.0.1; its responder on 127.0.0.1 at a
+# random port); the confined commands as nobody, their /etc/resolv.conf
+# naming 198.51.100.53, where nothing serves DNS (the suite runs in a
+# private mount namespace with that file bind-mounted); 198.18.0.3 on the
+# veth besides .2, the controls' source, so that dnsmasq's log tells them
+# from egressctl's upstream queries. In the "internet" (AnyIP for
+# 198.51.100.0/24, 203.0.113.0/24, 2001:db8:2::/64): dnsmasq on
+# 198.18.0.1:53 (names below, --log-queries: what arrived), and on
+# 198.18.0.4 one without a query log (for "measure" only); a slow server
+# on 198.51.100.200:53 for *.slow.test (dnsq.py serve, 0.4 s per answer,
+# every query logged: coalescing); webservers.py banner+echo on :22 and
+# :2222 (git.test); 192.0.2.0/24 blackholed (an upstream that never
+# answers). The leak sensor listens on the internet's veth.
 #
 # Names (dnsmasq; .test is local, unknown .test names are NXDOMAIN;
 # --local-ttl 60 unless given):
@@ -60,18 +56,11 @@
 
 # shellcheck disable=SC2154,SC2034 # P_* are assigned by jv (lib.sh) through eval
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
+. "$(dirname "$0")/lib.sh"
 # A private mount namespace: the confined commands' /etc/resolv.conf names
 # a test address, bind-mounted over the host's file for this run only.
 # cgroupfs and bpffs stay the host's (same superblocks).
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
-. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 
 INET_DNS=198.18.0.1		# dnsmasq: the "internet's" resolver
 SLOW_DNS=198.51.100.200		# slow server for *.slow.test (behind dnsmasq)
@@ -111,7 +100,7 @@ dns_setup() {
 	printf 'nameserver %s\noptions timeout:3 attempts:1\n' "$RESOLV_NS" >"$W/resolv.conf"
 	chmod 0644 "$W/resolv.conf"
 	# never over the host's own file: only in the namespace unshare made
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		echo "not in a private mount namespace: resolv.conf left alone"
 		return 1
 	fi

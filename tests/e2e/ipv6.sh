@@ -14,7 +14,8 @@
 #   E2E_TESTS="transparent dns" ...           only these test functions
 #   E2E_KEEP=1 ...                            keep /tmp/egr-e2e-PID
 #
-# Topology: lib.sh's (see run.sh), and in the "internet" netns
+# The test network: lib.sh's (drawn in docs/testing.md), and in the
+# "internet" netns
 #   2001:db8:2::/64 AnyIP (every attempt its own address), TCP echo on
 #     [::]:7,22,53,80,443,7000-7031, DNS on [::]:53 answering A 203.0.113.99
 #     and AAAA 2001:db8:2::99 for every name
@@ -30,11 +31,8 @@
 
 set -u
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec "$@"
 
 INET_ANSWER=203.0.113.99,2001:db8:2::99	# A and AAAA of the inet DNS server
 AAAA=2001:db8:2::99

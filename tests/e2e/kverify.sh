@@ -40,8 +40,8 @@
 # egressctl: a client error within about a second, zero payload packets at
 # the leak sensor, nothing at the server, one kernel decision line.
 #
-# Topology: lib.sh (sbx and inet network namespaces, the sensor on the inet
-# side). dnsmasq on 198.18.0.1:53 answers ok.kv.test and evil.kv.test with
+# The test network: lib.sh's (sbx and inet network namespaces, drawn in
+# docs/testing.md; the sensor on the inet side). dnsmasq on 198.18.0.1:53 answers ok.kv.test and evil.kv.test with
 # 203.0.113.10, far.kv.test with 203.0.113.12, plain.kv.test and
 # evilplain.kv.test with 203.0.113.11, ok6.kv.test and evil6.kv.test with
 # the AAAA 2001:db8:2::10; webservers.py serves HTTP on :80 and TLS on :443
@@ -54,15 +54,8 @@
 # Exit 1 if any failed, 77 if not root or no cgroup2.
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 
 INET_DNS=198.18.0.1
 RESOLV_NS=198.51.100.53
@@ -83,7 +76,7 @@ kv_setup() {
 	cp "$E2E_SRC/clients/kvclient.py" "$C/" && chmod 0755 "$C/kvclient.py" || return 1
 	printf 'nameserver %s\noptions timeout:2 attempts:1\n' "$RESOLV_NS" >"$W/resolv.conf"
 	chmod 0644 "$W/resolv.conf"
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		echo "not in a private mount namespace: resolv.conf left alone"
 		return 1
 	fi

@@ -2,13 +2,51 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # variables used by run.sh, which sources this file
 # Library of the egressctl end-to-end suite: test network, servers, leak
-# sensor, egressctl/tlisten runners, assertions, cleanup.  Sourced by run.sh;
-# see the top of run.sh for the topology.  Everything created here carries
+# sensor, egressctl/tlisten runners, assertions, cleanup, and the re-exec
+# every suite starts with (e2e_reexec).  Sourced by every suite; the test
+# network's drawing is in docs/testing.md.  Everything created here carries
 # the suite's pid ($$) in its name and is removed by e2e_cleanup (EXIT trap),
 # by id/pid, even when a test fails.
 
 PY=/usr/bin/python3	# the root PATH may hold a pyenv python nobody cannot run
 E2E_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# e2e_reexec [--mntns] "$@": what a suite runs first, right after sourcing
+# this file, with its own arguments. As root and given EGRESSCTL, the suite
+# execs itself again under clients/reaper.py, a child subreaper, so that
+# orphans of the run (confined processes of a SIGKILLed egressctl,
+# double-forked grandchildren) are reaped and at the end killed by pid,
+# not left to PID 1; with --mntns, once more in a private mount namespace
+# (unshare --mount --propagation private), so that what the suite mounts
+# over the host's files (resolv.conf, sudoers) is this run's only, while
+# cgroupfs and bpffs stay the host's (the same superblocks). Each exec is
+# marked in the environment (EGR_E2E_REAPER; EGR_E2E_MNTNS, the pid it
+# runs as) and happens once; the new process sources this file afresh
+# (its $$ is another under the reaper), so nothing set before the exec
+# counts. Returns when there is nothing left to do.
+e2e_reexec() {
+	local mntns=
+	if [ "${1:-}" = --mntns ]; then
+		mntns=1
+		shift
+	fi
+	[ "$(id -u)" = 0 ] && [ $# -ge 1 ] || return 0
+	if [ -z "${EGR_E2E_REAPER:-}" ]; then
+		export EGR_E2E_REAPER=$$
+		exec "$PY" "$E2E_SRC/clients/reaper.py" "$BASH" "$0" "$@"
+	fi
+	if [ -n "$mntns" ] && [ "${EGR_E2E_MNTNS:-}" != $$ ] && command -v unshare >/dev/null; then
+		export EGR_E2E_MNTNS=$$
+		exec unshare --mount --propagation private "$BASH" "$0" "$@"
+	fi
+}
+
+# e2e_private_mntns: true in the private mount namespace that e2e_reexec
+# --mntns made for this run, not the host's: only there may a suite mount
+# over a host file.
+e2e_private_mntns() {
+	[ "${EGR_E2E_MNTNS:-}" = $$ ] && [ "$(readlink /proc/self/ns/mnt)" != "$(readlink /proc/$PPID/ns/mnt)" ]
+}
 
 SBX=egr-sbx-$$
 INET=egr-inet-$$

@@ -15,15 +15,13 @@
 # notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
 # 77 if not root or no cgroup2.
 #
-# Topology (lib.sh; nothing ever leaves the machine):
-#
-#   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
-#   egressctl + its proxy (outside the cgroup)  lo: AnyIP for 203.0.113.0/24
-#   CMD: lclient.py, curl (confined, nobody)    limitsrv.py on 0.0.0.0: echo :7,
-#   veth 198.18.0.2 ─────────────────────────── HTTP :80 (/silent, /slowhead/S,
-#                                                 /slowbody/N/S, /close/N)
-#                                               192.0.2.0/24: a blackhole route
-#                                               LEAK SENSOR: tcpdump -Q in on "vi"
+# The test network: lib.sh's, drawn in docs/testing.md (nothing ever
+# leaves the machine). In the sandbox host's namespace: egressctl and its
+# proxy outside the cgroup; CMD (lclient.py, curl) confined, as nobody. In
+# the "internet" (AnyIP for 203.0.113.0/24): limitsrv.py on 0.0.0.0, echo
+# :7 and HTTP :80 (/silent, /slowhead/S, /slowbody/N/S, /close/N);
+# 192.0.2.0/24 a blackhole route. The leak sensor listens on the
+# internet's veth.
 #
 # Rules are address ranges (--allow 203.0.113.0/24), so no DNS is involved;
 # each refused attempt aims at an address of its own, which the sensor and
@@ -33,11 +31,8 @@
 
 set -u
 # shellcheck disable=SC2154,SC2034 # P_* are assigned by jv (lib.sh) through eval; ALL_TESTS is read by suite_main
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec "$@"
 
 NET=203.0.113.0/24
 SRVLOG=$W/srv.log

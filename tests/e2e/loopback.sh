@@ -9,23 +9,15 @@
 #
 #   sudo tests/e2e/loopback.sh build/egressctl   (make e2e does this)
 #
-# Topology (nothing ever leaves the machine; docs/testing.md):
-#
-#   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
-#   lo 127.0.0.1                                lo: AnyIP local routes for
-#     :5353 DNS listener (UDP+TCP, answers          198.51.100.0/24, 203.0.113.0/24,
-#           192.0.2.53) = --dns-port               2001:db8:2::/64: every attempt
-#     :5432 TCP echo (a host service outside        gets its own destination address
-#           the cgroup)                         TCP echo on 0.0.0.0/[::] ports 7, 22,
-#     :150xx tlisten (--transparent-port),          80, 443, 7000-7031; DNS on 53
-#           one per test                            UDP+TCP (answers 203.0.113.99);
-#   abstract @egr-e2e-PID-abs(d), unix              UDP echo on 7 (replies from the
-#     sockets in /tmp/egr-e2e-PID                   address asked, IP_PKTINFO)
-#   veth "vs" 198.18.0.2/24, 2001:db8:1::2/64 ─── veth "vi" 198.18.0.1/24, 2001:db8:1::1/64
-#   default routes via the veth                  LEAK SENSOR: tcpdump -Q in on "vi",
-#   egressctl runs here (nsenter --net only,       --immediate-mode -U, one pcap per
-#   so cgroupfs and bpffs stay visible)            suite; sensor_sync flushes it with
-#                                                  a marker packet before each count
+# The test network: lib.sh's e2e_setup, drawn in docs/testing.md (nothing
+# ever leaves the machine). In the sandbox host's namespace, where
+# egressctl runs: the DNS listener on 127.0.0.1:5353 (--dns-port, answers
+# 192.0.2.53), a TCP echo on :5432 (a host service outside the cgroup), a
+# tlisten per test on :150xx (--transparent-port), abstract and unix
+# sockets of the suite's own. The "internet" owns 198.51.100.0/24,
+# 203.0.113.0/24 and 2001:db8:2::/64 (every attempt its own address),
+# echoes TCP and UDP and answers DNS (203.0.113.99); the leak sensor
+# listens on its veth.
 #
 # Every vector: the control (same attempt, same netns, no egressctl) succeeds
 # and the sensor sees its packets; the confined attempt (egressctl run --user
@@ -36,14 +28,8 @@
 
 set -u
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
-# Run as a child subreaper (clients/reaper.py), so that orphans -- confined
-# processes of a SIGKILLed egressctl, double-forked grandchildren -- are
-# reaped by the suite and killed by pid at the end, not left to PID 1.
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec "$@"
 
 # ======================================================================
 # loopback: a server inside the cgroup is reachable, one outside is not

@@ -13,21 +13,18 @@
 # notes), and as the last line "N passed, M failed".  Exit 1 if any failed,
 # 77 if not root or no cgroup2.
 #
-# Topology (lib.sh; nothing ever leaves the machine, docs/testing.md):
-#
-#   netns egr-sbx-PID ("sandbox host")          netns egr-inet-PID ("internet")
-#   lo 127.0.0.1                                lo: AnyIP for 198.51.100.0/24,
-#     :5353 dnsmasq forwarding to 198.18.0.1       203.0.113.0/24, 2001:db8:2::/64
-#           (--dns-port, for clients that       198.18.0.1:53 dnsmasq, names below
-#           resolve names themselves)           webservers.py on 0.0.0.0 and [::]:
-#     :80, :443 webservers.py: "host services"     HTTP :80, TLS :443 (self-signed,
-#           a name resolving to 127.0.0.1          made by this run), banner+echo
-#           must never reach (lo.log)              :22 :2222; nothing on :81, :2223;
-#                                                   :8080 keep-alive HTTP serving the
-#                                                   site its Host names (--vhost)
-#   egressctl + its proxy (outside the cgroup,  LEAK SENSOR: tcpdump -Q in on "vi"
-#     --dns-upstream 198.18.0.1)
-#   veth 198.18.0.2 ─────────────────────────── veth 198.18.0.1
+# The test network: lib.sh's, drawn in docs/testing.md (nothing ever
+# leaves the machine). In the sandbox host's namespace: egressctl and its
+# proxy (outside the cgroup, --dns-upstream 198.18.0.1); dnsmasq on
+# 127.0.0.1:5353 forwarding to 198.18.0.1 (--dns-port, for clients that
+# resolve names themselves); webservers.py on 127.0.0.1 :80 and :443,
+# "host services" that a name resolving to 127.0.0.1 must never reach
+# (lo.log). In the "internet" (AnyIP for 198.51.100.0/24, 203.0.113.0/24,
+# 2001:db8:2::/64): dnsmasq on 198.18.0.1:53 (names below); webservers.py
+# on 0.0.0.0 and [::]: HTTP :80, TLS :443 (self-signed, made by this run),
+# banner+echo :22 and :2222, nothing on :81 and :2223, and on :8080
+# keep-alive HTTP serving the site its Host names (--vhost). The leak
+# sensor listens on the internet's veth.
 #
 # Names (dnsmasq host-records; .test is local, anything else NXDOMAIN):
 #   allowed.test 203.0.113.10   sub.allowed.test .11   www.allowed.test .12
@@ -41,11 +38,8 @@
 
 set -u
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
 . "$(dirname "$0")/lib.sh"
+e2e_reexec "$@"
 
 INET_DNS=198.18.0.1
 SBX_DNS_PORT=5353

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of the unix sockets of local services that start work
-# outside the cgroup (kernel/unixsvc.c, bpf/unix.c, the masks of
-# kernel/sandbox.c): container runtimes, systemd's private sockets, the
+# outside the cgroup (sandbox/unixsvc.c, bpf/unix.c, the masks of
+# sandbox/masks.c): container runtimes, systemd's private sockets, the
 # D-Bus buses. Every detour is first shown to reach a stand-in service
 # without egressctl (the control half), then refused under it.
 #
@@ -21,23 +21,16 @@
 
 set -u
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/clients/reaper.py" "$BASH" "$0" "$@"
-fi
+. "$(dirname "$0")/lib.sh"
 # A private mount namespace: the bind-mount alias of test_detours and the
 # tmpfs over /run/user of test_real are this run's only.
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
-. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
 
 ALL_TESTS="direct detours hardlink allow dbus daemon real"
 T=/run/egr-test-$$
 U=65534	# nobody: CMD's user, and the session bus's
 SVCLOG=$W/svc.log
-# the defaults (kernel/unixsvc.c), under $T
+# the defaults (sandbox/unixsvc.c), under $T
 SVCS="run/docker.sock run/containerd/containerd.sock run/podman/podman.sock
 run/buildkit/buildkitd.sock run/crio/crio.sock run/systemd/private run/dbus/system_bus_socket
 run/user/$U/systemd/private run/user/$U/podman/podman.sock run/user/$U/docker.sock"
@@ -53,7 +46,7 @@ e2e_cleanup() {
 unix_setup() {
 	local p args=()
 	e2e_base_setup || return 1
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		echo "not in a private mount namespace"
 		return 1
 	fi

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "kernel/cgroup.h"
-#include "kernel/kfiles.h"
+#include "sandbox/kfiles.h"
 
 struct check {
 	const char *want; /* cgroup_find_mount_in() result to look for */

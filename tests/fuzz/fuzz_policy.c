@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libFuzzer target for the rule engine in userspace/policy/policy.c. The input is
+/* libFuzzer target for the rule engine in userspace/policy/. The input is
  * split into lines; each line is a rule ("text" or "text|METHODS"), added
  * alternately as allow and deny, to two policies in opposite orders. Each
  * line is then also turned into queries: its host part with the wildcard

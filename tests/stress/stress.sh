@@ -23,34 +23,25 @@
 # does, so that its entry in KNOWN is removed. Last line: "N passed, M
 # failed". Exit 1 if any failed, 77 without root or cgroup2.
 #
-# Topology (tests/e2e/lib.sh; nothing ever leaves the machine):
-#
-#   netns egr-sbx-PID                         netns egr-inet-PID
-#   egressctl, confined load.py (as nobody);  198.18.0.1:53 dnsmasq (*.stress.test)
-#   the confined commands' resolv.conf names  origin.py on 0.0.0.0 (AnyIP for
-#   198.51.100.53, where nothing serves       203.0.113.0/24, 198.51.100.0/24):
-#   (a private mount namespace): their DNS      :80 HTTP, :7 upper, :9 first,
-#   reaches egressctl's responder or nothing    :8 silent; nothing on :81;
-#                                               198.51.100.54:53 SERVFAIL DNS
-#                                             192.0.2.0/24 blackholed (silent SYN,
-#                                               silent DNS upstream 192.0.2.53)
-#   veth 198.18.0.2 ───────────────────────── veth 198.18.0.1 + LEAK SENSOR
+# The test network: tests/e2e/lib.sh's, drawn in docs/testing.md (nothing
+# ever leaves the machine). In the sandbox host's namespace: egressctl and
+# the confined load.py (as nobody); the confined commands' resolv.conf
+# names 198.51.100.53, where nothing serves (a private mount namespace):
+# their DNS reaches egressctl's responder or nothing. In the "internet":
+# dnsmasq on 198.18.0.1:53 (*.stress.test); origin.py on 0.0.0.0 (AnyIP
+# for 203.0.113.0/24, 198.51.100.0/24): HTTP :80, :7 upper, :9 first, :8
+# silent, nothing on :81; a SERVFAIL DNS server on 198.51.100.54:53;
+# 192.0.2.0/24 blackholed (a silent SYN, a silent DNS upstream
+# 192.0.2.53). The leak sensor listens on the internet's veth.
 #
 # Names: web.stress.test 203.0.113.10, n1..n8.stress.test 203.0.113.31-38,
 # silent.stress.test 192.0.2.10 (blackholed), blocked.test 203.0.113.20
 # (never allowed: the sensor must see nothing for it).
 
 set -u
-if [ -z "${EGR_E2E_REAPER:-}" ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ]; then
-	export EGR_E2E_REAPER=$$
-	exec /usr/bin/python3 "$(dirname "$0")/../e2e/clients/reaper.py" "$BASH" "$0" "$@"
-fi
-if [ "${EGR_E2E_MNTNS:-}" != $$ ] && [ "$(id -u)" = 0 ] && [ $# -ge 1 ] && command -v unshare >/dev/null; then
-	export EGR_E2E_MNTNS=$$
-	exec unshare --mount --propagation private "$BASH" "$0" "$@"
-fi
 STRESS_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$STRESS_SRC/../e2e/lib.sh"
+e2e_reexec --mntns "$@"
 
 # the log-disk case's tmpfs goes before the work dir does
 eval "lib_$(declare -f e2e_cleanup)"
@@ -120,7 +111,7 @@ stress_setup() {
 	cp "$STRESS_SRC"/*.py "$C"/ && chmod 0755 "$C"/*.py || return 1
 	printf 'nameserver %s\noptions timeout:3 attempts:1\n' "$RESOLV_NS" >"$W/resolv.conf"
 	chmod 0644 "$W/resolv.conf"
-	if [ "${EGR_E2E_MNTNS:-}" != $$ ] || [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/$PPID/ns/mnt)" ]; then
+	if ! e2e_private_mntns; then
 		echo "not in a private mount namespace: resolv.conf left alone"
 		return 1
 	fi

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/kfiles.h"
+#include "sandbox/kfiles.h"
 #include "table.h"
 
 /* Each step as "H|M|R[*] PATH #ID" (* the whole mount), one per line, in

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for userspace/policy/policy.c, one cmocka test per table row: rule
+/* Unit tests for the rule engine (userspace/policy/), one cmocka test per table row: rule
  * syntax (accepted forms and the message for each malformed one), decisions
  * (host forms, ports, wildcards, '?', "*:port", tcp://, addresses and CIDRs,
  * methods, deny over allow in both insertion orders, local addresses), the

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for sandbox.c. The seccomp filter is exercised from forked
+/* Unit tests for userspace/sandbox/ (sandbox.c, seccomp.c, user.c, privs.c,
+ * tty.c). The seccomp filter is exercised from forked
  * children (every rule, plus fork/threads/posix_spawn surviving it);
  * sandbox_resolve_user() against --user and SUDO_UID/SUDO_GID; and, when run
  * as root, what sandbox_enter() leaves behind for nobody, for uid 0 and for a
@@ -53,7 +54,7 @@
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 
-#include "kernel/sandbox.h"
+#include "sandbox/sandbox.h"
 
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000

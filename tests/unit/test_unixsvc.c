@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "kernel/unixsvc.h"
+#include "sandbox/unixsvc.h"
 
 static struct unixsvc s;
 

@@ -363,7 +363,8 @@ i=0; while [ ! -e $RW/bpf-stop-$r ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 
 phase_policy() {
 	local r out
 	gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$REPO/userspace" "$HERE/policy_bench.c" \
-		"$REPO/userspace/policy/policy.c" -o "$W/policy_bench" 2>"$W/policy_bench.gcc" || {
+		"$REPO"/userspace/policy/{policy,htab,rule,addr,match,words}.c -o "$W/policy_bench" \
+		2>"$W/policy_bench.gcc" || {
 		skip "policy decisions" "policy_bench does not build: $(head -c 300 "$W/policy_bench.gcc")"
 		return
 	}

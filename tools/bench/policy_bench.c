@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Benchmark of policy_decide() (userspace/policy/policy.c) on a large policy:
+/* Benchmark of policy_decide() (the rule engine, userspace/policy/) on a large policy:
  * 100,000 rules (about 60% exact hosts, 25% "*." and "**." wildcards, 10%
  * IPv4/IPv6 CIDRs over five prefix lengths each, and some '?' patterns,
  * tcp:// rules, "*:port" rules and deny rules), then at least 1,000,000
@@ -10,7 +10,8 @@
  * not count (wall time is printed too, for the mixed run).
  *
  *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iuserspace tools/bench/policy_bench.c \
- *       userspace/policy/policy.c -o /tmp/policy_bench && /tmp/policy_bench [RULES [DECISIONS]]
+ *       userspace/policy/{policy,htab,rule,addr,match,words}.c -o /tmp/policy_bench &&
+ *       /tmp/policy_bench [RULES [DECISIONS]]
  */
 #include <errno.h>
 #include <stdio.h>

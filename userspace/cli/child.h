@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "kernel/sandbox.h"
+#include "sandbox/sandbox.h"
 
 struct rlimit;
 

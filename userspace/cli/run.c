@@ -36,8 +36,8 @@
 #include "policy/policy.h"
 #include "proxy/quota.h"
 #include "cli/run.h"
-#include "kernel/sandbox.h"
-#include "kernel/unixsvc.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/unixsvc.h"
 #include "cli/term.h"
 
 #ifndef P_PIDFD

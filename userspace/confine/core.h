@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 
 #include "kernel/kpath.h"
-#include "kernel/unixsvc.h"
+#include "sandbox/unixsvc.h"
 #include "confine/target.h"
 
 #define TARGET_MAX_FAST 64 /* exact-address rules opened on the fast path */

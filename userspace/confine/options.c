@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/unixsvc.h"
+#include "sandbox/unixsvc.h"
 #include "confine/options.h"
 #include "confine/summary.h"
 

@@ -2,7 +2,7 @@
 /* The control socket (see control.h): accept, who the peer is and whether
  * it may command the daemon (kernel/peer.c), bufferevents for the lines
  * both ways, a bound on what waits for a slow reader, the socket's entry
- * in egressctl's registry (kernel/unixsvc.c: `run` masks it from CMD); and
+ * in egressctl's registry (sandbox/unixsvc.c: `run` masks it from CMD); and
  * the blocking client. */
 #include <errno.h>
 #include <limits.h>
@@ -23,7 +23,7 @@
 #include "daemon/control.h"
 #include "kernel/cgroup.h"
 #include "kernel/peer.h"
-#include "kernel/unixsvc.h"
+#include "sandbox/unixsvc.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 

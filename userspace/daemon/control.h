@@ -6,7 +6,7 @@
  * confines); any other gets one line, {"ok": false, "error": "refused
  * comm[pid] (uid U, cgroup /x): why"}, logged on stderr too, and is closed.
  * The socket is registered for `run`, which masks it from CMD
- * (kernel/unixsvc.h).
+ * (sandbox/unixsvc.h).
  * A client sends one request line ({"cmd": "status", ...}) and reads
  * reply lines until the daemon closes; `log -f` keeps reading. The server
  * runs on the daemon's event loop; the client is a blocking helper for

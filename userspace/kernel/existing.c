@@ -3,9 +3,10 @@
  * the attached programs' socket maps, run its iter/tcp and iter/udp links in
  * every network namespace the cgroup's processes use, read one struct
  * egr_pre_rec per connection from the seq files, and find a process holding
- * each socket by its inode in /proc/PID/fd. Over 800 lines: one pass, from
- * loading to the words of its lines, none of its parts used elsewhere (the
- * cgroup tree's pids are cgroup.c's). */
+ * each socket by its inode in /proc/PID/fd. One idea in one file, past 800
+ * lines: one pass from the cgroup tree's processes to their sockets and
+ * back to who holds each, whose pieces share its arrays and serve nothing
+ * else. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +61,11 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int
+/* Whether this kernel has what a pass needs: the TCP and UDP socket
+ * iterators (iter/tcp, iter/udp, Linux 5.9) and, with kill (to end
+ * pre-existing connections, or revoke passes: existing_open), the
+ * bpf_sock_destroy() kfunc (6.5). Returns 0, or -ENOTSUP with errbuf set. */
+static int
 existing_check_kernel(bool kill, char *errbuf, size_t errlen)
 {
 	static const struct {
@@ -102,7 +107,7 @@ existing_check_kernel(bool kill, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* fd must be the map bpf/lib/maps.h declares: the iterators read and write its
+/* fd must be the map bpf/lib/sk_maps.h declares: the iterators read and write its
  * values as struct egr_sk_orig. (bpf_map__reuse_fd takes any map.) */
 static int
 check_map(int fd, const char *name, enum bpf_map_type type, uint32_t key_size, char *errbuf,
@@ -796,7 +801,9 @@ existing_scan(const struct existing_opts *o, struct existing_conn **out, size_t 
 
 /* ---- words -------------------------------------------------------------- */
 
-const char *
+/* "pre-existing, not confined", "pre-existing, killed", ..., "revoked" and
+ * "direct" for a revoke pass's; "?" otherwise. */
+static const char *
 existing_action_words(unsigned int action)
 {
 	switch (action) {

@@ -82,12 +82,6 @@ struct existing_stats {
 
 struct existing;
 
-/* Whether this kernel has what a pass needs: the TCP and UDP socket
- * iterators (iter/tcp, iter/udp, Linux 5.9) and, with kill (to end
- * pre-existing connections, or revoke passes: existing_open), the
- * bpf_sock_destroy() kfunc (6.5). Returns 0, or -ENOTSUP with errbuf set. */
-int existing_check_kernel(bool kill, char *errbuf, size_t errlen);
-
 /* Checks the kernel, loads the iterators sharing egr_socks and egr_sk by
  * fd (their type and sizes checked first) and creates their links. Call
  * before loader_attach(): the pass then only has to run. NULL on error,
@@ -121,10 +115,6 @@ void existing_free(struct existing *ex);
 /* existing_open, existing_run, existing_free in one. */
 int existing_scan(const struct existing_opts *o, struct existing_conn **out, size_t *n,
 		  struct existing_stats *st, char *errbuf, size_t errlen);
-
-/* "pre-existing, not confined", "pre-existing, killed", ..., "revoked" and
- * "direct" for a revoke pass's; "?" otherwise. */
-const char *existing_action_words(unsigned int action);
 
 /* "established", "syn-sent", ... (TCP), "connected" (UDP). */
 const char *existing_state_word(uint8_t protocol, uint8_t state);

@@ -2,7 +2,9 @@
 /* The BPF side's lifecycle: open the skeleton, set its tunables, load,
  * attach every program to a cgroup as a bpf_link, pin links and maps under
  * <bpffs>/egressctl/<cgroup id>/, feed the fast-path map, read events,
- * detach. The only file (with cgroup.c) doing privileged BPF work. */
+ * detach. The only files (with cgroup.c) doing privileged BPF work:
+ * loader.c (open, attach, the table of programs), loader_maps.c (the maps
+ * while the programs run), loader_adopt.c (taking pinned programs over). */
 #ifndef LOADER_H
 #define LOADER_H
 
@@ -40,8 +42,9 @@ struct loader_opts {
 	const char *skip_progs[8];
 	/* room in egr_socks if not 0 (tests of its fallback; EGR_TESTING) */
 	uint32_t socks_max;
-	/* the unix sockets of services that start work outside (unixsvc.h):
-	 * their names go to egr_unix_paths (loader_unix_set); NULL: none */
+	/* the unix sockets of services that start work outside
+	 * (kernel/unixsvc_list.h; built by sandbox/unixsvc.c): their names
+	 * go to egr_unix_paths (loader_unix_set); NULL: none */
 	const struct unixsvc *unix_svc;
 	/* called for every event read from the ring buffer */
 	void (*on_event)(const struct egr_event *e, void *arg);

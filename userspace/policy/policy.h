@@ -243,9 +243,6 @@ int policy_host_normalize(const char *in, bool pattern, char *out, size_t outlen
  * file name as source; on error p may hold some of them: callers load into
  * a fresh policy and keep the old one on failure. Returns 0 or -errno. */
 int config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen);
-/* Writes a policy file allowing rules[0..n) in the schema above (for
- * --suggest-policy). Returns 0 or -errno. */
-int config_write_file(const char *path, const char *const *rules, int n);
 int config_load_buf(struct policy *p, const char *json, size_t len, const char *source,
 		    char *errbuf, size_t errlen);
 

@@ -4,136 +4,25 @@
  * upstream connection is made. Refusals are answered the way clients can
  * show them: 403 with an x-proxy-error header and a one-line body, 400 for
  * malformed requests, 431 for oversized heads, 502/504 for upstream
- * failures (504 also when a response head does not come within
- * --response-timeout of the request), 503 over a connection limit. A plain
- * request is forwarded (http_fwd.h: origin-form, Host the judged host, no
- * hop-by-hop headers) over a fresh upstream connection; its body and the
- * response are framed here (Content-Length, chunked, until close), so a
- * keep-alive client gets a fresh decision for each request's host. The same
- * exchange serves the plain-HTTP streams of the transparent and SOCKS5
- * paths (http_stream_start): there every request is judged by its Host, on
- * the stream's port, and a WebSocket upgrade, once judged, turns the
- * connection into a tunnel to that request's upstream. Heads and chunked
- * bodies go through bufferevents with watermarks; a Content-Length request
- * body and a Content-Length or until-close response body move with
- * splice(2) like a tunnel's bytes, once what was read with their head is
- * sent (libevent reads at most 4 KiB per call, which held plain-HTTP
- * transfers near 200 MiB/s). */
+ * failures, 503 over a connection limit. An allowed plain request goes to
+ * the exchange (http_ex.c), which hands each later request of a kept-alive
+ * connection back to on_head() for a fresh decision. The same head reader
+ * serves the plain-HTTP streams of the transparent and SOCKS5 paths
+ * (http_stream_start): there every request is judged by its Host, on the
+ * stream's port. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <strings.h>
-#include <unistd.h>
 #include <sys/socket.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 
-#include "lib/log.h"
-#include "parse/http_resp.h"
 #include "parse/parse.h"
 #include "proxy/conn.h"
-#include "proxy/http_fwd.h"
+#include "proxy/http_ex.h"
 #include "proxy/proto.h"
-
-#define EX_HIGH (1 << 20) /* buffered bytes before the other side stops reading */
-#define EX_LOW	(1 << 18)
-
-struct http_ex {
-	struct bufferevent *cb, *ub; /* client, upstream; fds owned by the conn */
-	enum http_body req_body;
-	uint64_t req_left;
-	struct http_chunked reqc;
-	bool req_done;
-	bool head_req;	     /* HEAD: the response has no body */
-	bool client_keep;    /* the client asked for keep-alive */
-	bool resp_head_done; /* final (non-1xx) response head sent */
-	bool resp_started;   /* anything sent to the client */
-	struct http_response resp;
-	struct http_chunked respc;
-	uint64_t resp_left;
-	bool resp_done;
-	bool splicing;	   /* the response body: upstream -> pipe -> client */
-	bool req_splicing; /* the request body: client -> pipe -> upstream */
-	bool closing;	   /* close once the client's output is flushed */
-	bool upgrade;	   /* a WebSocket upgrade was offered upstream */
-	bool switched;	   /* 101: a tunnel once the client has the head */
-	bool watching;	   /* gone: the client's end, while nothing came back */
-	struct event gone;
-};
-
-/* The protocol's state of a connection (c->pstate). */
-struct http_conn {
-	bool stream; /* a transparent or SOCKS5 plain-HTTP stream (http_stream_start) */
-	struct http_request *req; /* the parsed head, kept across a question on the terminal */
-	size_t req_used;	  /* bytes of c->in it took */
-	struct http_ex *ex;	  /* the plain-HTTP exchange in flight; NULL if none */
-};
-
-static struct http_conn *
-hc(const struct conn *c)
-{
-	return c->pstate;
-}
 
 static void on_head(struct conn *c);
 static int http_start(struct conn *c);
-
-/* The one builder of the proxy's own HTTP responses (403, 400, 431, 502,
- * 503, 504): status line, x-proxy-error if any, a one-line text body,
- * Connection: close. The body is fmt's words and a newline. Returns the
- * length written into buf (cut to fit). */
-static int error_response(char *buf, size_t len, int status, const char *phrase,
-			  const char *proxy_error, const char *fmt, va_list ap)
-	__attribute__((format(printf, 6, 0)));
-
-static int
-error_response(char *buf, size_t len, int status, const char *phrase, const char *proxy_error,
-	       const char *fmt, va_list ap)
-{
-	char body[512];
-	int blen, n;
-
-	blen = vsnprintf(body, sizeof(body) - 1, fmt, ap);
-	if (blen < 0)
-		blen = 0;
-	if (blen > (int)sizeof(body) - 2)
-		blen = (int)sizeof(body) - 2;
-	body[blen++] = '\n';
-	body[blen] = 0;
-	n = snprintf(buf, len,
-		     "HTTP/1.1 %d %s\r\n"
-		     "%s%s%s"
-		     "Content-Type: text/plain; charset=utf-8\r\n"
-		     "Content-Length: %d\r\n"
-		     "Connection: close\r\n"
-		     "\r\n%s",
-		     status, phrase, proxy_error ? "x-proxy-error: " : "",
-		     proxy_error ? proxy_error : "", proxy_error ? "\r\n" : "", blen, body);
-	if (n < 0 || n >= (int)len)
-		n = (int)strlen(buf);
-	return n;
-}
-
-/* error_response() into buf, the same arguments. */
-static int format_error(char *buf, size_t len, int status, const char *phrase,
-			const char *proxy_error, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-
-static int
-format_error(char *buf, size_t len, int status, const char *phrase, const char *proxy_error,
-	     const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = error_response(buf, len, status, phrase, proxy_error, fmt, ap);
-	va_end(ap);
-	return n;
-}
 
 /* Replies with the error response and closes. */
 static void send_error(struct conn *c, int status, const char *phrase, const char *proxy_error,
@@ -148,7 +37,7 @@ send_error(struct conn *c, int status, const char *phrase, const char *proxy_err
 	int n;
 
 	va_start(ap, fmt);
-	n = error_response(head, sizeof(head), status, phrase, proxy_error, fmt, ap);
+	n = http_error_vformat(head, sizeof(head), status, phrase, proxy_error, fmt, ap);
 	va_end(ap);
 	conn_reply(c, head, (size_t)n, NULL);
 }
@@ -163,8 +52,6 @@ send_blocked(struct conn *c, const struct policy_decision *d)
 		   "egressctl: blocked %s:%u: %s", c->host, c->port,
 		   policy_reason_words(d, c->method[0] ? c->method : NULL, words, sizeof(words)));
 }
-
-static void ex_start(struct conn *c);
 
 static void
 on_upstream(struct conn *c)
@@ -192,707 +79,7 @@ on_upstream(struct conn *c)
 		conn_reply(c, established, sizeof(established) - 1, relay_start);
 		return;
 	}
-	ex_start(c);
-}
-
-/* ---- the plain-HTTP exchange ---- */
-
-static void
-ex_free(struct conn *c)
-{
-	struct http_ex *ex = hc(c)->ex;
-
-	if (!ex)
-		return;
-	if (ex->watching)
-		event_del(&ex->gone);
-	if (ex->cb)
-		bufferevent_free(ex->cb);
-	if (ex->ub)
-		bufferevent_free(ex->ub);
-	free(ex);
-	hc(c)->ex = NULL;
-}
-
-/* Moves request body bytes from data to upstream; returns bytes used or -1. */
-static long
-ex_feed_request(struct conn *c, const char *data, size_t len)
-{
-	struct http_ex *ex = hc(c)->ex;
-	struct evbuffer *out = bufferevent_get_output(ex->ub);
-	size_t used = 0;
-
-	if (ex->req_done)
-		return 0;
-	switch (ex->req_body) {
-	case HTTP_BODY_NONE:
-		ex->req_done = true;
-		return 0;
-	case HTTP_BODY_LENGTH:
-		used = len < ex->req_left ? len : (size_t)ex->req_left;
-		ex->req_left -= used;
-		if (!ex->req_left)
-			ex->req_done = true;
-		break;
-	case HTTP_BODY_CHUNKED: {
-		enum parse_result r = http_chunked_feed(&ex->reqc, data, len, &used);
-
-		if (r == PARSE_DONE)
-			ex->req_done = true;
-		else if (r != PARSE_MORE)
-			return -1;
-		break;
-	}
-	}
-	if (used && evbuffer_add(out, data, used))
-		return -1;
-	return (long)used;
-}
-
-/* The response head as the client gets it: hop-by-hop headers dropped, our
- * own Connection header. */
-static int
-ex_send_head(struct conn *c, const char *head, bool keep)
-{
-	struct http_ex *ex = hc(c)->ex;
-	struct evbuffer *out = bufferevent_get_output(ex->cb);
-	const char *eol = strstr(head, "\r\n");
-	const char *conn_v = NULL;
-	size_t conn_len = 0;
-
-	if (!eol || eol - head < 12)
-		return -1;
-	/* our own version on the status line (RFC 9110 §6.2), then code and reason */
-	evbuffer_add(out, "HTTP/1.1", 8);
-	evbuffer_add(out, head + 8, (size_t)(eol - head) - 8 + 2);
-	for (size_t i = 0; i < ex->resp.nheaders; i++) {
-		const struct http_header *h = &ex->resp.headers[i];
-
-		if (h->name_len == 10 && !strncasecmp(h->name, "connection", 10)) {
-			conn_v = h->value;
-			conn_len = h->value_len;
-		}
-	}
-	for (size_t i = 0; i < ex->resp.nheaders; i++) {
-		const struct http_header *h = &ex->resp.headers[i];
-		static const char *const hop[] = {
-			"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
-			"te",	      "trailer",    "upgrade"};
-		bool drop = false;
-
-		for (size_t k = 0; k < sizeof(hop) / sizeof(hop[0]); k++)
-			if (h->name_len == strlen(hop[k]) &&
-			    !strncasecmp(h->name, hop[k], h->name_len))
-				drop = true;
-		/* and whatever the Connection header names */
-		for (size_t k = 0; conn_v && k + h->name_len <= conn_len && !drop; k++)
-			if (!strncasecmp(conn_v + k, h->name, h->name_len) &&
-			    (k == 0 || conn_v[k - 1] == ',' || conn_v[k - 1] == ' ') &&
-			    (k + h->name_len == conn_len || conn_v[k + h->name_len] == ',' ||
-			     conn_v[k + h->name_len] == ' '))
-				drop = true;
-		if (drop)
-			continue;
-		evbuffer_add(out, h->name, h->name_len);
-		evbuffer_add(out, ": ", 2);
-		evbuffer_add(out, h->value, h->value_len);
-		evbuffer_add(out, "\r\n", 2);
-	}
-	evbuffer_add_printf(out, "Connection: %s\r\n\r\n", keep ? "keep-alive" : "close");
-	ex->resp_started = true;
-	return 0;
-}
-
-static void ex_finish(struct conn *c);
-
-static void
-ex_unwatch(struct http_ex *ex)
-{
-	if (ex->watching)
-		event_del(&ex->gone);
-	ex->watching = false;
-}
-
-/* While the response is awaited the client's reads are off (a pipelined
- * request waits in the socket), so its leaving would go unseen until the
- * response timeout. An end of stream here abandons the exchange, as squid
- * (half_closed_clients off) and Envoy do: a half-close cannot be told from
- * a close, and a client that half-closes before the response is rare. */
-static void
-on_client_gone(evutil_socket_t fd, short what, void *arg)
-{
-	struct conn *c = arg;
-	char b;
-	ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-
-	(void)what;
-	hc(c)->ex->watching = false;
-	if (n > 0)
-		return; /* a pipelined request: the client is there */
-	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-		event_add(&hc(c)->ex->gone, NULL);
-		hc(c)->ex->watching = true;
-		return;
-	}
-	log_info("conn %llu: %s:%u: the client left before the response", (unsigned long long)c->id,
-		 c->host, c->port);
-	conn_close(c, "client left before the response");
-}
-
-/* The request is all with the upstream: its response head has
- * conn_response_timeout() seconds to come, and the client is watched. */
-static void
-ex_request_sent(struct conn *c)
-{
-	struct http_ex *ex = hc(c)->ex;
-
-	if (ex->resp_head_done || ex->resp_started || c->state == CS_RESPONSE)
-		return;
-	c->state = CS_RESPONSE;
-	conn_timer(c, conn_response_timeout(c));
-	if (!ex->watching && !evbuffer_get_length(bufferevent_get_input(ex->cb))) {
-		event_assign(&ex->gone, event_get_base(&c->timer), c->cfd, EV_READ, on_client_gone,
-			     c);
-		event_add(&ex->gone, NULL);
-		ex->watching = true;
-	}
-}
-
-static void
-response_timeout(struct conn *c)
-{
-	struct http_ex *ex = hc(c)->ex;
-	char head[1024];
-	int n;
-
-	bufferevent_disable(ex->ub, EV_READ);
-	bufferevent_disable(ex->cb, EV_READ);
-	n = format_error(head, sizeof(head), 504, "Gateway Timeout", "upstream-response-timeout",
-			 "egressctl: %s:%u sent no response within %d s", c->host, c->port,
-			 conn_response_timeout(c));
-	evbuffer_add(bufferevent_get_output(ex->cb), head, (size_t)n);
-	ex->closing = true;
-	log_info("conn %llu: %s:%u: no response head within %d s", (unsigned long long)c->id,
-		 c->host, c->port, conn_response_timeout(c));
-	/* a client that does not read the reply is closed after the head timeout */
-	c->state = CS_REPLY;
-	conn_timer(c, conn_head_timeout(c));
-}
-
-static void
-ex_error(struct conn *c, const char *why)
-{
-	struct http_ex *ex = hc(c)->ex;
-
-	if (!ex->resp_started) {
-		char head[1024];
-		int n = format_error(head, sizeof(head), 502, "Bad Gateway", NULL,
-				     "egressctl: bad response from upstream");
-
-		bufferevent_disable(ex->ub, EV_READ);
-		bufferevent_disable(ex->cb, EV_READ);
-		evbuffer_add(bufferevent_get_output(ex->cb), head, (size_t)n);
-		ex->closing = true;
-		log_info("conn %llu: %s", (unsigned long long)c->id, why);
-		return;
-	}
-	conn_close(c, why);
-}
-
-/* A response body the relay can move: its length is known or it ends with
- * the upstream connection. */
-static bool
-ex_body_spliceable(const struct http_ex *ex)
-{
-	return ex->resp_head_done && !ex->resp_done &&
-	       (ex->resp.until_close || ex->resp.body == HTTP_BODY_LENGTH);
-}
-
-static void
-ex_splice(struct conn *c)
-{
-	struct http_ex *ex = hc(c)->ex;
-
-	conn_touch(c);
-	switch (relay_move(c, 1, ex->resp.until_close ? NULL : &ex->resp_left)) {
-	case RELAY_BLOCKED:
-	case RELAY_CLOSED:
-		return;
-	case RELAY_EOF:
-		if (!ex->resp.until_close) {
-			conn_close(c, "upstream closed mid-response");
-			return;
-		}
-		break;
-	case RELAY_LIMIT:
-		break;
-	}
-	ex->splicing = false;
-	ex->resp_done = true;
-	ex_finish(c);
-}
-
-static void
-on_splice_ready(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	ex_splice(arg);
-}
-
-/* The client's output is empty and so is the upstream input buffer: the rest
- * of the body goes by splice. */
-static void
-ex_splice_start(struct conn *c)
-{
-	bufferevent_disable(hc(c)->ex->ub, EV_READ);
-	relay_arm(c, 1, on_splice_ready);
-	hc(c)->ex->splicing = true;
-	ex_splice(c);
-}
-
-/* Does a 101 response switch to WebSocket (the only upgrade ever offered)? */
-static bool
-resp_websocket(const struct http_response *r)
-{
-	for (size_t i = 0; i < r->nheaders; i++) {
-		const struct http_header *h = &r->headers[i];
-
-		if (h->name_len == 7 && !strncasecmp(h->name, "upgrade", 7) && h->value_len == 9 &&
-		    !strncasecmp(h->value, "websocket", 9))
-			return true;
-	}
-	return false;
-}
-
-/* 101 to the WebSocket upgrade this request offered: the head (used bytes)
- * goes to the client as the server sent it, with whatever the server sent
- * after it; once that is written (on_cb_write) the connection is a tunnel
- * to this upstream. The request was judged like any other, and what follows
- * are WebSocket frames to the site it named, not requests a front end could
- * route to another. */
-static void
-ex_switch(struct conn *c, size_t used)
-{
-	struct http_ex *ex = hc(c)->ex;
-	struct evbuffer *in = bufferevent_get_input(ex->ub);
-	struct evbuffer *out = bufferevent_get_output(ex->cb);
-
-	bufferevent_disable(ex->ub, EV_READ);
-	bufferevent_disable(ex->cb, EV_READ);
-	evbuffer_remove_buffer(in, out, used);
-	evbuffer_add_buffer(out, in);
-	ex->resp_started = true;
-	ex->switched = true;
-}
-
-/* What the pump does next. */
-enum pump {
-	PUMP_ON = 0, /* go on with the bytes */
-	PUMP_WAIT,   /* wait for more bytes or for the client's output */
-	PUMP_HANDED, /* c is handed on (closed, answered with an error, switched) */
-};
-
-/* The response head at the start of the upstream input, if it is all
- * there: an interim one passed on, the final one sent to the client and
- * its body's framing noted. */
-static enum pump
-ex_response_head(struct conn *c, size_t len)
-{
-	struct http_ex *ex = hc(c)->ex;
-	struct evbuffer *in = bufferevent_get_input(ex->ub);
-	size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
-	const char *p;
-	enum parse_result r;
-	size_t used = 0;
-	bool keep;
-
-	if (!len)
-		return PUMP_WAIT;
-	p = (const char *)evbuffer_pullup(in, (ssize_t)want);
-	r = http_parse_response(p, want, CONN_MAX_HEAD, ex->head_req, &ex->resp, &used);
-	if (r == PARSE_MORE)
-		return PUMP_WAIT;
-	if (r != PARSE_DONE) {
-		ex_error(c, "bad response head");
-		return PUMP_HANDED;
-	}
-	if (ex->resp.status >= 100 && ex->resp.status < 200) {
-		/* interim (100 Continue...): pass on, wait for the final one */
-		if (ex->resp.status == 101) {
-			if (!ex->upgrade || !resp_websocket(&ex->resp)) {
-				ex_error(c, "protocol upgrade refused");
-				return PUMP_HANDED;
-			}
-			ex_switch(c, used);
-			return PUMP_HANDED;
-		}
-		ex_send_head(c, p, true);
-		evbuffer_drain(in, used);
-		return PUMP_ON;
-	}
-	keep = ex->client_keep && !ex->resp.until_close;
-	if (ex_send_head(c, p, keep)) {
-		ex_error(c, "bad response head");
-		return PUMP_HANDED;
-	}
-	evbuffer_drain(in, used);
-	ex->resp_head_done = true;
-	if (c->state == CS_RESPONSE) {
-		c->state = CS_RELAY;
-		conn_timer(c, conn_idle_timeout(c));
-	}
-	if (!keep)
-		ex->client_keep = false;
-	ex->resp_left = ex->resp.body_len;
-	if ((ex->resp.body == HTTP_BODY_NONE && !ex->resp.until_close) ||
-	    (ex->resp.body == HTTP_BODY_LENGTH && !ex->resp_left))
-		ex->resp_done = true;
-	return PUMP_ON;
-}
-
-/* Forwards response bytes from upstream to the client per the framing.
- * Returns true if it handed c on (closed, finished, answering with an error
- * or splicing): the caller must not touch c any more. */
-static bool
-ex_pump_response(struct conn *c)
-{
-	struct http_ex *ex = hc(c)->ex;
-	struct evbuffer *in = bufferevent_get_input(ex->ub);
-	struct evbuffer *out = bufferevent_get_output(ex->cb);
-
-	while (!ex->resp_done) {
-		size_t len = evbuffer_get_length(in);
-
-		if (!ex->resp_head_done) {
-			enum pump next = ex_response_head(c, len);
-
-			if (next != PUMP_ON)
-				return next == PUMP_HANDED;
-			continue;
-		}
-		if (!len) {
-			if (!ex_body_spliceable(ex))
-				return false;
-			bufferevent_disable(ex->ub, EV_READ);
-			if (evbuffer_get_length(out))
-				return false; /* on_cb_write starts it once that is sent */
-			ex_splice_start(c);
-			return true;
-		}
-		if (ex->resp.until_close) {
-			evbuffer_remove_buffer(in, out, len);
-		} else if (ex->resp.body == HTTP_BODY_LENGTH) {
-			size_t n = len < ex->resp_left ? len : (size_t)ex->resp_left;
-
-			evbuffer_remove_buffer(in, out, n);
-			ex->resp_left -= n;
-			if (!ex->resp_left)
-				ex->resp_done = true;
-		} else {
-			const char *p = (const char *)evbuffer_pullup(in, (ssize_t)len);
-			enum parse_result r;
-			size_t used = 0;
-
-			r = http_chunked_feed(&ex->respc, p, len, &used);
-			if (r == PARSE_ERROR || r == PARSE_TOO_LONG) {
-				conn_close(c, "bad chunked response");
-				return true;
-			}
-			evbuffer_remove_buffer(in, out, used);
-			if (r == PARSE_DONE)
-				ex->resp_done = true;
-		}
-		if (evbuffer_get_length(out) > EX_HIGH) {
-			bufferevent_disable(ex->ub, EV_READ); /* resumed by on_cb_write */
-			return false;
-		}
-	}
-	ex_finish(c);
-	return true;
-}
-
-static void
-on_ub_read(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
-
-	(void)bev;
-	conn_touch(c);
-	ex_unwatch(hc(c)->ex); /* writing to the client will tell */
-	ex_pump_response(c);
-}
-
-/* A request body of known length: once the head (and the body bytes read
- * with it) is sent, the rest goes client -> pipe -> upstream. */
-static bool
-ex_req_spliceable(const struct http_ex *ex)
-{
-	return ex->req_body == HTTP_BODY_LENGTH && !ex->req_done;
-}
-
-static void
-ex_req_splice(struct conn *c)
-{
-	struct http_ex *ex = hc(c)->ex;
-
-	conn_touch(c);
-	switch (relay_move(c, 0, &ex->req_left)) {
-	case RELAY_BLOCKED:
-	case RELAY_CLOSED:
-		return;
-	case RELAY_EOF:
-		conn_close(c, "client closed mid-request");
-		return;
-	case RELAY_LIMIT:
-		break;
-	}
-	ex->req_splicing = false;
-	ex->req_done = true; /* what the client sends next waits in the socket */
-	ex_request_sent(c);
-}
-
-static void
-on_req_splice_ready(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	ex_req_splice(arg);
-}
-
-static void
-on_ub_write(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
-	struct http_ex *ex = hc(c)->ex;
-
-	if (ex->req_done && !evbuffer_get_length(bufferevent_get_output(bev)))
-		ex_request_sent(c);
-	if (ex->req_done || ex->req_splicing)
-		return;
-	if (!ex_req_spliceable(ex)) {
-		bufferevent_enable(ex->cb, EV_READ);
-		return;
-	}
-	if (evbuffer_get_length(bufferevent_get_output(bev)))
-		return;
-	relay_arm(c, 0, on_req_splice_ready);
-	ex->req_splicing = true;
-	ex_req_splice(c);
-}
-
-static void
-on_ub_event(struct bufferevent *bev, short what, void *arg)
-{
-	struct conn *c = arg;
-	struct http_ex *ex = hc(c)->ex;
-
-	(void)bev;
-	if (what & BEV_EVENT_EOF) {
-		if (ex_pump_response(c)) /* whatever is left */
-			return;
-		if (ex->resp_head_done && ex->resp.until_close) {
-			ex->resp_done = true;
-			ex_finish(c);
-			return;
-		}
-	}
-	if (!ex->resp_started) {
-		ex_error(c, "upstream closed");
-		return;
-	}
-	conn_close(c, "upstream closed mid-response");
-}
-
-static void
-on_cb_read(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
-	struct http_ex *ex = hc(c)->ex;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t len = evbuffer_get_length(in);
-	long used;
-
-	conn_touch(c);
-	if (ex->req_done || !len) {
-		/* the next request (pipelined): it waits for this exchange */
-		bufferevent_disable(bev, EV_READ);
-		return;
-	}
-	used = ex_feed_request(c, (const char *)evbuffer_pullup(in, (ssize_t)len), len);
-	if (used < 0) {
-		conn_close(c, "bad request body");
-		return;
-	}
-	evbuffer_drain(in, (size_t)used);
-	if (ex->req_done || evbuffer_get_length(bufferevent_get_output(ex->ub)) > EX_HIGH)
-		bufferevent_disable(bev, EV_READ);
-}
-
-/* Moves the bytes the client's bufferevent has read, and not passed on,
- * behind c->in: they come after the request. -1 when out of memory. */
-static int
-ex_keep_input(struct conn *c)
-{
-	struct evbuffer *in = bufferevent_get_input(hc(c)->ex->cb);
-	size_t len = evbuffer_get_length(in);
-	char *nin;
-
-	if (!len)
-		return 0;
-	nin = realloc(c->in, c->inlen + len);
-	if (!nin)
-		return -1;
-	c->in = nin;
-	c->incap = c->inlen + len;
-	evbuffer_remove(in, c->in + c->inlen, len);
-	c->inlen += len;
-	return 0;
-}
-
-/* After a 101 (ex_switch): the client's bytes read so far, and any of the
- * request not yet sent upstream, go first, then the relay splices. */
-static void
-ex_tunnel(struct conn *c)
-{
-	struct evbuffer *uout = bufferevent_get_output(hc(c)->ex->ub);
-	size_t ulen = evbuffer_get_length(uout);
-
-	if (ex_keep_input(c)) {
-		conn_close(c, "out of memory");
-		return;
-	}
-	if (ulen) {
-		c->uout = malloc(ulen);
-		if (!c->uout) {
-			conn_close(c, "out of memory");
-			return;
-		}
-		evbuffer_remove(uout, c->uout, ulen);
-		c->uoutlen = ulen;
-		c->uoutoff = 0;
-	}
-	ex_free(c);
-	relay_start(c);
-}
-
-static void
-ex_next_request(struct conn *c)
-{
-	/* bytes the client already sent belong to its next request */
-	if (ex_keep_input(c)) {
-		conn_close(c, "out of memory");
-		return;
-	}
-	ex_free(c);
-	close(c->ufd);
-	c->ufd = -1;
-	c->host[0] = 0;
-	c->method[0] = 0;
-	c->rule = NULL;
-	c->allowed = false;  /* the next request is judged on its own */
-	c->approved = false; /* an answer on the terminal was for that request */
-	if (!hc(c)->stream) {
-		c->port = 0;
-		c->source = CONN_SRC_HTTP;
-	}
-	conn_read_client(c, on_head);
-	conn_timer(c, conn_idle_timeout(c));
-	if (c->inlen)
-		on_head(c);
-}
-
-static void
-on_cb_write(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
-	struct http_ex *ex = hc(c)->ex;
-
-	if (evbuffer_get_length(bufferevent_get_output(bev)))
-		return;
-	if (ex->switched) {
-		ex_tunnel(c);
-		return;
-	}
-	if (ex->closing) {
-		conn_close(c, "exchange done");
-		return;
-	}
-	if (ex->resp_done) {
-		ex_next_request(c);
-		return;
-	}
-	if (ex_body_spliceable(ex)) {
-		if (!ex->splicing)
-			ex_splice_start(c);
-		return;
-	}
-	bufferevent_enable(ex->ub, EV_READ);
-}
-
-static void
-on_cb_event(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	(void)what;
-	conn_close(arg, "client closed");
-}
-
-static void
-ex_finish(struct conn *c)
-{
-	struct http_ex *ex = hc(c)->ex;
-
-	bufferevent_disable(ex->ub, EV_READ);
-	if (!ex->client_keep || !ex->req_done)
-		ex->closing = true;
-	/* the rest of a small response goes now, not a turn of the loop later */
-	evbuffer_write(bufferevent_get_output(ex->cb), c->cfd);
-	if (!evbuffer_get_length(bufferevent_get_output(ex->cb)))
-		on_cb_write(ex->cb, c);
-}
-
-static void
-ex_start(struct conn *c)
-{
-	struct event_base *base = event_get_base(&c->timer);
-	struct http_ex *ex = hc(c)->ex;
-	long used;
-
-	evtimer_del(&c->timer);
-	ex->cb = bufferevent_socket_new(base, c->cfd, 0);
-	ex->ub = bufferevent_socket_new(base, c->ufd, 0);
-	if (!ex->cb || !ex->ub) {
-		conn_close(c, "out of memory");
-		return;
-	}
-	bufferevent_setcb(ex->cb, on_cb_read, on_cb_write, on_cb_event, c);
-	bufferevent_setcb(ex->ub, on_ub_read, on_ub_write, on_ub_event, c);
-	/* a body to splice waits for the head to be all sent */
-	bufferevent_setwatermark(ex->ub, EV_WRITE, ex_req_spliceable(ex) ? 0 : EX_LOW, 0);
-	bufferevent_setwatermark(ex->cb, EV_WRITE, 0, 0);
-	evbuffer_add(bufferevent_get_output(ex->ub), c->uout, c->uoutlen);
-	free(c->uout);
-	c->uout = NULL;
-	c->uoutlen = c->uoutoff = 0;
-	used = ex_feed_request(c, c->in, c->inlen);
-	if (used < 0) {
-		conn_close(c, "bad request body");
-		return;
-	}
-	conn_drop_input(c, (size_t)used);
-	c->state = CS_RELAY;
-	conn_touch(c);
-	conn_timer(c, conn_idle_timeout(c));
-	bufferevent_enable(ex->ub, EV_READ | EV_WRITE);
-	if (!ex->req_done && !ex_req_spliceable(ex))
-		bufferevent_enable(ex->cb, EV_READ);
-	else
-		bufferevent_enable(ex->cb, EV_WRITE);
-	/* the head goes now, not a turn of the loop later */
-	evbuffer_write(bufferevent_get_output(ex->ub), c->ufd);
-	if (!evbuffer_get_length(bufferevent_get_output(ex->ub)))
-		on_ub_write(ex->ub, c);
+	http_ex_start(c);
 }
 
 /* Allowed: forward it. hc(c)->req is the parsed head (its headers point into
@@ -902,34 +89,12 @@ proceed(struct conn *c)
 {
 	struct http_conn *h = hc(c);
 	struct http_request *req = h->req;
-	struct http_ex *ex = NULL;
 
 	h->req = NULL;
-	if (!req->connect) {
-		ex = h->ex = calloc(1, sizeof(*ex));
-		if (ex) {
-			/* a WebSocket upgrade is passed on only in a stream: proxy
-			 * clients tunnel WebSocket with CONNECT */
-			ex->upgrade = h->stream && http_fwd_websocket(req);
-			c->uout = http_fwd_head(req, ex->upgrade, &c->uoutlen);
-			c->uoutoff = 0;
-		}
-		if (!ex || !c->uout) {
-			free(req);
-			conn_close(c, "out of memory");
-			return;
-		}
-		ex->req_body = req->body;
-		ex->req_left = req->body_len;
-		ex->head_req = !strcmp(req->method, "HEAD");
-		ex->client_keep = req->keep_alive;
-		if (req->version_minor == 0 && !h->stream) {
-			/* HTTP/1.0 clients of proxies ask with Proxy-Connection */
-			const struct http_header *pc = http_find_header(req, "proxy-connection");
-
-			if (pc && pc->value_len == 10 && !strncasecmp(pc->value, "keep-alive", 10))
-				ex->client_keep = true;
-		}
+	if (!req->connect && http_ex_open(c, req)) {
+		free(req);
+		conn_close(c, "out of memory");
+		return;
 	}
 	free(req);
 	conn_drop_input(c, h->req_used);
@@ -1052,8 +217,8 @@ http_refuse(int fd, const char *why)
 
 	for (int i = 0; i < 16 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0; i++)
 		;
-	n = format_error(resp, sizeof(resp), 503, "Service Unavailable", "overloaded",
-			 "egressctl: %s", why);
+	n = http_error_format(resp, sizeof(resp), 503, "Service Unavailable", "overloaded",
+			      "egressctl: %s", why);
 	return send(fd, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n;
 }
 
@@ -1061,7 +226,7 @@ static void
 http_timeout(struct conn *c)
 {
 	if (c->state == CS_RESPONSE && hc(c)->ex) {
-		response_timeout(c);
+		http_ex_timeout(c);
 		return;
 	}
 	conn_timed_out(c);
@@ -1074,7 +239,7 @@ http_free(struct conn *c)
 
 	if (!h)
 		return;
-	ex_free(c);
+	http_ex_free(c);
 	free(h->req);
 	free(h);
 	c->pstate = NULL;
@@ -1099,6 +264,7 @@ http_state(struct conn *c, bool stream)
 		return NULL;
 	}
 	h->stream = stream;
+	h->on_head = on_head;
 	return h;
 }
 

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 
 #include "kernel/cgroup.h"
-#include "kernel/kfiles.h"
+#include "sandbox/kfiles.h"
 
 #define KF_N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -19,19 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define UNIXSVC_MAX	 128
-#define UNIXSVC_PATH_MAX 108 /* sizeof(sun_path) */
-
-struct unixsvc_entry {
-	char path[UNIXSVC_PATH_MAX]; /* absolute; one "/run/user/" + "*" + "/" allowed */
-	bool allow;		     /* --allow-unix: let through (over a "*" entry too) */
-};
-
-struct unixsvc {
-	struct unixsvc_entry e[UNIXSVC_MAX];
-	int n;
-	size_t root_len; /* test builds: the length of the prefix of every default */
-};
+#include "kernel/unixsvc_list.h" /* struct unixsvc: the list itself */
 
 /* The default list, NULL-terminated: "/run/..." names (each also gets its
  * "/var/run/..." twin: servers bind either). */

@@ -5,7 +5,7 @@
  * type and root, gets what /proc and /sys get: the sysctls and other knobs
  * read-only, a few files masked, debugfs and tracefs hidden. Runs in the
  * sandbox's child, in its fresh mount namespace, while it still has
- * CAP_SYS_ADMIN (kernel/sandbox.c calls kfiles_protect()). */
+ * CAP_SYS_ADMIN (sandbox/sandbox.c calls kfiles_protect()). */
 #ifndef KFILES_H
 #define KFILES_H
 

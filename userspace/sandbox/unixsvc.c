@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "kernel/unixsvc.h"
+#include "sandbox/unixsvc.h"
 
 /* Each is a way to have a process started outside the sandbox's cgroup,
  * where no hook sees its sockets: a container (docker run, ctr run, podman

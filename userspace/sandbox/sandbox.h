@@ -72,7 +72,7 @@ bool sandbox_tty_alias(const char *name, dev_t rdev, dev_t tty);
  * read-only with every mount below it, procfs's {bus,fs,irq,sys,
  * sysrq-trigger} read-only and {acpi,asound,kcore,keys,...} masked, debugfs
  * and tracefs hidden, securityfs, binfmt_misc, configfs, ... read-only,
- * wherever they are mounted: kernel/kfiles.h). With term
+ * wherever they are mounted: sandbox/kfiles.h). With term
  * (--ask): setsid(); every devpts mount covered and a private devpts
  * instance at /dev/pts; the terminal's aliases in /dev (sandbox_tty_alias)
  * and /dev/input covered; the tmux, screen and X11 socket directories
