@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The packaging of issue 17: make install/uninstall, the man pages, the
-# completion, the Debian package (build, lintian, apt install, purge), and
-# that the man pages and the README cannot drift from --help.
+# The packaging: make install/uninstall, the man pages, the completion, the
+# Debian package (build, lintian, apt install, purge), and that the man
+# pages and the README cannot drift from --help.
 #
 #   tests/e2e/package.sh build/egressctl       (make e2e and make package-check)
 #   E2E_TESTS="install bash_completion" ...    run only these tests
@@ -216,11 +216,19 @@ test_man_render() {
 }
 
 # contrib/policy.json (the installed example) and the policy file of
-# egressctl-policy(5)'s EXAMPLES load, and its JSON Schema is JSON.
+# egressctl-policy(5)'s EXAMPLES load, and its JSON Schema is JSON; the
+# default policy (/etc/egressctl/policy.json) loads and denies everything.
 test_policy_files() {
-	local out
+	local out rc
 	out=$("$EGR" check --policy "$SRC/contrib/policy.json" github.com 2>&1)
 	if [ $? = 0 ]; then ok policy_files.example; else fail policy_files.example "$out"; fi
+	out=$("$EGR" check --policy "$SRC/contrib/default-policy.json" example.com 2>&1)
+	rc=$?
+	if [ $rc = 1 ] && [ "$out" = "deny: example.com:443 — no rule allows it" ]; then
+		ok policy_files.default_denies
+	else
+		fail policy_files.default_denies "check --policy contrib/default-policy.json example.com: exit $rc: $out"
+	fi
 	"$PY" - "$SRC/man/egressctl-policy.5.scd" "$W" <<-'EOF'
 		import json, re, sys
 		text = open(sys.argv[1]).read()
@@ -242,23 +250,43 @@ test_policy_files() {
 	fi
 }
 
+# installed_files: "PATH MODE" of every file make install PREFIX=/usr/local
+# puts in place, sorted: the fixed ones, then each of docs/*.md and of
+# contrib/ci/ (its mode as in the tree: the hooks and scripts executable)
+installed_files() {
+	local f
+	{
+		cat <<-'EOF'
+			/usr/local/bin/egressctl 755
+			/usr/local/etc/egressctl/daemon.json 644
+			/usr/local/etc/egressctl/policy.json 644
+			/usr/local/etc/logrotate.d/egressctl 644
+			/usr/local/lib/systemd/system/egressctl.service 644
+			/usr/local/share/bash-completion/completions/egressctl 644
+			/usr/local/share/doc/egressctl/examples/policy.json 644
+			/usr/local/share/man/man1/egressctl.1 644
+			/usr/local/share/man/man5/egressctl-policy.5 644
+			/usr/local/share/zsh/site-functions/_egressctl 644
+		EOF
+		for f in "$SRC"/docs/*.md; do
+			echo "/usr/local/share/doc/egressctl/${f##*/} 644"
+		done
+		(cd "$SRC" && find contrib/ci -type f) | while read -r f; do
+			echo "/usr/local/share/egressctl/ci/${f#contrib/ci/} $([ -x "$SRC/$f" ] && echo 755 || echo 644)"
+		done
+	} | LC_ALL=C sort
+}
+
 # make install DESTDIR= puts exactly these files there, with these modes;
 # make uninstall takes every one back and leaves no directory of ours.
 test_install() {
 	local root=$W/inst got want
-	want="/usr/local/bin/egressctl 755
-/usr/local/etc/egressctl/daemon.json 644
-/usr/local/lib/systemd/system/egressctl.service 644
-/usr/local/share/bash-completion/completions/egressctl 644
-/usr/local/share/doc/egressctl/examples/policy.json 644
-/usr/local/share/man/man1/egressctl.1 644
-/usr/local/share/man/man5/egressctl-policy.5 644
-/usr/local/share/zsh/site-functions/_egressctl 644"
+	want=$(installed_files)
 	if ! mk -s install DESTDIR="$root" >"$W/install.log" 2>&1; then
 		fail install "make install failed: $(tail -3 "$W/install.log")"
 		return
 	fi
-	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | sort)
+	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | LC_ALL=C sort)
 	if [ "$got" != "$want" ]; then
 		fail install.files "installed:
 $got
@@ -273,6 +301,9 @@ $want"
 		fail install.unit_paths "egressctl.service: $(grep Exec "$root/usr/local/lib/systemd/system/egressctl.service" | tr '\n' '|')"
 	grep -q '"/usr/local/etc/egressctl/policy.json"' "$root/usr/local/etc/egressctl/daemon.json" &&
 		ok install.config_paths || fail install.config_paths "daemon.json: $(tr '\n' ' ' <"$root/usr/local/etc/egressctl/daemon.json")"
+	# logrotate's postrotate signals only a daemon running the installed binary
+	grep -q '= "/usr/local/bin/egressctl" \]' "$root/usr/local/etc/logrotate.d/egressctl" &&
+		ok install.logrotate_paths || fail install.logrotate_paths "logrotate.d/egressctl: $(grep exe "$root/usr/local/etc/logrotate.d/egressctl")"
 	cmp -s "$root/usr/local/bin/egressctl" "$EGR" && ok install.binary ||
 		fail install.binary "the installed binary is not $EGR"
 	mk -s uninstall DESTDIR="$root" >"$W/uninstall.log" 2>&1 ||
@@ -283,8 +314,8 @@ $want"
 	[ -z "$got" ] && ok uninstall.dirs || fail uninstall.dirs "left: $got"
 	# PREFIX=/usr: the same files under /usr
 	mk -s install DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
-	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | sort)
-	want=$(sed 's|^/usr/local/etc/|/etc/|; s|^/usr/local/|/usr/|' <<<"$want" | sort)
+	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | LC_ALL=C sort)
+	want=$(sed 's|^/usr/local/etc/|/etc/|; s|^/usr/local/|/usr/|' <<<"$want" | LC_ALL=C sort)
 	[ "$got" = "$want" ] && ok install.prefix ||
 		fail install.prefix "with PREFIX=/usr: $got"
 	mk -s uninstall DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
@@ -472,11 +503,24 @@ test_zsh_completion() {
 	a_has zsh.derived "--zz-new-option" "$(PATH="$W/fakebin:$PATH" zsh_complete 'egressctl run --zz')"
 }
 
+# deb_files: the paths the package must hold, sorted: what make install
+# PREFIX=/usr puts in place (the unit in /lib), and debhelper's changelog
+# and copyright; the docs as
+# NAME.md whether dh_compress compressed them or not
+deb_files() {
+	{
+		installed_files | awk '{ print $1 }' |
+			sed 's|^/usr/local/etc/|/etc/|; s|^/usr/local/lib/systemd/|/lib/systemd/|; s|^/usr/local/share/zsh/site-functions/|/usr/share/zsh/vendor-completions/|; s|^/usr/local/|/usr/|'
+		printf '%s\n' /usr/share/doc/egressctl/changelog.gz /usr/share/doc/egressctl/copyright
+	} | sed 's|^\(/usr/share/man/.*\)$|\1.gz|' | LC_ALL=C sort
+}
+
 # make deb builds the package into $OUT/deb, with the files install puts
-# under /usr and the runtime libraries as Depends; lintian finds no error,
-# and nothing at all to say about the copyright file or a licence.
+# under /usr (the CI scripts' modes kept), its configuration as conffiles
+# and the runtime libraries as Depends; lintian finds no error, and
+# nothing at all to say about the copyright file or a licence.
 test_deb() {
-	local deb got want rc t0=$SECONDS
+	local deb got want rc t0=$SECONDS f
 	if ! mk deb >"$W/deb.log" 2>&1; then
 		fail deb "make deb failed: $(tail -5 "$W/deb.log")"
 		return
@@ -489,19 +533,19 @@ test_deb() {
 	fi
 	DEB=$deb
 	ok deb.built
-	want="/etc/egressctl/daemon.json
-/lib/systemd/system/egressctl.service
-/usr/bin/egressctl
-/usr/share/bash-completion/completions/egressctl
-/usr/share/doc/egressctl/changelog.gz
-/usr/share/doc/egressctl/copyright
-/usr/share/doc/egressctl/examples/policy.json
-/usr/share/man/man1/egressctl.1.gz
-/usr/share/man/man5/egressctl-policy.5.gz
-/usr/share/zsh/vendor-completions/_egressctl"
-	got=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' | sort)
-	[ "$got" = "$want" ] && ok deb.files || fail deb.files "the package holds:
-$got"
+	want=$(deb_files)
+	got=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' |
+		sed 's|^\(/usr/share/doc/egressctl/[^/]*\.md\)\.gz$|\1|' | LC_ALL=C sort)
+	[ "$got" = "$want" ] && ok deb.files || fail deb.files "missing: $(missing "$want" "$got"); unexpected: $(missing "$got" "$want")"
+	# the CI scripts keep their modes
+	want=$(installed_files | awk '$1 ~ /\/share\/egressctl\/ci\// { sub("^/usr/local", "/usr", $1); print $1, $2 }')
+	got=$(dpkg-deb -c "$deb" | awk '$1 ~ /^-/ && $6 ~ /^\.\/(usr\/share\/egressctl\/ci|etc\/init\.d)\// {
+		m = 0; for (i = 2; i <= 10; i++) m = m * 2 + (substr($1, i, 1) != "-"); sub(/^\./, "", $6)
+		printf "%s %o\n", $6, m }')
+	a_set deb.modes "$want" "$got"
+	got=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
+	a_set deb.conffiles "$(printf '%s\n' /etc/egressctl/daemon.json /etc/egressctl/policy.json \
+		/etc/logrotate.d/egressctl)" "$got"
 	got=$(dpkg-deb -f "$deb" Depends)
 	a_has deb.depends "$(printf '%s\n' libbpf1 libc-ares2 libcjson1 libc6 libevent-2.1-7)" \
 		"$(tr ',' '\n' <<<"$got" | awk '{ print $1 }')"
@@ -574,6 +618,11 @@ test_apt() {
 		"$(PATH=/usr/bin:$PATH COMP_FILE=/usr/share/bash-completion/completions/egressctl bash_complete 'egressctl ')"
 	out=$(/usr/bin/egressctl check --policy /usr/share/doc/egressctl/examples/policy.json github.com 2>&1) &&
 		ok apt.example_policy || fail apt.example_policy "$out"
+	# the policy the unit's daemon.json names: there, and it denies everything
+	out=$(/usr/bin/egressctl check --policy /etc/egressctl/policy.json example.com 2>&1)
+	rc=$?
+	[ $rc = 1 ] && [ "$out" = "deny: example.com:443 — no rule allows it" ] && ok apt.default_policy ||
+		fail apt.default_policy "check --policy /etc/egressctl/policy.json example.com: exit $rc: $out"
 	# as `sudo egressctl run ...` from nobody; true opens no socket
 	out=$(SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody timeout -k 5 60 \
 		/usr/bin/egressctl run --allow example.test -- true 2>&1)
