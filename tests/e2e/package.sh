@@ -686,8 +686,10 @@ apt_ci() {
 # daemon waits for it), its pid file names /usr/bin/egressctl, status is 0,
 # a second start leaves it be, reload is a reload, logrotate's snippet
 # rotates daemon.log and its postrotate leaves the daemon running, stop
-# ends it and removes the pid file, status is then 3. The reopening of a
-# decision log on the postrotate's signal: service.sh.
+# ends it and removes the pid file, status is then 3; a start whose daemon
+# fails (a daemon.json that does not parse) exits 1 with the daemon's
+# words and no pid file. The reopening of a decision log on the
+# postrotate's signal: service.sh.
 apt_init() {
 	local out
 	if [ -d /run/systemd/system ]; then
@@ -697,7 +699,15 @@ apt_init() {
 	cat >"$W/init.sh" <<-'EOF'
 		set -u
 		mount -t tmpfs -o mode=0755 tmpfs /run && mount -t tmpfs -o mode=0755 tmpfs /var/log || exit 1
-		trap 'p=$(cat /run/egressctl/daemon.pid 2>/dev/null) && kill "$p" 2>/dev/null' EXIT
+		# at exit, whatever runs the installed egressctl in this mount
+		# namespace (a pid file that went missing is no excuse), by pid
+		mine() {
+			for p in /proc/[0-9]*; do
+				[ "$(readlink "$p/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ] &&
+					[ "$(readlink "$p/exe")" = /usr/bin/egressctl ] && echo "${p#/proc/}"
+			done
+		}
+		trap 'for p in $(mine); do kill "$p"; done' EXIT
 		i=/etc/init.d/egressctl
 		$i start >/dev/null 2>&1; echo "start $?"
 		pid=$(cat /run/egressctl/daemon.pid 2>/dev/null)
@@ -718,6 +728,12 @@ apt_init() {
 		# gone, or a zombie its new parent (PID 1, which may not reap) left
 		echo "gone $({ [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status"; } && echo yes) $([ -e /run/egressctl/daemon.pid ] || echo nopid)"
 		$i status >/dev/null 2>&1; echo "status $?"
+		# a start that fails (a daemon.json that does not parse) exits 1,
+		# says why, and leaves no pid file
+		echo '{' >/run/bad.json && mount --bind /run/bad.json /etc/egressctl/daemon.json
+		$i start >/dev/null 2>"$1/init.err"; echo "bad start $?"
+		grep -q 'daemon.json' "$1/init.err" && echo "said why"
+		echo "pid file $([ -e /run/egressctl/daemon.pid ] && echo left || echo none)"
 	EOF
 	out=$(unshare -m --propagation private bash "$W/init.sh" "$W" 2>&1)
 	local want="start 0
@@ -733,7 +749,10 @@ rotated daemon.log daemon.log.1.gz x.jsonl.1
 alive yes
 stop 0
 gone yes nopid
-status 3"
+status 3
+bad start 1
+said why
+pid file none"
 	if [ "$out" = "$want" ]; then ok apt.init_script; else
 		fail apt.init_script "got: $(tr '\n' '|' <<<"$out"), want: $(tr '\n' '|' <<<"$want")"
 	fi
