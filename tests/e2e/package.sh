@@ -249,6 +249,17 @@ test_policy_files() {
 	else
 		ok policy_files.man
 	fi
+	# the default policy egressctl-policy(5) shows is the one installed
+	if "$PY" - "$SRC/contrib/default-policy.json" "$W"/man-*.json <<-'EOF'
+		import json, sys
+		want = json.load(open(sys.argv[1]))
+		sys.exit(0 if any(json.load(open(f)) == want for f in sys.argv[2:]) else 1)
+	EOF
+	then
+		ok policy_files.man_default
+	else
+		fail policy_files.man_default "egressctl-policy(5) does not show contrib/default-policy.json as it is"
+	fi
 }
 
 # installed_files: "PATH MODE" of every file make install PREFIX=/usr/local
