@@ -223,7 +223,7 @@ spdx-check:
 clean:
 	rm -rf $(OUT)
 
-# ---- Installing (issue 17): VERSION, man pages, make install/uninstall, ------
+# ---- Installing: VERSION, man pages, make install/uninstall, ----------------
 # ---- make deb, make package-check --------------------------------------------
 #   make install      PREFIX (/usr/local), DESTDIR; BINDIR, MANDIR, ... below
 #   make uninstall    removes exactly the files install put there
