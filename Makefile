@@ -165,7 +165,7 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon ci unix sudo containers ipv6 kverify direct
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci unix sudo containers ipv6 kverify direct
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \
@@ -241,7 +241,7 @@ spdx-check:
 clean:
 	rm -rf $(OUT)
 
-# ---- Installing (issue 17): VERSION, man pages, make install/uninstall, ------
+# ---- Installing: VERSION, man pages, make install/uninstall, ----------------
 # ---- make deb, make package-check --------------------------------------------
 #   make install      PREFIX (/usr/local), DESTDIR; BINDIR, MANDIR, ... below
 #   make uninstall    removes exactly the files install put there
@@ -283,10 +283,12 @@ BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 DOCDIR ?= $(DATADIR)/doc/egressctl
+CIDIR ?= $(DATADIR)/egressctl/ci
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 
 # The daemon's unit and configuration name the installed paths.
 $(OUT)/contrib/%: contrib/%.in FORCE
@@ -294,20 +296,35 @@ $(OUT)/contrib/%: contrib/%.in FORCE
 	@sed 's|@BINDIR@|$(BINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< >$@.tmp && \
 		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
+# The documentation (docs/*.md) and the CI integration (contrib/ci/: the
+# GitHub Action's scripts, GitLab's, Buildkite's hooks, their library), each
+# file as it is in the tree, executable or not.
+DOC_FILES := $(sort $(wildcard docs/*.md))
+CI_FILES := $(sort $(shell find contrib/ci -type f))
+CI_EXEC := $(shell find contrib/ci -type f -perm -u+x)
+CI_DIRS := $(patsubst contrib/ci%,$(CIDIR)%,$(shell find contrib/ci -type d))
+
 # Every installed file, one line each: SOURCE:DESTINATION:MODE. A file under
 # $(SYSCONFDIR) is configuration: install keeps one that exists, uninstall
-# removes it only when unchanged.
+# removes it only when unchanged. (The Debian package adds
+# /etc/init.d/egressctl, debian/egressctl.init, with dh_installinit.)
 INSTALL_FILES = \
 	$(OUT)/contrib/systemd/egressctl.service:$(UNITDIR)/egressctl.service:644 \
 	$(OUT)/contrib/daemon.json:$(SYSCONFDIR)/egressctl/daemon.json:644 \
+	contrib/default-policy.json:$(SYSCONFDIR)/egressctl/policy.json:644 \
+	$(OUT)/contrib/logrotate:$(LOGROTATEDIR)/egressctl:644 \
 	$(OUT)/egressctl:$(BINDIR)/egressctl:755 \
 	$(OUT)/man/egressctl.1:$(MANDIR)/man1/egressctl.1:644 \
 	$(OUT)/man/egressctl-policy.5:$(MANDIR)/man5/egressctl-policy.5:644 \
 	contrib/completion/egressctl.bash:$(BASHCOMPDIR)/egressctl:644 \
 	contrib/completion/_egressctl:$(ZSHCOMPDIR)/_egressctl:644 \
-	contrib/policy.json:$(DOCDIR)/examples/policy.json:644
-# Directories that are egressctl's alone, removed by uninstall once empty.
-INSTALL_DIRS = $(DOCDIR)/examples $(DOCDIR) $(SYSCONFDIR)/egressctl
+	contrib/policy.json:$(DOCDIR)/examples/policy.json:644 \
+	$(foreach f,$(DOC_FILES),$f:$(DOCDIR)/$(notdir $f):644) \
+	$(foreach f,$(CI_FILES),$f:$(CIDIR)/$(f:contrib/ci/%=%):$(if $(filter $f,$(CI_EXEC)),755,644))
+# Directories that are egressctl's alone, removed by uninstall once empty
+# (the deepest first).
+INSTALL_DIRS = $(DOCDIR)/examples $(DOCDIR) $(SYSCONFDIR)/egressctl $(CI_DIRS) \
+	$(DATADIR)/egressctl
 
 install: $(foreach f,$(INSTALL_FILES),$(firstword $(subst :, ,$f)))
 	@set -e; for f in $(INSTALL_FILES); do \
@@ -326,7 +343,7 @@ uninstall:
 			echo "  kept $$dst (changed)"; continue; fi;; esac; \
 		echo "  rm $$dst"; rm -f "$$dst"; \
 	done; \
-	for d in $(INSTALL_DIRS); do \
+	for d in $$(printf '%s\n' $(INSTALL_DIRS) | awk '{ print length($$0), $$0 }' | sort -rn | cut -d' ' -f2-); do \
 		[ -d "$(DESTDIR)$$d" ] && rmdir "$(DESTDIR)$$d" 2>/dev/null || true; \
 	done
 

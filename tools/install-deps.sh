@@ -10,8 +10,8 @@ set -eu
 
 BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
 libevent-dev libc-ares-dev libcjson-dev scdoc"
-# make deb (dpkg-buildpackage, debhelper) and its test (lintian, man, completion)
-PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh"
+# make deb (dpkg-buildpackage, debhelper) and its test (lintian, man, completion, logrotate)
+PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh logrotate"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix
 socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo nftables
 git python3-pip golang-go default-jdk-headless"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The packaging of issue 17: make install/uninstall, the man pages, the
-# completion, the Debian package (build, lintian, apt install, purge), and
-# that the man pages and the README cannot drift from --help.
+# The packaging: make install/uninstall, the man pages, the completion, the
+# Debian package (build, lintian at --pedantic, apt install, the init
+# script, logrotate, purge), and that the man pages and the README cannot
+# drift from --help.
 #
 #   tests/e2e/package.sh build/egressctl       (make e2e and make package-check)
 #   E2E_TESTS="install bash_completion" ...    run only these tests
@@ -216,11 +217,19 @@ test_man_render() {
 }
 
 # contrib/policy.json (the installed example) and the policy file of
-# egressctl-policy(5)'s EXAMPLES load, and its JSON Schema is JSON.
+# egressctl-policy(5)'s EXAMPLES load, and its JSON Schema is JSON; the
+# default policy (/etc/egressctl/policy.json) loads and denies everything.
 test_policy_files() {
-	local out
+	local out rc
 	out=$("$EGR" check --policy "$SRC/contrib/policy.json" github.com 2>&1)
 	if [ $? = 0 ]; then ok policy_files.example; else fail policy_files.example "$out"; fi
+	out=$("$EGR" check --policy "$SRC/contrib/default-policy.json" example.com 2>&1)
+	rc=$?
+	if [ $rc = 1 ] && [ "$out" = "deny: example.com:443 — no rule allows it" ]; then
+		ok policy_files.default_denies
+	else
+		fail policy_files.default_denies "check --policy contrib/default-policy.json example.com: exit $rc: $out"
+	fi
 	"$PY" - "$SRC/man/egressctl-policy.5.scd" "$W" <<-'EOF'
 		import json, re, sys
 		text = open(sys.argv[1]).read()
@@ -240,25 +249,56 @@ test_policy_files() {
 	else
 		ok policy_files.man
 	fi
+	# the default policy egressctl-policy(5) shows is the one installed
+	if "$PY" - "$SRC/contrib/default-policy.json" "$W"/man-*.json <<-'EOF'
+		import json, sys
+		want = json.load(open(sys.argv[1]))
+		sys.exit(0 if any(json.load(open(f)) == want for f in sys.argv[2:]) else 1)
+	EOF
+	then
+		ok policy_files.man_default
+	else
+		fail policy_files.man_default "egressctl-policy(5) does not show contrib/default-policy.json as it is"
+	fi
+}
+
+# installed_files: "PATH MODE" of every file make install PREFIX=/usr/local
+# puts in place, sorted: the fixed ones, then each of docs/*.md and of
+# contrib/ci/ (its mode as in the tree: the hooks and scripts executable)
+installed_files() {
+	local f
+	{
+		cat <<-'EOF'
+			/usr/local/bin/egressctl 755
+			/usr/local/etc/egressctl/daemon.json 644
+			/usr/local/etc/egressctl/policy.json 644
+			/usr/local/etc/logrotate.d/egressctl 644
+			/usr/local/lib/systemd/system/egressctl.service 644
+			/usr/local/share/bash-completion/completions/egressctl 644
+			/usr/local/share/doc/egressctl/examples/policy.json 644
+			/usr/local/share/man/man1/egressctl.1 644
+			/usr/local/share/man/man5/egressctl-policy.5 644
+			/usr/local/share/zsh/site-functions/_egressctl 644
+		EOF
+		for f in "$SRC"/docs/*.md; do
+			echo "/usr/local/share/doc/egressctl/${f##*/} 644"
+		done
+		(cd "$SRC" && find contrib/ci -type f) | while read -r f; do
+			echo "/usr/local/share/egressctl/ci/${f#contrib/ci/} $([ -x "$SRC/$f" ] && echo 755 || echo 644)"
+		done
+	} | LC_ALL=C sort
 }
 
 # make install DESTDIR= puts exactly these files there, with these modes;
 # make uninstall takes every one back and leaves no directory of ours.
 test_install() {
 	local root=$W/inst got want
-	want="/usr/local/bin/egressctl 755
-/usr/local/etc/egressctl/daemon.json 644
-/usr/local/lib/systemd/system/egressctl.service 644
-/usr/local/share/bash-completion/completions/egressctl 644
-/usr/local/share/doc/egressctl/examples/policy.json 644
-/usr/local/share/man/man1/egressctl.1 644
-/usr/local/share/man/man5/egressctl-policy.5 644
-/usr/local/share/zsh/site-functions/_egressctl 644"
+	want=$(installed_files)
 	if ! mk -s install DESTDIR="$root" >"$W/install.log" 2>&1; then
 		fail install "make install failed: $(tail -3 "$W/install.log")"
 		return
 	fi
-	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | sort)
+	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | LC_ALL=C sort)
 	if [ "$got" != "$want" ]; then
 		fail install.files "installed:
 $got
@@ -273,6 +313,9 @@ $want"
 		fail install.unit_paths "egressctl.service: $(grep Exec "$root/usr/local/lib/systemd/system/egressctl.service" | tr '\n' '|')"
 	grep -q '"/usr/local/etc/egressctl/policy.json"' "$root/usr/local/etc/egressctl/daemon.json" &&
 		ok install.config_paths || fail install.config_paths "daemon.json: $(tr '\n' ' ' <"$root/usr/local/etc/egressctl/daemon.json")"
+	# logrotate's postrotate signals only a daemon running the installed binary
+	grep -q '= "/usr/local/bin/egressctl" \]' "$root/usr/local/etc/logrotate.d/egressctl" &&
+		ok install.logrotate_paths || fail install.logrotate_paths "logrotate.d/egressctl: $(grep exe "$root/usr/local/etc/logrotate.d/egressctl")"
 	cmp -s "$root/usr/local/bin/egressctl" "$EGR" && ok install.binary ||
 		fail install.binary "the installed binary is not $EGR"
 	mk -s uninstall DESTDIR="$root" >"$W/uninstall.log" 2>&1 ||
@@ -283,8 +326,8 @@ $want"
 	[ -z "$got" ] && ok uninstall.dirs || fail uninstall.dirs "left: $got"
 	# PREFIX=/usr: the same files under /usr
 	mk -s install DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
-	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | sort)
-	want=$(sed 's|^/usr/local/etc/|/etc/|; s|^/usr/local/|/usr/|' <<<"$want" | sort)
+	got=$(cd "$root" && find . ! -type d -printf '/%P %m\n' | LC_ALL=C sort)
+	want=$(sed 's|^/usr/local/etc/|/etc/|; s|^/usr/local/|/usr/|' <<<"$want" | LC_ALL=C sort)
 	[ "$got" = "$want" ] && ok install.prefix ||
 		fail install.prefix "with PREFIX=/usr: $got"
 	mk -s uninstall DESTDIR="$root" PREFIX=/usr >/dev/null 2>&1
@@ -472,11 +515,27 @@ test_zsh_completion() {
 	a_has zsh.derived "--zz-new-option" "$(PATH="$W/fakebin:$PATH" zsh_complete 'egressctl run --zz')"
 }
 
+# deb_files: the paths the package must hold, sorted: what make install
+# PREFIX=/usr puts in place (the unit in /lib), the init script, the
+# lintian overrides, and debhelper's changelog and copyright; the docs as
+# NAME.md whether dh_compress compressed them or not
+deb_files() {
+	{
+		installed_files | awk '{ print $1 }' |
+			sed 's|^/usr/local/etc/|/etc/|; s|^/usr/local/lib/systemd/|/lib/systemd/|; s|^/usr/local/share/zsh/site-functions/|/usr/share/zsh/vendor-completions/|; s|^/usr/local/|/usr/|'
+		printf '%s\n' /etc/init.d/egressctl /usr/share/lintian/overrides/egressctl \
+			/usr/share/doc/egressctl/changelog.gz /usr/share/doc/egressctl/copyright
+	} | sed 's|^\(/usr/share/man/.*\)$|\1.gz|' | LC_ALL=C sort
+}
+
 # make deb builds the package into $OUT/deb, with the files install puts
-# under /usr and the runtime libraries as Depends; lintian finds no error,
-# and nothing at all to say about the copyright file or a licence.
+# under /usr (the CI scripts' modes kept), its configuration as conffiles
+# and the runtime libraries as Depends; lintian -I -E --pedantic on the
+# .changes (the package and its debug symbols) prints no tag that
+# debian/*.lintian-overrides does not override, and nothing at all about
+# the copyright file or a licence.
 test_deb() {
-	local deb got want rc t0=$SECONDS
+	local deb got want rc t0=$SECONDS f
 	if ! mk deb >"$W/deb.log" 2>&1; then
 		fail deb "make deb failed: $(tail -5 "$W/deb.log")"
 		return
@@ -489,30 +548,32 @@ test_deb() {
 	fi
 	DEB=$deb
 	ok deb.built
-	want="/etc/egressctl/daemon.json
-/lib/systemd/system/egressctl.service
-/usr/bin/egressctl
-/usr/share/bash-completion/completions/egressctl
-/usr/share/doc/egressctl/changelog.gz
-/usr/share/doc/egressctl/copyright
-/usr/share/doc/egressctl/examples/policy.json
-/usr/share/man/man1/egressctl.1.gz
-/usr/share/man/man5/egressctl-policy.5.gz
-/usr/share/zsh/vendor-completions/_egressctl"
-	got=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' | sort)
-	[ "$got" = "$want" ] && ok deb.files || fail deb.files "the package holds:
-$got"
+	want=$(deb_files)
+	got=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' |
+		sed 's|^\(/usr/share/doc/egressctl/[^/]*\.md\)\.gz$|\1|' | LC_ALL=C sort)
+	[ "$got" = "$want" ] && ok deb.files || fail deb.files "missing: $(missing "$want" "$got"); unexpected: $(missing "$got" "$want")"
+	# the CI scripts keep their modes; the init script is executable
+	want=$(installed_files | awk '$1 ~ /\/share\/egressctl\/ci\// { sub("^/usr/local", "/usr", $1); print $1, $2 }'
+		echo "/etc/init.d/egressctl 755")
+	got=$(dpkg-deb -c "$deb" | awk '$1 ~ /^-/ && $6 ~ /^\.\/(usr\/share\/egressctl\/ci|etc\/init\.d)\// {
+		m = 0; for (i = 2; i <= 10; i++) m = m * 2 + (substr($1, i, 1) != "-"); sub(/^\./, "", $6)
+		printf "%s %o\n", $6, m }')
+	a_set deb.modes "$want" "$got"
+	got=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
+	a_set deb.conffiles "$(printf '%s\n' /etc/egressctl/daemon.json /etc/egressctl/policy.json \
+		/etc/init.d/egressctl /etc/logrotate.d/egressctl)" "$got"
 	got=$(dpkg-deb -f "$deb" Depends)
 	a_has deb.depends "$(printf '%s\n' libbpf1 libc-ares2 libcjson1 libc6 libevent-2.1-7)" \
 		"$(tr ',' '\n' <<<"$got" | awk '{ print $1 }')"
 	a_has deb.recommends publicsuffix "$(dpkg-deb -f "$deb" Recommends | tr ',' '\n' | awk '{ print $1 }')"
 	t0=$SECONDS
-	lintian -I --fail-on error --tag-display-limit 0 "$deb" >"$W/lintian.log" 2>&1
+	lintian -I -E --pedantic --show-overrides --tag-display-limit 0 --fail-on none \
+		"${deb%/*}"/egressctl_*_amd64.changes >"$W/lintian.log" 2>&1
 	rc=$?
-	note "lintian: $((SECONDS - t0)) s"
-	grep '^[WIP]:' "$W/lintian.log" | while read -r l; do note "lintian: $l"; done
-	if grep -q '^E:' "$W/lintian.log"; then
-		fail deb.lintian "$(grep '^E:' "$W/lintian.log" | tr '\n' ' ')"
+	note "lintian: $((SECONDS - t0)) s; overridden (debian/*.lintian-overrides, each with its reason): $(grep -c '^O:' "$W/lintian.log")"
+	grep '^O:' "$W/lintian.log" | while read -r l; do note "lintian: $l"; done
+	if grep -q '^[EWIPXC]:' "$W/lintian.log"; then
+		fail deb.lintian "tags not overridden: $(grep '^[EWIPXC]:' "$W/lintian.log" | tr '\n' ' ')"
 	elif [ $rc != 0 ]; then
 		fail deb.lintian "lintian exited $rc: $(tail -3 "$W/lintian.log")"
 	else
@@ -574,6 +635,16 @@ test_apt() {
 		"$(PATH=/usr/bin:$PATH COMP_FILE=/usr/share/bash-completion/completions/egressctl bash_complete 'egressctl ')"
 	out=$(/usr/bin/egressctl check --policy /usr/share/doc/egressctl/examples/policy.json github.com 2>&1) &&
 		ok apt.example_policy || fail apt.example_policy "$out"
+	# the policy the unit's daemon.json names: there, and it denies everything
+	out=$(/usr/bin/egressctl check --policy /etc/egressctl/policy.json example.com 2>&1)
+	rc=$?
+	[ $rc = 1 ] && [ "$out" = "deny: example.com:443 — no rule allows it" ] && ok apt.default_policy ||
+		fail apt.default_policy "check --policy /etc/egressctl/policy.json example.com: exit $rc: $out"
+	apt_ci
+	out=$(logrotate -d -s "$W/logrotate.state" /etc/logrotate.d/egressctl 2>&1) &&
+		! grep -qi 'error' <<<"$out" && ok apt.logrotate_parses ||
+		fail apt.logrotate_parses "logrotate -d /etc/logrotate.d/egressctl: $(grep -i error <<<"$out" | head -3)"
+	apt_init
 	# as `sudo egressctl run ...` from nobody; true opens no socket
 	out=$(SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody timeout -k 5 60 \
 		/usr/bin/egressctl run --allow example.test -- true 2>&1)
@@ -602,6 +673,102 @@ test_apt() {
 	fi
 }
 
+# The CI integration where the package put it (/usr/share/egressctl/ci):
+# each script finds its library (and the action its runner-hosts.rules) and
+# gets as far as looking for its CI system's process, which is not here.
+apt_ci() {
+	local d=/usr/share/egressctl/ci out want bad=
+	out=$("$d/gitlab/egressctl.sh" 2>&1)
+	want="usage: $d/gitlab/egressctl.sh start|finish"
+	[ "$out" = "$want" ] || bad="$bad gitlab/egressctl.sh: '$out', want '$want';"
+	out=$("$d/buildkite/hooks/pre-command" 2>&1)
+	want="egressctl-ci: no buildkite-agent up this hook's parent chain"
+	[ "$out" = "$want" ] || bad="$bad buildkite/hooks/pre-command: '$out', want '$want';"
+	out=$(env -u GITHUB_STATE -u GITHUB_OUTPUT "$d/github/main.sh" 2>&1)
+	want="::error::egressctl: no Runner.Worker process up this step's parent chain (a container job, or not a GitHub runner)"
+	[ "$out" = "$want" ] || bad="$bad github/main.sh: '$out', want '$want';"
+	[ -z "$bad" ] && ok apt.ci_scripts || fail apt.ci_scripts "$bad"
+}
+
+# The init script of machines without systemd (init-functions runs it as it
+# is where PID 1 is not systemd), in a private mount namespace whose /run
+# and /var/log are empty tmpfs: start waits until the daemon is ready
+# (daemon.json's unit, actions.runner.service, does not exist here: the
+# daemon waits for it), its pid file names /usr/bin/egressctl, status is 0,
+# a second start leaves it be, reload is a reload, logrotate's snippet
+# rotates daemon.log and its postrotate leaves the daemon running, stop
+# ends it and removes the pid file, status is then 3; a start whose daemon
+# fails (a daemon.json that does not parse) exits 1 with the daemon's
+# words and no pid file. The reopening of a decision log on the
+# postrotate's signal: service.sh.
+apt_init() {
+	local out
+	if [ -d /run/systemd/system ]; then
+		note "apt.init: systemd runs here, init-functions hands the script to systemctl (skipped)"
+		return
+	fi
+	cat >"$W/init.sh" <<-'EOF'
+		set -u
+		mount -t tmpfs -o mode=0755 tmpfs /run && mount -t tmpfs -o mode=0755 tmpfs /var/log || exit 1
+		# at exit, whatever runs the installed egressctl in this mount
+		# namespace (a pid file that went missing is no excuse), by pid
+		mine() {
+			for p in /proc/[0-9]*; do
+				[ "$(readlink "$p/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ] &&
+					[ "$(readlink "$p/exe")" = /usr/bin/egressctl ] && echo "${p#/proc/}"
+			done
+		}
+		trap 'for p in $(mine); do kill "$p"; done' EXIT
+		i=/etc/init.d/egressctl
+		$i start >/dev/null 2>&1; echo "start $?"
+		pid=$(cat /run/egressctl/daemon.pid 2>/dev/null)
+		echo "exe $(readlink "/proc/${pid:-0}/exe")"
+		grep -c 'egressctl: ready: 1 target; control socket /run/egressctl/control' /var/log/egressctl/daemon.log
+		$i status >/dev/null 2>&1; echo "status $?"
+		$i start >/dev/null 2>&1; echo "start $?"
+		echo "same $([ "$(cat /run/egressctl/daemon.pid)" = "$pid" ] && echo yes)"
+		$i reload >/dev/null 2>&1; echo "reload $?"
+		for n in $(seq 100); do grep -q 'egressctl: reloaded' /var/log/egressctl/daemon.log && break; sleep 0.1; done
+		grep -c 'egressctl: reloaded' /var/log/egressctl/daemon.log
+		echo '{}' >/var/log/egressctl/x.jsonl
+		logrotate -f -s "$1/lr.state" /etc/logrotate.d/egressctl; echo "logrotate $?"
+		echo rotated $(ls /var/log/egressctl)
+		sleep 0.5
+		echo "alive $(kill -0 "$pid" 2>/dev/null && echo yes)"
+		$i stop >/dev/null 2>&1; echo "stop $?"
+		# gone, or a zombie its new parent (PID 1, which may not reap) left
+		echo "gone $({ [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status"; } && echo yes) $([ -e /run/egressctl/daemon.pid ] || echo nopid)"
+		$i status >/dev/null 2>&1; echo "status $?"
+		# a start that fails (a daemon.json that does not parse) exits 1,
+		# says why, and leaves no pid file
+		echo '{' >/run/bad.json && mount --bind /run/bad.json /etc/egressctl/daemon.json
+		$i start >/dev/null 2>"$1/init.err"; echo "bad start $?"
+		grep -q 'daemon.json' "$1/init.err" && echo "said why"
+		echo "pid file $([ -e /run/egressctl/daemon.pid ] && echo left || echo none)"
+	EOF
+	out=$(unshare -m --propagation private bash "$W/init.sh" "$W" 2>&1)
+	local want="start 0
+exe /usr/bin/egressctl
+1
+status 0
+start 0
+same yes
+reload 0
+1
+logrotate 0
+rotated daemon.log daemon.log.1.gz x.jsonl.1
+alive yes
+stop 0
+gone yes nopid
+status 3
+bad start 1
+said why
+pid file none"
+	if [ "$out" = "$want" ]; then ok apt.init_script; else
+		fail apt.init_script "got: $(tr '\n' '|' <<<"$out"), want: $(tr '\n' '|' <<<"$want")"
+	fi
+}
+
 # snapshot: the files and directories of the system's trees, less apt's and
 # dpkg's own state, sorted (what a package may leave behind).
 snapshot() {
@@ -624,7 +791,7 @@ trap 'interrupted TERM 143' TERM
 trap 'interrupted HUP 129' HUP
 mkdir -p "$W"
 missing_tools=
-for tool in make scdoc man dpkg-buildpackage dh lintian "$PY" unshare; do
+for tool in make scdoc man dpkg-buildpackage dh lintian logrotate "$PY" unshare; do
 	command -v "$tool" >/dev/null || missing_tools="$missing_tools $tool"
 done
 [ -f /usr/share/bash-completion/bash_completion ] || missing_tools="$missing_tools bash-completion"

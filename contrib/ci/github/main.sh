@@ -11,7 +11,7 @@ export EGR_CGROUP=${EGR_CGROUP:-ci-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-
 EGR_CGROUP=$(printf '%s' "$EGR_CGROUP" | tr -c 'A-Za-z0-9._-' '_')
 if [ "${EGR_ALLOW_RUNNER:-true}" = true ]; then
 	EGR_ALLOW="${EGR_ALLOW:-}
-$(sed '/^#/d' "$(dirname "$0")/runner-hosts.txt")"
+$(sed '/^#/d' "$(dirname "$0")/runner-hosts.rules")"
 	export EGR_ALLOW
 fi
 root=$(egr_ci_ancestor_named $$ Runner.Worker) || {
