@@ -7,9 +7,10 @@
  * (buffer, length): nothing allocated or retained, input never assumed to be
  * NUL-terminated, every copy bounded; anything ambiguous is an error rather
  * than a guess, because a proxy that frames a message differently from the
- * server behind it is a request-smuggling hole. Declared in parse.h. Past 800 lines as one idea: the
- * request head and the chunked framing share their token rules, and a
- * proxy's framing must be read in one place to be read the same way. */
+ * server behind it is a request-smuggling hole. Declared in parse.h. Past
+ * 800 lines as one idea: the request head and the chunked framing share
+ * their token rules, and a proxy's framing must be read in one place to be
+ * read the same way. */
 #include <string.h>
 #include <arpa/inet.h>
 
