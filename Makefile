@@ -88,7 +88,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 
 # The skeletons are order-only: they must exist before the first compile;
 # after it, the .d files say which object reads which.
-$(OUT)/obj/%.o: userspace/%.c | $(SKELS)
+$(OUT)/obj/%.o: userspace/%.c | $(SKELS) $(OUT)/paths.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -135,7 +135,7 @@ $(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers $(SKELS)
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS) \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS := $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS))
-$(OUT)/fuzz/obj/%.o: userspace/%.c | $(SKELS)
+$(OUT)/fuzz/obj/%.o: userspace/%.c | $(SKELS) $(OUT)/paths.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -c $< -o $@
 $(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(OUT)/fuzz $(SKELS)
@@ -273,10 +273,21 @@ MAN_PAGES := $(patsubst man/%.scd,$(OUT)/man/%,$(wildcard man/*.scd))
 $(OUT)/egressctl $(OUT)/helpers/egressctl-test $(filter $(OUT)/obj/cli/%,$(LIB_OBJS)) \
 	$(MAN_PAGES): .EXTRA_PREREQS = $(OUT)/version
 
+# The paths egressctl reads and writes, as configured (PREFIX, SYSCONFDIR,
+# RUNSTATEDIR below), baked into $(OUT)/paths.h's EGR_SYSCONFDIR and
+# EGR_RUNDIR: the binary, --help, the man pages and the unit all say the
+# paths make install writes. $(OUT)/paths.h changes only when they do;
+# every object waits for it (order-only) and the .d files say which read it.
+$(OUT)/paths.h: FORCE | $(OUT)
+	@printf '#define EGR_SYSCONFDIR "%s/egressctl"\n#define EGR_RUNDIR "%s/egressctl"\n' \
+		'$(SYSCONFDIR)' '$(RUNSTATEDIR)' > $@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+$(MAN_PAGES): .EXTRA_PREREQS += $(OUT)/paths.h
+
 man: $(MAN_PAGES)
 $(OUT)/man/%: man/%.scd
 	@mkdir -p $(dir $@)
-	sed 's/@VERSION@/$(VERSION)/g' $< | scdoc > $@
+	sed 's/@VERSION@/$(VERSION)/g; s|@SYSCONFDIR@|$(SYSCONFDIR)/egressctl|g; s|@RUNDIR@|$(RUNSTATEDIR)/egressctl|g' $< | scdoc > $@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -287,13 +298,16 @@ CIDIR ?= $(DATADIR)/egressctl/ci
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+# Run-time state (sockets, the pid file) lives under /run whatever the
+# PREFIX: systemd and the FHS put it there, and /usr/local/var/run is nobody's.
+RUNSTATEDIR ?= /run
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 
 # The daemon's unit and configuration name the installed paths.
 $(OUT)/contrib/%: contrib/%.in FORCE
 	@mkdir -p $(dir $@)
-	@sed 's|@BINDIR@|$(BINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< >$@.tmp && \
+	@sed 's|@BINDIR@|$(BINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g; s|@RUNSTATEDIR@|$(RUNSTATEDIR)|g' $< >$@.tmp && \
 		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
 # The documentation (docs/*.md) and the CI integration (contrib/ci/: the

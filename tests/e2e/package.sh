@@ -316,6 +316,19 @@ $want"
 	# logrotate's postrotate signals only a daemon running the installed binary
 	grep -q '= "/usr/local/bin/egressctl" \]' "$root/usr/local/etc/logrotate.d/egressctl" &&
 		ok install.logrotate_paths || fail install.logrotate_paths "logrotate.d/egressctl: $(grep exe "$root/usr/local/etc/logrotate.d/egressctl")"
+	# one set of paths: the binary and the man page built for PREFIX=/usr/local
+	# name the configuration make install wrote, not /etc's
+	local help
+	help=$("$root/usr/local/bin/egressctl" daemon --help 2>&1 | tr -s ' \n' ' ')
+	if [[ $help == *'default /usr/local/etc/egressctl/daemon.json '* ]] &&
+		[[ $help == *'$EGRESSCTL_POLICY or /usr/local/etc/egressctl/policy.json'* ]] &&
+		grep -q '/usr/local/etc/egressctl/daemon' "$root/usr/local/share/man/man1/egressctl.1" &&
+		! grep -Eq '(^|[^l])/etc/egressctl|@SYSCONFDIR@|@RUNDIR@' "$root/usr/local/share/man/man1/egressctl.1" \
+			"$root/usr/local/share/man/man5/egressctl-policy.5"; then
+		ok install.baked_paths
+	else
+		fail install.baked_paths "daemon --help or the man pages do not name /usr/local/etc/egressctl: $("$root/usr/local/bin/egressctl" daemon --help 2>&1 | grep -A1 'default' | tr '\n' ' ')"
+	fi
 	cmp -s "$root/usr/local/bin/egressctl" "$EGR" && ok install.binary ||
 		fail install.binary "the installed binary is not $EGR"
 	mk -s uninstall DESTDIR="$root" >"$W/uninstall.log" 2>&1 ||
@@ -635,6 +648,9 @@ test_apt() {
 		"$(PATH=/usr/bin:$PATH COMP_FILE=/usr/share/bash-completion/completions/egressctl bash_complete 'egressctl ')"
 	out=$(/usr/bin/egressctl check --policy /usr/share/doc/egressctl/examples/policy.json github.com 2>&1) &&
 		ok apt.example_policy || fail apt.example_policy "$out"
+	# the package's binary reads /etc's configuration, which it installed
+	/usr/bin/egressctl daemon --help 2>&1 | tr -s ' \n' ' ' | grep -q 'default /etc/egressctl/daemon.json' &&
+		ok apt.baked_paths || fail apt.baked_paths "$(/usr/bin/egressctl daemon --help 2>&1 | grep -A1 default | tr '\n' ' ')"
 	# the policy the unit's daemon.json names: there, and it denies everything
 	out=$(/usr/bin/egressctl check --policy /etc/egressctl/policy.json example.com 2>&1)
 	rc=$?

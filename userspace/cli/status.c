@@ -323,7 +323,7 @@ status_usage(FILE *f)
 		   "\n"
 		   "  -j, --json             one JSON array, an object per cgroup\n"
 		   "  --control PATH         the daemon's control socket (default\n"
-		   "                         /run/egressctl/control, or $EGRESSCTL_CONTROL)\n"
+		   "                         " EGR_RUNDIR "/control, or $EGRESSCTL_CONTROL)\n"
 		   "  -h, --help             this text\n");
 }
 

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STATUS_DIR "/run/egressctl"
+#include "paths.h" /* generated: EGR_RUNDIR */
+
+#define STATUS_DIR EGR_RUNDIR
 
 struct status_info {
 	int pid;

@@ -130,7 +130,7 @@ daemon_usage(FILE *f)
 		"whole and the old policy stays. The options below the first block apply\n"
 		"to the targets named on the command line; in FILE each target has them as\n"
 		"keys (\"max_conns\": 100). The policy defaults to $EGRESSCTL_POLICY or\n"
-		"/etc/egressctl/policy.json.\n"
+		DCONFIG_POLICY ".\n"
 		"\n");
 	opts_help(f, sets, 2);
 	fprintf(f, "\n"

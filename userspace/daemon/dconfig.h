@@ -10,10 +10,11 @@
 #include <stddef.h>
 
 #include "confine/options.h"
+#include "paths.h" /* generated: the configured EGR_SYSCONFDIR, EGR_RUNDIR */
 
-#define DCONFIG_DEFAULT	    "/etc/egressctl/daemon.json"
-#define DCONFIG_CONTROL	    "/run/egressctl/control"
-#define DCONFIG_POLICY	    "/etc/egressctl/policy.json"
+#define DCONFIG_DEFAULT	    EGR_SYSCONFDIR "/daemon.json"
+#define DCONFIG_CONTROL	    EGR_RUNDIR "/control"
+#define DCONFIG_POLICY	    EGR_SYSCONFDIR "/policy.json"
 #define DCONFIG_MAX_TARGETS 64
 
 enum dspec_kind {

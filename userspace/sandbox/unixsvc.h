@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "kernel/unixsvc_list.h" /* struct unixsvc: the list itself */
+#include "paths.h"		  /* generated: EGR_RUNDIR */
 
 /* The default list, NULL-terminated: "/run/..." names (each also gets its
  * "/var/run/..." twin: servers bind either). */
@@ -53,7 +54,7 @@ void unixsvc_free_list(char **list);
 
 /* egressctl's directory of sockets: status sockets, the daemon's default
  * control socket, the registry of control sockets (mode 0700, root's). */
-#define UNIXSVC_EGR_DIR "/run/egressctl"
+#define UNIXSVC_EGR_DIR EGR_RUNDIR
 
 /* Registers path as this process's control socket in dir/controls/<pid>
  * (dir and it made 0700 when missing), dropping the entries of processes
