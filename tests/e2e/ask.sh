@@ -189,7 +189,8 @@ sleep 1
 curl -sS -m 20 -o /dev/null -w "code=%{http_code}\n" http://blocked.test/hold
 wait
 EOF
-	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 - -- "$EGRESSCTL" run --ask --ask-timeout 3 \
+	# --ask-timeout takes a duration like every other timeout (0.05m: 3s)
+	in_sbx timeout 40 "$PY" "$C/askdrive.py" --limit 35 - -- "$EGRESSCTL" run --ask --ask-timeout 0.05m \
 		--cgroup "$(cg_name "$t")" --user nobody --dns-upstream "$INET_DNS" --allow a.example.test -- \
 		/bin/sh "$W/$t.sh" >"$W/$t.json" 2>"$W/$t.err"
 	out=$(ask_field "$t" out)

@@ -667,6 +667,13 @@ test_check() {
 	ck method_tls_reason 0,1 '^(allow|deny: api\.test:443 — ([^?]|\?[^ ])*)$' --policy "$p.methods.json" api.test
 	ck policy_tcp 0 '^allow: (tcp://)?git\.test:22 — rule 2 "tcp://git\.test:22"$' --policy "$p.methods.json" tcp://git.test:22
 	ck policy_deny 1 '^deny: x\.api\.test:443 — (denied by rule [0-9]+ "x\.api\.test"|no rule allows it)$' --policy "$p.methods.json" x.api.test
+	# a URL: the scheme gives the protocol and port, the path is not judged
+	ck url_https 0 '^allow: api\.test:443 — rule 1 "api\.test"$' --allow api.test 'https://api.test/x/y?z#f'
+	ck url_https_port 1 '^deny: api\.test:8443 — no rule allows it$' --allow api.test:443 'https://u:p@API.test:8443/'
+	ck url_http_get 0 '^allow: api\.test:80 GET — rule 1 "api\.test"' --policy "$p.methods.json" 'http://api.test/x'
+	ck url_http_method 1 '^deny: api\.test:80 POST — method POST' --policy "$p.methods.json" --method POST 'http://api.test/x'
+	ck url_https_method 2 'judges plain HTTP' --method POST 'https://api.test/'
+	ck url_empty_host 2 'expected HOST' 'https:///x'
 	ck bad_port 2 '.' api.test:99999
 	ck bad_empty 2 '.' ''
 	ck bad_tcp_noport 2 '.' tcp://git.test

@@ -44,23 +44,60 @@ parse_port(const char *s, uint16_t *out)
 	return 0;
 }
 
-/* TARGET of `check` -> query. Returns 0 or -EINVAL. */
+/* A URL's authority as `check` reads it: "http://" and "https://" (any
+ * case) give the protocol and the default port; the path, query and
+ * fragment end it and are not judged; user info before an '@' is dropped.
+ * *method is "GET" for http:// without --method. Returns the scheme's
+ * length (0: not a URL), or -EINVAL for https:// with --method (methods
+ * are judged on plain HTTP only). */
 static int
-parse_target(const char *t, const char *method, struct policy_query *q, struct sockaddr_storage *ss,
-	     char *host, size_t hostlen)
+parse_url(const char *t, const char **method, char *buf, size_t buflen)
+{
+	size_t skip = !strncasecmp(t, "http://", 7) ? 7 : !strncasecmp(t, "https://", 8) ? 8 : 0;
+	const char *auth = t + skip, *at;
+	size_t len;
+
+	if (!skip)
+		return 0;
+	if (skip == 8 && *method)
+		return -EINVAL;
+	if (skip == 7 && !*method)
+		*method = "GET";
+	len = strcspn(auth, "/?#");
+	at = memrchr(auth, '@', len);
+	if (at) {
+		len -= (size_t)(at + 1 - auth);
+		auth = at + 1;
+	}
+	if (!len || len >= buflen)
+		return -EINVAL;
+	memcpy(buf, auth, len);
+	buf[len] = 0;
+	return (int)skip;
+}
+
+/* TARGET of `check` -> query; *method may become "GET" (an http:// URL).
+ * Returns 0 or -EINVAL. */
+static int
+parse_target(const char *t, const char **method, struct policy_query *q,
+	     struct sockaddr_storage *ss, char *host, size_t hostlen)
 {
 	struct sockaddr_in *in = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
 	const char *colon, *name = t;
 	char buf[300];
-	uint16_t port = method ? 80 : 443;
+	uint16_t port;
 	bool tcp = false;
+	int url = parse_url(t, method, buf, sizeof(buf));
 
+	if (url < 0)
+		return url;
+	port = *method ? 80 : 443;
 	if (!strncmp(t, "tcp://", 6)) {
 		tcp = true;
 		name = t + 6;
 	}
-	if (snprintf(buf, sizeof(buf), "%s", name) >= (int)sizeof(buf))
+	if (!url && snprintf(buf, sizeof(buf), "%s", name) >= (int)sizeof(buf))
 		return -EINVAL;
 	if (buf[0] == '[') {
 		char *close = strchr(buf, ']');
@@ -104,8 +141,8 @@ parse_target(const char *t, const char *method, struct policy_query *q, struct s
 		q->host = host;
 	}
 	q->port = port;
-	q->proto = tcp ? POLICY_P_TCP : method ? POLICY_P_HTTP : POLICY_P_TLS;
-	q->method = method;
+	q->proto = tcp ? POLICY_P_TCP : *method ? POLICY_P_HTTP : POLICY_P_TLS;
+	q->method = *method;
 	return 0;
 }
 
@@ -152,6 +189,9 @@ usage_check(FILE *f)
 		   "\n"
 		   "Prints the decision for TARGET and the rule that took it.\n"
 		   "TARGET: HOST[:PORT]      HTTPS/TLS or CONNECT to HOST (port 443 if omitted)\n"
+		   "        https://HOST[:PORT][/PATH]  the same (the path is not judged)\n"
+		   "        http://HOST[:PORT][/PATH]   a plain-HTTP request (port 80; GET\n"
+		   "                         unless --method)\n"
 		   "        tcp://HOST:PORT  any TCP\n"
 		   "        ADDR[:PORT], [ADDR6]:PORT  an address (port 443 if omitted)\n"
 		   "\n");
@@ -262,9 +302,13 @@ cmd_check(int argc, char **argv)
 		goto out;
 	}
 	target_env_defaults(&o->t);
-	if (parse_target(argv[first], o->method, &q, &ss, host, sizeof(host))) {
-		log_warnx("check: %s: expected HOST[:PORT], tcp://HOST:PORT or ADDR[:PORT]",
-			  argv[first]);
+	if (parse_target(argv[first], &o->method, &q, &ss, host, sizeof(host))) {
+		log_warnx("check: %s: expected HOST[:PORT], http(s)://HOST[:PORT][/PATH], "
+			  "tcp://HOST:PORT or ADDR[:PORT]%s",
+			  argv[first],
+			  o->method && !strncasecmp(argv[first], "https://", 8)
+				  ? " (--method judges plain HTTP: use an http:// URL)"
+				  : "");
 		goto out;
 	}
 	p = target_build_policy(o->t.policy_file, o->t.rules, o->t.nrules, errbuf, sizeof(errbuf));

@@ -77,8 +77,10 @@ static const struct opt run_opt_table[] = {
 	 "when no rule allows a destination, ask on the\n"
 	 "terminal while it waits: [y]es once, [a]lways this\n"
 	 "run, [N]o (never asked when a deny rule matched)"},
-	{"ask-timeout", 0, OPT_T_INT, RO(ask_timeout), "S",
-	 "seconds a question waits before it is a no (60)", 1, 3600},
+	{"ask-timeout", 0, OPT_T_SECS, RO(ask_timeout), "D",
+	 "how long a question waits before it is a no\n"
+	 "(60s; up to 1h)",
+	 1, 3600},
 	{"timeout", 0, OPT_T_NSEC, RO(timeout_ns), "D",
 	 "as timeout(1): when CMD has run for D, send TERM\n"
 	 "to every process of its cgroup and exit 124"},

@@ -15,7 +15,7 @@ struct run_opts {
 	const char *cgroup;
 	const char *user;
 	bool ask;		/* ask on the terminal when no rule allows */
-	int ask_timeout;	/* seconds a question waits (default 60) */
+	int ask_timeout;	/* whole seconds a question waits (default 60) */
 	uint64_t timeout_ns;	/* --timeout: TERM to the cgroup after this (0: none) */
 	uint64_t kill_after_ns; /* --kill-after: then KILL after this (0: never) */
 	bool quiet;
