@@ -129,8 +129,8 @@ daemon_usage(FILE *f)
 		"the config and the policies again: a file that does not parse is rejected\n"
 		"whole and the old policy stays. The options below the first block apply\n"
 		"to the targets named on the command line; in FILE each target has them as\n"
-		"keys (\"max_conns\": 100). The policy defaults to $EGRESSCTL_POLICY or\n"
-		DCONFIG_POLICY ".\n"
+		"keys (\"max_conns\": 100). The policy defaults to $EGRESSCTL_POLICY "
+		"or\n" DCONFIG_POLICY ".\n"
 		"\n");
 	opts_help(f, sets, 2);
 	fprintf(f, "\n"

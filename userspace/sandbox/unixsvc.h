@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "kernel/unixsvc_list.h" /* struct unixsvc: the list itself */
-#include "paths.h"		  /* generated: EGR_RUNDIR */
+#include "paths.h"		 /* generated: EGR_RUNDIR */
 
 /* The default list, NULL-terminated: "/run/..." names (each also gets its
  * "/var/run/..." twin: servers bind either). */
