@@ -120,6 +120,35 @@ test_one_row_conn_first(void **state)
 	summary_free(s);
 }
 
+/* A denied lookup of a name shaped like data sent out in it (make demo's
+ * c2VjcmV0.exfil.test) was offered as "--allow c2vjcmv0.exfil.test" by
+ * every form of the summary: it must be flagged and not proposed. */
+static void
+test_suspect_not_suggested(void **state)
+{
+	struct summary *s = summary_new();
+	char *t;
+
+	(void)state;
+	rec(s, "deny", "dns", "c2vjcmv0.exfil.test", 0, "c2vjcmv0.exfil.test", 30, "python3");
+	rec(s, "deny", "dns", "blocked.test", 0, "blocked.test", 31, "dig");
+	t = render(s, SUMMARY_TEXT, false);
+	assert_non_null(strstr(t, "(review: encoded-looking label; not suggested)\n"));
+	assert_null(strstr(t, "--allow c2vjcmv0"));
+	assert_non_null(strstr(t, "--allow blocked.test\n"));
+	free(t);
+	t = render(s, SUMMARY_MARKDOWN, false);
+	assert_non_null(strstr(t, "| review: encoded-looking label; not suggested |\n"));
+	assert_null(strstr(t, "--allow c2vjcmv0"));
+	free(t);
+	t = render(s, SUMMARY_JSON, false);
+	assert_non_null(strstr(t, "\"suspect\":\"encoded-looking label\""));
+	assert_null(strstr(t, "\"suggest\":\"c2vjcmv0"));
+	assert_non_null(strstr(t, "\"suggest\":\"blocked.test\""));
+	free(t);
+	summary_free(s);
+}
+
 static void
 test_markdown_escapes(void **state)
 {
@@ -180,14 +209,23 @@ static const struct label_case labels[] = {
 	/* sixteen letters, none twice, vowels between: only the entropy says so */
 	{"entropy-only", "kvazwupoxlinbrem", "high-entropy label"},
 	{"very-long", "thisisaverylonglabelmadeofwordsbutstillsuspicious", "very long label"},
-	{"fifteen", "a1b2c3d4e5f6g7h", NULL}, /* below SUGGEST_ENTROPY_MIN */
+	{"fifteen", "a1b2c3d4e5f6g7h", NULL}, /* below POLICY_ENTROPY_MIN */
+	/* short labels: base64 or base32 of a few bytes, lowercased by DNS
+	 * ("secret" is c2VjcmV0), reads as letters and digits without a vowel */
+	{"coded-short", "c2vjcmv0", "encoded-looking label"},
+	{"coded-random", "x9kq2zfw", "encoded-looking label"},
+	{"seven", "c2vjcmv", NULL},	   /* below POLICY_CODED_MIN */
+	{"digits-only", "20261205", NULL}, /* a number, not a code */
+	{"letters-only", "bcdfghjk", NULL},
+	{"word-and-digit", "cdn77", NULL},
+	{"with-vowel", "s3eu-west", NULL},
 };
 
 static void
 run_label(void **state)
 {
 	const struct label_case *c = *state;
-	const char *why = suggest_label_random(c->label, strlen(c->label));
+	const char *why = policy_label_suspect(c->label, strlen(c->label));
 
 	if (!c->why)
 		assert_null(why);
@@ -207,6 +245,7 @@ static const struct review_case reviews[] = {
 	{"name-once", "a.example.test", 1, "seen once"},
 	{"exfil", "mfrggzdfmztwq2lknnwg23tp.evil.test", 5, "high-entropy label"},
 	{"exfil-once", "mfrggzdfmztwq2lknnwg23tp.evil.test", 1, "high-entropy label, seen once"},
+	{"exfil-short", "c2vjcmv0.exfil.test", 4, "encoded-looking label"},
 	{"loopback", "127.0.0.1:5432", 3, "loopback address"},
 	{"metadata", "169.254.169.254:80", 3, "link-local address (cloud metadata)"},
 	{"private", "tcp://10.1.2.3:22", 3, "private or special address"},
@@ -390,6 +429,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_row_dns_first),
 		cmocka_unit_test(test_one_row_conn_first),
+		cmocka_unit_test(test_suspect_not_suggested),
 		cmocka_unit_test(test_markdown_escapes),
 		cmocka_unit_test(test_append_file),
 		cmocka_unit_test(test_widen_at_threshold),

@@ -3,7 +3,6 @@
  * allowed, names widened by registrable domain, the file written whole. */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,39 +20,6 @@
 #include "policy/policy.h"
 
 #define SUGGEST_MAX_FILE (16u << 20)
-
-const char *
-suggest_label_random(const char *label, size_t len)
-{
-	unsigned int count[256] = {0}, digits = 0, run = 0, maxrun = 0;
-	double h = 0;
-
-	if (len >= SUGGEST_LONG_LABEL)
-		return "very long label";
-	if (len < SUGGEST_ENTROPY_MIN)
-		return NULL;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)label[i];
-
-		count[c]++;
-		if (c >= '0' && c <= '9')
-			digits++;
-		if (c == '-' || strchr("aeiouy", c))
-			run = 0;
-		else if (++run > maxrun)
-			maxrun = run;
-	}
-	for (int c = 0; c < 256; c++)
-		if (count[c]) {
-			double p = (double)count[c] / (double)len;
-
-			h -= p * log2(p);
-		}
-	if ((double)digits >= SUGGEST_DIGITS_MIN * (double)len || maxrun >= SUGGEST_RUN_MIN ||
-	    h >= SUGGEST_ENTROPY_BITS)
-		return "high-entropy label";
-	return NULL;
-}
 
 /* The host part of a rule: "tcp://", "*." and "**." and ":port" taken off,
  * brackets of an IPv6 address too. */
@@ -121,7 +87,7 @@ suggest_review(const char *rule, unsigned long long count, char *buf, size_t len
 	} else {
 		for (const char *l = host; *l;) {
 			size_t n = strcspn(l, ".");
-			const char *why = suggest_label_random(l, n);
+			const char *why = policy_label_suspect(l, n);
 
 			if (why)
 				add_reason(buf, len, why);

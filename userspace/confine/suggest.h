@@ -16,9 +16,10 @@
  * host:port, tcp://host:port, an address), with counts summed and first
  * and last seen kept across runs. A rule goes to "allow" unless it needs a
  * human, then to observed.review with the reasons:
- *   - a label of SUGGEST_LONG_LABEL bytes or more, or of SUGGEST_ENTROPY_MIN
- *     bytes or more that looks random (digits, consonant runs or entropy:
- *     suggest_label_random()): the shape of data sent out in DNS names;
+ *   - a label that looks like data sent out in DNS names
+ *     (policy_label_suspect(): very long; letters and digits without a
+ *     vowel; or, from POLICY_ENTROPY_MIN bytes, digits, consonant runs or
+ *     entropy);
  *   - a loopback, private, link-local (cloud metadata), CGNAT, ULA or
  *     multicast address;
  *   - fewer than SUGGEST_MIN_COUNT uses over every run merged ("seen once").
@@ -36,16 +37,8 @@ struct summary;
 struct psl;
 struct cJSON;
 
-#define SUGGEST_WIDEN_AT     3	/* allowed names of one domain before "**.domain" */
-#define SUGGEST_MIN_COUNT    2	/* uses, over the runs merged, before a rule is allowed */
-#define SUGGEST_LONG_LABEL   40 /* a label this long is marked, whatever it looks like */
-#define SUGGEST_ENTROPY_MIN  16 /* labels at least this long are judged for randomness */
-#define SUGGEST_ENTROPY_BITS 3.8
-#define SUGGEST_DIGITS_MIN   0.15 /* share of digits */
-#define SUGGEST_RUN_MIN	     7	  /* letters and digits in a row without a vowel */
-
-/* Why a label looks like encoded data, or NULL (label: len bytes). */
-const char *suggest_label_random(const char *label, size_t len);
+#define SUGGEST_WIDEN_AT  3 /* allowed names of one domain before "**.domain" */
+#define SUGGEST_MIN_COUNT 2 /* uses, over the runs merged, before a rule is allowed */
 
 /* The reasons rule needs a human at count uses, joined by ", " into buf;
  * false when it needs none. */

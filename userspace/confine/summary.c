@@ -30,7 +30,8 @@ struct dest {
 	char host[256];	    /* the name (or address) the decisions named; "" if none */
 	uint16_t port;
 	char suggest[320];
-	bool suggest_dns; /* the rule came from a lookup: a connection's replaces it */
+	bool suggest_dns;    /* the rule came from a lookup: a connection's replaces it */
+	const char *suspect; /* why the name looks like data sent out in it: not proposed */
 	char reason[160];
 	uint64_t allowed, denied;	  /* connections (and requests) */
 	uint64_t dns_allowed, dns_denied; /* lookups of the name */
@@ -229,6 +230,7 @@ summary_add(struct summary *s, const struct audit_rec *r)
 	if (r->suggest && (!d->suggest[0] || (d->suggest_dns && !dns))) {
 		snprintf(d->suggest, sizeof(d->suggest), "%s", r->suggest);
 		d->suggest_dns = dns;
+		d->suspect = d->host[0] ? policy_name_suspect(d->host) : NULL;
 	}
 	if (dns) {
 		if (allow) {
@@ -334,6 +336,21 @@ print_refusals(const struct summary_refusals *r, FILE *f)
 	fprintf(f, "\n");
 }
 
+/* What a denied row tells the user to do: the rule that would allow it,
+ * or, for a name shaped like data sent out in DNS labels, that it needs a
+ * human and is not proposed; else why it was denied. */
+static const char *
+advice(const struct dest *d, char *buf, size_t len)
+{
+	if (d->suspect)
+		snprintf(buf, len, "(review: %s; not suggested)", d->suspect);
+	else if (d->suggest[0])
+		snprintf(buf, len, "--allow %s", d->suggest);
+	else
+		snprintf(buf, len, "(%s)", d->reason);
+	return buf;
+}
+
 void
 summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls)
 {
@@ -360,7 +377,7 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 	/* denied first: they are what the user has to act on */
 	for (int pass = 0; pass < 2; pass++) {
 		for (const struct dest *d = s->first; d; d = d->order) {
-			char who[160] = "", dest[400];
+			char who[160] = "", dest[400], adv[400];
 			size_t n = 0;
 
 			if (pass == 0 ? !row_denied(d) : !!row_denied(d))
@@ -371,11 +388,9 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 						      i ? ", " : "", d->who[i].comm, d->who[i].pid,
 						      d->who[i].ctr[0] ? "@" : "", d->who[i].ctr);
 			if (pass == 0)
-				fprintf(f, "  %-10s %5llu  %-36s %s  %s%s%s\n", denied_word,
+				fprintf(f, "  %-10s %5llu  %-36s %s  %s\n", denied_word,
 					(unsigned long long)row_denied(d), dest, who,
-					d->suggest[0] ? "--allow " : "(",
-					d->suggest[0] ? d->suggest : d->reason,
-					d->suggest[0] ? "" : ")");
+					advice(d, adv, sizeof(adv)));
 			else
 				fprintf(f, "  %-10s %5llu  %s\n", "allowed",
 					(unsigned long long)row_allowed(d), dest);
@@ -494,7 +509,9 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 			fprintf(f, " | ");
 			md_cell(f, who);
 			fprintf(f, " | ");
-			if (pass == 0 && d->suggest[0]) {
+			if (pass == 0 && d->suspect) {
+				fprintf(f, "review: %s; not suggested", d->suspect);
+			} else if (pass == 0 && d->suggest[0]) {
 				fprintf(f, "--allow ");
 				md_cell(f, d->suggest);
 			} else if (pass == 0) {
@@ -559,7 +576,9 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 		cJSON_AddNumberToObject(e, "dns_denied", (double)d->dns_denied);
 		if (row_denied(d) || d->dns_denied)
 			cJSON_AddStringToObject(e, "reason", d->reason);
-		if (d->suggest[0])
+		if (d->suspect)
+			cJSON_AddStringToObject(e, "suspect", d->suspect);
+		else if (d->suggest[0])
 			cJSON_AddStringToObject(e, "suggest", d->suggest);
 		who = cJSON_AddArrayToObject(e, "who");
 		for (int i = 0; who && i < d->nwho; i++) {

@@ -227,6 +227,21 @@ const char *policy_safe_str(const char *in, size_t n, char *out, size_t outlen);
 /* A task's comm (16 bytes, the process chooses them), the same way. */
 void policy_safe_comm(const char comm[16], char out[17]);
 
+/* The shape of a name (shape.c): a label that looks like data sent out in
+ * DNS names rather than a name somebody chose. */
+#define POLICY_LONG_LABEL   40	 /* a label this long is marked, whatever it looks like */
+#define POLICY_CODED_MIN    8	 /* from this length, letters and digits with no vowel */
+#define POLICY_ENTROPY_MIN  16	 /* labels at least this long are judged for randomness */
+#define POLICY_ENTROPY_BITS 3.8	 /* Shannon entropy per byte */
+#define POLICY_DIGITS_MIN   0.15 /* share of digits */
+#define POLICY_RUN_MIN	    7	 /* letters and digits in a row without a vowel */
+
+/* Why a label (len bytes) looks like encoded data, or NULL. */
+const char *policy_label_suspect(const char *label, size_t len);
+
+/* The first label of a normalised name that does, its reason; or NULL. */
+const char *policy_name_suspect(const char *name);
+
 /* Normalises a hostname into out: lower-case ASCII, trailing dot removed.
  * Rejects empty names, empty labels, names over 253 bytes, labels over 63,
  * and bytes outside [a-z0-9-_.] (so no NUL, space, '/', ':', non-ASCII:

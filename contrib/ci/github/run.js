@@ -67,7 +67,8 @@ function annotate(file, max) {
   denied.slice(0, max).forEach((d) => {
     const who = (d.who || []).map((w) => `${w.comm}[${w.pid}]`).join(', ') || 'unknown';
     const verb = d.would_deny && !d.denied ? 'would deny' : 'denied';
-    const fix = d.suggest ? `; --allow ${d.suggest} (allow: ${d.suggest}) allows it` : '';
+    const fix = d.suspect ? `; looks like data sent out in a DNS name (${d.suspect}): review, not suggested`
+      : d.suggest ? `; --allow ${d.suggest} (allow: ${d.suggest}) allows it` : '';
     console.log(`::warning title=egressctl ${verb} ${esc(d.destination)}::` +
       esc(`${verb} ${d.destination} (${d.reason || 'not allowed'}), tried by ${who}${fix}`));
   });
