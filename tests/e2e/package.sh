@@ -16,7 +16,7 @@
 # says so). Nothing here sends a packet: `run --allow example.test -- true`
 # opens no socket.
 
-ALL_TESTS="man_options man_commands cli_conventions readme_synopsis man_render policy_files install
+ALL_TESTS="man_options man_commands cli_conventions kernel_versions readme_synopsis man_render policy_files install
 install_conffile bash_completion bash_completion_cgroup zsh_completion deb apt"
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -180,6 +180,33 @@ test_cli_conventions() {
 	out=$("$EGR" --version)
 	[ "$out" = "$("$EGR" version)" ] && grep -Eq '^egressctl [^ ]+ \(BPF ABI [0-9]+, libbpf [0-9]+\.[0-9]+\)$' <<<"$out" &&
 		ok cli_conventions.version || fail cli_conventions.version "--version: $out"
+}
+
+# The kernels egressctl needs, as `egressctl version` says them (the
+# binary's own numbers, the ones its start-up errors name), are the ones
+# the README, egressctl(1), debian/control and action.yml give: they once
+# said 6.2 for everything while the daemon needed 6.5.
+test_kernel_versions() {
+	local line min daemon unix bad=
+	line=$("$EGR" version | sed -n 's/^needs Linux \([0-9.]*\) or later; \([0-9.]*\) for the daemon; \([0-9.]*\) for the unix socket hooks$/\1 \2 \3/p')
+	read -r min daemon unix <<<"$line"
+	if [ -z "$unix" ]; then
+		fail kernel_versions "egressctl version names no kernels: $("$EGR" version | tr '\n' '|')"
+		return
+	fi
+	# each: FILE and an ERE (on the file joined into one line) per number
+	kv_has() {
+		tr -s ' \n' ' ' <"$SRC/$1" | grep -Eq -- "$2" || bad="$bad $1:/$2/"
+	}
+	kv_has README.md "Linux ≥ ${min//./\\.} "
+	kv_has README.md "≥ ${daemon//./\\.} for \`egressctl daemon\`"
+	kv_has README.md "≥ ${unix//./\\.} for the unix-socket hooks"
+	kv_has man/egressctl.1.scd "Linux ${min//./\\.} or later is required"
+	kv_has man/egressctl.1.scd "${daemon//./\\.} or later for \*daemon\*"
+	kv_has man/egressctl.1.scd "${unix//./\\.} or later for the unix socket hooks"
+	kv_has debian/control "Needs Linux ${min//./\\.} or later \(${daemon//./\\.} for the daemon, ${unix//./\\.} for the unix socket hooks\)"
+	kv_has action.yml "a kernel of ${daemon//./\\.} or later \(the daemon's\)"
+	[ -z "$bad" ] && ok kernel_versions || fail kernel_versions "not saying Linux $min/$daemon/$unix:$bad"
 }
 
 # The README's usage synopsis names every option of run, check and status

@@ -23,6 +23,7 @@
 #include "cli/status.h"
 #include "confine/target.h"
 #include "daemon/daemon.h"
+#include "kernel/loader.h" /* EGR_LINUX_* */
 #include "lib/log.h"
 #include "policy/policy.h"
 
@@ -438,6 +439,8 @@ cmd_version(int argc, char **argv)
 	}
 	printf("egressctl %s (BPF ABI %d, libbpf %u.%u)\n", EGR_VERSION, EGR_ABI_VERSION,
 	       libbpf_major_version(), libbpf_minor_version());
+	printf("needs Linux %s or later; %s for the daemon; %s for the unix socket hooks\n",
+	       EGR_LINUX_MIN, EGR_LINUX_DAEMON, EGR_LINUX_UNIX);
 	return 0;
 }
 
@@ -510,7 +513,8 @@ usage_version(FILE *f)
 		   "       egressctl --version\n"
 		   "\n"
 		   "Prints egressctl's version (git describe at build time), the version of the\n"
-		   "BPF ABI between its programs and itself, and libbpf's.\n"
+		   "BPF ABI between its programs and itself, and libbpf's; then the kernels it\n"
+		   "needs.\n"
 		   "\n"
 		   "  -h, --help             this text\n");
 }

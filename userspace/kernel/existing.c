@@ -28,6 +28,7 @@
 #include "existing.skel.h"
 #include "kernel/cgroup.h"
 #include "kernel/existing.h"
+#include "kernel/loader.h" /* EGR_LINUX_* */
 #include "policy/policy.h"
 
 /* Records per read(). A bpf iterator's seq buffer holds 8 pages (32 KiB):
@@ -76,7 +77,7 @@ existing_check_kernel(bool kill, char *errbuf, size_t errlen)
 		 * BTF function bpf_iter_X */
 		{"bpf_iter_tcp", "the TCP socket iterator (iter/tcp, Linux 5.9)"},
 		{"bpf_iter_udp", "the UDP socket iterator (iter/udp, Linux 5.9)"},
-		{"bpf_sock_destroy", "the bpf_sock_destroy kfunc (Linux 6.5)"},
+		{"bpf_sock_destroy", "the bpf_sock_destroy kfunc (Linux " EGR_LINUX_DAEMON ")"},
 	};
 	struct btf *btf;
 	size_t n = sizeof(need) / sizeof(need[0]);

@@ -217,7 +217,8 @@ loader_check_kernel(char *errbuf, size_t errlen)
 	btf__free(btf);
 	if (id < 0) {
 		snprintf(errbuf, errlen,
-			 "this kernel lacks the bpf_rdonly_cast kfunc (Linux 6.2), needed to tell "
+			 "this kernel lacks the bpf_rdonly_cast kfunc (Linux " EGR_LINUX_MIN
+			 "), needed to tell "
 			 "the sandbox's own loopback sockets from the host's");
 		return -ENOTSUP;
 	}

@@ -18,11 +18,18 @@
 struct loader;
 struct unixsvc;
 
+/* The kernels egressctl needs, named in its errors and by `egressctl
+ * version`; the README, the man page, debian/control and action.yml say
+ * the same (tests/e2e/package.sh compares them). */
+#define EGR_LINUX_MIN	 "6.2" /* bpf_rdonly_cast: every command that confines */
+#define EGR_LINUX_DAEMON "6.5" /* bpf_sock_destroy, SO_PEERPIDFD: the daemon */
+#define EGR_LINUX_UNIX	 "6.7" /* the cgroup unix socket hooks */
+
 struct loader_opts {
 	uint16_t tproxy_port;	 /* transparent TCP listener; 0 = deny instead */
 	uint16_t dns_port;	 /* DNS responder (UDP+TCP); 0 = deny DNS */
 	uint16_t proxy_ports[4]; /* proxy listeners that clients may reach */
-	bool unix_hooks;	 /* deny abstract unix sockets (needs kernel >= 6.7) */
+	bool unix_hooks;	 /* deny abstract unix sockets (needs EGR_LINUX_UNIX) */
 	bool emit_redirects;	 /* report redirects on the ring buffer too */
 	bool audit_mode;	 /* record would-deny events, deny nothing */
 	/* the cgroup the programs will be attached to (loader_attach's cgid):

@@ -16,6 +16,7 @@
 #include <linux/bpf.h>
 
 #include "kernel/cgroup.h"
+#include "kernel/loader.h" /* EGR_LINUX_* */
 #include "kernel/peer.h"
 
 #ifndef SO_PEERPIDFD
@@ -240,7 +241,8 @@ peer_identify(int fd, const char *mnt, struct peer *p, char *why, size_t whylen)
 	len = sizeof(pidfd);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len)) {
 		err = -errno;
-		snprintf(why, whylen, "cannot take a pidfd of it (SO_PEERPIDFD, Linux 6.5): %s",
+		snprintf(why, whylen,
+			 "cannot take a pidfd of it (SO_PEERPIDFD, Linux " EGR_LINUX_DAEMON "): %s",
 			 strerror(-err));
 		return err;
 	}
