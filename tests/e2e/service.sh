@@ -189,7 +189,7 @@ hstart() {
 	local tag=$1 cfg=$2 caps
 	caps=${3-$(unit_caps)}
 	: >"$W/$tag.dout"
-	hrun "$caps" "$(unit_get LimitNOFILE)" "$EGRESSCTL" daemon --config "$cfg" >>"$W/$tag.dout" 2>&1 </dev/null &
+	hrun "$caps" "$(unit_get LimitNOFILE)" "$SVC_EGR" daemon --config "$cfg" >>"$W/$tag.dout" 2>&1 </dev/null &
 	D_PID=$!
 	PIDS+=("$D_PID")
 	wait_secs 20 d_up "$W/$tag.dout"
@@ -222,6 +222,10 @@ svc_setup() {
 	audit_setup || return 1
 	mkdir -m 0700 "$D" || return 1
 	cp "$DEFAULT_POLICY" "$D/policy.json" && chmod 0644 "$D/policy.json"
+	# the binary where the hardened daemon can see it: a checkout under
+	# /tmp (a CI's clean clone) is hidden by PrivateTmp=
+	mkdir -m 0755 "$D/bin" && cp "$EGRESSCTL" "$D/bin/egressctl" || return 1
+	SVC_EGR=$D/bin/egressctl
 	# the daemon's directories, the suite's own in this mount namespace
 	for d in /run/egressctl /var/log/egressctl; do
 		if [ ! -d "$d" ]; then
@@ -231,8 +235,8 @@ svc_setup() {
 	done
 	mkdir -m 0700 "$W/run.egr" && mkdir -m 0755 "$W/log.egr" || return 1
 	mount --bind "$W/run.egr" /run/egressctl && mount --bind "$W/log.egr" /var/log/egressctl || return 1
-	sed "s|@BINDIR@|$(dirname "$EGRESSCTL")|g; s|@SYSCONFDIR@|/etc|g" "$UNIT_IN" >"$W/egressctl.service"
-	sed "s|@BINDIR@|$(dirname "$EGRESSCTL")|g; s|@SYSCONFDIR@|/etc|g" "$LOGROTATE_IN" >"$W/logrotate.conf"
+	sed "s|@BINDIR@|$D/bin|g; s|@SYSCONFDIR@|/etc|g; s|@RUNSTATEDIR@|/run|g" "$UNIT_IN" >"$W/egressctl.service"
+	sed "s|@BINDIR@|$D/bin|g; s|@SYSCONFDIR@|/etc|g; s|@RUNSTATEDIR@|/run|g" "$LOGROTATE_IN" >"$W/logrotate.conf"
 	write_harden
 }
 
@@ -323,7 +327,7 @@ print(" ".join(sorted(e["daemon"]["name"] for e in json.load(open(sys.argv[1])) 
 	a_grep "$t.control.allowed_now" "$W/$t-loop.out" '^200$'
 	# the unit's ExecReload (egressctl reload, under the same hardening),
 	# then the daemon's own SIGHUP
-	hexec "$EGRESSCTL" reload >"$W/$t.reload" 2>&1
+	hexec "$SVC_EGR" reload >"$W/$t.reload" 2>&1
 	a_val "$t.reload.execreload" "egressctl reload under the hardening: exit status ($(head -c 300 "$W/$t.reload"))" "$?" 0
 	a_jlog "$t.reload.asked" /var/log/egressctl/keep.jsonl event=reload-asked
 	kill -HUP "$D_PID"
