@@ -102,13 +102,14 @@ severity(const struct audit_rec *r)
 	return 6;	  /* info */
 }
 
-/* <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID - MSG (RFC 5424, 6.) */
+/* <PRI>egressctl[PID]: MSG, the framing of the local socket that journald
+ * and rsyslog's imuxsock both parse into identifier, pid and message (RFC
+ * 5424 on it reached journald as one unparsed message); the receiver
+ * stamps the time, and the JSON line has its own. */
 static void
-syslog_write(struct logsink *s, const struct audit_rec *r, const char *line, size_t len,
-	     uint64_t time_ms)
+syslog_write(struct logsink *s, const struct audit_rec *r, const char *line, size_t len)
 {
-	const struct audit_identity *id = audit_identity();
-	char msg[2600], ts[40];
+	char msg[2600];
 	int n;
 
 	if (s->fd < 0) {
@@ -118,10 +119,8 @@ syslog_write(struct logsink *s, const struct audit_rec *r, const char *line, siz
 			return;
 		}
 	}
-	rfc3339_ms(time_ms, ts, sizeof(ts));
-	n = snprintf(msg, sizeof(msg), "<%d>1 %s %s egressctl %d %s - %.*s",
-		     SYSLOG_FACILITY * 8 + severity(r), ts, id->hostname[0] ? id->hostname : "-",
-		     (int)getpid(), r->event ? "event" : "decision", (int)len, line);
+	n = snprintf(msg, sizeof(msg), "<%d>egressctl[%d]: %.*s", SYSLOG_FACILITY * 8 + severity(r),
+		     (int)getpid(), (int)len, line);
 	if (n >= (int)sizeof(msg))
 		n = (int)sizeof(msg) - 1;
 	if (send(s->fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n) {
@@ -600,7 +599,7 @@ logsink_write(struct logsink *s, const struct audit_rec *r, const char *line, si
 	if (!s)
 		return;
 	if (s->kind == SINK_SYSLOG)
-		syslog_write(s, r, line, len, time_ms);
+		syslog_write(s, r, line, len);
 	else
 		otlp_write(s, r, line, len, time_ms);
 }
