@@ -259,8 +259,8 @@ for q in reqs:
     d = json.loads(q["body"])
     for rl in d["resourceLogs"]:
         attrs = {a["key"]: a["value"]["stringValue"] for a in rl["resource"]["attributes"]}
-        if attrs.get("service.name") != "egressctl" or attrs.get("cicd.system") != "github" or \
-                attrs.get("cicd.run_id") != "77" or len(attrs.get("egressctl.run_id", "")) != 32:
+        if attrs.get("service.name") != "egressctl" or attrs.get("egressctl.ci.system") != "github" or \
+                attrs.get("cicd.pipeline.run.id") != "77" or len(attrs.get("egressctl.run_id", "")) != 32:
             bad.append("resource %r" % attrs)
         for sl in rl["scopeLogs"]:
             for r in sl["logRecords"]:
@@ -278,9 +278,16 @@ if len(allow) != 300 or len(deny) != 1:
 if len(reqs) < 2 or max(len(json.loads(q["body"])["resourceLogs"][0]["scopeLogs"][0]["logRecords"]) for q in reqs) > 256:
     print("not batched by at most 256: %d requests" % len(reqs)); sys.exit()
 d = deny[0]
-ok = d["severityNumber"] == 13 and attr(d, "egressctl.host") == "blocked.test" and \
-    attr(d, "egressctl.decision") == "deny" and d["timeUnixNano"].isdigit() and attr(d, "process.pid").isdigit()
-print("ok" if ok else "deny record %r" % d)' "$W/$t.got"
+# semantic-convention names, one event name, our decision, reason and rule
+ok = d["severityNumber"] == 13 and attr(d, "server.address") == "blocked.test" and \
+    attr(d, "server.port") in (80, "80") and attr(d, "network.transport") == "tcp" and \
+    attr(d, "network.protocol.name") in ("http", None) and \
+    d.get("eventName") == "egressctl.policy_decision" and attr(d, "event.name") == "egressctl.policy_decision" and \
+    attr(d, "egressctl.decision") == "deny" and attr(d, "egressctl.reason") == "no rule allows it" and \
+    d["timeUnixNano"].isdigit() and str(attr(d, "process.pid")).isdigit() and attr(d, "process.executable.name") == "curl"
+a = allow[0]
+ok = ok and attr(a, "egressctl.rule") == "a.example.test" and attr(a, "server.address") == "a.example.test"
+print("ok" if ok else "deny record %r; allow record %r" % (d, a))' "$W/$t.got"
 	kill "$RECV_PID" 2>/dev/null
 	# a collector that answers 500, and one that is not there: nothing
 	# arrives, the requests are served all the same, the summary says so

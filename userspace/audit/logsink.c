@@ -168,6 +168,32 @@ add_int_attr(cJSON *arr, const char *key, unsigned long long val)
 	cJSON_AddItemToArray(arr, a);
 }
 
+/* The OpenTelemetry semantic conventions' name of a CI identity key
+ * (record.c's ci_add), NULL where they have none (egressctl.ci.KEY then). */
+static const char *
+ci_semconv(const char *key)
+{
+	static const struct {
+		const char *key, *name;
+	} map[] = {
+		{"run_id", "cicd.pipeline.run.id"},	 /* GitHub: the workflow run */
+		{"pipeline_id", "cicd.pipeline.run.id"}, /* GitLab */
+		{"build_id", "cicd.pipeline.run.id"},	 /* Buildkite */
+		{"workflow", "cicd.pipeline.name"},	 /* GitHub */
+		{"pipeline", "cicd.pipeline.name"},	 /* Buildkite */
+		{"job", "cicd.pipeline.task.name"},	 /* GitHub, GitLab */
+		{"step", "cicd.pipeline.task.name"},	 /* Buildkite */
+		{"job_id", "cicd.pipeline.task.run.id"}, /* GitLab, Buildkite */
+		{"repository", "vcs.repository.name"},	 /* GitHub */
+		{"project", "vcs.repository.name"},	 /* GitLab */
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].key, key))
+			return map[i].name;
+	return NULL;
+}
+
 /* The request's head: the resource (service, host, run, CI job) and the
  * scope; the records follow, then "]}]}]}". */
 static char *
@@ -182,12 +208,14 @@ otlp_resource(void)
 	add_attr(attrs, "service.name", "egressctl");
 	add_attr(attrs, "host.name", id->hostname);
 	add_attr(attrs, "egressctl.run_id", id->run_id);
-	add_attr(attrs, "cicd.system", id->ci_system);
+	add_attr(attrs, "egressctl.ci.system", id->ci_system);
 	for (int i = 0; i < id->nci; i++) {
 		char key[64];
+		const char *sc = ci_semconv(id->ci[i].key);
 
-		snprintf(key, sizeof(key), "cicd.%s", id->ci[i].key);
-		add_attr(attrs, key, id->ci[i].value);
+		if (!sc)
+			snprintf(key, sizeof(key), "egressctl.ci.%s", id->ci[i].key);
+		add_attr(attrs, sc ? sc : key, id->ci[i].value);
 	}
 	text = cJSON_PrintUnformatted(res);
 	cJSON_Delete(res);
@@ -228,6 +256,38 @@ severity_number(int sev)
 	return sev <= 4 ? 13 : sev == 5 ? 10 : sev == 6 ? 9 : 5;
 }
 
+/* A record's attributes, named as the OpenTelemetry semantic conventions
+ * name them where they have a name (server.*, network.*, process.*,
+ * container.id), egressctl.* for the rest. */
+static void
+add_record_attrs(cJSON *attrs, const struct audit_rec *r)
+{
+	bool dns = r->source && !strcmp(r->source, "dns");
+
+	add_attr(attrs, "event.name",
+		 r->event ? "egressctl.daemon_event" : "egressctl.policy_decision");
+	add_attr(attrs, r->event ? "egressctl.event" : "egressctl.decision",
+		 r->event ? r->event : r->decision);
+	add_attr(attrs, "egressctl.reason", r->reason);
+	add_attr(attrs, "egressctl.rule", r->rule);
+	add_attr(attrs, "egressctl.source", r->source);
+	add_attr(attrs, "server.address", r->host);
+	if (r->port)
+		add_int_attr(attrs, "server.port", r->port);
+	/* DNS comes over UDP or TCP, which the record does not say */
+	add_attr(attrs, "network.transport", r->proto ? r->proto : r->event || dns ? NULL : "tcp");
+	add_attr(attrs, "network.protocol.name",
+		 dns					   ? "dns"
+		 : r->source && !strcmp(r->source, "http") ? "http"
+							   : NULL);
+	if (r->pid)
+		add_int_attr(attrs, "process.pid", r->pid);
+	add_attr(attrs, "process.executable.name", r->comm);
+	add_attr(attrs, "container.id", r->container);
+	if (r->cgroup)
+		add_int_attr(attrs, "egressctl.cgroup", r->cgroup);
+}
+
 static char *
 otlp_record(const struct audit_rec *r, const char *line, size_t len, uint64_t time_ms)
 {
@@ -248,19 +308,10 @@ otlp_record(const struct audit_rec *r, const char *line, size_t len, uint64_t ti
 	body = cJSON_AddObjectToObject(o, "body");
 	cJSON_AddStringToObject(body, "stringValue", copy);
 	free(copy);
+	cJSON_AddStringToObject(o, "eventName",
+				r->event ? "egressctl.daemon_event" : "egressctl.policy_decision");
 	attrs = cJSON_AddArrayToObject(o, "attributes");
-	add_attr(attrs, r->event ? "egressctl.event" : "egressctl.decision",
-		 r->event ? r->event : r->decision);
-	add_attr(attrs, "egressctl.source", r->source);
-	add_attr(attrs, "egressctl.host", r->host);
-	if (r->port)
-		add_int_attr(attrs, "egressctl.port", r->port);
-	if (r->pid)
-		add_int_attr(attrs, "process.pid", r->pid);
-	add_attr(attrs, "process.command", r->comm);
-	if (r->cgroup)
-		add_int_attr(attrs, "egressctl.cgroup", r->cgroup);
-	add_attr(attrs, "egressctl.rule", r->rule);
+	add_record_attrs(attrs, r);
 	text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return text;
