@@ -180,6 +180,38 @@ print("ok" if ok else "severities by (decision, host): %r" % seen)' "$W/$t.got"
 	a_grep "$t.none.said" "$W/${t}_none.err" "cannot reach the syslog socket $(re "$W/nothing.sock")"
 }
 
+# --log-format ecs: Elastic Common Schema names, each field once, none both
+# a value and an object (what an ECS index would reject as a conflict)
+test_ecs() {
+	local t=ecs
+	have_egr || return 0
+	script "$t" <<'EOF'
+cu ecs.ok http://a.example.test/ecs
+cu ecs.no http://blocked.test/ecs
+EOF
+	GITHUB_ACTIONS=true GITHUB_RUN_ID=78 GITHUB_JOB=ecs \
+		arun "$t" --log "$W/$t.jlog" --log-format ecs --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	a_py "$t.fields" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+for r in recs:
+    keys = set(r)
+    clash = [k for k in keys for p in keys if k != p and k.startswith(p + ".")]
+    if clash or r.get("ecs.version", "").split(".")[0] != "8" or "@timestamp" not in r:
+        print("conflict %r or no ecs.version/@timestamp: %r" % (clash, r)); sys.exit()
+deny = [r for r in recs if r.get("event.action") == "deny" and r.get("destination.domain") == "blocked.test"]
+allow = [r for r in recs if r.get("event.action") == "allow" and r.get("destination.domain") == "a.example.test"
+         and r.get("rule.name") == "a.example.test" and r.get("event.outcome") == "success"]
+ok = deny and deny[0].get("event.outcome") == "failure" and deny[0].get("destination.port") == 80 and \
+    isinstance(deny[0].get("process.pid"), int) and deny[0].get("process.name") == "curl" and \
+    deny[0].get("event.reason") == "no rule allows it" and deny[0].get("labels.ci_run_id") == "78" and \
+    "decision" not in deny[0] and allow
+print("ok" if ok else "deny %r; allow %r" % (deny[:1], allow[:1]))' "$W/$t.jlog"
+	arun "${t}_bad" --log "$W/$t.bad" --log-format xml --allow a.example.test -- /bin/true
+	a_rc "$t.bad.refused" 2 "${t}_bad"
+}
+
 # A real journald (started here, its sockets and journal on tmpfs mounts
 # of this suite's own mount namespace) files each record under egressctl's
 # identifier and pid with the JSON line as its message: RFC 5424 on the
@@ -732,6 +764,6 @@ test_github_aliases() {
 	a_grep "$t.says" "$W/$t.worker" '^::error::egressctl: mode: audit and egress-policy: block disagree'
 }
 
-ALL_TESTS="identity logs syslog journald otlp summary_file nested daemon_logs github github_audit github_aliases github_planted gitlab"
+ALL_TESTS="identity logs syslog journald ecs otlp summary_file nested daemon_logs github github_audit github_aliases github_planted gitlab"
 
 suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo" "$@"

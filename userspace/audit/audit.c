@@ -48,6 +48,7 @@ struct audit {
 	int last_err;	     /* the last write error of the run, for the summary */
 	unsigned warnings;
 	bool broken;	 /* the reader is gone (EPIPE): no more writes */
+	int fmt;	 /* enum audit_fmt */
 	bool reopenable; /* a file, by its path */
 	struct event_base *base;
 	struct logsink *ls; /* syslog or OTLP instead of a descriptor */
@@ -312,6 +313,13 @@ audit_get_stats(const struct audit *a, struct audit_stats *st)
 }
 
 void
+audit_set_format(struct audit *a, int fmt)
+{
+	if (a)
+		a->fmt = fmt;
+}
+
+void
 audit_set_limit(struct audit *a, size_t bytes)
 {
 	if (a && bytes)
@@ -339,8 +347,9 @@ audit_write(struct audit *a, const struct audit_rec *r)
 	if (a->fd == -1 && !a->ls)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, line,
-			 sizeof(line) - 1);
+	n = audit_format_as((enum audit_fmt)a->fmt, r,
+			    (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, line,
+			    sizeof(line) - 1);
 	if (n >= (int)sizeof(line) - 1)
 		n = (int)sizeof(line) - 2;
 	if (a->ls) {

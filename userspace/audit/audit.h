@@ -60,6 +60,9 @@ void audit_get_stats(const struct audit *a, struct audit_stats *st);
 
 /* Bytes the buffer may hold (AUDIT_BUF_MAX, 4 MiB, by default); for tests. */
 void audit_set_limit(struct audit *a, size_t bytes);
+
+/* The form of the lines written (record.h: AUDIT_FMT_JSON by default). */
+void audit_set_format(struct audit *a, int fmt);
 /* Writes what it can of the buffer within 2 s; what is left counts as
  * dropped, or lost when writing failed (audit_get_stats()). */
 void audit_finish(struct audit *a);

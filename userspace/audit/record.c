@@ -4,6 +4,7 @@
  * characters and other non-ASCII bytes as \u00XX (the log stays ASCII
  * whatever was sent); every line carries who wrote it, taken from the
  * environment once. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,4 +218,101 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 		put_str(&o, "container", r->container, 128);
 	puts_(&o, "}");
 	return (int)o.pos;
+}
+
+/* r with ECS field names, dotted (as Elasticsearch reads them): @timestamp,
+ * ecs.version, event.* (action: the decision or the daemon's event;
+ * outcome: success for an allow, failure for a deny, unknown else; reason),
+ * rule.name, destination.domain/address/ip/port, network.transport,
+ * http.request.method, process.pid/name, container.id, host.hostname,
+ * labels (egressctl's run id and source, the CI job) and egressctl.cgroup. */
+static int
+format_ecs(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
+{
+	struct out o = {buf, len, 0};
+	char ip[INET6_ADDRSTRLEN] = "", ts[64];
+	const char *action = r->event ? r->event : r->decision;
+	bool allow = !r->event && !strcmp(r->decision, "allow");
+	bool deny = !r->event && !strcmp(r->decision, "deny");
+
+	rfc3339_ms(time_ms, ts, sizeof(ts));
+	audit_identity();
+	puts_(&o, "{\"@timestamp\":\"");
+	puts_(&o, ts);
+	puts_(&o, "\",\"ecs.version\":\"" AUDIT_ECS_VERSION "\",\"event.kind\":\"event\"");
+	puts_(&o, r->event ? ",\"event.category\":[\"process\"]"
+			   : ",\"event.category\":[\"network\"],\"event.type\":[\"connection\"]");
+	put_str(&o, "event.action", action, 32);
+	put_str(&o, "event.outcome", allow ? "success" : deny ? "failure" : "unknown", 16);
+	if (r->reason && r->reason[0])
+		put_str(&o, "event.reason", r->reason, 256);
+	put_str(&o, "event.provider", "egressctl", 16);
+	if (r->rule)
+		put_str(&o, "rule.name", r->rule, 512);
+	if (r->ip) {
+		if (r->ip->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)r->ip)->sin_addr, ip,
+				  sizeof(ip));
+		else if (r->ip->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)r->ip)->sin6_addr, ip,
+				  sizeof(ip));
+	}
+	if (r->host && r->host[0]) {
+		put_str(&o, "destination.address", r->host, 255);
+		if (strcmp(r->host, ip) && r->host[0] != '[' && !strchr(r->host, ':') &&
+		    strspn(r->host, "0123456789.") != strlen(r->host))
+			put_str(&o, "destination.domain", r->host, 255);
+	}
+	if (ip[0])
+		put_str(&o, "destination.ip", ip, sizeof(ip));
+	if (r->port)
+		put_num(&o, "destination.port", r->port);
+	if (r->proto)
+		put_str(&o, "network.transport", r->proto, 8);
+	if (r->method)
+		put_str(&o, "http.request.method", r->method, 24);
+	if (r->pid)
+		put_num(&o, "process.pid", r->pid);
+	if (r->comm)
+		put_str(&o, "process.name", r->comm, 16);
+	if (r->container)
+		put_str(&o, "container.id", r->container, 128);
+	if (ident.hostname[0])
+		put_str(&o, "host.hostname", ident.hostname, 255);
+	put_str(&o, "labels.egressctl_run_id", ident.run_id, sizeof(ident.run_id));
+	put_str(&o, "labels.egressctl_source", r->source, 16);
+	if (ident.ci_system)
+		put_str(&o, "labels.ci_system", ident.ci_system, 16);
+	for (int i = 0; i < ident.nci; i++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "labels.ci_%s", ident.ci[i].key);
+		put_str(&o, key, ident.ci[i].value, 128);
+	}
+	if (r->cgroup)
+		put_num(&o, "egressctl.cgroup", r->cgroup);
+	if (r->cgroup_path)
+		put_str(&o, "egressctl.cgroup_path", r->cgroup_path, 256);
+	puts_(&o, "}");
+	return (int)o.pos;
+}
+
+int
+audit_fmt_parse(const char *s, enum audit_fmt *out)
+{
+	if (!strcmp(s, "json"))
+		*out = AUDIT_FMT_JSON;
+	else if (!strcmp(s, "ecs"))
+		*out = AUDIT_FMT_ECS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int
+audit_format_as(enum audit_fmt fmt, const struct audit_rec *r, uint64_t time_ms, char *buf,
+		size_t len)
+{
+	return fmt == AUDIT_FMT_ECS ? format_ecs(r, time_ms, buf, len)
+				    : audit_format(r, time_ms, buf, len);
 }

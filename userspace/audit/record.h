@@ -59,4 +59,20 @@ const struct audit_identity *audit_identity(void);
  * needed (as snprintf). Pure but for audit_identity(), for tests. */
 int audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len);
 
+/* The forms of a log line: egressctl's own JSON (schema AUDIT_SCHEMA), or
+ * the Elastic Common Schema's field names (ECS 8), for an index that takes
+ * them as they are. */
+enum audit_fmt {
+	AUDIT_FMT_JSON = 0,
+	AUDIT_FMT_ECS
+};
+#define AUDIT_ECS_VERSION "8.11.0"
+
+/* "json" or "ecs" -> *out; 0 or -EINVAL. */
+int audit_fmt_parse(const char *s, enum audit_fmt *out);
+
+/* r as one line of fmt (ECS: audit_format_ecs()), as audit_format(). */
+int audit_format_as(enum audit_fmt fmt, const struct audit_rec *r, uint64_t time_ms, char *buf,
+		    size_t len);
+
 #endif /* AUDIT_RECORD_H */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/record.h"
 #include "sandbox/unixsvc.h"
 #include "confine/options.h"
 #include "confine/summary.h"
@@ -41,6 +42,21 @@ set_summary_format(void *dst, const struct opt *o, const char *arg, char *err, s
 		return -EINVAL;
 	}
 	t->summary_format = (int)f;
+	return 0;
+}
+
+static int
+set_log_format(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	enum audit_fmt f;
+
+	(void)o;
+	if (audit_fmt_parse(arg, &f)) {
+		snprintf(err, errlen, "expected json or ecs");
+		return -EINVAL;
+	}
+	t->log_format = (int)f;
 	return 0;
 }
 
@@ -100,9 +116,13 @@ const struct opt target_opt_table[] = {
 	 "one JSON line per decision (kernel, proxy and DNS,\n"
 	 "with pid, command, cgroup, run id, host, CI job) to\n"
 	 "FILE (opened anew on SIGUSR1; the daemon: SIGHUP),\n"
-	 "fd:N, syslog[:PATH] (RFC 5424 to /dev/log),\n"
+	 "fd:N, syslog[:PATH] (to /dev/log, as journald reads it),\n"
 	 "otlp:http://HOST:PORT/v1/logs (OTLP/HTTP JSON), or\n"
 	 "- (the daemon's stdout; run: use fd:N)"},
+	{"log-format", 0, OPT_T_CALL, 0, "F",
+	 "the form of --log's lines: json (egressctl's, the\n"
+	 "default) or ecs (Elastic Common Schema field names)",
+	 .call = set_log_format},
 	{"audit", 0, OPT_T_FLAG, TO(audit), NULL,
 	 "deny nothing: record what the policy would deny\n"
 	 "(\"would-deny\") and let it through"},

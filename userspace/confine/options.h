@@ -29,6 +29,7 @@ struct target_opts {
 	const char *suggest_policy; /* write the policy that allows what was done */
 	const char *summary_file;   /* --summary: the summary appended at exit / detach */
 	int summary_format;	    /* --summary-format: enum summary_format */
+	int log_format;		    /* --log-format: enum audit_fmt */
 	uint16_t tproxy_port;	    /* an outside transparent listener instead of ours */
 	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
 	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */

@@ -136,6 +136,7 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	if (env->name_cgroup)
 		audit_set_namer(t->audit, env->name_cgroup, env->name_arg);
 	audit_set_limit(t->audit, o->log_buffer);
+	audit_set_format(t->audit, o->log_format);
 	if (unixsvc_build(&t->unix_svc, o->unix_root, o->allow_unix, o->nallow_unix, o->deny_unix,
 			  o->ndeny_unix, errbuf, errlen))
 		goto fail;
