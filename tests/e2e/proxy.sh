@@ -419,6 +419,30 @@ EOF
 	sensor_none "$t.denied.sensor" "dst host $A_D4"
 }
 
+# A port probe (connect, then close without a byte: nc -z, wait-for-port
+# loops) succeeds at the transparent listener whatever the policy says;
+# such connections were neither logged nor counted, so a denied port
+# looked open with no trace. Each is now logged with the decision it
+# would have had and counted in the summary.
+test_closed_early() {
+	local t=closed_early probe
+	probe="$PY -c 'import socket,sys; s=socket.create_connection((sys.argv[1], int(sys.argv[2])), 5); print(sys.argv[3], \"open\"); s.close()'"
+	script "$t" <<EOF
+$probe $A_D4 8081 $t.denied
+$probe $A_D4 8083 $t.denied2
+sleep 1
+EOF
+	prun "$t" --allow allowed.test --dns-port "$SBX_DNS_PORT" -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	a_grep "$t.connect_succeeds" "$W/$t.out" "^$t\\.denied open\$"
+	a_jlog "$t.denied.log" "$W/$t.jlog" decision=deny source=transparent port=8081 \
+		"reason=.*\\(the client closed before any data\\)\$" "pid=[0-9]+"
+	a_jlog "$t.denied2.log" "$W/$t.jlog" decision=deny source=transparent port=8083 \
+		"reason=.*\\(the client closed before any data\\)\$"
+	a_grep "$t.summary" "$W/$t.err" "^egressctl: 2 connections closed before sending anything"
+	sensor_none "$t.sensor" "dst host $A_D4"
+}
+
 # ======================================================================
 # 5. node's built-in fetch ignores the proxy variables: transparent path
 # ======================================================================
@@ -1099,6 +1123,6 @@ test_hygiene() {
 
 # ======================================================================
 
-ALL_TESTS="https_proxy http_post http_download socks transparent node tcp_rules forged local_names check garbage outsider deny_methods abs_host smuggle keepalive keepalive_ok http_stream_edges hygiene"
+ALL_TESTS="https_proxy http_post http_download socks transparent closed_early node tcp_rules forged local_names check garbage outsider deny_methods abs_host smuggle keepalive keepalive_ok http_stream_edges hygiene"
 
 suite_main proxy.sh proxy_setup "ip nsenter setpriv tcpdump ss curl dig nc dnsmasq openssl timeout" "$@"

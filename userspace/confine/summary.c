@@ -316,6 +316,12 @@ print_refusals(const struct summary_refusals *r, FILE *f)
 {
 	const char *sep = "";
 
+	if (r->closed_early)
+		fprintf(f,
+			"egressctl: %" PRIu64 " connection%s closed before sending anything (a "
+			"port probe such as nc -z: its connect() succeeds, at egressctl's "
+			"transparent proxy; the decision it would have had is logged)\n",
+			r->closed_early, r->closed_early == 1 ? "" : "s");
 	if (!r->limit && !r->per_process && !r->nofd)
 		return;
 	fprintf(f, "egressctl: the proxy refused %" PRIu64 " connection%s: ",
@@ -599,6 +605,7 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 		cJSON_AddNumberToObject(r, "limit", (double)s->refused.limit);
 		cJSON_AddNumberToObject(r, "per_process", (double)s->refused.per_process);
 		cJSON_AddNumberToObject(r, "no_descriptors", (double)s->refused.nofd);
+		cJSON_AddNumberToObject(r, "closed_before_data", (double)s->refused.closed_early);
 	}
 	if (ls && ls->sink) {
 		cJSON *l = cJSON_AddObjectToObject(o, "log");

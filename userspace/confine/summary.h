@@ -28,9 +28,10 @@ void summary_add(struct summary *s, const struct audit_rec *r);
 
 /* Clients the proxy refused before any decision, and the limits. */
 struct summary_refusals {
-	uint64_t limit;	      /* at --max-conns */
-	uint64_t per_process; /* at --max-conns-per-process */
-	uint64_t nofd;	      /* out of file descriptors */
+	uint64_t limit;	       /* at --max-conns */
+	uint64_t per_process;  /* at --max-conns-per-process */
+	uint64_t nofd;	       /* out of file descriptors */
+	uint64_t closed_early; /* transparent connections closed before any data */
 	int max_conns, max_conns_per_process;
 };
 void summary_set_refusals(struct summary *s, const struct summary_refusals *r);

@@ -574,6 +574,7 @@ target_finish(struct target *t)
 		sr.limit = ps.refused_limit;
 		sr.per_process = ps.refused_per_process;
 		sr.nofd = ps.refused_nofd;
+		sr.closed_early = ps.closed_early;
 		sr.max_conns = ps.max_conns;
 		sr.max_conns_per_process = ps.max_conns_per_process;
 		summary_set_refusals(t->summary, &sr);

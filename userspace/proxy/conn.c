@@ -240,7 +240,10 @@ on_client_read(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (n == 0) {
-		conn_close(c, "client closed during handshake");
+		if (!c->inlen && c->ops->eof)
+			c->ops->eof(c);
+		else
+			conn_close(c, "client closed during handshake");
 		return;
 	}
 	c->inlen += (size_t)n;
@@ -480,6 +483,14 @@ log_decision(struct conn *c, const struct policy_query *q, struct policy_decisio
 		r.decision = c->px->opts.audit_mode ? "would-deny" : "deny";
 	r.reason = approved && !d->rule ? approved
 					: policy_reason_words(d, NULL, words, sizeof(words));
+	if (c->closed_early) {
+		char *w = r.reason == words ? words : NULL;
+
+		if (w) /* the decision as the connection would have had it, and why nothing was */
+			snprintf(w + strlen(w), sizeof(words) - strlen(w),
+				 " (the client closed before any data)");
+		c->px->st.closed_early++;
+	}
 	r.source = conn_source_word(c->source);
 	r.host = q->host;
 	r.port = c->port;

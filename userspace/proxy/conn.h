@@ -63,6 +63,7 @@ struct conn {
 	struct event cev_r, cev_w, uev_r, uev_w, timer;
 	enum quota_hit over; /* not QUOTA_NONE: kept only to be refused */
 	bool learned;	     /* host is the DNS responder's name for c->orig */
+	bool closed_early;   /* the client closed before its first byte: logged so */
 
 	/* handshake */
 	char *in; /* client bytes read so far (not yet relayed) */

@@ -195,6 +195,27 @@ judge_timeout(struct conn *c)
 	judge(c, true);
 }
 
+/* A transparent connection closed before its first byte: connect() had
+ * succeeded (it reached this listener), so the client took the port for
+ * open. It is judged as plain TCP to its original destination (the name
+ * the responder answered for it, if any) and logged with the reason
+ * words saying it closed before any data: a probe of a denied port shows
+ * as denied. Nothing is asked (nobody is waiting for the answer). */
+static void
+judge_eof(struct conn *c)
+{
+	struct policy_decision d;
+
+	if (c->source == CONN_SRC_TRANSPARENT && !c->host[0]) {
+		evtimer_del(&c->timer);
+		plain_tcp(c, "");
+		c->closed_early = true;
+		conn_decide(c, c->orig.ss_family ? (const struct sockaddr *)&c->orig : NULL, &d,
+			    NULL);
+	}
+	conn_close(c, "client closed before any data");
+}
+
 static void
 judge_free(struct conn *c)
 {
@@ -206,6 +227,7 @@ const struct proto_ops judge_proto_ops = {
 	.name = "judge",
 	.timeout = judge_timeout,
 	.free = judge_free,
+	.eof = judge_eof,
 };
 
 int

@@ -48,6 +48,10 @@ struct proto_ops {
 	 * a struct conn, from fd alone, if the answer can be written at once:
 	 * true if it was. NULL, or false: the core resets the client. */
 	bool (*refuse)(int fd, const char *why);
+	/* The client closed before its first byte (a port probe such as nc -z,
+	 * a wait-for-port loop): NULL, or conn_close() is the protocol's to
+	 * call, after it has logged what the connection was. */
+	void (*eof)(struct conn *c);
 };
 
 /* proto.c: the protocol of listener l, or NULL when o does not open l. */
