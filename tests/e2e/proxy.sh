@@ -698,6 +698,15 @@ test_check() {
 	ck url_http_method 1 '^deny: api\.test:80 POST — method POST' --policy "$p.methods.json" --method POST 'http://api.test/x'
 	ck url_https_method 2 'judges plain HTTP' --method POST 'https://api.test/'
 	ck url_empty_host 2 'expected HOST' 'https:///x'
+	# comments: the file's and each rule's, shown by check with its rule
+	printf '{"comment": "CI egress", "allow": [{"rule": "api.test", "comment": "the API, for releases"}], "deny": [{"rule": "x.api.test", "comment": "no pastes"}]}\n' >"$p.comments.json"
+	ck comment_allow 0 '^  comment: the API, for releases$' --policy "$p.comments.json" api.test
+	ck comment_deny 1 '^  comment: no pastes$' --policy "$p.comments.json" x.api.test
+	ck comment_json 1 '"comment":"no pastes"' -j --policy "$p.comments.json" x.api.test
+	printf '{"allow": [{"rule": "api.test", "comment": "a\\u0007bell"}]}\n' >"$p.badcomment.json"
+	ck comment_control 2 'allow\[0\]\.comment: at most 512 bytes, no control characters' --policy "$p.badcomment.json" api.test
+	printf '{"comment": 7, "allow": ["api.test"]}\n' >"$p.badcomment2.json"
+	ck comment_top_type 2 '^egressctl: check: .*comment: expected a string' --policy "$p.badcomment2.json" api.test
 	ck bad_port 2 '.' api.test:99999
 	ck bad_empty 2 '.' ''
 	ck bad_tcp_noport 2 '.' tcp://git.test

@@ -149,6 +149,45 @@ test_suspect_not_suggested(void **state)
 	summary_free(s);
 }
 
+/* A rule's "comment" in the policy file follows its decisions into the
+ * summary: beside an allowed row, and as a deny rule's words. */
+static void
+test_rule_comment(void **state)
+{
+	struct summary *s = summary_new();
+	struct audit_rec a = {.decision = "allow",
+			      .reason = "rule 1",
+			      .source = "connect",
+			      .host = "api.test",
+			      .port = 443,
+			      .dest = "api.test:443",
+			      .rule = "api.test",
+			      .comment = "the API, for releases"};
+	struct audit_rec d = {.decision = "deny",
+			      .reason = "denied by rule 2",
+			      .source = "connect",
+			      .host = "x.api.test",
+			      .port = 443,
+			      .dest = "x.api.test:443",
+			      .rule = "x.api.test",
+			      .comment = "no pastes",
+			      .suggest = "x.api.test"};
+	char *t;
+
+	(void)state;
+	summary_add(s, &a);
+	summary_add(s, &d);
+	t = render(s, SUMMARY_TEXT, false);
+	assert_non_null(strstr(t, "  allowed        1  api.test:443  # the API, for releases\n"));
+	assert_non_null(strstr(t, "(denied by rule 2: no pastes)\n"));
+	free(t);
+	t = render(s, SUMMARY_JSON, false);
+	assert_non_null(strstr(t, "\"comment\":\"the API, for releases\""));
+	assert_non_null(strstr(t, "\"comment\":\"no pastes\""));
+	free(t);
+	summary_free(s);
+}
+
 static void
 test_markdown_escapes(void **state)
 {
@@ -430,6 +469,7 @@ main(void)
 		cmocka_unit_test(test_one_row_dns_first),
 		cmocka_unit_test(test_one_row_conn_first),
 		cmocka_unit_test(test_suspect_not_suggested),
+		cmocka_unit_test(test_rule_comment),
 		cmocka_unit_test(test_markdown_escapes),
 		cmocka_unit_test(test_append_file),
 		cmocka_unit_test(test_widen_at_threshold),

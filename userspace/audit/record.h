@@ -34,6 +34,7 @@ struct audit_rec {
 	/* not logged; for the run's sink */
 	const char *dest;    /* destination in words for the denial line */
 	const char *suggest; /* the --allow rule that would permit it; NULL if none can */
+	const char *comment; /* the deciding rule's "comment" in its policy file, or NULL */
 	const char *proto;   /* "tcp", "udp", ... for kernel records; NULL otherwise */
 };
 

@@ -259,6 +259,8 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 		cJSON_AddStringToObject(o, "rule", d->rule->text);
 	else
 		cJSON_AddNullToObject(o, "rule");
+	if (d->rule && d->rule->comment)
+		cJSON_AddStringToObject(o, "comment", d->rule->comment);
 	if (path)
 		cJSON_AddStringToObject(o, "path", path);
 	else
@@ -340,6 +342,8 @@ cmd_check(int argc, char **argv)
 		       o->method ? o->method : "", words);
 	if (path && !o->json)
 		printf("  path: %s\n", path_words(path));
+	if (d.rule && d.rule->comment && !o->json)
+		printf("  comment: %s\n", d.rule->comment);
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);

@@ -198,6 +198,7 @@ on_revoked(void *arg, const struct existing_conn *c, const char *host,
 	r.comm = c->comm[0] ? c->comm : NULL;
 	r.cgroup = c->cgroup_id;
 	r.rule = d->rule ? d->rule->text : NULL;
+	r.comment = d->rule ? d->rule->comment : NULL;
 	r.dest = dest;
 	r.proto = c->protocol == IPPROTO_UDP ? "udp" : "tcp";
 	if (c->action == EGR_PRE_FAILED) {

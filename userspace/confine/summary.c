@@ -32,6 +32,7 @@ struct dest {
 	char suggest[320];
 	bool suggest_dns;    /* the rule came from a lookup: a connection's replaces it */
 	const char *suspect; /* why the name looks like data sent out in it: not proposed */
+	char comment[128];   /* the deciding rule's comment in the policy file, or "" */
 	char reason[160];
 	uint64_t allowed, denied;	  /* connections (and requests) */
 	uint64_t dns_allowed, dns_denied; /* lookups of the name */
@@ -232,6 +233,8 @@ summary_add(struct summary *s, const struct audit_rec *r)
 		d->suggest_dns = dns;
 		d->suspect = d->host[0] ? policy_name_suspect(d->host) : NULL;
 	}
+	if (r->comment && !d->comment[0])
+		snprintf(d->comment, sizeof(d->comment), "%s", r->comment);
 	if (dns) {
 		if (allow) {
 			d->dns_allowed++;
@@ -348,7 +351,9 @@ print_refusals(const struct summary_refusals *r, FILE *f)
 static const char *
 advice(const struct dest *d, char *buf, size_t len)
 {
-	if (d->suspect)
+	if (d->comment[0]) /* a deny rule's words */
+		snprintf(buf, len, "(%s: %s)", d->reason, d->comment);
+	else if (d->suspect)
 		snprintf(buf, len, "(review: %s; not suggested)", d->suspect);
 	else if (d->suggest[0])
 		snprintf(buf, len, "--allow %s", d->suggest);
@@ -398,8 +403,9 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 					(unsigned long long)row_denied(d), dest, who,
 					advice(d, adv, sizeof(adv)));
 			else
-				fprintf(f, "  %-10s %5llu  %s\n", "allowed",
-					(unsigned long long)row_allowed(d), dest);
+				fprintf(f, "  %-10s %5llu  %s%s%s\n", "allowed",
+					(unsigned long long)row_allowed(d), dest,
+					d->comment[0] ? "  # " : "", d->comment);
 		}
 	}
 	print_refusals(&s->refused, f);
@@ -582,6 +588,8 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 		cJSON_AddNumberToObject(e, "dns_denied", (double)d->dns_denied);
 		if (row_denied(d) || d->dns_denied)
 			cJSON_AddStringToObject(e, "reason", d->reason);
+		if (d->comment[0])
+			cJSON_AddStringToObject(e, "comment", d->comment);
 		if (d->suspect)
 			cJSON_AddStringToObject(e, "suspect", d->suspect);
 		else if (d->suggest[0])

@@ -162,13 +162,14 @@ load_methods(const cJSON *arr, const char *path, char **out, char *errbuf, size_
 	return 0;
 }
 
-/* One element of "allow" or "deny": a rule string or {"rule", "methods"}. */
+/* One element of "allow" or "deny": a rule string or {"rule", "methods",
+ * "comment"}. */
 static int
 load_rule(struct policy *p, enum policy_action action, const cJSON *el, const char *path,
 	  const char *source, char *errbuf, size_t errlen)
 {
 	char msg[CONFIG_MAX_MSG], kb[48];
-	const cJSON *rule = NULL, *methods = NULL, *k;
+	const cJSON *rule = NULL, *methods = NULL, *comment = NULL, *k;
 	char *list = NULL;
 	int err;
 
@@ -179,12 +180,13 @@ load_rule(struct policy *p, enum policy_action action, const cJSON *el, const ch
 		{
 			const cJSON **slot = !strcmp(k->string, "rule")	     ? &rule
 					     : !strcmp(k->string, "methods") ? &methods
+					     : !strcmp(k->string, "comment") ? &comment
 									     : NULL;
 
 			if (!slot)
 				return cfg_fail(errbuf, errlen, -EINVAL,
-						"%s: unknown key \"%s\" (expected \"rule\" or "
-						"\"methods\")",
+						"%s: unknown key \"%s\" (expected \"rule\", "
+						"\"methods\" or \"comment\")",
 						path, show_key(k->string, kb, sizeof(kb)));
 			if (*slot)
 				return cfg_fail(errbuf, errlen, -EINVAL, "%s: duplicate key \"%s\"",
@@ -195,6 +197,9 @@ load_rule(struct policy *p, enum policy_action action, const cJSON *el, const ch
 			return cfg_fail(errbuf, errlen, -EINVAL, "%s: missing \"rule\"", path);
 		if (!cJSON_IsString(rule))
 			return cfg_fail(errbuf, errlen, -EINVAL, "%s.rule: expected a string",
+					path);
+		if (comment && !cJSON_IsString(comment))
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.comment: expected a string",
 					path);
 		if (methods) {
 			err = load_methods(methods, path, &list, errbuf, errlen);
@@ -209,6 +214,13 @@ load_rule(struct policy *p, enum policy_action action, const cJSON *el, const ch
 	free(list);
 	if (err)
 		return cfg_fail(errbuf, errlen, err, "%s: %s", path, msg);
+	err = comment ? policy_set_comment(p, comment->valuestring) : 0;
+	if (err == -ENOMEM)
+		return cfg_fail(errbuf, errlen, err, "out of memory");
+	if (err)
+		return cfg_fail(errbuf, errlen, err,
+				"%s.comment: at most %d bytes, no control characters", path,
+				POLICY_COMMENT_MAX);
 	return 0;
 }
 
@@ -265,6 +277,13 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 	{
 		/* "observed": what --suggest-policy saw (confine/suggest.h), kept in
 		 * the file it writes and ignored here by design; it decides nothing */
+		/* "comment": the file's own words, for its readers */
+		if (!strcmp(k->string, "comment")) {
+			if (!cJSON_IsString(k))
+				return cfg_fail(errbuf, errlen, -EINVAL,
+						"comment: expected a string");
+			continue;
+		}
 		if (!strcmp(k->string, "observed")) {
 			if (!cJSON_IsObject(k))
 				return cfg_fail(errbuf, errlen, -EINVAL,
@@ -280,7 +299,7 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 		if (!slot)
 			return cfg_fail(errbuf, errlen, -EINVAL,
 					"unknown key \"%s\" (expected \"version\", \"allow\", "
-					"\"deny\" or \"observed\")",
+					"\"deny\", \"comment\" or \"observed\")",
 					show_key(k->string, kb, sizeof(kb)));
 		if (*slot)
 			return cfg_fail(errbuf, errlen, -EINVAL, "duplicate key \"%s\"", k->string);

@@ -94,6 +94,7 @@ policy_free(struct policy *p)
 	if (!p)
 		return;
 	for (i = 0; i < p->nrules; i++) {
+		free(p->rules[i]->pub.comment);
 		free(p->rules[i]);
 		policy_pace((unsigned int)i);
 	}
@@ -368,6 +369,26 @@ out_free:
 out_nomem:
 	rule_fail(errbuf, errlen, "out of memory");
 	return -ENOMEM;
+}
+
+int
+policy_set_comment(struct policy *p, const char *comment)
+{
+	struct policy_rule *r;
+	size_t n;
+
+	if (!p || !p->nrules || !comment)
+		return -EINVAL;
+	n = strnlen(comment, POLICY_COMMENT_MAX + 1);
+	if (n > POLICY_COMMENT_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)comment[i] < 0x20 || comment[i] == 0x7f)
+			return -EINVAL; /* printed on terminals and in logs as it is */
+	r = &p->rules[p->nrules - 1]->pub;
+	free(r->comment);
+	r->comment = strdup(comment);
+	return r->comment ? 0 : -ENOMEM;
 }
 
 void

@@ -58,6 +58,7 @@ struct policy_rule {
 	enum policy_action action; /* allow or deny */
 	char *text;		   /* the rule as written (for messages) */
 	const char *source;	   /* where it came from ("--allow", a file name); not owned */
+	char *comment;		   /* its policy-file entry's "comment", or NULL */
 	/* parsed form; internal to policy.c but readable */
 	uint32_t methods; /* bit set of POLICY_M_*; 0 = any method */
 	uint16_t port;	  /* 0 = any port */
@@ -121,6 +122,12 @@ int policy_expect(struct policy *p, size_t n);
  * outside 1-65535, "tcp://" without a port, or a method list on a tcp:// or
  * address rule is -EINVAL with errbuf saying why (no rule prefix: the caller
  * adds "rules[3]: " or "--allow X: "). Returns 0 or -errno. */
+/* Gives the rule policy_add() added last a comment (copied; at most
+ * POLICY_COMMENT_MAX bytes, printable ASCII and UTF-8, no control
+ * characters). Returns 0, -EINVAL (no rule, or a bad comment) or -ENOMEM. */
+#define POLICY_COMMENT_MAX 512
+int policy_set_comment(struct policy *p, const char *comment);
+
 int policy_add(struct policy *p, enum policy_action action, const char *rule, const char *methods,
 	       const char *source, char *errbuf, size_t errlen);
 

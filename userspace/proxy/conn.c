@@ -500,6 +500,7 @@ log_decision(struct conn *c, const struct policy_query *q, struct policy_decisio
 	r.comm = comm;
 	r.cgroup = c->who.cgroup_id;
 	r.rule = d->rule ? d->rule->text : NULL;
+	r.comment = d->rule ? d->rule->comment : NULL;
 	r.dest = target;
 	r.suggest = suggest[0] ? suggest : NULL;
 	audit_write(c->px->opts.audit, &r);
@@ -812,6 +813,7 @@ conn_rejudge(struct conn *c)
 	r.comm = comm;
 	r.cgroup = c->who.cgroup_id;
 	r.rule = d.rule ? d.rule->text : NULL;
+	r.comment = d.rule ? d.rule->comment : NULL;
 	r.dest = q.host ? q.host : "?";
 	audit_write(c->px->opts.audit, &r);
 	c->px->st.denied++;
