@@ -68,7 +68,17 @@ static const struct buf_case buf_cases[] = {
 	{"escaped-backslash-not-nul", "{\"allow\": [\"a\\\\u0000\"]}", -EINVAL,
 	 "allow[0]: invalid '\\' in host name", 0},
 	{"unknown-key", "{\"allowed\": [\"example.com\"]}", -EINVAL,
-	 "unknown key \"allowed\" (expected \"version\", \"allow\", \"deny\" or \"observed\")", 0},
+	 "unknown key \"allowed\" (expected \"version\", \"allow\", \"deny\", \"comment\" or "
+	 "\"observed\")",
+	 0},
+	/* comments: the file's and a rule's; a bad one is an error at its place */
+	{"comments",
+	 "{\"comment\": \"ours\", \"allow\": [{\"rule\": \"a.test\", \"comment\": \"why\"}]}", 0,
+	 NULL, 1},
+	{"comment-type", "{\"allow\": [{\"rule\": \"a.test\", \"comment\": []}]}", -EINVAL,
+	 "allow[0].comment: expected a string", 0},
+	{"comment-control", "{\"allow\": [{\"rule\": \"a.test\", \"comment\": \"a\\nb\"}]}",
+	 -EINVAL, "allow[0].comment: at most 512 bytes, no control characters", 1},
 	/* what --suggest-policy saw: accepted and ignored, whatever it holds */
 	{"observed-ignored",
 	 "{\"allow\": [\"a.test\"], \"observed\": {\"rules\": {\"x.test\": {\"count\": 1}}, "
@@ -98,7 +108,8 @@ static const struct buf_case buf_cases[] = {
 	{"rule-number", "{\"allow\": [{\"rule\": 7}]}", -EINVAL, "allow[0].rule: expected a string",
 	 0},
 	{"rule-unknown-key", "{\"allow\": [{\"rule\": \"a.test\", \"method\": [\"GET\"]}]}",
-	 -EINVAL, "allow[0]: unknown key \"method\" (expected \"rule\" or \"methods\")", 0},
+	 -EINVAL,
+	 "allow[0]: unknown key \"method\" (expected \"rule\", \"methods\" or \"comment\")", 0},
 	{"rule-duplicate-key", "{\"allow\": [{\"rule\": \"a.test\", \"rule\": \"b.test\"}]}",
 	 -EINVAL, "allow[0]: duplicate key \"rule\"", 0},
 	{"methods-string", "{\"allow\": [{\"rule\": \"a.test\", \"methods\": \"GET\"}]}", -EINVAL,
