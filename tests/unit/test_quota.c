@@ -23,32 +23,36 @@
 struct fit_case {
 	const char *name;
 	long nofile, open_now, reserve;
-	long want, refusing;
+	long want, refusing, pipes;
 };
 
 static const struct fit_case fit_cases[] = {
-	/* (1024 - 61 - 288) = 675 free: 7 to refuse with, (675 - 7) / 6 */
-	{"ulimit-1024", 1024, 61, 288, 111, 7},
-	{"ulimit-4096", 4096, 61, 288, 618, 39},
-	{"ulimit-20000-refusing-capped", 20000, 61, 288, 3264, 64},
-	{"no-dns-reserve", 1024, 61, 32, 153, 9},
-	{"small", 400, 61, 288, 8, 1},
-	{"one-fits", 356, 61, 288, 1, 1},
-	{"none-fits", 355, 61, 288, 0, 1},
-	{"below-reserve", 256, 61, 288, 0, 1},
-	{"nr-open", 1048576, 61, 288, 174693, 64},
+	/* (1024 - 61 - 288) = 675 free: 21 to refuse with, 16 pipes (32
+	 * descriptors), (675 - 21 - 32) / 2 */
+	{"ulimit-1024", 1024, 61, 288, 311, 21, 16},
+	{"ulimit-4096", 4096, 61, 288, 1748, 64, 93},
+	/* idle tunnels cost their two sockets: a 20,000 limit holds 9,000 */
+	{"ulimit-20000-holds-9000", 20000, 61, 288, 9302, 64, 491},
+	{"no-dns-reserve", 1024, 61, 32, 428, 29, 23},
+	{"small", 400, 61, 288, 21, 1, 4},
+	{"one-fits", 360, 61, 288, 1, 1, 4},
+	{"none-fits", 359, 61, 288, 0, 1, 4},
+	{"below-reserve", 256, 61, 288, 0, 1, 4},
+	{"nr-open-pipes-capped", 1048576, 61, 288, 523057, 64, 1024},
 };
 
 static void
 run_fit(void **state)
 {
 	const struct fit_case *c = *state;
-	long refusing = -1;
+	long refusing = -1, pipes = -1;
 
-	assert_int_equal(quota_fit(c->nofile, c->open_now, c->reserve, &refusing), c->want);
+	assert_int_equal(quota_fit(c->nofile, c->open_now, c->reserve, &refusing, &pipes), c->want);
 	assert_int_equal(refusing, c->refusing);
+	assert_int_equal(pipes, c->pipes);
 	if (c->want > 0) /* what it promises fits in what there is */
-		assert_true(c->want * QUOTA_FDS_PER_CONN + refusing + c->open_now + c->reserve <=
+		assert_true(c->want * QUOTA_FDS_PER_CONN + refusing + 2 * pipes + c->open_now +
+				    c->reserve <=
 			    c->nofile);
 }
 
@@ -66,15 +70,15 @@ struct size_case {
 
 static const struct size_case size_cases[] = {
 	{"default-fits", 0, 0, 65536, 0, false, 4096, 1024, 64, NULL},
-	{"default-lowered", 0, 0, 1024, 0, true, 111, 64, 7, NULL},
-	{"default-lowered-small", 0, 0, 400, 0, true, 8, 8, 1, NULL},
-	{"explicit-fits", 50, 0, 1024, 0, false, 50, 50, 7, NULL},
-	{"explicit-exact", 111, 0, 1024, 0, false, 111, 64, 7, NULL},
-	{"explicit-too-many", 112, 0, 1024, -1, false, 0, 0, 0,
-	 "--max-conns 112 needs 1028 file descriptors (6 per connection) and the limit is "
-	 "1024 with 61 open: at most 111 connections fit"},
+	{"default-lowered", 0, 0, 1024, 0, true, 311, 77, 21, NULL},
+	{"default-lowered-small", 0, 0, 400, 0, true, 21, 21, 1, NULL},
+	{"explicit-fits", 50, 0, 1024, 0, false, 50, 50, 21, NULL},
+	{"explicit-exact", 311, 0, 1024, 0, false, 311, 77, 21, NULL},
+	{"explicit-too-many", 312, 0, 1024, -1, false, 0, 0, 0,
+	 "--max-conns 312 needs 1026 file descriptors (2 per connection and 32 for relay "
+	 "pipes) and the limit is 1024 with 61 open: at most 311 connections fit"},
 	{"explicit-per-process", 0, 5, 65536, 0, false, 4096, 5, 64, NULL},
-	{"per-process-over-total", 0, 500, 1024, 0, true, 111, 111, 7, NULL},
+	{"per-process-over-total", 0, 500, 1024, 0, true, 311, 311, 21, NULL},
 	{"no-room", 0, 0, 300, -1, false, 0, 0, 0, "leaves no room for proxy connections"},
 };
 

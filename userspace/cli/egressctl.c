@@ -380,6 +380,8 @@ set_size(void *dst, const struct opt *o, const char *arg, char *err, size_t errl
 	}
 	if (!strcmp(o->name, "test-socks-max"))
 		t->socks_max = (uint32_t)v;
+	else if (!strcmp(o->name, "test-pipes"))
+		t->pipes_max = v > 1024 ? 1024 : (int)v;
 	else
 		t->log_buffer = v;
 	return 0;
@@ -390,6 +392,8 @@ static const struct opt test_opt_table[] = {
 	{"test-skip-prog", 0, OPT_T_CALL, 0, "NAME", NULL, .call = add_skip, .flags = OPT_F_HIDDEN},
 	/* shrink the socket-record map, to test its sk_storage fallback */
 	{"test-socks-max", 0, OPT_T_CALL, 0, "N", NULL, .call = set_size, .flags = OPT_F_HIDDEN},
+	/* fewer relay pipes than the descriptor budget, to test the queue */
+	{"test-pipes", 0, OPT_T_CALL, 0, "N", NULL, .call = set_size, .flags = OPT_F_HIDDEN},
 	/* shrink the --log buffer, to test what a failing disk loses */
 	{"test-log-buffer", 0, OPT_T_CALL, 0, "BYTES", NULL, .call = set_size,
 	 .flags = OPT_F_HIDDEN},

@@ -55,6 +55,7 @@ struct target_opts {
 	int nskip;
 	uint32_t socks_max; /* EGR_TESTING builds only */
 	size_t log_buffer;  /* EGR_TESTING builds only */
+	int pipes_max;	    /* EGR_TESTING builds only */
 };
 
 /* Options that cannot go together (--ipv6 with --containers,

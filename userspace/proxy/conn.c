@@ -93,21 +93,7 @@ conn_close(struct conn *c, const char *why)
 	close(c->cfd);
 	if (c->ufd != -1)
 		close(c->ufd);
-	for (int i = 0; i < 2; i++) {
-		struct relay_dir *d = &c->d[i];
-
-		if (d->pipe[0] == -1)
-			continue;
-		if (!d->inpipe && p->npipes < PIPE_POOL) {
-			/* empty: the next connection's (saves 8 system calls) */
-			p->pipes[p->npipes][0] = d->pipe[0];
-			p->pipes[p->npipes][1] = d->pipe[1];
-			p->npipes++;
-			continue;
-		}
-		close(d->pipe[0]);
-		close(d->pipe[1]);
-	}
+	relay_pipes_drop(c);
 	free(c->in);
 	free(c->cout);
 	free(c->uout);
@@ -128,30 +114,6 @@ conn_abort(struct conn *c, const char *why)
 	if (c->ufd != -1)
 		setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	conn_close(c, why);
-}
-
-int
-conn_pipe_open(struct conn *c, int dir)
-{
-	struct proxy *p = c->px;
-	struct relay_dir *d = &c->d[dir];
-
-	if (p->npipes) {
-		p->npipes--;
-		d->pipe[0] = p->pipes[p->npipes][0];
-		d->pipe[1] = p->pipes[p->npipes][1];
-		return 0;
-	}
-	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC)) {
-		if (!p->pipe_warned)
-			log_warn("proxy: cannot make a relay pipe (%d connections open): "
-				 "connections that need one are reset",
-				 p->quota.nconns);
-		p->pipe_warned = true;
-		return -1;
-	}
-	fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
-	return 0;
 }
 
 static void
@@ -363,8 +325,10 @@ conn_new(struct proxy *p, int fd, const struct egr_conn_val *who, enum quota_hit
 	c->cfd = fd;
 	c->ufd = -1;
 	c->who = *who;
-	c->d[0].pipe[0] = c->d[0].pipe[1] = -1;
-	c->d[1].pipe[0] = c->d[1].pipe[1] = -1;
+	for (int i = 0; i < 2; i++) {
+		c->d[i].pipe[0] = c->d[i].pipe[1] = -1;
+		c->d[i].owner = c;
+	}
 	c->last_active = now_s();
 	event_assign(&c->cev_r, p->base, fd, EV_READ | EV_PERSIST, on_client_read, c);
 	event_assign(&c->cev_w, p->base, fd, EV_WRITE | EV_PERSIST, on_client_write, c);

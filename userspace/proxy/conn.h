@@ -41,14 +41,18 @@ typedef void (*conn_step)(struct conn *c);
  * was no faster. A pipe's pages exist only while bytes are in it. */
 #define RELAY_CHUNK (1 << 18)
 #define RELAY_WAKE  (1 << 20) /* bytes one direction moves per wake-up, at most */
-#define PIPE_POOL   64	      /* empty pipes the proxy keeps for new relays */
 
-/* One direction of the relay: bytes move src -> pipe -> dst with splice(2). */
+/* One direction of the relay: bytes move src -> pipe -> dst with splice(2).
+ * The pipe is leased from the proxy's bounded pool only while bytes move
+ * (relay.c): an idle tunnel holds its two sockets and nothing else. */
 struct relay_dir {
-	int pipe[2];   /* -1 until first used */
-	size_t inpipe; /* bytes sitting in the pipe */
-	bool eof;      /* src said EOF */
-	bool done;     /* dst shut down for writing */
+	int pipe[2];		     /* -1 while it holds none */
+	size_t inpipe;		     /* bytes sitting in the pipe */
+	bool eof;		     /* src said EOF */
+	bool done;		     /* dst shut down for writing */
+	bool waiting;		     /* in the proxy's queue for a pipe */
+	TAILQ_ENTRY(relay_dir) wait; /* that queue */
+	struct conn *owner;	     /* whose direction this is */
 };
 
 struct conn {
@@ -178,8 +182,9 @@ enum relay_step relay_move(struct conn *c, int dir, uint64_t *left);
 /* Points dir's two events (source readable, destination writable) at
  * cb(c), not yet added: relay_move() adds what it waits on. */
 void relay_arm(struct conn *c, int dir, event_callback_fn cb);
-/* Gives c->d[dir] a pipe (a pooled one if there is one); -1 with errno. */
-int conn_pipe_open(struct conn *c, int dir);
+/* Gives both directions' pipes back (an empty one to the pool, for the
+ * next in the queue) and leaves the queue: at c's close. */
+void relay_pipes_drop(struct conn *c);
 
 /* conn.c: helpers */
 /* Why c is refused (c->over), in words with the limit, for the reply. */

@@ -39,8 +39,13 @@ struct proxy {
 	int nrefusing; /* connections kept only to be refused (c->over) */
 	uint64_t next_id;
 	struct proxy_stats st;
-	int pipes[PIPE_POOL][2]; /* empty relay pipes of closed connections */
-	int npipes;
+	/* relay pipes (relay.c): at most pipes_max exist, leased to a
+	 * direction while its bytes move, else empty in the pool; directions
+	 * that found none wait in pipe_waiters, first come first served */
+	int (*pool)[2];
+	int npool, pipes_total, pipes_max;
+	uint64_t pipe_waits; /* directions that found no pipe free */
+	TAILQ_HEAD(, relay_dir) pipe_waiters;
 };
 
 /* conn.c: a connection for the accepted client fd (attributed to who, over

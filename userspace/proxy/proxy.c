@@ -339,6 +339,7 @@ proxy_new(struct event_base *base, const struct proxy_opts *o, char *errbuf, siz
 		p->opts.idle_timeout_s = PROXY_DEF_IDLE_TIMEOUT;
 	p->conns_fd = -1;
 	TAILQ_INIT(&p->conns);
+	TAILQ_INIT(&p->pipe_waiters);
 	for (int i = 0; i < 2 * PROXY_L_MAX; i++)
 		p->lfd[i] = -1;
 	p->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -380,6 +381,28 @@ open_fds(void)
 	return n - 1; /* the directory's own */
 }
 
+/* The pool of relay pipes, for at most n (relay.c leases them). */
+static int
+pipes_size(struct proxy *p, int n, char *errbuf, size_t errlen)
+{
+	int(*pool)[2];
+
+	if (p->opts.test_pipes_max > 0 && p->opts.test_pipes_max < n)
+		n = p->opts.test_pipes_max;
+	if (p->pipes_total > n || p->npool > n) {
+		snprintf(errbuf, errlen, "relay pipes: %d exist, more than %d", p->pipes_total, n);
+		return -1;
+	}
+	pool = realloc(p->pool, (size_t)n * sizeof(*pool));
+	if (!pool) {
+		snprintf(errbuf, errlen, "out of memory");
+		return -1;
+	}
+	p->pool = pool;
+	p->pipes_max = n;
+	return 0;
+}
+
 int
 proxy_size_limits(struct proxy *p, char *errbuf, size_t errlen)
 {
@@ -403,17 +426,22 @@ proxy_size_limits(struct proxy *p, char *errbuf, size_t errlen)
 	reserve = FD_RESOLVER + FD_MARGIN + p->opts.fd_reserve;
 	if (quota_size(&p->quota, nofile, open_now, reserve, &lowered, errbuf, errlen))
 		return -1;
+	if (pipes_size(p, p->quota.max_pipes, errbuf, errlen))
+		return -1;
 	if (lowered)
 		log_info("proxy: at most %d connections, not %ld: the descriptor limit is %ld (%d "
-			 "per connection, %d open, %ld kept for DNS and the resolver)",
-			 p->quota.max_conns, was, nofile, QUOTA_FDS_PER_CONN, open_now, reserve);
+			 "per connection, %d for relay pipes, %d open, %ld kept for DNS and the "
+			 "resolver)",
+			 p->quota.max_conns, was, nofile, QUOTA_FDS_PER_CONN, 2 * p->pipes_max,
+			 open_now, reserve);
 	duration_format_secs(p->opts.header_timeout_s, t[0], sizeof(t[0]));
 	duration_format_secs(p->opts.connect_timeout_s, t[1], sizeof(t[1]));
 	duration_format_secs(p->opts.response_timeout_s, t[2], sizeof(t[2]));
 	duration_format_secs(p->opts.idle_timeout_s, t[3], sizeof(t[3]));
-	log_info("proxy: at most %d connections, %d per process (descriptor limit %ld); "
-		 "timeouts: client head %s, connect %s, response %s, idle %s",
-		 p->quota.max_conns, p->quota.max_per_process, nofile, t[0], t[1], t[2], t[3]);
+	log_info("proxy: at most %d connections, %d per process, %d relay pipes (descriptor "
+		 "limit %ld); timeouts: client head %s, connect %s, response %s, idle %s",
+		 p->quota.max_conns, p->quota.max_per_process, p->pipes_max, nofile, t[0], t[1],
+		 t[2], t[3]);
 	return 0;
 }
 
@@ -468,6 +496,9 @@ proxy_free(struct proxy *p)
 
 	if (!p)
 		return;
+	if (p->pipe_waits)
+		log_info("proxy: %llu times a relay direction waited for one of the %d pipes",
+			 (unsigned long long)p->pipe_waits, p->pipes_max);
 	while ((c = TAILQ_FIRST(&p->conns)))
 		conn_close(c, "shutdown");
 	for (int i = 0; i < 2 * PROXY_L_MAX; i++) {
@@ -478,10 +509,11 @@ proxy_free(struct proxy *p)
 	}
 	if (p->rest)
 		event_free(p->rest);
-	for (int i = 0; i < p->npipes; i++) {
-		close(p->pipes[i][0]);
-		close(p->pipes[i][1]);
+	for (int i = 0; i < p->npool; i++) {
+		close(p->pool[i][0]);
+		close(p->pool[i][1]);
 	}
+	free(p->pool);
 	quota_free(&p->quota);
 	if (p->spare_fd != -1)
 		close(p->spare_fd);

@@ -49,6 +49,7 @@ struct proxy_opts {
 	/* descriptors others on the loop may need (the DNS responder's TCP
 	 * clients): left out of the connection limit */
 	int fd_reserve;
+	int test_pipes_max; /* > 0: fewer relay pipes than the budget (tests) */
 	/* 0 for the default of each; see the README's "Timeouts and limits" */
 	int max_conns;		   /* client connections at once (4096, or what fits) */
 	int max_conns_per_process; /* of them, one process's (a quarter, at least 64) */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The proxy's connection limits (see quota.h). Each connection may hold
- * QUOTA_FDS_PER_CONN descriptors: its client and upstream sockets, and a
- * pipe per direction once it relays (relay.c keeps them until the close).
- * The pool of empty pipes needs no room of its own: a pipe is made only
- * when the pool is empty, so pooled and used pipes together never exceed
- * two per open connection. Processes are few (a fork storm: thousands), so
+/* The proxy's connection limits (see quota.h). Each connection holds
+ * QUOTA_FDS_PER_CONN descriptors, its client and upstream sockets; relay
+ * pipes are leased from a pool of their own (relay.c: a direction holds
+ * one only while bytes move), budgeted here as max_pipes of two
+ * descriptors each, so the limit counts what idle tunnels really hold.
+ * Processes are few (a fork storm: thousands), so
  * a chained hash of their counts, an entry only while a process has a
  * connection open, is plenty. */
 #include <errno.h>
@@ -59,24 +59,27 @@ quota_free(struct quota *q)
 }
 
 long
-quota_fit(long nofile, long open_now, long reserve, long *refusing)
+quota_fit(long nofile, long open_now, long reserve, long *refusing, long *pipes)
 {
-	long avail = nofile - open_now - reserve, r;
+	long avail = nofile - open_now - reserve, r, np;
 
 	/* a sixteenth of the room, between 1 and QUOTA_REFUSING_MAX */
 	r = avail / QUOTA_FDS_PER_CONN / 16;
 	r = r < 1 ? 1 : r > QUOTA_REFUSING_MAX ? QUOTA_REFUSING_MAX : r;
 	*refusing = r;
-	if (avail - r < QUOTA_FDS_PER_CONN)
+	np = avail / QUOTA_PIPE_SHARE;
+	np = np < QUOTA_PIPES_MIN ? QUOTA_PIPES_MIN : np > QUOTA_PIPES_MAX ? QUOTA_PIPES_MAX : np;
+	*pipes = np;
+	if (avail - r - 2 * np < QUOTA_FDS_PER_CONN)
 		return 0;
-	return (avail - r) / QUOTA_FDS_PER_CONN;
+	return (avail - r - 2 * np) / QUOTA_FDS_PER_CONN;
 }
 
 int
 quota_size(struct quota *q, long nofile, long open_now, long reserve, bool *lowered, char *errbuf,
 	   size_t errlen)
 {
-	long refusing, fit = quota_fit(nofile, open_now, reserve, &refusing);
+	long refusing, pipes, fit = quota_fit(nofile, open_now, reserve, &refusing, &pipes);
 
 	*lowered = false;
 	if (fit < 1) {
@@ -92,13 +95,14 @@ quota_size(struct quota *q, long nofile, long open_now, long reserve, bool *lowe
 	if (q->max_conns > fit) {
 		if (q->max_explicit) {
 			snprintf(errbuf, errlen,
-				 "--max-conns %d needs %ld file descriptors (%d per connection) "
-				 "and the limit is %ld with %ld open: at most %ld connections fit; "
-				 "raise the hard limit (ulimit -Hn) or lower --max-conns",
+				 "--max-conns %d needs %ld file descriptors (%d per connection and "
+				 "%ld for relay pipes) and the limit is %ld with %ld open: at most "
+				 "%ld connections fit; raise the hard limit (ulimit -Hn) or lower "
+				 "--max-conns",
 				 q->max_conns,
 				 (long)q->max_conns * QUOTA_FDS_PER_CONN + open_now + reserve +
-					 refusing,
-				 QUOTA_FDS_PER_CONN, nofile, open_now, fit);
+					 refusing + 2 * pipes,
+				 QUOTA_FDS_PER_CONN, 2 * pipes, nofile, open_now, fit);
 			return -1;
 		}
 		q->max_conns = (int)fit;
@@ -109,6 +113,7 @@ quota_size(struct quota *q, long nofile, long open_now, long reserve, bool *lowe
 	else if (q->max_per_process > q->max_conns)
 		q->max_per_process = q->max_conns; /* never binds before the total */
 	q->max_refusing = (int)refusing;
+	q->max_pipes = (int)pipes;
 	return 0;
 }
 

@@ -13,9 +13,12 @@
 #include <sys/resource.h>
 
 #define QUOTA_DEF_MAX_CONNS   4096
-#define QUOTA_FDS_PER_CONN    6	 /* client, upstream, a pipe (two ends) per direction */
-#define QUOTA_PER_PROCESS_MIN 64 /* the default per-process limit's floor */
-#define QUOTA_REFUSING_MAX    64 /* connections kept to refuse clients in their protocol */
+#define QUOTA_FDS_PER_CONN    2	   /* client and upstream: pipes are leased (relay.c) */
+#define QUOTA_PIPE_SHARE      40   /* a pipe (two descriptors) per this many free ones */
+#define QUOTA_PIPES_MIN	      4	   /* relay pipes at the least */
+#define QUOTA_PIPES_MAX	      1024 /* and at the most: directions moving bytes at once */
+#define QUOTA_PER_PROCESS_MIN 64   /* the default per-process limit's floor */
+#define QUOTA_REFUSING_MAX    64   /* connections kept to refuse clients in their protocol */
 #define QUOTA_MAX	      1000000
 #define QUOTA_BUCKETS	      1024
 
@@ -31,6 +34,7 @@ struct quota {
 	int max_conns;			 /* in force */
 	int max_per_process;		 /* in force */
 	int max_refusing;		 /* connections kept to refuse clients, at most */
+	int max_pipes;			 /* relay pipes that may exist at once */
 	bool max_explicit;		 /* --max-conns given: an error if it does not fit */
 	bool per_explicit;		 /* --max-conns-per-process given */
 	int nconns;			 /* counted connections open */
@@ -49,8 +53,10 @@ int quota_per_process_default(int max_conns);
 /* The descriptor arithmetic, pure: with nofile descriptors, open_now of
  * them open and reserve kept for the rest of the proxy (DNS, resolver),
  * how many connections fit at QUOTA_FDS_PER_CONN each (< 1: none), beside
- * *refusing connections kept to refuse clients (one descriptor each). */
-long quota_fit(long nofile, long open_now, long reserve, long *refusing);
+ * *refusing connections kept to refuse clients (one descriptor each) and
+ * *pipes relay pipes (two each; one per QUOTA_PIPE_SHARE free descriptors,
+ * from QUOTA_PIPES_MIN to QUOTA_PIPES_MAX). */
+long quota_fit(long nofile, long open_now, long reserve, long *refusing, long *pipes);
 
 /* Sizes the limits by quota_fit(): a default max_conns above it is
  * lowered (*lowered set), an explicit one is an error (-1, errbuf says

@@ -6,7 +6,15 @@
  * from one side is passed on with shutdown(SHUT_WR) once its pipe is empty;
  * the connection closes when both directions are done. Bytes the handshake
  * already read from the client (c->in) and bytes the handler wants sent
- * upstream first (c->uout) are written before splicing starts. */
+ * upstream first (c->uout) are written before splicing starts.
+ *
+ * Pipes are leased: a direction takes one from the proxy's pool when its
+ * source is readable and gives it back, empty, when the source is drained
+ * for now (or at EOF), so an idle tunnel costs its two sockets alone. At
+ * most pipes_max pipes exist (the descriptor budget, quota.h); a direction
+ * that finds none waits in a queue, its source unread, and is woken with
+ * the next pipe given back. A pipe with bytes stays with its direction
+ * until the destination takes them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -17,6 +25,7 @@
 #include <sys/socket.h>
 
 #include "proxy/conn.h"
+#include "proxy/core.h"
 #include "lib/log.h"
 
 static int
@@ -43,6 +52,93 @@ dst_ev(struct conn *c, int dir)
 	return dir == 0 ? &c->uev_w : &c->cev_w;
 }
 
+/* Gives d a pipe: from the pool, else a new one while fewer than
+ * pipes_max exist. 0; -EAGAIN: none now, d queued (woken by pipe_put());
+ * -1 when a new one could not be made (errno). */
+static int
+pipe_get(struct proxy *p, struct relay_dir *d)
+{
+	if (p->npool) {
+		p->npool--;
+		d->pipe[0] = p->pool[p->npool][0];
+		d->pipe[1] = p->pool[p->npool][1];
+		return 0;
+	}
+	if (p->pipes_total >= p->pipes_max) {
+		if (!d->waiting) {
+			p->pipe_waits++;
+			d->waiting = true;
+			TAILQ_INSERT_TAIL(&p->pipe_waiters, d, wait);
+		}
+		return -EAGAIN;
+	}
+	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC)) {
+		if (!p->pipe_warned)
+			log_warn("proxy: cannot make a relay pipe (%d of at most %d exist): "
+				 "connections that need one are reset",
+				 p->pipes_total, p->pipes_max);
+		p->pipe_warned = true;
+		return -1;
+	}
+	fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
+	p->pipes_total++;
+	return 0;
+}
+
+/* d gives its pipe back: an empty one to the first direction waiting (woken
+ * through its source event), else to the pool; one with bytes is closed. */
+static void
+pipe_put(struct proxy *p, struct relay_dir *d)
+{
+	struct relay_dir *w;
+
+	if (d->pipe[0] == -1)
+		return;
+	if (d->inpipe) {
+		close(d->pipe[0]);
+		close(d->pipe[1]);
+		p->pipes_total--;
+	} else if ((w = TAILQ_FIRST(&p->pipe_waiters))) {
+		TAILQ_REMOVE(&p->pipe_waiters, w, wait);
+		w->waiting = false;
+		w->pipe[0] = d->pipe[0];
+		w->pipe[1] = d->pipe[1];
+		event_active(src_ev(w->owner, w == &w->owner->d[0] ? 0 : 1), EV_READ, 0);
+	} else {
+		p->pool[p->npool][0] = d->pipe[0];
+		p->pool[p->npool][1] = d->pipe[1];
+		p->npool++;
+	}
+	d->pipe[0] = d->pipe[1] = -1;
+	d->inpipe = 0;
+}
+
+void
+relay_pipes_drop(struct conn *c)
+{
+	for (int i = 0; i < 2; i++) {
+		struct relay_dir *d = &c->d[i];
+
+		if (d->waiting) {
+			TAILQ_REMOVE(&c->px->pipe_waiters, d, wait);
+			d->waiting = false;
+		}
+		pipe_put(c->px, d);
+	}
+}
+
+/* The source is read dry for now (or done): the pipe, empty, goes back. */
+static enum relay_step
+idle(struct conn *c, int dir, enum relay_step step)
+{
+	if (step == RELAY_BLOCKED)
+		event_add(src_ev(c, dir), NULL);
+	else
+		event_del(src_ev(c, dir));
+	pipe_put(c->px, &c->d[dir]);
+	return step;
+}
+
 enum relay_step
 relay_move(struct conn *c, int dir, uint64_t *left)
 {
@@ -53,11 +149,23 @@ relay_move(struct conn *c, int dir, uint64_t *left)
 	size_t want;
 	ssize_t n;
 
-	if (d->pipe[0] == -1 && conn_pipe_open(c, dir)) {
-		/* out of descriptors: a reset, so that a body that ends with
-		 * the connection is not taken for a complete one */
-		conn_abort(c, "no relay pipe");
-		return RELAY_CLOSED;
+	if (d->pipe[0] == -1) {
+		if (d->eof || (left && !*left)) {
+			event_del(dst_ev(c, dir));
+			return idle(c, dir, d->eof ? RELAY_EOF : RELAY_LIMIT);
+		}
+		switch (pipe_get(c->px, d)) {
+		case 0:
+			break;
+		case -EAGAIN:
+			event_del(src_ev(c, dir)); /* woken when a pipe is given back */
+			return RELAY_BLOCKED;
+		default:
+			/* out of descriptors: a reset, so that a body that ends
+			 * with the connection is not taken for a complete one */
+			conn_abort(c, "no relay pipe");
+			return RELAY_CLOSED;
+		}
 	}
 	for (;;) {
 		/* drain the pipe first */
@@ -81,20 +189,15 @@ relay_move(struct conn *c, int dir, uint64_t *left)
 			return RELAY_CLOSED;
 		}
 		event_del(dst_ev(c, dir));
-		if (d->eof || (left && !*left)) {
-			event_del(src_ev(c, dir));
-			return d->eof ? RELAY_EOF : RELAY_LIMIT;
-		}
-		if (!budget--) {
-			event_add(src_ev(c, dir), NULL);
-			return RELAY_BLOCKED;
-		}
+		if (d->eof || (left && !*left))
+			return idle(c, dir, d->eof ? RELAY_EOF : RELAY_LIMIT);
+		if (!budget--)
+			return idle(c, dir, RELAY_BLOCKED); /* the next in line goes first */
 		if (drained) {
 			/* the last read took less than the pipe holds: the source
 			 * is empty for now, and epoll (level-triggered) says when
 			 * it is not; no read just to hear EAGAIN */
-			event_add(src_ev(c, dir), NULL);
-			return RELAY_BLOCKED;
+			return idle(c, dir, RELAY_BLOCKED);
 		}
 		want = left && *left < RELAY_CHUNK ? (size_t)*left : RELAY_CHUNK;
 		n = splice(src_fd(c, dir), NULL, d->pipe[1], NULL, want,
@@ -112,10 +215,8 @@ relay_move(struct conn *c, int dir, uint64_t *left)
 		}
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN) {
-			event_add(src_ev(c, dir), NULL);
-			return RELAY_BLOCKED;
-		}
+		if (errno == EAGAIN)
+			return idle(c, dir, RELAY_BLOCKED);
 		if (errno == ECONNRESET || errno == EPIPE) {
 			conn_close(c, "reset");
 			return RELAY_CLOSED;
