@@ -135,7 +135,7 @@ EOF
 		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
 		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" GITHUB_PATH="$W/$tag.path" \
 		GITHUB_ENV="$W/$tag.env" RUNNER_TEMP="$W/$tag.tmp" EGR_CGROUP="$(cg_name "$tag-job")" \
-		PY="$PY" C="$C" RW="$RW" W="$W" OUTSIDE="$OUTSIDE" CGROOT="$CGROOT" \
+		PY="$PY" C="$C" RW="$RW" W="$W" OUTSIDE="$OUTSIDE" CGROOT="$CGROOT" SUITE=$$ \
 		sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$3" --regid=nogroup --init-groups -- "$1" "$2"' \
 		"$cg" "$W/$tag.bin/Runner.Worker" "$W/$tag.worker.sh" "$JU" </dev/null >"$W/$tag.worker" 2>&1 &
 	wpid=$!
@@ -257,7 +257,7 @@ rec suid_install sudo install -m 2755 /bin/true $RW/rsh3
 rec suid_overwrite sudo sh -c "cat /bin/bash >$W/suid"
 rec suid_overwrite_mode stat -c %a $W/suid
 rec fcaps sudo $PY -c "import os; os.setxattr('$W/opt/pkg.deb', 'security.capability', bytes.fromhex('0100000200200000000000000000000000000000'))"
-rec sudoers sudo sh -c "echo '#$(id -u) ALL=(ALL) NOPASSWD: ALL' >/etc/sudoers.d/zz-egr-e2e-x"
+rec sudoers sudo sh -c "echo '#$(id -u) ALL=(ALL) NOPASSWD: ALL' >/etc/sudoers.d/zz-egr-e2e-$SUITE-x"
 rec sudoers_after /usr/bin/sudo -n id -u
 rec in_run_dir sudo ls -A /run/egressctl
 rec in_kill sudo kill -TERM $DPID
@@ -390,7 +390,7 @@ test_allow() {
 rec probe sudo -n sh -c "$PY $C/rootprobe.py --egr-pid $OUTSIDE --outside $OUTSIDE --dst 198.51.100.78 --only uid,mount_cgroup2,fsopen,open_tree,newmount_proc,fspick,open_tree_attr,mount_setattr,move_mount,proc_outside_root_cgroup,bpf,unshare_net,unshare_user,nsenter,setns,insmod,delete_module,kexec,nft,ip_link,raw,packet,kill_egressctl,egressctl_mem,ptrace,pidfd_getfd,open_by_handle >$RW/allow-probe.out 2>&1"
 rec suid_chmod sudo -n sh -c "cp /bin/bash $RW/ctl-rsh && chmod 4755 $RW/ctl-rsh"
 rec suid_run sh -c "$RW/ctl-rsh -p -c 'id -u'"
-rec sudoers sudo -n sh -c "echo '# test' >/etc/sudoers.d/zz-egr-e2e-$$-ctl && rm /etc/sudoers.d/zz-egr-e2e-$$-ctl"
+rec sudoers sudo -n sh -c "echo '# test' >/etc/sudoers.d/zz-egr-e2e-$SUITE-ctl && rm /etc/sudoers.d/zz-egr-e2e-$SUITE-ctl"
 EOF
 	gh_job "$t" "INPUT_MODE=audit"
 	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
