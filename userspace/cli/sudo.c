@@ -71,8 +71,10 @@ static const struct opt sudo_opt_table[] = {
 };
 
 /* Kept from being changed by what runs inside: the sudoers rules that
- * keep the job's own sudo confined. */
-static const char *const sudo_ro_paths[] = {"/etc/sudoers", "/etc/sudoers.d", NULL};
+ * keep the job's own sudo confined, and sudo.conf, which names the file
+ * those rules are read from. */
+static const char *const sudo_ro_paths[] = {"/etc/sudoers", "/etc/sudoers.d", "/etc/sudo.conf",
+					    NULL};
 
 void
 sudo_usage(FILE *f)

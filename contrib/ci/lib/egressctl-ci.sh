@@ -414,6 +414,10 @@ egr_ci_start() {
 	allow | confined | disable) ;;
 	*) egr_ci_say "sudo '$sudo_mode': expected confined, disable or allow"; return 1 ;;
 	esac
+	if [ "$sudo_mode" != allow ] && [ "$(id -u)" = 0 ]; then
+		egr_ci_say "the job runs as root: sudo: $sudo_mode cannot keep it inside (sudo: allow)"
+		sudo_mode=allow
+	fi
 	mkdir -p "$dir" && chmod 0755 "$dir" || return 1
 	if [ -s "$dir/state" ]; then
 		egr_ci_say "egressctl is confining this job already ($dir/state)"
@@ -469,16 +473,21 @@ egr_ci_start() {
 	# root's state: what the finish trusts
 	egr_ci_root 'umask 077; printf "cgroup=%s\npid=%s\ndir=%s\n" "$2" "$3" "$4" >"$1/state"' \
 		"$sdir" "$cg" "$dpid" "$(egr_ci_abs "$dir")" || return 1
-	if [ "$sudo_mode" != allow ]; then
-		egr_ci_sudo_setup "$sdir" "$name" || return 1
+	local failed=
+	if [ "$sudo_mode" != allow ] && ! egr_ci_sudo_setup "$sdir" "$name"; then
+		failed=1
+		# the rule is gone (the sudo of the runner is back): a finish as before
+		[ -e "$(egr_ci_dropin "$name")" ] || { sudo_mode=allow; EGR_CI_TOKEN=; }
 	fi
 	# the job's: its name, and for the reader (the finish believes none of it)
 	{
 		echo "name=$name"
 		echo "cgroup=$cg"
-		echo "pid=$dpid"
 		echo "sudo=$sudo_mode"
+		echo "pid=$dpid"
 	} >"$dir/state"
+	[ -z "$failed" ] || return 1
+	EGR_SUDO=$sudo_mode
 	egr_ci_say "confining $cg (${EGR_MODE:-audit} mode); decisions in $dir/decisions.jsonl at the end"
 }
 
