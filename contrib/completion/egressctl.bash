@@ -114,9 +114,9 @@ _egressctl()
     done < <(_egressctl_options "$egr" "$cmd")
     ((${#opts[@]})) || return
 
-    # run: the first word that is neither an option nor an option's
+    # run, sudo: the first word that is neither an option nor an option's
     # argument (or the word after "--") starts CMD.
-    if [[ $cmd == run ]]; then
+    if [[ $cmd == run || $cmd == sudo ]]; then
         for ((i = 2; i < cword; i++)); do
             w=${words[i]}
             if [[ $w == -- ]]; then

@@ -595,7 +595,7 @@ test_github_planted() {
 		return 0
 	fi
 	# the runner's user may sudo (as a hosted runner's); this suite's own sudoers
-	printf 'Defaults !use_pty, !lecture, env_reset\nroot ALL=(ALL:ALL) ALL\nnobody ALL=(ALL:ALL) NOPASSWD: ALL\n' \
+	printf 'Defaults !use_pty, !lecture, env_reset\nroot ALL=(ALL:ALL) ALL\nnobody ALL=(ALL:ALL) NOPASSWD: ALL\n@includedir /etc/sudoers.d\n' \
 		>"$W/sudoers"
 	chown root:root "$W/sudoers" && chmod 0440 "$W/sudoers" && mount --bind "$W/sudoers" /etc/sudoers || {
 		fail "$t.sudoers" "cannot bind-mount sudoers"

@@ -421,13 +421,12 @@ test_seccomp_root_syscalls(void **state)
  * and JGT with constants, RET): its answer for d. An instruction it does
  * not know fails the test. */
 static uint32_t
-filter_run(const struct seccomp_data *d)
+prog_run(const struct sock_filter *f, size_t n, const struct seccomp_data *d)
 {
-	const struct sock_filter *f, *i;
-	size_t n, pc = 0;
+	const struct sock_filter *i;
+	size_t pc = 0;
 	uint32_t a = 0;
 
-	f = sandbox_seccomp_filter(&n);
 	while (pc < n) {
 		i = &f[pc++];
 		switch (i->code) {
@@ -452,6 +451,71 @@ filter_run(const struct seccomp_data *d)
 	}
 	fail_msg("the filter ends without a verdict");
 	return 0;
+}
+
+static uint32_t
+filter_run(const struct seccomp_data *d)
+{
+	size_t n;
+	const struct sock_filter *f = sandbox_seccomp_filter(&n);
+
+	return prog_run(f, n, d);
+}
+
+/* `egressctl sudo`'s second filter: what root inside must not do to a
+ * file, because the job's user outside would run it as root -- a mode with
+ * the setuid or setgid bit, set or given at creation -- is EPERM, each
+ * call with the mode where that call has it; a mode without them, a mode
+ * argument an open without O_CREAT ignores, and every other call pass. */
+static void
+test_seccomp_nosetid(void **state)
+{
+	static const struct {
+		unsigned int nr, mode_arg;
+	} modes[] = {
+		{SYS_chmod, 1}, {SYS_fchmod, 1}, {SYS_fchmodat, 2}, {452 /* fchmodat2 */, 2},
+		{SYS_creat, 1}, {SYS_mknod, 1},	 {SYS_mknodat, 2},
+	};
+	const struct sock_filter *f;
+	struct seccomp_data d;
+	size_t n, i;
+	const uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
+
+	(void)state;
+	f = sandbox_nosetid_filter(&n);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		memset(&d, 0, sizeof(d));
+		d.arch = AUDIT_ARCH_X86_64;
+		d.nr = (int)modes[i].nr;
+		d.args[modes[i].mode_arg] = 04755;
+		assert_int_equal(prog_run(f, n, &d), eperm);
+		d.args[modes[i].mode_arg] = 02755;
+		assert_int_equal(prog_run(f, n, &d), eperm);
+		d.args[modes[i].mode_arg] = 0755;
+		assert_int_equal(prog_run(f, n, &d), SECCOMP_RET_ALLOW);
+	}
+	memset(&d, 0, sizeof(d));
+	d.arch = AUDIT_ARCH_X86_64;
+	d.nr = SYS_open;
+	d.args[1] = O_WRONLY | O_CREAT;
+	d.args[2] = 04755;
+	assert_int_equal(prog_run(f, n, &d), eperm);
+	d.args[1] = O_RDONLY; /* no file made: the mode means nothing */
+	assert_int_equal(prog_run(f, n, &d), SECCOMP_RET_ALLOW);
+	d.nr = SYS_openat;
+	d.args[2] = O_TMPFILE | O_WRONLY;
+	d.args[3] = 02755;
+	assert_int_equal(prog_run(f, n, &d), eperm);
+	d.args[2] = O_DIRECTORY;
+	assert_int_equal(prog_run(f, n, &d), SECCOMP_RET_ALLOW);
+	d.args[2] = O_CREAT | O_WRONLY;
+	d.args[3] = 0644;
+	assert_int_equal(prog_run(f, n, &d), SECCOMP_RET_ALLOW);
+	d.nr = 437; /* openat2: its mode is in memory */
+	assert_int_equal(prog_run(f, n, &d), SECCOMP_RET_ERRNO | ENOSYS);
+	d.nr = SYS_write;
+	d.args[2] = 04755;
+	assert_int_equal(prog_run(f, n, &d), SECCOMP_RET_ALLOW);
 }
 
 /* Every mount call of the old and the new API that Linux 6.18 has is EPERM;
@@ -1974,6 +2038,7 @@ main(void)
 		cmocka_unit_test(test_seccomp_userns),
 		cmocka_unit_test(test_seccomp_root_syscalls),
 		cmocka_unit_test(test_seccomp_numbers),
+		cmocka_unit_test(test_seccomp_nosetid),
 		cmocka_unit_test(test_seccomp_cross_process),
 		cmocka_unit_test(test_seccomp_bpf_io_uring),
 		cmocka_unit_test(test_seccomp_tiocsti),

@@ -88,7 +88,7 @@ child_exec(const struct sandbox_user *u, const struct sandbox_term *term, int er
 			/* egressctl's read of errfd ends when CMD's exec closes the
 			 * last copy */
 			close(errfd);
-			sandbox_init(pid, env->statfd);
+			sandbox_init(pid, env->statfd, false);
 		}
 	}
 	if (!err && env->statfd >= 0)

@@ -21,6 +21,7 @@
 #include "lib/opts.h"
 #include "cli/run.h"
 #include "cli/status.h"
+#include "cli/sudo.h"
 #include "confine/target.h"
 #include "daemon/daemon.h"
 #include "kernel/loader.h" /* EGR_LINUX_* */
@@ -481,6 +482,9 @@ static const struct command commands[] = {
 	{"check", "[OPTIONS] TARGET", "judge TARGET against a policy", cmd_check, usage_check},
 	{"daemon", "[--config FILE] [--cgroup|--unit|--pid X]...",
 	 "confine running cgroups (CI runners), live reload", daemon_main, daemon_usage},
+	{"sudo", "[--user USER] -- CMD [ARG]...",
+	 "run CMD as root inside the caller's confinement (a CI job's sudo)", sudo_main,
+	 sudo_usage},
 	{"status", "[-j]", "confined cgroups, their programs and counters", status_main,
 	 status_usage},
 	{"reload", "", "make the daemon read its config and policies again", ctl_main,

@@ -55,13 +55,17 @@ cap_last_cap(void)
  * sudo (--allow-sudo), the capabilities of sudo_caps stay: a setuid-root
  * program gets those and no more. */
 static int
-drop_bounding_set(bool sudo)
+drop_bounding_set(bool sudo, bool no_setid)
 {
 	int cap, last = cap_last_cap();
+	bool keep;
 
-	for (cap = 0; cap <= last; cap++)
-		if (!(sudo && sandbox_sudo_cap(cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+	for (cap = 0; cap <= last; cap++) {
+		keep = sudo && sandbox_sudo_cap(cap) &&
+		       !(no_setid && (cap == CAP_FSETID || cap == CAP_SETFCAP));
+		if (!keep && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			return -errno;
+	}
 	return 0;
 }
 
@@ -220,7 +224,7 @@ sandbox_sudo_cap(int cap)
 }
 
 int
-privs_drop(const struct sandbox_user *u, bool sudo, const char **what)
+privs_drop(const struct sandbox_user *u, bool sudo, bool no_setid, const char **what)
 {
 	int err;
 
@@ -235,9 +239,12 @@ privs_drop(const struct sandbox_user *u, bool sudo, const char **what)
 		err = sandbox_install_seccomp();
 		if (err)
 			return err;
+		*what = "seccomp (no setuid bits)";
+		if (no_setid && (err = sandbox_install_nosetid()))
+			return err;
 	}
 	*what = "PR_CAPBSET_DROP";
-	err = drop_bounding_set(sudo);
+	err = drop_bounding_set(sudo, no_setid);
 	if (err)
 		return err;
 	*what = "PR_SET_SECUREBITS";

@@ -10,6 +10,7 @@
  * filter (privs.c, seccomp.c). Whom CMD runs as is user.c's; pid 1 of CMD's
  * PID namespace (sandbox_init) is here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "kernel/cgroup.h"
@@ -175,6 +177,23 @@ sandbox_enter(const struct sandbox_user *u, const struct sandbox_term *term, int
 	return sandbox_enter_opts(u, &o, what);
 }
 
+/* Each of paths that exists bound read-only over itself. */
+static int
+bind_ro(const char *const *paths, const char **what)
+{
+	struct stat st;
+
+	for (; paths && *paths; paths++) {
+		if (lstat(*paths, &st))
+			continue;
+		*what = *paths;
+		if (mount(*paths, *paths, NULL, MS_BIND | MS_REC, NULL) ||
+		    mount(NULL, *paths, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID, NULL))
+			return -errno;
+	}
+	return 0;
+}
+
 /* The mount namespace CMD gets: its own, private, the covers and masks
  * made in it, and with --ask its terminal. */
 static int
@@ -205,6 +224,9 @@ enter_mounts(const struct sandbox_user *u, const struct sandbox_opts *o, const c
 	if (err)
 		return err;
 	err = masks_apply(o->unix_masks, what);
+	if (err)
+		return err;
+	err = bind_ro(o->ro_paths, what);
 	if (err)
 		return err;
 	return o->term ? tty_enter(u, o->term, what) : 0;
@@ -238,18 +260,35 @@ sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *o, c
 	err = close_fds(o->keep_fd, o->keep_fd2);
 	if (err)
 		return err;
-	return privs_drop(u, o->allow_sudo, what);
+	return privs_drop(u, o->allow_sudo, o->allow_sudo && o->no_setid, what);
 }
 
 /* ---- pid 1 of the PID namespace --------------------------------------------------------- */
 
+/* With outlive, once CMD's status is out: no descriptor of the caller's
+ * kept open (a CI step's output pipe would wait for this process). */
+static void
+init_detach(int status_fd)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (status_fd >= 0)
+		close(status_fd);
+	for (int i = 0; i < 3 && fd >= 0; i++)
+		if (fd != i)
+			dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+}
+
 void
-sandbox_init(pid_t child, int status_fd)
+sandbox_init(pid_t child, int status_fd, bool outlive)
 {
 	sigset_t all;
 	siginfo_t si;
 	int status, sig;
 	pid_t p;
+	bool cmd_done = false;
 
 	/* a namespace's init gets only the signals it has handlers for (or
 	 * waits for): every one, here */
@@ -261,17 +300,22 @@ sandbox_init(pid_t child, int status_fd)
 				continue;
 			if (status_fd >= 0 && write(status_fd, &status, sizeof(status)) < 0)
 				_exit(EXIT_FAILURE);
-			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			if (!outlive)
+				_exit(WIFEXITED(status) ? WEXITSTATUS(status)
+							: 128 + WTERMSIG(status));
+			init_detach(status_fd);
+			status_fd = -1;
+			cmd_done = true;
 		}
 		if (p == -1 && errno == ECHILD)
-			_exit(EXIT_FAILURE); /* cannot be: child is ours */
+			_exit(cmd_done ? 0 : EXIT_FAILURE); /* else cannot be: child is ours */
 		sig = sigwaitinfo(&all, &si);
 		if (sig <= 0 || sig == SIGCHLD)
 			continue;
 		/* the terminal's ^C, ^\\, ^Z, hang-up reached CMD's process group
 		 * directly; what egressctl forwards (or --timeout sends) comes
 		 * from a process */
-		if (si.si_code == SI_KERNEL)
+		if (si.si_code == SI_KERNEL || cmd_done)
 			continue;
 		kill(child, sig);
 	}

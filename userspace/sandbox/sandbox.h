@@ -46,6 +46,12 @@ int sandbox_install_seccomp(void);
 struct sock_filter;
 const struct sock_filter *sandbox_seccomp_filter(size_t *len);
 
+/* `egressctl sudo`'s second filter, stacked on the first: no setuid or
+ * setgid bit set on a file (chmod and its kin, and files created with one:
+ * EPERM; openat2 ENOSYS). The filter itself for the unit tests. */
+int sandbox_install_nosetid(void);
+const struct sock_filter *sandbox_nosetid_filter(size_t *len);
+
 /* The Landlock ABI version of the running kernel (>= 1), or -errno when
  * Landlock is missing or off (-ENOSYS, -EOPNOTSUPP). */
 int sandbox_landlock_abi(void);
@@ -104,6 +110,14 @@ struct sandbox_opts {
 	 * bounding set keeps what sandbox_sudo_cap() says and uid 0 by exec
 	 * gets it (SECBIT_NOROOT off, locked). */
 	bool allow_sudo;
+	/* `egressctl sudo` (with allow_sudo): CMD is root beside a user outside
+	 * the sandbox, who must not be able to run what it leaves: no setuid or
+	 * setgid bit set (sandbox_install_nosetid) and neither CAP_FSETID nor
+	 * CAP_SETFCAP in the bounding set */
+	bool no_setid;
+	/* paths bound read-only over themselves where they exist (after the
+	 * masks), NULL-terminated; NULL none */
+	const char *const *ro_paths;
 };
 int sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *o,
 		       const char **what);
@@ -126,7 +140,10 @@ void sandbox_free_masks(char **masks);
  * reaps every process whose parent is gone, forwards the signals it gets
  * from outside (not the terminal's: those reached CMD too) to child, and
  * when child ends writes its wait status (an int) to status_fd and exits
- * (the kernel then kills what is left in the namespace). */
-__attribute__((noreturn)) void sandbox_init(pid_t child, int status_fd);
+ * (the kernel then kills what is left in the namespace). With outlive it
+ * stays instead, its stdio on /dev/null, reaping until no process is left
+ * in the namespace (what CMD started in the background, a service, lives
+ * on as it would after sudo). */
+__attribute__((noreturn)) void sandbox_init(pid_t child, int status_fd, bool outlive);
 
 #endif /* SANDBOX_H */

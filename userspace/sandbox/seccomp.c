@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <sched.h>
 #include <stddef.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -202,6 +204,52 @@ static const struct sock_filter sandbox_filter[] = {
 	RET(ALLOW),
 };
 
+/* The second filter of `egressctl sudo` (sandbox_opts.no_setid), stacked on
+ * the first: a root inside must not make a program that gives root to a
+ * process outside the sandbox -- the job's own user, which runs beside it
+ * unsandboxed, would run it and be root with every capability. So no mode
+ * with the setuid or setgid bit is set on a file: chmod, fchmod, fchmodat,
+ * fchmodat2, and a file created by open, openat, creat, mknod or mknodat
+ * with either bit. openat2 (its mode is in memory) is ENOSYS: glibc's
+ * open() does not use it. File capabilities need CAP_SETFCAP, and a write
+ * keeps a setuid bit only with CAP_FSETID: both are out of the bounding set
+ * (privs.c). Only the low half of a mode is the kernel's (umode_t). */
+#define SBX_NR_fchmodat2 452
+#define SBX_NR_openat2	 437
+#define SBX_SETID	 (S_ISUID | S_ISGID)
+#define SBX_CREATES	 (O_CREAT | 020000000) /* O_TMPFILE without O_DIRECTORY */
+/* the mode in argument m of syscall nr: refused with either bit (A: nr) */
+#define NOSETID_MODE(nr, m)                                                                        \
+	JEQ((nr), 0, 4), LD(ARG_LO(m)), JSET(SBX_SETID, 0, 1), RET(ERRNO(EPERM)), RET(ALLOW)
+/* the same when the flags in argument f create a file */
+#define NOSETID_CREAT(nr, f, m)                                                                    \
+	JEQ((nr), 0, 6), LD(ARG_LO(f)), JSET(SBX_CREATES, 0, 3), LD(ARG_LO(m)),                    \
+		JSET(SBX_SETID, 0, 1), RET(ERRNO(EPERM)), RET(ALLOW)
+
+static const struct sock_filter nosetid_filter[] = {
+	LD(offsetof(struct seccomp_data, nr)),
+	/* a mode set */
+	NOSETID_MODE(__NR_chmod, 1),
+	NOSETID_MODE(__NR_fchmod, 1),
+	NOSETID_MODE(__NR_fchmodat, 2),
+	NOSETID_MODE(SBX_NR_fchmodat2, 2),
+	/* a file made with a mode */
+	NOSETID_MODE(__NR_creat, 1),
+	NOSETID_MODE(__NR_mknod, 1),
+	NOSETID_MODE(__NR_mknodat, 2),
+	NOSETID_CREAT(__NR_open, 1, 2),
+	NOSETID_CREAT(__NR_openat, 2, 3),
+	DENY(SBX_NR_openat2, ERRNO(ENOSYS)),
+	RET(ALLOW),
+};
+
+const struct sock_filter *
+sandbox_nosetid_filter(size_t *len)
+{
+	*len = sizeof(nosetid_filter) / sizeof(nosetid_filter[0]);
+	return nosetid_filter;
+}
+
 const struct sock_filter *
 sandbox_seccomp_filter(size_t *len)
 {
@@ -209,12 +257,12 @@ sandbox_seccomp_filter(size_t *len)
 	return sandbox_filter;
 }
 
-int
-sandbox_install_seccomp(void)
+static int
+install(const struct sock_filter *f, size_t len)
 {
 	struct sock_fprog prog = {
-		.len = sizeof(sandbox_filter) / sizeof(sandbox_filter[0]),
-		.filter = (struct sock_filter *)sandbox_filter,
+		.len = (unsigned short)len,
+		.filter = (struct sock_filter *)f,
 	};
 
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
@@ -224,4 +272,16 @@ sandbox_install_seccomp(void)
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0)
 		return 0;
 	return -errno;
+}
+
+int
+sandbox_install_seccomp(void)
+{
+	return install(sandbox_filter, sizeof(sandbox_filter) / sizeof(sandbox_filter[0]));
+}
+
+int
+sandbox_install_nosetid(void)
+{
+	return install(nosetid_filter, sizeof(nosetid_filter) / sizeof(nosetid_filter[0]));
 }

@@ -36,10 +36,11 @@ int tty_enter(const struct sandbox_user *u, const struct sandbox_term *t, const 
 int masks_apply(char *const *masks, const char **what);
 
 /* The last step (privs.c): the capability bounding set (sudo_caps kept
- * with sudo), securebits, the ambient set, u's ids, no capability left,
- * then no_new_privs, Landlock and the seccomp filter (with sudo: Landlock
- * and seccomp first, while CAP_SYS_ADMIN stands in for no_new_privs, and
- * no no_new_privs). 0 or -errno, *what the step. */
-int privs_drop(const struct sandbox_user *u, bool sudo, const char **what);
+ * with sudo, less CAP_FSETID and CAP_SETFCAP with no_setid), securebits,
+ * the ambient set, u's ids, no capability left, then no_new_privs,
+ * Landlock and the seccomp filter (with sudo: Landlock and seccomp first,
+ * with no_setid the second filter too, while CAP_SYS_ADMIN stands in for
+ * no_new_privs, and no no_new_privs). 0 or -errno, *what the step. */
+int privs_drop(const struct sandbox_user *u, bool sudo, bool no_setid, const char **what);
 
 #endif /* SANDBOX_STEPS_H */

@@ -22,7 +22,22 @@ if ! egr_ci_start "$root"; then
 	echo "::error::egressctl: could not confine the job (see the lines above)"
 	exit 1
 fi
-[ -n "${GITHUB_STATE:-}" ] && printf 'dir=%s\nname=%s\n' "$EGR_DIR" "$EGR_CGROUP" >>"$GITHUB_STATE"
+# the post step gets these as STATE_*, which no other step can write; the
+# token is what lets it (and nothing else of the job) finish while the
+# job's sudo is restricted
+[ -n "${GITHUB_STATE:-}" ] && printf 'dir=%s\nname=%s\nsudo=%s\ntoken=%s\n' "$EGR_DIR" "$EGR_CGROUP" \
+	"${EGR_SUDO:-allow}" "${EGR_CI_TOKEN:-}" >>"$GITHUB_STATE"
+# later steps: `sudo` is the shim (bin/sudo), which runs CMD through
+# `egressctl sudo` (confined) or says why there is no sudo (disable)
+case ${EGR_SUDO:-allow} in
+confined | disable)
+	[ -n "${GITHUB_PATH:-}" ] && echo "$(cd "$(dirname "$0")" && pwd)/bin" >>"$GITHUB_PATH"
+	if [ -n "${GITHUB_ENV:-}" ]; then
+		echo "EGRESSCTL_SUDO=${EGR_SUDO}"
+		echo "EGRESSCTL_SUDO_PROGRAM=/run/egressctl/ci/$EGR_CGROUP/sudo"
+	fi >>"${GITHUB_ENV:-/dev/null}"
+	;;
+esac
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
 	{
 		echo "log=$EGR_DIR/decisions.jsonl"

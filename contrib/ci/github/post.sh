@@ -11,7 +11,14 @@ export EGR_DIR=${STATE_dir:-${RUNNER_TEMP:-/tmp}/egressctl}
 # $EGR_DIR/state (which they can)
 export EGR_NAME=${STATE_name:-}
 export EGR_SUMMARY=${GITHUB_STEP_SUMMARY:-}
+# what lets the finish through while the job's sudo is restricted
+export EGR_TOKEN=${STATE_token:-}
 egr_ci_finish || echo "::warning::egressctl: the summary or the policy could not be written (see above)"
+if [ "${STATE_sudo:-}" = allow ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+	w="sudo: allow: the job user kept its passwordless sudo, and root can leave confinement (move out of the cgroup, detach the programs): what the job reached may be more than this summary says. sudo: confined (block mode's default) keeps root inside"
+	echo "::warning title=egressctl sudo: allow::$w"
+	printf '\n> **egressctl warning**: %s.\n' "$w" >>"$GITHUB_STEP_SUMMARY"
+fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
 	{
 		echo "log=$EGR_DIR/decisions.jsonl"

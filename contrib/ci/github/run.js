@@ -22,11 +22,22 @@ function mode() {
   return m || e || 'audit';
 }
 
+// the job's sudo: confined (block mode's default), disable, or allow
+// (audit mode's default: there nothing is denied)
+function sudo() {
+  const s = input('sudo', mode() === 'block' ? 'confined' : 'allow');
+  if (!['confined', 'disable', 'allow'].includes(s)) {
+    throw new Error(`sudo: ${s}: expected confined, disable or allow`);
+  }
+  return s;
+}
+
 function run(script) {
   let env;
   try {
     env = Object.assign({}, process.env, {
       EGR_MODE: mode(),
+      EGR_SUDO: sudo(),
       EGR_POLICY: input('policy', ''),
       // harden-runner's allowed-endpoints (host:port ...) are allow rules too
       EGR_ALLOW: [input('allow', ''), input('allowed-endpoints', '')].join('\n'),

@@ -24,6 +24,13 @@
 #   EGR_SUMMARY    a file the markdown summary is appended to at the end
 #                  ($GITHUB_STEP_SUMMARY); it is also $EGR_DIR/summary.md
 #   EGR_DAEMON_ARGS  more options of `egressctl daemon` (word-split)
+#   EGR_SUDO       what the job user's sudo becomes until the finish (the
+#                  GitHub Action's `sudo` input): allow (unchanged, the
+#                  default here), confined (only `egressctl sudo`: CMD as
+#                  root inside the confinement) or disable (none). Either
+#                  restriction is a sudoers rule of root's, and the finish
+#                  then needs the token egr_ci_start leaves in EGR_CI_TOKEN
+#                  (given back as EGR_TOKEN): the job cannot lift it early.
 # Every function says what failed on stderr and returns non-zero.
 #
 # Root never acts on what the job can write. $EGR_DIR is the job's: root
@@ -52,8 +59,13 @@ BUILDKITE_JOB_ID BUILDKITE_BUILD_ID BUILDKITE_PIPELINE_SLUG BUILDKITE_STEP_KEY"
 
 egr_ci_say() { echo "egressctl-ci: $*" >&2; }
 
+# sudo itself, not what a job put first in PATH (the GitHub Action's own
+# shim among them, which runs commands inside confinement)
+EGR_CI_SUDO=/usr/bin/sudo
+[ -x "$EGR_CI_SUDO" ] || EGR_CI_SUDO=sudo
+
 egr_ci_sudo() {
-	if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
+	if [ "$(id -u)" = 0 ]; then "$@"; else "$EGR_CI_SUDO" -n "$@"; fi
 }
 
 # egr_ci_root SCRIPT ARGS...: the sh SCRIPT as root with ARGS as $1...,
@@ -85,6 +97,16 @@ egr_ci_ppid() {
 }
 
 egr_ci_comm() { cat "/proc/$1/comm" 2>/dev/null; }
+
+# egr_ci_starttime PID: its start time (field 22 of /proc/PID/stat): with
+# the pid, what names the process and no later one
+egr_ci_starttime() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	set -- $stat
+	echo "${20}"
+}
 
 # egr_ci_alive PID: PID runs (not a zombie); unlike kill -0, also for a
 # process of root's when the caller is not root
@@ -226,6 +248,139 @@ for p in /proc/[0-9]*; do
 done
 [ "$n" = 1 ] && echo "$pid"'
 
+# --- the job's sudo (EGR_SUDO confined or disable) ----------------------
+#
+# The job user's sudo is replaced by a sudoers rule of root's, read after
+# the runner's own (sudo takes the last rule that matches, and the file
+# sorts last in /etc/sudoers.d): no command as anyone, but two programs in
+# root's state directory, as root: `sudo` (confined only: `egressctl
+# sudo`, CMD as root inside the job's confinement) and `ci` (the finish,
+# for the one who knows the job's token: the post step, to which the
+# runner hands what the main step saved). The rule goes at the finish,
+# when the daemon stops, or when the job's root process is gone while the
+# daemon still runs (a post step that never came): the launcher below.
+
+# egr_ci_dropin NAME: the sudoers file of job NAME (sudo skips a name with
+# a dot in it: dots become _)
+egr_ci_dropin() { echo "/etc/sudoers.d/zz-egressctl-$(printf '%s' "$1" | tr . _)"; }
+
+# egr_ci_q TEXT: TEXT as one single-quoted shell word
+egr_ci_q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+
+# The daemon under a root shell that outlives it ($1 state, $2 cgroup2
+# mount, $3 the sudoers file, $4 and $5 the job's root pid and its start
+# time; the daemon's command after "--"): out of the job's cgroup into
+# <mnt>/egressctl/NAME.watch; when the daemon ends, or the job's root
+# process is gone first (the daemon is then stopped), the sudoers file goes.
+EGR_CI_ROOT_LAUNCH='set -u
+sdir=$1 mnt=$2 dropin=$3 wpid=$4 wstart=$5
+shift 6
+own=$mnt/egressctl/${sdir##*/}.watch
+mkdir -p "$own" && echo $$ >"$own/cgroup.procs" || own=
+start_of() { s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; s=${s##*) }; set -- $s; echo "${20}"; }
+"$@" &
+dpid=$!
+while kill -0 "$dpid" 2>/dev/null; do
+	if [ "$(start_of "$wpid")" != "$wstart" ]; then
+		echo "egressctl-ci: the job (process $wpid) ended without its finish: stopping the daemon" >&2
+		kill -TERM "$dpid"
+		break
+	fi
+	sleep 1
+done
+wait "$dpid"
+rc=$?
+if [ -e "$dropin" ]; then
+	rm -f -- "$dropin" && echo "egressctl-ci: $dropin removed: the job user'"'"'s sudo is as before" >&2
+fi
+if [ -n "$own" ]; then echo $$ >"$mnt/cgroup.procs" && rmdir "$own"; fi
+exit $rc'
+
+# The helper `ci` in root's state (through sudo, the token on stdin):
+# finish DIR, fetch DIR FILE, cleanup DIR. Its first lines (sdir, dropin,
+# FINISH, CHECK) are written by egr_ci_sudo_setup; the cgroup2 mount is
+# its own finding, not the caller's word.
+EGR_CI_HELPER_BODY='set -u
+IFS= read -r tok || tok=
+if [ -z "$tok" ] || [ "$tok" != "$(cat "$sdir/token" 2>/dev/null)" ]; then
+	echo "egressctl-ci: refused: only the finish of this job (its post step) may do that" >&2
+	exit 3
+fi
+mnt=$(awk '"'"'{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }'"'"' \
+	/proc/self/mountinfo | sed '"'"'s/\\040/ /g'"'"' | head -1)
+case ${1:-}:${2:-} in
+finish:/*) exec /bin/sh -c "$FINISH" egressctl-ci "$sdir" "$2" "$mnt" ;;
+fetch:/*)
+	case ${3:-} in decisions.jsonl | summary.md | summary.json | egress-policy.json) ;; *) exit 2 ;; esac
+	exec /bin/sh -c "$CHECK"'"'"'cat -- "$sdir/$3"'"'"' egressctl-ci "$sdir" "$2" "$3" ;;
+cleanup:/*)
+	rm -f -- "$dropin"
+	exec /bin/sh -c "$CHECK"'"'"'rm -rf -- "$sdir"'"'"' egressctl-ci "$sdir" "$2" ;;
+esac
+echo "egressctl-ci: usage: ci finish|fetch|cleanup DIR [FILE] (the token on stdin)" >&2
+exit 2'
+
+# The root side of the sudo setup ($1 state, $2 sudoers file, $3 the job
+# user's uid, $4 the mode; the helper's text on stdin): the token, the
+# helper, the `sudo` program (confined), the rule checked by visudo and
+# put in place under its name. Prints the token.
+EGR_CI_ROOT_SUDO='set -u
+sdir=$1 dropin=$2 uid=$3 mode=$4
+umask 077
+cat >"$sdir/ci" && chmod 0700 "$sdir/ci" || exit 1
+od -An -tx1 -N16 /dev/urandom | tr -d " \n" >"$sdir/token" || exit 1
+progs=$sdir/ci
+if [ "$mode" = confined ]; then
+	printf "#!/bin/sh\nexec %s sudo \"\$@\"\n" "$sdir/egressctl" >"$sdir/sudo" && chmod 0700 "$sdir/sudo" || exit 1
+	progs="$sdir/ci, $sdir/sudo"
+fi
+tmp=/etc/sudoers.d/.egressctl.$$
+{
+	echo "# egressctl: the sudo of uid $uid while egressctl confines its job"
+	echo "# (sudo: $mode; $sdir). Removed at the finish, or when the daemon stops."
+	echo "Defaults!$sdir/ci env_reset, !setenv"
+	[ "$mode" = confined ] && echo "Defaults!$sdir/sudo env_reset, !setenv"
+	echo "#$uid ALL=(ALL:ALL) !ALL"
+	echo "#$uid ALL=(root) NOPASSWD: $progs"
+} >"$tmp" && chmod 0440 "$tmp" || { rm -f -- "$tmp"; exit 1; }
+if ! visudo -cqf "$tmp" >&2; then
+	echo "egressctl-ci: visudo refuses the rule written for the job user:" >&2
+	cat "$tmp" >&2
+	rm -f -- "$tmp"
+	exit 1
+fi
+mv -f -- "$tmp" "$dropin" && printf "sudoers=%s\nsudo=%s\n" "$dropin" "$mode" >>"$sdir/state" || exit 1
+cat "$sdir/token"'
+
+# egr_ci_sudo_setup SDIR NAME: the job user's sudo restricted as EGR_SUDO
+# says; EGR_CI_TOKEN := the job's token. Checked as the job user: plain
+# sudo refused, the helper (and `egressctl sudo`) allowed.
+egr_ci_sudo_setup() {
+	local sdir=$1 name=$2 dropin helper
+	dropin=$(egr_ci_dropin "$name")
+	helper="#!/bin/sh
+# egressctl-ci: the finish of job $name, as root, for its post step
+sdir=$(egr_ci_q "$sdir")
+dropin=$(egr_ci_q "$dropin")
+FINISH=$(egr_ci_q "$EGR_CI_ROOT_FINISH")
+CHECK=$(egr_ci_q "$EGR_CI_ROOT_CHECK")
+$EGR_CI_HELPER_BODY"
+	EGR_CI_TOKEN=$(printf '%s\n' "$helper" | egr_ci_root "$EGR_CI_ROOT_SUDO" "$sdir" "$dropin" "$(id -u)" "$sudo_mode") &&
+		[ -n "$EGR_CI_TOKEN" ] || { egr_ci_say "cannot restrict the job user's sudo"; return 1; }
+	[ "$(id -u)" = 0 ] && return 0 # root's own sudo is not a job user's: nothing to check
+	if "$EGR_CI_SUDO" -n true 2>/dev/null; then
+		egr_ci_say "the job user still has sudo after $dropin (a rule read after it grants it): removed"
+		"$EGR_CI_SUDO" -n rm -f -- "$dropin"
+		return 1
+	fi
+	if ! "$EGR_CI_SUDO" -n -l "$sdir/ci" >/dev/null 2>&1 ||
+		{ [ "$sudo_mode" = confined ] && ! "$EGR_CI_SUDO" -n -l "$sdir/sudo" >/dev/null 2>&1; }; then
+		egr_ci_say "the job user cannot run $sdir/ci or $sdir/sudo through sudo after $dropin"
+		return 1
+	fi
+	egr_ci_say "the job user's sudo is $sudo_mode until the finish ($dropin)"
+}
+
 # egr_ci_daemon_args: the daemon's options from the settings, into the
 # array args (a policy file or text is handed to root's state on a pipe)
 egr_ci_daemon_args() {
@@ -252,9 +407,17 @@ egr_ci_daemon_args() {
 }
 
 egr_ci_start() {
-	local root=$1 bin cg dir=${EGR_DIR:?EGR_DIR is not set} name sdir v dpid
+	local root=$1 bin cg dir=${EGR_DIR:?EGR_DIR is not set} name sdir v dpid sudo_mode=${EGR_SUDO:-allow}
 	local -a args=() envs=()
 	[ -n "$root" ] || { egr_ci_say "no job process to confine"; return 1; }
+	case $sudo_mode in
+	allow | confined | disable) ;;
+	*) egr_ci_say "sudo '$sudo_mode': expected confined, disable or allow"; return 1 ;;
+	esac
+	if [ "$sudo_mode" != allow ] && [ "$(id -u)" = 0 ]; then
+		egr_ci_say "the job runs as root: sudo: $sudo_mode cannot keep it inside (sudo: allow)"
+		sudo_mode=allow
+	fi
 	mkdir -p "$dir" && chmod 0755 "$dir" || return 1
 	if [ -s "$dir/state" ]; then
 		egr_ci_say "egressctl is confining this job already ($dir/state)"
@@ -278,13 +441,20 @@ egr_ci_start() {
 	local cmd=(env -i PATH="$EGR_CI_PATH" "${envs[@]}" setsid "$sdir/egressctl" daemon
 		--cgroup "$cg" --control "$sdir/control" --log "$sdir/decisions.jsonl"
 		--summary "$sdir/summary.md" --summary-format markdown "${args[@]}")
+	if [ "$sudo_mode" != allow ]; then
+		# under a root shell that takes the sudoers rule away when the
+		# daemon ends, or the job's root process does
+		cmd=(env -i PATH="$EGR_CI_PATH" "${envs[@]}" setsid /bin/sh -c "$EGR_CI_ROOT_LAUNCH"
+			egressctl-ci "$sdir" "$(egr_ci_mount)" "$(egr_ci_dropin "$name")" "$root"
+			"$(egr_ci_starttime "$root")" -- "${cmd[@]:$((4 + ${#envs[@]}))}")
+	fi
 	# not through egr_ci_sudo: a function run in the background is a
 	# subshell (sudo passes the TERM on)
 	if [ "$(id -u)" = 0 ]; then
 		"${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
 	else
 		# shellcheck disable=SC2024 # the job user's file, opened by the job user
-		sudo -n "${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
+		"$EGR_CI_SUDO" -n "${cmd[@]}" </dev/null >>"$dir/daemon.out" 2>&1 &
 	fi
 	local spid=$!
 	for _ in $(seq 300); do
@@ -303,12 +473,21 @@ egr_ci_start() {
 	# root's state: what the finish trusts
 	egr_ci_root 'umask 077; printf "cgroup=%s\npid=%s\ndir=%s\n" "$2" "$3" "$4" >"$1/state"' \
 		"$sdir" "$cg" "$dpid" "$(egr_ci_abs "$dir")" || return 1
+	local failed=
+	if [ "$sudo_mode" != allow ] && ! egr_ci_sudo_setup "$sdir" "$name"; then
+		failed=1
+		# the rule is gone (the sudo of the runner is back): a finish as before
+		[ -e "$(egr_ci_dropin "$name")" ] || { sudo_mode=allow; EGR_CI_TOKEN=; }
+	fi
 	# the job's: its name, and for the reader (the finish believes none of it)
 	{
 		echo "name=$name"
 		echo "cgroup=$cg"
+		echo "sudo=$sudo_mode"
 		echo "pid=$dpid"
 	} >"$dir/state"
+	[ -z "$failed" ] || return 1
+	EGR_SUDO=$sudo_mode
 	egr_ci_say "confining $cg (${EGR_MODE:-audit} mode); decisions in $dir/decisions.jsonl at the end"
 }
 
@@ -362,13 +541,22 @@ else
 fi
 exit $rc'
 
+# egr_ci_helper SDIR ACTION ARGS...: root's side of the finish through
+# the job's helper, the token (EGR_TOKEN) on its stdin
+egr_ci_helper() {
+	local sdir=$1
+	shift
+	printf '%s\n' "$EGR_TOKEN" | egr_ci_sudo "$sdir/ci" "$@"
+}
+
 # egr_ci_fetch SDIR DIR FILE: root's SDIR/FILE into DIR/FILE, written by
 # the job user (a new file renamed over it: what was there, a symlink
 # too, is replaced, never followed)
 egr_ci_fetch() {
 	local tmp
 	tmp=$(mktemp "$2/.$3.XXXXXX") || return 1
-	if egr_ci_root "$EGR_CI_ROOT_CHECK"'cat -- "$sdir/$3"' "$1" "$2" "$3" >"$tmp" &&
+	if { if [ -n "${EGR_TOKEN:-}" ]; then egr_ci_helper "$1" fetch "$2" "$3"; else
+		egr_ci_root "$EGR_CI_ROOT_CHECK"'cat -- "$sdir/$3"' "$1" "$2" "$3"; fi; } >"$tmp" &&
 		chmod 0644 "$tmp" && mv -fT -- "$tmp" "$2/$3"; then
 		return 0
 	fi
@@ -388,7 +576,19 @@ egr_ci_finish() {
 	mnt=$(egr_ci_mount)
 	[ -n "$mnt" ] || { egr_ci_say "no cgroup2 hierarchy is mounted"; return 1; }
 	adir=$(egr_ci_abs "$dir")
-	egr_ci_root "$EGR_CI_ROOT_FINISH" "$sdir" "$adir" "$mnt"
+	case $(egr_ci_state sudo) in
+	confined | disable)
+		if [ -z "${EGR_TOKEN:-}" ]; then
+			egr_ci_say "the job's sudo is $(egr_ci_state sudo) until the finish, which only the post step can do (with the token the runner hands it): not finished here"
+			return 1
+		fi
+		;;
+	esac
+	if [ -n "${EGR_TOKEN:-}" ]; then
+		egr_ci_helper "$sdir" finish "$adir"
+	else
+		egr_ci_root "$EGR_CI_ROOT_FINISH" "$sdir" "$adir" "$mnt"
+	fi
 	case $? in
 	0) ;;
 	2) return 1 ;; # not this job's: leave it alone
@@ -397,7 +597,12 @@ egr_ci_finish() {
 	for f in decisions.jsonl summary.md summary.json egress-policy.json; do
 		egr_ci_fetch "$sdir" "$adir" "$f" || { egr_ci_say "cannot fetch $f from $sdir"; rc=1; }
 	done
-	egr_ci_root "$EGR_CI_ROOT_CHECK"'rm -rf -- "$sdir"' "$sdir" "$adir" || rc=1
+	if [ -n "${EGR_TOKEN:-}" ]; then
+		# the sudoers rule too: the job user's sudo is as before
+		egr_ci_helper "$sdir" cleanup "$adir" || rc=1
+	else
+		egr_ci_root "$EGR_CI_ROOT_CHECK"'rm -rf -- "$sdir"' "$sdir" "$adir" || rc=1
+	fi
 	if [ -n "${EGR_SUMMARY:-}" ] && [ -s "$dir/summary.md" ]; then
 		cat "$dir/summary.md" >>"$EGR_SUMMARY" || rc=1
 	fi

@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of the GitHub Action's `sudo` input (action.yml,
+# contrib/ci/): a job user with passwordless sudo, as a hosted runner's,
+# runs the action's main step, then steps, then its post step, with each
+# mode:
+#   confined  `sudo CMD` (the shim, contrib/ci/github/bin/sudo) runs CMD as
+#             root through `egressctl sudo` inside the job's confinement:
+#             a download from an allowed host, a denied one, /etc/hosts, a
+#             service that outlives the command, -E/-u/-s/-i, and every
+#             root escape of sudo.sh tried through it, by every route
+#             (sudo -s, su, -i, sh -c, env, chroot, nsenter), refused, with
+#             nothing at the leak sensor; plain /usr/bin/sudo refused; no
+#             setuid bit, file capability or sudoers file planted
+#   disable   no sudo at all until the post step; restored after it, and
+#             by the daemon's launcher when the post step never comes
+#   allow     (audit mode's default) unchanged: the control halves of the
+#             escapes above, and the summary's warning
+# In every mode the job user cannot read the daemon's control socket,
+# stop the daemon, finish early, or change what the post step reports.
+#
+#   tests/e2e/cisudo.sh build/egressctl    (as root; make e2e does this)
+#
+# The job user is made here (useradd egrsuPID) with a sudoers file of its
+# own, /etc/sudoers.d/egr-e2e-PID (as the runner's), both removed by name
+# at exit, as is any /etc/sudoers.d/zz-egressctl-e2e-PID-* a failure left.
+# /etc/hosts is a copy bind-mounted in this suite's mount namespace. The
+# network, names and servers are audit.sh's (audit_net.sh): a.example.test
+# 203.0.113.10 (HTTP :80), blocked.test; the leak sensor on the veth.
+
+set -u
+. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
+. "$(dirname "$0")/audit_net.sh"
+
+REPO=$(cd "$E2E_SRC/../.." && pwd)
+JU=egrsu$$		# the job user
+GH_DENIED=203.0.113.21	# what the steps' denied requests would reach
+RAW_DST=198.51.100.77	# the probes' ICMP echo from inside: never seen
+RAW_CTL=198.51.100.78	# ... and from the allow-mode control: seen
+SUDOERS=/etc/sudoers.d/egr-e2e-$$
+ESCAPES="mount_cgroup2 fsopen open_tree newmount_proc fspick open_tree_attr mount_setattr move_mount
+proc_outside_root_cgroup bpf unshare_net unshare_user nsenter setns insmod delete_module kexec nft
+ip_link raw packet kill_egressctl egressctl_mem ptrace pidfd_getfd open_by_handle"
+ROUTE_PROBES=uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft
+
+eval "cisudo_$(declare -f e2e_cleanup)"
+e2e_cleanup() {
+	local p
+	rm -f -- "$SUDOERS" /etc/sudoers.d/zz-egressctl-e2e-$$-* /etc/sudoers.d/zz-egr-e2e-$$-*
+	# what the action left running as root: daemons, launchers, the pid 1
+	# of each sudo's namespace (by the binary in its state)
+	for p in /proc/[0-9]*; do
+		case $(readlink "$p/exe" 2>/dev/null) in /run/egressctl/ci/e2e-$$-*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
+	done
+	pkill -KILL -u "$JU" 2>/dev/null
+	rm -rf /run/egressctl/ci/e2e-$$-*
+	id "$JU" >/dev/null 2>&1 && userdel "$JU" 2>/dev/null
+	mountpoint -q /etc/hosts && umount /etc/hosts
+	cisudo_e2e_cleanup
+}
+
+cisudo_setup() {
+	audit_setup || return 1
+	command -v visudo >/dev/null || { echo "no visudo"; return 1; }
+	useradd -M -N -g nogroup -d "$W/home" -s /bin/bash "$JU" || { echo "useradd $JU failed"; return 1; }
+	JUID=$(id -u "$JU")
+	# the job user's sudo, as a hosted runner's
+	printf '%s ALL=(ALL:ALL) NOPASSWD: ALL\nDefaults:%s !use_pty, !lecture\n' "$JU" "$JU" >"$W/sudoers.tmp"
+	chmod 0440 "$W/sudoers.tmp"
+	visudo -cqf "$W/sudoers.tmp" && cp "$W/sudoers.tmp" "$SUDOERS" && chmod 0440 "$SUDOERS" ||
+		{ echo "cannot install $SUDOERS"; return 1; }
+	cp /etc/hosts "$W/hosts" && chmod 0644 "$W/hosts" && mount --bind "$W/hosts" /etc/hosts ||
+		{ echo "cannot bind-mount a copy of /etc/hosts"; return 1; }
+	mkdir -m 0755 "$W/opt" "$W/www" && echo served >"$W/www/index.html"
+	# a setuid-root program of the test's own, for the write-over case
+	cp /bin/true "$W/suid" && chmod 4755 "$W/suid"
+	# a root process outside the job, for the probes' /proc attempts
+	sleep 600 &
+	OUTSIDE=$!
+	PIDS+=("$OUTSIDE")
+}
+
+tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
+
+# gh_job TAG "INPUT_X=Y ..." [POST(yes|no)]: the runner's cgroup TAG with
+# a Runner.Worker as $JU that runs: $W/TAG.before (shell text, before the
+# action), the action's main step, then, with the runner's GITHUB_PATH and
+# GITHUB_ENV applied, $W/TAG.steps, the post step (unless POST is no) and
+# $W/TAG.after. The steps' records (rec KEY CMD...) are in $W/TAG.step.
+gh_job() {
+	local tag=$1 inputs=$2 post=${3:-yes} cg f i wpid
+	cg=$(tcg "$tag")
+	mkdir -p "$cg" "$W/$tag.bin" "$W/$tag.tmp" || return 1
+	ln -sf /bin/bash "$W/$tag.bin/Runner.Worker"
+	for f in summary.md output state path env step; do : >"$W/$tag.$f"; done
+	for f in before steps after; do [ -e "$W/$tag.$f" ] || : >"$W/$tag.$f"; done
+	cat >"$W/$tag.worker.sh" <<EOF
+set -u
+STEPF=$W/$tag.step
+rec() {
+	local k=\$1 o rc
+	shift
+	o=\$("\$@" 2>&1)
+	rc=\$?
+	printf '%s rc=%s %s\n' "\$k" "\$rc" "\$(printf '%s' "\$o" | tr '\n' ' ' | head -c 800)" >>\$STEPF
+}
+. $W/$tag.before
+env $inputs INPUT_ALLOW=a.example.test INPUT_ALLOW-RUNNER=false INPUT_EGRESSCTL=$EGRESSCTL \
+	"INPUT_DAEMON-ARGS=--dns-upstream $INET_DNS" node $REPO/contrib/ci/github/main.js
+echo "main \$?" >>\$STEPF
+# what the runner does for the later steps
+while read -r p; do [ -n "\$p" ] && PATH="\$p:\$PATH"; done <\$GITHUB_PATH
+set -a
+. \$GITHUB_ENV
+set +a
+NAME=\$(sed -n 's/^name=//p' $W/$tag.tmp/egressctl/state)
+SDIR=/run/egressctl/ci/\$NAME
+DPID=\$(sed -n 's/^pid=//p' $W/$tag.tmp/egressctl/state)
+echo "DPID \$DPID" >>\$STEPF
+. $W/$tag.steps
+[ $post = yes ] || exit 0
+env \$(sed -n 's/^\([a-z]*\)=/STATE_\1=/p' \$GITHUB_STATE) node $REPO/contrib/ci/github/post.js
+echo "post \$?" >>\$STEPF
+. $W/$tag.after
+EOF
+	for f in "$W/$tag.tmp" "$W/$tag.summary.md" "$W/$tag.output" "$W/$tag.state" "$W/$tag.path" \
+		"$W/$tag.env" "$W/$tag.step"; do
+		chown "$JUID" "$f"
+	done
+	nsenter --net="$NS_SBX" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME="$W/$tag.tmp" GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID=9002 GITHUB_RUN_ATTEMPT=1 \
+		GITHUB_JOB="job-$tag" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo \
+		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
+		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" GITHUB_PATH="$W/$tag.path" \
+		GITHUB_ENV="$W/$tag.env" RUNNER_TEMP="$W/$tag.tmp" EGR_CGROUP="$(cg_name "$tag-job")" \
+		PY="$PY" C="$C" RW="$RW" W="$W" OUTSIDE="$OUTSIDE" CGROOT="$CGROOT" SUITE=$$ \
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$3" --regid=nogroup --init-groups -- "$1" "$2"' \
+		"$cg" "$W/$tag.bin/Runner.Worker" "$W/$tag.worker.sh" "$JU" </dev/null >"$W/$tag.worker" 2>&1 &
+	wpid=$!
+	PIDS+=("$wpid")
+	for i in $(seq 1500); do kill -0 "$wpid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$wpid" 2>/dev/null && { note "$tag: the worker overstayed 150 s"; kill "$wpid"; }
+	wait "$wpid" 2>/dev/null
+	note "$tag: worker: $(tr '\n' '|' <"$W/$tag.worker" | head -c 1500)"
+}
+
+# a_rec NAME TAG KEY ERE: the step's record KEY matches "KEY rc=N OUTPUT"
+# against ERE (after "KEY ")
+a_rec() {
+	local line
+	line=$(grep -m1 "^$3 rc=" "$W/$2.step")
+	if [ -z "$line" ]; then
+		fail "$1" "no record $3 in $2's steps: $(tail -c 400 "$W/$2.worker" | tr '\n' '|')"
+	elif grep -Eq -- "^$(re "$3") ($4)" <<<"$line"; then
+		ok "$1"
+	else
+		fail "$1" "$line"
+	fi
+}
+
+# probe results of FILE: R[name]=ok|errno
+declare -A R
+read_probe() {
+	local line n
+	R=()
+	while read -r line; do
+		jv "$line"
+		n=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["name"])' "$line" 2>/dev/null) || continue
+		R[$n]="$P_ok ${P_errno:-} $(printf '%s' "${P_data:-}" | head -c 120 | tr '\n' ' ')"
+	done < <(grep '^{' "$1" 2>/dev/null)
+}
+a_refused() { # a_refused NAME PROBE
+	case ${R[$2]:-missing} in
+	false*) ok "$1" ;;
+	missing) fail "$1" "no result for $2" ;;
+	*) fail "$1" "ESCAPE: it worked: ${R[$2]}" ;;
+	esac
+}
+a_worked() { # a_worked NAME PROBE (the control half)
+	[[ ${R[$2]:-} == true* ]] && ok "$1" || fail "$1" "the attempt does not work unconfined either: ${R[$2]:-missing}"
+}
+
+# the state of the action's root, tried as the job user (shell text, for
+# every mode): the control socket, the daemon, root's state, an early finish
+STATE_TRIES='rec st.ls ls $SDIR
+rec st.sock $PY -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"connected\")" $SDIR/control
+rec st.kill kill -TERM $DPID
+rec st.write sh -c "echo pid=1 >>$SDIR/state"
+rec st.finish_no_token env EGR_DIR=$RUNNER_TEMP/egressctl STATE_dir=$RUNNER_TEMP/egressctl bash $GITHUB_ACTION_PATH/contrib/ci/github/post.sh
+rec st.finish_guess sh -c "echo 00000000000000000000000000000000 | /usr/bin/sudo -n $SDIR/ci finish $RUNNER_TEMP/egressctl"
+rec st.detach /usr/bin/sudo -n $SDIR/egressctl detach --control $SDIR/control --all
+echo FORGED >$RUNNER_TEMP/egressctl/summary.md
+rec st.still_denied curl -s -o /dev/null -m 5 -w %{http_code} --resolve blocked.test:8080:'"$GH_DENIED"' http://blocked.test:8080/early
+'
+
+a_state_safe() { # a_state_safe TAG
+	local t=$1
+	a_rec "$t.state.ls" "$t" st.ls 'rc=[1-9][0-9]* .*Permission denied'
+	a_rec "$t.state.socket" "$t" st.sock 'rc=[1-9][0-9]* .*(PermissionError|Permission denied)'
+	a_rec "$t.state.kill_daemon" "$t" st.kill 'rc=[1-9][0-9]* .*(not permitted|Operation)'
+	a_rec "$t.state.write" "$t" st.write 'rc=[1-9][0-9]* .*Permission denied'
+	a_rec "$t.state.finish_without_token" "$t" st.finish_no_token 'rc=[0-9]+ .*only the post step can do'
+	a_rec "$t.state.finish_guessed_token" "$t" st.finish_guess 'rc=[1-9][0-9]* '
+	a_rec "$t.state.detach" "$t" st.detach 'rc=[1-9][0-9]* .*(not allowed|password is required)'
+	a_rec "$t.state.still_confined" "$t" st.still_denied 'rc=0 (000|403)$'
+	a_nogrep "$t.state.summary_not_forged" "$W/$t.tmp/egressctl/summary.md" FORGED
+	a_grep "$t.state.summary_real" "$W/$t.tmp/egressctl/summary.md" '^### egressctl: '
+}
+
+# ======================================================================
+# sudo: confined (block mode's default)
+# ======================================================================
+test_confined() {
+	local t=conf dropin n
+	have_egr || return 0
+	dropin=/etc/sudoers.d/zz-egressctl-$(cg_name "$t-job")
+	echo "rec ctl.sudo sudo -n id -u" >"$W/$t.before"
+	{
+		cat <<'EOF'
+rec shim command -v sudo
+rec id sudo id -u
+rec cgroup sudo cat /proc/self/cgroup
+rec cgroupfs sudo ls -A $CGROOT
+rec plain /usr/bin/sudo -n id -u
+rec plain_sh /usr/bin/sudo -n /bin/sh -c id
+rec plain_u /usr/bin/sudo -n -u nobody $SDIR/sudo -- id
+rec pkg sudo curl -s -o $W/opt/pkg.deb -w %{http_code} http://a.example.test/pool/pkg.deb
+rec pkg_owner stat -c %u $W/opt/pkg.deb
+rec hosts sh -c 'echo "203.0.113.10 svc.test" | sudo tee -a /etc/hosts'
+rec hosts_seen getent hosts svc.test
+rec svc sudo sh -c "$PY -m http.server 18080 --bind 127.0.0.1 --directory $W/www >/dev/null 2>&1 &"
+for i in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:18080/ && break; sleep 0.1; done
+rec svc_up curl -s http://127.0.0.1:18080/
+rec svc_root sh -c "ps -o uid= -p \$(pgrep -f 'http.server 18080' | head -1)"
+rec env_e sh -c 'FOO=bar sudo -E sh -c "echo [\$FOO]"'
+rec env_keep sh -c 'FOO=bar sudo --preserve-env=FOO sh -c "echo [\$FOO]"'
+rec env_reset sh -c 'FOO=bar sudo sh -c "echo [\$FOO]"'
+rec env_assign sudo BAR=baz sh -c 'echo [$BAR]'
+rec env_home sudo -H sh -c 'echo [$HOME]'
+rec user sudo -u nobody id -u
+rec unsupported sudo -b true
+rec shell_s sh -c 'echo "$PY $C/rootprobe.py --egr-pid 0 --outside $OUTSIDE --dst 198.51.100.77 --only uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft >$RW/route-s.out 2>&1" | sudo -s'
+rec shell_i sudo -i sh -c "$PY $C/rootprobe.py --egr-pid 0 --outside $OUTSIDE --dst 198.51.100.77 --only uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft >$RW/route-i.out 2>&1"
+rec su sudo su -c "$PY $C/rootprobe.py --egr-pid 0 --outside $OUTSIDE --dst 198.51.100.77 --only uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft >$RW/route-su.out 2>&1"
+rec sh_c sudo /bin/sh -c "$PY $C/rootprobe.py --egr-pid 0 --outside $OUTSIDE --dst 198.51.100.77 --only uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft >$RW/route-sh.out 2>&1"
+rec env sudo env sh -c "$PY $C/rootprobe.py --egr-pid 0 --outside $OUTSIDE --dst 198.51.100.77 --only uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft >$RW/route-env.out 2>&1"
+rec chroot sudo chroot / sh -c "$PY $C/rootprobe.py --egr-pid 0 --outside $OUTSIDE --dst 198.51.100.77 --only uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft >$RW/route-chroot.out 2>&1"
+rec nsenter sudo nsenter -t 1 -m -n -p id -u
+rec su_direct sh -c 'su -c "id -u" root </dev/null'
+rec probe sudo sh -c "$PY $C/rootprobe.py --egr-pid $DPID --outside $OUTSIDE --dst 198.51.100.77 --only uid,mount_cgroup2,fsopen,open_tree,newmount_proc,fspick,open_tree_attr,mount_setattr,move_mount,proc_outside_root_cgroup,bpf,unshare_net,unshare_user,nsenter,setns,insmod,delete_module,kexec,nft,ip_link,raw,packet,kill_egressctl,egressctl_mem,ptrace,pidfd_getfd,open_by_handle,umount_covers,proc1_root_cgroup >$RW/conf-probe.out 2>&1"
+rec suid_chmod sudo sh -c "cp /bin/bash $RW/rsh && chmod 4755 $RW/rsh"
+rec suid_run sh -c "$RW/rsh -p -c 'id -u'"
+rec suid_creat sudo $PY -c "import os; os.close(os.open('$RW/rsh2', os.O_CREAT | os.O_WRONLY, 0o4755))"
+rec suid_install sudo install -m 2755 /bin/true $RW/rsh3
+rec suid_overwrite sudo sh -c "cat /bin/bash >$W/suid"
+rec suid_overwrite_mode stat -c %a $W/suid
+rec fcaps sudo $PY -c "import os; os.setxattr('$W/opt/pkg.deb', 'security.capability', bytes.fromhex('0100000200200000000000000000000000000000'))"
+rec sudoers sudo sh -c "echo '#$(id -u) ALL=(ALL) NOPASSWD: ALL' >/etc/sudoers.d/zz-egr-e2e-$SUITE-x"
+rec sudoers_after /usr/bin/sudo -n id -u
+rec in_run_dir sudo ls -A /run/egressctl
+rec in_kill sudo kill -TERM $DPID
+rec in_state sudo sh -c "echo pid=1 >>$SDIR/state"
+EOF
+		echo "$STATE_TRIES"
+	} >"$W/$t.steps"
+	echo "rec after.sudo /usr/bin/sudo -n id -u" >"$W/$t.after"
+	local base
+	base=$(sensor_now "ip and src host 198.18.0.2 and not udp and not dst host 203.0.113.10 and not dst host 198.18.0.1")
+	gh_job "$t" "INPUT_MODE=block"
+	a_rec "$t.control.sudo_before" "$t" ctl.sudo 'rc=0 0$'
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_grep "$t.said" "$W/$t.worker" "the job user's sudo is confined until the finish"
+	a_rec "$t.shim" "$t" shim "rc=0 $(re "$REPO")/contrib/ci/github/bin/sudo"
+	a_rec "$t.root" "$t" id 'rc=0 0$'
+	a_rec "$t.same_cgroup" "$t" cgroup "rc=0 .*0::/egr-e2e-$$-$t$"
+	a_rec "$t.cgroupfs_hidden" "$t" cgroupfs 'rc=0 ?$'
+	a_rec "$t.plain_refused" "$t" plain 'rc=1 .*(not allowed|password is required)'
+	a_rec "$t.plain_sh_refused" "$t" plain_sh 'rc=1 .*(not allowed|password is required)'
+	a_rec "$t.other_user_refused" "$t" plain_u 'rc=1 .*(not allowed|password is required)'
+	a_rec "$t.pkg.allowed" "$t" pkg 'rc=0 200'
+	a_rec "$t.pkg.root_owned" "$t" pkg_owner 'rc=0 0$'
+	a_rec "$t.hosts.written" "$t" hosts 'rc=0 203\.0\.113\.10 svc\.test'
+	a_rec "$t.hosts.seen" "$t" hosts_seen 'rc=0 203\.0\.113\.10 +svc\.test'
+	a_rec "$t.service.started" "$t" svc 'rc=0 '
+	a_rec "$t.service.outlives_sudo" "$t" svc_up 'rc=0 served'
+	a_rec "$t.service.as_root" "$t" svc_root 'rc=0 +0$'
+	a_rec "$t.env.E" "$t" env_e 'rc=0 \[bar\]'
+	a_rec "$t.env.preserve" "$t" env_keep 'rc=0 \[bar\]'
+	a_rec "$t.env.reset" "$t" env_reset 'rc=0 \[\]'
+	a_rec "$t.env.assign" "$t" env_assign 'rc=0 \[baz\]'
+	a_rec "$t.env.H" "$t" env_home 'rc=0 \[/root\]'
+	a_rec "$t.user" "$t" user 'rc=0 65534$'
+	a_rec "$t.unsupported_said" "$t" unsupported 'rc=1 .*option -b is not supported'
+	# every route to a root shell lands inside
+	for n in s i su sh env chroot; do
+		read_probe "$RW/route-$n.out"
+		a_worked "$t.route.$n.is_root" uid
+		a_refused "$t.route.$n.mount_cgroup2" mount_cgroup2
+		a_refused "$t.route.$n.bpf" bpf
+		a_refused "$t.route.$n.proc_outside" proc_outside_root_cgroup
+		a_refused "$t.route.$n.unshare_net" unshare_net
+		a_refused "$t.route.$n.nft" nft
+	done
+	a_rec "$t.route.nsenter_refused" "$t" nsenter 'rc=[1-9][0-9]* .*(Operation not permitted|Permission denied)'
+	if [ "$(passwd -S root 2>/dev/null | awk '{ print $2 }')" = P ]; then
+		note "$t: root has a password here: su is a way to root the job's sudo rule does not cover"
+	else
+		a_rec "$t.route.su_without_sudo" "$t" su_direct 'rc=[1-9][0-9]* '
+	fi
+	command -v pkexec >/dev/null || note "$t: pkexec is not installed (no polkit): that route is not tried"
+	# the escapes of sudo.sh, through the job's sudo
+	read_probe "$RW/conf-probe.out"
+	a_worked "$t.escapes.is_root" uid
+	for n in $ESCAPES umount_covers proc1_root_cgroup; do a_refused "$t.escapes.$n" "$n"; done
+	sensor_none "$t.escapes.raw_not_seen" "dst host $RAW_DST"
+	# nothing planted that makes the job user root outside
+	a_rec "$t.suid.chmod_refused" "$t" suid_chmod 'rc=1 .*Operation not permitted'
+	a_rec "$t.suid.not_root" "$t" suid_run 'rc=[0-9]+ ([1-9][0-9]*|.*No such file)'
+	a_rec "$t.suid.creat_refused" "$t" suid_creat 'rc=1 .*PermissionError'
+	a_rec "$t.suid.install_refused" "$t" suid_install 'rc=1 .*Operation not permitted'
+	a_rec "$t.suid.overwrite_clears" "$t" suid_overwrite_mode 'rc=0 755$'
+	a_rec "$t.fcaps_refused" "$t" fcaps 'rc=1 .*PermissionError'
+	a_rec "$t.sudoers_refused" "$t" sudoers 'rc=[1-9][0-9]* .*Read-only'
+	a_rec "$t.sudoers_unchanged" "$t" sudoers_after 'rc=1 .*(not allowed|password is required)'
+	# root inside does not reach the action's state either
+	a_rec "$t.inside.run_dir_masked" "$t" in_run_dir 'rc=0 ?$'
+	a_rec "$t.inside.kill_daemon" "$t" in_kill 'rc=[1-9][0-9]* .*No such process'
+	a_rec "$t.inside.state" "$t" in_state 'rc=[1-9][0-9]* '
+	a_state_safe "$t"
+	sensor_none_since "$t.nothing_leaked" "$base" "ip and src host 198.18.0.2 and not udp and not dst host 203.0.113.10 and not dst host 198.18.0.1"
+	# the post step: everything back
+	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
+	a_rec "$t.restored" "$t" after.sudo 'rc=0 0$'
+	expect "$t.dropin_removed" "$dropin is left" test ! -e "$dropin"
+	expect "$t.state_removed" "root's state is left" test ! -e "/run/egressctl/ci/$(cg_name "$t-job")"
+	a_nogrep "$t.no_allow_warning" "$W/$t.summary.md" 'sudo: allow'
+}
+
+# ======================================================================
+# sudo: disable; and the sudoers rule goes when the post step never comes
+# ======================================================================
+test_disable() {
+	local t=dis dropin i
+	have_egr || return 0
+	dropin=/etc/sudoers.d/zz-egressctl-$(cg_name "$t-job")
+	echo "rec ctl.sudo sudo -n id -u" >"$W/$t.before"
+	{
+		echo 'rec shim sudo -n true'
+		echo 'rec plain /usr/bin/sudo -n true'
+		echo 'rec plain_l /usr/bin/sudo -n -l'
+		echo "$STATE_TRIES"
+	} >"$W/$t.steps"
+	echo "rec after.sudo /usr/bin/sudo -n id -u" >"$W/$t.after"
+	gh_job "$t" "INPUT_MODE=block INPUT_SUDO=disable"
+	a_rec "$t.control.sudo_before" "$t" ctl.sudo 'rc=0 0$'
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_rec "$t.shim_says" "$t" shim 'rc=1 .*no sudo in this job'
+	a_rec "$t.plain_refused" "$t" plain 'rc=1 .*(not allowed|password is required)'
+	a_state_safe "$t"
+	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
+	a_rec "$t.restored" "$t" after.sudo 'rc=0 0$'
+	expect "$t.dropin_removed" "$dropin is left" test ! -e "$dropin"
+
+	# the job ends (its Runner.Worker killed) between the main step and
+	# the post step: the daemon's launcher stops it and removes the rule
+	t=nopost
+	dropin=/etc/sudoers.d/zz-egressctl-$(cg_name "$t-job")
+	echo 'rec sudo_gone /usr/bin/sudo -n true; kill -KILL $$' >"$W/$t.steps"
+	gh_job "$t" "INPUT_MODE=block INPUT_SUDO=disable" no
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_rec "$t.sudo_gone" "$t" sudo_gone 'rc=1 '
+	for i in $(seq 100); do [ -e "$dropin" ] || break; sleep 0.1; done
+	expect "$t.dropin_removed" "$dropin is still there 10 s after the job ended" test ! -e "$dropin"
+	a_grep "$t.launcher_said" "$W/$t.tmp/egressctl/daemon.out" 'ended without its finish: stopping the daemon'
+	su -s /bin/sh -c '/usr/bin/sudo -n id -u' "$JU" >"$W/$t.after.out" 2>&1
+	a_grep "$t.restored" "$W/$t.after.out" '^0$'
+	n=$(for i in /proc/[0-9]*; do [ "$(readlink "$i/exe" 2>/dev/null)" = "/run/egressctl/ci/$(cg_name "$t-job")/egressctl" ] && echo "${i#/proc/}"; done)
+	a_eq "$t.daemon_stopped" "processes of its daemon" "${n:-none}" none
+}
+
+# ======================================================================
+# sudo: allow (audit mode's default): the control halves
+# ======================================================================
+test_allow() {
+	local t=allow n
+	have_egr || return 0
+	cat >"$W/$t.steps" <<'EOF'
+rec probe sudo -n sh -c "$PY $C/rootprobe.py --egr-pid $OUTSIDE --outside $OUTSIDE --dst 198.51.100.78 --only uid,mount_cgroup2,fsopen,open_tree,newmount_proc,fspick,open_tree_attr,mount_setattr,move_mount,proc_outside_root_cgroup,bpf,unshare_net,unshare_user,nsenter,setns,insmod,delete_module,kexec,nft,ip_link,raw,packet,kill_egressctl,egressctl_mem,ptrace,pidfd_getfd,open_by_handle >$RW/allow-probe.out 2>&1"
+rec suid_chmod sudo -n sh -c "cp /bin/bash $RW/ctl-rsh && chmod 4755 $RW/ctl-rsh"
+rec suid_run sh -c "$RW/ctl-rsh -p -c 'id -u'"
+rec sudoers sudo -n sh -c "echo '# test' >/etc/sudoers.d/zz-egr-e2e-$SUITE-ctl && rm /etc/sudoers.d/zz-egr-e2e-$SUITE-ctl"
+EOF
+	gh_job "$t" "INPUT_MODE=audit"
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_grep "$t.state.sudo_allow" "$W/$t.state" '^sudo=allow$'
+	read_probe "$RW/allow-probe.out"
+	a_worked "$t.control.is_root" uid
+	for n in $ESCAPES; do
+		case $n in
+		insmod | delete_module | kexec) [[ ${R[$n]:-} == true* ]] && ok "$t.control.$n" ||
+			fail "$t.control.$n" "${R[$n]:-missing}" ;;
+		*) a_worked "$t.control.$n" "$n" ;;
+		esac
+	done
+	sensor_saw "$t.control.raw_seen" "icmp and dst host $RAW_CTL"
+	a_rec "$t.control.suid_planted" "$t" suid_chmod 'rc=0 '
+	a_rec "$t.control.suid_gives_root" "$t" suid_run 'rc=0 0$'
+	a_rec "$t.control.sudoers_written" "$t" sudoers 'rc=0 '
+	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
+	a_grep "$t.summary.warning" "$W/$t.summary.md" 'egressctl warning.*sudo: allow: the job user kept its passwordless sudo'
+	a_grep "$t.annotation" "$W/$t.worker" '^::warning title=egressctl sudo: allow::'
+}
+
+# `egressctl sudo` itself refuses where nothing confines its cgroup
+test_unconfined() {
+	local t=uncf
+	have_egr || return 0
+	"$EGRESSCTL" sudo -- /bin/true >"$W/$t.out" 2>"$W/$t.err"
+	a_eq "$t.exit" status "$?" 125
+	a_grep "$t.said" "$W/$t.err" '^egressctl: sudo: cgroup .* is not confined by egressctl: CMD would run as root outside confinement \(refused\)$'
+}
+
+ALL_TESTS="unconfined confined disable allow"
+
+suite_main cisudo.sh cisudo_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo visudo useradd userdel chroot" "$@"
