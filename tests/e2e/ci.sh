@@ -261,6 +261,74 @@ print("ok" if ok else "priorities by (decision, host): %r" % recs)' "$W/$t.got"
 }
 
 # ======================================================================
+# --log otlp:https://: a collector behind TLS (its certificate checked
+# against --log-ca, its address against the certificate) gets the records
+# with the headers of --log-header and $OTEL_EXPORTER_OTLP_LOGS_HEADERS;
+# the token is in no line egressctl writes. A collector whose certificate
+# the CA did not sign gets nothing: the records are lost, counted, with
+# the TLS reason in the summary, and connections go on.
+# ======================================================================
+test_otlp_tls() {
+	local t=otlp_tls port=14321 bad=14322 d
+	have_egr || return 0
+	d=$W/$t.pki
+	mkdir -p "$d"
+	if ! (cd "$d" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj /CN=otlp-test-ca -keyout ca.key -out ca.pem &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=collector \
+			-keyout srv.key -out srv.csr &&
+		printf 'subjectAltName=IP:127.0.0.1\n' >ext &&
+		openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+			-extfile ext -out srv.pem &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj /CN=other-ca -keyout other.key -out other.pem) >"$W/$t.pki.log" 2>&1; then
+		fail "$t.pki" "openssl: $(tail -3 "$W/$t.pki.log" | tr '\n' '|')"
+		return
+	fi
+	chmod 0644 "$d"/*.pem
+	recv_start "$t" otlp 127.0.0.1 "$port" "$W/$t.got" --tls "$d/srv.pem" "$d/srv.key" || return 0
+	# a second apart: the first batch goes on the loop, the last at exit
+	script "$t" <<'EOF'
+cu otlp_tls.ok http://a.example.test/otlp_tls
+sleep 2
+cu otlp_tls.no http://blocked.test/otlp_tls
+EOF
+	OTEL_EXPORTER_OTLP_LOGS_HEADERS='x-team=egress%20ctl' \
+		arun "$t" --log "otlp:https://127.0.0.1:$port/v1/logs" --log-ca "$d/ca.pem" \
+		--log-header 'authorization: Bearer tok-s3cr3t-77' --allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	a_py "$t.received" '
+import json, sys
+try:
+    reqs = [json.loads(l) for l in open(sys.argv[1])]
+    recs = [r for q in reqs for rl in json.loads(q["body"])["resourceLogs"] for sl in rl["scopeLogs"] for r in sl["logRecords"]]
+except (OSError, ValueError, KeyError) as e:
+    print("what the collector got does not read: %r: %s" % (e, open(sys.argv[1]).read()[:300])); sys.exit()
+hdr = reqs[0]["headers"] if reqs else {}
+deny = [r for r in recs if json.loads(r["body"]["stringValue"]).get("decision") == "deny"]
+ok = deny and hdr.get("authorization") == "Bearer tok-s3cr3t-77" and hdr.get("x-team") == "egress ctl"
+ok = ok and len(reqs) >= 2 and all(q["headers"].get("authorization") == "Bearer tok-s3cr3t-77" for q in reqs)
+print("ok" if ok else "%d requests, headers %r, %d deny records" % (len(reqs), hdr, len(deny)))' "$W/$t.got"
+	a_nogrep "$t.token_not_said" "$W/$t.err" "tok-s3cr3t"
+	a_nogrep "$t.token_not_in_output" "$W/$t.out" "tok-s3cr3t"
+	kill "$RECV_PID" 2>/dev/null
+	# the collector's certificate from a CA that --log-ca does not name
+	recv_start "${t}_bad" otlp 127.0.0.1 "$bad" "$W/${t}_bad.got" --tls "$d/srv.pem" "$d/srv.key" || return 0
+	arun "${t}_bad" --log "otlp:https://127.0.0.1:$bad/v1/logs" --log-ca "$d/other.pem" \
+		--allow a.example.test -- /bin/sh "$W/$t.sh"
+	a_rc "$t.bad.exit" 0 "${t}_bad"
+	a_grep "$t.bad.served" "$W/${t}_bad.out" "^CODE otlp_tls\\.ok 200\$"
+	a_val "$t.bad.nothing_received" "requests the collector took" "$(grep -c . "$W/${t}_bad.got" 2>/dev/null || echo 0)" "^0\$"
+	a_grep "$t.bad.summary_says_tls" "$W/${t}_bad.err" "certificate verify failed"
+	kill "$RECV_PID" 2>/dev/null
+	# the plain-http form refuses a CA: said at start
+	arun "${t}_plain" --log "otlp:http://127.0.0.1:$bad/v1/logs" --log-ca "$d/ca.pem" \
+		--allow a.example.test -- /bin/true
+	a_rc "$t.plain_ca.refused" 125 "${t}_plain"
+}
+
+# ======================================================================
 # --log otlp:URL: OTLP/HTTP logs, JSON encoding, batched; a collector
 # that fails: counted and said in the summary, connections unharmed
 # ======================================================================
@@ -336,9 +404,9 @@ print("ok" if ok else "deny record %r; allow record %r" % (d, a))' "$W/$t.got"
 	pjv "${t}_dead" "$t.burst"
 	a_val "$t.dead.requests_served" "codes of 300 requests" "${P_codes:-}" '\{"200": 300\}'
 	a_grep "$t.dead.summary" "$W/${t}_dead.err" "^egressctl: log otlp http://127\\.0\\.0\\.1:$dead/v1/logs: 0 records sent, .*301 lost \\(no answer\\)\$"
-	# https is not spoken: refused at start
-	arun "${t}_https" --log "otlp:https://127.0.0.1:$port" --allow a.example.test -- /bin/true
-	a_rc "$t.https.refused" 125 "${t}_https"
+	# a URL of another scheme: refused at start
+	arun "${t}_ftp" --log "otlp:ftp://127.0.0.1:$port" --allow a.example.test -- /bin/true
+	a_rc "$t.ftp.refused" 125 "${t}_ftp"
 }
 
 # ======================================================================
@@ -764,6 +832,6 @@ test_github_aliases() {
 	a_grep "$t.says" "$W/$t.worker" '^::error::egressctl: mode: audit and egress-policy: block disagree'
 }
 
-ALL_TESTS="identity logs syslog journald ecs otlp summary_file nested daemon_logs github github_audit github_aliases github_planted gitlab"
+ALL_TESTS="identity logs syslog journald ecs otlp otlp_tls summary_file nested daemon_logs github github_audit github_aliases github_planted gitlab"
 
 suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo" "$@"

@@ -159,7 +159,7 @@ test_dev_full(void **state)
 	struct fixture *f = *state;
 	struct audit_stats ls;
 	char err[256], sum[1024];
-	struct audit *a = audit_open(f->base, "/dev/full", err, sizeof(err));
+	struct audit *a = audit_open(f->base, "/dev/full", NULL, err, sizeof(err));
 
 	assert_non_null(a);
 	write_n(a, 5);
@@ -197,7 +197,7 @@ test_dev_full_buffer(void **state)
 	struct fixture *f = *state;
 	struct audit_stats ls;
 	char err[256];
-	struct audit *a = audit_open(f->base, "/dev/full", err, sizeof(err));
+	struct audit *a = audit_open(f->base, "/dev/full", NULL, err, sizeof(err));
 
 	assert_non_null(a);
 	audit_set_limit(a, 1000); /* four or five lines */
@@ -247,7 +247,7 @@ test_resume(void **state)
 	int i;
 
 	snprintf(path, sizeof(path), "%s/log.jsonl", f->dir);
-	a = audit_open(f->base, path, err, sizeof(err));
+	a = audit_open(f->base, path, NULL, err, sizeof(err));
 	assert_non_null(a);
 	set_fsize(1000); /* not a multiple of a line: one is cut short */
 	write_n(a, 20);
@@ -291,7 +291,7 @@ test_cut_at_exit(void **state)
 	int in_file;
 
 	snprintf(path, sizeof(path), "%s/cut.jsonl", f->dir);
-	a = audit_open(f->base, path, err, sizeof(err));
+	a = audit_open(f->base, path, NULL, err, sizeof(err));
 	assert_non_null(a);
 	set_fsize(1000);
 	write_n(a, 20);
@@ -326,7 +326,7 @@ test_epipe(void **state)
 
 	assert_int_equal(pipe(p), 0);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
-	a = audit_open(f->base, path, err, sizeof(err));
+	a = audit_open(f->base, path, NULL, err, sizeof(err));
 	assert_non_null(a);
 	close(p[1]);
 	close(p[0]);
@@ -355,7 +355,7 @@ test_slow_reader(void **state)
 	assert_int_equal(pipe(p), 0);
 	assert_true(fcntl(p[0], F_SETPIPE_SZ, 4096) >= 0);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
-	a = audit_open(f->base, path, err, sizeof(err));
+	a = audit_open(f->base, path, NULL, err, sizeof(err));
 	assert_non_null(a);
 	close(p[1]);
 	audit_set_limit(a, 2000);

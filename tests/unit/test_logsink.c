@@ -71,13 +71,13 @@ test_fd(void **state)
 
 	(void)state;
 	snprintf(spec, sizeof(spec), "fd:%d", ro);
-	assert_null(audit_open(base, spec, err, sizeof(err)));
+	assert_null(audit_open(base, spec, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "is not open for writing"));
-	assert_null(audit_open(base, "fd:x", err, sizeof(err)));
+	assert_null(audit_open(base, "fd:x", NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "expected fd:N"));
-	assert_null(audit_open(base, "fd:999", err, sizeof(err)));
+	assert_null(audit_open(base, "fd:999", NULL, err, sizeof(err)));
 	close(ro);
-	a = audit_open(base, "fd:2", err, sizeof(err));
+	a = audit_open(base, "fd:2", NULL, err, sizeof(err));
 	assert_non_null(a);
 	audit_close(a);
 	event_base_free(base);
@@ -99,7 +99,7 @@ test_syslog(void **state)
 	unlink(sun.sun_path);
 	assert_int_equal(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
 	snprintf(spec, sizeof(spec), "syslog:%s", sun.sun_path);
-	a = audit_open(base, spec, err, sizeof(err));
+	a = audit_open(base, spec, NULL, err, sizeof(err));
 	assert_non_null(a);
 	audit_write(a, &deny);
 	n = recv(s, got, sizeof(got) - 1, MSG_DONTWAIT);
@@ -121,7 +121,7 @@ test_syslog(void **state)
 	close(s);
 	unlink(sun.sun_path);
 	/* nobody there: refused at open */
-	assert_null(audit_open(base, spec, err, sizeof(err)));
+	assert_null(audit_open(base, spec, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "cannot reach the syslog socket"));
 	event_base_free(base);
 }
@@ -130,7 +130,7 @@ static void
 test_otlp_urls(void **state)
 {
 	static const char *const bad[] = {
-		"otlp:https://127.0.0.1:4318",
+		"otlp:https://",
 		"otlp:http://",
 		"otlp:http://127.0.0.1:0",
 		"otlp:http://127.0.0.1:70000",
@@ -145,17 +145,49 @@ test_otlp_urls(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		a = audit_open(base, bad[i], err, sizeof(err));
+		a = audit_open(base, bad[i], NULL, err, sizeof(err));
 		if (a)
 			fail_msg("%s was taken", bad[i]);
 		assert_non_null(strstr(err, "--log otlp:"));
 	}
-	a = audit_open(base, "otlp:http://127.0.0.1:9", err, sizeof(err));
+	a = audit_open(base, "otlp:http://127.0.0.1:9", NULL, err, sizeof(err));
 	assert_non_null(a); /* nothing is sent before the first record */
 	audit_close(a);
-	a = audit_open(base, "otlp:http://[::1]:9/x", err, sizeof(err));
+	a = audit_open(base, "otlp:http://[::1]:9/x", NULL, err, sizeof(err));
 	assert_non_null(a);
 	audit_close(a);
+	a = audit_open(base, "otlp:https://127.0.0.1:9", NULL, err, sizeof(err));
+	assert_non_null(a);
+	audit_close(a);
+	{
+		/* headers: a bad one is refused by its name, its value never said */
+		const char *good[] = {"authorization: Bearer tok-1", "x-team:egress"};
+		const char *badname[] = {"bad header: tok-2"};
+		const char *ctrl[] = {"authorization: tok-3\x01"};
+		struct logsink_opts lo = {.headers = good, .nheaders = 2};
+
+		a = audit_open(base, "otlp:http://127.0.0.1:9", &lo, err, sizeof(err));
+		assert_non_null(a);
+		audit_close(a);
+		lo = (struct logsink_opts){.headers = badname, .nheaders = 1};
+		assert_null(audit_open(base, "otlp:http://127.0.0.1:9", &lo, err, sizeof(err)));
+		assert_non_null(strstr(err, "a header name is a token"));
+		assert_null(strstr(err, "tok-2"));
+		lo = (struct logsink_opts){.headers = ctrl, .nheaders = 1};
+		assert_null(audit_open(base, "otlp:http://127.0.0.1:9", &lo, err, sizeof(err)));
+		assert_non_null(strstr(err, "header authorization: no control characters"));
+		assert_null(strstr(err, "tok-3"));
+		/* the OTEL variable: k=v pairs, values percent-encoded */
+		setenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "x-a=1%2C2,=nokey", 1);
+		assert_null(audit_open(base, "otlp:http://127.0.0.1:9", NULL, err, sizeof(err)));
+		assert_non_null(
+			strstr(err, "OTEL_EXPORTER_OTLP_LOGS_HEADERS: expected NAME=VALUE"));
+		unsetenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS");
+		/* a CA for a plain-http collector is a mistake said out loud */
+		lo = (struct logsink_opts){.ca_file = "/etc/ssl/certs/ca-certificates.crt"};
+		assert_null(audit_open(base, "otlp:http://127.0.0.1:9", &lo, err, sizeof(err)));
+		assert_non_null(strstr(err, "--log-ca"));
+	}
 	assert_true(logsink_is_spec("syslog") && logsink_is_spec("otlp:x"));
 	assert_false(logsink_is_spec("syslogx") || logsink_is_spec("/var/log/x"));
 	event_base_free(base);
@@ -175,7 +207,7 @@ test_otlp_queue_bounded(void **state)
 	int n = LOGSINK_QUEUE + 904;
 
 	(void)state;
-	a = audit_open(base, "otlp:http://127.0.0.1:9/v1/logs", err, sizeof(err));
+	a = audit_open(base, "otlp:http://127.0.0.1:9/v1/logs", NULL, err, sizeof(err));
 	assert_non_null(a);
 	for (int i = 0; i < n; i++)
 		audit_write(a, &deny);

@@ -202,7 +202,8 @@ on_writable(evutil_socket_t fd, short what, void *arg)
 }
 
 struct audit *
-audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen)
+audit_open(struct event_base *base, const char *path, const struct logsink_opts *lo, char *errbuf,
+	   size_t errlen)
 {
 	struct audit *a = calloc(1, sizeof(*a));
 
@@ -216,7 +217,7 @@ audit_open(struct event_base *base, const char *path, char *errbuf, size_t errle
 	if (!path)
 		return a;
 	if (logsink_is_spec(path)) {
-		a->ls = logsink_open(base, path, errbuf, errlen);
+		a->ls = logsink_open(base, path, lo, errbuf, errlen);
 		if (!a->ls) {
 			free(a);
 			return NULL;

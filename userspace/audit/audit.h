@@ -31,11 +31,14 @@ struct audit;
  *                   output goes there too)
  *   fd:N            descriptor N, open for writing (its own file description,
  *                   where /proc/self/fd allows, so O_NONBLOCK stays ours)
- *   syslog[:PATH]   RFC 5424 datagrams to /dev/log or PATH (audit/logsink.h)
- *   otlp:URL        OTLP/HTTP JSON logs, batched (audit/logsink.h)
+ *   syslog[:PATH]   datagrams to /dev/log or PATH (audit/logsink.h)
+ *   otlp:URL        OTLP/HTTP(S) JSON logs, batched (audit/logsink.h), with
+ *                   the headers and CA of lo (NULL: none)
  * The writer needs an event base to drain its buffer. NULL with errbuf set
  * on failure. */
-struct audit *audit_open(struct event_base *base, const char *path, char *errbuf, size_t errlen);
+struct logsink_opts;
+struct audit *audit_open(struct event_base *base, const char *path, const struct logsink_opts *lo,
+			 char *errbuf, size_t errlen);
 void audit_set_sink(struct audit *a, audit_sink fn, void *arg);
 /* Names the cgroup of every record that has one and no names yet (the
  * pointers need to live only until fn is called again). */

@@ -20,6 +20,7 @@
 
 #include "lib/log.h"
 #include "audit/logsink.h"
+#include "audit/otlp_conn.h"
 #include "audit/record.h"
 #include "lib/clock.h"
 
@@ -53,6 +54,8 @@ struct logsink {
 	struct evhttp_connection *conn;
 	struct evhttp_request *req;
 	struct event *timer;
+	bool tls;	     /* https:// */
+	struct otlp_conn oc; /* TLS and the headers (otlp_conn.c) */
 };
 
 bool
@@ -353,18 +356,19 @@ on_response(struct evhttp_request *req, void *arg)
 {
 	struct logsink *s = arg;
 	int code = req ? evhttp_request_get_response_code(req) : 0;
+	char why[96];
+	const char *tls;
 
 	if (!s->req)
 		return; /* cancelled */
 	s->req = NULL;
+	tls = otlp_conn_error(&s->oc, why, sizeof(why)); /* asked while its connection lives */
 	if (code >= 200 && code < 300) {
 		s->sent += s->inflight;
 	} else {
-		char why[64];
-
 		if (code)
 			snprintf(why, sizeof(why), "HTTP %d", code);
-		else
+		else if (!tls)
 			snprintf(why, sizeof(why), "no answer");
 		set_err(s, why);
 		s->lost += s->inflight;
@@ -389,7 +393,7 @@ otlp_flush(struct logsink *s)
 	if (s->req || !n)
 		return;
 	if (!s->conn) {
-		s->conn = evhttp_connection_base_new(s->base, NULL, s->ip, s->port);
+		s->conn = otlp_conn_connect(&s->oc, s->base, s->ip, s->port);
 		if (!s->conn) {
 			set_err(s, "cannot make an HTTP connection");
 			s->lost += n;
@@ -414,6 +418,7 @@ otlp_flush(struct logsink *s)
 	evhttp_add_header(evhttp_request_get_output_headers(s->req), "Host", s->hosthdr);
 	evhttp_add_header(evhttp_request_get_output_headers(s->req), "Content-Type",
 			  "application/json");
+	otlp_conn_add_headers(&s->oc, evhttp_request_get_output_headers(s->req));
 	evbuffer_add_buffer(evhttp_request_get_output_buffer(s->req), b);
 	evbuffer_free(b);
 	s->inflight = n;
@@ -424,6 +429,10 @@ otlp_flush(struct logsink *s)
 		s->lost += n;
 		queue_drop_head(s, n);
 		s->inflight = 0;
+	}
+	if (s->tls) { /* a TLS connection is not opened again: one per request */
+		evhttp_connection_free_on_completion(s->conn);
+		s->conn = NULL;
 	}
 }
 
@@ -461,7 +470,7 @@ otlp_write(struct logsink *s, const struct audit_rec *r, const char *line, size_
 	}
 }
 
-/* http://HOST[:PORT][/PATH] */
+/* http[s]://HOST[:PORT][/PATH] */
 static int
 otlp_parse_url(struct logsink *s, const char *url, char *errbuf, size_t errlen)
 {
@@ -470,14 +479,10 @@ otlp_parse_url(struct logsink *s, const char *url, char *errbuf, size_t errlen)
 	char port[8] = "4318";
 	int err;
 
-	if (strncmp(url, "http://", 7)) {
-		snprintf(errbuf, errlen,
-			 "--log otlp:%s: expected http://HOST[:PORT][/PATH] (https is not "
-			 "supported: send to a local collector)",
-			 url);
-		return -EINVAL;
-	}
-	h = url + 7;
+	s->tls = !strncmp(url, "https://", 8);
+	if (!s->tls && strncmp(url, "http://", 7))
+		goto bad;
+	h = url + (s->tls ? 8 : 7);
 	if (*h == '[') {
 		end = strchr(h, ']');
 		if (!end)
@@ -522,8 +527,52 @@ otlp_parse_url(struct logsink *s, const char *url, char *errbuf, size_t errlen)
 	freeaddrinfo(ai);
 	return 0;
 bad:
-	snprintf(errbuf, errlen, "--log otlp:%s: expected http://HOST[:PORT][/PATH]", url);
+	snprintf(errbuf, errlen, "--log otlp:%s: expected http[s]://HOST[:PORT][/PATH]", url);
 	return -EINVAL;
+}
+
+/* The time a blocking POST may still take, in ms (a deadline). */
+struct post_clock {
+	struct timespec t0;
+	int ms;
+};
+
+static int
+post_left(void *arg)
+{
+	struct post_clock *pc = arg;
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return pc->ms -
+	       (int)((t1.tv_sec - pc->t0.tv_sec) * 1000 + (t1.tv_nsec - pc->t0.tv_nsec) / 1000000);
+}
+
+/* req (len bytes) on connected non-blocking fd in the clear, the answer's
+ * first bytes into resp. Returns the bytes read, or -EIO. */
+static int
+exchange_plain(int fd, const unsigned char *req, size_t len, char *resp, size_t resplen,
+	       struct post_clock *pc)
+{
+	struct pollfd pfd;
+	size_t off = 0;
+	ssize_t k;
+
+	while (off < len) {
+		pfd = (struct pollfd){.fd = fd, .events = POLLOUT};
+		if (poll(&pfd, 1, post_left(pc)) <= 0)
+			return -EIO;
+		k = send(fd, req + off, len - off, MSG_NOSIGNAL);
+		if (k <= 0 && errno != EAGAIN)
+			return -EIO;
+		if (k > 0)
+			off += (size_t)k;
+	}
+	pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+	if (poll(&pfd, 1, post_left(pc)) <= 0 || (k = recv(fd, resp, resplen - 1, 0)) <= 0)
+		return -EIO;
+	resp[k] = 0;
+	return (int)k;
 }
 
 /* One blocking POST of the first n records, within the time left (ms). */
@@ -531,20 +580,27 @@ static int
 otlp_post_blocking(struct logsink *s, unsigned int n, int ms)
 {
 	struct evbuffer *b = otlp_body(s, n);
-	char head[1024], resp[64];
+	struct post_clock pc = {.ms = ms};
+	char head[8192], resp[64];
 	struct pollfd pfd;
-	size_t blen, off = 0;
-	ssize_t k;
-	int fd, hl, code = 0;
-	struct timespec t0, t1;
+	size_t blen;
+	int fd, hl, k = -EIO, code = 0;
 
 	if (!b)
 		return -ENOMEM;
 	blen = evbuffer_get_length(b);
 	hl = snprintf(head, sizeof(head),
 		      "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
-		      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		      "Content-Length: %zu\r\nConnection: close\r\n",
 		      s->path, s->hosthdr, blen);
+	if (hl > 0 && (size_t)hl < sizeof(head))
+		hl += (int)otlp_conn_header_text(&s->oc, head + hl, sizeof(head) - (size_t)hl);
+	if (hl <= 0 || (size_t)hl + 3 > sizeof(head)) {
+		evbuffer_free(b);
+		return -E2BIG;
+	}
+	memcpy(head + hl, "\r\n", 3);
+	hl += 2;
 	evbuffer_prepend(b, head, (size_t)hl);
 	blen += (size_t)hl;
 	fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -552,50 +608,35 @@ otlp_post_blocking(struct logsink *s, unsigned int n, int ms)
 		evbuffer_free(b);
 		return -errno;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (connect(fd, (struct sockaddr *)&s->addr, s->addrlen) && errno != EINPROGRESS)
-		goto out;
-	{
+	clock_gettime(CLOCK_MONOTONIC, &pc.t0);
+	if (connect(fd, (struct sockaddr *)&s->addr, s->addrlen) == 0 || errno == EINPROGRESS) {
 		const unsigned char *p = evbuffer_pullup(b, -1);
 
-		while (off < blen) {
-			pfd = (struct pollfd){.fd = fd, .events = POLLOUT};
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			if (poll(&pfd, 1,
-				 ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
-					    (t1.tv_nsec - t0.tv_nsec) / 1000000)) <= 0)
-				goto out;
-			k = send(fd, p + off, blen - off, MSG_NOSIGNAL);
-			if (k <= 0 && errno != EAGAIN)
-				goto out;
-			if (k > 0)
-				off += (size_t)k;
-		}
+		pfd = (struct pollfd){.fd = fd, .events = POLLOUT};
+		if (poll(&pfd, 1, post_left(&pc)) > 0)
+			k = s->tls ? otlp_conn_exchange_tls(&s->oc, fd, p, blen, resp, sizeof(resp),
+							    post_left, &pc)
+				   : exchange_plain(fd, p, blen, resp, sizeof(resp), &pc);
 	}
-	pfd = (struct pollfd){.fd = fd, .events = POLLIN};
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (poll(&pfd, 1,
-		 ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000)) >
-		    0 &&
-	    (k = recv(fd, resp, sizeof(resp) - 1, 0)) > 12) {
-		resp[k] = 0;
-		if (!strncmp(resp, "HTTP/1.", 7))
-			code = atoi(resp + 9);
-	}
-out:
+	if (k > 12 && !strncmp(resp, "HTTP/1.", 7))
+		code = atoi(resp + 9);
 	close(fd);
 	evbuffer_free(b);
 	if (code >= 200 && code < 300)
 		return 0;
-	if (code)
+	if (code) {
 		snprintf(s->last_err, sizeof(s->last_err), "HTTP %d", code);
-	else
-		set_err(s, "no answer");
+	} else {
+		char why[96];
+
+		set_err(s, otlp_conn_error(&s->oc, why, sizeof(why)) ? why : "no answer");
+	}
 	return -EIO;
 }
 
 struct logsink *
-logsink_open(struct event_base *base, const char *spec, char *errbuf, size_t errlen)
+logsink_open(struct event_base *base, const char *spec, const struct logsink_opts *o, char *errbuf,
+	     size_t errlen)
 {
 	struct logsink *s = calloc(1, sizeof(*s));
 
@@ -629,6 +670,11 @@ logsink_open(struct event_base *base, const char *spec, char *errbuf, size_t err
 	}
 	s->kind = SINK_OTLP;
 	if (otlp_parse_url(s, spec + 5, errbuf, errlen)) {
+		free(s);
+		return NULL;
+	}
+	if (otlp_conn_init(&s->oc, s->tls, s->host, o, errbuf, errlen)) {
+		otlp_conn_free(&s->oc);
 		free(s);
 		return NULL;
 	}
@@ -681,6 +727,7 @@ logsink_finish(struct logsink *s)
 		struct evhttp_request *req = s->req;
 
 		s->req = NULL;
+		s->oc.bev = NULL; /* its connection goes with it */
 		evhttp_cancel_request(req);
 		s->inflight = 0;
 	}
@@ -711,6 +758,7 @@ logsink_free(struct logsink *s)
 		struct evhttp_request *req = s->req;
 
 		s->req = NULL;
+		s->oc.bev = NULL;
 		evhttp_cancel_request(req);
 	}
 	if (s->conn)
@@ -719,6 +767,7 @@ logsink_free(struct logsink *s)
 		event_free(s->timer);
 	queue_drop_head(s, s->qlen);
 	free(s->resource);
+	otlp_conn_free(&s->oc);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Where the decision log goes besides a file or a descriptor (audit.c):
- *   syslog[:PATH]  one RFC 5424 message per record, a datagram to the local
- *                  syslog socket (/dev/log, or PATH), the record's JSON as
- *                  MSG; facility daemon, severity by decision
+ *   syslog[:PATH]  one message per record, a datagram to the local syslog
+ *                  socket (/dev/log, or PATH) framed as journald and rsyslog
+ *                  read it, the record's JSON as MSG; facility daemon,
+ *                  severity by decision
  *   otlp:URL       OTLP/HTTP logs with the JSON encoding, POSTed to URL
- *                  (http://HOST[:PORT][/PATH]; 4318 and /v1/logs by default)
+ *                  (http[s]://HOST[:PORT][/PATH]; 4318 and /v1/logs by
+ *                  default; headers and the CA as struct logsink_opts say)
  *                  in batches: one request at a time, at most
  *                  LOGSINK_BATCH records each, sent when that many wait or
  *                  a second after the first; LOGSINK_QUEUE records wait at
@@ -30,10 +32,17 @@ struct logsink;
 /* Is spec one of the forms above ("syslog", "syslog:/PATH", "otlp:...")? */
 bool logsink_is_spec(const char *spec);
 
+/* What an OTLP sink's requests carry besides the records. */
+struct logsink_opts {
+	const char *const *headers; /* "Name: value" (--log-header) */
+	int nheaders;
+	const char *ca_file; /* https: the collector's CA (NULL: the system's) */
+};
+
 /* Opens the sink spec names (OTLP's resource attributes are
- * audit_identity()'s, record.h). NULL with errbuf set. */
-struct logsink *logsink_open(struct event_base *base, const char *spec, char *errbuf,
-			     size_t errlen);
+ * audit_identity()'s, record.h); o may be NULL. NULL with errbuf set. */
+struct logsink *logsink_open(struct event_base *base, const char *spec,
+			     const struct logsink_opts *o, char *errbuf, size_t errlen);
 
 /* One record: r for its severity and attributes, line its JSON (as the
  * decision log has it), time_ms its time. */

@@ -46,6 +46,25 @@ set_summary_format(void *dst, const struct opt *o, const char *arg, char *err, s
 }
 
 static int
+add_log_header(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	size_t max = sizeof(t->log_headers) / sizeof(t->log_headers[0]);
+
+	(void)o;
+	if ((size_t)t->nlog_headers == max) {
+		snprintf(err, errlen, "at most %zu", max);
+		return -EINVAL;
+	}
+	if (!strchr(arg, ':')) {
+		snprintf(err, errlen, "expected NAME: VALUE"); /* not the value: a token */
+		return -EINVAL;
+	}
+	t->log_headers[t->nlog_headers++] = arg;
+	return 0;
+}
+
+static int
 set_log_format(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
 {
 	struct target_opts *t = dst;
@@ -117,8 +136,16 @@ const struct opt target_opt_table[] = {
 	 "with pid, command, cgroup, run id, host, CI job) to\n"
 	 "FILE (opened anew on SIGUSR1; the daemon: SIGHUP),\n"
 	 "fd:N, syslog[:PATH] (to /dev/log, as journald reads it),\n"
-	 "otlp:http://HOST:PORT/v1/logs (OTLP/HTTP JSON), or\n"
+	 "otlp:http[s]://HOST:PORT/v1/logs (OTLP/HTTP JSON), or\n"
 	 "- (the daemon's stdout; run: use fd:N)"},
+	{"log-header", 0, OPT_T_CALL, 0, "'NAME: VALUE'",
+	 "a header of every OTLP request (repeatable; a token\n"
+	 "is better in $OTEL_EXPORTER_OTLP_HEADERS, which\n"
+	 "other users cannot read in the process list)",
+	 .call = add_log_header},
+	{"log-ca", 0, OPT_T_STR, TO(log_ca), "FILE",
+	 "an https:// OTLP collector's CA (default: the\n"
+	 "system's certificates)"},
 	{"log-format", 0, OPT_T_CALL, 0, "F",
 	 "the form of --log's lines: json (egressctl's, the\n"
 	 "default) or ecs (Elastic Common Schema field names)",

@@ -26,13 +26,16 @@ struct target_opts {
 	const char *policy_file;
 	const char *log_file;
 	const char *dns_upstream;
-	const char *suggest_policy; /* write the policy that allows what was done */
-	const char *summary_file;   /* --summary: the summary appended at exit / detach */
-	int summary_format;	    /* --summary-format: enum summary_format */
-	int log_format;		    /* --log-format: enum audit_fmt */
-	uint16_t tproxy_port;	    /* an outside transparent listener instead of ours */
-	uint16_t dns_port;	    /* an outside DNS listener instead of ours */
-	uint16_t proxy_ports[2];    /* extra listeners CMD may reach */
+	const char *suggest_policy;  /* write the policy that allows what was done */
+	const char *summary_file;    /* --summary: the summary appended at exit / detach */
+	int summary_format;	     /* --summary-format: enum summary_format */
+	int log_format;		     /* --log-format: enum audit_fmt */
+	const char *log_headers[16]; /* --log-header "Name: value" (OTLP) */
+	int nlog_headers;
+	const char *log_ca;	 /* --log-ca: the OTLP collector's CA */
+	uint16_t tproxy_port;	 /* an outside transparent listener instead of ours */
+	uint16_t dns_port;	 /* an outside DNS listener instead of ours */
+	uint16_t proxy_ports[2]; /* extra listeners CMD may reach */
 	int nproxy;
 	bool audit;		  /* record what would be denied, deny nothing */
 	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */

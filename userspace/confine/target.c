@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "audit/audit.h"
+#include "audit/logsink.h"
 #include "dns/resolver.h"
 #include "dns/responder.h"
 #include "kernel/existing.h"
@@ -129,7 +130,19 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 		snprintf(errbuf, errlen, "out of memory");
 		goto fail;
 	}
-	t->audit = audit_open(base, o->log_file, errbuf, errlen);
+	{
+		struct logsink_opts lo = {.headers = o->log_headers,
+					  .nheaders = o->nlog_headers,
+					  .ca_file = o->log_ca};
+
+		if ((o->nlog_headers || o->log_ca) &&
+		    (!o->log_file || strncmp(o->log_file, "otlp:", 5))) {
+			snprintf(errbuf, errlen,
+				 "--log-header and --log-ca go with --log otlp:URL");
+			goto fail;
+		}
+		t->audit = audit_open(base, o->log_file, &lo, errbuf, errlen);
+	}
 	if (!t->audit)
 		goto fail;
 	audit_set_sink(t->audit, target_on_decision, t);

@@ -3,8 +3,9 @@
 """Receivers for the decision log's sinks (tests/e2e/ci.sh), standard
 library only, on loopback or a unix socket path only.
 
-  logrecv.py otlp ADDR PORT OUT [--status N]   OTLP/HTTP: each POST's body
-      (one JSON document) as a line of OUT; answers N (200)
+  logrecv.py otlp ADDR PORT OUT [--status N] [--tls CERT KEY]
+      OTLP/HTTP(S): each POST's body (one JSON document) and headers as a
+      line of OUT; answers N (200); with --tls, over TLS with CERT and KEY
   logrecv.py syslog PATH OUT                   unix datagrams: each one a
       line of OUT (JSON-escaped, so a line is one datagram)
 
@@ -13,16 +14,18 @@ import http.server
 import json
 import os
 import socket
+import ssl
 import sys
 
 
-def otlp(addr, port, out, status):
+def otlp(addr, port, out, status, tls):
     class H(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
             n = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(n)
             with open(out, "a") as f:
                 f.write(json.dumps({"path": self.path, "type": self.headers.get("Content-Type"),
+                                    "headers": {k.lower(): v for k, v in self.headers.items()},
                                     "body": body.decode("utf-8", "replace")}) + "\n")
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -34,6 +37,10 @@ def otlp(addr, port, out, status):
             pass
 
     srv = http.server.HTTPServer((addr, port), H)
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(tls[0], tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print("READY", flush=True)
     srv.serve_forever()
 
@@ -55,10 +62,13 @@ def syslog(path, out):
 
 def main():
     if sys.argv[1] == "otlp":
-        status = 200
+        status, tls = 200, None
         if "--status" in sys.argv:
             status = int(sys.argv[sys.argv.index("--status") + 1])
-        otlp(sys.argv[2], int(sys.argv[3]), sys.argv[4], status)
+        if "--tls" in sys.argv:
+            i = sys.argv.index("--tls")
+            tls = (sys.argv[i + 1], sys.argv[i + 2])
+        otlp(sys.argv[2], int(sys.argv[3]), sys.argv[4], status, tls)
     elif sys.argv[1] == "syslog":
         syslog(sys.argv[2], sys.argv[3])
     else:
