@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 13 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 14 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -70,6 +70,7 @@ enum egr_reason {
 				  * (encapsulated, re-routed) */
 	EGR_R_TUNNEL = 37,	 /* another network namespace's packet leaving through a
 				  * device that wraps it for another host (skb.c) */
+	EGR_R_NO_PORT = 38,	 /* TCP to a port no allow rule names (egr_ports) */
 	EGR_R_MAX,
 };
 
@@ -176,6 +177,19 @@ struct egr_sk_orig {
 	__u32 pad3;		 /* always zero */
 };
 _Static_assert(sizeof(struct egr_sk_orig) == 144, "egr_sk_orig layout");
+
+/* Map egr_ports (array, one entry): the TCP ports some allow rule names,
+ * one bit each (port p: bits[p / 64] bit p % 64). While enforce is set, a
+ * TCP connect that would go to the transparent listener on a port without
+ * its bit is refused at connect() (EGR_R_NO_PORT): no rule could allow it,
+ * and a probe (nc -z) would otherwise take the port for open. enforce is
+ * 0 while any port may be allowed: a rule without a port, --ask, audit. */
+#define EGR_PORT_WORDS 1024
+struct egr_ports {
+	__u64 enforce;
+	__u64 bits[EGR_PORT_WORDS];
+};
+_Static_assert(sizeof(struct egr_ports) == 8200, "egr_ports layout");
 
 /* Map egr_fast (hash): approved direct targets, and explicit loopback allows. */
 struct egr_fast_key {

@@ -69,6 +69,19 @@ decide_local(struct decision *d, int err)
 	d->err = err;
 }
 
+/* Does no allow rule name TCP port port (network order)? Only while the
+ * policy's rules all name their ports (egr_ports.enforce). */
+static __always_inline bool
+port_unnamed(__be16 port)
+{
+	__u32 k = 0, p = bpf_ntohs(port);
+	struct egr_ports *v = bpf_map_lookup_elem(&egr_ports, &k);
+
+	if (!v || !v->enforce)
+		return false;
+	return !((v->bits[(p >> 6) & (EGR_PORT_WORDS - 1)] >> (p & 63)) & 1);
+}
+
 /* TCP to an IPv4 destination (plain or v4-mapped); lip: where the
  * listeners are for the socket's network namespace (listen_ip4). In
  * another namespace 127.0.0.1 is its own loopback, nothing of ours. */
@@ -105,7 +118,9 @@ decide_tcp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 		d->skflags = EGR_SK_DIRECT | EGR_SK_VERIFY;
 		return;
 	}
-	if (tproxy_port)
+	if (port_unnamed(port))
+		decide_deny(d, EGR_R_NO_PORT, ECONNREFUSED);
+	else if (tproxy_port)
 		decide_redirect(d, lip, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED,
 				ECONNREFUSED);
 	else
@@ -180,6 +195,8 @@ decide6_on(const __be32 *dst, __be16 port, __u8 proto, int lip6, struct decision
 		d->verdict = EGR_V_ALLOW;
 		d->reason = EGR_R_KVERIFY;
 		d->skflags = EGR_SK_DIRECT | EGR_SK_VERIFY;
+	} else if (port_unnamed(port)) {
+		decide_deny(d, EGR_R_NO_PORT, err);
 	} else if (tproxy_port) {
 		decide_redirect6(d, lip6, tproxy_port, EGR_R_TRANSPARENT, EGR_SK_REDIRECTED, err);
 	} else {

@@ -16,6 +16,14 @@ struct {
 	__type(value, struct egr_conn_val);
 } egr_conns SEC(".maps");
 
+/* The TCP ports some allow rule names (include/egress_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct egr_ports);
+} egr_ports SEC(".maps");
+
 /* Approved direct targets (fast path) and explicit loopback allows. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

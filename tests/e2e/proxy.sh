@@ -443,6 +443,36 @@ EOF
 	sensor_none "$t.sensor" "dst host $A_D4"
 }
 
+# When every allow rule names its port, a connect to any other port cannot
+# be allowed whatever the stream says: it is refused at connect() (a
+# probe sees the port closed), logged with the reason; one to a named port
+# still reaches the proxy. In audit mode nothing is refused.
+test_port_refused() {
+	local t=port_refused probe
+	probe="$PY -c 'import socket,sys
+try:
+    socket.create_connection((sys.argv[1], int(sys.argv[2])), 5).close(); print(sys.argv[3], \"open\")
+except ConnectionRefusedError:
+    print(sys.argv[3], \"refused\")'"
+	script "$t" <<EOF
+$probe $A_D4 8081 $t.unnamed
+$probe $A_D4 443 $t.named
+cu $t.tls --noproxy '*' -k https://allowed.test/$t.tls
+EOF
+	prun "$t" --allow allowed.test:443 --dns-port "$SBX_DNS_PORT" -- /bin/sh "$W/$t.sh"
+	a_rc "$t.exit" 0 "$t"
+	a_grep "$t.unnamed.refused" "$W/$t.out" "^$t\\.unnamed refused\$"
+	a_grep "$t.named.reaches_proxy" "$W/$t.out" "^$t\\.named open\$"
+	a_cu "$t.tls.curl" "$t" "$t.tls" "code=200 connect=000 rc=0"
+	a_jlog "$t.log" "$W/$t.jlog" decision=deny source=bpf port=8081 "reason=no rule allows this port \\(refused at connect\\)"
+	sensor_none "$t.sensor" "dst host $A_D4"
+	script "$t.audit" <<EOF
+$probe $A_D4 8081 $t.audit.unnamed
+EOF
+	prun "$t.audit" --audit --allow allowed.test:443 --dns-port "$SBX_DNS_PORT" -- /bin/sh "$W/$t.audit.sh"
+	a_grep "$t.audit.not_refused" "$W/$t.audit.out" "^$t\\.audit\\.unnamed open\$"
+}
+
 # ======================================================================
 # 5. node's built-in fetch ignores the proxy variables: transparent path
 # ======================================================================
@@ -1132,6 +1162,6 @@ test_hygiene() {
 
 # ======================================================================
 
-ALL_TESTS="https_proxy http_post http_download socks transparent closed_early node tcp_rules forged local_names check garbage outsider deny_methods abs_host smuggle keepalive keepalive_ok http_stream_edges hygiene"
+ALL_TESTS="https_proxy http_post http_download socks transparent closed_early port_refused node tcp_rules forged local_names check garbage outsider deny_methods abs_host smuggle keepalive keepalive_ok http_stream_edges hygiene"
 
 suite_main proxy.sh proxy_setup "ip nsenter setpriv tcpdump ss curl dig nc dnsmasq openssl timeout" "$@"

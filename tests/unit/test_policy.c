@@ -645,6 +645,42 @@ run_possible_case(void **state)
 
 /* Whether a reload's revoke pass could end a direct connection it knows
  * only by its address: a deny rule an address alone matches. */
+/* The ports the allow rules name: a proof only when every allow rule names
+ * its port (deny rules do not count). */
+static void
+test_allow_port_bits(void **state)
+{
+	static const struct {
+		const char *allow[3], *deny[2];
+		bool proven;
+		int port, named; /* a port, and whether its bit is set */
+	} cases[] = {
+		{{"github.com:443", "tcp://git.test:22", "203.0.113.0/24:8443"}, NONE, true, 22, 1},
+		{{"github.com:443", "tcp://git.test:22"}, NONE, true, 8443, 0},
+		{{"*:8080"}, {"bad.test"}, true, 8080, 1},
+		{{"github.com:443", "api.test"}, NONE, false, 0, 0},	/* any port */
+		{{"github.com:443", "203.0.113.7"}, NONE, false, 0, 0}, /* any port */
+		{{"a.test:65535"}, NONE, true, 65535, 1},
+	};
+	uint64_t bits[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy *p = build(cases[i].allow, NCASES(cases[i].allow), cases[i].deny,
+					 NCASES(cases[i].deny), false);
+		bool proven;
+
+		assert_non_null(p);
+		proven = policy_allow_port_bits(p, bits);
+		if (proven != cases[i].proven)
+			fail_msg("case %zu: proven %d", i, proven);
+		if (proven &&
+		    !!(bits[cases[i].port >> 6] & (1ull << (cases[i].port & 63))) != cases[i].named)
+			fail_msg("case %zu: port %d", i, cases[i].port);
+		policy_free(p);
+	}
+}
+
 static void
 test_denies_addresses(void **state)
 {
@@ -1195,6 +1231,7 @@ main(void)
 		cmocka_unit_test(test_many_rules),
 		cmocka_unit_test(test_safe_str),
 		cmocka_unit_test(test_denies_addresses),
+		cmocka_unit_test(test_allow_port_bits),
 		cmocka_unit_test(test_v4_in_v6_and_exact),
 	};
 	int failed = 0;

@@ -286,6 +286,21 @@ target_fast_rule(const struct policy *p, bool v6, const struct sockaddr *sa)
 	return in_set(set, n, &ss);
 }
 
+/* The ports the rules name into egr_ports, enforced where that proves
+ * something: not in audit mode (nothing is refused) nor with --ask (any
+ * destination may be approved on the terminal). */
+static int
+sync_ports(struct target *t, char *errbuf, size_t errlen)
+{
+	static uint64_t bits[1024];
+	bool enforce = policy_allow_port_bits(t->policy, bits) && !t->o->audit && !t->env->ask.ask;
+	int err = loader_set_ports(t->ld, bits, enforce);
+
+	if (err)
+		snprintf(errbuf, errlen, "cannot set the ports the rules name: %s", strerror(-err));
+	return err;
+}
+
 int
 target_kpath_sync_rules(struct target *t, char *errbuf, size_t errlen)
 {
@@ -309,5 +324,5 @@ target_kpath_sync_rules(struct target *t, char *errbuf, size_t errlen)
 	memcpy(t->fast, want, sizeof(want[0]) * (size_t)n);
 	t->nfast = n;
 	revoker_rules(t->rk, t->fast, t->nfast);
-	return 0;
+	return sync_ports(t, errbuf, errlen);
 }

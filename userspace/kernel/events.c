@@ -57,6 +57,7 @@ static const char *const reasons[EGR_R_MAX] = {
 			       "than approved (re-routed or encapsulated)",
 	[EGR_R_TUNNEL] = "a container's packet leaving through a tunnel device (vxlan, gre, "
 			 "wireguard...) that would carry it to another host",
+	[EGR_R_NO_PORT] = "no rule allows this port (refused at connect)",
 };
 
 const char *

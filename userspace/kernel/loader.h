@@ -100,6 +100,10 @@ void loader_detach(struct loader *ld);
 /* Closes fds and frees; pinned links stay attached (fail closed). */
 void loader_free(struct loader *ld);
 
+/* The TCP ports the policy names (egr_ports): with enforce, a connect to
+ * the transparent listener on any other port is refused at once. */
+int loader_set_ports(struct loader *ld, const uint64_t *bits, bool enforce);
+
 /* Fast path: approve (addr, port, proto) for direct connects for ttl_ns
  * (0: until removed). sa is a sockaddr_in or sockaddr_in6. */
 int loader_fast_add(struct loader *ld, const struct sockaddr *sa, uint8_t proto, uint64_t ttl_ns);

@@ -399,3 +399,15 @@ loader_kv_clear(struct loader *ld)
 	map_clear(bpf_map__fd(ld->skel->maps.egr_vname), sizeof(struct egr_vname_key));
 	return n;
 }
+
+int
+loader_set_ports(struct loader *ld, const uint64_t *bits, bool enforce)
+{
+	static struct egr_ports v; /* 8 KiB: not on the stack; one loop thread */
+	uint32_t k = 0;
+
+	v.enforce = enforce;
+	memcpy(v.bits, bits, sizeof(v.bits));
+	return bpf_map_update_elem(bpf_map__fd(ld->skel->maps.egr_ports), &k, &v, BPF_ANY) ? -errno
+											   : 0;
+}

@@ -125,6 +125,22 @@ policy_count(const struct policy *p)
 	return p ? p->nrules : 0;
 }
 
+bool
+policy_allow_port_bits(const struct policy *p, uint64_t bits[1024])
+{
+	memset(bits, 0, 1024 * sizeof(bits[0]));
+	for (unsigned int i = 0; p && i < p->nrules; i++) {
+		const struct policy_rule *r = &p->rules[i]->pub;
+
+		if (r->action != POLICY_ALLOW)
+			continue;
+		if (!r->port)
+			return false; /* any port: nothing to prove */
+		bits[r->port >> 6] |= 1ull << (r->port & 63);
+	}
+	return true;
+}
+
 int
 policy_exact_addrs(const struct policy *p, struct sockaddr_storage *out, int max, bool v6)
 {

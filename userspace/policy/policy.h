@@ -141,6 +141,11 @@ int policy_methods_parse(const char *list, uint32_t *bits, char *errbuf, size_t 
 /* Number of rules added. */
 unsigned int policy_count(const struct policy *p);
 
+/* The TCP ports the allow rules name, a bit each into bits (port p:
+ * bits[p / 64] bit p % 64); false when some allow rule takes any port, so
+ * that no port can be ruled out. */
+bool policy_allow_port_bits(const struct policy *p, uint64_t bits[1024]);
+
 /* Judges q. Deny wins over allow; without a matching allow rule the answer
  * is deny (POLICY_R_NO_RULE). A destination address in a class other than
  * ADDR_PUBLIC is denied (POLICY_R_LOCAL) unless an allow address rule that
