@@ -88,7 +88,7 @@ test_ask() {
 }
 
 # ======================================================================
-# Regression, issue 12 hole 2: --ask was answered by CMD itself. CMD shared
+# Regression: --ask was answered by CMD itself. CMD shared
 # egressctl's terminal and typed "a" + Enter into it with TIOCSTI
 # (dev.tty.legacy_tiocsti=1), approving its own request. Every other way in
 # is tried too: the outer terminal by path (CMD runs as the user who owns
@@ -175,7 +175,7 @@ EOF
 }
 
 # ======================================================================
-# Regression, issue 12 hole 2: what CMD prints could stand in for, hide or
+# Regression: what CMD prints could stand in for, hide or
 # overwrite a question. CMD's output is held while a question is on the
 # screen: a CMD printing MARK-n every 50 ms shows nothing between the
 # question and its end (here the timeout); then its output goes on. A
@@ -215,7 +215,7 @@ EOF
 }
 
 # ======================================================================
-# --ask: CMD's terminal is a pty egressctl relays (issue 12 hole 2): CMD
+# --ask: CMD's terminal is a pty egressctl relays: CMD
 # leads a session of its own on it, sees the terminal's size and its
 # changes (SIGWINCH), reads what is typed up to ^D (EOF), and its exit
 # status comes through. The terminal is back in cooked mode afterwards,
@@ -246,7 +246,7 @@ test_ask_tty() {
 }
 
 # ======================================================================
-# --ask (issue 12 hole 2): a program outside that takes commands from
+# --ask: a program outside that takes commands from
 # CMD's uid and types into the terminal it shows -- a tmux or screen server
 # (send-keys, stuff), the X server (XTEST) -- would answer for CMD when
 # egressctl runs inside it. Their socket directories are covered in the
@@ -284,7 +284,7 @@ test_ask_session() {
 }
 
 # ======================================================================
-# --ask with none of egressctl's stdio on the terminal (issue 12 hole 2):
+# --ask with none of egressctl's stdio on the terminal:
 # the terminal only asks (cooked mode: it echoes, ^D says no) and CMD gets
 # no terminal at all, not even /dev/tty.
 # ======================================================================

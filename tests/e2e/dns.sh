@@ -841,7 +841,7 @@ EOF
 }
 
 # ======================================================================
-# issue 12, holes 1 and 3 (regression test): two runs side by side with
+# Regression: two runs side by side with
 # different policies. Run B allows **.wild.test; its command resolved a
 # name through port 53 (from 127.0.0.1:X) and closed the socket. Run A
 # (allowed.test only) used B's DNS port, UDP and TCP, B's HTTP proxy,

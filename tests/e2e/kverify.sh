@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
-# End-to-end tests of the kernel-verified path (issue 19, docs/design.md):
+# End-to-end tests of the kernel-verified path (docs/design.md):
 # a connection to an address egressctl's DNS responder answered for an
 # allowed name goes direct, and the kernel checks its first bytes.
 #
@@ -376,7 +376,7 @@ test_proxyenv() {
 # default): each reaches the allowed name direct, checked by the kernel
 # (NO_PROXY lists it), and asks the proxy for the denied one, which answers
 # 403; node's https ignores the variables, so its denied name fails to
-# resolve. What the README says of the default (issue 19).
+# resolve. What the README says of the default.
 test_clients() {
 	local c t n=0 ca=$W/tls.crt
 	mkdir -p "$W/home" && chown nobody "$W/home" && cp "$E2E_SRC/clients/kvtools.sh" "$C/" || return

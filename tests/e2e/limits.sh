@@ -175,7 +175,7 @@ wait_cmd_ready() {
 }
 
 # ======================================================================
-# Regression (issue 13, defect 1): egressctl never raised its soft
+# Regression: egressctl never raised its soft
 # RLIMIT_NOFILE, so at a soft limit of 256 it ran out after some 30 tunnels
 # and new clients waited in the backlog. Started with 256:4096, it raises
 # the soft limit to the hard one: 320 tunnels from 4 processes, all held at
@@ -200,7 +200,7 @@ test_nofile_raise() {
 }
 
 # ======================================================================
-# Regression (issue 13, defect 1): --max-conns (4096 by default) was never
+# Regression: --max-conns (4096 by default) was never
 # sized by the descriptor limit: at 1024:1024 the proxy ran out of
 # descriptors near 160 tunnels and later clients waited in the backlog.
 # Now the limit is what fits (said with -v) and every client beyond it is
@@ -252,7 +252,7 @@ test_nofile_explicit() {
 }
 
 # ======================================================================
-# Regression (issue 13, defect 1): out of descriptors anyway (the limit
+# Regression: out of descriptors anyway (the limit
 # lowered under a running egressctl, here with prlimit --pid), accept()
 # failed and the listeners rested in 100 ms steps while clients waited in
 # the backlog until their own timeouts. Now a spare descriptor is given up
@@ -358,7 +358,7 @@ EOF
 }
 
 # ======================================================================
-# Regression (issue 13): a relay pipe that cannot be made (pipe() says
+# Regression: a relay pipe that cannot be made (pipe() says
 # EMFILE mid-relay) closed the connection in order, so a plain-HTTP body
 # that ends with the connection looked complete to the client, cut short
 # (curl exit 0 with 4 KB of 2 MB). Now the connection is reset: the client
@@ -408,7 +408,7 @@ EOF
 }
 
 # ======================================================================
-# Regression (issue 13, defect 2): a plain-HTTP request to an upstream that
+# Regression: a plain-HTTP request to an upstream that
 # accepts and never answers was closed with no bytes when the idle timeout
 # ran out. Now the client gets 504 with x-proxy-error.
 # ======================================================================
@@ -479,7 +479,7 @@ EOF
 }
 
 # ======================================================================
-# Regression (issue 13): a name lookup ran on what was left of the client's
+# Regression: a name lookup ran on what was left of the client's
 # head timeout, which then closed the request without a word (curl: empty
 # reply). The lookup is part of connecting now: 504 upstream-connect-timeout
 # at --connect-timeout. (The proxy's resolver here is a blackholed address.)

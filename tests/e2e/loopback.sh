@@ -73,7 +73,7 @@ test_loopback() {
 }
 
 # ======================================================================
-# issue 12, hole 1 (regression test): a socket bound to [::]:P -- with
+# Regression: a socket bound to [::]:P -- with
 # IPV6_V6ONLY, or without it next to a SO_REUSEADDR host service -- made
 # 127.0.0.1:P look like the sandbox's own loopback server, so CMD reached
 # a host service there over TCP and UDP, and nothing was logged ("no
@@ -126,7 +126,7 @@ test_loopback_wildcard() {
 }
 
 # ======================================================================
-# the class of hole 1: every way a bind could make a loopback port that a
+# the class of the [::] bind hole above: every way a bind could make a loopback port that a
 # socket outside the sandbox serves look like the sandbox's own. Each
 # attempt: control outside egressctl reaches the host service; confined,
 # refused, the host service saw nothing, a deny line in the log. Those
@@ -246,7 +246,7 @@ test_loopback_class() {
 }
 
 # ======================================================================
-# the class of hole 1, one more member: a host socket bound to the device
+# the class of the [::] bind hole above, one more member: a host socket bound to the device
 # "lo" (SO_BINDTODEVICE) receives in front of the sandbox's own socket on
 # the same address and port, and connect/sendmsg cannot see it (their
 # receive lookup has no device). The catch-all's lookup has the packet's

@@ -1010,7 +1010,7 @@ EOF
 # 15. kept-alive plain HTTP on the transparent and SOCKS5 paths: every
 #     request is judged, not only the first
 # ======================================================================
-# Regression test for issue 12, hole 5: a plain-HTTP stream on the
+# Regression: a plain-HTTP stream on the
 # transparent or SOCKS5 path was judged by its first request and then
 # relayed, so a later request for a denied name, on a connection opened for
 # an allowed one, reached a front end that serves both (cohost.test shares

@@ -892,7 +892,7 @@ test_sigkill() {
 }
 
 # ======================================================================
-# Regression, issue 12 hole 4: a --user root CMD (uid 0 without any
+# Regression: a --user root CMD (uid 0 without any
 # capability) could open /proc/sys/kernel/core_pattern for writing (a pipe
 # there runs a program as real root, outside the cgroup) and wrote a
 # per-netns network sysctl; /proc/sysrq-trigger, /sys and the cgroup v1

@@ -169,8 +169,8 @@ LAT_TARGET_OF_PEER = 0.5  # added p50 <= this × the best peer's added p50
 MEM_TARGET_KIB = 4.0
 CONNECT4_TARGET_NS = 1000
 POLICY_TARGET_NS = 1000
-DAEMON_START_MS = 100        # issue 15: a restart to the first decision, 100k rules
-DAEMON_RELOAD_ADDED_US = 1000  # issue 15: no decision waits 1 ms longer during a reload
+DAEMON_START_MS = 100        # runner mode: a restart to the first decision, 100k rules
+DAEMON_RELOAD_ADDED_US = 1000  # runner mode: no decision waits 1 ms longer during a reload
 DNS_CACHED_TARGET = 1.2
 
 
@@ -595,7 +595,7 @@ class Report:
         return "\n".join(lines), "\n".join(md)
 
     def https(self):
-        """issue 19: HTTPS by name, direct vs the kernel-verified path, the
+        """HTTPS by name, direct vs the kernel-verified path, the
         transparent proxy and CONNECT; ratios per round to direct_https"""
         recs = [r for r in self.recs if r["phase"] == "https"]
         if not recs:

@@ -222,7 +222,7 @@ kpaths_restore_fast(struct dns_kpaths *k, const struct policy *p, const struct k
  * on name or address). Never plain HTTP (EGR_VN_HTTP): the kernel would
  * judge its first request only, and a kept-alive connection's later ones
  * could ask a front end at that address for any site
- * (docs/security-http.md, hole 5); it keeps the proxy, which judges every
+ * (docs/security-http.md); it keeps the proxy, which judges every
  * request. IPv6 only with --ipv6: the policy denies it otherwise. */
 static uint32_t
 kv_flags(const struct policy *p, const char *name, const struct sockaddr_storage *ss)
