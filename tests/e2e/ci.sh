@@ -307,7 +307,9 @@ except (OSError, ValueError, KeyError) as e:
     print("what the collector got does not read: %r: %s" % (e, open(sys.argv[1]).read()[:300])); sys.exit()
 hdr = reqs[0]["headers"] if reqs else {}
 deny = [r for r in recs if json.loads(r["body"]["stringValue"]).get("decision") == "deny"]
-ok = deny and hdr.get("authorization") == "Bearer tok-s3cr3t-77" and hdr.get("x-team") == "egress ctl"
+attrs = {a["key"]: list(a["value"].values())[0] for a in deny[0]["attributes"]} if deny else {}
+ok = deny and hdr.get("authorization") == "Bearer tok-s3cr3t-77" and hdr.get("x-team") == "egress ctl" and \
+    attrs.get("server.address") == "blocked.test" and deny[0].get("eventName") == "egressctl.policy_decision"
 ok = ok and len(reqs) >= 2 and all(q["headers"].get("authorization") == "Bearer tok-s3cr3t-77" for q in reqs)
 print("ok" if ok else "%d requests, headers %r, %d deny records" % (len(reqs), hdr, len(deny)))' "$W/$t.got"
 	a_nogrep "$t.token_not_said" "$W/$t.err" "tok-s3cr3t"
