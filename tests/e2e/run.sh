@@ -558,7 +558,9 @@ test_fastpath() {
 	a_grep "$t.control.inet_saw" "$W/inet.log" "local=198\\.18\\.0\\.1:7001 peer=198\\.18\\.0\\.2:[0-9]+ probe $t\\.c\$"
 	sensor_saw "$t.control.sensor" "tcp and dst host 198.18.0.1 and dst port 7001"
 	have_egr || return 0
-	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" --allow 198.18.0.1:7002 -- /bin/sh -c \
+	# any-port.test: a rule of any port, so that 7003 goes to the transparent
+	# listener rather than being refused at connect (every rule naming a port)
+	with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" --allow 198.18.0.1:7002 --allow any-port.test -- /bin/sh -c \
 		"$PROBE --wait $W/$t.go --token $t.direct tcp4 198.18.0.1 7002; $PROBE --token $t.other tcp4 198.18.0.1 7003" ||
 		return 0
 	egr_json "$t" 1
@@ -589,7 +591,7 @@ time.sleep(1)
 s.sendall(b'held\\n')
 print('HOLD', s.recv(64).decode().strip())"
 	EGRESSCTL="$EGRT" with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" \
-		--allow 198.18.0.1:7002 --test-socks-max 1 -- /bin/sh -c \
+		--allow 198.18.0.1:7002 --allow any-port.test --test-socks-max 1 -- /bin/sh -c \
 		"$PY -c \"\$0\" $RW/$t.held >$RW/$t.hold 2>&1 & \
 		for i in \$(seq 100); do [ -e $RW/$t.held ] && break; sleep 0.05; done; \
 		$PROBE --wait $W/$t.go --token $t.direct tcp4 198.18.0.1 7002; \
@@ -667,7 +669,7 @@ test_socks_leak() {
 		touch "$W/$t.end"
 	}
 	WT_BEFORE_GO=socks_leak_check with_tlisten "$t" "$tp" --user nobody --transparent-port "$tp" \
-		--allow 198.18.0.1:7002 -- "${PROBE_ARGV[@]}" --wait "$W/$t.go" --timeout 40 --token "$t" \
+		--allow 198.18.0.1:7002 --allow any-port.test -- "${PROBE_ARGV[@]}" --wait "$W/$t.go" --timeout 40 --token "$t" \
 		conn_batch 198.18.0.1 7002 7003 250 "$RW/$t.held" "$W/$t.go2" "$RW/$t.done" "$W/$t.end" || return 0
 	a_rc "$t.exit" 0 "$t"
 	egr_json "$t"

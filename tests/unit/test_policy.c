@@ -661,6 +661,7 @@ test_allow_port_bits(void **state)
 		{{"github.com:443", "api.test"}, NONE, false, 0, 0},	/* any port */
 		{{"github.com:443", "203.0.113.7"}, NONE, false, 0, 0}, /* any port */
 		{{"a.test:65535"}, NONE, true, 65535, 1},
+		{NONE, {"bad.test:443"}, false, 0, 0}, /* no allow rule: not used */
 	};
 	uint64_t bits[1024];
 

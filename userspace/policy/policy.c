@@ -128,6 +128,8 @@ policy_count(const struct policy *p)
 bool
 policy_allow_port_bits(const struct policy *p, uint64_t bits[1024])
 {
+	unsigned int nallow = 0;
+
 	memset(bits, 0, 1024 * sizeof(bits[0]));
 	for (unsigned int i = 0; p && i < p->nrules; i++) {
 		const struct policy_rule *r = &p->rules[i]->pub;
@@ -137,8 +139,11 @@ policy_allow_port_bits(const struct policy *p, uint64_t bits[1024])
 		if (!r->port)
 			return false; /* any port: nothing to prove */
 		bits[r->port >> 6] |= 1ull << (r->port & 63);
+		nallow++;
 	}
-	return true;
+	/* no allow rule at all: every attempt still goes to the listeners,
+	 * which log each with what it tried to say */
+	return nallow > 0;
 }
 
 int

@@ -143,7 +143,8 @@ unsigned int policy_count(const struct policy *p);
 
 /* The TCP ports the allow rules name, a bit each into bits (port p:
  * bits[p / 64] bit p % 64); false when some allow rule takes any port, so
- * that no port can be ruled out. */
+ * that no port can be ruled out, or when there is no allow rule (a
+ * deny-all policy: its listeners log what each attempt said). */
 bool policy_allow_port_bits(const struct policy *p, uint64_t bits[1024]);
 
 /* Judges q. Deny wins over allow; without a matching allow rule the answer
