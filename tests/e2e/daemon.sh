@@ -994,6 +994,37 @@ ZZZ_CMD
 	[ -z "$sudo_ok" ] || umount /etc/sudoers
 }
 
-ALL_TESTS="attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+# ======================================================================
+# --metrics: the counters in the Prometheus text format on GET /metrics,
+# a target's decisions and the kernel's events among them; only a
+# loopback address or a unix socket is taken.
+# ======================================================================
+test_metrics() {
+	local t=metrics m
+	mkcg "$t"
+	have_egr || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --metrics "unix:$W/$t.m.sock" \
+		--dns-upstream "$INET_DNS" || return 0
+	in_cg "$t" sh -c "$LOOP" sh --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t
+	wait_secs 10 grep -qs '^403' "$W/$t.cg.out"
+	curl -sS --max-time 5 --unix-socket "$W/$t.m.sock" http://egressctl/metrics >"$W/$t.prom" 2>&1
+	m="target=\"$(re "$(tcg "$t")")\",cgroup=\"[^\"]*\""
+	a_grep "$t.targets" "$W/$t.prom" '^egressctl_targets 1$'
+	a_grep "$t.attached" "$W/$t.prom" "^egressctl_target_attached\\{$m\\} 1\$"
+	a_grep "$t.denied" "$W/$t.prom" "^egressctl_decisions_total\\{$m,verdict=\"deny\"\\} [1-9][0-9]*\$"
+	a_grep "$t.redirected" "$W/$t.prom" "^egressctl_kernel_events_total\\{$m,event=\"redirect\"\\} [1-9][0-9]*\$"
+	a_grep "$t.types" "$W/$t.prom" '^# TYPE egressctl_decisions_total counter$'
+	a_val "$t.socket_mode" "the metrics socket's mode" "$(stat -c %a "$W/$t.m.sock" 2>/dev/null)" '^600$'
+	a_val "$t.other_path_404" "GET /other" \
+		"$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$W/$t.m.sock" http://egressctl/other)" '^404$'
+	dstop
+	kill "$CG_PID" 2>/dev/null
+	# not on an address beyond this host
+	timeout 10 nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl2" \
+		--cgroup "$(tcg "$t")" --metrics 0.0.0.0:9464 >"$W/$t.bad" 2>&1
+	a_grep "$t.public_refused" "$W/$t.bad" "--metrics 0\\.0\\.0\\.0:9464: not a loopback address"
+}
+
+ALL_TESTS="metrics attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

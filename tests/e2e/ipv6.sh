@@ -184,7 +184,9 @@ test_transparent() {
 $PROBE --token $t.a tcp6 $a 7000
 $PROBE --token $t.b tcp6 $b 7001
 EOF
-	vrun "$t" --ipv6 --allow '[2001:db8:2::]/64:7000' -- /bin/sh "$W/$t.sh"
+	# any-port.test: a rule of any port, so that 7001 reaches the transparent
+	# listener rather than being refused at connect (every rule naming a port)
+	vrun "$t" --ipv6 --allow '[2001:db8:2::]/64:7000' --allow any-port.test -- /bin/sh "$W/$t.sh"
 	a_rc "$t.exit" 0 "$t"
 	egr_json "$t" 1
 	a_eq "$t.allowed.echo" "reply" "$P_data" "probe $t.a"
@@ -253,7 +255,7 @@ test_fastpath() {
 $PROBE --token $t.direct tcp6 $a 7005
 $PROBE --token $t.other tcp6 $a 7006
 EOF
-	vrun "$t" --ipv6 --allow "[$a]:7005" -- /bin/sh "$W/$t.sh"
+	vrun "$t" --ipv6 --allow "[$a]:7005" --allow any-port.test -- /bin/sh "$W/$t.sh"
 	a_rc "$t.exit" 0 "$t"
 	egr_json "$t" 1
 	a_eq "$t.direct.echo" "reply" "$P_data" "probe $t.direct"

@@ -79,6 +79,18 @@ target_status(const struct target *t, struct status_info *si)
 	si->dns_fast = ds.fast_path;
 }
 
+void
+target_counters(const struct target *t, struct target_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (t->px)
+		proxy_get_stats(t->px, &c->proxy);
+	if (t->ld) {
+		loader_counters(t->ld, c->kernel);
+		c->fast_entries = loader_fast_count(t->ld);
+	}
+}
+
 /* One status request: the document, then close. */
 static void
 on_status(evutil_socket_t lfd, short what, void *arg)

@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "egress_abi.h"
 #include "lib/ask_hook.h"
 #include "policy/policy.h"
+#include "proxy/proxy.h"
 #include "confine/options.h"
 
 struct event_base;
@@ -165,6 +167,14 @@ void target_link_ids(const struct target *t, uint32_t *ids, int max, int *n);
 
 /* The proxy's and the responder's counters, as `status` shows them. */
 void target_status(const struct target *t, struct status_info *si);
+
+/* What a target's counters say now, for metrics. */
+struct target_counters {
+	struct proxy_stats proxy;   /* zeros without a proxy */
+	uint64_t kernel[EGR_C_MAX]; /* the programs' counters */
+	int fast_entries;	    /* fast-path entries (egr_fast), of EGR_FAST_CAPACITY */
+};
+void target_counters(const struct target *t, struct target_counters *c);
 
 /* Frees; pinned programs stay attached unless target_detach() ran. */
 void target_free(struct target *t);

@@ -63,6 +63,7 @@ struct daemon_opts {
 	struct target_opts t; /* for the targets the command line names */
 	const char *config;
 	const char *control;
+	const char *metrics; /* --metrics ADDR, or NULL */
 	bool kill_existing;
 	struct {
 		enum dspec_kind kind;
@@ -77,6 +78,7 @@ struct daemon {
 	struct dconfig cfg;
 	TAILQ_HEAD(, dtarget) targets;
 	struct control *ctl;
+	struct metrics *metrics; /* --metrics: GET /metrics, or NULL */
 	int sfd, ino_fd;
 	struct event *ev_sig, *ev_ino, *tick;
 	LIST_HEAD(, follower) followers;

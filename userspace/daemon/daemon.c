@@ -22,6 +22,7 @@
 #include "daemon/control.h"
 #include "daemon/core.h"
 #include "daemon/daemon.h"
+#include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "kernel/cgroup.h"
 #include "lib/clock.h"
@@ -89,6 +90,9 @@ static const struct opt daemon_opt_table[] = {
 	 .call = set_containers},
 	{"control", 0, OPT_T_STR, DO(control), "PATH",
 	 "the control socket (default " DCONFIG_CONTROL ")"},
+	{"metrics", 0, OPT_T_STR, DO(metrics), "ADDR",
+	 "serve counters for Prometheus on GET /metrics at\n"
+	 "unix:PATH, 127.0.0.1:PORT or [::1]:PORT"},
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
 	 "more diagnostics (twice: libbpf and verifier output)", .var = &log_verbose},
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
@@ -300,6 +304,11 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (!dm->ctl)
 			err = -errno ? -errno : -EINVAL;
 	}
+	if (!err && dm->opts->metrics) {
+		dm->metrics = metrics_open(dm, dm->opts->metrics, errbuf, errlen);
+		if (!dm->metrics)
+			err = -EINVAL;
+	}
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
@@ -326,6 +335,7 @@ stop(struct daemon *dm)
 	notify_send("STOPPING=1");
 	reload_stop(dm);
 	control_free(dm->ctl); /* followers go with their clients */
+	metrics_free(dm->metrics);
 	while ((f = LIST_FIRST(&dm->followers))) {
 		LIST_REMOVE(f, entry);
 		free(f);

@@ -100,6 +100,14 @@ void loader_detach(struct loader *ld);
 /* Closes fds and frees; pinned links stay attached (fail closed). */
 void loader_free(struct loader *ld);
 
+/* The kernel's counters (egr_stats, summed over CPUs), by enum egr_counter
+ * (out: EGR_C_MAX of them); 0 or -errno. */
+int loader_counters(struct loader *ld, uint64_t *out);
+
+/* Entries of the fast path (egr_fast) now, of EGR_FAST_CAPACITY. */
+#define EGR_FAST_CAPACITY 65536
+int loader_fast_count(struct loader *ld);
+
 /* The TCP ports the policy names (egr_ports): with enforce, a connect to
  * the transparent listener on any other port is refused at once. */
 int loader_set_ports(struct loader *ld, const uint64_t *bits, bool enforce);

@@ -411,3 +411,36 @@ loader_set_ports(struct loader *ld, const uint64_t *bits, bool enforce)
 	return bpf_map_update_elem(bpf_map__fd(ld->skel->maps.egr_ports), &k, &v, BPF_ANY) ? -errno
 											   : 0;
 }
+
+int
+loader_counters(struct loader *ld, uint64_t *out)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_stats), ncpu = libbpf_num_possible_cpus();
+	uint64_t vals[512];
+
+	memset(out, 0, sizeof(uint64_t) * EGR_C_MAX);
+	if (ncpu <= 0 || ncpu > 512)
+		return -EINVAL;
+	for (uint32_t k = 0; k < EGR_C_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			return -errno;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	return 0;
+}
+
+int
+loader_fast_count(struct loader *ld)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_fast), n = 0;
+	struct egr_fast_key k, next;
+	const struct egr_fast_key *prev = NULL;
+
+	while (n < EGR_FAST_CAPACITY && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		n++;
+	}
+	return n;
+}

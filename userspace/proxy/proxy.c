@@ -483,6 +483,7 @@ void
 proxy_get_stats(const struct proxy *p, struct proxy_stats *st)
 {
 	*st = p->st;
+	st->open = p->quota.nconns;
 	st->refused_limit = p->quota.hit_total;
 	st->refused_per_process = p->quota.hit_process;
 	st->max_conns = p->quota.max_conns;

@@ -109,6 +109,7 @@ struct proxy_stats {
 	uint64_t refused_nofd;	      /* out of descriptors */
 	uint64_t allowed, denied;
 	uint64_t closed_early;		      /* transparent connections closed before a byte */
+	int open;			      /* connections open now (counted ones) */
 	int max_conns, max_conns_per_process; /* the limits in force */
 };
 void proxy_get_stats(const struct proxy *p, struct proxy_stats *st);

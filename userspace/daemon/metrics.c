@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+/* --metrics ADDR: the daemon's counters in the Prometheus text format
+ * (version 0.0.4) on GET /metrics, for fleet dashboards. ADDR is
+ * unix:PATH (a socket of mode 0600) or a loopback address and port
+ * (127.0.0.1:9464, [::1]:9464): the counters name targets and cgroups, so
+ * they are never served beyond this host unless an operator forwards them.
+ * Served on the daemon's loop by libevent's HTTP server; a scrape reads
+ * counters only (the fast-path map is walked for its fill). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "daemon/core.h"
+#include "daemon/metrics.h"
+#include "lib/log.h"
+
+struct metrics {
+	struct evhttp *http;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* unix: removed at the end */
+};
+
+/* A label value as the text format wants it: \\, \" and \n escaped. */
+static void
+label(struct evbuffer *b, const char *v)
+{
+	for (; v && *v; v++) {
+		if (*v == '\\' || *v == '"')
+			evbuffer_add_printf(b, "\\%c", *v);
+		else if (*v == '\n')
+			evbuffer_add(b, "\\n", 2);
+		else
+			evbuffer_add(b, v, 1);
+	}
+}
+
+static void
+head(struct evbuffer *b, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{target="...",cgroup="..."[,k="v"]} value */
+static void
+sample(struct evbuffer *b, const char *name, const struct dtarget *dt, const char *k, const char *v,
+       unsigned long long value)
+{
+	evbuffer_add_printf(b, "%s{target=\"", name);
+	label(b, dt->spec.what);
+	evbuffer_add(b, "\",cgroup=\"", 10);
+	label(b, dt->cgpath);
+	if (k) {
+		evbuffer_add_printf(b, "\",%s=\"", k);
+		label(b, v);
+	}
+	evbuffer_add_printf(b, "\"} %llu\n", value);
+}
+
+static const struct {
+	int counter;
+	const char *event;
+} kernel_events[] = {
+	{EGR_C_REDIRECT, "redirect"},	      {EGR_C_DENY, "deny"},
+	{EGR_C_WOULD_DENY, "would_deny"},     {EGR_C_FASTPATH, "fast_path"},
+	{EGR_C_LOCAL, "loopback_local"},      {EGR_C_KVERIFIED, "kernel_verified"},
+	{EGR_C_KREJECTED, "kernel_rejected"},
+};
+
+static void
+target_samples(struct evbuffer *b, const struct daemon *dm)
+{
+	const struct dtarget *dt;
+
+	head(b, "egressctl_target_attached", "gauge", "1 while the target's cgroup is confined");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	sample(b, "egressctl_target_attached", dt, NULL, NULL, dt->tg != NULL);
+	head(b, "egressctl_decisions_total", "counter",
+	     "the proxy's decisions on connections and requests, by verdict");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	{
+		struct target_counters c;
+
+		if (!dt->tg)
+			continue;
+		target_counters(dt->tg, &c);
+		sample(b, "egressctl_decisions_total", dt, "verdict", "allow", c.proxy.allowed);
+		sample(b, "egressctl_decisions_total", dt, "verdict", "deny", c.proxy.denied);
+	}
+	head(b, "egressctl_kernel_events_total", "counter",
+	     "what the BPF programs did with connects and datagrams, by event");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	{
+		struct target_counters c;
+
+		if (!dt->tg)
+			continue;
+		target_counters(dt->tg, &c);
+		for (size_t i = 0; i < sizeof(kernel_events) / sizeof(kernel_events[0]); i++)
+			sample(b, "egressctl_kernel_events_total", dt, "event",
+			       kernel_events[i].event, c.kernel[kernel_events[i].counter]);
+	}
+}
+
+static void
+proxy_samples(struct evbuffer *b, const struct daemon *dm)
+{
+	const struct dtarget *dt;
+	static const char *const names[] = {"egressctl_proxy_open_connections",
+					    "egressctl_proxy_refused_total",
+					    "egressctl_fast_path_entries"};
+	struct target_counters c;
+
+	head(b, names[0], "gauge", "connections the proxy holds open now");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->tg) {
+		target_counters(dt->tg, &c);
+		sample(b, names[0], dt, NULL, NULL, (unsigned long long)c.proxy.open);
+	}
+	head(b, names[1], "counter", "clients refused before any decision, by the limit hit");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->tg) {
+		target_counters(dt->tg, &c);
+		sample(b, names[1], dt, "limit", "max_conns", c.proxy.refused_limit);
+		sample(b, names[1], dt, "limit", "max_conns_per_process",
+		       c.proxy.refused_per_process);
+		sample(b, names[1], dt, "limit", "descriptors", c.proxy.refused_nofd);
+		sample(b, names[1], dt, "limit", "unattributed", c.proxy.refused_unattributed);
+	}
+	head(b, names[2], "gauge", "entries of the fast-path map (its capacity: 65536)");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->tg) {
+		target_counters(dt->tg, &c);
+		sample(b, names[2], dt, NULL, NULL, (unsigned long long)c.fast_entries);
+	}
+}
+
+static void
+on_request(struct evhttp_request *req, void *arg)
+{
+	const struct daemon *dm = arg;
+	struct evbuffer *b;
+	const struct dtarget *dt;
+	unsigned long long n = 0;
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET ||
+	    strcmp(evhttp_request_get_uri(req), "/metrics")) {
+		evhttp_send_error(req, HTTP_NOTFOUND, "GET /metrics");
+		return;
+	}
+	b = evbuffer_new();
+	if (!b) {
+		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		return;
+	}
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	n += dt->tg != NULL;
+	head(b, "egressctl_targets", "gauge", "targets confined now");
+	evbuffer_add_printf(b, "egressctl_targets %llu\n", n);
+	head(b, "egressctl_reloads_total", "counter", "reloads of the policies, by result");
+	evbuffer_add_printf(b, "egressctl_reloads_total{result=\"applied\"} %llu\n",
+			    (unsigned long long)(dm->reloads - dm->reloads_rejected));
+	evbuffer_add_printf(b, "egressctl_reloads_total{result=\"rejected\"} %llu\n",
+			    (unsigned long long)dm->reloads_rejected);
+	target_samples(b, dm);
+	proxy_samples(b, dm);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(req, HTTP_OK, "OK", b);
+	evbuffer_free(b);
+}
+
+/* addr as a loopback socket address: 0, -EINVAL (not such an address) or
+ * -EPERM (an address, not loopback). */
+static int
+parse_inet(const char *addr, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	const char *colon = strrchr(addr, ':');
+	char host[64];
+	size_t hl;
+	int port;
+
+	if (!colon || colon == addr || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return -EINVAL;
+	port = atoi(colon + 1);
+	hl = (size_t)(colon - addr);
+	if (port < 1 || port > 65535 || hl >= sizeof(host))
+		return -EINVAL;
+	if (addr[0] == '[' && addr[hl - 1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)hl - 2, addr + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)hl, addr);
+	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		*len = sizeof(*in);
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127 ? 0 : -EPERM;
+	}
+	if (addr[0] == '[' && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*in6);
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ? 0 : -EPERM;
+	}
+	return -EINVAL;
+}
+
+/* A listening socket for addr: unix:PATH, IP:PORT or [IP6]:PORT, loopback
+ * only. The fd, or -errno with errbuf set. */
+static int
+listen_on(struct metrics *m, const char *addr, char *errbuf, size_t errlen)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+	socklen_t len = sizeof(*un);
+	int fd, err;
+
+	if (!strncmp(addr, "unix:", 5)) {
+		if (addr[5] != '/' || strlen(addr + 5) >= sizeof(un->sun_path))
+			goto bad;
+		un->sun_family = AF_UNIX;
+		snprintf(un->sun_path, sizeof(un->sun_path), "%s", addr + 5);
+		snprintf(m->path, sizeof(m->path), "%s", addr + 5);
+		unlink(m->path);
+	} else if ((err = parse_inet(addr, &ss, &len)) == -EPERM) {
+		snprintf(errbuf, errlen,
+			 "--metrics %s: not a loopback address: the counters name this host's "
+			 "targets (serve them on 127.0.0.1:PORT, [::1]:PORT or unix:PATH)",
+			 addr);
+		return -EINVAL;
+	} else if (err) {
+		goto bad;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    (ss.ss_family != AF_UNIX &&
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int))) ||
+	    bind(fd, (struct sockaddr *)&ss, len) ||
+	    (ss.ss_family == AF_UNIX && chmod(m->path, 0600)) || listen(fd, 64)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "--metrics %s: %s", addr, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	return fd;
+bad:
+	snprintf(errbuf, errlen, "--metrics %s: expected unix:PATH, 127.0.0.1:PORT or [::1]:PORT",
+		 addr);
+	return -EINVAL;
+}
+
+struct metrics *
+metrics_open(struct daemon *dm, const char *addr, char *errbuf, size_t errlen)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+	int fd;
+
+	if (!m) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	fd = listen_on(m, addr, errbuf, errlen);
+	if (fd < 0) {
+		free(m);
+		return NULL;
+	}
+	m->http = evhttp_new(dm->base);
+	if (!m->http || evhttp_accept_socket(m->http, fd)) {
+		snprintf(errbuf, errlen, "--metrics %s: cannot serve it", addr);
+		close(fd);
+		metrics_free(m);
+		return NULL;
+	}
+	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET);
+	evhttp_set_timeout(m->http, 10);
+	evhttp_set_gencb(m->http, on_request, dm);
+	log_info("metrics on %s (GET /metrics)", addr);
+	return m;
+}
+
+void
+metrics_free(struct metrics *m)
+{
+	if (!m)
+		return;
+	if (m->http)
+		evhttp_free(m->http); /* closes the listening socket */
+	if (m->path[0])
+		unlink(m->path);
+	free(m);
+}
