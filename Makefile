@@ -23,7 +23,7 @@ FUZZ_JOBS ?= $(shell nproc)
 SOAK_SECONDS ?= 600
 SANITIZE ?=
 
-PKGS := libbpf libelf zlib libevent libevent_openssl libssl libcrypto libcares libcjson
+PKGS := libbpf libelf zlib libevent libevent_openssl libssl libcrypto libcares jansson
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -603,7 +603,7 @@ test_deb() {
 	a_set deb.conffiles "$(printf '%s\n' /etc/egressctl/daemon.json /etc/egressctl/policy.json \
 		/etc/init.d/egressctl /etc/logrotate.d/egressctl)" "$got"
 	got=$(dpkg-deb -f "$deb" Depends)
-	a_has deb.depends "$(printf '%s\n' libbpf1 libc-ares2 libcjson1 libc6 libevent-2.1-7)" \
+	a_has deb.depends "$(printf '%s\n' libbpf1 libc-ares2 libjansson4 libc6 libevent-2.1-7)" \
 		"$(tr ',' '\n' <<<"$got" | awk '{ print $1 }')"
 	a_has deb.recommends publicsuffix "$(dpkg-deb -f "$deb" Recommends | tr ',' '\n' | awk '{ print $1 }')"
 	t0=$SECONDS

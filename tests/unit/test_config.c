@@ -57,7 +57,9 @@ static const struct buf_case buf_cases[] = {
 	{"trailing-comma", "{\"allow\": [\"a.test\",]}", -EINVAL,
 	 "JSON syntax error at line 1, column 21 (byte offset 20)", 0},
 	{"missing-comma-line-4", "{\n  \"allow\": [\n    \"a.test\"\n    \"b.test\"\n  ]\n}",
-	 -EINVAL, "JSON syntax error at line 4", 0},
+	 -EINVAL,
+	 "JSON syntax error at line 4, column 5 (byte offset 32): ']' expected near '\"b.test\"'",
+	 0},
 	{"single-quotes", "{'allow': []}", -EINVAL, "JSON syntax error", 0},
 	{"comment", "{\"allow\": [] // no\n}", -EINVAL, "JSON syntax error", 0},
 	{"data-after", "{} x", -EINVAL,
@@ -88,7 +90,19 @@ static const struct buf_case buf_cases[] = {
 	 "observed: expected an object", 0},
 	{"unknown-key-control", "{\"a\\nb\": 1}", -EINVAL, "unknown key \"a?b\"", 0},
 	{"duplicate-key", "{\"allow\": [], \"allow\": [\"a.test\"]}", -EINVAL,
-	 "duplicate key \"allow\"", 0},
+	 "duplicate key \"allow\" at line 1, column 15 (byte offset 14)", 0},
+	{"duplicate-key-line-3", "{\n  \"deny\": [],\n  \"deny\": []\n}", -EINVAL,
+	 "duplicate key \"deny\" at line 3, column 3 (byte offset 18)", 0},
+	/* the parser refuses a key twice anywhere, "observed" too, by path */
+	{"duplicate-key-observed",
+	 "{\"observed\": {\"rules\": {\"a.test\": {\"count\": 1, \"count\": 2}}}}", -EINVAL,
+	 "observed.rules.a.test: duplicate key \"count\" at line 1", 0},
+	{"not-utf8", "{\"allow\": [\"a\xff.test\"]}", -EINVAL,
+	 "JSON syntax error at line 1, column 14 (byte offset 13): unable to decode byte 0xff", 0},
+	{"big-integer", "{\"version\": 100000000000000000000}", -EINVAL,
+	 "JSON syntax error at line 1, column 33 (byte offset 32): too big integer", 0},
+	{"syntax-error-words", "{\"allow\": [tru]}", -EINVAL,
+	 "JSON syntax error at line 1, column 12 (byte offset 11): invalid token near 'tru'", 0},
 	{"version-2", "{\"version\": 2}", -EINVAL, "version: expected 1", 0},
 	{"version-string", "{\"version\": \"1\"}", -EINVAL, "version: expected 1", 0},
 	{"version-1.5", "{\"version\": 1.5}", -EINVAL, "version: expected 1", 0},
@@ -111,7 +125,11 @@ static const struct buf_case buf_cases[] = {
 	 -EINVAL,
 	 "allow[0]: unknown key \"method\" (expected \"rule\", \"methods\" or \"comment\")", 0},
 	{"rule-duplicate-key", "{\"allow\": [{\"rule\": \"a.test\", \"rule\": \"b.test\"}]}",
-	 -EINVAL, "allow[0]: duplicate key \"rule\"", 0},
+	 -EINVAL, "allow[0]: duplicate key \"rule\" at line 1, column 31 (byte offset 30)", 0},
+	{"rule-duplicate-key-third",
+	 "{\"deny\": [\"x.test\", \"y.test\", {\"rule\": \"a.test\", \"methods\": [\"GET\"], "
+	 "\"methods\": [\"PUT\"]}]}",
+	 -EINVAL, "deny[2]: duplicate key \"methods\"", 0},
 	{"methods-string", "{\"allow\": [{\"rule\": \"a.test\", \"methods\": \"GET\"}]}", -EINVAL,
 	 "allow[0].methods: expected an array of methods", 0},
 	{"methods-empty", "{\"allow\": [{\"rule\": \"a.test\", \"methods\": []}]}", -EINVAL,
@@ -140,7 +158,7 @@ static const struct buf_case buf_cases[] = {
 	{"allow-empty-rule", "{\"allow\": [\"\"]}", -EINVAL, "allow[0]: empty rule", 0},
 	{"rule-object-bad", "{\"deny\": [{\"rule\": \"tcp://x.test\"}]}", -EINVAL,
 	 "deny[0]: tcp:// rules need a port", 0},
-	/* Regression: deeper than cJSON's limit was "JSON syntax error at line 1,
+	/* Regression: deeper than the nesting limit was "JSON syntax error at line 1,
 	 * column 1009", which sent users looking for a typo. */
 	{"deep-nesting", NULL, -EINVAL,
 	 "JSON nesting too deep (limit 1000) at line 1, column 1009 (byte offset 1008)",
@@ -257,7 +275,7 @@ load(const char *json, char *errbuf, size_t errlen)
 	return err;
 }
 
-/* Nesting: at cJSON's limit the document parses (and fails on the schema,
+/* Nesting: at the loader's limit the document parses (and fails on the schema,
  * as it should); one level more is "nesting too deep" at the bracket that
  * opens that level, on whatever line it is; brackets inside strings do not
  * count; a syntax error before the deep part is still a syntax error. */
@@ -301,7 +319,8 @@ test_buf_nesting(void **state)
 	/* a syntax error before the limit is reached stays one */
 	json = nested("{\"allow\": x", 2000, '[', ']', "}");
 	assert_int_equal(load(json, errbuf, sizeof(errbuf)), -EINVAL);
-	assert_string_equal(errbuf, "JSON syntax error at line 1, column 11 (byte offset 10)");
+	assert_string_equal(errbuf, "JSON syntax error at line 1, column 11 (byte offset 10): "
+				    "invalid token near 'x'");
 	free(json);
 	/* a quote escaped inside a string does not end it (nor does its '['
 	 * count): the 1000th '[' after the 9-byte key opens level 1001 */
@@ -557,7 +576,7 @@ main(void)
 	};
 	int failed = 0;
 
-	/* Deeper than cJSON's nesting limit (1000). */
+	/* Deeper than the loader's nesting limit (1000). */
 	memcpy(deep, "{\"allow\":", 9);
 	memset(deep + 9, '[', sizeof(deep) - 10);
 	failed += RUN_TABLE("load_buf", buf_cases, run_buf_case);

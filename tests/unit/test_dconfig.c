@@ -36,6 +36,14 @@ static const struct cfg_case cfg_cases[] = {
 	 "\"kill_existing\":true}]}",
 	 NULL, 1},
 	{"not-an-object", "[1]", "not a JSON object", 0},
+	{"data-after", "{\"targets\":[{\"cgroup\":\"a\"}]} x", "not a JSON object", 0},
+	{"syntax-error", "{\"targets\":[{\"cgroup\":\"a\",}]}",
+	 "JSON syntax error at line 1, column 27 (byte offset 26): string or '}' expected near '}'",
+	 0},
+	/* a key twice was the first (the kind) or both (rules) before: now
+	 * refused, with its path */
+	{"duplicate-key", "{\"targets\":[{\"cgroup\":\"a\",\"allow\":[\"a.test\"],\"allow\":[]}]}",
+	 "targets[0]: duplicate key \"allow\" at line 1", 0},
 	{"no-targets", "{}", "targets: expected a list", 0},
 	{"empty-targets", "{\"targets\":[]}", "targets: expected a list", 0},
 	{"unknown-top", "{\"targets\":[{\"cgroup\":\"a\"}],\"bogus\":1}", "bogus: unknown key", 0},

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <cJSON.h>
 #include <cmocka.h>
 
 #include "confine/suggest.h"
 #include "confine/summary.h"
+#include "lib/jsonx.h"
 #include "parse/psl.h"
 #include "audit/audit.h"
 #include "policy/policy.h"
@@ -87,7 +87,7 @@ static void
 test_one_row_conn_first(void **state)
 {
 	struct summary *s = summary_new();
-	cJSON *doc, *d;
+	json_t *doc, *d;
 	char *t;
 
 	(void)state;
@@ -97,20 +97,28 @@ test_one_row_conn_first(void **state)
 	rec(s, "would-deny", "dns", "b.example.test", 0, "b.example.test", 21, "python3");
 	rec(s, "would-deny", "http", "b.example.test", 80, "b.example.test", 20, "curl");
 	t = render(s, SUMMARY_JSON, true);
-	doc = cJSON_Parse(t);
+	/* one line, no spaces, keys in their order, counts as integers */
+	assert_non_null(strstr(t, "{\"schema\":"));
+	assert_non_null(strstr(t, ",\"audit\":true,\"allowed\":0,\"denied\":2,"));
+	assert_non_null(strstr(t, "{\"destination\":\"b.example.test:443\",\"host\":"
+				  "\"b.example.test\",\"port\":443,\"allowed\":0,\"denied\":1,"
+				  "\"would_deny\":true,\"dns\":true,\"dns_allowed\":0,"
+				  "\"dns_denied\":1,"));
+	assert_string_equal(strchr(t, '\n'), "\n");
+	doc = json_loads(t, 0, NULL);
 	assert_non_null(doc);
-	assert_int_equal(cJSON_GetObjectItem(doc, "schema")->valueint, SUMMARY_SCHEMA);
-	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "destinations")), 2);
-	d = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "destinations"), 0);
-	assert_string_equal(cJSON_GetObjectItem(d, "destination")->valuestring,
-			    "b.example.test:443");
-	assert_string_equal(cJSON_GetObjectItem(d, "host")->valuestring, "b.example.test");
-	assert_int_equal(cJSON_GetObjectItem(d, "port")->valueint, 443);
-	assert_int_equal(cJSON_GetObjectItem(d, "denied")->valueint, 1);
-	assert_int_equal(cJSON_GetObjectItem(d, "dns_denied")->valueint, 1);
-	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(d, "dns")));
-	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(d, "who")), 2);
-	cJSON_Delete(doc);
+	assert_true(json_is_integer(json_object_get(doc, "schema")));
+	assert_int_equal(json_integer_value(json_object_get(doc, "schema")), SUMMARY_SCHEMA);
+	assert_int_equal(json_array_size(json_object_get(doc, "destinations")), 2);
+	d = json_array_get(json_object_get(doc, "destinations"), 0);
+	assert_string_equal(jsonx_get_str(d, "destination"), "b.example.test:443");
+	assert_string_equal(jsonx_get_str(d, "host"), "b.example.test");
+	assert_int_equal(json_integer_value(json_object_get(d, "port")), 443);
+	assert_int_equal(json_integer_value(json_object_get(d, "denied")), 1);
+	assert_int_equal(json_integer_value(json_object_get(d, "dns_denied")), 1);
+	assert_true(json_is_true(json_object_get(d, "dns")));
+	assert_int_equal(json_array_size(json_object_get(d, "who")), 2);
+	json_decref(doc);
 	free(t);
 	t = render(s, SUMMARY_MARKDOWN, true);
 	assert_non_null(strstr(t, "### egressctl: 0 allowed, 2 would deny, 2 destinations\n"));
@@ -306,43 +314,43 @@ run_review(void **state)
 
 /* ---- building and merging ---- */
 
-static cJSON *
+static json_t *
 obs(const char *rule, int count, const char *first, const char *last)
 {
-	cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, rule);
+	json_t *o = json_object(), *e = jsonx_add_object(o, rule);
 
-	cJSON_AddNumberToObject(e, "count", count);
-	cJSON_AddNumberToObject(e, "runs", 1);
-	cJSON_AddStringToObject(e, "first_seen", first);
-	cJSON_AddStringToObject(e, "last_seen", last);
+	jsonx_set_int(e, "count", count);
+	jsonx_set_int(e, "runs", 1);
+	jsonx_set_str(e, "first_seen", first);
+	jsonx_set_str(e, "last_seen", last);
 	return o;
 }
 
 static void
-add_obs(cJSON *to, const char *rule, int count)
+add_obs(json_t *to, const char *rule, int count)
 {
-	cJSON *o = obs(rule, count, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.000Z");
+	json_t *o = obs(rule, count, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.000Z");
 
-	cJSON_AddItemToObject(to, rule, cJSON_DetachItemFromObject(o, rule));
-	cJSON_Delete(o);
+	json_object_set(to, rule, json_object_get(o, rule));
+	json_decref(o);
 }
 
 static bool
-allows(const cJSON *doc, const char *rule)
+allows(const json_t *doc, const char *rule)
 {
-	const cJSON *e;
+	const json_t *e;
+	size_t i;
 
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "allow")) if (cJSON_IsString(e) &&
-								     !strcmp(e->valuestring,
-									     rule)) return true;
+	json_array_foreach(json_object_get(doc, "allow"), i, e)
+		if (json_is_string(e) && !strcmp(json_string_value(e), rule))
+			return true;
 	return false;
 }
 
-static const cJSON *
-review_of(const cJSON *doc, const char *rule)
+static const json_t *
+review_of(const json_t *doc, const char *rule)
 {
-	return cJSON_GetObjectItem(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "observed"), "review"), rule);
+	return json_object_get(json_object_get(json_object_get(doc, "observed"), "review"), rule);
 }
 
 static void
@@ -350,7 +358,7 @@ test_widen_at_threshold(void **state)
 {
 	static const char list[] = "test\nco.test\n";
 	struct psl *psl = psl_parse(list, sizeof(list) - 1);
-	cJSON *fresh = cJSON_CreateObject(), *doc;
+	json_t *fresh = json_object(), *doc;
 
 	(void)state;
 	add_obs(fresh, "a.example.test", 2);
@@ -370,23 +378,23 @@ test_widen_at_threshold(void **state)
 	assert_false(allows(doc, "x.shop.co.test"));
 	/* seen once: for review, not counted for widening */
 	assert_non_null(review_of(doc, "once.shop.co.test"));
-	cJSON_Delete(doc);
+	json_decref(doc);
 	/* no list: the last two labels, so co.test would be the domain */
 	doc = suggest_build(NULL, fresh, NULL);
 	assert_true(allows(doc, "**.co.test"));
-	cJSON_Delete(doc);
-	cJSON_Delete(fresh);
+	json_decref(doc);
+	json_decref(fresh);
 	psl_free(psl);
 }
 
 static void
 test_merge(void **state)
 {
-	cJSON *run1 =
+	json_t *run1 =
 		obs("once.example.test", 1, "2026-01-01T10:00:00.000Z", "2026-01-01T10:00:00.000Z");
-	cJSON *run2 =
+	json_t *run2 =
 		obs("once.example.test", 1, "2026-01-02T10:00:00.000Z", "2026-01-02T10:00:05.000Z");
-	cJSON *doc1, *doc2, *e;
+	json_t *doc1, *doc2, *e;
 	char *text;
 
 	(void)state;
@@ -396,12 +404,11 @@ test_merge(void **state)
 	assert_non_null(review_of(doc1, "once.example.test"));
 	assert_non_null(review_of(doc1, "mfrggzdfmztwq2lknnwg23tp.evil.test"));
 	/* a human allows one by hand and adds a rule of their own */
-	cJSON_AddItemToArray(cJSON_GetObjectItem(doc1, "allow"),
-			     cJSON_CreateString("mfrggzdfmztwq2lknnwg23tp.evil.test"));
-	cJSON_AddItemToArray(cJSON_GetObjectItem(doc1, "allow"),
-			     cJSON_CreateString("mine.example.test"));
+	json_array_append_new(json_object_get(doc1, "allow"),
+			      jsonx_string("mfrggzdfmztwq2lknnwg23tp.evil.test"));
+	json_array_append_new(json_object_get(doc1, "allow"), jsonx_string("mine.example.test"));
 	/* the file round-trips through the policy loader */
-	text = cJSON_Print(doc1);
+	text = jsonx_pretty(doc1);
 	{
 		struct policy *p = policy_new();
 		char err[256];
@@ -419,25 +426,24 @@ test_merge(void **state)
 	assert_true(allows(doc2, "mfrggzdfmztwq2lknnwg23tp.evil.test"));
 	assert_null(review_of(doc2, "mfrggzdfmztwq2lknnwg23tp.evil.test"));
 	assert_true(allows(doc2, "mine.example.test"));
-	e = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc2, "observed"), "rules"),
-				"once.example.test");
-	assert_int_equal(cJSON_GetObjectItem(e, "count")->valueint, 2);
-	assert_int_equal(cJSON_GetObjectItem(e, "runs")->valueint, 2);
-	assert_string_equal(cJSON_GetObjectItem(e, "first_seen")->valuestring,
-			    "2026-01-01T10:00:00.000Z");
-	assert_string_equal(cJSON_GetObjectItem(e, "last_seen")->valuestring,
-			    "2026-01-02T10:00:05.000Z");
-	cJSON_Delete(doc1);
-	cJSON_Delete(doc2);
-	cJSON_Delete(run1);
-	cJSON_Delete(run2);
+	e = json_object_get(json_object_get(json_object_get(doc2, "observed"), "rules"),
+			    "once.example.test");
+	assert_true(json_is_integer(json_object_get(e, "count")));
+	assert_int_equal(json_integer_value(json_object_get(e, "count")), 2);
+	assert_int_equal(json_integer_value(json_object_get(e, "runs")), 2);
+	assert_string_equal(jsonx_get_str(e, "first_seen"), "2026-01-01T10:00:00.000Z");
+	assert_string_equal(jsonx_get_str(e, "last_seen"), "2026-01-02T10:00:05.000Z");
+	json_decref(doc1);
+	json_decref(doc2);
+	json_decref(run1);
+	json_decref(run2);
 }
 
 static void
 test_write_file_refuses_garbage(void **state)
 {
 	char path[] = "/tmp/egr-test-suggest-XXXXXX", err[512];
-	cJSON *fresh =
+	json_t *fresh =
 		obs("a.example.test", 3, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z");
 	int fd = mkstemp(path);
 	char buf[64];
@@ -459,7 +465,7 @@ test_write_file_refuses_garbage(void **state)
 		policy_free(p);
 	}
 	unlink(path);
-	cJSON_Delete(fresh);
+	json_decref(fresh);
 }
 
 int

@@ -16,8 +16,8 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
-#include <cJSON.h>
 
+#include "lib/jsonx.h"
 #include "lib/log.h"
 #include "audit/logsink.h"
 #include "audit/otlp_conn.h"
@@ -144,31 +144,31 @@ syslog_write(struct logsink *s, const struct audit_rec *r, const char *line, siz
 static void otlp_flush(struct logsink *s);
 
 static void
-add_attr(cJSON *arr, const char *key, const char *val)
+add_attr(json_t *arr, const char *key, const char *val)
 {
-	cJSON *a, *v;
+	json_t *a, *v;
 
 	if (!val || !val[0])
 		return;
-	a = cJSON_CreateObject();
-	cJSON_AddStringToObject(a, "key", key);
-	v = cJSON_AddObjectToObject(a, "value");
-	cJSON_AddStringToObject(v, "stringValue", val);
-	cJSON_AddItemToArray(arr, a);
+	a = json_object();
+	jsonx_set_str(a, "key", key);
+	v = jsonx_add_object(a, "value");
+	jsonx_set_str(v, "stringValue", val);
+	json_array_append_new(arr, a);
 }
 
 static void
-add_int_attr(cJSON *arr, const char *key, unsigned long long val)
+add_int_attr(json_t *arr, const char *key, unsigned long long val)
 {
 	char num[24];
-	cJSON *a, *v;
+	json_t *a, *v;
 
-	a = cJSON_CreateObject();
-	cJSON_AddStringToObject(a, "key", key);
-	v = cJSON_AddObjectToObject(a, "value");
+	a = json_object();
+	jsonx_set_str(a, "key", key);
+	v = jsonx_add_object(a, "value");
 	snprintf(num, sizeof(num), "%llu", val); /* int64 is a string in OTLP/JSON */
-	cJSON_AddStringToObject(v, "intValue", num);
-	cJSON_AddItemToArray(arr, a);
+	jsonx_set_str(v, "intValue", num);
+	json_array_append_new(arr, a);
 }
 
 /* The OpenTelemetry semantic conventions' name of a CI identity key
@@ -203,11 +203,11 @@ static char *
 otlp_resource(void)
 {
 	const struct audit_identity *id = audit_identity();
-	cJSON *res = cJSON_CreateObject(), *attrs, *scope;
+	json_t *res = json_object(), *attrs, *scope;
 	char *text, *out;
 	size_t n;
 
-	attrs = cJSON_AddArrayToObject(res, "attributes");
+	attrs = jsonx_add_array(res, "attributes");
 	add_attr(attrs, "service.name", "egressctl");
 	add_attr(attrs, "host.name", id->hostname);
 	add_attr(attrs, "egressctl.run_id", id->run_id);
@@ -220,17 +220,17 @@ otlp_resource(void)
 			snprintf(key, sizeof(key), "egressctl.ci.%s", id->ci[i].key);
 		add_attr(attrs, sc ? sc : key, id->ci[i].value);
 	}
-	text = cJSON_PrintUnformatted(res);
-	cJSON_Delete(res);
-	scope = cJSON_CreateObject();
-	cJSON_AddStringToObject(scope, "name", "egressctl");
+	text = jsonx_line(res);
+	json_decref(res);
+	scope = json_object();
+	jsonx_set_str(scope, "name", "egressctl");
 	{
-		char *st = cJSON_PrintUnformatted(scope);
+		char *st = jsonx_line(scope);
 
-		cJSON_Delete(scope);
+		json_decref(scope);
 		if (!text || !st) {
-			cJSON_free(text);
-			cJSON_free(st);
+			free(text);
+			free(st);
 			return NULL;
 		}
 		n = strlen(text) + strlen(st) + 96;
@@ -240,8 +240,8 @@ otlp_resource(void)
 				 "{\"resourceLogs\":[{\"resource\":%s,\"scopeLogs\":[{\"scope\":%s,"
 				 "\"logRecords\":[",
 				 text, st);
-		cJSON_free(text);
-		cJSON_free(st);
+		free(text);
+		free(st);
 	}
 	return out;
 }
@@ -263,7 +263,7 @@ severity_number(int sev)
  * name them where they have a name (server.*, network.*, process.*,
  * container.id), egressctl.* for the rest. */
 static void
-add_record_attrs(cJSON *attrs, const struct audit_rec *r)
+add_record_attrs(json_t *attrs, const struct audit_rec *r)
 {
 	bool dns = r->source && !strcmp(r->source, "dns");
 
@@ -294,29 +294,29 @@ add_record_attrs(cJSON *attrs, const struct audit_rec *r)
 static char *
 otlp_record(const struct audit_rec *r, const char *line, size_t len, uint64_t time_ms)
 {
-	cJSON *o = cJSON_CreateObject(), *body, *attrs;
+	json_t *o = json_object(), *body, *attrs;
 	char ns[32], *text, *copy = strndup(line, len);
 	int sev = severity(r);
 
 	if (!o || !copy) {
-		cJSON_Delete(o);
+		json_decref(o);
 		free(copy);
 		return NULL;
 	}
 	snprintf(ns, sizeof(ns), "%llu000000", (unsigned long long)time_ms);
-	cJSON_AddStringToObject(o, "timeUnixNano", ns);
-	cJSON_AddStringToObject(o, "observedTimeUnixNano", ns);
-	cJSON_AddNumberToObject(o, "severityNumber", severity_number(sev));
-	cJSON_AddStringToObject(o, "severityText", severity_text(sev));
-	body = cJSON_AddObjectToObject(o, "body");
-	cJSON_AddStringToObject(body, "stringValue", copy);
+	jsonx_set_str(o, "timeUnixNano", ns);
+	jsonx_set_str(o, "observedTimeUnixNano", ns);
+	jsonx_set_int(o, "severityNumber", severity_number(sev));
+	jsonx_set_str(o, "severityText", severity_text(sev));
+	body = jsonx_add_object(o, "body");
+	jsonx_set_str(body, "stringValue", copy);
 	free(copy);
-	cJSON_AddStringToObject(o, "eventName",
-				r->event ? "egressctl.daemon_event" : "egressctl.policy_decision");
-	attrs = cJSON_AddArrayToObject(o, "attributes");
+	jsonx_set_str(o, "eventName",
+		      r->event ? "egressctl.daemon_event" : "egressctl.policy_decision");
+	attrs = jsonx_add_array(o, "attributes");
 	add_record_attrs(attrs, r);
-	text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
+	text = jsonx_line(o);
+	json_decref(o);
 	return text;
 }
 
@@ -324,7 +324,7 @@ static void
 queue_drop_head(struct logsink *s, unsigned int n)
 {
 	for (unsigned int i = 0; i < n && s->qlen; i++) {
-		cJSON_free(s->queue[s->qhead]);
+		free(s->queue[s->qhead]);
 		s->queue[s->qhead] = NULL;
 		s->qhead = (s->qhead + 1) % LOGSINK_QUEUE;
 		s->qlen--;

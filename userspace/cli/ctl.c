@@ -14,8 +14,8 @@
 #include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <cJSON.h>
 
+#include "lib/jsonx.h"
 #include "cli/ctl.h"
 #include "confine/suggest.h"
 #include "lib/opts.h"
@@ -175,8 +175,8 @@ control_path(const struct ctl_opts *o)
 /* ---- the reply ---- */
 
 struct answer {
-	cJSON *first; /* the first line, if it was a JSON reply */
-	bool raw;     /* print every line as it comes (log) */
+	json_t *first; /* the first line, if it was a JSON reply */
+	bool raw;      /* print every line as it comes (log) */
 	int lines;
 };
 
@@ -192,23 +192,23 @@ on_line(void *arg, const char *line)
 		return 0;
 	}
 	if (!a->first)
-		a->first = cJSON_Parse(line);
+		a->first = json_loads(line, 0, NULL);
 	return 0;
 }
 
 /* Sends req; 0 and the reply in a (a->first), or an exit status. */
 static int
-ask_daemon(const struct ctl_opts *o, cJSON *req, struct answer *a, const char *cmd)
+ask_daemon(const struct ctl_opts *o, json_t *req, struct answer *a, const char *cmd)
 {
-	char *text = cJSON_PrintUnformatted(req);
+	char *text = jsonx_line(req);
 	const char *path = control_path(o);
 	int err;
 
-	cJSON_Delete(req);
+	json_decref(req);
 	if (!text)
 		return EGR_EXIT_ERROR;
 	err = control_request(path, text, on_line, a, 60000);
-	cJSON_free(text);
+	free(text);
 	if (err == -ENOENT || err == -ECONNREFUSED) {
 		log_warnx("%s: no egressctl daemon answers on %s", cmd, path);
 		return EGR_EXIT_ERROR;
@@ -219,27 +219,27 @@ ask_daemon(const struct ctl_opts *o, cJSON *req, struct answer *a, const char *c
 	}
 	if (a->raw)
 		return 0;
-	if (!cJSON_IsObject(a->first)) {
+	if (!json_is_object(a->first)) {
 		log_warnx("%s: the daemon sent no reply", cmd);
 		return EGR_EXIT_ERROR;
 	}
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a->first, "ok"))) {
-		const cJSON *e = cJSON_GetObjectItemCaseSensitive(a->first, "error");
+	if (!jsonx_get_true(a->first, "ok")) {
+		const char *e = jsonx_get_str(a->first, "error");
 
-		log_warnx("%s: %s", cmd, cJSON_IsString(e) ? e->valuestring : "refused");
+		log_warnx("%s: %s", cmd, e ? e : "refused");
 		return 1;
 	}
 	return 0;
 }
 
-static cJSON *
+static json_t *
 request(const char *cmd, const struct ctl_opts *o)
 {
-	cJSON *r = cJSON_CreateObject();
+	json_t *r = json_object();
 
-	cJSON_AddStringToObject(r, "cmd", cmd);
+	jsonx_set_str(r, "cmd", cmd);
 	if (o->cgroup)
-		cJSON_AddStringToObject(r, "target", o->cgroup);
+		jsonx_set_str(r, "target", o->cgroup);
 	return r;
 }
 
@@ -249,23 +249,22 @@ static int
 do_summary(const struct ctl_opts *o)
 {
 	struct answer a = {0};
-	cJSON *req = request("summary", o);
-	const cJSON *text;
+	json_t *req = request("summary", o);
+	const char *text;
 	int rc;
 
-	cJSON_AddStringToObject(req, "format", o->json ? "json" : o->format ? o->format : "text");
+	jsonx_set_str(req, "format", o->json ? "json" : o->format ? o->format : "text");
 	rc = ask_daemon(o, req, &a, "summary");
 	if (rc)
 		goto out;
-	text = cJSON_GetObjectItemCaseSensitive(a.first, "text");
-	if (cJSON_IsString(text))
-		fputs(text->valuestring, stdout);
+	text = jsonx_get_str(a.first, "text");
+	if (text)
+		fputs(text, stdout);
 	if (o->suggest) { /* merged with what the file holds (confine/suggest.h) */
 		char errbuf[1024];
 
-		if (suggest_write_file(o->suggest,
-				       cJSON_GetObjectItemCaseSensitive(a.first, "observed"),
-				       errbuf, sizeof(errbuf))) {
+		if (suggest_write_file(o->suggest, json_object_get(a.first, "observed"), errbuf,
+				       sizeof(errbuf))) {
 			log_warnx("summary: --suggest-policy: %s", errbuf);
 			rc = EGR_EXIT_ERROR;
 		} else {
@@ -273,7 +272,7 @@ do_summary(const struct ctl_opts *o)
 		}
 	}
 out:
-	cJSON_Delete(a.first);
+	json_decref(a.first);
 	return rc;
 }
 
@@ -354,7 +353,7 @@ static int
 do_detach(const struct ctl_opts *o)
 {
 	struct answer a = {0};
-	cJSON *req;
+	json_t *req;
 	int rc;
 
 	if (!o->all == !o->cgroup) {
@@ -367,25 +366,27 @@ do_detach(const struct ctl_opts *o)
 	}
 	req = request("detach", o);
 	if (o->all)
-		cJSON_AddTrueToObject(req, "all");
+		jsonx_set_bool(req, "all", true);
 	a.raw = false;
 	{
-		char *text = cJSON_PrintUnformatted(req);
+		char *text = jsonx_line(req);
 		int err =
 			text ? control_request(control_path(o), text, on_line, &a, 60000) : -ENOMEM;
 
-		cJSON_Delete(req);
-		cJSON_free(text);
-		if (!err && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a.first, "ok"))) {
-			const cJSON *v;
+		json_decref(req);
+		free(text);
+		if (!err && jsonx_get_true(a.first, "ok")) {
+			const json_t *v;
+			size_t i;
 
-			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(
-						      a.first, "detached")) if (cJSON_IsString(v))
-				printf("detached %s (by the daemon)\n", v->valuestring);
-			cJSON_Delete(a.first);
+			json_array_foreach(json_object_get(a.first, "detached"), i, v)
+				if (json_is_string(v))
+					printf("detached %s (by the daemon)\n",
+					       json_string_value(v));
+			json_decref(a.first);
 			return o->all ? detach_all_pins() : 0;
 		}
-		cJSON_Delete(a.first);
+		json_decref(a.first);
 	}
 	/* no daemon, or not its target: the pins themselves */
 	if (o->all)
@@ -419,7 +420,7 @@ static int
 run_cmd(const struct ctl_cmd *c, const struct ctl_opts *o, char *arg)
 {
 	struct answer a = {0};
-	cJSON *req;
+	json_t *req;
 	int rc;
 
 	if (!strcmp(c->name, "summary"))
@@ -428,16 +429,16 @@ run_cmd(const struct ctl_cmd *c, const struct ctl_opts *o, char *arg)
 		return do_detach(o);
 	req = request(c->name, o);
 	if (arg)
-		cJSON_AddStringToObject(req, "rule", arg);
+		jsonx_set_str(req, "rule", arg);
 	if (o->for_ns)
-		cJSON_AddNumberToObject(req, "for", (double)((o->for_ns + 999999999) / 1000000000));
+		jsonx_set_int(req, "for", (long long)((o->for_ns + 999999999) / 1000000000));
 	if (!strcmp(c->name, "log")) {
 		a.raw = true;
 		if (o->follow)
-			cJSON_AddTrueToObject(req, "follow");
+			jsonx_set_bool(req, "follow", true);
 	}
 	rc = ask_daemon(o, req, &a, c->name);
-	cJSON_Delete(a.first);
+	json_decref(a.first);
 	return rc;
 }
 
@@ -479,20 +480,20 @@ ctl_status_json(const char *control, char **out)
 {
 	struct ctl_opts o = {.control = control};
 	struct answer a = {0};
-	cJSON *req = request("status", &o);
-	char *text = cJSON_PrintUnformatted(req);
+	json_t *req = request("status", &o);
+	char *text = jsonx_line(req);
 	int err;
 
-	cJSON_Delete(req);
+	json_decref(req);
 	*out = NULL;
 	if (!text)
 		return -ENOMEM;
 	err = control_request(control_path(&o), text, on_line, &a, 5000);
-	cJSON_free(text);
-	if (!err && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a.first, "ok")))
-		*out = cJSON_PrintUnformatted(a.first);
+	free(text);
+	if (!err && jsonx_get_true(a.first, "ok"))
+		*out = jsonx_line(a.first);
 	else if (!err)
 		err = -EPROTO;
-	cJSON_Delete(a.first);
+	json_decref(a.first);
 	return err;
 }

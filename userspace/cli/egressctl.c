@@ -14,8 +14,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <bpf/libbpf.h>
-#include <cJSON.h>
 
+#include "lib/jsonx.h"
 #include "egress_abi.h"
 #include "cli/ctl.h"
 #include "lib/opts.h"
@@ -241,36 +241,36 @@ static void
 print_check_json(const struct policy_decision *d, const struct policy_query *q, const char *host,
 		 const char *words, const char *path)
 {
-	cJSON *o = cJSON_CreateObject();
+	json_t *o = json_object();
 	char *out;
 
 	if (!o)
 		return;
-	cJSON_AddStringToObject(o, "decision", d->action == POLICY_ALLOW ? "allow" : "deny");
-	cJSON_AddStringToObject(o, "host", host);
-	cJSON_AddNumberToObject(o, "port", q->port);
-	cJSON_AddStringToObject(o, "protocol",
-				q->proto == POLICY_P_TCP    ? "tcp"
-				: q->proto == POLICY_P_HTTP ? "http"
-							    : "tls");
+	jsonx_set_str(o, "decision", d->action == POLICY_ALLOW ? "allow" : "deny");
+	jsonx_set_str(o, "host", host);
+	jsonx_set_int(o, "port", q->port);
+	jsonx_set_str(o, "protocol",
+		      q->proto == POLICY_P_TCP	  ? "tcp"
+		      : q->proto == POLICY_P_HTTP ? "http"
+						  : "tls");
 	if (q->method)
-		cJSON_AddStringToObject(o, "method", q->method);
-	cJSON_AddStringToObject(o, "reason", words);
+		jsonx_set_str(o, "method", q->method);
+	jsonx_set_str(o, "reason", words);
 	if (d->rule)
-		cJSON_AddStringToObject(o, "rule", d->rule->text);
+		jsonx_set_str(o, "rule", d->rule->text);
 	else
-		cJSON_AddNullToObject(o, "rule");
+		jsonx_set_null(o, "rule");
 	if (d->rule && d->rule->comment)
-		cJSON_AddStringToObject(o, "comment", d->rule->comment);
+		jsonx_set_str(o, "comment", d->rule->comment);
 	if (path)
-		cJSON_AddStringToObject(o, "path", path);
+		jsonx_set_str(o, "path", path);
 	else
-		cJSON_AddNullToObject(o, "path");
-	out = cJSON_PrintUnformatted(o);
+		jsonx_set_null(o, "path");
+	out = jsonx_line(o);
 	if (out)
 		printf("%s\n", out);
-	cJSON_free(out);
-	cJSON_Delete(o);
+	free(out);
+	json_decref(o);
 }
 
 static int

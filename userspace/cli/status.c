@@ -2,7 +2,7 @@
 /* `egressctl status` (see status.h): enumerates the pin directories under
  * <bpffs>/egressctl/, finds each cgroup by its id, sums the per-CPU kernel
  * counters of map_stats, and asks the run's status socket for the rest.
- * JSON with cJSON (as config.c does) both ways. */
+ * JSON (lib/jsonx.h) both ways. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <sys/un.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <cJSON.h>
 
+#include "lib/jsonx.h"
 #include "kernel/cgroup.h"
 #include "egress_abi.h"
 #include "kernel/loader.h"
@@ -156,19 +156,19 @@ count_links(const char *dir, char *names, size_t len)
 }
 
 static double
-num(const cJSON *o, const char *k)
+num(const json_t *o, const char *k)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	const json_t *v = json_object_get(o, k);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
 static const char *
-str(const cJSON *o, const char *k)
+str(const json_t *o, const char *k)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	const json_t *v = json_object_get(o, k);
 
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
 /* One confined cgroup as status sees it: from its pins, its cgroup and
@@ -180,62 +180,60 @@ struct status_entry {
 	int nlinks;
 	char progs[1024];
 	uint64_t c[EGR_C_MAX];
-	cJSON *run;	     /* what its egressctl said; NULL if none is alive */
-	const cJSON *daemon; /* its target in the daemon's status; NULL if none */
+	json_t *run;	      /* what its egressctl said; NULL if none is alive */
+	const json_t *daemon; /* its target in the daemon's status; NULL if none */
 };
 
 /* Takes e->run into the object. */
-static cJSON *
+static json_t *
 entry_json(struct status_entry *e)
 {
-	cJSON *o = cJSON_CreateObject(), *k;
+	json_t *o = json_object(), *k;
 
 	if (!o)
 		return NULL;
-	cJSON_AddNumberToObject(o, "cgroup_id", (double)e->cgid);
+	jsonx_set_int(o, "cgroup_id", (long long)e->cgid);
 	if (e->cgpath)
-		cJSON_AddStringToObject(o, "cgroup", e->cgpath);
+		jsonx_set_str(o, "cgroup", e->cgpath);
 	else
-		cJSON_AddNullToObject(o, "cgroup");
-	cJSON_AddStringToObject(o, "pins", e->pins);
-	cJSON_AddNumberToObject(o, "programs", e->nlinks);
-	k = cJSON_AddObjectToObject(o, "kernel");
+		jsonx_set_null(o, "cgroup");
+	jsonx_set_str(o, "pins", e->pins);
+	jsonx_set_int(o, "programs", e->nlinks);
+	k = jsonx_add_object(o, "kernel");
 	if (k) {
-		cJSON_AddNumberToObject(k, "redirected", (double)e->c[EGR_C_REDIRECT]);
-		cJSON_AddNumberToObject(k, "denied", (double)e->c[EGR_C_DENY]);
-		cJSON_AddNumberToObject(k, "would_deny", (double)e->c[EGR_C_WOULD_DENY]);
-		cJSON_AddNumberToObject(k, "fast_path", (double)e->c[EGR_C_FASTPATH]);
-		cJSON_AddNumberToObject(k, "loopback_local", (double)e->c[EGR_C_LOCAL]);
-		cJSON_AddNumberToObject(k, "kernel_verified", (double)e->c[EGR_C_KVERIFIED]);
-		cJSON_AddNumberToObject(k, "kernel_rejected", (double)e->c[EGR_C_KREJECTED]);
+		jsonx_set_int(k, "redirected", (long long)e->c[EGR_C_REDIRECT]);
+		jsonx_set_int(k, "denied", (long long)e->c[EGR_C_DENY]);
+		jsonx_set_int(k, "would_deny", (long long)e->c[EGR_C_WOULD_DENY]);
+		jsonx_set_int(k, "fast_path", (long long)e->c[EGR_C_FASTPATH]);
+		jsonx_set_int(k, "loopback_local", (long long)e->c[EGR_C_LOCAL]);
+		jsonx_set_int(k, "kernel_verified", (long long)e->c[EGR_C_KVERIFIED]);
+		jsonx_set_int(k, "kernel_rejected", (long long)e->c[EGR_C_KREJECTED]);
 	}
 	if (e->run)
-		cJSON_AddItemToObject(o, "run", e->run);
+		json_object_set_new(o, "run", e->run);
 	else
-		cJSON_AddNullToObject(o, "run");
+		jsonx_set_null(o, "run");
 	e->run = NULL;
 	if (e->daemon)
-		cJSON_AddItemToObject(o, "daemon", cJSON_Duplicate(e->daemon, 1));
+		json_object_set_new(o, "daemon", json_deep_copy(e->daemon));
 	else
-		cJSON_AddNullToObject(o, "daemon");
+		jsonx_set_null(o, "daemon");
 	return o;
 }
 
 static void
 entry_print(const struct status_entry *e)
 {
-	const cJSON *run = e->run;
+	const json_t *run = e->run;
 
 	printf("cgroup %s (id %llu)\n", e->cgpath ? e->cgpath : "(removed)",
 	       (unsigned long long)e->cgid);
 	if (run) {
-		const cJSON *px = cJSON_GetObjectItemCaseSensitive(run, "proxy");
-		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(run, "dns");
+		const json_t *px = json_object_get(run, "proxy");
+		const json_t *dn = json_object_get(run, "dns");
 
 		printf("  run:     egressctl[%.0f]%s -- %s\n", num(run, "pid"),
-		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "audit"))
-			       ? " (audit mode)"
-			       : "",
+		       json_is_true(json_object_get(run, "audit")) ? " (audit mode)" : "",
 		       str(run, "command") ? str(run, "command") : "?");
 		printf("  policy:  %.0f rules%s%s\n", num(run, "rules"),
 		       str(run, "policy_file") ? " from " : "",
@@ -244,9 +242,8 @@ entry_print(const struct status_entry *e)
 		       "(http 127.0.0.1:%.0f, socks 127.0.0.1:%.0f%s)\n",
 		       num(px, "allowed"), num(px, "denied"), num(px, "unattributed"),
 		       num(px, "http_port"), num(px, "socks_port"),
-		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "ipv6"))
-			       ? "; the same ports on [::1]"
-			       : "");
+		       json_is_true(json_object_get(run, "ipv6")) ? "; the same ports on [::1]"
+								  : "");
 		printf("  dns:     %.0f queries, %.0f refused, %.0f cached, %.0f fast-path "
 		       "approvals\n",
 		       num(dn, "queries"), num(dn, "refused"), num(dn, "cached"),
@@ -263,27 +260,28 @@ entry_print(const struct status_entry *e)
 	       e->c[EGR_C_WOULD_DENY] ? " (and would-deny in audit mode)" : "");
 	printf("  programs: %d attached: %s\n", e->nlinks, e->progs);
 	if (e->daemon) {
-		const cJSON *rr = cJSON_GetObjectItemCaseSensitive(e->daemon, "runtime_rules");
+		const json_t *rr = json_object_get(e->daemon, "runtime_rules");
 
-		printf("  daemon:  target %s%s, up %.0f s, %d runtime rule%s\n",
+		printf("  daemon:  target %s%s, up %.0f s, %zu runtime rule%s\n",
 		       str(e->daemon, "name") ? str(e->daemon, "name") : "?",
-		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->daemon, "adopted"))
+		       json_is_true(json_object_get(e->daemon, "adopted"))
 			       ? " (taken over after a restart)"
 			       : "",
-		       num(e->daemon, "uptime"), cJSON_GetArraySize(rr),
-		       cJSON_GetArraySize(rr) == 1 ? "" : "s");
+		       num(e->daemon, "uptime"), json_array_size(rr),
+		       json_array_size(rr) == 1 ? "" : "s");
 	}
 }
 
 /* The daemon's entry for cgroup cgid in its status document. */
-static const cJSON *
-daemon_target(const cJSON *doc, uint64_t cgid)
+static const json_t *
+daemon_target(const json_t *doc, uint64_t cgid)
 {
-	const cJSON *t;
+	const json_t *t;
+	size_t i;
 
-	cJSON_ArrayForEach(
-		t, cJSON_GetObjectItemCaseSensitive(doc, "targets")) if (num(t, "cgroup_id") ==
-									 (double)cgid) return t;
+	json_array_foreach(json_object_get(doc, "targets"), i, t)
+		if (num(t, "cgroup_id") == (double)cgid)
+			return t;
 	return NULL;
 }
 
@@ -307,7 +305,7 @@ entry_read(const char *root, const char *mnt, const char *name, char *dir, size_
 	e->cgpath = mnt[0] ? cgroup_path_of(mnt, e->cgid) : NULL;
 	reply = ask(e->cgid);
 	if (reply)
-		e->run = cJSON_Parse(reply);
+		e->run = json_loads(reply, 0, NULL);
 	free(reply);
 	return true;
 }
@@ -332,7 +330,7 @@ status_main(int argc, char **argv)
 {
 	char root[PATH_MAX], mnt[PATH_MAX], dir[PATH_MAX + 32];
 	bool json = false;
-	cJSON *all = NULL, *ddoc = NULL;
+	json_t *all = NULL, *ddoc = NULL;
 	const char *control = NULL;
 	char *dtext = NULL;
 	struct dirent *de;
@@ -369,17 +367,14 @@ status_main(int argc, char **argv)
 		log_warn("cannot list %s", root);
 		return EGR_EXIT_ERROR;
 	}
-	all = json ? cJSON_CreateArray() : NULL;
+	all = json ? json_array() : NULL;
 	if (!ctl_status_json(control, &dtext))
-		ddoc = cJSON_Parse(dtext);
+		ddoc = json_loads(dtext, 0, NULL);
 	free(dtext);
 	if (ddoc && !json)
-		printf("daemon: egressctl[%.0f], up %.0f s, %d target%s%s%s\n", num(ddoc, "pid"),
-		       num(ddoc, "uptime"),
-		       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ddoc, "targets")),
-		       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ddoc, "targets")) == 1
-			       ? ""
-			       : "s",
+		printf("daemon: egressctl[%.0f], up %.0f s, %zu target%s%s%s\n", num(ddoc, "pid"),
+		       num(ddoc, "uptime"), json_array_size(json_object_get(ddoc, "targets")),
+		       json_array_size(json_object_get(ddoc, "targets")) == 1 ? "" : "s",
 		       str(ddoc, "config") ? ", config " : "",
 		       str(ddoc, "config") ? str(ddoc, "config") : "");
 	while ((de = readdir(d))) {
@@ -390,20 +385,20 @@ status_main(int argc, char **argv)
 		e.daemon = ddoc ? daemon_target(ddoc, e.cgid) : NULL;
 		shown++;
 		if (json)
-			cJSON_AddItemToArray(all, entry_json(&e));
+			json_array_append_new(all, entry_json(&e));
 		else
 			entry_print(&e);
-		cJSON_Delete(e.run);
+		json_decref(e.run);
 	}
 	closedir(d);
-	cJSON_Delete(ddoc);
+	json_decref(ddoc);
 	if (json) {
-		char *out = cJSON_Print(all);
+		char *out = jsonx_pretty(all);
 
 		if (out)
 			printf("%s\n", out);
-		cJSON_free(out);
-		cJSON_Delete(all);
+		free(out);
+		json_decref(all);
 	} else if (!shown) {
 		printf("no confined cgroups\n");
 	}

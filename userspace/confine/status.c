@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* A target's status socket and document (see status.h): JSON with cJSON,
+/* A target's status socket and document (see status.h): JSON (lib/jsonx.h),
  * one document per connection, then close. */
 #include <errno.h>
 #include <stdio.h>
@@ -8,49 +8,49 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <cJSON.h>
 
+#include "lib/jsonx.h"
 #include "confine/status.h"
 
 char *
 status_render(const struct status_info *si)
 {
-	cJSON *o = cJSON_CreateObject(), *px, *dns;
+	json_t *o = json_object(), *px, *dns;
 	char *out = NULL;
 
 	if (!o)
 		return NULL;
-	cJSON_AddNumberToObject(o, "pid", si->pid);
-	cJSON_AddNumberToObject(o, "cgroup_id", (double)si->cgroup_id);
-	cJSON_AddStringToObject(o, "cgroup", si->cgroup);
-	cJSON_AddStringToObject(o, "command", si->command);
+	jsonx_set_int(o, "pid", si->pid);
+	jsonx_set_int(o, "cgroup_id", (long long)si->cgroup_id);
+	jsonx_set_str(o, "cgroup", si->cgroup);
+	jsonx_set_str(o, "command", si->command);
 	if (si->policy_file)
-		cJSON_AddStringToObject(o, "policy_file", si->policy_file);
-	cJSON_AddNumberToObject(o, "rules", si->rules);
-	cJSON_AddBoolToObject(o, "audit", si->audit);
-	cJSON_AddBoolToObject(o, "ipv6", si->ipv6);
-	px = cJSON_AddObjectToObject(o, "proxy");
+		jsonx_set_str(o, "policy_file", si->policy_file);
+	jsonx_set_int(o, "rules", si->rules);
+	jsonx_set_bool(o, "audit", si->audit);
+	jsonx_set_bool(o, "ipv6", si->ipv6);
+	px = jsonx_add_object(o, "proxy");
 	if (px) {
-		cJSON_AddNumberToObject(px, "http_port", si->http_port);
-		cJSON_AddNumberToObject(px, "socks_port", si->socks_port);
-		cJSON_AddNumberToObject(px, "transparent_port", si->tproxy_port);
-		cJSON_AddNumberToObject(px, "accepted", (double)si->proxy_accepted);
-		cJSON_AddNumberToObject(px, "allowed", (double)si->proxy_allowed);
-		cJSON_AddNumberToObject(px, "denied", (double)si->proxy_denied);
-		cJSON_AddNumberToObject(px, "unattributed", (double)si->proxy_unattributed);
+		jsonx_set_int(px, "http_port", si->http_port);
+		jsonx_set_int(px, "socks_port", si->socks_port);
+		jsonx_set_int(px, "transparent_port", si->tproxy_port);
+		jsonx_set_int(px, "accepted", (long long)si->proxy_accepted);
+		jsonx_set_int(px, "allowed", (long long)si->proxy_allowed);
+		jsonx_set_int(px, "denied", (long long)si->proxy_denied);
+		jsonx_set_int(px, "unattributed", (long long)si->proxy_unattributed);
 	}
-	dns = cJSON_AddObjectToObject(o, "dns");
+	dns = jsonx_add_object(o, "dns");
 	if (dns) {
-		cJSON_AddNumberToObject(dns, "port", si->dns_port);
-		cJSON_AddNumberToObject(dns, "queries", (double)si->dns_queries);
-		cJSON_AddNumberToObject(dns, "refused", (double)si->dns_refused);
-		cJSON_AddNumberToObject(dns, "cached", (double)si->dns_cached);
-		cJSON_AddNumberToObject(dns, "upstream", (double)si->dns_upstream);
-		cJSON_AddNumberToObject(dns, "servfail", (double)si->dns_servfail);
-		cJSON_AddNumberToObject(dns, "fast_path_approvals", (double)si->dns_fast);
+		jsonx_set_int(dns, "port", si->dns_port);
+		jsonx_set_int(dns, "queries", (long long)si->dns_queries);
+		jsonx_set_int(dns, "refused", (long long)si->dns_refused);
+		jsonx_set_int(dns, "cached", (long long)si->dns_cached);
+		jsonx_set_int(dns, "upstream", (long long)si->dns_upstream);
+		jsonx_set_int(dns, "servfail", (long long)si->dns_servfail);
+		jsonx_set_int(dns, "fast_path_approvals", (long long)si->dns_fast);
 	}
-	out = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
+	out = jsonx_line(o);
+	json_decref(o);
 	return out;
 }
 

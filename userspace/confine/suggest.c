@@ -11,10 +11,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
-#include <cJSON.h>
 
 #include "confine/suggest.h"
 #include "lib/clock.h"
+#include "lib/jsonx.h"
 #include "confine/summary.h"
 #include "parse/psl.h"
 #include "policy/policy.h"
@@ -104,53 +104,40 @@ suggest_review(const char *rule, unsigned long long count, char *buf, size_t len
 /* ---- observations ---- */
 
 static double
-num(const cJSON *o, const char *k)
+num(const json_t *o, const char *k)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	const json_t *v = json_object_get(o, k);
 
-	return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : 0;
+	return json_is_number(v) && json_number_value(v) >= 0 ? json_number_value(v) : 0;
 }
 
 static const char *
-str(const cJSON *o, const char *k)
+str(const json_t *o, const char *k)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	const json_t *v = json_object_get(o, k);
 
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* o[k] = v: a key set again keeps its place */
 static void
-set_str(cJSON *o, const char *k, const char *v)
+set_num(json_t *o, const char *k, double v)
 {
-	cJSON *n = cJSON_CreateString(v);
-
-	if (n && !cJSON_ReplaceItemInObjectCaseSensitive(o, k, n) &&
-	    !cJSON_AddItemToObject(o, k, n))
-		cJSON_Delete(n);
-}
-
-static void
-set_num(cJSON *o, const char *k, double v)
-{
-	cJSON *n = cJSON_CreateNumber(v);
-
-	if (n && !cJSON_ReplaceItemInObjectCaseSensitive(o, k, n) &&
-	    !cJSON_AddItemToObject(o, k, n))
-		cJSON_Delete(n);
+	json_object_set_new(o, k, jsonx_number(v));
 }
 
 /* One observation of rule into rules: counts summed, first the earliest,
  * last the latest (ISO 8601 in UTC compares as text). */
 static void
-merge_one(cJSON *rules, const char *rule, double count, double runs, const char *first,
+merge_one(json_t *rules, const char *rule, double count, double runs, const char *first,
 	  const char *last)
 {
-	cJSON *e = cJSON_GetObjectItemCaseSensitive(rules, rule);
+	json_t *e = json_object_get(rules, rule);
 	const char *f, *l;
 
-	if (!cJSON_IsObject(e)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(rules, rule);
-		e = cJSON_AddObjectToObject(rules, rule);
+	if (!json_is_object(e)) {
+		json_object_del(rules, rule); /* what was there goes, and its place */
+		e = jsonx_add_object(rules, rule);
 		if (!e)
 			return;
 	}
@@ -159,9 +146,9 @@ merge_one(cJSON *rules, const char *rule, double count, double runs, const char 
 	f = str(e, "first_seen");
 	l = str(e, "last_seen");
 	if (first && (!f || strcmp(first, f) < 0))
-		set_str(e, "first_seen", first);
+		jsonx_set_str(e, "first_seen", first);
 	if (last && (!l || strcmp(last, l) > 0))
-		set_str(e, "last_seen", last);
+		jsonx_set_str(e, "last_seen", last);
 }
 
 static void
@@ -174,15 +161,17 @@ observe_one(void *arg, const struct summary_rule *r)
 	merge_one(arg, r->rule, (double)r->count, 0, first, last);
 }
 
-cJSON *
+json_t *
 suggest_observe(const struct summary *s)
 {
-	cJSON *rules = cJSON_CreateObject(), *e;
+	json_t *rules = json_object(), *e;
+	const char *k;
 
 	if (!rules)
 		return NULL;
 	summary_foreach_rule(s, observe_one, rules);
-	cJSON_ArrayForEach(e, rules) set_num(e, "runs", 1);
+	json_object_foreach(rules, k, e)
+		set_num(e, "runs", 1);
 	return rules;
 }
 
@@ -217,47 +206,54 @@ domain_of(const struct psl *psl, const char *name)
 }
 
 static bool
-in_list(const cJSON *arr, const char *s)
+in_list(const json_t *arr, const char *s)
 {
-	const cJSON *e;
+	const json_t *e;
+	size_t i;
 
-	cJSON_ArrayForEach(e, arr) if (cJSON_IsString(e) && !strcmp(e->valuestring, s)) return true;
+	json_array_foreach(arr, i, e)
+		if (json_is_string(e) && !strcmp(json_string_value(e), s))
+			return true;
 	return false;
 }
 
 static void
-add_unique(cJSON *arr, const char *s)
+add_unique(json_t *arr, const char *s)
 {
 	if (!in_list(arr, s))
-		cJSON_AddItemToArray(arr, cJSON_CreateString(s));
+		json_array_append_new(arr, jsonx_string(s));
 }
 
 static int
 cmp_item(const void *a, const void *b)
 {
-	return strcmp((*(cJSON *const *)a)->valuestring, (*(cJSON *const *)b)->valuestring);
+	return strcmp(json_string_value(*(json_t *const *)a),
+		      json_string_value(*(json_t *const *)b));
 }
 
 /* The strings of arr sorted; its other items (rule objects) after them. */
-static cJSON *
-sorted(cJSON *arr)
+static json_t *
+sorted(json_t *arr)
 {
-	int n = cJSON_GetArraySize(arr), k = 0;
-	cJSON **items = calloc((size_t)n + 1, sizeof(*items)), *out = cJSON_CreateArray(), *e;
+	size_t n = json_array_size(arr), k = 0, i;
+	json_t **items = calloc(n + 1, sizeof(*items)), *out = json_array(), *e;
 
 	if (!items || !out) {
 		free(items);
-		cJSON_Delete(out);
+		json_decref(out);
 		return arr;
 	}
-	cJSON_ArrayForEach(e, arr) if (cJSON_IsString(e)) items[k++] = e;
-	qsort(items, (size_t)k, sizeof(*items), cmp_item);
-	for (int i = 0; i < k; i++)
-		cJSON_AddItemToArray(out, cJSON_CreateString(items[i]->valuestring));
-	cJSON_ArrayForEach(e, arr) if (!cJSON_IsString(e))
-		cJSON_AddItemToArray(out, cJSON_Duplicate(e, 1));
+	json_array_foreach(arr, i, e)
+		if (json_is_string(e))
+			items[k++] = e;
+	qsort(items, k, sizeof(*items), cmp_item);
+	for (i = 0; i < k; i++)
+		json_array_append(out, items[i]);
+	json_array_foreach(arr, i, e)
+		if (!json_is_string(e))
+			json_array_append(out, e);
 	free(items);
-	cJSON_Delete(arr);
+	json_decref(arr);
 	return out;
 }
 
@@ -274,24 +270,23 @@ under(const char *name, const char *dom)
 /* Each rule of rules not in oldallow: for a human to look at (into
  * review, with the reasons), or a candidate for "allow" (cand). */
 static void
-sort_rules(const cJSON *rules, const cJSON *oldallow, cJSON *review, cJSON *cand)
+sort_rules(json_t *rules, const json_t *oldallow, json_t *review, json_t *cand)
 {
-	const cJSON *e;
+	const char *rule;
+	json_t *e;
 	char why[256];
 
-	cJSON_ArrayForEach(e, rules)
-	{
-		if (in_list(oldallow, e->string))
+	json_object_foreach(rules, rule, e) {
+		if (in_list(oldallow, rule))
 			continue; /* allowed already: by a human, or by an earlier run */
-		if (suggest_review(e->string, (unsigned long long)num(e, "count"), why,
-				   sizeof(why))) {
-			cJSON *reasons = cJSON_CreateArray();
+		if (suggest_review(rule, (unsigned long long)num(e, "count"), why, sizeof(why))) {
+			json_t *reasons = json_array();
 
 			for (char *w = strtok(why, ","); w; w = strtok(NULL, ","))
-				cJSON_AddItemToArray(reasons, cJSON_CreateString(w + (*w == ' ')));
-			cJSON_AddItemToObject(review, e->string, reasons);
+				json_array_append_new(reasons, jsonx_string(w + (*w == ' ')));
+			json_object_set_new(review, rule, reasons);
 		} else {
-			add_unique(cand, e->string);
+			add_unique(cand, rule);
 		}
 	}
 }
@@ -299,27 +294,29 @@ sort_rules(const cJSON *rules, const cJSON *oldallow, cJSON *review, cJSON *cand
 /* The candidates into allow: names of one registrable domain,
  * SUGGEST_WIDEN_AT or more, as "**.domain" (the domain into widened). */
 static void
-widen(const struct psl *psl, const cJSON *cand, cJSON *allow, cJSON *widened)
+widen(const struct psl *psl, const json_t *cand, json_t *allow, json_t *widened)
 {
-	const cJSON *e, *o;
+	const json_t *e, *o;
+	size_t i, j;
 
-	cJSON_ArrayForEach(e, cand)
-	{
-		const char *dom =
-			plain_name(e->valuestring) ? domain_of(psl, e->valuestring) : NULL;
+	json_array_foreach(cand, i, e) {
+		const char *name = json_string_value(e);
+		const char *dom = plain_name(name) ? domain_of(psl, name) : NULL;
 		char wild[300];
 		int n = 0;
 
 		if (dom) {
-			cJSON_ArrayForEach(o, cand) if (plain_name(o->valuestring) &&
-							under(o->valuestring, dom)) n++;
+			json_array_foreach(cand, j, o)
+				if (plain_name(json_string_value(o)) &&
+				    under(json_string_value(o), dom))
+					n++;
 		}
 		if (n >= SUGGEST_WIDEN_AT) {
 			snprintf(wild, sizeof(wild), "**.%s", dom);
 			add_unique(allow, wild);
 			add_unique(widened, dom);
 		} else {
-			add_unique(allow, e->valuestring);
+			add_unique(allow, name);
 		}
 	}
 }
@@ -327,38 +324,38 @@ widen(const struct psl *psl, const cJSON *cand, cJSON *allow, cJSON *widened)
 /* What the file allowed, into allow: kept, but for names a new "**."
  * covers that a run suggested (a human's own rules stay as they are). */
 static void
-keep_allowed(const cJSON *oldallow, const cJSON *rules, const cJSON *widened, cJSON *allow)
+keep_allowed(const json_t *oldallow, const json_t *rules, const json_t *widened, json_t *allow)
 {
-	const cJSON *e, *w;
+	const json_t *e, *w;
+	size_t i, j;
 
-	cJSON_ArrayForEach(e, oldallow)
-	{
+	json_array_foreach(oldallow, i, e) {
+		const char *name = json_string_value(e);
 		bool drop = false;
 
-		if (cJSON_IsString(e) && cJSON_GetObjectItemCaseSensitive(rules, e->valuestring) &&
-		    plain_name(e->valuestring))
-			cJSON_ArrayForEach(w, widened) drop =
-				drop || under(e->valuestring, w->valuestring);
+		if (name && json_object_get(rules, name) && plain_name(name))
+			json_array_foreach(widened, j, w)
+				drop = drop || under(name, json_string_value(w));
 		if (drop)
 			continue;
-		if (cJSON_IsString(e))
-			add_unique(allow, e->valuestring);
+		if (name)
+			add_unique(allow, name);
 		else
-			cJSON_AddItemToArray(allow, cJSON_Duplicate(e, 1));
+			json_array_append_new(allow, json_deep_copy(e));
 	}
 }
 
 /* doc's "observed": what was seen (rules, owned from now on), what needs
  * a human (review, likewise), and how it was judged. */
 static void
-add_observed(cJSON *doc, const struct psl *psl, cJSON *rules, cJSON *review)
+add_observed(json_t *doc, const struct psl *psl, json_t *rules, json_t *review)
 {
-	cJSON *obs = cJSON_AddObjectToObject(doc, "observed");
+	json_t *obs = jsonx_add_object(doc, "observed");
 	char suffixes[96];
 
 	if (!obs) {
-		cJSON_Delete(rules);
-		cJSON_Delete(review);
+		json_decref(rules);
+		json_decref(review);
 		return;
 	}
 	if (psl)
@@ -366,54 +363,57 @@ add_observed(cJSON *doc, const struct psl *psl, cJSON *rules, cJSON *review)
 			 psl_rules(psl));
 	else
 		snprintf(suffixes, sizeof(suffixes), "the last two labels (no public suffix list)");
-	cJSON_AddStringToObject(obs, "about",
-				"what egressctl --suggest-policy saw; ignored by the policy "
-				"loader. observed.review: rules not allowed, for a human "
-				"to look at (move one to allow to allow it)");
-	cJSON_AddNumberToObject(obs, "widen_at", SUGGEST_WIDEN_AT);
-	cJSON_AddNumberToObject(obs, "min_count", SUGGEST_MIN_COUNT);
-	cJSON_AddStringToObject(obs, "suffixes", suffixes);
-	cJSON_AddItemToObject(obs, "rules", rules);
-	cJSON_AddItemToObject(obs, "review", review);
+	jsonx_set_str(obs, "about",
+		      "what egressctl --suggest-policy saw; ignored by the policy "
+		      "loader. observed.review: rules not allowed, for a human "
+		      "to look at (move one to allow to allow it)");
+	jsonx_set_int(obs, "widen_at", SUGGEST_WIDEN_AT);
+	jsonx_set_int(obs, "min_count", SUGGEST_MIN_COUNT);
+	jsonx_set_str(obs, "suffixes", suffixes);
+	json_object_set_new(obs, "rules", rules);
+	json_object_set_new(obs, "review", review);
 }
 
-cJSON *
-suggest_build(const cJSON *old, const cJSON *fresh, const struct psl *psl)
+json_t *
+suggest_build(const json_t *old, const json_t *fresh, const struct psl *psl)
 {
-	const cJSON *oldobs = cJSON_GetObjectItemCaseSensitive(old, "observed");
-	const cJSON *oldrules = cJSON_GetObjectItemCaseSensitive(oldobs, "rules");
-	const cJSON *oldallow = cJSON_GetObjectItemCaseSensitive(old, "allow");
-	const cJSON *olddeny = cJSON_GetObjectItemCaseSensitive(old, "deny");
-	cJSON *doc = cJSON_CreateObject(), *rules, *review, *allow, *cand, *e, *widened;
+	const json_t *oldobs = json_object_get(old, "observed");
+	const json_t *oldrules = json_object_get(oldobs, "rules");
+	const json_t *oldallow = json_object_get(old, "allow");
+	const json_t *olddeny = json_object_get(old, "deny");
+	json_t *doc = json_object(), *rules, *review, *allow, *cand, *e, *widened;
+	const char *rule;
 
 	if (!doc)
 		return NULL;
-	rules = cJSON_IsObject(oldrules) ? cJSON_Duplicate(oldrules, 1) : cJSON_CreateObject();
-	review = cJSON_CreateObject();
-	allow = cJSON_CreateArray();
-	cand = cJSON_CreateArray();
-	widened = cJSON_CreateArray();
+	/* json_object_foreach takes no const object: fresh is only read */
+	rules = json_is_object(oldrules) ? json_deep_copy(oldrules) : json_object();
+	review = json_object();
+	allow = json_array();
+	cand = json_array();
+	widened = json_array();
 	if (!rules || !review || !allow || !cand || !widened) {
-		cJSON_Delete(rules);
-		cJSON_Delete(review);
-		cJSON_Delete(allow);
-		cJSON_Delete(cand);
-		cJSON_Delete(widened);
-		cJSON_Delete(doc);
+		json_decref(rules);
+		json_decref(review);
+		json_decref(allow);
+		json_decref(cand);
+		json_decref(widened);
+		json_decref(doc);
 		return NULL;
 	}
-	cJSON_ArrayForEach(e, fresh) if (cJSON_IsObject(e))
-		merge_one(rules, e->string, num(e, "count"), num(e, "runs"), str(e, "first_seen"),
-			  str(e, "last_seen"));
+	json_object_foreach((json_t *)fresh, rule, e)
+		if (json_is_object(e))
+			merge_one(rules, rule, num(e, "count"), num(e, "runs"),
+				  str(e, "first_seen"), str(e, "last_seen"));
 	sort_rules(rules, oldallow, review, cand);
 	widen(psl, cand, allow, widened);
 	keep_allowed(oldallow, rules, widened, allow);
-	cJSON_Delete(cand);
-	cJSON_Delete(widened);
-	cJSON_AddNumberToObject(doc, "version", 1);
-	cJSON_AddItemToObject(doc, "allow", sorted(allow));
+	json_decref(cand);
+	json_decref(widened);
+	jsonx_set_int(doc, "version", 1);
+	json_object_set_new(doc, "allow", sorted(allow));
 	if (olddeny)
-		cJSON_AddItemToObject(doc, "deny", cJSON_Duplicate(olddeny, 1));
+		json_object_set_new(doc, "deny", json_deep_copy(olddeny));
 	add_observed(doc, psl, rules, review);
 	return doc;
 }
@@ -470,10 +470,10 @@ loads(const char *text, size_t len, const char *path, char *errbuf, size_t errle
 }
 
 int
-suggest_write_file(const char *path, const cJSON *fresh, char *errbuf, size_t errlen)
+suggest_write_file(const char *path, const json_t *fresh, char *errbuf, size_t errlen)
 {
 	char why[600], tmp[4200];
-	cJSON *old = NULL, *doc = NULL;
+	json_t *old = NULL, *doc = NULL;
 	struct psl *psl;
 	char *text = NULL, *out = NULL;
 	size_t len = 0;
@@ -482,7 +482,7 @@ suggest_write_file(const char *path, const cJSON *fresh, char *errbuf, size_t er
 	text = read_all(path, &len, &err);
 	if (text) {
 		err = loads(text, len, path, why, sizeof(why));
-		if (!err && !(old = cJSON_ParseWithLength(text, len)))
+		if (!err && !(old = json_loadb(text, len, 0, NULL)))
 			err = -EINVAL;
 		if (err) {
 			snprintf(errbuf, errlen,
@@ -500,9 +500,9 @@ suggest_write_file(const char *path, const cJSON *fresh, char *errbuf, size_t er
 	psl = psl_load(PSL_DEFAULT_PATH, why, sizeof(why)); /* NULL: the two-label guess */
 	doc = suggest_build(old, fresh, psl);
 	psl_free(psl);
-	cJSON_Delete(old);
-	out = doc ? cJSON_Print(doc) : NULL;
-	cJSON_Delete(doc);
+	json_decref(old);
+	out = doc ? jsonx_pretty(doc) : NULL;
+	json_decref(doc);
 	if (!out) {
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
@@ -511,7 +511,7 @@ suggest_write_file(const char *path, const cJSON *fresh, char *errbuf, size_t er
 	if (err) { /* a rule of ours the loader refuses: a bug, said */
 		snprintf(errbuf, errlen, "the suggested policy does not load (%s): not written",
 			 why);
-		cJSON_free(out);
+		free(out);
 		return err;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
@@ -519,17 +519,17 @@ suggest_write_file(const char *path, const cJSON *fresh, char *errbuf, size_t er
 	if (fd == -1) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot write %s: %s", tmp, strerror(-err));
-		cJSON_free(out);
+		free(out);
 		return err;
 	}
 	fchmod(fd, 0644);
 	len = strlen(out);
-	out[len] = '\n'; /* cJSON_Print's terminator becomes the newline */
+	out[len] = '\n'; /* the terminator becomes the newline */
 	if (write(fd, out, len + 1) != (ssize_t)(len + 1) || fsync(fd))
 		err = errno ? -errno : -EIO;
 	if (close(fd) && !err)
 		err = -errno;
-	cJSON_free(out);
+	free(out);
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err) {
@@ -542,7 +542,7 @@ suggest_write_file(const char *path, const cJSON *fresh, char *errbuf, size_t er
 int
 summary_write_policy(const struct summary *s, const char *path, char *errbuf, size_t errlen)
 {
-	cJSON *fresh = suggest_observe(s);
+	json_t *fresh = suggest_observe(s);
 	int err;
 
 	if (!fresh) {
@@ -550,7 +550,7 @@ summary_write_policy(const struct summary *s, const char *path, char *errbuf, si
 		return -ENOMEM;
 	}
 	err = suggest_write_file(path, fresh, errbuf, errlen);
-	cJSON_Delete(fresh);
+	json_decref(fresh);
 	return err;
 }
 
@@ -558,26 +558,28 @@ int
 summary_policy_rules(const struct summary *s, char ***rules)
 {
 	char why[256];
-	cJSON *fresh = suggest_observe(s), *doc, *e;
+	json_t *fresh = suggest_observe(s), *doc, *allow, *e;
 	struct psl *psl = psl_load(PSL_DEFAULT_PATH, why, sizeof(why));
 	char **out = NULL;
+	size_t i;
 	int n = 0;
 
 	*rules = NULL;
 	doc = fresh ? suggest_build(NULL, fresh, psl) : NULL;
 	psl_free(psl);
-	cJSON_Delete(fresh);
+	json_decref(fresh);
 	if (!doc)
 		return -ENOMEM;
-	out = calloc((size_t)cJSON_GetArraySize(cJSON_GetObjectItem(doc, "allow")) + 1,
-		     sizeof(*out));
+	allow = json_object_get(doc, "allow");
+	out = calloc(json_array_size(allow) + 1, sizeof(*out));
 	if (!out) {
-		cJSON_Delete(doc);
+		json_decref(doc);
 		return -ENOMEM;
 	}
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "allow")) if (cJSON_IsString(e)) out[n++] =
-		strdup(e->valuestring);
-	cJSON_Delete(doc);
+	json_array_foreach(allow, i, e)
+		if (json_is_string(e))
+			out[n++] = strdup(json_string_value(e));
+	json_decref(doc);
 	*rules = out;
 	return n;
 }

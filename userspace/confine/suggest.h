@@ -32,10 +32,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 
 struct summary;
 struct psl;
-struct cJSON;
 
 #define SUGGEST_WIDEN_AT  3 /* allowed names of one domain before "**.domain" */
 #define SUGGEST_MIN_COUNT 2 /* uses, over the runs merged, before a rule is allowed */
@@ -45,19 +45,18 @@ struct cJSON;
 bool suggest_review(const char *rule, unsigned long long count, char *buf, size_t len);
 
 /* What one run observed: { rule: { count, runs, first_seen, last_seen } }. */
-struct cJSON *suggest_observe(const struct summary *s);
+json_t *suggest_observe(const struct summary *s);
 
 /* The policy document from old (a policy file's parsed document, or NULL)
  * and fresh (suggest_observe()); psl NULL: the last two labels. */
-struct cJSON *suggest_build(const struct cJSON *old, const struct cJSON *fresh,
-			    const struct psl *psl);
+json_t *suggest_build(const json_t *old, const json_t *fresh, const struct psl *psl);
 
 /* Reads path if it exists (a policy the loader takes, or an error: it is
  * never overwritten then), builds, writes path anew (a temporary file
  * renamed over it). fresh: suggest_observe() or what the daemon sent.
  * Uses the system's public suffix list when it has one. Returns 0 or
  * -errno with errbuf set. */
-int suggest_write_file(const char *path, const struct cJSON *fresh, char *errbuf, size_t errlen);
+int suggest_write_file(const char *path, const json_t *fresh, char *errbuf, size_t errlen);
 
 /* suggest_write_file() of s's observations. */
 int summary_write_policy(const struct summary *s, const char *path, char *errbuf, size_t errlen);

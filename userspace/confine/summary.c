@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <cJSON.h>
 
+#include "lib/jsonx.h"
 #include "audit/audit.h"
 #include "lib/hash.h"
 #include "policy/policy.h"
@@ -556,88 +556,88 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 static void
 print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit_stats *ls)
 {
-	cJSON *o = cJSON_CreateObject(), *ds, *r;
+	json_t *o = json_object(), *ds, *r;
 	uint64_t allowed, denied;
 	char *out;
 
 	if (!o)
 		return;
 	totals(s, &allowed, &denied);
-	cJSON_AddNumberToObject(o, "schema", SUMMARY_SCHEMA);
-	cJSON_AddBoolToObject(o, "audit", audit_mode);
-	cJSON_AddNumberToObject(o, "allowed", (double)allowed);
-	cJSON_AddNumberToObject(o, "denied", (double)denied);
-	cJSON_AddNumberToObject(o, "kernel_verified", (double)s->kverified);
-	cJSON_AddNumberToObject(o, "kernel_rejected", (double)s->krejected);
-	ds = cJSON_AddArrayToObject(o, "destinations");
+	jsonx_set_int(o, "schema", SUMMARY_SCHEMA);
+	jsonx_set_bool(o, "audit", audit_mode);
+	jsonx_set_int(o, "allowed", (long long)allowed);
+	jsonx_set_int(o, "denied", (long long)denied);
+	jsonx_set_int(o, "kernel_verified", (long long)s->kverified);
+	jsonx_set_int(o, "kernel_rejected", (long long)s->krejected);
+	ds = jsonx_add_array(o, "destinations");
 	for (const struct dest *d = s->first; ds && d; d = d->order) {
-		cJSON *e = cJSON_CreateObject(), *who;
+		json_t *e = json_object(), *who;
 
 		if (!e)
 			break;
-		cJSON_AddStringToObject(e, "destination", d->key);
+		jsonx_set_str(e, "destination", d->key);
 		if (d->host[0])
-			cJSON_AddStringToObject(e, "host", d->host);
+			jsonx_set_str(e, "host", d->host);
 		if (d->port)
-			cJSON_AddNumberToObject(e, "port", d->port);
-		cJSON_AddNumberToObject(e, "allowed", (double)row_allowed(d));
-		cJSON_AddNumberToObject(e, "denied", (double)row_denied(d));
-		cJSON_AddBoolToObject(e, "would_deny", row_would(d));
-		cJSON_AddBoolToObject(e, "dns", d->dns_allowed || d->dns_denied);
-		cJSON_AddNumberToObject(e, "dns_allowed", (double)d->dns_allowed);
-		cJSON_AddNumberToObject(e, "dns_denied", (double)d->dns_denied);
+			jsonx_set_int(e, "port", d->port);
+		jsonx_set_int(e, "allowed", (long long)row_allowed(d));
+		jsonx_set_int(e, "denied", (long long)row_denied(d));
+		jsonx_set_bool(e, "would_deny", row_would(d));
+		jsonx_set_bool(e, "dns", d->dns_allowed || d->dns_denied);
+		jsonx_set_int(e, "dns_allowed", (long long)d->dns_allowed);
+		jsonx_set_int(e, "dns_denied", (long long)d->dns_denied);
 		if (row_denied(d) || d->dns_denied)
-			cJSON_AddStringToObject(e, "reason", d->reason);
+			jsonx_set_str(e, "reason", d->reason);
 		if (d->comment[0])
-			cJSON_AddStringToObject(e, "comment", d->comment);
+			jsonx_set_str(e, "comment", d->comment);
 		if (d->suspect)
-			cJSON_AddStringToObject(e, "suspect", d->suspect);
+			jsonx_set_str(e, "suspect", d->suspect);
 		else if (d->suggest[0])
-			cJSON_AddStringToObject(e, "suggest", d->suggest);
-		who = cJSON_AddArrayToObject(e, "who");
+			jsonx_set_str(e, "suggest", d->suggest);
+		who = jsonx_add_array(e, "who");
 		for (int i = 0; who && i < d->nwho; i++) {
-			cJSON *w = cJSON_CreateObject();
+			json_t *w = json_object();
 
 			if (!w)
 				break;
-			cJSON_AddNumberToObject(w, "pid", d->who[i].pid);
-			cJSON_AddStringToObject(w, "comm", d->who[i].comm);
+			jsonx_set_int(w, "pid", d->who[i].pid);
+			jsonx_set_str(w, "comm", d->who[i].comm);
 			if (d->who[i].ctr[0])
-				cJSON_AddStringToObject(w, "container", d->who[i].ctr);
-			cJSON_AddItemToArray(who, w);
+				jsonx_set_str(w, "container", d->who[i].ctr);
+			json_array_append_new(who, w);
 		}
-		cJSON_AddItemToArray(ds, e);
+		json_array_append_new(ds, e);
 	}
-	r = cJSON_AddObjectToObject(o, "refused");
+	r = jsonx_add_object(o, "refused");
 	if (r) {
-		cJSON_AddNumberToObject(r, "limit", (double)s->refused.limit);
-		cJSON_AddNumberToObject(r, "per_process", (double)s->refused.per_process);
-		cJSON_AddNumberToObject(r, "no_descriptors", (double)s->refused.nofd);
-		cJSON_AddNumberToObject(r, "closed_before_data", (double)s->refused.closed_early);
+		jsonx_set_int(r, "limit", (long long)s->refused.limit);
+		jsonx_set_int(r, "per_process", (long long)s->refused.per_process);
+		jsonx_set_int(r, "no_descriptors", (long long)s->refused.nofd);
+		jsonx_set_int(r, "closed_before_data", (long long)s->refused.closed_early);
 	}
 	if (ls && ls->sink) {
-		cJSON *l = cJSON_AddObjectToObject(o, "log");
+		json_t *l = jsonx_add_object(o, "log");
 
 		if (l) {
-			cJSON_AddStringToObject(l, "sink", ls->sink);
-			cJSON_AddNumberToObject(l, "sent", (double)ls->sink_sent);
-			cJSON_AddNumberToObject(l, "dropped", (double)ls->sink_dropped);
-			cJSON_AddNumberToObject(l, "lost", (double)ls->sink_lost);
+			jsonx_set_str(l, "sink", ls->sink);
+			jsonx_set_int(l, "sent", (long long)ls->sink_sent);
+			jsonx_set_int(l, "dropped", (long long)ls->sink_dropped);
+			jsonx_set_int(l, "lost", (long long)ls->sink_lost);
 		}
 	} else if (ls && ls->path) {
-		cJSON *l = cJSON_AddObjectToObject(o, "log");
+		json_t *l = jsonx_add_object(o, "log");
 
 		if (l) {
-			cJSON_AddStringToObject(l, "path", ls->path);
-			cJSON_AddNumberToObject(l, "lost", (double)ls->lost);
-			cJSON_AddNumberToObject(l, "dropped", (double)ls->dropped);
+			jsonx_set_str(l, "path", ls->path);
+			jsonx_set_int(l, "lost", (long long)ls->lost);
+			jsonx_set_int(l, "dropped", (long long)ls->dropped);
 		}
 	}
-	out = cJSON_PrintUnformatted(o);
+	out = jsonx_line(o);
 	if (out)
 		fprintf(f, "%s\n", out);
-	cJSON_free(out);
-	cJSON_Delete(o);
+	free(out);
+	json_decref(o);
 }
 
 int

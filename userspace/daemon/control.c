@@ -18,18 +18,19 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <cJSON.h>
 
 #include "daemon/control.h"
 #include "kernel/cgroup.h"
 #include "kernel/peer.h"
 #include "sandbox/unixsvc.h"
+#include "lib/jsonx.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 
 #define CONTROL_MAX_CLIENTS 64
 #define CONTROL_MAX_LINE    (64 * 1024)
 #define CONTROL_MAX_QUEUE   (4u << 20) /* bytes waiting for one client */
+#define CONTROL_MAX_DEPTH   1000       /* a request's nesting levels */
 
 struct control_client {
 	LIST_ENTRY(control_client) entry;
@@ -82,8 +83,9 @@ on_read(struct bufferevent *bev, void *arg)
 {
 	struct control_client *cl = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
-	cJSON *req;
-	size_t n;
+	char why[256];
+	json_t *req;
+	size_t n, end;
 	char *line;
 
 	if (cl->asked) { /* anything after the request is ignored */
@@ -99,15 +101,16 @@ on_read(struct bufferevent *bev, void *arg)
 		return;
 	}
 	cl->asked = true;
-	req = cJSON_ParseWithLength(line, n);
+	/* what follows the object on the line is ignored */
+	req = jsonx_parse(line, n, CONTROL_MAX_DEPTH, &end, why, sizeof(why));
 	free(line);
-	if (!cJSON_IsObject(req)) {
+	if (!json_is_object(req)) {
 		control_send(cl, "{\"ok\":false,\"error\":\"not a JSON object\"}");
 		control_end(cl);
 	} else {
 		cl->c->fn(cl->c->arg, cl, req);
 	}
-	cJSON_Delete(req);
+	json_decref(req);
 }
 
 static void
@@ -136,18 +139,18 @@ static void
 refuse(int fd, const struct peer *p, const char *why)
 {
 	char who[CONTROL_WHO_MAX], words[2 * PEER_CGROUP_MAX + 512], buf[4096];
-	cJSON *o = cJSON_CreateObject();
+	json_t *o = json_object();
 	char *line = NULL;
 
 	peer_words(p, who, sizeof(who));
 	snprintf(words, sizeof(words), "refused %s: %s", who, why);
 	log_warnx("control socket: %s", words);
-	if (o && cJSON_AddFalseToObject(o, "ok") && cJSON_AddStringToObject(o, "error", words))
-		line = cJSON_PrintUnformatted(o);
+	if (!jsonx_set_bool(o, "ok", false) && !jsonx_set_str(o, "error", words))
+		line = jsonx_line(o);
 	if (line && send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 		send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-	cJSON_free(line);
-	cJSON_Delete(o);
+	free(line);
+	json_decref(o);
 	shutdown(fd, SHUT_WR);
 	for (int i = 0; i < 16 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0; i++)
 		;

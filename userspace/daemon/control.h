@@ -22,7 +22,7 @@ struct event_base;
 struct control;
 struct control_client;
 
-/* A request: req is the parsed line (a cJSON object). The handler replies
+/* A request: req is the parsed line (a json_t object, lib/jsonx.h). The handler replies
  * with control_send() and ends with control_end(), now or later. */
 typedef void (*control_handler)(void *arg, struct control_client *cl, const void *req);
 /* A client went away (its udata may be freed). */

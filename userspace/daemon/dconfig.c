@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The daemon's configuration file (see dconfig.h), with cJSON: every key
+/* The daemon's configuration file (see dconfig.h), read by lib/jsonx.h
+ * (jansson; a key twice is an error): every key
  * of a target is an option of `run` (the target table of confine/target.c),
  * set through the same rows as the command line, so the file and the
  * command line cannot mean different things. */
@@ -10,16 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <cJSON.h>
 
 #include "daemon/containers.h"
 #include "daemon/dconfig.h"
+#include "lib/jsonx.h"
 #include "policy/policy.h"
 
 #define DCONFIG_MAX_BYTES (16 << 20)
+#define DCONFIG_MAX_DEPTH 1000 /* nesting levels */
 
 static char *
-read_file(const char *path, char *errbuf, size_t errlen)
+read_file(const char *path, size_t *lenp, char *errbuf, size_t errlen)
 {
 	struct stat st;
 	char *buf;
@@ -48,6 +50,7 @@ read_file(const char *path, char *errbuf, size_t errlen)
 		len += (size_t)n;
 	close(fd);
 	buf[len] = 0;
+	*lenp = len;
 	return buf;
 }
 
@@ -68,66 +71,68 @@ check_rule(enum policy_action a, const char *text, char *err, size_t errlen)
 }
 
 static int
-set_rules(struct dspec *s, const cJSON *v, const char *key, char *errbuf, size_t errlen)
+set_rules(struct dspec *s, const json_t *v, const char *key, char *errbuf, size_t errlen)
 {
 	const struct opt_set set = {target_opt_table, &s->o};
-	const cJSON *r;
+	const char *text;
+	json_t *r;
 	char err[400];
-	int i = 0;
+	size_t i;
 
-	if (!cJSON_IsArray(v) && !cJSON_IsString(v)) {
+	if (!json_is_array(v) && !json_is_string(v)) {
 		snprintf(errbuf, errlen, "%s.%s: expected a rule or a list of rules", s->where,
 			 key);
 		return -EINVAL;
 	}
-	if (cJSON_IsString(v)) {
-		if (check_rule(strcmp(key, "allow") ? POLICY_DENY : POLICY_ALLOW, v->valuestring,
-			       err, sizeof(err)) ||
-		    opts_set(&set, 1, key, v->valuestring, err, sizeof(err))) {
+	if (json_is_string(v)) {
+		text = json_string_value(v);
+		if (check_rule(strcmp(key, "allow") ? POLICY_DENY : POLICY_ALLOW, text, err,
+			       sizeof(err)) ||
+		    opts_set(&set, 1, key, text, err, sizeof(err))) {
 			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key, err);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	cJSON_ArrayForEach(r, v)
-	{
-		if (!cJSON_IsString(r)) {
-			snprintf(errbuf, errlen, "%s.%s[%d]: expected a string", s->where, key, i);
+	json_array_foreach(v, i, r) {
+		text = json_string_value(r);
+		if (!text) {
+			snprintf(errbuf, errlen, "%s.%s[%zu]: expected a string", s->where, key, i);
 			return -EINVAL;
 		}
-		if (check_rule(strcmp(key, "allow") ? POLICY_DENY : POLICY_ALLOW, r->valuestring,
-			       err, sizeof(err)) ||
-		    opts_set(&set, 1, key, r->valuestring, err, sizeof(err))) {
-			snprintf(errbuf, errlen, "%s.%s[%d]: %s", s->where, key, i, err);
+		if (check_rule(strcmp(key, "allow") ? POLICY_DENY : POLICY_ALLOW, text, err,
+			       sizeof(err)) ||
+		    opts_set(&set, 1, key, text, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "%s.%s[%zu]: %s", s->where, key, i, err);
 			return -EINVAL;
 		}
-		i++;
 	}
 	return 0;
 }
 
 /* One key of a target: its kind, its name, or an option of run's. */
 static int
-set_key(struct dspec *s, const cJSON *v, char *num, size_t numlen, char *errbuf, size_t errlen)
+set_key(struct dspec *s, const char *key, const json_t *v, char *num, size_t numlen, char *errbuf,
+	size_t errlen)
 {
 	const struct opt_set set = {target_opt_table, &s->o};
-	const char *key = v->string, *arg;
+	const char *arg;
 	char err[400];
 	int takes;
 
 	if (!strcmp(key, "allow") || !strcmp(key, "deny"))
 		return set_rules(s, v, key, errbuf, errlen);
 	if (!strcmp(key, "kill_existing") || !strcmp(key, "kill-existing")) {
-		if (!cJSON_IsBool(v))
+		if (!json_is_boolean(v))
 			goto bad_bool;
-		s->kill_existing = cJSON_IsTrue(v);
+		s->kill_existing = json_is_true(v);
 		return 0;
 	}
 	if (!strcmp(key, "containers")) { /* the daemon's --containers ADDR */
-		if (!cJSON_IsString(v) ||
-		    ctr_parse_addr(v->valuestring, &s->o.containers_ip4, err, sizeof(err))) {
+		if (!json_is_string(v) ||
+		    ctr_parse_addr(json_string_value(v), &s->o.containers_ip4, err, sizeof(err))) {
 			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key,
-				 cJSON_IsString(v) ? err : "expected an IPv4 address");
+				 json_is_string(v) ? err : "expected an IPv4 address");
 			return -EINVAL;
 		}
 		return 0;
@@ -139,15 +144,16 @@ set_key(struct dspec *s, const cJSON *v, char *num, size_t numlen, char *errbuf,
 		return -EINVAL;
 	}
 	if (!takes) {
-		if (!cJSON_IsBool(v))
+		if (!json_is_boolean(v))
 			goto bad_bool;
-		if (cJSON_IsFalse(v))
+		if (json_is_false(v))
 			return 0;
 		arg = NULL;
-	} else if (cJSON_IsString(v)) {
-		arg = v->valuestring;
-	} else if (cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble) {
-		snprintf(num, numlen, "%lld", (long long)v->valuedouble);
+	} else if (json_is_string(v)) {
+		arg = json_string_value(v);
+	} else if (json_is_number(v) &&
+		   json_number_value(v) == (double)(long long)json_number_value(v)) {
+		snprintf(num, numlen, "%lld", (long long)json_number_value(v));
 		arg = num;
 	} else {
 		snprintf(errbuf, errlen, "%s.%s: expected a string or a whole number", s->where,
@@ -172,23 +178,25 @@ kind_key(enum dspec_kind k)
 
 /* A target's kind and what from its "cgroup", "unit" or "pid" key. */
 static int
-set_kind(struct dspec *s, const cJSON *t, char *pidbuf, size_t pidlen, char *errbuf, size_t errlen)
+set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *errbuf, size_t errlen)
 {
 	int found = 0;
 
 	for (int k = DSPEC_CGROUP; k <= DSPEC_PID; k++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, kind_key(k));
+		const json_t *v = json_object_get(t, kind_key(k));
+		double n = json_number_value(v);
+		const char *str = json_string_value(v);
 
 		if (!v)
 			continue;
 		found++;
 		s->kind = (enum dspec_kind)k;
-		if (k == DSPEC_PID && cJSON_IsNumber(v) && v->valuedouble >= 1 &&
-		    v->valuedouble <= 4194304 && v->valuedouble == (double)(int)v->valuedouble) {
-			snprintf(pidbuf, pidlen, "%d", (int)v->valuedouble);
+		if (k == DSPEC_PID && json_is_number(v) && n >= 1 && n <= 4194304 &&
+		    n == (double)(int)n) {
+			snprintf(pidbuf, pidlen, "%d", (int)n);
 			s->what = pidbuf;
-		} else if (k != DSPEC_PID && cJSON_IsString(v) && v->valuestring[0]) {
-			s->what = v->valuestring;
+		} else if (k != DSPEC_PID && str && str[0]) {
+			s->what = str;
 		} else {
 			snprintf(errbuf, errlen, "%s.%s: expected %s", s->where, kind_key(k),
 				 k == DSPEC_PID ? "a process id" : "a non-empty string");
@@ -210,36 +218,36 @@ struct nums {
 };
 
 static int
-load_target(struct dconfig *c, const cJSON *t, int i, struct nums *nums, char *errbuf,
-	    size_t errlen)
+load_target(struct dconfig *c, json_t *t, int i, struct nums *nums, char *errbuf, size_t errlen)
 {
 	struct dspec *s = &c->specs[i];
-	const cJSON *v, *name;
+	const char *key, *name;
+	json_t *v;
 	char err_opts[200];
 	int k = 0, err;
 
 	snprintf(s->where, sizeof(s->where), "targets[%d]", i);
-	if (!cJSON_IsObject(t)) {
+	if (!json_is_object(t)) {
 		snprintf(errbuf, errlen, "%s: expected an object", s->where);
 		return -EINVAL;
 	}
 	err = set_kind(s, t, nums->pid[i], sizeof(nums->pid[i]), errbuf, errlen);
 	if (err)
 		return err;
-	name = cJSON_GetObjectItemCaseSensitive(t, "name");
-	if (name && (!cJSON_IsString(name) || !name->valuestring[0])) {
+	v = json_object_get(t, "name");
+	name = json_string_value(v);
+	if (v && (!name || !name[0])) {
 		snprintf(errbuf, errlen, "%s.name: expected a non-empty string", s->where);
 		return -EINVAL;
 	}
-	cJSON_ArrayForEach(v, t)
-	{
-		if (!strcmp(v->string, "name") || !strcmp(v->string, kind_key(s->kind)))
+	json_object_foreach(t, key, v) {
+		if (!strcmp(key, "name") || !strcmp(key, kind_key(s->kind)))
 			continue;
 		if (k == 24) {
 			snprintf(errbuf, errlen, "%s: too many keys", s->where);
 			return -EINVAL;
 		}
-		err = set_key(s, v, nums->val[i][k], sizeof(nums->val[i][k]), errbuf, errlen);
+		err = set_key(s, key, v, nums->val[i][k], sizeof(nums->val[i][k]), errbuf, errlen);
 		if (err)
 			return err;
 		k++;
@@ -249,7 +257,7 @@ load_target(struct dconfig *c, const cJSON *t, int i, struct nums *nums, char *e
 		return -EINVAL;
 	}
 	if (name)
-		s->name = name->valuestring;
+		s->name = name;
 	else {
 		snprintf(c->names[i], sizeof(c->names[i]), "%s", s->what);
 		s->name = c->names[i];
@@ -257,58 +265,71 @@ load_target(struct dconfig *c, const cJSON *t, int i, struct nums *nums, char *e
 	return 0;
 }
 
+/* The file's document, or NULL with errbuf set. */
+static json_t *
+parse_file(const char *path, char *errbuf, size_t errlen)
+{
+	char why[300];
+	size_t len, end;
+	json_t *doc;
+	char *text = read_file(path, &len, errbuf, errlen);
+
+	if (!text)
+		return NULL;
+	doc = jsonx_parse(text, len, DCONFIG_MAX_DEPTH, &end, why, sizeof(why));
+	if (doc && (!json_is_object(doc) || text[end + strspn(text + end, " \t\r\n")])) {
+		json_decref(doc);
+		doc = NULL;
+		snprintf(why, sizeof(why), "not a JSON object");
+	}
+	free(text);
+	if (!doc)
+		snprintf(errbuf, errlen, "%s: %s", path, why);
+	return doc;
+}
+
 int
 dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 {
-	const cJSON *targets, *t, *v;
+	json_t *targets, *t, *v, *doc;
 	struct nums *nums;
-	char *text;
-	cJSON *doc;
+	const char *key, *ctl;
+	size_t i;
 	int err;
 
 	memset(c, 0, sizeof(*c));
-	text = read_file(path, errbuf, errlen);
-	if (!text)
+	doc = parse_file(path, errbuf, errlen);
+	if (!doc)
 		return -EINVAL;
-	doc = cJSON_ParseWithOpts(text, NULL, 1);
-	free(text);
-	if (!doc || !cJSON_IsObject(doc)) {
-		snprintf(errbuf, errlen, "%s: not a JSON object", path);
-		cJSON_Delete(doc);
-		return -EINVAL;
-	}
 	nums = calloc(1, sizeof(*nums));
 	if (!nums) {
-		cJSON_Delete(doc);
+		json_decref(doc);
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	c->doc = doc;
 	c->path = path;
 	c->control = DCONFIG_CONTROL;
-	cJSON_ArrayForEach(v, doc)
-	{
-		if (!strcmp(v->string, "targets"))
+	json_object_foreach(doc, key, v) {
+		if (!strcmp(key, "targets"))
 			continue;
-		if (!strcmp(v->string, "control") && cJSON_IsString(v) &&
-		    v->valuestring[0] == '/') {
-			c->control = v->valuestring;
+		ctl = json_string_value(v);
+		if (!strcmp(key, "control") && ctl && ctl[0] == '/') {
+			c->control = ctl;
 			continue;
 		}
-		snprintf(errbuf, errlen, "%s: %s", v->string,
-			 strcmp(v->string, "control") ? "unknown key"
-						      : "expected an absolute path");
+		snprintf(errbuf, errlen, "%s: %s", key,
+			 strcmp(key, "control") ? "unknown key" : "expected an absolute path");
 		err = -EINVAL;
 		goto fail;
 	}
-	targets = cJSON_GetObjectItemCaseSensitive(doc, "targets");
-	if (!cJSON_IsArray(targets) || !cJSON_GetArraySize(targets)) {
+	targets = json_object_get(doc, "targets");
+	if (!json_is_array(targets) || !json_array_size(targets)) {
 		snprintf(errbuf, errlen, "targets: expected a list of at least one target");
 		err = -EINVAL;
 		goto fail;
 	}
-	cJSON_ArrayForEach(t, targets)
-	{
+	json_array_foreach(targets, i, t) {
 		if (c->n == DCONFIG_MAX_TARGETS) {
 			snprintf(errbuf, errlen, "targets: at most %d", DCONFIG_MAX_TARGETS);
 			err = -EINVAL;
@@ -323,7 +344,7 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 	return 0;
 fail:
 	free(nums);
-	cJSON_Delete(doc);
+	json_decref(doc);
 	memset(c, 0, sizeof(*c));
 	return err;
 }
@@ -358,7 +379,7 @@ dconfig_add(struct dconfig *c, enum dspec_kind kind, const char *what, const str
 void
 dconfig_free(struct dconfig *c)
 {
-	cJSON_Delete(c->doc);
+	json_decref(c->doc);
 	free(c->nums);
 	memset(c, 0, sizeof(*c));
 }

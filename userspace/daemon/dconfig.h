@@ -38,7 +38,7 @@ struct dconfig {
 	const char *control;
 	struct dspec specs[DCONFIG_MAX_TARGETS];
 	int n;
-	void *doc;  /* the parsed file (cJSON): owns the strings */
+	void *doc;  /* the parsed file (a json_t): owns the strings */
 	void *nums; /* numbers of the file as text (they are options' arguments) */
 	char names[DCONFIG_MAX_TARGETS][80];
 };

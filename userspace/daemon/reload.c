@@ -13,12 +13,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
-#include <cJSON.h>
 
 #include "daemon/control.h"
 #include "daemon/core.h"
 #include "daemon/notify.h"
 #include "lib/clock.h"
+#include "lib/jsonx.h"
 #include "lib/log.h"
 
 /* Runtime rules by target, copied for a worker. */
@@ -226,17 +226,17 @@ static void
 job_reply(struct job *j, int err, const char *errbuf)
 {
 	for (int i = 0; i < j->nwait; i++) {
-		cJSON *o = cJSON_CreateObject();
+		json_t *o = json_object();
 		char *out;
 
-		cJSON_AddBoolToObject(o, "ok", !err);
+		jsonx_set_bool(o, "ok", !err);
 		if (err)
-			cJSON_AddStringToObject(o, "error", errbuf);
-		out = cJSON_PrintUnformatted(o);
+			jsonx_set_str(o, "error", errbuf);
+		out = jsonx_line(o);
 		if (out)
 			control_send(j->waiters[i], out);
-		cJSON_free(out);
-		cJSON_Delete(o);
+		free(out);
+		json_decref(o);
 		control_end(j->waiters[i]);
 	}
 	j->nwait = 0;

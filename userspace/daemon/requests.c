@@ -10,35 +10,27 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <cJSON.h>
 
 #include "audit/audit.h"
 #include "daemon/control.h"
 #include "daemon/core.h"
 #include "lib/clock.h"
 #include "lib/duration.h"
+#include "lib/jsonx.h"
 #include "lib/log.h"
 #include "confine/status.h"
 #include "confine/suggest.h"
 #include "confine/summary.h"
 
-static const char *
-jstr(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static void
-reply(struct control_client *cl, cJSON *o)
+reply(struct control_client *cl, json_t *o)
 {
-	char *out = cJSON_PrintUnformatted(o);
+	char *out = jsonx_line(o);
 
 	if (out)
 		control_send(cl, out);
-	cJSON_free(out);
-	cJSON_Delete(o);
+	free(out);
+	json_decref(o);
 }
 
 static void reply_error(struct control_client *cl, const char *fmt, ...)
@@ -47,25 +39,25 @@ static void reply_error(struct control_client *cl, const char *fmt, ...)
 static void
 reply_error(struct control_client *cl, const char *fmt, ...)
 {
-	cJSON *o = cJSON_CreateObject();
+	json_t *o = json_object();
 	char words[700];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(words, sizeof(words), fmt, ap);
 	va_end(ap);
-	cJSON_AddFalseToObject(o, "ok");
-	cJSON_AddStringToObject(o, "error", words);
+	jsonx_set_bool(o, "ok", false);
+	jsonx_set_str(o, "error", words);
 	reply(cl, o);
 	control_end(cl);
 }
 
 static void
-reply_ok(struct control_client *cl, cJSON *o)
+reply_ok(struct control_client *cl, json_t *o)
 {
 	if (!o)
-		o = cJSON_CreateObject();
-	cJSON_AddTrueToObject(o, "ok");
+		o = json_object();
+	jsonx_set_bool(o, "ok", true);
 	reply(cl, o);
 	control_end(cl);
 }
@@ -96,9 +88,9 @@ find_target(struct daemon *dm, const char *x)
 }
 
 static struct dtarget *
-want_target(struct daemon *dm, struct control_client *cl, const cJSON *req)
+want_target(struct daemon *dm, struct control_client *cl, const json_t *req)
 {
-	const char *x = jstr(req, "target");
+	const char *x = jsonx_get_str(req, "target");
 	struct dtarget *dt;
 
 	if (!x) {
@@ -116,36 +108,34 @@ want_target(struct daemon *dm, struct control_client *cl, const cJSON *req)
 	return dt;
 }
 
-static cJSON *
+static json_t *
 dt_json(const struct daemon *dm, const struct dtarget *dt)
 {
 	static const char *const kinds[] = {"cgroup", "unit", "pid"};
-	cJSON *o = cJSON_CreateObject(), *rules, *links;
+	json_t *o = json_object(), *rules, *links;
 	uint64_t now = now_s();
 
-	cJSON_AddStringToObject(o, "name", dt->spec.name);
-	cJSON_AddStringToObject(o, "kind", kinds[dt->spec.kind]);
-	cJSON_AddStringToObject(o, "what", dt->spec.what);
-	cJSON_AddStringToObject(o, "state", dt->tg ? "confined" : "waiting");
+	jsonx_set_str(o, "name", dt->spec.name);
+	jsonx_set_str(o, "kind", kinds[dt->spec.kind]);
+	jsonx_set_str(o, "what", dt->spec.what);
+	jsonx_set_str(o, "state", dt->tg ? "confined" : "waiting");
 	if (dt->cgpath[0])
-		cJSON_AddStringToObject(o, "cgroup", dt->cgpath);
-	cJSON_AddNumberToObject(o, "cgroup_id", (double)dt->cgid);
+		jsonx_set_str(o, "cgroup", dt->cgpath);
+	jsonx_set_int(o, "cgroup_id", (long long)dt->cgid);
 	if (dt->spec.o.policy_file)
-		cJSON_AddStringToObject(o, "policy_file", dt->spec.o.policy_file);
+		jsonx_set_str(o, "policy_file", dt->spec.o.policy_file);
 	if (dt->spec.o.log_file)
-		cJSON_AddStringToObject(o, "log", dt->spec.o.log_file);
-	cJSON_AddBoolToObject(o, "audit", dt->spec.o.audit);
-	rules = cJSON_AddArrayToObject(o, "runtime_rules");
+		jsonx_set_str(o, "log", dt->spec.o.log_file);
+	jsonx_set_bool(o, "audit", dt->spec.o.audit);
+	rules = jsonx_add_array(o, "runtime_rules");
 	for (int i = 0; i < dt->nrules; i++) {
-		cJSON *r = cJSON_CreateObject();
+		json_t *r = json_object();
 
-		cJSON_AddStringToObject(r, "action",
-					dt->rules[i].action == POLICY_ALLOW ? "allow" : "deny");
-		cJSON_AddStringToObject(r, "rule", dt->rules[i].text);
+		jsonx_set_str(r, "action", dt->rules[i].action == POLICY_ALLOW ? "allow" : "deny");
+		jsonx_set_str(r, "rule", dt->rules[i].text);
 		if (dt->rules[i].expires)
-			cJSON_AddNumberToObject(r, "expires_in",
-						(double)(dt->rules[i].expires - now));
-		cJSON_AddItemToArray(rules, r);
+			jsonx_set_int(r, "expires_in", (long long)(dt->rules[i].expires - now));
+		json_array_append_new(rules, r);
 	}
 	if (dt->tg) {
 		struct status_info si;
@@ -153,16 +143,16 @@ dt_json(const struct daemon *dm, const struct dtarget *dt)
 		int n;
 		char *doc;
 
-		cJSON_AddBoolToObject(o, "adopted", target_adopted(dt->tg));
-		cJSON_AddNumberToObject(o, "uptime", (double)(now - dt->since));
-		links = cJSON_AddArrayToObject(o, "links");
+		jsonx_set_bool(o, "adopted", target_adopted(dt->tg));
+		jsonx_set_int(o, "uptime", (long long)(now - dt->since));
+		links = jsonx_add_array(o, "links");
 		target_link_ids(dt->tg, ids, 24, &n);
 		for (int i = 0; i < n; i++)
-			cJSON_AddItemToArray(links, cJSON_CreateNumber(ids[i]));
+			json_array_append_new(links, json_integer(ids[i]));
 		target_status(dt->tg, &si);
 		doc = status_render(&si);
 		if (doc)
-			cJSON_AddItemToObject(o, "run", cJSON_Parse(doc));
+			json_object_set_new(o, "run", json_loads(doc, 0, NULL));
 		free(doc);
 	}
 	(void)dm;
@@ -172,18 +162,18 @@ dt_json(const struct daemon *dm, const struct dtarget *dt)
 static void
 req_status(struct daemon *dm, struct control_client *cl)
 {
-	cJSON *o = cJSON_CreateObject(), *ts;
+	json_t *o = json_object(), *ts;
 	struct dtarget *dt;
 
-	cJSON_AddNumberToObject(o, "pid", getpid());
-	cJSON_AddNumberToObject(o, "uptime", (double)(now_s() - dm->started));
+	jsonx_set_int(o, "pid", getpid());
+	jsonx_set_int(o, "uptime", (long long)(now_s() - dm->started));
 	if (dm->cfg.path)
-		cJSON_AddStringToObject(o, "config", dm->cfg.path);
-	cJSON_AddNumberToObject(o, "reloads", (double)dm->reloads);
-	cJSON_AddNumberToObject(o, "reloads_rejected", (double)dm->reloads_rejected);
-	ts = cJSON_AddArrayToObject(o, "targets");
+		jsonx_set_str(o, "config", dm->cfg.path);
+	jsonx_set_int(o, "reloads", (long long)dm->reloads);
+	jsonx_set_int(o, "reloads_rejected", (long long)dm->reloads_rejected);
+	ts = jsonx_add_array(o, "targets");
 	TAILQ_FOREACH(dt, &dm->targets, entry)
-	cJSON_AddItemToArray(ts, dt_json(dm, dt));
+	json_array_append_new(ts, dt_json(dm, dt));
 	reply_ok(cl, o);
 }
 
@@ -200,10 +190,10 @@ req_reload(struct daemon *dm, struct control_client *cl)
 }
 
 static void
-req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum policy_action a)
+req_rule(struct daemon *dm, struct control_client *cl, const json_t *req, enum policy_action a)
 {
-	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(req, "for");
-	const char *rule = jstr(req, "rule");
+	const json_t *fs = json_object_get(req, "for");
+	const char *rule = jsonx_get_str(req, "rule");
 	struct dtarget *dt = want_target(dm, cl, req);
 	struct target_rule *r;
 	struct target_revoked rv;
@@ -225,9 +215,9 @@ req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum po
 	memset(r, 0, sizeof(*r));
 	r->action = a;
 	snprintf(r->text, sizeof(r->text), "%s", rule);
-	if (cJSON_IsNumber(fs) && fs->valuedouble >= 1) {
-		r->expires = now_s() + (uint64_t)fs->valuedouble;
-		duration_format_secs((long)fs->valuedouble, d, sizeof(d));
+	if (json_is_number(fs) && json_number_value(fs) >= 1) {
+		r->expires = now_s() + (uint64_t)json_number_value(fs);
+		duration_format_secs((long)json_number_value(fs), d, sizeof(d));
 	}
 	dt->nrules++;
 	if (dt->tg && target_add_rule(dt->tg, r, &rv, why, sizeof(why))) {
@@ -244,9 +234,9 @@ req_rule(struct daemon *dm, struct control_client *cl, const cJSON *req, enum po
 }
 
 static void
-req_log(struct daemon *dm, struct control_client *cl, const cJSON *req)
+req_log(struct daemon *dm, struct control_client *cl, const json_t *req)
 {
-	const char *x = jstr(req, "target");
+	const char *x = jsonx_get_str(req, "target");
 	struct dtarget *dt = x ? find_target(dm, x) : NULL;
 	unsigned int start = (dm->recent_at + RECENT_LINES - dm->nrecent) % RECENT_LINES;
 	struct follower *f;
@@ -261,7 +251,7 @@ req_log(struct daemon *dm, struct control_client *cl, const cJSON *req)
 		if (!dt || dm->recent_cgid[k] == dt->cgid)
 			control_send(cl, dm->recent[k]);
 	}
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "follow"))) {
+	if (!jsonx_get_true(req, "follow")) {
 		control_end(cl);
 		return;
 	}
@@ -277,12 +267,12 @@ req_log(struct daemon *dm, struct control_client *cl, const cJSON *req)
 }
 
 static void
-req_summary(struct daemon *dm, struct control_client *cl, const cJSON *req)
+req_summary(struct daemon *dm, struct control_client *cl, const json_t *req)
 {
 	struct dtarget *dt = want_target(dm, cl, req);
-	const char *fmt = jstr(req, "format");
+	const char *fmt = jsonx_get_str(req, "format");
 	enum summary_format sf = SUMMARY_TEXT;
-	cJSON *o, *rules;
+	json_t *o, *rules;
 	char **list = NULL;
 	size_t len = 0;
 	char *text = NULL;
@@ -307,15 +297,15 @@ req_summary(struct daemon *dm, struct control_client *cl, const cJSON *req)
 	}
 	summary_write(target_summary(dt->tg), f, sf, dt->spec.o.audit, NULL);
 	fclose(f);
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "text", text ? text : "");
+	o = json_object();
+	jsonx_set_str(o, "text", text ? text : "");
 	free(text);
 	/* what `summary --suggest-policy FILE` merges into FILE (confine/suggest.h) */
-	cJSON_AddItemToObject(o, "observed", suggest_observe(target_summary(dt->tg)));
-	rules = cJSON_AddArrayToObject(o, "suggested_rules");
+	json_object_set_new(o, "observed", suggest_observe(target_summary(dt->tg)));
+	rules = jsonx_add_array(o, "suggested_rules");
 	n = summary_policy_rules(target_summary(dt->tg), &list);
 	for (int i = 0; i < n; i++) {
-		cJSON_AddItemToArray(rules, cJSON_CreateString(list[i]));
+		json_array_append_new(rules, jsonx_string(list[i]));
 		free(list[i]);
 	}
 	free(list);
@@ -323,25 +313,25 @@ req_summary(struct daemon *dm, struct control_client *cl, const cJSON *req)
 }
 
 static void
-req_detach(struct daemon *dm, struct control_client *cl, const cJSON *req)
+req_detach(struct daemon *dm, struct control_client *cl, const json_t *req)
 {
-	bool all = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "all"));
+	bool all = jsonx_get_true(req, "all");
 	struct dtarget *dt, *tmp, *sel = NULL;
 	char who[CONTROL_WHO_MAX];
-	cJSON *o, *done;
+	json_t *o, *done;
 
 	if (!all && !(sel = want_target(dm, cl, req)))
 		return;
 	control_who(cl, who, sizeof(who));
-	o = cJSON_CreateObject();
-	done = cJSON_AddArrayToObject(o, "detached");
+	o = json_object();
+	done = jsonx_add_array(o, "detached");
 	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
 	{
 		if (!all && dt != sel)
 			continue;
 		dt_event(dt, "detach", "detached on request of %s: confinement lifted", who);
-		cJSON_AddItemToArray(
-			done, cJSON_CreateString(dt->cgpath[0] ? dt->cgpath : dt->spec.what));
+		json_array_append_new(done,
+				      jsonx_string(dt->cgpath[0] ? dt->cgpath : dt->spec.what));
 		dt_free(dt, true);
 	}
 	reply_ok(cl, o);
@@ -351,8 +341,8 @@ void
 requests_on_request(void *arg, struct control_client *cl, const void *reqp)
 {
 	struct daemon *dm = arg;
-	const cJSON *req = reqp;
-	const char *cmd = jstr(req, "cmd");
+	const json_t *req = reqp;
+	const char *cmd = jsonx_get_str(req, "cmd");
 
 	if (!cmd)
 		reply_error(cl, "no cmd");

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /* --policy FILE: a JSON policy file (schema in policy.h) read, checked and
- * fed rule by rule to policy_add(); the only file that includes cJSON.h.
+ * fed rule by rule to policy_add(); parsed by lib/jsonx.h (jansson).
  * Checking is strict, because a typo in a security policy should stop the
  * daemon rather than be skipped: unknown or duplicate keys, wrong types,
- * an unknown "version", data after the JSON value and NUL characters are all
- * errors, and each message starts with the JSON path it is about
- * ("allow[2].methods[0]: expected a string"); a document nested deeper than
- * cJSON parses (CJSON_NESTING_LIMIT) says so, not "syntax error". Files over CONFIG_MAX_SIZE are
- * refused before parsing. */
+ * an unknown "version", data after the JSON value, bytes that are not
+ * UTF-8 and NUL characters are all errors, and each message starts with
+ * the JSON path it is about ("allow[2].methods[0]: expected a string") or
+ * the line and column; a document nested deeper than CONFIG_MAX_DEPTH says
+ * so, not "syntax error". Files over CONFIG_MAX_SIZE are refused before
+ * parsing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -17,12 +18,13 @@
 #include <strings.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <cJSON.h>
 
+#include "lib/jsonx.h"
 #include "policy/policy.h"
 
-#define CONFIG_MAX_SIZE (16u << 20) /* 16 MiB: larger policy files are refused */
-#define CONFIG_MAX_MSG	512	    /* room for one policy_add() message */
+#define CONFIG_MAX_SIZE	 (16u << 20) /* 16 MiB: larger policy files are refused */
+#define CONFIG_MAX_MSG	 512	     /* room for one policy_add() message */
+#define CONFIG_MAX_DEPTH 1000	     /* nesting levels */
 
 static int __attribute__((format(printf, 4, 5)))
 cfg_fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
@@ -50,54 +52,7 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* 1-based line and column of byte off. */
-static void
-line_col(const char *json, size_t off, unsigned int *line, unsigned int *col)
-{
-	size_t i;
-
-	*line = 1;
-	*col = 1;
-	for (i = 0; i < off; i++) {
-		if (json[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
-/* Byte offset of the bracket that opens nesting level limit + 1 (strings
- * skipped), or -1. cJSON refuses such a document at exactly that bracket,
- * with no word of why: its parse error there is this. */
-static long
-too_deep_at(const char *json, size_t len, unsigned int limit)
-{
-	unsigned int depth = 0;
-	bool in_str = false;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = json[i];
-
-		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_str = false;
-		} else if (c == '"') {
-			in_str = true;
-		} else if (c == '[' || c == '{') {
-			if (++depth > limit)
-				return (long)i;
-		} else if ((c == ']' || c == '}') && depth) {
-			depth--;
-		}
-	}
-	return -1;
-}
-
-/* cJSON turns "\u0000" into a NUL that silently cuts the string short. */
+/* "\u0000" would be a NUL that cuts a rule short: refused, where it is. */
 static const char *
 find_escaped_nul(const char *json, size_t len)
 {
@@ -115,45 +70,46 @@ find_escaped_nul(const char *json, size_t len)
 }
 
 static int
-load_methods(const cJSON *arr, const char *path, char **out, char *errbuf, size_t errlen)
+load_methods(const json_t *arr, const char *path, char **out, char *errbuf, size_t errlen)
 {
 	char msg[CONFIG_MAX_MSG], *list, *w;
-	const cJSON *m;
+	const char *name;
+	size_t len = 0, i;
+	json_t *m;
 	uint32_t bits;
-	size_t len = 0;
-	int i = 0, err;
+	int err;
 
-	if (!cJSON_IsArray(arr))
+	if (!json_is_array(arr))
 		return cfg_fail(errbuf, errlen, -EINVAL, "%s.methods: expected an array of methods",
 				path);
-	cJSON_ArrayForEach(m, arr)
-	{
-		if (!cJSON_IsString(m))
+	json_array_foreach(arr, i, m) {
+		name = json_string_value(m);
+		if (!name)
 			return cfg_fail(errbuf, errlen, -EINVAL,
-					"%s.methods[%d]: expected a string", path, i);
-		if (!m->valuestring[0])
+					"%s.methods[%zu]: expected a string", path, i);
+		if (!name[0])
 			return cfg_fail(errbuf, errlen, -EINVAL,
-					"%s.methods[%d]: expected a method name", path, i);
-		if (strchr(m->valuestring, ','))
+					"%s.methods[%zu]: expected a method name", path, i);
+		if (strchr(name, ','))
 			return cfg_fail(errbuf, errlen, -EINVAL,
-					"%s.methods[%d]: expected one method, not a list", path, i);
-		err = policy_methods_parse(m->valuestring, &bits, msg, sizeof(msg));
+					"%s.methods[%zu]: expected one method, not a list", path,
+					i);
+		err = policy_methods_parse(name, &bits, msg, sizeof(msg));
 		if (err)
-			return cfg_fail(errbuf, errlen, err, "%s.methods[%d]: %s", path, i, msg);
-		len += strlen(m->valuestring) + 1;
-		i++;
+			return cfg_fail(errbuf, errlen, err, "%s.methods[%zu]: %s", path, i, msg);
+		len += strlen(name) + 1;
 	}
-	if (!i)
+	if (!json_array_size(arr))
 		return cfg_fail(errbuf, errlen, -EINVAL, "%s.methods: expected at least one method",
 				path);
 	list = malloc(len);
 	if (!list)
 		return cfg_fail(errbuf, errlen, -ENOMEM, "%s.methods: out of memory", path);
 	w = list;
-	cJSON_ArrayForEach(m, arr)
-	{
-		len = strlen(m->valuestring);
-		memcpy(w, m->valuestring, len);
+	json_array_foreach(arr, i, m) {
+		name = json_string_value(m);
+		len = strlen(name);
+		memcpy(w, name, len);
 		w[len] = ',';
 		w += len + 1;
 	}
@@ -163,42 +119,39 @@ load_methods(const cJSON *arr, const char *path, char **out, char *errbuf, size_
 }
 
 /* One element of "allow" or "deny": a rule string or {"rule", "methods",
- * "comment"}. */
+ * "comment"} (a key twice the parser refused). */
 static int
-load_rule(struct policy *p, enum policy_action action, const cJSON *el, const char *path,
+load_rule(struct policy *p, enum policy_action action, json_t *el, const char *path,
 	  const char *source, char *errbuf, size_t errlen)
 {
 	char msg[CONFIG_MAX_MSG], kb[48];
-	const cJSON *rule = NULL, *methods = NULL, *comment = NULL, *k;
+	json_t *rule = NULL, *methods = NULL, *comment = NULL, *k;
+	const char *key;
 	char *list = NULL;
 	int err;
 
-	if (cJSON_IsString(el)) {
+	if (json_is_string(el)) {
 		rule = el;
-	} else if (cJSON_IsObject(el)) {
-		cJSON_ArrayForEach(k, el)
-		{
-			const cJSON **slot = !strcmp(k->string, "rule")	     ? &rule
-					     : !strcmp(k->string, "methods") ? &methods
-					     : !strcmp(k->string, "comment") ? &comment
-									     : NULL;
-
-			if (!slot)
+	} else if (json_is_object(el)) {
+		json_object_foreach(el, key, k) {
+			if (!strcmp(key, "rule"))
+				rule = k;
+			else if (!strcmp(key, "methods"))
+				methods = k;
+			else if (!strcmp(key, "comment"))
+				comment = k;
+			else
 				return cfg_fail(errbuf, errlen, -EINVAL,
 						"%s: unknown key \"%s\" (expected \"rule\", "
 						"\"methods\" or \"comment\")",
-						path, show_key(k->string, kb, sizeof(kb)));
-			if (*slot)
-				return cfg_fail(errbuf, errlen, -EINVAL, "%s: duplicate key \"%s\"",
-						path, k->string);
-			*slot = k;
+						path, show_key(key, kb, sizeof(kb)));
 		}
 		if (!rule)
 			return cfg_fail(errbuf, errlen, -EINVAL, "%s: missing \"rule\"", path);
-		if (!cJSON_IsString(rule))
+		if (!json_is_string(rule))
 			return cfg_fail(errbuf, errlen, -EINVAL, "%s.rule: expected a string",
 					path);
-		if (comment && !cJSON_IsString(comment))
+		if (comment && !json_is_string(comment))
 			return cfg_fail(errbuf, errlen, -EINVAL, "%s.comment: expected a string",
 					path);
 		if (methods) {
@@ -210,11 +163,11 @@ load_rule(struct policy *p, enum policy_action action, const cJSON *el, const ch
 		return cfg_fail(errbuf, errlen, -EINVAL,
 				"%s: expected a rule string or an object {\"rule\": ...}", path);
 	}
-	err = policy_add(p, action, rule->valuestring, list, source, msg, sizeof(msg));
+	err = policy_add(p, action, json_string_value(rule), list, source, msg, sizeof(msg));
 	free(list);
 	if (err)
 		return cfg_fail(errbuf, errlen, err, "%s: %s", path, msg);
-	err = comment ? policy_set_comment(p, comment->valuestring) : 0;
+	err = comment ? policy_set_comment(p, json_string_value(comment)) : 0;
 	if (err == -ENOMEM)
 		return cfg_fail(errbuf, errlen, err, "out of memory");
 	if (err)
@@ -243,71 +196,67 @@ rule_path(char *path, const char *key, int i)
 }
 
 static int
-load_rules(struct policy *p, enum policy_action action, const cJSON *arr, const char *source,
+load_rules(struct policy *p, enum policy_action action, const json_t *arr, const char *source,
 	   char *errbuf, size_t errlen)
 {
 	const char *key = action == POLICY_ALLOW ? "allow" : "deny";
 	char path[32];
-	const cJSON *el;
-	int i = 0, err;
+	json_t *el;
+	size_t i;
+	int err;
 
-	if (!cJSON_IsArray(arr))
+	if (!json_is_array(arr))
 		return cfg_fail(errbuf, errlen, -EINVAL, "%s: expected an array of rules", key);
-	cJSON_ArrayForEach(el, arr)
-	{
-		rule_path(path, key, i++); /* once per rule of a big file: no snprintf */
+	json_array_foreach(arr, i, el) {
+		rule_path(path, key, (int)i); /* once per rule of a big file: no snprintf */
 		err = load_rule(p, action, el, path, source, errbuf, errlen);
 		if (err)
 			return err;
-		policy_pace((unsigned int)i);
+		policy_pace((unsigned int)i + 1);
 	}
 	return 0;
 }
 
+/* The top level (a key twice the parser refused). */
 static int
-load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf, size_t errlen)
+load_root(struct policy *p, json_t *root, const char *source, char *errbuf, size_t errlen)
 {
-	const cJSON *version = NULL, *allow = NULL, *deny = NULL, *k;
+	json_t *version = NULL, *allow = NULL, *deny = NULL, *k;
+	const char *key;
 	char kb[48];
 	int err;
 
-	if (!cJSON_IsObject(root))
+	if (!json_is_object(root))
 		return cfg_fail(errbuf, errlen, -EINVAL, "expected a JSON object at the top level");
-	cJSON_ArrayForEach(k, root)
-	{
+	json_object_foreach(root, key, k) {
 		/* "observed": what --suggest-policy saw (confine/suggest.h), kept in
 		 * the file it writes and ignored here by design; it decides nothing */
 		/* "comment": the file's own words, for its readers */
-		if (!strcmp(k->string, "comment")) {
-			if (!cJSON_IsString(k))
+		if (!strcmp(key, "comment")) {
+			if (!json_is_string(k))
 				return cfg_fail(errbuf, errlen, -EINVAL,
 						"comment: expected a string");
-			continue;
-		}
-		if (!strcmp(k->string, "observed")) {
-			if (!cJSON_IsObject(k))
+		} else if (!strcmp(key, "observed")) {
+			if (!json_is_object(k))
 				return cfg_fail(errbuf, errlen, -EINVAL,
 						"observed: expected an object (what "
 						"--suggest-policy saw; ignored)");
-			continue;
-		}
-		const cJSON **slot = !strcmp(k->string, "version") ? &version
-				     : !strcmp(k->string, "allow") ? &allow
-				     : !strcmp(k->string, "deny")  ? &deny
-								   : NULL;
-
-		if (!slot)
+		} else if (!strcmp(key, "version")) {
+			version = k;
+		} else if (!strcmp(key, "allow")) {
+			allow = k;
+		} else if (!strcmp(key, "deny")) {
+			deny = k;
+		} else {
 			return cfg_fail(errbuf, errlen, -EINVAL,
 					"unknown key \"%s\" (expected \"version\", \"allow\", "
 					"\"deny\", \"comment\" or \"observed\")",
-					show_key(k->string, kb, sizeof(kb)));
-		if (*slot)
-			return cfg_fail(errbuf, errlen, -EINVAL, "duplicate key \"%s\"", k->string);
-		*slot = k;
+					show_key(key, kb, sizeof(kb)));
+		}
 	}
-	if (policy_expect(p, (size_t)cJSON_GetArraySize(allow) + (size_t)cJSON_GetArraySize(deny)))
+	if (policy_expect(p, json_array_size(allow) + json_array_size(deny)))
 		return cfg_fail(errbuf, errlen, -ENOMEM, "out of memory");
-	if (version && (!cJSON_IsNumber(version) || version->valuedouble != 1.0))
+	if (version && (!json_is_number(version) || json_number_value(version) != 1.0))
 		return cfg_fail(errbuf, errlen, -EINVAL, "version: expected 1");
 	if (allow) {
 		err = load_rules(p, POLICY_ALLOW, allow, source, errbuf, errlen);
@@ -323,10 +272,11 @@ int
 config_load_buf(struct policy *p, const char *json, size_t len, const char *source, char *errbuf,
 		size_t errlen)
 {
-	const char *end = NULL, *nul;
+	char why[CONFIG_MAX_MSG];
+	const char *nul;
 	unsigned int line, col;
-	cJSON *root;
-	size_t off;
+	size_t off, end;
+	json_t *root;
 	int err;
 
 	if (errbuf && errlen)
@@ -340,7 +290,7 @@ config_load_buf(struct policy *p, const char *json, size_t len, const char *sour
 	if (!nul)
 		nul = find_escaped_nul(json, len);
 	if (nul) {
-		line_col(json, nul - json, &line, &col);
+		jsonx_line_col(json, nul - json, &line, &col);
 		return cfg_fail(errbuf, errlen, -EINVAL,
 				"NUL character at line %u, column %u (byte offset %zu)", line, col,
 				(size_t)(nul - json));
@@ -350,27 +300,13 @@ config_load_buf(struct policy *p, const char *json, size_t len, const char *sour
 	if (off >= len)
 		return cfg_fail(errbuf, errlen, -EINVAL, "empty policy (expected a JSON object)");
 
-	root = cJSON_ParseWithLengthOpts(json, len, &end, false);
-	if (!root) {
-		if (!end)
-			end = cJSON_GetErrorPtr();
-		off = end && end >= json && end <= json + len ? (size_t)(end - json) : len;
-		line_col(json, off, &line, &col);
-		if (too_deep_at(json, len, CJSON_NESTING_LIMIT) == (long)off)
-			return cfg_fail(
-				errbuf, errlen, -EINVAL,
-				"JSON nesting too deep (limit %u) at line %u, column %u (byte "
-				"offset %zu)",
-				(unsigned int)CJSON_NESTING_LIMIT, line, col, off);
-		return cfg_fail(errbuf, errlen, -EINVAL,
-				"JSON syntax error at line %u, column %u (byte offset %zu)", line,
-				col, off);
-	}
-	off = end - json;
-	while (off < len && is_space(json[off]))
-		off++;
+	root = jsonx_parse(json, len, CONFIG_MAX_DEPTH, &end, why, sizeof(why));
+	if (!root)
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s", why);
+	for (off = end; off < len && is_space(json[off]); off++)
+		;
 	if (off < len) {
-		line_col(json, off, &line, &col);
+		jsonx_line_col(json, off, &line, &col);
 		err = cfg_fail(errbuf, errlen, -EINVAL,
 			       "unexpected data after the JSON value at line %u, column %u (byte "
 			       "offset %zu)",
@@ -379,7 +315,7 @@ config_load_buf(struct policy *p, const char *json, size_t len, const char *sour
 	}
 	err = load_root(p, root, source, errbuf, errlen);
 out_delete:
-	cJSON_Delete(root);
+	json_decref(root);
 	return err;
 }
 

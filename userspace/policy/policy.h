@@ -262,7 +262,7 @@ const char *policy_name_suspect(const char *name);
  * Returns 0 or -EINVAL. */
 int policy_host_normalize(const char *in, bool pattern, char *out, size_t outlen);
 
-/* --policy FILE: a JSON policy (config.c, the only user of cJSON):
+/* --policy FILE: a JSON policy (config.c):
  *   { "allow": [ "github.com", "tcp://github.com:22",
  *                { "rule": "api.example.test", "methods": ["GET", "HEAD"] } ],
  *     "deny":  [ "gist.github.com" ] }
