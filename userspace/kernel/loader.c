@@ -513,7 +513,7 @@ pin_all(struct loader *ld)
 	}
 	bpf_object__for_each_map(map, ld->skel->obj)
 	{
-		if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY) /* .rodata */
+		if (bpf_map__is_internal(map)) /* .rodata: read from the programs */
 			continue;
 		err = loader_pin_path(path, sizeof(path), ld->pin_dir, "map", bpf_map__name(map));
 		if (err || (err = bpf_map__pin(map, path)))

@@ -128,7 +128,7 @@ adopt_maps(struct loader *ld, char *errbuf, size_t errlen)
 		const char *name = bpf_map__name(map);
 		int fd, err;
 
-		if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY) /* .rodata: read from the programs */
+		if (bpf_map__is_internal(map)) /* .rodata: read from the programs */
 			continue;
 		if (loader_pin_path(path, sizeof(path), ld->pin_dir, "map", name)) {
 			snprintf(errbuf, errlen, "pin path too long");
