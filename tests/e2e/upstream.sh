@@ -15,7 +15,8 @@
 #               absolute form (never CONNECT, which it allows to 443 only)
 #   socks       SOCKS5 with a name, TLS inside
 #   transparent CMD resolves and connects itself (no proxy variables): TLS
-#               and plain HTTP go through squid, not the kernel-verified path
+#               and plain HTTP go through squid, not the kernel-verified path;
+#               a name the network's resolver does not know fails at DNS
 #   tcp         a tcp:// rule (server-first: the banner right behind squid's
 #               reply reaches the client), transparent and through SOCKS5;
 #               not the kernel fast path
@@ -367,10 +368,16 @@ test_transparent() {
 	script "$t" <<'EOF'
 cu tls https://web.up.test/tls
 cu plain http://web.up.test/plain
+cu nodns https://hidden.up.test/nodns
 EOF
-	uprun "$t" --upstream-proxy "$UP" --no-proxy-env --allow web.up.test -- /bin/sh "$W/$t.sh"
+	uprun "$t" --upstream-proxy "$UP" --no-proxy-env --allow web.up.test \
+		--allow hidden.up.test -- /bin/sh "$W/$t.sh"
 	a_cu up.transparent.tls "$t" tls "code=200 connect=000 rc=0"
 	a_cu up.transparent.plain "$t" plain "code=200 connect=000 rc=0"
+	# what the network's resolver does not know, a client that resolves
+	# names itself cannot reach (docs/operations.md says so: no answer is
+	# made up); through the proxy variables it can (test_connect)
+	a_cu up.transparent.no_resolver_no_name "$t" nodns "code=000 connect=000 rc=6"
 	sq_saw up.transparent.tls_by_name " CONNECT web\.up\.test:443 "
 	sq_saw up.transparent.plain_absolute " GET http://web\.up\.test/plain "
 	a_jlog up.transparent.logged "$W/$t.jlog" source=transparent decision=allow host=web.up.test port=443
