@@ -108,7 +108,7 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUT)/tests $(SKELS)
 # links the protocols, the parsers, the rule engine and lib/ alone.
 PROTO_TEST_OBJS := $(addprefix $(OUT)/obj/,$(addsuffix .o,proxy/http_proxy proxy/http_ex \
 	proxy/http_fwd proxy/socks_proxy proxy/tproxy proxy/judge proxy/proto policy/policy \
-	policy/htab policy/rule policy/addr policy/match policy/words)) \
+	policy/htab policy/rule policy/addr policy/match policy/route policy/words)) \
 	$(filter $(OUT)/obj/parse/% $(OUT)/obj/lib/%,$(LIB_OBJS))
 $(OUT)/tests/test_proto: tests/unit/test_proto.c $(PROTO_TEST_OBJS) | $(OUT)/tests $(SKELS)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka
@@ -165,7 +165,7 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers ipv6 kverify direct
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers ipv6 kverify direct upstream
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \

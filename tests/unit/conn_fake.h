@@ -36,7 +36,8 @@ struct fake {
 	struct policy *pol;
 	int up_fd; /* what a connect upstream gives: -1 fails with up_err */
 	int up_err;
-	const char *learned; /* conn_learned_name() */
+	const char *learned;  /* conn_learned_name() */
+	const char *upstream; /* conn_upstream_proxy() */
 	/* what the protocol did */
 	int ndecided;	   /* conn_decide() calls */
 	int allowed;	   /* the last decision: 1, 0; -1 none */
@@ -438,6 +439,13 @@ conn_response_timeout(const struct conn *c)
 {
 	(void)c;
 	return 60;
+}
+
+const char *
+conn_upstream_proxy(const struct conn *c)
+{
+	(void)c;
+	return fake.upstream;
 }
 
 #endif /* CONN_FAKE_H */

@@ -26,6 +26,7 @@
 #include "daemon/daemon.h"
 #include "kernel/loader.h" /* EGR_LINUX_* */
 #include "lib/log.h"
+#include "lib/proxyurl.h"
 #include "policy/policy.h"
 
 #ifndef EGR_VERSION
@@ -174,7 +175,8 @@ check_policy_rows(struct opt *buf, size_t n)
 
 	for (const struct opt *o = target_opt_table; o->name && k + 1 < n; o++)
 		if (!strcmp(o->name, "allow") || !strcmp(o->name, "deny") ||
-		    !strcmp(o->name, "policy") || !strcmp(o->name, "ipv6"))
+		    !strcmp(o->name, "policy") || !strcmp(o->name, "ipv6") ||
+		    !strcmp(o->name, "upstream-proxy") || !strcmp(o->name, "upstream-no-proxy"))
 			buf[k++] = *o;
 	memset(&buf[k], 0, sizeof(buf[k]));
 	return buf;
@@ -183,9 +185,9 @@ check_policy_rows(struct opt *buf, size_t n)
 static void
 usage_check(FILE *f)
 {
-	struct opt rows[5];
+	struct opt rows[7];
 	struct check_opts o;
-	const struct opt_set sets[] = {{check_policy_rows(rows, 5), &o.t}, {check_opt_table, &o}};
+	const struct opt_set sets[] = {{check_policy_rows(rows, 7), &o.t}, {check_opt_table, &o}};
 
 	fprintf(f, "usage: egressctl check [OPTIONS] TARGET\n"
 		   "\n"
@@ -203,8 +205,10 @@ usage_check(FILE *f)
 /* The path an allowed q takes under `run`: "fast-path" (a tcp:// rule, or
  * an exact ADDR:PORT rule, IPv6 ones with --ipv6: direct, the address
  * alone), "kernel-verified" (TLS where policy_kv_ports says: direct, the
- * kernel checks the SNI; IPv4 answers), or "proxy" (plain HTTP always:
- * judged per request). */
+ * kernel checks the SNI; IPv4 answers), "proxy" (plain HTTP always:
+ * judged per request), or "upstream-proxy" (with --upstream-proxy, what
+ * its routes do not send direct: through egressctl's proxy, then the
+ * upstream). */
 static const char *
 check_path(const struct policy *p, const struct policy_query *q, bool ipv6)
 {
@@ -212,6 +216,8 @@ check_path(const struct policy *p, const struct policy_query *q, bool ipv6)
 	uint16_t ports[16];
 	int n;
 
+	if (policy_via_upstream(p, q->host, q->addr))
+		return "upstream-proxy";
 	if (!q->host)
 		return target_fast_rule(p, ipv6, q->addr) ? "fast-path" : "proxy";
 	if (policy_tcp_rule(p, q->host, q->port))
@@ -230,6 +236,9 @@ path_words(const char *path)
 {
 	if (!strcmp(path, "fast-path"))
 		return "kernel fast path (direct; the address alone is checked)";
+	if (!strcmp(path, "upstream-proxy"))
+		return "upstream proxy (egressctl's proxy judges each connection or request, "
+		       "then reaches it through --upstream-proxy, by name; no direct path)";
 	if (!strcmp(path, "kernel-verified"))
 		return "kernel-verified (direct once egressctl's DNS answered the name; the "
 		       "kernel checks the TLS SNI; proxy-aware clients too where run's "
@@ -277,7 +286,7 @@ static int
 cmd_check(int argc, char **argv)
 {
 	struct check_opts *o = calloc(1, sizeof(*o));
-	struct opt rows[5];
+	struct opt rows[7];
 	struct sockaddr_storage ss;
 	struct policy_decision d;
 	struct policy_query q;
@@ -289,7 +298,7 @@ cmd_check(int argc, char **argv)
 	if (!o)
 		return EGR_EXIT_ERROR;
 	{
-		const struct opt_set sets[] = {{check_policy_rows(rows, 5), &o->t},
+		const struct opt_set sets[] = {{check_policy_rows(rows, 7), &o->t},
 					       {check_opt_table, o}};
 
 		switch (opts_parse("check", sets, 2, argc, argv, false, &first)) {
@@ -320,7 +329,12 @@ cmd_check(int argc, char **argv)
 		log_warnx("check: %s", errbuf);
 		goto out;
 	}
-	policy_set_ipv6(p, o->t.ipv6); /* what run and the daemon do, rules or not */
+	/* what run and the daemon do, rules or not: IPv6, the upstream's routes */
+	if (target_opts_check(&o->t, errbuf, sizeof(errbuf)) ||
+	    target_policy_options(p, &o->t, errbuf, sizeof(errbuf))) {
+		log_warnx("check: %s", errbuf);
+		goto out;
+	}
 	if (policy_decide(p, &q, &d)) {
 		log_warnx("check: cannot judge %s", argv[first]);
 		rc = EGR_EXIT_ERROR;
@@ -579,6 +593,8 @@ main(int argc, char **argv)
 {
 	const struct command *c;
 
+	/* credentials in the environment: kept here, out of every child's */
+	proxyurl_take_env();
 	log_init("egressctl");
 	if (argc < 2) {
 		usage(stderr);

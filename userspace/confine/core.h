@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "kernel/kpath.h"
+#include "lib/proxyurl.h"
 #include "sandbox/unixsvc.h"
 #include "confine/target.h"
 
@@ -40,6 +41,10 @@ struct target {
 	const char *cgpath;
 	uint64_t cgid;
 	char http_url[64], socks_url[64];
+	/* --upstream-proxy (host "": none) and its Proxy-Authorization value,
+	 * read when the target is made; the auth erased when it is freed */
+	struct proxyurl upstream;
+	char upstream_auth[PROXYURL_AUTH_MAX];
 	bool adopted;					/* took over pinned programs */
 	int restored_names, restored_fast, restored_kv; /* taken back, when adopted */
 	bool saved_warned;				/* egr_saved could not take one */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audit/record.h"
+#include "lib/proxyurl.h"
 #include "sandbox/unixsvc.h"
 #include "confine/options.h"
 #include "confine/summary.h"
@@ -121,6 +122,31 @@ add_unix(void *dst, const struct opt *o, const char *arg, char *err, size_t errl
 	return 0;
 }
 
+static int
+set_upstream(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	struct proxyurl u;
+
+	(void)o;
+	if (proxyurl_parse(arg, &u, err, errlen))
+		return -EINVAL;
+	t->upstream_proxy = arg;
+	return 0;
+}
+
+static int
+set_no_proxy(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+
+	(void)o;
+	if (policy_noproxy_check(arg, err, errlen))
+		return -EINVAL;
+	t->upstream_no_proxy = arg;
+	return 0;
+}
+
 const struct opt target_opt_table[] = {
 	{"allow", 0, OPT_T_CALL, 0, "RULE",
 	 "allow RULE: host, *.host, **.host, host:port, *:port,\n"
@@ -206,6 +232,21 @@ const struct opt target_opt_table[] = {
 	 "go through the transparent proxy, even where the\n"
 	 "kernel could check their SNI or Host and let them go\n"
 	 "direct"},
+	{"upstream-proxy", 0, OPT_T_CALL, 0, "URL",
+	 "reach what the policy allows through the HTTP proxy\n"
+	 "at URL, http://HOST:PORT (https:// is not supported):\n"
+	 "CONNECT by name (it resolves names), plain HTTP in\n"
+	 "absolute form; no direct path but for\n"
+	 "--upstream-no-proxy",
+	 .call = set_upstream, .flags = OPT_F_NOECHO},
+	{"upstream-proxy-auth", 0, OPT_T_STR, TO(upstream_auth), "FILE",
+	 "its credentials: one line user:password in FILE\n"
+	 "(default: $" PROXYURL_ENV ")"},
+	{"upstream-no-proxy", 0, OPT_T_CALL, 0, "LIST",
+	 "what goes direct instead of through it: names (and\n"
+	 "the names under them), addresses and CIDRs,\n"
+	 "comma-separated (loopback and link-local always)",
+	 .call = set_no_proxy},
 	{"allow-abstract-unix", 0, OPT_T_FLAG, TO(allow_abstract_unix), NULL,
 	 "run on kernels without the unix socket hooks (< 6.7),\n"
 	 "leaving abstract unix sockets unconfined"},
@@ -251,6 +292,11 @@ target_build_policy(const char *policy_file, const struct rule_arg *rules, int n
 int
 target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen)
 {
+	if (!o->upstream_proxy && (o->upstream_auth || o->upstream_no_proxy)) {
+		snprintf(errbuf, errlen, "%s needs --upstream-proxy",
+			 o->upstream_auth ? "--upstream-proxy-auth" : "--upstream-no-proxy");
+		return -EINVAL;
+	}
 	if (!o->ipv6 || !(o->containers_ip4 || o->tproxy_port || o->dns_port))
 		return 0;
 	snprintf(errbuf, errlen, "--ipv6 cannot be combined with %s",
@@ -277,9 +323,25 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 			p = NULL;
 		}
 	}
-	if (p)
-		policy_set_ipv6(p, o->ipv6);
+	if (p && target_policy_options(p, o, errbuf, errlen)) {
+		policy_free(p);
+		p = NULL;
+	}
 	return p;
+}
+
+int
+target_policy_options(struct policy *p, const struct target_opts *o, char *errbuf, size_t errlen)
+{
+	char err[300];
+
+	policy_set_ipv6(p, o->ipv6);
+	if (policy_set_upstream(p, o->upstream_proxy != NULL, o->upstream_no_proxy, err,
+				sizeof(err))) {
+		snprintf(errbuf, errlen, "--upstream-no-proxy: %s", err);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void

@@ -41,6 +41,11 @@ struct target_opts {
 	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */
 	bool allow_abstract_unix; /* kernels without the unix hooks */
 	bool no_kverify;	  /* no kernel-verified path: allowed names via the proxy */
+	/* --upstream-proxy URL (lib/proxyurl.h), its credentials file, and the
+	 * destinations that go direct instead (policy_set_upstream()) */
+	const char *upstream_proxy;
+	const char *upstream_auth;
+	const char *upstream_no_proxy;
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
 	int nallow_unix;
@@ -62,7 +67,9 @@ struct target_opts {
 };
 
 /* Options that cannot go together (--ipv6 with --containers,
- * --transparent-port or --dns-port): -EINVAL with errbuf set, else 0. */
+ * --transparent-port or --dns-port; --upstream-proxy-auth or
+ * --upstream-no-proxy without --upstream-proxy): -EINVAL with errbuf
+ * set, else 0. */
 int target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen);
 
 /* The rows of every target option, offsets into struct target_opts. */
@@ -76,6 +83,12 @@ void target_env_defaults(struct target_opts *o);
  * command line). NULL with errbuf set on a bad rule or file. */
 struct policy *target_build_policy(const char *policy_file, const struct rule_arg *rules, int n,
 				   char *errbuf, size_t errlen);
+
+/* What the options say to a policy besides its rules: --ipv6, and the
+ * upstream proxy's routes (policy_set_upstream()). 0, or -errno with
+ * errbuf set. */
+int target_policy_options(struct policy *p, const struct target_opts *o, char *errbuf,
+			  size_t errlen);
 
 /* A rule added at runtime (egressctl allow --cgroup X --for D RULE). */
 struct target_rule {

@@ -112,6 +112,28 @@ on_status(evutil_socket_t lfd, short what, void *arg)
 	close(fd);
 }
 
+/* --upstream-proxy and its credentials, read when the target is made (a
+ * daemon reads them again when it attaches a target again: a changed
+ * password, a reload that changes an upstream option). */
+static int
+upstream_read(struct target *t, char *errbuf, size_t errlen)
+{
+	const char *from;
+	char err[400];
+
+	if (!t->o->upstream_proxy)
+		return 0;
+	if (proxyurl_parse(t->o->upstream_proxy, &t->upstream, err, sizeof(err)) ||
+	    proxyurl_credentials(t->o->upstream_auth, t->upstream_auth, sizeof(t->upstream_auth),
+				 &from, err, sizeof(err))) {
+		snprintf(errbuf, errlen, "--upstream-proxy: %s", err);
+		return -EINVAL;
+	}
+	log_info("%supstream proxy %s, %s%s", t->env->label, t->upstream.text,
+		 from ? "credentials from " : "", from ? from : "no credentials");
+	return 0;
+}
+
 struct target *
 target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
 	   struct policy *policy, char *errbuf, size_t errlen)
@@ -127,7 +149,7 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	t->base = base;
 	t->status_fd = -1;
 	t->tokens = TARGET_DENIAL_BURST;
-	if (target_opts_check(o, errbuf, errlen)) {
+	if (target_opts_check(o, errbuf, errlen) || upstream_read(t, errbuf, errlen)) {
 		policy_free(policy);
 		goto fail;
 	}
@@ -136,7 +158,9 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 		       : target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
 	if (!t->policy)
 		goto fail;
-	policy_set_ipv6(t->policy, o->ipv6); /* the proxy says what the kernel does */
+	/* the proxy says what the kernel does; routes by the upstream proxy */
+	if (target_policy_options(t->policy, o, errbuf, errlen))
+		goto fail;
 	t->summary = summary_new();
 	if (!t->summary) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -224,7 +248,10 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.test_pipes_max = o->pipes_max;
 	po.ns_ip4 = o->containers_ip4;
 	po.ipv6 = o->ipv6;
+	po.upstream = t->upstream;
+	memcpy(po.upstream_auth, t->upstream_auth, sizeof(po.upstream_auth));
 	t->px = proxy_new(t->base, &po, errbuf, errlen);
+	explicit_bzero(po.upstream_auth, sizeof(po.upstream_auth));
 	return t->px ? 0 : -1;
 }
 
@@ -676,6 +703,7 @@ target_free(struct target *t)
 	summary_free(t->summary);
 	audit_close(t->audit);
 	policy_free(t->policy);
+	explicit_bzero(t->upstream_auth, sizeof(t->upstream_auth));
 	free(t);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The policy's word on a direct path (see kpath.h). */
+/* The policy's word on a direct path (see kpath.h), and the upstream
+ * proxy's routes: a destination that goes through it has none. */
 #include <string.h>
 
 #include "kernel/kpath.h"
@@ -24,5 +25,7 @@ kpath_allows(const struct policy *p, const struct sockaddr_storage *ss, const ch
 		d->action = POLICY_DENY;
 		d->reason = POLICY_R_NO_RULE;
 	}
-	return d->action == POLICY_ALLOW;
+	/* with an upstream proxy, only its exceptions have a direct route */
+	return d->action == POLICY_ALLOW &&
+	       !policy_via_upstream(p, name, (const struct sockaddr *)ss);
 }

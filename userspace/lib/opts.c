@@ -158,7 +158,7 @@ opts_parse(const char *cmd, const struct opt_set *sets, int nsets, int argc, cha
 			if (rows[idx].o->type == OPT_T_SECS || rows[idx].o->type == OPT_T_NSEC)
 				/* the duration parser's words start with the value */
 				log_warnx("%s: --%s %s", cmd, rows[idx].o->name, err);
-			else if (rows[idx].o->arg)
+			else if (rows[idx].o->arg && !(rows[idx].o->flags & OPT_F_NOECHO))
 				log_warnx("%s: --%s %s: %s", cmd, rows[idx].o->name, optarg, err);
 			else
 				log_warnx("%s: --%s: %s", cmd, rows[idx].o->name, err);

@@ -34,6 +34,7 @@ struct opt;
 typedef int (*opt_call)(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen);
 
 #define OPT_F_HIDDEN 0x01 /* parsed, not listed in --help (test options) */
+#define OPT_F_NOECHO 0x02 /* its argument is never repeated in a message (it may hold a secret) */
 
 struct opt {
 	const char *name; /* long name, without "--" */

@@ -201,3 +201,33 @@ http_parse_response(const char *buf, size_t len, size_t max_head, bool head_requ
 	}
 	return PARSE_DONE;
 }
+
+enum parse_result
+http_connect_feed(struct http_connect_reader *r, const char *data, size_t n, size_t *take,
+		  int *status)
+{
+	struct http_response resp;
+	size_t room = sizeof(r->head) - r->len, m = n < room ? n : room, used = 0;
+	enum parse_result res;
+
+	*take = 0;
+	memcpy(r->head + r->len, data, m);
+	res = http_parse_response(r->head, r->len + m, sizeof(r->head), true, &resp, &used);
+	if (res == PARSE_MORE) {
+		if (m < n)
+			return PARSE_TOO_LONG;
+		r->len += m;
+		*take = m;
+		return PARSE_MORE;
+	}
+	if (res != PARSE_DONE)
+		return res;
+	/* the head did not end within what was taken before (that was
+	 * PARSE_MORE), so it ends in data */
+	if (used <= r->len)
+		return PARSE_ERROR;
+	*take = used - r->len;
+	r->len = used;
+	*status = resp.status;
+	return PARSE_DONE;
+}

@@ -84,15 +84,16 @@ struct policy {
 	struct rule **rules; /* by index - 1; owns them */
 	unsigned int nrules;
 	unsigned int cap;
-	struct htab names;	  /* RK_EXACT, RK_WILD, and RK_QMARK by fixed suffix */
-	struct qgroup *qrest;	  /* RK_QMARK with '?' in the last label */
-	struct htab any;	  /* RK_ANY by port */
-	struct htab cidr[2][129]; /* RK_ADDR by [v4, v6][prefix length] */
-	uint64_t cidr_used[2][3]; /* bit per prefix length in use */
-	struct source *sources;	  /* interned rule sources */
-	unsigned int naddr_deny;  /* deny rules an address alone can match */
-	bool no_ipv6;		  /* policy_set_ipv6(p, false) */
-	unsigned int *exact;	  /* indexes of exact ADDR:PORT allow rules */
+	struct htab names;	    /* RK_EXACT, RK_WILD, and RK_QMARK by fixed suffix */
+	struct qgroup *qrest;	    /* RK_QMARK with '?' in the last label */
+	struct htab any;	    /* RK_ANY by port */
+	struct htab cidr[2][129];   /* RK_ADDR by [v4, v6][prefix length] */
+	uint64_t cidr_used[2][3];   /* bit per prefix length in use */
+	struct source *sources;	    /* interned rule sources */
+	unsigned int naddr_deny;    /* deny rules an address alone can match */
+	bool no_ipv6;		    /* policy_set_ipv6(p, false) */
+	struct policy_route *route; /* policy_set_upstream(): NULL without one (route.c) */
+	unsigned int *exact;	    /* indexes of exact ADDR:PORT allow rules */
 	unsigned int nexact, exact_cap;
 };
 

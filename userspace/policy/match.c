@@ -494,7 +494,8 @@ policy_noproxy_names(const struct policy *p, char *buf, size_t len, int max)
 
 		if (r->pub.action != POLICY_ALLOW || r->pub.tcp || r->pub.methods ||
 		    (r->pub.port && r->pub.port != 443) ||
-		    (r->kind != RK_EXACT && r->kind != RK_WILD))
+		    (r->kind != RK_EXACT && r->kind != RK_WILD) ||
+		    policy_via_upstream(p, r->name, NULL))
 			continue;
 		/* NO_PROXY takes a name's subdomains too: a deny rule at, under
 		 * or above it keeps the name on the proxy, whose 403 says why */

@@ -116,6 +116,7 @@ policy_free(struct policy *p)
 		next = s->next;
 		free(s);
 	}
+	free(p->route);
 	free(p);
 }
 

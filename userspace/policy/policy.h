@@ -161,6 +161,32 @@ int policy_decide(const struct policy *p, const struct policy_query *q, struct p
  * what the kernel does without --ipv6, so every path says the same). */
 void policy_set_ipv6(struct policy *p, bool on);
 
+/* The upstream proxy's routes (route.c). With on, every destination goes
+ * through the upstream proxy (--upstream-proxy), never direct, but for the
+ * exceptions in no_proxy (NULL: none): a comma-separated list of names
+ * (each with every name under it; a leading '.' means the same),
+ * addresses and CIDRs (IPv6 bare or in brackets), blanks around entries
+ * ignored; and but for loopback and link-local addresses and localhost,
+ * always direct. Off: everything may go direct (the default of
+ * policy_new()). A bad list is -EINVAL with errbuf naming the entry and
+ * why; -ENOMEM; 0. */
+int policy_set_upstream(struct policy *p, bool on, const char *no_proxy, char *errbuf,
+			size_t errlen);
+
+/* Checks a list as policy_set_upstream() takes it: 0 or -EINVAL (errbuf). */
+int policy_noproxy_check(const char *no_proxy, char *errbuf, size_t errlen);
+
+/* Is an upstream proxy set? */
+bool policy_upstream(const struct policy *p);
+
+/* Must a connection to host (a normalised name or an address literal;
+ * NULL: none) or addr (NULL: none; its port is not looked at) go through
+ * the upstream proxy? False without one, and when an exception names host
+ * or contains addr (either is enough: a transparent connection's name and
+ * the address it connected to). A name is never resolved to be matched
+ * against the exceptions' addresses. */
+bool policy_via_upstream(const struct policy *p, const char *host, const struct sockaddr *addr);
+
 /* Does a deny rule match by address alone (an address, a CIDR, or *:port),
  * so that a connection known only by its address can be denied by name of
  * a rule? */
@@ -205,7 +231,8 @@ int policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, i
  * policy_kv_ports: no method limit, no port or 443, not tcp://, no '?'),
  * in rule order, "x" for "x" and "**.x", ".x" for "*.x". A client takes
  * a NO_PROXY name's subdomains too: a name with a deny host rule at, under
- * or above it is left out (the proxy's 403 says why). Appended
+ * or above it is left out (the proxy's 403 says why), and so is one that
+ * goes through the upstream proxy (policy_via_upstream()). Appended
  * comma-separated to the string in buf (len bytes), at most max of them
  * and only whole ones. Returns how many were added (0 also when out of
  * memory). */

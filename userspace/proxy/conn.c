@@ -26,6 +26,7 @@
 #include "proxy/conn.h"
 #include "proxy/core.h"
 #include "proxy/proto.h"
+#include "proxy/upstream.h"
 
 const struct policy *
 conn_policy(const struct conn *c)
@@ -97,6 +98,7 @@ conn_close(struct conn *c, const char *why)
 	free(c->in);
 	free(c->cout);
 	free(c->uout);
+	free(c->up_reply);
 	TAILQ_REMOVE(&p->conns, c, entry);
 	if (c->over)
 		p->nrefusing--;
@@ -497,8 +499,12 @@ on_answer(void *arg, enum ask_answer a)
 	if (a == ASK_ALWAYS && c->ask_rule[0] &&
 	    policy_add(c->px->opts.policy_rw, POLICY_ALLOW, c->ask_rule, NULL, "--ask", err,
 		       sizeof(err)) == 0) {
-		/* a tcp:// approval opens the kernel fast path for this target */
-		if (!strncmp(c->ask_rule, "tcp://", 6) && c->orig.ss_family == AF_INET && c->px->kp)
+		/* a tcp:// approval opens the kernel fast path for this target
+		 * (one through the upstream proxy has no direct route) */
+		if (!strncmp(c->ask_rule, "tcp://", 6) && c->orig.ss_family == AF_INET &&
+		    c->px->kp &&
+		    kpath_allows(c->px->opts.policy, &c->orig, c->host[0] ? c->host : NULL,
+				 POLICY_P_TCP, NULL))
 			c->px->kp->fast_add(c->px->kp->arg, (const struct sockaddr *)&c->orig,
 					    conn_learned_name(c), 0);
 		approved = "approved on the terminal for this run";
@@ -618,6 +624,20 @@ try_next_addr(struct conn *c)
 	c->on_upstream(c);
 }
 
+void
+conn_connect_addrs(struct conn *c, void (*done)(struct conn *c))
+{
+	c->on_upstream = done;
+	c->ai = 0;
+	try_next_addr(c);
+}
+
+const char *
+conn_upstream_proxy(const struct conn *c)
+{
+	return c->px->opts.upstream.host[0] ? c->px->opts.upstream.text : NULL;
+}
+
 /* Keeps only the resolved addresses the policy allows for this host; the
  * decision for the first refused one is logged when none is left. */
 static void
@@ -697,7 +717,13 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 	c->on_upstream = done;
 	c->up_err = 0;
 	c->ai = 0;
+	c->via_upstream = false; /* a kept-alive connection's next request decides anew */
+	c->up_status = 0;
 	event_del(&c->cev_r);
+	if (upstream_wanted(c)) {
+		upstream_connect(c, done);
+		return;
+	}
 	if (!c->host[0] || c->learned) {
 		/* no name, or the name the DNS responder answered this very
 		 * address for: the original destination is the only candidate */
@@ -753,7 +779,9 @@ conn_rejudge(struct conn *c)
 	c->rule = NULL; /* the old policy's: it is freed */
 	if (!c->allowed)
 		return true;
-	if (c->ufd >= 0 && c->up_addr.ss_family)
+	if (c->ufd >= 0 && c->via_upstream) /* up_addr is the upstream proxy's */
+		addr = upstream_judged_addr(c);
+	else if (c->ufd >= 0 && c->up_addr.ss_family)
 		addr = (const struct sockaddr *)&c->up_addr;
 	conn_query(c, addr, &q, &lit);
 	decide_query(c, &q, &d);

@@ -34,6 +34,7 @@ enum conn_state {
 };
 
 struct conn;
+struct http_connect_reader;
 typedef void (*conn_step)(struct conn *c);
 
 /* Bytes per splice, and the pipes' size. 256 KiB moved a bulk stream 25-35 %
@@ -98,6 +99,12 @@ struct conn {
 	int up_err;			     /* errno of the last failed connect */
 	void (*on_upstream)(struct conn *c); /* connected (ufd set) or failed (ufd -1, up_err) */
 
+	/* the upstream proxy (--upstream-proxy; upstream.c) */
+	bool via_upstream; /* ufd goes (or went) to the upstream proxy: a failure is its */
+	int up_status;	   /* the status it refused CONNECT with (up_err EPROTO), or 0 */
+	void (*up_done)(struct conn *c);      /* the protocol's on_upstream meanwhile */
+	struct http_connect_reader *up_reply; /* its reply to CONNECT, while it is read */
+
 	/* --ask: a question on the terminal while the connection waits */
 	struct ask_req *ask_req;
 	void (*ask_cont)(struct conn *c, bool allowed);
@@ -159,8 +166,18 @@ bool conn_rejudge(struct conn *c);
 /* conn.c: the upstream */
 /* Resolves c->host (or takes the literal / c->orig), keeps the addresses the
  * policy allows for c, connects to the first that answers; then
- * c->on_upstream(c). */
+ * c->on_upstream(c). A destination the policy routes through the upstream
+ * proxy is reached there instead (upstream.c: c->via_upstream), by name;
+ * a failure of the upstream proxy is up_err ETIMEDOUT (no answer in
+ * time), EPROTO with c->up_status (it refused CONNECT), EBADMSG (a reply
+ * that is no HTTP), ECONNRESET (it closed before answering), or the
+ * errno of its connect or lookup. */
 void conn_connect_upstream(struct conn *c, void (*done)(struct conn *c));
+/* Connects to c->addrs[0..c->naddrs), the first that answers within the
+ * connect timeout; then done(c) (ufd set, or -1 with up_err). */
+void conn_connect_addrs(struct conn *c, void (*done)(struct conn *c));
+/* "http://HOST:PORT" of --upstream-proxy, or NULL without one. */
+const char *conn_upstream_proxy(const struct conn *c);
 
 /* relay.c: joins cfd and ufd after writing c->in (client bytes read during
  * the handshake) upstream. */

@@ -26,6 +26,7 @@
 #include <event2/bufferevent.h>
 
 #include "lib/log.h"
+#include "lib/sockaddr.h"
 #include "parse/http_resp.h"
 #include "parse/parse.h"
 #include "proxy/conn.h"
@@ -98,6 +99,42 @@ http_error_format(char *buf, size_t len, int status, const char *phrase, const c
 	n = http_error_vformat(buf, len, status, phrase, proxy_error, fmt, ap);
 	va_end(ap);
 	return n;
+}
+
+int
+http_upstream_error(const struct conn *c, char *buf, size_t len)
+{
+	const char *url = conn_upstream_proxy(c);
+	char to[300];
+
+	if (c->host[0])
+		snprintf(to, sizeof(to), strchr(c->host, ':') ? "[%s]:%u" : "%s:%u", c->host,
+			 c->port);
+	else
+		sockaddr_format((const struct sockaddr *)&c->orig, to, sizeof(to));
+	if (c->up_err == ETIMEDOUT)
+		return http_error_format(buf, len, 504, "Gateway Timeout", "upstream-proxy-timeout",
+					 "egressctl: the upstream proxy %s did not answer in time "
+					 "(for %s)",
+					 url, to);
+	if (c->up_err == EBADMSG)
+		return http_error_format(
+			buf, len, 502, "Bad Gateway", "upstream-proxy-refused",
+			"egressctl: the upstream proxy %s sent a reply that is not "
+			"HTTP (for %s)",
+			url, to);
+	if (c->up_err == EPROTO)
+		return http_error_format(
+			buf, len, 502, "Bad Gateway", "upstream-proxy-refused",
+			"egressctl: the upstream proxy %s refused %s: %d%s", url, to, c->up_status,
+			c->up_status == 407 ? " (it wants credentials: --upstream-proxy-auth)"
+					    : "");
+	return http_error_format(buf, len, 502, "Bad Gateway", "upstream-proxy-unreachable",
+				 "egressctl: cannot reach the upstream proxy %s (for %s): %s", url,
+				 to,
+				 c->up_err == ENOENT	   ? "its name does not resolve"
+				 : c->up_err == ECONNRESET ? "it closed the connection"
+							   : strerror(c->up_err));
 }
 
 void
@@ -270,10 +307,11 @@ http_ex_timeout(struct conn *c)
 
 	bufferevent_disable(ex->ub, EV_READ);
 	bufferevent_disable(ex->cb, EV_READ);
-	n = http_error_format(head, sizeof(head), 504, "Gateway Timeout",
-			      "upstream-response-timeout",
-			      "egressctl: %s:%u sent no response within %d s", c->host, c->port,
-			      conn_response_timeout(c));
+	n = http_error_format(
+		head, sizeof(head), 504, "Gateway Timeout", "upstream-response-timeout",
+		"egressctl: %s:%u sent no response within %d s%s%s", c->host, c->port,
+		conn_response_timeout(c), c->via_upstream ? " through the upstream proxy " : "",
+		c->via_upstream ? conn_upstream_proxy(c) : "");
 	evbuffer_add(bufferevent_get_output(ex->cb), head, (size_t)n);
 	ex->closing = true;
 	log_info("conn %llu: %s:%u: no response head within %d s", (unsigned long long)c->id,
@@ -283,15 +321,18 @@ http_ex_timeout(struct conn *c)
 	conn_timer(c, conn_head_timeout(c));
 }
 
+/* why: for the log; a 502 unless a response went out already. upstream:
+ * the upstream proxy's failure (http_upstream_error()), not the site's. */
 static void
-ex_error(struct conn *c, const char *why)
+ex_error_as(struct conn *c, const char *why, bool upstream)
 {
 	struct http_ex *ex = hc(c)->ex;
 
 	if (!ex->resp_started) {
 		char head[1024];
-		int n = http_error_format(head, sizeof(head), 502, "Bad Gateway", NULL,
-					  "egressctl: bad response from upstream");
+		int n = upstream ? http_upstream_error(c, head, sizeof(head))
+				 : http_error_format(head, sizeof(head), 502, "Bad Gateway", NULL,
+						     "egressctl: bad response from upstream");
 
 		bufferevent_disable(ex->ub, EV_READ);
 		bufferevent_disable(ex->cb, EV_READ);
@@ -301,6 +342,12 @@ ex_error(struct conn *c, const char *why)
 		return;
 	}
 	conn_close(c, why);
+}
+
+static void
+ex_error(struct conn *c, const char *why)
+{
+	ex_error_as(c, why, false);
 }
 
 /* A response body the relay can move: its length is known or it ends with
@@ -419,6 +466,14 @@ ex_response_head(struct conn *c, size_t len)
 		return PUMP_WAIT;
 	if (r != PARSE_DONE) {
 		ex_error(c, "bad response head");
+		return PUMP_HANDED;
+	}
+	if (ex->resp.status == 407 && c->via_upstream) {
+		/* the upstream proxy's, for an absolute-form request: the client
+		 * never spoke to it and cannot answer it */
+		c->up_err = EPROTO;
+		c->up_status = 407;
+		ex_error_as(c, "the upstream proxy wants credentials", true);
 		return PUMP_HANDED;
 	}
 	if (ex->resp.status >= 100 && ex->resp.status < 200) {

@@ -47,6 +47,14 @@ int http_error_format(char *buf, size_t len, int status, const char *phrase,
 		      const char *proxy_error, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
+/* The 502 or 504 for a failure of the upstream proxy on c
+ * (c->via_upstream, c->up_err, c->up_status: conn.h), with an
+ * x-proxy-error naming it: upstream-proxy-timeout (504, no answer in
+ * time), upstream-proxy-refused (502, a status other than 2xx, which the
+ * body gives, or a reply that is not HTTP), upstream-proxy-unreachable
+ * (502, no connection to it). Returns the length written into buf. */
+int http_upstream_error(const struct conn *c, char *buf, size_t len);
+
 /* An exchange for the allowed request req (not CONNECT) in c's http_conn:
  * the head to send upstream in c->uout (origin-form, http_fwd.h), what
  * frames the request body, whether the client keeps the connection.

@@ -35,11 +35,12 @@ put(char *out, size_t off, const char *s, size_t n)
 	return off + n;
 }
 
+static const char conn_ws[] = "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+
 char *
 http_fwd_head(const struct http_request *req, bool websocket, size_t *len)
 {
 	static const char conn_close[] = "Connection: close\r\n\r\n";
-	static const char conn_ws[] = "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
 	/* the URI names the host, or the client sent no Host line: ours */
 	bool own_host = req->absolute || !http_find_header(req, "host");
 	size_t cap, n;
@@ -88,5 +89,48 @@ http_fwd_head(const struct http_request *req, bool websocket, size_t *len)
 	else
 		n = put(out, n, conn_close, sizeof(conn_close) - 1);
 	*len = n;
+	return out;
+}
+
+bool
+http_fwd_upgrades(const char *head, size_t n)
+{
+	size_t k = sizeof(conn_ws) - 1;
+
+	return n >= k && !memcmp(head + n - k, conn_ws, k);
+}
+
+char *
+http_fwd_absolute(const char *head, size_t n, const char *authority, const char *auth, size_t *len)
+{
+	const char *sp1 = memchr(head, ' ', n), *sp2, *eol;
+	size_t cap, o;
+	char *out;
+
+	sp2 = sp1 ? memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - head)) : NULL;
+	eol = sp2 ? memchr(sp2, '\n', n - (size_t)(sp2 - head)) : NULL;
+	if (!eol) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cap = n + strlen(authority) + strlen(auth) + 64;
+	out = malloc(cap);
+	if (!out) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	o = put(out, 0, head, (size_t)(sp1 + 1 - head));
+	o = put(out, o, "http://", 7);
+	o = put(out, o, authority, strlen(authority));
+	if (!(sp2 - sp1 == 2 && sp1[1] == '*'))
+		o = put(out, o, sp1 + 1, (size_t)(sp2 - sp1 - 1));
+	o = put(out, o, sp2, (size_t)(eol + 1 - sp2));
+	if (auth[0]) {
+		o = put(out, o, "Proxy-Authorization: ", 21);
+		o = put(out, o, auth, strlen(auth));
+		o = put(out, o, "\r\n", 2);
+	}
+	o = put(out, o, eol + 1, n - (size_t)(eol + 1 - head));
+	*len = o;
 	return out;
 }

@@ -32,4 +32,16 @@ bool http_fwd_websocket(const struct http_request *req);
  * of *len bytes (not NUL-terminated), or NULL with errno ENOMEM. */
 char *http_fwd_head(const struct http_request *req, bool websocket, size_t *len);
 
+/* The head http_fwd_head() built, for an HTTP proxy (--upstream-proxy):
+ * its request line in absolute form, "http://" authority and the
+ * origin-form target ("*" adds nothing), and after it
+ * "Proxy-Authorization: " auth unless auth is "". Returns a malloc'd
+ * buffer of *len bytes, or NULL with errno ENOMEM (or EINVAL: head does
+ * not start with a request line). */
+char *http_fwd_absolute(const char *head, size_t n, const char *authority, const char *auth,
+			size_t *len);
+
+/* Does a head http_fwd_head() built offer a WebSocket upgrade? */
+bool http_fwd_upgrades(const char *head, size_t n);
+
 #endif /* HTTP_FWD_H */

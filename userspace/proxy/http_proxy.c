@@ -4,7 +4,8 @@
  * upstream connection is made. Refusals are answered the way clients can
  * show them: 403 with an x-proxy-error header and a one-line body, 400 for
  * malformed requests, 431 for oversized heads, 502/504 for upstream
- * failures, 503 over a connection limit. An allowed plain request goes to
+ * failures (an upstream proxy's with their own x-proxy-error), 503 over a
+ * connection limit. An allowed plain request goes to
  * the exchange (http_ex.c), which hands each later request of a kept-alive
  * connection back to on_head() for a fresh decision. The same head reader
  * serves the plain-HTTP streams of the transparent and SOCKS5 paths
@@ -58,6 +59,13 @@ on_upstream(struct conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
+	if (c->ufd == -1 && c->via_upstream) {
+		char head[1024];
+		int n = http_upstream_error(c, head, sizeof(head));
+
+		conn_reply(c, head, (size_t)n, NULL);
+		return;
+	}
 	if (c->ufd == -1) {
 		if (c->up_err == EACCES) {
 			struct policy_decision d = {.reason = POLICY_R_LOCAL};

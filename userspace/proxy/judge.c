@@ -32,6 +32,11 @@ static void judge(struct conn *c, bool timed_out);
 static void
 on_upstream(struct conn *c)
 {
+	if (c->ufd == -1 && c->via_upstream) {
+		/* the upstream proxy failed or refused: a reset, as for a denial */
+		conn_abort(c, "upstream proxy failed");
+		return;
+	}
 	if (c->ufd == -1) {
 		conn_close(c, "upstream failed");
 		return;

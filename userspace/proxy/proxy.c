@@ -518,5 +518,6 @@ proxy_free(struct proxy *p)
 	quota_free(&p->quota);
 	if (p->spare_fd != -1)
 		close(p->spare_fd);
+	explicit_bzero(p->opts.upstream_auth, sizeof(p->opts.upstream_auth));
 	free(p);
 }

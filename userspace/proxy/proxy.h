@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "lib/ask_hook.h"
+#include "lib/proxyurl.h"
 
 struct event_base;
 struct policy;
@@ -68,6 +69,11 @@ struct proxy_opts {
 	/* --ipv6 (never with ns_ip4): every listener also on [::1], the same
 	 * port; a host without IPv6 on lo fails here, at start-up */
 	bool ipv6;
+	/* --upstream-proxy (host "": none): what the policy routes through it
+	 * (policy_via_upstream()) is reached there, by name; upstream_auth its
+	 * Proxy-Authorization value ("": none), erased by proxy_free() */
+	struct proxyurl upstream;
+	char upstream_auth[PROXYURL_AUTH_MAX];
 };
 
 struct proxy;

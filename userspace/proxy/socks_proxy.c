@@ -6,7 +6,9 @@
  * an HTTP request for the requested name (the stream judge, judge.c), or it
  * is closed.
  * A name no rule could allow is refused at once with 0x02. A client over a
- * connection limit (or when descriptors run out) gets 0x01 for its request. */
+ * connection limit (or when descriptors run out) gets 0x01 for its request.
+ * An upstream proxy's failure: 0x02 when it refused (403, 407), 0x04 for
+ * its 5xx, 0x01 when it could not be reached or did not answer. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,11 +68,25 @@ errno_reply(int err)
 	}
 }
 
+/* A failure of the upstream proxy: its refusal as the reply codes say it
+ * (403, 407: not allowed; a 5xx: the host unreachable from there);
+ * anything else (no connection to it, no answer in time) is this
+ * server's failure, not the host's. */
+static enum socks5_reply
+upstream_reply(const struct conn *c)
+{
+	if (c->up_status == 403 || c->up_status == 407)
+		return SOCKS5_NOT_ALLOWED;
+	if (c->up_status >= 500)
+		return SOCKS5_HOST_UNREACHABLE;
+	return SOCKS5_GENERAL_FAILURE;
+}
+
 static void
 on_upstream_direct(struct conn *c)
 {
 	if (c->ufd == -1) {
-		send_reply(c, errno_reply(c->up_err), NULL);
+		send_reply(c, c->via_upstream ? upstream_reply(c) : errno_reply(c->up_err), NULL);
 		return;
 	}
 	send_reply(c, SOCKS5_SUCCEEDED, relay_start);
