@@ -9,7 +9,9 @@
 set -eu
 
 BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
-libevent-dev libc-ares-dev libcjson-dev scdoc"
+libevent-dev libc-ares-dev libcjson-dev libssl-dev scdoc"
+# (libssl-dev: HTTPS inspection, OpenSSL under libevent's bufferevent_openssl,
+# which libevent-dev ships)
 # make deb (dpkg-buildpackage, debhelper) and its test (lintian, man, completion, logrotate)
 PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh logrotate"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix

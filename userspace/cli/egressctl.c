@@ -24,6 +24,7 @@
 #include "confine/target.h"
 #include "daemon/daemon.h"
 #include "lib/log.h"
+#include "parse/path.h"
 #include "policy/policy.h"
 
 #ifndef EGR_VERSION
@@ -110,8 +111,9 @@ parse_target(const char *t, const char *method, struct policy_query *q, struct s
 }
 
 struct check_opts {
-	struct target_opts t; /* only its rules and policy file */
+	struct target_opts t; /* only its rules, policy file, --ipv6 and --limited */
 	const char *method;
+	const char *path;
 	bool json;
 };
 
@@ -121,7 +123,10 @@ struct check_opts {
 static const struct opt check_opt_table[] = {
 	{"method", 0, OPT_T_STR, CO(method), "M",
 	 "judge a plain-HTTP request with method M (port 80 if\n"
-	 "TARGET has none)"},
+	 "TARGET has none), or one inside inspected HTTPS"},
+	{"path", 0, OPT_T_STR, CO(path), "P",
+	 "... for path P (as path rules see it: normalised;\n"
+	 "with no --method, GET)"},
 	{"json", 'j', OPT_T_FLAG, CO(json), NULL, "the decision as one JSON object"},
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
 	{0},
@@ -135,7 +140,8 @@ check_policy_rows(struct opt *buf, size_t n)
 
 	for (const struct opt *o = target_opt_table; o->name && k + 1 < n; o++)
 		if (!strcmp(o->name, "allow") || !strcmp(o->name, "deny") ||
-		    !strcmp(o->name, "policy") || !strcmp(o->name, "ipv6"))
+		    !strcmp(o->name, "policy") || !strcmp(o->name, "ipv6") ||
+		    !strcmp(o->name, "limited"))
 			buf[k++] = *o;
 	memset(&buf[k], 0, sizeof(buf[k]));
 	return buf;
@@ -144,9 +150,9 @@ check_policy_rows(struct opt *buf, size_t n)
 static void
 usage_check(FILE *f)
 {
-	struct opt rows[5];
+	struct opt rows[6];
 	struct check_opts o;
-	const struct opt_set sets[] = {{check_policy_rows(rows, 5), &o.t}, {check_opt_table, &o}};
+	const struct opt_set sets[] = {{check_policy_rows(rows, 6), &o.t}, {check_opt_table, &o}};
 
 	fprintf(f, "usage: egressctl check [OPTIONS] TARGET\n"
 		   "\n"
@@ -174,7 +180,8 @@ check_path(const struct policy *p, const struct policy_query *q, bool ipv6)
 		return target_fast_rule(p, ipv6, q->addr) ? "fast-path" : "proxy";
 	if (policy_tcp_rule(p, q->host, q->port))
 		return "fast-path";
-	if (q->proto != POLICY_P_TLS || policy_decide(p, q, &d) || d.action != POLICY_ALLOW)
+	if (q->proto != POLICY_P_TLS || policy_decide(p, q, &d) || d.action != POLICY_ALLOW ||
+	    d.inspect)
 		return "proxy";
 	n = policy_kv_ports(p, q->host, ports, 16);
 	for (int i = 0; i < n; i++)
@@ -213,6 +220,8 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 							    : "tls");
 	if (q->method)
 		cJSON_AddStringToObject(o, "method", q->method);
+	if (q->path)
+		cJSON_AddStringToObject(o, "request_path", q->path);
 	cJSON_AddStringToObject(o, "reason", words);
 	if (d->rule)
 		cJSON_AddStringToObject(o, "rule", d->rule->text);
@@ -222,6 +231,7 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 		cJSON_AddStringToObject(o, "path", path);
 	else
 		cJSON_AddNullToObject(o, "path");
+	cJSON_AddBoolToObject(o, "inspected", d->inspect);
 	out = cJSON_PrintUnformatted(o);
 	if (out)
 		printf("%s\n", out);
@@ -229,11 +239,27 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 	cJSON_Delete(o);
 }
 
+/* --path P as requests are judged: normalised, without its query. 0, or
+ * -EINVAL (said). */
+static int
+check_request_path(const char *p, char *out, size_t len)
+{
+	size_t plen;
+
+	if (http_path_normalize(p, out, len, &plen) != PARSE_DONE) {
+		log_warnx("check: --path %s: expected a request path (/a/b)", p);
+		return -EINVAL;
+	}
+	out[plen] = 0;
+	return 0;
+}
+
 static int
 cmd_check(int argc, char **argv)
 {
 	struct check_opts *o = calloc(1, sizeof(*o));
-	struct opt rows[5];
+	struct opt rows[6];
+	char npath[2048];
 	struct sockaddr_storage ss;
 	struct policy_decision d;
 	struct policy_query q;
@@ -245,7 +271,7 @@ cmd_check(int argc, char **argv)
 	if (!o)
 		return EGR_EXIT_ERROR;
 	{
-		const struct opt_set sets[] = {{check_policy_rows(rows, 5), &o->t},
+		const struct opt_set sets[] = {{check_policy_rows(rows, 6), &o->t},
 					       {check_opt_table, o}};
 
 		switch (opts_parse("check", sets, 2, argc, argv, false, &first)) {
@@ -262,6 +288,8 @@ cmd_check(int argc, char **argv)
 		goto out;
 	}
 	target_env_defaults(&o->t);
+	if (o->path && !o->method)
+		o->method = "GET";
 	if (parse_target(argv[first], o->method, &q, &ss, host, sizeof(host))) {
 		log_warnx("check: %s: expected HOST[:PORT], tcp://HOST:PORT or ADDR[:PORT]",
 			  argv[first]);
@@ -273,6 +301,11 @@ cmd_check(int argc, char **argv)
 		goto out;
 	}
 	policy_set_ipv6(p, o->t.ipv6); /* what run and the daemon do, rules or not */
+	if (o->t.limited)
+		policy_set_limited(p, true);
+	if (o->path && check_request_path(o->path, npath, sizeof(npath)))
+		goto out;
+	q.path = o->path ? npath : NULL;
 	if (policy_decide(p, &q, &d)) {
 		log_warnx("check: cannot judge %s", argv[first]);
 		rc = EGR_EXIT_ERROR;
@@ -290,11 +323,15 @@ cmd_check(int argc, char **argv)
 	if (o->json)
 		print_check_json(&d, &q, host, words, path);
 	else
-		printf("%s: %s%s:%u%s%s \u2014 %s\n", d.action == POLICY_ALLOW ? "allow" : "deny",
+		printf("%s: %s%s:%u%s%s%s%s \u2014 %s\n",
+		       d.action == POLICY_ALLOW ? "allow" : "deny",
 		       q.proto == POLICY_P_TCP ? "tcp://" : "", host, q.port, o->method ? " " : "",
-		       o->method ? o->method : "", words);
+		       o->method ? o->method : "", q.path ? " " : "", q.path ? q.path : "", words);
 	if (path && !o->json)
 		printf("  path: %s\n", path_words(path));
+	if (d.inspect && !o->json)
+		printf("  inspected: HTTPS to it is ended by egressctl with the run's CA, and each "
+		       "request inside is judged (check --method M --path P)\n");
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);

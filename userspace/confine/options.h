@@ -37,6 +37,9 @@ struct target_opts {
 	bool ipv6;		  /* --ipv6: native IPv6 redirected to [::1] and judged */
 	bool allow_abstract_unix; /* kernels without the unix hooks */
 	bool no_kverify;	  /* no kernel-verified path: allowed names via the proxy */
+	bool limited;		  /* --limited: every allowed host read-only (the policy's) */
+	const char *ca;		  /* --ca CERT,KEY: the inspection CA (NULL: one made per run) */
+	const char *upstream_ca;  /* --upstream-ca FILE: what inspected upstreams are verified by */
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
 	int nallow_unix;
@@ -57,7 +60,8 @@ struct target_opts {
 };
 
 /* Options that cannot go together (--ipv6 with --containers,
- * --transparent-port or --dns-port): -EINVAL with errbuf set, else 0. */
+ * --transparent-port or --dns-port), or that do not parse (--ca without
+ * its comma): -EINVAL with errbuf set, else 0. */
 int target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen);
 
 /* The rows of every target option, offsets into struct target_opts. */

@@ -19,6 +19,7 @@
 #include "audit/audit.h"
 #include "dns/resolver.h"
 #include "dns/responder.h"
+#include "inspect/inspect.h"
 #include "kernel/existing.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
@@ -99,6 +100,52 @@ on_status(evutil_socket_t lfd, short what, void *arg)
 	close(fd);
 }
 
+/* The inspector, with --ca's CA or one made now. 0 or -EINVAL with errbuf
+ * set. */
+static int
+open_inspector(struct target *t, char *errbuf, size_t errlen)
+{
+	struct inspect_opts io = {.upstream_ca = t->o->upstream_ca};
+	char cert[4096], *key;
+
+	if (t->o->ca) {
+		snprintf(cert, sizeof(cert), "%s", t->o->ca);
+		key = strchr(cert, ','); /* target_opts_check() saw it */
+		*key++ = 0;
+		io.ca_cert = cert;
+		io.ca_key = key;
+	}
+	t->ins = inspector_new(&io, errbuf, errlen);
+	return t->ins ? 0 : -EINVAL;
+}
+
+/* The proxy's HTTPS inspection hook: the inspector, made now if a change
+ * of the policy began the inspection (nothing confined trusts a CA made
+ * now: said once). */
+static void
+inspect_hook(void *arg, struct conn *c)
+{
+	struct target *t = arg;
+	char err[256];
+
+	if (!t->ins) {
+		if (open_inspector(t, err, sizeof(err)))
+			log_warnx("%sHTTPS inspection: %s", t->env->label, err);
+		else if (!t->o->ca)
+			log_warnx(
+				"%sHTTPS inspection began with a new policy: its CA was made now, "
+				"and nothing confined trusts it (give the daemon --ca CERT,KEY)",
+				t->env->label);
+	}
+	inspect_start(t->ins, c);
+}
+
+char *
+target_ca_pem(const struct target *t, size_t *len)
+{
+	return t->ins ? inspector_ca_pem(t->ins, len) : NULL;
+}
+
 struct target *
 target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
 	   struct policy *policy, char *errbuf, size_t errlen)
@@ -124,6 +171,15 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	if (!t->policy)
 		goto fail;
 	policy_set_ipv6(t->policy, o->ipv6); /* the proxy says what the kernel does */
+	if (o->limited)
+		policy_set_limited(t->policy, true);
+	/* the CA exists before CMD starts: it is told to trust it */
+	if ((policy_inspects(t->policy) || o->ca) && open_inspector(t, errbuf, errlen))
+		goto fail;
+	if (t->ins && !o->ca && !env->hands_ca)
+		log_warnx("%sHTTPS inspection with a CA made now: nothing confined trusts it (give "
+			  "--ca CERT,KEY)",
+			  env->label);
 	t->summary = summary_new();
 	if (!t->summary) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -197,6 +253,8 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.fd_reserve = o->dns_port ? 0 : DNS_TCP_MAX_CLIENTS;
 	po.ns_ip4 = o->containers_ip4;
 	po.ipv6 = o->ipv6;
+	po.inspect.start = inspect_hook;
+	po.inspect.arg = t;
 	t->px = proxy_new(t->base, &po, errbuf, errlen);
 	return t->px ? 0 : -1;
 }
@@ -645,6 +703,7 @@ target_free(struct target *t)
 	revoker_free(t->rk);
 	loader_free(t->ld);
 	close_listeners(t);
+	inspector_free(t->ins); /* after the connections that use it */
 	summary_free(t->summary);
 	audit_close(t->audit);
 	policy_free(t->policy);

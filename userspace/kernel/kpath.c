@@ -24,5 +24,7 @@ kpath_allows(const struct policy *p, const struct sockaddr_storage *ss, const ch
 		d->action = POLICY_DENY;
 		d->reason = POLICY_R_NO_RULE;
 	}
-	return d->action == POLICY_ALLOW;
+	/* an inspected destination is the proxy's: its requests are judged
+	 * inside TLS, which no direct path can do */
+	return d->action == POLICY_ALLOW && !d->inspect;
 }

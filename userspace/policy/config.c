@@ -162,50 +162,102 @@ load_methods(const cJSON *arr, const char *path, char **out, char *errbuf, size_
 	return 0;
 }
 
-/* One element of "allow" or "deny": a rule string or {"rule", "methods"}. */
+/* "paths": an array of path patterns, pointed at (not copied) in o. */
+static int
+load_paths(const cJSON *arr, const char *path, struct policy_rule_opts *o, const char **v,
+	   char *errbuf, size_t errlen)
+{
+	char msg[CONFIG_MAX_MSG];
+	const cJSON *m;
+	int i = 0;
+
+	if (!cJSON_IsArray(arr))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths: expected an array of paths",
+				path);
+	cJSON_ArrayForEach(m, arr)
+	{
+		if (!cJSON_IsString(m))
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths[%d]: expected a string",
+					path, i);
+		if (i == POLICY_MAX_PATHS)
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths: at most %d paths", path,
+					POLICY_MAX_PATHS);
+		if (policy_path_check(m->valuestring, msg, sizeof(msg)))
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths[%d]: %s", path, i, msg);
+		v[i++] = m->valuestring;
+	}
+	if (!i)
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths: expected at least one path",
+				path);
+	o->paths = v;
+	o->npaths = (size_t)i;
+	return 0;
+}
+
+/* The keys of a rule object into their slots (rule, methods, paths,
+ * inspect), each at most once. */
+static int
+rule_keys(const cJSON *el, const cJSON **slots, const char *path, char *errbuf, size_t errlen)
+{
+	static const char *const keys[] = {"rule", "methods", "paths", "inspect"};
+	const cJSON *k;
+	char kb[48];
+
+	cJSON_ArrayForEach(k, el)
+	{
+		size_t i = 0;
+
+		while (i < 4 && strcmp(k->string, keys[i]))
+			i++;
+		if (i == 4)
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s: unknown key \"%s\" (expected \"rule\", \"methods\", "
+					"\"paths\" or \"inspect\")",
+					path, show_key(k->string, kb, sizeof(kb)));
+		if (slots[i])
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s: duplicate key \"%s\"", path,
+					k->string);
+		slots[i] = k;
+	}
+	if (!slots[0])
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s: missing \"rule\"", path);
+	if (!cJSON_IsString(slots[0]))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.rule: expected a string", path);
+	if (slots[3] && !cJSON_IsBool(slots[3]))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.inspect: expected true or false",
+				path);
+	return 0;
+}
+
+/* One element of "allow" or "deny": a rule string or {"rule", "methods",
+ * "paths", "inspect"}. */
 static int
 load_rule(struct policy *p, enum policy_action action, const cJSON *el, const char *path,
 	  const char *source, char *errbuf, size_t errlen)
 {
-	char msg[CONFIG_MAX_MSG], kb[48];
-	const cJSON *rule = NULL, *methods = NULL, *k;
-	char *list = NULL;
+	const cJSON *slots[4] = {0}; /* rule, methods, paths, inspect */
+	const char *paths[POLICY_MAX_PATHS];
+	struct policy_rule_opts o = {0};
+	char msg[CONFIG_MAX_MSG], *list = NULL;
 	int err;
 
 	if (cJSON_IsString(el)) {
-		rule = el;
+		slots[0] = el;
 	} else if (cJSON_IsObject(el)) {
-		cJSON_ArrayForEach(k, el)
-		{
-			const cJSON **slot = !strcmp(k->string, "rule")	     ? &rule
-					     : !strcmp(k->string, "methods") ? &methods
-									     : NULL;
-
-			if (!slot)
-				return cfg_fail(errbuf, errlen, -EINVAL,
-						"%s: unknown key \"%s\" (expected \"rule\" or "
-						"\"methods\")",
-						path, show_key(k->string, kb, sizeof(kb)));
-			if (*slot)
-				return cfg_fail(errbuf, errlen, -EINVAL, "%s: duplicate key \"%s\"",
-						path, k->string);
-			*slot = k;
-		}
-		if (!rule)
-			return cfg_fail(errbuf, errlen, -EINVAL, "%s: missing \"rule\"", path);
-		if (!cJSON_IsString(rule))
-			return cfg_fail(errbuf, errlen, -EINVAL, "%s.rule: expected a string",
-					path);
-		if (methods) {
-			err = load_methods(methods, path, &list, errbuf, errlen);
-			if (err)
-				return err;
-		}
+		err = rule_keys(el, slots, path, errbuf, errlen);
+		if (!err && slots[2])
+			err = load_paths(slots[2], path, &o, paths, errbuf, errlen);
+		if (!err && slots[1])
+			err = load_methods(slots[1], path, &list, errbuf, errlen);
+		if (err)
+			return err;
+		o.methods = list;
+		o.inspect = slots[3] && cJSON_IsTrue(slots[3]);
 	} else {
 		return cfg_fail(errbuf, errlen, -EINVAL,
 				"%s: expected a rule string or an object {\"rule\": ...}", path);
 	}
-	err = policy_add(p, action, rule->valuestring, list, source, msg, sizeof(msg));
+	err = policy_add_opts(p, action, slots[0]->valuestring, &o, source, msg, sizeof(msg));
 	free(list);
 	if (err)
 		return cfg_fail(errbuf, errlen, err, "%s: %s", path, msg);
@@ -255,7 +307,7 @@ load_rules(struct policy *p, enum policy_action action, const cJSON *arr, const 
 static int
 load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf, size_t errlen)
 {
-	const cJSON *version = NULL, *allow = NULL, *deny = NULL, *k;
+	const cJSON *version = NULL, *allow = NULL, *deny = NULL, *mode = NULL, *k;
 	char kb[48];
 	int err;
 
@@ -275,12 +327,13 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 		const cJSON **slot = !strcmp(k->string, "version") ? &version
 				     : !strcmp(k->string, "allow") ? &allow
 				     : !strcmp(k->string, "deny")  ? &deny
+				     : !strcmp(k->string, "mode")  ? &mode
 								   : NULL;
 
 		if (!slot)
 			return cfg_fail(errbuf, errlen, -EINVAL,
-					"unknown key \"%s\" (expected \"version\", \"allow\", "
-					"\"deny\" or \"observed\")",
+					"unknown key \"%s\" (expected \"version\", \"mode\", "
+					"\"allow\", \"deny\" or \"observed\")",
 					show_key(k->string, kb, sizeof(kb)));
 		if (*slot)
 			return cfg_fail(errbuf, errlen, -EINVAL, "duplicate key \"%s\"", k->string);
@@ -290,6 +343,11 @@ load_root(struct policy *p, const cJSON *root, const char *source, char *errbuf,
 		return cfg_fail(errbuf, errlen, -ENOMEM, "out of memory");
 	if (version && (!cJSON_IsNumber(version) || version->valuedouble != 1.0))
 		return cfg_fail(errbuf, errlen, -EINVAL, "version: expected 1");
+	if (mode && (!cJSON_IsString(mode) ||
+		     (strcmp(mode->valuestring, "limited") && strcmp(mode->valuestring, "full"))))
+		return cfg_fail(errbuf, errlen, -EINVAL, "mode: expected \"full\" or \"limited\"");
+	if (mode && !strcmp(mode->valuestring, "limited"))
+		policy_set_limited(p, true);
 	if (allow) {
 		err = load_rules(p, POLICY_ALLOW, allow, source, errbuf, errlen);
 		if (err)

@@ -15,6 +15,7 @@
 #include "lib/ask_hook.h"
 
 struct event_base;
+struct conn;
 struct policy;
 struct audit;
 struct resolver;
@@ -67,6 +68,13 @@ struct proxy_opts {
 	/* --ipv6 (never with ns_ip4): every listener also on [::1], the same
 	 * port; a host without IPv6 on lo fails here, at start-up */
 	bool ipv6;
+	/* HTTPS inspection (inspect/inspect.h): a TLS connection the policy
+	 * allows only inspected is handed to start(arg, c), which takes it
+	 * over (conn.h: conn_inspect). NULL: such connections are reset */
+	struct {
+		void (*start)(void *arg, struct conn *c);
+		void *arg;
+	} inspect;
 };
 
 struct proxy;

@@ -104,6 +104,11 @@ struct sandbox_opts {
 	 * bounding set keeps what sandbox_sudo_cap() says and uid 0 by exec
 	 * gets it (SECBIT_NOROOT off, locked). */
 	bool allow_sudo;
+	/* a directory bound read-only (nosuid, nodev, noexec) over itself
+	 * right after the masks: HTTPS inspection's trust files, which uid 0
+	 * in CMD could otherwise chmod and change (it owns root's files), and
+	 * --allow-sudo's CAP_DAC_OVERRIDE write; NULL none */
+	const char *ro_dir;
 };
 int sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *o,
 		       const char **what);
