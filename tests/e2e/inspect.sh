@@ -382,6 +382,10 @@ EOF
 	a_jlog inspect.ws.log "$W/$t.jlog" decision=allow method=GET path=/ws/x inspected=true
 }
 
+# Regression: a client handshake that failed at once (this h2-only offer)
+# failed inside bufferevent_enable(), whose callback closed the session
+# under inspect_start(), which then used it (heap-use-after-free; an ASan
+# build of egressctl aborted here). Callbacks now come from the loop.
 test_h2only() {
 	local t=i_h2
 	policy $t '{"allow": [{"rule": "ok.i.test", "inspect": true}]}'

@@ -29,6 +29,11 @@
 
 static const unsigned char alpn_h1[] = "\x08http/1.1";
 
+/* The TLS filters free their SSL and socket bufferevent with them, and
+ * call back from the loop, never from inside a call of ours: a handshake
+ * may fail (and the session close) inside bufferevent_enable(). */
+#define IX_BEV_OPTS (BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS)
+
 /* The client's ALPN offer: HTTP/1.1, or the handshake fails. */
 static int
 alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
@@ -352,7 +357,7 @@ client_end(struct isess *s, SSL *ssl)
 		return -ENOMEM;
 	conn_drop_input(c, c->inlen);
 	s->cb = bufferevent_openssl_filter_new(base, s->cu, ssl, BUFFEREVENT_SSL_ACCEPTING,
-					       BEV_OPT_CLOSE_ON_FREE);
+					       IX_BEV_OPTS);
 	if (!s->cb)
 		return -ENOMEM;
 	bufferevent_openssl_set_allow_dirty_shutdown(s->cb, 1);
@@ -411,7 +416,7 @@ inspect_start(void *arg, struct conn *c)
 	conn_timer(c, conn_head_timeout(c));
 	bufferevent_enable(s->cb, EV_READ | EV_WRITE);
 	/* the bytes already there: no read event will come for them */
-	bufferevent_trigger(s->cu, EV_READ, BEV_TRIG_IGNORE_WATERMARKS);
+	bufferevent_trigger(s->cu, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /* ---- the upstream's TLS ---- */
@@ -483,7 +488,7 @@ ix_upstream_tls(struct isess *s)
 	if (!ssl || verify_name(ssl, c->host) ||
 	    !(s->uu = bufferevent_socket_new(base, c->ufd, 0)) ||
 	    !(s->ub = bufferevent_openssl_filter_new(base, s->uu, ssl, BUFFEREVENT_SSL_CONNECTING,
-						     BEV_OPT_CLOSE_ON_FREE))) {
+						     IX_BEV_OPTS))) {
 		if (!s->ub)
 			SSL_free(ssl);
 		ix_reply(s, 502, "Bad Gateway", "upstream-tls-failed", false,
