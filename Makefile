@@ -50,7 +50,7 @@ DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 MAIN_SRC := userspace/cli/egressctl.c
-# userspace/<role>/*.c: cli, daemon, confine, proxy, dns, kernel, audit, policy, parse, lib
+# userspace/<role>/*.c: cli, daemon, confine, inspect, proxy, dns, kernel, audit, policy, parse, lib
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/*/*.c))
 LIB_OBJS := $(patsubst userspace/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -165,7 +165,7 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers ipv6 kverify direct upstream
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers ipv6 kverify direct upstream inspect
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \

@@ -10,6 +10,8 @@ set -eu
 
 BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
 libevent-dev libc-ares-dev libjansson-dev libssl-dev scdoc"
+# (libssl-dev: OpenSSL for HTTPS inspection, under libevent's
+# bufferevent_openssl which libevent-dev ships, and HTTPS to OTLP collectors)
 # make deb (dpkg-buildpackage, debhelper) and its test (lintian, man, completion, logrotate)
 PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh logrotate"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix

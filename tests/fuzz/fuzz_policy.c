@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the rule engine in userspace/policy/. The input is
- * split into lines; each line is a rule ("text" or "text|METHODS"), added
+ * split into lines; each line is a rule ("text", "text|METHODS" or
+ * "text|METHODS|PATH", an empty METHODS none), added
  * alternately as allow and deny, to two policies in opposite orders. Each
  * line is then also turned into queries: its host part with the wildcard
  * syntax stripped, its address if it has one, the port and proto taken from
  * its bytes. Besides memory errors and leaks (ASan) it checks invariants:
  * decisions are well-formed, the same in both policies (order never
  * matters), policy_tcp_rule() implies a TCP allow, an allowed name is
- * policy_host_possible(), and normalising a host twice changes nothing. */
+ * policy_host_possible(), only an allowed TLS query is inspected (alike in
+ * both), and normalising a host twice changes nothing. The first byte's
+ * bits also turn IPv6 off and the limited mode on. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,8 +58,10 @@ decide_both(const struct policy *a, const struct policy *b, const struct policy_
 		return;
 	check_decision(a, da);
 	check_decision(b, &db);
-	if (da->action != db.action || da->reason != db.reason)
+	if (da->action != db.action || da->reason != db.reason || da->inspect != db.inspect)
 		abort(); /* insertion order changed the outcome */
+	if (da->inspect && (da->action != POLICY_ALLOW || q->proto != POLICY_P_TLS))
+		abort();
 }
 
 /* A host the rule could match: "*.a?.b:22|GET" gives "x.ax.b"; a tcp:// prefix is dropped. */
@@ -109,6 +114,44 @@ is_name(const char *host)
 	return false;
 }
 
+/* The path of a "text|METHODS|PATH" line, or a path of its bytes. */
+static const char *
+line_path(const char *line)
+{
+	const char *bar = strchr(line, '|');
+
+	bar = bar ? strchr(bar + 1, '|') : NULL;
+	return bar ? bar + 1 : line;
+}
+
+/* Adds the rule of line (its '|' parts cut off for the call, then put
+ * back); what policy_add_opts() returns. */
+static int
+add_line(struct policy *p, enum policy_action a, char *line, char *errbuf, size_t errlen)
+{
+	char *bar = strchr(line, '|'), *bar2 = bar ? strchr(bar + 1, '|') : NULL;
+	const char *paths[1];
+	struct policy_rule_opts o = {0};
+	int err;
+
+	if (bar) {
+		*bar = '\0';
+		o.methods = bar[1] && bar[1] != '|' ? bar + 1 : NULL;
+	}
+	if (bar2) {
+		*bar2 = '\0';
+		paths[0] = bar2 + 1;
+		o.paths = paths;
+		o.npaths = 1;
+	}
+	err = policy_add_opts(p, a, line, &o, "fuzz", errbuf, errlen);
+	if (bar)
+		*bar = '|';
+	if (bar2)
+		*bar2 = '|';
+	return err;
+}
+
 static void
 run_queries(const struct policy *a, const struct policy *b, const char *line, const uint8_t *raw,
 	    size_t rawlen)
@@ -142,6 +185,7 @@ run_queries(const struct policy *a, const struct policy *b, const char *line, co
 		for (m = 0; m < (proto == POLICY_P_HTTP ? 6 : 1); m++) {
 			q = (struct policy_query){.host = host, .port = q.port, .proto = proto};
 			q.method = proto == POLICY_P_HTTP ? methods[m] : NULL;
+			q.path = m % 2 ? "/" : line_path(line);
 			decide_both(a, b, &q, &d);
 			if (!d.action && is_name(host) && !policy_host_possible(a, host))
 				abort(); /* allowed, yet the DNS responder would refuse it */
@@ -189,24 +233,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (i = 0; i < n; i++) {
 		size_t j = n - 1 - i;
-		char *bar;
 
-		bar = strchr(lines[i], '|');
-		if (bar)
-			*bar = '\0';
-		ea = policy_add(a, i % 2 ? POLICY_DENY : POLICY_ALLOW, lines[i],
-				bar ? bar + 1 : NULL, "fuzz", errbuf, sizeof(errbuf));
-		if (bar)
-			*bar = '|';
+		ea = add_line(a, i % 2 ? POLICY_DENY : POLICY_ALLOW, lines[i], errbuf,
+			      sizeof(errbuf));
 		if (ea && !errbuf[0])
 			abort(); /* every rejection says why */
-		bar = strchr(lines[j], '|');
-		if (bar)
-			*bar = '\0';
-		eb = policy_add(b, j % 2 ? POLICY_DENY : POLICY_ALLOW, lines[j],
-				bar ? bar + 1 : NULL, NULL, NULL, 0);
-		if (bar)
-			*bar = '|';
+		eb = add_line(b, j % 2 ? POLICY_DENY : POLICY_ALLOW, lines[j], NULL, 0);
 		(void)eb;
 	}
 	if (policy_count(a) != policy_count(b))
@@ -214,6 +246,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size && data[0] & 1) { /* without --ipv6: both deny IPv6 alike */
 		policy_set_ipv6(a, false);
 		policy_set_ipv6(b, false);
+	}
+	if (size && data[0] & 2) {
+		policy_set_limited(a, true);
+		policy_set_limited(b, true);
 	}
 	for (i = 0; i < n && i < 8; i++)
 		run_queries(a, b, lines[i], data, size);

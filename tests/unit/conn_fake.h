@@ -45,6 +45,7 @@ struct fake {
 	char up_host[256]; /* ... to c->host (or "" with c->orig) */
 	uint16_t up_port;  /* ... and c->port */
 	bool relayed;	   /* relay_start() */
+	bool inspected;	   /* conn_inspect(): handed to the inspector */
 	bool closed, aborted;
 	char why[64];	       /* conn_close()'s or conn_abort()'s reason */
 	int timer_s, timer_ms; /* the last conn_timer(), conn_timer_ms(); -1 none */
@@ -120,10 +121,16 @@ fake_open(const char *const *allow, const char *const *deny)
 	fake.pol = policy_new();
 	assert_non_null(fake.out);
 	assert_non_null(fake.pol);
-	for (int i = 0; allow && allow[i]; i++)
-		assert_int_equal(policy_add(fake.pol, POLICY_ALLOW, allow[i], NULL, "test", err,
-					    sizeof(err)),
-				 0);
+	for (int i = 0; allow && allow[i]; i++) {
+		char rule[256], *bar; /* "rule|METHODS" */
+
+		snprintf(rule, sizeof(rule), "%s", allow[i]);
+		bar = strchr(rule, '|');
+		if (bar)
+			*bar++ = 0;
+		assert_int_equal(
+			policy_add(fake.pol, POLICY_ALLOW, rule, bar, "test", err, sizeof(err)), 0);
+	}
 	for (int i = 0; deny && deny[i]; i++)
 		assert_int_equal(
 			policy_add(fake.pol, POLICY_DENY, deny[i], NULL, "test", err, sizeof(err)),
@@ -195,6 +202,7 @@ fake_close(void)
 		close(fake.up_fd);
 	free(fake.c.in);
 	free(fake.c.uout);
+	free(fake.c.path);
 	event_del(&fake.c.timer);
 	event_del(&fake.c.cev_r);
 	bufferevent_free(fake.client);
@@ -232,6 +240,21 @@ conn_set_proto(struct conn *c, const struct proto_ops *ops, void *pstate)
 		c->ops->free(c);
 	c->ops = ops;
 	c->pstate = pstate;
+}
+
+void
+conn_inspect(struct conn *c)
+{
+	(void)c;
+	fake.inspected = true; /* the inspector (inspect/) is not linked here */
+}
+
+int
+conn_set_path(struct conn *c, const char *path, size_t len)
+{
+	free(c->path);
+	c->path = path ? strndup(path, len) : NULL;
+	return 0;
 }
 
 void
@@ -310,6 +333,7 @@ conn_query(const struct conn *c, const struct sockaddr *addr, struct policy_quer
 	q->port = c->port;
 	q->proto = c->proto;
 	q->method = c->method[0] ? c->method : NULL;
+	q->path = c->path;
 }
 
 int
@@ -329,6 +353,7 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 	fake.ndecided++;
 	fake.allowed = d->action == POLICY_ALLOW;
 	c->allowed = fake.allowed;
+	c->inspect = fake.allowed && c->proto == POLICY_P_TLS && d->inspect;
 	c->rule = fake.allowed ? d->rule : NULL;
 	return fake.allowed;
 }

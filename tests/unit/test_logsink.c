@@ -61,6 +61,26 @@ test_identity(void **state)
 	assert_ptr_equal(audit_identity(), id);
 }
 
+/* An inspected request's line: its method, path (escaped) and
+ * "inspected": true; a line without them has neither key. */
+static void
+test_inspected(void **state)
+{
+	struct audit_rec r = deny;
+	char line[2048];
+
+	(void)state;
+	r.method = "GET";
+	r.path = "/a\"b";
+	r.inspected = true;
+	audit_format(&r, 1000, line, sizeof(line));
+	assert_non_null(
+		strstr(line, ",\"method\":\"GET\",\"path\":\"/a\\\"b\",\"inspected\":true,"));
+	audit_format(&deny, 1000, line, sizeof(line));
+	assert_null(strstr(line, "\"path\""));
+	assert_null(strstr(line, "\"inspected\""));
+}
+
 static void
 test_fd(void **state)
 {
@@ -227,11 +247,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_identity),
-		cmocka_unit_test(test_fd),
-		cmocka_unit_test(test_syslog),
-		cmocka_unit_test(test_otlp_urls),
-		cmocka_unit_test(test_otlp_queue_bounded),
+		cmocka_unit_test(test_identity),  cmocka_unit_test(test_inspected),
+		cmocka_unit_test(test_fd),	  cmocka_unit_test(test_syslog),
+		cmocka_unit_test(test_otlp_urls), cmocka_unit_test(test_otlp_queue_bounded),
 	};
 
 	return cmocka_run_group_tests_name("logsink", tests, NULL, NULL) ? 1 : 0;

@@ -226,10 +226,12 @@ struct decide_case {
 	const char *method;
 	enum policy_reason reason;
 	const char *rule; /* text of the deciding rule; NULL: none */
+	bool inspect;	  /* the decision inspects (TLS to a host whose rules need it) */
 };
 
 /* Rows: name, allow rules, deny rules, deny rules added first; then the query (host, addr,
- * port, proto, method), the reason wanted and the text of the deciding rule. Hand laid out. */
+ * port, proto, method), the reason wanted, the text of the deciding rule and whether TLS is
+ * inspected (test_policy_paths.c has the path rules and --limited). Hand laid out. */
 /* clang-format off */
 static const struct decide_case decide_cases[] = {
 	/* Exact hosts. */
@@ -422,14 +424,15 @@ static const struct decide_case decide_cases[] = {
 	 "api.example.test", NULL, 80, HTTP, "HEAD", OK, "api.example.test"},
 	{"method-post-blocked", {"api.example.test|GET,HEAD"}, NONE, 0,
 	 "api.example.test", NULL, 80, HTTP, "POST", METHOD, "api.example.test"},
-	{"method-tls-blocked", {"api.example.test|GET,HEAD"}, NONE, 0,
-	 "api.example.test", NULL, 443, TLS, NULL, METHOD, "api.example.test"},
+	/* TLS to a method-limited host is inspected: each request judged */
+	{"method-tls-inspected", {"api.example.test|GET,HEAD"}, NONE, 0,
+	 "api.example.test", NULL, 443, TLS, NULL, OK, "api.example.test", 1},
 	{"method-tcp-no-rule", {"api.example.test|GET"}, NONE, 0,
 	 "api.example.test", NULL, 443, TCP, NULL, NORULE, NULL},
 	{"method-connect-http", {"api.example.test|CONNECT"}, NONE, 0,
 	 "api.example.test", NULL, 443, HTTP, "CONNECT", OK, "api.example.test"},
-	{"method-connect-not-tls", {"api.example.test|CONNECT"}, NONE, 0,
-	 "api.example.test", NULL, 443, TLS, NULL, METHOD, "api.example.test"},
+	{"method-connect-tls-inspected", {"api.example.test|CONNECT"}, NONE, 0,
+	 "api.example.test", NULL, 443, TLS, NULL, OK, "api.example.test", 1},
 	{"method-case-sensitive", {"api.example.test|GET"}, NONE, 0,
 	 "api.example.test", NULL, 80, HTTP, "get", METHOD, "api.example.test"},
 	{"method-other", {"api.example.test|GET"}, NONE, 0,
@@ -449,8 +452,15 @@ static const struct decide_case decide_cases[] = {
 	 "example.com", NULL, 80, HTTP, "POST", DENIED, "example.com"},
 	{"deny-method-unlisted", {"example.com"}, {"example.com|POST"}, 0,
 	 "example.com", NULL, 80, HTTP, "GET", OK, "example.com"},
-	{"deny-method-tls-fails-closed", {"example.com"}, {"example.com|POST"}, 0,
-	 "example.com", NULL, 443, TLS, NULL, DENIED, "example.com"},
+	/* TLS can carry any method: inspected, so that POST is denied inside */
+	{"deny-method-tls-inspected", {"example.com"}, {"example.com|POST"}, 0,
+	 "example.com", NULL, 443, TLS, NULL, OK, "example.com", 1},
+	{"deny-method-tcp-fails-closed", {"tcp://example.com:443"}, {"example.com|POST"}, 0,
+	 "example.com", NULL, 443, TCP, NULL, DENIED, "example.com"},
+	{"method-wildcard-exact-plain", {"**.example.com|GET", "api.example.com"}, NONE, 0,
+	 "api.example.com", NULL, 443, TLS, NULL, OK, "api.example.com", 0},
+	{"method-exact-wildcard-plain", {"**.example.com", "api.example.com|GET"}, NONE, 0,
+	 "api.example.com", NULL, 443, TLS, NULL, OK, "api.example.com", 1},
 	/* Deny wins, whatever the order. */
 	{"deny-after-allow", {"example.com"}, {"example.com"}, 0,
 	 "example.com", NULL, 443, TLS, NULL, DENIED, "example.com"},
@@ -586,6 +596,8 @@ run_decide_case(void **state)
 		fail_msg("reason %d (%s), want %d", d.reason, policy_reason_header(d.reason),
 			 c->reason);
 	assert_int_equal(d.action, c->reason == OK ? POLICY_ALLOW : POLICY_DENY);
+	if (d.inspect != c->inspect)
+		fail_msg("inspect %d, want %d", d.inspect, c->inspect);
 	if (!c->rule) {
 		assert_null(d.rule);
 	} else {
@@ -1135,6 +1147,9 @@ test_kv_ports(void **state)
 	static const char *const allow[] = {"a.test",	      "b.test:443",	  "c.test:8443",
 					    "d.test|GET",     "tcp://e.test:443", "**.f.test",
 					    "203.0.113.7:443"};
+	struct policy_rule_opts ins = {.inspect = true};
+	const char *paths[] = {"/x"};
+	struct policy_rule_opts pth = {.paths = paths, .npaths = 1};
 	struct policy *p = build(allow, sizeof(allow) / sizeof(allow[0]), NULL, 0, false);
 	uint16_t ports[4];
 
@@ -1149,6 +1164,13 @@ test_kv_ports(void **state)
 	assert_int_equal(policy_kv_ports(p, "other.test", ports, 4), 0);
 	assert_int_equal(policy_kv_ports(p, "203.0.113.7", ports, 4), 0);
 	assert_int_equal(policy_kv_ports(p, "a.test", ports, 0), 0);
+	/* inspected names are the proxy's: paths, inspect, a limited policy */
+	assert_int_equal(policy_add_opts(p, POLICY_ALLOW, "g.test", &ins, "t", NULL, 0), 0);
+	assert_int_equal(policy_add_opts(p, POLICY_ALLOW, "h.test", &pth, "t", NULL, 0), 0);
+	assert_int_equal(policy_kv_ports(p, "g.test", ports, 4), 0);
+	assert_int_equal(policy_kv_ports(p, "h.test", ports, 4), 0);
+	policy_set_limited(p, true);
+	assert_int_equal(policy_kv_ports(p, "a.test", ports, 4), 0);
 	policy_free(p);
 }
 
@@ -1184,6 +1206,20 @@ test_noproxy_names(void **state)
 			 1); /* ",a.test" fits, ",b.test" not */
 	assert_string_equal(buf, "0123456789012345678901234,a.test");
 	assert_int_equal(policy_noproxy_names(NULL, buf, sizeof(buf), 16), 0);
+	/* an inspecting rule keeps itself and every name near it off the list */
+	{
+		const char *paths[] = {"/x"};
+		struct policy_rule_opts pth = {.paths = paths, .npaths = 1};
+
+		assert_int_equal(policy_add_opts(p, POLICY_ALLOW, "sub.b.test", &pth, "t", NULL, 0),
+				 0);
+		snprintf(buf, sizeof(buf), "%s", "");
+		assert_int_equal(policy_noproxy_names(p, buf, sizeof(buf), 16), 4);
+		assert_string_equal(buf, "a.test,f.test,.g.test,x.test");
+		policy_set_limited(p, true);
+		snprintf(buf, sizeof(buf), "%s", "");
+		assert_int_equal(policy_noproxy_names(p, buf, sizeof(buf), 16), 0);
+	}
 	policy_free(p);
 }
 

@@ -64,6 +64,7 @@ struct proto_case {
 	const char *closed; /* why it was closed; NULL: still open */
 	bool reset;	    /* ... with a reset */
 	const char *uout;   /* the head to forward upstream (plain HTTP) */
+	bool inspected;	    /* handed to the inspector (HTTPS inspection: conn_inspect) */
 	int silence_ms;	    /* the silence the transparent listener gives (0: not checked) */
 };
 
@@ -270,6 +271,34 @@ static const struct proto_case cases[] = {
 	 .prefix = true,
 	 .closed = "replied"},
 
+	/* ---- HTTPS inspection: what the policy allows only inspected goes
+	 * to the inspector, never upstream as it is ---- */
+	{.name = "connect-inspected",
+	 .ops = &http_proto_ops,
+	 .allow = {"api.test|GET"},
+	 .send = {B("CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\n\r\n")},
+	 .reply = B("HTTP/1.1 200 Connection established\r\n\r\n"),
+	 .decided = 'a',
+	 .inspected = true},
+	{.name = "transparent-tls-inspected",
+	 .ops = &tproxy_proto_ops,
+	 .allow = {"api.test|GET"},
+	 .orig4 = 0xcb007107,
+	 .orig_port = 443,
+	 .hello = "api.test",
+	 .reply = B(""),
+	 .decided = 'a',
+	 .inspected = true,
+	 .silence_ms = 1000},
+	{.name = "socks5-tls-inspected",
+	 .ops = &socks5_proto_ops,
+	 .allow = {"api.test|GET"},
+	 .send = {B(S5_HELLO S5_NAME("\x08", "api.test", "\x01\xbb"))},
+	 .hello = "api.test",
+	 .reply = B(S5_NOAUTH S5_OK),
+	 .decided = 'a',
+	 .inspected = true},
+
 	/* ---- the transparent listener's first-bytes judge ---- */
 	{.name = "transparent-tls-allowed",
 	 .ops = &tproxy_proto_ops,
@@ -468,6 +497,7 @@ run_proto(void **state)
 		assert_false(fake.closed);
 	}
 	assert_int_equal(fake.aborted, t->reset);
+	assert_int_equal(fake.inspected, t->inspected);
 	if (t->uout) {
 		assert_non_null(fake.c.uout);
 		assert_int_equal(fake.c.uoutlen, strlen(t->uout));

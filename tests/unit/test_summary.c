@@ -102,7 +102,7 @@ test_one_row_conn_first(void **state)
 	assert_non_null(strstr(t, ",\"audit\":true,\"allowed\":0,\"denied\":2,"));
 	assert_non_null(strstr(t, "{\"destination\":\"b.example.test:443\",\"host\":"
 				  "\"b.example.test\",\"port\":443,\"allowed\":0,\"denied\":1,"
-				  "\"would_deny\":true,\"dns\":true,\"dns_allowed\":0,"
+				  "\"would_deny\":true,\"inspected\":0,\"dns\":true,\"dns_allowed\":0,"
 				  "\"dns_denied\":1,"));
 	assert_string_equal(strchr(t, '\n'), "\n");
 	doc = json_loads(t, 0, NULL);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* A decision as its JSON line (see record.h): strings that come from
- * clients (host, comm, method) are escaped byte by byte, control
+ * clients (host, comm, method, path) are escaped byte by byte, control
  * characters and other non-ASCII bytes as \u00XX (the log stays ASCII
  * whatever was sent); every line carries who wrote it, taken from the
  * environment once. */
@@ -204,6 +204,10 @@ audit_format(const struct audit_rec *r, uint64_t time_ms, char *buf, size_t len)
 	}
 	if (r->method)
 		put_str(&o, "method", r->method, 24);
+	if (r->path)
+		put_str(&o, "path", r->path, 256);
+	if (r->inspected)
+		puts_(&o, ",\"inspected\":true");
 	if (r->pid)
 		put_num(&o, "pid", r->pid);
 	if (r->comm)

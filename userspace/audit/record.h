@@ -7,6 +7,7 @@
 #ifndef AUDIT_RECORD_H
 #define AUDIT_RECORD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -22,7 +23,11 @@ struct audit_rec {
 	const char *host;	   /* NULL or "" when unknown */
 	uint16_t port;		   /* 0 when unknown */
 	const struct sockaddr *ip; /* NULL when unknown */
-	const char *method;	   /* plain HTTP only, else NULL */
+	const char *method;	   /* plain HTTP (or a request inside inspected TLS), else NULL */
+	const char *path;	   /* ... its normalised path, when path rules may judge it */
+	/* HTTPS inspection: TLS allowed only inspected, or a request judged
+	 * inside an inspected session ("inspected": true) */
+	bool inspected;
 	uint32_t pid;
 	const char *comm; /* task command name (escaped on output) */
 	uint64_t cgroup;

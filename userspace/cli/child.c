@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include "cli/child.h"
+#include "cli/trust.h"
 #include "lib/log.h"
 
 /* Does a file named cmd exist in some directory of PATH? */
@@ -75,6 +76,7 @@ child_exec(const struct sandbox_user *u, const struct sandbox_term *term, int er
 		.unix_masks = env->masks,
 		.own_proc = env->allow_sudo,
 		.allow_sudo = env->allow_sudo,
+		.ro_dir = env->trust ? env->trust->dir : NULL,
 	};
 	pid_t pid;
 
@@ -110,6 +112,7 @@ child_exec(const struct sandbox_user *u, const struct sandbox_term *term, int er
 	setenv("EGRESSCTL_CGROUP", env->cgroup, 1);
 	if (!env->no_proxy_env)
 		set_proxy_env(env);
+	trust_setenv(env->trust); /* HTTPS inspection's CA, whatever the proxy variables */
 	execvp(env->argv[0], env->argv);
 	err = errno;
 	status = (err == ENOENT || err == ENOTDIR) ? EGR_EXIT_NOTFOUND : EGR_EXIT_NOEXEC;

@@ -9,6 +9,7 @@
 #include "sandbox/sandbox.h"
 
 struct rlimit;
+struct trust;
 
 struct child_env {
 	const char *cgroup;	     /* the cgroup, as /proc/self/cgroup shows it */
@@ -21,6 +22,9 @@ struct child_env {
 	char **argv;		     /* CMD and its arguments */
 	bool allow_sudo;	     /* --allow-sudo */
 	bool no_proxy_env;	     /* --no-proxy-env */
+	/* HTTPS inspection: the CA to trust (trust.h), its directory made
+	 * read-only in CMD's mount namespace; NULL when nothing inspects */
+	const struct trust *trust;
 };
 
 /* The walls (sandbox_enter_opts), then CMD. With --allow-sudo it is pid 1

@@ -27,6 +27,7 @@
 #include "kernel/loader.h" /* EGR_LINUX_* */
 #include "lib/log.h"
 #include "lib/proxyurl.h"
+#include "parse/path.h"
 #include "policy/policy.h"
 
 #ifndef EGR_VERSION
@@ -49,10 +50,10 @@ parse_port(const char *s, uint16_t *out)
 
 /* A URL's authority as `check` reads it: "http://" and "https://" (any
  * case) give the protocol and the default port; the path, query and
- * fragment end it and are not judged; user info before an '@' is dropped.
- * *method is "GET" for http:// without --method. Returns the scheme's
- * length (0: not a URL), or -EINVAL for https:// with --method (methods
- * are judged on plain HTTP only). */
+ * fragment end it and are not judged (--path judges one); user info before
+ * an '@' is dropped. *method is "GET" for http:// without --method; with
+ * https:// and --method the request is judged as inside inspected TLS.
+ * Returns the scheme's length (0: not a URL), or -EINVAL. */
 static int
 parse_url(const char *t, const char **method, char *buf, size_t buflen)
 {
@@ -62,8 +63,6 @@ parse_url(const char *t, const char **method, char *buf, size_t buflen)
 
 	if (!skip)
 		return 0;
-	if (skip == 8 && *method)
-		return -EINVAL;
 	if (skip == 7 && !*method)
 		*method = "GET";
 	len = strcspn(auth, "/?#");
@@ -95,7 +94,8 @@ parse_target(const char *t, const char **method, struct policy_query *q,
 
 	if (url < 0)
 		return url;
-	port = *method ? 80 : 443;
+	/* a request (--method) is plain HTTP's, or inside an inspected https:// */
+	port = url == 8 || (!url && !*method) ? 443 : 80;
 	if (!strncmp(t, "tcp://", 6)) {
 		tcp = true;
 		name = t + 6;
@@ -150,8 +150,9 @@ parse_target(const char *t, const char **method, struct policy_query *q,
 }
 
 struct check_opts {
-	struct target_opts t; /* only its rules and policy file */
+	struct target_opts t; /* only its rules, policy file, --ipv6 and --limited */
 	const char *method;
+	const char *path;
 	bool json;
 };
 
@@ -161,7 +162,10 @@ struct check_opts {
 static const struct opt check_opt_table[] = {
 	{"method", 0, OPT_T_STR, CO(method), "M",
 	 "judge a plain-HTTP request with method M (port 80 if\n"
-	 "TARGET has none)"},
+	 "TARGET has none), or one inside inspected HTTPS"},
+	{"path", 0, OPT_T_STR, CO(path), "P",
+	 "... for path P (as path rules see it: normalised;\n"
+	 "with no --method, GET)"},
 	{"json", 'j', OPT_T_FLAG, CO(json), NULL, "the decision as one JSON object"},
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
 	{0},
@@ -176,7 +180,8 @@ check_policy_rows(struct opt *buf, size_t n)
 	for (const struct opt *o = target_opt_table; o->name && k + 1 < n; o++)
 		if (!strcmp(o->name, "allow") || !strcmp(o->name, "deny") ||
 		    !strcmp(o->name, "policy") || !strcmp(o->name, "ipv6") ||
-		    !strcmp(o->name, "upstream-proxy") || !strcmp(o->name, "upstream-no-proxy"))
+		    !strcmp(o->name, "upstream-proxy") || !strcmp(o->name, "upstream-no-proxy") ||
+		    !strcmp(o->name, "limited"))
 			buf[k++] = *o;
 	memset(&buf[k], 0, sizeof(buf[k]));
 	return buf;
@@ -185,9 +190,9 @@ check_policy_rows(struct opt *buf, size_t n)
 static void
 usage_check(FILE *f)
 {
-	struct opt rows[7];
+	struct opt rows[8];
 	struct check_opts o;
-	const struct opt_set sets[] = {{check_policy_rows(rows, 7), &o.t}, {check_opt_table, &o}};
+	const struct opt_set sets[] = {{check_policy_rows(rows, 8), &o.t}, {check_opt_table, &o}};
 
 	fprintf(f, "usage: egressctl check [OPTIONS] TARGET\n"
 		   "\n"
@@ -222,7 +227,8 @@ check_path(const struct policy *p, const struct policy_query *q, bool ipv6)
 		return target_fast_rule(p, ipv6, q->addr) ? "fast-path" : "proxy";
 	if (policy_tcp_rule(p, q->host, q->port))
 		return "fast-path";
-	if (q->proto != POLICY_P_TLS || policy_decide(p, q, &d) || d.action != POLICY_ALLOW)
+	if (q->proto != POLICY_P_TLS || policy_decide(p, q, &d) || d.action != POLICY_ALLOW ||
+	    d.inspect)
 		return "proxy";
 	n = policy_kv_ports(p, q->host, ports, 16);
 	for (int i = 0; i < n; i++)
@@ -264,6 +270,8 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 						  : "tls");
 	if (q->method)
 		jsonx_set_str(o, "method", q->method);
+	if (q->path)
+		jsonx_set_str(o, "request_path", q->path);
 	jsonx_set_str(o, "reason", words);
 	if (d->rule)
 		jsonx_set_str(o, "rule", d->rule->text);
@@ -275,6 +283,7 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 		jsonx_set_str(o, "path", path);
 	else
 		jsonx_set_null(o, "path");
+	jsonx_set_bool(o, "inspected", d->inspect);
 	out = jsonx_line(o);
 	if (out)
 		printf("%s\n", out);
@@ -282,11 +291,27 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 	json_decref(o);
 }
 
+/* --path P as requests are judged: normalised, without its query. 0, or
+ * -EINVAL (said). */
+static int
+check_request_path(const char *p, char *out, size_t len)
+{
+	size_t plen;
+
+	if (http_path_normalize(p, out, len, &plen) != PARSE_DONE) {
+		log_warnx("check: --path %s: expected a request path (/a/b)", p);
+		return -EINVAL;
+	}
+	out[plen] = 0;
+	return 0;
+}
+
 static int
 cmd_check(int argc, char **argv)
 {
 	struct check_opts *o = calloc(1, sizeof(*o));
-	struct opt rows[7];
+	struct opt rows[8];
+	char npath[2048];
 	struct sockaddr_storage ss;
 	struct policy_decision d;
 	struct policy_query q;
@@ -298,7 +323,7 @@ cmd_check(int argc, char **argv)
 	if (!o)
 		return EGR_EXIT_ERROR;
 	{
-		const struct opt_set sets[] = {{check_policy_rows(rows, 7), &o->t},
+		const struct opt_set sets[] = {{check_policy_rows(rows, 8), &o->t},
 					       {check_opt_table, o}};
 
 		switch (opts_parse("check", sets, 2, argc, argv, false, &first)) {
@@ -315,13 +340,12 @@ cmd_check(int argc, char **argv)
 		goto out;
 	}
 	target_env_defaults(&o->t);
+	if (o->path && !o->method)
+		o->method = "GET";
 	if (parse_target(argv[first], &o->method, &q, &ss, host, sizeof(host))) {
 		log_warnx("check: %s: expected HOST[:PORT], http(s)://HOST[:PORT][/PATH], "
-			  "tcp://HOST:PORT or ADDR[:PORT]%s",
-			  argv[first],
-			  o->method && !strncasecmp(argv[first], "https://", 8)
-				  ? " (--method judges plain HTTP: use an http:// URL)"
-				  : "");
+			  "tcp://HOST:PORT or ADDR[:PORT]",
+			  argv[first]);
 		goto out;
 	}
 	p = target_build_policy(o->t.policy_file, o->t.rules, o->t.nrules, errbuf, sizeof(errbuf));
@@ -335,6 +359,9 @@ cmd_check(int argc, char **argv)
 		log_warnx("check: %s", errbuf);
 		goto out;
 	}
+	if (o->path && check_request_path(o->path, npath, sizeof(npath)))
+		goto out;
+	q.path = o->path ? npath : NULL;
 	if (policy_decide(p, &q, &d)) {
 		log_warnx("check: cannot judge %s", argv[first]);
 		rc = EGR_EXIT_ERROR;
@@ -352,13 +379,17 @@ cmd_check(int argc, char **argv)
 	if (o->json)
 		print_check_json(&d, &q, host, words, path);
 	else
-		printf("%s: %s%s:%u%s%s \u2014 %s\n", d.action == POLICY_ALLOW ? "allow" : "deny",
+		printf("%s: %s%s:%u%s%s%s%s \u2014 %s\n",
+		       d.action == POLICY_ALLOW ? "allow" : "deny",
 		       q.proto == POLICY_P_TCP ? "tcp://" : "", host, q.port, o->method ? " " : "",
-		       o->method ? o->method : "", words);
+		       o->method ? o->method : "", q.path ? " " : "", q.path ? q.path : "", words);
 	if (path && !o->json)
 		printf("  path: %s\n", path_words(path));
 	if (d.rule && d.rule->comment && !o->json)
 		printf("  comment: %s\n", d.rule->comment);
+	if (d.inspect && !o->json)
+		printf("  inspected: HTTPS to it is ended by egressctl with the run's CA, and each "
+		       "request inside is judged (check --method M --path P)\n");
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);

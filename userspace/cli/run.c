@@ -39,6 +39,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/unixsvc.h"
 #include "cli/term.h"
+#include "cli/trust.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -66,6 +67,7 @@ struct run_state {
 	struct event *ev_child, *ev_sig;
 	char cmdline[512];
 	char no_proxy[4096];  /* CMD's NO_PROXY */
+	struct trust trust;   /* HTTPS inspection: the CA CMD trusts */
 	struct rlimit nofile; /* as egressctl was started: CMD gets it back */
 };
 
@@ -377,6 +379,7 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 			.argv = st->opts->argv,
 			.allow_sudo = st->opts->allow_sudo,
 			.no_proxy_env = st->opts->no_proxy_env,
+			.trust = st->trust.dir[0] ? &st->trust : NULL,
 		};
 
 		close(pfd[0]);
@@ -724,8 +727,29 @@ run_teardown(struct run_state *st)
 		target_write_summary_file(st->tg); /* --summary FILE */
 	}
 	target_free(st->tg);
+	trust_remove(&st->trust);
 	if (st->base)
 		event_base_free(st->base);
+}
+
+/* HTTPS inspection: the CA CMD is to trust, when the policy inspects. */
+static int
+run_trust(struct run_state *st)
+{
+	char errbuf[512];
+	size_t len = 0;
+	char *pem = target_ca_pem(st->tg, &len);
+	int err;
+
+	if (!pem)
+		return 0;
+	err = trust_write(&st->trust, pem, len, errbuf, sizeof(errbuf));
+	free(pem);
+	if (err)
+		log_warnx("%s", errbuf);
+	else
+		log_info("HTTPS inspection: CMD trusts the CA in %s", st->trust.bundle);
+	return err;
 }
 
 int
@@ -743,6 +767,7 @@ run_main(struct run_opts *o)
 	st.env.label = "";
 	st.env.command = st.cmdline;
 	st.env.denial_lines = !o->quiet;
+	st.env.hands_ca = true; /* run_trust(): CMD's trust files */
 	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
 	if (run_prepare(&st))
 		goto out;
@@ -759,7 +784,7 @@ run_main(struct run_opts *o)
 		goto out;
 	}
 	st.attached = true;
-	if (run_unix_masks(&st))
+	if (run_unix_masks(&st) || run_trust(&st))
 		goto out;
 	if (run_signals(&st) || run_start(&st))
 		goto out;

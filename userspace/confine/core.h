@@ -29,6 +29,7 @@ struct target {
 	struct summary *summary;
 	struct resolver *res; /* the proxy's and the responder's */
 	struct proxy *px;
+	struct inspector *ins;	/* HTTPS inspection; NULL until the policy inspects */
 	struct dns_server *dns; /* NULL with --dns-port */
 	struct loader *ld;
 	struct kpath kp;	 /* over ld, for the responder and the proxy (kpath.c) */

@@ -227,6 +227,18 @@ const struct opt target_opt_table[] = {
 	 "instead of egressctl's"},
 	{"proxy-port", 0, OPT_T_CALL, 0, "P",
 	 "also let CMD reach a listener on 127.0.0.1:P (up to 2)", .call = add_proxy_port},
+	{"limited", 0, OPT_T_FLAG, TO(limited), NULL,
+	 "every allowed host read-only: GET, HEAD and OPTIONS\n"
+	 "only (other methods get 403 blocked-by-method-policy);\n"
+	 "its HTTPS is inspected to see them (tcp:// rules and\n"
+	 "plain TCP to addresses stay as they are)"},
+	{"ca", 0, OPT_T_STR, TO(ca), "CERT,KEY",
+	 "HTTPS inspection signs with this CA (PEM files; the\n"
+	 "key unencrypted) instead of one made for the run in\n"
+	 "memory"},
+	{"upstream-ca", 0, OPT_T_STR, TO(upstream_ca), "FILE",
+	 "inspected HTTPS: verify servers against the PEM\n"
+	 "certificates in FILE instead of the system's store"},
 	{"no-kernel-verify", 0, OPT_T_FLAG, TO(no_kverify), NULL,
 	 "no kernel-verified path: connections to allowed names\n"
 	 "go through the transparent proxy, even where the\n"
@@ -292,6 +304,12 @@ target_build_policy(const char *policy_file, const struct rule_arg *rules, int n
 int
 target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen)
 {
+	const char *comma = o->ca ? strchr(o->ca, ',') : NULL;
+
+	if (o->ca && (!comma || comma == o->ca || !comma[1] || strchr(comma + 1, ','))) {
+		snprintf(errbuf, errlen, "--ca %s: expected CERT,KEY (two PEM files)", o->ca);
+		return -EINVAL;
+	}
 	if (!o->upstream_proxy && (o->upstream_auth || o->upstream_no_proxy)) {
 		snprintf(errbuf, errlen, "%s needs --upstream-proxy",
 			 o->upstream_auth ? "--upstream-proxy-auth" : "--upstream-no-proxy");
@@ -336,6 +354,8 @@ target_policy_options(struct policy *p, const struct target_opts *o, char *errbu
 	char err[300];
 
 	policy_set_ipv6(p, o->ipv6);
+	if (o->limited)
+		policy_set_limited(p, true);
 	if (policy_set_upstream(p, o->upstream_proxy != NULL, o->upstream_no_proxy, err,
 				sizeof(err))) {
 		snprintf(errbuf, errlen, "--upstream-no-proxy: %s", err);

@@ -46,6 +46,9 @@ struct target_opts {
 	const char *upstream_proxy;
 	const char *upstream_auth;
 	const char *upstream_no_proxy;
+	bool limited;		 /* --limited: every allowed host read-only (the policy's) */
+	const char *ca;		 /* --ca CERT,KEY: the inspection CA (NULL: one made per run) */
+	const char *upstream_ca; /* --upstream-ca FILE: what inspected upstreams are verified by */
 	/* unix sockets of services that start work outside (unixsvc.h) */
 	const char *allow_unix[TARGET_MAX_UNIX];
 	int nallow_unix;
@@ -68,8 +71,8 @@ struct target_opts {
 
 /* Options that cannot go together (--ipv6 with --containers,
  * --transparent-port or --dns-port; --upstream-proxy-auth or
- * --upstream-no-proxy without --upstream-proxy): -EINVAL with errbuf
- * set, else 0. */
+ * --upstream-no-proxy without --upstream-proxy), or that do not parse (--ca
+ * without its comma): -EINVAL with errbuf set, else 0. */
 int target_opts_check(const struct target_opts *o, char *errbuf, size_t errlen);
 
 /* The rows of every target option, offsets into struct target_opts. */

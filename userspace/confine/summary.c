@@ -36,6 +36,7 @@ struct dest {
 	char reason[160];
 	uint64_t allowed, denied;	  /* connections (and requests) */
 	uint64_t dns_allowed, dns_denied; /* lookups of the name */
+	uint64_t inspected;		  /* decisions inside (or on) inspected HTTPS */
 	bool would, dns_would;		  /* denials were audit-mode would-denies */
 	uint64_t first_ms, last_ms;
 	int nwho;
@@ -53,6 +54,7 @@ struct summary {
 	int ndest;
 	struct summary_refusals refused;
 	uint64_t kverified, krejected; /* the kernel-verified path's judgments */
+	uint64_t inspected;	       /* decisions on and inside inspected HTTPS */
 };
 
 static uint32_t
@@ -228,6 +230,10 @@ summary_add(struct summary *s, const struct audit_rec *r)
 	if (!d->first_ms)
 		d->first_ms = now;
 	d->last_ms = now;
+	if (r->inspected) {
+		d->inspected++;
+		s->inspected++;
+	}
 	if (r->suggest && (!d->suggest[0] || (d->suggest_dns && !dns))) {
 		snprintf(d->suggest, sizeof(d->suggest), "%s", r->suggest);
 		d->suggest_dns = dns;
@@ -385,6 +391,11 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 			"egressctl: summary: %llu kernel-verified, %llu kernel-rejected "
 			"(direct connections whose SNI or Host the kernel checked)\n",
 			(unsigned long long)s->kverified, (unsigned long long)s->krejected);
+	if (s->inspected)
+		fprintf(f,
+			"egressctl: summary: %llu inspected (HTTPS sessions allowed inspected, and "
+			"the requests judged inside them)\n",
+			(unsigned long long)s->inspected);
 	/* denied first: they are what the user has to act on */
 	for (int pass = 0; pass < 2; pass++) {
 		for (const struct dest *d = s->first; d; d = d->order) {
@@ -393,7 +404,8 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 
 			if (pass == 0 ? !row_denied(d) : !!row_denied(d))
 				continue;
-			snprintf(dest, sizeof(dest), "%s%s", d->key, dns_note(d, audit_mode));
+			snprintf(dest, sizeof(dest), "%s%s%s", d->key, dns_note(d, audit_mode),
+				 d->inspected ? " (inspected)" : "");
 			for (int i = 0; i < d->nwho && n < sizeof(who); i++)
 				n += (size_t)snprintf(who + n, sizeof(who) - n, "%s%s[%u]%s%s",
 						      i ? ", " : "", d->who[i].comm, d->who[i].pid,
@@ -583,6 +595,7 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 		jsonx_set_int(e, "allowed", (long long)row_allowed(d));
 		jsonx_set_int(e, "denied", (long long)row_denied(d));
 		jsonx_set_bool(e, "would_deny", row_would(d));
+		jsonx_set_int(e, "inspected", (long long)d->inspected);
 		jsonx_set_bool(e, "dns", d->dns_allowed || d->dns_denied);
 		jsonx_set_int(e, "dns_allowed", (long long)d->dns_allowed);
 		jsonx_set_int(e, "dns_denied", (long long)d->dns_denied);

@@ -46,7 +46,8 @@ void summary_print(const struct summary *s, FILE *f, bool audit_mode, const stru
 /* The same in other forms: markdown (a table for $GITHUB_STEP_SUMMARY;
  * names and commands escaped so they make no markdown of their own) and
  * JSON (schema SUMMARY_SCHEMA: allowed, denied, destinations[] with
- * destination, host, port, allowed, denied, would_deny, dns (a DNS
+ * destination, host, port, allowed, denied, would_deny, inspected (its
+ * decisions on or inside inspected HTTPS), dns (a DNS
  * decision was made for it), dns_allowed, dns_denied, reason, suggest,
  * who[] of pid, comm and, for a container's, container; refused; log).
  * Schema 2: a name's lookups and its connections are one destination. */

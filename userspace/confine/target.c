@@ -20,6 +20,7 @@
 #include "audit/logsink.h"
 #include "dns/resolver.h"
 #include "dns/responder.h"
+#include "inspect/inspect.h"
 #include "kernel/existing.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
@@ -134,6 +135,52 @@ upstream_read(struct target *t, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* The inspector, with --ca's CA or one made now. 0 or -EINVAL with errbuf
+ * set. */
+static int
+open_inspector(struct target *t, char *errbuf, size_t errlen)
+{
+	struct inspect_opts io = {.upstream_ca = t->o->upstream_ca};
+	char cert[4096], *key;
+
+	if (t->o->ca) {
+		snprintf(cert, sizeof(cert), "%s", t->o->ca);
+		key = strchr(cert, ','); /* target_opts_check() saw it */
+		*key++ = 0;
+		io.ca_cert = cert;
+		io.ca_key = key;
+	}
+	t->ins = inspector_new(&io, errbuf, errlen);
+	return t->ins ? 0 : -EINVAL;
+}
+
+/* The proxy's HTTPS inspection hook: the inspector, made now if a change
+ * of the policy began the inspection (nothing confined trusts a CA made
+ * now: said once). */
+static void
+inspect_hook(void *arg, struct conn *c)
+{
+	struct target *t = arg;
+	char err[256];
+
+	if (!t->ins) {
+		if (open_inspector(t, err, sizeof(err)))
+			log_warnx("%sHTTPS inspection: %s", t->env->label, err);
+		else if (!t->o->ca)
+			log_warnx(
+				"%sHTTPS inspection began with a new policy: its CA was made now, "
+				"and nothing confined trusts it (give the daemon --ca CERT,KEY)",
+				t->env->label);
+	}
+	inspect_start(t->ins, c);
+}
+
+char *
+target_ca_pem(const struct target *t, size_t *len)
+{
+	return t->ins ? inspector_ca_pem(t->ins, len) : NULL;
+}
+
 struct target *
 target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
 	   struct policy *policy, char *errbuf, size_t errlen)
@@ -158,9 +205,17 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 		       : target_build_policy(o->policy_file, o->rules, o->nrules, errbuf, errlen);
 	if (!t->policy)
 		goto fail;
-	/* the proxy says what the kernel does; routes by the upstream proxy */
+	/* the proxy says what the kernel does; routes by the upstream proxy;
+	 * --limited */
 	if (target_policy_options(t->policy, o, errbuf, errlen))
 		goto fail;
+	/* the CA exists before CMD starts: it is told to trust it */
+	if ((policy_inspects(t->policy) || o->ca) && open_inspector(t, errbuf, errlen))
+		goto fail;
+	if (t->ins && !o->ca && !env->hands_ca)
+		log_warnx("%sHTTPS inspection with a CA made now: nothing confined trusts it (give "
+			  "--ca CERT,KEY)",
+			  env->label);
 	t->summary = summary_new();
 	if (!t->summary) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -250,6 +305,8 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.ipv6 = o->ipv6;
 	po.upstream = t->upstream;
 	memcpy(po.upstream_auth, t->upstream_auth, sizeof(po.upstream_auth));
+	po.inspect.start = inspect_hook;
+	po.inspect.arg = t;
 	t->px = proxy_new(t->base, &po, errbuf, errlen);
 	explicit_bzero(po.upstream_auth, sizeof(po.upstream_auth));
 	return t->px ? 0 : -1;
@@ -700,6 +757,7 @@ target_free(struct target *t)
 	revoker_free(t->rk);
 	loader_free(t->ld);
 	close_listeners(t);
+	inspector_free(t->ins); /* after the connections that use it */
 	summary_free(t->summary);
 	audit_close(t->audit);
 	policy_free(t->policy);

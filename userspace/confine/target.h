@@ -55,6 +55,10 @@ struct target_env {
 	bool revoke_direct;
 	void (*on_existing)(void *arg, const struct existing_conn *c, size_t n,
 			    const struct existing_stats *st, const char *err);
+	/* HTTPS inspection: the command hands the CA to what it confines
+	 * (run: CMD's trust files); else a CA made now is trusted by nothing
+	 * confined, which is said at start (the daemon: give it --ca) */
+	bool hands_ca;
 };
 
 struct target;
@@ -87,6 +91,11 @@ bool target_adopted(const struct target *t);
 /* Of a target that took over pinned programs: the learned names, fast-path
  * and kernel-verified approvals taken back from the daemon before it. */
 void target_restored(const struct target *t, int *names, int *fast, int *kv);
+
+/* HTTPS inspection's CA certificate in PEM (malloc'd), for CMD to trust;
+ * NULL when nothing inspects (the policy has no rule that does, no --ca)
+ * or out of memory. */
+char *target_ca_pem(const struct target *t, size_t *len);
 
 /* "http://127.0.0.1:PORT" and "socks5h://127.0.0.1:PORT" for CMD. */
 const char *target_http_url(const struct target *t);

@@ -413,7 +413,8 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	return same_str(x->log_file, y->log_file) && same_str(x->dns_upstream, y->dns_upstream) &&
 	       same_str(x->upstream_proxy, y->upstream_proxy) &&
 	       same_str(x->upstream_auth, y->upstream_auth) &&
-	       same_str(x->upstream_no_proxy, y->upstream_no_proxy) &&
+	       same_str(x->upstream_no_proxy, y->upstream_no_proxy) && same_str(x->ca, y->ca) &&
+	       same_str(x->upstream_ca, y->upstream_ca) &&
 	       same_str(x->suggest_policy, y->suggest_policy) &&
 	       same_str(x->summary_file, y->summary_file) &&
 	       x->summary_format == y->summary_format && x->tproxy_port == y->tproxy_port &&

@@ -25,7 +25,9 @@ kpath_allows(const struct policy *p, const struct sockaddr_storage *ss, const ch
 		d->action = POLICY_DENY;
 		d->reason = POLICY_R_NO_RULE;
 	}
-	/* with an upstream proxy, only its exceptions have a direct route */
-	return d->action == POLICY_ALLOW &&
+	/* an inspected destination is the proxy's: its requests are judged
+	 * inside TLS, which no direct path can do; with an upstream proxy, only
+	 * its exceptions have a direct route */
+	return d->action == POLICY_ALLOW && !d->inspect &&
 	       !policy_via_upstream(p, name, (const struct sockaddr *)ss);
 }

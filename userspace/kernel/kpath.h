@@ -52,11 +52,12 @@ struct kpath {
  * past the proxy: by name (NULL: by its address alone) as proto
  * (POLICY_P_TCP: a tcp:// or an exact-address rule; POLICY_P_TLS: a host
  * rule, the kernel-verified path)? A deny rule on the name or on the
- * address wins; without --ipv6 the policy denies every IPv6 address.
- * Never when an upstream proxy is set and the destination is not one of
- * its exceptions (policy_via_upstream(): there is no direct route). d
- * (NULL: not wanted) gets the policy's decision; one the policy cannot
- * make is a deny for lack of a rule. */
+ * address wins; without --ipv6 the policy denies every IPv6 address; an
+ * allowed destination that is inspected (d->inspect) never goes direct, nor
+ * one when an upstream proxy is set that is not one of its exceptions
+ * (policy_via_upstream(): there is no direct route). d (NULL: not wanted)
+ * gets the decision; one the policy cannot make is a deny for lack of a
+ * rule. */
 bool kpath_allows(const struct policy *p, const struct sockaddr_storage *ss, const char *name,
 		  enum policy_proto proto, struct policy_decision *d);
 

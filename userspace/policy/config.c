@@ -118,56 +118,106 @@ load_methods(const json_t *arr, const char *path, char **out, char *errbuf, size
 	return 0;
 }
 
+/* "paths": an array of path patterns, pointed at (not copied) in o. */
+static int
+load_paths(json_t *arr, const char *path, struct policy_rule_opts *o, const char **v, char *errbuf,
+	   size_t errlen)
+{
+	char msg[CONFIG_MAX_MSG];
+	json_t *m;
+	size_t i;
+
+	if (!json_is_array(arr))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths: expected an array of paths",
+				path);
+	json_array_foreach(arr, i, m) {
+		if (!json_is_string(m))
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths[%zu]: expected a string",
+					path, i);
+		if (i == POLICY_MAX_PATHS)
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths: at most %d paths", path,
+					POLICY_MAX_PATHS);
+		if (policy_path_check(json_string_value(m), msg, sizeof(msg)))
+			return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths[%zu]: %s", path, i, msg);
+		v[i] = json_string_value(m);
+	}
+	if (!json_array_size(arr))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.paths: expected at least one path",
+				path);
+	o->paths = v;
+	o->npaths = json_array_size(arr);
+	return 0;
+}
+
+/* The keys of a rule object into their slots (rule, methods, paths,
+ * inspect, comment; a key twice the parser refused). */
+#define RULE_KEYS 5
+static int
+rule_keys(json_t *el, json_t **slots, const char *path, char *errbuf, size_t errlen)
+{
+	static const char *const keys[RULE_KEYS] = {"rule", "methods", "paths", "inspect",
+						    "comment"};
+	const char *key;
+	json_t *k;
+	char kb[48];
+
+	json_object_foreach(el, key, k) {
+		size_t i = 0;
+
+		while (i < RULE_KEYS && strcmp(key, keys[i]))
+			i++;
+		if (i == RULE_KEYS)
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s: unknown key \"%s\" (expected \"rule\", \"methods\", "
+					"\"paths\", \"inspect\" or \"comment\")",
+					path, show_key(key, kb, sizeof(kb)));
+		slots[i] = k;
+	}
+	if (!slots[0])
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s: missing \"rule\"", path);
+	if (!json_is_string(slots[0]))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.rule: expected a string", path);
+	if (slots[3] && !json_is_boolean(slots[3]))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.inspect: expected true or false",
+				path);
+	if (slots[4] && !json_is_string(slots[4]))
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.comment: expected a string", path);
+	return 0;
+}
+
 /* One element of "allow" or "deny": a rule string or {"rule", "methods",
- * "comment"} (a key twice the parser refused). */
+ * "paths", "inspect", "comment"}. */
 static int
 load_rule(struct policy *p, enum policy_action action, json_t *el, const char *path,
 	  const char *source, char *errbuf, size_t errlen)
 {
-	char msg[CONFIG_MAX_MSG], kb[48];
-	json_t *rule = NULL, *methods = NULL, *comment = NULL, *k;
-	const char *key;
-	char *list = NULL;
+	json_t *slots[RULE_KEYS] = {0}; /* rule, methods, paths, inspect, comment */
+	const char *paths[POLICY_MAX_PATHS];
+	struct policy_rule_opts o = {0};
+	char msg[CONFIG_MAX_MSG], *list = NULL;
 	int err;
 
 	if (json_is_string(el)) {
-		rule = el;
+		slots[0] = el;
 	} else if (json_is_object(el)) {
-		json_object_foreach(el, key, k) {
-			if (!strcmp(key, "rule"))
-				rule = k;
-			else if (!strcmp(key, "methods"))
-				methods = k;
-			else if (!strcmp(key, "comment"))
-				comment = k;
-			else
-				return cfg_fail(errbuf, errlen, -EINVAL,
-						"%s: unknown key \"%s\" (expected \"rule\", "
-						"\"methods\" or \"comment\")",
-						path, show_key(key, kb, sizeof(kb)));
-		}
-		if (!rule)
-			return cfg_fail(errbuf, errlen, -EINVAL, "%s: missing \"rule\"", path);
-		if (!json_is_string(rule))
-			return cfg_fail(errbuf, errlen, -EINVAL, "%s.rule: expected a string",
-					path);
-		if (comment && !json_is_string(comment))
-			return cfg_fail(errbuf, errlen, -EINVAL, "%s.comment: expected a string",
-					path);
-		if (methods) {
-			err = load_methods(methods, path, &list, errbuf, errlen);
-			if (err)
-				return err;
-		}
+		err = rule_keys(el, slots, path, errbuf, errlen);
+		if (!err && slots[2])
+			err = load_paths(slots[2], path, &o, paths, errbuf, errlen);
+		if (!err && slots[1])
+			err = load_methods(slots[1], path, &list, errbuf, errlen);
+		if (err)
+			return err;
+		o.methods = list;
+		o.inspect = slots[3] && json_is_true(slots[3]);
 	} else {
 		return cfg_fail(errbuf, errlen, -EINVAL,
 				"%s: expected a rule string or an object {\"rule\": ...}", path);
 	}
-	err = policy_add(p, action, json_string_value(rule), list, source, msg, sizeof(msg));
+	err = policy_add_opts(p, action, json_string_value(slots[0]), &o, source, msg, sizeof(msg));
 	free(list);
 	if (err)
 		return cfg_fail(errbuf, errlen, err, "%s: %s", path, msg);
-	err = comment ? policy_set_comment(p, json_string_value(comment)) : 0;
+	err = slots[4] ? policy_set_comment(p, json_string_value(slots[4])) : 0;
 	if (err == -ENOMEM)
 		return cfg_fail(errbuf, errlen, err, "out of memory");
 	if (err)
@@ -221,7 +271,7 @@ load_rules(struct policy *p, enum policy_action action, const json_t *arr, const
 static int
 load_root(struct policy *p, json_t *root, const char *source, char *errbuf, size_t errlen)
 {
-	json_t *version = NULL, *allow = NULL, *deny = NULL, *k;
+	json_t *version = NULL, *allow = NULL, *deny = NULL, *mode = NULL, *k;
 	const char *key;
 	char kb[48];
 	int err;
@@ -247,10 +297,12 @@ load_root(struct policy *p, json_t *root, const char *source, char *errbuf, size
 			allow = k;
 		} else if (!strcmp(key, "deny")) {
 			deny = k;
+		} else if (!strcmp(key, "mode")) {
+			mode = k;
 		} else {
 			return cfg_fail(errbuf, errlen, -EINVAL,
-					"unknown key \"%s\" (expected \"version\", \"allow\", "
-					"\"deny\", \"comment\" or \"observed\")",
+					"unknown key \"%s\" (expected \"version\", \"mode\", "
+					"\"allow\", \"deny\", \"comment\" or \"observed\")",
 					show_key(key, kb, sizeof(kb)));
 		}
 	}
@@ -258,6 +310,11 @@ load_root(struct policy *p, json_t *root, const char *source, char *errbuf, size
 		return cfg_fail(errbuf, errlen, -ENOMEM, "out of memory");
 	if (version && (!json_is_number(version) || json_number_value(version) != 1.0))
 		return cfg_fail(errbuf, errlen, -EINVAL, "version: expected 1");
+	if (mode && (!json_is_string(mode) || (strcmp(json_string_value(mode), "limited") &&
+					       strcmp(json_string_value(mode), "full"))))
+		return cfg_fail(errbuf, errlen, -EINVAL, "mode: expected \"full\" or \"limited\"");
+	if (mode && !strcmp(json_string_value(mode), "limited"))
+		policy_set_limited(p, true);
 	if (allow) {
 		err = load_rules(p, POLICY_ALLOW, allow, source, errbuf, errlen);
 		if (err)

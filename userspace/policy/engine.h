@@ -92,6 +92,9 @@ struct policy {
 	struct source *sources;	    /* interned rule sources */
 	unsigned int naddr_deny;    /* deny rules an address alone can match */
 	bool no_ipv6;		    /* policy_set_ipv6(p, false) */
+	bool limited;		    /* policy_set_limited(p, true) */
+	unsigned int ninspect;	    /* host rules with methods, paths or inspect */
+	unsigned int npathrules;    /* rules with paths */
 	struct policy_route *route; /* policy_set_upstream(): NULL without one (route.c) */
 	unsigned int *exact;	    /* indexes of exact ADDR:PORT allow rules */
 	unsigned int nexact, exact_cap;
@@ -114,6 +117,7 @@ struct qctx {
 	uint16_t port;
 	enum policy_proto proto;
 	uint32_t mbit;	   /* the query's method bit; 0 when unknown */
+	const char *path;  /* the query's normalised path; NULL when unknown */
 	bool tcp_only;	   /* policy_tcp_rule(): allow only through tcp:// rules */
 	bool possible;	   /* policy_host_possible() walk */
 	bool possible_yes; /* ... an allow rule could match */
@@ -121,6 +125,8 @@ struct qctx {
 	const struct rule *deny;
 	const struct rule *allow;
 	const struct rule *method; /* allow rules that failed only on the method */
+	const struct rule *pathf;  /* ... only on the path */
+	bool inspect_deny;	   /* TLS: a deny rule with methods or paths matched */
 	bool named[2];		   /* addrs[i] named by an allow address rule */
 	bool any_port;		   /* policy_addr_named(): a rule naming it on any port */
 	uint16_t *ports;	   /* policy_tcp_ports(): collect allow tcp:// ports */
@@ -232,6 +238,10 @@ bool rule_is_v4_mapped(const uint8_t *b);
  * the normalised host). 0 or -EINVAL with errbuf set. */
 int rule_parse(struct rule *r, const char *rule, const char *methods, char *name, char *errbuf,
 	       size_t errlen);
+/* The paths and inspect of o for the parsed rule r (an action's): checked,
+ * r->pub.inspect set; the paths are copied by the caller. 0 or -EINVAL. */
+int rule_opts_check(const struct rule *r, enum policy_action action,
+		    const struct policy_rule_opts *o, char *errbuf, size_t errlen);
 
 /* addr.c: a destination address as judged, with its class. */
 void addr_from_sockaddr(struct naddr *a, const struct sockaddr *sa);

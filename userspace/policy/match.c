@@ -18,29 +18,105 @@
 #include "policy/engine.h"
 #include "policy/policy.h"
 
-/* Does r apply to the query? 1 yes, 0 no, -1 only its method list is wrong.
- * A method-restricted deny applies unless the method is known and not
- * listed: a TLS stream might carry any method, so it fails closed. */
+/* A path segment (no '/') against a pattern segment: '*' any run of bytes. */
+static bool
+seg_glob(const char *p, size_t pn, const char *s, size_t sn)
+{
+	size_t pi = 0, si = 0, star = (size_t)-1, mark = 0;
+
+	while (si < sn) {
+		if (pi < pn && p[pi] == '*') {
+			star = pi++;
+			mark = si;
+		} else if (pi < pn && p[pi] == s[si]) {
+			pi++;
+			si++;
+		} else if (star != (size_t)-1) {
+			pi = star + 1;
+			si = ++mark;
+		} else {
+			return false;
+		}
+	}
+	while (pi < pn && p[pi] == '*')
+		pi++;
+	return pi == pn;
+}
+
+bool
+policy_path_match(const char *pat, const char *path)
+{
+	const char *p, *s;
+
+	if (!pat || !path || pat[0] != '/' || path[0] != '/')
+		return false;
+	for (p = pat + 1, s = path + 1;; p++, s++) {
+		const char *pe = strchrnul(p, '/'), *se = strchrnul(s, '/');
+		size_t sn = (size_t)(se - s);
+		const char *semi = memchr(s, ';', sn);
+
+		if (!*p)
+			return true; /* "/" or a pattern ending in '/': all below */
+		if (semi)
+			sn = (size_t)(semi - s); /* parameters: not the segment's name */
+		if (!seg_glob(p, (size_t)(pe - p), s, sn))
+			return false;
+		if (!*pe)
+			return !*se || *se == '/';
+		if (!*se)
+			return false;
+		p = pe;
+		s = se;
+	}
+}
+
+static bool
+paths_match(const struct policy_rule *pr, const char *path)
+{
+	for (unsigned int i = 0; i < pr->npaths; i++)
+		if (policy_path_match(pr->paths[i], path))
+			return true;
+	return false;
+}
+
+/* Does r apply to the query? 1 yes, 0 no, -1 only its method list is
+ * wrong, -2 only its paths. A deny rule with methods or paths applies to
+ * plain HTTP whose method and path it lists (an unknown one counts as
+ * listed: fails closed); to TLS it does not apply but makes the stream
+ * inspected (c->inspect_deny), so that each request is judged by it; to
+ * other streams it applies whole. An allow host rule with methods, paths
+ * or inspect allows TLS inspected (judge() decides). */
 static int
-rule_applies(const struct qctx *c, const struct rule *r)
+rule_applies(struct qctx *c, const struct rule *r)
 {
 	const struct policy_rule *pr = &r->pub;
 
 	if (pr->port && pr->port != c->port)
 		return 0;
-	if (pr->action == POLICY_DENY)
+	if (pr->action == POLICY_DENY) {
+		if ((pr->methods || pr->npaths) && c->proto == POLICY_P_TLS) {
+			c->inspect_deny = true;
+			return 0;
+		}
+		if (c->proto == POLICY_P_HTTP && pr->npaths && c->path && !paths_match(pr, c->path))
+			return 0;
 		return !pr->methods || !c->mbit || (pr->methods & c->mbit);
+	}
 	if (c->tcp_only && !pr->tcp)
 		return 0;
 	if (r->kind == RK_ANY && !c->has_host)
 		return 0;
 	if (pr->tcp || r->kind == RK_ADDR)
 		return 1;
-	if (c->proto != POLICY_P_HTTP && c->proto != POLICY_P_TLS)
-		return 0;
-	if (!pr->methods || (c->proto == POLICY_P_HTTP && (pr->methods & c->mbit)))
+	if (c->proto == POLICY_P_TLS)
 		return 1;
-	return -1;
+	if (c->proto != POLICY_P_HTTP)
+		return 0;
+	if (pr->methods && !(pr->methods & c->mbit))
+		return -1;
+	if (pr->npaths && (!c->path || !paths_match(pr, c->path)))
+		return -2;
+	return 1;
 }
 
 /* Most specific first: exact > '?' > wildcard (longer suffix first) >
@@ -99,7 +175,8 @@ collect_port(struct qctx *c, const struct rule *r, int ai)
 			add_port(c, r->pub.port);
 		return;
 	}
-	if (ai >= 0 || r->pub.tcp || r->pub.methods || (r->pub.port && r->pub.port != 443))
+	if (ai >= 0 || r->pub.tcp || policy_rule_inspects(&r->pub) ||
+	    (r->pub.port && r->pub.port != 443))
 		return;
 	add_port(c, 443);
 }
@@ -113,7 +190,7 @@ consider(struct qctx *c, const struct rule *r, int ai)
 	if (c->possible) {
 		if (r->pub.action == POLICY_ALLOW)
 			c->possible_yes = true;
-		else if (!r->pub.port && !r->pub.methods)
+		else if (!r->pub.port && !r->pub.methods && !r->pub.npaths)
 			c->possible_no = true;
 		return;
 	}
@@ -134,8 +211,10 @@ consider(struct qctx *c, const struct rule *r, int ai)
 		return; /* the literal host only denies and names; q->addr decides */
 	if (m > 0)
 		pick(&c->allow, r);
-	else if (m < 0)
+	else if (m == -1)
 		pick(&c->method, r);
+	else if (m == -2)
+		pick(&c->pathf, r);
 }
 
 static bool
@@ -272,6 +351,24 @@ match_addr(const struct policy *p, struct qctx *c, int ai)
 	}
 }
 
+/* The read-only methods of --limited. */
+#define LIMITED_METHODS (POLICY_M_GET | POLICY_M_HEAD | POLICY_M_OPTIONS)
+
+/* c->allow allows: d says so, and whether TLS is inspected; a limited
+ * policy denies a plain-HTTP method that is not read-only. */
+static void
+allowed(const struct policy *p, const struct qctx *c, struct policy_decision *d)
+{
+	const struct policy_rule *r = &c->allow->pub;
+	bool limited = p->limited && !r->tcp;
+
+	*d = (struct policy_decision){POLICY_ALLOW, POLICY_R_ALLOWED, r, false};
+	if (c->proto == POLICY_P_TLS)
+		d->inspect = limited || policy_rule_inspects(r) || c->inspect_deny;
+	else if (c->proto == POLICY_P_HTTP && limited && !(c->mbit & LIMITED_METHODS))
+		*d = (struct policy_decision){POLICY_DENY, POLICY_R_LIMITED, r, false};
+}
+
 static int
 judge(const struct policy *p, struct qctx *c, const struct policy_query *q,
       struct policy_decision *d)
@@ -336,16 +433,14 @@ judge(const struct policy *p, struct qctx *c, const struct policy_query *q,
 			return 0;
 		}
 	}
-	if (c->allow) {
-		d->action = POLICY_ALLOW;
-		d->reason = POLICY_R_ALLOWED;
-		d->rule = &c->allow->pub;
-	} else if (c->method) {
-		d->reason = POLICY_R_METHOD;
-		d->rule = &c->method->pub;
-	} else {
+	if (c->allow)
+		allowed(p, c, d);
+	else if (c->method)
+		*d = (struct policy_decision){POLICY_DENY, POLICY_R_METHOD, &c->method->pub, false};
+	else if (c->pathf)
+		*d = (struct policy_decision){POLICY_DENY, POLICY_R_PATH, &c->pathf->pub, false};
+	else
 		d->reason = POLICY_R_NO_RULE;
-	}
 	return 0;
 }
 
@@ -360,6 +455,8 @@ policy_decide(const struct policy *p, const struct policy_query *q, struct polic
 	c.proto = q->proto;
 	if (q->proto == POLICY_P_HTTP && q->method)
 		c.mbit = rule_method_bit(q->method);
+	if (q->proto == POLICY_P_HTTP)
+		c.path = q->path;
 	return judge(p, &c, q, d);
 }
 
@@ -458,6 +555,8 @@ policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int m
 	char name[HOST_MAX + 1];
 	struct qctx c = {.ports = ports, .maxports = max, .host_ports = true};
 
+	if (p && p->limited)
+		return 0; /* every host rule's TLS is inspected: the proxy's */
 	return host_ports(p, host, name, &c) ? c.nports : 0;
 }
 
@@ -478,21 +577,24 @@ policy_noproxy_names(const struct policy *p, char *buf, size_t len, int max)
 	unsigned int ndeny = 0;
 	int n = 0;
 
-	if (!p || !buf || used >= len)
+	if (!p || !buf || used >= len || p->limited)
 		return 0;
-	/* the deny host rules, once: a name near one stays on the proxy */
+	/* the deny host rules and the inspecting allow ones, once: a name
+	 * near one stays on the proxy */
 	deny = calloc(p->nrules ? p->nrules : 1, sizeof(*deny));
 	if (!deny)
 		return 0;
 	for (unsigned int i = 0; i < p->nrules; i++)
-		if (p->rules[i]->pub.action == POLICY_DENY && p->rules[i]->kind <= RK_QMARK)
+		if ((p->rules[i]->pub.action == POLICY_DENY ||
+		     policy_rule_inspects(&p->rules[i]->pub)) &&
+		    p->rules[i]->kind <= RK_QMARK)
 			deny[ndeny++] = p->rules[i];
 	for (unsigned int i = 0; used < len && i < p->nrules && n < max; i++) {
 		const struct rule *r = p->rules[i];
 		bool near = false;
 		int w;
 
-		if (r->pub.action != POLICY_ALLOW || r->pub.tcp || r->pub.methods ||
+		if (r->pub.action != POLICY_ALLOW || r->pub.tcp || policy_rule_inspects(&r->pub) ||
 		    (r->pub.port && r->pub.port != 443) ||
 		    (r->kind != RK_EXACT && r->kind != RK_WILD) ||
 		    policy_via_upstream(p, r->name, NULL))

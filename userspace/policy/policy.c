@@ -95,6 +95,7 @@ policy_free(struct policy *p)
 		return;
 	for (i = 0; i < p->nrules; i++) {
 		free(p->rules[i]->pub.comment);
+		free(p->rules[i]->pub.paths);
 		free(p->rules[i]);
 		policy_pace((unsigned int)i);
 	}
@@ -330,24 +331,65 @@ exact_reserve(struct policy *p)
 	return 0;
 }
 
+/* The paths of o in one allocation: the pointers, then the strings.
+ * NULL when there are none (then *fail says whether it was memory). */
+static char **
+paths_copy(const struct policy_rule_opts *o, bool *fail)
+{
+	size_t len = 0;
+	char **v, *w;
+
+	*fail = false;
+	if (!o || !o->npaths)
+		return NULL;
+	for (size_t i = 0; i < o->npaths; i++)
+		len += strlen(o->paths[i]) + 1;
+	v = malloc(o->npaths * sizeof(*v) + len);
+	if (!v) {
+		*fail = true;
+		return NULL;
+	}
+	w = (char *)(v + o->npaths);
+	for (size_t i = 0; i < o->npaths; i++) {
+		size_t n = strlen(o->paths[i]) + 1;
+
+		v[i] = memcpy(w, o->paths[i], n);
+		w += n;
+	}
+	return v;
+}
+
 int
 policy_add(struct policy *p, enum policy_action action, const char *rule, const char *methods,
 	   const char *source, char *errbuf, size_t errlen)
+{
+	struct policy_rule_opts o = {.methods = methods};
+
+	return policy_add_opts(p, action, rule, &o, source, errbuf, errlen);
+}
+
+int
+policy_add_opts(struct policy *p, enum policy_action action, const char *rule,
+		const struct policy_rule_opts *o, const char *source, char *errbuf, size_t errlen)
 {
 	char name[HOST_MAX + 1];
 	struct rule tmp = {0}, *r, **rules;
 	size_t tlen, nlen;
 	unsigned int cap;
-	bool exact;
+	bool exact, nomem;
 	int err;
 
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
 	if (!p || !rule || (action != POLICY_ALLOW && action != POLICY_DENY))
 		return rule_fail(errbuf, errlen, "invalid arguments");
-	err = rule_parse(&tmp, rule, methods, name, errbuf, errlen);
+	err = rule_parse(&tmp, rule, o ? o->methods : NULL, name, errbuf, errlen);
+	if (!err)
+		err = rule_opts_check(&tmp, action, o, errbuf, errlen);
 	if (err)
 		return err;
+	tmp.pub.inspect = o && o->inspect;
+	tmp.pub.npaths = o ? (unsigned int)o->npaths : 0;
 	if (p->nrules == p->cap) {
 		cap = p->cap ? p->cap * 2 : 16;
 		rules = realloc(p->rules, cap * sizeof(*rules));
@@ -362,6 +404,11 @@ policy_add(struct policy *p, enum policy_action action, const char *rule, const 
 	if (!r)
 		goto out_nomem;
 	*r = tmp;
+	r->pub.paths = paths_copy(o, &nomem);
+	if (nomem) {
+		free(r);
+		goto out_nomem;
+	}
 	r->name = memcpy(r->buf, name, nlen + 1);
 	r->pub.text = memcpy(r->buf + nlen + 1, rule, tlen + 1);
 	r->name_len = nlen;
@@ -385,8 +432,13 @@ policy_add(struct policy *p, enum policy_action action, const char *rule, const 
 	p->rules[p->nrules++] = r;
 	if (action == POLICY_DENY && (r->kind == RK_ADDR || r->kind == RK_ANY))
 		p->naddr_deny++;
+	if (policy_rule_inspects(&r->pub))
+		p->ninspect++;
+	if (r->pub.npaths)
+		p->npathrules++;
 	return 0;
 out_free:
+	free(r->pub.paths);
 	free(r);
 out_nomem:
 	rule_fail(errbuf, errlen, "out of memory");
@@ -411,6 +463,30 @@ policy_set_comment(struct policy *p, const char *comment)
 	free(r->comment);
 	r->comment = strdup(comment);
 	return r->comment ? 0 : -ENOMEM;
+}
+
+void
+policy_set_limited(struct policy *p, bool on)
+{
+	p->limited = on;
+}
+
+bool
+policy_limited(const struct policy *p)
+{
+	return p && p->limited;
+}
+
+bool
+policy_inspects(const struct policy *p)
+{
+	return p && (p->limited || p->ninspect);
+}
+
+bool
+policy_has_paths(const struct policy *p)
+{
+	return p && p->npathrules;
 }
 
 void

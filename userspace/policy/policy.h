@@ -26,6 +26,9 @@ enum policy_reason {
 	POLICY_R_LOCAL = 4,	/* loopback/private/link-local/... address: blocked-by-policy */
 	POLICY_R_V4_IN_V6 = 5,	/* IPv4 carried in IPv6 (NAT64, 6to4, ...): blocked-by-policy */
 	POLICY_R_NO_IPV6 = 6,	/* an IPv6 address without --ipv6: blocked-by-policy */
+	POLICY_R_PATH = 7,	/* allowed host, path not listed: blocked-by-path-policy */
+	POLICY_R_LIMITED =
+		8, /* --limited: a method that is not read-only: blocked-by-method-policy */
 };
 
 /* What kind of traffic is being judged. Host rules (`example.com`) apply to
@@ -63,7 +66,19 @@ struct policy_rule {
 	uint32_t methods; /* bit set of POLICY_M_*; 0 = any method */
 	uint16_t port;	  /* 0 = any port */
 	bool tcp;	  /* tcp://host:port */
+	/* path patterns (policy_path_match()); NULL and 0 = any path */
+	char **paths;
+	unsigned int npaths;
+	bool inspect; /* "inspect": true (an allow host rule) */
 };
+
+/* Does an HTTPS connection that r decides get inspected: a host rule with
+ * methods, paths or "inspect"? */
+static inline bool
+policy_rule_inspects(const struct policy_rule *r)
+{
+	return !r->tcp && (r->methods || r->npaths || r->inspect);
+}
 
 /* Method bits for policy_rule.methods. */
 #define POLICY_M_GET	 (1u << 0)
@@ -84,6 +99,9 @@ struct policy_query {
 	uint16_t port; /* destination port (host order) */
 	enum policy_proto proto;
 	const char *method; /* HTTP method for POLICY_P_HTTP ("GET"...); NULL otherwise */
+	/* the request's path for POLICY_P_HTTP, normalised (parse/path.h),
+	 * without the query; NULL when not known (then a path rule fails) */
+	const char *path;
 };
 
 struct policy_decision {
@@ -91,6 +109,11 @@ struct policy_decision {
 	enum policy_reason reason;
 	const struct policy_rule
 		*rule; /* the deciding rule; NULL for "no rule" and local addresses */
+	/* TLS allowed only inspected (HTTPS inspection): its requests are
+	 * judged one by one as POLICY_P_HTTP. Set when the deciding allow rule
+	 * inspects (policy_rule_inspects()), a deny rule with methods or paths
+	 * matches the name, or the policy is limited (not for tcp:// rules) */
+	bool inspect;
 };
 
 struct policy;
@@ -131,6 +154,37 @@ int policy_set_comment(struct policy *p, const char *comment);
 int policy_add(struct policy *p, enum policy_action action, const char *rule, const char *methods,
 	       const char *source, char *errbuf, size_t errlen);
 
+/* What a rule may carry besides its text (the policy file's object form). */
+struct policy_rule_opts {
+	const char *methods;	  /* comma-separated, as policy_add()'s; NULL: any */
+	const char *const *paths; /* npaths path patterns; NULL: any path */
+	size_t npaths;
+	bool inspect; /* allow rules only: HTTPS to it is inspected */
+};
+
+/* policy_add() with o (NULL: none). Paths and inspect, like methods, only
+ * on host rules; inspect only on allow rules (a deny rule with methods or
+ * paths inspects already); at most POLICY_MAX_PATHS patterns, each checked
+ * by policy_path_check(). Returns 0 or -errno with errbuf set. */
+#define POLICY_MAX_PATHS 64
+int policy_add_opts(struct policy *p, enum policy_action action, const char *rule,
+		    const struct policy_rule_opts *o, const char *source, char *errbuf,
+		    size_t errlen);
+
+/* A path pattern as rules take it: '/' first, then visible ASCII without
+ * '?', '#', ';', '\\'; in the normal form requests are judged in (no "//",
+ * no "." or ".." segment, '%' only before two upper-case hex digits of a
+ * byte that is not unreserved); '*' (any run of bytes within one segment),
+ * never two in a row; at most 1024 bytes. 0 or -EINVAL with errbuf set. */
+int policy_path_check(const char *pattern, char *errbuf, size_t errlen);
+
+/* Does pattern match path (normalised, without query)? It matches the
+ * path it names and every path under it ("/a" matches "/a", "/a/" and
+ * "/a/b", not "/ab"; "/a/" all but "/a"); '*' matches any run of bytes
+ * within one segment; each segment of path is compared up to its first
+ * ';' (parameters, which some servers strip before routing). */
+bool policy_path_match(const char *pattern, const char *path);
+
 /* Parses a comma-separated method list ("GET, head"; case-insensitive,
  * blanks around names ignored) into POLICY_M_* bits. An empty list, an empty
  * name or an unknown name is -EINVAL with errbuf saying why (the unknown
@@ -155,6 +209,23 @@ bool policy_allow_port_bits(const struct policy *p, uint64_t bits[1024]);
  * (ASCII), a trailing dot ignored. Returns 0, or -EINVAL for a query with
  * neither host nor addr. */
 int policy_decide(const struct policy *p, const struct policy_query *q, struct policy_decision *d);
+
+/* --limited (or "mode": "limited"): every host an allow rule other than
+ * tcp:// allows is read-only: a plain-HTTP request with a method other
+ * than GET, HEAD or OPTIONS is denied (POLICY_R_LIMITED), and TLS to it is
+ * allowed only inspected (d->inspect), so that its requests are judged
+ * the same way. */
+void policy_set_limited(struct policy *p, bool on);
+bool policy_limited(const struct policy *p);
+
+/* Does some decision of p inspect HTTPS (a limited policy, or a host rule
+ * with methods, paths or inspect)? Then CMD is given the CA to trust. */
+bool policy_inspects(const struct policy *p);
+
+/* Does some rule of p have paths? Then requests are judged, and sent on,
+ * with their path in its normal form (parse/path.h), and one that has
+ * none is refused. */
+bool policy_has_paths(const struct policy *p);
 
 /* Whether IPv6 addresses are judged by the rules (on, the default of
  * policy_new()) or all denied (off: POLICY_R_NO_IPV6, whatever the rules:
@@ -219,20 +290,22 @@ bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);
 int policy_tcp_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
 
 /* The kernel-verified path's ports for host: 443 when an allow host rule
- * without a method limit matches it there (without a port, or with 443;
- * not tcp://, not address rules); other ports, and plain HTTP, keep the
- * proxy, which judges every request. Deny rules are not looked at: judge
+ * that does not inspect (no methods, paths or inspect) matches it there
+ * (without a port, or with 443; not tcp://, not address rules); none in a
+ * limited policy; other ports, and plain HTTP, keep the proxy, which
+ * judges every request. Deny rules are not looked at: judge
  * each address and port with policy_decide(). Returns how many were
  * written to ports (0 or 1, at most max). */
 int policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int max);
 
 /* The names a proxy-aware client may reach without the proxy, for
  * NO_PROXY: the allow host rules the kernel-verified path serves (as
- * policy_kv_ports: no method limit, no port or 443, not tcp://, no '?'),
- * in rule order, "x" for "x" and "**.x", ".x" for "*.x". A client takes
- * a NO_PROXY name's subdomains too: a name with a deny host rule at, under
- * or above it is left out (the proxy's 403 says why), and so is one that
- * goes through the upstream proxy (policy_via_upstream()). Appended
+ * policy_kv_ports: not inspecting, no port or 443, not tcp://, no '?';
+ * none in a limited policy), in rule order, "x" for "x" and "**.x", ".x"
+ * for "*.x". A client takes a NO_PROXY name's subdomains too: a name with
+ * a deny host rule or an inspecting allow host rule at, under or above it
+ * is left out (the proxy's 403 says why, or the proxy inspects it), and so
+ * is one that goes through the upstream proxy (policy_via_upstream()). Appended
  * comma-separated to the string in buf (len bytes), at most max of them
  * and only whole ones. Returns how many were added (0 also when out of
  * memory). */
@@ -247,14 +320,18 @@ bool policy_addr_named(const struct policy *p, const struct sockaddr *sa);
 /* The class of an IPv4 or IPv6 address (v4-mapped IPv6 judged as IPv4). */
 enum addr_class addr_classify(const struct sockaddr *sa);
 
-/* "blocked-by-allowlist" etc. for x-proxy-error; "" for POLICY_R_ALLOWED. */
+/* "blocked-by-allowlist" etc. for x-proxy-error ("blocked-by-method-policy"
+ * for POLICY_R_METHOD and POLICY_R_LIMITED, "blocked-by-path-policy" for
+ * POLICY_R_PATH); "" for POLICY_R_ALLOWED. */
 const char *policy_reason_header(enum policy_reason r);
 
 /* The reason of d in words, the one wording every message uses (the
  * decision log, denial lines, `check`, a 403's body): "rule 2 \"x\"", "no
  * rule allows it", "denied by rule 3 \"y\"", "local or private address",
  * and for a method: "method POST not allowed for it" (method given) or
- * "method not allowed for this host" (NULL). Returns buf. */
+ * "method not allowed for this host" (NULL); "path not allowed for it by
+ * rule 4 \"z\"", "method POST not allowed: read-only (limited mode)".
+ * Returns buf. */
 const char *policy_reason_words(const struct policy_decision *d, const char *method, char *buf,
 				size_t len);
 
@@ -290,9 +367,13 @@ const char *policy_name_suspect(const char *name);
 int policy_host_normalize(const char *in, bool pattern, char *out, size_t outlen);
 
 /* --policy FILE: a JSON policy (config.c):
- *   { "allow": [ "github.com", "tcp://github.com:22",
- *                { "rule": "api.example.test", "methods": ["GET", "HEAD"] } ],
+ *   { "mode": "limited",
+ *     "allow": [ "github.com", "tcp://github.com:22",
+ *                { "rule": "api.example.test", "methods": ["GET", "HEAD"],
+ *                  "paths": ["/v1"] },
+ *                { "rule": "dl.example.test", "inspect": true } ],
  *     "deny":  [ "gist.github.com" ] }
+ * ("mode" optional: "full" or "limited", policy_set_limited())
  * Unknown keys are errors. On error errbuf names the JSON path:
  * "allow[2].methods[0]: expected a string". Rules are added to p with the
  * file name as source; on error p may hold some of them: callers load into

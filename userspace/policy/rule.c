@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* One rule's text parsed (README.md "Policy"): a host name or pattern
  * checked and normalised, an address or CIDR, a port, tcp://, a method
- * list; the words of every refusal. The same host check normalises the
+ * list, path patterns and inspect; the words of every refusal. The same host check normalises the
  * names queries carry (match.c). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -400,6 +400,94 @@ rule_parse(struct rule *r, const char *rule, const char *methods, char *name, ch
 		err = policy_methods_parse(methods, &r->pub.methods, errbuf, errlen);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/* '%' followed by two upper-case hex digits of a byte that is not
+ * unreserved: the only escapes a normalised path keeps. */
+static bool
+path_escape_ok(const char *s)
+{
+	int v = 0;
+
+	for (int k = 1; k <= 2; k++) {
+		char c = s[k];
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (c - '0');
+		else if (c >= 'A' && c <= 'F')
+			v = v * 16 + (c - 'A' + 10);
+		else
+			return false;
+	}
+	return v && !((v >= 'A' && v <= 'Z') || (v >= 'a' && v <= 'z') || (v >= '0' && v <= '9') ||
+		      v == '-' || v == '.' || v == '_' || v == '~' || v == '\\');
+}
+
+int
+policy_path_check(const char *pat, char *errbuf, size_t errlen)
+{
+	size_t n = pat ? strlen(pat) : 0, seg = 1;
+	char b[16];
+
+	if (!n || pat[0] != '/')
+		return rule_fail(errbuf, errlen, "a path starts with '/'");
+	if (n > RULE_MAX)
+		return rule_fail(errbuf, errlen, "path longer than %d bytes", RULE_MAX);
+	for (size_t i = 1; i <= n; i++) {
+		unsigned char c = (unsigned char)pat[i];
+
+		if (c == '/' || !c) {
+			if (i - seg == 0 && c == '/')
+				return rule_fail(errbuf, errlen,
+						 "empty segment ('//') in the path");
+			if ((i - seg == 1 && pat[seg] == '.') ||
+			    (i - seg == 2 && pat[seg] == '.' && pat[seg + 1] == '.'))
+				return rule_fail(errbuf, errlen,
+						 "'.' or '..' segment in the path (requests are "
+						 "judged with them resolved)");
+			seg = i + 1;
+			continue;
+		}
+		if (c < 0x21 || c > 0x7e || strchr("?#;\\", c))
+			return rule_fail(errbuf, errlen, "invalid %s in the path",
+					 show_byte(c, b, sizeof(b)));
+		if (c == '*' && pat[i + 1] == '*')
+			return rule_fail(errbuf, errlen,
+					 "'**' in the path ('*' matches within one segment)");
+		if (c == '%' && (i + 2 >= n || !path_escape_ok(pat + i)))
+			return rule_fail(errbuf, errlen,
+					 "'%%' in the path must start an upper-case escape of a "
+					 "reserved byte (%%20, %%2F...; requests are judged with "
+					 "unreserved ones decoded)");
+	}
+	return 0;
+}
+
+int
+rule_opts_check(const struct rule *r, enum policy_action action, const struct policy_rule_opts *o,
+		char *errbuf, size_t errlen)
+{
+	char msg[256];
+	int err;
+
+	if (!o || (!o->npaths && !o->inspect))
+		return 0;
+	if (r->pub.tcp || r->kind == RK_ADDR)
+		return rule_fail(errbuf, errlen, "%s only to host rules, not %s",
+				 o->npaths ? "paths apply" : "inspect applies",
+				 r->pub.tcp ? "tcp://" : "addresses");
+	if (o->inspect && action != POLICY_ALLOW)
+		return rule_fail(errbuf, errlen,
+				 "inspect applies to allow rules (a deny rule with methods or "
+				 "paths inspects already)");
+	if (o->npaths > POLICY_MAX_PATHS)
+		return rule_fail(errbuf, errlen, "at most %d paths", POLICY_MAX_PATHS);
+	for (size_t i = 0; i < o->npaths; i++) {
+		err = policy_path_check(o->paths[i], msg, sizeof(msg));
+		if (err)
+			return rule_fail(errbuf, errlen, "path %zu: %s", i + 1, msg);
 	}
 	return 0;
 }

@@ -24,7 +24,10 @@ policy_reason_header(enum policy_reason r)
 	case POLICY_R_DENY_RULE:
 		return "blocked-by-denylist";
 	case POLICY_R_METHOD:
+	case POLICY_R_LIMITED:
 		return "blocked-by-method-policy";
+	case POLICY_R_PATH:
+		return "blocked-by-path-policy";
 	case POLICY_R_LOCAL:
 	case POLICY_R_V4_IN_V6:
 	case POLICY_R_NO_IPV6:
@@ -51,6 +54,13 @@ policy_reason_words(const struct policy_decision *d, const char *method, char *b
 			snprintf(buf, len, "method %s not allowed for it", method);
 		else
 			snprintf(buf, len, "method not allowed for this host");
+		break;
+	case POLICY_R_PATH:
+		snprintf(buf, len, "path not allowed for it by rule %u \"%s\"", index, text);
+		break;
+	case POLICY_R_LIMITED:
+		snprintf(buf, len, "method %s not allowed: read-only (limited mode)",
+			 method ? method : "?");
 		break;
 	case POLICY_R_LOCAL:
 		snprintf(buf, len, "local or private address");

@@ -53,6 +53,12 @@ conn_head_timeout(const struct conn *c)
 }
 
 int
+conn_connect_timeout(const struct conn *c)
+{
+	return c->px->opts.connect_timeout_s;
+}
+
+int
 conn_response_timeout(const struct conn *c)
 {
 	const struct proxy_opts *o = &c->px->opts;
@@ -99,6 +105,7 @@ conn_close(struct conn *c, const char *why)
 	free(c->cout);
 	free(c->uout);
 	free(c->up_reply);
+	free(c->path);
 	TAILQ_REMOVE(&p->conns, c, entry);
 	if (c->over)
 		p->nrefusing--;
@@ -385,6 +392,7 @@ conn_query(const struct conn *c, const struct sockaddr *addr, struct policy_quer
 	q->port = c->port;
 	q->proto = c->proto;
 	q->method = c->method[0] ? c->method : NULL;
+	q->path = c->path;
 }
 
 /* The rule that would let q through next time (none past a deny rule). */
@@ -462,6 +470,11 @@ log_decision(struct conn *c, const struct policy_query *q, struct policy_decisio
 	r.port = c->port;
 	r.ip = q->addr;
 	r.method = q->method;
+	r.path = q->path;
+	/* a limited policy inspects what --ask approves too */
+	c->inspect = d->action == POLICY_ALLOW && c->proto == POLICY_P_TLS &&
+		     (d->inspect || (approved && policy_limited(c->px->opts.policy)));
+	r.inspected = c->inspect || c->inspected;
 	r.pid = c->who.tgid;
 	r.comm = comm;
 	r.cgroup = c->who.cgroup_id;
@@ -564,6 +577,37 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 	    ask(c, &q, d, addr, cont) == 0)
 		return -1;
 	return log_decision(c, &q, d, NULL);
+}
+
+/* ---- HTTPS inspection ---- */
+
+void
+conn_inspect(struct conn *c)
+{
+	const struct proxy_opts *o = &c->px->opts;
+
+	if (!o->inspect.start) {
+		log_warnx("conn %llu: %s:%u is to be inspected, and nothing inspects here: reset",
+			  (unsigned long long)c->id, c->host, c->port);
+		conn_abort(c, "no inspector");
+		return;
+	}
+	o->inspect.start(o->inspect.arg, c);
+}
+
+int
+conn_set_path(struct conn *c, const char *path, size_t len)
+{
+	char *p = NULL;
+
+	if (path) {
+		p = strndup(path, len);
+		if (!p)
+			return -ENOMEM;
+	}
+	free(c->path);
+	c->path = p;
+	return 0;
 }
 
 /* ---- upstream ---- */
@@ -785,14 +829,19 @@ conn_rejudge(struct conn *c)
 		addr = (const struct sockaddr *)&c->up_addr;
 	conn_query(c, addr, &q, &lit);
 	decide_query(c, &q, &d);
-	if (d.action == POLICY_ALLOW) {
+	/* TLS relayed as it is that the new policy would inspect is ended:
+	 * its requests must be judged */
+	if (d.action == POLICY_ALLOW && !(d.inspect && !c->inspected)) {
 		c->rule = d.rule;
 		return true;
 	}
 	if (c->px->opts.audit_mode)
 		return true;
-	snprintf(reason, sizeof(reason), "%s; the policy changed",
-		 policy_reason_words(&d, NULL, words, sizeof(words)));
+	if (d.action == POLICY_ALLOW)
+		snprintf(words, sizeof(words), "to be inspected now");
+	else
+		policy_reason_words(&d, NULL, words, sizeof(words));
+	snprintf(reason, sizeof(reason), "%s; the policy changed", words);
 	policy_safe_comm(c->who.comm, comm);
 	r.decision = "deny";
 	r.reason = reason;

@@ -87,9 +87,12 @@ struct conn {
 	char host[256];		      /* name being judged ("" if none) */
 	uint16_t port;		      /* destination port, host order */
 	char method[24];	      /* plain HTTP only */
+	char *path; /* the request's normalised path (parse/path.h), NULL if none; owned */
 	enum policy_proto proto;
 	const struct policy_rule *rule; /* the allow rule that let it through */
 	bool allowed;			/* judged and let through: re-judged on a policy change */
+	bool inspect;	/* the last decision allows TLS only inspected (conn_inspect()) */
+	bool inspected; /* an inspected session: its requests' decisions say so */
 
 	/* upstream */
 	struct resolve_req *rq;
@@ -163,6 +166,15 @@ int conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decis
  * was closed. */
 bool conn_rejudge(struct conn *c);
 
+/* conn.c: HTTPS inspection. Hands c (TLS the policy allowed only
+ * inspected: c->inspect; c->host the name it was judged for, c->in the
+ * client's bytes read so far) to the inspector the proxy was given
+ * (proxy_opts.inspect), which takes it over with conn_set_proto(). Without
+ * one, c is reset. */
+void conn_inspect(struct conn *c);
+/* Replaces c->path (NULL: none). -ENOMEM when it cannot be copied. */
+int conn_set_path(struct conn *c, const char *path, size_t len);
+
 /* conn.c: the upstream */
 /* Resolves c->host (or takes the literal / c->orig), keeps the addresses the
  * policy allows for c, connects to the first that answers; then
@@ -211,6 +223,7 @@ const char *conn_learned_name(const struct conn *c);
 const struct policy *conn_policy(const struct conn *c);
 int conn_idle_timeout(const struct conn *c);
 int conn_head_timeout(const struct conn *c);
+int conn_connect_timeout(const struct conn *c);
 /* Seconds a plain-HTTP response head may take once the request is sent:
  * --response-timeout, or the idle timeout if that is shorter. */
 int conn_response_timeout(const struct conn *c);

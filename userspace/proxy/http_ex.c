@@ -748,6 +748,7 @@ ex_next_request(struct conn *c)
 	c->ufd = -1;
 	c->host[0] = 0;
 	c->method[0] = 0;
+	conn_set_path(c, NULL, 0);
 	c->rule = NULL;
 	c->allowed = false;  /* the next request is judged on its own */
 	c->approved = false; /* an answer on the terminal was for that request */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "parse/path.h"
 #include "proxy/http_fwd.h"
 
 static bool
@@ -33,6 +34,24 @@ put(char *out, size_t off, const char *s, size_t n)
 {
 	memcpy(out + off, s, n);
 	return off + n;
+}
+
+int
+http_fwd_path(struct http_request *req, bool rewrite, char *path, size_t len)
+{
+	char norm[sizeof(req->target)];
+	size_t plen;
+	enum parse_result r = http_path_normalize(req->target, norm, sizeof(norm), &plen);
+
+	if (r != PARSE_DONE)
+		return r == PARSE_TOO_LONG ? -E2BIG : -EINVAL;
+	if (plen >= len)
+		return -E2BIG;
+	memcpy(path, norm, plen);
+	path[plen] = 0;
+	if (rewrite)
+		memcpy(req->target, norm, strlen(norm) + 1);
+	return 0;
 }
 
 static const char conn_ws[] = "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n";

@@ -18,6 +18,14 @@
  * never offered upstream. */
 bool http_fwd_websocket(const struct http_request *req);
 
+/* The path req is judged by (the policy's path rules, parse/path.h): its
+ * target in normal form, into path (len bytes, without the query). With
+ * rewrite (the policy has path rules), req->target becomes that normal
+ * form (query kept), so that the server gets the path that was judged.
+ * Returns 0, -EINVAL for a target that has none (malformed, or refused:
+ * path.h), -E2BIG when it does not fit. */
+int http_fwd_path(struct http_request *req, bool rewrite, char *path, size_t len);
+
 /* The head for req in origin-form ("*" for OPTIONS *), HTTP/1.1, with:
  *  - Host naming what was judged: the client's own Host line for an
  *    origin-form request; for an absolute-form one, host[:port] of the URI

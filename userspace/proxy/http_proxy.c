@@ -20,6 +20,7 @@
 #include "parse/parse.h"
 #include "proxy/conn.h"
 #include "proxy/http_ex.h"
+#include "proxy/http_fwd.h"
 #include "proxy/proto.h"
 
 static void on_head(struct conn *c);
@@ -90,6 +91,32 @@ on_upstream(struct conn *c)
 	http_ex_start(c);
 }
 
+/* With path rules in the policy, the path c's request is judged by
+ * (c->path), and sent on, in normal form (http_fwd_path); a request
+ * without one is refused (400). 0, or -1 when c was answered (req freed). */
+static int
+request_path(struct conn *c, struct http_request *req)
+{
+	char path[sizeof(req->target)];
+	int err;
+
+	if (!policy_has_paths(conn_policy(c)))
+		return conn_set_path(c, NULL, 0);
+	err = http_fwd_path(req, true, path, sizeof(path));
+	if (err) {
+		free(req);
+		send_error(c, 400, "Bad Request", NULL,
+			   "egressctl: a request path the path rules cannot judge");
+		return -1;
+	}
+	if (conn_set_path(c, path, strlen(path))) {
+		free(req);
+		conn_close(c, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* Allowed: forward it. hc(c)->req is the parsed head (its headers point into
  * c->in, so the input is dropped only after they are copied). */
 static void
@@ -99,6 +126,15 @@ proceed(struct conn *c)
 	struct http_request *req = h->req;
 
 	h->req = NULL;
+	if (req->connect && c->inspect) {
+		/* HTTPS inspection: the TLS inside is the inspector's */
+		static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		free(req);
+		conn_drop_input(c, h->req_used);
+		conn_reply(c, established, sizeof(established) - 1, conn_inspect);
+		return;
+	}
 	if (!req->connect && http_ex_open(c, req)) {
 		free(req);
 		conn_close(c, "out of memory");
@@ -184,6 +220,8 @@ on_head(struct conn *c)
 			c->source = CONN_SRC_HTTP;
 		c->proto = POLICY_P_HTTP;
 		snprintf(c->method, sizeof(c->method), "%s", req->method);
+		if (request_path(c, req))
+			return;
 	}
 	hc(c)->req = req;
 	hc(c)->req_used = used;

@@ -54,6 +54,10 @@ on_decided(struct conn *c, bool allowed)
 		conn_abort(c, "denied");
 		return;
 	}
+	if (c->inspect) {
+		conn_inspect(c); /* TLS whose requests are judged one by one */
+		return;
+	}
 	conn_connect_upstream(c, on_upstream);
 }
 

@@ -16,6 +16,7 @@
 #include "lib/proxyurl.h"
 
 struct event_base;
+struct conn;
 struct policy;
 struct audit;
 struct resolver;
@@ -74,6 +75,13 @@ struct proxy_opts {
 	 * Proxy-Authorization value ("": none), erased by proxy_free() */
 	struct proxyurl upstream;
 	char upstream_auth[PROXYURL_AUTH_MAX];
+	/* HTTPS inspection (inspect/inspect.h): a TLS connection the policy
+	 * allows only inspected is handed to start(arg, c), which takes it
+	 * over (conn.h: conn_inspect). NULL: such connections are reset */
+	struct {
+		void (*start)(void *arg, struct conn *c);
+		void *arg;
+	} inspect;
 };
 
 struct proxy;

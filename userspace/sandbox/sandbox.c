@@ -5,7 +5,8 @@
  * namespace in which every cgroup2, cgroup (v1) and bpf mount is covered by
  * an empty read-only tmpfs (here), every mount of a kernel pseudo-filesystem
  * treated (kfiles.c), the unix sockets of services outside masked
- * (masks.c), with --ask a terminal of its own (tty.c); then no inherited
+ * (masks.c), a directory made read-only (here: HTTPS inspection's trust
+ * files), with --ask a terminal of its own (tty.c); then no inherited
  * descriptors (here), and the uid, capabilities, Landlock and the seccomp
  * filter (privs.c, seccomp.c). Whom CMD runs as is user.c's; pid 1 of CMD's
  * PID namespace (sandbox_init) is here. */
@@ -194,8 +195,20 @@ bind_ro(const char *const *paths, const char **what)
 	return 0;
 }
 
+/* dir bound read-only over itself. A bind mount takes its flags only on a
+ * remount; the remount keeps nosuid, nodev and noexec with read-only. */
+static int
+ro_bind(const char *dir)
+{
+	if (mount(dir, dir, NULL, MS_BIND, NULL) ||
+	    mount(NULL, dir, NULL,
+		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return -errno;
+	return 0;
+}
+
 /* The mount namespace CMD gets: its own, private, the covers and masks
- * made in it, and with --ask its terminal. */
+ * made in it, a directory made read-only, and with --ask its terminal. */
 static int
 enter_mounts(const struct sandbox_user *u, const struct sandbox_opts *o, const char **what)
 {
@@ -228,6 +241,9 @@ enter_mounts(const struct sandbox_user *u, const struct sandbox_opts *o, const c
 		return err;
 	err = bind_ro(o->ro_paths, what);
 	if (err)
+		return err;
+	*what = "bind the trust files' directory read-only";
+	if (o->ro_dir && (err = ro_bind(o->ro_dir)))
 		return err;
 	return o->term ? tty_enter(u, o->term, what) : 0;
 }

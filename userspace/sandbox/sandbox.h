@@ -118,6 +118,11 @@ struct sandbox_opts {
 	/* paths bound read-only over themselves where they exist (after the
 	 * masks), NULL-terminated; NULL none */
 	const char *const *ro_paths;
+	/* a directory bound read-only (nosuid, nodev, noexec) over itself
+	 * right after the masks: HTTPS inspection's trust files, which uid 0
+	 * in CMD could otherwise chmod and change (it owns root's files), and
+	 * --allow-sudo's CAP_DAC_OVERRIDE write; NULL none */
+	const char *ro_dir;
 };
 int sandbox_enter_opts(const struct sandbox_user *u, const struct sandbox_opts *o,
 		       const char **what);

@@ -20,6 +20,9 @@ once), so tests can assert what a server did and did NOT see.
   --tls     the same behind TLS (cert/key), logging first
               TLS local=IP:PORT peer=IP:PORT sni=NAME
             then the HTTP line with "HTTPS" instead of "HTTP".
+  --tlsvhost  the --vhost server behind TLS (cert/key; ALPN http/1.1 when
+            the client offers it), logging the TLS line first, then VHOST lines
+            as below: a kept-alive HTTPS origin (tests/e2e/inspect.sh).
   --banner  server-first TCP (an SSH-like banner "SSH-2.0-egr-PORT"), then echo;
               ACCEPT banner local=IP:PORT peer=IP:PORT / DATA banner local=... <text>
   --vhost   HTTP/1.1 with keep-alive that serves whatever site the Host header
@@ -246,7 +249,7 @@ def conn_thread(c, peer, kind, ctx):
             serve_http(c, "HTTP", local, peer_s)
         elif kind == "vhost":
             serve_vhost(c, local, peer_s)
-        elif kind == "tls":
+        elif kind in ("tls", "tlsvhost"):
             t = ctx.wrap_socket(c, server_side=True, do_handshake_on_connect=False)
             c = t
             try:
@@ -255,7 +258,13 @@ def conn_thread(c, peer, kind, ctx):
                 log("TLSERR", "local=" + local, "peer=" + peer_s,
                     "sni=" + (getattr(t, "egr_sni", None) or "-"), repr(e).replace(" ", "_")[:120])
                 return
-            log("TLS", "local=" + local, "peer=" + peer_s, "sni=" + (getattr(t, "egr_sni", None) or "-"))
+            sni = "sni=" + (getattr(t, "egr_sni", None) or "-")
+            if kind == "tlsvhost":
+                log("TLS", "local=" + local, "peer=" + peer_s, sni,
+                    "alpn=" + (t.selected_alpn_protocol() or "-"))
+                serve_vhost(t, local, peer_s)
+                return
+            log("TLS", "local=" + local, "peer=" + peer_s, sni)
             serve_http(t, "HTTPS", local, peer_s)
         else:
             log("ACCEPT banner", "local=" + local, "peer=" + peer_s)
@@ -303,10 +312,12 @@ def main():
     LOG = open(opt["--log"], "a")
     binds = opt.get("--bind", "0.0.0.0").split(",")
     ctx = None
-    if opt.get("--tls"):
+    if opt.get("--tls") or opt.get("--tlsvhost"):
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(opt["--cert"], opt["--key"])
         ctx.sni_callback = lambda sock, name, _c: setattr(sock, "egr_sni", name)
+        if opt.get("--tlsvhost"):
+            ctx.set_alpn_protocols(["http/1.1"])
     for bind in binds:
         for p in plist(opt.get("--http")):
             listener(bind, p, "http", None)
@@ -316,6 +327,8 @@ def main():
             listener(bind, p, "banner", None)
         for p in plist(opt.get("--vhost")):
             listener(bind, p, "vhost", None)
+        for p in plist(opt.get("--tlsvhost")):
+            listener(bind, p, "tlsvhost", ctx)
     print("READY", flush=True)
     while True:
         time.sleep(3600)

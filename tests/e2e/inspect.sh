@@ -1,0 +1,511 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of HTTPS inspection (docs/inspection.md): a host rule
+# with methods, paths or "inspect" (or --limited) has its HTTPS ended by
+# egressctl with a certificate of the run's CA, and every request inside is
+# judged on its own, then sent to the real server over TLS that egressctl
+# verifies.
+#
+#   allowed     curl (CONNECT), python urllib, node fetch and git, each with
+#               the CA of its own variable: GET passes, the server records
+#               it, the decision log says inspected with method and path
+#   post        POST to a GET/HEAD host: 403 blocked-by-method-policy inside
+#               TLS, the server never sees it, no packet to it (control:
+#               the POST reaches the server without egressctl)
+#   paths       a path rule on one kept-alive connection (curl, two URLs):
+#               /priv 403 blocked-by-path-policy, then /pub 200 on the same
+#               connection; the transparent path (SNI) the same; SOCKS5 too
+#               (control: /priv reaches the server without egressctl)
+#   fronting    a request inside the session for another Host than the
+#               session's name: 421 host-mismatch, never at the server
+#               (control: the server answers it for that Host)
+#   limited     --limited: GET and HEAD pass, POST and DELETE 403
+#   kvpath      an inspected host is never reached direct (not the kernel-
+#               verified path, not in NO_PROXY) while an uninspected one is
+#   badcert     an upstream whose certificate no CA of --upstream-ca signed,
+#               and one whose certificate of that CA names another name:
+#               502 upstream-tls-failed, no request reaches them (control: the
+#               request reaches them when the check is off: curl -k, the
+#               other name)
+#   websocket   a judged WebSocket upgrade, then an echo through the tunnel
+#   h2only      a client that offers only h2 by ALPN fails its handshake;
+#               one that offers h2 and http/1.1 gets HTTP/1.1
+#   bigbody     a 64 MiB download to a client that does not read for 3 s:
+#               egressctl's memory does not grow with it (watermarks)
+#   trust       CMD's CA files: read-only to CMD (nobody and uid 0), the CA's
+#               key in no file egressctl wrote, /proc/PID/mem and ptrace of
+#               egressctl refused (control: each works outside egressctl)
+#   env         the eight variables naming the CA, set only when a rule
+#               inspects; the bundle holds the system's CAs and ours
+#
+# The test network: lib.sh's (docs/testing.md), the leak sensor on the
+# inet side. dnsmasq on 198.18.0.1:53 answers ok.i.test 203.0.113.10,
+# plain.i.test .11, bad.i.test .12, wrong.i.test .13; webservers.py serves
+# keep-alive HTTPS (--tlsvhost, a certificate of a test CA made here, given
+# to egressctl as --upstream-ca) at .10 and .11, at .12 with a certificate
+# the test CA did not sign, at .13 with one it signed for other.test. The confined commands resolve through /etc/resolv.conf,
+# bind-mounted (private mount namespace) to name 198.51.100.53, which
+# egressctl redirects to its responder.
+#
+# Output: "ok NAME" / "FAIL NAME: reason"; last line "N passed, M failed".
+# Exit 1 if any failed, 77 if not root or no cgroup2.
+
+set -u
+. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
+
+INET_DNS=198.18.0.1
+RESOLV_NS=198.51.100.53
+A_OK=203.0.113.10
+A_PLAIN=203.0.113.11
+A_BAD=203.0.113.12
+A_WRONG=203.0.113.13	# wrong.i.test: a certificate of the test CA for other.test
+WEBLOG=$W/web.log
+ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env"
+
+# a test CA, a server certificate it signs for *.i.test, one it did not
+# sign, and one it signs for another name (other.test)
+cert_setup() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-keyout "$W/testca.key" -out "$W/testca.crt" -subj "/CN=egr test CA" \
+		-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" \
+		>"$W/openssl.out" 2>&1 &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout "$W/srv.key" -out "$W/srv.csr" -subj /CN=ok.i.test >>"$W/openssl.out" 2>&1 &&
+		printf 'subjectAltName=DNS:*.i.test\n' >"$W/srv.ext" &&
+		openssl x509 -req -in "$W/srv.csr" -CA "$W/testca.crt" -CAkey "$W/testca.key" \
+			-CAcreateserial -days 2 -extfile "$W/srv.ext" -out "$W/srv.crt" >>"$W/openssl.out" 2>&1 &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+			-keyout "$W/bad.key" -out "$W/bad.crt" -subj /CN=bad.i.test \
+			-addext "subjectAltName=DNS:bad.i.test" >>"$W/openssl.out" 2>&1 &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout "$W/other.key" -out "$W/other.csr" -subj /CN=other.test >>"$W/openssl.out" 2>&1 &&
+		printf 'subjectAltName=DNS:other.test\n' >"$W/other.ext" &&
+		openssl x509 -req -in "$W/other.csr" -CA "$W/testca.crt" -CAkey "$W/testca.key" \
+			-CAcreateserial -days 2 -extfile "$W/other.ext" -out "$W/other.crt" >>"$W/openssl.out" 2>&1 ||
+		return 1
+	chmod 0644 "$W/testca.crt" "$W/srv.crt" "$W/bad.crt" "$W/other.crt"
+}
+
+web_start() {	# web_start TAG ARGS...: webservers.py in the inet netns, READY awaited
+	local tag=$1 i
+	shift
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" "$@" \
+		>"$W/$tag.ready" 2>"$W/$tag.err" &
+	PIDS+=($!)
+	for i in $(seq 100); do
+		grep -q READY "$W/$tag.ready" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "webservers $tag failed: $(cat "$W/$tag.err")"
+	return 1
+}
+
+inspect_setup() {
+	local i n
+	e2e_base_setup || return 1
+	cert_setup || { echo "openssl: $(tail -3 "$W/openssl.out")"; return 1; }
+	printf 'nameserver %s\noptions timeout:2 attempts:1\n' "$RESOLV_NS" >"$W/resolv.conf"
+	chmod 0644 "$W/resolv.conf"
+	if ! e2e_private_mntns; then
+		echo "not in a private mount namespace: resolv.conf left alone"
+		return 1
+	fi
+	mount --bind "$W/resolv.conf" /etc/resolv.conf || return 1
+	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --pid-file="$W/dns-inet.pid" \
+		--no-resolv --no-hosts --no-poll --bind-interfaces --listen-address="$INET_DNS" --port=53 \
+		--local=/test/ --no-negcache --cache-size=0 --host-record=ctl.test,203.0.113.99 \
+		--host-record=ok.i.test,$A_OK --host-record=plain.i.test,$A_PLAIN \
+		--host-record=bad.i.test,$A_BAD --host-record=wrong.i.test,$A_WRONG \
+		>"$W/dns-inet.out" 2>&1 &
+	PIDS+=($!)
+	web_start web --bind "$A_OK,$A_PLAIN" --tlsvhost 443 --cert "$W/srv.crt" --key "$W/srv.key" ||
+		return 1
+	web_start webbad --bind "$A_BAD" --tlsvhost 443 --cert "$W/bad.crt" --key "$W/bad.key" ||
+		return 1
+	web_start webwrong --bind "$A_WRONG" --tlsvhost 443 --cert "$W/other.crt" --key "$W/other.key" ||
+		return 1
+	cp "$E2E_SRC/clients/iclient.py" "$C/" && chmod 0755 "$C/iclient.py" || return 1
+	sensor_start || return 1
+	for i in $(seq 40); do
+		n=$(in_sbx dig +short +time=1 +tries=1 @"$INET_DNS" ctl.test A 2>/dev/null)
+		[ "$n" = 203.0.113.99 ] && break
+		sleep 0.1
+	done
+	[ "$n" = 203.0.113.99 ] || { echo "dnsmasq: ctl.test gave '$n'"; return 1; }
+	cat >"$W/prelude.sh" <<EOF
+RW=$RW
+IC="$PY $C/iclient.py"
+# cu KEY CURLARGS...: "KEY code=HTTP rc=EXIT", headers in \$RW/KEY.hdr, body in \$RW/KEY.body
+cu() {
+	k=\$1; shift
+	r=\$(curl -sS --max-time 10 -D "\$RW/\$k.hdr" -o "\$RW/\$k.body" -w "\$k code=%{http_code}" "\$@" 2>"\$RW/\$k.err")
+	rc=\$?
+	echo "\$r rc=\$rc"
+}
+EOF
+	chmod 0644 "$W/prelude.sh"
+}
+
+# policy TAG JSON: the policy file of TAG
+policy() { printf '%s\n' "$2" >"$W/$1.policy.json"; chmod 0644 "$W/$1.policy.json"; }
+
+# irun TAG ARGS...: egressctl run as nobody, the suite's resolver and test
+# CA, the decision log in $W/TAG.jlog; a policy file $W/TAG.policy.json
+# when there is one
+irun() {
+	local tag=$1
+	local -a pol=()
+	shift
+	[ -f "$W/$tag.policy.json" ] && pol=(--policy "$W/$tag.policy.json")
+	egr "$tag" ${EGR_V:+-vv} --cgroup "$(cg_name "$tag")" --user nobody --dns-upstream "$INET_DNS" \
+		--upstream-ca "$W/testca.crt" --log "$W/$tag.jlog" "${pol[@]}" "$@"
+}
+
+# res TAG KEY: the "KEY code=... rc=..." line CMD printed
+res() { grep -a "^$2 " "$W/$1.out" | tail -1; }
+a_code() {	# a_code NAME TAG KEY CODE
+	local l
+	l=$(res "$2" "$3")
+	if [[ $l == *" code=$4 "* ]]; then ok "$1"; else
+		fail "$1" "want code=$4, got '$l' (stderr: $(head -c 300 "$RW/$3.err" 2>/dev/null | tr '\n' '|'); egressctl: $(head -c 300 "$W/$2.err" | tr '\n' '|'))"
+	fi
+}
+a_perr() {	# a_perr NAME KEY VALUE: the response of KEY had x-proxy-error: VALUE
+	a_grep "$1" "$RW/$2.hdr" "^x-proxy-error: $3"$'\r'"?\$"
+}
+
+web_mark() { WEBN=$(wc -l <"$WEBLOG"); }
+web_new() { tail -n +"$((WEBN + 1))" "$WEBLOG"; }
+web_saw() {
+	if web_new | grep -aqE "$2"; then ok "$1"; else fail "$1" "server never logged /$2/: $(web_new | tail -3 | tr "\n" "|")"; fi
+}
+web_none() {
+	if web_new | grep -aqE "$2"; then fail "$1" "LEAK: the server logged /$2/: $(web_new | grep -aE "$2" | head -2 | tr '\n' '|')"; else ok "$1"; fi
+}
+SYN_OK="tcp[tcpflags] & tcp-syn != 0 and dst host $A_OK"
+
+# a curl in the sbx netns, outside egressctl, trusting the test CA (controls)
+ctl_curl() { in_sbx curl -sS --max-time 5 --cacert "$W/testca.crt" "$@"; }
+
+# ---------------------------------------------------------------- tests
+
+test_allowed() {
+	local t=i_allowed
+	policy $t '{"allow": [{"rule": "ok.i.test", "methods": ["GET", "HEAD"]}]}'
+	script $t <<'EOF'
+cu curl https://ok.i.test/a/curl
+$IC get https://ok.i.test/a/urllib
+node -e 'fetch("https://ok.i.test/a/node").then(async r => console.log(JSON.stringify({ok: true, code: String(r.status), body: await r.text()})), e => console.log(JSON.stringify({ok: false, errno: String(e.cause && e.cause.code)})))'
+git ls-remote https://ok.i.test/a/repo.git >"$RW/git.out" 2>&1; echo "git rc=$?"
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	a_code inspect.allowed.curl $t curl 200
+	web_saw inspect.allowed.curl.server "^VHOST local=$(re "$A_OK"):443 .*method=GET target=/a/curl host=ok\.i\.test"
+	a_jlog inspect.allowed.curl.log "$W/$t.jlog" decision=allow source=connect host=ok.i.test \
+		method=GET path=/a/curl inspected=true
+	a_jlog inspect.allowed.session.log "$W/$t.jlog" decision=allow source=connect \
+		host=ok.i.test port=443 inspected=true 'rule=ok\.i\.test'
+	egr_json $t 1
+	a_eq inspect.allowed.urllib code "$P_code" 200
+	web_saw inspect.allowed.urllib.server "method=GET target=/a/urllib host=ok\.i\.test"
+	egr_json $t 2
+	a_eq inspect.allowed.node code "$P_code" 200
+	web_saw inspect.allowed.node.server "method=GET target=/a/node host=ok\.i\.test"
+	# git's request got through TLS (the server's answer is no repository)
+	web_saw inspect.allowed.git.server "method=GET target=/a/repo\.git/info/refs\?service=git-upload-pack"
+	a_jlog_none inspect.allowed.no_deny "$W/$t.jlog" decision=deny
+}
+
+test_post() {
+	local t=i_post base
+	# control: without egressctl the POST reaches the server
+	web_mark
+	ctl_curl -o /dev/null -X POST -d x=1 https://ok.i.test/p/ctl --resolve "ok.i.test:443:$A_OK"
+	web_saw inspect.post.control "method=POST target=/p/ctl"
+	policy $t '{"allow": [{"rule": "ok.i.test", "methods": ["GET", "HEAD"]}]}'
+	script $t <<'EOF'
+cu post -X POST -d secret=1 https://ok.i.test/p/post
+EOF
+	web_mark
+	base=$(sensor_now "$SYN_OK")
+	irun $t -- sh "$W/$t.sh"
+	a_code inspect.post.403 $t post 403
+	a_perr inspect.post.header post blocked-by-method-policy
+	a_grep inspect.post.body "$RW/post.body" "method POST not allowed"
+	web_none inspect.post.server_none "target=/p/post"
+	a_jlog inspect.post.log "$W/$t.jlog" decision=deny method=POST path=/p/post inspected=true
+	sensor_none_since inspect.post.sensor_none "$base" "$SYN_OK"
+}
+
+test_paths() {
+	local t=i_paths
+	web_mark
+	ctl_curl -o /dev/null https://ok.i.test/priv/ctl --resolve "ok.i.test:443:$A_OK"
+	web_saw inspect.paths.control "target=/priv/ctl"
+	policy $t '{"allow": [{"rule": "ok.i.test", "paths": ["/pub"]}]}'
+	script $t <<'EOF'
+curl -sS --max-time 10 -w 'ka %{http_code} %{num_connects}\n' -o /dev/null https://ok.i.test/priv/x -o /dev/null https://ok.i.test/pub/y
+curl -sS --max-time 10 --noproxy '*' -w 'tp %{http_code} %{num_connects}\n' -o /dev/null https://ok.i.test/priv/t -o /dev/null https://ok.i.test/pub/t
+curl -sS --max-time 10 --proxy "$ALL_PROXY" -w 'sk %{http_code}\n' -o /dev/null https://ok.i.test/pub/s
+cu hdr https://ok.i.test/priv/h
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	a_grep inspect.paths.keepalive "$W/$t.out" "^ka 403 1$"
+	a_grep inspect.paths.keepalive.reused "$W/$t.out" "^ka 200 0$"
+	a_perr inspect.paths.header hdr blocked-by-path-policy
+	web_saw inspect.paths.pub "method=GET target=/pub/y"
+	web_none inspect.paths.priv_none "target=/priv/"
+	a_jlog inspect.paths.log.deny "$W/$t.jlog" decision=deny path=/priv/x inspected=true \
+		source=connect
+	a_jlog inspect.paths.log.allow "$W/$t.jlog" decision=allow path=/pub/y inspected=true
+	# the transparent path: judged by its SNI, inspected the same way
+	a_grep inspect.paths.transparent "$W/$t.out" "^tp 403 1$"
+	a_grep inspect.paths.transparent.reused "$W/$t.out" "^tp 200 0$"
+	a_jlog inspect.paths.transparent.log "$W/$t.jlog" decision=deny source=transparent \
+		path=/priv/t inspected=true
+	a_grep inspect.paths.socks "$W/$t.out" "^sk 200$"
+	a_jlog inspect.paths.socks.log "$W/$t.jlog" decision=allow source=socks5 path=/pub/s \
+		inspected=true
+}
+
+test_fronting() {
+	local t=i_front
+	web_mark
+	ctl_curl -o /dev/null -H 'Host: evil.test' https://ok.i.test/f/ctl --resolve "ok.i.test:443:$A_OK"
+	web_saw inspect.fronting.control "target=/f/ctl host=evil\.test"
+	policy $t '{"allow": [{"rule": "ok.i.test", "inspect": true}]}'
+	script $t <<'EOF'
+cu front -H 'Host: evil.test' https://ok.i.test/f/x
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	a_code inspect.fronting.421 $t front 421
+	a_perr inspect.fronting.header front host-mismatch
+	web_none inspect.fronting.server_none "target=/f/x"
+}
+
+test_limited() {
+	local t=i_limited
+	script $t <<'EOF'
+cu get https://ok.i.test/l/get
+cu head -I https://ok.i.test/l/head
+cu post -X POST -d x=1 https://ok.i.test/l/post
+cu del -X DELETE https://ok.i.test/l/del
+EOF
+	web_mark
+	irun $t --limited --allow ok.i.test -- sh "$W/$t.sh"
+	a_code inspect.limited.get $t get 200
+	a_code inspect.limited.head $t head 200
+	a_code inspect.limited.post $t post 403
+	a_perr inspect.limited.post.header post blocked-by-method-policy
+	a_grep inspect.limited.post.body "$RW/post.body" "read-only \(limited mode\)"
+	a_code inspect.limited.delete $t del 403
+	web_saw inspect.limited.server_get "method=GET target=/l/get"
+	web_none inspect.limited.server_none "target=/l/(post|del)"
+}
+
+test_kvpath() {
+	local t=i_kv
+	policy $t '{"allow": ["plain.i.test", {"rule": "ok.i.test", "inspect": true}]}'
+	script $t <<EOF
+echo "noproxy=\$NO_PROXY"
+curl -sS --noproxy '*' --max-time 10 -o /dev/null -w 'plain %{http_code} %{local_port}\n' --cacert $W/testca.crt https://plain.i.test/kv/plain
+curl -sS --noproxy '*' --max-time 10 -o /dev/null -w 'ok %{http_code} %{local_port}\n' https://ok.i.test/kv/ok
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	a_grep inspect.kv.noproxy_plain "$W/$t.out" "^noproxy=.*plain\.i\.test"
+	a_nogrep inspect.kv.noproxy_not_inspected "$W/$t.out" "^noproxy=.*ok\.i\.test"
+	# control: the uninspected host goes direct, its server sees the client's own port
+	local pport oport
+	pport=$(awk '$1 == "plain" { print $3 }' "$W/$t.out")
+	oport=$(awk '$1 == "ok" { print $3 }' "$W/$t.out")
+	a_grep inspect.kv.plain_200 "$W/$t.out" "^plain 200 "
+	web_saw inspect.kv.plain_direct "^TLS local=$(re "$A_PLAIN"):443 peer=198\.18\.0\.2:${pport:-none} "
+	a_jlog inspect.kv.plain_kernel "$W/$t.jlog" source=kernel decision=allow host=plain.i.test
+	# the inspected one: through the transparent proxy, never direct
+	a_grep inspect.kv.ok_200 "$W/$t.out" "^ok 200 "
+	web_none inspect.kv.ok_not_direct "^TLS local=$(re "$A_OK"):443 peer=198\.18\.0\.2:${oport:-none} "
+	a_jlog_none inspect.kv.ok_no_kernel "$W/$t.jlog" source=kernel host=ok.i.test
+	a_jlog inspect.kv.ok_inspected "$W/$t.jlog" source=transparent host=ok.i.test \
+		path=/kv/ok inspected=true
+	"$EGRESSCTL" check --policy "$W/$t.policy.json" ok.i.test >"$W/$t.check" 2>&1
+	a_grep inspect.kv.check_inspected "$W/$t.check" "inspected"
+	"$EGRESSCTL" check --policy "$W/$t.policy.json" --json plain.i.test >"$W/$t.check2" 2>&1
+	a_grep inspect.kv.check_plain "$W/$t.check2" '"inspected":false'
+}
+
+test_badcert() {
+	local t=i_bad
+	# control: the server answers a client that does not check (curl -k)
+	web_mark
+	in_sbx curl -sSk --max-time 5 -o /dev/null https://bad.i.test/b/ctl --resolve "bad.i.test:443:$A_BAD"
+	web_saw inspect.badcert.control "method=GET target=/b/ctl"
+	in_sbx curl -sS --max-time 5 --cacert "$W/testca.crt" -o /dev/null https://other.test/b/ctl2 \
+		--resolve "other.test:443:$A_WRONG"
+	web_saw inspect.badcert.control_name "method=GET target=/b/ctl2 host=other\.test"
+	policy $t '{"allow": [{"rule": "bad.i.test", "inspect": true}, {"rule": "wrong.i.test", "inspect": true}]}'
+	script $t <<'EOF'
+cu bad https://bad.i.test/b/x
+cu wrong https://wrong.i.test/b/y
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	a_code inspect.badcert.502 $t bad 502
+	a_perr inspect.badcert.header bad upstream-tls-failed
+	a_grep inspect.badcert.body "$RW/bad.body" "certificate verify failed"
+	web_none inspect.badcert.server_none "target=/b/x"
+	web_saw inspect.badcert.handshake_refused "^TLSERR local=$(re "$A_BAD"):443"
+	# a certificate of a trusted CA for another name
+	a_code inspect.badcert.name.502 $t wrong 502
+	a_perr inspect.badcert.name.header wrong upstream-tls-failed
+	a_grep inspect.badcert.name.body "$RW/wrong.body" "certificate verify failed: hostname mismatch"
+	web_none inspect.badcert.name.server_none "target=/b/y"
+}
+
+test_websocket() {
+	local t=i_ws
+	policy $t '{"allow": [{"rule": "ok.i.test", "methods": ["GET"]}]}'
+	script $t <<'EOF'
+$IC ws ok.i.test /ws/x
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	egr_json $t
+	a_eq inspect.ws.101 code "$P_code" 101
+	a_eq inspect.ws.echo echo "$P_echo" hello-ws
+	web_saw inspect.ws.server "^VHOSTWS local=$(re "$A_OK"):443 .*hello-ws"
+	a_jlog inspect.ws.log "$W/$t.jlog" decision=allow method=GET path=/ws/x inspected=true
+}
+
+# Regression: a client handshake that failed at once (this h2-only offer)
+# failed inside bufferevent_enable(), whose callback closed the session
+# under inspect_start(), which then used it (heap-use-after-free; an ASan
+# build of egressctl aborted here). Callbacks now come from the loop.
+test_h2only() {
+	local t=i_h2
+	policy $t '{"allow": [{"rule": "ok.i.test", "inspect": true}]}'
+	script $t <<'EOF'
+echo Q | openssl s_client -connect ok.i.test:443 -servername ok.i.test -alpn h2 -CAfile "$SSL_CERT_FILE" >"$RW/h2.out" 2>&1; echo "h2only rc=$?"
+curl -sS --noproxy '*' --http2 --max-time 10 -o /dev/null -w 'both %{http_code} %{http_version}\n' https://ok.i.test/h/both
+EOF
+	irun $t -- sh "$W/$t.sh"
+	a_grep inspect.h2only.refused "$W/$t.out" "^h2only rc=[1-9]"
+	a_grep inspect.h2only.alert "$RW/h2.out" "no application protocol"
+	a_grep inspect.h2only.h1_fallback "$W/$t.out" "^both 200 1\.1$"
+}
+
+# VmRSS of pid $1 in KiB
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+test_bigbody() {
+	local t=i_big i before during
+	policy $t '{"allow": [{"rule": "ok.i.test", "inspect": true}]}'
+	script $t <<EOF
+sleep 1
+\$IC slow ok.i.test /b/67108864/cl $RW/big.mark 3
+EOF
+	rm -f "$RW/big.mark"
+	egr_bg $t --cgroup "$(cg_name $t)" --user nobody --dns-upstream "$INET_DNS" \
+		--upstream-ca "$W/testca.crt" --policy "$W/$t.policy.json" -- sh "$W/$t.sh"
+	# from the response's head on, the client reads nothing for 3 s
+	for i in $(seq 200); do [ -e "$RW/big.mark" ] && break; sleep 0.05; done
+	before=$(rss "$EGR_PID")
+	sleep 2
+	during=$(rss "$EGR_PID")
+	egr_join 30
+	egr_json $t
+	a_eq inspect.big.complete n "$P_n" 67108864
+	note "egressctl VmRSS ${before:-?} KiB at the response's head, ${during:-?} KiB 2 s later, the client reading nothing"
+	if [ -n "$before" ] && [ -n "$during" ] && [ "$during" -lt $((before + 16384)) ]; then
+		ok inspect.big.memory_bounded
+	else
+		fail inspect.big.memory_bounded "VmRSS grew from ${before:-?} to ${during:-?} KiB"
+	fi
+}
+
+test_trust() {
+	local t=i_trust u mem
+	# controls, outside egressctl: uid 0 without capabilities changes a
+	# root 0444 file in a root 0755 directory (it owns them: chmod, then
+	# write); root reads a process's memory; nobody ptraces its own process
+	mkdir -m 0755 "$W/ctl" && echo ca >"$W/ctl/bundle.pem" && chmod 0444 "$W/ctl/bundle.pem"
+	setpriv --inh-caps=-all --bounding-set=-all sh -c "chmod 0644 $W/ctl/bundle.pem && echo evil >>$W/ctl/bundle.pem" 2>/dev/null
+	a_grep inspect.trust.control.write "$W/ctl/bundle.pem" evil
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- sleep 20 &
+	local spid=$! dir
+	PIDS+=("$spid")
+	wait_for 5 grep -qx sleep "/proc/$spid/comm" # exec'd: setpriv's uid change made it undumpable until then
+	jv "$(nobody "$PY" "$C/iclient.py" ptrace "$spid")"
+	a_ok inspect.trust.control.ptrace
+	policy $t '{"allow": [{"rule": "ok.i.test", "inspect": true}]}'
+	for u in nobody root; do
+		script $t.$u <<EOF
+echo "bundle=\$SSL_CERT_FILE"
+for f in "\$SSL_CERT_FILE" "\$NODE_EXTRA_CA_CERTS"; do
+	(echo evil >>"\$f") 2>/dev/null && echo "wrote \$f"
+	chmod 0644 "\$f" 2>/dev/null && echo "chmod \$f"
+	rm -f "\$f" 2>/dev/null; [ -e "\$f" ] || echo "removed \$f"
+done
+touch "\$(dirname "\$SSL_CERT_FILE")/new" 2>/dev/null && echo "created in the directory"
+while [ ! -e $RW/trust.pid ]; do sleep 0.05; done
+p=\$(cat $RW/trust.pid)
+\$IC mem \$p
+\$IC ptrace \$p
+\$IC ptrace $spid
+\$IC keyfiles "\$(dirname "\$SSL_CERT_FILE")" $W/$t.$u.jlog
+EOF
+		rm -f "$RW/trust.pid"
+		base=$(sensor_now tcp)
+		egr_bg $t.$u --cgroup "$(cg_name "$t-$u")" --user "$u" --dns-upstream "$INET_DNS" \
+			--upstream-ca "$W/testca.crt" --policy "$W/$t.policy.json" --log "$W/$t.$u.jlog" \
+			-- sh "$W/$t.$u.sh"
+		echo "$EGR_PID" >"$RW/trust.pid"
+		# control: root outside reads egressctl's memory
+		jv "$("$PY" "$C/iclient.py" mem "$EGR_PID")"
+		a_ok inspect.trust.$u.control.mem
+		egr_join 20
+		a_grep inspect.trust.$u.bundle_named "$W/$t.$u.out" "^bundle=/tmp/egressctl-ca\.[A-Za-z0-9]+/bundle\.pem$"
+		a_nogrep inspect.trust.$u.not_changed "$W/$t.$u.out" "^(wrote|chmod|removed|created)"
+		egr_json $t.$u 1
+		a_denied inspect.trust.$u.mem_refused
+		egr_json $t.$u 2
+		a_denied inspect.trust.$u.ptrace_egressctl_refused
+		egr_json $t.$u 3
+		a_denied inspect.trust.$u.ptrace_outside_refused
+		egr_json $t.$u 4
+		a_eq inspect.trust.$u.no_key_in_files keys "$P_keys" "[]"
+		sensor_none_since inspect.trust.$u.sensor_none "$base" tcp
+	done
+	dir=$(sed -n 's|^bundle=\(/tmp/egressctl-ca\.[A-Za-z0-9]*\)/bundle\.pem$|\1|p' "$W/$t.root.out")
+	if [ -n "$dir" ] && [ ! -e "$dir" ]; then ok inspect.trust.removed_at_exit; else
+		fail inspect.trust.removed_at_exit "the trust files' directory '${dir:-?}' is still there"
+	fi
+}
+
+test_env() {
+	local t=i_env
+	policy $t '{"allow": [{"rule": "ok.i.test", "inspect": true}]}'
+	cat >"$W/$t.sh" <<'EOF'
+for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXTRA_CA_CERTS GIT_SSL_CAINFO PIP_CERT NPM_CONFIG_CAFILE AWS_CA_BUNDLE; do
+	eval "f=\${$v:-}"
+	echo "$v=$f certs=$(grep -c 'BEGIN CERTIFICATE' "$f" 2>/dev/null) mode=$(stat -c %a:%U "$f" 2>/dev/null)"
+done
+EOF
+	chmod 0644 "$W/$t.sh"
+	irun $t -- sh "$W/$t.sh"
+	for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO PIP_CERT NPM_CONFIG_CAFILE AWS_CA_BUNDLE; do
+		a_grep inspect.env.$v "$W/$t.out" "^$v=/tmp/egressctl-ca\.[^ ]+/bundle\.pem certs=([2-9]|[1-9][0-9]+) mode=444:root$"
+	done
+	a_grep inspect.env.NODE_EXTRA_CA_CERTS "$W/$t.out" "^NODE_EXTRA_CA_CERTS=/tmp/egressctl-ca\.[^ ]+/ca\.pem certs=1 mode=444:root$"
+	# nothing inspects: none of them
+	rm -f "$W/$t.policy.json"
+	irun $t --allow ok.i.test -- sh "$W/$t.sh"
+	a_nogrep inspect.env.none_all "$W/$t.out" "=/tmp/egressctl-ca"
+}
+
+suite_main inspect.sh inspect_setup "ip nsenter setpriv tcpdump ss curl dig dnsmasq openssl node git" "$@"

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The requests inside an inspected TLS session (core.h), one at a time:
+ * the head read with the proxy's own parser (parse/parse.h), refused when
+ * it is no origin-form request for the session's name (400, 421 with
+ * x-proxy-error: host-mismatch), its path put in normal form
+ * (parse/path.h; sent so when the policy has path rules), judged by
+ * conn_decide() as plain HTTP with its method and path, and logged as
+ * inspected. A denied request gets 403 with the reason's x-proxy-error
+ * (blocked-by-method-policy, blocked-by-path-policy, ...) and the session
+ * goes on when the request had no body. An allowed one goes to the name's
+ * server over a fresh connection (conn_connect_upstream(): the addresses
+ * the policy allows) and a fresh verified TLS (session.c), with the head
+ * http_fwd.h builds from what was judged; its body and the response are
+ * framed here (Content-Length, chunked, until close) and streamed under
+ * the watermarks of core.h, so a large body never sits in memory whole. A
+ * judged WebSocket upgrade answered 101 becomes a tunnel to that server.
+ * Then the next request of the kept-alive session, judged on its own. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <event2/buffer.h>
+
+#include "inspect/core.h"
+#include "lib/log.h"
+#include "proxy/http_fwd.h"
+
+/* What a request head read now makes the reader do. */
+enum head_next {
+	HEAD_WAIT = 0, /* more bytes, or the session is busy with it */
+	HEAD_AGAIN,    /* answered and kept: the next request may be there */
+};
+
+void
+ix_request_free(struct isess *s)
+{
+	free(s->uout);
+	s->uout = NULL;
+	s->uoutlen = 0;
+}
+
+/* A refusal of the request read (used bytes of the input): kept when the
+ * client keeps the connection and nothing of a body follows. */
+static enum head_next
+refuse(struct isess *s, size_t used, int status, const char *phrase, const char *perr,
+       const char *words)
+{
+	bool keep = s->req->keep_alive && s->req->body == HTTP_BODY_NONE;
+
+	evbuffer_drain(bufferevent_get_input(s->cb), used);
+	ix_reply(s, status, phrase, perr, keep, "egressctl: %s", words);
+	return keep ? HEAD_AGAIN : HEAD_WAIT;
+}
+
+static void on_upstream_tcp(struct conn *c);
+
+/* The request allowed: its head as it goes upstream, its framing, then
+ * the connect. */
+static enum head_next
+forward(struct isess *s, size_t used)
+{
+	const struct http_request *req = s->req;
+	bool ws = http_fwd_websocket(req);
+
+	s->uout = http_fwd_head(req, ws, &s->uoutlen);
+	if (!s->uout) {
+		conn_close(s->c, "out of memory");
+		return HEAD_WAIT;
+	}
+	s->upgrade = ws;
+	s->req_body = req->body;
+	s->req_left = req->body_len;
+	memset(&s->reqc, 0, sizeof(s->reqc));
+	s->req_done =
+		req->body == HTTP_BODY_NONE || (req->body == HTTP_BODY_LENGTH && !req->body_len);
+	s->head_req = !strcmp(req->method, "HEAD");
+	s->client_keep = req->keep_alive;
+	s->sent = s->resp_head_done = s->resp_started = s->resp_done = s->upstream_eof = false;
+	memset(&s->respc, 0, sizeof(s->respc));
+	evbuffer_drain(bufferevent_get_input(s->cb), used);
+	s->phase = IX_UPSTREAM;
+	bufferevent_disable(s->cb, EV_READ);
+	conn_connect_upstream(s->c, on_upstream_tcp);
+	return HEAD_WAIT;
+}
+
+/* The request of s->req (used bytes): for this session's name, its path,
+ * then the policy's word. */
+static enum head_next
+judge(struct isess *s, size_t used)
+{
+	struct http_request *req = s->req;
+	struct conn *c = s->c;
+	struct policy_decision d;
+	char path[sizeof(req->target)], words[400], msg[700];
+	size_t hl = strlen(req->host);
+	bool rules = policy_has_paths(conn_policy(c));
+	int err;
+
+	if (hl && req->host[hl - 1] == '.')
+		req->host[--hl] = 0;
+	if (hl && strcasecmp(req->host, c->host))
+		return refuse(s, used, 421, "Misdirected Request", "host-mismatch",
+			      "this TLS session is for another name than the request's Host");
+	err = http_fwd_path(req, rules, path, sizeof(path));
+	if (err && rules)
+		return refuse(s, used, 400, "Bad Request", NULL,
+			      "a request path the path rules cannot judge");
+	c->proto = POLICY_P_HTTP;
+	snprintf(c->method, sizeof(c->method), "%s", req->method);
+	if (conn_set_path(c, err ? NULL : path, err ? 0 : strlen(path))) {
+		conn_close(c, "out of memory");
+		return HEAD_WAIT;
+	}
+	s->ins->st.requests++;
+	if (conn_decide(c, NULL, &d, NULL) == 1)
+		return forward(s, used);
+	snprintf(msg, sizeof(msg), "blocked %s https://%s%s: %s", req->method, c->host,
+		 c->path ? c->path : "",
+		 policy_reason_words(&d, req->method, words, sizeof(words)));
+	return refuse(s, used, 403, "Forbidden", policy_reason_header(d.reason), msg);
+}
+
+/* Reads a request head from the client's input. */
+static enum head_next
+read_head(struct isess *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->cb);
+	size_t len = evbuffer_get_length(in), used = 0;
+	size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
+	enum parse_result r;
+	const char *p;
+
+	if (!len)
+		return HEAD_WAIT;
+	p = (const char *)evbuffer_pullup(in, (ssize_t)want);
+	r = http_parse_request(p, want, CONN_MAX_HEAD, s->req, &used);
+	if (r == PARSE_MORE && len < CONN_MAX_HEAD)
+		return HEAD_WAIT;
+	conn_touch(s->c);
+	s->requested = true;
+	if (r == PARSE_MORE || r == PARSE_TOO_LONG) {
+		ix_reply(s, 431, "Request Header Fields Too Large", NULL, false,
+			 "egressctl: request head over %d bytes", CONN_MAX_HEAD);
+		return HEAD_WAIT;
+	}
+	if (r != PARSE_DONE || s->req->connect || s->req->absolute) {
+		ix_reply(s, 400, "Bad Request", NULL, false, "egressctl: %s",
+			 r != PARSE_DONE ? "malformed request"
+					 : "not an origin-form request (inside TLS: GET /path)");
+		return HEAD_WAIT;
+	}
+	return judge(s, used);
+}
+
+void
+ix_next_request(struct isess *s)
+{
+	struct conn *c = s->c;
+
+	s->phase = IX_HEAD;
+	c->state = CS_HEAD;
+	conn_timer(c, s->requested ? conn_idle_timeout(c) : conn_head_timeout(c));
+	bufferevent_enable(s->cb, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_input(s->cb)))
+		ix_client_read(s->cb, s);
+}
+
+/* ---- the request body, client -> upstream ---- */
+
+/* Moves the body's bytes the client sent so far upstream, as framed;
+ * -1 when c was closed. */
+static int
+feed_body(struct isess *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->cb), *out = bufferevent_get_output(s->ub);
+	size_t len = evbuffer_get_length(in), used = 0;
+
+	if (!s->req_done && len && s->req_body == HTTP_BODY_LENGTH) {
+		used = len < s->req_left ? len : (size_t)s->req_left;
+		s->req_left -= used;
+		s->req_done = !s->req_left;
+	} else if (!s->req_done && len) {
+		enum parse_result r = http_chunked_feed(
+			&s->reqc, (const char *)evbuffer_pullup(in, (ssize_t)len), len, &used);
+
+		if (r == PARSE_DONE)
+			s->req_done = true;
+		else if (r != PARSE_MORE) {
+			conn_close(s->c, "bad chunked request body");
+			return -1;
+		}
+	}
+	if (used)
+		evbuffer_remove_buffer(in, out, used);
+	conn_touch(s->c);
+	if (s->req_done || evbuffer_get_length(out) > IX_HIGH)
+		bufferevent_disable(s->cb, EV_READ); /* the next request waits its turn */
+	else
+		bufferevent_enable(s->cb, EV_READ);
+	return 0;
+}
+
+void
+ix_upstream_up(struct isess *s)
+{
+	struct conn *c = s->c;
+
+	s->phase = IX_EXCHANGE;
+	c->state = CS_RELAY;
+	conn_touch(c);
+	conn_timer(c, conn_idle_timeout(c));
+	evbuffer_add(bufferevent_get_output(s->ub), s->uout, s->uoutlen);
+	ix_request_free(s);
+	bufferevent_enable(s->ub, EV_READ | EV_WRITE);
+	feed_body(s);
+}
+
+void
+ix_upstream_write(struct bufferevent *bev, void *arg)
+{
+	struct isess *s = arg;
+	struct conn *c = s->c;
+
+	if (s->phase == IX_TUNNEL) {
+		bufferevent_enable(s->cb, EV_READ);
+		return;
+	}
+	if (!s->req_done) {
+		bufferevent_enable(s->cb, EV_READ);
+		return;
+	}
+	if (s->sent || evbuffer_get_length(bufferevent_get_output(bev)))
+		return;
+	s->sent = true; /* all with the server: its response head has a time limit */
+	if (!s->resp_started) {
+		c->state = CS_RESPONSE;
+		conn_timer(c, conn_response_timeout(c));
+	}
+}
+
+void
+ix_response_timeout(struct isess *s)
+{
+	struct conn *c = s->c;
+
+	if (s->resp_started) {
+		conn_close(c, "timeout");
+		return;
+	}
+	log_info("conn %llu: %s:%u: no response head within %d s", (unsigned long long)c->id,
+		 c->host, c->port, conn_response_timeout(c));
+	ix_reply(s, 504, "Gateway Timeout", "upstream-response-timeout", false,
+		 "egressctl: %s:%u sent no response within %d s", c->host, c->port,
+		 conn_response_timeout(c));
+}
+
+/* ---- the response, upstream -> client ---- */
+
+static bool
+hop_header(const struct http_header *h, const char *conn_v, size_t conn_len)
+{
+	static const char *const hop[] = {
+		"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
+		"te",	      "trailer",    "upgrade"};
+
+	for (size_t k = 0; k < sizeof(hop) / sizeof(hop[0]); k++)
+		if (h->name_len == strlen(hop[k]) && !strncasecmp(h->name, hop[k], h->name_len))
+			return true;
+	/* and whatever the Connection header names */
+	for (size_t k = 0; conn_v && k + h->name_len <= conn_len; k++)
+		if (!strncasecmp(conn_v + k, h->name, h->name_len) &&
+		    (k == 0 || conn_v[k - 1] == ',' || conn_v[k - 1] == ' ') &&
+		    (k + h->name_len == conn_len || conn_v[k + h->name_len] == ',' ||
+		     conn_v[k + h->name_len] == ' '))
+			return true;
+	return false;
+}
+
+/* The response head as the client gets it: our version, the server's
+ * status, its headers but the hop-by-hop ones, our Connection. */
+static void
+send_head(struct isess *s, const char *head, bool keep)
+{
+	struct evbuffer *out = bufferevent_get_output(s->cb);
+	const char *eol = strstr(head, "\r\n"), *conn_v = NULL;
+	size_t conn_len = 0;
+
+	evbuffer_add(out, "HTTP/1.1", 8);
+	evbuffer_add(out, head + 8, (size_t)(eol - head) - 8 + 2);
+	for (size_t i = 0; i < s->resp.nheaders; i++) {
+		const struct http_header *h = &s->resp.headers[i];
+
+		if (h->name_len == 10 && !strncasecmp(h->name, "connection", 10)) {
+			conn_v = h->value;
+			conn_len = h->value_len;
+		}
+	}
+	for (size_t i = 0; i < s->resp.nheaders; i++) {
+		const struct http_header *h = &s->resp.headers[i];
+
+		if (hop_header(h, conn_v, conn_len))
+			continue;
+		evbuffer_add(out, h->name, h->name_len);
+		evbuffer_add(out, ": ", 2);
+		evbuffer_add(out, h->value, h->value_len);
+		evbuffer_add(out, "\r\n", 2);
+	}
+	evbuffer_add_printf(out, "Connection: %s\r\n\r\n", keep ? "keep-alive" : "close");
+	s->resp_started = true;
+}
+
+/* Does r switch to WebSocket (the only upgrade ever offered)? */
+static bool
+resp_websocket(const struct http_response *r)
+{
+	for (size_t i = 0; i < r->nheaders; i++) {
+		const struct http_header *h = &r->headers[i];
+
+		if (h->name_len == 7 && !strncasecmp(h->name, "upgrade", 7) && h->value_len == 9 &&
+		    !strncasecmp(h->value, "websocket", 9))
+			return true;
+	}
+	return false;
+}
+
+/* 101 to the judged WebSocket upgrade: the head as the server sent it,
+ * then bytes both ways. */
+static void
+tunnel(struct isess *s, size_t used)
+{
+	struct evbuffer *in = bufferevent_get_input(s->ub), *out = bufferevent_get_output(s->cb);
+
+	evbuffer_remove_buffer(in, out, used);
+	evbuffer_add_buffer(out, in);
+	s->resp_started = true;
+	s->phase = IX_TUNNEL;
+	s->c->state = CS_RELAY;
+	conn_timer(s->c, conn_idle_timeout(s->c));
+	bufferevent_enable(s->cb, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_input(s->cb)))
+		ix_client_read(s->cb, s);
+}
+
+/* The response head, if it is all there. Returns 1 when the pump goes
+ * on, 0 when it waits, -1 when s was handed on (an error, a tunnel). */
+static int
+response_head(struct isess *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->ub);
+	size_t len = evbuffer_get_length(in), used = 0;
+	size_t want = len < CONN_MAX_HEAD ? len : CONN_MAX_HEAD;
+	const char *p;
+	enum parse_result r;
+	bool keep;
+
+	if (!len)
+		return 0;
+	p = (const char *)evbuffer_pullup(in, (ssize_t)want);
+	r = http_parse_response(p, want, CONN_MAX_HEAD, s->head_req, &s->resp, &used);
+	if (r == PARSE_MORE && len < CONN_MAX_HEAD)
+		return 0;
+	if (r != PARSE_DONE ||
+	    (s->resp.status == 101 && (!s->upgrade || !resp_websocket(&s->resp)))) {
+		if (!s->resp_started)
+			ix_reply(s, 502, "Bad Gateway", NULL, false,
+				 "egressctl: bad response from upstream");
+		else
+			conn_close(s->c, "bad response head");
+		return -1;
+	}
+	if (s->resp.status == 101) {
+		tunnel(s, used);
+		return -1;
+	}
+	if (s->resp.status < 200) { /* interim: passed on, the final one follows */
+		send_head(s, p, true);
+		evbuffer_drain(in, used);
+		return 1;
+	}
+	keep = s->client_keep && !s->resp.until_close;
+	send_head(s, p, keep);
+	evbuffer_drain(in, used);
+	s->client_keep = keep;
+	s->resp_head_done = true;
+	s->resp_left = s->resp.body_len;
+	s->resp_done = (s->resp.body == HTTP_BODY_NONE && !s->resp.until_close) ||
+		       (s->resp.body == HTTP_BODY_LENGTH && !s->resp_left);
+	s->c->state = CS_RELAY;
+	conn_timer(s->c, conn_idle_timeout(s->c));
+	return 1;
+}
+
+/* The response's end: the next request, or the close. */
+static void
+exchange_end(struct isess *s)
+{
+	bool keep = s->client_keep && s->req_done;
+
+	ix_upstream_close(s);
+	if (keep)
+		ix_next_request(s);
+	else
+		ix_finish(s);
+}
+
+/* Moves the response body's bytes there are, as framed. -1 when s was
+ * handed on. */
+static int
+response_body(struct isess *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->ub), *out = bufferevent_get_output(s->cb);
+	size_t len = evbuffer_get_length(in), n = len, used = 0;
+
+	if (s->resp.until_close) {
+		evbuffer_remove_buffer(in, out, len);
+	} else if (s->resp.body == HTTP_BODY_LENGTH) {
+		n = len < s->resp_left ? len : (size_t)s->resp_left;
+		evbuffer_remove_buffer(in, out, n);
+		s->resp_left -= n;
+		s->resp_done = !s->resp_left;
+	} else {
+		enum parse_result r = http_chunked_feed(
+			&s->respc, (const char *)evbuffer_pullup(in, (ssize_t)len), len, &used);
+
+		if (r == PARSE_ERROR || r == PARSE_TOO_LONG) {
+			conn_close(s->c, "bad chunked response");
+			return -1;
+		}
+		evbuffer_remove_buffer(in, out, used);
+		s->resp_done = r == PARSE_DONE;
+	}
+	return 0;
+}
+
+/* The server is gone before the response was all there: 502, or the
+ * close when part of it went already. */
+static void
+upstream_gone(struct isess *s)
+{
+	if (!s->resp_started) {
+		ix_reply(s, 502, "Bad Gateway", NULL, false,
+			 "egressctl: %s:%u closed before a response", s->c->host, s->c->port);
+		return;
+	}
+	conn_close(s->c, "upstream closed mid-response");
+}
+
+void
+ix_pump_response(struct isess *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->ub), *out = bufferevent_get_output(s->cb);
+	int r;
+
+	conn_touch(s->c);
+	while (!s->resp_done) {
+		if (!s->resp_head_done) {
+			r = response_head(s);
+			if (r < 0)
+				return;
+			if (!r) {
+				if (s->upstream_eof)
+					upstream_gone(s);
+				return;
+			}
+			continue;
+		}
+		if (!evbuffer_get_length(in)) {
+			if (!s->upstream_eof)
+				return;
+			if (!s->resp.until_close) {
+				upstream_gone(s);
+				return;
+			}
+			s->resp_done = true; /* its end is the server's close */
+			break;
+		}
+		if (response_body(s))
+			return;
+		if (evbuffer_get_length(out) > IX_HIGH) {
+			bufferevent_disable(s->ub, EV_READ); /* ix_client_write resumes it */
+			return;
+		}
+	}
+	exchange_end(s);
+}
+
+void
+ix_upstream_read(struct bufferevent *bev, void *arg)
+{
+	struct isess *s = arg;
+
+	if (s->phase == IX_TUNNEL) {
+		struct evbuffer *out = bufferevent_get_output(s->cb);
+
+		conn_touch(s->c);
+		evbuffer_add_buffer(out, bufferevent_get_input(bev));
+		if (evbuffer_get_length(out) > IX_HIGH)
+			bufferevent_disable(bev, EV_READ);
+		return;
+	}
+	ix_pump_response(s);
+}
+
+void
+ix_upstream_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct isess *s = arg;
+
+	(void)bev;
+	(void)what; /* an error is an end as well: what came is all there is */
+	if (s->phase == IX_TUNNEL) {
+		ix_finish(s);
+		return;
+	}
+	s->upstream_eof = true;
+	ix_pump_response(s);
+}
+
+/* ---- the client's bytes ---- */
+
+void
+ix_client_read(struct bufferevent *bev, void *arg)
+{
+	struct isess *s = arg;
+
+	switch (s->phase) {
+	case IX_HEAD:
+		/* HEAD_AGAIN only when s was kept: nothing else is safe to touch */
+		while (read_head(s) == HEAD_AGAIN)
+			;
+		return;
+	case IX_EXCHANGE:
+		if (!s->req_done)
+			feed_body(s);
+		else
+			bufferevent_disable(bev, EV_READ);
+		return;
+	case IX_TUNNEL: {
+		struct evbuffer *out = bufferevent_get_output(s->ub);
+
+		conn_touch(s->c);
+		evbuffer_add_buffer(out, bufferevent_get_input(bev));
+		if (evbuffer_get_length(out) > IX_HIGH)
+			bufferevent_disable(bev, EV_READ);
+		return;
+	}
+	default:
+		bufferevent_disable(bev, EV_READ);
+		return;
+	}
+}
+
+/* ---- the upstream's connect ---- */
+
+static void
+on_upstream_tcp(struct conn *c)
+{
+	struct isess *s = c->pstate;
+
+	if (c->ufd != -1) {
+		ix_upstream_tls(s);
+		return;
+	}
+	if (c->up_err == EACCES)
+		ix_reply(s, 403, "Forbidden", "blocked-by-policy", false,
+			 "egressctl: blocked %s:%u: local or private address", c->host, c->port);
+	else if (c->up_err == ETIMEDOUT)
+		ix_reply(s, 504, "Gateway Timeout", "upstream-connect-timeout", false,
+			 "egressctl: %s:%u did not answer in time", c->host, c->port);
+	else if (c->up_err == EMFILE || c->up_err == ENFILE)
+		ix_reply(s, 503, "Service Unavailable", "overloaded", false,
+			 "egressctl: out of file descriptors");
+	else
+		ix_reply(s, 502, "Bad Gateway", NULL, false, "egressctl: cannot reach %s:%u: %s",
+			 c->host, c->port, strerror(c->up_err));
+}
