@@ -100,10 +100,11 @@ test_one_row_conn_first(void **state)
 	/* one line, no spaces, keys in their order, counts as integers */
 	assert_non_null(strstr(t, "{\"schema\":"));
 	assert_non_null(strstr(t, ",\"audit\":true,\"allowed\":0,\"denied\":2,"));
-	assert_non_null(strstr(t, "{\"destination\":\"b.example.test:443\",\"host\":"
-				  "\"b.example.test\",\"port\":443,\"allowed\":0,\"denied\":1,"
-				  "\"would_deny\":true,\"inspected\":0,\"dns\":true,\"dns_allowed\":0,"
-				  "\"dns_denied\":1,"));
+	assert_non_null(strstr(t,
+			       "{\"destination\":\"b.example.test:443\",\"host\":"
+			       "\"b.example.test\",\"port\":443,\"allowed\":0,\"denied\":1,"
+			       "\"would_deny\":true,\"inspected\":0,\"dns\":true,\"dns_allowed\":0,"
+			       "\"dns_denied\":1,"));
 	assert_string_equal(strchr(t, '\n'), "\n");
 	doc = json_loads(t, 0, NULL);
 	assert_non_null(doc);
