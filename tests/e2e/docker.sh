@@ -39,7 +39,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control run host build service flags foreign outsider names buildkit stop"
+ALL_TESTS="control mntns run host build service flags foreign outsider names buildkit stop"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
@@ -119,6 +119,11 @@ dockerd_setup() {
 	mkdir -p "$DK/home" "$DK/rootfs/bin" "$DK/rootfs/etc" "$DK/rootfs/tmp" "$DK/ctx" || return 1
 	chown "$JOBU:$JOBU" "$DK/home"
 	mkdir -p "$(cg_path job)" || return 1
+	# the job's shell: a job always has a process (the daemon compares its
+	# mount namespace with its own)
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path job)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
+	PIDS+=($!)
 	echo '{}' >"$DK/daemon.json"
 	# its own mount namespace: dk_root reaches its socket there, below
 	# whatever the suite's namespace mounts over it
@@ -418,6 +423,24 @@ test_buildkit() {
 	printf 'FROM %s\nRUN true\n' "$IMAGE" >"$DK/ctx/Dockerfile"
 	DOCKER_BUILDKIT=1 dk_job build "$DK/ctx" >"$W/$t.out" 2>&1
 	a_grep "$t.refused" "$W/$t.out" "egressctl: BuildKit builds are refused in a confined job"
+}
+
+# ======================================================================
+# mntns: a daemon in a mount namespace of its own (as a unit with
+# PrivateTmp= runs) would mount over a name its targets do not see, and
+# they would reach dockerd's own socket: it refuses to start, said why,
+# and covers nothing (run before any daemon of the suite's).
+# ======================================================================
+test_mntns() {
+	local t=mntns
+	have_egr || return 0
+	[ -n "$D_PID" ] && return 0
+	timeout -k 5 30 nsenter --net="$NS_SBX" unshare --mount --propagation private "$EGRESSCTL" \
+		daemon --control "$W/m.ctl" --cgroup "$(cg_path job)" --docker "$SOCK" \
+		--log "$W/m.jlog" >"$W/$t.dout" 2>&1 </dev/null
+	a_val "$t.exit" "the daemon's status" "$?" 125
+	a_grep "$t.said" "$W/$t.dout" "--docker: process [0-9]+ of target .* is in another mount namespace than the daemon"
+	expect "$t.not_covered" "$SOCK is covered" sh -c "! awk -v p='$SOCK' '\$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo"
 }
 
 # ======================================================================

@@ -5,17 +5,22 @@
  * targets' options follow: PATH is allowed to their connect_unix hook
  * (their docker talks to egressctl's socket there), and their containers
  * reach egressctl at the gateway of dockerd's default bridge unless
- * --containers names an address. */
+ * --containers names an address. Since PATH is allowed, the mount over it
+ * must be in the targets' mount namespace: the daemon refuses to start in
+ * another (a unit's private one), where they would reach dockerd's own. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/core.h"
 #include "dockerapi/dockerapi.h"
+#include "kernel/cgroup.h"
 #include "lib/log.h"
 
 static int
@@ -86,6 +91,89 @@ docker_amend(const struct daemon *dm, struct dconfig *c)
 		amend(dm, &c->specs[i].o);
 }
 
+/* "mnt:[INODE]" of pid (readlink: a stat of it needs more than root has
+ * on some hosts' PID 1) */
+static int
+mntns_of(pid_t pid, char *buf, size_t len)
+{
+	char p[64];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+	n = readlink(p, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The targets' processes, one of them at least, share the daemon's mount
+ * namespace: 0, or -EXDEV with why (an empty target: none to judge by). */
+static int
+targets_share_ns(struct daemon *dm, const char *self, char *errbuf, size_t errlen)
+{
+	struct dtarget *dt;
+	size_t seen = 0;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	{
+		pid_t *pids = NULL;
+		size_t n = 0;
+		char ns[64];
+		int fd = dt->cgpath[0] ? open(dt->cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+		if (fd < 0 || cgroup_pids_at(fd, &pids, &n))
+			n = 0;
+		if (fd >= 0)
+			close(fd);
+		for (size_t i = 0; i < n; i++) {
+			if (mntns_of(pids[i], ns, sizeof(ns)))
+				continue; /* gone */
+			if (strcmp(ns, self)) {
+				daemon_errf(
+					errbuf, errlen,
+					"--docker: process %d of target %s is in another mount "
+					"namespace than the daemon: the mount over %s would not be "
+					"its",
+					(int)pids[i], dt->spec.name, dm->opts->docker);
+				free(pids);
+				return -EXDEV;
+			}
+			seen++;
+		}
+		free(pids);
+	}
+	if (seen)
+		return 0;
+	daemon_errf(
+		errbuf, errlen,
+		"--docker: the daemon is not in the host's mount namespace (a systemd unit's "
+		"ProtectSystem=, PrivateTmp=?) and the targets have no process to compare with: "
+		"the mount over %s may not be theirs",
+		dm->opts->docker);
+	return -EXDEV;
+}
+
+/* The mount over PATH is seen by the targets' processes only in the
+ * mount namespace the daemon makes it in: the host's, or theirs. */
+static int
+check_ns(struct daemon *dm, char *errbuf, size_t errlen)
+{
+	char self[64], init[64];
+	int err = mntns_of(getpid(), self, sizeof(self));
+
+	if (err) {
+		daemon_errf(errbuf, errlen,
+			    "--docker: cannot read the daemon's mount namespace: %s",
+			    strerror(-err));
+		return err;
+	}
+	/* (PID 1's may not be readable: then the targets' say) */
+	if (!mntns_of(1, init, sizeof(init)) && !strcmp(self, init))
+		return 0;
+	return targets_share_ns(dm, self, errbuf, errlen);
+}
+
 int
 docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 {
@@ -100,6 +188,9 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 
 	if (!dm->opts->docker)
 		return 0;
+	err = check_ns(dm, errbuf, errlen);
+	if (err)
+		return err;
 	snprintf(dir, sizeof(dir), "%s", dm->cfg.control);
 	o.own = dirname(dir);
 	dm->docker = dockerapi_open(dm->base, &o, errbuf, errlen);
