@@ -23,13 +23,16 @@
 # The network is audit.sh's (audit_net.sh): dnsmasq on 198.18.0.1
 # (a.example.test 203.0.113.10), HTTP on :80 of every address of the test
 # "internet", the leak sensor on its veth. dockerd runs in the sandbox
-# host's network namespace and a mount namespace of its own, everything
-# under the work dir (--data-root, --exec-root, --pidfile, its socket),
-# no iptables, its bridge docker0 198.19.6.1/24 (a user-defined network
-# 198.19.7.0/24) routed by the test internet; its default cgroup parent
-# is the suite's, the containers' nameserver the test's dnsmasq. The image
-# is imported from busybox-static (no registry is ever asked). The job
-# user and its group are made for the run and removed.
+# host's network namespace and the suite's own mount namespace (the one
+# the job and the daemon are in, as on a host), everything under the work
+# dir (--data-root, --exec-root, --pidfile, its socket), no iptables, its
+# bridge docker0 198.19.6.1/24 (a user-defined network 198.19.7.0/24)
+# routed by the test internet; its default cgroup parent is the suite's,
+# the containers' nameserver the test's dnsmasq. Root reaches dockerd's
+# own socket through a hard link in a directory of its own, which the
+# daemon's mount over the socket's name does not cover. The image is
+# imported from busybox-static (no registry is ever asked). The job user
+# and its group are made for the run and removed.
 #
 # Output: "ok NAME" / "FAIL NAME: reason" per assertion, and as the last
 # line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
@@ -39,10 +42,11 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control mntns run host build service flags foreign outsider names buildkit stop"
+ALL_TESTS="control mntns run host build service flags socket foreign outsider names buildkit stop"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
+ROOTSOCK=$DK/own/docker.sock # dockerd's own socket, a hard link only root can reach
 IMAGE=egr-e2e-busybox
 GW=198.19.6.1		# docker0: where the containers reach the daemon
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
@@ -59,29 +63,26 @@ A_OUT=203.0.113.66
 A_DIRECT=203.0.113.67
 A_GAP=203.0.113.68
 A_AFTER=203.0.113.69
-# the flags refused, each with the address its container tries (203.0.113.
+# the flags refused (dockerd's own socket: its hard link), each with the
+# address its container tries (203.0.113.
 # 100 + its index), and where a flag is a way out of the job's cgroup in
 # a line of shell, the container takes it first (ESCAPE): the container's
 # shell moves itself to the root cgroup, where no program of the job's runs
 CG2=$(cgroup2_mount)
 FLAGS=("--privileged" "--cap-add NET_ADMIN" "--cap-add SYS_ADMIN" "--pid host" "-v /:/host"
-	"-v $SOCK:/var/run/docker.sock" "--userns host" "--cgroup-parent $DPARENT-x"
+	"-v $ROOTSOCK:/var/run/docker.sock" "--userns host" "--cgroup-parent $DPARENT-x"
 	"--security-opt seccomp=unconfined" "--security-opt apparmor=unconfined"
-	"--mount type=bind,source=$CG2,target=/cg")
+	"--mount type=bind,source=$CG2,target=/cg" "-v $DK/exec/containerd/containerd.sock:/c.sock")
 ESCAPE=("" "" "mkdir -p /tmp/c && mount -t cgroup2 none /tmp/c && echo \$\$ >/tmp/c/cgroup.procs; "
-	"" "echo \$\$ >/host$CG2/cgroup.procs; " "" "" "" "" "" "echo \$\$ >/cg/cgroup.procs; ")
+	"" "echo \$\$ >/host$CG2/cgroup.procs; " "" "" "" "" "" "echo \$\$ >/cg/cgroup.procs; " "")
 D_PID=
 
 # ------------------------------------------------------------- the rig
 
 dockerd_pid() { cat "$DK/docker.pid" 2>/dev/null; }
 
-# dk_root ARGS...: root's docker on dockerd's own socket, in dockerd's
-# mount namespace (no mount of the daemon's there)
-dk_root() {
-	timeout -k 5 120 nsenter -t "$(dockerd_pid)" -m --net="$NS_SBX" \
-		"$DOCKER" -H "unix://$SOCK" "$@"
-}
+# dk_root ARGS...: root's docker on dockerd's own socket (its hard link)
+dk_root() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$ROOTSOCK" "$@"; }
 
 # dk_outsider ARGS...: root's docker on SOCK in the suite's mount
 # namespace: through egressctl's socket once the daemon keeps it
@@ -125,9 +126,7 @@ dockerd_setup() {
 		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
 	PIDS+=($!)
 	echo '{}' >"$DK/daemon.json"
-	# its own mount namespace: dk_root reaches its socket there, below
-	# whatever the suite's namespace mounts over it
-	nsenter --net="$NS_SBX" unshare --mount --propagation private /usr/sbin/dockerd \
+	nsenter --net="$NS_SBX" /usr/sbin/dockerd \
 		--config-file "$DK/daemon.json" --data-root "$DK/root" --exec-root "$DK/exec" \
 		--pidfile "$DK/docker.pid" -H "unix://$SOCK" -G "$JOBU" --bip "$GW/24" \
 		--iptables=false --ip6tables=false --storage-driver vfs --userland-proxy=false \
@@ -135,10 +134,11 @@ dockerd_setup() {
 		>"$DK/dockerd.log" 2>&1 &
 	PIDS+=($!)
 	for i in $(seq 300); do
-		[ -S "$SOCK" ] && [ -s "$DK/docker.pid" ] && dk_root version >/dev/null 2>&1 && break
+		[ -S "$SOCK" ] && [ -s "$DK/docker.pid" ] && break
 		sleep 0.1
 	done
-	dk_root version >/dev/null 2>&1 || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
+	mkdir -m 0700 "$DK/own" && ln "$SOCK" "$ROOTSOCK" || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
+	wait_secs 20 dk_root version >/dev/null 2>&1 || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
 	ip -n "$INET" route add 198.19.6.0/24 via 198.18.0.2 &&
 		ip -n "$INET" route add "$NET2_SUBNET" via 198.18.0.2 || return 1
 	cp /bin/busybox "$DK/rootfs/bin/busybox" || return 1
@@ -167,8 +167,8 @@ e2e_cleanup() {
 	local d p
 	[ -n "$D_PID" ] && kill -KILL "$D_PID" 2>/dev/null
 	if [ -n "$(dockerd_pid)" ] && kill -0 "$(dockerd_pid)" 2>/dev/null; then
-		dk_root ps -aq 2>/dev/null | xargs -r timeout 60 nsenter -t "$(dockerd_pid)" -m \
-			"$DOCKER" -H "unix://$SOCK" rm -f >/dev/null 2>&1
+		dk_root ps -aq 2>/dev/null | xargs -r timeout 60 "$DOCKER" -H "unix://$ROOTSOCK" rm -f \
+			>/dev/null 2>&1
 		p=$(dockerd_pid)
 		kill -TERM "$p" 2>/dev/null
 		wait_secs 15 sh -c "! kill -0 $p 2>/dev/null"
@@ -303,7 +303,8 @@ EOF
 	dk_job build --no-cache -t "egr-e2e-$$-built" "$DK/ctx" >"$W/$t.out" 2>&1
 	a_grep "$t.under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name job)")/[0-9a-f]{64}$"
 	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
-	a_grep "$t.denied.403" "$W/$t.out" '^R: HTTP/1\.[01] 403'
+	# (docker build's output may put a colour's escape before a line)
+	a_grep "$t.denied.403" "$W/$t.out" 'R: HTTP/1\.[01] 403'
 	a_grep "$t.wget.refused" "$W/$t.out" 'wget: server returned error: HTTP/1\.[01] 403'
 	a_grep "$t.built" "$W/$t.out" "Successfully built"
 	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.(denied|wget) "
@@ -365,6 +366,28 @@ test_flags() {
 		sensor_none_since "$t.$i.sensor" "$base" "dst host $a"
 	done
 	a_jlog "$t.logged" "$W/d.jlog" event=docker reason="refused POST /v[0-9.]+/containers/create from docker\\[[0-9]+\\]: egressctl: --privileged is refused in a confined job"
+}
+
+# ======================================================================
+# socket: the job's container given the socket's name (as GitHub's
+# container actions are: -v /var/run/docker.sock:/var/run/docker.sock)
+# gets egressctl's socket, and its docker is the job's: its containers
+# under the job's cgroup, its --privileged refused. (The client and its
+# libc are bound read-only from the host: what may be, read-only. Inside,
+# the socket keeps its name: the connect_unix hook allows that one, as it
+# allows /run/docker.sock and /var/run/docker.sock for --docker
+# /run/docker.sock.)
+# ======================================================================
+test_socket() {
+	local t=socket lib
+	daemon_up || return 0
+	lib=$(dirname "$(realpath /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo /lib/x86_64-linux-gnu/x)")
+	dk_job run --rm -v "$SOCK:$SOCK" -v "$DOCKER:/d:ro" -v "$lib:/lib/x86_64-linux-gnu:ro" \
+		-v /lib64:/lib64:ro -e DOCKER_HOST="unix://$SOCK" "$IMAGE" sh -c \
+		"/d run --rm --privileged $IMAGE true; /d run --rm $IMAGE tail -1 /proc/self/cgroup" \
+		>"$W/$t.out" 2>&1
+	a_grep "$t.inner_refused" "$W/$t.out" "egressctl: --privileged is refused in a confined job"
+	a_grep "$t.inner_under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name job)")/[0-9a-f]{64}$"
 }
 
 # ======================================================================

@@ -35,6 +35,7 @@ struct dockerapi {
 	struct evconnlistener *lis;
 	bool mounted;
 	char driver[32];	 /* dockerd's cgroup driver ("cgroupfs", "systemd") */
+	bool same_mntns;	 /* dockerd resolves paths in the daemon's mount namespace */
 	char root_dir[PATH_MAX]; /* dockerd's DockerRootDir */
 	struct dk_paths paths;	 /* what no container of a job may bind */
 	LIST_HEAD(, dk_conn) conns;

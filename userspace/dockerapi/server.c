@@ -196,6 +196,12 @@ dk_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen)
 		snprintf(why, whylen, "%s cannot be resolved (%s)", path, strerror(-err));
 		return -EPERM;
 	}
+	/* PATH itself: dockerd mounts what is on top of it, egressctl's
+	 * socket (a container of the job talks to docker as the job does;
+	 * docker's own container actions bind it) -- if dockerd sees the
+	 * mount, in this mount namespace */
+	if (!strcmp(real, d->path) && d->same_mntns)
+		return 0;
 	if (!stat(real, &st) && S_ISSOCK(st.st_mode)) {
 		snprintf(why, whylen, "%s is a unix socket", real);
 		return -EPERM;
@@ -269,6 +275,41 @@ open_real(struct dockerapi *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* Does dockerd resolve a bind's source in our mount namespace, where PATH
+ * is egressctl's socket? Asked of the process that listens on its socket
+ * (SO_PEERCRED: dockerd, or systemd for docker.socket). */
+static bool
+same_mntns(struct dockerapi *d)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char p[64], theirs[64] = "", ours[64] = "";
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool same = false;
+	ssize_t n;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->real_name);
+	if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) && cr.pid > 0) {
+		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)cr.pid);
+		n = readlink(p, theirs, sizeof(theirs) - 1);
+		theirs[n > 0 ? n : 0] = 0;
+		n = readlink("/proc/self/ns/mnt", ours, sizeof(ours) - 1);
+		ours[n > 0 ? n : 0] = 0;
+		same = ours[0] && !strcmp(ours, theirs);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!same)
+		log_warnx(
+			"docker: dockerd is in another mount namespace (or cannot be told): a bind "
+			"of %s into a job's container is refused (it would be dockerd's own socket "
+			"there)",
+			d->path);
+	return same;
+}
+
 /* What dockerd is: its cgroup driver, its root directory. */
 static int
 ask_info(struct dockerapi *d, char *err, size_t errlen)
@@ -290,6 +331,7 @@ ask_info(struct dockerapi *d, char *err, size_t errlen)
 	}
 	snprintf(d->driver, sizeof(d->driver), "%s", drv);
 	snprintf(d->root_dir, sizeof(d->root_dir), "%s", root);
+	d->same_mntns = same_mntns(d);
 	dj_free(doc);
 	if (strcmp(d->driver, "cgroupfs"))
 		log_warnx(
