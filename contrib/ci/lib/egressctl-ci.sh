@@ -24,6 +24,9 @@
 #   EGR_SUMMARY    a file the markdown summary is appended to at the end
 #                  ($GITHUB_STEP_SUMMARY); it is also $EGR_DIR/summary.md
 #   EGR_DAEMON_ARGS  more options of `egressctl daemon` (word-split)
+#   EGR_DOCKER     true (default): where dockerd's socket is, the daemon
+#                  keeps it for the job (--docker: its containers confined,
+#                  docs/ci.md "Docker"); false: docker is left alone
 # Every function says what failed on stderr and returns non-zero.
 #
 # Root never acts on what the job can write. $EGR_DIR is the job's: root
@@ -247,6 +250,14 @@ egr_ci_daemon_args() {
 		fi
 	fi
 	while read -r r; do args+=(--allow "$r"); done < <(egr_ci_rules "${EGR_ALLOW:-}")
+	case "${EGR_DOCKER:-true}" in
+	true)
+		for r in /run/docker.sock /var/run/docker.sock; do
+			[ -S "$r" ] && { args+=(--docker "$r"); break; }
+		done ;;
+	false) ;;
+	*) egr_ci_say "docker '${EGR_DOCKER}': expected true or false"; return 1 ;;
+	esac
 	# shellcheck disable=SC2206 # word-split on purpose
 	args+=(${EGR_DAEMON_ARGS:-})
 }
