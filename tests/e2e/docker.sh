@@ -42,7 +42,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control mntns run host build service flags socket foreign outsider names buildkit stop"
+ALL_TESTS="control mntns run host build service flags socket registry foreign outsider names buildkit stop"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
@@ -63,6 +63,10 @@ A_OUT=203.0.113.66
 A_DIRECT=203.0.113.67
 A_GAP=203.0.113.68
 A_AFTER=203.0.113.69
+A_REG_CTL=203.0.113.70	# registries dockerd would reach for the job
+A_REG_PULL=203.0.113.71
+A_REG_PUSH=203.0.113.72
+A_REG_LOGIN=203.0.113.73
 # the flags refused (dockerd's own socket: its hard link), each with the
 # address its container tries (203.0.113.
 # 100 + its index), and where a flag is a way out of the job's cgroup in
@@ -230,6 +234,9 @@ test_control() {
 	a_first "$t.reached" "$W/$t.out" '^HTTP/1\.[01] 200'
 	a_grep "$t.outside_the_job" "$W/$t.out" "^0::$(re "$DPARENT")/[0-9a-f]{64}$"
 	sensor_saw "$t.sensor" "dst host $A_CTL and tcp dst port 80"
+	# dockerd reaches the registry a pull names, for whoever asks
+	dk_job pull "$A_REG_CTL/egr/x" >"$W/$t.pull" 2>&1
+	sensor_saw "$t.pull.sensor" "dst host $A_REG_CTL and tcp dst port 443"
 	for i in "${!FLAGS[@]}"; do
 		f=${FLAGS[$i]}
 		a=203.0.113.$((100 + i))
@@ -388,6 +395,28 @@ test_socket() {
 		>"$W/$t.out" 2>&1
 	a_grep "$t.inner_refused" "$W/$t.out" "egressctl: --privileged is refused in a confined job"
 	a_grep "$t.inner_under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name job)")/[0-9a-f]{64}$"
+}
+
+# ======================================================================
+# registry: what dockerd would reach for the job is judged by its policy:
+# a pull, a push, a login to a registry it denies are refused, named, and
+# dockerd never tries (the control showed it would); an allowed registry's
+# pull goes to dockerd (its error is dockerd's: no registry answers here).
+# ======================================================================
+test_registry() {
+	local t=registry
+	daemon_up || return 0
+	dk_job pull "$A_REG_PULL/egr/x" >"$W/$t.pull" 2>&1
+	a_grep "$t.pull.refused" "$W/$t.pull" "egressctl: docker pull from $(re "$A_REG_PULL") is refused in a confined job: its policy denies $(re "$A_REG_PULL"):443 \(no rule allows it\)"
+	dk_job tag "$IMAGE" "$A_REG_PUSH/egr/x" >"$W/$t.tag" 2>&1
+	dk_job push "$A_REG_PUSH/egr/x" >"$W/$t.push" 2>&1
+	a_grep "$t.push.refused" "$W/$t.push" "egressctl: docker push to $(re "$A_REG_PUSH") is refused"
+	dk_job login -u u -p p "$A_REG_LOGIN" >"$W/$t.login" 2>&1
+	a_grep "$t.login.refused" "$W/$t.login" "egressctl: docker login to $(re "$A_REG_LOGIN") is refused"
+	dk_job pull a.example.test/egr/x >"$W/$t.allowed" 2>&1
+	a_nogrep "$t.allowed.passed" "$W/$t.allowed" "egressctl:"
+	a_grep "$t.allowed.dockerds_error" "$W/$t.allowed" "Error response from daemon"
+	sensor_none "$t.sensor" "dst host $A_REG_PULL or dst host $A_REG_PUSH or dst host $A_REG_LOGIN"
 }
 
 # ======================================================================

@@ -8,8 +8,8 @@
  * create it lets through names the job's cgroup as the parent where
  * dockerd will read it and asks for no privileged container; a body it
  * let through prints as JSON that parses again; a rewritten build target
- * carries exactly one cgroupparent, the job's, last; a refusal is an
- * "egressctl: " message. */
+ * carries exactly one cgroupparent, the job's, last; a registry named
+ * has a port; a refusal is an "egressctl: " message. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,6 +124,9 @@ judge_target(const struct http_request *req, const struct dk_ctx *ctx)
 		check_refusal(&v);
 		return;
 	}
+	if (r.registry[0] &&
+	    (!r.rport || !memchr(r.registry, 0, sizeof(r.registry)) || !r.rwhat[0]))
+		abort();
 	if (r.kind == DK_BUILD) {
 		if (dk_build_target(req->raw_target, req->raw_target_len, ctx, out, sizeof(out),
 				    &v))

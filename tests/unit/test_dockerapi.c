@@ -118,6 +118,108 @@ run_cls(void **state)
 	}
 }
 
+/* ---- registries dockerd would reach ---- */
+
+struct reg_case {
+	const char *name;
+	const char *method, *target;
+	const char *registry; /* "" none */
+	unsigned short port;
+	const char *what;
+};
+
+static const struct reg_case reg_cases[] = {
+	{"pull-hub", "POST", "/v1.41/images/create?fromImage=busybox&tag=latest",
+	 "registry-1.docker.io", 443, "docker pull from"},
+	{"pull-hub-library", "POST", "/images/create?fromImage=library%2Fbusybox",
+	 "registry-1.docker.io", 443, "docker pull from"},
+	{"pull-docker-io", "POST", "/images/create?fromImage=docker.io/library/x",
+	 "registry-1.docker.io", 443, "docker pull from"},
+	{"pull-ghcr", "POST", "/images/create?fromImage=ghcr.io%2Fo%2Fx&tag=1", "ghcr.io", 443,
+	 "docker pull from"},
+	{"pull-port", "POST", "/images/create?fromImage=reg.test:5000/x", "reg.test", 5000,
+	 "docker pull from"},
+	{"pull-localhost", "POST", "/images/create?fromImage=localhost/x", "localhost", 443,
+	 "docker pull from"},
+	{"pull-v6", "POST", "/images/create?fromImage=%5B2001:db8::1%5D:5000/x", "2001:db8::1",
+	 5000, "docker pull from"},
+	{"pull-first-counts", "POST", "/images/create?fromImage=a.test/x&fromImage=busybox",
+	 "a.test", 443, "docker pull from"},
+	{"import", "POST", "/images/create?fromSrc=-&repo=x", "", 0, ""},
+	{"push", "POST", "/v1.41/images/evil.test/x/push?tag=1", "evil.test", 443,
+	 "docker push to"},
+	{"push-hub", "POST", "/images/me/x/push", "registry-1.docker.io", 443, "docker push to"},
+	{"manifest", "GET", "/distribution/q.test:444/x/json", "q.test", 444, "docker manifest of"},
+	{"search", "GET", "/images/search?term=busybox", "index.docker.io", 443,
+	 "docker search of"},
+	{"search-registry", "GET", "/images/search?term=s.test/x", "s.test", 443,
+	 "docker search of"},
+	{"images-list", "GET", "/images/json", "", 0, ""},
+	{"login", "POST", "/auth", "", 0, ""}, /* its body says */
+};
+
+static void
+run_reg(void **state)
+{
+	const struct reg_case *c = *state;
+	struct dk_route r;
+	struct dk_verdict v = {0};
+
+	assert_int_equal(dk_classify(c->method, c->target, strlen(c->target), NULL, &r, &v), 0);
+	assert_string_equal(r.registry, c->registry);
+	if (c->registry[0]) {
+		assert_int_equal(r.rport, c->port);
+		assert_string_equal(r.rwhat, c->what);
+	}
+}
+
+static void
+test_registry_of(void **state)
+{
+	char h[64];
+	unsigned short port;
+
+	(void)state;
+	assert_int_equal(dk_registry_of("Upper/x", h, sizeof(h), &port), 0);
+	assert_string_equal(h, "Upper");
+	assert_int_equal(dk_registry_of("a.test:0/x", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(dk_registry_of("a.test:99999/x", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(dk_registry_of("a.test:/x", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(dk_registry_of("[::1/x", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(dk_registry_of("[::1]/x", h, sizeof(h), &port), 0);
+	assert_string_equal(h, "::1");
+	assert_int_equal(dk_registry_of("a-very-long-registry-name.test/x", h, 8, &port), -EINVAL);
+}
+
+static void
+test_auth_registry(void **state)
+{
+	static const struct {
+		const char *body, *host;
+		unsigned short port;
+	} cases[] = {
+		{"{}", "index.docker.io", 443},
+		{"{\"serveraddress\":\"https://index.docker.io/v1/\"}", "index.docker.io", 443},
+		{"{\"serveraddress\":\"ghcr.io\"}", "ghcr.io", 443},
+		{"{\"serveraddress\":\"https://reg.test:5000/v2/\"}", "reg.test", 5000},
+		{"{\"serveraddress\":\"myreg\"}", "myreg.", 443},
+	};
+	char err[160];
+
+	(void)state;
+	for (size_t i = 0; i < NCASES(cases); i++) {
+		struct dk_route r = {.kind = DK_AUTH};
+		struct dk_verdict v = {0};
+		struct dj *doc = dj_parse(cases[i].body, strlen(cases[i].body), err, sizeof(err));
+
+		assert_int_equal(dk_auth_registry(doc, &r, &v), 0);
+		assert_string_equal(r.registry, cases[i].host);
+		assert_int_equal(r.rport, cases[i].port);
+		assert_string_equal(r.rwhat, "docker login to");
+		dj_free(doc);
+	}
+}
+
 /* ---- targets rewritten ---- */
 
 static void
@@ -574,14 +676,16 @@ int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_build_target), cmocka_unit_test(test_target_with_id),
-		cmocka_unit_test(test_rewritten),    cmocka_unit_test(test_owned),
-		cmocka_unit_test(test_message_json), cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_unescape),
+		cmocka_unit_test(test_build_target),  cmocka_unit_test(test_target_with_id),
+		cmocka_unit_test(test_rewritten),     cmocka_unit_test(test_owned),
+		cmocka_unit_test(test_message_json),  cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_unescape),      cmocka_unit_test(test_registry_of),
+		cmocka_unit_test(test_auth_registry),
 	};
 	int failed = 0;
 
 	failed += RUN_TABLE("classify", cls_cases, run_cls);
+	failed += RUN_TABLE("registries", reg_cases, run_reg);
 	failed += RUN_TABLE("bodies", body_cases, run_body);
 	failed += RUN_TABLE("json", json_cases, run_json);
 	failed += RUN_TABLE("host paths", path_cases, run_path);

@@ -10,6 +10,7 @@
  * another (a unit's private one), where they would reach dockerd's own. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 #include "dockerapi/dockerapi.h"
 #include "kernel/cgroup.h"
 #include "lib/log.h"
+#include "policy/policy.h"
 
 static int
 job_of(void *arg, const char *cgroup, struct dockerapi_job *job)
@@ -58,6 +60,47 @@ said(void *arg, uint64_t id, const char *words)
 		return;
 	}
 	log_warnx("docker: %s", words); /* its target is gone */
+}
+
+/* A registry dockerd would reach for target id, judged by its policy as
+ * a TLS connection to host:port (an address literal by its address). */
+static int
+judge(void *arg, uint64_t id, const char *host, unsigned short port, char *why, size_t whylen)
+{
+	struct daemon *dm = arg;
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	struct policy_query q = {.host = host, .port = port, .proto = POLICY_P_TLS};
+	struct policy_decision d;
+	struct dtarget *dt;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->cgid == id && id)
+		break;
+	if (!dt || !dt->tg) {
+		snprintf(why, whylen, "its target is not attached");
+		return -EPERM;
+	}
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+	}
+	if (ss.ss_family) {
+		q.addr = (const struct sockaddr *)&ss;
+		q.host = NULL;
+	}
+	if (policy_decide(target_policy(dt->tg), &q, &d)) {
+		snprintf(why, whylen, "the policy cannot judge it");
+		return -EPERM;
+	}
+	if (d.action == POLICY_ALLOW)
+		return 0;
+	policy_reason_words(&d, NULL, why, whylen);
+	return -EPERM;
 }
 
 static void
@@ -182,6 +225,7 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 				   .mnt = dm->mnt,
 				   .job_of = job_of,
 				   .said = said,
+				   .judge = judge,
 				   .arg = dm};
 	struct dtarget *dt;
 	int err;

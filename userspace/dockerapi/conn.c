@@ -344,6 +344,24 @@ send_body(struct dk_conn *c)
 		c->st = DK_ST_RESP;
 }
 
+/* A registry dockerd would reach for the job, judged by its policy. */
+static bool
+registry_refused(struct dk_conn *c)
+{
+	struct dk_route *r = &c->route;
+	struct dk_verdict v;
+	char why[256] = "";
+
+	if (!r->registry[0] || !c->d->o.judge ||
+	    !c->d->o.judge(c->d->o.arg, c->job.id, r->registry, r->rport, why, sizeof(why)))
+		return false;
+	dk_refuse(&v, 403,
+		  "%s %s is refused in a confined job: its policy denies %s:%u (%s), which "
+		  "dockerd would reach for it",
+		  r->rwhat, r->registry, r->registry, (unsigned)r->rport, why);
+	return dk_conn_refuse(c, &v);
+}
+
 /* A JSON body, whole: judged, forwarded rewritten. */
 static void
 judge_body(struct dk_conn *c)
@@ -370,6 +388,12 @@ judge_body(struct dk_conn *c)
 		return;
 	}
 	if (dk_judge_body(&c->route, doc, &ctx, &v) && dk_conn_refuse(c, &v)) {
+		dj_free(doc);
+		return;
+	}
+	if (c->route.kind == DK_AUTH &&
+	    ((dk_auth_registry(doc, &c->route, &v) && dk_conn_refuse(c, &v)) ||
+	     registry_refused(c))) {
 		dj_free(doc);
 		return;
 	}
@@ -453,7 +477,7 @@ start_request(struct dk_conn *c)
 			&c->route, &v) &&
 	    dk_conn_refuse(c, &v))
 		return;
-	if (precheck(c))
+	if (precheck(c) || registry_refused(c))
 		return;
 	if (c->route.own) {
 		bufferevent_disable(c->cl, EV_READ);

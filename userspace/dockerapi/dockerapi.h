@@ -6,7 +6,9 @@
  * its cgroup) has its Docker Engine API requests judged (rules.h): its
  * containers and build steps run under the job's cgroup, where the job's
  * programs confine them, and what would take one out of there is refused
- * with a message naming the flag. Anybody else's connection is relayed to
+ * with a message naming the flag; a registry dockerd would reach for it
+ * (pull, push, login) is judged by the job's policy. Anybody else's
+ * connection is relayed to
  * dockerd untouched. dockerd itself is reached through a descriptor of
  * its socket opened before the mount. One libevent loop (the daemon's). */
 #ifndef DOCKERAPI_H
@@ -37,6 +39,10 @@ struct dockerapi_opts {
 	int (*job_of)(void *arg, const char *cgroup, struct dockerapi_job *job);
 	/* A line for the log of job id (and stderr). */
 	void (*said)(void *arg, uint64_t id, const char *words);
+	/* May job id have dockerd reach host:port for it (a registry: a
+	 * pull, push, login)? 0, or -EPERM with why (the policy's words). */
+	int (*judge)(void *arg, uint64_t id, const char *host, unsigned short port, char *why,
+		     size_t whylen);
 	void *arg;
 };
 

@@ -176,6 +176,7 @@ query_each(const char *q, size_t n, int (*fn)(void *, const char *, const char *
 struct qjudge {
 	struct dk_verdict *v;
 	bool build;
+	struct dk_route *r; /* a pull's registry */
 };
 
 static int
@@ -184,6 +185,14 @@ judge_pair(void *arg, const char *k, const char *val)
 	struct qjudge *j = arg;
 
 	if (!j->build) { /* POST /images/create */
+		if (!strcmp(k, "fromImage") && *val && !j->r->registry[0]) { /* the first counts */
+			snprintf(j->r->rwhat, sizeof(j->r->rwhat), "docker pull from");
+			if (dk_registry_of(val, j->r->registry, sizeof(j->r->registry),
+					   &j->r->rport)) {
+				dk_refuse(j->v, 400, "an image name egressctl cannot read");
+				return -EPERM;
+			}
+		}
 		if (!strcmp(k, "fromSrc") && *val && strcmp(val, "-")) {
 			dk_refuse(
 				j->v, 403,
@@ -218,9 +227,9 @@ judge_pair(void *arg, const char *k, const char *val)
 }
 
 static int
-judge_query(const char *q, size_t n, bool build, struct dk_verdict *v)
+judge_query(const char *q, size_t n, bool build, struct dk_route *r, struct dk_verdict *v)
 {
-	struct qjudge j = {.v = v, .build = build};
+	struct qjudge j = {.v = v, .build = build, .r = r};
 	int rc;
 
 	if (memchr(q, ';', n)) {
@@ -231,6 +240,45 @@ judge_query(const char *q, size_t n, bool build, struct dk_verdict *v)
 	if (rc == -EINVAL)
 		dk_refuse(v, 400, "the query holds a bad percent-escape");
 	return rc ? -EPERM : 0;
+}
+
+/* Does s[0..n) hold an upper-case letter (docker reads such a first
+ * component as a registry)? */
+static bool
+memchr_upper(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			return true;
+	return false;
+}
+
+struct qfirst {
+	const char *key;
+	char *out;
+	size_t outlen;
+	bool found;
+};
+
+static int
+first_pair(void *arg, const char *k, const char *val)
+{
+	struct qfirst *f = arg;
+
+	if (f->found || strcmp(k, f->key))
+		return 0;
+	f->found = true;
+	return (size_t)snprintf(f->out, f->outlen, "%s", val) >= f->outlen ? -EINVAL : 0;
+}
+
+/* The first value of key in the query (as Go's FormValue): 0, -EINVAL */
+static int
+query_first(const char *q, size_t n, const char *key, char *out, size_t outlen)
+{
+	struct qfirst f = {.key = key, .out = out, .outlen = outlen};
+
+	out[0] = 0;
+	return query_each(q, n, first_pair, &f) ? -EINVAL : 0;
 }
 
 static bool
@@ -254,6 +302,9 @@ static const struct {
 	{"/secrets", "docker secret"},
 	{"/configs", "docker config"},
 };
+
+static int registry_path(const char *method, const char *p, const char *q, size_t qlen,
+			 struct dk_route *r);
 
 static int
 classify_container(const char *method, const char *p, struct dk_route *r)
@@ -323,18 +374,141 @@ dk_classify(const char *method, const char *target, size_t len, const char *ctyp
 			dk_refuse(v, 400, "/build with a form body is refused");
 			return -EPERM;
 		}
-		if (q && judge_query(q + 1, len - plen - 1, true, v))
+		if (q && judge_query(q + 1, len - plen - 1, true, r, v))
 			return -EPERM;
 	} else if (!strcmp(method, "POST") && !strcmp(p, "/images/create")) {
 		if (is_form(ctype)) {
 			dk_refuse(v, 400, "/images/create with a form body is refused");
 			return -EPERM;
 		}
-		if (q && judge_query(q + 1, len - plen - 1, false, v))
+		if (q && judge_query(q + 1, len - plen - 1, false, r, v))
 			return -EPERM;
-	} else {
+	} else if (!strcmp(method, "POST") && !strcmp(p, "/auth")) {
+		r->kind = DK_AUTH;
+		r->body = true;
+	} else if (registry_path(method, p, q ? q + 1 : NULL, q ? len - plen - 1 : 0, r)) {
+		dk_refuse(v, 400, "an image name egressctl cannot read");
+		return -EPERM;
+	} else if (!r->registry[0]) {
 		classify_container(method, p, r);
 	}
+	return 0;
+}
+
+/* "/images/{name}/push", "/distribution/{name}/json", "/images/search":
+ * the registry dockerd would reach. 0 (r->registry "" for none), -EINVAL */
+static int
+registry_path(const char *method, const char *p, const char *q, size_t qlen, struct dk_route *r)
+{
+	char name[512], term[512] = "";
+	size_t n = strlen(p);
+	const char *what = NULL, *s = NULL, *e = NULL;
+
+	if (!strcmp(method, "POST") && !strncmp(p, "/images/", 8) && n > 13 &&
+	    !strcmp(p + n - 5, "/push")) {
+		what = "docker push to", s = p + 8, e = p + n - 5;
+	} else if (!strcmp(method, "GET") && !strncmp(p, "/distribution/", 14) && n > 19 &&
+		   !strcmp(p + n - 5, "/json")) {
+		what = "docker manifest of", s = p + 14, e = p + n - 5;
+	} else if (!strcmp(method, "GET") && !strcmp(p, "/images/search")) {
+		if (q && query_first(q, qlen, "term", term, sizeof(term)))
+			return -EINVAL;
+		snprintf(r->rwhat, sizeof(r->rwhat), "docker search of");
+		if (!strchr(term, '/') ||
+		    dk_registry_of(term, r->registry, sizeof(r->registry), &r->rport) ||
+		    !strcmp(r->registry, "registry-1.docker.io")) {
+			snprintf(r->registry, sizeof(r->registry), "index.docker.io");
+			r->rport = 443;
+		}
+		return 0;
+	} else {
+		return 0;
+	}
+	if ((size_t)(e - s) >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, s, (size_t)(e - s));
+	name[e - s] = 0;
+	snprintf(r->rwhat, sizeof(r->rwhat), "%s", what);
+	return dk_registry_of(name, r->registry, sizeof(r->registry), &r->rport);
+}
+
+int
+dk_registry_of(const char *ref, char *host, size_t hostlen, unsigned short *port)
+{
+	const char *slash = strchr(ref, '/'), *colon;
+	char dom[300];
+	size_t n;
+	long v = 443;
+	char *end;
+
+	*port = 443;
+	n = slash ? (size_t)(slash - ref) : 0;
+	if (!slash || !n ||
+	    (!memchr(ref, '.', n) && !memchr(ref, ':', n) && strncmp(ref, "localhost", n) &&
+	     !memchr_upper(ref, n))) {
+		snprintf(host, hostlen, "registry-1.docker.io"); /* docker.io */
+		return 0;
+	}
+	if (n >= sizeof(dom))
+		return -EINVAL;
+	memcpy(dom, ref, n);
+	dom[n] = 0;
+	if (!strcmp(dom, "docker.io") || !strcmp(dom, "index.docker.io")) {
+		snprintf(host, hostlen, "registry-1.docker.io");
+		return 0;
+	}
+	colon = dom[0] == '[' ? strstr(dom, "]:") : strrchr(dom, ':');
+	if (colon) {
+		colon += dom[0] == '[';
+		v = strtol(colon + 1, &end, 10);
+		if (*end || end == colon + 1 || v < 1 || v > 65535)
+			return -EINVAL;
+		dom[colon - dom] = 0;
+	}
+	n = strlen(dom);
+	if (dom[0] == '[') { /* [v6] */
+		if (n < 3 || dom[n - 1] != ']')
+			return -EINVAL;
+		memmove(dom, dom + 1, n - 2);
+		dom[n - 2] = 0;
+	}
+	if (!dom[0] || (size_t)snprintf(host, hostlen, "%s", dom) >= hostlen)
+		return -EINVAL;
+	*port = (unsigned short)v;
+	return 0;
+}
+
+int
+dk_auth_registry(const struct dj *body, struct dk_route *r, struct dk_verdict *v)
+{
+	const char *s = dj_str(dj_get(body, "serveraddress"));
+	char ref[300];
+	const char *p;
+	size_t n;
+
+	snprintf(r->rwhat, sizeof(r->rwhat), "docker login to");
+	if (!dj_is_object(body) || dj_check_keys(body, ref, sizeof(ref))) {
+		dk_refuse(v, 400, "a login egressctl cannot read");
+		return -EPERM;
+	}
+	if (!s || !*s)
+		s = "index.docker.io";
+	p = strstr(s, "://");
+	p = p ? p + 3 : s;
+	n = strcspn(p, "/");
+	if (n >= sizeof(ref) - 2) {
+		dk_refuse(v, 400, "a login egressctl cannot read");
+		return -EPERM;
+	}
+	snprintf(ref, sizeof(ref), "%.*s/x", (int)n, p);
+	if (!strchr(ref, '.') && !strchr(ref, ':') && strncmp(ref, "localhost/", 10))
+		snprintf(ref, sizeof(ref), "%.*s./x", (int)n, p); /* a bare name is a host */
+	if (dk_registry_of(ref, r->registry, sizeof(r->registry), &r->rport)) {
+		dk_refuse(v, 400, "a login egressctl cannot read");
+		return -EPERM;
+	}
+	if (!strcmp(r->registry, "registry-1.docker.io"))
+		snprintf(r->registry, sizeof(r->registry), "index.docker.io");
 	return 0;
 }
 
@@ -387,8 +561,9 @@ dk_build_target(const char *target, size_t len, const struct dk_ctx *c, char *ou
 	const char *q = memchr(target, '?', len);
 	char enc[3 * PATH_MAX_DK];
 	size_t o = 0, e = 0, plen = q ? (size_t)(q - target) : len;
+	struct dk_route r = {0};
 
-	if (q && judge_query(q + 1, len - plen - 1, true, v))
+	if (q && judge_query(q + 1, len - plen - 1, true, &r, v))
 		return -EPERM;
 	for (const unsigned char *s = (const unsigned char *)c->parent; *s && e + 4 < sizeof(enc);
 	     s++) {

@@ -42,6 +42,7 @@ enum dk_kind {
 	DK_BUILD,	  /* POST /build: query judged, cgroupparent set */
 	DK_VOLUME,	  /* POST /volumes/create: body judged */
 	DK_CONTAINER_USE, /* the job's containers only (attach, restart, archive) */
+	DK_AUTH,	  /* POST /auth (docker login): its registry judged */
 };
 
 struct dk_route {
@@ -53,6 +54,11 @@ struct dk_route {
 	char version[16];   /* "1.41" of a "/v1.41" prefix; "" none */
 	bool has_query;
 	size_t query; /* where the query starts in the target (after '?') */
+	/* a registry dockerd would reach for the job (pull, push, login,
+	 * search, inspect): judged by the job's policy; "" none */
+	char registry[256];
+	unsigned short rport;
+	char rwhat[24]; /* "docker pull from", ... */
 };
 
 /* What the judge needs to know of the job and the host. */
@@ -92,6 +98,16 @@ int dk_target_with_id(const char *target, size_t len, const struct dk_route *r, 
  * 0, or -EPERM with v set (another's, or not a container). */
 int dk_owned(const struct dj *inspect, const struct dk_ctx *c, const struct dk_route *r, char *id,
 	     size_t idlen, struct dk_verdict *v);
+
+/* The registry an image reference names, as docker reads it ("busybox",
+ * "ghcr.io/o/x:1", "localhost:5000/x", "[2001:db8::1]:5000/x"): its host
+ * (docker.io's is registry-1.docker.io) and port (443 unless given).
+ * 0 or -EINVAL. */
+int dk_registry_of(const char *ref, char *host, size_t hostlen, unsigned short *port);
+
+/* POST /auth's body: the registry of its serveraddress (a URL or
+ * HOST[:PORT]; none: docker.io's index) into r. 0, or -EPERM with v. */
+int dk_auth_registry(const struct dj *body, struct dk_route *r, struct dk_verdict *v);
 
 /* v := status, "egressctl: " and the message. */
 void dk_refuse(struct dk_verdict *v, int status, const char *fmt, ...)
