@@ -284,11 +284,15 @@ $(http a.example.test $t.allowed) $(http "$A_RUN" $t.denied) nslookup denied-run
 
 # ======================================================================
 # host: --network host is the host's network namespace (the daemon's):
-# the container is under the job's cgroup, confined as the job is.
+# the container is under the job's cgroup, confined as the job is. (After
+# a reload: what --docker adds to the target's options is the same, so the
+# target is kept, its socket too.)
 # ======================================================================
 test_host() {
 	local t=host
 	daemon_up || return 0
+	"$EGRESSCTL" reload --control "$W/d.ctl" >"$W/$t.reload" 2>&1
+	a_val "$t.reloaded" "egressctl reload's status" "$?" 0
 	dk_job run --rm --network host "$IMAGE" sh -c "$(http a.example.test $t.allowed) $(http "$A_HOST" $t.denied)" \
 		>"$W/$t.out" 2>&1
 	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
