@@ -42,7 +42,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control mntns run host build service flags socket registry foreign outsider names buildkit stop"
+ALL_TESTS="control mntns run host build service flags socket registry foreign outsider names buildkit stop podman"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
@@ -67,6 +67,12 @@ A_REG_CTL=203.0.113.70	# registries dockerd would reach for the job
 A_REG_PULL=203.0.113.71
 A_REG_PUSH=203.0.113.72
 A_REG_LOGIN=203.0.113.73
+A_PCTL=203.0.113.74	# podman's service
+A_PRUN=203.0.113.75
+PM=$DK/pm		# podman's root, run root, configuration, networks, socket
+PSOCK=$PM/podman.sock
+PIMAGE=localhost/egr-e2e-busybox
+P_PID=
 # the flags refused (dockerd's own socket: its hard link), each with the
 # address its container tries (203.0.113.
 # 100 + its index), and where a flag is a way out of the job's cgroup in
@@ -164,8 +170,8 @@ docker_setup() {
 }
 
 # dockerd's leftovers go before the namespaces and cgroups do: its
-# containers (and dockerd, which stops its containerd), the v1 cgroups
-# runc made beside the v2 ones, the job user
+# containers (and dockerd, which stops its containerd), podman's, the v1
+# cgroups runc made beside the v2 ones, the job user
 eval "net_$(declare -f e2e_cleanup)"
 e2e_cleanup() {
 	local d p
@@ -176,6 +182,11 @@ e2e_cleanup() {
 		p=$(dockerd_pid)
 		kill -TERM "$p" 2>/dev/null
 		wait_secs 15 sh -c "! kill -0 $p 2>/dev/null"
+	fi
+	[ -n "$P_PID" ] && kill -KILL "$P_PID" 2>/dev/null
+	if [ -d "$PM/root" ]; then
+		pm rm -af -t 0 >/dev/null 2>&1
+		while read -r d; do umount -l "$d" 2>/dev/null; done < <(awk -v p="$PM/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
 	fi
 	for d in /sys/fs/cgroup/*/egressctl/"$CG_PREFIX"-* /sys/fs/cgroup/*/egr-e2e-$$-*; do
 		[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroupfs ] || continue
@@ -526,6 +537,89 @@ test_stop() {
 	dk_job run --rm "$IMAGE" sh -c "tail -1 /proc/self/cgroup" >"$W/$t.back" 2>&1
 	a_grep "$t.dockerd_again" "$W/$t.back" "^0::$(re "$DPARENT")/[0-9a-f]{64}$"
 	sensor_none "$t.sensor" "dst host $A_AFTER"
+}
+
+# ======================================================================
+# podman: podman's API service (rootful, `podman system service`) kept
+# the same way, for a job of its own: without egressctl the job's
+# container reaches a denied address; with it the container is under the
+# job's cgroup (podman's libpod-ID), the allowed name answers, the denied
+# address gets 403, --privileged is refused; nothing reaches the sensor.
+# ======================================================================
+pm() {
+	CONTAINERS_CONF="$PM/containers.conf" timeout -k 5 120 nsenter --net="$NS_SBX" \
+		podman --root "$PM/root" --runroot "$PM/run" --storage-driver vfs "$@"
+}
+
+podman_setup() {
+	mkdir -p "$PM/networks" "$PM/tmp" || return 1
+	cat >"$PM/containers.conf" <<EOF
+[containers]
+netns = "bridge"
+dns_servers = ["$INET_DNS"]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$PM/events.log"
+runtime = "runc"
+tmp_dir = "$PM/tmp"
+[network]
+network_backend = "netavark"
+network_config_dir = "$PM/networks"
+default_subnet = "198.19.8.0/24"
+EOF
+	tar -C "$DK/rootfs" -c . | pm import - "$PIMAGE" >"$PM/import.out" 2>&1 ||
+		{ fail podman.setup "podman import: $(tail -3 "$PM/import.out")"; return 1; }
+	CONTAINERS_CONF="$PM/containers.conf" nsenter --net="$NS_SBX" podman --root "$PM/root" \
+		--runroot "$PM/run" --storage-driver vfs system service --time=0 "unix://$PSOCK" \
+		>"$PM/service.log" 2>&1 &
+	PIDS+=($!)
+	wait_secs 20 sh -c "[ -S '$PSOCK' ] && '$DOCKER' -H 'unix://$PSOCK' version >/dev/null 2>&1" ||
+		{ fail podman.setup "podman system service: $(tail -3 "$PM/service.log")"; return 1; }
+	chgrp "$JOBU" "$PSOCK" && chmod 0660 "$PSOCK" || return 1
+	mkdir -p "$(cg_path pjob)" || return 1
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path pjob)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
+	PIDS+=($!)
+	wait_for 5 cg_nprocs_ge "$(cg_path pjob)" 1
+}
+
+# pdk_job ARGS...: the podman job's docker, on podman's socket
+pdk_job() {
+	timeout -k 5 120 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$(cg_path pjob)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$PSOCK" "$DOCKER" "$@"
+}
+
+test_podman() {
+	local t=podman
+	command -v podman >/dev/null || { note "$t: no podman (tools/install-deps.sh --containers)"; return 0; }
+	podman_setup || return 0
+	pdk_job run --rm --cgroup-parent "/egr-e2e-$$-pm" "$PIMAGE" sh -c \
+		"tail -1 /proc/self/cgroup; $(http "$A_PCTL" $t.ctl)" >"$W/$t.ctl" 2>&1
+	a_first "$t.control.reached" "$W/$t.ctl" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.control.sensor" "dst host $A_PCTL and tcp dst port 80"
+	have_egr || return 0
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/p.ctl" --cgroup "$(cg_path pjob)" \
+		--docker "$PSOCK" --allow a.example.test --dns-upstream "$INET_DNS" \
+		--log "$W/p.jlog" >"$W/$t.dout" 2>&1 </dev/null &
+	P_PID=$!
+	PIDS+=("$P_PID")
+	wait_secs 20 grep -qs "ready:" "$W/$t.dout" ||
+		{ fail "$t.daemon_ready" "$(tail -c 600 "$W/$t.dout" | tr '\n' '|')"; return 0; }
+	pdk_job run --rm "$PIMAGE" sh -c "tail -1 /proc/self/cgroup; \
+$(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
+	a_grep "$t.under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name pjob)")/libpod-[0-9a-f]{64}$"
+	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.denied.403" "$W/$t.out" '^R: HTTP/1\.[01] 403'
+	pdk_job run --rm --privileged "$PIMAGE" true >"$W/$t.priv" 2>&1
+	a_grep "$t.privileged_refused" "$W/$t.priv" "egressctl: --privileged is refused in a confined job"
+	sensor_none "$t.sensor" "dst host $A_PRUN"
+	"$EGRESSCTL" detach --control "$W/p.ctl" --cgroup "$(cg_path pjob)" >/dev/null 2>&1
+	kill -TERM "$P_PID" 2>/dev/null
+	wait "$P_PID" 2>/dev/null
+	P_PID=
 }
 
 suite_main docker.sh docker_setup "ip nsenter unshare setpriv tcpdump ss dnsmasq openssl useradd" "$@"
