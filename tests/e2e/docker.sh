@@ -545,6 +545,8 @@ test_stop() {
 # container reaches a denied address; with it the container is under the
 # job's cgroup (podman's libpod-ID), the allowed name answers, the denied
 # address gets 403, --privileged is refused; nothing reaches the sensor.
+# A second daemon for that job, which takes dockerd's socket and then
+# fails (the cgroup is the first's), gives the socket back.
 # ======================================================================
 pm() {
 	CONTAINERS_CONF="$PM/containers.conf" timeout -k 5 120 nsenter --net="$NS_SBX" \
@@ -616,6 +618,14 @@ $(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
 	pdk_job run --rm --privileged "$PIMAGE" true >"$W/$t.priv" 2>&1
 	a_grep "$t.privileged_refused" "$W/$t.priv" "egressctl: --privileged is refused in a confined job"
 	sensor_none "$t.sensor" "dst host $A_PRUN"
+	# a daemon whose start fails after it took a socket gives it back:
+	# this one takes dockerd's, then finds the job's cgroup locked
+	timeout -k 5 30 nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/b.ctl" \
+		--cgroup "$(cg_path pjob)" --docker "$SOCK" --log "$W/b.jlog" >"$W/$t.b.dout" 2>&1 </dev/null
+	a_val "$t.second.failed" "the second daemon's status" "$?" 125
+	a_grep "$t.second.took_it" "$W/$t.b.dout" "$(re "$SOCK") is egressctl's now"
+	expect "$t.second.gave_it_back" "$SOCK is still covered: $(tail -c 300 "$W/$t.b.dout" | tr '\n' '|')" \
+		sh -c "! awk -v p='$SOCK' '\$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo"
 	"$EGRESSCTL" detach --control "$W/p.ctl" --cgroup "$(cg_path pjob)" >/dev/null 2>&1
 	kill -TERM "$P_PID" 2>/dev/null
 	wait "$P_PID" 2>/dev/null

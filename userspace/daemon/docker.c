@@ -266,10 +266,16 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 void
 docker_stop(struct daemon *dm)
 {
+	struct dtarget *dt;
+	bool attached = false;
+
 	if (!dm->docker)
 		return;
 	/* a target left attached keeps its programs (fail closed): PATH stays
-	 * covered by a socket nobody serves */
-	dockerapi_free(dm->docker, TAILQ_EMPTY(&dm->targets));
+	 * covered by a socket nobody serves; with none (all detached, or a
+	 * start that failed) PATH is dockerd's again */
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	attached |= dt->tg != NULL;
+	dockerapi_free(dm->docker, !attached);
 	dm->docker = NULL;
 }
