@@ -165,7 +165,7 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers ipv6 kverify direct upstream inspect
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers docker ipv6 kverify direct upstream inspect
 e2e: all
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \
@@ -193,7 +193,7 @@ soak: deps
 deps:
 	@tools/install-deps.sh
 
-# make check also runs tests/e2e/containers.sh: a container runtime too
+# make check also runs tests/e2e/containers.sh and docker.sh: container runtimes too
 check-deps:
 	@tools/install-deps.sh --containers
 

@@ -25,7 +25,7 @@ mitmproxy hyperfine linux-perf valgrind"
 
 # podman, rootful, with runc (crun refuses a hybrid cgroup layout), netavark
 # and iptables for its bridge; busybox-static is the test image's userland
-CONTAINERS="podman runc netavark iptables busybox-static"
+CONTAINERS="podman runc netavark iptables busybox-static docker.io"
 
 want="$BUILD $PACKAGE $TEST"
 for a in "$@"; do

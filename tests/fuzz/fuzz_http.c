@@ -161,6 +161,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 
+	/* an API's parse (dockerapi/): the same head, as far as both read it */
+	r2 = http_parse_api_request(buf, size, MAX_HEAD, &req2, &c2);
+	if (r2 > PARSE_TOO_LONG || (r2 == PARSE_DONE && (!req2.raw_target || req2.host[0] ||
+							 req2.raw_target[0] != '/' || c2 > size)))
+		abort();
+	if (r == PARSE_DONE && !req.absolute && !req.connect && strcmp(req.target, "*") &&
+	    (r2 != PARSE_DONE || c2 != consumed || strcmp(req.target, req2.target) ||
+	     req.body != req2.body || req.body_len != req2.body_len))
+		abort();
+
 	rest = r == PARSE_DONE ? consumed : 0;
 	r1 = feed(buf + rest, size - rest, NULL, 0, &used1);
 	r2 = feed(buf + rest, size - rest, size ? data : NULL, size, &used2);

@@ -4,7 +4,8 @@
  * with roomy and tight output buffers, to cgroup_foreach_mount_in() and to
  * kfiles_plan_in(). Besides memory errors (ASan) it checks that results are
  * consistent: every mount point is absolute, fits its buffer, and the chosen
- * cgroup2 mount is one that foreach reports; every step of the kernel files'
+ * cgroup2 mount is one that foreach reports, the mounts on one mount point
+ * are counted as visited; every step of the kernel files'
  * plan is an absolute path inside its mount point (the mount point itself
  * for a whole-mount step), shorter than PATH_MAX, longest first. */
 #include <errno.h>
@@ -36,6 +37,17 @@ visit(const char *mountpoint, void *arg)
 		c->found = true;
 	if (++c->calls == c->fail_at)
 		return -EIO;
+	return 0;
+}
+
+static int
+visit_root(const char *root, void *arg)
+{
+	struct check *c = arg;
+
+	if (!root)
+		abort();
+	c->calls++;
 	return 0;
 }
 
@@ -98,6 +110,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c = (struct check){.fail_at = 1 + (size ? data[0] % 3 : 0)};
 	n = cgroup_foreach_mount_in(text, "bpf", visit, &c);
 	if (n < 0 ? n != -EIO || c.calls != c.fail_at : n != c.calls)
+		abort();
+
+	/* the mounts on a mount point: never more than the lines */
+	c = (struct check){0};
+	n = cgroup_foreach_mount_at(text, "/run/docker.sock", visit_root, &c);
+	if (n < 0 || n != c.calls)
 		abort();
 
 	check_plan(text);

@@ -259,6 +259,42 @@ test_foreach_positive_callback(void **state)
 	assert_int_equal(cgroup_foreach_mount_in(hybrid_mi, NULL, NULL, NULL), -EINVAL);
 }
 
+/* ---- cgroup_foreach_mount_at --------------------------------------------- */
+
+static int
+collect_roots(const char *root, void *arg)
+{
+	char *out = arg;
+
+	strcat(out, root);
+	strcat(out, "|");
+	return 0;
+}
+
+/* The mounts on one mount point, in order, with their roots: a file bound
+ * twice over a socket (the later on top), one of them of a file removed */
+static void
+test_foreach_mount_at(void **state)
+{
+	static const char mi[] = "24 1 254:0 / / rw - ext4 /dev/vda rw\n"
+				 "30 24 0:26 /egressctl/egressctl-docker-7.sock//deleted "
+				 "/run/docker.sock rw - tmpfs "
+				 "tmpfs rw\n"
+				 "31 24 0:27 / /run/docker rw - tmpfs tmpfs rw\n"
+				 "32 30 0:26 /a\\040b/egressctl-docker-9.sock /run/docker.sock rw "
+				 "- tmpfs tmpfs rw\n";
+	char out[256] = "";
+
+	(void)state;
+	assert_int_equal(cgroup_foreach_mount_at(mi, "/run/docker.sock", collect_roots, out), 2);
+	assert_string_equal(out, "/egressctl/egressctl-docker-7.sock//deleted|"
+				 "/a b/egressctl-docker-9.sock|");
+	assert_int_equal(cgroup_foreach_mount_at(mi, "/run", collect_roots, out), 0);
+	assert_int_equal(
+		cgroup_foreach_mount_at(mi, "/run/docker.sock", positive_is_not_error, NULL), 2);
+	assert_int_equal(cgroup_foreach_mount_at(NULL, "/", collect_roots, out), -EINVAL);
+}
+
 /* ---- cgroup_resolve ------------------------------------------------------ */
 
 struct resolve_case {
@@ -893,6 +929,7 @@ main(void)
 	const struct CMUnitTest misc[] = {
 		cmocka_unit_test(test_find_mount_in_null),
 		cmocka_unit_test(test_foreach_positive_callback),
+		cmocka_unit_test(test_foreach_mount_at),
 		cmocka_unit_test(test_resolve_fresh_optional),
 	};
 	const struct CMUnitTest plain[] = {

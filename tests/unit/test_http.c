@@ -731,6 +731,46 @@ test_chunk_big_data(void **state)
 	assert_int_equal(used, 7 + 65536 + 7 - 100);
 }
 
+/* ---- an API's requests (http_parse_api_request) ------------------------ */
+
+/* The Docker Engine API's: a target longer than req.target holds (a
+ * build's query), an empty Host (docker's hijacked requests) or none;
+ * no absolute form. */
+static void
+test_api_request(void **state)
+{
+	static char buf[8192];
+	size_t consumed, n;
+	int t;
+
+	(void)state;
+	t = snprintf(buf, sizeof(buf), "POST /build?buildargs=");
+	memset(buf + t, 'a', 3000);
+	n = (size_t)t + 3000;
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, " HTTP/1.1\r\nHost: docker\r\n\r\n");
+	assert_int_equal(http_parse_request(buf, n, BIG, &req, &consumed), PARSE_TOO_LONG);
+	assert_int_equal(http_parse_api_request(buf, n, BIG, &req, &consumed), PARSE_DONE);
+	assert_int_equal(consumed, n);
+	assert_string_equal(req.target, "");
+	assert_int_equal(req.raw_target_len, 17 + 3000);
+	assert_memory_equal(req.raw_target, "/build?buildargs=aaa", 20);
+	n = (size_t)snprintf(buf, sizeof(buf),
+			     "POST /containers/x/attach HTTP/1.1\r\nHost: \r\n"
+			     "Upgrade: tcp\r\n\r\n");
+	assert_int_equal(http_parse_request(buf, n, BIG, &req, &consumed), PARSE_ERROR);
+	assert_int_equal(http_parse_api_request(buf, n, BIG, &req, &consumed), PARSE_DONE);
+	assert_string_equal(req.target, "/containers/x/attach");
+	assert_string_equal(req.host, "");
+	n = (size_t)snprintf(buf, sizeof(buf), "GET /_ping HTTP/1.1\r\n\r\n");
+	assert_int_equal(http_parse_api_request(buf, n, BIG, &req, &consumed), PARSE_DONE);
+	n = (size_t)snprintf(buf, sizeof(buf), "GET http://docker/_ping HTTP/1.1\r\n\r\n");
+	assert_int_equal(http_parse_api_request(buf, n, BIG, &req, &consumed), PARSE_ERROR);
+	n = (size_t)snprintf(buf, sizeof(buf), "CONNECT docker:80 HTTP/1.1\r\n\r\n");
+	assert_int_equal(http_parse_api_request(buf, n, BIG, &req, &consumed), PARSE_ERROR);
+	n = (size_t)snprintf(buf, sizeof(buf), "OPTIONS * HTTP/1.1\r\n\r\n");
+	assert_int_equal(http_parse_api_request(buf, n, BIG, &req, &consumed), PARSE_ERROR);
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 int
@@ -741,6 +781,7 @@ main(void)
 		cmocka_unit_test(test_max_head),	  cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_find_header),	  cmocka_unit_test(test_hop_headers),
 		cmocka_unit_test(test_chunk_line_limits), cmocka_unit_test(test_chunk_big_data),
+		cmocka_unit_test(test_api_request),
 	};
 	int failed = 0;
 

@@ -602,6 +602,12 @@ out_listeners:
 	return err;
 }
 
+const struct policy *
+target_policy(const struct target *t)
+{
+	return t->policy;
+}
+
 bool
 target_adopted(const struct target *t)
 {

@@ -86,6 +86,9 @@ int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid
  * kernel fast path, as a target's programs would? */
 bool target_fast_rule(const struct policy *p, bool v6, const struct sockaddr *sa);
 
+/* The policy in force (the target's, until its next swap). */
+const struct policy *target_policy(const struct target *t);
+
 /* Whether target_attach() took pinned programs over. */
 bool target_adopted(const struct target *t);
 /* Of a target that took over pinned programs: the learned names, fast-path

@@ -29,6 +29,7 @@
 #endif
 
 struct daemon;
+struct dockerapi;
 struct job;
 struct control_client;
 
@@ -64,6 +65,7 @@ struct daemon_opts {
 	const char *config;
 	const char *control;
 	const char *metrics; /* --metrics ADDR, or NULL */
+	const char *docker;  /* --docker PATH: dockerd's socket, kept for the targets */
 	bool kill_existing;
 	struct {
 		enum dspec_kind kind;
@@ -95,6 +97,10 @@ struct daemon {
 	bool reload_pending;
 	struct control_client *pending_waiters[16]; /* `reload`s waiting for the next one */
 	int npending;
+	struct dockerapi *docker;    /* --docker */
+	const char *docker_names[2]; /* PATH as given and resolved: the targets may connect */
+	int ndocker_names;
+	uint32_t docker_gw; /* dockerd's bridge's gateway: the containers' address */
 };
 
 /* An error message; one cut short is still the message. */
@@ -124,7 +130,7 @@ void dt_free(struct dtarget *dt, bool detach);
 /* Its target finished, its summary written, freed (detached with detach);
  * the cgroup let go. */
 void dt_release(struct dtarget *dt, bool detach);
-/* --containers: every decision names its cgroup and container. */
+/* --containers, --docker: every decision names its cgroup and container. */
 void dt_name_containers(struct dtarget *dt);
 /* Attaches dt, or leaves it waiting for its cgroup (a unit that is not
  * running yet; its policy waits with it). p: its policy, owned from now on
@@ -162,6 +168,20 @@ void reload_next(struct daemon *dm);
 void reload_expire_rules(struct dtarget *dt, uint64_t now);
 /* At stop: a running build finishes and is dropped; its waiters are told. */
 void reload_stop(struct daemon *dm);
+
+/* ---- docker.c ---- */
+
+/* --docker PATH: dockerd's socket taken over (dockerapi/), and the
+ * targets' options amended (docker_amend). 0 or -errno with errbuf set. */
+int docker_start(struct daemon *dm, char *errbuf, size_t errlen);
+/* What --docker adds to the targets' options: PATH allowed to their
+ * connect_unix hook, the containers' address (dockerd's bridge's gateway)
+ * where none is named. Reads only what docker_start() set: a worker
+ * thread may call it. */
+void docker_amend(const struct daemon *dm, struct dconfig *c);
+/* The socket given back to dockerd, or left covered (fail closed) while
+ * a target stays attached. */
+void docker_stop(struct daemon *dm);
 
 /* ---- requests.c ---- */
 

@@ -88,6 +88,18 @@ static const struct opt daemon_opt_table[] = {
 	 "reach egressctl at ADDR, this host's address on\n"
 	 "their bridge (docker0 172.17.0.1, podman 10.88.0.1)",
 	 .call = set_containers},
+	{
+		"docker",
+		0,
+		OPT_T_STR,
+		DO(docker),
+		"PATH",
+		"keep dockerd's socket (/run/docker.sock) for the\n"
+		"targets: egressctl's socket is mounted over it; their\n"
+		"containers and build steps run under their cgroups,\n"
+		"what would take one out is refused; anybody else's\n"
+		"requests pass untouched",
+	},
 	{"control", 0, OPT_T_STR, DO(control), "PATH",
 	 "the control socket (default " DCONFIG_CONTROL ")"},
 	{"metrics", 0, OPT_T_STR, DO(metrics), "ADDR",
@@ -309,6 +321,8 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (!dm->metrics)
 			err = -EINVAL;
 	}
+	if (!err)
+		err = docker_start(dm, errbuf, errlen);
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
@@ -334,6 +348,7 @@ stop(struct daemon *dm)
 
 	notify_send("STOPPING=1");
 	reload_stop(dm);
+	docker_stop(dm);
 	control_free(dm->ctl); /* followers go with their clients */
 	metrics_free(dm->metrics);
 	while ((f = LIST_FIRST(&dm->followers))) {

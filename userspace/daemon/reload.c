@@ -104,6 +104,7 @@ reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 	if (o->control)
 		c->control = o->control;
 	set_default_policy(c);
+	docker_amend(dm, c);
 	return 0;
 }
 

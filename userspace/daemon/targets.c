@@ -363,11 +363,11 @@ fail:
 	return err;
 }
 
-/* --containers: every decision names its cgroup and container. */
+/* --containers, --docker: every decision names its cgroup and container. */
 void
 dt_name_containers(struct dtarget *dt)
 {
-	bool on = dt->spec.o.containers_ip4 && dt->dm->names;
+	bool on = (dt->spec.o.containers_ip4 || dt->dm->docker) && dt->dm->names;
 
 	dt->env.name_cgroup = on ? ctr_names_lookup : NULL;
 	dt->env.name_arg = on ? dt->dm->names : NULL;

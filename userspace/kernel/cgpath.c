@@ -21,6 +21,8 @@
 /* One parsed mountinfo line; spans point into the caller's text and are
  * still escaped (\ooo) as the kernel wrote them. */
 struct mi_entry {
+	const char *root; /* the mount's root in its filesystem (field 4) */
+	size_t root_len;
 	const char *mnt; /* mount point (field 5) */
 	size_t mnt_len;
 	const char *fstype; /* first field after the " - " separator */
@@ -138,6 +140,8 @@ mi_parse_line(const char *line, size_t len, struct mi_entry *e)
 				return false;
 			break;
 		case 3:
+			e->root = tok;
+			e->root_len = tok_len;
 			break;
 		case 4:
 			if (tok[0] != '/')
@@ -247,6 +251,37 @@ cgroup_foreach_mount_in(const char *mountinfo, const char *fstype,
 out_free:
 	free(buf);
 	return err;
+}
+
+int
+cgroup_foreach_mount_at(const char *mountinfo, const char *mountpoint,
+			int (*fn)(const char *root, void *arg), void *arg)
+{
+	const char *p = mountinfo;
+	struct mi_entry e;
+	char *buf;
+	int n = 0, err = 0;
+
+	if (!mountinfo || !mountpoint || !fn)
+		return -EINVAL;
+	buf = malloc(strlen(mountinfo) + 1); /* no root is longer */
+	if (!buf)
+		return -ENOMEM;
+	while (mi_next(&p, &e)) {
+		if (!mi_eq(e.mnt, e.mnt_len, mountpoint))
+			continue;
+		if (n == INT_MAX) {
+			err = -EOVERFLOW;
+			break;
+		}
+		n++;
+		mi_unescape(e.root, e.root_len, buf, strlen(mountinfo) + 1);
+		err = fn(buf, arg);
+		if (err < 0)
+			break;
+	}
+	free(buf);
+	return err < 0 ? err : n;
 }
 
 /* The next '/'-separated component of *p, skipping empty ones. */

@@ -31,6 +31,13 @@ int cgroup_find_mount(char *out, size_t outlen);
 int cgroup_foreach_mount_in(const char *mountinfo, const char *fstype,
 			    int (*fn)(const char *mountpoint, void *arg), void *arg);
 
+/* Calls fn(root, arg) for every mount in mountinfo whose mount point is
+ * mountpoint, in the order listed (the last is the one on top), with the
+ * mount's root in its filesystem (field 4), unescaped. Pure. Returns the
+ * number of matches, or the first negative value fn returned. */
+int cgroup_foreach_mount_at(const char *mountinfo, const char *mountpoint,
+			    int (*fn)(const char *root, void *arg), void *arg);
+
 /* Resolves a --cgroup argument against the cgroup2 mount point mnt:
  *   NULL            -> <mnt>/egressctl/run-<pid>     (*fresh = true)
  *   NAME (no '/')   -> <mnt>/egressctl/NAME          (NAME: [A-Za-z0-9._-], not . or ..)

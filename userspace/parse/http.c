@@ -253,12 +253,18 @@ target_chars_ok(const char *s, size_t n)
 }
 
 /* Copies the origin-form target; the absolute form's may lack the leading
- * slash ("http://h?q" → "/?q", "http://h" → "/"). */
+ * slash ("http://h?q" → "/?q", "http://h" → "/"). A target that does not
+ * fit is an error, or with long_ok (an API's origin-form target, which
+ * raw_target names) leaves target "". */
 static enum parse_result
-set_target(struct http_request *req, const char *s, size_t n)
+set_target(struct http_request *req, const char *s, size_t n, bool long_ok)
 {
 	size_t off = 0;
 
+	if (long_ok && n > TARGET_MAX) {
+		req->target[0] = '\0';
+		return PARSE_DONE;
+	}
 	if (!n || s[0] != '/')
 		req->target[off++] = '/';
 	if (n > TARGET_MAX - off)
@@ -270,7 +276,7 @@ set_target(struct http_request *req, const char *s, size_t n)
 
 /* method SP request-target SP HTTP-version; single spaces, nothing else. */
 static enum parse_result
-parse_request_line(const char *line, size_t n, struct http_request *req)
+parse_request_line(const char *line, size_t n, struct http_request *req, bool long_ok)
 {
 	const char *end = line + n, *sp1, *sp2, *t, *a;
 	size_t tlen, i;
@@ -299,6 +305,8 @@ parse_request_line(const char *line, size_t n, struct http_request *req)
 		return PARSE_ERROR;
 	if (!target_chars_ok(t, tlen))
 		return PARSE_ERROR;
+	req->raw_target = t;
+	req->raw_target_len = tlen;
 
 	if (!strcmp(req->method, "CONNECT")) {
 		req->connect = true;
@@ -308,7 +316,7 @@ parse_request_line(const char *line, size_t n, struct http_request *req)
 		return PARSE_DONE;
 	}
 	if (t[0] == '/')
-		return set_target(req, t, tlen);
+		return set_target(req, t, tlen, long_ok);
 	if (tlen == 1 && t[0] == '*') {
 		if (strcmp(req->method, "OPTIONS"))
 			return PARSE_ERROR;
@@ -324,7 +332,7 @@ parse_request_line(const char *line, size_t n, struct http_request *req)
 		;
 	if (parse_authority(a, i, false, req->host, &req->port))
 		return PARSE_ERROR;
-	return set_target(req, a + i, sp2 - (a + i));
+	return set_target(req, a + i, sp2 - (a + i), false);
 }
 
 /* Content-Length (RFC 9110 §8.6, RFC 9112 §6.3): a list of the same
@@ -490,9 +498,9 @@ parse_field_line(const char *line, size_t n, struct http_header *h)
 	return PARSE_DONE;
 }
 
-enum parse_result
-http_parse_request(const char *buf, size_t len, size_t max_head, struct http_request *req,
-		   size_t *consumed)
+static enum parse_result
+parse_request(const char *buf, size_t len, size_t max_head, struct http_request *req,
+	      size_t *consumed, bool long_ok)
 {
 	const char *line, *eol, *head_end, *host_v = NULL;
 	size_t start, end, host_n = 0, nhost = 0;
@@ -506,6 +514,8 @@ http_parse_request(const char *buf, size_t len, size_t max_head, struct http_req
 		return r;
 
 	req->method[0] = req->host[0] = req->target[0] = '\0';
+	req->raw_target = NULL;
+	req->raw_target_len = 0;
 	req->port = 0;
 	req->connect = req->absolute = req->keep_alive = false;
 	req->version_minor = 0;
@@ -517,7 +527,7 @@ http_parse_request(const char *buf, size_t len, size_t max_head, struct http_req
 	head_end = buf + end - 2;
 	line = buf + start;
 	eol = memchr(line, '\r', head_end - line);
-	r = parse_request_line(line, eol - line, req);
+	r = parse_request_line(line, eol - line, req, long_ok);
 	if (r != PARSE_DONE)
 		return r;
 
@@ -565,7 +575,12 @@ http_parse_request(const char *buf, size_t len, size_t max_head, struct http_req
 	 * caller to fill in from the original destination. */
 	if (nhost > 1)
 		return PARSE_ERROR;
-	if (nhost && host_n) {
+	if (long_ok) {
+		/* an API's server: the Host header names no destination
+		 * (docker sends "docker", or nothing at all) */
+		if (req->absolute || req->connect || req->target[0] == '*')
+			return PARSE_ERROR;
+	} else if (nhost && host_n) {
 		char hbuf[HOST_MAX + 1];
 		uint16_t hport;
 
@@ -584,6 +599,20 @@ http_parse_request(const char *buf, size_t len, size_t max_head, struct http_req
 	req->keep_alive = req->version_minor == 1 ? !conn_close : conn_keep && !conn_close;
 	*consumed = end;
 	return PARSE_DONE;
+}
+
+enum parse_result
+http_parse_request(const char *buf, size_t len, size_t max_head, struct http_request *req,
+		   size_t *consumed)
+{
+	return parse_request(buf, len, max_head, req, consumed, false);
+}
+
+enum parse_result
+http_parse_api_request(const char *buf, size_t len, size_t max_head, struct http_request *req,
+		       size_t *consumed)
+{
+	return parse_request(buf, len, max_head, req, consumed, true);
 }
 
 const struct http_header *

@@ -43,6 +43,8 @@ struct http_request {
 	bool connect;	   /* CONNECT host:port */
 	bool absolute;	   /* request-target was absolute-form (http://host/...) */
 	char target[2048]; /* origin-form path+query to send upstream ("/x?y"); "" for CONNECT */
+	const char *raw_target; /* the request-target as sent (points into the buffer) */
+	size_t raw_target_len;
 	int version_minor; /* 0 or 1 (HTTP/1.0 or HTTP/1.1) */
 	bool keep_alive;   /* per version and Connection header */
 	enum http_body body;
@@ -64,6 +66,14 @@ struct http_request {
  * fits in max_head bytes. */
 enum parse_result http_parse_request(const char *buf, size_t len, size_t max_head,
 				     struct http_request *req, size_t *consumed);
+
+/* The same for a server's API (dockerapi/: the Docker Engine API): an
+ * origin-form target only, which may be longer than target holds (a
+ * build's query: then target is "" and raw_target names it); the Host
+ * header is not read, and may be empty or absent (docker sends "Host: "
+ * for a hijacked request); host stays "". */
+enum parse_result http_parse_api_request(const char *buf, size_t len, size_t max_head,
+					 struct http_request *req, size_t *consumed);
 
 /* Case-insensitive header lookup; NULL when absent. */
 const struct http_header *http_find_header(const struct http_request *req, const char *name);

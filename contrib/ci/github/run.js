@@ -44,6 +44,7 @@ function run(script) {
       EGR_ALLOW_RUNNER: input('allow-runner', 'true'),
       EGR_BIN: input('egressctl', ''),
       EGR_DAEMON_ARGS: input('daemon-args', ''),
+      EGR_DOCKER: input('docker', 'true'),
     });
   } catch (e) {
     console.log('::error::egressctl: ' + e.message);

@@ -31,6 +31,9 @@
 #                  restriction is a sudoers rule of root's, and the finish
 #                  then needs the token egr_ci_start leaves in EGR_CI_TOKEN
 #                  (given back as EGR_TOKEN): the job cannot lift it early.
+#   EGR_DOCKER     true (default): where dockerd's socket is, the daemon
+#                  keeps it for the job (--docker: its containers confined,
+#                  docs/ci.md "Docker"); false: docker is left alone
 # Every function says what failed on stderr and returns non-zero.
 #
 # Root never acts on what the job can write. $EGR_DIR is the job's: root
@@ -402,6 +405,14 @@ egr_ci_daemon_args() {
 		fi
 	fi
 	while read -r r; do args+=(--allow "$r"); done < <(egr_ci_rules "${EGR_ALLOW:-}")
+	case "${EGR_DOCKER:-true}" in
+	true)
+		for r in /run/docker.sock /var/run/docker.sock; do
+			[ -S "$r" ] && { args+=(--docker "$r"); break; }
+		done ;;
+	false) ;;
+	*) egr_ci_say "docker '${EGR_DOCKER}': expected true or false"; return 1 ;;
+	esac
 	# shellcheck disable=SC2206 # word-split on purpose
 	args+=(${EGR_DAEMON_ARGS:-})
 }

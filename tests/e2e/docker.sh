@@ -1,0 +1,635 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+# End-to-end tests of docker in a confined job, `egressctl daemon --docker
+# PATH`: a real dockerd (Debian's docker.io), a job user in dockerd's
+# socket group, the job's cgroup confined by the daemon, which keeps
+# dockerd's socket for it. The job's `docker run`, `docker build` (its RUN
+# steps), service containers on a network of their own and `docker exec`
+# in them are confined by the job's policy: an allowed name answers, a
+# denied address gets 403 and a denied name REFUSED, and nothing reaches
+# the leak sensor; every flag that would take a container out of the
+# job's cgroup or out of the programs' sight is refused with a message
+# naming it (each shown to work without egressctl first), as is BuildKit,
+# and a container that is not the job's may not be started or exec'd in.
+# Anybody else's containers (root's, through the same socket or dockerd's
+# own) are untouched; the socket stays covered while the daemon is gone
+# (fail closed) and is dockerd's again after a detach.
+#
+#   tests/e2e/docker.sh build/egressctl    (as root; make e2e does this)
+#   E2E_TESTS="run flags" ...        run only these test functions
+#   E2E_KEEP=1 ...                   keep /tmp/egr-e2e-PID (logs, pcap)
+#
+# The network is audit.sh's (audit_net.sh): dnsmasq on 198.18.0.1
+# (a.example.test 203.0.113.10), HTTP on :80 of every address of the test
+# "internet", the leak sensor on its veth. dockerd runs in the sandbox
+# host's network namespace and the suite's own mount namespace (the one
+# the job and the daemon are in, as on a host), everything under the work
+# dir (--data-root, --exec-root, --pidfile, its socket), no iptables, its
+# bridge docker0 198.19.6.1/24 (a user-defined network 198.19.7.0/24)
+# routed by the test internet; its default cgroup parent is the suite's,
+# the containers' nameserver the test's dnsmasq. Root reaches dockerd's
+# own socket through a hard link in a directory of its own, which the
+# daemon's mount over the socket's name does not cover. The image is
+# imported from busybox-static (no registry is ever asked). The job user
+# and its group are made for the run and removed.
+#
+# Output: "ok NAME" / "FAIL NAME: reason" per assertion, and as the last
+# line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
+
+set -u
+. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
+. "$(dirname "$0")/audit_net.sh"
+
+ALL_TESTS="control mntns run host build service flags socket registry foreign outsider names buildkit stop podman"
+DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
+DK=$W/dk		 # dockerd's data, exec root, pid file and socket
+SOCK=$DK/docker.sock
+ROOTSOCK=$DK/own/docker.sock # dockerd's own socket, a hard link only root can reach
+IMAGE=egr-e2e-busybox
+GW=198.19.6.1		# docker0: where the containers reach the daemon
+NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
+NET2_SUBNET=198.19.7.0/24
+JOBU=egrdk$$		# the job user and its group (dockerd's socket group)
+DPARENT=/egr-e2e-$$-docker # dockerd's default cgroup parent
+A_CTL=203.0.113.60	# fresh addresses: the sensor tells attempts apart
+A_RUN=203.0.113.61
+A_HOST=203.0.113.62
+A_BUILD=203.0.113.63
+A_SVC=203.0.113.64
+A_FOREIGN=203.0.113.65
+A_OUT=203.0.113.66
+A_DIRECT=203.0.113.67
+A_GAP=203.0.113.68
+A_AFTER=203.0.113.69
+A_REG_CTL=203.0.113.70	# registries dockerd would reach for the job
+A_REG_PULL=203.0.113.71
+A_REG_PUSH=203.0.113.72
+A_REG_LOGIN=203.0.113.73
+A_PCTL=203.0.113.74	# podman's service
+A_PRUN=203.0.113.75
+PM=$DK/pm		# podman's root, run root, configuration, networks, socket
+PSOCK=$PM/podman.sock
+PIMAGE=localhost/egr-e2e-busybox
+P_PID=
+# the flags refused (dockerd's own socket: its hard link), each with the
+# address its container tries (203.0.113.
+# 100 + its index), and where a flag is a way out of the job's cgroup in
+# a line of shell, the container takes it first (ESCAPE): the container's
+# shell moves itself to the root cgroup, where no program of the job's runs
+CG2=$(cgroup2_mount)
+FLAGS=("--privileged" "--cap-add NET_ADMIN" "--cap-add SYS_ADMIN" "--pid host" "-v /:/host"
+	"-v $ROOTSOCK:/var/run/docker.sock" "--userns host" "--cgroup-parent $DPARENT-x"
+	"--security-opt seccomp=unconfined" "--security-opt apparmor=unconfined"
+	"--mount type=bind,source=$CG2,target=/cg" "-v $DK/exec/containerd/containerd.sock:/c.sock")
+ESCAPE=("" "" "mkdir -p /tmp/c && mount -t cgroup2 none /tmp/c && echo \$\$ >/tmp/c/cgroup.procs; "
+	"" "echo \$\$ >/host$CG2/cgroup.procs; " "" "" "" "" "" "echo \$\$ >/cg/cgroup.procs; " "")
+D_PID=
+
+# ------------------------------------------------------------- the rig
+
+dockerd_pid() { cat "$DK/docker.pid" 2>/dev/null; }
+
+# dk_root ARGS...: root's docker on dockerd's own socket (its hard link)
+dk_root() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$ROOTSOCK" "$@"; }
+
+# dk_outsider ARGS...: root's docker on SOCK in the suite's mount
+# namespace: through egressctl's socket once the daemon keeps it
+dk_outsider() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$SOCK" "$@"; }
+
+# dk_job ARGS...: the job's docker: the job user, in the job's cgroup
+dk_job() {
+	timeout -k 5 120 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$(cg_path job)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="${JOB_HOST:-unix://$SOCK}" \
+		${DOCKER_BUILDKIT:+DOCKER_BUILDKIT=$DOCKER_BUILDKIT} "$DOCKER" "$@"
+}
+
+# http HOST PATH [ADDR]: what a container runs for one plain-HTTP request
+# with busybox nc: "R: <status line>", or the client's words
+http() {
+	printf 'rm -f /tmp/f; mkfifo /tmp/f; nc -w 10 %s 80 </tmp/f >/tmp/o 2>&1 & n=$!; ' "${3:-$1}"
+	printf '{ printf "GET /%s HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n"; ' "$2" "$1"
+	printf 'while kill -0 $n 2>/dev/null; do sleep 0.1; done; } >/tmp/f; echo "R: $(head -1 /tmp/o)"; '
+}
+
+# a_first NAME FILE ERE: the first result line ("R: ...") matches ERE
+a_first() {
+	local got
+	got=$(sed -n 's/^R: //p' "$2" | head -1)
+	if [[ $got =~ $3 ]]; then ok "$1"; else fail "$1" "container said '$got' (all: $(head -c 500 "$2" | tr '\n' '|'))"; fi
+}
+
+dockerd_setup() {
+	local i
+	[ -x /usr/sbin/dockerd ] && [ -x "$DOCKER" ] ||
+		{ echo "docker.io missing (tools/install-deps.sh --containers)"; return 1; }
+	groupadd "$JOBU" && useradd -M -N -g "$JOBU" -d "$DK/home" -s /bin/sh "$JOBU" ||
+		{ echo "cannot make the job user $JOBU"; return 1; }
+	mkdir -p "$DK/home" "$DK/rootfs/bin" "$DK/rootfs/etc" "$DK/rootfs/tmp" "$DK/ctx" || return 1
+	chown "$JOBU:$JOBU" "$DK/home"
+	mkdir -p "$(cg_path job)" || return 1
+	# the job's shell: a job always has a process (the daemon compares its
+	# mount namespace with its own)
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path job)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
+	PIDS+=($!)
+	echo '{}' >"$DK/daemon.json"
+	nsenter --net="$NS_SBX" /usr/sbin/dockerd \
+		--config-file "$DK/daemon.json" --data-root "$DK/root" --exec-root "$DK/exec" \
+		--pidfile "$DK/docker.pid" -H "unix://$SOCK" -G "$JOBU" --bip "$GW/24" \
+		--iptables=false --ip6tables=false --storage-driver vfs --userland-proxy=false \
+		--dns "$INET_DNS" --cgroup-parent "$DPARENT" --exec-opt native.cgroupdriver=cgroupfs \
+		>"$DK/dockerd.log" 2>&1 &
+	PIDS+=($!)
+	for i in $(seq 300); do
+		[ -S "$SOCK" ] && [ -s "$DK/docker.pid" ] && break
+		sleep 0.1
+	done
+	mkdir -m 0700 "$DK/own" && ln "$SOCK" "$ROOTSOCK" || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
+	wait_secs 20 dk_root version >/dev/null 2>&1 || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
+	ip -n "$INET" route add 198.19.6.0/24 via 198.18.0.2 &&
+		ip -n "$INET" route add "$NET2_SUBNET" via 198.18.0.2 || return 1
+	cp /bin/busybox "$DK/rootfs/bin/busybox" || return 1
+	for i in sh nc nslookup cat echo head tail sleep printf mkfifo rm kill wget grep mkdir mount; do
+		ln -s busybox "$DK/rootfs/bin/$i"
+	done
+	echo 'root:x:0:0:root:/:/bin/sh' >"$DK/rootfs/etc/passwd"
+	echo 'root:x:0:' >"$DK/rootfs/etc/group"
+	tar -C "$DK/rootfs" -c . | dk_root import - "$IMAGE" >"$DK/import.out" 2>&1 ||
+		{ echo "docker import: $(tail -3 "$DK/import.out")"; return 1; }
+	dk_root network create --subnet "$NET2_SUBNET" "$NET2" >"$DK/net.out" 2>&1 ||
+		{ echo "docker network create: $(tail -3 "$DK/net.out")"; return 1; }
+	return 0
+}
+
+docker_setup() {
+	audit_setup || return 1
+	dockerd_setup
+}
+
+# dockerd's leftovers go before the namespaces and cgroups do: its
+# containers (and dockerd, which stops its containerd), podman's, the v1
+# cgroups runc made beside the v2 ones, the job user
+eval "net_$(declare -f e2e_cleanup)"
+e2e_cleanup() {
+	local d p
+	[ -n "$D_PID" ] && kill -KILL "$D_PID" 2>/dev/null
+	if [ -n "$(dockerd_pid)" ] && kill -0 "$(dockerd_pid)" 2>/dev/null; then
+		dk_root ps -aq 2>/dev/null | xargs -r timeout 60 "$DOCKER" -H "unix://$ROOTSOCK" rm -f \
+			>/dev/null 2>&1
+		p=$(dockerd_pid)
+		kill -TERM "$p" 2>/dev/null
+		wait_secs 15 sh -c "! kill -0 $p 2>/dev/null"
+	fi
+	[ -n "$P_PID" ] && kill -KILL "$P_PID" 2>/dev/null
+	if [ -d "$PM/root" ]; then
+		pm rm -af -t 0 >/dev/null 2>&1
+		while read -r d; do umount -l "$d" 2>/dev/null; done < <(awk -v p="$PM/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+	fi
+	for d in /sys/fs/cgroup/*/egressctl/"$CG_PREFIX"-* /sys/fs/cgroup/*/egr-e2e-$$-*; do
+		[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroupfs ] || continue
+		find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+	done
+	# the v1 hierarchies' egressctl/ is runc's, made for the job's
+	# containers (cgroup2's is egressctl's own, shared: left alone)
+	for d in /sys/fs/cgroup/*/egressctl; do
+		[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroupfs ] && rmdir "$d" 2>/dev/null
+	done
+	net_e2e_cleanup
+	userdel "$JOBU" 2>/dev/null
+	groupdel "$JOBU" 2>/dev/null
+}
+
+# ------------------------------------------------------------- the daemon
+
+# dstart TAG [ARGS...]: the daemon confining the job's cgroup, keeping
+# SOCK (sbx netns, its own control socket); waits until it is ready.
+dstart() {
+	local tag=$1
+	shift
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/d.ctl" --cgroup "$(cg_path job)" \
+		--docker "$SOCK" --allow a.example.test --dns-upstream "$INET_DNS" \
+		--log "$W/d.jlog" "$@" >>"$W/$tag.dout" 2>&1 </dev/null &
+	D_PID=$!
+	PIDS+=("$D_PID")
+	if ! wait_secs 20 grep -qs "ready:" "$W/$tag.dout"; then
+		fail "$tag.daemon_ready" "the daemon did not come up: $(tail -c 600 "$W/$tag.dout" | tr '\n' '|')"
+		return 1
+	fi
+	return 0
+}
+dstop() { kill -TERM "$D_PID" 2>/dev/null; wait "$D_PID" 2>/dev/null; D_PID=; }
+
+# daemon_up: the daemon the tests after control share, started once
+daemon_up() {
+	have_egr || return 1
+	[ -n "$D_PID" ] && kill -0 "$D_PID" 2>/dev/null && return 0
+	dstart daemon
+}
+
+# covered: SOCK is covered by a mount in the suite's namespace
+covered() { awk -v p="$SOCK" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+
+# ======================================================================
+# control: without egressctl, the job's container is not under the job's
+# cgroup and reaches a denied address; each flag the daemon refuses works
+# here (with its way out of the cgroup, where it has one) and reaches an
+# address of its own (--privileged cannot: this host's root lacks
+# CAP_SYS_RESOURCE, which it would give).
+# ======================================================================
+test_control() {
+	local t=control i f a
+	dk_job run --rm "$IMAGE" sh -c "tail -1 /proc/self/cgroup; $(http "$A_CTL" $t)" >"$W/$t.out" 2>&1
+	a_first "$t.reached" "$W/$t.out" '^HTTP/1\.[01] 200'
+	a_grep "$t.outside_the_job" "$W/$t.out" "^0::$(re "$DPARENT")/[0-9a-f]{64}$"
+	sensor_saw "$t.sensor" "dst host $A_CTL and tcp dst port 80"
+	# dockerd reaches the registry a pull names, for whoever asks
+	dk_job pull "$A_REG_CTL/egr/x" >"$W/$t.pull" 2>&1
+	sensor_saw "$t.pull.sensor" "dst host $A_REG_CTL and tcp dst port 443"
+	for i in "${!FLAGS[@]}"; do
+		f=${FLAGS[$i]}
+		a=203.0.113.$((100 + i))
+		# shellcheck disable=SC2086 # the flag's words
+		dk_job run --rm $f "$IMAGE" sh -c "${ESCAPE[$i]}$(http "$a" "$t.$i")" >"$W/$t.$i.out" 2>&1
+		if [ "$f" = --privileged ] && grep -q "unable to apply caps: operation not permitted" "$W/$t.$i.out"; then
+			note "$t: $f cannot run on this host (root lacks CAP_SYS_RESOURCE): its control is skipped"
+			continue
+		fi
+		a_first "$t.flag.$i.reached" "$W/$t.$i.out" '^HTTP/1\.[01] 200'
+	done
+}
+
+# ======================================================================
+# run: the job's `docker run` (docker0, a network namespace of its own):
+# under the job's cgroup; an allowed name answers, a denied address gets
+# 403 and a denied name REFUSED, never asked upstream; decisions name the
+# container; nothing reaches the sensor. `docker run -i` relays stdin to
+# its end (the stream dockerd takes over, half-closed).
+# ======================================================================
+test_run() {
+	local t=run cid
+	daemon_up || return 0
+	a_grep "$t.took_the_socket" "$W/daemon.dout" "$(re "$SOCK") is egressctl's now.*reach egressctl at $(re "$GW")"
+	expect "$t.covered" "$SOCK is not covered by a mount" covered
+	rm -f "$W/$t.cid"
+	dk_job run --rm --cidfile "$DK/home/$t.cid" "$IMAGE" sh -c "tail -1 /proc/self/cgroup; \
+$(http a.example.test $t.allowed) $(http "$A_RUN" $t.denied) nslookup denied-run.test 2>&1 | tail -2" \
+		>"$W/$t.out" 2>&1
+	cid=$(cat "$DK/home/$t.cid" 2>/dev/null)
+	a_grep "$t.under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name job)")/${cid:-none}$"
+	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.allowed.server_saw" "$WEBLOG" "target=/$t\\.allowed "
+	a_grep "$t.denied.403" "$W/$t.out" '^R: HTTP/1\.[01] 403'
+	a_nogrep "$t.denied.server_saw_nothing" "$WEBLOG" "target=/$t\\.denied "
+	a_grep "$t.dns.refused" "$W/$t.out" "REFUSED"
+	a_never_asked "$t.dns.never_upstream" "denied-run\\.test"
+	a_jlog "$t.logged" "$W/d.jlog" decision=allow host=a.example.test container="${cid:-none}"
+	a_jlog "$t.denied_logged" "$W/d.jlog" decision=deny ip="$(re "$A_RUN")" container="${cid:-none}"
+	sensor_none "$t.sensor" "dst host $A_RUN"
+	# docker run -i: stdin through the stream taken over, its end passed on
+	echo "stdin-$$" | dk_job run -i --rm "$IMAGE" cat >"$W/$t.stdin" 2>&1
+	a_grep "$t.stdin_relayed" "$W/$t.stdin" "^stdin-$$\$"
+}
+
+# ======================================================================
+# host: --network host is the host's network namespace (the daemon's):
+# the container is under the job's cgroup, confined as the job is. (After
+# a reload: what --docker adds to the target's options is the same, so the
+# target is kept, its socket too.)
+# ======================================================================
+test_host() {
+	local t=host
+	daemon_up || return 0
+	"$EGRESSCTL" reload --control "$W/d.ctl" >"$W/$t.reload" 2>&1
+	a_val "$t.reloaded" "egressctl reload's status" "$?" 0
+	dk_job run --rm --network host "$IMAGE" sh -c "$(http a.example.test $t.allowed) $(http "$A_HOST" $t.denied)" \
+		>"$W/$t.out" 2>&1
+	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.denied.403" "$W/$t.out" '^R: HTTP/1\.[01] 403'
+	sensor_none "$t.sensor" "dst host $A_HOST"
+}
+
+# ======================================================================
+# build: `docker build` (the classic builder): its RUN steps run under the
+# job's cgroup, confined as its containers are.
+# ======================================================================
+test_build() {
+	local t=build
+	daemon_up || return 0
+	cat >"$DK/ctx/Dockerfile" <<EOF
+FROM $IMAGE
+RUN tail -1 /proc/self/cgroup; $(http a.example.test $t.allowed) $(http "$A_BUILD" $t.denied) wget -q -O /dev/null http://$A_BUILD/$t.wget; echo "wget: \$?"
+EOF
+	dk_job build --no-cache -t "egr-e2e-$$-built" "$DK/ctx" >"$W/$t.out" 2>&1
+	a_grep "$t.under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name job)")/[0-9a-f]{64}$"
+	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
+	# (docker build's output may put a colour's escape before a line)
+	a_grep "$t.denied.403" "$W/$t.out" 'R: HTTP/1\.[01] 403'
+	a_grep "$t.wget.refused" "$W/$t.out" 'wget: server returned error: HTTP/1\.[01] 403'
+	a_grep "$t.built" "$W/$t.out" "Successfully built"
+	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.(denied|wget) "
+	sensor_none "$t.sensor" "dst host $A_BUILD"
+}
+
+# ======================================================================
+# service: a long-running service container on a network of its own (as
+# compose makes them), started detached: each of its attempts is refused
+# while it runs, an exec in it is confined too, and `docker logs`, `stop`
+# work through egressctl's socket.
+# ======================================================================
+test_service() {
+	local t=service svc=egr-e2e-$$-svc
+	daemon_up || return 0
+	dk_job run -d --name "$svc" --network "$NET2" "$IMAGE" sh -c \
+		"i=0; while :; do i=\$((i + 1)); $(http "$A_SVC" "$t.loop") sleep 1; done" >"$W/$t.run" 2>&1
+	for _ in $(seq 60); do
+		dk_job logs "$svc" >"$W/$t.logs" 2>&1
+		[ "$(grep -c '^R: ' "$W/$t.logs")" -ge 3 ] && break
+		sleep 0.5
+	done
+	a_val "$t.ran" "result lines in its logs" "$(grep -c '^R: ' "$W/$t.logs")" '[3-9]|[1-9][0-9]+'
+	a_nogrep "$t.never_reached" "$W/$t.logs" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.refused" "$W/$t.logs" '^R: HTTP/1\.[01] 403'
+	dk_job exec "$svc" sh -c "$(http a.example.test $t.exec)" >"$W/$t.exec" 2>&1
+	a_first "$t.exec.allowed" "$W/$t.exec" '^HTTP/1\.[01] 200'
+	dk_job stop -t 1 "$svc" >"$W/$t.stop" 2>&1
+	a_grep "$t.stopped" "$W/$t.stop" "^$(re "$svc")$"
+	dk_job rm "$svc" >/dev/null 2>&1
+	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.loop "
+	sensor_none "$t.sensor" "dst host $A_SVC"
+}
+
+# ======================================================================
+# flags: each flag the control ran is refused, with a message naming it;
+# no container of them ran (its address saw nothing since the control).
+# ======================================================================
+test_flags() {
+	local t=flags i f a want base
+	daemon_up || return 0
+	for i in "${!FLAGS[@]}"; do
+		f=${FLAGS[$i]}
+		a=203.0.113.$((100 + i))
+		want=${f%% *}
+		case $f in
+		--cap-add*) want="--cap-add ${f#* }" ;;
+		--pid*) want="--pid host" ;;
+		-v*) want="-v ${f#* }" ;;
+		--userns*) want="--userns host" ;;
+		--security-opt*) want="--security-opt ${f#* }" ;;
+		--mount*) want="--mount type=bind,source=$CG2" ;;
+		esac
+		base=$(sensor_now "dst host $a")
+		# shellcheck disable=SC2086 # the flag's words
+		dk_job run --rm $f "$IMAGE" sh -c "${ESCAPE[$i]}$(http "$a" "$t.$i")" >"$W/$t.$i.out" 2>&1
+		a_grep "$t.$i.refused" "$W/$t.$i.out" "^docker: Error response from daemon: egressctl: $(re "$want")[ ,].*refused in a confined job"
+		a_nogrep "$t.$i.never_ran" "$W/$t.$i.out" '^R: '
+		sensor_none_since "$t.$i.sensor" "$base" "dst host $a"
+	done
+	a_jlog "$t.logged" "$W/d.jlog" event=docker reason="refused POST /v[0-9.]+/containers/create from docker\\[[0-9]+\\]: egressctl: --privileged is refused in a confined job"
+}
+
+# ======================================================================
+# socket: the job's container given the socket's name (as GitHub's
+# container actions are: -v /var/run/docker.sock:/var/run/docker.sock)
+# gets egressctl's socket, and its docker is the job's: its containers
+# under the job's cgroup, its --privileged refused. (The client and its
+# libc are bound read-only from the host: what may be, read-only. Inside,
+# the socket keeps its name: the connect_unix hook allows that one, as it
+# allows /run/docker.sock and /var/run/docker.sock for --docker
+# /run/docker.sock.)
+# ======================================================================
+test_socket() {
+	local t=socket lib
+	daemon_up || return 0
+	lib=$(dirname "$(realpath /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo /lib/x86_64-linux-gnu/x)")
+	dk_job run --rm -v "$SOCK:$SOCK" -v "$DOCKER:/d:ro" -v "$lib:/lib/x86_64-linux-gnu:ro" \
+		-v /lib64:/lib64:ro -e DOCKER_HOST="unix://$SOCK" "$IMAGE" sh -c \
+		"/d run --rm --privileged $IMAGE true; /d run --rm $IMAGE tail -1 /proc/self/cgroup" \
+		>"$W/$t.out" 2>&1
+	a_grep "$t.inner_refused" "$W/$t.out" "egressctl: --privileged is refused in a confined job"
+	a_grep "$t.inner_under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name job)")/[0-9a-f]{64}$"
+}
+
+# ======================================================================
+# registry: what dockerd would reach for the job is judged by its policy:
+# a pull, a push, a login to a registry it denies are refused, named, and
+# dockerd never tries (the control showed it would); an allowed registry's
+# pull goes to dockerd (its error is dockerd's: no registry answers here).
+# ======================================================================
+test_registry() {
+	local t=registry
+	daemon_up || return 0
+	dk_job pull "$A_REG_PULL/egr/x" >"$W/$t.pull" 2>&1
+	a_grep "$t.pull.refused" "$W/$t.pull" "egressctl: docker pull from $(re "$A_REG_PULL") is refused in a confined job: its policy denies $(re "$A_REG_PULL"):443 \(no rule allows it\)"
+	dk_job tag "$IMAGE" "$A_REG_PUSH/egr/x" >"$W/$t.tag" 2>&1
+	dk_job push "$A_REG_PUSH/egr/x" >"$W/$t.push" 2>&1
+	a_grep "$t.push.refused" "$W/$t.push" "egressctl: docker push to $(re "$A_REG_PUSH") is refused"
+	dk_job login -u u -p p "$A_REG_LOGIN" >"$W/$t.login" 2>&1
+	a_grep "$t.login.refused" "$W/$t.login" "egressctl: docker login to $(re "$A_REG_LOGIN") is refused"
+	dk_job pull a.example.test/egr/x >"$W/$t.allowed" 2>&1
+	a_nogrep "$t.allowed.passed" "$W/$t.allowed" "egressctl:"
+	a_grep "$t.allowed.dockerds_error" "$W/$t.allowed" "Error response from daemon"
+	sensor_none "$t.sensor" "dst host $A_REG_PULL or dst host $A_REG_PUSH or dst host $A_REG_LOGIN"
+}
+
+# ======================================================================
+# foreign: a container root made (on dockerd's own socket) is no job's:
+# the job may not start it, exec in it or attach to it.
+# ======================================================================
+test_foreign() {
+	local t=foreign made=egr-e2e-$$-made run=egr-e2e-$$-running
+	daemon_up || return 0
+	dk_root create --name "$made" "$IMAGE" sh -c "$(http "$A_FOREIGN" $t.start)" >"$W/$t.create" 2>&1
+	dk_root run -d --name "$run" "$IMAGE" sleep 300 >"$W/$t.create2" 2>&1
+	dk_job start -a "$made" >"$W/$t.start" 2>&1
+	a_grep "$t.start_refused" "$W/$t.start" "egressctl: container ($(re "$made")|$(dk_root inspect -f '{{.Id}}' "$made")) is not one of this job's"
+	dk_job exec "$run" sh -c "$(http "$A_FOREIGN" $t.exec)" >"$W/$t.exec" 2>&1
+	a_grep "$t.exec_refused" "$W/$t.exec" "egressctl: container ($(re "$run")|$(dk_root inspect -f '{{.Id}}' "$run")) is not one of this job's"
+	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.(start|exec) "
+	sensor_none "$t.sensor" "dst host $A_FOREIGN"
+	dk_root rm -f "$made" "$run" >/dev/null 2>&1
+}
+
+# ======================================================================
+# outsider: root's containers, through the same socket (egressctl's, not
+# the job's process) and on dockerd's own, are untouched: not under the
+# job's cgroup, and they reach what the job may not.
+# ======================================================================
+test_outsider() {
+	local t=outsider
+	daemon_up || return 0
+	dk_outsider run --rm "$IMAGE" sh -c "tail -1 /proc/self/cgroup; $(http "$A_OUT" $t)" >"$W/$t.out" 2>&1
+	a_grep "$t.not_under_the_job" "$W/$t.out" "^0::$(re "$DPARENT")/[0-9a-f]{64}$"
+	a_first "$t.reached" "$W/$t.out" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.sensor" "dst host $A_OUT and tcp dst port 80"
+	dk_root run --rm "$IMAGE" sh -c "$(http "$A_DIRECT" $t.direct)" >"$W/$t.direct" 2>&1
+	a_first "$t.direct.reached" "$W/$t.direct" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.direct.sensor" "dst host $A_DIRECT and tcp dst port 80"
+}
+
+# ======================================================================
+# names: the mount covers every name of the socket: the job's docker
+# through a symbolic link of its own is judged the same.
+# ======================================================================
+test_names() {
+	local t=names
+	daemon_up || return 0
+	ln -sf "$SOCK" "$DK/home/link.sock"
+	JOB_HOST=unix://$DK/home/link.sock dk_job run --rm --privileged "$IMAGE" true >"$W/$t.out" 2>&1
+	a_grep "$t.judged" "$W/$t.out" "egressctl: --privileged is refused in a confined job"
+}
+
+# ======================================================================
+# buildkit: BuildKit's build steps run in dockerd's cgroup: refused, said.
+# ======================================================================
+test_buildkit() {
+	local t=buildkit
+	daemon_up || return 0
+	printf 'FROM %s\nRUN true\n' "$IMAGE" >"$DK/ctx/Dockerfile"
+	DOCKER_BUILDKIT=1 dk_job build "$DK/ctx" >"$W/$t.out" 2>&1
+	a_grep "$t.refused" "$W/$t.out" "egressctl: BuildKit builds are refused in a confined job"
+}
+
+# ======================================================================
+# mntns: a daemon in a mount namespace of its own (as a unit with
+# PrivateTmp= runs) would mount over a name its targets do not see, and
+# they would reach dockerd's own socket: it refuses to start, said why,
+# and covers nothing (run before any daemon of the suite's).
+# ======================================================================
+test_mntns() {
+	local t=mntns
+	have_egr || return 0
+	[ -n "$D_PID" ] && return 0
+	timeout -k 5 30 nsenter --net="$NS_SBX" unshare --mount --propagation private "$EGRESSCTL" \
+		daemon --control "$W/m.ctl" --cgroup "$(cg_path job)" --docker "$SOCK" \
+		--log "$W/m.jlog" >"$W/$t.dout" 2>&1 </dev/null
+	a_val "$t.exit" "the daemon's status" "$?" 125
+	a_grep "$t.said" "$W/$t.dout" "--docker: process [0-9]+ of target .* is in another mount namespace than the daemon"
+	expect "$t.not_covered" "$SOCK is covered" sh -c "! awk -v p='$SOCK' '\$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo"
+}
+
+# ======================================================================
+# stop: a daemon killed leaves egressctl's socket over dockerd's: the
+# job's docker is refused meanwhile (fail closed, nothing leaves); the
+# next daemon finds dockerd's socket below and takes it again; after a
+# detach and a stop the socket is dockerd's again.
+# ======================================================================
+test_stop() {
+	local t=stop
+	daemon_up || return 0
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	D_PID=
+	expect "$t.still_covered" "the killed daemon's mount is gone" covered
+	dk_job run --rm "$IMAGE" sh -c "$(http "$A_GAP" $t.gap)" >"$W/$t.gap" 2>&1
+	a_grep "$t.gap.refused" "$W/$t.gap" "Cannot connect to the Docker daemon|connection refused"
+	sensor_none "$t.gap.sensor" "dst host $A_GAP"
+	dstart "$t" || return 0
+	a_grep "$t.found_below" "$W/$t.dout" "covered by the socket of an egressctl that did not stop"
+	dk_job run --rm "$IMAGE" sh -c "$(http "$A_AFTER" $t.after)" >"$W/$t.after" 2>&1
+	a_first "$t.after.403" "$W/$t.after" '^HTTP/1\.[01] 403'
+	"$EGRESSCTL" detach --control "$W/d.ctl" --cgroup "$(cg_path job)" >"$W/$t.detach" 2>&1
+	dstop
+	expect "$t.uncovered" "$SOCK is still covered: $(grep -F "$SOCK" /proc/self/mountinfo | tr '\n' '|')" \
+		sh -c "! awk -v p='$SOCK' '\$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo"
+	dk_job run --rm "$IMAGE" sh -c "tail -1 /proc/self/cgroup" >"$W/$t.back" 2>&1
+	a_grep "$t.dockerd_again" "$W/$t.back" "^0::$(re "$DPARENT")/[0-9a-f]{64}$"
+	sensor_none "$t.sensor" "dst host $A_AFTER"
+}
+
+# ======================================================================
+# podman: podman's API service (rootful, `podman system service`) kept
+# the same way, for a job of its own: without egressctl the job's
+# container reaches a denied address; with it the container is under the
+# job's cgroup (podman's libpod-ID), the allowed name answers, the denied
+# address gets 403, --privileged is refused; nothing reaches the sensor.
+# A second daemon for that job, which takes dockerd's socket and then
+# fails (the cgroup is the first's), gives the socket back.
+# ======================================================================
+pm() {
+	CONTAINERS_CONF="$PM/containers.conf" timeout -k 5 120 nsenter --net="$NS_SBX" \
+		podman --root "$PM/root" --runroot "$PM/run" --storage-driver vfs "$@"
+}
+
+podman_setup() {
+	mkdir -p "$PM/networks" "$PM/tmp" || return 1
+	cat >"$PM/containers.conf" <<EOF
+[containers]
+netns = "bridge"
+dns_servers = ["$INET_DNS"]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$PM/events.log"
+runtime = "runc"
+tmp_dir = "$PM/tmp"
+[network]
+network_backend = "netavark"
+network_config_dir = "$PM/networks"
+default_subnet = "198.19.8.0/24"
+EOF
+	tar -C "$DK/rootfs" -c . | pm import - "$PIMAGE" >"$PM/import.out" 2>&1 ||
+		{ fail podman.setup "podman import: $(tail -3 "$PM/import.out")"; return 1; }
+	CONTAINERS_CONF="$PM/containers.conf" nsenter --net="$NS_SBX" podman --root "$PM/root" \
+		--runroot "$PM/run" --storage-driver vfs system service --time=0 "unix://$PSOCK" \
+		>"$PM/service.log" 2>&1 &
+	PIDS+=($!)
+	wait_secs 20 sh -c "[ -S '$PSOCK' ] && '$DOCKER' -H 'unix://$PSOCK' version >/dev/null 2>&1" ||
+		{ fail podman.setup "podman system service: $(tail -3 "$PM/service.log")"; return 1; }
+	chgrp "$JOBU" "$PSOCK" && chmod 0660 "$PSOCK" || return 1
+	mkdir -p "$(cg_path pjob)" || return 1
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path pjob)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
+	PIDS+=($!)
+	wait_for 5 cg_nprocs_ge "$(cg_path pjob)" 1
+}
+
+# pdk_job ARGS...: the podman job's docker, on podman's socket
+pdk_job() {
+	timeout -k 5 120 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$(cg_path pjob)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$PSOCK" "$DOCKER" "$@"
+}
+
+test_podman() {
+	local t=podman
+	command -v podman >/dev/null || { note "$t: no podman (tools/install-deps.sh --containers)"; return 0; }
+	podman_setup || return 0
+	pdk_job run --rm --cgroup-parent "/egr-e2e-$$-pm" "$PIMAGE" sh -c \
+		"tail -1 /proc/self/cgroup; $(http "$A_PCTL" $t.ctl)" >"$W/$t.ctl" 2>&1
+	a_first "$t.control.reached" "$W/$t.ctl" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.control.sensor" "dst host $A_PCTL and tcp dst port 80"
+	have_egr || return 0
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/p.ctl" --cgroup "$(cg_path pjob)" \
+		--docker "$PSOCK" --allow a.example.test --dns-upstream "$INET_DNS" \
+		--log "$W/p.jlog" >"$W/$t.dout" 2>&1 </dev/null &
+	P_PID=$!
+	PIDS+=("$P_PID")
+	wait_secs 20 grep -qs "ready:" "$W/$t.dout" ||
+		{ fail "$t.daemon_ready" "$(tail -c 600 "$W/$t.dout" | tr '\n' '|')"; return 0; }
+	pdk_job run --rm "$PIMAGE" sh -c "tail -1 /proc/self/cgroup; \
+$(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
+	a_grep "$t.under_the_job" "$W/$t.out" "^0::/egressctl/$(re "$(cg_name pjob)")/libpod-[0-9a-f]{64}$"
+	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.denied.403" "$W/$t.out" '^R: HTTP/1\.[01] 403'
+	pdk_job run --rm --privileged "$PIMAGE" true >"$W/$t.priv" 2>&1
+	a_grep "$t.privileged_refused" "$W/$t.priv" "egressctl: --privileged is refused in a confined job"
+	sensor_none "$t.sensor" "dst host $A_PRUN"
+	# a daemon whose start fails after it took a socket gives it back:
+	# this one takes dockerd's, then finds the job's cgroup locked
+	timeout -k 5 30 nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/b.ctl" \
+		--cgroup "$(cg_path pjob)" --docker "$SOCK" --log "$W/b.jlog" >"$W/$t.b.dout" 2>&1 </dev/null
+	a_val "$t.second.failed" "the second daemon's status" "$?" 125
+	a_grep "$t.second.took_it" "$W/$t.b.dout" "$(re "$SOCK") is egressctl's now"
+	expect "$t.second.gave_it_back" "$SOCK is still covered: $(tail -c 300 "$W/$t.b.dout" | tr '\n' '|')" \
+		sh -c "! awk -v p='$SOCK' '\$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo"
+	"$EGRESSCTL" detach --control "$W/p.ctl" --cgroup "$(cg_path pjob)" >/dev/null 2>&1
+	kill -TERM "$P_PID" 2>/dev/null
+	wait "$P_PID" 2>/dev/null
+	P_PID=
+}
+
+suite_main docker.sh docker_setup "ip nsenter unshare setpriv tcpdump ss dnsmasq openssl useradd" "$@"

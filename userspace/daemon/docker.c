@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `daemon --docker PATH`: dockerd's socket kept for the targets
+ * (dockerapi/). The daemon tells it whose a process is (the target whose
+ * cgroup holds it) and writes its lines in that target's log; the
+ * targets' options follow: PATH is allowed to their connect_unix hook
+ * (their docker talks to egressctl's socket there), and their containers
+ * reach egressctl at the gateway of dockerd's default bridge unless
+ * --containers names an address. Since PATH is allowed, the mount over it
+ * must be in the targets' mount namespace: the daemon refuses to start in
+ * another (a unit's private one), where they would reach dockerd's own. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/core.h"
+#include "dockerapi/dockerapi.h"
+#include "kernel/cgroup.h"
+#include "lib/log.h"
+#include "policy/policy.h"
+
+static int
+job_of(void *arg, const char *cgroup, struct dockerapi_job *job)
+{
+	struct daemon *dm = arg;
+	size_t mlen = strlen(dm->mnt);
+	struct dtarget *dt;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	{
+		const char *rel = dt->cgpath + mlen;
+		size_t n = strlen(rel);
+
+		if (!dt->cgpath[0] || strncmp(dt->cgpath, dm->mnt, mlen) || !n ||
+		    strncmp(cgroup, rel, n) || (cgroup[n] && cgroup[n] != '/'))
+			continue;
+		snprintf(job->cgroup, sizeof(job->cgroup), "%s", rel);
+		job->audit = dt->spec.o.audit;
+		job->id = dt->cgid;
+		return 1;
+	}
+	return 0;
+}
+
+static void
+said(void *arg, uint64_t id, const char *words)
+{
+	struct daemon *dm = arg;
+	struct dtarget *dt;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->cgid == id && id) {
+		dt_event(dt, "docker", "%s", words);
+		return;
+	}
+	log_warnx("docker: %s", words); /* its target is gone */
+}
+
+/* A registry dockerd would reach for target id, judged by its policy as
+ * a TLS connection to host:port (an address literal by its address). */
+static int
+judge(void *arg, uint64_t id, const char *host, unsigned short port, char *why, size_t whylen)
+{
+	struct daemon *dm = arg;
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	struct policy_query q = {.host = host, .port = port, .proto = POLICY_P_TLS};
+	struct policy_decision d;
+	struct dtarget *dt;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->cgid == id && id)
+		break;
+	if (!dt || !dt->tg) {
+		snprintf(why, whylen, "its target is not attached");
+		return -EPERM;
+	}
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+	}
+	if (ss.ss_family) {
+		q.addr = (const struct sockaddr *)&ss;
+		q.host = NULL;
+	}
+	if (policy_decide(target_policy(dt->tg), &q, &d)) {
+		snprintf(why, whylen, "the policy cannot judge it");
+		return -EPERM;
+	}
+	if (d.action == POLICY_ALLOW)
+		return 0;
+	policy_reason_words(&d, NULL, why, whylen);
+	return -EPERM;
+}
+
+static void
+add_allow(struct target_opts *o, const char *path)
+{
+	for (int i = 0; i < o->nallow_unix; i++)
+		if (!strcmp(o->allow_unix[i], path))
+			return;
+	if (o->nallow_unix < TARGET_MAX_UNIX)
+		o->allow_unix[o->nallow_unix++] = path;
+	else
+		log_warnx("docker: no room for --allow-unix %s (at most %d)", path,
+			  TARGET_MAX_UNIX);
+}
+
+static void
+amend(const struct daemon *dm, struct target_opts *o)
+{
+	for (int i = 0; i < dm->ndocker_names; i++)
+		add_allow(o, dm->docker_names[i]);
+	if (!o->containers_ip4)
+		o->containers_ip4 = dm->docker_gw;
+}
+
+void
+docker_amend(const struct daemon *dm, struct dconfig *c)
+{
+	if (!dm->docker)
+		return;
+	for (int i = 0; i < c->n; i++)
+		amend(dm, &c->specs[i].o);
+}
+
+/* "mnt:[INODE]" of pid (readlink: a stat of it needs more than root has
+ * on some hosts' PID 1) */
+static int
+mntns_of(pid_t pid, char *buf, size_t len)
+{
+	char p[64];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+	n = readlink(p, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The targets' processes, one of them at least, share the daemon's mount
+ * namespace: 0, or -EXDEV with why (an empty target: none to judge by). */
+static int
+targets_share_ns(struct daemon *dm, const char *self, char *errbuf, size_t errlen)
+{
+	struct dtarget *dt;
+	size_t seen = 0;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	{
+		pid_t *pids = NULL;
+		size_t n = 0;
+		char ns[64];
+		int fd = dt->cgpath[0] ? open(dt->cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+		if (fd < 0 || cgroup_pids_at(fd, &pids, &n))
+			n = 0;
+		if (fd >= 0)
+			close(fd);
+		for (size_t i = 0; i < n; i++) {
+			if (mntns_of(pids[i], ns, sizeof(ns)))
+				continue; /* gone */
+			if (strcmp(ns, self)) {
+				daemon_errf(
+					errbuf, errlen,
+					"--docker: process %d of target %s is in another mount "
+					"namespace than the daemon: the mount over %s would not be "
+					"its",
+					(int)pids[i], dt->spec.name, dm->opts->docker);
+				free(pids);
+				return -EXDEV;
+			}
+			seen++;
+		}
+		free(pids);
+	}
+	if (seen)
+		return 0;
+	daemon_errf(
+		errbuf, errlen,
+		"--docker: the daemon is not in the host's mount namespace (a systemd unit's "
+		"ProtectSystem=, PrivateTmp=?) and the targets have no process to compare with: "
+		"the mount over %s may not be theirs",
+		dm->opts->docker);
+	return -EXDEV;
+}
+
+/* The mount over PATH is seen by the targets' processes only in the
+ * mount namespace the daemon makes it in: the host's, or theirs. */
+static int
+check_ns(struct daemon *dm, char *errbuf, size_t errlen)
+{
+	char self[64], init[64];
+	int err = mntns_of(getpid(), self, sizeof(self));
+
+	if (err) {
+		daemon_errf(errbuf, errlen,
+			    "--docker: cannot read the daemon's mount namespace: %s",
+			    strerror(-err));
+		return err;
+	}
+	/* (PID 1's may not be readable: then the targets' say) */
+	if (!mntns_of(1, init, sizeof(init)) && !strcmp(self, init))
+		return 0;
+	return targets_share_ns(dm, self, errbuf, errlen);
+}
+
+int
+docker_start(struct daemon *dm, char *errbuf, size_t errlen)
+{
+	char dir[PATH_MAX], a[INET_ADDRSTRLEN];
+	struct dockerapi_opts o = {.path = dm->opts->docker,
+				   .mnt = dm->mnt,
+				   .job_of = job_of,
+				   .said = said,
+				   .judge = judge,
+				   .arg = dm};
+	struct dtarget *dt;
+	int err;
+
+	if (!dm->opts->docker)
+		return 0;
+	err = check_ns(dm, errbuf, errlen);
+	if (err)
+		return err;
+	snprintf(dir, sizeof(dir), "%s", dm->cfg.control);
+	o.own = dirname(dir);
+	dm->docker = dockerapi_open(dm->base, &o, errbuf, errlen);
+	if (!dm->docker)
+		return -EINVAL;
+	dm->docker_names[0] = dm->opts->docker;
+	dm->docker_names[1] = dockerapi_path(dm->docker);
+	dm->ndocker_names = strcmp(dm->docker_names[0], dm->docker_names[1]) ? 2 : 1;
+	err = dockerapi_bridge_gateway(dm->docker, &dm->docker_gw);
+	if (err)
+		log_warnx("docker: dockerd has no default bridge (%s): a container on a bridge of "
+			  "its "
+			  "own reaches egressctl only with --containers ADDR",
+			  strerror(-err));
+	docker_amend(dm, &dm->cfg);
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	{
+		amend(dm, &dt->spec.o);
+		dt_name_containers(dt);
+	}
+	inet_ntop(AF_INET, &dm->docker_gw, a, sizeof(a));
+	log_warnx("docker: %s is egressctl's now: the targets' containers run under their "
+		  "cgroups%s%s",
+		  dockerapi_path(dm->docker),
+		  dm->docker_gw ? "; containers reach egressctl at " : "", dm->docker_gw ? a : "");
+	return 0;
+}
+
+void
+docker_stop(struct daemon *dm)
+{
+	struct dtarget *dt;
+	bool attached = false;
+
+	if (!dm->docker)
+		return;
+	/* a target left attached keeps its programs (fail closed): PATH stays
+	 * covered by a socket nobody serves; with none (all detached, or a
+	 * start that failed) PATH is dockerd's again */
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	attached |= dt->tg != NULL;
+	dockerapi_free(dm->docker, !attached);
+	dm->docker = NULL;
+}

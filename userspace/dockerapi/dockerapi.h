@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+/* dockerd's socket, kept for a confined job: the daemon's `--docker PATH`.
+ * A socket of egressctl's is bind-mounted over dockerd's (PATH), so that
+ * every name of PATH leads to it; each connection is served by who made
+ * it. A process of a job the daemon confines (the caller says which, by
+ * its cgroup) has its Docker Engine API requests judged (rules.h): its
+ * containers and build steps run under the job's cgroup, where the job's
+ * programs confine them, and what would take one out of there is refused
+ * with a message naming the flag; a registry dockerd would reach for it
+ * (pull, push, login) is judged by the job's policy. Anybody else's
+ * connection is relayed to
+ * dockerd untouched. dockerd itself is reached through a descriptor of
+ * its socket opened before the mount. One libevent loop (the daemon's). */
+#ifndef DOCKERAPI_H
+#define DOCKERAPI_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <event2/event.h>
+
+struct dockerapi;
+
+/* The job a connection's process belongs to, as the caller tells it. */
+struct dockerapi_job {
+	char cgroup
+		[PATH_MAX]; /* below the cgroup2 mount ("/egressctl/x"): the containers' parent */
+	bool audit;	    /* record what would be refused, refuse nothing */
+	uint64_t id;	    /* the caller's name of the job, for said() */
+};
+
+struct dockerapi_opts {
+	const char *path; /* dockerd's socket, taken over ("/run/docker.sock") */
+	const char *own;  /* where egressctl's socket is made (a directory of root's) */
+	const char *mnt;  /* the cgroup2 mount */
+	/* Is a process in cgroup (below mnt) one of a job's? 1 with job
+	 * filled, 0 if not. */
+	int (*job_of)(void *arg, const char *cgroup, struct dockerapi_job *job);
+	/* A line for the log of job id (and stderr). */
+	void (*said)(void *arg, uint64_t id, const char *words);
+	/* May job id have dockerd reach host:port for it (a registry: a
+	 * pull, push, login)? 0, or -EPERM with why (the policy's words). */
+	int (*judge)(void *arg, uint64_t id, const char *host, unsigned short port, char *why,
+		     size_t whylen);
+	void *arg;
+};
+
+/* Takes PATH over: dockerd's socket opened, egressctl's made (owner,
+ * group and mode of dockerd's) and mounted over it, dockerd asked what it
+ * is (its cgroup driver, its root directory). NULL with err set. */
+struct dockerapi *dockerapi_open(struct event_base *base, const struct dockerapi_opts *o, char *err,
+				 size_t errlen);
+
+/* Serving stops. uncover: the mount goes (and any mount of an earlier
+ * egressctl's socket under it), PATH is dockerd's again; else it stays,
+ * and every connection to PATH is refused until a daemon takes it again
+ * (fail closed: the programs of the jobs stay attached too). */
+void dockerapi_free(struct dockerapi *d, bool uncover);
+
+/* The gateway of dockerd's default bridge network: the address its
+ * containers reach this host at (daemon --containers). 0 or -errno (no
+ * bridge: -ENOENT). */
+int dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4);
+
+/* PATH resolved (the name the mount is on). */
+const char *dockerapi_path(const struct dockerapi *d);
+
+#endif /* DOCKERAPI_H */

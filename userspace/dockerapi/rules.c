@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Which Docker Engine API requests of a confined job are judged, and how
+ * (see rules.h): the target classified as dockerd's router (gorilla/mux)
+ * will route it, after the same percent-decoding, /build's query, the
+ * rewritten targets, and whether a container is the job's. The bodies are
+ * hostcfg.c's. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dockerapi/rules.h"
+
+#define PATH_MAX_DK 4096
+
+void
+dk_refuse(struct dk_verdict *v, int status, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	v->status = status;
+	n = snprintf(v->msg, sizeof(v->msg), "egressctl: ");
+	va_start(ap, fmt);
+	vsnprintf(v->msg + n, sizeof(v->msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)tolower((unsigned char)c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int
+dk_unescape(const char *s, size_t n, bool plus, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '%') {
+			int h, l;
+
+			if (n - i < 3)
+				return -EINVAL;
+			h = hexval(s[i + 1]);
+			l = hexval(s[i + 2]);
+			if (h < 0 || l < 0)
+				return -EINVAL;
+			c = (char)(h << 4 | l);
+			i += 2;
+		} else if (c == '+' && plus) {
+			c = ' ';
+		}
+		if (!c)
+			return -EINVAL;
+		if (o + 1 >= outlen)
+			return -ENAMETOOLONG;
+		out[o++] = c;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* A decoded path that gorilla/mux would redirect instead of routing:
+ * "//", a "." or ".." segment. */
+static bool
+path_clean(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (const char *s = p; *s; s++) {
+		if (*s != '/')
+			continue;
+		if (s[1] == '/')
+			return false;
+		if (s[1] == '.' && (s[2] == '/' || !s[2]))
+			return false;
+		if (s[1] == '.' && s[2] == '.' && (s[3] == '/' || !s[3]))
+			return false;
+	}
+	return true;
+}
+
+/* "/v1.41/x" -> "/x" (the version into ver), as dockerd's routes take an
+ * optional "/v{version:[0-9.]+}" prefix */
+static const char *
+strip_version(const char *p, char *ver, size_t verlen)
+{
+	size_t i = 2;
+
+	ver[0] = 0;
+	if (p[0] != '/' || p[1] != 'v')
+		return p;
+	while (p[i] == '.' || (p[i] >= '0' && p[i] <= '9'))
+		i++;
+	if (i == 2 || p[i] != '/' || i - 1 >= verlen)
+		return p;
+	memcpy(ver, p + 2, i - 2);
+	ver[i - 2] = 0;
+	return p + i;
+}
+
+static bool
+prefix_is(const char *p, const char *pre)
+{
+	size_t n = strlen(pre);
+
+	return !strncmp(p, pre, n) && (p[n] == '/' || p[n] == 0);
+}
+
+/* "/containers/{name:.*}/ACTION": the routes' name takes every byte up
+ * to the last segment ("attach/ws" is two). 0 with r->id and the action,
+ * or -1 when p is no such path. */
+static int
+container_path(const char *p, struct dk_route *r, char *action, size_t alen)
+{
+	const char *rest, *last;
+	size_t nlen;
+
+	if (strncmp(p, "/containers/", 12))
+		return -1;
+	rest = p + 12;
+	last = strrchr(rest, '/');
+	if (!last || last == rest)
+		return -1;
+	if (!strcmp(last, "/ws") && last - rest > 7 && !strncmp(last - 7, "/attach", 7))
+		last -= 7;
+	nlen = (size_t)(last - rest);
+	if (nlen >= sizeof(r->id) || strlen(last + 1) >= alen)
+		return -1;
+	memcpy(r->id, rest, nlen);
+	r->id[nlen] = 0;
+	snprintf(action, alen, "%s", last + 1);
+	return 0;
+}
+
+/* One name=value pair of a query, decoded as Go's url.ParseQuery does.
+ * Calls fn for each; stops at its first non-zero return. */
+static int
+query_each(const char *q, size_t n, int (*fn)(void *, const char *, const char *), void *arg)
+{
+	char k[512], val[PATH_MAX_DK];
+	size_t i = 0;
+
+	while (i < n) {
+		const char *pair = q + i, *amp = memchr(pair, '&', n - i), *eq;
+		size_t plen = amp ? (size_t)(amp - pair) : n - i;
+		int rc;
+
+		i += plen + 1;
+		if (!plen)
+			continue;
+		eq = memchr(pair, '=', plen);
+		if (dk_unescape(pair, eq ? (size_t)(eq - pair) : plen, true, k, sizeof(k)) ||
+		    dk_unescape(eq ? eq + 1 : "", eq ? plen - (size_t)(eq - pair) - 1 : 0, true,
+				val, sizeof(val)))
+			return -EINVAL;
+		rc = fn(arg, k, val);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct qjudge {
+	struct dk_verdict *v;
+	bool build;
+	struct dk_route *r; /* a pull's registry */
+};
+
+static int
+judge_pair(void *arg, const char *k, const char *val)
+{
+	struct qjudge *j = arg;
+
+	if (!j->build) { /* POST /images/create */
+		if (!strcmp(k, "fromImage") && *val && !j->r->registry[0]) { /* the first counts */
+			snprintf(j->r->rwhat, sizeof(j->r->rwhat), "docker pull from");
+			if (dk_registry_of(val, j->r->registry, sizeof(j->r->registry),
+					   &j->r->rport)) {
+				dk_refuse(j->v, 400, "an image name egressctl cannot read");
+				return -EPERM;
+			}
+		}
+		if (!strcmp(k, "fromSrc") && *val && strcmp(val, "-")) {
+			dk_refuse(
+				j->v, 403,
+				"docker import of a URL (fromSrc=%.200s) is refused in a confined "
+				"job: dockerd would fetch it outside the job's confinement",
+				val);
+			return -EPERM;
+		}
+		return 0;
+	}
+	if (!strcmp(k, "cgroupparent") && *val) { /* docker sends it empty */
+		dk_refuse(j->v, 403,
+			  "--cgroup-parent is refused in a confined job: its build "
+			  "steps run under the job's cgroup");
+		return -EPERM;
+	}
+	if ((!strcmp(k, "version") && *val && strcmp(val, "1")) ||
+	    (!strcmp(k, "remote") && !strcmp(val, "client-session"))) {
+		dk_refuse(j->v, 403,
+			  "BuildKit builds are refused in a confined job: their RUN steps run in "
+			  "dockerd's cgroup, outside the job's (build with DOCKER_BUILDKIT=0)");
+		return -EPERM;
+	}
+	if (!strcmp(k, "remote") && *val) {
+		dk_refuse(j->v, 403,
+			  "a remote build context (%.200s) is refused in a confined job: dockerd "
+			  "would fetch it outside the job's confinement",
+			  val);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int
+judge_query(const char *q, size_t n, bool build, struct dk_route *r, struct dk_verdict *v)
+{
+	struct qjudge j = {.v = v, .build = build, .r = r};
+	int rc;
+
+	if (memchr(q, ';', n)) {
+		dk_refuse(v, 400, "a ';' in the query is refused");
+		return -EPERM;
+	}
+	rc = query_each(q, n, judge_pair, &j);
+	if (rc == -EINVAL)
+		dk_refuse(v, 400, "the query holds a bad percent-escape");
+	return rc ? -EPERM : 0;
+}
+
+/* Does s[0..n) hold an upper-case letter (docker reads such a first
+ * component as a registry)? */
+static bool
+memchr_upper(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			return true;
+	return false;
+}
+
+struct qfirst {
+	const char *key;
+	char *out;
+	size_t outlen;
+	bool found;
+};
+
+static int
+first_pair(void *arg, const char *k, const char *val)
+{
+	struct qfirst *f = arg;
+
+	if (f->found || strcmp(k, f->key))
+		return 0;
+	f->found = true;
+	return (size_t)snprintf(f->out, f->outlen, "%s", val) >= f->outlen ? -EINVAL : 0;
+}
+
+/* The first value of key in the query (as Go's FormValue): 0, -EINVAL */
+static int
+query_first(const char *q, size_t n, const char *key, char *out, size_t outlen)
+{
+	struct qfirst f = {.key = key, .out = out, .outlen = outlen};
+
+	out[0] = 0;
+	return query_each(q, n, first_pair, &f) ? -EINVAL : 0;
+}
+
+static bool
+is_form(const char *ctype)
+{
+	return ctype && (strcasestr(ctype, "x-www-form-urlencoded") ||
+			 strcasestr(ctype, "multipart/form-data"));
+}
+
+/* Endpoints refused but for GET (/grpc whole: BuildKit's own API, whose
+ * builds run outside the job; its /session, which only serves a build
+ * with what the client has, is left to /build's judgement) */
+static const struct {
+	const char *prefix, *what;
+} refused_prefixes[] = {
+	{"/grpc", "BuildKit (DOCKER_BUILDKIT=1, docker buildx)"},
+	{"/plugins", "docker plugin"},
+	{"/swarm", "docker swarm"},
+	{"/services", "docker service"},
+	{"/nodes", "docker node"},
+	{"/secrets", "docker secret"},
+	{"/configs", "docker config"},
+};
+
+static int registry_path(const char *method, const char *p, const char *q, size_t qlen,
+			 struct dk_route *r);
+
+static int
+classify_container(const char *method, const char *p, struct dk_route *r)
+{
+	char action[32];
+
+	if (container_path(p, r, action, sizeof(action)))
+		return 0;
+	if (!strcmp(method, "POST") && !strcmp(action, "update"))
+		r->kind = DK_UPDATE, r->body = true;
+	else if (!strcmp(method, "POST") && !strcmp(action, "exec"))
+		r->kind = DK_EXEC, r->body = true;
+	else if (!strcmp(method, "POST") && !strcmp(action, "start"))
+		r->kind = DK_START;
+	else if ((!strcmp(method, "POST") &&
+		  (!strcmp(action, "restart") || !strcmp(action, "attach"))) ||
+		 (!strcmp(method, "PUT") && !strcmp(action, "archive")) ||
+		 !strcmp(action, "attach/ws"))
+		r->kind = DK_CONTAINER_USE;
+	else
+		r->id[0] = 0;
+	r->own = r->kind != DK_OTHER;
+	snprintf(r->action, sizeof(r->action), "%s", action);
+	return 0;
+}
+
+int
+dk_classify(const char *method, const char *target, size_t len, const char *ctype,
+	    struct dk_route *r, struct dk_verdict *v)
+{
+	char path[PATH_MAX_DK];
+	const char *q = memchr(target, '?', len), *p;
+	size_t plen = q ? (size_t)(q - target) : len;
+
+	memset(r, 0, sizeof(*r));
+	if (dk_unescape(target, plen, false, path, sizeof(path))) {
+		dk_refuse(v, 400, "a bad or overlong path is refused");
+		return -EPERM;
+	}
+	if (!path_clean(path)) {
+		dk_refuse(v, 400, "a path with empty, '.' or '..' segments is refused");
+		return -EPERM;
+	}
+	p = strip_version(path, r->version, sizeof(r->version));
+	if (q) {
+		r->has_query = true;
+		r->query = (size_t)(q + 1 - target);
+	}
+	for (size_t i = 0; i < sizeof(refused_prefixes) / sizeof(refused_prefixes[0]); i++)
+		if (prefix_is(p, refused_prefixes[i].prefix) &&
+		    (strcmp(method, "GET") || !strcmp(refused_prefixes[i].prefix, "/grpc"))) {
+			dk_refuse(v, 403,
+				  "%s is refused in a confined job: what it runs is outside "
+				  "the job's confinement",
+				  refused_prefixes[i].what);
+			return -EPERM;
+		}
+	if (!strcmp(method, "POST") && !strcmp(p, "/containers/create")) {
+		r->kind = DK_CREATE;
+		r->body = true;
+	} else if (!strcmp(method, "POST") && !strcmp(p, "/volumes/create")) {
+		r->kind = DK_VOLUME;
+		r->body = true;
+	} else if (!strcmp(method, "POST") && !strcmp(p, "/build")) {
+		r->kind = DK_BUILD;
+		if (is_form(ctype)) {
+			dk_refuse(v, 400, "/build with a form body is refused");
+			return -EPERM;
+		}
+		if (q && judge_query(q + 1, len - plen - 1, true, r, v))
+			return -EPERM;
+	} else if (!strcmp(method, "POST") && !strcmp(p, "/images/create")) {
+		if (is_form(ctype)) {
+			dk_refuse(v, 400, "/images/create with a form body is refused");
+			return -EPERM;
+		}
+		if (q && judge_query(q + 1, len - plen - 1, false, r, v))
+			return -EPERM;
+	} else if (!strcmp(method, "POST") && !strcmp(p, "/auth")) {
+		r->kind = DK_AUTH;
+		r->body = true;
+	} else if (registry_path(method, p, q ? q + 1 : NULL, q ? len - plen - 1 : 0, r)) {
+		dk_refuse(v, 400, "an image name egressctl cannot read");
+		return -EPERM;
+	} else if (!r->registry[0]) {
+		classify_container(method, p, r);
+	}
+	return 0;
+}
+
+/* "/images/{name}/push", "/distribution/{name}/json", "/images/search":
+ * the registry dockerd would reach. 0 (r->registry "" for none), -EINVAL */
+static int
+registry_path(const char *method, const char *p, const char *q, size_t qlen, struct dk_route *r)
+{
+	char name[512], term[512] = "";
+	size_t n = strlen(p);
+	const char *what = NULL, *s = NULL, *e = NULL;
+
+	if (!strcmp(method, "POST") && !strncmp(p, "/images/", 8) && n > 13 &&
+	    !strcmp(p + n - 5, "/push")) {
+		what = "docker push to", s = p + 8, e = p + n - 5;
+	} else if (!strcmp(method, "GET") && !strncmp(p, "/distribution/", 14) && n > 19 &&
+		   !strcmp(p + n - 5, "/json")) {
+		what = "docker manifest of", s = p + 14, e = p + n - 5;
+	} else if (!strcmp(method, "GET") && !strcmp(p, "/images/search")) {
+		if (q && query_first(q, qlen, "term", term, sizeof(term)))
+			return -EINVAL;
+		snprintf(r->rwhat, sizeof(r->rwhat), "docker search of");
+		if (!strchr(term, '/') ||
+		    dk_registry_of(term, r->registry, sizeof(r->registry), &r->rport) ||
+		    !strcmp(r->registry, "registry-1.docker.io")) {
+			snprintf(r->registry, sizeof(r->registry), "index.docker.io");
+			r->rport = 443;
+		}
+		return 0;
+	} else {
+		return 0;
+	}
+	if ((size_t)(e - s) >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, s, (size_t)(e - s));
+	name[e - s] = 0;
+	snprintf(r->rwhat, sizeof(r->rwhat), "%s", what);
+	return dk_registry_of(name, r->registry, sizeof(r->registry), &r->rport);
+}
+
+int
+dk_registry_of(const char *ref, char *host, size_t hostlen, unsigned short *port)
+{
+	const char *slash = strchr(ref, '/'), *colon;
+	char dom[300];
+	size_t n;
+	long v = 443;
+	char *end;
+
+	*port = 443;
+	n = slash ? (size_t)(slash - ref) : 0;
+	if (!slash || !n ||
+	    (!memchr(ref, '.', n) && !memchr(ref, ':', n) && strncmp(ref, "localhost", n) &&
+	     !memchr_upper(ref, n))) {
+		snprintf(host, hostlen, "registry-1.docker.io"); /* docker.io */
+		return 0;
+	}
+	if (n >= sizeof(dom))
+		return -EINVAL;
+	memcpy(dom, ref, n);
+	dom[n] = 0;
+	if (!strcmp(dom, "docker.io") || !strcmp(dom, "index.docker.io")) {
+		snprintf(host, hostlen, "registry-1.docker.io");
+		return 0;
+	}
+	colon = dom[0] == '[' ? strstr(dom, "]:") : strrchr(dom, ':');
+	if (colon) {
+		colon += dom[0] == '[';
+		v = strtol(colon + 1, &end, 10);
+		if (*end || end == colon + 1 || v < 1 || v > 65535)
+			return -EINVAL;
+		dom[colon - dom] = 0;
+	}
+	n = strlen(dom);
+	if (dom[0] == '[') { /* [v6] */
+		if (n < 3 || dom[n - 1] != ']')
+			return -EINVAL;
+		memmove(dom, dom + 1, n - 2);
+		dom[n - 2] = 0;
+	}
+	if (!dom[0] || (size_t)snprintf(host, hostlen, "%s", dom) >= hostlen)
+		return -EINVAL;
+	*port = (unsigned short)v;
+	return 0;
+}
+
+int
+dk_auth_registry(const struct dj *body, struct dk_route *r, struct dk_verdict *v)
+{
+	const char *s = dj_str(dj_get(body, "serveraddress"));
+	char ref[300];
+	const char *p;
+	size_t n;
+
+	snprintf(r->rwhat, sizeof(r->rwhat), "docker login to");
+	if (!dj_is_object(body) || dj_check_keys(body, ref, sizeof(ref))) {
+		dk_refuse(v, 400, "a login egressctl cannot read");
+		return -EPERM;
+	}
+	if (!s || !*s)
+		s = "index.docker.io";
+	p = strstr(s, "://");
+	p = p ? p + 3 : s;
+	n = strcspn(p, "/");
+	if (n >= sizeof(ref) - 2) {
+		dk_refuse(v, 400, "a login egressctl cannot read");
+		return -EPERM;
+	}
+	snprintf(ref, sizeof(ref), "%.*s/x", (int)n, p);
+	if (!strchr(ref, '.') && !strchr(ref, ':') && strncmp(ref, "localhost/", 10))
+		snprintf(ref, sizeof(ref), "%.*s./x", (int)n, p); /* a bare name is a host */
+	if (dk_registry_of(ref, r->registry, sizeof(r->registry), &r->rport)) {
+		dk_refuse(v, 400, "a login egressctl cannot read");
+		return -EPERM;
+	}
+	if (!strcmp(r->registry, "registry-1.docker.io"))
+		snprintf(r->registry, sizeof(r->registry), "index.docker.io");
+	return 0;
+}
+
+static int
+append(char *out, size_t outlen, size_t *o, const char *s, size_t n)
+{
+	if (*o + n + 1 > outlen)
+		return -ENAMETOOLONG;
+	memcpy(out + *o, s, n);
+	*o += n;
+	out[*o] = 0;
+	return 0;
+}
+
+/* The query without its cgroupparent pairs (dockerd takes the first), then
+ * ours: into out at *o. */
+static int
+build_query(const char *q, size_t n, const char *enc, char *out, size_t outlen, size_t *o)
+{
+	char k[64];
+	size_t i = 0;
+	bool first = true;
+
+	while (i < n) {
+		const char *pair = q + i, *amp = memchr(pair, '&', n - i), *eq;
+		size_t plen = amp ? (size_t)(amp - pair) : n - i;
+
+		i += plen + 1;
+		eq = memchr(pair, '=', plen);
+		if (!plen ||
+		    (!dk_unescape(pair, eq ? (size_t)(eq - pair) : plen, true, k, sizeof(k)) &&
+		     !strcmp(k, "cgroupparent")))
+			continue;
+		if (append(out, outlen, o, first ? "?" : "&", 1) ||
+		    append(out, outlen, o, pair, plen))
+			return -ENAMETOOLONG;
+		first = false;
+	}
+	if (append(out, outlen, o, first ? "?" : "&", 1) ||
+	    append(out, outlen, o, "cgroupparent=", 13) || append(out, outlen, o, enc, strlen(enc)))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int
+dk_build_target(const char *target, size_t len, const struct dk_ctx *c, char *out, size_t outlen,
+		struct dk_verdict *v)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const char *q = memchr(target, '?', len);
+	char enc[3 * PATH_MAX_DK];
+	size_t o = 0, e = 0, plen = q ? (size_t)(q - target) : len;
+	struct dk_route r = {0};
+
+	if (q && judge_query(q + 1, len - plen - 1, true, &r, v))
+		return -EPERM;
+	for (const unsigned char *s = (const unsigned char *)c->parent; *s && e + 4 < sizeof(enc);
+	     s++) {
+		if (isalnum(*s) || *s == '/' || *s == '-' || *s == '_' || *s == '.') {
+			enc[e++] = (char)*s;
+		} else {
+			enc[e++] = '%';
+			enc[e++] = hex[*s >> 4];
+			enc[e++] = hex[*s & 15];
+		}
+	}
+	enc[e] = 0;
+	if (append(out, outlen, &o, target, plen) ||
+	    build_query(q ? q + 1 : "", q ? len - plen - 1 : 0, enc, out, outlen, &o)) {
+		dk_refuse(v, 414, "the build's request target is too long");
+		return -EPERM;
+	}
+	return 0;
+}
+
+int
+dk_target_with_id(const char *target, size_t len, const struct dk_route *r, const char *id,
+		  char *out, size_t outlen)
+{
+	int n;
+
+	n = snprintf(out, outlen, "%s%s/containers/%s/%s%s%.*s", r->version[0] ? "/v" : "",
+		     r->version, id, r->action, r->has_query ? "?" : "",
+		     r->has_query ? (int)(len - r->query) : 0,
+		     r->has_query ? target + r->query : "");
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+static bool
+full_id(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return i == 64;
+}
+
+int
+dk_owned(const struct dj *inspect, const struct dk_ctx *c, const struct dk_route *r, char *id,
+	 size_t idlen, struct dk_verdict *v)
+{
+	const char *cid = dj_str(dj_get(inspect, "Id"));
+	const char *parent = dj_str(dj_get(dj_get(inspect, "HostConfig"), "CgroupParent"));
+
+	if (!cid || !full_id(cid)) {
+		dk_refuse(v, 404, "no container %.128s", r->id);
+		return -EPERM;
+	}
+	if (!parent || strcmp(parent, c->parent)) {
+		dk_refuse(v, 403,
+			  "container %.128s is not one of this job's (it runs under %.200s, not "
+			  "%.200s): a confined job may not start, attach to, exec in, update or "
+			  "copy into it",
+			  r->id, parent && *parent ? parent : "dockerd's cgroup", c->parent);
+		return -EPERM;
+	}
+	snprintf(id, idlen, "%s", cid);
+	return 0;
+}

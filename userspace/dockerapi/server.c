@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: Apache-2.0
+/* dockerd's socket taken over (see dockerapi.h): dockerd's own opened
+ * first (a descriptor, reached as /proc/self/fd/N), egressctl's socket
+ * made with the owner, group and mode of dockerd's and bind-mounted over
+ * it, so that every way to name PATH (/var/run/docker.sock, a symbolic
+ * link, a relative name) leads to egressctl's; the listener; dockerd
+ * asked what it is at the start; at the end the mount removed, or left
+ * (fail closed).
+ *
+ * A daemon killed leaves its mount, over a socket nobody serves. The next
+ * one finds dockerd's socket below it (open_tree(2) of the directory's
+ * mount alone, without the mounts over it) and mounts its own on top:
+ * there is no moment when PATH is dockerd's. Mounts of egressctl's are
+ * told by their root (mountinfo): a file DK_SOCK_PREFIX<pid>.sock, one
+ * per daemon (the kernel mounts on no file that was unlinked: an earlier
+ * daemon's stays until a mount of the next covers it). */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <event2/listener.h>
+
+#include "dockerapi/conn.h"
+#include "dockerapi/core.h"
+#include "dockerapi/json.h"
+#include "kernel/cgroup.h"
+#include "lib/log.h"
+#include "parse/http_resp.h"
+
+#define DK_SOCK_PREFIX "egressctl-docker-"
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+
+int
+dk_dial(struct dockerapi *d)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->real_name);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static int
+write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+dk_get(struct dockerapi *d, const char *target, size_t max, int *status, char **body, size_t *len)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {10, 0};
+	struct http_response r;
+	size_t got = 0, cap = max + DK_RESP_HEAD + 1, used;
+	char req[512], *buf;
+	int fd, err = 0;
+	ssize_t n;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->real_name);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	buf = malloc(cap);
+	if (fd < 0 || !buf) {
+		err = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: docker\r\n\r\n", target);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    (err = write_all(fd, req, strlen(req)))) {
+		err = err ? err : -errno;
+		goto out;
+	}
+	while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	if (got + 1 >= cap || http_parse_response(buf, got, got, false, &r, &used) != PARSE_DONE) {
+		err = -EPROTO;
+		goto out;
+	}
+	*status = r.status;
+	memmove(buf, buf + used, got - used);
+	buf[got - used] = 0;
+	*len = got - used;
+	*body = buf;
+	buf = NULL;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* GET target as JSON: the document, or NULL with err set. */
+static struct dj *
+get_json(struct dockerapi *d, const char *target, int *status, char *err, size_t errlen)
+{
+	char *body = NULL, why[160];
+	size_t len = 0;
+	struct dj *doc;
+	int rc = dk_get(d, target, 1u << 20, status, &body, &len);
+
+	if (rc) {
+		snprintf(err, errlen, "dockerd does not answer at %s (%s): %s", d->path, target,
+			 strerror(-rc));
+		return NULL;
+	}
+	doc = dj_parse(body, len, why, sizeof(why));
+	free(body);
+	if (!doc)
+		snprintf(err, errlen, "dockerd's answer to %s: %s", target, why);
+	return doc;
+}
+
+int
+dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4)
+{
+	char err[256];
+	int status = 0;
+	struct dj *doc = get_json(d, "/networks/bridge", &status, err, sizeof(err));
+	const struct dj *cfg;
+	int rc = -ENOENT;
+
+	if (!doc)
+		return status == 404 ? -ENOENT : -EPROTO;
+	cfg = dj_get(dj_get(doc, "IPAM"), "Config");
+	for (int i = 0; status == 200 && i < dj_count(cfg); i++) {
+		const char *gw = dj_str(dj_get(dj_at(cfg, i), "Gateway"));
+		struct in_addr a;
+
+		if (gw && inet_pton(AF_INET, gw, &a) == 1) {
+			*ip4 = a.s_addr;
+			rc = 0;
+			break;
+		}
+	}
+	dj_free(doc);
+	return rc;
+}
+
+const char *
+dockerapi_path(const struct dockerapi *d)
+{
+	return d->path;
+}
+
+int
+dk_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen)
+{
+	struct dockerapi *d = arg;
+	char real[PATH_MAX];
+	int err = dk_resolve(path, real, sizeof(real));
+	struct stat st;
+
+	if (err) {
+		snprintf(why, whylen, "%s cannot be resolved (%s)", path, strerror(-err));
+		return -EPERM;
+	}
+	/* PATH itself: dockerd mounts what is on top of it, egressctl's
+	 * socket (a container of the job talks to docker as the job does;
+	 * docker's own container actions bind it) -- if dockerd sees the
+	 * mount, in this mount namespace */
+	if (!strcmp(real, d->path) && d->same_mntns)
+		return 0;
+	if (!stat(real, &st) && S_ISSOCK(st.st_mode)) {
+		snprintf(why, whylen, "%s is a unix socket", real);
+		return -EPERM;
+	}
+	return dk_paths_judge(&d->paths, real, ro, why, whylen);
+}
+
+/* Is root (a mount's, in mountinfo) a socket of egressctl's? */
+static int
+count_ours(const char *root, void *arg)
+{
+	size_t n = strlen(root), del = strlen("//deleted");
+	const char *base = strrchr(root, '/');
+	bool *top = arg;
+
+	if (n >= del && !strcmp(root + n - del, "//deleted"))
+		n -= del;
+	*top = base && !strncmp(base + 1, DK_SOCK_PREFIX, strlen(DK_SOCK_PREFIX)) && n > 5 &&
+	       !strncmp(root + n - 5, ".sock", 5);
+	return 0;
+}
+
+/* Is the mount on top of PATH one of egressctl's sockets? 1, 0, -errno */
+static int
+covered_by_ours(const char *path)
+{
+	char *mi = NULL;
+	bool top = false;
+	int n, err = cgroup_read_mountinfo(&mi);
+
+	if (err)
+		return err;
+	n = cgroup_foreach_mount_at(mi, path, count_ours, &top);
+	free(mi);
+	return n < 0 ? n : n > 0 && top;
+}
+
+/* dockerd's socket: PATH itself, or the file below egressctl's mounts */
+static int
+open_real(struct dockerapi *d, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], base[PATH_MAX];
+	struct stat st;
+	int ours = covered_by_ours(d->path), tfd;
+
+	if (ours < 0) {
+		snprintf(err, errlen, "cannot read the mount table: %s", strerror(-ours));
+		return ours;
+	}
+	if (!ours) {
+		d->real_fd = open(d->path, O_PATH | O_CLOEXEC);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", d->path);
+		snprintf(base, sizeof(base), "%s", d->path);
+		tfd = (int)syscall(SYS_open_tree, AT_FDCWD, dirname(dir),
+				   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		d->real_fd =
+			tfd < 0 ? -1 : openat(tfd, basename(base), O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		if (tfd >= 0)
+			close(tfd);
+		log_warnx("docker: %s is covered by the socket of an egressctl that did not stop: "
+			  "dockerd's is below it, and egressctl's goes on top",
+			  d->path);
+	}
+	if (d->real_fd < 0 || fstat(d->real_fd, &st) || !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", d->path,
+			 d->real_fd < 0 ? strerror(errno) : "not a unix socket");
+		return -EINVAL;
+	}
+	snprintf(d->real_name, sizeof(d->real_name), "/proc/self/fd/%d", d->real_fd);
+	return 0;
+}
+
+/* Does dockerd resolve a bind's source in our mount namespace, where PATH
+ * is egressctl's socket? Asked of the process that listens on its socket
+ * (SO_PEERCRED: dockerd, or systemd for docker.socket). */
+static bool
+same_mntns(struct dockerapi *d)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char p[64], theirs[64] = "", ours[64] = "";
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool same = false;
+	ssize_t n;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->real_name);
+	if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) && cr.pid > 0) {
+		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)cr.pid);
+		n = readlink(p, theirs, sizeof(theirs) - 1);
+		theirs[n > 0 ? n : 0] = 0;
+		n = readlink("/proc/self/ns/mnt", ours, sizeof(ours) - 1);
+		ours[n > 0 ? n : 0] = 0;
+		same = ours[0] && !strcmp(ours, theirs);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!same)
+		log_warnx(
+			"docker: dockerd is in another mount namespace (or cannot be told): a bind "
+			"of %s into a job's container is refused (it would be dockerd's own socket "
+			"there)",
+			d->path);
+	return same;
+}
+
+/* What dockerd is: its cgroup driver, its root directory. */
+static int
+ask_info(struct dockerapi *d, char *err, size_t errlen)
+{
+	int status = 0;
+	struct dj *doc = get_json(d, "/info", &status, err, errlen);
+	const char *drv, *root;
+
+	if (!doc)
+		return -EPROTO;
+	drv = dj_str(dj_get(doc, "CgroupDriver"));
+	root = dj_str(dj_get(doc, "DockerRootDir"));
+	if (status != 200 || !drv || !root) {
+		snprintf(err, errlen,
+			 "dockerd at %s does not say its cgroup driver (GET /info: %d)", d->path,
+			 status);
+		dj_free(doc);
+		return -EPROTO;
+	}
+	snprintf(d->driver, sizeof(d->driver), "%s", drv);
+	snprintf(d->root_dir, sizeof(d->root_dir), "%s", root);
+	d->same_mntns = same_mntns(d);
+	dj_free(doc);
+	if (strcmp(d->driver, "cgroupfs"))
+		log_warnx(
+			"docker: dockerd's cgroup driver is %s, which cannot put containers under "
+			"a job's cgroup: the jobs' docker run and docker build will be refused",
+			d->driver);
+	return 0;
+}
+
+/* egressctl's socket, as dockerd's (owner, group, mode), listening */
+static int
+make_own(struct dockerapi *d, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd;
+
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" DK_SOCK_PREFIX "%d.sock",
+			     d->o.own, (int)getpid()) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: too long for a unix socket", d->o.own);
+		return -ENAMETOOLONG;
+	}
+	snprintf(d->own, sizeof(d->own), "%s", sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || fstat(d->real_fd, &st) || (unlink(d->own) && errno != ENOENT) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chown(d->own, st.st_uid, st.st_gid) ||
+	    chmod(d->own, st.st_mode & 07777) || listen(fd, 128)) {
+		snprintf(err, errlen, "cannot make %s: %s", d->own, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* The sockets of earlier daemons in the directory: under ours now. */
+static void
+forget_earlier(struct dockerapi *d)
+{
+	char pat[PATH_MAX];
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "%s/" DK_SOCK_PREFIX "*.sock", d->o.own);
+	if (glob(pat, 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		if (strcmp(g.gl_pathv[i], d->own))
+			unlink(g.gl_pathv[i]);
+	globfree(&g);
+}
+
+static void
+on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+	(void)l;
+	(void)sa;
+	(void)len;
+	dk_conn_accept(arg, fd);
+}
+
+static int
+init_paths(struct dockerapi *d)
+{
+	const char *never[] = {d->path, d->own, d->o.own, NULL};
+	const char *rw[] = {d->root_dir, NULL};
+	char *mi = NULL;
+	int err = cgroup_read_mountinfo(&mi);
+
+	if (!err)
+		err = dk_paths_init(&d->paths, mi, never, rw);
+	free(mi);
+	return err;
+}
+
+struct dockerapi *
+dockerapi_open(struct event_base *base, const struct dockerapi_opts *o, char *err, size_t errlen)
+{
+	struct dockerapi *d = calloc(1, sizeof(*d));
+	int lfd = -1, rc;
+
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	d->base = base;
+	d->o = *o;
+	d->real_fd = -1;
+	LIST_INIT(&d->conns);
+	snprintf(d->mnt, sizeof(d->mnt), "%s", o->mnt);
+	if (!realpath(o->path, d->path)) {
+		snprintf(err, errlen, "--docker %s: %s", o->path, strerror(errno));
+		goto fail;
+	}
+	if (open_real(d, err, errlen) || ask_info(d, err, errlen))
+		goto fail;
+	lfd = make_own(d, err, errlen);
+	if (lfd < 0)
+		goto fail;
+	rc = init_paths(d);
+	if (rc) {
+		snprintf(err, errlen, "cannot list the host's paths: %s", strerror(-rc));
+		goto fail;
+	}
+	d->lis = evconnlistener_new(base, on_accept, d,
+				    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, lfd);
+	if (!d->lis) {
+		snprintf(err, errlen, "cannot listen on %s", d->own);
+		goto fail;
+	}
+	lfd = -1;
+	if (mount(d->own, d->path, NULL, MS_BIND, NULL)) {
+		snprintf(err, errlen, "cannot mount %s over %s: %s", d->own, d->path,
+			 strerror(errno));
+		goto fail;
+	}
+	d->mounted = true;
+	forget_earlier(d);
+	return d;
+fail:
+	if (lfd >= 0)
+		close(lfd);
+	dockerapi_free(d, true);
+	return NULL;
+}
+
+/* egressctl's mounts off PATH, the top first, while the top is one */
+static void
+uncover(struct dockerapi *d)
+{
+	for (int i = 0; i < 16 && covered_by_ours(d->path) == 1; i++)
+		if (umount2(d->path, MNT_DETACH)) {
+			log_warn("docker: cannot unmount %s", d->path);
+			return;
+		}
+	if (covered_by_ours(d->path) == 1)
+		log_warnx("docker: %s is still covered by egressctl's sockets", d->path);
+}
+
+void
+dockerapi_free(struct dockerapi *d, bool uncover_path)
+{
+	if (!d)
+		return;
+	dk_conn_free_all(d);
+	if (d->lis)
+		evconnlistener_free(d->lis);
+	if (d->mounted && uncover_path)
+		uncover(d);
+	else if (d->mounted) /* its file stays: the next daemon's mount goes over it */
+		log_warnx(
+			"docker: %s stays covered by egressctl's socket, which nothing serves now: "
+			"docker is refused there (fail closed) until egressctl daemon --docker "
+			"runs "
+			"again, or umount %s",
+			d->path, d->path);
+	if (d->own[0] && (!d->mounted || uncover_path))
+		unlink(d->own);
+	if (d->real_fd >= 0)
+		close(d->real_fd);
+	dk_paths_free(&d->paths);
+	free(d);
+}
