@@ -6,6 +6,7 @@
 #   make unit       unit tests;  make asan: the same under ASan+UBSan
 #   make fuzz       libFuzzer targets for FUZZ_SECONDS each (make -j: side by side)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
+#   make dist       the release tarball: build/dist/ (below, "The release artifact")
 #   make format     clang-format bpf/ include/ userspace/ tests/
 #   make spdx-check every source file's SPDX line (tools/spdx-check.sh)
 #   sudo make bench the benchmark (tools/bench/run.sh, < 10 min; bench-quick < 2 min)
@@ -30,7 +31,10 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 # Project flags live apart from CFLAGS so `make CFLAGS=...` cannot drop them.
-ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS)
+# Debug info names files relative to the tree (the same binary wherever it
+# is built: make dist).
+ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -fdebug-prefix-map=$(CURDIR)=. \
+	-Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS)
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
@@ -62,7 +66,8 @@ BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(BPF_TEST_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/*/*.h \
-		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/bpf/*.h tests/fuzz/*.c tests/helpers/*.c)
+		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/bpf/*.h tests/fuzz/*.c tests/helpers/*.c \
+		tools/dist/*.c)
 
 .PHONY: all deps check-deps bench-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check clean helpers \
 	bench bench-quick stress stress-check soak
@@ -76,10 +81,12 @@ helpers: $(HELPER_BINS) $(OUT)/helpers/egressctl-test
 $(OUT) $(OUT)/tests $(OUT)/tests/bpf $(OUT)/helpers $(OUT)/fuzz:
 	mkdir -p $@
 
-# BPF: compile, strip DWARF (BTF stays), generate the skeleton.
+# BPF: compile, strip DWARF (BTF stays), generate the skeleton. BTF's line
+# info names the source files: relative to the tree, not where it was built.
 $(OUT)/%.bpf.o: bpf/%.bpf.c | $(OUT)
 	$(CLANG) -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-		-Ivmlinux/$(ARCH) -Iinclude -Ibpf $(DEPFLAGS) -c $< -o $@.tmp
+		-fdebug-prefix-map=$(CURDIR)=. -Ivmlinux/$(ARCH) -Iinclude -Ibpf $(DEPFLAGS) \
+		-c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@
 	rm -f $@.tmp
 
@@ -166,7 +173,7 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
 E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers docker ipv6 kverify direct upstream inspect
-e2e: all
+e2e: all dist
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \
 		tests/e2e/$$s.sh $(OUT)/egressctl || failed="$$failed $$s"; \
@@ -383,8 +390,77 @@ package-check: all
 
 .PHONY: man install uninstall deb package-check FORCE
 
+# ---- The release artifact: make dist -----------------------------------------
+#   make dist       $(OUT)/dist/egressctl-VERSION-linux-amd64.tar.gz and
+#                   $(OUT)/dist/SHA256SUMS: one binary with every library but
+#                   glibc linked in, for glibc 2.31 and later (the BPF objects
+#                   are in it already, as skeletons), the man pages, the
+#                   completion, the CI integration and the licences
+# Reproducible where it costs nothing: names sorted, owner 0, every mtime
+# SOURCE_DATE_EPOCH (the commit's time), gzip without a name or time, the
+# binary stripped of its debug sections (they hold the build's path).
+
+DIST_DIR := $(OUT)/dist
+DIST_NAME = egressctl-$(VERSION)-linux-amd64
+DIST_GLIBC := 2.31
+STRIP ?= strip
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || stat -c %Y debian/changelog)
+# every library but glibc from its static archive; libpthread.so.0 named,
+# since glibc 2.31 has pthread_create there (tools/dist/glibc-compat.c)
+DIST_LIBS = -Wl,-Bstatic $(shell pkg-config --static --libs $(PKGS)) -Wl,-Bdynamic \
+	-Wl,--push-state,--no-as-needed -l:libpthread.so.0 -Wl,--pop-state -lm
+# the Debian packages whose static archives are linked in: their copyright
+# files go into the tarball beside egressctl's licences
+DIST_LIB_PKGS := libbpf1 libelf1 zlib1g libevent-2.1-7 libc-ares2 libjansson4
+
+$(OUT)/obj/dist/glibc-compat.o: tools/dist/glibc-compat.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# tools/dist/check-binary.sh fails the build on a shared library that is
+# not glibc's or a symbol version above DIST_GLIBC.
+$(DIST_DIR)/egressctl: $(MAIN_SRC) $(LIB_OBJS) $(OUT)/obj/dist/glibc-compat.o | $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@.tmp $(DIST_LIBS)
+	$(STRIP) --strip-debug $@.tmp
+	tools/dist/check-binary.sh $@.tmp $(DIST_GLIBC)
+	mv $@.tmp $@
+$(DIST_DIR)/egressctl: .EXTRA_PREREQS = $(OUT)/version
+
+# The tree a user unpacks into a prefix (tar -C /usr/local
+# --strip-components=1): bin/, share/man, the completion, share/egressctl/ci
+# (contrib/ci/), the licences.
+dist: $(DIST_DIR)/egressctl $(MAN_PAGES)
+	@set -e; d=$(DIST_DIR)/$(DIST_NAME); rm -rf "$$d" $(DIST_DIR)/*.tar.gz $(DIST_DIR)/SHA256SUMS; \
+	umask 022; \
+	install -D -m 755 $(DIST_DIR)/egressctl "$$d/bin/egressctl"; \
+	install -D -m 644 $(OUT)/man/egressctl.1 "$$d/share/man/man1/egressctl.1"; \
+	install -D -m 644 $(OUT)/man/egressctl-policy.5 "$$d/share/man/man5/egressctl-policy.5"; \
+	install -D -m 644 contrib/completion/egressctl.bash "$$d/share/bash-completion/completions/egressctl"; \
+	install -D -m 644 contrib/completion/_egressctl "$$d/share/zsh/site-functions/_egressctl"; \
+	for f in $(CI_FILES); do \
+		if [ -x "$$f" ]; then m=755; else m=644; fi; \
+		install -D -m $$m "$$f" "$$d/share/egressctl/ci/$${f#contrib/ci/}"; \
+	done; \
+	install -D -m 644 LICENSE "$$d/share/doc/egressctl/LICENSE"; \
+	for f in bpf/LICENSE.*; do install -D -m 644 "$$f" "$$d/share/doc/egressctl/bpf/$${f#bpf/}"; done; \
+	for p in $(DIST_LIB_PKGS); do \
+		install -D -m 644 "/usr/share/doc/$$p/copyright" "$$d/share/doc/egressctl/linked/$$p.copyright"; \
+	done; \
+	tar --format=gnu --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
+		--mode=go-w -C $(DIST_DIR) -cf - $(DIST_NAME) | gzip -9n >"$$d.tar.gz"; \
+	rm -rf "$$d"; \
+	cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz >SHA256SUMS
+	@cat $(DIST_DIR)/SHA256SUMS
+
+# tests/e2e/dist.sh: the tarball's binary (glibc's libraries only) confines
+# a command in a root of busybox and glibc alone.
+E2E_SUITES += dist
+
+.PHONY: dist
+
 # What each compiler run read (DEPFLAGS); missing before the first build.
 DEP_FILES := $(addsuffix .d,$(OUT)/egressctl $(OUT)/helpers/egressctl-test $(LIB_OBJS) $(UNIT_BINS) \
 	$(HELPER_BINS) $(BPF_TEST_BINS) $(FUZZ_OBJS) $(FUZZ_BINS) $(SKELS:.skel.h=.bpf.o) \
-	$(BPF_TEST_SKELS:.skel.h=.bpf.o))
+	$(BPF_TEST_SKELS:.skel.h=.bpf.o) $(DIST_DIR)/egressctl $(OUT)/obj/dist/glibc-compat.o)
 -include $(wildcard $(DEP_FILES))
