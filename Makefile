@@ -390,21 +390,29 @@ package-check: all
 
 .PHONY: man install uninstall deb package-check FORCE
 
-# ---- The release artifact: make dist -----------------------------------------
+# ---- The release artifact: make dist, make dist-sums -------------------------
 #   make dist       $(OUT)/dist/egressctl-VERSION-linux-amd64.tar.gz and
 #                   $(OUT)/dist/SHA256SUMS: one binary with every library but
 #                   glibc linked in, for glibc 2.31 and later (the BPF objects
 #                   are in it already, as skeletons), the man pages, the
 #                   completion, the CI integration and the licences
+#   make dist-sums  the same, and its checksum into contrib/ci/SHA256SUMS,
+#                   which the GitHub Action checks its download against
+#                   (docs/ci.md, "Releases")
 # Reproducible where it costs nothing: names sorted, owner 0, every mtime
 # SOURCE_DATE_EPOCH (the commit's time), gzip without a name or time, the
-# binary stripped of its debug sections (they hold the build's path).
+# binary stripped of its debug sections, debug info and BTF naming files
+# relative to the tree (ALL_CFLAGS, the BPF rule).
 
 DIST_DIR := $(OUT)/dist
 DIST_NAME = egressctl-$(VERSION)-linux-amd64
 DIST_GLIBC := 2.31
 STRIP ?= strip
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || stat -c %Y debian/changelog)
+# the time of the last commit but one that only writes contrib/ci/SHA256SUMS
+# (make dist-sums): the tarball built before that commit and the one built
+# again at the release's tag are the same file
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct -- . ':(exclude)contrib/ci/SHA256SUMS' 2>/dev/null || \
+	stat -c %Y debian/changelog)
 # every library but glibc from its static archive; libpthread.so.0 named,
 # since glibc 2.31 has pthread_create there (tools/dist/glibc-compat.c)
 DIST_LIBS = -Wl,-Bstatic $(shell pkg-config --static --libs $(PKGS)) -Wl,-Bdynamic \
@@ -429,7 +437,7 @@ $(DIST_DIR)/egressctl: .EXTRA_PREREQS = $(OUT)/version
 
 # The tree a user unpacks into a prefix (tar -C /usr/local
 # --strip-components=1): bin/, share/man, the completion, share/egressctl/ci
-# (contrib/ci/), the licences.
+# (contrib/ci/ but its SHA256SUMS, which names this tarball), the licences.
 dist: $(DIST_DIR)/egressctl $(MAN_PAGES)
 	@set -e; d=$(DIST_DIR)/$(DIST_NAME); rm -rf "$$d" $(DIST_DIR)/*.tar.gz $(DIST_DIR)/SHA256SUMS; \
 	umask 022; \
@@ -438,7 +446,7 @@ dist: $(DIST_DIR)/egressctl $(MAN_PAGES)
 	install -D -m 644 $(OUT)/man/egressctl-policy.5 "$$d/share/man/man5/egressctl-policy.5"; \
 	install -D -m 644 contrib/completion/egressctl.bash "$$d/share/bash-completion/completions/egressctl"; \
 	install -D -m 644 contrib/completion/_egressctl "$$d/share/zsh/site-functions/_egressctl"; \
-	for f in $(CI_FILES); do \
+	for f in $(filter-out contrib/ci/SHA256SUMS,$(CI_FILES)); do \
 		if [ -x "$$f" ]; then m=755; else m=644; fi; \
 		install -D -m $$m "$$f" "$$d/share/egressctl/ci/$${f#contrib/ci/}"; \
 	done; \
@@ -453,11 +461,19 @@ dist: $(DIST_DIR)/egressctl $(MAN_PAGES)
 	cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz >SHA256SUMS
 	@cat $(DIST_DIR)/SHA256SUMS
 
+dist-sums: dist
+	@{ echo "# The GitHub Action's release tarball at this commit and its SHA-256: the"; \
+	   echo "# Action downloads that file and refuses any other. Written by make dist-sums"; \
+	   echo "# (docs/ci.md, \"Releases\"); no line: no release, the Action needs build: true."; \
+	   cat $(DIST_DIR)/SHA256SUMS; } >contrib/ci/SHA256SUMS
+	@echo "contrib/ci/SHA256SUMS: $$(tail -1 contrib/ci/SHA256SUMS)"
+
 # tests/e2e/dist.sh: the tarball's binary (glibc's libraries only) confines
-# a command in a root of busybox and glibc alone.
+# a command in a root of busybox and glibc alone; the Action downloads it,
+# refuses a tampered one, and builds only when asked.
 E2E_SUITES += dist
 
-.PHONY: dist
+.PHONY: dist dist-sums
 
 # What each compiler run read (DEPFLAGS); missing before the first build.
 DEP_FILES := $(addsuffix .d,$(OUT)/egressctl $(OUT)/helpers/egressctl-test $(LIB_OBJS) $(UNIT_BINS) \

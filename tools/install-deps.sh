@@ -6,6 +6,9 @@
 #   tools/install-deps.sh --bench  also the benchmark peers and load tools
 #   tools/install-deps.sh --containers  also a container runtime for
 #                                  tests/e2e/containers.sh (make check asks)
+#   tools/install-deps.sh --build  what building egressctl needs, alone
+#                                  (compiler, libraries, clang, bpftool:
+#                                  the GitHub Action's build: true)
 set -eu
 
 BUILD="clang llvm bpftool make gcc pkg-config libbpf-dev libelf-dev zlib1g-dev
@@ -32,6 +35,10 @@ CONTAINERS="podman runc netavark iptables busybox-static docker.io"
 want="$BUILD $PACKAGE $TEST"
 for a in "$@"; do
 	case $a in
+	--build)
+		[ $# = 1 ] || { echo "install-deps: --build goes alone" >&2; exit 2; }
+		want=$BUILD
+		;;
 	--bench) want="$want $BENCH" ;;
 	--containers) want="$want $CONTAINERS" ;;
 	*) echo "install-deps: unknown option $a" >&2; exit 2 ;;

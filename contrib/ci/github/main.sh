@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # The action's main step (run.js): the job's process tree is the runner's
 # Runner.Worker and what it spawns (this script among them): found up this
-# script's parent chain, given a cgroup of its own, confined.
+# script's parent chain, given a cgroup of its own, confined. The binary:
+# the egressctl input, else built (build: true), else on PATH, else the
+# release tarball of this action's ref (release.sh).
 set -u
 . "$(dirname "$0")/../lib/egressctl-ci.sh"
+. "$(dirname "$0")/release.sh"
 
 export EGR_DIR=${RUNNER_TEMP:-/tmp}/egressctl
 export EGR_CGROUP=${EGR_CGROUP:-ci-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-${GITHUB_JOB:-job}}
@@ -18,6 +21,17 @@ root=$(egr_ci_ancestor_named $$ Runner.Worker) || {
 	echo "::error::egressctl: no Runner.Worker process up this step's parent chain (a container job, or not a GitHub runner)"
 	exit 1
 }
+case "${EGR_BUILD:-false}" in
+true | false) ;;
+*)
+	echo "::error::egressctl: build: '$EGR_BUILD': expected true or false"
+	exit 1
+	;;
+esac
+if [ -z "${EGR_BIN:-}" ] && [ "${EGR_BUILD:-false}" = false ] && ! command -v egressctl >/dev/null; then
+	egr_gh_release || exit 1
+	export EGR_BIN=$EGR_GH_BIN
+fi
 if ! egr_ci_start "$root"; then
 	echo "::error::egressctl: could not confine the job (see the lines above)"
 	exit 1

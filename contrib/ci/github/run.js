@@ -43,6 +43,8 @@ function run(script) {
       EGR_ALLOW: [input('allow', ''), input('allowed-endpoints', '')].join('\n'),
       EGR_ALLOW_RUNNER: input('allow-runner', 'true'),
       EGR_BIN: input('egressctl', ''),
+      EGR_BUILD: input('build', 'false'),
+      EGR_BINARY_URL: input('binary-url', ''),
       EGR_DAEMON_ARGS: input('daemon-args', ''),
       EGR_DOCKER: input('docker', 'true'),
     });

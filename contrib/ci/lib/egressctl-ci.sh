@@ -17,8 +17,10 @@
 #   EGR_POLICY     a policy file, a policy as JSON text, or rules (one per
 #                  line, or separated by spaces or commas)
 #   EGR_ALLOW      more rules, the same way
-#   EGR_BIN        the egressctl to use; default: on PATH, else built from
-#                  EGR_SRC (the checkout this file is in) with make
+#   EGR_BIN        the egressctl to use; default: EGR_BUILD's, else on PATH
+#   EGR_BUILD      true: build egressctl from EGR_SRC (the checkout this
+#                  file is in: tools/install-deps.sh --build, make); never
+#                  done unless asked (default false)
 #   EGR_CGROUP     the job's name: its cgroup (<cgroup2>/egressctl/NAME)
 #                  when it needs one of its own, and its state's directory
 #   EGR_SUMMARY    a file the markdown summary is appended to at the end
@@ -206,21 +208,34 @@ egr_ci_job_cgroup() {
 	echo "$mnt/egressctl/$name"
 }
 
-# egr_ci_bin: the egressctl to use, built when there is none
+# egr_ci_bin: the egressctl to use: EGR_BIN, else built (EGR_BUILD=true:
+# the build's packages only, then make), else on PATH
 egr_ci_bin() {
 	if [ -n "${EGR_BIN:-}" ]; then
 		[ -x "$EGR_BIN" ] || { egr_ci_say "EGR_BIN=$EGR_BIN is not executable"; return 1; }
 		echo "$EGR_BIN"
 		return 0
 	fi
+	case "${EGR_BUILD:-false}" in
+	true)
+		egr_ci_say "building egressctl from $EGR_SRC (tools/install-deps.sh --build, make)"
+		egr_ci_sudo "$EGR_SRC/tools/install-deps.sh" --build >&2 || return 1
+		make -C "$EGR_SRC" -j"$(nproc)" build/egressctl >&2 || return 1
+		echo "$EGR_SRC/build/egressctl"
+		return 0
+		;;
+	false) ;;
+	*)
+		egr_ci_say "EGR_BUILD=$EGR_BUILD: expected true or false"
+		return 1
+		;;
+	esac
 	if command -v egressctl >/dev/null; then
 		command -v egressctl
 		return 0
 	fi
-	egr_ci_say "building egressctl from $EGR_SRC (tools/install-deps.sh, make)"
-	egr_ci_sudo "$EGR_SRC/tools/install-deps.sh" >&2 || return 1
-	make -C "$EGR_SRC" -j"$(nproc)" >&2 || return 1
-	echo "$EGR_SRC/build/egressctl"
+	egr_ci_say "no egressctl: install it (on PATH), name it (EGR_BIN), or build it from $EGR_SRC (EGR_BUILD=true)"
+	return 1
 }
 
 # egr_ci_rules TEXT: one rule a line, from lines, spaces or commas
