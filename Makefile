@@ -413,13 +413,14 @@ STRIP ?= strip
 # again at the release's tag are the same file
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct -- . ':(exclude)contrib/ci/SHA256SUMS' 2>/dev/null || \
 	stat -c %Y debian/changelog)
-# every library but glibc from its static archive; libpthread.so.0 named,
-# since glibc 2.31 has pthread_create there (tools/dist/glibc-compat.c)
+# every library but glibc from its static archive; libpthread.so.0 and
+# libdl.so.2 named, since glibc 2.31 has pthread_create and dlopen there
+# (tools/dist/glibc-compat.c)
 DIST_LIBS = -Wl,-Bstatic $(shell pkg-config --static --libs $(PKGS)) -Wl,-Bdynamic \
-	-Wl,--push-state,--no-as-needed -l:libpthread.so.0 -Wl,--pop-state -lm
+	-Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--pop-state -lm
 # the Debian packages whose static archives are linked in: their copyright
 # files go into the tarball beside egressctl's licences
-DIST_LIB_PKGS := libbpf1 libelf1 zlib1g libevent-2.1-7 libc-ares2 libjansson4
+DIST_LIB_PKGS := libbpf1 libelf1 zlib1g libevent-2.1-7 libc-ares2 libjansson4 libssl3
 
 $(OUT)/obj/dist/glibc-compat.o: tools/dist/glibc-compat.c
 	@mkdir -p $(dir $@)

@@ -11,13 +11,17 @@
  *   this calls the GLIBC_2.2.5 one, which every glibc has, with an init
  *   function that runs the executable's constructors as 2.31's
  *   __libc_csu_init did (2.34+ call it as a program's legacy init).
- * - pthread_create, pthread_join: the GLIBC_2.2.5 versions (2.31 has them
- *   in libpthread.so.0, which the binary therefore names as NEEDED).
+ * - pthread_create, pthread_join, and the pthread_once, thread-specific
+ *   key and rwlock functions OpenSSL's libcrypto calls: the GLIBC_2.2.5
+ *   versions (2.31 has them in libpthread.so.0, which the binary therefore
+ *   names as NEEDED); dlopen, dlsym, dlclose, dlerror, dladdr (libcrypto's
+ *   too): the GLIBC_2.2.5 ones of libdl.so.2, named as NEEDED as well.
  * - stat, fstat, lstat, fstatat (2.33), close_range (2.34),
  *   mount_setattr (2.36): the system calls themselves (x86-64's struct
  *   stat is the kernel's).
  * - arc4random, arc4random_buf (2.36, libevent's): getrandom(2).
  * - strerrorname_np (2.32): Linux's errno names. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -93,6 +97,41 @@ pthread_join(pthread_t t, void **ret)
 {
 	return compat_pthread_join(t, ret);
 }
+
+/* Each f here: a hidden f that calls f@GLIBC_2.2.5 of libpthread.so.0 or
+ * libdl.so.2 (n arguments, their types and the result's as given). */
+#define OLD_VERSION(ret, f, params, args)                                                          \
+	ret compat_##f params;                                                                     \
+	__asm__(".symver compat_" #f ", " #f "@GLIBC_2.2.5");                                      \
+	COMPAT ret f params                                                                        \
+	{                                                                                          \
+		return compat_##f args;                                                            \
+	}
+
+OLD_VERSION(int, pthread_once, (pthread_once_t * o, void (*fn)(void)), (o, fn))
+OLD_VERSION(int, pthread_key_create, (pthread_key_t * k, void (*d)(void *)), (k, d))
+OLD_VERSION(int, pthread_key_delete, (pthread_key_t k), (k))
+OLD_VERSION(void *, pthread_getspecific, (pthread_key_t k), (k))
+/* the value as an integer: a pointer to const would have GCC take the
+ * call for a read of what it points at */
+int compat_pthread_setspecific(pthread_key_t k, uintptr_t v);
+__asm__(".symver compat_pthread_setspecific, pthread_setspecific@GLIBC_2.2.5");
+COMPAT int
+pthread_setspecific(pthread_key_t k, const void *v)
+{
+	return compat_pthread_setspecific(k, (uintptr_t)v);
+}
+OLD_VERSION(int, pthread_rwlock_init,
+	    (pthread_rwlock_t *restrict l, const pthread_rwlockattr_t *restrict a), (l, a))
+OLD_VERSION(int, pthread_rwlock_destroy, (pthread_rwlock_t * l), (l))
+OLD_VERSION(int, pthread_rwlock_rdlock, (pthread_rwlock_t * l), (l))
+OLD_VERSION(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l))
+OLD_VERSION(int, pthread_rwlock_unlock, (pthread_rwlock_t * l), (l))
+OLD_VERSION(void *, dlopen, (const char *file, int mode), (file, mode))
+OLD_VERSION(void *, dlsym, (void *restrict h, const char *restrict name), (h, name))
+OLD_VERSION(int, dlclose, (void *h), (h))
+OLD_VERSION(char *, dlerror, (void), ())
+OLD_VERSION(int, dladdr, (const void *addr, Dl_info *info), (addr, info))
 
 /* ---- system calls glibc 2.31 has no wrapper of this version for ---- */
 
