@@ -622,7 +622,9 @@ pc $t.c22 tcp git.test 22 --until egr-22
 touch \$RW/$t.ready2
 await $W/$t.go2
 EOF
-	drun_bg "$t" --allow tcp://git.test:22 -- /bin/sh "$W/$t.sh"
+	# any-port.test: a rule of any port, so that :2222 reaches the
+	# transparent listener rather than being refused at connect
+	drun_bg "$t" --allow tcp://git.test:22 --allow any-port.test -- /bin/sh "$W/$t.sh"
 	fast_start "$t" 20 "$RW/$t.ready1" "$W/$t.go1" "$W/$t.go2" || return
 	note "$t: map_fast: $(tr '\n' ';' <<<"$FASTDUMP") $(head -c 200 "$W/bpftool.err")"
 	dj "$t" "$t.a22"
