@@ -1025,6 +1025,26 @@ test_metrics() {
 	a_grep "$t.public_refused" "$W/$t.bad" "--metrics 0\\.0\\.0\\.0:9464: not a loopback address"
 }
 
-ALL_TESTS="metrics attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+# Regression: a control client that asked for a reload and went away (it
+# half-closed, or closed) before the answer had the answer written to it
+# after it was freed, and the daemon died (SIGSEGV). Now the reload goes
+# on, its answer to nobody, and the daemon serves the next client.
+test_reload_gone() {
+	local t=reload_gone i
+	mkcg "$t"
+	have_egr || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --dns-upstream "$INET_DNS" || return 0
+	for i in 1 2 3; do
+		printf '{"cmd":"reload"}\n' | timeout 10 socat -t5 - "UNIX-CONNECT:$W/$t.ctl" >/dev/null 2>&1
+	done
+	sleep 2
+	a_val "$t.daemon_alive" "the daemon after three clients left mid-reload" \
+		"$(kill -0 "$D_PID" 2>/dev/null && echo alive || echo gone)" '^alive$'
+	dctl "$t" status
+	a_val "$t.next_client_served" "status after them" "$D_RC" '^0$'
+	dstop
+}
+
+ALL_TESTS="metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -161,6 +161,8 @@ int reload_build_all(const struct dconfig *c, struct policy **built, char *errbu
 /* A reload asked for (SIGHUP, or `egressctl reload` from cl, who gets the
  * reply when it is done). */
 void reload_want(struct daemon *dm, struct control_client *cl);
+/* cl is gone: no reload's answer is sent to it. */
+void reload_forget(struct daemon *dm, const struct control_client *cl);
 /* Starts what was asked while a job ran (a reload, rebuilds). */
 void reload_next(struct daemon *dm);
 /* dt's runtime rules that ran out by now (now_s()) go: its policy is

@@ -484,6 +484,28 @@ reload_next(struct daemon *dm)
 	}
 }
 
+/* cl is gone (closed or half-closed before its answer): out of every list
+ * of clients waiting for a reload's answer, which would be sent to it
+ * after it was freed. */
+static void
+drop_waiter(struct control_client **list, int *n, const struct control_client *cl)
+{
+	int k = 0;
+
+	for (int i = 0; i < *n; i++)
+		if (list[i] != cl)
+			list[k++] = list[i];
+	*n = k;
+}
+
+void
+reload_forget(struct daemon *dm, const struct control_client *cl)
+{
+	drop_waiter(dm->pending_waiters, &dm->npending, cl);
+	if (dm->job)
+		drop_waiter(dm->job->waiters, &dm->job->nwait, cl);
+}
+
 /* A reload asked for (SIGHUP, or `egressctl reload` from cl). */
 void
 reload_want(struct daemon *dm, struct control_client *cl)

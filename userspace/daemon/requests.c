@@ -369,7 +369,7 @@ requests_on_gone(void *arg, struct control_client *cl)
 {
 	struct follower *f = control_udata(cl);
 
-	(void)arg;
+	reload_forget(arg, cl); /* a `reload` it was waiting for answers nobody */
 	if (!f)
 		return;
 	LIST_REMOVE(f, entry);
