@@ -38,6 +38,10 @@
 #               egressctl refused (control: each works outside egressctl)
 #   env         the eight variables naming the CA, set only when a rule
 #               inspects; the bundle holds the system's CAs and ours
+#   ca          --ca CERT,KEY: CMD is given that CA and the leaves are its
+#               (a client trusting it alone gets 200), its key in no file
+#               egressctl wrote; a key not the certificate's, and a
+#               certificate that is no CA, refused at start
 #
 # The test network: lib.sh's (docs/testing.md), the leak sensor on the
 # inet side. dnsmasq on 198.18.0.1:53 answers ok.i.test 203.0.113.10,
@@ -62,7 +66,7 @@ A_PLAIN=203.0.113.11
 A_BAD=203.0.113.12
 A_WRONG=203.0.113.13	# wrong.i.test: a certificate of the test CA for other.test
 WEBLOG=$W/web.log
-ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env"
+ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env ca"
 
 # a test CA, a server certificate it signs for *.i.test, one it did not
 # sign, and one it signs for another name (other.test)
@@ -506,6 +510,30 @@ EOF
 	rm -f "$W/$t.policy.json"
 	irun $t --allow ok.i.test -- sh "$W/$t.sh"
 	a_nogrep inspect.env.none_all "$W/$t.out" "=/tmp/egressctl-ca"
+}
+
+test_ca() {
+	local t=i_ca
+	policy $t '{"allow": [{"rule": "ok.i.test", "inspect": true}]}'
+	script $t <<EOF
+cmp -s "\$NODE_EXTRA_CA_CERTS" $W/testca.crt && echo "ca=ours"
+cu ca --cacert $W/testca.crt https://ok.i.test/c/x
+\$IC keyfiles "\$(dirname "\$SSL_CERT_FILE")"
+EOF
+	irun $t --ca "$W/testca.crt,$W/testca.key" -- sh "$W/$t.sh"
+	a_grep inspect.ca.given "$W/$t.out" "^ca=ours$"
+	a_code inspect.ca.leaf_of_it $t ca 200
+	egr_json $t
+	a_eq inspect.ca.no_key_in_files keys "$P_keys" "[]"
+	irun $t --ca "$W/testca.crt,$W/srv.key" -- true
+	a_rc inspect.ca.wrong_key.exit 125 $t
+	a_grep inspect.ca.wrong_key.said "$W/$t.err" "--ca: the key is not the certificate's"
+	irun $t --ca "$W/srv.crt,$W/srv.key" -- true
+	a_rc inspect.ca.not_ca.exit 125 $t
+	a_grep inspect.ca.not_ca.said "$W/$t.err" "--ca: .*srv\.crt is no CA certificate"
+	irun $t --ca "$W/testca.crt" -- true
+	a_rc inspect.ca.no_comma.exit 125 $t
+	a_grep inspect.ca.no_comma.said "$W/$t.err" "--ca .*testca\.crt: expected CERT,KEY"
 }
 
 suite_main inspect.sh inspect_setup "ip nsenter setpriv tcpdump ss curl dig dnsmasq openssl node git" "$@"

@@ -161,7 +161,9 @@ phase_rate() {
 # HTTPS to nginx (TLS, a P-256 certificate made at setup) by name, the way
 # CI clients fetch from registries: direct (unconfined), the kernel-verified
 # path (no proxy hop; the kernel checks the SNI), the transparent proxy (the
-# same client, a run with --no-kernel-verify) and CONNECT (curl -p -x).
+# same client, a run with --no-kernel-verify), CONNECT (curl -p -x), and
+# inspected (the transparent path with --limited: TLS ended by egressctl,
+# each request judged, a new verified TLS connection to nginx for each).
 #   BULK ROW ...     curl, /big over one connection, BULK_S seconds
 #   RATE ROW/C ...   wrk, C clients, a new TLS connection per request
 #                    (Connection: close), RATE_S seconds
@@ -269,6 +271,13 @@ hsto egr_fast_https fast.bench.test $FAST_IP \$K"
 		tag=https-tr-$r
 		egr_run "$tag" 150 "$(https_prelude)
 $(https_paths egr_transparent_https "\$K")"
+		https_rec "$tag" "$r"
+		# HTTPS inspection: nginx's certificate is the one trusted upstream
+		tag=https-ins-$r
+		EGR_EXTRA=(--no-kernel-verify --limited --upstream-ca "$W/tls.crt")
+		egr_run "$tag" 150 "$(https_prelude)
+$(https_paths egr_inspected_https "\$K")"
+		EGR_EXTRA=(--no-kernel-verify)
 		https_rec "$tag" "$r"
 	done
 	https_bpf

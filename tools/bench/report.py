@@ -596,7 +596,8 @@ class Report:
 
     def https(self):
         """HTTPS by name, direct vs the kernel-verified path, the
-        transparent proxy and CONNECT; ratios per round to direct_https"""
+        transparent proxy, CONNECT and HTTPS inspection; ratios per round to
+        direct_https"""
         recs = [r for r in self.recs if r["phase"] == "https"]
         if not recs:
             return
@@ -604,7 +605,8 @@ class Report:
                  "egr_kv_https": "egressctl kernel-verified (SNI checked, direct)",
                  "egr_transparent_https": "egressctl transparent proxy",
                  "egr_connect_https": "egressctl CONNECT",
-                 "egr_fast_https": "egressctl fast path (tcp://: confined, no check)"}
+                 "egr_fast_https": "egressctl fast path (tcp://: confined, no check)",
+                 "egr_inspected_https": "egressctl inspected (TLS ended, each request judged)"}
 
         def mibs(r):
             x = r.get("res")
