@@ -24,6 +24,7 @@
 #include "daemon/daemon.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
+#include "daemon/usersock.h"
 #include "kernel/cgroup.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -93,6 +94,12 @@ static const struct opt daemon_opt_table[] = {
 	{"metrics", 0, OPT_T_STR, DO(metrics), "ADDR",
 	 "serve counters for Prometheus on GET /metrics at\n"
 	 "unix:PATH, 127.0.0.1:PORT or [::1]:PORT"},
+	{"user-socket", 0, OPT_T_STR, DO(user_socket), "PATH",
+	 "let users of the allowed groups `egressctl run`\n"
+	 "without sudo through PATH (mode 0660; e.g.\n"
+	 "/run/egressctl-user.sock)"},
+	{"users", 0, OPT_T_STR, DO(users), "FILE",
+	 "who may use --user-socket and within what (default\n" USERSOCK_CONFIG ")"},
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
 	 "more diagnostics (twice: libbpf and verifier output)", .var = &log_verbose},
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
@@ -309,6 +316,13 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (!dm->metrics)
 			err = -EINVAL;
 	}
+	if (!err && dm->opts->user_socket) {
+		dm->usock = usersock_open(dm->base, dm->opts->user_socket,
+					  dm->opts->users ? dm->opts->users : USERSOCK_CONFIG,
+					  errbuf, errlen);
+		if (!dm->usock)
+			err = -EINVAL;
+	}
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
@@ -336,6 +350,7 @@ stop(struct daemon *dm)
 	reload_stop(dm);
 	control_free(dm->ctl); /* followers go with their clients */
 	metrics_free(dm->metrics);
+	usersock_free(dm->usock);
 	while ((f = LIST_FIRST(&dm->followers))) {
 		LIST_REMOVE(f, entry);
 		free(f);
