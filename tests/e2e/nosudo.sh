@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="basic refused notgroup hostile policy_fd escapes stop gone signal_other limit confined"
+ALL_TESTS="basic refused notgroup hostile policy_fd escapes ceiling_deny stop gone stuck signal_other limit confined"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -40,7 +40,8 @@ nosudo_setup() {
 		useradd -M -N -g nogroup -s /bin/sh "$UB" || { echo "cannot make the test users"; return 1; }
 	e2e_base_setup || return 1
 	servers_setup || return 1
-	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false}\n' "$G" >"$W/users.json"
+	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false, "deny": ["blocked-%s.test"]}\n' \
+		"$G" $$ >"$W/users.json"
 	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --cgroup "$(cg_name idle)" --control "$W/control" \
 		--user-socket "$USOCK" --users "$W/users.json" >"$W/daemon.out" 2>"$W/daemon.err" &
 	DPID=$!
@@ -201,6 +202,22 @@ test_escapes() {
 		fail "$t.unshare.refused" "ESCAPE: unshare -rn worked in the service's run"
 }
 
+# users.json's deny rules win over the user's --allow: the name allowed
+# beside it is answered (upstream: the test's "internet"), it is denied
+test_ceiling_deny() {
+	local t=ceiling_deny up x y
+	new4 up; new4 x; new4 y
+	urun "$t" "$UA" --allow "a-$$.test" --allow "blocked-$$.test" --dns-upstream "$up" -- sh -c \
+		"$PY $C/probe.py dns_udp $x a-$$.test; $PY $C/probe.py dns_udp $y blocked-$$.test"
+	egr_json "$t" 1
+	a_ok "$t.allowed_name"
+	egr_json "$t" 2
+	[ "$P_ok" = true ] && [ -n "${P_data:-}" ] && fail "$t.denied_name" "answered: $P_json" ||
+		ok "$t.denied_name"
+	a_grep "$t.decision_line" "$W/$t.err" "denied .*blocked-$$\.test"
+	a_nogrep "$t.allowed_not_denied" "$W/$t.err" "denied .*a-$$\.test"
+}
+
 # 7. a signal to the client stops the run: CMD gets it, the status says so
 test_stop() {
 	local t=stop
@@ -231,6 +248,24 @@ test_gone() {
 	cmd_alive "$UA" "$mark" && fail "$t.ended" "CMD outlived its client" || ok "$t.ended"
 	wait_for 20 test ! -d "$cg"
 	a_eq "$t.cgroup_removed" "the run's cgroup $cg" "$(test -d "$cg" && echo left)" ""
+}
+
+# a run stuck before its cgroup (reading a --policy pipe that never ends)
+# whose client is gone: killed by the daemon after 10 s, not kept forever
+test_stuck() {
+	local t=stuck rp n0
+	n0=$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")
+	mkfifo -m 0666 "$RW/fifo-$$"
+	(cd "$RW" && as "$UA" bash -c "exec 5<>$RW/fifo-$$; exec $EGRESSCTL run --policy fd:5 -- true") \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
+	wait_for 20 eval '[ "$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")" -gt "$n0" ]'
+	rp=$(grep -o "): run\[[0-9]*\] started" "$W/daemon.err" | tail -1 | grep -o '[0-9]*')
+	pkill -KILL -u "$UA" -x egressctl
+	wait_secs 30 grep -q "run\[$rp\] still there 10s after its client: killed" "$W/daemon.err" &&
+		ok "$t.killed" || fail "$t.killed" "run[$rp] not killed: $(tail -c 300 "$W/daemon.err" | tr '\n' '|')"
+	wait_for 20 eval '! kill -0 "$rp" 2>/dev/null'
+	kill -0 "$rp" 2>/dev/null && fail "$t.gone" "run[$rp] still runs" || ok "$t.gone"
+	rm -f "$RW/fifo-$$"
 }
 
 # 9. another user (even one of the group) cannot stop or signal a run that

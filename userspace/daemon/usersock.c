@@ -54,6 +54,7 @@ struct urun {
 	int pidfd;	       /* the run's */
 	struct event *ev_child;
 	struct event *ev_kill; /* the client gone: cgroup.kill each second until run ends */
+	int ticks;
 };
 
 struct usersock {
@@ -145,12 +146,21 @@ urun_kill_cgroup(struct urun *r)
 	}
 }
 
+/* Each second once the client is gone; after 10, run itself is killed
+ * (stuck before its cgroup, e.g. reading a --policy pipe nobody writes). */
 static void
 on_kill_tick(evutil_socket_t fd, short what, void *arg)
 {
+	struct urun *r = arg;
+
 	(void)fd;
 	(void)what;
-	urun_kill_cgroup(arg);
+	urun_kill_cgroup(r);
+	if (++r->ticks == 10) {
+		log_warnx("user socket: uid %u: run[%d] still there 10s after its client: killed",
+			  (unsigned)r->uid, (int)r->pid);
+		syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+	}
 }
 
 /* The end of the run: its cgroup killed, and TERM to run itself, which
@@ -297,6 +307,15 @@ env_memfd(const struct usreq *req)
 	return fd;
 }
 
+/* A line on the client's stderr from the child of fork() (a threaded
+ * daemon: nothing that may take a lock). */
+static void
+say(const char *line)
+{
+	if (write(2, line, strlen(line)) < 0)
+		return;
+}
+
 /* In the child of fork(): the descriptors in their places (0-2 the
  * client's, the working directory entered, 3 CMD's environment, 4.. the
  * files), nothing else open, signals as a new process has them, a session
@@ -317,13 +336,12 @@ static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds
 		if (hi[i] < 0 || dup2(hi[i], i) != i)
 			_exit(EGR_EXIT_ERROR);
 	if (fchdir(fds[3])) {
-		dprintf(2, "egressctl: the service cannot enter the working directory: %s\n",
-			strerror(errno));
+		say("egressctl: the service cannot enter the working directory\n");
 		_exit(EGR_EXIT_ERROR);
 	}
 	syscall(SYS_close_range, nfds, ~0U, 0);
 	execve("/proc/self/exe", argv, env);
-	dprintf(2, "egressctl: the service cannot start run: %s\n", strerror(errno));
+	say("egressctl: the service cannot start run\n");
 	_exit(EGR_EXIT_ERROR);
 }
 
