@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="basic refused notgroup hostile policy_fd escapes ceiling_deny stop gone stuck signal_other limit confined"
+ALL_TESTS="noservice basic refused notgroup hostile policy_fd escapes ceiling_deny stop gone stuck signal_other limit confined dupname"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -70,6 +70,18 @@ usock() {
 	local tag=$1 u=$2
 	shift 2
 	(cd "$RW" && as "$u" "$PY" "$C/usock.py" "$USOCK" "$@") >"$W/$tag.out" 2>"$W/$tag.err"
+}
+
+# without the service: one line on the ways to get it, nothing run
+test_noservice() {
+	local t=noservice
+	(cd "$RW" && as "$UA" env EGRESSCTL_USER_SOCKET="$W/none.sock" "$EGRESSCTL" run -- id -u) \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.status" 125 "$t"
+	a_grep "$t.said" "$W/$t.err" '^egressctl: run needs root .*use sudo, or have the service run \(egressctl daemon --user-socket .*none\.sock\) and join its group'
+	a_eq "$t.one_line" "lines on stderr" "$(wc -l <"$W/$t.err")" 1
+	a_nogrep "$t.not_run" "$W/$t.out" .
 }
 
 # 1. CMD runs as the caller (uid, groups), in a fresh cgroup, with the
@@ -313,4 +325,29 @@ test_confined() {
 	a_rc "$t.status" 125 "$t"
 }
 
-suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare tcpdump useradd groupadd pgrep timeout" "$@"
+# a second account of the caller's name, uid 0, first in the passwd file
+# (bind-mounted over /etc/passwd in the suite's own mount namespace): run
+# --user NAME would find it, so the service refuses rather than run CMD
+# as root
+test_dupname() {
+	local t=dupname uid gid
+	uid=$(id -u "$UA")
+	gid=$(id -g "$UA")
+	if ! e2e_private_mntns; then
+		note "$t: no mount namespace of the suite's own: skipped"
+		return 0
+	fi
+	{ echo "$UA:x:0:$gid::/root:/bin/sh"; cat /etc/passwd; } >"$W/passwd"
+	chmod 0644 "$W/passwd"
+	mount --bind "$W/passwd" /etc/passwd || { fail "$t.setup" "cannot bind-mount passwd"; return; }
+	(cd "$RW" && timeout -k 2 40 nsenter --net="$NS_SBX" setpriv --reuid="$uid" --regid="$gid" \
+		--init-groups env EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" run -- id -u) \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	umount /etc/passwd
+	a_rc "$t.status" 125 "$t"
+	a_grep "$t.said" "$W/$t.err" "names another uid"
+	a_nogrep "$t.not_root" "$W/$t.out" '^0$'
+}
+
+suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout" "$@"

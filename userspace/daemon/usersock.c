@@ -216,6 +216,13 @@ member_check(struct usersock *us, struct urun *r, char *why, size_t whylen)
 		return -EPERM;
 	}
 	snprintf(r->name, sizeof(r->name), "%s", pw.pw_name);
+	/* run --user NAME finds the account by name: it must be this one */
+	pwr = NULL;
+	if (getpwnam_r(r->name, &pw, pbuf, sizeof(pbuf), &pwr) || !pwr || pw.pw_uid != r->uid) {
+		snprintf(why, whylen, "the account name of uid %u, %s, names another uid",
+			 (unsigned)r->uid, r->name);
+		return -EPERM;
+	}
 	if (getgrouplist(pw.pw_name, pw.pw_gid, gids, &n) < 0)
 		n = 0;
 	for (int g = 0; g < us->cfg.ngroups; g++) {
