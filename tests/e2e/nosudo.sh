@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic refused notgroup hostile policy_fd escapes ceiling_deny stop gone stuck signal_other limit confined dupname"
+ALL_TESTS="noservice basic refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit confined dupname"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -105,7 +105,7 @@ test_basic() {
 # whatever its spelling; nothing is created
 test_refused() {
 	local t=refused o
-	for o in "--user=root" "--allow-sudo" "--cgroup=x" "--ask" "--audit" "--summary=$RW/s" \
+	for o in "--user=root" "--allow-sudo" "--cgroup=x" "--ask" "--audit" \
 		"--suggest-policy=$RW/p" "--allow-unix=/run/x.sock"; do
 		urun "$t" "$UA" "$o" -- id -u
 		a_rc "$t.${o%%=*}.status" 2 "$t"
@@ -181,6 +181,22 @@ test_policy_fd() {
 	urun "${t}_secret" "$UA" --policy "$W/secret.json" -- true
 	a_rc "$t.unreadable.status" 125 "${t}_secret"
 	a_grep "$t.unreadable.said" "$W/${t}_secret.err" 'Permission denied'
+}
+
+# --summary FILE: created and written through the client's descriptor, as
+# the user; a file the user may not create is never created
+test_summary_fd() {
+	local t=summary_fd
+	urun "$t" "$UA" --summary "$RW/sum-$$.md" --summary-format markdown -- true
+	a_rc "$t.status" 0 "$t"
+	a_eq "$t.owner" "the summary's owner" "$(stat -c %U "$RW/sum-$$.md" 2>/dev/null)" "$UA"
+	a_grep "$t.written" "$RW/sum-$$.md" 'egressctl'
+	urun "${t}_etc" "$UA" --summary "/etc/egrns-sum-$$" -- true
+	a_rc "$t.etc.status" 125 "${t}_etc"
+	a_eq "$t.etc.not_created" "/etc/egrns-sum-$$" "$(test -e "/etc/egrns-sum-$$" && echo exists)" ""
+	usock "${t}_path" "$UA" args '["--summary", "/tmp/egrns-sum-'$$'", "--", "id"]'
+	a_grep "$t.path_refused" "$W/${t}_path.out" 'refused through the service: --summary other than'
+	a_eq "$t.path.not_created" "/tmp/egrns-sum-$$" "$(test -e "/tmp/egrns-sum-$$" && echo exists)" ""
 }
 
 # 6. the escapes `run` refuses are refused through the service too; the

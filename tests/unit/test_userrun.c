@@ -174,6 +174,7 @@ test_check(void **state)
 	assert_int_equal(check(&c, 5, err, sizeof(err), "--log=fd:4", "--", "id", NULL), 0);
 	assert_int_equal(check(&c, 6, err, sizeof(err), "--policy", "fd:5", "--", "id", NULL), 0);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--audit", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--summary=fd:4", "--", "id", NULL), 0);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--user", "root", "--", "id", NULL),
 			 -EPERM);
 	assert_non_null(strstr(err, "--user"));

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,8 @@ open_value(const char *opt, const char *v, int flags)
 		log_warnx("%s %s: expected fd:N, N an open descriptor", opt, v);
 		return -1;
 	}
-	if (!strcmp(v, "-") || !strncmp(v, "syslog", 6) || !strncmp(v, "otlp:", 5)) {
+	if (!strcmp(opt, "--log") &&
+	    (!strcmp(v, "-") || !strncmp(v, "syslog", 6) || !strncmp(v, "otlp:", 5))) {
 		log_warnx("%s %s: not through the service yet: give a file or fd:N", opt, v);
 		return -1;
 	}
@@ -250,13 +252,25 @@ connect_service(const char *path)
 	return s;
 }
 
-/* The arguments as they go: argv[1..], the files passed as fd:K. */
+/* The arguments as they go: argv[1..], the files passed as fd:K. A
+ * value from the environment (EGRESSCTL_POLICY, _LOG) goes in front as
+ * two more arguments: the options before CMD are counted again each time. */
 static int
 client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 {
+	static const struct {
+		const char *opt;
+		size_t off;
+		int flags;
+	} files[] = {
+		{"--policy", offsetof(struct target_opts, policy_file), O_RDONLY},
+		{"--log", offsetof(struct target_opts, log_file), O_WRONLY | O_CREAT | O_APPEND},
+		{"--summary", offsetof(struct target_opts, summary_file),
+		 O_WRONLY | O_CREAT | O_APPEND},
+	};
 	int nopts = (int)(o->argv - argv) - 1;
 
-	c->args = calloc((size_t)argc + 4, sizeof(*c->args));
+	c->args = calloc((size_t)argc + 8, sizeof(*c->args));
 	if (!c->args)
 		return -1;
 	memcpy(c->args, argv + 1, (size_t)(argc - 1) * sizeof(*c->args));
@@ -268,11 +282,13 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 		log_warn("cannot open the working directory");
 		return -1;
 	}
-	if (pass_value(c, "--policy", o->t.policy_file, O_RDONLY, nopts))
-		return -1;
-	/* an environment value went in front: the options moved by two */
-	nopts += c->nargs - (argc - 1);
-	return pass_value(c, "--log", o->t.log_file, O_WRONLY | O_CREAT | O_APPEND, nopts);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *v = *(const char **)((char *)&o->t + files[i].off);
+
+		if (pass_value(c, files[i].opt, v, files[i].flags, nopts + c->nargs - (argc - 1)))
+			return -1;
+	}
+	return 0;
 }
 
 const char *

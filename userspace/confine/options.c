@@ -165,7 +165,7 @@ const struct opt target_opt_table[] = {
 	{"summary", 0, OPT_T_STR, TO(summary_file), "FILE",
 	 "at exit (a daemon target: when it is detached or the\n"
 	 "daemon stops), append the summary to FILE (e.g.\n"
-	 "$GITHUB_STEP_SUMMARY)"},
+	 "$GITHUB_STEP_SUMMARY), or to descriptor N: fd:N"},
 	{"summary-format", 0, OPT_T_CALL, 0, "F",
 	 "the form of --summary FILE: text (default),\n"
 	 "markdown or json",
