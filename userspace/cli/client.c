@@ -30,6 +30,8 @@ struct client {
 	int nargs;
 	int fds[USREQ_MAX_FDS];
 	int nfds;
+	char *owned[8]; /* the fd:K strings made here */
+	int nowned;
 };
 
 /* The descriptor an option's value names: fd:N (the user's own), else
@@ -86,6 +88,7 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, int nopt
 		if (v == a || (v > a && v <= a + strlen(a) && v[-1] == '=')) {
 			if (asprintf(&c->args[i], "%.*s%s", (int)(v - a), a, fdk) < 0)
 				return -1;
+			c->owned[c->nowned++] = c->args[i];
 			return 0;
 		}
 	}
@@ -93,6 +96,7 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, int nopt
 	c->args[0] = (char *)opt;
 	c->args[1] = strdup(fdk);
 	c->nargs += 2;
+	c->owned[c->nowned++] = c->args[1];
 	return c->args[1] ? 0 : -1;
 }
 
@@ -345,7 +349,9 @@ userrun_client(int argc, char **argv)
 out:
 	if (sock >= 0)
 		close(sock);
-	free(c.args); /* the fd:K strings go with the process */
+	for (int i = 0; i < c.nowned; i++)
+		free(c.owned[i]);
+	free(c.args);
 	free(o);
 	return rc;
 }
