@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit confined dupname"
+ALL_TESTS="noservice basic refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -99,6 +99,9 @@ test_basic() {
 	FOO=bar urun "${t}_env" "$UA" -- sh -c 'echo "foo=$FOO"; grep -c NoNewPrivs:.*1 /proc/self/status'
 	a_grep "$t.env" "$W/${t}_env.out" '^foo=bar$'
 	a_grep "$t.no_new_privs" "$W/${t}_env.out" '^1$'
+	# the client's stdin is CMD's
+	echo "in-$$" | (cd "$RW" && as "$UA" "$EGRESSCTL" run -- cat) >"$W/${t}_in.out" 2>"$W/${t}_in.err"
+	a_grep "$t.stdin" "$W/${t}_in.out" "^in-$$\$"
 }
 
 # 2. what would widen the sandbox or have root open a path is refused,
@@ -330,6 +333,34 @@ test_limit() {
 	wait "$p1" "$p2"
 	urun "${t}_after" "$UA" -- id -u
 	a_rc "$t.after" 0 "${t}_after"
+}
+
+# SIGHUP reads users.json again: a ceiling lowered holds for the next
+# request; one that does not parse leaves the one in force
+test_reload() {
+	local t=reload mark="egrns-reload-$$" p1
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "max_runs_per_user": 1}\n' "$G" >"$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 1 runs per user)" "$W/daemon.err"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}1.out" 2>&1 </dev/null &
+	p1=$!
+	wait_for 20 grep -q up "$W/${t}1.out"
+	urun "$t" "$UA" -- id -u
+	a_grep "$t.lowered" "$W/$t.err" 'has 1 runs already \(users.json: max_runs_per_user 1\)'
+	echo '{"groups": 1}' >"$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "the ceiling in force stays" "$W/daemon.err"
+	a_grep "$t.bad_kept.said" "$W/daemon.err" "users.json: groups: expected a list.*the ceiling in force stays"
+	urun "${t}_bad" "$UA" -- id -u
+	a_grep "$t.bad_kept" "$W/${t}_bad.err" 'has 1 runs already'
+	pkill -TERM -u "$UA" -x egressctl
+	wait "$p1"
+	cp "$W/users.json.orig" "$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
+	urun "${t}_after" "$UA" -- id -u
+	a_rc "$t.restored" 0 "${t}_after"
 }
 
 # 11. a confined process cannot ask the service for a run of its own (it

@@ -192,8 +192,10 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 			TAILQ_FOREACH(dt, &dm->targets, entry)
 			if (dt->tg)
 				target_reopen_log(dt->tg);
-			if (ssi.ssi_signo == SIGHUP)
+			if (ssi.ssi_signo == SIGHUP) {
 				reload_want(dm, NULL);
+				usersock_reload(dm->usock); /* users.json */
+			}
 			continue;
 		}
 		log_warnx("signal %u: stopping; the programs stay attached (fail closed) until the "

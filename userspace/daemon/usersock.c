@@ -62,6 +62,7 @@ struct usersock {
 	int fd;
 	struct event *ev;
 	char path[108];
+	char cfgpath[PATH_MAX];
 	char mnt[PATH_MAX];
 	struct usercfg cfg;
 	LIST_HEAD(, urun) runs;
@@ -607,6 +608,7 @@ usersock_open(struct event_base *base, const char *path, const char *cfgpath, ch
 	us->fd = -1;
 	LIST_INIT(&us->runs);
 	snprintf(us->path, sizeof(us->path), "%s", path);
+	snprintf(us->cfgpath, sizeof(us->cfgpath), "%s", cfgpath);
 	err = cgroup_find_mount(us->mnt, sizeof(us->mnt));
 	if (err)
 		snprintf(errbuf, errlen, "--user-socket: no cgroup2 mount: %s", strerror(-err));
@@ -626,6 +628,32 @@ usersock_open(struct event_base *base, const char *path, const char *cfgpath, ch
 		return NULL;
 	}
 	return us;
+}
+
+void
+usersock_reload(struct usersock *us)
+{
+	struct usercfg c;
+	struct group *gr;
+	char err[1024];
+
+	if (!us)
+		return;
+	if (usercfg_load(us->cfgpath, &c, err, sizeof(err))) {
+		log_warnx("user socket: %s: the ceiling in force stays", err);
+		return;
+	}
+	gr = getgrnam(c.groups[0]);
+	if (!gr || chown(us->path, 0, gr->gr_gid)) {
+		log_warnx("user socket: cannot give %s to group %s: the ceiling in force stays",
+			  us->path, c.groups[0]);
+		usercfg_free(&c);
+		return;
+	}
+	usercfg_free(&us->cfg);
+	us->cfg = c;
+	log_warnx("user socket: %s read again (groups %s%s, %d runs per user)", us->cfgpath,
+		  c.groups[0], c.ngroups > 1 ? ", ..." : "", c.max_runs);
 }
 
 void

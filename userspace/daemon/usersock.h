@@ -51,6 +51,9 @@ struct usersock;
  * users.json read from cfgpath. NULL with errbuf set. */
 struct usersock *usersock_open(struct event_base *base, const char *path, const char *cfgpath,
 			       char *errbuf, size_t errlen);
+/* Reads users.json again (SIGHUP): the new ceiling for what comes next,
+ * the socket's group with it; one that does not load leaves the old. */
+void usersock_reload(struct usersock *us);
 /* Ends every run it started (their cgroups killed) and closes. */
 void usersock_free(struct usersock *us);
 
