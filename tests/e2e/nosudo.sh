@@ -11,8 +11,8 @@
 #   sudo tests/e2e/nosudo.sh build/egressctl   (make e2e does this)
 #
 # The suite makes a group and two users of its own (useradd/groupadd,
-# removed by name at exit); the daemon runs in the sandbox netns with a
-# target that waits for a cgroup nobody makes, and its user socket in $W.
+# removed by name at exit); the daemon runs in the sandbox netns with no
+# target, its user socket in $W.
 
 set -u
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
@@ -42,7 +42,8 @@ nosudo_setup() {
 	servers_setup || return 1
 	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false, "deny": ["blocked-%s.test"]}\n' \
 		"$G" $$ >"$W/users.json"
-	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --cgroup "$(cg_name idle)" --control "$W/control" \
+	# no target: a daemon for users' runs alone
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/control" \
 		--user-socket "$USOCK" --users "$W/users.json" >"$W/daemon.out" 2>"$W/daemon.err" &
 	DPID=$!
 	PIDS+=("$DPID")
@@ -255,7 +256,7 @@ test_stop() {
 	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c 'trap "exit 42" TERM; echo up; while :; do sleep 0.1; done') \
 		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
 	local p=$!
-	wait_for 20 grep -q up "$W/$t.out"
+	wait_for 20 grep -qs up "$W/$t.out"
 	pkill -TERM -u "$UA" -x egressctl
 	wait "$p"
 	EGR_RC=$?
@@ -271,7 +272,7 @@ test_gone() {
 	local t=gone mark="egrns-gone-$$" cg
 	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "trap '' TERM INT; cat /proc/self/cgroup; sleep 300; echo $mark") \
 		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
-	wait_for 20 grep -q '^0::' "$W/$t.out"
+	wait_for 20 grep -qs '^0::' "$W/$t.out"
 	cg=$CGROOT$(sed -n 's/^0:://p' "$W/$t.out")
 	cmd_alive "$UA" "$mark" && ok "$t.running" || fail "$t.running" "CMD is not running"
 	pkill -KILL -u "$UA" -x egressctl
@@ -307,7 +308,7 @@ test_signal_other() {
 	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") \
 		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
 	local p=$!
-	wait_for 20 grep -q up "$W/$t.out"
+	wait_for 20 grep -qs up "$W/$t.out"
 	usock "${t}_sig" "${UA}c" signal 9
 	a_grep "$t.refused" "$W/${t}_sig.out" 'malformed request'
 	sleep 0.5
@@ -324,8 +325,8 @@ test_limit() {
 	p1=$!
 	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}2.out" 2>&1 </dev/null &
 	p2=$!
-	wait_for 20 grep -q up "$W/${t}1.out"
-	wait_for 20 grep -q up "$W/${t}2.out"
+	wait_for 20 grep -qs up "$W/${t}1.out"
+	wait_for 20 grep -qs up "$W/${t}2.out"
 	urun "$t" "$UA" -- id -u
 	a_rc "$t.third.status" 125 "$t"
 	a_grep "$t.third.said" "$W/$t.err" 'has 2 runs already'
@@ -345,7 +346,7 @@ test_reload() {
 	wait_for 20 grep -q "users.json read again (groups $G, 1 runs per user)" "$W/daemon.err"
 	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}1.out" 2>&1 </dev/null &
 	p1=$!
-	wait_for 20 grep -q up "$W/${t}1.out"
+	wait_for 20 grep -qs up "$W/${t}1.out"
 	urun "$t" "$UA" -- id -u
 	a_grep "$t.lowered" "$W/$t.err" 'has 1 runs already \(users.json: max_runs_per_user 1\)'
 	echo '{"groups": 1}' >"$W/users.json"
