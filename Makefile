@@ -175,7 +175,7 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 
 # The end-to-end suites, by concern (docs/testing.md); all run, then the
 # target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers docker ipv6 kverify direct upstream inspect
+E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers docker ipv6 kverify direct upstream inspect nosudo
 e2e: all dist
 	@failed=; for s in $(E2E_SUITES); do \
 		echo "== tests/e2e/$$s.sh"; \

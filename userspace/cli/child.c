@@ -102,6 +102,8 @@ child_exec(const struct sandbox_user *u, const struct sandbox_term *term, int er
 			_exit(EGR_EXIT_ERROR);
 		_exit(EGR_EXIT_ERROR);
 	}
+	if (env->environ) /* the service's run: the client's environment */
+		environ = env->environ;
 	if (u->home[0])
 		setenv("HOME", u->home, 1);
 	if (u->name[0]) {

@@ -20,6 +20,7 @@ struct child_env {
 	char *const *masks;	     /* unix sockets to mask */
 	int statfd;		     /* CMD's wait status goes here (pid 1) */
 	char **argv;		     /* CMD and its arguments */
+	char **environ;		     /* CMD's environment, or NULL: egressctl's */
 	bool allow_sudo;	     /* --allow-sudo */
 	bool no_proxy_env;	     /* --no-proxy-env */
 	/* HTTPS inspection: the CA to trust (trust.h), its directory made

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <bpf/libbpf.h>
@@ -22,6 +23,7 @@
 #include "cli/run.h"
 #include "cli/status.h"
 #include "cli/sudo.h"
+#include "cli/userrun.h"
 #include "confine/target.h"
 #include "daemon/daemon.h"
 #include "kernel/loader.h" /* EGR_LINUX_* */
@@ -461,6 +463,10 @@ cmd_run(int argc, char **argv)
 
 	if (!o)
 		return EGR_EXIT_ERROR;
+	if (geteuid() != 0 && userrun_service()) { /* through the service (cli/client.c) */
+		free(o);
+		return userrun_client(argc, argv);
+	}
 	switch (run_parse(argc, argv, o, TEST_OPTS)) {
 	case OPTS_HELP:
 		run_usage(stdout);
@@ -475,6 +481,14 @@ cmd_run(int argc, char **argv)
 	}
 	free(o);
 	return rc;
+}
+
+/* The daemon, its user socket handed run's check (cli/userrun.c). */
+static int
+cmd_daemon(int argc, char **argv)
+{
+	usersock_set_check(userrun_check);
+	return daemon_main(argc, argv);
 }
 
 static void usage_version(FILE *f);
@@ -526,7 +540,7 @@ static const struct command commands[] = {
 	 run_usage},
 	{"check", "[OPTIONS] TARGET", "judge TARGET against a policy", cmd_check, usage_check},
 	{"daemon", "[--config FILE] [--cgroup|--unit|--pid X]...",
-	 "confine running cgroups (CI runners), live reload", daemon_main, daemon_usage},
+	 "confine running cgroups (CI runners), live reload", cmd_daemon, daemon_usage},
 	{"sudo", "[--user USER] -- CMD [ARG]...",
 	 "run CMD as root inside the caller's confinement (a CI job's sudo)", sudo_main,
 	 sudo_usage},

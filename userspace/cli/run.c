@@ -40,6 +40,7 @@
 #include "sandbox/unixsvc.h"
 #include "cli/term.h"
 #include "cli/trust.h"
+#include "cli/userrun.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -115,6 +116,8 @@ static const struct opt run_opt_table[] = {
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
 	 "more diagnostics (twice: libbpf and verifier output)", .var = &log_verbose},
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
+	/* the service's (daemon/usersock.c): CMD's environment, NUL-separated */
+	{"service-env-fd", 0, OPT_T_INT, RO(env_fd), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -377,6 +380,7 @@ spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 			.masks = st->masks,
 			.statfd = xfd[1],
 			.argv = st->opts->argv,
+			.environ = st->opts->environ,
 			.allow_sudo = st->opts->allow_sudo,
 			.no_proxy_env = st->opts->no_proxy_env,
 			.trust = st->trust.dir[0] ? &st->trust : NULL,
@@ -477,6 +481,49 @@ confined_already(char *out, size_t outlen)
 	return el > 1 && env[0] == '/' && !strncmp(p, env, el) && (p[el] == 0 || p[el] == '/');
 }
 
+/* --service-env-fd: CMD's environment, NUL-separated strings up to the
+ * end of the descriptor (the service's memfd), into o->environ. */
+static int
+run_read_env(struct run_opts *o)
+{
+	size_t len = 0, cap = 0, n = 0;
+	char *buf = NULL, *nb;
+	ssize_t k;
+
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 65536;
+			nb = cap <= (1u << 22) ? realloc(buf, cap + 1) : NULL;
+			if (!nb)
+				goto fail;
+			buf = nb;
+		}
+		k = read(o->env_fd, buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			goto fail;
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	close(o->env_fd);
+	buf[len] = 0;
+	for (size_t i = 0; i < len; i++)
+		n += !buf[i];
+	o->environ = calloc(n + 2, sizeof(char *)); /* a last one without NUL */
+	if (!o->environ)
+		goto fail;
+	n = 0;
+	for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+		o->environ[n++] = buf + i;
+	o->env_buf = buf;
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
 /* Root, the descriptor limit, the user CMD runs as, the event loop and,
  * with --ask, the terminal and its asker. */
 static int
@@ -501,8 +548,15 @@ run_prepare(struct run_state *st)
 		return -EINVAL;
 	}
 	if (geteuid() != 0) {
-		log_warnx("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo");
+		log_warnx("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo, or "
+			  "have the service run (egressctl daemon --user-socket %s) and join its "
+			  "group (egressctl)",
+			  userrun_socket_path());
 		return -EPERM;
+	}
+	if (o->env_fd && run_read_env(o)) {
+		log_warnx("cannot read the command's environment from descriptor %d", o->env_fd);
+		return -EINVAL;
 	}
 	err = quota_raise_nofile(&st->nofile);
 	if (err)
@@ -761,6 +815,16 @@ run_main(struct run_opts *o)
 	uint64_t cgid;
 
 	st.status = EGR_EXIT_ERROR;
+	if (o->env_fd) { /* the service's run: a stop held until it can be forwarded */
+		sigset_t stop;
+
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		sigaddset(&stop, SIGHUP);
+		sigaddset(&stop, SIGQUIT);
+		sigprocmask(SIG_BLOCK, &stop, NULL);
+	}
 	for (char **a = o->argv; *a && n < sizeof(st.cmdline); a++)
 		n += (size_t)snprintf(st.cmdline + n, sizeof(st.cmdline) - n, "%s%s", n ? " " : "",
 				      *a);
@@ -793,5 +857,7 @@ run_main(struct run_opts *o)
 		term_drain(st.term); /* what CMD wrote last */
 out:
 	run_teardown(&st);
+	free(o->environ);
+	free(o->env_buf);
 	return st.status;
 }

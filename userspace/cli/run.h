@@ -22,6 +22,9 @@ struct run_opts {
 	bool allow_sudo;   /* setuid programs work in CMD (sudo), kept in the walls */
 	bool no_proxy_env; /* CMD gets no HTTP(S)_PROXY/ALL_PROXY (kernel-verified path) */
 	char **argv;
+	int env_fd;	/* --service-env-fd: CMD's environment comes on it (0: none) */
+	char **environ; /* read from env_fd */
+	char *env_buf;	/* what environ points into */
 };
 
 /* --help of run. */

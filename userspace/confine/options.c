@@ -156,7 +156,8 @@ const struct opt target_opt_table[] = {
 	 .call = add_rule},
 	{"deny", 0, OPT_T_CALL, 0, "RULE", "deny RULE (deny wins over allow)", .call = add_rule},
 	{"policy", 0, OPT_T_STR, TO(policy_file), "FILE",
-	 "rules from a JSON policy file (egressctl-policy(5))"},
+	 "rules from a JSON policy file (egressctl-policy(5)),\n"
+	 "or fd:N, a descriptor open for reading"},
 	{"log", 0, OPT_T_STR, TO(log_file), "FILE",
 	 "one JSON line per decision (kernel, proxy and DNS,\n"
 	 "with pid, command, cgroup, run id, host, CI job) to\n"
@@ -190,7 +191,7 @@ const struct opt target_opt_table[] = {
 	{"summary", 0, OPT_T_STR, TO(summary_file), "FILE",
 	 "at exit (a daemon target: when it is detached or the\n"
 	 "daemon stops), append the summary to FILE (e.g.\n"
-	 "$GITHUB_STEP_SUMMARY)"},
+	 "$GITHUB_STEP_SUMMARY), or to descriptor N: fd:N"},
 	{"summary-format", 0, OPT_T_CALL, 0, "F",
 	 "the form of --summary FILE: text (default),\n"
 	 "markdown or json",

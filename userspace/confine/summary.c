@@ -687,9 +687,20 @@ int
 summary_append_file(const struct summary *s, const char *path, enum summary_format fmt,
 		    bool audit_mode, const struct audit_stats *ls)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644), err = 0;
+	int fd, err = 0;
 	FILE *f;
 
+	if (!strncmp(path, "fd:", 3) && path[3] >= '0' && path[3] <= '9') {
+		/* a descriptor given (the service's run: the user opened it) */
+		char *end;
+		long n = strtol(path + 3, &end, 10);
+
+		if (*end || n > 1 << 20)
+			return -EBADF;
+		fd = fcntl((int)n, F_DUPFD_CLOEXEC, 0);
+	} else {
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	}
 	if (fd == -1)
 		return -errno;
 	f = fdopen(fd, "a");

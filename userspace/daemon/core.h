@@ -64,8 +64,9 @@ struct daemon_opts {
 	struct target_opts t; /* for the targets the command line names */
 	const char *config;
 	const char *control;
-	const char *metrics; /* --metrics ADDR, or NULL */
-	const char *docker;  /* --docker PATH: dockerd's socket, kept for the targets */
+	const char *metrics;		 /* --metrics ADDR, or NULL */
+	const char *docker;		 /* --docker PATH: dockerd's socket, kept for the targets */
+	const char *user_socket, *users; /* --user-socket PATH, --users FILE */
 	bool kill_existing;
 	struct {
 		enum dspec_kind kind;
@@ -81,6 +82,7 @@ struct daemon {
 	TAILQ_HEAD(, dtarget) targets;
 	struct control *ctl;
 	struct metrics *metrics; /* --metrics: GET /metrics, or NULL */
+	struct usersock *usock;	 /* --user-socket, or NULL */
 	int sfd, ino_fd;
 	struct event *ev_sig, *ev_ino, *tick;
 	LIST_HEAD(, follower) followers;

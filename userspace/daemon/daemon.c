@@ -24,6 +24,7 @@
 #include "daemon/daemon.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
+#include "daemon/usersock.h"
 #include "kernel/cgroup.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -105,6 +106,12 @@ static const struct opt daemon_opt_table[] = {
 	{"metrics", 0, OPT_T_STR, DO(metrics), "ADDR",
 	 "serve counters for Prometheus on GET /metrics at\n"
 	 "unix:PATH, 127.0.0.1:PORT or [::1]:PORT"},
+	{"user-socket", 0, OPT_T_STR, DO(user_socket), "PATH",
+	 "let users of the allowed groups `egressctl run`\n"
+	 "without sudo through PATH (mode 0660; e.g.\n"
+	 "/run/egressctl-user.sock)"},
+	{"users", 0, OPT_T_STR, DO(users), "FILE",
+	 "who may use --user-socket and within what (default\n" USERSOCK_CONFIG ")"},
 	{"verbose", 'v', OPT_T_COUNT, 0, NULL,
 	 "more diagnostics (twice: libbpf and verifier output)", .var = &log_verbose},
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
@@ -197,8 +204,10 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 			TAILQ_FOREACH(dt, &dm->targets, entry)
 			if (dt->tg)
 				target_reopen_log(dt->tg);
-			if (ssi.ssi_signo == SIGHUP)
+			if (ssi.ssi_signo == SIGHUP) {
 				reload_want(dm, NULL);
+				usersock_reload(dm->usock); /* users.json */
+			}
 			continue;
 		}
 		log_warnx("signal %u: stopping; the programs stay attached (fail closed) until the "
@@ -323,6 +332,13 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 	}
 	if (!err)
 		err = docker_start(dm, errbuf, errlen);
+	if (!err && dm->opts->user_socket) {
+		dm->usock = usersock_open(dm->base, dm->opts->user_socket,
+					  dm->opts->users ? dm->opts->users : USERSOCK_CONFIG,
+					  errbuf, errlen);
+		if (!dm->usock)
+			err = -EINVAL;
+	}
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
@@ -351,6 +367,7 @@ stop(struct daemon *dm)
 	docker_stop(dm);
 	control_free(dm->ctl); /* followers go with their clients */
 	metrics_free(dm->metrics);
+	usersock_free(dm->usock);
 	while ((f = LIST_FIRST(&dm->followers))) {
 		LIST_REMOVE(f, entry);
 		free(f);

@@ -78,7 +78,8 @@ reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 	const struct daemon_opts *o = dm->opts;
 	int err;
 
-	if (o->config || !o->nnamed) {
+	/* --user-socket alone: a daemon for users' runs, no target */
+	if (o->config || (!o->nnamed && !o->user_socket)) {
 		const char *path = o->config ? o->config : DCONFIG_DEFAULT;
 
 		if (!o->config && access(path, F_OK)) {
@@ -103,6 +104,8 @@ reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 	}
 	if (o->control)
 		c->control = o->control;
+	if (!c->control)
+		c->control = DCONFIG_CONTROL;
 	set_default_policy(c);
 	docker_amend(dm, c);
 	return 0;

@@ -129,7 +129,9 @@ opts_parse(const char *cmd, const struct opt_set *sets, int nsets, int argc, cha
 	shorts[ns] = 0;
 
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: glibc's getopt starts afresh; with 1 it may go on inside
+	 * the last parse's argv (the daemon parses every user socket request) */
+	optind = 0;
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		if (c == ':') {
 			log_warnx("%s: option %s needs an argument (see egressctl %s --help)", cmd,

@@ -376,6 +376,24 @@ out_delete:
 	return err;
 }
 
+/* path, or fd:N (a descriptor the caller was given: the service's run
+ * reads what the user opened, never a path of the user's as root). */
+static int
+open_policy(const char *path)
+{
+	char *end;
+	long n;
+
+	if (strncmp(path, "fd:", 3) || path[3] < '0' || path[3] > '9')
+		return open(path, O_RDONLY | O_CLOEXEC);
+	n = strtol(path + 3, &end, 10);
+	if (*end || n > 1 << 20) {
+		errno = EBADF;
+		return -1;
+	}
+	return fcntl((int)n, F_DUPFD_CLOEXEC, 0);
+}
+
 int
 config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen)
 {
@@ -389,7 +407,7 @@ config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen
 		errbuf[0] = '\0';
 	if (!p || !path)
 		return cfg_fail(errbuf, errlen, -EINVAL, "invalid arguments");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_policy(path);
 	if (fd == -1) {
 		err = -errno;
 		return cfg_fail(errbuf, errlen, err, "cannot read %s: %s", path, strerror(-err));

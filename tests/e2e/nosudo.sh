@@ -1,0 +1,401 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end tests of `egressctl run` without sudo, through the daemon's
+# user socket (daemon/usersock.c, cli/client.c), as hostile unprivileged
+# users: who may connect, what they may ask, that CMD runs as them in the
+# same sandbox as root's `run` gives (escapes refused, each with its
+# control half and the leak sensor), that a run is theirs alone to stop,
+# that the client going away ends it, and that bad requests leave the
+# service serving.
+#
+#   sudo tests/e2e/nosudo.sh build/egressctl   (make e2e does this)
+#
+# The suite makes a group and two users of its own (useradd/groupadd,
+# removed by name at exit); the daemon runs in the sandbox netns with no
+# target, its user socket in $W.
+
+set -u
+# shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
+. "$(dirname "$0")/lib.sh"
+e2e_reexec --mntns "$@"
+
+ALL_TESTS="noservice basic refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname"
+G=egrns$$		# the allowed group
+UA=egrns$$a		# a member
+UB=egrns$$b		# not a member
+USOCK=$W/user.sock
+
+# after e2e_cleanup: userdel refuses a user whose processes still run
+nosudo_cleanup() {
+	e2e_cleanup
+	userdel "$UA" 2>/dev/null
+	userdel "$UB" 2>/dev/null
+	userdel "${UA}c" 2>/dev/null
+	groupdel "$G" 2>/dev/null
+}
+
+nosudo_setup() {
+	trap nosudo_cleanup EXIT
+	groupadd "$G" && useradd -M -N -g "$G" -s /bin/sh "$UA" &&
+		useradd -M -N -g nogroup -s /bin/sh "$UB" || { echo "cannot make the test users"; return 1; }
+	e2e_base_setup || return 1
+	servers_setup || return 1
+	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false, "deny": ["blocked-%s.test"]}\n' \
+		"$G" $$ >"$W/users.json"
+	# no target: a daemon for users' runs alone
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/control" \
+		--user-socket "$USOCK" --users "$W/users.json" >"$W/daemon.out" 2>"$W/daemon.err" &
+	DPID=$!
+	PIDS+=("$DPID")
+	wait_for 20 test -S "$USOCK" || { echo "no user socket: $(tail -c 400 "$W/daemon.err")"; return 1; }
+}
+
+# as USER CMD...: CMD as USER (its account's groups) in the sandbox netns
+as() {
+	local u=$1
+	shift
+	timeout -k 2 40 nsenter --net="$NS_SBX" setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups \
+		env EGRESSCTL_USER_SOCKET="$USOCK" "$@"
+}
+
+# urun TAG USER ARGS...: `egressctl run ARGS` as USER; $W/TAG.out/.err, EGR_RC
+urun() {
+	local tag=$1 u=$2
+	shift 2
+	(cd "$RW" && as "$u" "$EGRESSCTL" run "$@") >"$W/$tag.out" 2>"$W/$tag.err" </dev/null
+	EGR_RC=$?
+}
+
+# usock TAG USER MODE ARGS...: the hostile client; its answer in $W/TAG.out
+usock() {
+	local tag=$1 u=$2
+	shift 2
+	(cd "$RW" && as "$u" "$PY" "$C/usock.py" "$USOCK" "$@") >"$W/$tag.out" 2>"$W/$tag.err"
+}
+
+# without the service: one line on the ways to get it, nothing run
+test_noservice() {
+	local t=noservice
+	(cd "$RW" && as "$UA" env EGRESSCTL_USER_SOCKET="$W/none.sock" "$EGRESSCTL" run -- id -u) \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.status" 125 "$t"
+	a_grep "$t.said" "$W/$t.err" '^egressctl: run needs root .*use sudo, or have the service run \(egressctl daemon --user-socket .*none\.sock\) and join its group'
+	a_eq "$t.one_line" "lines on stderr" "$(wc -l <"$W/$t.err")" 1
+	a_nogrep "$t.not_run" "$W/$t.out" .
+}
+
+# 1. CMD runs as the caller (uid, groups), in a fresh cgroup, with the
+# environment and working directory of the client; its exit status and
+# the summary come back.
+test_basic() {
+	local t=basic
+	urun "$t" "$UA" -- sh -c 'id -u; id -g; pwd; echo "foo=$FOO"; cat /proc/self/cgroup; exit 7'
+	a_rc "$t.status" 7 "$t"
+	a_eq "$t.uid" "id -u in CMD" "$(sed -n 1p "$W/$t.out")" "$(id -u "$UA")"
+	a_eq "$t.gid" "id -g in CMD" "$(sed -n 2p "$W/$t.out")" "$(id -g "$UA")"
+	a_eq "$t.cwd" "CMD's working directory" "$(sed -n 3p "$W/$t.out")" "$RW"
+	a_grep "$t.cgroup" "$W/$t.out" '^0::/egressctl/run-[0-9]+$'
+	a_grep "$t.summary" "$W/$t.err" '^egressctl: summary'
+	FOO=bar urun "${t}_env" "$UA" -- sh -c 'echo "foo=$FOO"; grep -c NoNewPrivs:.*1 /proc/self/status'
+	a_grep "$t.env" "$W/${t}_env.out" '^foo=bar$'
+	a_grep "$t.no_new_privs" "$W/${t}_env.out" '^1$'
+	# the client's stdin is CMD's
+	echo "in-$$" | (cd "$RW" && as "$UA" "$EGRESSCTL" run -- cat) >"$W/${t}_in.out" 2>"$W/${t}_in.err"
+	a_grep "$t.stdin" "$W/${t}_in.out" "^in-$$\$"
+}
+
+# 2. what would widen the sandbox or have root open a path is refused,
+# whatever its spelling; nothing is created
+test_refused() {
+	local t=refused o
+	for o in "--user=root" "--allow-sudo" "--cgroup=x" "--ask" "--audit" \
+		"--suggest-policy=$RW/p" "--allow-unix=/run/x.sock"; do
+		urun "$t" "$UA" "$o" -- id -u
+		a_rc "$t.${o%%=*}.status" 2 "$t"
+		a_grep "$t.${o%%=*}.said" "$W/$t.err" 'refused through the service'
+		a_nogrep "$t.${o%%=*}.not_run" "$W/$t.out" .
+	done
+	# --log FILE is opened by the client as the user: /etc is not theirs
+	urun "${t}_log" "$UA" --log /etc/egrns-$$ -- id -u
+	a_rc "$t.log_etc.status" 125 "${t}_log"
+	a_eq "$t.log_etc.not_created" "/etc/egrns-$$" "$(test -e /etc/egrns-$$ && echo exists)" ""
+}
+
+# 3. a user outside the allowed groups: the socket's mode refuses the
+# connection; with the mode opened, the daemon's own check refuses them
+test_notgroup() {
+	local t=notgroup
+	urun "$t" "$UB" -- id -u
+	a_rc "$t.status" 125 "$t"
+	a_grep "$t.said" "$W/$t.err" 'refused you \(Permission denied\)'
+	chmod 0666 "$USOCK"
+	urun "${t}_open" "$UB" -- id -u
+	chmod 0660 "$USOCK"
+	a_rc "$t.daemon.status" 125 "${t}_open"
+	a_grep "$t.daemon.said" "$W/${t}_open.err" "$UB is in none of the groups allowed"
+	a_nogrep "$t.daemon.not_run" "$W/${t}_open.out" .
+}
+
+# 4. requests a real client would not send: each refused in words, and the
+# service goes on serving
+test_hostile() {
+	local t=hostile m
+	usock "${t}_log" "$UA" args '["--log", "/tmp/egrns-'$$'", "--", "id"]'
+	a_grep "$t.log_path" "$W/${t}_log.out" 'refused through the service: --log other than'
+	a_eq "$t.log_path.not_created" "/tmp/egrns-$$" "$(test -e /tmp/egrns-$$ && echo exists)" ""
+	usock "${t}_pol" "$UA" args '["--policy=/root/x", "--", "id"]'
+	a_grep "$t.policy_path" "$W/${t}_pol.out" 'refused through the service: --policy other than'
+	usock "${t}_fd" "$UA" args '["--log", "fd:2", "--", "id"]'
+	a_grep "$t.log_fd_stdio" "$W/${t}_fd.out" 'refused through the service: --log'
+	usock "${t}_envfd" "$UA" args '["--service-env-fd", "3", "--", "id"]'
+	a_grep "$t.env_fd" "$W/${t}_envfd.out" 'refused through the service: --service-env-fd'
+	usock "${t}_user" "$UA" args '["--us=root", "--", "id"]'
+	a_grep "$t.abbrev" "$W/${t}_user.out" '"error"'
+	usock "${t}_garbage" "$UA" raw '{"args": ["--", "id"'
+	a_grep "$t.truncated" "$W/${t}_garbage.out" 'malformed request: JSON'
+	usock "${t}_nul" "$UA" raw '{"args": ["--", "i\u0000d"], "env": [], "nfds": 4}'
+	a_grep "$t.nul" "$W/${t}_nul.out" 'malformed request: .*u0000'
+	usock "${t}_key" "$UA" raw '{"args": ["--", "id"], "env": [], "nfds": 4, "uid": 0}'
+	a_grep "$t.unknown_key" "$W/${t}_key.out" 'unknown key'
+	usock "${t}_nofds" "$UA" nofds '{"args": ["--", "id"], "env": [], "nfds": 4}'
+	a_grep "$t.no_fds" "$W/${t}_nofds.out" 'descriptors, 0 came'
+	usock "${t}_fds" "$UA" fds 13 '["--", "id"]'
+	a_grep "$t.too_many_fds" "$W/${t}_fds.out" 'cut short'
+	usock "${t}_big" "$UA" big
+	a_grep "$t.oversized" "$W/${t}_big.out" 'cut short|"send": false'
+	for m in "${t}_garbage" "${t}_nofds" "${t}_big"; do
+		a_nogrep "$t.$m.no_run" "$W/$m.out" '"exit": *0'
+	done
+	urun "${t}_after" "$UA" -- id -u
+	a_rc "$t.still_serving" 0 "${t}_after"
+	kill -0 "$DPID" 2>/dev/null && ok "$t.daemon_alive" || fail "$t.daemon_alive" "the daemon is gone"
+}
+
+# 5. --policy FILE is read through the client's descriptor: a file the user
+# may read works, one they may not is refused before anything runs
+test_policy_fd() {
+	local t=policy_fd
+	echo '{"allow": ["example.test"]}' >"$RW/policy.json"
+	chmod 0644 "$RW/policy.json"
+	echo '{"allow": ["example.test"]}' >"$W/secret.json"
+	chmod 0600 "$W/secret.json"
+	urun "$t" "$UA" --policy "$RW/policy.json" -v -- true
+	a_rc "$t.readable" 0 "$t"
+	urun "${t}_secret" "$UA" --policy "$W/secret.json" -- true
+	a_rc "$t.unreadable.status" 125 "${t}_secret"
+	a_grep "$t.unreadable.said" "$W/${t}_secret.err" 'Permission denied'
+}
+
+# --summary FILE: created and written through the client's descriptor, as
+# the user; a file the user may not create is never created
+test_summary_fd() {
+	local t=summary_fd
+	urun "$t" "$UA" --summary "$RW/sum-$$.md" --summary-format markdown -- true
+	a_rc "$t.status" 0 "$t"
+	a_eq "$t.owner" "the summary's owner" "$(stat -c %U "$RW/sum-$$.md" 2>/dev/null)" "$UA"
+	a_grep "$t.written" "$RW/sum-$$.md" 'egressctl'
+	urun "${t}_etc" "$UA" --summary "/etc/egrns-sum-$$" -- true
+	a_rc "$t.etc.status" 125 "${t}_etc"
+	a_eq "$t.etc.not_created" "/etc/egrns-sum-$$" "$(test -e "/etc/egrns-sum-$$" && echo exists)" ""
+	usock "${t}_path" "$UA" args '["--summary", "/tmp/egrns-sum-'$$'", "--", "id"]'
+	a_grep "$t.path_refused" "$W/${t}_path.out" 'refused through the service: --summary other than'
+	a_eq "$t.path.not_created" "/tmp/egrns-sum-$$" "$(test -e "/tmp/egrns-sum-$$" && echo exists)" ""
+}
+
+# 6. the escapes `run` refuses are refused through the service too; the
+# control halves show each working as the same user without egressctl
+test_escapes() {
+	local t=escapes c a
+	new4 c; new4 a
+	# a ping socket (the unprivileged user's raw ICMP)
+	jv "$(as "$UA" "$PY" "$C/probe.py" ping "$c" | grep '^{' | tail -1)"
+	a_ok "$t.control.ping"
+	sensor_saw "$t.control.ping.sensor" "icmp and dst host $c"
+	urun "${t}_ping" "$UA" -- "$PY" "$C/probe.py" ping "$a"
+	egr_json "${t}_ping"
+	a_denied "$t.ping.denied"
+	sensor_none "$t.ping.sensor" "dst host $a"
+	# a direct connect to a denied address (an allow rule of another port)
+	new4 c; new4 a
+	jv "$(as "$UA" "$PY" "$C/probe.py" tcp4 "$c" 80 | grep '^{' | tail -1)"
+	a_ok "$t.control.connect"
+	sensor_saw "$t.control.connect.sensor" "tcp and dst host $c"
+	urun "${t}_tcp" "$UA" --allow example.test:443 -- "$PY" "$C/probe.py" tcp4 "$a" 80
+	egr_json "${t}_tcp"
+	a_denied "$t.connect.denied"
+	a_grep "$t.connect.decision_line" "$W/${t}_tcp.err" "$(re "$a")"
+	sensor_none "$t.connect.sensor" "dst host $a"
+	# a network namespace of one's own (user namespace first)
+	as "$UA" unshare -rn true >"$W/${t}_unshare.ctl" 2>&1 && ok "$t.control.unshare" ||
+		fail "$t.control.unshare" "unshare -rn fails without egressctl: $(cat "$W/${t}_unshare.ctl")"
+	urun "${t}_unshare" "$UA" -- unshare -rn true
+	[ "$EGR_RC" != 0 ] && ok "$t.unshare.refused" ||
+		fail "$t.unshare.refused" "ESCAPE: unshare -rn worked in the service's run"
+}
+
+# users.json's deny rules win over the user's --allow: the name allowed
+# beside it is answered (upstream: the test's "internet"), it is denied
+test_ceiling_deny() {
+	local t=ceiling_deny up x y
+	new4 up; new4 x; new4 y
+	urun "$t" "$UA" --allow "a-$$.test" --allow "blocked-$$.test" --dns-upstream "$up" -- sh -c \
+		"$PY $C/probe.py dns_udp $x a-$$.test; $PY $C/probe.py dns_udp $y blocked-$$.test"
+	egr_json "$t" 1
+	a_ok "$t.allowed_name"
+	egr_json "$t" 2
+	[ "$P_ok" = true ] && [ -n "${P_data:-}" ] && fail "$t.denied_name" "answered: $P_json" ||
+		ok "$t.denied_name"
+	a_grep "$t.decision_line" "$W/$t.err" "denied .*blocked-$$\.test"
+	a_nogrep "$t.allowed_not_denied" "$W/$t.err" "denied .*a-$$\.test"
+}
+
+# 7. a signal to the client stops the run: CMD gets it, the status says so
+test_stop() {
+	local t=stop
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c 'trap "exit 42" TERM; echo up; while :; do sleep 0.1; done') \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
+	local p=$!
+	wait_for 20 grep -qs up "$W/$t.out"
+	pkill -TERM -u "$UA" -x egressctl
+	wait "$p"
+	EGR_RC=$?
+	a_rc "$t.status" 42 "$t"
+}
+
+# the run's CMD of a user, by the marker in its command line
+cmd_alive() { pgrep -u "$1" -f "$2" >/dev/null; }
+
+# 8. the client killed (no chance to say goodbye): the run is ended, its
+# cgroup killed and removed
+test_gone() {
+	local t=gone mark="egrns-gone-$$" cg
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "trap '' TERM INT; cat /proc/self/cgroup; sleep 300; echo $mark") \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
+	wait_for 20 grep -qs '^0::' "$W/$t.out"
+	cg=$CGROOT$(sed -n 's/^0:://p' "$W/$t.out")
+	cmd_alive "$UA" "$mark" && ok "$t.running" || fail "$t.running" "CMD is not running"
+	pkill -KILL -u "$UA" -x egressctl
+	wait_for 20 eval '! cmd_alive "$UA" "$mark"'
+	cmd_alive "$UA" "$mark" && fail "$t.ended" "CMD outlived its client" || ok "$t.ended"
+	wait_for 20 test ! -d "$cg"
+	a_eq "$t.cgroup_removed" "the run's cgroup $cg" "$(test -d "$cg" && echo left)" ""
+}
+
+# a run stuck before its cgroup (reading a --policy pipe that never ends)
+# whose client is gone: killed by the daemon after 10 s, not kept forever
+test_stuck() {
+	local t=stuck rp n0
+	n0=$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")
+	mkfifo -m 0666 "$RW/fifo-$$"
+	(cd "$RW" && as "$UA" bash -c "exec 5<>$RW/fifo-$$; exec $EGRESSCTL run --policy fd:5 -- true") \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
+	wait_for 20 eval '[ "$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")" -gt "$n0" ]'
+	rp=$(grep -o "): run\[[0-9]*\] started" "$W/daemon.err" | tail -1 | grep -o '[0-9]*')
+	pkill -KILL -u "$UA" -x egressctl
+	wait_secs 30 grep -q "run\[$rp\] still there 10s after its client: killed" "$W/daemon.err" &&
+		ok "$t.killed" || fail "$t.killed" "run[$rp] not killed: $(tail -c 300 "$W/daemon.err" | tr '\n' '|')"
+	wait_for 20 eval '! kill -0 "$rp" 2>/dev/null'
+	kill -0 "$rp" 2>/dev/null && fail "$t.gone" "run[$rp] still runs" || ok "$t.gone"
+	rm -f "$RW/fifo-$$"
+}
+
+# 9. another user (even one of the group) cannot stop or signal a run that
+# is not theirs through the socket: a connection names no run but its own
+test_signal_other() {
+	local t=signal_other mark="egrns-other-$$"
+	useradd -M -N -g "$G" -s /bin/sh "${UA}c" 2>/dev/null
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
+	local p=$!
+	wait_for 20 grep -qs up "$W/$t.out"
+	usock "${t}_sig" "${UA}c" signal 9
+	a_grep "$t.refused" "$W/${t}_sig.out" 'malformed request'
+	sleep 0.5
+	cmd_alive "$UA" "$mark" && ok "$t.run_untouched" || fail "$t.run_untouched" "the run was stopped"
+	pkill -TERM -u "$UA" -x egressctl
+	wait "$p"
+	userdel "${UA}c" 2>/dev/null
+}
+
+# 10. users.json's ceiling: at most max_runs_per_user at once
+test_limit() {
+	local t=limit mark="egrns-limit-$$" p1 p2
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}1.out" 2>&1 </dev/null &
+	p1=$!
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}2.out" 2>&1 </dev/null &
+	p2=$!
+	wait_for 20 grep -qs up "$W/${t}1.out"
+	wait_for 20 grep -qs up "$W/${t}2.out"
+	urun "$t" "$UA" -- id -u
+	a_rc "$t.third.status" 125 "$t"
+	a_grep "$t.third.said" "$W/$t.err" 'has 2 runs already'
+	pkill -TERM -u "$UA" -x egressctl
+	wait "$p1" "$p2"
+	urun "${t}_after" "$UA" -- id -u
+	a_rc "$t.after" 0 "${t}_after"
+}
+
+# SIGHUP reads users.json again: a ceiling lowered holds for the next
+# request; one that does not parse leaves the one in force
+test_reload() {
+	local t=reload mark="egrns-reload-$$" p1
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "max_runs_per_user": 1}\n' "$G" >"$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 1 runs per user)" "$W/daemon.err"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}1.out" 2>&1 </dev/null &
+	p1=$!
+	wait_for 20 grep -qs up "$W/${t}1.out"
+	urun "$t" "$UA" -- id -u
+	a_grep "$t.lowered" "$W/$t.err" 'has 1 runs already \(users.json: max_runs_per_user 1\)'
+	echo '{"groups": 1}' >"$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "the ceiling in force stays" "$W/daemon.err"
+	a_grep "$t.bad_kept.said" "$W/daemon.err" "users.json: groups: expected a list.*the ceiling in force stays"
+	urun "${t}_bad" "$UA" -- id -u
+	a_grep "$t.bad_kept" "$W/${t}_bad.err" 'has 1 runs already'
+	pkill -TERM -u "$UA" -x egressctl
+	wait "$p1"
+	cp "$W/users.json.orig" "$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
+	urun "${t}_after" "$UA" -- id -u
+	a_rc "$t.restored" 0 "${t}_after"
+}
+
+# 11. a confined process cannot ask the service for a run of its own (it
+# would get a policy of its choosing)
+test_confined() {
+	local t=confined
+	urun "$t" "$UA" -- env EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" run --allow example.test -- id -u
+	a_grep "$t.refused" "$W/$t.err" 'a process egressctl confines .* cannot start runs'
+	a_rc "$t.status" 125 "$t"
+}
+
+# a second account of the caller's name, uid 0, first in the passwd file
+# (bind-mounted over /etc/passwd in the suite's own mount namespace): run
+# --user NAME would find it, so the service refuses rather than run CMD
+# as root
+test_dupname() {
+	local t=dupname uid gid
+	uid=$(id -u "$UA")
+	gid=$(id -g "$UA")
+	if ! e2e_private_mntns; then
+		note "$t: no mount namespace of the suite's own: skipped"
+		return 0
+	fi
+	{ echo "$UA:x:0:$gid::/root:/bin/sh"; cat /etc/passwd; } >"$W/passwd"
+	chmod 0644 "$W/passwd"
+	mount --bind "$W/passwd" /etc/passwd || { fail "$t.setup" "cannot bind-mount passwd"; return; }
+	(cd "$RW" && timeout -k 2 40 nsenter --net="$NS_SBX" setpriv --reuid="$uid" --regid="$gid" \
+		--init-groups env EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" run -- id -u) \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	umount /etc/passwd
+	a_rc "$t.status" 125 "$t"
+	a_grep "$t.said" "$W/$t.err" "names another uid"
+	a_nogrep "$t.not_root" "$W/$t.out" '^0$'
+}
+
+suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout" "$@"

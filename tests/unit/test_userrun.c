@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests for the user socket's pure parts: daemon/usreq.c (a request
+ * and a signal message: the shapes accepted, every refusal and its words),
+ * daemon/usercfg.c (users.json's keys, defaults and refusals) and
+ * cli/userrun.c's check of a user's arguments (what reaches beyond the
+ * user is refused however it is spelled; fd:N only of the files sent;
+ * the ceiling's --audit), and that the daemon's -v is left alone. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli/userrun.h"
+#include "daemon/usersock.h"
+#include "daemon/usreq.h"
+#include "lib/log.h"
+
+static int
+parse(const char *text, struct usreq *r, char *err, size_t errlen)
+{
+	return usreq_parse(text, strlen(text), r, err, errlen);
+}
+
+static void
+test_request_ok(void **state)
+{
+	struct usreq r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse("{\"args\":[\"--allow\",\"a.test\",\"--\",\"id\"],"
+			       "\"env\":[\"A=1\",\"B=\"],\"nfds\":5}\n",
+			       &r, err, sizeof(err)),
+			 0);
+	assert_int_equal(r.nargs, 4);
+	assert_string_equal(r.args[3], "id");
+	assert_null(r.args[4]);
+	assert_int_equal(r.nenv, 2);
+	assert_string_equal(r.env[1], "B=");
+	assert_null(r.env[2]);
+	assert_int_equal(r.nfds, 5);
+	usreq_free(&r);
+}
+
+static void
+test_request_refused(void **state)
+{
+	static const struct {
+		const char *in, *msg;
+	} c[] = {
+		{"", "JSON"},
+		{"{\"args\":[\"--\",\"id\"]", "JSON"},
+		{"[1]", "one JSON object"},
+		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":4} {}", "one JSON object"},
+		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":3}", "nfds"},
+		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":13}", "nfds"},
+		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":\"4\"}", "nfds"},
+		{"{\"args\":[],\"env\":[],\"nfds\":4}", "no command"},
+		{"{\"args\":[1],\"env\":[],\"nfds\":4}", "args[0]"},
+		{"{\"args\":\"id\",\"env\":[],\"nfds\":4}", "args: expected a list"},
+		{"{\"args\":[\"id\"],\"env\":[\"NOEQ\"],\"nfds\":4}", "env[0]"},
+		{"{\"args\":[\"id\"],\"nfds\":4}", "env: expected a list"},
+		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":4,\"uid\":0}", "unknown key"},
+		{"{\"args\":[\"id\"],\"args\":[\"sh\"],\"env\":[],\"nfds\":4}", "duplicate"},
+	};
+	struct usreq r;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		err[0] = 0;
+		if (parse(c[i].in, &r, err, sizeof(err)) != -EINVAL || r.args || r.env ||
+		    !strstr(err, c[i].msg))
+			fail_msg("%s: got \"%s\", want \"%s\"", c[i].in, err, c[i].msg);
+	}
+	/* a NUL inside a string (jansson refuses \u0000 as it is set up) */
+	assert_int_equal(usreq_parse("{\"args\":[\"i\\u0000d\"],\"env\":[],\"nfds\":4}", 40, &r,
+				     err, sizeof(err)),
+			 -EINVAL);
+}
+
+static void
+test_request_big(void **state)
+{
+	size_t n = USREQ_MAX_BYTES + 1;
+	char *buf = malloc(n), err[256];
+	struct usreq r;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, ' ', n);
+	assert_int_equal(usreq_parse(buf, n, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "longer than"));
+	free(buf);
+}
+
+static void
+test_signal(void **state)
+{
+	char err[256];
+	int sig = 0;
+
+	(void)state;
+	assert_int_equal(usreq_parse_signal("{\"signal\":15}", 13, &sig, err, sizeof(err)), 0);
+	assert_int_equal(sig, SIGTERM);
+	assert_int_equal(usreq_parse_signal("{\"signal\":9}", 12, &sig, err, sizeof(err)), -EINVAL);
+	assert_int_equal(usreq_parse_signal("{\"signal\":2,\"pid\":1}", 20, &sig, err, sizeof(err)),
+			 -EINVAL);
+}
+
+static void
+test_usercfg(void **state)
+{
+	struct usercfg c;
+	char err[256];
+	const char *doc = "{\"groups\":[\"a\",\"b\"],\"max_runs_per_user\":2,\"audit\":false,"
+			  "\"deny\":[\"x.test\"]}";
+
+	(void)state;
+	assert_int_equal(usercfg_parse("{}", 2, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.ngroups, 1);
+	assert_string_equal(c.groups[0], "egressctl");
+	assert_int_equal(c.max_runs, 4);
+	assert_true(c.audit);
+	assert_int_equal(c.ndeny, 0);
+	usercfg_free(&c);
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_int_equal(c.ngroups, 2);
+	assert_int_equal(c.max_runs, 2);
+	assert_false(c.audit);
+	assert_string_equal(c.deny[0], "x.test");
+	usercfg_free(&c);
+	assert_int_equal(usercfg_parse("{\"max_runs_per_user\":0}", 23, &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(usercfg_parse("{\"audit\":1}", 11, &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(usercfg_parse("{\"users\":[]}", 12, &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(usercfg_parse("{} x", 4, &c, err, sizeof(err)), -EINVAL);
+}
+
+/* args as the service gets them, in heap copies freed after each check */
+static int
+check(const struct usercfg *c, int nfds, char *err, size_t errlen, ...)
+{
+	char *args[32];
+	int n = 0, rc;
+	va_list ap;
+	const char *a;
+
+	va_start(ap, errlen);
+	while ((a = va_arg(ap, const char *)) && n < 31)
+		args[n++] = strdup(a);
+	va_end(ap);
+	args[n] = NULL;
+	rc = userrun_check(args, n, nfds, c, err, errlen);
+	for (int i = 0; i < n; i++)
+		free(args[i]);
+	return rc;
+}
+
+static void
+test_check(void **state)
+{
+	struct usercfg c = {.max_runs = 4, .audit = true};
+	char err[256];
+
+	(void)state;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow", "a.test", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--log=fd:4", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 6, err, sizeof(err), "--policy", "fd:5", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--audit", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--summary=fd:4", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--user", "root", "--", "id", NULL),
+			 -EPERM);
+	assert_non_null(strstr(err, "--user"));
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--us=root", "--", "id", NULL), -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--cgroup=/", "--", "id", NULL), -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow-sudo", "--", "id", NULL), -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--ask", "--", "id", NULL), -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--service-env-fd", "3", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--log", "fd:5", "--", "id", NULL), -EPERM);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--log", "fd:2", "--", "id", NULL), -EPERM);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--log", "fd:04x", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--log", "/tmp/x", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--policy", "/root/x", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--summary", "s", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--suggest-policy", "p", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--log-ca", "ca", "--", "id", NULL),
+			 -EPERM);
+	/* a listener of the caller's own, files root would read */
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--transparent-port", "9000", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--dns-port", "9053", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--proxy-port", "9080", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--ca", "/root/c.pem,/root/k.pem", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--upstream-ca", "/root/ca.pem", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--test-unix-root", "/", "--", "id", NULL),
+			 -EINVAL);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--", NULL), -EINVAL);
+	c.audit = false;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--audit", "--", "id", NULL), -EPERM);
+	assert_non_null(strstr(err, "users.json"));
+}
+
+/* The daemon checked one request after another with getopt reset by
+ * optind = 1: a parse that stopped inside a cluster of short options
+ * ("-vZ") left glibc's getopt pointing into that request's argv, freed
+ * since, and the next request's check went on from there ("unknown
+ * option run"). Each check starts afresh; -v is the run's, not the
+ * daemon's. */
+static void
+test_check_in_sequence(void **state)
+{
+	struct usercfg c = {.max_runs = 4, .audit = true};
+	int verbose = log_verbose;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "-vZ", "--", "id", NULL), -EINVAL);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "-v", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--", "sh", "-c", "true", NULL), 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "-vq", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow", "a.test", "--", "id", NULL), 0);
+	assert_int_equal(log_verbose, verbose);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_request_ok),	  cmocka_unit_test(test_request_refused),
+		cmocka_unit_test(test_request_big),	  cmocka_unit_test(test_signal),
+		cmocka_unit_test(test_usercfg),		  cmocka_unit_test(test_check),
+		cmocka_unit_test(test_check_in_sequence),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

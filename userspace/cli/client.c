@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `egressctl run` by a user who is not root (see userrun.h): the
+ * request to the service's user socket. The client opens, as the user,
+ * every file its options name (--policy, --log) and sends descriptors
+ * instead of paths, with its stdin, stdout, stderr and working directory;
+ * then it waits for the exit status, forwarding SIGINT, SIGTERM, SIGHUP
+ * and SIGQUIT as requests to stop. Its going away ends the run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "cli/run.h"
+#include "cli/userrun.h"
+#include "daemon/usreq.h"
+#include "lib/jsonx.h"
+#include "lib/log.h"
+#include "lib/opts.h"
+
+struct client {
+	char **args; /* what goes in the request */
+	int nargs;
+	int fds[USREQ_MAX_FDS];
+	int nfds;
+	char *owned[8]; /* the fd:K strings made here */
+	int nowned;
+};
+
+/* The descriptor an option's value names: fd:N (the user's own), else
+ * the file opened as the user. -1 with the reason said. */
+static int
+open_value(const char *opt, const char *v, int flags)
+{
+	int fd;
+
+	if (!strncmp(v, "fd:", 3)) {
+		char *end;
+		long n = strtol(v + 3, &end, 10);
+
+		if (v[3] && !*end && n >= 0 && n < 1024 && fcntl((int)n, F_GETFD) != -1)
+			return (int)n;
+		log_warnx("%s %s: expected fd:N, N an open descriptor", opt, v);
+		return -1;
+	}
+	if (!strcmp(opt, "--log") &&
+	    (!strcmp(v, "-") || !strncmp(v, "syslog", 6) || !strncmp(v, "otlp:", 5))) {
+		log_warnx("%s %s: not through the service yet: give a file or fd:N", opt, v);
+		return -1;
+	}
+	fd = open(v, flags | O_CLOEXEC | O_NOCTTY, 0640);
+	if (fd < 0)
+		log_warn("%s %s", opt, v);
+	return fd;
+}
+
+/* Replaces the value v of opt in the arguments (as the argument itself or
+ * after "--opt=") by fd:K, K its place among the descriptors sent; a
+ * value that came from the environment (EGRESSCTL_POLICY, _LOG) goes in
+ * front as "--opt fd:K". */
+static int
+pass_value(struct client *c, const char *opt, const char *v, int flags, int nopts)
+{
+	char fdk[16];
+	int fd;
+
+	if (!v)
+		return 0;
+	if (c->nfds == USREQ_MAX_FDS) {
+		log_warnx("%s: too many files for the service", opt);
+		return -1;
+	}
+	fd = open_value(opt, v, flags);
+	if (fd < 0)
+		return -1;
+	snprintf(fdk, sizeof(fdk), "fd:%d", c->nfds);
+	c->fds[c->nfds++] = fd;
+	for (int i = 0; i < nopts; i++) {
+		const char *a = c->args[i];
+
+		if (v == a || (v > a && v <= a + strlen(a) && v[-1] == '=')) {
+			if (asprintf(&c->args[i], "%.*s%s", (int)(v - a), a, fdk) < 0)
+				return -1;
+			c->owned[c->nowned++] = c->args[i];
+			return 0;
+		}
+	}
+	memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
+	c->args[0] = (char *)opt;
+	c->args[1] = strdup(fdk);
+	c->nargs += 2;
+	c->owned[c->nowned++] = c->args[1];
+	return c->args[1] ? 0 : -1;
+}
+
+/* The request: {"args", "env", "nfds"} as one line. */
+static char *
+request_text(const struct client *c)
+{
+	extern char **environ;
+	json_t *o = json_object(), *a, *e;
+	char *line = NULL;
+
+	a = jsonx_add_array(o, "args");
+	e = jsonx_add_array(o, "env");
+	if (!a || !e || jsonx_set_int(o, "nfds", c->nfds))
+		goto out;
+	for (int i = 0; i < c->nargs; i++) {
+		json_t *s = json_string(c->args[i]);
+
+		if (!s)
+			log_warnx("argument %s: not UTF-8: the service takes UTF-8 text only",
+				  c->args[i]);
+		if (json_array_append_new(a, s))
+			goto out;
+	}
+	for (char **v = environ; *v; v++) {
+		json_t *s = strchr(*v, '=') ? json_string(*v) : NULL;
+
+		if (!s)
+			log_warnx("environment entry %.*s: not NAME=VALUE in UTF-8: left out",
+				  (int)strcspn(*v, "="), *v);
+		else if (json_array_append_new(e, s))
+			goto out;
+	}
+	line = jsonx_line(o);
+out:
+	json_decref(o);
+	return line;
+}
+
+/* Sends the request with the descriptors. */
+static int
+send_request(int sock, const struct client *c)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * USREQ_MAX_FDS)] = {0};
+	char *text = request_text(c);
+	struct iovec iov;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)c->nfds)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	size_t len = text ? strlen(text) : 0;
+	int sz = (int)len + 4096;
+
+	if (!text)
+		return -1;
+	if (len > USREQ_MAX_BYTES) {
+		log_warnx("the request (arguments and environment) is %zu bytes, more than the "
+			  "service takes (%d)",
+			  len, USREQ_MAX_BYTES);
+		free(text);
+		return -1;
+	}
+	iov = (struct iovec){text, len};
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)c->nfds);
+	memcpy(CMSG_DATA(cm), c->fds, sizeof(int) * (size_t)c->nfds);
+	setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)len) {
+		int err = errno;
+
+		free(text);
+		if (err == EPIPE || err == ECONNRESET)
+			return 0; /* refused at once: the answer says why */
+		log_warnx("cannot send the request to the service: %s", strerror(err));
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+/* The answer: {"exit": N} or {"error": "...", "exit": N}. */
+static int
+answer(const char *buf, ssize_t n)
+{
+	char why[256];
+	size_t end;
+	json_t *o = n > 0 ? jsonx_parse(buf, (size_t)n, 4, &end, why, sizeof(why)) : NULL;
+	json_t *x = json_object_get(o, "exit");
+	const char *err = jsonx_get_str(o, "error");
+	int rc = json_is_integer(x) ? (int)json_integer_value(x) : EGR_EXIT_ERROR;
+
+	if (n <= 0)
+		log_warnx("the service closed the connection without an exit status");
+	else if (err || !json_is_integer(x))
+		log_warnx("the service: %s", err ? err : "an answer without an exit status");
+	json_decref(o);
+	return rc < 0 || rc > 255 ? EGR_EXIT_ERROR : rc;
+}
+
+/* Until the answer: signals become requests to stop. */
+static int
+wait_run(int sock)
+{
+	struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.events = POLLIN}};
+	char buf[4096];
+	sigset_t mask;
+	int reset = 0;
+	ssize_t n;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	p[1].fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	for (;;) {
+		struct signalfd_siginfo si;
+
+		if (poll(p, p[1].fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			return EGR_EXIT_ERROR;
+		if (p[1].fd >= 0 && (p[1].revents & POLLIN) &&
+		    read(p[1].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			int k = snprintf(buf, sizeof(buf), "{\"signal\":%u}", si.ssi_signo);
+
+			send(sock, buf, (size_t)k, MSG_NOSIGNAL);
+		}
+		if (p[0].revents) {
+			n = recv(sock, buf, sizeof(buf), 0);
+			if (n < 0 && (errno == EINTR || (errno == ECONNRESET && !reset++)))
+				continue; /* a reset comes before what is queued */
+			return answer(buf, n);
+		}
+	}
+}
+
+static int
+connect_service(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if (s >= 0 && connect(s, (struct sockaddr *)&sun, sizeof(sun))) {
+		int e = errno;
+
+		close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
+/* The arguments as they go: argv[1..], the files passed as fd:K. A
+ * value from the environment (EGRESSCTL_POLICY, _LOG) goes in front as
+ * two more arguments: the options before CMD are counted again each time. */
+static int
+client_build(struct client *c, int argc, char **argv, struct run_opts *o)
+{
+	static const struct {
+		const char *opt;
+		size_t off;
+		int flags;
+	} files[] = {
+		{"--policy", offsetof(struct target_opts, policy_file), O_RDONLY},
+		{"--log", offsetof(struct target_opts, log_file), O_WRONLY | O_CREAT | O_APPEND},
+		{"--summary", offsetof(struct target_opts, summary_file),
+		 O_WRONLY | O_CREAT | O_APPEND},
+	};
+	int nopts = (int)(o->argv - argv) - 1;
+
+	c->args = calloc((size_t)argc + 8, sizeof(*c->args));
+	if (!c->args)
+		return -1;
+	memcpy(c->args, argv + 1, (size_t)(argc - 1) * sizeof(*c->args));
+	c->nargs = argc - 1;
+	for (int i = 0; i < 3; i++)
+		c->fds[c->nfds++] = i;
+	c->fds[c->nfds] = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->fds[c->nfds++] < 0) {
+		log_warn("cannot open the working directory");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *v = *(const char **)((char *)&o->t + files[i].off);
+
+		if (pass_value(c, files[i].opt, v, files[i].flags, nopts + c->nargs - (argc - 1)))
+			return -1;
+	}
+	return 0;
+}
+
+const char *
+userrun_socket_path(void)
+{
+	const char *path = getenv("EGRESSCTL_USER_SOCKET");
+
+	return path && path[0] ? path : USERRUN_SOCKET;
+}
+
+bool
+userrun_service(void)
+{
+	return access(userrun_socket_path(), F_OK) == 0;
+}
+
+int
+userrun_client(int argc, char **argv)
+{
+	const char *path = userrun_socket_path();
+	struct run_opts *o = calloc(1, sizeof(*o));
+	struct client c = {0};
+	int rc = EGR_EXIT_ERROR, sock = -1;
+
+	if (!o)
+		return EGR_EXIT_ERROR;
+	switch (run_parse(argc, argv, o, NULL)) {
+	case OPTS_HELP:
+		run_usage(stdout);
+		rc = 0;
+		goto out;
+	case OPTS_USAGE:
+		rc = EGR_EXIT_USAGE;
+		goto out;
+	}
+	target_env_defaults(&o->t);
+	sock = connect_service(path);
+	if (sock < 0) {
+		if (errno == ENOENT || errno == ECONNREFUSED)
+			log_warnx(
+				"run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): use sudo, "
+				"or have the service run (egressctl daemon --user-socket %s) and "
+				"join its group (egressctl)",
+				path);
+		else
+			log_warnx(
+				"run needs root, and the service at %s refused you (%s): join its "
+				"group (egressctl), or use sudo",
+				path, strerror(errno));
+		goto out;
+	}
+	if (!client_build(&c, argc, argv, o) && !send_request(sock, &c))
+		rc = wait_run(sock);
+out:
+	if (sock >= 0)
+		close(sock);
+	for (int i = 0; i < c.nowned; i++)
+		free(c.owned[i]);
+	free(c.args);
+	free(o);
+	return rc;
+}

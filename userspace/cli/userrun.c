@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+/* What a user may ask the service's run for (see userrun.h): the
+ * arguments parsed by run's own tables (so that no spelling, --opt=V,
+ * abbreviation or order gets past), then every option that would have
+ * root open a path, leave the sandbox or go beyond users.json refused.
+ * Paths come only as fd:N, a descriptor the client opened as the user. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/run.h"
+#include "cli/userrun.h"
+#include "lib/log.h"
+#include "lib/opts.h"
+
+/* NULL, or "fd:N" with N one of the files sent (4 to nfds-1). */
+static bool
+fd_ok(const char *v, int nfds)
+{
+	char *end;
+	long n;
+
+	if (!v)
+		return true;
+	if (strncmp(v, "fd:", 3) || !isdigit((unsigned char)v[3]))
+		return false;
+	n = strtol(v + 3, &end, 10);
+	return !*end && n >= 4 && n < nfds;
+}
+
+/* The first option of o a user may not have, or NULL. */
+static const char *
+refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
+{
+	if (o->user)
+		return "--user (CMD runs as you)";
+	if (o->cgroup)
+		return "--cgroup (each run has a fresh cgroup of its own)";
+	if (o->allow_sudo)
+		return "--allow-sudo";
+	if (o->env_fd)
+		return "--service-env-fd";
+	if (o->ask)
+		return "--ask (not through the service yet)";
+	if (o->t.audit && !c->audit)
+		return "--audit (users.json: \"audit\": false)";
+	if (!fd_ok(o->t.policy_file, nfds))
+		return "--policy other than a file the client opened (fd:N)";
+	if (!fd_ok(o->t.log_file, nfds))
+		return "--log other than a file the client opened (fd:N)";
+	if (!fd_ok(o->t.summary_file, nfds))
+		return "--summary other than a file the client opened (fd:N)";
+	if (o->t.suggest_policy || o->t.log_ca)
+		return "--suggest-policy and --log-ca (not through the service yet)";
+	if (o->t.nallow_unix || o->t.ndeny_unix)
+		return "--allow-unix and --deny-unix (not through the service yet)";
+	/* listeners of the caller's own would take CMD's connections past the
+	 * ceiling's deny rules */
+	if (o->t.tproxy_port || o->t.dns_port || o->t.proxy_ports[0])
+		return "--transparent-port, --dns-port and --proxy-port (egressctl's listeners "
+		       "only)";
+	/* files root would open for the caller */
+	if (o->t.ca || o->t.upstream_ca || o->t.upstream_auth)
+		return "--ca, --upstream-ca and --upstream-proxy-auth (paths root would read)";
+	return NULL;
+}
+
+int
+userrun_check(char **args, int nargs, int nfds, const struct usercfg *c, char *err, size_t errlen)
+{
+	char **argv = calloc((size_t)nargs + 2, sizeof(*argv));
+	struct run_opts *o = calloc(1, sizeof(*o));
+	int verbose = log_verbose, rc = -ENOMEM;
+	const char *why;
+
+	snprintf(err, errlen, "out of memory");
+	if (!argv || !o)
+		goto out;
+	argv[0] = "run";
+	memcpy(argv + 1, args, (size_t)nargs * sizeof(*argv));
+	rc = run_parse(nargs + 1, argv, o, NULL);
+	log_verbose = verbose; /* -v is the run's, not the daemon's */
+	if (rc == OPTS_USAGE) {
+		snprintf(err, errlen, "not options of run (see egressctl run --help)");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = 0;
+	why = refused_option(o, nfds, c);
+	if (why) {
+		snprintf(err, errlen, "refused through the service: %s", why);
+		rc = -EPERM;
+	}
+out:
+	free(argv);
+	free(o);
+	return rc;
+}

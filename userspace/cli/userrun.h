@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `egressctl run` without sudo, both ends (userrun.c): the client a user's
+ * run becomes when egressctl is not root, and the check of a user's
+ * arguments the daemon's user socket is handed (daemon/usersock.h). */
+#ifndef USERRUN_H
+#define USERRUN_H
+
+#include <stdbool.h>
+
+#include "daemon/usersock.h"
+
+/* The default user socket; EGRESSCTL_USER_SOCKET names another. */
+#define USERRUN_SOCKET EGR_RUNDIR "-user.sock"
+
+/* usersock_check_fn: run's options parsed as run parses them, then
+ * refused where they reach beyond the user. */
+int userrun_check(char **args, int nargs, int nfds, const struct usercfg *c, char *err,
+		  size_t errlen);
+
+/* The user socket's path, and whether something is there. */
+const char *userrun_socket_path(void);
+bool userrun_service(void);
+
+/* run as a user that is not root: through the service, or one line on
+ * how to get it. argv as run_parse takes it. Returns the exit status. */
+int userrun_client(int argc, char **argv);
+
+#endif /* USERRUN_H */

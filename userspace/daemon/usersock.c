@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The user socket (see usersock.h). A SOCK_SEQPACKET socket of mode 0660
+ * and users.json's first group. Per connection: who the peer is
+ * (kernel/peer.c, race-free; a confined process or root is refused), its
+ * account's groups against users.json's, its runs at once against the
+ * ceiling; then one request (daemon/usreq.c: arguments, environment, the
+ * number of descriptors that came with it: stdin, stdout, stderr, the
+ * working directory, the files it opened for fd:N) whose arguments the
+ * check run's table makes (cli/) accepts. The run is this binary as `run
+ * --user NAME --service-env-fd 3` with the descriptors in their places, a
+ * clean environment and users.json's deny rules, in a session of its own;
+ * the service opens no path for the user. Later messages forward signals
+ * to it; the connection closing ends it (its cgroup killed); its exit
+ * status is the answer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "daemon/usersock.h"
+#include "daemon/usreq.h"
+#include "kernel/cgroup.h"
+#include "kernel/peer.h"
+#include "lib/jsonx.h"
+#include "lib/log.h"
+#include "lib/opts.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#define USERSOCK_MAX_CONNS 256
+
+struct urun {
+	LIST_ENTRY(urun) entry;
+	struct usersock *us;
+	int conn;	       /* -1 once the client is gone */
+	struct event *ev_conn; /* its messages */
+	uid_t uid;	       /* the peer's, at connect() */
+	char name[64];	       /* its account */
+	pid_t pid;	       /* the run, 0 before it starts */
+	int pidfd;	       /* the run's */
+	struct event *ev_child;
+	struct event *ev_kill; /* the client gone: cgroup.kill each second until run ends */
+	int ticks;
+};
+
+struct usersock {
+	struct event_base *base;
+	int fd;
+	struct event *ev;
+	char path[108];
+	char cfgpath[PATH_MAX];
+	char mnt[PATH_MAX];
+	struct usercfg cfg;
+	LIST_HEAD(, urun) runs;
+	int nruns;
+};
+
+static usersock_check_fn check_args;
+
+void
+usersock_set_check(usersock_check_fn fn)
+{
+	check_args = fn;
+}
+
+static void
+urun_free(struct urun *r)
+{
+	if (r->ev_conn)
+		event_free(r->ev_conn);
+	if (r->ev_child)
+		event_free(r->ev_child);
+	if (r->ev_kill)
+		event_free(r->ev_kill);
+	if (r->conn >= 0)
+		close(r->conn);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	LIST_REMOVE(r, entry);
+	r->us->nruns--;
+	free(r);
+}
+
+static ssize_t recv_msg(int conn, char *buf, size_t len, int *fds, int *nfds);
+static void close_fds(int *fds, int n);
+
+/* One JSON message to the client (best effort: it may be gone). */
+static void
+reply(int fd, const char *error, int status)
+{
+	json_t *o = json_object();
+	char *line = NULL;
+
+	if (o && (!error || !jsonx_set_str(o, "error", error)) && !jsonx_set_int(o, "exit", status))
+		line = jsonx_line(o);
+	if (line)
+		send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+	free(line);
+	json_decref(o);
+}
+
+/* Refuses the connection's request: said to the client and in the log. */
+static void
+refuse(struct urun *r, int status, const char *why)
+{
+	char buf[4096];
+	int fds[USREQ_MAX_FDS], n;
+
+	log_warnx("user socket: refused uid %u (%s): %s", (unsigned)r->uid,
+		  r->name[0] ? r->name : "?", why);
+	reply(r->conn, why, status);
+	/* what the client sent is read off first: closed with it unread, the
+	 * socket would hand the client ECONNRESET before the answer */
+	for (int i = 0; i < 4 && recv_msg(r->conn, buf, sizeof(buf), fds, &n) > 0; i++)
+		close_fds(fds, n);
+	urun_free(r);
+}
+
+/* cgroup.kill of the run's cgroup (run's <mnt>/egressctl/run-PID), if
+ * it is there yet. */
+static void
+urun_kill_cgroup(struct urun *r)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/egressctl/run-%d/cgroup.kill", r->us->mnt, (int)r->pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			log_warn("user socket: %s", path);
+		close(fd);
+	}
+}
+
+/* Each second once the client is gone; after 10, run itself is killed
+ * (stuck before its cgroup, e.g. reading a --policy pipe nobody writes). */
+static void
+on_kill_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct urun *r = arg;
+
+	(void)fd;
+	(void)what;
+	urun_kill_cgroup(r);
+	if (++r->ticks == 10) {
+		log_warnx("user socket: uid %u: run[%d] still there 10s after its client: killed",
+			  (unsigned)r->uid, (int)r->pid);
+		syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+	}
+}
+
+/* The end of the run: its cgroup killed, and TERM to run itself, which
+ * then tears down and exits. run holds the signal until it can forward it
+ * (--service-env-fd), and a cgroup made after this is killed by the next
+ * tick. */
+static void
+urun_stop(struct urun *r)
+{
+	struct timeval second = {1, 0};
+
+	if (!r->pid)
+		return;
+	urun_kill_cgroup(r);
+	syscall(SYS_pidfd_send_signal, r->pidfd, SIGTERM, NULL, 0);
+	if (!r->ev_kill)
+		r->ev_kill = event_new(r->us->base, -1, EV_PERSIST, on_kill_tick, r);
+	if (r->ev_kill)
+		event_add(r->ev_kill, &second);
+}
+
+static void
+on_child(evutil_socket_t fd, short what, void *arg)
+{
+	struct urun *r = arg;
+	siginfo_t si = {0};
+	int status;
+
+	(void)what;
+	if (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG) || !si.si_pid)
+		return;
+	status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+	log_info("user socket: uid %u: run[%d] exited with status %d", (unsigned)r->uid,
+		 (int)r->pid, status);
+	if (r->conn >= 0)
+		reply(r->conn, NULL, status);
+	urun_free(r);
+}
+
+/* Is the account of uid a member (primary or supplementary, as the group
+ * database says now) of one of users.json's groups? Its name into r. */
+static int
+member_check(struct usersock *us, struct urun *r, char *why, size_t whylen)
+{
+	struct passwd pw, *pwr = NULL;
+	char pbuf[16384];
+	gid_t gids[1024];
+	int n = 1024;
+
+	if (getpwuid_r(r->uid, &pw, pbuf, sizeof(pbuf), &pwr) || !pwr ||
+	    strlen(pw.pw_name) >= sizeof(r->name)) {
+		snprintf(why, whylen, "uid %u has no account", (unsigned)r->uid);
+		return -EPERM;
+	}
+	snprintf(r->name, sizeof(r->name), "%s", pw.pw_name);
+	/* run --user NAME finds the account by name: it must be this one */
+	pwr = NULL;
+	if (getpwnam_r(r->name, &pw, pbuf, sizeof(pbuf), &pwr) || !pwr || pw.pw_uid != r->uid) {
+		snprintf(why, whylen, "the account name of uid %u, %s, names another uid",
+			 (unsigned)r->uid, r->name);
+		return -EPERM;
+	}
+	if (getgrouplist(pw.pw_name, pw.pw_gid, gids, &n) < 0)
+		n = 0;
+	for (int g = 0; g < us->cfg.ngroups; g++) {
+		struct group *gr = getgrnam(us->cfg.groups[g]);
+
+		for (int i = 0; gr && i < n; i++)
+			if (gids[i] == gr->gr_gid)
+				return 0;
+	}
+	snprintf(why, whylen, "%s is in none of the groups allowed to run (%s%s)", r->name,
+		 us->cfg.groups[0], us->cfg.ngroups > 1 ? ", ..." : "");
+	return -EPERM;
+}
+
+/* The descriptors of msg (any SCM_RIGHTS), into fds (at most max; the
+ * rest closed). */
+static int
+take_fds(struct msghdr *msg, int *fds, int max)
+{
+	int n = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		int k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (n < max)
+				fds[n++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+static void
+close_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* One message and its descriptors: its length, 0 when the client is gone,
+ * -EAGAIN, or -EMSGSIZE (cut short: bytes or descriptors). */
+static ssize_t
+recv_msg(int conn, char *buf, size_t len, int *fds, int *nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * USREQ_MAX_FDS)];
+	struct iovec iov = {buf, len};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf)};
+	ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+	*nfds = 0;
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -EAGAIN : 0;
+	*nfds = take_fds(&msg, fds, USREQ_MAX_FDS);
+	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		close_fds(fds, *nfds);
+		*nfds = 0;
+		return -EMSGSIZE;
+	}
+	return n;
+}
+
+/* The environment CMD gets, NUL-separated, in a memfd at offset 0. */
+static int
+env_memfd(const struct usreq *req)
+{
+	int fd = memfd_create("egressctl-env", MFD_CLOEXEC);
+
+	for (int i = 0; fd >= 0 && i < req->nenv; i++) {
+		size_t len = strlen(req->env[i]) + 1;
+
+		if (write(fd, req->env[i], len) != (ssize_t)len) {
+			close(fd);
+			return -1;
+		}
+	}
+	if (fd >= 0 && lseek(fd, 0, SEEK_SET))
+		fd = (close(fd), -1);
+	return fd;
+}
+
+/* A line on the client's stderr from the child of fork() (a threaded
+ * daemon: nothing that may take a lock). */
+static void
+say(const char *line)
+{
+	if (write(2, line, strlen(line)) < 0)
+		return;
+}
+
+/* In the child of fork(): the descriptors in their places (0-2 the
+ * client's, the working directory entered, 3 CMD's environment, 4.. the
+ * files), nothing else open, signals as a new process has them, a session
+ * of its own; then run. */
+static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds, int envfd)
+{
+	char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	int hi[USREQ_MAX_FDS + 1];
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();
+	for (int i = 0; i < nfds; i++)
+		hi[i] = fcntl(i == 3 ? envfd : fds[i], F_DUPFD, USREQ_MAX_FDS + 1);
+	for (int i = 0; i < nfds; i++)
+		if (hi[i] < 0 || dup2(hi[i], i) != i)
+			_exit(EGR_EXIT_ERROR);
+	if (fchdir(fds[3])) {
+		say("egressctl: the service cannot enter the working directory\n");
+		_exit(EGR_EXIT_ERROR);
+	}
+	syscall(SYS_close_range, nfds, ~0U, 0);
+	execve("/proc/self/exe", argv, env);
+	say("egressctl: the service cannot start run\n");
+	_exit(EGR_EXIT_ERROR);
+}
+
+/* run's argument list: --user NAME, the environment's descriptor, the
+ * ceiling's deny rules, then the client's. */
+static char **
+run_argv(const struct urun *r, const struct usreq *req)
+{
+	const struct usercfg *c = &r->us->cfg;
+	char **a = calloc((size_t)(7 + 2 * c->ndeny + req->nargs), sizeof(*a));
+	int k = 0;
+
+	if (!a)
+		return NULL;
+	a[k++] = "egressctl";
+	a[k++] = "run";
+	a[k++] = "--user";
+	a[k++] = (char *)r->name;
+	a[k++] = "--service-env-fd";
+	a[k++] = "3";
+	for (int i = 0; i < c->ndeny; i++) {
+		a[k++] = "--deny";
+		a[k++] = c->deny[i];
+	}
+	for (int i = 0; i < req->nargs; i++)
+		a[k++] = req->args[i];
+	return a;
+}
+
+/* Starts the run of a checked request; fds are closed here. */
+static int
+spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why, size_t whylen)
+{
+	char **argv = run_argv(r, req);
+	int envfd = env_memfd(req), err = 0;
+	pid_t pid = -1;
+
+	if (argv && envfd >= 0)
+		pid = fork();
+	if (pid == 0)
+		child_exec(argv, fds, nfds, envfd);
+	if (pid < 0)
+		err = -errno ? -errno : -ENOMEM;
+	close_fds(fds, nfds);
+	if (envfd >= 0)
+		close(envfd);
+	free(argv);
+	if (err) {
+		snprintf(why, whylen, "cannot start run: %s", strerror(-err));
+		return err;
+	}
+	r->pid = pid;
+	r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	r->ev_child = r->pidfd >= 0
+			      ? event_new(r->us->base, r->pidfd, EV_READ | EV_PERSIST, on_child, r)
+			      : NULL;
+	if (!r->ev_child || event_add(r->ev_child, NULL)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		r->pid = 0;
+		snprintf(why, whylen, "cannot watch the run");
+		return -ENOMEM;
+	}
+	log_warnx("user socket: uid %u (%s): run[%d] started", (unsigned)r->uid, r->name, (int)pid);
+	return 0;
+}
+
+/* The first message: the request, checked, then started. */
+static void
+on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
+{
+	char why[600], err[512];
+	struct usreq req;
+	struct stat st;
+	int status = EGR_EXIT_USAGE;
+
+	if (n == -EMSGSIZE) {
+		snprintf(why, sizeof(why),
+			 "request cut short (at most %d bytes and %d descriptors)", USREQ_MAX_BYTES,
+			 USREQ_MAX_FDS);
+		refuse(r, status, why);
+		return;
+	}
+	if (usreq_parse(buf, (size_t)n, &req, err, sizeof(err))) {
+		close_fds(fds, nfds);
+		snprintf(why, sizeof(why), "malformed request: %s", err);
+		refuse(r, status, why);
+		return;
+	}
+	if (nfds != req.nfds) {
+		snprintf(why, sizeof(why), "the request names %d descriptors, %d came", req.nfds,
+			 nfds);
+	} else if (fstat(fds[3], &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, sizeof(why), "the fourth descriptor is not a directory");
+	} else if (!check_args) {
+		snprintf(why, sizeof(why), "no check of run's options");
+	} else if (!check_args(req.args, req.nargs, nfds, &r->us->cfg, err, sizeof(err))) {
+		if (!spawn_run(r, &req, fds, nfds, why, sizeof(why)))
+			why[0] = 0;
+		nfds = 0;
+		status = EGR_EXIT_ERROR;
+	} else {
+		snprintf(why, sizeof(why), "%s", err);
+	}
+	close_fds(fds, nfds);
+	usreq_free(&req);
+	if (why[0])
+		refuse(r, status, why);
+}
+
+static void
+on_conn(evutil_socket_t fd, short what, void *arg)
+{
+	struct urun *r = arg;
+	char *buf = malloc(USREQ_MAX_BYTES + 1), err[256];
+	int fds[USREQ_MAX_FDS], nfds, sig;
+	ssize_t n;
+
+	(void)what;
+	n = buf ? recv_msg(fd, buf, USREQ_MAX_BYTES + 1, fds, &nfds) : -EAGAIN;
+	if (n == -EAGAIN) {
+		free(buf);
+		return;
+	}
+	if (!r->pid && n != 0) {
+		on_request(r, buf, n, fds, nfds); /* may free r */
+	} else if (n == 0) {			  /* gone: a request never sent, or the run ended */
+		event_free(r->ev_conn);
+		r->ev_conn = NULL;
+		close(r->conn);
+		r->conn = -1;
+		if (r->pid)
+			urun_stop(r);
+		else
+			urun_free(r);
+	} else {
+		close_fds(fds, nfds);
+		if (n > 0 && !usreq_parse_signal(buf, (size_t)n, &sig, err, sizeof(err)))
+			syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0);
+		else
+			log_warnx("user socket: uid %u: run[%d]: ignored a message: %s",
+				  (unsigned)r->uid, (int)r->pid,
+				  n > 0 ? err : "longer than a request");
+	}
+	free(buf);
+}
+
+/* Who connected, and whether it may ask at all. */
+static int
+admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
+{
+	struct peer p;
+	struct urun *o;
+	int n = 0;
+
+	if (peer_identify(r->conn, us->mnt, &p, why, whylen))
+		return -EPERM;
+	r->uid = p.uid;
+	if (p.uid == 0) {
+		snprintf(why, whylen, "root runs `egressctl run` itself, not through the service");
+		return -EPERM;
+	}
+	if (p.confined) {
+		snprintf(why, whylen,
+			 "a process egressctl confines (cgroup %s) cannot start runs of its own",
+			 p.cgroup);
+		return -EPERM;
+	}
+	if (member_check(us, r, why, whylen))
+		return -EPERM;
+	LIST_FOREACH(o, &us->runs, entry)
+	n += o != r && o->uid == r->uid;
+	if (n >= us->cfg.max_runs) {
+		snprintf(why, whylen, "%s has %d runs already (users.json: max_runs_per_user %d)",
+			 r->name, n, us->cfg.max_runs);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void
+on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct usersock *us = arg;
+	char why[PEER_CGROUP_MAX + 256];
+	struct urun *r;
+	int fd;
+
+	(void)what;
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (us->nruns >= USERSOCK_MAX_CONNS || !(r = calloc(1, sizeof(*r)))) {
+		close(fd);
+		return;
+	}
+	r->us = us;
+	r->conn = fd;
+	r->pidfd = -1;
+	r->uid = (uid_t)-1;
+	LIST_INSERT_HEAD(&us->runs, r, entry);
+	us->nruns++;
+	if (admit(us, r, why, sizeof(why))) {
+		refuse(r, EGR_EXIT_ERROR, why);
+		return;
+	}
+	r->ev_conn = event_new(us->base, fd, EV_READ | EV_PERSIST, on_conn, r);
+	if (!r->ev_conn || event_add(r->ev_conn, NULL))
+		urun_free(r);
+}
+
+static int
+listen_on(struct usersock *us, char *errbuf, size_t errlen)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct group *gr = getgrnam(us->cfg.groups[0]);
+	mode_t old;
+	int rc;
+
+	if (strlen(us->path) >= sizeof(sun.sun_path) || us->path[0] != '/') {
+		snprintf(errbuf, errlen,
+			 "--user-socket %s: expected an absolute path of at most %zu "
+			 "bytes",
+			 us->path, sizeof(sun.sun_path) - 1);
+		return -EINVAL;
+	}
+	strcpy(sun.sun_path, us->path);
+	us->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (us->fd < 0 || !gr)
+		goto fail;
+	unlink(us->path);  /* stale: nobody answered on it */
+	old = umask(0177); /* nobody else before the chown and chmod */
+	rc = bind(us->fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc || chown(us->path, 0, gr->gr_gid) || chmod(us->path, 0660) || listen(us->fd, 64))
+		goto fail;
+	return 0;
+fail:
+	snprintf(errbuf, errlen, "--user-socket %s: %s", us->path,
+		 gr ? strerror(errno) : "no such group");
+	return -EINVAL;
+}
+
+struct usersock *
+usersock_open(struct event_base *base, const char *path, const char *cfgpath, char *errbuf,
+	      size_t errlen)
+{
+	struct usersock *us = calloc(1, sizeof(*us));
+	int err;
+
+	if (!us) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	us->base = base;
+	us->fd = -1;
+	LIST_INIT(&us->runs);
+	snprintf(us->path, sizeof(us->path), "%s", path);
+	snprintf(us->cfgpath, sizeof(us->cfgpath), "%s", cfgpath);
+	err = cgroup_find_mount(us->mnt, sizeof(us->mnt));
+	if (err)
+		snprintf(errbuf, errlen, "--user-socket: no cgroup2 mount: %s", strerror(-err));
+	if (!err)
+		err = usercfg_load(cfgpath, &us->cfg, errbuf, errlen);
+	if (!err)
+		err = listen_on(us, errbuf, errlen);
+	if (!err) {
+		us->ev = event_new(base, us->fd, EV_READ | EV_PERSIST, on_accept, us);
+		if (!us->ev || event_add(us->ev, NULL)) {
+			snprintf(errbuf, errlen, "--user-socket %s: cannot watch it", path);
+			err = -ENOMEM;
+		}
+	}
+	if (err) {
+		usersock_free(us);
+		return NULL;
+	}
+	return us;
+}
+
+void
+usersock_reload(struct usersock *us)
+{
+	struct usercfg c;
+	struct group *gr;
+	char err[1024];
+
+	if (!us)
+		return;
+	if (usercfg_load(us->cfgpath, &c, err, sizeof(err))) {
+		log_warnx("user socket: %s: the ceiling in force stays", err);
+		return;
+	}
+	gr = getgrnam(c.groups[0]);
+	if (!gr || chown(us->path, 0, gr->gr_gid)) {
+		log_warnx("user socket: cannot give %s to group %s: the ceiling in force stays",
+			  us->path, c.groups[0]);
+		usercfg_free(&c);
+		return;
+	}
+	usercfg_free(&us->cfg);
+	us->cfg = c;
+	log_warnx("user socket: %s read again (groups %s%s, %d runs per user)", us->cfgpath,
+		  c.groups[0], c.ngroups > 1 ? ", ..." : "", c.max_runs);
+}
+
+void
+usersock_free(struct usersock *us)
+{
+	struct urun *r;
+
+	if (!us)
+		return;
+	while ((r = LIST_FIRST(&us->runs))) {
+		urun_stop(r);
+		urun_free(r);
+	}
+	if (us->ev)
+		event_free(us->ev);
+	if (us->fd >= 0) {
+		close(us->fd);
+		unlink(us->path);
+	}
+	usercfg_free(&us->cfg);
+	free(us);
+}

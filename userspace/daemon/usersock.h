@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The user socket (`daemon --user-socket PATH`, usersock.c): `egressctl
+ * run` for users of the allowed groups without sudo. The client sends its
+ * arguments, environment and descriptors; the daemon checks who it is and
+ * what it asks, starts `egressctl run --user THEM` as root with those
+ * descriptors, forwards the client's signals and answers with the exit
+ * status. The administrator's ceiling is users.json (usercfg.c). */
+#ifndef USERSOCK_H
+#define USERSOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <event2/event.h>
+
+#include "paths.h"
+
+#define USERSOCK_CONFIG EGR_SYSCONFDIR "/users.json"
+
+/* The administrator's ceiling (users.json; defaults when it is missing). */
+#define USERCFG_MAX_GROUPS 16
+#define USERCFG_MAX_DENY   64
+struct usercfg {
+	char *groups[USERCFG_MAX_GROUPS]; /* who may run: members of these ("egressctl") */
+	int ngroups;
+	int max_runs;		      /* runs (and requests) at once per user (4) */
+	bool audit;		      /* --audit allowed (true) */
+	char *deny[USERCFG_MAX_DENY]; /* --deny RULE added to every run */
+	int ndeny;
+};
+
+/* Reads path into c; a missing file gives the defaults. Returns 0, or
+ * -errno with errbuf set. */
+int usercfg_load(const char *path, struct usercfg *c, char *errbuf, size_t errlen);
+/* Parses a users.json document of len bytes. */
+int usercfg_parse(const char *buf, size_t len, struct usercfg *c, char *errbuf, size_t errlen);
+void usercfg_free(struct usercfg *c);
+
+/* Whether run's arguments (ending in "--" CMD...) are within a user's
+ * reach: no option that names a path the service would open (only fd:N,
+ * N from 4 to nfds-1, of the descriptors sent), none that widens the
+ * sandbox (--user, --cgroup, --allow-sudo), none the ceiling refuses.
+ * Returns 0, or -EPERM / -EINVAL with err set. `run`'s option table is the
+ * command's (cli/), so the check is handed to the daemon. */
+typedef int (*usersock_check_fn)(char **args, int nargs, int nfds, const struct usercfg *c,
+				 char *err, size_t errlen);
+void usersock_set_check(usersock_check_fn fn);
+
+struct usersock;
+
+/* Listens on path (mode 0660, group: the first of users.json's groups),
+ * users.json read from cfgpath. NULL with errbuf set. */
+struct usersock *usersock_open(struct event_base *base, const char *path, const char *cfgpath,
+			       char *errbuf, size_t errlen);
+/* Reads users.json again (SIGHUP): the new ceiling for what comes next,
+ * the socket's group with it; one that does not load leaves the old. */
+void usersock_reload(struct usersock *us);
+/* Ends every run it started (their cgroups killed) and closes. */
+void usersock_free(struct usersock *us);
+
+#endif /* USERSOCK_H */

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The user socket's messages parsed (see usreq.h): JSON through jsonx,
+ * every string checked to hold no NUL (jansson allows \u0000), every list
+ * bounded, no key but those known. */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/usreq.h"
+#include "lib/jsonx.h"
+
+/* A JSON array of strings (each without NUL; with need_eq, holding '=')
+ * as a NULL-terminated copy of at most max. */
+static int
+str_list(const json_t *a, int max, bool need_eq, char ***out, int *n, const char *what, char *err,
+	 size_t errlen)
+{
+	size_t i, len = json_is_array(a) ? json_array_size(a) : 0;
+	json_t *v;
+	char **l;
+
+	if (!json_is_array(a) || len > (size_t)max) {
+		snprintf(err, errlen, "%s: expected a list of at most %d strings", what, max);
+		return -EINVAL;
+	}
+	l = calloc(len + 1, sizeof(*l));
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	json_array_foreach(a, i, v) {
+		const char *s = json_string_value(v);
+
+		if (!s || strlen(s) != json_string_length(v) || (need_eq && !strchr(s, '=')) ||
+		    !(l[i] = strdup(s))) {
+			snprintf(err, errlen, "%s[%zu]: expected a string without NUL%s", what, i,
+				 need_eq ? " of the form NAME=VALUE" : "");
+			for (size_t k = 0; k < i; k++)
+				free(l[k]);
+			free(l);
+			return -EINVAL;
+		}
+	}
+	*out = l;
+	*n = (int)len;
+	return 0;
+}
+
+static json_t *
+parse_object(const char *buf, size_t len, char *err, size_t errlen)
+{
+	char why[256];
+	size_t end = 0;
+	json_t *doc;
+
+	if (len > USREQ_MAX_BYTES) {
+		snprintf(err, errlen, "message longer than %d bytes", USREQ_MAX_BYTES);
+		return NULL;
+	}
+	doc = jsonx_parse(buf, len, 4, &end, why, sizeof(why));
+	if (!doc) {
+		snprintf(err, errlen, "%s", why);
+		return NULL;
+	}
+	while (end < len && (buf[end] == ' ' || buf[end] == '\n'))
+		end++;
+	if (!json_is_object(doc) || end != len) {
+		snprintf(err, errlen, "expected one JSON object");
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+int
+usreq_parse(const char *buf, size_t len, struct usreq *r, char *err, size_t errlen)
+{
+	json_t *doc = parse_object(buf, len, err, errlen), *v, *nf;
+	const char *key;
+	json_int_t nfds;
+	int rc = -EINVAL;
+
+	memset(r, 0, sizeof(*r));
+	if (!doc)
+		return -EINVAL;
+	json_object_foreach(doc, key, v) {
+		if (strcmp(key, "args") && strcmp(key, "env") && strcmp(key, "nfds")) {
+			snprintf(err, errlen, "unknown key \"%.40s\"", key);
+			goto out;
+		}
+	}
+	nf = json_object_get(doc, "nfds");
+	nfds = json_is_integer(nf) ? json_integer_value(nf) : -1;
+	if (nfds < USREQ_MIN_FDS || nfds > USREQ_MAX_FDS) {
+		snprintf(err, errlen, "nfds: expected %d to %d descriptors", USREQ_MIN_FDS,
+			 USREQ_MAX_FDS);
+		goto out;
+	}
+	r->nfds = (int)nfds;
+	rc = str_list(json_object_get(doc, "args"), USREQ_MAX_ARGS, false, &r->args, &r->nargs,
+		      "args", err, errlen);
+	if (!rc && !r->nargs) {
+		snprintf(err, errlen, "args: no command given");
+		rc = -EINVAL;
+	}
+	if (!rc)
+		rc = str_list(json_object_get(doc, "env"), USREQ_MAX_ENV, true, &r->env, &r->nenv,
+			      "env", err, errlen);
+	if (rc)
+		usreq_free(r);
+out:
+	json_decref(doc);
+	return rc;
+}
+
+void
+usreq_free(struct usreq *r)
+{
+	for (int i = 0; r->args && i < r->nargs; i++)
+		free(r->args[i]);
+	for (int i = 0; r->env && i < r->nenv; i++)
+		free(r->env[i]);
+	free(r->args);
+	free(r->env);
+	memset(r, 0, sizeof(*r));
+}
+
+int
+usreq_parse_signal(const char *buf, size_t len, int *sig, char *err, size_t errlen)
+{
+	json_t *doc = parse_object(buf, len, err, errlen), *v;
+	json_int_t s;
+
+	if (!doc)
+		return -EINVAL;
+	v = json_object_get(doc, "signal");
+	s = json_is_integer(v) && json_object_size(doc) == 1 ? json_integer_value(v) : 0;
+	json_decref(doc);
+	if (s != SIGINT && s != SIGTERM && s != SIGHUP && s != SIGQUIT) {
+		snprintf(err, errlen, "expected {\"signal\": N}, N one of INT, TERM, HUP, QUIT");
+		return -EINVAL;
+	}
+	*sig = (int)s;
+	return 0;
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The messages of the user socket (daemon/usersock.c), as bytes a user
+ * wrote: one request to run ({"args": [...], "env": [...], "nfds": N}),
+ * then signals to forward ({"signal": N}). Pure parsing, fuzzed
+ * (tests/fuzz/fuzz_usreq.c); whatever the bytes, a request comes out
+ * whole and within the limits or not at all. */
+#ifndef USREQ_H
+#define USREQ_H
+
+#include <stddef.h>
+
+#define USREQ_MAX_BYTES 131072 /* one message, the environment included */
+#define USREQ_MAX_ARGS	4096
+#define USREQ_MAX_ENV	4096
+#define USREQ_MIN_FDS	4  /* stdin, stdout, stderr, the working directory */
+#define USREQ_MAX_FDS	12 /* and up to 8 files the client opened (fd:N) */
+
+struct usreq {
+	char **args; /* run's arguments (options, "--", CMD...), NULL-terminated */
+	int nargs;
+	char **env; /* CMD's environment, "NAME=VALUE" each, NULL-terminated */
+	int nenv;
+	int nfds; /* descriptors sent with it */
+};
+
+/* Parses one request of len bytes. Returns 0, or -EINVAL with err set
+ * (nothing to free then). */
+int usreq_parse(const char *buf, size_t len, struct usreq *r, char *err, size_t errlen);
+void usreq_free(struct usreq *r);
+
+/* Parses {"signal": N}: one of SIGINT, SIGTERM, SIGHUP, SIGQUIT into *sig.
+ * Returns 0 or -EINVAL with err set. */
+int usreq_parse_signal(const char *buf, size_t len, int *sig, char *err, size_t errlen);
+
+#endif /* USREQ_H */
