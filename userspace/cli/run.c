@@ -36,6 +36,7 @@
 #include "policy/policy.h"
 #include "proxy/quota.h"
 #include "cli/run.h"
+#include "cli/runstate.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/unixsvc.h"
 #include "cli/term.h"
@@ -45,32 +46,6 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
-
-struct run_state {
-	struct run_opts *opts;
-	struct target_env env;
-	struct target *tg;
-	struct event_base *base;
-	struct sandbox_user user;
-	pid_t pid; /* CMD, or with --allow-sudo pid 1 of its PID namespace */
-	int pidfd;
-	int statfd;	   /* --allow-sudo: CMD's wait status, from that pid 1 */
-	char **masks;	   /* the unix sockets masked in CMD's mount namespace */
-	int status;	   /* exit status to return */
-	struct term *term; /* --ask: egressctl's terminal */
-	struct asker *asker;
-	struct jobtimer *jt; /* --timeout, --kill-after */
-	char cgpath[PATH_MAX];
-	const char *cgrel;   /* cgpath below the cgroup2 mount ("/egressctl/run-PID") */
-	bool fresh, created; /* the cgroup is ours to remove */
-	bool attached;	     /* the programs are on it */
-	int cg_fd, sfd;
-	struct event *ev_child, *ev_sig;
-	char cmdline[512];
-	char no_proxy[4096];  /* CMD's NO_PROXY */
-	struct trust trust;   /* HTTPS inspection: the CA CMD trusts */
-	struct rlimit nofile; /* as egressctl was started: CMD gets it back */
-};
 
 #define RO(field) offsetof(struct run_opts, field)
 
@@ -220,195 +195,6 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 		    errno != ESRCH)
 			log_warn("forwarding signal %u", ssi.ssi_signo);
 	}
-}
-
-/* The pty's master, sent by the child (sandbox.c make_pty). -1 when the
- * child ended before it sent one (its error comes through the pipe). */
-static int
-recv_master(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))], byte;
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c;
-	ssize_t n;
-	int fd;
-
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n == -1 && errno == EINTR);
-	c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
-
-/* --ask: CMD's terminal as the child makes it (sandbox.c make_pty), and
- * the socket pair its pty's master comes back on (sv). */
-static int
-spawn_term(struct run_state *st, struct sandbox_term *term, int sv[2])
-{
-	memset(term, 0, sizeof(*term));
-	term->tty = term_rdev(st->term);
-	term->stdio = term_stdio(st->term);
-	term->pty_sock = -1;
-	term_modes(st->term, &term->tios, &term->ws);
-	if (term->stdio && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	term->pty_sock = sv[1];
-	return 0;
-}
-
-/* In the parent, once CMD's child runs: with --ask the pty's master it
- * sends (on sv0), then what it wrote on errfd (closed here): nothing when
- * CMD was executed, else "<exit status> <message>". With --ask the master
- * goes to the relay. 0, or -ECHILD when CMD did not start (st->status
- * set, the child reaped). */
-static int
-spawn_started(struct run_state *st, int errfd, int sv0)
-{
-	int master = sv0 != -1 ? recv_master(sv0) : -1, err = 0;
-	char msg[512];
-	ssize_t n;
-
-	do
-		n = read(errfd, msg, sizeof(msg) - 1);
-	while (n == -1 && errno == EINTR);
-	close(errfd);
-	if (n > 0) {
-		char *sp;
-
-		msg[n] = 0;
-		st->status = (int)strtol(msg, &sp, 10);
-		log_warnx("%s", *sp ? sp + 1 : msg);
-		waitid(P_PIDFD, st->pidfd, &(siginfo_t){0}, WEXITED);
-		err = -ECHILD;
-	} else if (sv0 != -1) {
-		if (master == -1) {
-			log_warnx("the command's terminal never arrived");
-			err = -EIO;
-		} else {
-			err = term_attach_pty(st->term, master);
-			if (!err)
-				master = -1; /* the relay owns it */
-		}
-		if (err) {
-			kill(st->pid, SIGKILL);
-			waitid(P_PIDFD, st->pidfd, &(siginfo_t){0}, WEXITED);
-			st->status = EGR_EXIT_ERROR;
-			err = -ECHILD;
-		}
-	}
-	if (master != -1)
-		close(master);
-	return err;
-}
-
-/* clone3() into the cgroup (with --allow-sudo, a PID namespace of its
- * own); the pidfd in *pidfd. */
-static pid_t
-spawn_clone(const struct run_state *st, int cg_fd, int *pidfd)
-{
-	struct clone_args args;
-
-	memset(&args, 0, sizeof(args));
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
-	/* --allow-sudo: CMD's own PID namespace, where no process outside is
-	 * there to name (/proc/PID/root, mem, fd, signals) whatever the
-	 * capabilities sudo gives. Not for every run: the pids CMD sees would no
-	 * longer be those the denial lines and the log name (docs/security-
-	 * sandbox.md), and Landlock already refuses those /proc entries. */
-	if (st->opts->allow_sudo)
-		args.flags |= CLONE_NEWPID;
-	args.pidfd = (uint64_t)(uintptr_t)pidfd;
-	args.exit_signal = SIGCHLD;
-	args.cgroup = (uint64_t)cg_fd;
-	fflush(NULL);
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-}
-
-static void
-close_pair(int fd[2])
-{
-	for (int i = 0; i < 2; i++)
-		if (fd[i] != -1)
-			close(fd[i]);
-	fd[0] = fd[1] = -1;
-}
-
-/* Starts CMD directly inside the cgroup: no instruction of its own runs
- * outside it, and no socket made outside can follow it in. With --ask, the
- * child makes CMD's pty and sends its master back for the relay. */
-static int
-spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
-{
-	struct sandbox_term term, *tp = NULL;
-	int pfd[2] = {-1, -1}, sv[2] = {-1, -1}, xfd[2] = {-1, -1}, pidfd = -1, err;
-	pid_t pid;
-
-	if (st->term) {
-		err = spawn_term(st, &term, sv);
-		if (err)
-			return err;
-		tp = &term;
-	}
-	target_no_proxy(st->tg, st->no_proxy, sizeof(st->no_proxy));
-	if ((st->opts->allow_sudo && pipe2(xfd, O_CLOEXEC | O_NONBLOCK)) || pipe2(pfd, O_CLOEXEC)) {
-		err = -errno;
-		goto out;
-	}
-	pid = spawn_clone(st, cg_fd, &pidfd);
-	if (pid == -1) {
-		err = -errno;
-		close_pair(pfd);
-		goto out;
-	}
-	if (pid == 0) {
-		struct child_env env = {
-			.cgroup = st->cgrel,
-			.http = target_http_url(st->tg),
-			.socks = target_socks_url(st->tg),
-			.no_proxy = st->no_proxy,
-			.nofile = &st->nofile,
-			.masks = st->masks,
-			.statfd = xfd[1],
-			.argv = st->opts->argv,
-			.environ = st->opts->environ,
-			.allow_sudo = st->opts->allow_sudo,
-			.no_proxy_env = st->opts->no_proxy_env,
-			.trust = st->trust.dir[0] ? &st->trust : NULL,
-		};
-
-		close(pfd[0]);
-		if (sv[0] != -1)
-			close(sv[0]);
-		if (xfd[0] != -1)
-			close(xfd[0]);
-		child_exec(u, tp, pfd[1], &env);
-	}
-	close(pfd[1]);
-	if (xfd[1] != -1)
-		close(xfd[1]);
-	st->statfd = xfd[0];
-	xfd[0] = xfd[1] = -1;
-	st->pid = pid;
-	st->pidfd = pidfd;
-	if (sv[1] != -1) {
-		close(sv[1]);
-		sv[1] = -1;
-	}
-	err = spawn_started(st, pfd[0], sv[0]);
-out:
-	close_pair(xfd);
-	close_pair(sv);
-	return err;
 }
 
 /* --ask: egressctl's terminal, and the asker that puts questions on it. */
@@ -700,7 +486,7 @@ run_start(struct run_state *st)
 	struct run_opts *o = st->opts;
 	int err;
 
-	err = spawn(st, st->cg_fd, &st->user);
+	err = run_spawn(st, st->cg_fd, &st->user);
 	if (err) {
 		if (err != -ECHILD)
 			log_warnx("cannot start %s: %s", o->argv[0], strerror(-err));

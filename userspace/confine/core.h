@@ -71,6 +71,15 @@ int target_kpath_restore(struct target *t, char *errbuf, size_t errlen);
  * force: new ones opened, those no rule names any more closed. */
 int target_kpath_sync_rules(struct target *t, char *errbuf, size_t errlen);
 
+/* ---- ways.c ---- */
+struct conn;
+/* --upstream-proxy and its credentials into t (0, or -EINVAL with errbuf). */
+int target_upstream_read(struct target *t, char *errbuf, size_t errlen);
+/* t->ins, with --ca's CA or one made now (0, or -EINVAL with errbuf). */
+int target_open_inspector(struct target *t, char *errbuf, size_t errlen);
+/* The proxy's inspection hook (proxy_opts.inspect.start), arg the target. */
+void target_inspect_hook(void *arg, struct conn *c);
+
 /* ---- records.c ---- */
 
 #define TARGET_DENIAL_BURST 20 /* denial lines at once (then 10 a second) */

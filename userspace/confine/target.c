@@ -113,68 +113,6 @@ on_status(evutil_socket_t lfd, short what, void *arg)
 	close(fd);
 }
 
-/* --upstream-proxy and its credentials, read when the target is made (a
- * daemon reads them again when it attaches a target again: a changed
- * password, a reload that changes an upstream option). */
-static int
-upstream_read(struct target *t, char *errbuf, size_t errlen)
-{
-	const char *from;
-	char err[400];
-
-	if (!t->o->upstream_proxy)
-		return 0;
-	if (proxyurl_parse(t->o->upstream_proxy, &t->upstream, err, sizeof(err)) ||
-	    proxyurl_credentials(t->o->upstream_auth, t->upstream_auth, sizeof(t->upstream_auth),
-				 &from, err, sizeof(err))) {
-		snprintf(errbuf, errlen, "--upstream-proxy: %s", err);
-		return -EINVAL;
-	}
-	log_info("%supstream proxy %s, %s%s", t->env->label, t->upstream.text,
-		 from ? "credentials from " : "", from ? from : "no credentials");
-	return 0;
-}
-
-/* The inspector, with --ca's CA or one made now. 0 or -EINVAL with errbuf
- * set. */
-static int
-open_inspector(struct target *t, char *errbuf, size_t errlen)
-{
-	struct inspect_opts io = {.upstream_ca = t->o->upstream_ca};
-	char cert[4096], *key;
-
-	if (t->o->ca) {
-		snprintf(cert, sizeof(cert), "%s", t->o->ca);
-		key = strchr(cert, ','); /* target_opts_check() saw it */
-		*key++ = 0;
-		io.ca_cert = cert;
-		io.ca_key = key;
-	}
-	t->ins = inspector_new(&io, errbuf, errlen);
-	return t->ins ? 0 : -EINVAL;
-}
-
-/* The proxy's HTTPS inspection hook: the inspector, made now if a change
- * of the policy began the inspection (nothing confined trusts a CA made
- * now: said once). */
-static void
-inspect_hook(void *arg, struct conn *c)
-{
-	struct target *t = arg;
-	char err[256];
-
-	if (!t->ins) {
-		if (open_inspector(t, err, sizeof(err)))
-			log_warnx("%sHTTPS inspection: %s", t->env->label, err);
-		else if (!t->o->ca)
-			log_warnx(
-				"%sHTTPS inspection began with a new policy: its CA was made now, "
-				"and nothing confined trusts it (give the daemon --ca CERT,KEY)",
-				t->env->label);
-	}
-	inspect_start(t->ins, c);
-}
-
 char *
 target_ca_pem(const struct target *t, size_t *len)
 {
@@ -196,7 +134,7 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	t->base = base;
 	t->status_fd = -1;
 	t->tokens = TARGET_DENIAL_BURST;
-	if (target_opts_check(o, errbuf, errlen) || upstream_read(t, errbuf, errlen)) {
+	if (target_opts_check(o, errbuf, errlen) || target_upstream_read(t, errbuf, errlen)) {
 		policy_free(policy);
 		goto fail;
 	}
@@ -210,7 +148,7 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	if (target_policy_options(t->policy, o, errbuf, errlen))
 		goto fail;
 	/* the CA exists before CMD starts: it is told to trust it */
-	if ((policy_inspects(t->policy) || o->ca) && open_inspector(t, errbuf, errlen))
+	if ((policy_inspects(t->policy) || o->ca) && target_open_inspector(t, errbuf, errlen))
 		goto fail;
 	if (t->ins && !o->ca && !env->hands_ca)
 		log_warnx("%sHTTPS inspection with a CA made now: nothing confined trusts it (give "
@@ -305,7 +243,7 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.ipv6 = o->ipv6;
 	po.upstream = t->upstream;
 	memcpy(po.upstream_auth, t->upstream_auth, sizeof(po.upstream_auth));
-	po.inspect.start = inspect_hook;
+	po.inspect.start = target_inspect_hook;
 	po.inspect.arg = t;
 	t->px = proxy_new(t->base, &po, errbuf, errlen);
 	explicit_bzero(po.upstream_auth, sizeof(po.upstream_auth));
