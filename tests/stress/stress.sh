@@ -175,15 +175,16 @@ srun() {
 }
 
 egr_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$EGR_PID/status" 2>/dev/null || echo 0; }	# KiB
-# egr_fds: egressctl's descriptors other than pipes. The proxy keeps up to
-# PIPE_POOL empty relay pipes of closed connections for new relays, so the
-# pipes it holds at rest grow with the most relays a flood had at once; a
-# baseline taken before the pool filled would call that a leak. Pipes are
-# bounded by egr_pipes and the pool's size instead.
+# egr_fds: egressctl's descriptors other than pipes. The proxy keeps the
+# relay pipes it made in a pool of at most the size it says at start with
+# -v ("N relay pipes"), so the pipes it holds at rest grow with the most
+# bytes-moving directions a flood had at once; a baseline taken before the
+# pool filled would call that a leak. Pipes are bounded by egr_pipes and
+# the pool's size instead.
 egr_fds() { find "/proc/$EGR_PID/fd" -mindepth 1 -maxdepth 1 -lname 'pipe:*' -prune -o -print 2>/dev/null | wc -l; }
 egr_pipes() { find "/proc/$EGR_PID/fd" -mindepth 1 -maxdepth 1 -lname 'pipe:*' 2>/dev/null | wc -l; }
-PIPE_POOL=$(sed -nE 's/^#define PIPE_POOL +([0-9]+).*/\1/p' "$(dirname "$0")/../../userspace/proxy/conn.h")
-[ -n "$PIPE_POOL" ] || { echo "stress.sh: no PIPE_POOL in userspace/proxy/conn.h" >&2; exit 2; }
+# pipes_max TAG: the relay pipes TAG's egressctl (run -v) may hold at most
+pipes_max() { sed -nE 's/.* ([0-9]+) relay pipes \(descriptor limit.*/\1/p' "$W/$1.err" | head -1; }
 fds_le() { [ "$(egr_fds)" -le "$1" ]; }
 
 # phase_wait TAG NAME: wait for the script's phase NAME (up to 120 s);
@@ -262,7 +263,7 @@ a_clean() {
 # flood_case MODE: warm-up, baseline; a flood; descriptors; the same flood
 # again (whatever it grows is a leak); denied requests (nothing at the sensor)
 flood_case() {
-	local m=$1 t=flood_$1 base fds1 fds2 rss0 rss1 rss2 deny_target=blocked.test:80 sbase
+	local m=$1 t=flood_$1 base fds1 fds2 rss0 rss1 rss2 deny_target=blocked.test:80 sbase pool
 	[ "$m" = transparent ] && deny_target=$A_BLOCKED:80
 	sbase=$(sensor_now "dst host $A_BLOCKED")
 	script "$t" <<EOF
@@ -273,7 +274,7 @@ ld f2 flood $m $WEB:80 /n/1000 --rate $FLOOD_RATE --count $FLOOD_N
 ld deny flood $m $deny_target /n/10 --rate $FLOOD_RATE --count 100
 warm $t.f2
 EOF
-	srun "$t"
+	srun "$t" -v
 	phase_wait "$t" "$t.warm" || { egr_join 5; return 0; }
 	base=$(stable_fds)
 	rss0=$(egr_rss)
@@ -299,8 +300,9 @@ EOF
 	a_le "$t.fds_after_flood1" "egressctl's descriptors after flood 1 (before: $base)" "$fds1" "$base"
 	a_le "$t.fds_after_flood2" "egressctl's descriptors after flood 2 (before: $base)" "$fds2" "$base"
 	# the pool's pipes (two descriptors each) and run's own few, no more
-	a_le "$t.pipes_bounded" "egressctl's pipe descriptors after the floods (pool: $PIPE_POOL)" \
-		"$(egr_pipes)" "$((2 * PIPE_POOL + 4))"
+	pool=$(pipes_max "$t")
+	a_le "$t.pipes_bounded" "egressctl's pipe descriptors after the floods (pool: ${pool:-unsaid})" \
+		"$(egr_pipes)" "$((2 * ${pool:-0} + 4))"
 	note "$t: RSS: ${rss0} KiB before, +$((rss1 - rss0)) KiB over flood 1, +$((rss2 - rss1)) KiB over flood 2"
 	[ -n "$SANITIZED" ] ||
 		a_le "$t.rss_flood2" "RSS growth (KiB) over a second flood of $FLOOD_N" "$((rss2 - rss1))" 512
