@@ -178,8 +178,9 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers docker ipv6 kverify direct upstream inspect nosudo
 e2e: all dist
 	@failed=; for s in $(E2E_SUITES); do \
-		echo "== tests/e2e/$$s.sh"; \
+		echo "== tests/e2e/$$s.sh"; t0=$$(date +%s); \
 		tests/e2e/$$s.sh $(OUT)/egressctl || failed="$$failed $$s"; \
+		echo "# e2e $$s: $$(( $$(date +%s) - t0 )) s"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "e2e: failed:$$failed"; exit 1; fi
 
