@@ -534,7 +534,9 @@ test_detach() {
 # The configuration changes under the daemon: a target removed from it is
 # detached at the reload (no pins, no links), one added is attached; a
 # unit whose cgroup does not exist yet is waited for, and attached (and
-# confined) when it appears.
+# confined) when it appears. Regression: a target whose only change was an
+# option the reload did not compare (log_format, ipv6, limited ...) kept
+# the old value and said "policy reloaded"; it is attached again.
 # ======================================================================
 test_config_changes() {
 	local t=cfgchg idb unit="egr-e2e-$$-late.service" late
@@ -544,7 +546,8 @@ test_config_changes() {
 	idb=$(stat -c %i "$(tcg "$t-b")")
 	cat >"$W/$t.json" <<EOF
 {"targets": [
-  {"name": "ca", "cgroup": "$(tcg "$t-a")", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"},
+  {"name": "ca", "cgroup": "$(tcg "$t-a")", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
+   "log": "$W/$t.ca.jlog"},
   {"name": "cb", "cgroup": "$(tcg "$t-b")", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
 ]}
 EOF
@@ -554,7 +557,8 @@ EOF
 	# cb goes, a unit that is not running yet comes
 	cat >"$W/$t.json" <<EOF
 {"targets": [
-  {"name": "ca", "cgroup": "$(tcg "$t-a")", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"},
+  {"name": "ca", "cgroup": "$(tcg "$t-a")", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
+   "log": "$W/$t.ca.jlog", "log_format": "ecs"},
   {"name": "late", "unit": "$unit", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
 ]}
 EOF
@@ -564,6 +568,15 @@ EOF
 	a_val "$t.b.no_links" "links on cb's cgroup" "$(bpftool cgroup show "$(tcg "$t-b")" 2>/dev/null | grep -c .)" 0
 	a_grep "$t.b.said" "$W/$t.dout" 'target cb: no longer in the configuration: detached'
 	a_grep "$t.late.waiting" "$W/$t.dout" 'target late: waiting for its cgroup'
+	# ca's log format changed alone: attached again, and its lines are ECS now
+	a_grep "$t.a.attached_again" "$W/$t.dout" 'target ca: took over the programs pinned on'
+	a_val "$t.a.not_just_policy" "ca's \"policy reloaded\" lines" \
+		"$(grep -c 'target ca: policy reloaded' "$W/$t.dout")" 0
+	: >"$W/$t.ca.jlog"
+	in_cg "$t-a" curl -s -o /dev/null -m 5 -w "b %{http_code}\n" http://b.example.test/fmt
+	wait "$CG_PID"
+	wait_secs 5 grep -qs '"ecs.version"' "$W/$t.ca.jlog"
+	a_grep "$t.a.log_format_applied" "$W/$t.ca.jlog" '"ecs.version".*"event.outcome":"failure"'
 	# the unit starts: its cgroup appears (as systemd makes it), then a process in it
 	mkdir -p "$late"
 	wait_secs 5 grep -qs "target late: attached to $(re "$late")" "$W/$t.dout"

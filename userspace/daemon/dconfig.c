@@ -405,12 +405,29 @@ same_strs(const char *const *a, int na, const char *const *b, int nb)
 	return na == nb;
 }
 
+/* Every option of a target but its rules and policy file is compared: one
+ * missed here is a reload that keeps the old value silently (a log_format
+ * changed alone kept writing the old format and said "policy reloaded").
+ * The size below changes with every field added to struct target_opts:
+ * compare the new field, then update it. */
+#if defined(__LP64__)
+_Static_assert(sizeof(struct target_opts) == 5016,
+	       "a field was added to struct target_opts: compare it in dspec_same_but_policy()");
+#endif
+
 bool
 dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 {
 	const struct target_opts *x = &a->o, *y = &b->o;
 
-	return same_str(x->log_file, y->log_file) && same_str(x->dns_upstream, y->dns_upstream) &&
+	return same_str(x->log_file, y->log_file) && x->log_format == y->log_format &&
+	       same_strs(x->log_headers, x->nlog_headers, y->log_headers, y->nlog_headers) &&
+	       same_str(x->log_ca, y->log_ca) && x->ipv6 == y->ipv6 &&
+	       x->no_kverify == y->no_kverify && x->limited == y->limited &&
+	       same_str(x->unix_root, y->unix_root) &&
+	       same_strs(x->skip_progs, x->nskip, y->skip_progs, y->nskip) &&
+	       x->socks_max == y->socks_max && x->log_buffer == y->log_buffer &&
+	       x->pipes_max == y->pipes_max && same_str(x->dns_upstream, y->dns_upstream) &&
 	       same_str(x->upstream_proxy, y->upstream_proxy) &&
 	       same_str(x->upstream_auth, y->upstream_auth) &&
 	       same_str(x->upstream_no_proxy, y->upstream_no_proxy) && same_str(x->ca, y->ca) &&
