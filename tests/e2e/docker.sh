@@ -42,7 +42,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control mntns run host build service flags socket registry foreign outsider names buildkit stop podman systemd"
+ALL_TESTS="control mntns run host build service dns127 flags socket registry foreign outsider names buildkit stop podman systemd"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
@@ -259,6 +259,12 @@ test_control() {
 	# dockerd reaches the registry a pull names, for whoever asks
 	dk_job pull "$A_REG_CTL/egr/x" >"$W/$t.pull" 2>&1
 	sensor_saw "$t.pull.sensor" "dst host $A_REG_CTL and tcp dst port 443"
+	# docker's embedded DNS (127.0.0.11 on a user-defined network) answers
+	# what it does not know by asking upstream from dockerd: a name out
+	dk_job run --rm --network "$NET2" "$IMAGE" nslookup "ctl-exfil-$$.data.test" 127.0.0.11 \
+		>"$W/$t.dns127" 2>&1
+	dns_sync
+	a_grep "$t.dns127.forwarded" "$DNSLOG" "query\\[A\\] ctl-exfil-$$\\.data\\.test from"
 	for i in "${!FLAGS[@]}"; do
 		f=${FLAGS[$i]}
 		a=203.0.113.$((100 + i))
@@ -342,6 +348,22 @@ EOF
 	a_grep "$t.built" "$W/$t.out" "Successfully built"
 	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.(denied|wget) "
 	sensor_none "$t.sensor" "dst host $A_BUILD"
+}
+
+# ======================================================================
+# dns127: a job's container on a network of its own (as compose makes
+# them) asks docker's embedded DNS (127.0.0.11), which sends what it does
+# not know upstream from dockerd (the control shows it): the query goes to
+# egressctl's responder like every query to port 53, the name is refused
+# and never reaches the upstream server.
+# ======================================================================
+test_dns127() {
+	local t=dns127
+	daemon_up || return 0
+	dk_job run --rm --network "$NET2" "$IMAGE" nslookup "leak-$$.data.test" 127.0.0.11 \
+		>"$W/$t.out" 2>&1
+	a_grep "$t.refused" "$W/$t.out" "REFUSED"
+	a_never_asked "$t.never_upstream" "leak-$$\\.data\\.test"
 }
 
 # ======================================================================
