@@ -82,6 +82,8 @@ A_SDCTL=203.0.113.76
 A_SDRUN=203.0.113.77
 A_SDBUILD=203.0.113.78
 S_PID=
+SD_JOBPID=
+SD_JOB=
 # the flags refused (dockerd's own socket: its hard link), each with the
 # address its container tries (203.0.113.
 # 100 + its index), and where a flag is a way out of the job's cgroup in
@@ -672,12 +674,14 @@ $(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
 # /sys/fs/cgroup there), no unit but an empty target, no unit file of the
 # host's; dockerd a transient service of it, in the sandbox network
 # namespace on a bridge of its own. A container's parent must be a slice:
-# the job's cgroup is one, SD_CG/egrjob.slice (its processes in a leaf
-# below). Without egressctl the job's container is systemd's scope in
+# the CI scripts (contrib/ci/lib) see systemd's driver and where that
+# systemd's slices begin, and put the job's processes in the "job" of a
+# slice's cgroup, SD_CG/egressctl.slice/egressctl-e2e_PID.slice, the job's
+# cgroup. Without egressctl the job's container is systemd's scope in
 # system.slice and reaches a denied address; with it the container and a
-# classic build's RUN step are egrjob.slice's, where the job's programs
-# run: the allowed name answers, the denied address gets 403, nothing
-# reaches the sensor.
+# classic build's RUN step are the slice's, where the job's programs run:
+# the allowed name answers, the denied address gets 403, nothing reaches
+# the sensor.
 # ======================================================================
 sd_down() {
 	[ -d "$SD_CG" ] || return 0
@@ -735,11 +739,13 @@ EOF
 	sd_root info 2>/dev/null | grep -q 'Cgroup Driver: systemd' || { echo "not systemd's driver"; return 1; }
 	tar -C "$DK/rootfs" -c . | sd_root import - "$IMAGE" >"$SD/import.out" 2>&1 ||
 		{ echo "docker import: $(tail -3 "$SD/import.out")"; return 1; }
-	mkdir -p "$SD_CG/egrjob.slice/job" || return 1
-	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$SD_CG/egrjob.slice/job" \
+	# the job, where the CI scripts find it, then placed by them
+	mkdir -p "$(cg_path sdjob)" || return 1
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path sdjob)" \
 		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
-	PIDS+=($!)
-	wait_for 5 cg_nprocs_ge "$SD_CG/egrjob.slice/job" 1
+	SD_JOBPID=$!
+	PIDS+=("$SD_JOBPID")
+	wait_for 5 cg_nprocs_ge "$(cg_path sdjob)" 1
 }
 
 test_systemd() {
@@ -747,12 +753,23 @@ test_systemd() {
 	[ -x /lib/systemd/systemd ] && command -v systemd-run >/dev/null ||
 		{ note "$t: no systemd here: skipped"; return 0; }
 	sd_setup >"$W/$t.setup" 2>&1 || { fail "$t.setup" "$(tail -c 600 "$W/$t.setup" | tr '\n' '|')"; return 0; }
-	export JOB_CG=$SD_CG/egrjob.slice/job JOB_HOST=unix://$SDSOCK
+	# the CI scripts' placement: dockerd's driver is systemd's, so the job
+	# goes into a slice's cgroup below where that systemd's slices begin
+	nsenter --net="$NS_SBX" env PATH=/usr/sbin:/usr/bin:/sbin:/bin bash -c \
+		'. "$0" && s=$(egr_ci_docker_slices "$1") && egr_ci_job_cgroup "$2" "$3" "$s"' \
+		"$(dirname "$0")/../../contrib/ci/lib/egressctl-ci.sh" "$SDSOCK" "$SD_JOBPID" "e2e-$$" \
+		>"$W/$t.cg" 2>"$W/$t.cg.err"
+	a_val "$t.ci.slice" "the CI scripts' job cgroup ($(tr '\n' '|' <"$W/$t.cg.err"))" "$(cat "$W/$t.cg")" \
+		"$(re "$SD_CG/egressctl.slice/egressctl-e2e_$$.slice")"
+	SD_JOB=$SD_CG/egressctl.slice/egressctl-e2e_$$.slice
+	a_val "$t.ci.moved" "the job's cgroup" "$(sed -n 's/^0:://p' "/proc/$SD_JOBPID/cgroup")" \
+		"$(re "${SD_JOB#"$CG2"}/job")"
+	export JOB_CG=$SD_JOB/job JOB_HOST=unix://$SDSOCK
 	dk_job run --rm "$IMAGE" sh -c "$(http "$A_SDCTL" $t.ctl)" >"$W/$t.ctl" 2>&1
 	a_first "$t.control.reached" "$W/$t.ctl" '^HTTP/1\.[01] 200'
 	sensor_saw "$t.control.sensor" "dst host $A_SDCTL and tcp dst port 80"
 	if have_egr; then
-		nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/s.ctl" --cgroup "$SD_CG/egrjob.slice" \
+		nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/s.ctl" --cgroup "$SD_JOB" \
 			--docker "$SDSOCK" --allow a.example.test --dns-upstream "$INET_DNS" \
 			--log "$W/s.jlog" >"$W/$t.dout" 2>&1 </dev/null &
 		S_PID=$!
@@ -769,14 +786,14 @@ test_systemd() {
 	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
 	a_grep "$t.denied.403" "$W/$t.out" '^R: HTTP/1\.[01] 403'
 	sd_root inspect -f '{{.HostConfig.CgroupParent}}' "${cid:-none}" >"$W/$t.parent" 2>&1
-	a_grep "$t.parent_is_the_slice" "$W/$t.parent" '^egrjob\.slice$'
+	a_grep "$t.parent_is_the_slice" "$W/$t.parent" "^egressctl-e2e_$$\\.slice\$"
 	a_jlog "$t.denied_logged" "$W/s.jlog" decision=deny ip="$(re "$A_SDRUN")" container="${cid:-none}"
 	dk_job rm "${cid:-none}" >/dev/null 2>&1
 	printf 'FROM %s\nRUN %s\n' "$IMAGE" "$(http "$A_SDBUILD" $t.build)" >"$DK/home/$t.Dockerfile"
 	DOCKER_BUILDKIT=0 dk_job build --no-cache -f "$DK/home/$t.Dockerfile" "$DK/ctx" >"$W/$t.build" 2>&1
 	a_grep "$t.build.denied.403" "$W/$t.build" 'R: HTTP/1\.[01] 403'
 	sensor_none "$t.sensor" "dst host $A_SDRUN or dst host $A_SDBUILD"
-	"$EGRESSCTL" detach --control "$W/s.ctl" --cgroup "$SD_CG/egrjob.slice" >/dev/null 2>&1
+	"$EGRESSCTL" detach --control "$W/s.ctl" --cgroup "$SD_JOB" >/dev/null 2>&1
 	kill -TERM "$S_PID" 2>/dev/null
 	wait "$S_PID" 2>/dev/null
 	S_PID=
