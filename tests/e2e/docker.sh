@@ -685,6 +685,8 @@ $(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
 # ======================================================================
 sd_down() {
 	[ -d "$SD_CG" ] || return 0
+	# (TERM first: bash says nothing of a background job that TERM ends)
+	[ -n "$SD_JOBPID" ] && kill -TERM "$SD_JOBPID" 2>/dev/null
 	echo 1 >"$SD_CG/cgroup.kill" 2>/dev/null
 	wait_secs 10 grep -qs '^populated 0$' "$SD_CG/cgroup.events"
 	find "$SD_CG" -depth -type d -exec rmdir {} \; 2>/dev/null
@@ -727,9 +729,9 @@ EOF
 	ip -n "$SBX" link add egrsd0 type bridge && ip -n "$SBX" addr add "$SD_GW/24" dev egrsd0 &&
 		ip -n "$SBX" link set egrsd0 up && ip -n "$INET" route add 198.19.9.0/24 via 198.18.0.2 ||
 		return 1
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec unshare --cgroup --pid --mount --fork --kill-child "$1"' \
-		"$SD_CG" "$SD/init.sh" >"$SD/init.out" 2>&1 &
-	PIDS+=($!)
+	# (not a job of the suite's shell: sd_down ends it by its cgroup)
+	(sh -c 'echo $$ >"$0/cgroup.procs" && exec unshare --cgroup --pid --mount --fork --kill-child "$1"' \
+		"$SD_CG" "$SD/init.sh" >"$SD/init.out" 2>&1 &)
 	wait_secs 20 sd_running || { echo "systemd did not come up: $(tail -3 "$SD/init.out")"; return 1; }
 	sd_in systemd-run --quiet --unit=egr-e2e-dockerd -p DefaultDependencies=no -p Delegate=yes \
 		"$SD/dockerd.sh" >"$SD/run.out" 2>&1 || { echo "systemd-run: $(tail -3 "$SD/run.out")"; return 1; }
