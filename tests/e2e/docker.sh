@@ -14,7 +14,10 @@
 # and a container that is not the job's may not be started or exec'd in.
 # Anybody else's containers (root's, through the same socket or dockerd's
 # own) are untouched; the socket stays covered while the daemon is gone
-# (fail closed) and is dockerd's again after a detach.
+# (fail closed) and is dockerd's again after a detach. A name asked of
+# docker's embedded DNS (127.0.0.11) never goes upstream. A dockerd with
+# systemd's cgroup driver, under a systemd of the test's own, confines the
+# same way a job the CI scripts put in a slice's cgroup.
 #
 #   tests/e2e/docker.sh build/egressctl    (as root; make e2e does this)
 #   E2E_TESTS="run flags" ...        run only these test functions
