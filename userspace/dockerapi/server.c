@@ -295,23 +295,34 @@ listener_pid(struct dockerapi *d)
 	return pid;
 }
 
+/* Is process pid in our namespace of kind ns ("mnt", "cgroup")? 1, 0, or
+ * -1 when it cannot be told. */
+static int
+same_ns(pid_t pid, const char *ns)
+{
+	char p[64], theirs[64] = "", ours[64] = "";
+	ssize_t n;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)pid, ns);
+	n = readlink(p, theirs, sizeof(theirs) - 1);
+	theirs[n > 0 ? n : 0] = 0;
+	snprintf(p, sizeof(p), "/proc/self/ns/%s", ns);
+	n = readlink(p, ours, sizeof(ours) - 1);
+	ours[n > 0 ? n : 0] = 0;
+	if (!ours[0] || !theirs[0])
+		return -1;
+	return !strcmp(ours, theirs);
+}
+
 /* Does dockerd resolve a bind's source in our mount namespace, where PATH
  * is egressctl's socket? Asked of the process that listens on its socket. */
 static bool
 same_mntns(struct dockerapi *d, pid_t pid)
 {
-	char p[64], theirs[64] = "", ours[64] = "";
-	bool same = false;
-	ssize_t n;
+	bool same = same_ns(pid, "mnt") == 1;
 
-	if (pid > 0) {
-		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
-		n = readlink(p, theirs, sizeof(theirs) - 1);
-		theirs[n > 0 ? n : 0] = 0;
-		n = readlink("/proc/self/ns/mnt", ours, sizeof(ours) - 1);
-		ours[n > 0 ? n : 0] = 0;
-		same = ours[0] && !strcmp(ours, theirs);
-	}
 	if (!same)
 		log_warnx(
 			"docker: dockerd is in another mount namespace (or cannot be told): a bind "
@@ -331,20 +342,34 @@ last_root(const char *root, void *arg)
 /* With systemd's driver, where systemd's slices begin: the root of the
  * cgroup2 mount in dockerd's mount namespace, as our cgroup namespace
  * sees it ("/" on a host; below it where dockerd and its systemd have a
- * cgroup namespace of their own). d->sd_known tells whether it was found. */
+ * cgroup namespace of their own). A root that is the mount's own in
+ * another cgroup namespace than ours, or another in ours, is not trusted
+ * (a slice named from the wrong root would be made outside the job's
+ * cgroup): d->sd_known tells whether it was found and agrees. */
 static void
 find_sd_root(struct dockerapi *d, pid_t pid)
 {
 	char mnt[PATH_MAX], *mi = NULL;
-	int err = pid > 0 ? cgroup_read_mountinfo_of(pid, &mi) : -ESRCH;
+	int err = pid > 0 ? cgroup_read_mountinfo_of(pid, &mi) : -ESRCH, same;
 
 	if (!err)
 		err = cgroup_find_mount_in(mi, mnt, sizeof(mnt));
 	if (!err && cgroup_foreach_mount_at(mi, mnt, last_root, d->sd_root) <= 0)
 		err = -ENOENT;
 	free(mi);
+	same = same_ns(pid, "cgroup");
+	if (!err && (same < 0 || same != !strcmp(d->sd_root, "/")))
+		err = -EXDEV;
 	d->sd_known = !err;
-	if (err)
+	if (err == -EXDEV)
+		log_warnx("docker: dockerd's cgroup driver is systemd, and the root of its cgroup2 "
+			  "mount (%s) disagrees with its cgroup namespace (%s): the jobs' docker "
+			  "run and docker build will be refused",
+			  d->sd_root,
+			  same < 0 ? "unknown"
+			  : same   ? "the daemon's"
+				   : "another than the daemon's");
+	else if (err)
 		log_warnx("docker: dockerd's cgroup driver is systemd and its cgroup2 mount "
 			  "cannot be read (%s): the jobs' docker run and docker build will be "
 			  "refused",
