@@ -82,7 +82,7 @@ static const struct cls_case cls_cases[] = {
 	{"import-stdin", "POST", "/images/create?fromSrc=-", NULL, 0, DK_OTHER, "", NULL},
 	{"pull", "POST", "/images/create?fromImage=busybox&tag=latest", NULL, 0, DK_OTHER, "",
 	 NULL},
-	{"grpc", "POST", "/grpc", NULL, -EPERM, DK_OTHER, "", "BuildKit"},
+	{"grpc", "POST", "/grpc", NULL, -EPERM, DK_OTHER, "", "DOCKER_BUILDKIT=0: the classic"},
 	{"grpc-get", "GET", "/grpc", NULL, -EPERM, DK_OTHER, "", "BuildKit"},
 	{"session", "POST", "/session", NULL, 0, DK_OTHER, "", NULL},
 	{"plugin-pull", "POST", "/v1.41/plugins/pull?remote=x", NULL, -EPERM, DK_OTHER, "",

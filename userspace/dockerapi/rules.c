@@ -292,9 +292,11 @@ is_form(const char *ctype)
  * builds run outside the job; its /session, which only serves a build
  * with what the client has, is left to /build's judgement) */
 static const struct {
-	const char *prefix, *what;
+	const char *prefix, *what, *hint; /* hint: NULL, or what to do instead */
 } refused_prefixes[] = {
-	{"/grpc", "BuildKit (DOCKER_BUILDKIT=1, docker buildx)"},
+	{"/grpc", "BuildKit (DOCKER_BUILDKIT=1, docker buildx)",
+	 " (build with DOCKER_BUILDKIT=0: the classic builder's RUN steps run in the job's "
+	 "cgroup)"},
 	{"/plugins", "docker plugin"},
 	{"/swarm", "docker swarm"},
 	{"/services", "docker service"},
@@ -358,8 +360,9 @@ dk_classify(const char *method, const char *target, size_t len, const char *ctyp
 		    (strcmp(method, "GET") || !strcmp(refused_prefixes[i].prefix, "/grpc"))) {
 			dk_refuse(v, 403,
 				  "%s is refused in a confined job: what it runs is outside "
-				  "the job's confinement",
-				  refused_prefixes[i].what);
+				  "the job's confinement%s",
+				  refused_prefixes[i].what,
+				  refused_prefixes[i].hint ? refused_prefixes[i].hint : "");
 			return -EPERM;
 		}
 	if (!strcmp(method, "POST") && !strcmp(p, "/containers/create")) {
