@@ -14,7 +14,10 @@
 # and a container that is not the job's may not be started or exec'd in.
 # Anybody else's containers (root's, through the same socket or dockerd's
 # own) are untouched; the socket stays covered while the daemon is gone
-# (fail closed) and is dockerd's again after a detach.
+# (fail closed) and is dockerd's again after a detach. A name asked of
+# docker's embedded DNS (127.0.0.11) never goes upstream. A dockerd with
+# systemd's cgroup driver, under a systemd of the test's own, confines the
+# same way a job the CI scripts put in a slice's cgroup.
 #
 #   tests/e2e/docker.sh build/egressctl    (as root; make e2e does this)
 #   E2E_TESTS="run flags" ...        run only these test functions
@@ -42,7 +45,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control mntns run host build service flags socket registry foreign outsider names buildkit stop podman"
+ALL_TESTS="control mntns run host build service dns127 flags socket registry foreign outsider names buildkit stop podman systemd"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
@@ -73,6 +76,17 @@ PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
 PIMAGE=localhost/egr-e2e-busybox
 P_PID=
+SD=$DK/sd		# systemd's dockerd (the systemd cgroup driver): its files, its socket
+SDSOCK=$SD/docker.sock
+SDROOTSOCK=$SD/own/docker.sock
+SD_CG=$(cgroup2_mount)/egr-e2e-$$-sd # the cgroup of that systemd's namespaces: its root
+SD_GW=198.19.9.1	# its bridge
+A_SDCTL=203.0.113.76
+A_SDRUN=203.0.113.77
+A_SDBUILD=203.0.113.78
+S_PID=
+SD_JOBPID=
+SD_JOB=
 # the flags refused (dockerd's own socket: its hard link), each with the
 # address its container tries (203.0.113.
 # 100 + its index), and where a flag is a way out of the job's cgroup in
@@ -101,7 +115,7 @@ dk_outsider() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$S
 # dk_job ARGS...: the job's docker: the job user, in the job's cgroup
 dk_job() {
 	timeout -k 5 120 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
-		"$(cg_path job)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+		"${JOB_CG:-$(cg_path job)}" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
 		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="${JOB_HOST:-unix://$SOCK}" \
 		${DOCKER_BUILDKIT:+DOCKER_BUILDKIT=$DOCKER_BUILDKIT} "$DOCKER" "$@"
 }
@@ -184,6 +198,8 @@ e2e_cleanup() {
 		wait_secs 15 sh -c "! kill -0 $p 2>/dev/null"
 	fi
 	[ -n "$P_PID" ] && kill -KILL "$P_PID" 2>/dev/null
+	[ -n "$S_PID" ] && kill -KILL "$S_PID" 2>/dev/null
+	sd_down
 	if [ -d "$PM/root" ]; then
 		pm rm -af -t 0 >/dev/null 2>&1
 		while read -r d; do umount -l "$d" 2>/dev/null; done < <(awk -v p="$PM/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
@@ -248,6 +264,12 @@ test_control() {
 	# dockerd reaches the registry a pull names, for whoever asks
 	dk_job pull "$A_REG_CTL/egr/x" >"$W/$t.pull" 2>&1
 	sensor_saw "$t.pull.sensor" "dst host $A_REG_CTL and tcp dst port 443"
+	# docker's embedded DNS (127.0.0.11 on a user-defined network) answers
+	# what it does not know by asking upstream from dockerd: a name out
+	dk_job run --rm --network "$NET2" "$IMAGE" nslookup "ctl-exfil-$$.data.test" 127.0.0.11 \
+		>"$W/$t.dns127" 2>&1
+	dns_sync
+	a_grep "$t.dns127.forwarded" "$DNSLOG" "query\\[A\\] ctl-exfil-$$\\.data\\.test from"
 	for i in "${!FLAGS[@]}"; do
 		f=${FLAGS[$i]}
 		a=203.0.113.$((100 + i))
@@ -331,6 +353,22 @@ EOF
 	a_grep "$t.built" "$W/$t.out" "Successfully built"
 	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.(denied|wget) "
 	sensor_none "$t.sensor" "dst host $A_BUILD"
+}
+
+# ======================================================================
+# dns127: a job's container on a network of its own (as compose makes
+# them) asks docker's embedded DNS (127.0.0.11), which sends what it does
+# not know upstream from dockerd (the control shows it): the query goes to
+# egressctl's responder like every query to port 53, the name is refused
+# and never reaches the upstream server.
+# ======================================================================
+test_dns127() {
+	local t=dns127
+	daemon_up || return 0
+	dk_job run --rm --network "$NET2" "$IMAGE" nslookup "leak-$$.data.test" 127.0.0.11 \
+		>"$W/$t.out" 2>&1
+	a_grep "$t.refused" "$W/$t.out" "REFUSED"
+	a_never_asked "$t.never_upstream" "leak-$$\\.data\\.test"
 }
 
 # ======================================================================
@@ -630,6 +668,141 @@ $(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
 	kill -TERM "$P_PID" 2>/dev/null
 	wait "$P_PID" 2>/dev/null
 	P_PID=
+}
+
+# ======================================================================
+# systemd: a dockerd with systemd's cgroup driver (GitHub's hosted
+# runners' configuration) and its own systemd: PID 1 of a PID, mount and
+# cgroup namespace on a cgroup of the suite's (SD_CG, cgroup2 mounted at
+# /sys/fs/cgroup there), no unit but an empty target, no unit file of the
+# host's; dockerd a transient service of it, in the sandbox network
+# namespace on a bridge of its own. A container's parent must be a slice:
+# the CI scripts (contrib/ci/lib) see systemd's driver and where that
+# systemd's slices begin, and put the job's processes in the "job" of a
+# slice's cgroup, SD_CG/egressctl.slice/egressctl-e2e_PID.slice, the job's
+# cgroup. Without egressctl the job's container is systemd's scope in
+# system.slice and reaches a denied address; with it the container and a
+# classic build's RUN step are the slice's, where the job's programs run:
+# the allowed name answers, the denied address gets 403, nothing reaches
+# the sensor.
+# ======================================================================
+sd_down() {
+	[ -d "$SD_CG" ] || return 0
+	# (TERM first: bash says nothing of a background job that TERM ends)
+	[ -n "$SD_JOBPID" ] && kill -TERM "$SD_JOBPID" 2>/dev/null
+	echo 1 >"$SD_CG/cgroup.kill" 2>/dev/null
+	wait_secs 10 grep -qs '^populated 0$' "$SD_CG/cgroup.events"
+	find "$SD_CG" -depth -type d -exec rmdir {} \; 2>/dev/null
+}
+
+# sd_root ARGS...: root's docker on the systemd dockerd's own socket
+sd_root() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$SDROOTSOCK" "$@"; }
+
+# sd_in ARGS...: a command in that systemd's mount and PID namespaces
+sd_in() { nsenter -t "$(head -1 "$SD_CG/init.scope/cgroup.procs" 2>/dev/null)" -m -p "$@"; }
+sd_running() { [ "$(sd_in systemctl is-system-running 2>/dev/null)" = running ]; }
+
+sd_setup() {
+	mkdir -p "$SD/root" && mkdir -m 0700 "$SD/own" && touch "$SD/net" && mkdir "$SD_CG" || return 1
+	cat >"$SD/init.sh" <<EOF
+#!/bin/sh
+set -e
+mount --make-rprivate /
+mount --bind $NS_SBX $SD/net
+mount -t proc proc /proc
+mount -t tmpfs tmpfs /run
+mkdir -p /run/systemd/system
+printf '[Unit]\nDefaultDependencies=no\n' >/run/systemd/system/egr.target
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+for d in /etc/systemd/system /lib/systemd/system /lib/systemd/system-generators; do
+	mount -t tmpfs tmpfs \$d
+done
+export container=egr-e2e
+exec /lib/systemd/systemd --system --unit=egr.target --log-target=null
+EOF
+	cat >"$SD/dockerd.sh" <<EOF
+#!/bin/sh
+exec nsenter --net=$SD/net /usr/sbin/dockerd --config-file $DK/daemon.json \\
+	--data-root $SD/root --exec-root $SD/exec --pidfile $SD/docker.pid -H unix://$SDSOCK \\
+	-G $JOBU -b egrsd0 --iptables=false --ip6tables=false --storage-driver vfs \\
+	--userland-proxy=false --dns $INET_DNS --exec-opt native.cgroupdriver=systemd \\
+	>$SD/dockerd.log 2>&1
+EOF
+	chmod +x "$SD/init.sh" "$SD/dockerd.sh" || return 1
+	ip -n "$SBX" link add egrsd0 type bridge && ip -n "$SBX" addr add "$SD_GW/24" dev egrsd0 &&
+		ip -n "$SBX" link set egrsd0 up && ip -n "$INET" route add 198.19.9.0/24 via 198.18.0.2 ||
+		return 1
+	# (not a job of the suite's shell: sd_down ends it by its cgroup)
+	(sh -c 'echo $$ >"$0/cgroup.procs" && exec unshare --cgroup --pid --mount --fork --kill-child "$1"' \
+		"$SD_CG" "$SD/init.sh" >"$SD/init.out" 2>&1 &)
+	wait_secs 20 sd_running || { echo "systemd did not come up: $(tail -3 "$SD/init.out")"; return 1; }
+	sd_in systemd-run --quiet --unit=egr-e2e-dockerd -p DefaultDependencies=no -p Delegate=yes \
+		"$SD/dockerd.sh" >"$SD/run.out" 2>&1 || { echo "systemd-run: $(tail -3 "$SD/run.out")"; return 1; }
+	wait_secs 30 sh -c "[ -S '$SDSOCK' ] && [ -s '$SD/docker.pid' ]" &&
+		ln "$SDSOCK" "$SDROOTSOCK" && wait_secs 20 sd_root version >/dev/null 2>&1 ||
+		{ echo "dockerd (systemd): $(tail -5 "$SD/dockerd.log")"; return 1; }
+	sd_root info 2>/dev/null | grep -q 'Cgroup Driver: systemd' || { echo "not systemd's driver"; return 1; }
+	tar -C "$DK/rootfs" -c . | sd_root import - "$IMAGE" >"$SD/import.out" 2>&1 ||
+		{ echo "docker import: $(tail -3 "$SD/import.out")"; return 1; }
+	# the job, where the CI scripts find it, then placed by them
+	mkdir -p "$(cg_path sdjob)" || return 1
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path sdjob)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
+	SD_JOBPID=$!
+	PIDS+=("$SD_JOBPID")
+	wait_for 5 cg_nprocs_ge "$(cg_path sdjob)" 1
+}
+
+test_systemd() {
+	local t=systemd cid
+	[ -x /lib/systemd/systemd ] && command -v systemd-run >/dev/null ||
+		{ note "$t: no systemd here: skipped"; return 0; }
+	sd_setup >"$W/$t.setup" 2>&1 || { fail "$t.setup" "$(tail -c 600 "$W/$t.setup" | tr '\n' '|')"; return 0; }
+	# the CI scripts' placement: dockerd's driver is systemd's, so the job
+	# goes into a slice's cgroup below where that systemd's slices begin
+	nsenter --net="$NS_SBX" env PATH=/usr/sbin:/usr/bin:/sbin:/bin bash -c \
+		'. "$0" && s=$(egr_ci_docker_slices "$1") && egr_ci_job_cgroup "$2" "$3" "$s"' \
+		"$(dirname "$0")/../../contrib/ci/lib/egressctl-ci.sh" "$SDSOCK" "$SD_JOBPID" "e2e-$$" \
+		>"$W/$t.cg" 2>"$W/$t.cg.err"
+	a_val "$t.ci.slice" "the CI scripts' job cgroup ($(tr '\n' '|' <"$W/$t.cg.err"))" "$(cat "$W/$t.cg")" \
+		"$(re "$SD_CG/egressctl.slice/egressctl-e2e_$$.slice")"
+	SD_JOB=$SD_CG/egressctl.slice/egressctl-e2e_$$.slice
+	a_val "$t.ci.moved" "the job's cgroup" "$(sed -n 's/^0:://p' "/proc/$SD_JOBPID/cgroup")" \
+		"$(re "${SD_JOB#"$CG2"}/job")"
+	export JOB_CG=$SD_JOB/job JOB_HOST=unix://$SDSOCK
+	dk_job run --rm "$IMAGE" sh -c "$(http "$A_SDCTL" $t.ctl)" >"$W/$t.ctl" 2>&1
+	a_first "$t.control.reached" "$W/$t.ctl" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.control.sensor" "dst host $A_SDCTL and tcp dst port 80"
+	if have_egr; then
+		nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/s.ctl" --cgroup "$SD_JOB" \
+			--docker "$SDSOCK" --allow a.example.test --dns-upstream "$INET_DNS" \
+			--log "$W/s.jlog" >"$W/$t.dout" 2>&1 </dev/null &
+		S_PID=$!
+		PIDS+=("$S_PID")
+	fi
+	if ! have_egr || ! wait_secs 20 grep -qs "ready:" "$W/$t.dout"; then
+		have_egr && fail "$t.daemon_ready" "$(tail -c 600 "$W/$t.dout" | tr '\n' '|')"
+		unset JOB_CG JOB_HOST
+		return 0
+	fi
+	dk_job run --cidfile "$DK/home/$t.cid" "$IMAGE" sh -c \
+		"$(http a.example.test $t.allowed) $(http "$A_SDRUN" $t.denied)" >"$W/$t.out" 2>&1
+	cid=$(cat "$DK/home/$t.cid" 2>/dev/null)
+	a_grep "$t.allowed" "$W/$t.out" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.denied.403" "$W/$t.out" '^R: HTTP/1\.[01] 403'
+	sd_root inspect -f '{{.HostConfig.CgroupParent}}' "${cid:-none}" >"$W/$t.parent" 2>&1
+	a_grep "$t.parent_is_the_slice" "$W/$t.parent" "^egressctl-e2e_$$\\.slice\$"
+	a_jlog "$t.denied_logged" "$W/s.jlog" decision=deny ip="$(re "$A_SDRUN")" container="${cid:-none}"
+	dk_job rm "${cid:-none}" >/dev/null 2>&1
+	printf 'FROM %s\nRUN %s\n' "$IMAGE" "$(http "$A_SDBUILD" $t.build)" >"$DK/home/$t.Dockerfile"
+	DOCKER_BUILDKIT=0 dk_job build --no-cache -f "$DK/home/$t.Dockerfile" "$DK/ctx" >"$W/$t.build" 2>&1
+	a_grep "$t.build.denied.403" "$W/$t.build" 'R: HTTP/1\.[01] 403'
+	sensor_none "$t.sensor" "dst host $A_SDRUN or dst host $A_SDBUILD"
+	"$EGRESSCTL" detach --control "$W/s.ctl" --cgroup "$SD_JOB" >/dev/null 2>&1
+	kill -TERM "$S_PID" 2>/dev/null
+	wait "$S_PID" 2>/dev/null
+	S_PID=
+	unset JOB_CG JOB_HOST
 }
 
 suite_main docker.sh docker_setup "ip nsenter unshare setpriv tcpdump ss dnsmasq openssl useradd" "$@"

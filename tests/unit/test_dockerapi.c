@@ -82,7 +82,7 @@ static const struct cls_case cls_cases[] = {
 	{"import-stdin", "POST", "/images/create?fromSrc=-", NULL, 0, DK_OTHER, "", NULL},
 	{"pull", "POST", "/images/create?fromImage=busybox&tag=latest", NULL, 0, DK_OTHER, "",
 	 NULL},
-	{"grpc", "POST", "/grpc", NULL, -EPERM, DK_OTHER, "", "BuildKit"},
+	{"grpc", "POST", "/grpc", NULL, -EPERM, DK_OTHER, "", "DOCKER_BUILDKIT=0: the classic"},
 	{"grpc-get", "GET", "/grpc", NULL, -EPERM, DK_OTHER, "", "BuildKit"},
 	{"session", "POST", "/session", NULL, 0, DK_OTHER, "", NULL},
 	{"plugin-pull", "POST", "/v1.41/plugins/pull?remote=x", NULL, -EPERM, DK_OTHER, "",
@@ -521,6 +521,53 @@ test_owned(void **state)
 	dj_free(doc);
 }
 
+/* ---- the slice a systemd-driven dockerd takes as a parent ---- */
+
+static void
+test_slice_of(void **state)
+{
+	static const struct {
+		const char *cgroup, *root, *slice; /* slice NULL: -EINVAL */
+	} cases[] = {
+		{"/egr.slice", "", "egr.slice"},
+		{"/egr.slice", "/", "egr.slice"},
+		{"/egr.slice/egr-job.slice", "", "egr-job.slice"},
+		{"/egr.slice/egr-job.slice/egr-job-x_1.slice", "", "egr-job-x_1.slice"},
+		{"/sd/egr.slice", "/sd", "egr.slice"},
+		{"/sd/egr.slice", "/sd/", "egr.slice"},
+		{"/sd/egr.slice", "", NULL},		  /* "sd" is no slice */
+		{"/sdx/egr.slice", "/sd", NULL},	  /* not below the root */
+		{"/sd", "/sd", NULL},			  /* the root itself */
+		{"/egressctl/job", "", NULL},		  /* cgroupfs-style */
+		{"/egr-job.slice", "", NULL},		  /* its parent would be egr.slice */
+		{"/egr.slice/other-job.slice", "", NULL}, /* not egr's */
+		{"/egr.slice/egr-a-b.slice", "", NULL},	  /* skips egr-a.slice */
+		{"/egr.slice/egr--b.slice", "", NULL},
+		{"/egr.slice/egr-.slice", "", NULL},
+		{"/egr.slice/job", "", NULL}, /* the job's leaf is no slice */
+		{"/.slice", "", NULL},
+		{"/-.slice", "", NULL},
+		{"/a\\x2db.slice", "", NULL},
+		{"/egr.slice/", "", NULL},
+		{"//egr.slice", "", NULL},
+		{"", "", NULL},
+	};
+	char out[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = dk_slice_of(cases[i].cgroup, cases[i].root, out, sizeof(out));
+
+		if (cases[i].slice) {
+			assert_int_equal(rc, 0);
+			assert_string_equal(out, cases[i].slice);
+		} else {
+			assert_int_equal(rc, -EINVAL);
+		}
+	}
+	assert_int_equal(dk_slice_of("/egr.slice", "", out, 9), -ENAMETOOLONG);
+}
+
 /* ---- JSON ---- */
 
 struct json_case {
@@ -678,11 +725,11 @@ int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_build_target),  cmocka_unit_test(test_target_with_id),
-		cmocka_unit_test(test_rewritten),     cmocka_unit_test(test_owned),
-		cmocka_unit_test(test_message_json),  cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_unescape),      cmocka_unit_test(test_registry_of),
-		cmocka_unit_test(test_auth_registry),
+		cmocka_unit_test(test_build_target), cmocka_unit_test(test_target_with_id),
+		cmocka_unit_test(test_rewritten),    cmocka_unit_test(test_owned),
+		cmocka_unit_test(test_slice_of),     cmocka_unit_test(test_message_json),
+		cmocka_unit_test(test_resolve),	     cmocka_unit_test(test_unescape),
+		cmocka_unit_test(test_registry_of),  cmocka_unit_test(test_auth_registry),
 	};
 	int failed = 0;
 

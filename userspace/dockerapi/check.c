@@ -45,7 +45,7 @@ judge(struct dk_conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->sub);
 	size_t n = evbuffer_get_length(in), used;
 	char *buf = (char *)evbuffer_pullup(in, -1), err[160], status[64];
-	struct dk_ctx ctx = {.parent = c->job.cgroup};
+	struct dk_ctx ctx = {.parent = c->parent};
 	struct dk_verdict v;
 	struct http_response r;
 	struct dj *doc;

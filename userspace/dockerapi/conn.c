@@ -246,12 +246,12 @@ forward_target(struct dk_conn *c)
 	const char *t = c->req.raw_target;
 	size_t n = c->req.raw_target_len;
 	struct dk_verdict v = {0};
-	struct dk_ctx ctx = {.parent = c->job.cgroup};
+	struct dk_ctx ctx = {.parent = c->parent};
 
 	if (c->route.own && c->id[0])
 		return dk_target_with_id(t, n, &c->route, c->id, c->target, sizeof(c->target));
 	/* (refused here only in audit mode: the target goes as it was) */
-	if (c->route.kind == DK_BUILD && !strcmp(c->d->driver, "cgroupfs") &&
+	if (c->route.kind == DK_BUILD && c->place &&
 	    !dk_build_target(t, n, &ctx, c->target, sizeof(c->target), &v))
 		return 0;
 	if (n >= sizeof(c->target))
@@ -367,10 +367,8 @@ static void
 judge_body(struct dk_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cl);
-	struct dk_ctx ctx = {.parent = c->job.cgroup,
-			     .place = !strcmp(c->d->driver, "cgroupfs"),
-			     .host_path = dk_host_path,
-			     .arg = c->d};
+	struct dk_ctx ctx = {
+		.parent = c->parent, .place = c->place, .host_path = dk_host_path, .arg = c->d};
 	struct dk_verdict v = {0};
 	char err[160], *text = NULL;
 	struct dj *doc;
@@ -436,13 +434,22 @@ precheck(struct dk_conn *c)
 			  "job (docker start takes none since API 1.24)");
 		return dk_conn_refuse(c, &v);
 	}
-	if ((c->route.kind == DK_CREATE || c->route.kind == DK_BUILD) &&
-	    strcmp(c->d->driver, "cgroupfs")) {
-		dk_refuse(&v, 403,
-			  "dockerd's cgroup driver is %s: its containers cannot be put under the "
-			  "job's cgroup %s, so docker run and docker build are refused in a "
-			  "confined job (dockerd --exec-opt native.cgroupdriver=cgroupfs)",
-			  c->d->driver, c->job.cgroup);
+	if ((c->route.kind == DK_CREATE || c->route.kind == DK_BUILD) && !c->place) {
+		if (!strcmp(c->d->driver, "systemd"))
+			dk_refuse(
+				&v, 403,
+				"dockerd's cgroup driver is systemd: a container's parent must be "
+				"a systemd slice, and the job's cgroup %s is not one%s, so docker "
+				"run and docker build are refused in a confined job (confine the "
+				"job as a slice's cgroup, /NAME.slice with its processes below)",
+				c->job.cgroup, c->d->sd_known ? "" : " (systemd's root unknown)");
+		else
+			dk_refuse(&v, 403,
+				  "dockerd's cgroup driver is %s: its containers cannot be put "
+				  "under the job's cgroup %s, so docker run and docker build are "
+				  "refused in a confined job (dockerd --exec-opt "
+				  "native.cgroupdriver=cgroupfs)",
+				  c->d->driver, c->job.cgroup);
 		return dk_conn_refuse(c, &v);
 	}
 	if (!c->route.body)
@@ -706,6 +713,8 @@ sort_peer(struct dk_conn *c, int fd)
 	policy_safe_comm(c->peer.comm, c->comm);
 	if (!err)
 		c->is_job = d->o.job_of(d->o.arg, c->peer.cgroup, &c->job) == 1;
+	if (c->is_job)
+		c->place = dk_job_parent(d, c->job.cgroup, c->parent, sizeof(c->parent));
 	d->njob += c->is_job;
 	if (err || c->is_job || c->peer.confined) { /* a request head first */
 		c->st = DK_ST_HEAD;

@@ -38,6 +38,10 @@ struct dk_conn {
 	char comm[17]; /* the peer's, escaped */
 	bool is_job;
 	struct dockerapi_job job;
+	/* the job's containers' CgroupParent: its cgroup (cgroupfs), its slice
+	 * (systemd); place: dockerd can take it */
+	char parent[PATH_MAX];
+	bool place;
 	bool refuse_all; /* answered with pre once its head is read */
 	struct dk_verdict pre;
 	char *head; /* the request head; req's strings point into it */

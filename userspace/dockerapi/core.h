@@ -34,7 +34,10 @@ struct dockerapi {
 	char real_name[32];  /* "/proc/self/fd/N": how dockerd is reached */
 	struct evconnlistener *lis;
 	bool mounted;
-	char driver[32];	 /* dockerd's cgroup driver ("cgroupfs", "systemd") */
+	char driver[32]; /* dockerd's cgroup driver ("cgroupfs", "systemd") */
+	/* systemd's: the root its slices are below (rules.h, dk_slice_of) */
+	char sd_root[PATH_MAX];
+	bool sd_known;
 	bool same_mntns;	 /* dockerd resolves paths in the daemon's mount namespace */
 	char root_dir[PATH_MAX]; /* dockerd's DockerRootDir */
 	struct dk_paths paths;	 /* what no container of a job may bind */
@@ -53,6 +56,12 @@ int dk_dial(struct dockerapi *d);
  * HTTP/1.0 so that dockerd ends the body by closing. 0 or -errno. */
 int dk_get(struct dockerapi *d, const char *target, size_t max, int *status, char **body,
 	   size_t *len);
+
+/* The containers' parent of a job whose cgroup (below the cgroup2 mount)
+ * is cgroup, as dockerd's cgroup driver takes it, into out: the cgroup
+ * itself (cgroupfs), the slice whose cgroup it is (systemd). False: none
+ * (out is the cgroup then), what would need one is refused. */
+bool dk_job_parent(const struct dockerapi *d, const char *cgroup, char *out, size_t outlen);
 
 /* ---- conn.c ---- */
 

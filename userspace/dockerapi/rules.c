@@ -292,9 +292,11 @@ is_form(const char *ctype)
  * builds run outside the job; its /session, which only serves a build
  * with what the client has, is left to /build's judgement) */
 static const struct {
-	const char *prefix, *what;
+	const char *prefix, *what, *hint; /* hint: NULL, or what to do instead */
 } refused_prefixes[] = {
-	{"/grpc", "BuildKit (DOCKER_BUILDKIT=1, docker buildx)"},
+	{"/grpc", "BuildKit (DOCKER_BUILDKIT=1, docker buildx)",
+	 " (build with DOCKER_BUILDKIT=0: the classic builder's RUN steps run in the job's "
+	 "cgroup)"},
 	{"/plugins", "docker plugin"},
 	{"/swarm", "docker swarm"},
 	{"/services", "docker service"},
@@ -358,8 +360,9 @@ dk_classify(const char *method, const char *target, size_t len, const char *ctyp
 		    (strcmp(method, "GET") || !strcmp(refused_prefixes[i].prefix, "/grpc"))) {
 			dk_refuse(v, 403,
 				  "%s is refused in a confined job: what it runs is outside "
-				  "the job's confinement",
-				  refused_prefixes[i].what);
+				  "the job's confinement%s",
+				  refused_prefixes[i].what,
+				  refused_prefixes[i].hint ? refused_prefixes[i].hint : "");
 			return -EPERM;
 		}
 	if (!strcmp(method, "POST") && !strcmp(p, "/containers/create")) {
@@ -628,5 +631,61 @@ dk_owned(const struct dj *inspect, const struct dk_ctx *c, const struct dk_route
 		return -EPERM;
 	}
 	snprintf(id, idlen, "%s", cid);
+	return 0;
+}
+
+/* One component of a slice's path: "NAME.slice", NAME of [A-Za-z0-9_:.]
+ * words joined by single '-' (systemd's unit names; its escapes, "\x2d",
+ * are refused), its parent's NAME and '-' before its own last word. */
+static bool
+slice_component(const char *s, size_t n, const char *up, size_t upn)
+{
+	size_t name = n - 6;
+
+	if (n <= 6 || memcmp(s + name, ".slice", 6) || s[0] == '-' || s[name - 1] == '-')
+		return false;
+	for (size_t i = 0; i < name; i++) {
+		char ch = s[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == ':' || ch == '.' ||
+		      ch == '-') ||
+		    (ch == '-' && s[i + 1] == '-'))
+			return false;
+	}
+	if (!up) /* a top-level slice is one word */
+		return !memchr(s, '-', name);
+	return name > upn + 1 && !memcmp(s, up, upn) && s[upn] == '-' &&
+	       !memchr(s + upn + 1, '-', name - upn - 1);
+}
+
+int
+dk_slice_of(const char *cgroup, const char *root, char *out, size_t outlen)
+{
+	size_t rn = strlen(root), upn = 0, lastn = 0;
+	const char *p, *up = NULL, *last = NULL;
+
+	while (rn && root[rn - 1] == '/') /* "/" is the root itself */
+		rn--;
+	p = cgroup + rn;
+	if (strncmp(cgroup, root, rn) || *p != '/')
+		return -EINVAL;
+	while (*p == '/') {
+		const char *s = p + 1, *e = strchrnul(s, '/');
+
+		if (!slice_component(s, (size_t)(e - s), up, upn))
+			return -EINVAL;
+		up = s;
+		upn = (size_t)(e - s) - 6;
+		last = s;
+		lastn = (size_t)(e - s);
+		p = e;
+	}
+	if (*p || !last)
+		return -EINVAL;
+	if (lastn >= outlen)
+		return -ENAMETOOLONG;
+	memcpy(out, last, lastn);
+	out[lastn] = 0;
 	return 0;
 }

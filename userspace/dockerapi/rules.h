@@ -109,6 +109,15 @@ int dk_registry_of(const char *ref, char *host, size_t hostlen, unsigned short *
  * HOST[:PORT]; none: docker.io's index) into r. 0, or -EPERM with v. */
 int dk_auth_registry(const struct dj *body, struct dk_route *r, struct dk_verdict *v);
 
+/* With dockerd's systemd cgroup driver a container's parent is a slice
+ * name: the slice whose cgroup cgroup is (below the cgroup2 mount, as the
+ * job's), systemd's root being root there ("" or "/": the mount's own;
+ * "/x": dockerd's cgroup namespace's), so cgroup must be root's
+ * "/a.slice", "/a.slice/a-b.slice", ... as systemd nests slices. Its last
+ * component ("a-b.slice") into out: 0, -EINVAL (not a slice's cgroup),
+ * -ENAMETOOLONG. Pure. */
+int dk_slice_of(const char *cgroup, const char *root, char *out, size_t outlen);
+
 /* v := status, "egressctl: " and the message. */
 void dk_refuse(struct dk_verdict *v, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -275,32 +275,54 @@ open_real(struct dockerapi *d, char *err, size_t errlen)
 	return 0;
 }
 
-/* Does dockerd resolve a bind's source in our mount namespace, where PATH
- * is egressctl's socket? Asked of the process that listens on its socket
- * (SO_PEERCRED: dockerd, or systemd for docker.socket). */
-static bool
-same_mntns(struct dockerapi *d)
+/* The process that listens on dockerd's socket (SO_PEERCRED: dockerd, or
+ * systemd for docker.socket), or 0 when it cannot be told. */
+static pid_t
+listener_pid(struct dockerapi *d)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	char p[64], theirs[64] = "", ours[64] = "";
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool same = false;
-	ssize_t n;
+	pid_t pid = 0;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->real_name);
 	if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) && cr.pid > 0) {
-		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)cr.pid);
-		n = readlink(p, theirs, sizeof(theirs) - 1);
-		theirs[n > 0 ? n : 0] = 0;
-		n = readlink("/proc/self/ns/mnt", ours, sizeof(ours) - 1);
-		ours[n > 0 ? n : 0] = 0;
-		same = ours[0] && !strcmp(ours, theirs);
-	}
+	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) && cr.pid > 0)
+		pid = cr.pid;
 	if (fd >= 0)
 		close(fd);
+	return pid;
+}
+
+/* Is process pid in our namespace of kind ns ("mnt", "cgroup")? 1, 0, or
+ * -1 when it cannot be told. */
+static int
+same_ns(pid_t pid, const char *ns)
+{
+	char p[64], theirs[64] = "", ours[64] = "";
+	ssize_t n;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)pid, ns);
+	n = readlink(p, theirs, sizeof(theirs) - 1);
+	theirs[n > 0 ? n : 0] = 0;
+	snprintf(p, sizeof(p), "/proc/self/ns/%s", ns);
+	n = readlink(p, ours, sizeof(ours) - 1);
+	ours[n > 0 ? n : 0] = 0;
+	if (!ours[0] || !theirs[0])
+		return -1;
+	return !strcmp(ours, theirs);
+}
+
+/* Does dockerd resolve a bind's source in our mount namespace, where PATH
+ * is egressctl's socket? Asked of the process that listens on its socket. */
+static bool
+same_mntns(struct dockerapi *d, pid_t pid)
+{
+	bool same = same_ns(pid, "mnt") == 1;
+
 	if (!same)
 		log_warnx(
 			"docker: dockerd is in another mount namespace (or cannot be told): a bind "
@@ -310,6 +332,50 @@ same_mntns(struct dockerapi *d)
 	return same;
 }
 
+static int
+last_root(const char *root, void *arg)
+{
+	snprintf(arg, PATH_MAX, "%s", root);
+	return 0;
+}
+
+/* With systemd's driver, where systemd's slices begin: the root of the
+ * cgroup2 mount in dockerd's mount namespace, as our cgroup namespace
+ * sees it ("/" on a host; below it where dockerd and its systemd have a
+ * cgroup namespace of their own). A root that is the mount's own in
+ * another cgroup namespace than ours, or another in ours, is not trusted
+ * (a slice named from the wrong root would be made outside the job's
+ * cgroup): d->sd_known tells whether it was found and agrees. */
+static void
+find_sd_root(struct dockerapi *d, pid_t pid)
+{
+	char mnt[PATH_MAX], *mi = NULL;
+	int err = pid > 0 ? cgroup_read_mountinfo_of(pid, &mi) : -ESRCH, same;
+
+	if (!err)
+		err = cgroup_find_mount_in(mi, mnt, sizeof(mnt));
+	if (!err && cgroup_foreach_mount_at(mi, mnt, last_root, d->sd_root) <= 0)
+		err = -ENOENT;
+	free(mi);
+	same = same_ns(pid, "cgroup");
+	if (!err && (same < 0 || same != !strcmp(d->sd_root, "/")))
+		err = -EXDEV;
+	d->sd_known = !err;
+	if (err == -EXDEV)
+		log_warnx("docker: dockerd's cgroup driver is systemd, and the root of its cgroup2 "
+			  "mount (%s) disagrees with its cgroup namespace (%s): the jobs' docker "
+			  "run and docker build will be refused",
+			  d->sd_root,
+			  same < 0 ? "unknown"
+			  : same   ? "the daemon's"
+				   : "another than the daemon's");
+	else if (err)
+		log_warnx("docker: dockerd's cgroup driver is systemd and its cgroup2 mount "
+			  "cannot be read (%s): the jobs' docker run and docker build will be "
+			  "refused",
+			  strerror(-err));
+}
+
 /* What dockerd is: its cgroup driver, its root directory. */
 static int
 ask_info(struct dockerapi *d, char *err, size_t errlen)
@@ -317,6 +383,7 @@ ask_info(struct dockerapi *d, char *err, size_t errlen)
 	int status = 0;
 	struct dj *doc = get_json(d, "/info", &status, err, errlen);
 	const char *drv, *root;
+	pid_t pid;
 
 	if (!doc)
 		return -EPROTO;
@@ -331,14 +398,31 @@ ask_info(struct dockerapi *d, char *err, size_t errlen)
 	}
 	snprintf(d->driver, sizeof(d->driver), "%s", drv);
 	snprintf(d->root_dir, sizeof(d->root_dir), "%s", root);
-	d->same_mntns = same_mntns(d);
+	pid = listener_pid(d);
+	d->same_mntns = same_mntns(d, pid);
 	dj_free(doc);
-	if (strcmp(d->driver, "cgroupfs"))
+	if (!strcmp(d->driver, "systemd"))
+		find_sd_root(d, pid);
+	else if (strcmp(d->driver, "cgroupfs"))
 		log_warnx(
 			"docker: dockerd's cgroup driver is %s, which cannot put containers under "
 			"a job's cgroup: the jobs' docker run and docker build will be refused",
 			d->driver);
 	return 0;
+}
+
+bool
+dk_job_parent(const struct dockerapi *d, const char *cgroup, char *out, size_t outlen)
+{
+	bool place = false;
+
+	if (!strcmp(d->driver, "cgroupfs"))
+		place = true;
+	else if (!strcmp(d->driver, "systemd") && d->sd_known)
+		place = !dk_slice_of(cgroup, d->sd_root, out, outlen);
+	if (!place || !strcmp(d->driver, "cgroupfs"))
+		snprintf(out, outlen, "%s", cgroup);
+	return place;
 }
 
 /* egressctl's socket, as dockerd's (owner, group, mode), listening */

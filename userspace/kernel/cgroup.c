@@ -85,6 +85,15 @@ cgroup_read_mountinfo(char **out)
 }
 
 int
+cgroup_read_mountinfo_of(pid_t pid, char **out)
+{
+	char p[48];
+
+	snprintf(p, sizeof(p), "/proc/%d/mountinfo", (int)pid);
+	return read_file_at(AT_FDCWD, p, out);
+}
+
+int
 cgroup_find_mount(char *out, size_t outlen)
 {
 	struct statfs sfs;

@@ -20,6 +20,9 @@ int cgroup_find_mount_in(const char *mountinfo, char *out, size_t outlen);
 /* The whole of /proc/self/mountinfo, NUL-terminated, in *out (free() it).
  * Returns 0 or -errno. */
 int cgroup_read_mountinfo(char **out);
+/* The same of process pid: its mount namespace's, the roots of cgroup
+ * mounts as the caller's cgroup namespace sees them. 0 or -errno. */
+int cgroup_read_mountinfo_of(pid_t pid, char **out);
 
 /* Reads /proc/self/mountinfo, calls cgroup_find_mount_in() and confirms with
  * statfs() that the result is cgroup2. Returns 0 or -errno. */

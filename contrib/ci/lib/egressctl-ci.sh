@@ -22,7 +22,10 @@
 #                  file is in: tools/install-deps.sh --build, make); never
 #                  done unless asked (default false)
 #   EGR_CGROUP     the job's name: its cgroup (<cgroup2>/egressctl/NAME)
-#                  when it needs one of its own, and its state's directory
+#                  when it needs one of its own (with docker kept and
+#                  dockerd's systemd cgroup driver: always, a slice's,
+#                  .../egressctl.slice/egressctl-NAME.slice), and its
+#                  state's directory
 #   EGR_SUMMARY    a file the markdown summary is appended to at the end
 #                  ($GITHUB_STEP_SUMMARY); it is also $EGR_DIR/summary.md
 #   EGR_DAEMON_ARGS  more options of `egressctl daemon` (word-split)
@@ -173,16 +176,46 @@ egr_ci_tree() {
 	done
 }
 
-# egr_ci_job_cgroup ROOT NAME: prints the cgroup (a path) that holds
-# exactly ROOT's tree: the one it is in when nothing else is there, else
-# <mount>/egressctl/NAME, made and filled with the tree (moved until no
-# process of it is left outside: what a moved process forks follows it)
+# egr_ci_move_tree ROOT DIR: ROOT's tree into the cgroup DIR (made), moved
+# until no process of it is left outside: what a moved process forks
+# follows it
+egr_ci_move_tree() {
+	local root=$1 dir=$2 mnt p moved
+	mnt=$(egr_ci_mount)
+	egr_ci_sudo mkdir -p "$dir" || return 1
+	for _ in 1 2 3 4 5; do
+		moved=0
+		for p in $(egr_ci_tree "$root"); do
+			[ "$(egr_ci_cgroup_of "$p")" = "${dir#"$mnt"}" ] && continue
+			echo "$p" | egr_ci_sudo tee "$dir/cgroup.procs" >/dev/null 2>&1 &&
+				moved=$((moved + 1))
+		done
+		[ "$moved" = 0 ] && break
+	done
+}
+
+# egr_ci_job_cgroup ROOT NAME [SLICES]: prints the cgroup (a path) that
+# holds exactly ROOT's tree: the one it is in when nothing else is there,
+# else <mount>/egressctl/NAME, made and filled with the tree. With SLICES
+# (dockerd's systemd cgroup driver: where systemd's slices begin below
+# the mount, egr_ci_docker_slices) a slice's cgroup, whose name docker
+# takes as its containers' parent: <mount>SLICES/egressctl.slice/
+# egressctl-NAME.slice ('-' in NAME as '_'), the tree in its "job" (a
+# slice holds no process itself)
 egr_ci_job_cgroup() {
-	local root=$1 name=$2 mnt cur tree p others=0 i moved
+	local root=$1 name=$2 mnt cur tree p others=0 dir
 	mnt=$(egr_ci_mount)
 	[ -n "$mnt" ] || { egr_ci_say "no cgroup2 hierarchy is mounted"; return 1; }
 	cur=$(egr_ci_cgroup_of "$root")
 	[ -n "$cur" ] || { egr_ci_say "cannot read the cgroup of process $root"; return 1; }
+	egr_ci_name_ok "$name" || { egr_ci_say "cgroup name '$name': expected [A-Za-z0-9._-]"; return 1; }
+	if [ -n "${3+set}" ]; then
+		dir=$mnt$3/egressctl.slice/egressctl-$(printf '%s' "$name" | tr -- - _).slice
+		egr_ci_move_tree "$root" "$dir/job" || return 1
+		egr_ci_say "dockerd uses systemd's cgroup driver: the job ($root and what it spawned) moved to $dir/job, the job's cgroup is the slice's"
+		echo "$dir"
+		return 0
+	fi
 	tree=" $(egr_ci_tree "$root" | tr '\n' ' ') "
 	while read -r p; do
 		[ -n "$p" ] || continue
@@ -193,19 +226,42 @@ egr_ci_job_cgroup() {
 		echo "$mnt$cur"
 		return 0
 	fi
-	egr_ci_name_ok "$name" || { egr_ci_say "cgroup name '$name': expected [A-Za-z0-9._-]"; return 1; }
-	egr_ci_sudo mkdir -p "$mnt/egressctl/$name" || return 1
-	for i in 1 2 3 4 5; do
-		moved=0
-		for p in $(egr_ci_tree "$root"); do
-			[ "$(egr_ci_cgroup_of "$p")" = "/egressctl/$name" ] && continue
-			echo "$p" | egr_ci_sudo tee "$mnt/egressctl/$name/cgroup.procs" >/dev/null 2>&1 &&
-				moved=$((moved + 1))
-		done
-		[ "$moved" = 0 ] && break
-	done
+	egr_ci_move_tree "$root" "$mnt/egressctl/$name" || return 1
 	egr_ci_say "$others other process(es) share $mnt$cur: the job's ($root and what it spawned) moved to $mnt/egressctl/$name"
 	echo "$mnt/egressctl/$name"
+}
+
+# egr_ci_docker_sock: dockerd's socket where there is one
+egr_ci_docker_sock() {
+	local r
+	for r in /run/docker.sock /var/run/docker.sock; do
+		[ -S "$r" ] && { echo "$r"; return 0; }
+	done
+	return 1
+}
+
+# egr_ci_docker_slices SOCK: when dockerd at SOCK uses systemd's cgroup
+# driver, where systemd's slices begin below the cgroup2 mount: the root
+# of the cgroup2 mount in the mount namespace of the process listening on
+# SOCK (dockerd, or systemd for docker.socket), as ours sees it ("" when
+# it is the mount's own root, as on a host). Nothing (status 1) with
+# another driver or when docker does not answer.
+egr_ci_docker_slices() {
+	local sock=$1 drv pid r
+	drv=$(timeout 30 docker -H "unix://$sock" info --format '{{.CgroupDriver}}' 2>/dev/null) || return 1
+	[ "$drv" = systemd ] || return 1
+	pid=$(egr_ci_sudo ss -xlpnH src "$sock" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+	r=$([ -n "$pid" ] && egr_ci_sudo cat "/proc/$pid/mountinfo" | awk '
+		{ for (i = 1; i <= NF; i++) if ($i == "-") break
+		  if ($5 == "/sys/fs/cgroup") { top = ($(i + 1) == "cgroup2"); troot = $4 }
+		  else if ($(i + 1) == "cgroup2" && first == "") first = $4 }
+		END { if (top) print troot; else if (first != "") print first; else exit 1 }')
+	[ -n "$r" ] || {
+		egr_ci_say "dockerd at $sock uses systemd's cgroup driver, and where its slices are cannot be told: its containers will be refused"
+		return 1
+	}
+	[ "$r" = / ] && r=
+	printf '%s\n' "$r"
 }
 
 # egr_ci_bin: the egressctl to use: EGR_BIN, else built (EGR_BUILD=true:
@@ -422,9 +478,7 @@ egr_ci_daemon_args() {
 	while read -r r; do args+=(--allow "$r"); done < <(egr_ci_rules "${EGR_ALLOW:-}")
 	case "${EGR_DOCKER:-true}" in
 	true)
-		for r in /run/docker.sock /var/run/docker.sock; do
-			[ -S "$r" ] && { args+=(--docker "$r"); break; }
-		done ;;
+		r=$(egr_ci_docker_sock) && args+=(--docker "$r") ;;
 	false) ;;
 	*) egr_ci_say "docker '${EGR_DOCKER}': expected true or false"; return 1 ;;
 	esac
@@ -434,6 +488,7 @@ egr_ci_daemon_args() {
 
 egr_ci_start() {
 	local root=$1 bin cg dir=${EGR_DIR:?EGR_DIR is not set} name sdir v dpid sudo_mode=${EGR_SUDO:-allow}
+	local sock slices
 	local -a args=() envs=()
 	[ -n "$root" ] || { egr_ci_say "no job process to confine"; return 1; }
 	case $sudo_mode in
@@ -459,7 +514,12 @@ egr_ci_start() {
 		egr_ci_say "cannot make the state directory $sdir"
 		return 1
 	}
-	cg=$(egr_ci_job_cgroup "$root" "$name") || return 1
+	if [ "${EGR_DOCKER:-true}" = true ] && sock=$(egr_ci_docker_sock) &&
+		slices=$(egr_ci_docker_slices "$sock"); then
+		cg=$(egr_ci_job_cgroup "$root" "$name" "$slices") || return 1
+	else
+		cg=$(egr_ci_job_cgroup "$root" "$name") || return 1
+	fi
 	egr_ci_daemon_args "$sdir" || return 1
 	for v in $EGR_CI_IDENT_VARS; do [ -n "${!v:-}" ] && envs+=("$v=${!v}"); done
 	# daemon.out is the job's: opened by this shell, as the job user
