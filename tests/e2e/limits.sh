@@ -323,7 +323,7 @@ test_pipe_queue() {
 		for i in 2 3 4 5 6; do
 			echo "cu $t.d$i --max-time 40 http://$WEB/close/2000000 &"
 		done
-		echo "\$LC --tag tunnel connect 3 203.0.113.40:7 &"
+		echo "\$LC --tag tunnel --timeout 30 connect 3 203.0.113.40:7 &"
 		echo wait
 		echo "cat \$RW/$t.slow.out"
 	} | script "$t"
