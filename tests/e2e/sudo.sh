@@ -180,8 +180,10 @@ test_pidns() {
 	egr pidns-killafter --user $U --allow-sudo --timeout 1 --kill-after 1 -- sh -c 'trap "" TERM; sleep 30'
 	a_rc pidns.kill_after 137 pidns-killafter
 	# egressctl's TERM reaches CMD through its pid 1
-	egr_bg pidns-fwd --user $U --allow-sudo -- sh -c 'trap "echo got-term; exit 3" TERM; sleep 30 & wait'
-	sleep 1
+	egr_bg pidns-fwd --user $U --allow-sudo -- sh -c 'trap "echo got-term; exit 3" TERM; echo trapped; sleep 30 & wait'
+	# CMD's trap is set (a fixed sleep was too short on a loaded machine:
+	# the TERM reached egressctl before it ran CMD, and ended it)
+	wait_secs 20 grep -q '^trapped$' "$W/pidns-fwd.out"
 	kill -TERM "$EGR_PID"
 	egr_join 10
 	a_rc pidns.forwarded 3 pidns-fwd
