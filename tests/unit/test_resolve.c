@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* dns/resolver.c: the address cache and the joining of lookups, against a fake
  * DNS server on 127.0.0.1 that counts the queries it gets and answers A
- * queries with one address and a chosen TTL (AAAA: no records). */
+ * queries with one address and a chosen TTL (AAAA: no records); and raw
+ * exchanges (resolver_send) through csock.c's kept socket: reused, then
+ * replaced; a foreign answer ignored; a lost query asked again by c-ares. */
 #include <setjmp.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +32,14 @@ struct fake {
 	int last_status;  /* of the last callback */
 	int last_naddrs;  /* of the last callback */
 	uint32_t last_ip; /* first address of the last callback */
+	/* raw exchanges */
+	uint16_t ports[64]; /* source ports of the queries received */
+	int nports;
+	int drop;	 /* queries to leave unanswered */
+	bool spoof;	 /* answer each with a wrong id (and 203.0.113.9) first */
+	int raw_status;	 /* of the last raw callback */
+	uint16_t raw_id; /* the id of the last raw answer */
+	uint32_t raw_ip; /* its first A record */
 };
 
 static void
@@ -47,6 +59,28 @@ on_query(evutil_socket_t fd, short what, void *arg)
 	n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
 	if (n <= 0 || dns_parse_query(buf, (size_t)n, &q, &id_ok))
 		return;
+	if (f->nports < 64)
+		f->ports[f->nports++] = ntohs(from.sin_port);
+	if (f->drop > 0) {
+		f->drop--;
+		return;
+	}
+	if (f->spoof && q.qtype == DNS_T_A) {
+		struct dns_query sq = q;
+
+		memset(&rr, 0, sizeof(rr));
+		rr.section = DNS_S_ANSWER;
+		snprintf(rr.name, sizeof(rr.name), "%s", q.name);
+		rr.type = DNS_T_A;
+		rr.rclass = 1;
+		rr.ttl = 300;
+		rr.rdlen = 4;
+		memcpy(rr.rdata, "\xcb\x00\x71\x09", 4); /* 203.0.113.9 */
+		sq.id ^= 0x5a5a;
+		len = dns_build_response(&sq, 0, &rr, 1, 512, out, sizeof(out));
+		if (len > 0)
+			sendto(fd, out, (size_t)len, 0, (struct sockaddr *)&from, flen);
+	}
 	if (q.qtype == DNS_T_A) {
 		f->queries_a++;
 		memset(&rr, 0, sizeof(rr));
@@ -203,6 +237,111 @@ test_concurrent_lookups_join(void **state)
 }
 
 static void
+on_raw_answer(int status, const unsigned char *answer, int alen, void *arg)
+{
+	struct fake *f = arg;
+	struct dns_msg *m = malloc(sizeof(*m));
+
+	f->answers++;
+	f->raw_status = status;
+	f->raw_id = 0;
+	f->raw_ip = 0;
+	assert_non_null(m);
+	if (!status && !dns_parse_response(answer, (size_t)alen, m)) {
+		f->raw_id = m->id;
+		for (int i = 0; i < m->nrr; i++)
+			if (m->rr[i].type == DNS_T_A && m->rr[i].rdlen == 4) {
+				f->raw_ip = (uint32_t)m->rr[i].rdata[0] << 24 |
+					    (uint32_t)m->rr[i].rdata[1] << 16 |
+					    (uint32_t)m->rr[i].rdata[2] << 8 | m->rr[i].rdata[3];
+				break;
+			}
+	}
+	free(m);
+}
+
+/* a raw query for name (A) with id, answered into f->raw_* */
+static void
+raw_ask(struct fake *f, const char *name, uint16_t id)
+{
+	struct dns_query q = {.id = id, .qtype = DNS_T_A, .qclass = 1};
+	uint8_t buf[512];
+	int len;
+
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	len = dns_build_query(&q, buf, sizeof(buf));
+	assert_true(len > 0);
+	assert_non_null(resolver_send(f->res, buf, (size_t)len, on_raw_answer, f));
+}
+
+static int
+distinct_ports(const struct fake *f)
+{
+	int n = 0;
+
+	for (int i = 0; i < f->nports; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < i; j++)
+			seen |= f->ports[j] == f->ports[i];
+		n += !seen;
+	}
+	return n;
+}
+
+static void
+test_raw_socket_kept_then_replaced(void **state)
+{
+	struct fake *f = *state;
+	char name[64];
+
+	/* one socket for CSOCK_REUSE queries, then a new one (a new port) */
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "r%d.test", i);
+		raw_ask(f, name, (uint16_t)(1000 + i));
+		wait_answers(f, i + 1);
+		assert_int_equal(f->raw_status, 0);
+		assert_int_equal(f->raw_id, 1000 + i);	    /* the caller's id, whatever went out */
+		assert_int_equal(f->raw_ip >> 8, 0xc63364); /* 198.51.100.x */
+	}
+	assert_int_equal(f->nports, 40);
+	assert_int_equal(distinct_ports(f), 2);
+	for (int i = 1; i < 32; i++)
+		assert_int_equal(f->ports[i], f->ports[0]);
+	assert_int_not_equal(f->ports[32], f->ports[0]);
+}
+
+static void
+test_raw_foreign_answer_ignored(void **state)
+{
+	struct fake *f = *state;
+
+	/* an answer with another id (spoofed) comes first: not taken */
+	f->spoof = true;
+	raw_ask(f, "spoof.test", 7);
+	wait_answers(f, 1);
+	assert_int_equal(f->raw_status, 0);
+	assert_int_equal(f->raw_id, 7);
+	assert_int_equal(f->raw_ip, 0xc6336401);
+	assert_int_equal(f->nports, 1);
+}
+
+static void
+test_raw_lost_query_asked_again(void **state)
+{
+	struct fake *f = *state;
+
+	/* csock's query is lost: after its 500 ms c-ares asks (its own socket) */
+	f->drop = 1;
+	raw_ask(f, "lost.test", 9);
+	wait_answers(f, 1);
+	assert_int_equal(f->raw_status, 0);
+	assert_int_equal(f->raw_id, 9);
+	assert_int_equal(f->nports, 2);
+	assert_int_equal(distinct_ports(f), 2);
+}
+
+static void
 test_overlong_name_is_not_cached(void **state)
 {
 	struct fake *f = *state;
@@ -227,6 +366,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_zero_ttl_is_not_cached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_lookups_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlong_name_is_not_cached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_socket_kept_then_replaced, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_raw_foreign_answer_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_lost_query_asked_again, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

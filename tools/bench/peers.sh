@@ -23,6 +23,9 @@
 #                                               http -p ADDR (row peer_NAME_http)
 #   haproxy (TCP forward to www:80)             direct --connect-to ADDR
 #   dante, microsocks                           socks5 -p ADDR
+# BENCH_PEERS="haproxy dante" starts and measures only the peers named
+# (default: all seven; "none": no peer), so that a quick run can compare
+# egressctl with haproxy alone.
 
 declare -A PEER_CURL=() PEER_PID=() PEER_MODE=() PEER_VIA=()
 PEER_ROWS=()
@@ -311,6 +314,21 @@ peers_rate() {
 	done
 }
 
+PEERS_ALL="squid tinyproxy trafficserver mitmproxy haproxy dante microsocks"
+# peers_select: PEERS_WANTED from BENCH_PEERS; an unknown name is an error
+peers_select() {
+	local n
+	PEERS_WANTED=${BENCH_PEERS-$PEERS_ALL}
+	[ "$PEERS_WANTED" = none ] && PEERS_WANTED=""
+	for n in $PEERS_WANTED; do
+		[[ " $PEERS_ALL " == *" $n "* ]] || {
+			echo "bench: BENCH_PEERS: no peer $n ($PEERS_ALL, or none)" >&2
+			return 2
+		}
+	done
+}
+peer_wanted() { [[ " $PEERS_WANTED " == *" $1 "* ]]; }
+
 PEERS_UP=0
 peers_start() {
 	local n
@@ -320,16 +338,16 @@ peers_start() {
 	PEER_ROWS=()
 	PEER_CURL=()
 	PEER_PID=()
-	for n in squid tinyproxy trafficserver mitmproxy haproxy dante microsocks; do
+	for n in $PEERS_WANTED; do
 		peer_start "$n"
 	done
-	peer_check squid -p -x http://127.0.0.1:3128
-	peer_check tinyproxy -p -x http://127.0.0.1:8888
-	peer_check trafficserver -p -x http://127.0.0.1:8080
-	peer_check mitmproxy -p -x http://127.0.0.1:8081
-	peer_check haproxy --noproxy '*' --connect-to www.bench.test:80:127.0.0.1:9000
-	peer_check dante -x socks5h://127.0.0.1:1080
-	peer_check microsocks -x socks5h://127.0.0.1:1081
+	peer_wanted squid && peer_check squid -p -x http://127.0.0.1:3128
+	peer_wanted tinyproxy && peer_check tinyproxy -p -x http://127.0.0.1:8888
+	peer_wanted trafficserver && peer_check trafficserver -p -x http://127.0.0.1:8080
+	peer_wanted mitmproxy && peer_check mitmproxy -p -x http://127.0.0.1:8081
+	peer_wanted haproxy && peer_check haproxy --noproxy '*' --connect-to www.bench.test:80:127.0.0.1:9000
+	peer_wanted dante && peer_check dante -x socks5h://127.0.0.1:1080
+	peer_wanted microsocks && peer_check microsocks -x socks5h://127.0.0.1:1081
 	peers_bulk
 	peers_rate
 }

@@ -172,6 +172,10 @@ POLICY_TARGET_NS = 1000
 DAEMON_START_MS = 100        # runner mode: a restart to the first decision, 100k rules
 DAEMON_RELOAD_ADDED_US = 1000  # runner mode: no decision waits 1 ms longer during a reload
 DNS_CACHED_TARGET = 1.2
+# issue 32: every proxied path against haproxy's TCP forward, same round
+VS_HAPROXY_RATE = 1.1      # new connections/s at 32 and 64 clients, ≥ this × haproxy's
+VS_HAPROXY_P50 = 0.5       # added p50 of one request, ≤ this × haproxy's added p50
+CPU_PER_CONN_US = 90       # egressctl CPU per proxied connection
 
 
 HS_N_NOTE = "200 handshakes"
@@ -368,6 +372,56 @@ class Report:
                                   "max": max(added) if added else None}
                 if q == "p50_us" and name in LAT_TARGET_ROWS:
                     self.lat_vs_peers(r, best, added)
+
+    def vs_haproxy(self):
+        """each proxied path's connection rate and added p50 as a ratio to
+        haproxy's TCP forward in the same round (issue 32's targets), and
+        egressctl's CPU per connection"""
+        recs = [r for r in self.recs if r["phase"] == "rate"]
+        if not any(r["row"].startswith("peer_haproxy/") for r in recs):
+            return
+
+        def get(key, field):
+            def f(r):
+                x = r.get("res")
+                return x.get(field) if x and x.get("ok", 0) > 0 else None
+            return self.by_round("rate", f, lambda r: r["row"] == key)
+
+        concs = sorted({int(r["row"].split("/")[1]) for r in recs})
+        for c in concs:
+            sec = (f"egressctl ÷ haproxy (TCP forward), new connections/s, {c} "
+                   f"client{'s' if c > 1 else ''}, per round")
+            hap = get(f"peer_haproxy/{c}", "rps")
+            for name in LAT_TARGET_ROWS:
+                vals = get(f"{name}/{c}", "rps")
+                if not vals:
+                    continue
+                t = VS_HAPROXY_RATE if c in RATE_TARGET_CONCS else None
+                self.row(sec, NAMES[name], "conn/s", list(vals.values()),
+                         self.paired(vals, hap), t, ">=" if t else None,
+                         f"haproxy {span(list(hap.values()), 0)} conn/s", "ratio")
+        c = concs[0]
+        sec = f"egressctl ÷ haproxy (TCP forward), added p50 of one request ({c} client), per round"
+        base = get(f"direct/{c}", "p50_us")
+        hap = get(f"peer_haproxy/{c}", "p50_us")
+        hadd = {k: hap[k] - base[k] for k in hap if k in base}
+        for name in LAT_TARGET_ROWS:
+            vals = get(f"{name}/{c}", "p50_us")
+            added = {k: vals[k] - base[k] for k in vals if k in base}
+            if not added:
+                continue
+            ratios = [added[k] / hadd[k] for k in sorted(added) if k in hadd and hadd[k] > 0]
+            self.row(sec, NAMES[name], "µs added", list(added.values()), ratios,
+                     VS_HAPROXY_P50, "<=",
+                     f"haproxy added {span(list(hadd.values()), 0)} µs", "ratio")
+        sec = "egressctl CPU per proxied connection (rate runs at 32 and 64 clients)"
+        for name in LAT_TARGET_ROWS:
+            cpu = [r["res"]["egr_cpu_ms"] * 1000 / r["res"]["ok"] for r in recs
+                   if r["row"] in (f"{name}/32", f"{name}/64") and r.get("res")
+                   and r["res"].get("ok") and r["res"].get("egr_cpu_ms") is not None]
+            if cpu:
+                self.row(sec, NAMES[name], "µs/conn", cpu, target=CPU_PER_CONN_US, op="<=",
+                         judge="value")
 
     @staticmethod
     def vs_peers(r, best, ratios):
@@ -669,6 +723,7 @@ class Report:
     def build(self):
         self.bulk()
         self.rate()
+        self.vs_haproxy()
         self.https()
         self.memory()
         self.kernel()

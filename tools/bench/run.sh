@@ -8,6 +8,9 @@
 #   sudo tools/bench/run.sh [--quick] EGRESSCTL     (make bench / make bench-quick)
 #   BENCH_PHASES="bulk rate"   run only these phases
 #                              (bulk rate https mem kern policy dns daemon; default: all)
+#   BENCH_PEERS="haproxy"      start and measure only these peers (squid tinyproxy
+#                              trafficserver mitmproxy haproxy dante microsocks;
+#                              default: all; none: no peer)
 #   BENCH_KEEP=1               keep the work dir /tmp/egr-bench-PID
 #   BENCH_OUT=FILE             results file (default: bench-results.json in the repo)
 #   BENCH_HOLD=SECONDS         keep the network and servers up that long after
@@ -53,7 +56,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1 ;;
 	-h | --help)
-		sed -n '2,16p' "$0"
+		sed -n '2,19p' "$0"
 		exit 0
 		;;
 	-*)
@@ -471,6 +474,7 @@ meta() {
 # ------------------------------------------------------------ main
 
 T0=$(date +%s)
+peers_select || exit $?
 setup || exit $?
 (
 	sleep "$DEADLINE_S"

@@ -318,26 +318,30 @@ on_upstream(int status, const unsigned char *answer, int alen, void *arg)
 {
 	struct inflight *f = arg;
 	struct dns_server *d = f->d;
-	struct dns_msg *m = NULL;
-	struct dns_rr *kept = NULL;
+	struct dns_msg *m;
+	struct dns_rr *kept;
 	uint32_t min_ttl;
 	int n, rcode, local = 0, addrs = 0;
 
 	f->rq = NULL;
-	m = malloc(sizeof(*m));
-	kept = malloc(sizeof(*kept) * DNS_MAX_RRS);
+	if (!d->up_msg)
+		d->up_msg = malloc(sizeof(*d->up_msg));
+	if (!d->up_kept)
+		d->up_kept = malloc(sizeof(*d->up_kept) * DNS_MAX_RRS);
+	m = d->up_msg;
+	kept = d->up_kept;
 	if (status || !m || !kept || dns_parse_response(answer, (size_t)alen, m) ||
 	    strcasecmp(m->q.name, f->name) || m->q.qtype != f->qtype) {
 		d->st.servfail++;
 		log_info("dns: %s: no usable answer from upstream (%s)", f->name,
 			 status ? strerror(-status) : "malformed");
 		finish_inflight(f, DNS_R_SERVFAIL, NULL, 0);
-		goto out;
+		return;
 	}
 	rcode = m->rcode;
 	if (rcode != DNS_R_NOERROR && rcode != DNS_R_NXDOMAIN) {
 		finish_inflight(f, DNS_R_SERVFAIL, NULL, 0);
-		goto out;
+		return;
 	}
 	n = filter_answer(d, m, kept, &min_ttl, &local, &addrs);
 	/* an allowed name that resolves only to local addresses (DNS
@@ -356,9 +360,6 @@ on_upstream(int status, const unsigned char *answer, int alen, void *arg)
 	kpaths_open(&d->paths, d->o.policy, f->name, kept, n);
 	cache_store(d, f->name, f->qtype, rcode, kept, n, n ? min_ttl : NEG_TTL_S);
 	finish_inflight(f, rcode, kept, n);
-out:
-	free(m);
-	free(kept);
 }
 
 static void
@@ -538,7 +539,7 @@ resolve_query(struct dns_server *d, struct waiter *w, const char *norm)
 		struct dns_query uq = w->q;
 
 		snprintf(uq.name, sizeof(uq.name), "%s", norm);
-		uq.id = (uint16_t)arc4random();
+		uq.id = 0; /* whoever sends it sets its own random id (csock, c-ares) */
 		uq.edns = true;
 		uq.edns_do = false;
 		qlen = dns_build_query(&uq, qbuf, sizeof(qbuf));
@@ -620,6 +621,10 @@ dns_answer_free(struct dns_server *d)
 		free(k);
 	}
 	cache_clear(d);
+	free(d->up_msg);
+	free(d->up_kept);
+	d->up_msg = NULL;
+	d->up_kept = NULL;
 	for (int i = 0; i < LEARN_BUCKETS; i++) {
 		struct learned *l;
 

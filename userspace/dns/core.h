@@ -119,6 +119,10 @@ struct dns_server {
 	LIST_HEAD(, dns_ask) asks; /* questions on the terminal (--ask) */
 	int ntcp;
 	struct dns_stats st;
+	/* an upstream answer being read (answer.c): kept from one answer to
+	 * the next, as they are 84 KiB each (DNS_MAX_RRS records) */
+	struct dns_msg *up_msg;
+	struct dns_rr *up_kept;
 };
 
 /* ---- answer.c ---- */

@@ -7,7 +7,13 @@
  * Address lookups (resolver_query) are cached for their DNS TTL and joined
  * while one is in flight: a proxy that opens thousands of connections to
  * the same host asks once per TTL, not once per connection (hosts-file
- * answers carry no TTL and are not cached). */
+ * answers carry no TTL and are not cached).
+ *
+ * Raw exchanges (resolver_send, the DNS responder's upstream path) go
+ * first to the first server over csock.c's kept UDP socket; what that
+ * cannot settle (no answer within CSOCK_TIMEOUT_MS, a truncated answer, a
+ * socket error) is sent again through c-ares, with its tries, its other
+ * servers and TCP. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +27,7 @@
 
 #include "lib/clock.h"
 #include "lib/hash.h"
+#include "dns/csock.h"
 #include "dns/resolver.h"
 
 #define RESOLVE_MAX_SOCKS 16
@@ -28,6 +35,9 @@
 #define CACHE_MAX	  4096 /* names; beyond it the cache starts over */
 #define CACHE_MAX_TTL	  3600 /* seconds, whatever the answer says */
 #define HOST_MAX	  256
+/* csock's one try before c-ares' own (2 s, then 4 s): an upstream that
+ * never answers is still SERVFAIL within 6.5 s */
+#define CSOCK_TIMEOUT_MS  500
 
 struct resolve_req;
 
@@ -58,6 +68,7 @@ struct resolver {
 		struct event *ev;
 	} socks[RESOLVE_MAX_SOCKS];
 	LIST_HEAD(, lookup) lookups;
+	struct csock *cs; /* raw exchanges with the first server; NULL: c-ares only */
 	struct cache_bucket cache[CACHE_BUCKETS];
 	int ncache;
 	struct resolver_stats st;
@@ -69,6 +80,8 @@ struct resolve_req {
 	resolve_raw_cb raw_cb; /* resolver_send(): raw answer instead */
 	unsigned char *answer;
 	int alen;
+	unsigned char *query; /* resolver_send()'s, while csock has it */
+	size_t qlen;
 	void *arg;
 	struct resolve_req *next; /* the other requests of its lookup */
 	bool cancelled;
@@ -250,6 +263,37 @@ sock_state(void *data, ares_socket_t fd, int readable, int writable)
 		event_add(r->socks[slot].ev, NULL);
 }
 
+/* csock.c's client of c-ares' first server, or NULL (c-ares alone) */
+static struct csock *
+first_server_csock(struct resolver *r)
+{
+	struct ares_addr_port_node *list = NULL;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	struct csock *cs = NULL;
+	socklen_t len = 0;
+
+	if (ares_get_servers_ports(r->channel, &list) != ARES_SUCCESS || !list)
+		return NULL;
+	memset(&ss, 0, sizeof(ss));
+	if (list->family == AF_INET) {
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, &list->addr.addr4, sizeof(in->sin_addr));
+		in->sin_port = htons((uint16_t)(list->udp_port ? list->udp_port : 53));
+		len = sizeof(*in);
+	} else if (list->family == AF_INET6) {
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, &list->addr.addr6, sizeof(in6->sin6_addr));
+		in6->sin6_port = htons((uint16_t)(list->udp_port ? list->udp_port : 53));
+		len = sizeof(*in6);
+	}
+	if (len)
+		cs = csock_new(r->base, (struct sockaddr *)&ss, len, CSOCK_TIMEOUT_MS);
+	ares_free_data(list);
+	return cs;
+}
+
 struct resolver *
 resolver_new(struct event_base *base, const char *servers, char *errbuf, size_t errlen)
 {
@@ -297,6 +341,7 @@ resolver_new(struct event_base *base, const char *servers, char *errbuf, size_t 
 		free(r);
 		return NULL;
 	}
+	r->cs = first_server_csock(r);
 	return r;
 }
 
@@ -305,6 +350,7 @@ resolver_free(struct resolver *r)
 {
 	if (!r)
 		return;
+	csock_free(r->cs);	  /* calls back its pending requests with -ECANCELED */
 	ares_destroy(r->channel); /* calls back pending requests with ARES_EDESTRUCTION */
 	cache_clear(r);
 	for (int i = 0; i < RESOLVE_MAX_SOCKS; i++)
@@ -346,6 +392,7 @@ deliver(struct resolve_req *q)
 			q->cb(q->status, q->addrs, q->naddrs, q->arg);
 	}
 	free(q->answer);
+	free(q->query);
 	free(q);
 }
 
@@ -501,6 +548,37 @@ on_raw(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
 	deliver(q);
 }
 
+/* c-ares sends q's query (a new request, or csock's answer handed back) */
+static void
+ares_fallback(struct resolve_req *q, const unsigned char *qbuf, size_t qlen)
+{
+	q->starting = true;
+	ares_send(q->r->channel, qbuf, (int)qlen, on_raw, q);
+	q->starting = false;
+}
+
+/* csock settled q: its answer, or c-ares asks again */
+static void
+on_csock(int status, const unsigned char *answer, size_t alen, void *arg)
+{
+	struct resolve_req *q = arg;
+
+	if (status == -EAGAIN && !q->cancelled) {
+		ares_fallback(q, q->query, q->qlen);
+		free(q->query);
+		q->query = NULL;
+		if (q->done) /* answered within ares_send(): from the loop, as always */
+			deliver(q);
+		else
+			arm_timer(q->r);
+		return;
+	}
+	if (!q->cancelled)
+		q->raw_cb(status, answer, (int)alen, q->arg);
+	free(q->query);
+	free(q);
+}
+
 struct resolve_req *
 resolver_send(struct resolver *r, const unsigned char *qbuf, size_t qlen, resolve_raw_cb cb,
 	      void *arg)
@@ -513,9 +591,15 @@ resolver_send(struct resolver *r, const unsigned char *qbuf, size_t qlen, resolv
 	q->r = r;
 	q->raw_cb = cb;
 	q->arg = arg;
-	q->starting = true;
-	ares_send(r->channel, qbuf, (int)qlen, on_raw, q);
-	q->starting = false;
+	if (r->cs && (q->query = malloc(qlen))) {
+		memcpy(q->query, qbuf, qlen);
+		q->qlen = qlen;
+		if (csock_send(r->cs, qbuf, qlen, on_csock, q) == 0)
+			return q;
+		free(q->query); /* not sent: c-ares at once */
+		q->query = NULL;
+	}
+	ares_fallback(q, qbuf, qlen);
 	if (q->done) {
 		struct timeval now = {0, 0};
 

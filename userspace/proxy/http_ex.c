@@ -154,6 +154,18 @@ http_ex_free(struct conn *c)
 	hc(c)->ex = NULL;
 }
 
+/* Writes what out holds to fd now, not after a turn of the loop. A socket
+ * bufferevent's output is frozen at its start for everyone but the
+ * bufferevent itself (evbuffer_write() would write nothing), so it is
+ * thawed for the write. */
+static void
+ex_write_now(struct evbuffer *out, int fd)
+{
+	evbuffer_unfreeze(out, 1);
+	evbuffer_write(out, fd);
+	evbuffer_freeze(out, 1);
+}
+
 /* Moves request body bytes from data to upstream; returns bytes used or -1. */
 static long
 ex_feed_request(struct conn *c, const char *data, size_t len)
@@ -807,7 +819,7 @@ ex_finish(struct conn *c)
 	if (!ex->client_keep || !ex->req_done)
 		ex->closing = true;
 	/* the rest of a small response goes now, not a turn of the loop later */
-	evbuffer_write(bufferevent_get_output(ex->cb), c->cfd);
+	ex_write_now(bufferevent_get_output(ex->cb), c->cfd);
 	if (!evbuffer_get_length(bufferevent_get_output(ex->cb)))
 		on_cb_write(ex->cb, c);
 }
@@ -818,6 +830,9 @@ http_ex_start(struct conn *c)
 	struct event_base *base = event_get_base(&c->timer);
 	struct http_ex *ex = hc(c)->ex;
 	long used;
+	bool sent;
+	ssize_t n;
+	size_t off;
 
 	evtimer_del(&c->timer);
 	ex->cb = bufferevent_socket_new(base, c->cfd, 0);
@@ -831,7 +846,14 @@ http_ex_start(struct conn *c)
 	/* a body to splice waits for the head to be all sent */
 	bufferevent_setwatermark(ex->ub, EV_WRITE, ex_req_spliceable(ex) ? 0 : EX_LOW, 0);
 	bufferevent_setwatermark(ex->cb, EV_WRITE, 0, 0);
-	evbuffer_add(bufferevent_get_output(ex->ub), c->uout, c->uoutlen);
+	/* The head goes now, not a turn of the loop later, and only what the
+	 * socket did not take goes to the bufferevent: bytes added to its
+	 * output arm its write event (a bufferevent writes by default), which
+	 * would then wake the loop once with nothing left to write. */
+	n = send(c->ufd, c->uout, c->uoutlen, MSG_NOSIGNAL | MSG_DONTWAIT);
+	off = n > 0 ? (size_t)n : 0;
+	if (off < c->uoutlen)
+		evbuffer_add(bufferevent_get_output(ex->ub), c->uout + off, c->uoutlen - off);
 	free(c->uout);
 	c->uout = NULL;
 	c->uoutlen = c->uoutoff = 0;
@@ -844,14 +866,15 @@ http_ex_start(struct conn *c)
 	c->state = CS_RELAY;
 	conn_touch(c);
 	conn_timer(c, conn_idle_timeout(c));
-	bufferevent_enable(ex->ub, EV_READ | EV_WRITE);
+	/* the upstream's write event only if more is to be written (the rest,
+	 * or a body); the client's is armed by what is added to its output */
+	sent = !evbuffer_get_length(bufferevent_get_output(ex->ub));
+	bufferevent_enable(ex->ub, sent && ex->req_done ? EV_READ : EV_READ | EV_WRITE);
 	if (!ex->req_done && !ex_req_spliceable(ex))
 		bufferevent_enable(ex->cb, EV_READ);
-	else
+	else if (!ex->req_done)
 		bufferevent_enable(ex->cb, EV_WRITE);
-	/* the head goes now, not a turn of the loop later */
-	evbuffer_write(bufferevent_get_output(ex->ub), c->ufd);
-	if (!evbuffer_get_length(bufferevent_get_output(ex->ub)))
+	if (sent)
 		on_ub_write(ex->ub, c);
 }
 
