@@ -1038,6 +1038,74 @@ test_metrics() {
 	a_grep "$t.public_refused" "$W/$t.bad" "--metrics 0\\.0\\.0\\.0:9464: not a loopback address"
 }
 
+# ======================================================================
+# policy_dir: one file per policy (NAME.json), laid out as the kubelet
+# mounts a ConfigMap (NAME.json -> ..data/NAME.json, ..data -> ..TS/) and
+# updated as it does (a new ..TS directory, ..data renamed over it): the
+# daemon reloads by itself, mid-job; a broken file keeps the previous
+# policy of its targets, says so, and the other policy still reloads.
+# ======================================================================
+# kube_swap DIR TAG NAME=JSON...: DIR's files replaced the kubelet's way
+kube_swap() {
+	local dir=$1 ts="..$2" kv
+	shift 2
+	mkdir -p "$dir/$ts"
+	for kv in "$@"; do
+		printf '%s\n' "${kv#*=}" >"$dir/$ts/${kv%%=*}.json"
+		[ -e "$dir/${kv%%=*}.json" ] || ln -s "..data/${kv%%=*}.json" "$dir/${kv%%=*}.json"
+	done
+	ln -sfn "$ts" "$dir/..data_tmp"
+	mv -T "$dir/..data_tmp" "$dir/..data"
+}
+d_ready_n() { [ "$(grep -cs "$2" "$1")" -gt "$3" ]; }
+test_policy_dir() {
+	local t=poldir n
+	mkcg "$t-a"
+	mkcg "$t-b"
+	mkdir -p "$W/$t.d"
+	kube_swap "$W/$t.d" 1 'ci={"allow": ["a.example.test"]}' 'other={"allow": ["a.example.test"]}'
+	cat >"$W/$t.json" <<EOF
+{"policy_dir": "$W/$t.d", "targets": [
+  {"name": "ja", "cgroup": "$(tcg "$t-a")", "policy": "ci", "dns_upstream": "$INET_DNS", "log": "$W/$t.a.jlog"},
+  {"name": "jb", "cgroup": "$(tcg "$t-b")", "policy": "other.json", "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	# a job running through the swaps: a and b, every 0.3 s
+	in_cg "$t-a" sh -c 'while :; do curl -s -o /dev/null -m 3 -w "a %{http_code}\n" http://a.example.test/$0; curl -s -o /dev/null -m 3 -w "b %{http_code}\n" http://b.example.test/$0; sleep 0.3; done' "$t"
+	wait_secs 10 grep -qs '^b 000' "$W/$t-a.cg.out"
+	a_grep "$t.before.a" "$W/$t-a.cg.out" '^a 200$'
+	a_nogrep "$t.before.b" "$W/$t-a.cg.out" '^b 200$'
+	# the kubelet's update: b allowed, a not; no SIGHUP, no `reload`
+	n=$(grep -c 'policy reloaded' "$W/$t.dout")
+	kube_swap "$W/$t.d" 2 'ci={"allow": ["b.example.test"]}' 'other={"allow": ["a.example.test"]}'
+	wait_secs 5 d_ready_n "$W/$t.dout" 'policy reloaded' "$n"
+	a_grep "$t.reloaded.said" "$W/$t.dout" "policy_dir $(re "$W/$t.d") changed: reloading"
+	sleep 1
+	: >"$W/$t-a.cg.out"
+	wait_secs 10 grep -qs '^b 200' "$W/$t-a.cg.out"
+	sleep 1
+	a_grep "$t.swapped.b" "$W/$t-a.cg.out" '^b 200$'
+	a_val "$t.swapped.a" "a's codes after the swap" "$(grep -c '^a 200' "$W/$t-a.cg.out")" '^0$'
+	# ci broken, other changed: ci's targets keep theirs, other reloads
+	kube_swap "$W/$t.d" 3 'ci={"allow": ["b.example.test", "*"]}' 'other={"allow": ["b.example.test"]}'
+	wait_secs 5 grep -qs 'target ja: policy ci .*not reloaded, the previous one stays' "$W/$t.dout"
+	a_grep "$t.broken.said" "$W/$t.dout" "target ja: policy ci \\($(re "$W/$t.d")/ci.json\\) not reloaded, the previous one stays: .*allow\\[1\\]"
+	a_jlog "$t.broken.logged" "$W/$t.a.jlog" event=policy-kept "reason=policy ci .*not reloaded.*"
+	wait_secs 5 grep -qs 'target jb: policy reloaded' "$W/$t.dout"
+	: >"$W/$t-a.cg.out"
+	wait_secs 10 grep -qs '^a 000' "$W/$t-a.cg.out"
+	sleep 1
+	a_grep "$t.broken.kept_b" "$W/$t-a.cg.out" '^b 200$'
+	a_val "$t.broken.kept_a" "a's codes with ci broken" "$(grep -c '^a 200' "$W/$t-a.cg.out")" '^0$'
+	kill "$CG_PID" 2>/dev/null
+	in_cg "$t-b" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://b.example.test/jb
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.other.b" "jb's b after its policy changed (other reloaded)" "$(codes "$W/$t-b.cg.out")" "200 "
+	dstop
+}
+
 # Regression: a control client that asked for a reload and went away (it
 # half-closed, or closed) before the answer had the answer written to it
 # after it was freed, and the daemon died (SIGSEGV). Now the reload goes
@@ -1058,6 +1126,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -95,6 +95,14 @@ static const struct cfg_case cfg_cases[] = {
 	{"upstream-no-proxy-alone",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"upstream-no-proxy\":\"corp.test\"}]}",
 	 "--upstream-no-proxy needs --upstream-proxy", 0},
+	{"policy-dir-relative", "{\"policy_dir\":\"p\",\"targets\":[{\"cgroup\":\"a\"}]}",
+	 "policy_dir: expected an absolute path", 0},
+	{"policy-dir-bad-name",
+	 "{\"policy_dir\":\"/p\",\"targets\":[{\"cgroup\":\"a\",\"policy\":\"..data\"}]}",
+	 "targets[0].policy: ..data: a policy's name is", 0},
+	{"policy-dir-empty-name",
+	 "{\"policy_dir\":\"/p\",\"targets\":[{\"cgroup\":\"a\",\"policy\":\".json\"}]}",
+	 "targets[0].policy: .json: a policy's name is", 0},
 	{"suggest-policy-is-summary's",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"suggest_policy\":\"f\"}]}",
 	 "targets[0].suggest_policy: unknown key", 0},
@@ -166,6 +174,32 @@ test_values(void **state)
 	dconfig_free(&cfg);
 }
 
+/* policy_dir: "policy": NAME is <policy_dir>/NAME.json ("NAME.json" too);
+ * a path stays a path; without policy_dir a name is a relative path. */
+static void
+test_policy_dir(void **state)
+{
+	const char *json = "{\"policy_dir\":\"/etc/egressctl/policies\",\"targets\":["
+			   "{\"cgroup\":\"/a\",\"policy\":\"ci\"},"
+			   "{\"cgroup\":\"/b\",\"policy\":\"build.v2.json\"},"
+			   "{\"cgroup\":\"/c\",\"policy\":\"/etc/p.json\"}]}";
+	char errbuf[600] = "", *path = write_tmp(json);
+	struct dconfig cfg;
+
+	(void)state;
+	assert_int_equal(dconfig_load(path, &cfg, errbuf, sizeof(errbuf)), 0);
+	unlink(path);
+	free(path);
+	assert_string_equal(cfg.policy_dir, "/etc/egressctl/policies");
+	assert_string_equal(cfg.specs[0].policy_name, "ci");
+	assert_string_equal(cfg.specs[0].o.policy_file, "/etc/egressctl/policies/ci.json");
+	assert_string_equal(cfg.specs[1].policy_name, "build.v2");
+	assert_string_equal(cfg.specs[1].o.policy_file, "/etc/egressctl/policies/build.v2.json");
+	assert_null(cfg.specs[2].policy_name);
+	assert_string_equal(cfg.specs[2].o.policy_file, "/etc/p.json");
+	dconfig_free(&cfg);
+}
+
 /* Targets compared across a reload: same target, same options but the
  * policy, or not. */
 static void
@@ -212,6 +246,7 @@ main(void)
 {
 	const struct CMUnitTest misc[] = {
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_policy_dir),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_contrib_example),
 	};

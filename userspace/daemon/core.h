@@ -48,7 +48,8 @@ struct dtarget {
 	int wd; /* inotify: the parent directory, while waiting for the cgroup */
 	struct target_rule rules[DAEMON_MAX_RULES];
 	int nrules;
-	bool rebuild_pending;	       /* its policy is to be built again (a rule expired) */
+	bool rebuild_pending; /* its policy is to be built again (a rule expired) */
+	bool held;	      /* its policy_dir file does not build: not attached until a reload */
 	struct policy *waiting_policy; /* built, for when its cgroup comes */
 	uint64_t since;		       /* monotonic seconds: attached */
 };
@@ -85,6 +86,9 @@ struct daemon {
 	struct usersock *usock;	 /* --user-socket, or NULL */
 	int sfd, ino_fd;
 	struct event *ev_sig, *ev_ino, *tick;
+	int policy_wd;		   /* inotify: the config's policy_dir (-1: none) */
+	char policy_dir[PATH_MAX]; /* what policy_wd watches */
+	struct event *policy_soon; /* a reload shortly after policy_dir changed */
 	LIST_HEAD(, follower) followers;
 	char *recent[RECENT_LINES];
 	uint64_t recent_cgid[RECENT_LINES];
@@ -172,6 +176,12 @@ void reload_next(struct daemon *dm);
 void reload_expire_rules(struct dtarget *dt, uint64_t now);
 /* At stop: a running build finishes and is dropped; its waiters are told. */
 void reload_stop(struct daemon *dm);
+/* The config's policy_dir watched (inotify), the one before not; called at
+ * start and after each reload. */
+void reload_watch_policy_dir(struct daemon *dm);
+/* An inotify event of policy_wd: a reload in 100 ms (the kubelet's
+ * update of a ConfigMap is several events). */
+void reload_policy_dir_changed(struct daemon *dm, const char *name);
 
 /* ---- docker.c ---- */
 

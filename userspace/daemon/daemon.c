@@ -183,10 +183,19 @@ static void
 on_inotify(evutil_socket_t fd, short what, void *arg)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct daemon *dm = arg;
+	ssize_t n;
 
 	(void)what;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->wd == dm->policy_wd && dm->policy_wd >= 0)
+				reload_policy_dir_changed(dm, ev->len ? ev->name : "");
+			p += sizeof(*ev) + ev->len;
+		}
+	}
 	on_tick(-1, 0, arg); /* a directory came: attach what waits for it */
 }
 
@@ -332,6 +341,8 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 	}
 	if (!err)
 		err = docker_start(dm, errbuf, errlen);
+	if (!err)
+		reload_watch_policy_dir(dm);
 	if (!err && dm->opts->user_socket) {
 		dm->usock = usersock_open(dm->base, dm->opts->user_socket,
 					  dm->opts->users ? dm->opts->users : USERSOCK_CONFIG,
@@ -383,6 +394,8 @@ stop(struct daemon *dm)
 		event_free(dm->ev_ino);
 	if (dm->tick)
 		event_free(dm->tick);
+	if (dm->policy_soon)
+		event_free(dm->policy_soon);
 	if (dm->sfd >= 0)
 		close(dm->sfd);
 	if (dm->ino_fd >= 0)
@@ -397,7 +410,7 @@ int
 daemon_main(int argc, char **argv)
 {
 	struct daemon_opts *o = calloc(1, sizeof(*o));
-	struct daemon dm = {.sfd = -1, .ino_fd = -1, .status = EGR_EXIT_ERROR};
+	struct daemon dm = {.sfd = -1, .ino_fd = -1, .policy_wd = -1, .status = EGR_EXIT_ERROR};
 	struct rlimit nofile;
 	char errbuf[1024], ready[128];
 	int rc, err;

@@ -4,7 +4,9 @@
  * of a target is an option of `run` (the target table of confine/target.c),
  * set through the same rows as the command line, so the file and the
  * command line cannot mean different things. */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,7 +217,53 @@ set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *er
 struct nums {
 	char pid[DCONFIG_MAX_TARGETS][16];
 	char val[DCONFIG_MAX_TARGETS][24][24];
+	char policy[DCONFIG_MAX_TARGETS][PATH_MAX]; /* <policy_dir>/NAME.json */
 };
+
+/* A policy of policy_dir named: [A-Za-z0-9][A-Za-z0-9._-]*, as a
+ * ConfigMap's key is (no "..": the kubelet's own entries start with it). */
+static bool
+policy_name_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	return len && len < 200 && isalnum((unsigned char)n[0]) &&
+	       strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		       len;
+}
+
+/* "policy": NAME (no '/') with a policy_dir is <policy_dir>/NAME.json;
+ * a path stays a path. */
+static int
+set_policy_name(const struct dconfig *c, struct dspec *s, char *buf, size_t len, char *errbuf,
+		size_t errlen)
+{
+	const char *n = s->o.policy_file;
+	size_t l;
+
+	if (!c->policy_dir || !n || strchr(n, '/'))
+		return 0;
+	l = strlen(n);
+	if (l > 5 && !strcmp(n + l - 5, ".json"))
+		l -= 5; /* "ci.json" names ci too */
+	if ((size_t)snprintf(buf, len, "%.*s", (int)l, n) >= len || !policy_name_ok(buf)) {
+		snprintf(errbuf, errlen,
+			 "%s.policy: %s: a policy's name is [A-Za-z0-9][A-Za-z0-9._-]* (a file "
+			 "NAME.json of policy_dir), or give a path",
+			 s->where, n);
+		return -EINVAL;
+	}
+	/* buf holds the name until the path is written after it */
+	s->policy_name = buf;
+	l = strlen(buf) + 1;
+	if ((size_t)snprintf(buf + l, len - l, "%s/%.*s.json", c->policy_dir, (int)(l - 1), n) >=
+	    len - l) {
+		snprintf(errbuf, errlen, "%s.policy: %s: name too long", s->where, n);
+		return -ENAMETOOLONG;
+	}
+	s->o.policy_file = buf + l;
+	return 0;
+}
 
 static int
 load_target(struct dconfig *c, json_t *t, int i, struct nums *nums, char *errbuf, size_t errlen)
@@ -252,6 +300,9 @@ load_target(struct dconfig *c, json_t *t, int i, struct nums *nums, char *errbuf
 			return err;
 		k++;
 	}
+	err = set_policy_name(c, s, nums->policy[i], sizeof(nums->policy[i]), errbuf, errlen);
+	if (err)
+		return err;
 	if (target_opts_check(&s->o, err_opts, sizeof(err_opts))) {
 		snprintf(errbuf, errlen, "%s: %s", s->where, err_opts);
 		return -EINVAL;
@@ -318,8 +369,14 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 			c->control = ctl;
 			continue;
 		}
+		if (!strcmp(key, "policy_dir") && ctl && ctl[0] == '/') {
+			c->policy_dir = ctl;
+			continue;
+		}
 		snprintf(errbuf, errlen, "%s: %s", key,
-			 strcmp(key, "control") ? "unknown key" : "expected an absolute path");
+			 strcmp(key, "control") && strcmp(key, "policy_dir")
+				 ? "unknown key"
+				 : "expected an absolute path");
 		err = -EINVAL;
 		goto fail;
 	}

@@ -31,11 +31,17 @@ struct dspec {
 	bool kill_existing;   /* end connections opened before the attach */
 	struct target_opts o; /* strings point into the dconfig */
 	char where[64];	      /* "targets[2]" or "the command line" */
+	/* "policy": NAME with a policy_dir: NAME (o.policy_file is
+	 * <policy_dir>/NAME.json); NULL for a policy named by its path */
+	const char *policy_name;
 };
 
 struct dconfig {
 	const char *path; /* the file; NULL: the command line */
 	const char *control;
+	/* "policy_dir": one file per policy, NAME.json, which a target names
+	 * by "policy": "NAME"; watched, reloaded when a file changes */
+	const char *policy_dir;
 	struct dspec specs[DCONFIG_MAX_TARGETS];
 	int n;
 	void *doc;  /* the parsed file (a json_t): owns the strings */

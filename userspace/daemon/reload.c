@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 
 #include "daemon/control.h"
 #include "daemon/core.h"
@@ -44,6 +45,9 @@ struct job {
 	struct rules_of *ro; /* runtime rules at the start */
 	int nro;
 	struct policy *built[DCONFIG_MAX_TARGETS];
+	/* a reload's: why the file of a policy_dir policy did not build (its
+	 * targets keep the policy they have); empty for the others */
+	char kept[DCONFIG_MAX_TARGETS][400];
 	int err;
 	char errbuf[768];
 	pthread_t th;
@@ -115,7 +119,7 @@ reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
  * Pure (files and memory): runs in the worker, or before the loop. */
 static int
 build_all(const struct dconfig *c, const struct rules_of *ro, int nro, struct policy **built,
-	  char *errbuf, size_t errlen)
+	  char (*kept)[400], char *errbuf, size_t errlen)
 {
 	for (int i = 0; i < c->n; i++) {
 		const struct target_rule *extra = NULL;
@@ -129,6 +133,11 @@ build_all(const struct dconfig *c, const struct rules_of *ro, int nro, struct po
 				nextra = ro[k].n;
 			}
 		built[i] = target_policy_build(&c->specs[i].o, extra, nextra, why, sizeof(why));
+		if (!built[i] && kept && c->specs[i].policy_name) {
+			/* one broken file of policy_dir: its targets keep theirs */
+			snprintf(kept[i], sizeof(kept[i]), "%.399s", why);
+			continue;
+		}
 		if (!built[i]) {
 			daemon_errf(errbuf, errlen, "%s: %s", c->specs[i].where, why);
 			while (i-- > 0) {
@@ -186,7 +195,7 @@ job_run(void *arg)
 	if (j->reload) {
 		j->err = reload_load_config(j->dm, &j->cfg, j->errbuf, sizeof(j->errbuf));
 		if (!j->err)
-			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->errbuf,
+			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->kept, j->errbuf,
 					   sizeof(j->errbuf));
 	} else {
 		j->built[0] = target_policy_build(&j->o, j->ro[0].rules, j->ro[0].n, j->errbuf,
@@ -307,6 +316,36 @@ cfg_name(const struct job *j, const struct daemon *dm, const char *name)
 	return dm->cfg.names[(p - lo) / row] + (p - lo) % row;
 }
 
+/* A reload whose file for s's policy (policy_dir's) did not build: dt, if
+ * attached with the same options, keeps the policy it has (and says so);
+ * otherwise nothing is attached for s until a reload builds it (a target
+ * attached before stays pinned: its new connections are refused). */
+static void
+kept_policy(struct daemon *dm, struct dtarget *dt, const struct dspec *s, const char *why)
+{
+	if (dt && dt->tg && dspec_same_but_policy(&dt->spec, s)) {
+		dt->spec = *s; /* the same options, in the new config's strings */
+		dt_event(dt, "policy-kept",
+			 "policy %s (%s) not reloaded, the previous one stays: %s", s->policy_name,
+			 s->o.policy_file, why);
+		return;
+	}
+	if (!dt)
+		dt = dt_new(dm, s);
+	if (!dt) {
+		log_warnx("%s: out of memory", s->where);
+		return;
+	}
+	dt_release(dt, false); /* pinned: fail closed */
+	dt->spec = *s;
+	dt->held = true;
+	snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
+	log_warnx("%spolicy %s (%s) does not build and the target had no policy to keep with "
+		  "these options: not attached (pinned programs, if any, refuse its connections) "
+		  "until it builds: %s",
+		  dt->label, s->policy_name, s->o.policy_file, why);
+}
+
 /* A reload's result: targets the config no longer names are detached, new
  * ones attached, the rest get their new policy (or, when other options
  * changed, attach again). */
@@ -336,6 +375,10 @@ apply_reload(struct daemon *dm, struct job *j)
 		TAILQ_FOREACH(dt, &dm->targets, entry)
 		if (dspec_same_target(&dt->spec, s))
 			break;
+		if (!p && j->kept[i][0]) {
+			kept_policy(dm, dt, s, j->kept[i]);
+			continue;
+		}
 		if (!dt) {
 			dt = dt_new(dm, s);
 			if (!dt || dt_start(dt, p, why, sizeof(why))) {
@@ -364,6 +407,7 @@ apply_reload(struct daemon *dm, struct job *j)
 		}
 		/* other options changed (or it was waiting): attach again */
 		dt_release(dt, false);
+		dt->held = false;
 		dt->spec = *s;
 		dt->env.kill_existing = s->kill_existing;
 		dt_name_containers(dt);
@@ -447,6 +491,7 @@ job_done(evutil_socket_t fd, short what, void *arg)
 		notify_send("READY=1\nSTATUS=reload rejected");
 	} else if (j->reload) {
 		apply_reload(dm, j);
+		reload_watch_policy_dir(dm);
 		log_warnx("reloaded: policies built in %.1f ms off the event loop, applied in %.2f "
 			  "ms",
 			  (double)(j->t_built - j->t_start) / 1e6,
@@ -526,7 +571,7 @@ reload_want(struct daemon *dm, struct control_client *cl)
 int
 reload_build_all(const struct dconfig *c, struct policy **built, char *errbuf, size_t errlen)
 {
-	return build_all(c, NULL, 0, built, errbuf, errlen);
+	return build_all(c, NULL, 0, built, NULL, errbuf, errlen);
 }
 
 void
@@ -560,4 +605,55 @@ reload_expire_rules(struct dtarget *dt, uint64_t now)
 		dt->rebuild_pending = true;
 		reload_next(dt->dm);
 	}
+}
+
+void
+reload_watch_policy_dir(struct daemon *dm)
+{
+	const char *dir = dm->cfg.policy_dir;
+
+	if (dm->policy_wd >= 0 && dir && !strcmp(dir, dm->policy_dir))
+		return;
+	if (dm->policy_wd >= 0)
+		inotify_rm_watch(dm->ino_fd, dm->policy_wd);
+	dm->policy_wd = -1;
+	dm->policy_dir[0] = 0;
+	if (!dir || dm->ino_fd < 0)
+		return;
+	/* a file written in place, or moved in, made or removed; the kubelet's
+	 * update of a ConfigMap volume is a new ..TIMESTAMP directory and the
+	 * ..data symlink renamed over (IN_MOVED_TO ..data) */
+	dm->policy_wd = inotify_add_watch(dm->ino_fd, dir,
+					  IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
+						  IN_DELETE | IN_ONLYDIR);
+	if (dm->policy_wd < 0) {
+		log_warnx("policy_dir %s: cannot watch it (%s): changes are read at SIGHUP or "
+			  "`egressctl reload` only",
+			  dir, strerror(errno));
+		return;
+	}
+	snprintf(dm->policy_dir, sizeof(dm->policy_dir), "%s", dir);
+}
+
+static void
+on_policy_soon(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *dm = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("policy_dir %s changed: reloading", dm->policy_dir);
+	reload_want(dm, NULL);
+}
+
+void
+reload_policy_dir_changed(struct daemon *dm, const char *name)
+{
+	struct timeval soon = {0, 100000};
+
+	log_debug("policy_dir %s: %s changed", dm->policy_dir, name);
+	if (!dm->policy_soon)
+		dm->policy_soon = evtimer_new(dm->base, on_policy_soon, dm);
+	if (dm->policy_soon && !evtimer_pending(dm->policy_soon, NULL))
+		evtimer_add(dm->policy_soon, &soon);
 }

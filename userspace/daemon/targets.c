@@ -532,8 +532,11 @@ dt_check(struct dtarget *dt)
 	char why[512];
 	struct stat st;
 
-	if (dt->tg && stat(dt->cgpath, &st)) {
-		dt_event(dt, "detach", "cgroup %s is gone", dt->cgpath);
+	/* gone, or gone and made again under its name (a recycled name: the
+	 * programs went with the cgroup they were attached to) */
+	if (dt->tg && (stat(dt->cgpath, &st) || cgroup_id_of(dt->cgpath) != dt->cgid)) {
+		dt_event(dt, "detach", "cgroup %s (%llu) is gone", dt->cgpath,
+			 (unsigned long long)dt->cgid);
 		dt_release(dt, true);
 		if (dt->spec.kind == DSPEC_PID) {
 			dt_free(dt, false);
@@ -543,7 +546,7 @@ dt_check(struct dtarget *dt)
 	}
 	if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
 		dt_event(dt, "containers", "%s", why);
-	if (!dt->tg) {
+	if (!dt->tg && !dt->held) {
 		int err = dt_attach(dt, why, sizeof(why));
 
 		if (err && err != -ENOENT)
