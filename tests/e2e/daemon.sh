@@ -1106,6 +1106,82 @@ EOF
 	dstop
 }
 
+# ======================================================================
+# Selectors: cgroups matched by a glob as they appear, each a target of
+# its own with its selector's policy; two jobs with different policies at
+# once; what matches no selector gets "default": "deny" (a denied address:
+# nothing at the sensor); a job that ends and one that starts under the
+# same name at once is confined anew (the programs went with the first
+# cgroup).
+# ======================================================================
+test_selectors() {
+	local t=sel root base f
+	mkcg "$t"
+	root=$(tcg "$t")
+	mkdir -p "$W/$t" # in_cg's output of $t/JOB
+	printf '{"allow": ["a.example.test"]}\n' >"$W/$t.ci.json"
+	cat >"$W/$t.json" <<EOF
+{"default": "deny", "targets": [
+  {"name": "ci", "cgroup": "$root/ci-*", "policy": "$W/$t.ci.json", "dns_upstream": "$INET_DNS", "log": "$W/$t.ci.jlog"},
+  {"name": "build", "cgroup": "$root/build-*", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	mkdir "$root/ci-1" "$root/build-1" "$root/other"
+	wait_secs 5 grep -qs "target build:.*attached to $(re "$root/build-1")" "$W/$t.dout"
+	wait_secs 5 grep -qs "target default:.*attached to $(re "$root/other")" "$W/$t.dout"
+	a_grep "$t.ci.attached" "$W/$t.dout" "target ci:/.*/ci-1: attached to $(re "$root/ci-1")"
+	a_grep "$t.build.attached" "$W/$t.dout" "target build:/.*/build-1: attached to $(re "$root/build-1")"
+	a_grep "$t.default.attached" "$W/$t.dout" "target default:/.*/other: attached to $(re "$root/other")"
+	# two jobs at once, each with its own policy
+	in_cg "$t/ci-1" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/ci; done'
+	f=$CG_PID
+	in_cg "$t/build-1" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/build; done'
+	wait "$f" "$CG_PID" 2>/dev/null
+	a_eq "$t.ci.codes" "ci-1's codes" "$(codes "$W/$t/ci-1.cg.out")" "a 200 b 000 "
+	a_eq "$t.build.codes" "build-1's codes" "$(codes "$W/$t/build-1.cg.out")" "a 000 b 200 "
+	a_jlog "$t.ci.log" "$W/$t.ci.jlog" decision=deny host=b.example.test
+	# the default: nothing allowed, nothing at the sensor
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	in_cg "$t/other" curl -s -o /dev/null -m 5 -w "%{http_code}\n" --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t
+	wait "$CG_PID" 2>/dev/null
+	a_val "$t.default.denied" "other's code" "$(codes "$W/$t/other.cg.out")" '^(000|403) $'
+	sensor_none_since "$t.default.sensor" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	# ci-1 ends; a new ci-1 at once (a recycled name): confined anew
+	rmdir "$root/ci-1"
+	mkdir "$root/ci-1"
+	wait_secs 5 d_ready_n "$W/$t.dout" "attached to $(re "$root/ci-1")" 1
+	a_grep "$t.recycled.gone" "$W/$t.dout" "target ci:/.*/ci-1: cgroup $(re "$root/ci-1") \\([0-9]+\\) is gone"
+	a_val "$t.recycled.attached" "attaches of ci-1" "$(grep -c "attached to $(re "$root/ci-1")" "$W/$t.dout")" '^2$'
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	in_cg "$t/ci-1" sh -c 'curl -s -o /dev/null -m 5 -w "a %{http_code}\n" http://a.example.test/ci2; curl -s -o /dev/null -m 5 -w "x %{http_code}\n" --noproxy "*" --resolve blocked.test:80:$0 http://blocked.test/ci2' "$A_BLOCKED"
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.recycled.codes" "the new ci-1's codes" "$(codes "$W/$t/ci-1.cg.out")" "a 200 x 403 "
+	sensor_none_since "$t.recycled.sensor" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	# the selector's policy changed: its live cgroup follows at the reload
+	printf '{"allow": ["b.example.test"]}\n' >"$W/$t.ci.json"
+	dctl "$t" reload
+	a_val "$t.reload.exit" "reload exit" "$D_RC" 0
+	a_grep "$t.reload.said" "$W/$t.dout" "target ci:/.*/ci-1: policy reloaded"
+	in_cg "$t/ci-1" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/ci3; done'
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.reload.codes" "ci-1's codes after the reload" "$(codes "$W/$t/ci-1.cg.out")" "a 000 b 200 "
+	# the daemon stops mid-job: ci-1 fails closed; started again, it takes
+	# the selector's cgroup over
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	in_cg "$t/ci-1" curl -s -o /dev/null -m 3 -w "%{http_code}\n" http://b.example.test/down
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.down.closed" "ci-1's code with no daemon" "$(codes "$W/$t/ci-1.cg.out")" "000 "
+	dstart "$t" --config "$W/$t.json" || return 0
+	a_grep "$t.restart.adopt" "$W/$t.dout" "target ci:/.*/ci-1: took over the programs pinned on $(re "$root/ci-1")"
+	in_cg "$t/ci-1" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://b.example.test/up
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.restart.codes" "ci-1's code after the restart" "$(codes "$W/$t/ci-1.cg.out")" "200 "
+	dstop
+}
+
 # Regression: a control client that asked for a reload and went away (it
 # half-closed, or closed) before the answer had the answer written to it
 # after it was freed, and the daemon died (SIGSEGV). Now the reload goes
@@ -1126,6 +1202,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="policy_dir metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -103,6 +103,16 @@ static const struct cfg_case cfg_cases[] = {
 	{"policy-dir-empty-name",
 	 "{\"policy_dir\":\"/p\",\"targets\":[{\"cgroup\":\"a\",\"policy\":\".json\"}]}",
 	 "targets[0].policy: .json: a policy's name is", 0},
+	{"selector",
+	 "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"/k/**\"},{\"cgroup\":\"a\"}]}", NULL, 2},
+	{"selector-no-default", "{\"targets\":[{\"cgroup\":\"/k/*\"}]}",
+	 "default: required with selectors", 0},
+	{"default-no-selector", "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"a\"}]}",
+	 "default: only with selectors", 0},
+	{"default-bad", "{\"default\":\"allow\",\"targets\":[{\"cgroup\":\"/k/*\"}]}",
+	 "default: expected \"deny\" or \"unconfined\"", 0},
+	{"selector-relative", "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"k/*\"}]}",
+	 "targets[0].cgroup: k/*: a selector is a glob of absolute paths", 0},
 	{"suggest-policy-is-summary's",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"suggest_policy\":\"f\"}]}",
 	 "targets[0].suggest_policy: unknown key", 0},
@@ -200,6 +210,42 @@ test_policy_dir(void **state)
 	dconfig_free(&cfg);
 }
 
+/* Selectors' globs: components by fnmatch, "**" any number of them (one
+ * or more at the end); whether a cgroup matches, or one below it may. */
+static void
+test_dsel_match(void **state)
+{
+	static const struct {
+		const char *glob, *path;
+		enum dsel_match want;
+	} c[] = {
+		{"/k/**", "/k", DSEL_BELOW},
+		{"/k/**", "/k/a", DSEL_MATCH},
+		{"/k/**", "/k/a/b", DSEL_MATCH},
+		{"/k/**", "/j", DSEL_NONE},
+		{"/k/*/pod*", "/k", DSEL_BELOW},
+		{"/k/*/pod*", "/k/besteffort.slice", DSEL_BELOW},
+		{"/k/*/pod*", "/k/besteffort.slice/pod12", DSEL_MATCH},
+		{"/k/*/pod*", "/k/besteffort.slice/x", DSEL_NONE},
+		{"/k/*/pod*", "/k/a/pod1/c", DSEL_NONE},
+		{"/k/**/*.scope", "/k/a/b/c.scope", DSEL_MATCH},
+		{"/k/**/*.scope", "/k/c.scope", DSEL_MATCH},
+		{"/k/**/*.scope", "/k/a/b", DSEL_BELOW},
+		{"/ci/job-[0-9]*", "/ci/job-42", DSEL_MATCH},
+		{"/ci/job-[0-9]*", "/ci/job-x", DSEL_NONE},
+		{"/ci/*", "/ci/.hidden", DSEL_NONE},
+		{"/", "/", DSEL_MATCH},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (dsel_match(c[i].glob, c[i].path) != c[i].want)
+			fail_msg("%s against %s: %d, want %d", c[i].glob, c[i].path,
+				 dsel_match(c[i].glob, c[i].path), c[i].want);
+	assert_string_equal(dsel_rel("/sys/fs/cgroup", "/sys/fs/cgroup/k/*"), "/k/*");
+	assert_string_equal(dsel_rel("/sys/fs/cgroup", "/k/*"), "/k/*");
+}
+
 /* Targets compared across a reload: same target, same options but the
  * policy, or not. */
 static void
@@ -245,9 +291,8 @@ int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_values),
-		cmocka_unit_test(test_policy_dir),
-		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_values),		cmocka_unit_test(test_policy_dir),
+		cmocka_unit_test(test_dsel_match),	cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_contrib_example),
 	};
 	int failed = RUN_TABLE("dconfig_load", cfg_cases, run_cfg);

@@ -50,6 +50,12 @@ struct dtarget {
 	int nrules;
 	bool rebuild_pending; /* its policy is to be built again (a rule expired) */
 	bool held;	      /* its policy_dir file does not build: not attached until a reload */
+	/* a cgroup a selector matched (selectors.c): its path and name, and the
+	 * selector's index in the config (SEL_DEFAULT_DENY: the default's) */
+	bool dyn;
+	int sel;
+	char dyn_what[PATH_MAX];
+	char dyn_name[192];
 	struct policy *waiting_policy; /* built, for when its cgroup comes */
 	uint64_t since;		       /* monotonic seconds: attached */
 };
@@ -89,6 +95,8 @@ struct daemon {
 	int policy_wd;		   /* inotify: the config's policy_dir (-1: none) */
 	char policy_dir[PATH_MAX]; /* what policy_wd watches */
 	struct event *policy_soon; /* a reload shortly after policy_dir changed */
+	struct sel_watch *sw;	   /* selectors.c: the directories watched */
+	int nsw, capsw;
 	LIST_HEAD(, follower) followers;
 	char *recent[RECENT_LINES];
 	uint64_t recent_cgid[RECENT_LINES];
@@ -182,6 +190,25 @@ void reload_watch_policy_dir(struct daemon *dm);
 /* An inotify event of policy_wd: a reload in 100 ms (the kubelet's
  * update of a ConfigMap is several events). */
 void reload_policy_dir_changed(struct daemon *dm, const char *name);
+
+/* ---- selectors.c ---- */
+
+#define SEL_DEFAULT_DENY (-1)
+#define SEL_UNCONFINED	 (-2)
+struct inotify_event;
+/* The selector of c that matches the cgroup at path (below mnt), or what
+ * the default makes of it (SEL_DEFAULT_DENY, SEL_UNCONFINED); *best says
+ * whether one matched, or may below it. Pure: a worker may call it. */
+int sel_choose(const struct dconfig *c, const char *mnt, const char *path, enum dsel_match *best);
+/* dt (a matched cgroup) takes s's options: its spec, name and label. */
+void sel_fill(struct dtarget *dt, const struct dspec *s, int sel);
+/* Every selector's root walked: its matches made targets, the directories
+ * where one may come watched. At start, after a reload, once a second for
+ * a root that does not exist yet. */
+void sel_discover(struct daemon *dm);
+/* An inotify event of a watched directory (true), or not one of ours. */
+bool sel_event(struct daemon *dm, const struct inotify_event *ev);
+void sel_free(struct daemon *dm);
 
 /* ---- docker.c ---- */
 

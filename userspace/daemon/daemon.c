@@ -177,6 +177,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 		reload_expire_rules(dt, now);
 		dt_check(dt); /* may free dt */
 	}
+	if ((what & EV_TIMEOUT) && dm->cfg.nselectors)
+		sel_discover(dm); /* a root made since, or an event the queue dropped */
 }
 
 static void
@@ -193,6 +195,8 @@ on_inotify(evutil_socket_t fd, short what, void *arg)
 
 			if (ev->wd == dm->policy_wd && dm->policy_wd >= 0)
 				reload_policy_dir_changed(dm, ev->len ? ev->name : "");
+			else
+				sel_event(dm, ev);
 			p += sizeof(*ev) + ev->len;
 		}
 	}
@@ -311,6 +315,11 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 	for (int i = 0; i < dm->cfg.n; i++) {
 		char why[512];
 
+		if (dm->cfg.specs[i].selector) { /* built to be checked; its matches build theirs */
+			policy_free(built[i]);
+			built[i] = NULL;
+			continue;
+		}
 		dt = dt_new(dm, &dm->cfg.specs[i]);
 		if (!dt) {
 			daemon_errf(errbuf, errlen, "out of memory");
@@ -353,8 +362,11 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
-		struct policy *p = built[k];
+		struct policy *p;
 
+		while (k < dm->cfg.n && dm->cfg.specs[k].selector)
+			k++;
+		p = built[k];
 		built[k++] = NULL;
 		if (err) {
 			policy_free(p);
@@ -364,6 +376,8 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (err)
 			daemon_errf(errbuf, errlen, "%s%s", dt->label, why);
 	}
+	if (!err)
+		sel_discover(dm); /* the selectors' cgroups, after the named targets */
 	return err;
 }
 
@@ -385,6 +399,7 @@ stop(struct daemon *dm)
 	}
 	while ((dt = TAILQ_FIRST(&dm->targets)))
 		dt_free(dt, false); /* pinned: still enforcing */
+	sel_free(dm);
 	dconfig_free(&dm->cfg);
 	for (int i = 0; i < RECENT_LINES; i++)
 		free(dm->recent[i]);

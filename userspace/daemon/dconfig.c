@@ -6,6 +6,7 @@
  * command line cannot mean different things. */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -199,6 +200,14 @@ set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *er
 			s->what = pidbuf;
 		} else if (k != DSPEC_PID && str && str[0]) {
 			s->what = str;
+			s->selector = k == DSPEC_CGROUP && strpbrk(str, "*?[");
+			if (s->selector && str[0] != '/') {
+				snprintf(errbuf, errlen,
+					 "%s.cgroup: %s: a selector is a glob of absolute paths "
+					 "(\"/kubepods.slice/**\")",
+					 s->where, str);
+				return -EINVAL;
+			}
 		} else {
 			snprintf(errbuf, errlen, "%s.%s: expected %s", s->where, kind_key(k),
 				 k == DSPEC_PID ? "a process id" : "a non-empty string");
@@ -373,6 +382,17 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 			c->policy_dir = ctl;
 			continue;
 		}
+		if (!strcmp(key, "default") && ctl &&
+		    (!strcmp(ctl, "deny") || !strcmp(ctl, "unconfined"))) {
+			c->dflt =
+				!strcmp(ctl, "deny") ? DCONFIG_DFLT_DENY : DCONFIG_DFLT_UNCONFINED;
+			continue;
+		}
+		if (!strcmp(key, "default")) {
+			snprintf(errbuf, errlen, "default: expected \"deny\" or \"unconfined\"");
+			err = -EINVAL;
+			goto fail;
+		}
 		snprintf(errbuf, errlen, "%s: %s", key,
 			 strcmp(key, "control") && strcmp(key, "policy_dir")
 				 ? "unknown key"
@@ -395,8 +415,26 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 		err = load_target(c, t, c->n, nums, errbuf, errlen);
 		if (err)
 			goto fail;
+		c->nselectors += c->specs[c->n].selector;
 		c->n++;
 	}
+	if (c->nselectors && !c->dflt) {
+		snprintf(errbuf, errlen,
+			 "default: required with selectors: \"deny\" or \"unconfined\", for a "
+			 "cgroup below them that no selector matches");
+		err = -EINVAL;
+		goto fail;
+	}
+	if (!c->nselectors && c->dflt) {
+		snprintf(errbuf, errlen,
+			 "default: only with selectors (a \"cgroup\" with *, ? or [...])");
+		err = -EINVAL;
+		goto fail;
+	}
+	c->deny.kind = DSPEC_CGROUP;
+	c->deny.what = "(default)";
+	c->deny.name = "default";
+	snprintf(c->deny.where, sizeof(c->deny.where), "default");
 	c->nums = nums;
 	return 0;
 fail:
@@ -404,6 +442,73 @@ fail:
 	json_decref(doc);
 	memset(c, 0, sizeof(*c));
 	return err;
+}
+
+/* One component of p (at *p, after its slashes): its start and length,
+ * or 0 at the end. */
+static size_t
+component(const char **p, const char **start)
+{
+	size_t n;
+
+	*p += strspn(*p, "/");
+	*start = *p;
+	n = strcspn(*p, "/");
+	*p += n;
+	return n;
+}
+
+static enum dsel_match
+match_from(const char *g, const char *p, int depth)
+{
+	const char *gc, *pc, *g2 = g, *p2 = p;
+	size_t gl = component(&g2, &gc), pl;
+	char gbuf[256], pbuf[256];
+	enum dsel_match r, best;
+
+	if (depth > 64)
+		return DSEL_NONE;
+	pl = component(&p2, &pc);
+	if (!gl)
+		return pl ? DSEL_NONE : DSEL_MATCH;
+	if (!pl)
+		return DSEL_BELOW;
+	if (gl == 2 && !memcmp(gc, "**", 2)) {
+		const char *g3 = g2, *x;
+
+		if (!component(&g3, &x))
+			return DSEL_MATCH;	     /* a trailing ** and one component or more */
+		best = match_from(g2, p, depth + 1); /* ** as nothing */
+		if (best == DSEL_MATCH)
+			return best;
+		r = match_from(g, p2, depth + 1); /* ** takes this component */
+		return r > best ? r : best;
+	}
+	if (gl >= sizeof(gbuf) || pl >= sizeof(pbuf))
+		return DSEL_NONE;
+	memcpy(gbuf, gc, gl);
+	gbuf[gl] = 0;
+	memcpy(pbuf, pc, pl);
+	pbuf[pl] = 0;
+	if (fnmatch(gbuf, pbuf, FNM_PERIOD))
+		return DSEL_NONE;
+	return match_from(g2, p2, depth + 1);
+}
+
+enum dsel_match
+dsel_match(const char *glob, const char *path)
+{
+	return match_from(glob, path, 0);
+}
+
+const char *
+dsel_rel(const char *mnt, const char *glob)
+{
+	size_t n = strlen(mnt);
+
+	if (n > 1 && !strncmp(glob, mnt, n) && glob[n] == '/')
+		return glob + n;
+	return glob;
 }
 
 int

@@ -28,6 +28,12 @@ struct rules_of {
 	char what[PATH_MAX];
 	struct target_rule rules[DAEMON_MAX_RULES];
 	int n;
+	/* a selector's cgroup (dtarget.dyn): a reload matches it again and
+	 * builds its policy; why not, for a policy_dir file that broke */
+	bool dyn;
+	int sel;
+	struct policy *built;
+	char kept[400];
 };
 
 /* A policy build off the event loop: a reload (the config file and every
@@ -185,6 +191,31 @@ worker_background(uint64_t *since)
 	policy_set_pace(build_pace, since);
 }
 
+/* A reload's policies for the selectors' cgroups, each matched again
+ * against the new config (the worker's). */
+static void
+build_dyn(struct job *j)
+{
+	for (int k = 0; k < j->nro; k++) {
+		struct rules_of *r = &j->ro[k];
+		const struct dspec *s;
+		enum dsel_match best;
+		char why[512];
+
+		if (!r->dyn)
+			continue;
+		r->sel = sel_choose(&j->cfg, j->dm->mnt, r->what, &best);
+		if (best != DSEL_MATCH && r->sel >= 0)
+			r->sel = SEL_DEFAULT_DENY;
+		if (r->sel == SEL_UNCONFINED)
+			continue;
+		s = r->sel >= 0 ? &j->cfg.specs[r->sel] : &j->cfg.deny;
+		r->built = target_policy_build(&s->o, r->rules, r->n, why, sizeof(why));
+		if (!r->built)
+			snprintf(r->kept, sizeof(r->kept), "%.399s", why);
+	}
+}
+
 static void *
 job_run(void *arg)
 {
@@ -197,6 +228,8 @@ job_run(void *arg)
 		if (!j->err)
 			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->kept, j->errbuf,
 					   sizeof(j->errbuf));
+		if (!j->err)
+			build_dyn(j);
 	} else {
 		j->built[0] = target_policy_build(&j->o, j->ro[0].rules, j->ro[0].n, j->errbuf,
 						  sizeof(j->errbuf));
@@ -278,6 +311,7 @@ job_start(struct daemon *dm, struct dtarget *dt)
 	{
 		if (dt && t != dt)
 			continue;
+		j->ro[j->nro].dyn = t->dyn;
 		j->ro[j->nro].kind = t->spec.kind;
 		snprintf(j->ro[j->nro].what, sizeof(j->ro[j->nro].what), "%s", t->spec.what);
 		memcpy(j->ro[j->nro].rules, t->rules, sizeof(t->rules));
@@ -346,6 +380,84 @@ kept_policy(struct daemon *dm, struct dtarget *dt, const struct dspec *s, const 
 		  dt->label, s->policy_name, s->o.policy_file, why);
 }
 
+/* dt's policy from now on is p (built for its options, which stay). */
+static void
+swap_to(struct dtarget *dt, struct policy *p)
+{
+	struct target_revoked rv;
+	struct policy *old = NULL;
+	char why[512];
+
+	if (target_swap_policy(dt->tg, &dt->spec.o, p, &rv, &old, why, sizeof(why)))
+		dt_event(dt, "reload", "the fast path does not follow: %s", why);
+	dt_event(dt, "reload",
+		 "policy reloaded: %u rules; revoked %llu connections, %llu fast-path entries, "
+		 "%llu learned names",
+		 target_rule_count(dt->tg), (unsigned long long)rv.conns,
+		 (unsigned long long)rv.fast, (unsigned long long)rv.names);
+	retire_policy(old);
+}
+
+/* The selectors' cgroups after a reload: each with the selector that
+ * matches it now (its policy built by the worker), the default's, or
+ * detached (the default is unconfined). */
+static void
+reload_dyn(struct daemon *dm, struct job *j)
+{
+	struct dtarget *dt, *tmp;
+	char why[512];
+
+	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
+	{
+		struct rules_of *r = NULL;
+		struct policy *p = NULL;
+		struct dspec before;
+		enum dsel_match best;
+		int sel;
+
+		if (!dt->dyn)
+			continue;
+		for (int k = 0; k < j->nro && !r; k++)
+			if (j->ro[k].dyn && !strcmp(j->ro[k].what, dt->dyn_what))
+				r = &j->ro[k];
+		if (r) {
+			sel = r->sel;
+			p = r->built;
+			r->built = NULL;
+		} else { /* made while the job ran: built below, on the loop */
+			sel = sel_choose(&j->cfg, dm->mnt, dt->dyn_what, &best);
+			if (best != DSEL_MATCH && sel >= 0)
+				sel = SEL_DEFAULT_DENY;
+		}
+		if (sel == SEL_UNCONFINED) {
+			dt_event(dt, "detach",
+				 "no selector matches it now and the default is unconfined: "
+				 "detached");
+			dt_free(dt, true);
+			continue;
+		}
+		before = dt->spec;
+		sel_fill(dt, sel >= 0 ? &j->cfg.specs[sel] : &j->cfg.deny, sel);
+		if (r && !p && r->kept[0] && dt->tg && dspec_same_but_policy(&before, &dt->spec)) {
+			dt_event(dt, "policy-kept",
+				 "policy %s (%s) not reloaded, the previous one stays: %s",
+				 dt->spec.policy_name ? dt->spec.policy_name : "-",
+				 dt->spec.o.policy_file ? dt->spec.o.policy_file : "-", r->kept);
+			continue;
+		}
+		if (p && dt->tg && dspec_same_but_policy(&before, &dt->spec)) {
+			swap_to(dt, p);
+			continue;
+		}
+		/* another selector's options, or waiting: attach again (pinned
+		 * meanwhile: fail closed) */
+		dt_release(dt, false);
+		dt->held = false;
+		if (dt_start(dt, p, why, sizeof(why)))
+			log_warnx("%s%s", dt->label, why);
+	}
+}
+
 /* A reload's result: targets the config no longer names are detached, new
  * ones attached, the rest get their new policy (or, when other options
  * changed, attach again). */
@@ -360,6 +472,8 @@ apply_reload(struct daemon *dm, struct job *j)
 	{
 		bool named = false;
 
+		if (dt->dyn)
+			continue; /* matched again below */
 		for (int i = 0; i < j->cfg.n; i++)
 			named |= dspec_same_target(&dt->spec, &j->cfg.specs[i]);
 		if (!named) {
@@ -372,6 +486,10 @@ apply_reload(struct daemon *dm, struct job *j)
 		struct policy *p = j->built[i];
 
 		j->built[i] = NULL;
+		if (s->selector) { /* built to be checked; its cgroups have theirs */
+			policy_free(p);
+			continue;
+		}
 		TAILQ_FOREACH(dt, &dm->targets, entry)
 		if (dspec_same_target(&dt->spec, s))
 			break;
@@ -391,18 +509,8 @@ apply_reload(struct daemon *dm, struct job *j)
 			continue;
 		}
 		if (dt->tg && dspec_same_but_policy(&dt->spec, s)) {
-			struct target_revoked rv;
-			struct policy *old = NULL;
-
 			dt->spec = *s;
-			if (target_swap_policy(dt->tg, &dt->spec.o, p, &rv, &old, why, sizeof(why)))
-				dt_event(dt, "reload", "the fast path does not follow: %s", why);
-			dt_event(dt, "reload",
-				 "policy reloaded: %u rules; revoked %llu connections, %llu "
-				 "fast-path entries, %llu learned names",
-				 target_rule_count(dt->tg), (unsigned long long)rv.conns,
-				 (unsigned long long)rv.fast, (unsigned long long)rv.names);
-			retire_policy(old);
+			swap_to(dt, p);
 			continue;
 		}
 		/* other options changed (or it was waiting): attach again */
@@ -415,6 +523,7 @@ apply_reload(struct daemon *dm, struct job *j)
 		if (dt_start(dt, p, why, sizeof(why)))
 			log_warnx("%s%s", dt->label, why);
 	}
+	reload_dyn(dm, j);
 	/* every target now points into the new config */
 	dconfig_free(&dm->cfg);
 	dm->cfg = j->cfg;
@@ -424,12 +533,19 @@ apply_reload(struct daemon *dm, struct job *j)
 	for (int i = 0; i < dm->cfg.n; i++)
 		dm->cfg.specs[i].name = cfg_name(j, dm, dm->cfg.specs[i].name);
 	TAILQ_FOREACH(dt, &dm->targets, entry)
-	dt->spec.name = cfg_name(j, dm, dt->spec.name);
+	if (!dt->dyn)
+		dt->spec.name = cfg_name(j, dm, dt->spec.name);
+	/* the selectors' directories as the new config has them */
+	sel_free(dm);
+	if (dm->cfg.nselectors)
+		sel_discover(dm);
 }
 
 static void
 job_free(struct job *j)
 {
+	for (int k = 0; k < j->nro; k++)
+		policy_free(j->ro[k].built);
 	for (int i = 0; i < DCONFIG_MAX_TARGETS; i++)
 		policy_free(j->built[i]);
 	dconfig_free(&j->cfg);

@@ -538,7 +538,7 @@ dt_check(struct dtarget *dt)
 		dt_event(dt, "detach", "cgroup %s (%llu) is gone", dt->cgpath,
 			 (unsigned long long)dt->cgid);
 		dt_release(dt, true);
-		if (dt->spec.kind == DSPEC_PID) {
+		if (dt->spec.kind == DSPEC_PID || dt->dyn) {
 			dt_free(dt, false);
 			return;
 		}
