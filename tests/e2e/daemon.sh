@@ -1121,7 +1121,7 @@ test_selectors() {
 	mkdir -p "$W/$t" # in_cg's output of $t/JOB
 	printf '{"allow": ["a.example.test"]}\n' >"$W/$t.ci.json"
 	cat >"$W/$t.json" <<EOF
-{"default": "deny", "targets": [
+{"default": "deny", "metrics": "unix:$W/$t.m.sock", "targets": [
   {"name": "ci", "cgroup": "$root/ci-*", "policy": "$W/$t.ci.json", "dns_upstream": "$INET_DNS", "log": "$W/$t.ci.jlog"},
   {"name": "build", "cgroup": "$root/build-*", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
 ]}
@@ -1129,8 +1129,8 @@ EOF
 	have_egr || return 0
 	dstart "$t" --config "$W/$t.json" || return 0
 	mkdir "$root/ci-1" "$root/build-1" "$root/other"
-	wait_secs 5 grep -qs "target build:.*attached to $(re "$root/build-1")" "$W/$t.dout"
-	wait_secs 5 grep -qs "target default:.*attached to $(re "$root/other")" "$W/$t.dout"
+	wait_secs 15 grep -qs "target build:.*attached to $(re "$root/build-1")" "$W/$t.dout"
+	wait_secs 15 grep -qs "target default:.*attached to $(re "$root/other")" "$W/$t.dout"
 	a_grep "$t.ci.attached" "$W/$t.dout" "target ci:/.*/ci-1: attached to $(re "$root/ci-1")"
 	a_grep "$t.build.attached" "$W/$t.dout" "target build:/.*/build-1: attached to $(re "$root/build-1")"
 	a_grep "$t.default.attached" "$W/$t.dout" "target default:/.*/other: attached to $(re "$root/other")"
@@ -1151,7 +1151,7 @@ EOF
 	# ci-1 ends; a new ci-1 at once (a recycled name): confined anew
 	rmdir "$root/ci-1"
 	mkdir "$root/ci-1"
-	wait_secs 5 d_ready_n "$W/$t.dout" "attached to $(re "$root/ci-1")" 1
+	wait_secs 15 d_ready_n "$W/$t.dout" "attached to $(re "$root/ci-1")" 1
 	a_grep "$t.recycled.gone" "$W/$t.dout" "target ci:/.*/ci-1: cgroup $(re "$root/ci-1") \\([0-9]+\\) is gone"
 	a_val "$t.recycled.attached" "attaches of ci-1" "$(grep -c "attached to $(re "$root/ci-1")" "$W/$t.dout")" '^2$'
 	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
@@ -1167,6 +1167,33 @@ EOF
 	in_cg "$t/ci-1" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/ci3; done'
 	wait "$CG_PID" 2>/dev/null
 	a_eq "$t.reload.codes" "ci-1's codes after the reload" "$(codes "$W/$t/ci-1.cg.out")" "a 000 b 200 "
+	# the metrics of the fleet (daemon.json's "metrics"): per target its
+	# policy and selector, decisions by reason, DNS, reloads
+	curl -sS --max-time 5 --unix-socket "$W/$t.m.sock" http://egressctl/metrics >"$W/$t.prom" 2>&1
+	m="target=\"$(re "$root/ci-1")\",cgroup=\"[^\"]*\""
+	a_grep "$t.metrics.info" "$W/$t.prom" "^egressctl_target_info\\{$m,name=\"ci:/[^\"]*/ci-1\",policy=\"$(re "$W/$t.ci.json")\",selector=\"$(re "$root")/ci-\\*\"\\} 1\$"
+	a_grep "$t.metrics.default_info" "$W/$t.prom" "^egressctl_target_info\\{target=\"$(re "$root/other")\",[^}]*policy=\"default\",selector=\"\\(default\\)\"\\} 1\$"
+	a_grep "$t.metrics.by_reason" "$W/$t.prom" "^egressctl_decisions_by_reason_total\\{$m,policy=\"[^\"]*\",verdict=\"deny\",source=\"dns\",reason=\"no rule allows this name\"\\} [1-9][0-9]*\$"
+	a_grep "$t.metrics.by_rule" "$W/$t.prom" "^egressctl_decisions_by_reason_total\\{$m,policy=\"[^\"]*\",verdict=\"allow\",source=\"transparent\",reason=\"rule\"\\} [1-9][0-9]*\$"
+	a_grep "$t.metrics.dns" "$W/$t.prom" "^egressctl_dns_queries_total\\{$m,result=\"refused\"\\} [1-9][0-9]*\$"
+	a_grep "$t.metrics.reloads" "$W/$t.prom" '^egressctl_reloads_total\{result="applied"\} 1$'
+	a_grep "$t.metrics.targets" "$W/$t.prom" '^egressctl_targets 3$'
+	a_nogrep "$t.metrics.no_names" "$W/$t.prom" 'reason="[^"]*(example|[0-9])'
+	"$PY" - "$W/$t.prom" >"$W/$t.promcheck" 2>&1 <<'PYEOF'
+import re, sys
+# the text format: every sample line NAME{LABELS} VALUE with a TYPE before
+types, bad = set(), []
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("# TYPE "):
+        types.add(line.split()[2])
+    elif line and not line.startswith("#"):
+        m = re.fullmatch(r'([a-z_]+)(\{([a-z_]+="(\\.|[^"\\])*",?)*\})? [0-9]+', line)
+        if not m or m.group(1) not in types:
+            bad.append(line)
+print("bad:", bad[:3] if bad else "none")
+PYEOF
+	a_grep "$t.metrics.format" "$W/$t.promcheck" '^bad: none$'
 	# the daemon stops mid-job: ci-1 fails closed; started again, it takes
 	# the selector's cgroup over
 	kill -KILL "$D_PID"

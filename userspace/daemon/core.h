@@ -22,6 +22,7 @@
 
 #define DAEMON_MAX_RULES 64  /* runtime rules per target */
 #define RECENT_LINES	 512 /* what `egressctl log` shows without -f */
+#define DT_REASONS	 24  /* reasons a target's metrics tell apart; then "other" */
 #ifndef TAILQ_FOREACH_SAFE
 #define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
 	for ((var) = TAILQ_FIRST((head)); (var) && ((tvar) = TAILQ_NEXT((var), field), 1);         \
@@ -56,6 +57,12 @@ struct dtarget {
 	int sel;
 	char dyn_what[PATH_MAX];
 	char dyn_name[192];
+	/* its decisions by verdict, source and reason (metrics.c) */
+	struct dt_reason {
+		char verdict[12], source[12], reason[48];
+		uint64_t n;
+	} reasons[DT_REASONS];
+	int nreasons;
 	struct policy *waiting_policy; /* built, for when its cgroup comes */
 	uint64_t since;		       /* monotonic seconds: attached */
 };
@@ -106,6 +113,7 @@ struct daemon {
 	struct ctr_names *names; /* the cgroups of the containers' decisions */
 	uint64_t started;
 	uint64_t reloads, reloads_rejected;
+	uint64_t policies_kept; /* a policy_dir file that did not build, per target */
 	int status;
 	struct job *job; /* a policy build in a worker thread */
 	bool reload_pending;

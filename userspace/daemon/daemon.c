@@ -343,8 +343,10 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (!dm->ctl)
 			err = -errno ? -errno : -EINVAL;
 	}
-	if (!err && dm->opts->metrics) {
-		dm->metrics = metrics_open(dm, dm->opts->metrics, errbuf, errlen);
+	if (!err && (dm->opts->metrics || dm->cfg.metrics)) {
+		dm->metrics =
+			metrics_open(dm, dm->opts->metrics ? dm->opts->metrics : dm->cfg.metrics,
+				     errbuf, errlen);
 		if (!dm->metrics)
 			err = -EINVAL;
 	}
@@ -428,7 +430,8 @@ daemon_main(int argc, char **argv)
 	struct daemon dm = {.sfd = -1, .ino_fd = -1, .policy_wd = -1, .status = EGR_EXIT_ERROR};
 	struct rlimit nofile;
 	char errbuf[1024], ready[128];
-	int rc, err;
+	struct dtarget *dt;
+	int rc, err, ntargets = 0;
 
 	if (!o)
 		return EGR_EXIT_ERROR;
@@ -473,11 +476,13 @@ daemon_main(int argc, char **argv)
 		log_warnx("%s", errbuf);
 		goto out;
 	}
+	TAILQ_FOREACH(dt, &dm.targets, entry)
+	ntargets++;
 	snprintf(ready, sizeof(ready), "READY=1\nSTATUS=confining %d target%s\nMAINPID=%d",
-		 dm.cfg.n, dm.cfg.n == 1 ? "" : "s", (int)getpid());
+		 ntargets, ntargets == 1 ? "" : "s", (int)getpid());
 	notify_send(ready);
-	log_warnx("ready: %d target%s; control socket %s", dm.cfg.n, dm.cfg.n == 1 ? "" : "s",
-		  dm.cfg.control);
+	log_warnx("ready: %d target%s%s; control socket %s", ntargets, ntargets == 1 ? "" : "s",
+		  dm.cfg.nselectors ? " (selectors' included)" : "", dm.cfg.control);
 	event_base_dispatch(dm.base);
 out:
 	stop(&dm);

@@ -382,6 +382,10 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 			c->policy_dir = ctl;
 			continue;
 		}
+		if (!strcmp(key, "metrics") && ctl && ctl[0]) {
+			c->metrics = ctl;
+			continue;
+		}
 		if (!strcmp(key, "default") && ctl &&
 		    (!strcmp(ctl, "deny") || !strcmp(ctl, "unconfined"))) {
 			c->dflt =
@@ -394,7 +398,8 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 			goto fail;
 		}
 		snprintf(errbuf, errlen, "%s: %s", key,
-			 strcmp(key, "control") && strcmp(key, "policy_dir")
+			 !strcmp(key, "metrics") ? "expected an address"
+			 : strcmp(key, "control") && strcmp(key, "policy_dir")
 				 ? "unknown key"
 				 : "expected an absolute path");
 		err = -EINVAL;

@@ -67,6 +67,7 @@ struct dconfig {
 	 * by "policy": "NAME"; watched, reloaded when a file changes */
 	const char *policy_dir;
 	enum dconfig_default dflt;
+	const char *metrics; /* "metrics": as --metrics ADDR (read at start only) */
 	int nselectors;
 	struct dspec deny; /* the target a cgroup no selector matches is, with "deny" */
 	struct dspec specs[DCONFIG_MAX_TARGETS];

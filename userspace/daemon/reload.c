@@ -359,6 +359,7 @@ kept_policy(struct daemon *dm, struct dtarget *dt, const struct dspec *s, const 
 {
 	if (dt && dt->tg && dspec_same_but_policy(&dt->spec, s)) {
 		dt->spec = *s; /* the same options, in the new config's strings */
+		dm->policies_kept++;
 		dt_event(dt, "policy-kept",
 			 "policy %s (%s) not reloaded, the previous one stays: %s", s->policy_name,
 			 s->o.policy_file, why);
@@ -439,6 +440,7 @@ reload_dyn(struct daemon *dm, struct job *j)
 		before = dt->spec;
 		sel_fill(dt, sel >= 0 ? &j->cfg.specs[sel] : &j->cfg.deny, sel);
 		if (r && !p && r->kept[0] && dt->tg && dspec_same_but_policy(&before, &dt->spec)) {
+			dm->policies_kept++;
 			dt_event(dt, "policy-kept",
 				 "policy %s (%s) not reloaded, the previous one stays: %s",
 				 dt->spec.policy_name ? dt->spec.policy_name : "-",

@@ -23,6 +23,7 @@
 #include "daemon/containers.h"
 #include "daemon/control.h"
 #include "daemon/core.h"
+#include "daemon/metrics.h"
 #include "kernel/cgroup.h"
 #include "kernel/existing.h"
 #include "lib/clock.h"
@@ -58,6 +59,8 @@ dt_on_record(void *arg, const struct audit_rec *r)
 	char line[2048];
 	int n;
 
+	if (r->decision)
+		metrics_count(dt, r);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
 			 sizeof(line));
