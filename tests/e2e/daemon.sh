@@ -1209,6 +1209,68 @@ PYEOF
 	dstop
 }
 
+# ======================================================================
+# Measurements by hand (not in ALL_TESTS): E2E_TESTS=fleet_measure.
+# N cgroups made at once under a selector: the time from each mkdir to its
+# attach (the target's log), the daemon's memory per target; then the
+# mkdir-to-attach race: a process that joins a cgroup the moment it is
+# made and connects to a denied address at once, R times: the SYNs that
+# reached the sensor are the connections made before the attach.
+# ======================================================================
+test_fleet_measure() {
+	local t=fleet root n=${FLEET_N:-50} r=${FLEET_R:-20} i rss0 rss1 base
+	mkcg "$t"
+	root=$(tcg "$t")
+	cat >"$W/$t.json" <<EOF
+{"default": "deny", "targets": [
+  {"name": "job", "cgroup": "$root/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.jlog"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	sleep 1
+	rss0=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
+	for i in $(seq 1 "$n"); do
+		mkdir "$root/job-$i"
+		echo "job-$i $(date +%s%N)" >>"$W/$t.made"
+	done
+	wait_secs 120 d_ready_n "$W/$t.dout" "target job:.*attached to" $((n - 1))
+	a_val "$t.all_attached" "targets attached" "$(grep -c 'target job:.*attached to' "$W/$t.dout")" "^$n\$"
+	sleep 1
+	rss1=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
+	"$PY" - "$W/$t.made" "$W/$t.jlog" <<'PYEOF'
+import json, re, sys
+made = {l.split()[0]: int(l.split()[1]) / 1e6 for l in open(sys.argv[1])}
+lat = []
+for line in open(sys.argv[2]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("event") != "attach":
+        continue
+    m = re.search(r"/(job-[0-9]+) \(", r.get("reason", ""))
+    if not m or m.group(1) not in made:
+        continue
+    from datetime import datetime, timezone
+    t = datetime.strptime(r["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp() * 1000
+    lat.append(t - made[m.group(1)])
+lat.sort()
+def pct(p):
+    return lat[min(len(lat) - 1, int(len(lat) * p / 100))]
+print("measure: %d cgroups made at once: mkdir to attach ms p50 %.0f p90 %.0f p99 %.0f max %.0f" % (len(lat), pct(50), pct(90), pct(99), lat[-1]))
+PYEOF
+	echo "measure: daemon RSS $rss0 kB with 0 targets, $rss1 kB with $n: $(((rss1 - rss0) / n)) kB per target"
+	# the race
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	for i in $(seq 1 "$r"); do
+		nsenter --net="$NS_SBX" sh -c 'mkdir "$0" && echo $$ >"$0/cgroup.procs" && exec curl -s -o /dev/null -m 2 --noproxy "*" --resolve blocked.test:80:$1 http://blocked.test/race' \
+			"$root/job-r$i" "$A_BLOCKED" >/dev/null 2>&1
+	done
+	echo "measure: mkdir-to-attach race: $(sensor_count "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0" | awk -v b="$base" '{print $1 - b}') of $r connections made in the cgroup's first moment reached the sensor"
+	dstop
+}
+
 # Regression: a control client that asked for a reload and went away (it
 # half-closed, or closed) before the answer had the answer written to it
 # after it was freed, and the daemon died (SIGSEGV). Now the reload goes
