@@ -285,6 +285,24 @@ test_contrib_example(void **state)
 	assert_int_equal(cfg.n, 1);
 	assert_int_equal(cfg.specs[0].kind, DSPEC_UNIT);
 	dconfig_free(&cfg);
+	/* the DaemonSet's (the chart's copy; make k8s-check: the manifests' is
+	 * the same): a selector, its default, its policy from policy_dir; and
+	 * the kubelet's layouts the selector is for */
+	if (dconfig_load("contrib/kubernetes/helm/egressctl/files/daemon.json", &cfg, errbuf,
+			 sizeof(errbuf)))
+		fail_msg("the chart's daemon.json: %s", errbuf);
+	assert_int_equal(cfg.nselectors, 1);
+	assert_int_equal(cfg.dflt, DCONFIG_DFLT_UNCONFINED);
+	assert_string_equal(cfg.specs[0].o.policy_file, "/etc/egressctl/policies/ci.json");
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/kubepods.slice/kubepods-podab12.slice"),
+			 DSEL_MATCH);
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/kubepods.slice/kubepods-burstable.slice/"
+						       "kubepods-burstable-podab12.slice"),
+			 DSEL_MATCH);
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/kubepods.slice/kubepods-besteffort.slice"),
+			 DSEL_BELOW);
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/system.slice"), DSEL_NONE);
+	dconfig_free(&cfg);
 }
 
 int

@@ -104,6 +104,7 @@ struct daemon {
 	struct event *policy_soon; /* a reload shortly after policy_dir changed */
 	struct sel_watch *sw;	   /* selectors.c: the directories watched */
 	int nsw, capsw;
+	char self_cg[PATH_MAX]; /* the daemon's own cgroup (selectors.c), once read */
 	LIST_HEAD(, follower) followers;
 	char *recent[RECENT_LINES];
 	uint64_t recent_cgid[RECENT_LINES];

@@ -134,6 +134,15 @@ watch_dir(struct daemon *dm, const char *path)
 	snprintf(w->path, sizeof(w->path), "%s", path);
 }
 
+/* Is the daemon's own cgroup at or below path? */
+static bool
+self_below(struct daemon *dm, const char *path)
+{
+	if (!dm->self_cg[0] && cgroup_of_pid(dm->mnt, getpid(), dm->self_cg, sizeof(dm->self_cg)))
+		return false;
+	return below(dm->self_cg, path);
+}
+
 /* One cgroup below a root, as it is now: a target, a directory to watch
  * and walk, or the default's. */
 static void
@@ -160,6 +169,11 @@ sel_look(struct daemon *dm, const char *path, int depth)
 		return; /* confined with a target above it, or by it */
 	}
 	sel = sel_choose(&dm->cfg, dm->mnt, path, &best);
+	if (self_below(dm, path)) {
+		/* the daemon's own cgroup (its pod, as a DaemonSet) is never a
+		 * target: what is beside it below path still may be */
+		best = DSEL_BELOW;
+	}
 	if (best == DSEL_MATCH || (best == DSEL_NONE && sel == SEL_DEFAULT_DENY)) {
 		TAILQ_FOREACH(dt, &dm->targets, entry)
 		if (dt->cgpath[0] && below(dt->cgpath, path)) {
