@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
 
 #include "table.h"
 #include "daemon/dconfig.h"
@@ -113,6 +114,11 @@ static const struct cfg_case cfg_cases[] = {
 	 "default: expected \"deny\" or \"unconfined\"", 0},
 	{"selector-relative", "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"k/*\"}]}",
 	 "targets[0].cgroup: k/*: a selector is a glob of absolute paths", 0},
+	{"containers-env-missing",
+	 "{\"targets\":[{\"cgroup\":\"a\",\"containers\":\"env:EGR_TEST_NO_SUCH_VAR\"}]}",
+	 "targets[0].containers: env:EGR_TEST_NO_SUCH_VAR: the environment has no "
+	 "EGR_TEST_NO_SUCH_VAR",
+	 0},
 	{"suggest-policy-is-summary's",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"suggest_policy\":\"f\"}]}",
 	 "targets[0].suggest_policy: unknown key", 0},
@@ -288,10 +294,12 @@ test_contrib_example(void **state)
 	/* the DaemonSet's (the chart's copy; make k8s-check: the manifests' is
 	 * the same): a selector, its default, its policy from policy_dir; and
 	 * the kubelet's layouts the selector is for */
+	setenv("NODE_IP", "192.0.2.7", 1); /* the DaemonSet's, from status.hostIP */
 	if (dconfig_load("contrib/kubernetes/helm/egressctl/files/daemon.json", &cfg, errbuf,
 			 sizeof(errbuf)))
 		fail_msg("the chart's daemon.json: %s", errbuf);
 	assert_int_equal(cfg.nselectors, 1);
+	assert_int_equal(cfg.specs[0].o.containers_ip4, htonl(0xc0000207)); /* NODE_IP */
 	assert_int_equal(cfg.dflt, DCONFIG_DFLT_UNCONFINED);
 	assert_string_equal(cfg.specs[0].o.policy_file, "/etc/egressctl/policies/ci.json");
 	assert_int_equal(dsel_match(cfg.specs[0].what, "/kubepods.slice/kubepods-podab12.slice"),

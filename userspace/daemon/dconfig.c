@@ -132,8 +132,18 @@ set_key(struct dspec *s, const char *key, const json_t *v, char *num, size_t num
 		return 0;
 	}
 	if (!strcmp(key, "containers")) { /* the daemon's --containers ADDR */
-		if (!json_is_string(v) ||
-		    ctr_parse_addr(json_string_value(v), &s->o.containers_ip4, err, sizeof(err))) {
+		const char *a = json_string_value(v);
+
+		/* "env:NAME": a DaemonSet's node address (the downward API's
+		 * status.hostIP), which one file for every node cannot name */
+		if (a && !strncmp(a, "env:", 4) && !getenv(a + 4)) {
+			snprintf(errbuf, errlen, "%s.%s: %s: the environment has no %s", s->where,
+				 key, a, a + 4);
+			return -EINVAL;
+		}
+		if (a && !strncmp(a, "env:", 4))
+			a = getenv(a + 4);
+		if (!a || ctr_parse_addr(a, &s->o.containers_ip4, err, sizeof(err))) {
 			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key,
 				 json_is_string(v) ? err : "expected an IPv4 address");
 			return -EINVAL;
