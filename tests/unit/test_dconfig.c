@@ -16,6 +16,7 @@
 
 #include "table.h"
 #include "daemon/dconfig.h"
+#include "daemon/oci.h"
 
 struct cfg_case {
 	const char *name;
@@ -119,6 +120,19 @@ static const struct cfg_case cfg_cases[] = {
 	 "targets[0].containers: env:EGR_TEST_NO_SUCH_VAR: the environment has no "
 	 "EGR_TEST_NO_SUCH_VAR",
 	 0},
+	{"annotations",
+	 "{\"default\":\"deny\",\"oci_bundles\":[\"/run/b/{id}\"],\"targets\":[{\"cgroup\":"
+	 "\"/k/*\",\"annotations\":{\"io.kubernetes.pod.name\":\"job-*\"}}]}",
+	 NULL, 1},
+	{"annotations-no-selector",
+	 "{\"targets\":[{\"cgroup\":\"/k\",\"annotations\":{\"a\":\"b\"}}]}",
+	 "targets[0].annotations: only with a selector", 0},
+	{"annotations-not-glob",
+	 "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"/k/*\",\"annotations\":{\"a\":1}}]}",
+	 "targets[0].annotations.a: expected a glob", 0},
+	{"oci-bundles-no-id",
+	 "{\"default\":\"deny\",\"oci_bundles\":[\"/run/b\"],\"targets\":[{\"cgroup\":\"/k/*\"}]}",
+	 "oci_bundles[0]: expected an absolute path with {id}", 0},
 	{"suggest-policy-is-summary's",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"suggest_policy\":\"f\"}]}",
 	 "targets[0].suggest_policy: unknown key", 0},
@@ -252,6 +266,32 @@ test_dsel_match(void **state)
 	assert_string_equal(dsel_rel("/sys/fs/cgroup", "/k/*"), "/k/*");
 }
 
+/* An OCI bundle's annotations (daemon/oci.c): as the kubelet's runtime
+ * writes them; a value with a NUL, or not a string, refused. */
+static void
+test_oci(void **state)
+{
+	static const char ok[] = "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"io.kubernetes.cri."
+				 "sandbox-namespace\":"
+				 "\"ci\",\"io.kubernetes.pod.name\":\"job-1\"}}";
+	static const char nul[] = "{\"annotations\":{\"a\":\"b\\u0000c\"}}";
+	static const char num[] = "{\"annotations\":{\"a\":1}}";
+	struct oci_info in;
+	char err[300];
+
+	(void)state;
+	assert_int_equal(oci_parse(ok, strlen(ok), &in, err, sizeof(err)), 0);
+	assert_int_equal(in.n, 2);
+	assert_string_equal(oci_get(&in, "io.kubernetes.pod.name"), "job-1");
+	assert_null(oci_get(&in, "io.kubernetes.pod.namespace"));
+	oci_free(&in);
+	assert_int_not_equal(oci_parse(nul, strlen(nul), &in, err, sizeof(err)), 0);
+	assert_true(err[0] != 0); /* jansson refuses \\u0000 before oci.c would */
+	assert_int_equal(in.n, 0);
+	assert_int_not_equal(oci_parse(num, strlen(num), &in, err, sizeof(err)), 0);
+	assert_int_not_equal(oci_parse("{", 1, &in, err, sizeof(err)), 0);
+}
+
 /* Targets compared across a reload: same target, same options but the
  * policy, or not. */
 static void
@@ -317,9 +357,9 @@ int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_values),		cmocka_unit_test(test_policy_dir),
-		cmocka_unit_test(test_dsel_match),	cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_contrib_example),
+		cmocka_unit_test(test_values),	   cmocka_unit_test(test_policy_dir),
+		cmocka_unit_test(test_dsel_match), cmocka_unit_test(test_oci),
+		cmocka_unit_test(test_compare),	   cmocka_unit_test(test_contrib_example),
 	};
 	int failed = RUN_TABLE("dconfig_load", cfg_cases, run_cfg);
 

@@ -131,6 +131,26 @@ set_key(struct dspec *s, const char *key, const json_t *v, char *num, size_t num
 		s->kill_existing = json_is_true(v);
 		return 0;
 	}
+	if (!strcmp(key, "annotations")) {
+		const char *k;
+		json_t *g;
+
+		if (!s->selector || !json_is_object(v) || !json_object_size(v)) {
+			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key,
+				 s->selector ? "expected an object of KEY: GLOB"
+					     : "only with a selector (a \"cgroup\" glob)");
+			return -EINVAL;
+		}
+		json_object_foreach((json_t *)v, k, g) {
+			if (!json_is_string(g)) {
+				snprintf(errbuf, errlen, "%s.%s.%s: expected a glob", s->where, key,
+					 k);
+				return -EINVAL;
+			}
+		}
+		s->annotations = v;
+		return 0;
+	}
 	if (!strcmp(key, "containers")) { /* the daemon's --containers ADDR */
 		const char *a = json_string_value(v);
 
@@ -390,6 +410,25 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 		}
 		if (!strcmp(key, "policy_dir") && ctl && ctl[0] == '/') {
 			c->policy_dir = ctl;
+			continue;
+		}
+		if (!strcmp(key, "oci_bundles") && json_is_array(v) && json_array_size(v) <= 8) {
+			json_t *d;
+			size_t k;
+
+			json_array_foreach(v, k, d) {
+				const char *dir = json_string_value(d);
+
+				if (!dir || dir[0] != '/' || !strstr(dir, "{id}")) {
+					snprintf(errbuf, errlen,
+						 "oci_bundles[%zu]: expected an absolute path with "
+						 "{id}",
+						 k);
+					err = -EINVAL;
+					goto fail;
+				}
+				c->bundle_dirs[c->nbundle_dirs++] = dir;
+			}
 			continue;
 		}
 		if (!strcmp(key, "metrics") && ctl && ctl[0]) {

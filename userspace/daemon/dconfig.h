@@ -37,6 +37,10 @@ struct dspec {
 	/* "cgroup": a glob (kubepods.slice/STAR/pod-STAR, STAR a '*'): a selector, not a
 	 * target; each cgroup it matches becomes one when it appears */
 	bool selector;
+	/* "annotations": {KEY: GLOB} of a selector: a cgroup it matches is
+	 * taken only if its container's OCI bundle has every KEY with a value
+	 * the GLOB matches (a json_t object of the config's; NULL: none) */
+	const void *annotations;
 };
 
 /* What a cgroup no selector matches gets ("default"): required with
@@ -68,6 +72,9 @@ struct dconfig {
 	const char *policy_dir;
 	enum dconfig_default dflt;
 	const char *metrics; /* "metrics": as --metrics ADDR (read at start only) */
+	/* "oci_bundles": where bundles are, each with "{id}" (oci.h) */
+	const char *bundle_dirs[8];
+	int nbundle_dirs;
 	int nselectors;
 	struct dspec deny; /* the target a cgroup no selector matches is, with "deny" */
 	struct dspec specs[DCONFIG_MAX_TARGETS];

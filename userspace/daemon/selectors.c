@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "daemon/core.h"
+#include "daemon/oci.h"
 #include "kernel/cgroup.h"
 #include "lib/log.h"
 
@@ -36,27 +39,65 @@ below(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == 0 || path[n] == '/');
 }
 
+/* Does the container of path's bundle carry every annotation of s? The
+ * bundle is read once per sel_choose (*in, *state: 0 unread, 1 read, -1
+ * none). */
+static bool
+annotations_match(const struct dconfig *c, const struct dspec *s, const char *path,
+		  struct oci_info *in, int *state)
+{
+	const char *key;
+	json_t *glob;
+
+	if (!*state) {
+		char err[300];
+		int rc = c->nbundle_dirs ? oci_read_bundle(path, c->bundle_dirs, c->nbundle_dirs,
+							   in, err, sizeof(err))
+					 : oci_read_bundle(path, oci_default_dirs,
+							   oci_ndefault_dirs, in, err, sizeof(err));
+
+		*state = rc ? -1 : 1;
+		if (rc)
+			log_info("selectors: %s: %s", path, err);
+	}
+	if (*state < 0)
+		return false;
+	json_object_foreach((json_t *)s->annotations, key, glob) {
+		const char *v = oci_get(in, key);
+
+		if (!v || fnmatch(json_string_value(glob), v, 0))
+			return false;
+	}
+	return true;
+}
+
 int
 sel_choose(const struct dconfig *c, const char *mnt, const char *path, enum dsel_match *best)
 {
 	const char *rel = path + strlen(mnt);
+	struct oci_info in = {0};
+	int state = 0, chosen = -1;
 
 	*best = DSEL_NONE;
 	if (!rel[0])
 		rel = "/";
-	for (int i = 0; i < c->n; i++) {
+	for (int i = 0; i < c->n && chosen < 0; i++) {
 		enum dsel_match m;
 
 		if (!c->specs[i].selector)
 			continue;
 		m = dsel_match(dsel_rel(mnt, c->specs[i].what), rel);
-		if (m == DSEL_MATCH) {
-			*best = m;
-			return i;
-		}
+		if (m == DSEL_MATCH && c->specs[i].annotations &&
+		    !annotations_match(c, &c->specs[i], path, &in, &state))
+			continue; /* its cgroup, not its container */
+		if (m == DSEL_MATCH)
+			chosen = i;
 		if (m > *best)
 			*best = m;
 	}
+	oci_free(&in);
+	if (chosen >= 0)
+		return chosen;
 	return c->dflt == DCONFIG_DFLT_DENY ? SEL_DEFAULT_DENY : SEL_UNCONFINED;
 }
 
