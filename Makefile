@@ -72,7 +72,7 @@ FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/
 		tests/unit/*.c tests/unit/*.h tests/bpf/*.c tests/bpf/*.h tests/fuzz/*.c tests/helpers/*.c \
 		tools/dist/*.c)
 
-.PHONY: all deps check-deps bench-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check clean helpers \
+.PHONY: all deps check-deps bench-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check k8s-check clean helpers \
 	bench bench-quick stress stress-check soak
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -211,6 +211,7 @@ check-deps:
 check: check-deps
 	$(MAKE) format-check
 	$(MAKE) spdx-check
+	$(MAKE) k8s-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) bpf-test
@@ -246,6 +247,11 @@ format-check:
 	clang-format --dry-run --Werror $(FMT_SRCS)
 
 # Every source file names its licence (debian/copyright's) in an SPDX line.
+# contrib/kubernetes/ against the Kubernetes API's models, offline (Debian's
+# python3-kubernetes), and its Helm chart rendered and compared (~1 s)
+k8s-check:
+	/usr/bin/python3 tools/k8s-check.py
+
 spdx-check:
 	tools/spdx-check.sh
 

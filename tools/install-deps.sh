@@ -19,7 +19,8 @@ libevent-dev libc-ares-dev libjansson-dev libssl-dev scdoc"
 PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh logrotate"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix
 socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo nftables
-git python3-pip golang-go default-jdk-headless squid busybox-static"
+git python3-pip golang-go default-jdk-headless squid busybox-static python3-yaml
+python3-kubernetes"
 # (golang-go, default-jdk-headless: Go's and Java's own TLS clients for the
 # kernel-verified path's test, kverify.sh; squid, with basic_ncsa_auth: the
 # corporate proxy of upstream.sh, and a peer of the benchmark;

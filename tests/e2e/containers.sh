@@ -35,7 +35,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback restart"
+ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback restart annotations"
 CTR_SUBNET=198.19.1.0/24
 CTR_GW=198.19.1.1	# podman0 in the sbx netns: where containers reach the daemon
 IMAGE=localhost/egr-e2e-busybox
@@ -527,6 +527,61 @@ test_restart() {
 	ctr "$t.after" $t bridge "$(http a.example.test "$t.after")"
 	a_first "$t.after.by_name" "$t.after" '^HTTP/1\.[01] 200'
 	a_jlog "$t.after.logged" "$W/$t.jlog" decision=allow host=a.example.test container="$CID"
+	dstop
+}
+
+
+# ======================================================================
+# annotations: containers annotated as the kubelet's runtime does
+# (io.kubernetes.cri.sandbox-namespace, io.kubernetes.pod.name,
+# io.kubernetes.cri.container-type in the OCI bundle's config.json),
+# matched by a selector's "annotations" as their cgroups appear: a pod of
+# namespace ci-* gets the selector's policy (allowed 200, denied 403,
+# nothing at the sensor); one of another namespace, under the same
+# parent, gets "default": "deny". Each container waits for the attach
+# before its first connection: it takes seconds (docs/operations.md,
+# "Fleet").
+# ======================================================================
+test_annotations() {
+	local t=ann a_ci=203.0.113.65 a_prod=203.0.113.66 p1 p2 c
+	mkdir -p "$(tcg $t)" "$W/$t.go"
+	cat >"$W/$t.json" <<EOF
+{"default": "deny", "oci_bundles": ["$PM/root/vfs-containers/{id}/userdata"], "targets": [
+  {"name": "ci-pods", "cgroup": "$(parent $t)/libpod-*",
+   "annotations": {"io.kubernetes.cri.sandbox-namespace": "ci-*", "io.kubernetes.cri.container-type": "container"},
+   "containers": "$CTR_GW", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.jlog"}
+]}
+EOF
+	have_egr || return 0
+	dstart $t --config "$W/$t.json" || return 0
+	kube() { printf -- '--annotation=io.kubernetes.cri.sandbox-namespace=%s --annotation=io.kubernetes.pod.name=%s --annotation=io.kubernetes.cri.container-type=container' "$1" "$2"; }
+	rm -f "$W/$t.ci.cid" "$W/$t.prod.cid"
+	# each container waits for /go/NAME, which the test makes once the
+	# daemon said it attached to the container's cgroup
+	# shellcheck disable=SC2046 # kube's words are meant to split
+	pm run --rm --cidfile "$W/$t.ci.cid" --cgroup-parent="$(parent $t)" --network bridge $(kube ci-a job-1) \
+		-v "$W/$t.go:/go:ro" "$IMAGE" sh -c "while [ ! -e /go/ci ]; do sleep 0.2; done; $(http a.example.test "$t.ci") $(http "$a_ci" "$t.ci2")" \
+		>"$W/$t.ci.cout" 2>&1 &
+	p1=$!
+	# shellcheck disable=SC2046
+	pm run --rm --cidfile "$W/$t.prod.cid" --cgroup-parent="$(parent $t)" --network bridge $(kube prod job-2) \
+		-v "$W/$t.go:/go:ro" "$IMAGE" sh -c "while [ ! -e /go/prod ]; do sleep 0.2; done; $(http "$a_prod" "$t.prod")" \
+		>"$W/$t.prod.cout" 2>&1 &
+	p2=$!
+	for c in ci prod; do
+		wait_secs 20 test -s "$W/$t.$c.cid"
+		wait_secs 30 grep -qs "libpod-$(cat "$W/$t.$c.cid" 2>/dev/null): attached" "$W/$t.dout"
+		touch "$W/$t.go/$c"
+	done
+	wait "$p1" "$p2"
+	a_grep "$t.ci.attached" "$W/$t.dout" "target ci-pods:$(re "$(parent $t)")/libpod-$(cat "$W/$t.ci.cid" 2>/dev/null): attached"
+	a_grep "$t.prod.default" "$W/$t.dout" "target default:$(re "$(parent $t)")/libpod-$(cat "$W/$t.prod.cid" 2>/dev/null): attached"
+	a_grep "$t.ci.allowed" "$W/$t.ci.cout" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.ci.denied" "$W/$t.ci.cout" '^R: HTTP/1\.[01] 403'
+	a_nogrep "$t.prod.not_reached" "$W/$t.prod.cout" '^R: HTTP/'
+	a_jlog "$t.ci.logged" "$W/$t.jlog" decision=deny ip="$(re "$a_ci")" container="$(cat "$W/$t.ci.cid" 2>/dev/null)"
+	sensor_none "$t.ci.sensor" "dst host $a_ci"
+	sensor_none "$t.prod.sensor" "dst host $a_prod"
 	dstop
 }
 

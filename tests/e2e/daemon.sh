@@ -1038,6 +1038,239 @@ test_metrics() {
 	a_grep "$t.public_refused" "$W/$t.bad" "--metrics 0\\.0\\.0\\.0:9464: not a loopback address"
 }
 
+# ======================================================================
+# policy_dir: one file per policy (NAME.json), laid out as the kubelet
+# mounts a ConfigMap (NAME.json -> ..data/NAME.json, ..data -> ..TS/) and
+# updated as it does (a new ..TS directory, ..data renamed over it): the
+# daemon reloads by itself, mid-job; a broken file keeps the previous
+# policy of its targets, says so, and the other policy still reloads.
+# ======================================================================
+# kube_swap DIR TAG NAME=JSON...: DIR's files replaced the kubelet's way
+kube_swap() {
+	local dir=$1 ts="..$2" kv
+	shift 2
+	mkdir -p "$dir/$ts"
+	for kv in "$@"; do
+		printf '%s\n' "${kv#*=}" >"$dir/$ts/${kv%%=*}.json"
+		[ -e "$dir/${kv%%=*}.json" ] || ln -s "..data/${kv%%=*}.json" "$dir/${kv%%=*}.json"
+	done
+	ln -sfn "$ts" "$dir/..data_tmp"
+	mv -T "$dir/..data_tmp" "$dir/..data"
+}
+d_ready_n() { [ "$(grep -cs "$2" "$1")" -gt "$3" ]; }
+test_policy_dir() {
+	local t=poldir n
+	mkcg "$t-a"
+	mkcg "$t-b"
+	mkdir -p "$W/$t.d"
+	kube_swap "$W/$t.d" 1 'ci={"allow": ["a.example.test"]}' 'other={"allow": ["a.example.test"]}'
+	cat >"$W/$t.json" <<EOF
+{"policy_dir": "$W/$t.d", "targets": [
+  {"name": "ja", "cgroup": "$(tcg "$t-a")", "policy": "ci", "dns_upstream": "$INET_DNS", "log": "$W/$t.a.jlog"},
+  {"name": "jb", "cgroup": "$(tcg "$t-b")", "policy": "other.json", "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	# a job running through the swaps: a and b, every 0.3 s
+	in_cg "$t-a" sh -c 'while :; do curl -s -o /dev/null -m 3 -w "a %{http_code}\n" http://a.example.test/$0; curl -s -o /dev/null -m 3 -w "b %{http_code}\n" http://b.example.test/$0; sleep 0.3; done' "$t"
+	wait_secs 10 grep -qs '^b 000' "$W/$t-a.cg.out"
+	a_grep "$t.before.a" "$W/$t-a.cg.out" '^a 200$'
+	a_nogrep "$t.before.b" "$W/$t-a.cg.out" '^b 200$'
+	# the kubelet's update: b allowed, a not; no SIGHUP, no `reload`
+	n=$(grep -c 'policy reloaded' "$W/$t.dout")
+	kube_swap "$W/$t.d" 2 'ci={"allow": ["b.example.test"]}' 'other={"allow": ["a.example.test"]}'
+	wait_secs 5 d_ready_n "$W/$t.dout" 'policy reloaded' "$n"
+	a_grep "$t.reloaded.said" "$W/$t.dout" "policy_dir $(re "$W/$t.d") changed: reloading"
+	sleep 1
+	: >"$W/$t-a.cg.out"
+	wait_secs 10 grep -qs '^b 200' "$W/$t-a.cg.out"
+	sleep 1
+	a_grep "$t.swapped.b" "$W/$t-a.cg.out" '^b 200$'
+	a_val "$t.swapped.a" "a's codes after the swap" "$(grep -c '^a 200' "$W/$t-a.cg.out")" '^0$'
+	# ci broken, other changed: ci's targets keep theirs, other reloads
+	kube_swap "$W/$t.d" 3 'ci={"allow": ["b.example.test", "*"]}' 'other={"allow": ["b.example.test"]}'
+	wait_secs 5 grep -qs 'target ja: policy ci .*not reloaded, the previous one stays' "$W/$t.dout"
+	a_grep "$t.broken.said" "$W/$t.dout" "target ja: policy ci \\($(re "$W/$t.d")/ci.json\\) not reloaded, the previous one stays: .*allow\\[1\\]"
+	a_jlog "$t.broken.logged" "$W/$t.a.jlog" event=policy-kept "reason=policy ci .*not reloaded.*"
+	wait_secs 5 grep -qs 'target jb: policy reloaded' "$W/$t.dout"
+	: >"$W/$t-a.cg.out"
+	wait_secs 10 grep -qs '^a 000' "$W/$t-a.cg.out"
+	sleep 1
+	a_grep "$t.broken.kept_b" "$W/$t-a.cg.out" '^b 200$'
+	a_val "$t.broken.kept_a" "a's codes with ci broken" "$(grep -c '^a 200' "$W/$t-a.cg.out")" '^0$'
+	kill "$CG_PID" 2>/dev/null
+	in_cg "$t-b" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://b.example.test/jb
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.other.b" "jb's b after its policy changed (other reloaded)" "$(codes "$W/$t-b.cg.out")" "200 "
+	dstop
+}
+
+# ======================================================================
+# Selectors: cgroups matched by a glob as they appear, each a target of
+# its own with its selector's policy; two jobs with different policies at
+# once; what matches no selector gets "default": "deny" (a denied address:
+# nothing at the sensor); a job that ends and one that starts under the
+# same name at once is confined anew (the programs went with the first
+# cgroup).
+# ======================================================================
+test_selectors() {
+	local t=sel root base f
+	mkcg "$t"
+	root=$(tcg "$t")
+	mkdir -p "$W/$t" # in_cg's output of $t/JOB
+	printf '{"allow": ["a.example.test"]}\n' >"$W/$t.ci.json"
+	cat >"$W/$t.json" <<EOF
+{"default": "deny", "metrics": "unix:$W/$t.m.sock", "targets": [
+  {"name": "ci", "cgroup": "$root/ci-*", "policy": "$W/$t.ci.json", "dns_upstream": "$INET_DNS", "log": "$W/$t.ci.jlog"},
+  {"name": "build", "cgroup": "$root/build-*", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	mkdir "$root/ci-1" "$root/build-1" "$root/other"
+	wait_secs 15 grep -qs "target build:.*attached to $(re "$root/build-1")" "$W/$t.dout"
+	wait_secs 15 grep -qs "target default:.*attached to $(re "$root/other")" "$W/$t.dout"
+	a_grep "$t.ci.attached" "$W/$t.dout" "target ci:/.*/ci-1: attached to $(re "$root/ci-1")"
+	a_grep "$t.build.attached" "$W/$t.dout" "target build:/.*/build-1: attached to $(re "$root/build-1")"
+	a_grep "$t.default.attached" "$W/$t.dout" "target default:/.*/other: attached to $(re "$root/other")"
+	# two jobs at once, each with its own policy
+	in_cg "$t/ci-1" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/ci; done'
+	f=$CG_PID
+	in_cg "$t/build-1" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/build; done'
+	wait "$f" "$CG_PID" 2>/dev/null
+	a_eq "$t.ci.codes" "ci-1's codes" "$(codes "$W/$t/ci-1.cg.out")" "a 200 b 000 "
+	a_eq "$t.build.codes" "build-1's codes" "$(codes "$W/$t/build-1.cg.out")" "a 000 b 200 "
+	a_jlog "$t.ci.log" "$W/$t.ci.jlog" decision=deny host=b.example.test
+	# the default: nothing allowed, nothing at the sensor
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	in_cg "$t/other" curl -s -o /dev/null -m 5 -w "%{http_code}\n" --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t
+	wait "$CG_PID" 2>/dev/null
+	a_val "$t.default.denied" "other's code" "$(codes "$W/$t/other.cg.out")" '^(000|403) $'
+	sensor_none_since "$t.default.sensor" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	# ci-1 ends; a new ci-1 at once (a recycled name): confined anew
+	rmdir "$root/ci-1"
+	mkdir "$root/ci-1"
+	wait_secs 15 d_ready_n "$W/$t.dout" "attached to $(re "$root/ci-1")" 1
+	a_grep "$t.recycled.gone" "$W/$t.dout" "target ci:/.*/ci-1: cgroup $(re "$root/ci-1") \\([0-9]+\\) is gone"
+	a_val "$t.recycled.attached" "attaches of ci-1" "$(grep -c "attached to $(re "$root/ci-1")" "$W/$t.dout")" '^2$'
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	in_cg "$t/ci-1" sh -c 'curl -s -o /dev/null -m 5 -w "a %{http_code}\n" http://a.example.test/ci2; curl -s -o /dev/null -m 5 -w "x %{http_code}\n" --noproxy "*" --resolve blocked.test:80:$0 http://blocked.test/ci2' "$A_BLOCKED"
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.recycled.codes" "the new ci-1's codes" "$(codes "$W/$t/ci-1.cg.out")" "a 200 x 403 "
+	sensor_none_since "$t.recycled.sensor" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	# the selector's policy changed: its live cgroup follows at the reload
+	printf '{"allow": ["b.example.test"]}\n' >"$W/$t.ci.json"
+	dctl "$t" reload
+	a_val "$t.reload.exit" "reload exit" "$D_RC" 0
+	a_grep "$t.reload.said" "$W/$t.dout" "target ci:/.*/ci-1: policy reloaded"
+	in_cg "$t/ci-1" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/ci3; done'
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.reload.codes" "ci-1's codes after the reload" "$(codes "$W/$t/ci-1.cg.out")" "a 000 b 200 "
+	# the metrics of the fleet (daemon.json's "metrics"): per target its
+	# policy and selector, decisions by reason, DNS, reloads
+	curl -sS --max-time 5 --unix-socket "$W/$t.m.sock" http://egressctl/metrics >"$W/$t.prom" 2>&1
+	m="target=\"$(re "$root/ci-1")\",cgroup=\"[^\"]*\""
+	a_grep "$t.metrics.info" "$W/$t.prom" "^egressctl_target_info\\{$m,name=\"ci:/[^\"]*/ci-1\",policy=\"$(re "$W/$t.ci.json")\",selector=\"$(re "$root")/ci-\\*\"\\} 1\$"
+	a_grep "$t.metrics.default_info" "$W/$t.prom" "^egressctl_target_info\\{target=\"$(re "$root/other")\",[^}]*policy=\"default\",selector=\"\\(default\\)\"\\} 1\$"
+	a_grep "$t.metrics.by_reason" "$W/$t.prom" "^egressctl_decisions_by_reason_total\\{$m,policy=\"[^\"]*\",verdict=\"deny\",source=\"dns\",reason=\"no rule allows this name\"\\} [1-9][0-9]*\$"
+	a_grep "$t.metrics.by_rule" "$W/$t.prom" "^egressctl_decisions_by_reason_total\\{$m,policy=\"[^\"]*\",verdict=\"allow\",source=\"transparent\",reason=\"rule\"\\} [1-9][0-9]*\$"
+	a_grep "$t.metrics.dns" "$W/$t.prom" "^egressctl_dns_queries_total\\{$m,result=\"refused\"\\} [1-9][0-9]*\$"
+	a_grep "$t.metrics.reloads" "$W/$t.prom" '^egressctl_reloads_total\{result="applied"\} 1$'
+	a_grep "$t.metrics.targets" "$W/$t.prom" '^egressctl_targets 3$'
+	a_nogrep "$t.metrics.no_names" "$W/$t.prom" 'reason="[^"]*(example|[0-9])'
+	"$PY" - "$W/$t.prom" >"$W/$t.promcheck" 2>&1 <<'PYEOF'
+import re, sys
+# the text format: every sample line NAME{LABELS} VALUE with a TYPE before
+types, bad = set(), []
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("# TYPE "):
+        types.add(line.split()[2])
+    elif line and not line.startswith("#"):
+        m = re.fullmatch(r'([a-z_]+)(\{([a-z_]+="(\\.|[^"\\])*",?)*\})? [0-9]+', line)
+        if not m or m.group(1) not in types:
+            bad.append(line)
+print("bad:", bad[:3] if bad else "none")
+PYEOF
+	a_grep "$t.metrics.format" "$W/$t.promcheck" '^bad: none$'
+	# the daemon stops mid-job: ci-1 fails closed; started again, it takes
+	# the selector's cgroup over
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	in_cg "$t/ci-1" curl -s -o /dev/null -m 3 -w "%{http_code}\n" http://b.example.test/down
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.down.closed" "ci-1's code with no daemon" "$(codes "$W/$t/ci-1.cg.out")" "000 "
+	dstart "$t" --config "$W/$t.json" || return 0
+	a_grep "$t.restart.adopt" "$W/$t.dout" "target ci:/.*/ci-1: took over the programs pinned on $(re "$root/ci-1")"
+	in_cg "$t/ci-1" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://b.example.test/up
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.restart.codes" "ci-1's code after the restart" "$(codes "$W/$t/ci-1.cg.out")" "200 "
+	dstop
+}
+
+# ======================================================================
+# Measurements by hand (not in ALL_TESTS): E2E_TESTS=fleet_measure.
+# N cgroups made at once under a selector: the time from each mkdir to its
+# attach (the target's log), the daemon's memory per target; then the
+# mkdir-to-attach race: a process that joins a cgroup the moment it is
+# made and connects to a denied address at once, R times: the SYNs that
+# reached the sensor are the connections made before the attach.
+# ======================================================================
+test_fleet_measure() {
+	local t=fleet root n=${FLEET_N:-50} r=${FLEET_R:-20} i rss0 rss1 base
+	mkcg "$t"
+	root=$(tcg "$t")
+	cat >"$W/$t.json" <<EOF
+{"default": "deny", "targets": [
+  {"name": "job", "cgroup": "$root/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.jlog"}
+]}
+EOF
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	sleep 1
+	rss0=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
+	for i in $(seq 1 "$n"); do
+		mkdir "$root/job-$i"
+		echo "job-$i $(date +%s%N)" >>"$W/$t.made"
+	done
+	wait_secs 120 d_ready_n "$W/$t.dout" "target job:.*attached to" $((n - 1))
+	a_val "$t.all_attached" "targets attached" "$(grep -c 'target job:.*attached to' "$W/$t.dout")" "^$n\$"
+	sleep 1
+	rss1=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
+	"$PY" - "$W/$t.made" "$W/$t.jlog" <<'PYEOF'
+import json, re, sys
+made = {l.split()[0]: int(l.split()[1]) / 1e6 for l in open(sys.argv[1])}
+lat = []
+for line in open(sys.argv[2]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("event") != "attach":
+        continue
+    m = re.search(r"/(job-[0-9]+) \(", r.get("reason", ""))
+    if not m or m.group(1) not in made:
+        continue
+    from datetime import datetime, timezone
+    t = datetime.strptime(r["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp() * 1000
+    lat.append(t - made[m.group(1)])
+lat.sort()
+def pct(p):
+    return lat[min(len(lat) - 1, int(len(lat) * p / 100))]
+print("measure: %d cgroups made at once: mkdir to attach ms p50 %.0f p90 %.0f p99 %.0f max %.0f" % (len(lat), pct(50), pct(90), pct(99), lat[-1]))
+PYEOF
+	echo "measure: daemon RSS $rss0 kB with 0 targets, $rss1 kB with $n: $(((rss1 - rss0) / n)) kB per target"
+	# the race
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	for i in $(seq 1 "$r"); do
+		nsenter --net="$NS_SBX" sh -c 'mkdir "$0" && echo $$ >"$0/cgroup.procs" && exec curl -s -o /dev/null -m 2 --noproxy "*" --resolve blocked.test:80:$1 http://blocked.test/race' \
+			"$root/job-r$i" "$A_BLOCKED" >/dev/null 2>&1
+	done
+	echo "measure: mkdir-to-attach race: $(sensor_count "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0" | awk -v b="$base" '{print $1 - b}') of $r connections made in the cgroup's first moment reached the sensor"
+	dstop
+}
+
 # Regression: a control client that asked for a reload and went away (it
 # half-closed, or closed) before the answer had the answer written to it
 # after it was freed, and the daemon died (SIGSEGV). Now the reload goes
@@ -1058,6 +1291,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -12,9 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
 
 #include "table.h"
 #include "daemon/dconfig.h"
+#include "daemon/oci.h"
 
 struct cfg_case {
 	const char *name;
@@ -95,6 +97,42 @@ static const struct cfg_case cfg_cases[] = {
 	{"upstream-no-proxy-alone",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"upstream-no-proxy\":\"corp.test\"}]}",
 	 "--upstream-no-proxy needs --upstream-proxy", 0},
+	{"policy-dir-relative", "{\"policy_dir\":\"p\",\"targets\":[{\"cgroup\":\"a\"}]}",
+	 "policy_dir: expected an absolute path", 0},
+	{"policy-dir-bad-name",
+	 "{\"policy_dir\":\"/p\",\"targets\":[{\"cgroup\":\"a\",\"policy\":\"..data\"}]}",
+	 "targets[0].policy: ..data: a policy's name is", 0},
+	{"policy-dir-empty-name",
+	 "{\"policy_dir\":\"/p\",\"targets\":[{\"cgroup\":\"a\",\"policy\":\".json\"}]}",
+	 "targets[0].policy: .json: a policy's name is", 0},
+	{"selector",
+	 "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"/k/**\"},{\"cgroup\":\"a\"}]}", NULL, 2},
+	{"selector-no-default", "{\"targets\":[{\"cgroup\":\"/k/*\"}]}",
+	 "default: required with selectors", 0},
+	{"default-no-selector", "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"a\"}]}",
+	 "default: only with selectors", 0},
+	{"default-bad", "{\"default\":\"allow\",\"targets\":[{\"cgroup\":\"/k/*\"}]}",
+	 "default: expected \"deny\" or \"unconfined\"", 0},
+	{"selector-relative", "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"k/*\"}]}",
+	 "targets[0].cgroup: k/*: a selector is a glob of absolute paths", 0},
+	{"containers-env-missing",
+	 "{\"targets\":[{\"cgroup\":\"a\",\"containers\":\"env:EGR_TEST_NO_SUCH_VAR\"}]}",
+	 "targets[0].containers: env:EGR_TEST_NO_SUCH_VAR: the environment has no "
+	 "EGR_TEST_NO_SUCH_VAR",
+	 0},
+	{"annotations",
+	 "{\"default\":\"deny\",\"oci_bundles\":[\"/run/b/{id}\"],\"targets\":[{\"cgroup\":"
+	 "\"/k/*\",\"annotations\":{\"io.kubernetes.pod.name\":\"job-*\"}}]}",
+	 NULL, 1},
+	{"annotations-no-selector",
+	 "{\"targets\":[{\"cgroup\":\"/k\",\"annotations\":{\"a\":\"b\"}}]}",
+	 "targets[0].annotations: only with a selector", 0},
+	{"annotations-not-glob",
+	 "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"/k/*\",\"annotations\":{\"a\":1}}]}",
+	 "targets[0].annotations.a: expected a glob", 0},
+	{"oci-bundles-no-id",
+	 "{\"default\":\"deny\",\"oci_bundles\":[\"/run/b\"],\"targets\":[{\"cgroup\":\"/k/*\"}]}",
+	 "oci_bundles[0]: expected an absolute path with {id}", 0},
 	{"suggest-policy-is-summary's",
 	 "{\"targets\":[{\"cgroup\":\"a\",\"suggest_policy\":\"f\"}]}",
 	 "targets[0].suggest_policy: unknown key", 0},
@@ -166,6 +204,94 @@ test_values(void **state)
 	dconfig_free(&cfg);
 }
 
+/* policy_dir: "policy": NAME is <policy_dir>/NAME.json ("NAME.json" too);
+ * a path stays a path; without policy_dir a name is a relative path. */
+static void
+test_policy_dir(void **state)
+{
+	const char *json = "{\"policy_dir\":\"/etc/egressctl/policies\",\"targets\":["
+			   "{\"cgroup\":\"/a\",\"policy\":\"ci\"},"
+			   "{\"cgroup\":\"/b\",\"policy\":\"build.v2.json\"},"
+			   "{\"cgroup\":\"/c\",\"policy\":\"/etc/p.json\"}]}";
+	char errbuf[600] = "", *path = write_tmp(json);
+	struct dconfig cfg;
+
+	(void)state;
+	assert_int_equal(dconfig_load(path, &cfg, errbuf, sizeof(errbuf)), 0);
+	unlink(path);
+	free(path);
+	assert_string_equal(cfg.policy_dir, "/etc/egressctl/policies");
+	assert_string_equal(cfg.specs[0].policy_name, "ci");
+	assert_string_equal(cfg.specs[0].o.policy_file, "/etc/egressctl/policies/ci.json");
+	assert_string_equal(cfg.specs[1].policy_name, "build.v2");
+	assert_string_equal(cfg.specs[1].o.policy_file, "/etc/egressctl/policies/build.v2.json");
+	assert_null(cfg.specs[2].policy_name);
+	assert_string_equal(cfg.specs[2].o.policy_file, "/etc/p.json");
+	dconfig_free(&cfg);
+}
+
+/* Selectors' globs: components by fnmatch, "**" any number of them (one
+ * or more at the end); whether a cgroup matches, or one below it may. */
+static void
+test_dsel_match(void **state)
+{
+	static const struct {
+		const char *glob, *path;
+		enum dsel_match want;
+	} c[] = {
+		{"/k/**", "/k", DSEL_BELOW},
+		{"/k/**", "/k/a", DSEL_MATCH},
+		{"/k/**", "/k/a/b", DSEL_MATCH},
+		{"/k/**", "/j", DSEL_NONE},
+		{"/k/*/pod*", "/k", DSEL_BELOW},
+		{"/k/*/pod*", "/k/besteffort.slice", DSEL_BELOW},
+		{"/k/*/pod*", "/k/besteffort.slice/pod12", DSEL_MATCH},
+		{"/k/*/pod*", "/k/besteffort.slice/x", DSEL_NONE},
+		{"/k/*/pod*", "/k/a/pod1/c", DSEL_NONE},
+		{"/k/**/*.scope", "/k/a/b/c.scope", DSEL_MATCH},
+		{"/k/**/*.scope", "/k/c.scope", DSEL_MATCH},
+		{"/k/**/*.scope", "/k/a/b", DSEL_BELOW},
+		{"/ci/job-[0-9]*", "/ci/job-42", DSEL_MATCH},
+		{"/ci/job-[0-9]*", "/ci/job-x", DSEL_NONE},
+		{"/ci/*", "/ci/.hidden", DSEL_NONE},
+		{"/", "/", DSEL_MATCH},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (dsel_match(c[i].glob, c[i].path) != c[i].want)
+			fail_msg("%s against %s: %d, want %d", c[i].glob, c[i].path,
+				 dsel_match(c[i].glob, c[i].path), c[i].want);
+	assert_string_equal(dsel_rel("/sys/fs/cgroup", "/sys/fs/cgroup/k/*"), "/k/*");
+	assert_string_equal(dsel_rel("/sys/fs/cgroup", "/k/*"), "/k/*");
+}
+
+/* An OCI bundle's annotations (daemon/oci.c): as the kubelet's runtime
+ * writes them; a value with a NUL, or not a string, refused. */
+static void
+test_oci(void **state)
+{
+	static const char ok[] = "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"io.kubernetes.cri."
+				 "sandbox-namespace\":"
+				 "\"ci\",\"io.kubernetes.pod.name\":\"job-1\"}}";
+	static const char nul[] = "{\"annotations\":{\"a\":\"b\\u0000c\"}}";
+	static const char num[] = "{\"annotations\":{\"a\":1}}";
+	struct oci_info in;
+	char err[300];
+
+	(void)state;
+	assert_int_equal(oci_parse(ok, strlen(ok), &in, err, sizeof(err)), 0);
+	assert_int_equal(in.n, 2);
+	assert_string_equal(oci_get(&in, "io.kubernetes.pod.name"), "job-1");
+	assert_null(oci_get(&in, "io.kubernetes.pod.namespace"));
+	oci_free(&in);
+	assert_int_not_equal(oci_parse(nul, strlen(nul), &in, err, sizeof(err)), 0);
+	assert_true(err[0] != 0); /* jansson refuses \\u0000 before oci.c would */
+	assert_int_equal(in.n, 0);
+	assert_int_not_equal(oci_parse(num, strlen(num), &in, err, sizeof(err)), 0);
+	assert_int_not_equal(oci_parse("{", 1, &in, err, sizeof(err)), 0);
+}
+
 /* Targets compared across a reload: same target, same options but the
  * policy, or not. */
 static void
@@ -205,15 +331,35 @@ test_contrib_example(void **state)
 	assert_int_equal(cfg.n, 1);
 	assert_int_equal(cfg.specs[0].kind, DSPEC_UNIT);
 	dconfig_free(&cfg);
+	/* the DaemonSet's (the chart's copy; make k8s-check: the manifests' is
+	 * the same): a selector, its default, its policy from policy_dir; and
+	 * the kubelet's layouts the selector is for */
+	setenv("NODE_IP", "192.0.2.7", 1); /* the DaemonSet's, from status.hostIP */
+	if (dconfig_load("contrib/kubernetes/helm/egressctl/files/daemon.json", &cfg, errbuf,
+			 sizeof(errbuf)))
+		fail_msg("the chart's daemon.json: %s", errbuf);
+	assert_int_equal(cfg.nselectors, 1);
+	assert_int_equal(cfg.specs[0].o.containers_ip4, htonl(0xc0000207)); /* NODE_IP */
+	assert_int_equal(cfg.dflt, DCONFIG_DFLT_UNCONFINED);
+	assert_string_equal(cfg.specs[0].o.policy_file, "/etc/egressctl/policies/ci.json");
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/kubepods.slice/kubepods-podab12.slice"),
+			 DSEL_MATCH);
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/kubepods.slice/kubepods-burstable.slice/"
+						       "kubepods-burstable-podab12.slice"),
+			 DSEL_MATCH);
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/kubepods.slice/kubepods-besteffort.slice"),
+			 DSEL_BELOW);
+	assert_int_equal(dsel_match(cfg.specs[0].what, "/system.slice"), DSEL_NONE);
+	dconfig_free(&cfg);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_values),
-		cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_contrib_example),
+		cmocka_unit_test(test_values),	   cmocka_unit_test(test_policy_dir),
+		cmocka_unit_test(test_dsel_match), cmocka_unit_test(test_oci),
+		cmocka_unit_test(test_compare),	   cmocka_unit_test(test_contrib_example),
 	};
 	int failed = RUN_TABLE("dconfig_load", cfg_cases, run_cfg);
 

@@ -86,6 +86,8 @@ target_counters(const struct target *t, struct target_counters *c)
 	memset(c, 0, sizeof(*c));
 	if (t->px)
 		proxy_get_stats(t->px, &c->proxy);
+	if (t->dns)
+		dns_get_stats(t->dns, &c->dns);
 	if (t->ld) {
 		loader_counters(t->ld, c->kernel);
 		c->fast_entries = loader_fast_count(t->ld);

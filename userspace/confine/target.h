@@ -16,6 +16,7 @@
 #include "lib/ask_hook.h"
 #include "policy/policy.h"
 #include "proxy/proxy.h"
+#include "dns/responder.h"
 #include "confine/options.h"
 
 struct event_base;
@@ -185,6 +186,7 @@ struct target_counters {
 	struct proxy_stats proxy;   /* zeros without a proxy */
 	uint64_t kernel[EGR_C_MAX]; /* the programs' counters */
 	int fast_entries;	    /* fast-path entries (egr_fast), of EGR_FAST_CAPACITY */
+	struct dns_stats dns;	    /* zeros without a responder */
 };
 void target_counters(const struct target *t, struct target_counters *c);
 

@@ -22,6 +22,7 @@
 
 #define DAEMON_MAX_RULES 64  /* runtime rules per target */
 #define RECENT_LINES	 512 /* what `egressctl log` shows without -f */
+#define DT_REASONS	 24  /* reasons a target's metrics tell apart; then "other" */
 #ifndef TAILQ_FOREACH_SAFE
 #define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
 	for ((var) = TAILQ_FIRST((head)); (var) && ((tvar) = TAILQ_NEXT((var), field), 1);         \
@@ -48,7 +49,20 @@ struct dtarget {
 	int wd; /* inotify: the parent directory, while waiting for the cgroup */
 	struct target_rule rules[DAEMON_MAX_RULES];
 	int nrules;
-	bool rebuild_pending;	       /* its policy is to be built again (a rule expired) */
+	bool rebuild_pending; /* its policy is to be built again (a rule expired) */
+	bool held;	      /* its policy_dir file does not build: not attached until a reload */
+	/* a cgroup a selector matched (selectors.c): its path and name, and the
+	 * selector's index in the config (SEL_DEFAULT_DENY: the default's) */
+	bool dyn;
+	int sel;
+	char dyn_what[PATH_MAX];
+	char dyn_name[192];
+	/* its decisions by verdict, source and reason (metrics.c) */
+	struct dt_reason {
+		char verdict[12], source[12], reason[48];
+		uint64_t n;
+	} reasons[DT_REASONS];
+	int nreasons;
 	struct policy *waiting_policy; /* built, for when its cgroup comes */
 	uint64_t since;		       /* monotonic seconds: attached */
 };
@@ -85,6 +99,12 @@ struct daemon {
 	struct usersock *usock;	 /* --user-socket, or NULL */
 	int sfd, ino_fd;
 	struct event *ev_sig, *ev_ino, *tick;
+	int policy_wd;		   /* inotify: the config's policy_dir (-1: none) */
+	char policy_dir[PATH_MAX]; /* what policy_wd watches */
+	struct event *policy_soon; /* a reload shortly after policy_dir changed */
+	struct sel_watch *sw;	   /* selectors.c: the directories watched */
+	int nsw, capsw;
+	char self_cg[PATH_MAX]; /* the daemon's own cgroup (selectors.c), once read */
 	LIST_HEAD(, follower) followers;
 	char *recent[RECENT_LINES];
 	uint64_t recent_cgid[RECENT_LINES];
@@ -94,6 +114,7 @@ struct daemon {
 	struct ctr_names *names; /* the cgroups of the containers' decisions */
 	uint64_t started;
 	uint64_t reloads, reloads_rejected;
+	uint64_t policies_kept; /* a policy_dir file that did not build, per target */
 	int status;
 	struct job *job; /* a policy build in a worker thread */
 	bool reload_pending;
@@ -172,6 +193,31 @@ void reload_next(struct daemon *dm);
 void reload_expire_rules(struct dtarget *dt, uint64_t now);
 /* At stop: a running build finishes and is dropped; its waiters are told. */
 void reload_stop(struct daemon *dm);
+/* The config's policy_dir watched (inotify), the one before not; called at
+ * start and after each reload. */
+void reload_watch_policy_dir(struct daemon *dm);
+/* An inotify event of policy_wd: a reload in 100 ms (the kubelet's
+ * update of a ConfigMap is several events). */
+void reload_policy_dir_changed(struct daemon *dm, const char *name);
+
+/* ---- selectors.c ---- */
+
+#define SEL_DEFAULT_DENY (-1)
+#define SEL_UNCONFINED	 (-2)
+struct inotify_event;
+/* The selector of c that matches the cgroup at path (below mnt), or what
+ * the default makes of it (SEL_DEFAULT_DENY, SEL_UNCONFINED); *best says
+ * whether one matched, or may below it. Pure: a worker may call it. */
+int sel_choose(const struct dconfig *c, const char *mnt, const char *path, enum dsel_match *best);
+/* dt (a matched cgroup) takes s's options: its spec, name and label. */
+void sel_fill(struct dtarget *dt, const struct dspec *s, int sel);
+/* Every selector's root walked: its matches made targets, the directories
+ * where one may come watched. At start, after a reload, once a second for
+ * a root that does not exist yet. */
+void sel_discover(struct daemon *dm);
+/* An inotify event of a watched directory (true), or not one of ours. */
+bool sel_event(struct daemon *dm, const struct inotify_event *ev);
+void sel_free(struct daemon *dm);
 
 /* ---- docker.c ---- */
 

@@ -177,16 +177,29 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 		reload_expire_rules(dt, now);
 		dt_check(dt); /* may free dt */
 	}
+	if ((what & EV_TIMEOUT) && dm->cfg.nselectors)
+		sel_discover(dm); /* a root made since, or an event the queue dropped */
 }
 
 static void
 on_inotify(evutil_socket_t fd, short what, void *arg)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct daemon *dm = arg;
+	ssize_t n;
 
 	(void)what;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->wd == dm->policy_wd && dm->policy_wd >= 0)
+				reload_policy_dir_changed(dm, ev->len ? ev->name : "");
+			else
+				sel_event(dm, ev);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
 	on_tick(-1, 0, arg); /* a directory came: attach what waits for it */
 }
 
@@ -302,6 +315,11 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 	for (int i = 0; i < dm->cfg.n; i++) {
 		char why[512];
 
+		if (dm->cfg.specs[i].selector) { /* built to be checked; its matches build theirs */
+			policy_free(built[i]);
+			built[i] = NULL;
+			continue;
+		}
 		dt = dt_new(dm, &dm->cfg.specs[i]);
 		if (!dt) {
 			daemon_errf(errbuf, errlen, "out of memory");
@@ -325,13 +343,17 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (!dm->ctl)
 			err = -errno ? -errno : -EINVAL;
 	}
-	if (!err && dm->opts->metrics) {
-		dm->metrics = metrics_open(dm, dm->opts->metrics, errbuf, errlen);
+	if (!err && (dm->opts->metrics || dm->cfg.metrics)) {
+		dm->metrics =
+			metrics_open(dm, dm->opts->metrics ? dm->opts->metrics : dm->cfg.metrics,
+				     errbuf, errlen);
 		if (!dm->metrics)
 			err = -EINVAL;
 	}
 	if (!err)
 		err = docker_start(dm, errbuf, errlen);
+	if (!err)
+		reload_watch_policy_dir(dm);
 	if (!err && dm->opts->user_socket) {
 		dm->usock = usersock_open(dm->base, dm->opts->user_socket,
 					  dm->opts->users ? dm->opts->users : USERSOCK_CONFIG,
@@ -342,8 +364,11 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
-		struct policy *p = built[k];
+		struct policy *p;
 
+		while (k < dm->cfg.n && dm->cfg.specs[k].selector)
+			k++;
+		p = built[k];
 		built[k++] = NULL;
 		if (err) {
 			policy_free(p);
@@ -353,6 +378,8 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (err)
 			daemon_errf(errbuf, errlen, "%s%s", dt->label, why);
 	}
+	if (!err)
+		sel_discover(dm); /* the selectors' cgroups, after the named targets */
 	return err;
 }
 
@@ -374,6 +401,7 @@ stop(struct daemon *dm)
 	}
 	while ((dt = TAILQ_FIRST(&dm->targets)))
 		dt_free(dt, false); /* pinned: still enforcing */
+	sel_free(dm);
 	dconfig_free(&dm->cfg);
 	for (int i = 0; i < RECENT_LINES; i++)
 		free(dm->recent[i]);
@@ -383,6 +411,8 @@ stop(struct daemon *dm)
 		event_free(dm->ev_ino);
 	if (dm->tick)
 		event_free(dm->tick);
+	if (dm->policy_soon)
+		event_free(dm->policy_soon);
 	if (dm->sfd >= 0)
 		close(dm->sfd);
 	if (dm->ino_fd >= 0)
@@ -397,10 +427,11 @@ int
 daemon_main(int argc, char **argv)
 {
 	struct daemon_opts *o = calloc(1, sizeof(*o));
-	struct daemon dm = {.sfd = -1, .ino_fd = -1, .status = EGR_EXIT_ERROR};
+	struct daemon dm = {.sfd = -1, .ino_fd = -1, .policy_wd = -1, .status = EGR_EXIT_ERROR};
 	struct rlimit nofile;
 	char errbuf[1024], ready[128];
-	int rc, err;
+	struct dtarget *dt;
+	int rc, err, ntargets = 0;
 
 	if (!o)
 		return EGR_EXIT_ERROR;
@@ -445,11 +476,13 @@ daemon_main(int argc, char **argv)
 		log_warnx("%s", errbuf);
 		goto out;
 	}
+	TAILQ_FOREACH(dt, &dm.targets, entry)
+	ntargets++;
 	snprintf(ready, sizeof(ready), "READY=1\nSTATUS=confining %d target%s\nMAINPID=%d",
-		 dm.cfg.n, dm.cfg.n == 1 ? "" : "s", (int)getpid());
+		 ntargets, ntargets == 1 ? "" : "s", (int)getpid());
 	notify_send(ready);
-	log_warnx("ready: %d target%s; control socket %s", dm.cfg.n, dm.cfg.n == 1 ? "" : "s",
-		  dm.cfg.control);
+	log_warnx("ready: %d target%s%s; control socket %s", ntargets, ntargets == 1 ? "" : "s",
+		  dm.cfg.nselectors ? " (selectors' included)" : "", dm.cfg.control);
 	event_base_dispatch(dm.base);
 out:
 	stop(&dm);

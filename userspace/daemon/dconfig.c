@@ -4,7 +4,10 @@
  * of a target is an option of `run` (the target table of confine/target.c),
  * set through the same rows as the command line, so the file and the
  * command line cannot mean different things. */
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,9 +131,39 @@ set_key(struct dspec *s, const char *key, const json_t *v, char *num, size_t num
 		s->kill_existing = json_is_true(v);
 		return 0;
 	}
+	if (!strcmp(key, "annotations")) {
+		const char *k;
+		json_t *g;
+
+		if (!s->selector || !json_is_object(v) || !json_object_size(v)) {
+			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key,
+				 s->selector ? "expected an object of KEY: GLOB"
+					     : "only with a selector (a \"cgroup\" glob)");
+			return -EINVAL;
+		}
+		json_object_foreach((json_t *)v, k, g) {
+			if (!json_is_string(g)) {
+				snprintf(errbuf, errlen, "%s.%s.%s: expected a glob", s->where, key,
+					 k);
+				return -EINVAL;
+			}
+		}
+		s->annotations = v;
+		return 0;
+	}
 	if (!strcmp(key, "containers")) { /* the daemon's --containers ADDR */
-		if (!json_is_string(v) ||
-		    ctr_parse_addr(json_string_value(v), &s->o.containers_ip4, err, sizeof(err))) {
+		const char *a = json_string_value(v);
+
+		/* "env:NAME": a DaemonSet's node address (the downward API's
+		 * status.hostIP), which one file for every node cannot name */
+		if (a && !strncmp(a, "env:", 4) && !getenv(a + 4)) {
+			snprintf(errbuf, errlen, "%s.%s: %s: the environment has no %s", s->where,
+				 key, a, a + 4);
+			return -EINVAL;
+		}
+		if (a && !strncmp(a, "env:", 4))
+			a = getenv(a + 4);
+		if (!a || ctr_parse_addr(a, &s->o.containers_ip4, err, sizeof(err))) {
 			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key,
 				 json_is_string(v) ? err : "expected an IPv4 address");
 			return -EINVAL;
@@ -197,6 +230,14 @@ set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *er
 			s->what = pidbuf;
 		} else if (k != DSPEC_PID && str && str[0]) {
 			s->what = str;
+			s->selector = k == DSPEC_CGROUP && strpbrk(str, "*?[");
+			if (s->selector && str[0] != '/') {
+				snprintf(errbuf, errlen,
+					 "%s.cgroup: %s: a selector is a glob of absolute paths "
+					 "(\"/kubepods.slice/**\")",
+					 s->where, str);
+				return -EINVAL;
+			}
 		} else {
 			snprintf(errbuf, errlen, "%s.%s: expected %s", s->where, kind_key(k),
 				 k == DSPEC_PID ? "a process id" : "a non-empty string");
@@ -215,7 +256,53 @@ set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *er
 struct nums {
 	char pid[DCONFIG_MAX_TARGETS][16];
 	char val[DCONFIG_MAX_TARGETS][24][24];
+	char policy[DCONFIG_MAX_TARGETS][PATH_MAX]; /* <policy_dir>/NAME.json */
 };
+
+/* A policy of policy_dir named: [A-Za-z0-9][A-Za-z0-9._-]*, as a
+ * ConfigMap's key is (no "..": the kubelet's own entries start with it). */
+static bool
+policy_name_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	return len && len < 200 && isalnum((unsigned char)n[0]) &&
+	       strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		       len;
+}
+
+/* "policy": NAME (no '/') with a policy_dir is <policy_dir>/NAME.json;
+ * a path stays a path. */
+static int
+set_policy_name(const struct dconfig *c, struct dspec *s, char *buf, size_t len, char *errbuf,
+		size_t errlen)
+{
+	const char *n = s->o.policy_file;
+	size_t l;
+
+	if (!c->policy_dir || !n || strchr(n, '/'))
+		return 0;
+	l = strlen(n);
+	if (l > 5 && !strcmp(n + l - 5, ".json"))
+		l -= 5; /* "ci.json" names ci too */
+	if ((size_t)snprintf(buf, len, "%.*s", (int)l, n) >= len || !policy_name_ok(buf)) {
+		snprintf(errbuf, errlen,
+			 "%s.policy: %s: a policy's name is [A-Za-z0-9][A-Za-z0-9._-]* (a file "
+			 "NAME.json of policy_dir), or give a path",
+			 s->where, n);
+		return -EINVAL;
+	}
+	/* buf holds the name until the path is written after it */
+	s->policy_name = buf;
+	l = strlen(buf) + 1;
+	if ((size_t)snprintf(buf + l, len - l, "%s/%.*s.json", c->policy_dir, (int)(l - 1), n) >=
+	    len - l) {
+		snprintf(errbuf, errlen, "%s.policy: %s: name too long", s->where, n);
+		return -ENAMETOOLONG;
+	}
+	s->o.policy_file = buf + l;
+	return 0;
+}
 
 static int
 load_target(struct dconfig *c, json_t *t, int i, struct nums *nums, char *errbuf, size_t errlen)
@@ -252,6 +339,9 @@ load_target(struct dconfig *c, json_t *t, int i, struct nums *nums, char *errbuf
 			return err;
 		k++;
 	}
+	err = set_policy_name(c, s, nums->policy[i], sizeof(nums->policy[i]), errbuf, errlen);
+	if (err)
+		return err;
 	if (target_opts_check(&s->o, err_opts, sizeof(err_opts))) {
 		snprintf(errbuf, errlen, "%s: %s", s->where, err_opts);
 		return -EINVAL;
@@ -318,8 +408,49 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 			c->control = ctl;
 			continue;
 		}
+		if (!strcmp(key, "policy_dir") && ctl && ctl[0] == '/') {
+			c->policy_dir = ctl;
+			continue;
+		}
+		if (!strcmp(key, "oci_bundles") && json_is_array(v) && json_array_size(v) <= 8) {
+			json_t *d;
+			size_t k;
+
+			json_array_foreach(v, k, d) {
+				const char *dir = json_string_value(d);
+
+				if (!dir || dir[0] != '/' || !strstr(dir, "{id}")) {
+					snprintf(errbuf, errlen,
+						 "oci_bundles[%zu]: expected an absolute path with "
+						 "{id}",
+						 k);
+					err = -EINVAL;
+					goto fail;
+				}
+				c->bundle_dirs[c->nbundle_dirs++] = dir;
+			}
+			continue;
+		}
+		if (!strcmp(key, "metrics") && ctl && ctl[0]) {
+			c->metrics = ctl;
+			continue;
+		}
+		if (!strcmp(key, "default") && ctl &&
+		    (!strcmp(ctl, "deny") || !strcmp(ctl, "unconfined"))) {
+			c->dflt =
+				!strcmp(ctl, "deny") ? DCONFIG_DFLT_DENY : DCONFIG_DFLT_UNCONFINED;
+			continue;
+		}
+		if (!strcmp(key, "default")) {
+			snprintf(errbuf, errlen, "default: expected \"deny\" or \"unconfined\"");
+			err = -EINVAL;
+			goto fail;
+		}
 		snprintf(errbuf, errlen, "%s: %s", key,
-			 strcmp(key, "control") ? "unknown key" : "expected an absolute path");
+			 !strcmp(key, "metrics") ? "expected an address"
+			 : strcmp(key, "control") && strcmp(key, "policy_dir")
+				 ? "unknown key"
+				 : "expected an absolute path");
 		err = -EINVAL;
 		goto fail;
 	}
@@ -338,8 +469,26 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 		err = load_target(c, t, c->n, nums, errbuf, errlen);
 		if (err)
 			goto fail;
+		c->nselectors += c->specs[c->n].selector;
 		c->n++;
 	}
+	if (c->nselectors && !c->dflt) {
+		snprintf(errbuf, errlen,
+			 "default: required with selectors: \"deny\" or \"unconfined\", for a "
+			 "cgroup below them that no selector matches");
+		err = -EINVAL;
+		goto fail;
+	}
+	if (!c->nselectors && c->dflt) {
+		snprintf(errbuf, errlen,
+			 "default: only with selectors (a \"cgroup\" with *, ? or [...])");
+		err = -EINVAL;
+		goto fail;
+	}
+	c->deny.kind = DSPEC_CGROUP;
+	c->deny.what = "(default)";
+	c->deny.name = "default";
+	snprintf(c->deny.where, sizeof(c->deny.where), "default");
 	c->nums = nums;
 	return 0;
 fail:
@@ -347,6 +496,73 @@ fail:
 	json_decref(doc);
 	memset(c, 0, sizeof(*c));
 	return err;
+}
+
+/* One component of p (at *p, after its slashes): its start and length,
+ * or 0 at the end. */
+static size_t
+component(const char **p, const char **start)
+{
+	size_t n;
+
+	*p += strspn(*p, "/");
+	*start = *p;
+	n = strcspn(*p, "/");
+	*p += n;
+	return n;
+}
+
+static enum dsel_match
+match_from(const char *g, const char *p, int depth)
+{
+	const char *gc, *pc, *g2 = g, *p2 = p;
+	size_t gl = component(&g2, &gc), pl;
+	char gbuf[256], pbuf[256];
+	enum dsel_match r, best;
+
+	if (depth > 64)
+		return DSEL_NONE;
+	pl = component(&p2, &pc);
+	if (!gl)
+		return pl ? DSEL_NONE : DSEL_MATCH;
+	if (!pl)
+		return DSEL_BELOW;
+	if (gl == 2 && !memcmp(gc, "**", 2)) {
+		const char *g3 = g2, *x;
+
+		if (!component(&g3, &x))
+			return DSEL_MATCH;	     /* a trailing ** and one component or more */
+		best = match_from(g2, p, depth + 1); /* ** as nothing */
+		if (best == DSEL_MATCH)
+			return best;
+		r = match_from(g, p2, depth + 1); /* ** takes this component */
+		return r > best ? r : best;
+	}
+	if (gl >= sizeof(gbuf) || pl >= sizeof(pbuf))
+		return DSEL_NONE;
+	memcpy(gbuf, gc, gl);
+	gbuf[gl] = 0;
+	memcpy(pbuf, pc, pl);
+	pbuf[pl] = 0;
+	if (fnmatch(gbuf, pbuf, FNM_PERIOD))
+		return DSEL_NONE;
+	return match_from(g2, p2, depth + 1);
+}
+
+enum dsel_match
+dsel_match(const char *glob, const char *path)
+{
+	return match_from(glob, path, 0);
+}
+
+const char *
+dsel_rel(const char *mnt, const char *glob)
+{
+	size_t n = strlen(mnt);
+
+	if (n > 1 && !strncmp(glob, mnt, n) && glob[n] == '/')
+		return glob + n;
+	return glob;
 }
 
 int

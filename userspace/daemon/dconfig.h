@@ -31,11 +31,52 @@ struct dspec {
 	bool kill_existing;   /* end connections opened before the attach */
 	struct target_opts o; /* strings point into the dconfig */
 	char where[64];	      /* "targets[2]" or "the command line" */
+	/* "policy": NAME with a policy_dir: NAME (o.policy_file is
+	 * <policy_dir>/NAME.json); NULL for a policy named by its path */
+	const char *policy_name;
+	/* "cgroup": a glob (kubepods.slice/STAR/pod-STAR, STAR a '*'): a selector, not a
+	 * target; each cgroup it matches becomes one when it appears */
+	bool selector;
+	/* "annotations": {KEY: GLOB} of a selector: a cgroup it matches is
+	 * taken only if its container's OCI bundle has every KEY with a value
+	 * the GLOB matches (a json_t object of the config's; NULL: none) */
+	const void *annotations;
 };
+
+/* What a cgroup no selector matches gets ("default"): required with
+ * selectors, so that nothing is left unconfined by omission. */
+enum dconfig_default {
+	DCONFIG_DFLT_NONE = 0, /* no selectors */
+	DCONFIG_DFLT_DENY,     /* confined, nothing allowed */
+	DCONFIG_DFLT_UNCONFINED,
+};
+
+/* A selector's glob against a cgroup's path below the cgroup2 mount
+ * ("/a/b"): components matched by fnmatch(3), "**" any number of them
+ * (at the end: one or more). */
+enum dsel_match {
+	DSEL_NONE = 0,	/* neither it nor anything below it */
+	DSEL_BELOW = 1, /* not it, but something below it may */
+	DSEL_MATCH = 2,
+};
+enum dsel_match dsel_match(const char *glob, const char *path);
+/* The glob of a selector as a path below mnt: one that starts with <mnt>/
+ * without it, any other as it is. */
+const char *dsel_rel(const char *mnt, const char *glob);
 
 struct dconfig {
 	const char *path; /* the file; NULL: the command line */
 	const char *control;
+	/* "policy_dir": one file per policy, NAME.json, which a target names
+	 * by "policy": "NAME"; watched, reloaded when a file changes */
+	const char *policy_dir;
+	enum dconfig_default dflt;
+	const char *metrics; /* "metrics": as --metrics ADDR (read at start only) */
+	/* "oci_bundles": where bundles are, each with "{id}" (oci.h) */
+	const char *bundle_dirs[8];
+	int nbundle_dirs;
+	int nselectors;
+	struct dspec deny; /* the target a cgroup no selector matches is, with "deny" */
 	struct dspec specs[DCONFIG_MAX_TARGETS];
 	int n;
 	void *doc;  /* the parsed file (a json_t): owns the strings */

@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "audit/record.h"
 #include "daemon/core.h"
 #include "daemon/metrics.h"
 #include "lib/log.h"
@@ -61,6 +62,150 @@ sample(struct evbuffer *b, const char *name, const struct dtarget *dt, const cha
 		label(b, v);
 	}
 	evbuffer_add_printf(b, "\"} %llu\n", value);
+}
+
+#define ADD(b, lit) evbuffer_add(b, lit, sizeof(lit) - 1)
+
+/* A reason's class: its words up to a quote, a parenthesis, a colon or a
+ * digit ("rule 2 \"x\"" is "rule", "no rule allows this name" stays), so
+ * that names and numbers never become label values. */
+static void
+reason_class(const char *reason, char *out, size_t len)
+{
+	size_t n = reason ? strcspn(reason, "\"(:;0123456789'") : 0;
+
+	while (n && reason[n - 1] == ' ')
+		n--;
+	if (!n)
+		snprintf(out, len, "%s", reason && reason[0] ? "other" : "none");
+	else
+		snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), reason);
+}
+
+void
+metrics_count(struct dtarget *dt, const struct audit_rec *r)
+{
+	char cls[sizeof(dt->reasons[0].reason)];
+	const char *src = r->source ? r->source : "";
+	struct dt_reason *e;
+	int i;
+
+	reason_class(r->rule ? "rule" : r->reason, cls, sizeof(cls));
+	for (i = 0; i < dt->nreasons; i++) {
+		e = &dt->reasons[i];
+		if (!strcmp(e->reason, cls) &&
+		    !strncmp(e->verdict, r->decision, sizeof(e->verdict) - 1) &&
+		    !strncmp(e->source, src, sizeof(e->source) - 1))
+			break;
+	}
+	if (i == dt->nreasons) {
+		if (i == DT_REASONS)
+			i = DT_REASONS - 1; /* the last row counts the rest */
+		else
+			dt->nreasons++;
+		e = &dt->reasons[i];
+		if (!e->n) {
+			snprintf(e->verdict, sizeof(e->verdict), "%s", r->decision);
+			snprintf(e->source, sizeof(e->source), "%s", src);
+			snprintf(e->reason, sizeof(e->reason), "%s",
+				 i == DT_REASONS - 1 ? "other" : cls);
+		}
+	}
+	dt->reasons[i].n++;
+}
+
+/* The policy a target has, as a label: policy_dir's name, the file's
+ * path, or "inline" (rules in the config or on the command line). */
+static const char *
+policy_label(const struct dtarget *dt)
+{
+	if (dt->spec.policy_name)
+		return dt->spec.policy_name;
+	if (dt->spec.o.policy_file)
+		return dt->spec.o.policy_file;
+	return dt->spec.kind == DSPEC_CGROUP && !strcmp(dt->spec.what, "(default)") ? "default"
+	       : dt->sel == SEL_DEFAULT_DENY && dt->dyn				    ? "default"
+										    : "inline";
+}
+
+static void
+reason_samples(struct evbuffer *b, const struct daemon *dm)
+{
+	const struct dtarget *dt;
+
+	head(b, "egressctl_target_info", "gauge",
+	     "1 per target, with its policy (policy_dir's name, the file, inline, default) and "
+	     "selector");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	{
+		ADD(b, "egressctl_target_info{target=\"");
+		label(b, dt->spec.what);
+		ADD(b, "\",cgroup=\"");
+		label(b, dt->cgpath);
+		ADD(b, "\",name=\"");
+		label(b, dt->spec.name);
+		ADD(b, "\",policy=\"");
+		label(b, policy_label(dt));
+		ADD(b, "\",selector=\"");
+		label(b, !dt->dyn ? "" : dt->sel >= 0 ? dm->cfg.specs[dt->sel].what : "(default)");
+		evbuffer_add_printf(b, "\"} %d\n", 1);
+	}
+	head(b, "egressctl_decisions_by_reason_total", "counter",
+	     "decisions logged, by verdict, source and reason (its words without names or "
+	     "numbers; past 24 kinds per target, \"other\")");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	for (int i = 0; i < dt->nreasons; i++) {
+		const struct dt_reason *e = &dt->reasons[i];
+
+		ADD(b, "egressctl_decisions_by_reason_total{target=\"");
+		label(b, dt->spec.what);
+		ADD(b, "\",cgroup=\"");
+		label(b, dt->cgpath);
+		ADD(b, "\",policy=\"");
+		label(b, policy_label(dt));
+		ADD(b, "\",verdict=\"");
+		label(b, e->verdict);
+		ADD(b, "\",source=\"");
+		label(b, e->source);
+		ADD(b, "\",reason=\"");
+		label(b, e->reason);
+		evbuffer_add_printf(b, "\"} %llu\n", (unsigned long long)e->n);
+	}
+}
+
+static void
+dns_samples(struct evbuffer *b, const struct daemon *dm)
+{
+	static const char *const name = "egressctl_dns_queries_total";
+	const struct dtarget *dt;
+
+	head(b, name, "counter",
+	     "the DNS responder's queries, by result (refused by the policy, answered, from "
+	     "the cache, asked upstream, servfail) and all of them");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->tg) {
+		struct target_counters c;
+
+		target_counters(dt->tg, &c);
+		sample(b, name, dt, "result", "all", c.dns.queries);
+		sample(b, name, dt, "result", "refused", c.dns.refused);
+		sample(b, name, dt, "result", "answered", c.dns.answered);
+		sample(b, name, dt, "result", "cached", c.dns.cached);
+		sample(b, name, dt, "result", "upstream", c.dns.upstream);
+		sample(b, name, dt, "result", "servfail", c.dns.servfail);
+	}
+	head(b, "egressctl_dns_fast_path_total", "counter",
+	     "answers that opened the fast path or the kernel-verified path, by path");
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->tg) {
+		struct target_counters c;
+
+		target_counters(dt->tg, &c);
+		sample(b, "egressctl_dns_fast_path_total", dt, "path", "fast_path",
+		       c.dns.fast_path);
+		sample(b, "egressctl_dns_fast_path_total", dt, "path", "kernel_verified",
+		       c.dns.kv_path);
+	}
 }
 
 static const struct {
@@ -168,8 +313,14 @@ on_request(struct evhttp_request *req, void *arg)
 			    (unsigned long long)(dm->reloads - dm->reloads_rejected));
 	evbuffer_add_printf(b, "egressctl_reloads_total{result=\"rejected\"} %llu\n",
 			    (unsigned long long)dm->reloads_rejected);
+	head(b, "egressctl_policies_kept_total", "counter",
+	     "a policy_dir file that did not build at a reload, per target that kept its policy");
+	evbuffer_add_printf(b, "egressctl_policies_kept_total %llu\n",
+			    (unsigned long long)dm->policies_kept);
 	target_samples(b, dm);
 	proxy_samples(b, dm);
+	reason_samples(b, dm);
+	dns_samples(b, dm);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(req, HTTP_OK, "OK", b);

@@ -13,4 +13,10 @@ struct metrics;
 struct metrics *metrics_open(struct daemon *dm, const char *addr, char *errbuf, size_t errlen);
 void metrics_free(struct metrics *m);
 
+struct dtarget;
+struct audit_rec;
+/* One decision of dt's (r->decision set), counted by verdict, source and
+ * reason (the reason's words before any quoted name or number). */
+void metrics_count(struct dtarget *dt, const struct audit_rec *r);
+
 #endif /* DAEMON_METRICS_H */

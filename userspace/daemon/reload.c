@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 
 #include "daemon/control.h"
 #include "daemon/core.h"
@@ -27,6 +28,12 @@ struct rules_of {
 	char what[PATH_MAX];
 	struct target_rule rules[DAEMON_MAX_RULES];
 	int n;
+	/* a selector's cgroup (dtarget.dyn): a reload matches it again and
+	 * builds its policy; why not, for a policy_dir file that broke */
+	bool dyn;
+	int sel;
+	struct policy *built;
+	char kept[400];
 };
 
 /* A policy build off the event loop: a reload (the config file and every
@@ -44,6 +51,9 @@ struct job {
 	struct rules_of *ro; /* runtime rules at the start */
 	int nro;
 	struct policy *built[DCONFIG_MAX_TARGETS];
+	/* a reload's: why the file of a policy_dir policy did not build (its
+	 * targets keep the policy they have); empty for the others */
+	char kept[DCONFIG_MAX_TARGETS][400];
 	int err;
 	char errbuf[768];
 	pthread_t th;
@@ -115,7 +125,7 @@ reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
  * Pure (files and memory): runs in the worker, or before the loop. */
 static int
 build_all(const struct dconfig *c, const struct rules_of *ro, int nro, struct policy **built,
-	  char *errbuf, size_t errlen)
+	  char (*kept)[400], char *errbuf, size_t errlen)
 {
 	for (int i = 0; i < c->n; i++) {
 		const struct target_rule *extra = NULL;
@@ -129,6 +139,11 @@ build_all(const struct dconfig *c, const struct rules_of *ro, int nro, struct po
 				nextra = ro[k].n;
 			}
 		built[i] = target_policy_build(&c->specs[i].o, extra, nextra, why, sizeof(why));
+		if (!built[i] && kept && c->specs[i].policy_name) {
+			/* one broken file of policy_dir: its targets keep theirs */
+			snprintf(kept[i], sizeof(kept[i]), "%.399s", why);
+			continue;
+		}
 		if (!built[i]) {
 			daemon_errf(errbuf, errlen, "%s: %s", c->specs[i].where, why);
 			while (i-- > 0) {
@@ -176,6 +191,31 @@ worker_background(uint64_t *since)
 	policy_set_pace(build_pace, since);
 }
 
+/* A reload's policies for the selectors' cgroups, each matched again
+ * against the new config (the worker's). */
+static void
+build_dyn(struct job *j)
+{
+	for (int k = 0; k < j->nro; k++) {
+		struct rules_of *r = &j->ro[k];
+		const struct dspec *s;
+		enum dsel_match best;
+		char why[512];
+
+		if (!r->dyn)
+			continue;
+		r->sel = sel_choose(&j->cfg, j->dm->mnt, r->what, &best);
+		if (best != DSEL_MATCH && r->sel >= 0)
+			r->sel = SEL_DEFAULT_DENY;
+		if (r->sel == SEL_UNCONFINED)
+			continue;
+		s = r->sel >= 0 ? &j->cfg.specs[r->sel] : &j->cfg.deny;
+		r->built = target_policy_build(&s->o, r->rules, r->n, why, sizeof(why));
+		if (!r->built)
+			snprintf(r->kept, sizeof(r->kept), "%.399s", why);
+	}
+}
+
 static void *
 job_run(void *arg)
 {
@@ -186,8 +226,10 @@ job_run(void *arg)
 	if (j->reload) {
 		j->err = reload_load_config(j->dm, &j->cfg, j->errbuf, sizeof(j->errbuf));
 		if (!j->err)
-			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->errbuf,
+			j->err = build_all(&j->cfg, j->ro, j->nro, j->built, j->kept, j->errbuf,
 					   sizeof(j->errbuf));
+		if (!j->err)
+			build_dyn(j);
 	} else {
 		j->built[0] = target_policy_build(&j->o, j->ro[0].rules, j->ro[0].n, j->errbuf,
 						  sizeof(j->errbuf));
@@ -269,6 +311,7 @@ job_start(struct daemon *dm, struct dtarget *dt)
 	{
 		if (dt && t != dt)
 			continue;
+		j->ro[j->nro].dyn = t->dyn;
 		j->ro[j->nro].kind = t->spec.kind;
 		snprintf(j->ro[j->nro].what, sizeof(j->ro[j->nro].what), "%s", t->spec.what);
 		memcpy(j->ro[j->nro].rules, t->rules, sizeof(t->rules));
@@ -307,6 +350,116 @@ cfg_name(const struct job *j, const struct daemon *dm, const char *name)
 	return dm->cfg.names[(p - lo) / row] + (p - lo) % row;
 }
 
+/* A reload whose file for s's policy (policy_dir's) did not build: dt, if
+ * attached with the same options, keeps the policy it has (and says so);
+ * otherwise nothing is attached for s until a reload builds it (a target
+ * attached before stays pinned: its new connections are refused). */
+static void
+kept_policy(struct daemon *dm, struct dtarget *dt, const struct dspec *s, const char *why)
+{
+	if (dt && dt->tg && dspec_same_but_policy(&dt->spec, s)) {
+		dt->spec = *s; /* the same options, in the new config's strings */
+		dm->policies_kept++;
+		dt_event(dt, "policy-kept",
+			 "policy %s (%s) not reloaded, the previous one stays: %s", s->policy_name,
+			 s->o.policy_file, why);
+		return;
+	}
+	if (!dt)
+		dt = dt_new(dm, s);
+	if (!dt) {
+		log_warnx("%s: out of memory", s->where);
+		return;
+	}
+	dt_release(dt, false); /* pinned: fail closed */
+	dt->spec = *s;
+	dt->held = true;
+	snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
+	log_warnx("%spolicy %s (%s) does not build and the target had no policy to keep with "
+		  "these options: not attached (pinned programs, if any, refuse its connections) "
+		  "until it builds: %s",
+		  dt->label, s->policy_name, s->o.policy_file, why);
+}
+
+/* dt's policy from now on is p (built for its options, which stay). */
+static void
+swap_to(struct dtarget *dt, struct policy *p)
+{
+	struct target_revoked rv;
+	struct policy *old = NULL;
+	char why[512];
+
+	if (target_swap_policy(dt->tg, &dt->spec.o, p, &rv, &old, why, sizeof(why)))
+		dt_event(dt, "reload", "the fast path does not follow: %s", why);
+	dt_event(dt, "reload",
+		 "policy reloaded: %u rules; revoked %llu connections, %llu fast-path entries, "
+		 "%llu learned names",
+		 target_rule_count(dt->tg), (unsigned long long)rv.conns,
+		 (unsigned long long)rv.fast, (unsigned long long)rv.names);
+	retire_policy(old);
+}
+
+/* The selectors' cgroups after a reload: each with the selector that
+ * matches it now (its policy built by the worker), the default's, or
+ * detached (the default is unconfined). */
+static void
+reload_dyn(struct daemon *dm, struct job *j)
+{
+	struct dtarget *dt, *tmp;
+	char why[512];
+
+	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
+	{
+		struct rules_of *r = NULL;
+		struct policy *p = NULL;
+		struct dspec before;
+		enum dsel_match best;
+		int sel;
+
+		if (!dt->dyn)
+			continue;
+		for (int k = 0; k < j->nro && !r; k++)
+			if (j->ro[k].dyn && !strcmp(j->ro[k].what, dt->dyn_what))
+				r = &j->ro[k];
+		if (r) {
+			sel = r->sel;
+			p = r->built;
+			r->built = NULL;
+		} else { /* made while the job ran: built below, on the loop */
+			sel = sel_choose(&j->cfg, dm->mnt, dt->dyn_what, &best);
+			if (best != DSEL_MATCH && sel >= 0)
+				sel = SEL_DEFAULT_DENY;
+		}
+		if (sel == SEL_UNCONFINED) {
+			dt_event(dt, "detach",
+				 "no selector matches it now and the default is unconfined: "
+				 "detached");
+			dt_free(dt, true);
+			continue;
+		}
+		before = dt->spec;
+		sel_fill(dt, sel >= 0 ? &j->cfg.specs[sel] : &j->cfg.deny, sel);
+		if (r && !p && r->kept[0] && dt->tg && dspec_same_but_policy(&before, &dt->spec)) {
+			dm->policies_kept++;
+			dt_event(dt, "policy-kept",
+				 "policy %s (%s) not reloaded, the previous one stays: %s",
+				 dt->spec.policy_name ? dt->spec.policy_name : "-",
+				 dt->spec.o.policy_file ? dt->spec.o.policy_file : "-", r->kept);
+			continue;
+		}
+		if (p && dt->tg && dspec_same_but_policy(&before, &dt->spec)) {
+			swap_to(dt, p);
+			continue;
+		}
+		/* another selector's options, or waiting: attach again (pinned
+		 * meanwhile: fail closed) */
+		dt_release(dt, false);
+		dt->held = false;
+		if (dt_start(dt, p, why, sizeof(why)))
+			log_warnx("%s%s", dt->label, why);
+	}
+}
+
 /* A reload's result: targets the config no longer names are detached, new
  * ones attached, the rest get their new policy (or, when other options
  * changed, attach again). */
@@ -321,6 +474,8 @@ apply_reload(struct daemon *dm, struct job *j)
 	{
 		bool named = false;
 
+		if (dt->dyn)
+			continue; /* matched again below */
 		for (int i = 0; i < j->cfg.n; i++)
 			named |= dspec_same_target(&dt->spec, &j->cfg.specs[i]);
 		if (!named) {
@@ -333,9 +488,17 @@ apply_reload(struct daemon *dm, struct job *j)
 		struct policy *p = j->built[i];
 
 		j->built[i] = NULL;
+		if (s->selector) { /* built to be checked; its cgroups have theirs */
+			policy_free(p);
+			continue;
+		}
 		TAILQ_FOREACH(dt, &dm->targets, entry)
 		if (dspec_same_target(&dt->spec, s))
 			break;
+		if (!p && j->kept[i][0]) {
+			kept_policy(dm, dt, s, j->kept[i]);
+			continue;
+		}
 		if (!dt) {
 			dt = dt_new(dm, s);
 			if (!dt || dt_start(dt, p, why, sizeof(why))) {
@@ -348,22 +511,13 @@ apply_reload(struct daemon *dm, struct job *j)
 			continue;
 		}
 		if (dt->tg && dspec_same_but_policy(&dt->spec, s)) {
-			struct target_revoked rv;
-			struct policy *old = NULL;
-
 			dt->spec = *s;
-			if (target_swap_policy(dt->tg, &dt->spec.o, p, &rv, &old, why, sizeof(why)))
-				dt_event(dt, "reload", "the fast path does not follow: %s", why);
-			dt_event(dt, "reload",
-				 "policy reloaded: %u rules; revoked %llu connections, %llu "
-				 "fast-path entries, %llu learned names",
-				 target_rule_count(dt->tg), (unsigned long long)rv.conns,
-				 (unsigned long long)rv.fast, (unsigned long long)rv.names);
-			retire_policy(old);
+			swap_to(dt, p);
 			continue;
 		}
 		/* other options changed (or it was waiting): attach again */
 		dt_release(dt, false);
+		dt->held = false;
 		dt->spec = *s;
 		dt->env.kill_existing = s->kill_existing;
 		dt_name_containers(dt);
@@ -371,6 +525,7 @@ apply_reload(struct daemon *dm, struct job *j)
 		if (dt_start(dt, p, why, sizeof(why)))
 			log_warnx("%s%s", dt->label, why);
 	}
+	reload_dyn(dm, j);
 	/* every target now points into the new config */
 	dconfig_free(&dm->cfg);
 	dm->cfg = j->cfg;
@@ -380,12 +535,19 @@ apply_reload(struct daemon *dm, struct job *j)
 	for (int i = 0; i < dm->cfg.n; i++)
 		dm->cfg.specs[i].name = cfg_name(j, dm, dm->cfg.specs[i].name);
 	TAILQ_FOREACH(dt, &dm->targets, entry)
-	dt->spec.name = cfg_name(j, dm, dt->spec.name);
+	if (!dt->dyn)
+		dt->spec.name = cfg_name(j, dm, dt->spec.name);
+	/* the selectors' directories as the new config has them */
+	sel_free(dm);
+	if (dm->cfg.nselectors)
+		sel_discover(dm);
 }
 
 static void
 job_free(struct job *j)
 {
+	for (int k = 0; k < j->nro; k++)
+		policy_free(j->ro[k].built);
 	for (int i = 0; i < DCONFIG_MAX_TARGETS; i++)
 		policy_free(j->built[i]);
 	dconfig_free(&j->cfg);
@@ -447,6 +609,7 @@ job_done(evutil_socket_t fd, short what, void *arg)
 		notify_send("READY=1\nSTATUS=reload rejected");
 	} else if (j->reload) {
 		apply_reload(dm, j);
+		reload_watch_policy_dir(dm);
 		log_warnx("reloaded: policies built in %.1f ms off the event loop, applied in %.2f "
 			  "ms",
 			  (double)(j->t_built - j->t_start) / 1e6,
@@ -526,7 +689,7 @@ reload_want(struct daemon *dm, struct control_client *cl)
 int
 reload_build_all(const struct dconfig *c, struct policy **built, char *errbuf, size_t errlen)
 {
-	return build_all(c, NULL, 0, built, errbuf, errlen);
+	return build_all(c, NULL, 0, built, NULL, errbuf, errlen);
 }
 
 void
@@ -560,4 +723,55 @@ reload_expire_rules(struct dtarget *dt, uint64_t now)
 		dt->rebuild_pending = true;
 		reload_next(dt->dm);
 	}
+}
+
+void
+reload_watch_policy_dir(struct daemon *dm)
+{
+	const char *dir = dm->cfg.policy_dir;
+
+	if (dm->policy_wd >= 0 && dir && !strcmp(dir, dm->policy_dir))
+		return;
+	if (dm->policy_wd >= 0)
+		inotify_rm_watch(dm->ino_fd, dm->policy_wd);
+	dm->policy_wd = -1;
+	dm->policy_dir[0] = 0;
+	if (!dir || dm->ino_fd < 0)
+		return;
+	/* a file written in place, or moved in, made or removed; the kubelet's
+	 * update of a ConfigMap volume is a new ..TIMESTAMP directory and the
+	 * ..data symlink renamed over (IN_MOVED_TO ..data) */
+	dm->policy_wd = inotify_add_watch(dm->ino_fd, dir,
+					  IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
+						  IN_DELETE | IN_ONLYDIR);
+	if (dm->policy_wd < 0) {
+		log_warnx("policy_dir %s: cannot watch it (%s): changes are read at SIGHUP or "
+			  "`egressctl reload` only",
+			  dir, strerror(errno));
+		return;
+	}
+	snprintf(dm->policy_dir, sizeof(dm->policy_dir), "%s", dir);
+}
+
+static void
+on_policy_soon(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *dm = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("policy_dir %s changed: reloading", dm->policy_dir);
+	reload_want(dm, NULL);
+}
+
+void
+reload_policy_dir_changed(struct daemon *dm, const char *name)
+{
+	struct timeval soon = {0, 100000};
+
+	log_debug("policy_dir %s: %s changed", dm->policy_dir, name);
+	if (!dm->policy_soon)
+		dm->policy_soon = evtimer_new(dm->base, on_policy_soon, dm);
+	if (dm->policy_soon && !evtimer_pending(dm->policy_soon, NULL))
+		evtimer_add(dm->policy_soon, &soon);
 }

@@ -23,6 +23,7 @@
 #include "daemon/containers.h"
 #include "daemon/control.h"
 #include "daemon/core.h"
+#include "daemon/metrics.h"
 #include "kernel/cgroup.h"
 #include "kernel/existing.h"
 #include "lib/clock.h"
@@ -58,6 +59,8 @@ dt_on_record(void *arg, const struct audit_rec *r)
 	char line[2048];
 	int n;
 
+	if (r->decision)
+		metrics_count(dt, r);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
 			 sizeof(line));
@@ -532,10 +535,13 @@ dt_check(struct dtarget *dt)
 	char why[512];
 	struct stat st;
 
-	if (dt->tg && stat(dt->cgpath, &st)) {
-		dt_event(dt, "detach", "cgroup %s is gone", dt->cgpath);
+	/* gone, or gone and made again under its name (a recycled name: the
+	 * programs went with the cgroup they were attached to) */
+	if (dt->tg && (stat(dt->cgpath, &st) || cgroup_id_of(dt->cgpath) != dt->cgid)) {
+		dt_event(dt, "detach", "cgroup %s (%llu) is gone", dt->cgpath,
+			 (unsigned long long)dt->cgid);
 		dt_release(dt, true);
-		if (dt->spec.kind == DSPEC_PID) {
+		if (dt->spec.kind == DSPEC_PID || dt->dyn) {
 			dt_free(dt, false);
 			return;
 		}
@@ -543,7 +549,7 @@ dt_check(struct dtarget *dt)
 	}
 	if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
 		dt_event(dt, "containers", "%s", why);
-	if (!dt->tg) {
+	if (!dt->tg && !dt->held) {
 		int err = dt_attach(dt, why, sizeof(why));
 
 		if (err && err != -ENOENT)

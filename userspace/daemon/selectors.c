@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Selectors (see dconfig.h): a target of the config whose "cgroup" is a
+ * glob names no cgroup but every one that matches, now or later. Below each
+ * selector's root (the directories before its first glob) every cgroup is
+ * looked at when it appears (inotify on each directory under which a match
+ * may still come) and at start: the first selector that matches it makes
+ * it a target of its own, with the selector's options, policy and a name
+ * "SELECTOR:/path"; one under which none can match gets the config's
+ * default (confined with nothing allowed, or left alone). A matched cgroup
+ * is confined with its descendants; it goes when its cgroup does. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#include "daemon/core.h"
+#include "daemon/oci.h"
+#include "kernel/cgroup.h"
+#include "lib/log.h"
+
+struct sel_watch {
+	int wd;
+	char path[PATH_MAX];
+};
+
+static bool
+below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == 0 || path[n] == '/');
+}
+
+/* Does the container of path's bundle carry every annotation of s? The
+ * bundle is read once per sel_choose (*in, *state: 0 unread, 1 read, -1
+ * none). */
+static bool
+annotations_match(const struct dconfig *c, const struct dspec *s, const char *path,
+		  struct oci_info *in, int *state)
+{
+	const char *key;
+	json_t *glob;
+
+	if (!*state) {
+		char err[300];
+		int rc = c->nbundle_dirs ? oci_read_bundle(path, c->bundle_dirs, c->nbundle_dirs,
+							   in, err, sizeof(err))
+					 : oci_read_bundle(path, oci_default_dirs,
+							   oci_ndefault_dirs, in, err, sizeof(err));
+
+		*state = rc ? -1 : 1;
+		if (rc)
+			log_info("selectors: %s: %s", path, err);
+	}
+	if (*state < 0)
+		return false;
+	json_object_foreach((json_t *)s->annotations, key, glob) {
+		const char *v = oci_get(in, key);
+
+		if (!v || fnmatch(json_string_value(glob), v, 0))
+			return false;
+	}
+	return true;
+}
+
+int
+sel_choose(const struct dconfig *c, const char *mnt, const char *path, enum dsel_match *best)
+{
+	const char *rel = path + strlen(mnt);
+	struct oci_info in = {0};
+	int state = 0, chosen = -1;
+
+	*best = DSEL_NONE;
+	if (!rel[0])
+		rel = "/";
+	for (int i = 0; i < c->n && chosen < 0; i++) {
+		enum dsel_match m;
+
+		if (!c->specs[i].selector)
+			continue;
+		m = dsel_match(dsel_rel(mnt, c->specs[i].what), rel);
+		if (m == DSEL_MATCH && c->specs[i].annotations &&
+		    !annotations_match(c, &c->specs[i], path, &in, &state))
+			continue; /* its cgroup, not its container */
+		if (m == DSEL_MATCH)
+			chosen = i;
+		if (m > *best)
+			*best = m;
+	}
+	oci_free(&in);
+	if (chosen >= 0)
+		return chosen;
+	return c->dflt == DCONFIG_DFLT_DENY ? SEL_DEFAULT_DENY : SEL_UNCONFINED;
+}
+
+void
+sel_fill(struct dtarget *dt, const struct dspec *s, int sel)
+{
+	const char *rel = dt->dyn_what + strlen(dt->dm->mnt);
+
+	dt->spec = *s;
+	dt->sel = sel;
+	dt->spec.selector = false;
+	dt->spec.kind = DSPEC_CGROUP;
+	dt->spec.what = dt->dyn_what;
+	snprintf(dt->dyn_name, sizeof(dt->dyn_name), "%s:%s", s->name, rel);
+	dt->spec.name = dt->dyn_name;
+	snprintf(dt->spec.where, sizeof(dt->spec.where), "%.40s (%s)", s->where,
+		 sel >= 0 ? "selector" : "default");
+	snprintf(dt->label, sizeof(dt->label), "target %.100s: ", dt->dyn_name);
+	snprintf(dt->command, sizeof(dt->command), "daemon target %.70s", dt->dyn_name);
+	dt->env.kill_existing = s->kill_existing;
+	dt_name_containers(dt);
+}
+
+/* path, matched by selector sel (or the default's): a target of its own. */
+static void
+sel_attach(struct daemon *dm, const char *path, int sel)
+{
+	const struct dspec *s = sel >= 0 ? &dm->cfg.specs[sel] : &dm->cfg.deny;
+	struct dtarget *dt = dt_new(dm, s);
+	char why[512];
+
+	if (!dt) {
+		log_warnx("%s: out of memory", path);
+		return;
+	}
+	dt->dyn = true;
+	snprintf(dt->dyn_what, sizeof(dt->dyn_what), "%s", path);
+	sel_fill(dt, s, sel);
+	if (dt_start(dt, NULL, why, sizeof(why)) || !dt->tg) {
+		if (dt->tg || dt->wd < 0)
+			log_warnx("%s%s", dt->label, why);
+		dt_free(dt, false); /* or gone already */
+	}
+}
+
+static void
+watch_dir(struct daemon *dm, const char *path)
+{
+	struct sel_watch *w;
+	int wd;
+
+	for (int i = 0; i < dm->nsw; i++)
+		if (!strcmp(dm->sw[i].path, path))
+			return;
+	wd = inotify_add_watch(dm->ino_fd, path, IN_CREATE | IN_ONLYDIR);
+	if (wd < 0) {
+		log_warnx("selectors: cannot watch %s: %s (its new cgroups are found once a "
+			  "second)",
+			  path, strerror(errno));
+		return;
+	}
+	if (dm->nsw == dm->capsw) {
+		int cap = dm->capsw ? dm->capsw * 2 : 16;
+		struct sel_watch *n = realloc(dm->sw, (size_t)cap * sizeof(*n));
+
+		if (!n) {
+			inotify_rm_watch(dm->ino_fd, wd);
+			return;
+		}
+		dm->sw = n;
+		dm->capsw = cap;
+	}
+	w = &dm->sw[dm->nsw++];
+	w->wd = wd;
+	snprintf(w->path, sizeof(w->path), "%s", path);
+}
+
+/* Is the daemon's own cgroup at or below path? */
+static bool
+self_below(struct daemon *dm, const char *path)
+{
+	if (!dm->self_cg[0] && cgroup_of_pid(dm->mnt, getpid(), dm->self_cg, sizeof(dm->self_cg)))
+		return false;
+	return below(dm->self_cg, path);
+}
+
+/* One cgroup below a root, as it is now: a target, a directory to watch
+ * and walk, or the default's. */
+static void
+sel_look(struct daemon *dm, const char *path, int depth)
+{
+	struct dtarget *dt, *tmp;
+	enum dsel_match best;
+	int sel;
+
+	if (depth > 32)
+		return;
+	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
+	{
+		if (!dt->cgpath[0] || !below(path, dt->cgpath))
+			continue;
+		/* a recycled name: the target of the cgroup before goes */
+		if (dt->dyn && dt->tg && !strcmp(path, dt->cgpath) &&
+		    cgroup_id_of(path) != dt->cgid) {
+			dt_event(dt, "detach", "cgroup %s (%llu) is gone", dt->cgpath,
+				 (unsigned long long)dt->cgid);
+			dt_free(dt, true);
+			continue;
+		}
+		return; /* confined with a target above it, or by it */
+	}
+	sel = sel_choose(&dm->cfg, dm->mnt, path, &best);
+	if (self_below(dm, path)) {
+		/* the daemon's own cgroup (its pod, as a DaemonSet) is never a
+		 * target: what is beside it below path still may be */
+		best = DSEL_BELOW;
+	}
+	if (best == DSEL_MATCH || (best == DSEL_NONE && sel == SEL_DEFAULT_DENY)) {
+		TAILQ_FOREACH(dt, &dm->targets, entry)
+		if (dt->cgpath[0] && below(dt->cgpath, path)) {
+			log_warnx("selectors: %s holds target %s (%s): not confined as a whole",
+				  path, dt->spec.name, dt->cgpath);
+			return;
+		}
+		sel_attach(dm, path, best == DSEL_MATCH ? sel : SEL_DEFAULT_DENY);
+		return;
+	}
+	if (best == DSEL_BELOW) {
+		DIR *d;
+		struct dirent *e;
+
+		watch_dir(dm, path); /* before the walk: nothing made meanwhile is missed */
+		d = opendir(path);
+		while (d && (e = readdir(d))) {
+			char sub[PATH_MAX];
+
+			if (e->d_type != DT_DIR || e->d_name[0] == '.')
+				continue;
+			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >=
+			    sizeof(sub))
+				continue;
+			sel_look(dm, sub, depth + 1);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
+/* A selector's root: its directories before the first glob. */
+static void
+root_of(const char *mnt, const char *glob, char *out, size_t len)
+{
+	const char *rel = dsel_rel(mnt, glob), *g = strpbrk(rel, "*?[");
+	size_t n = (size_t)(g - rel);
+
+	while (n && rel[n - 1] != '/')
+		n--;
+	if (n > 1)
+		n--; /* its slash */
+	if ((size_t)snprintf(out, len, "%s%.*s", mnt, n > 1 ? (int)n : 0, rel) >= len)
+		out[0] = 0;
+}
+
+void
+sel_discover(struct daemon *dm)
+{
+	for (int i = 0; i < dm->cfg.n; i++) {
+		char root[PATH_MAX];
+		struct stat st;
+
+		if (!dm->cfg.specs[i].selector)
+			continue;
+		root_of(dm->mnt, dm->cfg.specs[i].what, root, sizeof(root));
+		if (stat(root, &st) || !S_ISDIR(st.st_mode))
+			continue; /* the tick looks again */
+		sel_look(dm, root, 0);
+	}
+}
+
+bool
+sel_event(struct daemon *dm, const struct inotify_event *ev)
+{
+	for (int i = 0; i < dm->nsw; i++) {
+		char path[PATH_MAX];
+
+		if (dm->sw[i].wd != ev->wd)
+			continue;
+		if (ev->mask & IN_IGNORED) { /* the directory went */
+			dm->sw[i] = dm->sw[--dm->nsw];
+			return true;
+		}
+		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dm->sw[i].path, ev->name) <
+			    sizeof(path))
+			sel_look(dm, path, 0);
+		return true;
+	}
+	return false;
+}
+
+void
+sel_free(struct daemon *dm)
+{
+	for (int i = 0; i < dm->nsw; i++)
+		inotify_rm_watch(dm->ino_fd, dm->sw[i].wd);
+	free(dm->sw);
+	dm->sw = NULL;
+	dm->nsw = dm->capsw = 0;
+}
