@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -103,6 +103,30 @@ test_basic() {
 	# the client's stdin is CMD's
 	echo "in-$$" | (cd "$RW" && as "$UA" "$EGRESSCTL" run -- cat) >"$W/${t}_in.out" 2>"$W/${t}_in.err"
 	a_grep "$t.stdin" "$W/${t}_in.out" "^in-$$\$"
+}
+
+# CMD gets the caller's umask and rlimits, not the daemon's (cli/client.c
+# sends them, run applies them in CMD's child before exec); a hard limit
+# above the daemon's is lowered to it, not granted
+test_limits() {
+	local t=limits hn rl
+	hn=$(ulimit -Hn)
+	(cd "$RW" && as "$UA" sh -c "umask 0027; ulimit -n 123; ulimit -f 2048; exec $EGRESSCTL run -- \
+		sh -c 'umask; grep -E \"^Max (open files|file size)\" /proc/self/limits'") \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.status" 0 "$t"
+	a_grep "$t.umask" "$W/$t.out" '^0?027$'
+	a_grep "$t.nofile" "$W/$t.out" '^Max open files +123 +123 '
+	a_grep "$t.fsize_hard" "$W/$t.out" '^Max file size +[0-9a-z]+ +1048576 '
+	# a request asking for unlimited everything: the daemon's hard limits
+	rl=$("$PY" -c 'import json; print(json.dumps([[-1, -1]] * 16))')
+	usock "${t}_inf" "$UA" raw '{"args": ["--", "sh", "-c", "grep \"^Max open files\" /proc/self/limits"], "env": ["PATH=/usr/bin:/bin"], "nfds": 4, "umask": 0, "rlimits": '"$rl"'}'
+	a_grep "$t.hard_kept" "$W/${t}_inf.out" "^Max open files +$hn +$hn "
+	usock "${t}_bad" "$UA" raw '{"args": ["--", "id"], "env": [], "nfds": 4, "umask": 512, "rlimits": '"$rl"'}'
+	a_grep "$t.bad_umask" "$W/${t}_bad.out" 'malformed request: umask'
+	usock "${t}_opt" "$UA" args '["--service-limits", "000 0:0", "--", "id"]'
+	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: --service-env-fd and --service-limits'
 }
 
 # 2. what would widen the sandbox or have root open a path is refused,

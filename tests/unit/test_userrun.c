@@ -20,6 +20,12 @@
 #include "daemon/usersock.h"
 #include "daemon/usreq.h"
 #include "lib/log.h"
+#include "lib/plimits.h"
+
+#define X4(x)	x "," x "," x "," x
+#define RL16(x) "[" X4(x) "," X4(x) "," X4(x) "," X4(x) "]"
+#define S4(x)	x " " x " " x " " x
+#define PL16(x) S4(x) " " S4(x) " " S4(x) " " S4(x)
 
 static int
 parse(const char *text, struct usreq *r, char *err, size_t errlen)
@@ -244,6 +250,66 @@ test_check_in_sequence(void **state)
 	assert_int_equal(log_verbose, verbose);
 }
 
+/* The caller's umask and rlimits: both keys or neither, each pair
+ * [CUR, MAX] with -1 unlimited; the text run gets reads back the same. */
+static void
+test_limits(void **state)
+{
+	static const char *const bad[] = {
+		"\"umask\":18", /* without rlimits */
+		"\"umask\":512,\"rlimits\":" RL16("[1,2]"),
+		"\"umask\":-1,\"rlimits\":" RL16("[1,2]"),
+		"\"umask\":18,\"rlimits\":[[1,2]]",
+		"\"umask\":18,\"rlimits\":" RL16("[3,2]"),
+		"\"umask\":18,\"rlimits\":" RL16("[1,-2]"),
+		"\"umask\":18,\"rlimits\":" RL16("[-1,5]"),
+		"\"umask\":18,\"rlimits\":" RL16("[1]"),
+		"\"umask\":18,\"rlimits\":" RL16("[1,\"2\"]"),
+	};
+	struct plimits l, back;
+	struct usreq r;
+	char text[1024], err[256];
+
+	(void)state;
+	assert_int_equal(parse("{\"args\":[\"id\"],\"env\":[],\"nfds\":4,\"umask\":18,"
+			       "\"rlimits\":" RL16("[5,-1]") "}",
+			       &r, err, sizeof(err)),
+			 0);
+	assert_true(r.limits.set);
+	assert_int_equal(r.limits.umask, 022);
+	assert_int_equal(r.limits.cur[7], 5);
+	assert_true(r.limits.max[15] == PLIMITS_INF);
+	assert_int_equal(plimits_format(&r.limits, text, sizeof(text)), 0);
+	assert_int_equal(plimits_parse(text, &back), 0);
+	assert_memory_equal(&back, &r.limits, sizeof(back));
+	usreq_free(&r);
+	assert_int_equal(parse("{\"args\":[\"id\"],\"env\":[],\"nfds\":4}", &r, err, sizeof(err)),
+			 0);
+	assert_false(r.limits.set);
+	usreq_free(&r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char in[1024];
+
+		snprintf(in, sizeof(in), "{\"args\":[\"id\"],\"env\":[],\"nfds\":4,%s}", bad[i]);
+		err[0] = 0;
+		if (parse(in, &r, err, sizeof(err)) != -EINVAL || r.args ||
+		    (!strstr(err, "umask") && !strstr(err, "rlimits")))
+			fail_msg("%s: got \"%s\"", in, err);
+	}
+	plimits_get(&l);
+	assert_int_equal(plimits_format(&l, text, sizeof(text)), 0);
+	assert_int_equal(plimits_parse(text, &back), 0);
+	assert_memory_equal(&back, &l, sizeof(back));
+	assert_int_equal(plimits_format(&l, text, 40), -ENOSPC);
+	assert_int_equal(plimits_parse("022 1:2", &back), -EINVAL); /* too few */
+	assert_int_equal(plimits_parse("1000 " PL16("1:2"), &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("3:2"), &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("1:2") " 1:2", &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("-:-"), &back), 0);
+	assert_int_equal(plimits_parse("022 " PL16("1:x"), &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("18446744073709551615:-"), &back), -EINVAL);
+}
+
 int
 main(void)
 {
@@ -251,7 +317,7 @@ main(void)
 		cmocka_unit_test(test_request_ok),	  cmocka_unit_test(test_request_refused),
 		cmocka_unit_test(test_request_big),	  cmocka_unit_test(test_signal),
 		cmocka_unit_test(test_usercfg),		  cmocka_unit_test(test_check),
-		cmocka_unit_test(test_check_in_sequence),
+		cmocka_unit_test(test_check_in_sequence), cmocka_unit_test(test_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include "daemon/usreq.h"
 #include "lib/jsonx.h"
 #include "lib/log.h"
+#include "lib/plimits.h"
 #include "lib/opts.h"
 
 struct client {
@@ -100,7 +101,29 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, int nopt
 	return c->args[1] ? 0 : -1;
 }
 
-/* The request: {"args", "env", "nfds"} as one line. */
+/* The caller's umask and rlimits, CMD's: "umask" and "rlimits" ([CUR,
+ * MAX] each, -1 unlimited). */
+static int
+add_limits(json_t *o)
+{
+	json_t *rl = jsonx_add_array(o, "rlimits");
+	struct plimits l;
+
+	plimits_get(&l);
+	if (!rl || jsonx_set_int(o, "umask", (long long)l.umask))
+		return -1;
+	for (int i = 0; i < PLIMITS_N; i++) {
+		json_t *pair =
+			json_pack("[II]", l.cur[i] == PLIMITS_INF ? -1 : (json_int_t)l.cur[i],
+				  l.max[i] == PLIMITS_INF ? -1 : (json_int_t)l.max[i]);
+
+		if (json_array_append_new(rl, pair))
+			return -1;
+	}
+	return 0;
+}
+
+/* The request: {"args", "env", "nfds", "umask", "rlimits"} as one line. */
 static char *
 request_text(const struct client *c)
 {
@@ -110,7 +133,7 @@ request_text(const struct client *c)
 
 	a = jsonx_add_array(o, "args");
 	e = jsonx_add_array(o, "env");
-	if (!a || !e || jsonx_set_int(o, "nfds", c->nfds))
+	if (!a || !e || jsonx_set_int(o, "nfds", c->nfds) || add_limits(o))
 		goto out;
 	for (int i = 0; i < c->nargs; i++) {
 		json_t *s = json_string(c->args[i]);

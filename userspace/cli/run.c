@@ -93,6 +93,8 @@ static const struct opt run_opt_table[] = {
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
 	/* the service's (daemon/usersock.c): CMD's environment, NUL-separated */
 	{"service-env-fd", 0, OPT_T_INT, RO(env_fd), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
+	/* and the caller's umask and rlimits, CMD's (lib/plimits.h) */
+	{"service-limits", 0, OPT_T_STR, RO(limits_text), "TEXT", NULL, .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -342,6 +344,11 @@ run_prepare(struct run_state *st)
 	}
 	if (o->env_fd && run_read_env(o)) {
 		log_warnx("cannot read the command's environment from descriptor %d", o->env_fd);
+		return -EINVAL;
+	}
+	if (o->limits_text && plimits_parse(o->limits_text, &o->limits)) {
+		log_warnx("--service-limits %s: not a umask and %d limits", o->limits_text,
+			  PLIMITS_N);
 		return -EINVAL;
 	}
 	err = quota_raise_nofile(&st->nofile);

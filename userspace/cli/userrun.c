@@ -40,8 +40,8 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--cgroup (each run has a fresh cgroup of its own)";
 	if (o->allow_sudo)
 		return "--allow-sudo";
-	if (o->env_fd)
-		return "--service-env-fd";
+	if (o->env_fd || o->limits_text)
+		return "--service-env-fd and --service-limits (the service's own)";
 	if (o->ask)
 		return "--ask (not through the service yet)";
 	if (o->t.audit && !c->audit)

@@ -354,12 +354,13 @@ static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds
 }
 
 /* run's argument list: --user NAME, the environment's descriptor, the
- * ceiling's deny rules, then the client's. */
+ * client's umask and rlimits (or NULL), the ceiling's deny rules, then
+ * the client's. */
 static char **
-run_argv(const struct urun *r, const struct usreq *req)
+run_argv(const struct urun *r, const struct usreq *req, char *limits)
 {
 	const struct usercfg *c = &r->us->cfg;
-	char **a = calloc((size_t)(7 + 2 * c->ndeny + req->nargs), sizeof(*a));
+	char **a = calloc((size_t)(9 + 2 * c->ndeny + req->nargs), sizeof(*a));
 	int k = 0;
 
 	if (!a)
@@ -370,6 +371,10 @@ run_argv(const struct urun *r, const struct usreq *req)
 	a[k++] = (char *)r->name;
 	a[k++] = "--service-env-fd";
 	a[k++] = "3";
+	if (limits) {
+		a[k++] = "--service-limits";
+		a[k++] = limits;
+	}
 	for (int i = 0; i < c->ndeny; i++) {
 		a[k++] = "--deny";
 		a[k++] = c->deny[i];
@@ -383,7 +388,11 @@ run_argv(const struct urun *r, const struct usreq *req)
 static int
 spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why, size_t whylen)
 {
-	char **argv = run_argv(r, req);
+	char limits[PLIMITS_N * 44 + 8];
+	char **argv = run_argv(
+		r, req,
+		req->limits.set && !plimits_format(&req->limits, limits, sizeof(limits)) ? limits
+											 : NULL);
 	int envfd = env_memfd(req), err = 0;
 	pid_t pid = -1;
 
