@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname unit"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -420,6 +420,40 @@ test_dupname() {
 	a_rc "$t.status" 125 "$t"
 	a_grep "$t.said" "$W/$t.err" "names another uid"
 	a_nogrep "$t.not_root" "$W/$t.out" '^0$'
+}
+
+# egressctl-users.service as the package ships it: none of the hardening
+# that would be every CMD's (ProtectHome=, PrivateTmp=, ProtectSystem=, a
+# capability set without CAP_SETUID), and its daemon, started with the
+# unit's ExecStart= arguments (paths here the suite's), NoNewPrivileges=
+# and LimitNOFILE=, serves a member's run
+test_unit() {
+	local t=unit in k args nnp= nofile d
+	in=$(cd "$E2E_SRC/../.." && pwd)/contrib/systemd/egressctl-users.service.in
+	for k in ProtectHome ProtectSystem PrivateTmp CapabilityBoundingSet; do
+		a_nogrep "$t.no_$k" "$in" "^$k="
+	done
+	args=$(sed -n 's/^ExecStart=@BINDIR@\/egressctl //p' "$in" |
+		sed "s|@RUNSTATEDIR@/egressctl-user.sock|$W/unit.sock|; s|@SYSCONFDIR@/egressctl/users.json|$W/users.json|; s|@RUNSTATEDIR@/egressctl/users.control|$W/unit.control|")
+	case $args in *@*) fail "$t.execstart" "a path not replaced: $args"; return ;; esac
+	grep -qx 'NoNewPrivileges=yes' "$in" && nnp=--no-new-privs
+	nofile=$(sed -n 's/^LimitNOFILE=//p' "$in")
+	# no higher than the suite may raise it (without CAP_SYS_RESOURCE here)
+	prlimit --nofile="$nofile" true 2>/dev/null || nofile=$(ulimit -Hn)
+	# shellcheck disable=SC2086 # args: the unit's words
+	nsenter --net="$NS_SBX" prlimit --nofile="$nofile" setpriv $nnp "$EGRESSCTL" $args \
+		>"$W/$t.dout" 2>"$W/$t.derr" &
+	d=$!
+	PIDS+=("$d")
+	wait_for 20 test -S "$W/unit.sock" || { fail "$t.socket" "no socket: $(tail -c 300 "$W/$t.derr")"; return; }
+	a_eq "$t.socket_mode" "the socket's mode and group" "$(stat -c '%a %G' "$W/unit.sock")" "660 $G"
+	(cd "$RW" && as "$UA" env EGRESSCTL_USER_SOCKET="$W/unit.sock" "$EGRESSCTL" run -- sh -c 'id -u; grep NoNewPrivs /proc/self/status') \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.run" 0 "$t"
+	a_grep "$t.as_user" "$W/$t.out" "^$(id -u "$UA")\$"
+	kill "$d"
+	wait "$d" 2>/dev/null
 }
 
 suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout" "$@"
