@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname unit"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow confined dupname unit"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -126,7 +126,7 @@ test_limits() {
 	usock "${t}_bad" "$UA" raw '{"args": ["--", "id"], "env": [], "nfds": 4, "umask": 512, "rlimits": '"$rl"'}'
 	a_grep "$t.bad_umask" "$W/${t}_bad.out" 'malformed request: umask'
 	usock "${t}_opt" "$UA" args '["--service-limits", "000 0:0", "--", "id"]'
-	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: --service-env-fd and --service-limits'
+	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: --service-env-fd, --service-limits and --service-ceiling'
 }
 
 # 2. what would widen the sandbox or have root open a path is refused,
@@ -139,6 +139,7 @@ test_refused() {
 		a_rc "$t.${o%%=*}.status" 2 "$t"
 		a_grep "$t.${o%%=*}.said" "$W/$t.err" 'refused through the service'
 		a_nogrep "$t.${o%%=*}.not_run" "$W/$t.out" .
+		[ "$o" = --ask ] && a_grep "$t.ask.why" "$W/$t.err" 'CMD runs as you, on your terminal, so it could answer the questions itself'
 	done
 	# --log FILE is opened by the client as the user: /etc is not theirs
 	urun "${t}_log" "$UA" --log /etc/egrns-$$ -- id -u
@@ -386,6 +387,41 @@ test_reload() {
 	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
 	urun "${t}_after" "$UA" -- id -u
 	a_rc "$t.restored" 0 "${t}_after"
+}
+
+# users.json's "allow": each allow rule of the user's (option or policy
+# file) within one of the ceiling's or the run refused before CMD, naming
+# the rule; max_conns_per_run the proxy's bound, a higher --max-conns
+# refused
+test_ceiling_allow() {
+	local t=ceiling_allow
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "allow": ["**.ok-%s.test", "203.0.113.0/24:443"], "max_conns_per_run": 7}\n' \
+		"$G" $$ >"$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 4 runs per user)" "$W/daemon.err"
+	urun "$t" "$UA" -v --allow "a.ok-$$.test" --allow "203.0.113.9:443" -- true
+	a_rc "$t.within" 0 "$t"
+	a_grep "$t.max_conns" "$W/$t.err" 'proxy: at most 7 connections'
+	urun "${t}_out" "$UA" --allow "a.ok-$$.test" --allow "b-$$.test" -- id -u
+	a_rc "$t.outside.status" 2 "${t}_out"
+	a_grep "$t.outside.named" "$W/${t}_out.err" "the allow rule b-$$\.test \(--allow\) is beyond what the administrator lets you allow"
+	a_nogrep "$t.outside.not_run" "$W/${t}_out.out" .
+	urun "${t}_port" "$UA" --allow "203.0.113.9:80" -- true
+	a_rc "$t.port.status" 2 "${t}_port"
+	echo '{"allow": ["a.ok-'$$'.test", "ok-'$$'.test", "*:443"]}' >"$RW/ceil-$$.json"
+	chmod 0644 "$RW/ceil-$$.json"
+	urun "${t}_file" "$UA" --policy "$RW/ceil-$$.json" -- true
+	a_rc "$t.file.status" 2 "${t}_file"
+	a_grep "$t.file.named" "$W/${t}_file.err" 'the allow rule \*:443 \(.*\) is beyond'
+	urun "${t}_conns" "$UA" --max-conns 8 -- true
+	a_rc "$t.conns.status" 2 "${t}_conns"
+	a_grep "$t.conns.said" "$W/${t}_conns.err" "max-conns above users.json's max_conns_per_run"
+	usock "${t}_opt" "$UA" args '["--service-ceiling", "**.test", "--", "id"]'
+	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: .*--service-ceiling'
+	cp "$W/users.json.orig" "$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
 }
 
 # 11. a confined process cannot ask the service for a run of its own (it

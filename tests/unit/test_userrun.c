@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cli/userrun.h"
@@ -147,6 +148,45 @@ test_usercfg(void **state)
 	assert_int_equal(usercfg_parse("{\"audit\":1}", 11, &c, err, sizeof(err)), -EINVAL);
 	assert_int_equal(usercfg_parse("{\"users\":[]}", 12, &c, err, sizeof(err)), -EINVAL);
 	assert_int_equal(usercfg_parse("{} x", 4, &c, err, sizeof(err)), -EINVAL);
+	/* the ceiling: "allow" present (even empty) or not; max_conns_per_run */
+	assert_int_equal(usercfg_parse("{}", 2, &c, err, sizeof(err)), 0);
+	assert_false(c.has_allow);
+	assert_int_equal(c.max_conns, 0);
+	usercfg_free(&c);
+	doc = "{\"allow\":[],\"max_conns_per_run\":9}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_true(c.has_allow);
+	assert_int_equal(c.nallow, 0);
+	assert_int_equal(c.max_conns, 9);
+	usercfg_free(&c);
+	doc = "{\"allow\":[\"**.x.test\",\"*:443\"]}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nallow, 2);
+	assert_string_equal(c.allow[1], "*:443");
+	usercfg_free(&c);
+	doc = "{\"max_conns_per_run\":0}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+	doc = "{\"allow\":\"x.test\"}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+}
+
+/* users.json's allow rules are checked at load: one that does not parse
+ * refuses the file, naming it */
+static void
+test_usercfg_load_allow(void **state)
+{
+	char path[] = "/tmp/egr-usercfg-XXXXXX", err[512];
+	const char *doc = "{\"groups\":[\"root\"],\"allow\":[\"x.test\",\"*\"]}";
+	struct usercfg c;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, doc, strlen(doc)), (int)strlen(doc));
+	close(fd);
+	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "allow: *:"));
+	unlink(path);
 }
 
 /* args as the service gets them, in heap copies freed after each check */
@@ -220,6 +260,23 @@ test_check(void **state)
 		-EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL),
 			 -EPERM);
+	/* the service's own options; --ask with its reason; --max-conns within
+	 * max_conns_per_run */
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--service-ceiling", "**.test", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--service-limits", "022", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--ask", "--", "id", NULL), -EPERM);
+	assert_non_null(strstr(err, "could answer the questions itself"));
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns", "9", "--", "id", NULL), 0);
+	c.max_conns = 8;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns", "9", "--", "id", NULL),
+			 -EPERM);
+	assert_non_null(strstr(err, "max_conns_per_run"));
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns=8", "--", "id", NULL), 0);
+	c.max_conns = 0;
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--test-unix-root", "/", "--", "id", NULL),
 			 -EINVAL);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--", NULL), -EINVAL);
@@ -314,10 +371,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_request_ok),	  cmocka_unit_test(test_request_refused),
-		cmocka_unit_test(test_request_big),	  cmocka_unit_test(test_signal),
-		cmocka_unit_test(test_usercfg),		  cmocka_unit_test(test_check),
-		cmocka_unit_test(test_check_in_sequence), cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_request_ok),
+		cmocka_unit_test(test_request_refused),
+		cmocka_unit_test(test_request_big),
+		cmocka_unit_test(test_signal),
+		cmocka_unit_test(test_usercfg),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_check_in_sequence),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_usercfg_load_allow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,6 +95,8 @@ static const struct opt run_opt_table[] = {
 	{"service-env-fd", 0, OPT_T_INT, RO(env_fd), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
 	/* and the caller's umask and rlimits, CMD's (lib/plimits.h) */
 	{"service-limits", 0, OPT_T_STR, RO(limits_text), "TEXT", NULL, .flags = OPT_F_HIDDEN},
+	/* and the administrator's ceiling, users.json's "allow" (one a line) */
+	{"service-ceiling", 0, OPT_T_STR, RO(ceiling_text), "RULES", NULL, .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -599,6 +601,36 @@ run_trust(struct run_state *st)
 	return err;
 }
 
+/* --service-ceiling: the first allow rule of the policy (options, file)
+ * within none of users.json's "allow" refuses the run, named. */
+static int
+run_ceiling(struct run_state *st)
+{
+	const char *rules[POLICY_CEILING_MAX];
+	const struct policy_rule *r;
+	char *text = strdup(st->opts->ceiling_text), *save = NULL, errbuf[512];
+	int n = 0;
+
+	if (!text)
+		return -ENOMEM;
+	for (char *t = strtok_r(text, "\n", &save); t && n < POLICY_CEILING_MAX;
+	     t = strtok_r(NULL, "\n", &save))
+		rules[n++] = t;
+	r = policy_outside(target_policy(st->tg), rules, n, errbuf, sizeof(errbuf));
+	if (r)
+		log_warnx("the allow rule %s (%s) is beyond what the administrator lets you allow "
+			  "(users.json \"allow\": %s%s)",
+			  r->text, r->source ? r->source : "policy", n ? rules[0] : "nothing",
+			  n > 1 ? ", ..." : "");
+	else if (errbuf[0])
+		log_warnx("--service-ceiling: %s", errbuf);
+	free(text);
+	if (!r && !errbuf[0])
+		return 0;
+	st->status = EGR_EXIT_USAGE;
+	return -EPERM;
+}
+
 int
 run_main(struct run_opts *o)
 {
@@ -634,6 +666,8 @@ run_main(struct run_opts *o)
 		log_warnx("%s", errbuf);
 		goto out;
 	}
+	if (o->ceiling_text && run_ceiling(&st))
+		goto out;
 	if (run_cgroup(&st, &cgid))
 		goto out;
 	if (target_attach(st.tg, st.cgpath, st.cg_fd, cgid, false, errbuf, sizeof(errbuf))) {

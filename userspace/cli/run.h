@@ -28,6 +28,9 @@ struct run_opts {
 	char *env_buf;		 /* what environ points into */
 	const char *limits_text; /* --service-limits: the caller's umask and rlimits */
 	struct plimits limits;	 /* parsed from it (.set) */
+	/* --service-ceiling: users.json's "allow", one rule a line; every
+	 * allow rule of the policy must be within one (NULL: no ceiling) */
+	const char *ceiling_text;
 };
 
 /* --help of run. */

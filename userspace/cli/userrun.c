@@ -40,10 +40,16 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--cgroup (each run has a fresh cgroup of its own)";
 	if (o->allow_sudo)
 		return "--allow-sudo";
-	if (o->env_fd || o->limits_text)
-		return "--service-env-fd and --service-limits (the service's own)";
+	if (o->env_fd || o->limits_text || o->ceiling_text)
+		return "--service-env-fd, --service-limits and --service-ceiling (the service's "
+		       "own)";
+	/* CMD runs as the uid that owns the terminal the question would be
+	 * asked on: it could write the answers itself */
 	if (o->ask)
-		return "--ask (not through the service yet)";
+		return "--ask (CMD runs as you, on your terminal, so it could answer the "
+		       "questions itself; give the rules with --allow or --policy)";
+	if (c->max_conns && o->t.max_conns > c->max_conns)
+		return "--max-conns above users.json's max_conns_per_run";
 	if (o->t.audit && !c->audit)
 		return "--audit (users.json: \"audit\": false)";
 	if (!fd_ok(o->t.policy_file, nfds))

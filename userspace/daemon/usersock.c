@@ -354,13 +354,14 @@ static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds
 }
 
 /* run's argument list: --user NAME, the environment's descriptor, the
- * client's umask and rlimits (or NULL), the ceiling's deny rules, then
- * the client's. */
+ * client's umask and rlimits (or NULL), users.json's allow rules (lines;
+ * or NULL: no ceiling), max_conns_per_run ("" none), the ceiling's deny
+ * rules, then the client's. */
 static char **
-run_argv(const struct urun *r, const struct usreq *req, char *limits)
+run_argv(const struct urun *r, const struct usreq *req, char *limits, char *ceiling, char *maxconns)
 {
 	const struct usercfg *c = &r->us->cfg;
-	char **a = calloc((size_t)(9 + 2 * c->ndeny + req->nargs), sizeof(*a));
+	char **a = calloc((size_t)(13 + 2 * c->ndeny + req->nargs), sizeof(*a));
 	int k = 0;
 
 	if (!a)
@@ -375,6 +376,14 @@ run_argv(const struct urun *r, const struct usreq *req, char *limits)
 		a[k++] = "--service-limits";
 		a[k++] = limits;
 	}
+	if (ceiling) {
+		a[k++] = "--service-ceiling";
+		a[k++] = ceiling;
+	}
+	if (maxconns[0]) { /* the user's own, after it, can only be lower (userrun.c) */
+		a[k++] = "--max-conns";
+		a[k++] = maxconns;
+	}
 	for (int i = 0; i < c->ndeny; i++) {
 		a[k++] = "--deny";
 		a[k++] = c->deny[i];
@@ -384,16 +393,41 @@ run_argv(const struct urun *r, const struct usreq *req, char *limits)
 	return a;
 }
 
+/* users.json's allow rules as --service-ceiling takes them: one a line
+ * ("" when the list is empty: nothing may be allowed). */
+static char *
+ceiling_text(const struct usercfg *c)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < c->nallow; i++)
+		len += strlen(c->allow[i]) + 1;
+	s = calloc(1, len);
+	for (int i = 0; s && i < c->nallow; i++) {
+		strcat(s, c->allow[i]);
+		if (i + 1 < c->nallow)
+			strcat(s, "\n");
+	}
+	return s;
+}
+
 /* Starts the run of a checked request; fds are closed here. */
 static int
 spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why, size_t whylen)
 {
-	char limits[PLIMITS_N * 44 + 8];
-	char **argv = run_argv(
-		r, req,
-		req->limits.set && !plimits_format(&req->limits, limits, sizeof(limits)) ? limits
-											 : NULL);
-	int envfd = env_memfd(req), err = 0;
+	const struct usercfg *c = &r->us->cfg;
+	char limits[PLIMITS_N * 44 + 8], maxconns[16] = "";
+	char *ceiling = c->has_allow ? ceiling_text(c) : NULL;
+	bool lim = req->limits.set && !plimits_format(&req->limits, limits, sizeof(limits));
+	char **argv = NULL;
+	int envfd, err = 0;
+
+	if (c->max_conns)
+		snprintf(maxconns, sizeof(maxconns), "%d", c->max_conns);
+	if (!c->has_allow || ceiling)
+		argv = run_argv(r, req, lim ? limits : NULL, ceiling, maxconns);
+	envfd = env_memfd(req);
 	pid_t pid = -1;
 
 	if (argv && envfd >= 0)
@@ -406,6 +440,7 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	if (envfd >= 0)
 		close(envfd);
 	free(argv);
+	free(ceiling);
 	if (err) {
 		snprintf(why, whylen, "cannot start run: %s", strerror(-err));
 		return err;
