@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow confined dupname unit"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status syslog confined dupname unit"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -422,6 +422,60 @@ test_ceiling_allow() {
 	cp "$W/users.json.orig" "$W/users.json"
 	kill -HUP "$DPID"
 	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
+}
+
+# egressctl status as a user: their runs through the service, not another
+# member's; answered beside max_runs_per_user runs; a non-member refused
+test_status() {
+	local t=status p1 p2 p3 n
+	useradd -M -N -g "$G" -s /bin/sh "${UA}c" 2>/dev/null
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo st-a1-$$") >"$W/${t}1.out" 2>&1 </dev/null &
+	p1=$!
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo st-a2-$$") >"$W/${t}2.out" 2>&1 </dev/null &
+	p2=$!
+	(cd "$RW" && as "${UA}c" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo st-c-$$") >"$W/${t}3.out" 2>&1 </dev/null &
+	p3=$!
+	for n in 1 2 3; do wait_for 20 grep -qs up "$W/$t$n.out"; done
+	(cd "$RW" && as "$UA" "$EGRESSCTL" status) >"$W/$t.out" 2>"$W/$t.err"
+	EGR_RC=$?
+	a_rc "$t.status" 0 "$t"
+	a_grep "$t.own1" "$W/$t.out" "^run\[[0-9]+\] sh -c echo up; sleep 30; echo st-a1-$$: up [0-9]+ s, cgroup /egressctl/run-[0-9]+\$"
+	a_grep "$t.own2" "$W/$t.out" "st-a2-$$"
+	a_nogrep "$t.not_other" "$W/$t.out" "st-c-$$"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" status -j) >"$W/${t}_j.out" 2>&1
+	a_eq "$t.json" "runs in status -j" "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$W/${t}_j.out" 2>&1)" 2
+	(cd "$RW" && as "${UA}c" "$EGRESSCTL" status) >"$W/${t}_c.out" 2>&1
+	a_grep "$t.other_own" "$W/${t}_c.out" "st-c-$$"
+	a_nogrep "$t.other_not_mine" "$W/${t}_c.out" "st-a1-$$"
+	chmod 0666 "$USOCK"
+	(cd "$RW" && as "$UB" "$EGRESSCTL" status) >"$W/${t}_b.out" 2>&1
+	chmod 0660 "$USOCK"
+	a_grep "$t.nonmember" "$W/${t}_b.out" "$UB is in none of the groups allowed"
+	a_nogrep "$t.nonmember_sees_nothing" "$W/${t}_b.out" "st-"
+	pkill -TERM -u "$UA" -x egressctl
+	pkill -TERM -u "${UA}c" -x egressctl
+	wait "$p1" "$p2" "$p3"
+	userdel "${UA}c" 2>/dev/null
+}
+
+# --log syslog through the service: passed by the client and the daemon to
+# run, which as root connects to /dev/log for the user (where /dev/log is
+# missing, run says so, as root's run does: the sink itself is ci.sh's
+# syslog tests); syslog:PATH, a socket root would connect to for the user,
+# refused by the client and by the daemon
+test_syslog() {
+	local t=syslog
+	urun "$t" "$UA" --log syslog -- true
+	if [ -S /dev/log ]; then
+		a_rc "$t.accepted" 0 "$t"
+	else
+		a_grep "$t.accepted" "$W/$t.err" '^egressctl: --log syslog: cannot reach the syslog socket /dev/log'
+	fi
+	urun "${t}_path" "$UA" --log "syslog:$W/x.sock" -- true
+	a_rc "$t.path.client" 125 "${t}_path"
+	a_grep "$t.path.client_said" "$W/${t}_path.err" 'not through the service: give a file, fd:N or syslog'
+	usock "${t}_hostile" "$UA" args '["--log", "syslog:/run/x.sock", "--", "id"]'
+	a_grep "$t.path.daemon" "$W/${t}_hostile.out" 'refused through the service: --log other than'
 }
 
 # 11. a confined process cannot ask the service for a run of its own (it

@@ -22,9 +22,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct usreq r;
 	char err[256] = "";
-	int sig = 0;
+	int sig = 0, rc = usreq_parse((const char *)data, size, &r, err, sizeof(err));
 
-	if (usreq_parse((const char *)data, size, &r, err, sizeof(err)) == 0) {
+	if (rc == 0 && r.status) { /* {"status": true}: nothing else */
+		if (r.args || r.env || r.nargs || r.nenv || r.nfds)
+			abort();
+	} else if (rc == 0) {
 		if (r.nargs < 1 || r.nargs > USREQ_MAX_ARGS || r.nenv > USREQ_MAX_ENV ||
 		    r.args[r.nargs] || r.env[r.nenv] || r.nfds < USREQ_MIN_FDS ||
 		    r.nfds > USREQ_MAX_FDS)

@@ -53,6 +53,10 @@ test_request_ok(void **state)
 	assert_null(r.env[2]);
 	assert_int_equal(r.nfds, 5);
 	usreq_free(&r);
+	assert_int_equal(parse("{\"status\":true}", &r, err, sizeof(err)), 0);
+	assert_true(r.status);
+	assert_null(r.args);
+	usreq_free(&r);
 }
 
 static void
@@ -75,6 +79,9 @@ test_request_refused(void **state)
 		{"{\"args\":[\"id\"],\"nfds\":4}", "env: expected a list"},
 		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":4,\"uid\":0}", "unknown key"},
 		{"{\"args\":[\"id\"],\"args\":[\"sh\"],\"env\":[],\"nfds\":4}", "duplicate"},
+		{"{\"status\":true,\"args\":[\"id\"]}", "status"},
+		{"{\"status\":false}", "status"},
+		{"{\"status\":1}", "status"},
 	};
 	struct usreq r;
 	char err[256];
@@ -235,6 +242,13 @@ test_check(void **state)
 	assert_int_equal(check(&c, 5, err, sizeof(err), "--log", "fd:04x", "--", "id", NULL),
 			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--log", "/tmp/x", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--log", "syslog", "--", "id", NULL), 0);
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--log", "syslog:/run/x.sock", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--log=otlp:http://127.0.0.1:1/v1/logs",
+			       "--", "id", NULL),
 			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--policy", "/root/x", "--", "id", NULL),
 			 -EPERM);

@@ -53,7 +53,8 @@ open_value(const char *opt, const char *v, int flags)
 	}
 	if (!strcmp(opt, "--log") &&
 	    (!strcmp(v, "-") || !strncmp(v, "syslog", 6) || !strncmp(v, "otlp:", 5))) {
-		log_warnx("%s %s: not through the service yet: give a file or fd:N", opt, v);
+		log_warnx("%s %s: not through the service: give a file, fd:N or syslog (/dev/log)",
+			  opt, v);
 		return -1;
 	}
 	fd = open(v, flags | O_CLOEXEC | O_NOCTTY, 0640);
@@ -72,8 +73,8 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, int nopt
 	char fdk[16];
 	int fd;
 
-	if (!v)
-		return 0;
+	if (!v || (!strcmp(opt, "--log") && !strcmp(v, "syslog")))
+		return 0; /* the service's run writes to /dev/log itself */
 	if (c->nfds == USREQ_MAX_FDS) {
 		log_warnx("%s: too many files for the service", opt);
 		return -1;
@@ -315,6 +316,53 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 		if (pass_value(c, files[i].opt, v, files[i].flags, nopts + c->nargs - (argc - 1)))
 			return -1;
 	}
+	return 0;
+}
+
+int
+userrun_status(bool json)
+{
+	const char *path = userrun_socket_path(), *req = "{\"status\":true}";
+	json_t *o = NULL, *runs;
+	char buf[65536], why[256];
+	int sock = connect_service(path), rc = EGR_EXIT_ERROR;
+	size_t end, i;
+	ssize_t n;
+	json_t *e;
+
+	if (sock < 0) {
+		log_warnx("status needs root, or the service at %s (%s)", path, strerror(errno));
+		return EGR_EXIT_ERROR;
+	}
+	if (send(sock, req, strlen(req), MSG_NOSIGNAL) < 0)
+		log_warn("status: the service");
+	n = recv(sock, buf, sizeof(buf), 0);
+	close(sock);
+	o = n > 0 ? jsonx_parse(buf, (size_t)n, 4, &end, why, sizeof(why)) : NULL;
+	runs = json_object_get(o, "runs");
+	if (!json_is_array(runs)) {
+		rc = answer(buf, n); /* says the service's error */
+		json_decref(o);
+		return rc ? rc : EGR_EXIT_ERROR;
+	}
+	if (json) {
+		char *text = jsonx_pretty(runs);
+
+		if (text)
+			printf("%s\n", text);
+		free(text);
+	} else if (!json_array_size(runs)) {
+		printf("no runs of yours through the service\n");
+	}
+	json_array_foreach(runs, i, e) {
+		if (!json)
+			printf("run[%lld] %s: up %lld s, cgroup %s\n",
+			       (long long)json_integer_value(json_object_get(e, "pid")),
+			       jsonx_get_str(e, "command") ? jsonx_get_str(e, "command") : "?",
+			       (long long)json_integer_value(json_object_get(e, "uptime")),
+			       jsonx_get_str(e, "cgroup") ? jsonx_get_str(e, "cgroup") : "?");
+	}
+	json_decref(o);
 	return 0;
 }
 

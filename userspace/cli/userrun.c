@@ -54,8 +54,9 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--audit (users.json: \"audit\": false)";
 	if (!fd_ok(o->t.policy_file, nfds))
 		return "--policy other than a file the client opened (fd:N)";
-	if (!fd_ok(o->t.log_file, nfds))
-		return "--log other than a file the client opened (fd:N)";
+	/* syslog: /dev/log, where anybody may write; not syslog:PATH */
+	if (!fd_ok(o->t.log_file, nfds) && strcmp(o->t.log_file, "syslog"))
+		return "--log other than a file the client opened (fd:N) or syslog";
 	if (!fd_ok(o->t.summary_file, nfds))
 		return "--summary other than a file the client opened (fd:N)";
 	if (o->t.suggest_policy || o->t.log_ca)

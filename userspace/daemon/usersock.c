@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/queue.h>
@@ -55,6 +56,8 @@ struct urun {
 	struct event *ev_child;
 	struct event *ev_kill; /* the client gone: cgroup.kill each second until run ends */
 	int ticks;
+	char command[256]; /* CMD and its arguments, for status */
+	time_t started;
 };
 
 struct usersock {
@@ -461,6 +464,70 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	return 0;
 }
 
+/* {"status": true}: the runs of the peer's uid (not another's: root sees
+ * every run with `egressctl status`), pid, cgroup, command, seconds up. */
+static void
+answer_status(struct urun *r)
+{
+	json_t *o = json_object(), *a = jsonx_add_array(o, "runs");
+	time_t now = time(NULL);
+	struct urun *x;
+	char *line = NULL;
+
+	LIST_FOREACH(x, &r->us->runs, entry)
+	{
+		json_t *e;
+		char cg[64];
+
+		if (x->uid != r->uid || !x->pid || !a)
+			continue;
+		snprintf(cg, sizeof(cg), "/egressctl/run-%d", (int)x->pid);
+		e = json_object();
+		if (!e || jsonx_set_int(e, "pid", x->pid) || jsonx_set_str(e, "cgroup", cg) ||
+		    jsonx_set_str(e, "command", x->command) ||
+		    jsonx_set_int(e, "uptime", (long long)(now - x->started)) ||
+		    json_array_append_new(a, e))
+			a = NULL;
+	}
+	if (a && !jsonx_set_int(o, "exit", 0))
+		line = jsonx_line(o);
+	if (line)
+		send(r->conn, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+	else
+		reply(r->conn, "out of memory", EGR_EXIT_ERROR);
+	free(line);
+	json_decref(o);
+	urun_free(r);
+}
+
+/* CMD's words after "--" (or the first that is not an option). */
+static void
+urun_command(struct urun *r, const struct usreq *req)
+{
+	size_t n = 0;
+	int i = 0;
+
+	while (i < req->nargs && strcmp(req->args[i], "--"))
+		i++;
+	i = i < req->nargs ? i + 1 : 0;
+	for (; i < req->nargs && n < sizeof(r->command) - 1; i++)
+		n += (size_t)snprintf(r->command + n, sizeof(r->command) - n, "%s%s", n ? " " : "",
+				      req->args[i]);
+	r->started = time(NULL);
+}
+
+/* The other runs and requests of r's uid. */
+static int
+count_others(const struct urun *r)
+{
+	const struct urun *o;
+	int n = 0;
+
+	LIST_FOREACH(o, &r->us->runs, entry)
+	n += o != r && o->uid == r->uid;
+	return n;
+}
+
 /* The first message: the request, checked, then started. */
 static void
 on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
@@ -483,7 +550,18 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 		refuse(r, status, why);
 		return;
 	}
-	if (nfds != req.nfds) {
+	if (req.status) {
+		close_fds(fds, nfds);
+		usreq_free(&req);
+		answer_status(r);
+		return;
+	}
+	if (count_others(r) >= r->us->cfg.max_runs) {
+		status = EGR_EXIT_ERROR;
+		snprintf(why, sizeof(why),
+			 "%s has %d runs already (users.json: max_runs_per_user %d)", r->name,
+			 count_others(r), r->us->cfg.max_runs);
+	} else if (nfds != req.nfds) {
 		snprintf(why, sizeof(why), "the request names %d descriptors, %d came", req.nfds,
 			 nfds);
 	} else if (fstat(fds[3], &st) || !S_ISDIR(st.st_mode)) {
@@ -491,6 +569,7 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 	} else if (!check_args) {
 		snprintf(why, sizeof(why), "no check of run's options");
 	} else if (!check_args(req.args, req.nargs, nfds, &r->us->cfg, err, sizeof(err))) {
+		urun_command(r, &req);
 		if (!spawn_run(r, &req, fds, nfds, why, sizeof(why)))
 			why[0] = 0;
 		nfds = 0;
@@ -564,9 +643,11 @@ admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 	}
 	if (member_check(us, r, why, whylen))
 		return -EPERM;
+	/* one more than the runs: a status request beside them (a run request
+	 * is counted again in on_request) */
 	LIST_FOREACH(o, &us->runs, entry)
 	n += o != r && o->uid == r->uid;
-	if (n >= us->cfg.max_runs) {
+	if (n >= us->cfg.max_runs + 1) {
 		snprintf(why, whylen, "%s has %d runs already (users.json: max_runs_per_user %d)",
 			 r->name, n, us->cfg.max_runs);
 		return -EBUSY;

@@ -127,6 +127,15 @@ usreq_parse(const char *buf, size_t len, struct usreq *r, char *err, size_t errl
 	memset(r, 0, sizeof(*r));
 	if (!doc)
 		return -EINVAL;
+	if (json_object_get(doc, "status")) {
+		if (!json_is_true(json_object_get(doc, "status")) || json_object_size(doc) != 1) {
+			snprintf(err, errlen, "expected {\"status\": true} alone");
+			goto out;
+		}
+		r->status = true;
+		rc = 0;
+		goto out;
+	}
 	json_object_foreach(doc, key, v) {
 		if (strcmp(key, "args") && strcmp(key, "env") && strcmp(key, "nfds") &&
 		    strcmp(key, "umask") && strcmp(key, "rlimits")) {

@@ -2,7 +2,7 @@
 /* The messages of the user socket (daemon/usersock.c), as bytes a user
  * wrote: one request to run ({"args": [...], "env": [...], "nfds": N,
  * and the caller's "umask": M and "rlimits": [[CUR, MAX], ...] together,
- * -1 for unlimited}),
+ * -1 for unlimited}) or of its runs ({"status": true}),
  * then signals to forward ({"signal": N}). Pure parsing, fuzzed
  * (tests/fuzz/fuzz_usreq.c); whatever the bytes, a request comes out
  * whole and within the limits or not at all. */
@@ -26,6 +26,7 @@ struct usreq {
 	int nenv;
 	int nfds;	       /* descriptors sent with it */
 	struct plimits limits; /* the caller's umask and rlimits (.set: they came) */
+	bool status;	       /* {"status": true}: the caller's runs listed, nothing else */
 };
 
 /* Parses one request of len bytes. Returns 0, or -EINVAL with err set
