@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status syslog confined dupname unit"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -43,8 +43,14 @@ nosudo_setup() {
 	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false, "deny": ["blocked-%s.test"]}\n' \
 		"$G" $$ >"$W/users.json"
 	# no target: a daemon for users' runs alone
+	start_daemon
+}
+
+# the daemon, for users' runs alone, in the sandbox netns; DPID
+start_daemon() {
+	rm -f "$USOCK"
 	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/control" \
-		--user-socket "$USOCK" --users "$W/users.json" >"$W/daemon.out" 2>"$W/daemon.err" &
+		--user-socket "$USOCK" --users "$W/users.json" >>"$W/daemon.out" 2>>"$W/daemon.err" &
 	DPID=$!
 	PIDS+=("$DPID")
 	wait_for 20 test -S "$USOCK" || { echo "no user socket: $(tail -c 400 "$W/daemon.err")"; return 1; }
@@ -544,6 +550,39 @@ test_unit() {
 	a_grep "$t.as_user" "$W/$t.out" "^$(id -u "$UA")\$"
 	kill "$d"
 	wait "$d" 2>/dev/null
+}
+
+# the service stopped mid-run (SIGTERM, as systemctl stop does) or killed
+# (a crash; SIGKILL): either way CMD, which ignores TERM, is ended, its
+# cgroup killed and removed (the daemon's stop kills the cgroups of its
+# runs; its death reaches each run as PR_SET_PDEATHSIG's SIGUSR2, on which
+# run kills CMD's cgroup), never left running unwatched; the client exits
+# non-zero; a daemon started again serves runs. Runs do not survive a
+# restart.
+test_restart() {
+	local t=restart sig mark cg p
+	for sig in TERM KILL; do
+		mark="egrns-restart-$sig-$$"
+		(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "trap '' TERM INT; cat /proc/self/cgroup; sleep 300; echo $mark") \
+			>"$W/${t}_$sig.out" 2>"$W/${t}_$sig.err" </dev/null &
+		p=$!
+		wait_for 20 grep -qs '^0::' "$W/${t}_$sig.out"
+		cg=$CGROOT$(sed -n 's/^0:://p' "$W/${t}_$sig.out")
+		cmd_alive "$UA" "$mark" && ok "$t.$sig.running" || fail "$t.$sig.running" "CMD is not running"
+		kill -"$sig" "$DPID"
+		wait "$DPID" 2>/dev/null
+		wait_for 20 eval '! cmd_alive "$UA" "$mark"'
+		cmd_alive "$UA" "$mark" && fail "$t.$sig.cmd_ended" "CMD outlived the service" || ok "$t.$sig.cmd_ended"
+		wait_for 20 test ! -d "$cg"
+		a_eq "$t.$sig.cgroup_removed" "the run's cgroup $cg" "$(test -d "$cg" && echo left)" ""
+		wait "$p"
+		EGR_RC=$?
+		[ "$EGR_RC" != 0 ] && ok "$t.$sig.client_failed" || fail "$t.$sig.client_failed" "the client exited 0"
+		start_daemon || { fail "$t.$sig.restarted" "no daemon"; return; }
+		urun "${t}_${sig}_after" "$UA" -- id -u
+		a_rc "$t.$sig.serves_again" 0 "${t}_${sig}_after"
+	done
+	a_grep "$t.KILL.run_said" "$W/${t}_KILL.err" 'the service stopped: the command is ended \(its cgroup killed\)'
 }
 
 suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout" "$@"

@@ -188,6 +188,12 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 			target_reopen_log(st->tg);
 			continue;
 		}
+		if (ssi.ssi_signo == SIGUSR2) { /* the service's run: the daemon is gone */
+			log_warnx("the service stopped: the command is ended (its cgroup killed)");
+			if (st->pid && cgroup_kill(st->cgpath))
+				log_warn("cgroup.kill of %s", st->cgpath);
+			continue;
+		}
 		jobtimer_signalled(st->jt); /* --kill-after counts from here */
 		/* A terminal's ^C already reached CMD (same process group);
 		 * forward only what was sent to egressctl itself. With --ask
@@ -467,6 +473,8 @@ run_signals(struct run_state *st)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGUSR1); /* --log FILE anew */
+	if (st->opts->env_fd)
+		sigaddset(&mask, SIGUSR2); /* the service's run: the daemon gone */
 	if (st->term)
 		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
@@ -648,6 +656,7 @@ run_main(struct run_opts *o)
 		sigaddset(&stop, SIGTERM);
 		sigaddset(&stop, SIGHUP);
 		sigaddset(&stop, SIGQUIT);
+		sigaddset(&stop, SIGUSR2); /* the daemon gone (PR_SET_PDEATHSIG) */
 		sigprocmask(SIG_BLOCK, &stop, NULL);
 	}
 	for (char **a = o->argv; *a && n < sizeof(st.cmdline); a++)

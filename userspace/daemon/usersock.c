@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -331,7 +332,8 @@ say(const char *line)
  * client's, the working directory entered, 3 CMD's environment, 4.. the
  * files), nothing else open, signals as a new process has them, a session
  * of its own; then run. */
-static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds, int envfd)
+static void __attribute__((noreturn))
+child_exec(char **argv, int *fds, int nfds, int envfd, pid_t daemon)
 {
 	char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 	int hi[USREQ_MAX_FDS + 1];
@@ -341,6 +343,10 @@ static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	setsid();
+	/* the daemon gone (stopped, crashed, restarted): SIGUSR2, on which
+	 * the service's run kills CMD's cgroup (cli/run.c) */
+	if (prctl(PR_SET_PDEATHSIG, SIGUSR2) || getppid() != daemon)
+		_exit(EGR_EXIT_ERROR);
 	for (int i = 0; i < nfds; i++)
 		hi[i] = fcntl(i == 3 ? envfd : fds[i], F_DUPFD, USREQ_MAX_FDS + 1);
 	for (int i = 0; i < nfds; i++)
@@ -425,6 +431,7 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	bool lim = req->limits.set && !plimits_format(&req->limits, limits, sizeof(limits));
 	char **argv = NULL;
 	int envfd, err = 0;
+	pid_t self = getpid();
 
 	if (c->max_conns)
 		snprintf(maxconns, sizeof(maxconns), "%d", c->max_conns);
@@ -436,7 +443,7 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	if (argv && envfd >= 0)
 		pid = fork();
 	if (pid == 0)
-		child_exec(argv, fds, nfds, envfd);
+		child_exec(argv, fds, nfds, envfd, self);
 	if (pid < 0)
 		err = -errno ? -errno : -ENOMEM;
 	close_fds(fds, nfds);
