@@ -341,6 +341,8 @@ CI_DIRS := $(patsubst contrib/ci%,$(CIDIR)%,$(shell find contrib/ci -type d))
 # /etc/init.d/egressctl, debian/egressctl.init, with dh_installinit.)
 INSTALL_FILES = \
 	$(OUT)/contrib/systemd/egressctl.service:$(UNITDIR)/egressctl.service:644 \
+	$(OUT)/contrib/systemd/egressctl-users.service:$(UNITDIR)/egressctl-users.service:644 \
+	contrib/users.json:$(SYSCONFDIR)/egressctl/users.json:644 \
 	$(OUT)/contrib/daemon.json:$(SYSCONFDIR)/egressctl/daemon.json:644 \
 	contrib/default-policy.json:$(SYSCONFDIR)/egressctl/policy.json:644 \
 	$(OUT)/contrib/logrotate:$(LOGROTATEDIR)/egressctl:644 \

@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload confined dupname"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -43,8 +43,14 @@ nosudo_setup() {
 	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false, "deny": ["blocked-%s.test"]}\n' \
 		"$G" $$ >"$W/users.json"
 	# no target: a daemon for users' runs alone
+	start_daemon
+}
+
+# the daemon, for users' runs alone, in the sandbox netns; DPID
+start_daemon() {
+	rm -f "$USOCK"
 	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/control" \
-		--user-socket "$USOCK" --users "$W/users.json" >"$W/daemon.out" 2>"$W/daemon.err" &
+		--user-socket "$USOCK" --users "$W/users.json" >>"$W/daemon.out" 2>>"$W/daemon.err" &
 	DPID=$!
 	PIDS+=("$DPID")
 	wait_for 20 test -S "$USOCK" || { echo "no user socket: $(tail -c 400 "$W/daemon.err")"; return 1; }
@@ -105,6 +111,30 @@ test_basic() {
 	a_grep "$t.stdin" "$W/${t}_in.out" "^in-$$\$"
 }
 
+# CMD gets the caller's umask and rlimits, not the daemon's (cli/client.c
+# sends them, run applies them in CMD's child before exec); a hard limit
+# above the daemon's is lowered to it, not granted
+test_limits() {
+	local t=limits hn rl
+	hn=$(ulimit -Hn)
+	(cd "$RW" && as "$UA" sh -c "umask 0027; ulimit -n 123; ulimit -f 2048; exec $EGRESSCTL run -- \
+		sh -c 'umask; grep -E \"^Max (open files|file size)\" /proc/self/limits'") \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.status" 0 "$t"
+	a_grep "$t.umask" "$W/$t.out" '^0?027$'
+	a_grep "$t.nofile" "$W/$t.out" '^Max open files +123 +123 '
+	a_grep "$t.fsize_hard" "$W/$t.out" '^Max file size +[0-9a-z]+ +1048576 '
+	# a request asking for unlimited everything: the daemon's hard limits
+	rl=$("$PY" -c 'import json; print(json.dumps([[-1, -1]] * 16))')
+	usock "${t}_inf" "$UA" raw '{"args": ["--", "sh", "-c", "grep \"^Max open files\" /proc/self/limits"], "env": ["PATH=/usr/bin:/bin"], "nfds": 4, "umask": 0, "rlimits": '"$rl"'}'
+	a_grep "$t.hard_kept" "$W/${t}_inf.out" "^Max open files +$hn +$hn "
+	usock "${t}_bad" "$UA" raw '{"args": ["--", "id"], "env": [], "nfds": 4, "umask": 512, "rlimits": '"$rl"'}'
+	a_grep "$t.bad_umask" "$W/${t}_bad.out" 'malformed request: umask'
+	usock "${t}_opt" "$UA" args '["--service-limits", "000 0:0", "--", "id"]'
+	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: --service-env-fd, --service-limits and --service-ceiling'
+}
+
 # 2. what would widen the sandbox or have root open a path is refused,
 # whatever its spelling; nothing is created
 test_refused() {
@@ -115,6 +145,7 @@ test_refused() {
 		a_rc "$t.${o%%=*}.status" 2 "$t"
 		a_grep "$t.${o%%=*}.said" "$W/$t.err" 'refused through the service'
 		a_nogrep "$t.${o%%=*}.not_run" "$W/$t.out" .
+		[ "$o" = --ask ] && a_grep "$t.ask.why" "$W/$t.err" 'CMD runs as you, on your terminal, so it could answer the questions itself'
 	done
 	# --log FILE is opened by the client as the user: /etc is not theirs
 	urun "${t}_log" "$UA" --log /etc/egrns-$$ -- id -u
@@ -364,6 +395,95 @@ test_reload() {
 	a_rc "$t.restored" 0 "${t}_after"
 }
 
+# users.json's "allow": each allow rule of the user's (option or policy
+# file) within one of the ceiling's or the run refused before CMD, naming
+# the rule; max_conns_per_run the proxy's bound, a higher --max-conns
+# refused
+test_ceiling_allow() {
+	local t=ceiling_allow
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "allow": ["**.ok-%s.test", "203.0.113.0/24:443"], "max_conns_per_run": 7}\n' \
+		"$G" $$ >"$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 4 runs per user)" "$W/daemon.err"
+	urun "$t" "$UA" -v --allow "a.ok-$$.test" --allow "203.0.113.9:443" -- true
+	a_rc "$t.within" 0 "$t"
+	a_grep "$t.max_conns" "$W/$t.err" 'proxy: at most 7 connections'
+	urun "${t}_out" "$UA" --allow "a.ok-$$.test" --allow "b-$$.test" -- id -u
+	a_rc "$t.outside.status" 2 "${t}_out"
+	a_grep "$t.outside.named" "$W/${t}_out.err" "the allow rule b-$$\.test \(--allow\) is beyond what the administrator lets you allow"
+	a_nogrep "$t.outside.not_run" "$W/${t}_out.out" .
+	urun "${t}_port" "$UA" --allow "203.0.113.9:80" -- true
+	a_rc "$t.port.status" 2 "${t}_port"
+	echo '{"allow": ["a.ok-'$$'.test", "ok-'$$'.test", "*:443"]}' >"$RW/ceil-$$.json"
+	chmod 0644 "$RW/ceil-$$.json"
+	urun "${t}_file" "$UA" --policy "$RW/ceil-$$.json" -- true
+	a_rc "$t.file.status" 2 "${t}_file"
+	a_grep "$t.file.named" "$W/${t}_file.err" 'the allow rule \*:443 \(.*\) is beyond'
+	urun "${t}_conns" "$UA" --max-conns 8 -- true
+	a_rc "$t.conns.status" 2 "${t}_conns"
+	a_grep "$t.conns.said" "$W/${t}_conns.err" "max-conns above users.json's max_conns_per_run"
+	usock "${t}_opt" "$UA" args '["--service-ceiling", "**.test", "--", "id"]'
+	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: .*--service-ceiling'
+	cp "$W/users.json.orig" "$W/users.json"
+	kill -HUP "$DPID"
+	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
+}
+
+# egressctl status as a user: their runs through the service, not another
+# member's; answered beside max_runs_per_user runs; a non-member refused
+test_status() {
+	local t=status p1 p2 p3 n
+	useradd -M -N -g "$G" -s /bin/sh "${UA}c" 2>/dev/null
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo st-a1-$$") >"$W/${t}1.out" 2>&1 </dev/null &
+	p1=$!
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo st-a2-$$") >"$W/${t}2.out" 2>&1 </dev/null &
+	p2=$!
+	(cd "$RW" && as "${UA}c" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo st-c-$$") >"$W/${t}3.out" 2>&1 </dev/null &
+	p3=$!
+	for n in 1 2 3; do wait_for 20 grep -qs up "$W/$t$n.out"; done
+	(cd "$RW" && as "$UA" "$EGRESSCTL" status) >"$W/$t.out" 2>"$W/$t.err"
+	EGR_RC=$?
+	a_rc "$t.status" 0 "$t"
+	a_grep "$t.own1" "$W/$t.out" "^run\[[0-9]+\] sh -c echo up; sleep 30; echo st-a1-$$: up [0-9]+ s, cgroup /egressctl/run-[0-9]+\$"
+	a_grep "$t.own2" "$W/$t.out" "st-a2-$$"
+	a_nogrep "$t.not_other" "$W/$t.out" "st-c-$$"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" status -j) >"$W/${t}_j.out" 2>&1
+	a_eq "$t.json" "runs in status -j" "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$W/${t}_j.out" 2>&1)" 2
+	(cd "$RW" && as "${UA}c" "$EGRESSCTL" status) >"$W/${t}_c.out" 2>&1
+	a_grep "$t.other_own" "$W/${t}_c.out" "st-c-$$"
+	a_nogrep "$t.other_not_mine" "$W/${t}_c.out" "st-a1-$$"
+	chmod 0666 "$USOCK"
+	(cd "$RW" && as "$UB" "$EGRESSCTL" status) >"$W/${t}_b.out" 2>&1
+	chmod 0660 "$USOCK"
+	a_grep "$t.nonmember" "$W/${t}_b.out" "$UB is in none of the groups allowed"
+	a_nogrep "$t.nonmember_sees_nothing" "$W/${t}_b.out" "st-"
+	pkill -TERM -u "$UA" -x egressctl
+	pkill -TERM -u "${UA}c" -x egressctl
+	wait "$p1" "$p2" "$p3"
+	userdel "${UA}c" 2>/dev/null
+}
+
+# --log syslog through the service: passed by the client and the daemon to
+# run, which as root connects to /dev/log for the user (where /dev/log is
+# missing, run says so, as root's run does: the sink itself is ci.sh's
+# syslog tests); syslog:PATH, a socket root would connect to for the user,
+# refused by the client and by the daemon
+test_syslog() {
+	local t=syslog
+	urun "$t" "$UA" --log syslog -- true
+	if [ -S /dev/log ]; then
+		a_rc "$t.accepted" 0 "$t"
+	else
+		a_grep "$t.accepted" "$W/$t.err" '^egressctl: --log syslog: cannot reach the syslog socket /dev/log'
+	fi
+	urun "${t}_path" "$UA" --log "syslog:$W/x.sock" -- true
+	a_rc "$t.path.client" 125 "${t}_path"
+	a_grep "$t.path.client_said" "$W/${t}_path.err" 'not through the service: give a file, fd:N or syslog'
+	usock "${t}_hostile" "$UA" args '["--log", "syslog:/run/x.sock", "--", "id"]'
+	a_grep "$t.path.daemon" "$W/${t}_hostile.out" 'refused through the service: --log other than'
+}
+
 # 11. a confined process cannot ask the service for a run of its own (it
 # would get a policy of its choosing)
 test_confined() {
@@ -396,6 +516,73 @@ test_dupname() {
 	a_rc "$t.status" 125 "$t"
 	a_grep "$t.said" "$W/$t.err" "names another uid"
 	a_nogrep "$t.not_root" "$W/$t.out" '^0$'
+}
+
+# egressctl-users.service as the package ships it: none of the hardening
+# that would be every CMD's (ProtectHome=, PrivateTmp=, ProtectSystem=, a
+# capability set without CAP_SETUID), and its daemon, started with the
+# unit's ExecStart= arguments (paths here the suite's), NoNewPrivileges=
+# and LimitNOFILE=, serves a member's run
+test_unit() {
+	local t=unit in k args nnp= nofile d
+	in=$(cd "$E2E_SRC/../.." && pwd)/contrib/systemd/egressctl-users.service.in
+	for k in ProtectHome ProtectSystem PrivateTmp CapabilityBoundingSet; do
+		a_nogrep "$t.no_$k" "$in" "^$k="
+	done
+	args=$(sed -n 's/^ExecStart=@BINDIR@\/egressctl //p' "$in" |
+		sed "s|@RUNSTATEDIR@/egressctl-user.sock|$W/unit.sock|; s|@SYSCONFDIR@/egressctl/users.json|$W/users.json|; s|@RUNSTATEDIR@/egressctl/users.control|$W/unit.control|")
+	case $args in *@*) fail "$t.execstart" "a path not replaced: $args"; return ;; esac
+	grep -qx 'NoNewPrivileges=yes' "$in" && nnp=--no-new-privs
+	nofile=$(sed -n 's/^LimitNOFILE=//p' "$in")
+	# no higher than the suite may raise it (without CAP_SYS_RESOURCE here)
+	prlimit --nofile="$nofile" true 2>/dev/null || nofile=$(ulimit -Hn)
+	# shellcheck disable=SC2086 # args: the unit's words
+	nsenter --net="$NS_SBX" prlimit --nofile="$nofile" setpriv $nnp "$EGRESSCTL" $args \
+		>"$W/$t.dout" 2>"$W/$t.derr" &
+	d=$!
+	PIDS+=("$d")
+	wait_for 20 test -S "$W/unit.sock" || { fail "$t.socket" "no socket: $(tail -c 300 "$W/$t.derr")"; return; }
+	a_eq "$t.socket_mode" "the socket's mode and group" "$(stat -c '%a %G' "$W/unit.sock")" "660 $G"
+	(cd "$RW" && as "$UA" env EGRESSCTL_USER_SOCKET="$W/unit.sock" "$EGRESSCTL" run -- sh -c 'id -u; grep NoNewPrivs /proc/self/status') \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.run" 0 "$t"
+	a_grep "$t.as_user" "$W/$t.out" "^$(id -u "$UA")\$"
+	kill "$d"
+	wait "$d" 2>/dev/null
+}
+
+# the service stopped mid-run (SIGTERM, as systemctl stop does) or killed
+# (a crash; SIGKILL): either way CMD, which ignores TERM, is ended, its
+# cgroup killed and removed (the daemon's stop kills the cgroups of its
+# runs; its death reaches each run as PR_SET_PDEATHSIG's SIGUSR2, on which
+# run kills CMD's cgroup), never left running unwatched; the client exits
+# non-zero; a daemon started again serves runs. Runs do not survive a
+# restart.
+test_restart() {
+	local t=restart sig mark cg p
+	for sig in TERM KILL; do
+		mark="egrns-restart-$sig-$$"
+		(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "trap '' TERM INT; cat /proc/self/cgroup; sleep 300; echo $mark") \
+			>"$W/${t}_$sig.out" 2>"$W/${t}_$sig.err" </dev/null &
+		p=$!
+		wait_for 20 grep -qs '^0::' "$W/${t}_$sig.out"
+		cg=$CGROOT$(sed -n 's/^0:://p' "$W/${t}_$sig.out")
+		cmd_alive "$UA" "$mark" && ok "$t.$sig.running" || fail "$t.$sig.running" "CMD is not running"
+		kill -"$sig" "$DPID"
+		wait "$DPID" 2>/dev/null
+		wait_for 20 eval '! cmd_alive "$UA" "$mark"'
+		cmd_alive "$UA" "$mark" && fail "$t.$sig.cmd_ended" "CMD outlived the service" || ok "$t.$sig.cmd_ended"
+		wait_for 20 test ! -d "$cg"
+		a_eq "$t.$sig.cgroup_removed" "the run's cgroup $cg" "$(test -d "$cg" && echo left)" ""
+		wait "$p"
+		EGR_RC=$?
+		[ "$EGR_RC" != 0 ] && ok "$t.$sig.client_failed" || fail "$t.$sig.client_failed" "the client exited 0"
+		start_daemon || { fail "$t.$sig.restarted" "no daemon"; return; }
+		urun "${t}_${sig}_after" "$UA" -- id -u
+		a_rc "$t.$sig.serves_again" 0 "${t}_${sig}_after"
+	done
+	a_grep "$t.KILL.run_said" "$W/${t}_KILL.err" 'the service stopped: the command is ended \(its cgroup killed\)'
 }
 
 suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout" "$@"

@@ -25,6 +25,7 @@ PY=/usr/bin/python3
 PASS=0
 FAILED=0
 INSTALLED_PKG=	# set while this suite has the package installed
+MADE_GROUP=	# set when the package's postinst made the group egressctl here
 CG_MADE=()	# cgroups this suite made, removed at exit
 
 ok() { echo "ok $1"; PASS=$((PASS + 1)); }
@@ -41,6 +42,7 @@ cleanup() {
 	if [ -n "$INSTALLED_PKG" ]; then
 		apt-get purge -y -q egressctl >/dev/null 2>&1 || note "cannot purge egressctl"
 	fi
+	[ -n "$MADE_GROUP" ] && groupdel egressctl 2>/dev/null
 	for d in "${CG_MADE[@]}"; do rmdir "$d" 2>/dev/null; done
 	if [ -n "${E2E_KEEP:-}" ]; then note "kept $W"; else rm -rf "$W"; fi
 }
@@ -299,7 +301,9 @@ installed_files() {
 			/usr/local/bin/egressctl 755
 			/usr/local/etc/egressctl/daemon.json 644
 			/usr/local/etc/egressctl/policy.json 644
+			/usr/local/etc/egressctl/users.json 644
 			/usr/local/etc/logrotate.d/egressctl 644
+			/usr/local/lib/systemd/system/egressctl-users.service 644
 			/usr/local/lib/systemd/system/egressctl.service 644
 			/usr/local/share/bash-completion/completions/egressctl 644
 			/usr/local/share/doc/egressctl/examples/policy.json 644
@@ -601,7 +605,7 @@ test_deb() {
 	a_set deb.modes "$want" "$got"
 	got=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
 	a_set deb.conffiles "$(printf '%s\n' /etc/egressctl/daemon.json /etc/egressctl/policy.json \
-		/etc/init.d/egressctl /etc/logrotate.d/egressctl)" "$got"
+		/etc/egressctl/users.json /etc/init.d/egressctl /etc/logrotate.d/egressctl)" "$got"
 	got=$(dpkg-deb -f "$deb" Depends)
 	a_has deb.depends "$(printf '%s\n' libbpf1 libc-ares2 libjansson4 libc6 libevent-2.1-7)" \
 		"$(tr ',' '\n' <<<"$got" | awk '{ print $1 }')"
@@ -648,6 +652,7 @@ test_apt() {
 		return
 	fi
 	snapshot >"$W/before.lst"
+	getent group egressctl >/dev/null || MADE_GROUP=1
 	INSTALLED_PKG=1
 	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$DEB" \
 		>"$W/apt.log" 2>&1; then
@@ -688,6 +693,7 @@ test_apt() {
 		! grep -qi 'error' <<<"$out" && ok apt.logrotate_parses ||
 		fail apt.logrotate_parses "logrotate -d /etc/logrotate.d/egressctl: $(grep -i error <<<"$out" | head -3)"
 	apt_init
+	apt_users
 	# as `sudo egressctl run ...` from nobody; true opens no socket
 	out=$(SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody timeout -k 5 60 \
 		/usr/bin/egressctl run --allow example.test -- true 2>&1)
@@ -699,6 +705,12 @@ test_apt() {
 		return
 	fi
 	INSTALLED_PKG=
+	# the group stays at purge, as system groups do (files may name it);
+	# the suite's own is removed before the count of what was left
+	getent group egressctl >/dev/null && ok apt.group_kept || fail apt.group_kept "purge removed the group"
+	if [ -n "$MADE_GROUP" ]; then
+		groupdel egressctl && MADE_GROUP=
+	fi
 	left=
 	for f in $files; do
 		if [ -e "$f" ] && { [ ! -d "$f" ] || [[ $f == *egressctl* ]]; }; then
@@ -714,6 +726,33 @@ test_apt() {
 	else
 		ok apt.purge
 	fi
+}
+
+# run without sudo as the package sets it up: postinst made the system
+# group egressctl; the daemon as egressctl-users.service starts it (its
+# ExecStart= as installed, in a mount namespace with a /run of its own)
+# serves /run/egressctl-user.sock, mode 0660, group egressctl, with the
+# installed /etc/egressctl/users.json
+apt_users() {
+	local cmd out gid
+	gid=$(getent group egressctl | cut -d: -f3)
+	[ -n "$gid" ] && [ "$gid" -lt 1000 ] && ok apt.users.group ||
+		fail apt.users.group "no system group egressctl: $(getent group egressctl)"
+	if command -v systemd-analyze >/dev/null; then
+		out=$(systemd-analyze verify /lib/systemd/system/egressctl-users.service 2>&1) &&
+			ok apt.users.unit_verifies || fail apt.users.unit_verifies "$out"
+	fi
+	cmd=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/egressctl-users.service)
+	out=$(unshare --mount --propagation private sh -c '
+		mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
+		mkdir -m 0700 /run/egressctl
+		'"$cmd"' 2>/run/d.err & d=$!
+		for n in $(seq 100); do [ -S /run/egressctl-user.sock ] && break; sleep 0.1; done
+		stat -c "%a %G" /run/egressctl-user.sock 2>&1
+		kill $d; wait $d
+		grep -m1 -i "user socket\|users.json\|error" /run/d.err' 2>&1)
+	[ "$(head -1 <<<"$out")" = "660 egressctl" ] && ok apt.users.socket ||
+		fail apt.users.socket "$cmd: $(tr '\n' '|' <<<"$out")"
 }
 
 # The CI integration where the package put it (/usr/share/egressctl/ci):

@@ -3,7 +3,8 @@
  * bytes a user in the group sends the root service. Invariants: a request
  * that parses has 1 to USREQ_MAX_ARGS arguments and at most USREQ_MAX_ENV
  * environment entries, each a NUL-free string (an entry holds '='), both
- * lists NULL-terminated, and nfds within its bounds; a failed parse leaves
+ * lists NULL-terminated, nfds within its bounds, and the caller's limits,
+ * if they came, a umask up to 0777 and no soft limit over its hard one; a failed parse leaves
  * nothing allocated and says why; a parsed signal is INT, TERM, HUP or
  * QUIT. */
 #include <signal.h>
@@ -21,15 +22,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct usreq r;
 	char err[256] = "";
-	int sig = 0;
+	int sig = 0, rc = usreq_parse((const char *)data, size, &r, err, sizeof(err));
 
-	if (usreq_parse((const char *)data, size, &r, err, sizeof(err)) == 0) {
+	if (rc == 0 && r.status) { /* {"status": true}: nothing else */
+		if (r.args || r.env || r.nargs || r.nenv || r.nfds)
+			abort();
+	} else if (rc == 0) {
 		if (r.nargs < 1 || r.nargs > USREQ_MAX_ARGS || r.nenv > USREQ_MAX_ENV ||
 		    r.args[r.nargs] || r.env[r.nenv] || r.nfds < USREQ_MIN_FDS ||
 		    r.nfds > USREQ_MAX_FDS)
 			abort();
 		for (int i = 0; i < r.nargs; i++)
 			(void)strlen(r.args[i]);
+		if (r.limits.set && r.limits.umask > 0777)
+			abort();
+		for (int i = 0; r.limits.set && i < PLIMITS_N; i++)
+			if (r.limits.cur[i] > r.limits.max[i])
+				abort();
 		for (int i = 0; i < r.nenv; i++)
 			if (!strchr(r.env[i], '='))
 				abort();

@@ -14,12 +14,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cli/userrun.h"
 #include "daemon/usersock.h"
 #include "daemon/usreq.h"
 #include "lib/log.h"
+#include "lib/plimits.h"
+
+#define X4(x)	x "," x "," x "," x
+#define RL16(x) "[" X4(x) "," X4(x) "," X4(x) "," X4(x) "]"
+#define S4(x)	x " " x " " x " " x
+#define PL16(x) S4(x) " " S4(x) " " S4(x) " " S4(x)
 
 static int
 parse(const char *text, struct usreq *r, char *err, size_t errlen)
@@ -46,6 +53,10 @@ test_request_ok(void **state)
 	assert_null(r.env[2]);
 	assert_int_equal(r.nfds, 5);
 	usreq_free(&r);
+	assert_int_equal(parse("{\"status\":true}", &r, err, sizeof(err)), 0);
+	assert_true(r.status);
+	assert_null(r.args);
+	usreq_free(&r);
 }
 
 static void
@@ -68,6 +79,9 @@ test_request_refused(void **state)
 		{"{\"args\":[\"id\"],\"nfds\":4}", "env: expected a list"},
 		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":4,\"uid\":0}", "unknown key"},
 		{"{\"args\":[\"id\"],\"args\":[\"sh\"],\"env\":[],\"nfds\":4}", "duplicate"},
+		{"{\"status\":true,\"args\":[\"id\"]}", "status"},
+		{"{\"status\":false}", "status"},
+		{"{\"status\":1}", "status"},
 	};
 	struct usreq r;
 	char err[256];
@@ -141,6 +155,45 @@ test_usercfg(void **state)
 	assert_int_equal(usercfg_parse("{\"audit\":1}", 11, &c, err, sizeof(err)), -EINVAL);
 	assert_int_equal(usercfg_parse("{\"users\":[]}", 12, &c, err, sizeof(err)), -EINVAL);
 	assert_int_equal(usercfg_parse("{} x", 4, &c, err, sizeof(err)), -EINVAL);
+	/* the ceiling: "allow" present (even empty) or not; max_conns_per_run */
+	assert_int_equal(usercfg_parse("{}", 2, &c, err, sizeof(err)), 0);
+	assert_false(c.has_allow);
+	assert_int_equal(c.max_conns, 0);
+	usercfg_free(&c);
+	doc = "{\"allow\":[],\"max_conns_per_run\":9}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_true(c.has_allow);
+	assert_int_equal(c.nallow, 0);
+	assert_int_equal(c.max_conns, 9);
+	usercfg_free(&c);
+	doc = "{\"allow\":[\"**.x.test\",\"*:443\"]}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nallow, 2);
+	assert_string_equal(c.allow[1], "*:443");
+	usercfg_free(&c);
+	doc = "{\"max_conns_per_run\":0}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+	doc = "{\"allow\":\"x.test\"}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+}
+
+/* users.json's allow rules are checked at load: one that does not parse
+ * refuses the file, naming it */
+static void
+test_usercfg_load_allow(void **state)
+{
+	char path[] = "/tmp/egr-usercfg-XXXXXX", err[512];
+	const char *doc = "{\"groups\":[\"root\"],\"allow\":[\"x.test\",\"*\"]}";
+	struct usercfg c;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, doc, strlen(doc)), (int)strlen(doc));
+	close(fd);
+	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "allow: *:"));
+	unlink(path);
 }
 
 /* args as the service gets them, in heap copies freed after each check */
@@ -190,6 +243,13 @@ test_check(void **state)
 			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--log", "/tmp/x", "--", "id", NULL),
 			 -EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--log", "syslog", "--", "id", NULL), 0);
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--log", "syslog:/run/x.sock", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--log=otlp:http://127.0.0.1:1/v1/logs",
+			       "--", "id", NULL),
+			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--policy", "/root/x", "--", "id", NULL),
 			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--summary", "s", "--", "id", NULL),
@@ -214,6 +274,23 @@ test_check(void **state)
 		-EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL),
 			 -EPERM);
+	/* the service's own options; --ask with its reason; --max-conns within
+	 * max_conns_per_run */
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--service-ceiling", "**.test", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--service-limits", "022", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--ask", "--", "id", NULL), -EPERM);
+	assert_non_null(strstr(err, "could answer the questions itself"));
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns", "9", "--", "id", NULL), 0);
+	c.max_conns = 8;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns", "9", "--", "id", NULL),
+			 -EPERM);
+	assert_non_null(strstr(err, "max_conns_per_run"));
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns=8", "--", "id", NULL), 0);
+	c.max_conns = 0;
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--test-unix-root", "/", "--", "id", NULL),
 			 -EINVAL);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--", NULL), -EINVAL);
@@ -244,14 +321,79 @@ test_check_in_sequence(void **state)
 	assert_int_equal(log_verbose, verbose);
 }
 
+/* The caller's umask and rlimits: both keys or neither, each pair
+ * [CUR, MAX] with -1 unlimited; the text run gets reads back the same. */
+static void
+test_limits(void **state)
+{
+	static const char *const bad[] = {
+		"\"umask\":18", /* without rlimits */
+		"\"umask\":512,\"rlimits\":" RL16("[1,2]"),
+		"\"umask\":-1,\"rlimits\":" RL16("[1,2]"),
+		"\"umask\":18,\"rlimits\":[[1,2]]",
+		"\"umask\":18,\"rlimits\":" RL16("[3,2]"),
+		"\"umask\":18,\"rlimits\":" RL16("[1,-2]"),
+		"\"umask\":18,\"rlimits\":" RL16("[-1,5]"),
+		"\"umask\":18,\"rlimits\":" RL16("[1]"),
+		"\"umask\":18,\"rlimits\":" RL16("[1,\"2\"]"),
+	};
+	struct plimits l, back;
+	struct usreq r;
+	char text[1024], err[256];
+
+	(void)state;
+	assert_int_equal(parse("{\"args\":[\"id\"],\"env\":[],\"nfds\":4,\"umask\":18,"
+			       "\"rlimits\":" RL16("[5,-1]") "}",
+			       &r, err, sizeof(err)),
+			 0);
+	assert_true(r.limits.set);
+	assert_int_equal(r.limits.umask, 022);
+	assert_int_equal(r.limits.cur[7], 5);
+	assert_true(r.limits.max[15] == PLIMITS_INF);
+	assert_int_equal(plimits_format(&r.limits, text, sizeof(text)), 0);
+	assert_int_equal(plimits_parse(text, &back), 0);
+	assert_memory_equal(&back, &r.limits, sizeof(back));
+	usreq_free(&r);
+	assert_int_equal(parse("{\"args\":[\"id\"],\"env\":[],\"nfds\":4}", &r, err, sizeof(err)),
+			 0);
+	assert_false(r.limits.set);
+	usreq_free(&r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char in[1024];
+
+		snprintf(in, sizeof(in), "{\"args\":[\"id\"],\"env\":[],\"nfds\":4,%s}", bad[i]);
+		err[0] = 0;
+		if (parse(in, &r, err, sizeof(err)) != -EINVAL || r.args ||
+		    (!strstr(err, "umask") && !strstr(err, "rlimits")))
+			fail_msg("%s: got \"%s\"", in, err);
+	}
+	plimits_get(&l);
+	assert_int_equal(plimits_format(&l, text, sizeof(text)), 0);
+	assert_int_equal(plimits_parse(text, &back), 0);
+	assert_memory_equal(&back, &l, sizeof(back));
+	assert_int_equal(plimits_format(&l, text, 40), -ENOSPC);
+	assert_int_equal(plimits_parse("022 1:2", &back), -EINVAL); /* too few */
+	assert_int_equal(plimits_parse("1000 " PL16("1:2"), &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("3:2"), &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("1:2") " 1:2", &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("-:-"), &back), 0);
+	assert_int_equal(plimits_parse("022 " PL16("1:x"), &back), -EINVAL);
+	assert_int_equal(plimits_parse("022 " PL16("18446744073709551615:-"), &back), -EINVAL);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_request_ok),	  cmocka_unit_test(test_request_refused),
-		cmocka_unit_test(test_request_big),	  cmocka_unit_test(test_signal),
-		cmocka_unit_test(test_usercfg),		  cmocka_unit_test(test_check),
+		cmocka_unit_test(test_request_ok),
+		cmocka_unit_test(test_request_refused),
+		cmocka_unit_test(test_request_big),
+		cmocka_unit_test(test_signal),
+		cmocka_unit_test(test_usercfg),
+		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_in_sequence),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_usercfg_load_allow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

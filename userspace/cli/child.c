@@ -14,6 +14,7 @@
 
 #include "cli/child.h"
 #include "cli/trust.h"
+#include "lib/plimits.h"
 #include "lib/log.h"
 
 /* Does a file named cmd exist in some directory of PATH? */
@@ -104,6 +105,16 @@ child_exec(const struct sandbox_user *u, const struct sandbox_term *term, int er
 	}
 	if (env->environ) /* the service's run: the client's environment */
 		environ = env->environ;
+	/* and the client's umask and limits, lowered to ours (as the user now:
+	 * a hard limit can only go down) */
+	if (env->limits && (err = plimits_apply(env->limits, &status))) {
+		snprintf(msg, sizeof(msg),
+			 "%d cannot give the command your limits (resource %d): %s", EGR_EXIT_ERROR,
+			 status, strerror(-err));
+		if (write(errfd, msg, strlen(msg)) < 0)
+			_exit(EGR_EXIT_ERROR);
+		_exit(EGR_EXIT_ERROR);
+	}
 	if (u->home[0])
 		setenv("HOME", u->home, 1);
 	if (u->name[0]) {

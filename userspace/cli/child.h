@@ -8,21 +8,23 @@
 
 #include "sandbox/sandbox.h"
 
+struct plimits;
 struct rlimit;
 struct trust;
 
 struct child_env {
-	const char *cgroup;	     /* the cgroup, as /proc/self/cgroup shows it */
-	const char *http;	     /* http://127.0.0.1:PORT */
-	const char *socks;	     /* socks5h://127.0.0.1:PORT */
-	const char *no_proxy;	     /* target_no_proxy() */
-	const struct rlimit *nofile; /* the descriptor limit CMD gets */
-	char *const *masks;	     /* unix sockets to mask */
-	int statfd;		     /* CMD's wait status goes here (pid 1) */
-	char **argv;		     /* CMD and its arguments */
-	char **environ;		     /* CMD's environment, or NULL: egressctl's */
-	bool allow_sudo;	     /* --allow-sudo */
-	bool no_proxy_env;	     /* --no-proxy-env */
+	const char *cgroup;	      /* the cgroup, as /proc/self/cgroup shows it */
+	const char *http;	      /* http://127.0.0.1:PORT */
+	const char *socks;	      /* socks5h://127.0.0.1:PORT */
+	const char *no_proxy;	      /* target_no_proxy() */
+	const struct rlimit *nofile;  /* the descriptor limit CMD gets */
+	char *const *masks;	      /* unix sockets to mask */
+	int statfd;		      /* CMD's wait status goes here (pid 1) */
+	char **argv;		      /* CMD and its arguments */
+	char **environ;		      /* CMD's environment, or NULL: egressctl's */
+	const struct plimits *limits; /* the service's caller's umask and rlimits, or NULL */
+	bool allow_sudo;	      /* --allow-sudo */
+	bool no_proxy_env;	      /* --no-proxy-env */
 	/* HTTPS inspection: the CA to trust (trust.h), its directory made
 	 * read-only in CMD's mount namespace; NULL when nothing inspects */
 	const struct trust *trust;

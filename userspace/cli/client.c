@@ -23,6 +23,7 @@
 #include "daemon/usreq.h"
 #include "lib/jsonx.h"
 #include "lib/log.h"
+#include "lib/plimits.h"
 #include "lib/opts.h"
 
 struct client {
@@ -52,7 +53,8 @@ open_value(const char *opt, const char *v, int flags)
 	}
 	if (!strcmp(opt, "--log") &&
 	    (!strcmp(v, "-") || !strncmp(v, "syslog", 6) || !strncmp(v, "otlp:", 5))) {
-		log_warnx("%s %s: not through the service yet: give a file or fd:N", opt, v);
+		log_warnx("%s %s: not through the service: give a file, fd:N or syslog (/dev/log)",
+			  opt, v);
 		return -1;
 	}
 	fd = open(v, flags | O_CLOEXEC | O_NOCTTY, 0640);
@@ -71,8 +73,8 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, int nopt
 	char fdk[16];
 	int fd;
 
-	if (!v)
-		return 0;
+	if (!v || (!strcmp(opt, "--log") && !strcmp(v, "syslog")))
+		return 0; /* the service's run writes to /dev/log itself */
 	if (c->nfds == USREQ_MAX_FDS) {
 		log_warnx("%s: too many files for the service", opt);
 		return -1;
@@ -100,7 +102,29 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, int nopt
 	return c->args[1] ? 0 : -1;
 }
 
-/* The request: {"args", "env", "nfds"} as one line. */
+/* The caller's umask and rlimits, CMD's: "umask" and "rlimits" ([CUR,
+ * MAX] each, -1 unlimited). */
+static int
+add_limits(json_t *o)
+{
+	json_t *rl = jsonx_add_array(o, "rlimits");
+	struct plimits l;
+
+	plimits_get(&l);
+	if (!rl || jsonx_set_int(o, "umask", (long long)l.umask))
+		return -1;
+	for (int i = 0; i < PLIMITS_N; i++) {
+		json_t *pair =
+			json_pack("[II]", l.cur[i] == PLIMITS_INF ? -1 : (json_int_t)l.cur[i],
+				  l.max[i] == PLIMITS_INF ? -1 : (json_int_t)l.max[i]);
+
+		if (json_array_append_new(rl, pair))
+			return -1;
+	}
+	return 0;
+}
+
+/* The request: {"args", "env", "nfds", "umask", "rlimits"} as one line. */
 static char *
 request_text(const struct client *c)
 {
@@ -110,7 +134,7 @@ request_text(const struct client *c)
 
 	a = jsonx_add_array(o, "args");
 	e = jsonx_add_array(o, "env");
-	if (!a || !e || jsonx_set_int(o, "nfds", c->nfds))
+	if (!a || !e || jsonx_set_int(o, "nfds", c->nfds) || add_limits(o))
 		goto out;
 	for (int i = 0; i < c->nargs; i++) {
 		json_t *s = json_string(c->args[i]);
@@ -292,6 +316,53 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 		if (pass_value(c, files[i].opt, v, files[i].flags, nopts + c->nargs - (argc - 1)))
 			return -1;
 	}
+	return 0;
+}
+
+int
+userrun_status(bool json)
+{
+	const char *path = userrun_socket_path(), *req = "{\"status\":true}";
+	json_t *o = NULL, *runs;
+	char buf[65536], why[256];
+	int sock = connect_service(path), rc = EGR_EXIT_ERROR;
+	size_t end, i;
+	ssize_t n;
+	json_t *e;
+
+	if (sock < 0) {
+		log_warnx("status needs root, or the service at %s (%s)", path, strerror(errno));
+		return EGR_EXIT_ERROR;
+	}
+	if (send(sock, req, strlen(req), MSG_NOSIGNAL) < 0)
+		log_warn("status: the service");
+	n = recv(sock, buf, sizeof(buf), 0);
+	close(sock);
+	o = n > 0 ? jsonx_parse(buf, (size_t)n, 4, &end, why, sizeof(why)) : NULL;
+	runs = json_object_get(o, "runs");
+	if (!json_is_array(runs)) {
+		rc = answer(buf, n); /* says the service's error */
+		json_decref(o);
+		return rc ? rc : EGR_EXIT_ERROR;
+	}
+	if (json) {
+		char *text = jsonx_pretty(runs);
+
+		if (text)
+			printf("%s\n", text);
+		free(text);
+	} else if (!json_array_size(runs)) {
+		printf("no runs of yours through the service\n");
+	}
+	json_array_foreach(runs, i, e) {
+		if (!json)
+			printf("run[%lld] %s: up %lld s, cgroup %s\n",
+			       (long long)json_integer_value(json_object_get(e, "pid")),
+			       jsonx_get_str(e, "command") ? jsonx_get_str(e, "command") : "?",
+			       (long long)json_integer_value(json_object_get(e, "uptime")),
+			       jsonx_get_str(e, "cgroup") ? jsonx_get_str(e, "cgroup") : "?");
+	}
+	json_decref(o);
 	return 0;
 }
 

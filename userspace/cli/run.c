@@ -93,6 +93,10 @@ static const struct opt run_opt_table[] = {
 	{"help", 'h', OPT_T_HELP, 0, NULL, "this text"},
 	/* the service's (daemon/usersock.c): CMD's environment, NUL-separated */
 	{"service-env-fd", 0, OPT_T_INT, RO(env_fd), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
+	/* and the caller's umask and rlimits, CMD's (lib/plimits.h) */
+	{"service-limits", 0, OPT_T_STR, RO(limits_text), "TEXT", NULL, .flags = OPT_F_HIDDEN},
+	/* and the administrator's ceiling, users.json's "allow" (one a line) */
+	{"service-ceiling", 0, OPT_T_STR, RO(ceiling_text), "RULES", NULL, .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -182,6 +186,12 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 		}
 		if (ssi.ssi_signo == SIGUSR1) { /* --log FILE anew (logrotate); not CMD's */
 			target_reopen_log(st->tg);
+			continue;
+		}
+		if (ssi.ssi_signo == SIGUSR2) { /* the service's run: the daemon is gone */
+			log_warnx("the service stopped: the command is ended (its cgroup killed)");
+			if (st->pid && cgroup_kill(st->cgpath))
+				log_warn("cgroup.kill of %s", st->cgpath);
 			continue;
 		}
 		jobtimer_signalled(st->jt); /* --kill-after counts from here */
@@ -344,6 +354,11 @@ run_prepare(struct run_state *st)
 		log_warnx("cannot read the command's environment from descriptor %d", o->env_fd);
 		return -EINVAL;
 	}
+	if (o->limits_text && plimits_parse(o->limits_text, &o->limits)) {
+		log_warnx("--service-limits %s: not a umask and %d limits", o->limits_text,
+			  PLIMITS_N);
+		return -EINVAL;
+	}
 	err = quota_raise_nofile(&st->nofile);
 	if (err)
 		log_info("cannot raise the descriptor limit to the hard one: %s", strerror(-err));
@@ -458,6 +473,8 @@ run_signals(struct run_state *st)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGUSR1); /* --log FILE anew */
+	if (st->opts->env_fd)
+		sigaddset(&mask, SIGUSR2); /* the service's run: the daemon gone */
 	if (st->term)
 		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
@@ -592,6 +609,36 @@ run_trust(struct run_state *st)
 	return err;
 }
 
+/* --service-ceiling: the first allow rule of the policy (options, file)
+ * within none of users.json's "allow" refuses the run, named. */
+static int
+run_ceiling(struct run_state *st)
+{
+	const char *rules[POLICY_CEILING_MAX];
+	const struct policy_rule *r;
+	char *text = strdup(st->opts->ceiling_text), *save = NULL, errbuf[512];
+	int n = 0;
+
+	if (!text)
+		return -ENOMEM;
+	for (char *t = strtok_r(text, "\n", &save); t && n < POLICY_CEILING_MAX;
+	     t = strtok_r(NULL, "\n", &save))
+		rules[n++] = t;
+	r = policy_outside(target_policy(st->tg), rules, n, errbuf, sizeof(errbuf));
+	if (r)
+		log_warnx("the allow rule %s (%s) is beyond what the administrator lets you allow "
+			  "(users.json \"allow\": %s%s)",
+			  r->text, r->source ? r->source : "policy", n ? rules[0] : "nothing",
+			  n > 1 ? ", ..." : "");
+	else if (errbuf[0])
+		log_warnx("--service-ceiling: %s", errbuf);
+	free(text);
+	if (!r && !errbuf[0])
+		return 0;
+	st->status = EGR_EXIT_USAGE;
+	return -EPERM;
+}
+
 int
 run_main(struct run_opts *o)
 {
@@ -609,6 +656,7 @@ run_main(struct run_opts *o)
 		sigaddset(&stop, SIGTERM);
 		sigaddset(&stop, SIGHUP);
 		sigaddset(&stop, SIGQUIT);
+		sigaddset(&stop, SIGUSR2); /* the daemon gone (PR_SET_PDEATHSIG) */
 		sigprocmask(SIG_BLOCK, &stop, NULL);
 	}
 	for (char **a = o->argv; *a && n < sizeof(st.cmdline); a++)
@@ -627,6 +675,8 @@ run_main(struct run_opts *o)
 		log_warnx("%s", errbuf);
 		goto out;
 	}
+	if (o->ceiling_text && run_ceiling(&st))
+		goto out;
 	if (run_cgroup(&st, &cgid))
 		goto out;
 	if (target_attach(st.tg, st.cgpath, st.cg_fd, cgid, false, errbuf, sizeof(errbuf))) {

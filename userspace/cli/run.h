@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "confine/target.h"
+#include "lib/plimits.h"
 
 struct run_opts {
 	struct target_opts t; /* policy, log, timeouts, limits */
@@ -22,9 +23,14 @@ struct run_opts {
 	bool allow_sudo;   /* setuid programs work in CMD (sudo), kept in the walls */
 	bool no_proxy_env; /* CMD gets no HTTP(S)_PROXY/ALL_PROXY (kernel-verified path) */
 	char **argv;
-	int env_fd;	/* --service-env-fd: CMD's environment comes on it (0: none) */
-	char **environ; /* read from env_fd */
-	char *env_buf;	/* what environ points into */
+	int env_fd;		 /* --service-env-fd: CMD's environment comes on it (0: none) */
+	char **environ;		 /* read from env_fd */
+	char *env_buf;		 /* what environ points into */
+	const char *limits_text; /* --service-limits: the caller's umask and rlimits */
+	struct plimits limits;	 /* parsed from it (.set) */
+	/* --service-ceiling: users.json's "allow", one rule a line; every
+	 * allow rule of the policy must be within one (NULL: no ceiling) */
+	const char *ceiling_text;
 };
 
 /* --help of run. */

@@ -179,6 +179,7 @@ run_spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 			.statfd = xfd[1],
 			.argv = st->opts->argv,
 			.environ = st->opts->environ,
+			.limits = st->opts->limits.set ? &st->opts->limits : NULL,
 			.allow_sudo = st->opts->allow_sudo,
 			.no_proxy_env = st->opts->no_proxy_env,
 			.trust = st->trust.dir[0] ? &st->trust : NULL,

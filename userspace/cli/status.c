@@ -27,6 +27,7 @@
 #include "cli/ctl.h"
 #include "lib/opts.h"
 #include "cli/status.h"
+#include "cli/userrun.h"
 #include "confine/status.h"
 
 static char *
@@ -317,7 +318,8 @@ status_usage(FILE *f)
 		   "\n"
 		   "Lists the cgroups egressctl confines on this machine: the programs pinned\n"
 		   "on each, the kernel's counters and, where its egressctl is alive, its\n"
-		   "command, policy, proxy and DNS counters. Needs root.\n"
+		   "command, policy, proxy and DNS counters. Needs root; a user lists\n"
+		   "their own runs through the service (egressctl-users.service).\n"
 		   "\n"
 		   "  -j, --json             one JSON array, an object per cgroup\n"
 		   "  --control PATH         the daemon's control socket (default\n"
@@ -351,6 +353,8 @@ status_main(int argc, char **argv)
 			return EGR_EXIT_USAGE;
 		}
 	}
+	if (geteuid() != 0 && userrun_service()) /* your runs, through the service */
+		return userrun_status(json);
 	if (geteuid() != 0) {
 		log_warnx("status needs root (bpffs and the status sockets are root's)");
 		return EGR_EXIT_ERROR;

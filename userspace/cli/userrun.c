@@ -40,16 +40,23 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--cgroup (each run has a fresh cgroup of its own)";
 	if (o->allow_sudo)
 		return "--allow-sudo";
-	if (o->env_fd)
-		return "--service-env-fd";
+	if (o->env_fd || o->limits_text || o->ceiling_text)
+		return "--service-env-fd, --service-limits and --service-ceiling (the service's "
+		       "own)";
+	/* CMD runs as the uid that owns the terminal the question would be
+	 * asked on: it could write the answers itself */
 	if (o->ask)
-		return "--ask (not through the service yet)";
+		return "--ask (CMD runs as you, on your terminal, so it could answer the "
+		       "questions itself; give the rules with --allow or --policy)";
+	if (c->max_conns && o->t.max_conns > c->max_conns)
+		return "--max-conns above users.json's max_conns_per_run";
 	if (o->t.audit && !c->audit)
 		return "--audit (users.json: \"audit\": false)";
 	if (!fd_ok(o->t.policy_file, nfds))
 		return "--policy other than a file the client opened (fd:N)";
-	if (!fd_ok(o->t.log_file, nfds))
-		return "--log other than a file the client opened (fd:N)";
+	/* syslog: /dev/log, where anybody may write; not syslog:PATH */
+	if (!fd_ok(o->t.log_file, nfds) && strcmp(o->t.log_file, "syslog"))
+		return "--log other than a file the client opened (fd:N) or syslog";
 	if (!fd_ok(o->t.summary_file, nfds))
 		return "--summary other than a file the client opened (fd:N)";
 	if (o->t.suggest_policy || o->t.log_ca)

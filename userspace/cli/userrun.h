@@ -25,4 +25,9 @@ bool userrun_service(void);
  * how to get it. argv as run_parse takes it. Returns the exit status. */
 int userrun_client(int argc, char **argv);
 
+/* status as a user that is not root: the caller's runs through the
+ * service (theirs only), as text or with json a JSON array. Returns the
+ * exit status. */
+int userrun_status(bool json);
+
 #endif /* USERRUN_H */

@@ -41,7 +41,7 @@ str_array(json_t *a, char **out, int max, int *n, const char *key, char *errbuf,
 	return 0;
 }
 
-/* The groups exist; the deny rules parse. */
+/* The groups exist; the deny and allow rules parse. */
 static int
 usercfg_check(const struct usercfg *c, char *errbuf, size_t errlen)
 {
@@ -62,6 +62,17 @@ usercfg_check(const struct usercfg *c, char *errbuf, size_t errlen)
 		return -EINVAL;
 	}
 	policy_free(p);
+	for (int i = 0; i < c->nallow; i++) {
+		/* a rule is within itself, or does not parse */
+		if (policy_rule_within(c->allow[i], c->allow[i], err, sizeof(err)) < 0) {
+			snprintf(errbuf, errlen, "allow: %s: %.300s", c->allow[i], err);
+			return -EINVAL;
+		}
+		if (strchr(c->allow[i], '\n')) {
+			snprintf(errbuf, errlen, "allow[%d]: a line break", i);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -91,6 +102,13 @@ usercfg_parse(const char *buf, size_t len, struct usercfg *c, char *errbuf, size
 		if (!strcmp(key, "groups")) {
 			rc = str_array(v, c->groups, USERCFG_MAX_GROUPS, &c->ngroups, key, errbuf,
 				       errlen);
+		} else if (!strcmp(key, "allow")) {
+			c->has_allow = true;
+			rc = str_array(v, c->allow, USERCFG_MAX_ALLOW, &c->nallow, key, errbuf,
+				       errlen);
+		} else if (!strcmp(key, "max_conns_per_run") && json_is_integer(v) &&
+			   json_integer_value(v) >= 1 && json_integer_value(v) <= 1000000) {
+			c->max_conns = (int)json_integer_value(v);
 		} else if (!strcmp(key, "deny")) {
 			rc = str_array(v, c->deny, USERCFG_MAX_DENY, &c->ndeny, key, errbuf,
 				       errlen);
@@ -102,7 +120,8 @@ usercfg_parse(const char *buf, size_t len, struct usercfg *c, char *errbuf, size
 		} else {
 			snprintf(errbuf, errlen,
 				 "%s: unknown key, or not of its type (groups: [names], "
-				 "max_runs_per_user: 1 to 64, audit: true/false, deny: [rules])",
+				 "max_runs_per_user: 1 to 64, max_conns_per_run: 1 to 1000000, "
+				 "audit: true/false, allow: [rules], deny: [rules])",
 				 key);
 			rc = -EINVAL;
 		}
@@ -155,5 +174,7 @@ usercfg_free(struct usercfg *c)
 		free(c->groups[i]);
 	for (int i = 0; i < c->ndeny; i++)
 		free(c->deny[i]);
+	for (int i = 0; i < c->nallow; i++)
+		free(c->allow[i]);
 	memset(c, 0, sizeof(*c));
 }

@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -55,6 +57,8 @@ struct urun {
 	struct event *ev_child;
 	struct event *ev_kill; /* the client gone: cgroup.kill each second until run ends */
 	int ticks;
+	char command[256]; /* CMD and its arguments, for status */
+	time_t started;
 };
 
 struct usersock {
@@ -328,7 +332,8 @@ say(const char *line)
  * client's, the working directory entered, 3 CMD's environment, 4.. the
  * files), nothing else open, signals as a new process has them, a session
  * of its own; then run. */
-static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds, int envfd)
+static void __attribute__((noreturn))
+child_exec(char **argv, int *fds, int nfds, int envfd, pid_t daemon)
 {
 	char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 	int hi[USREQ_MAX_FDS + 1];
@@ -338,6 +343,10 @@ static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	setsid();
+	/* the daemon gone (stopped, crashed, restarted): SIGUSR2, on which
+	 * the service's run kills CMD's cgroup (cli/run.c) */
+	if (prctl(PR_SET_PDEATHSIG, SIGUSR2) || getppid() != daemon)
+		_exit(EGR_EXIT_ERROR);
 	for (int i = 0; i < nfds; i++)
 		hi[i] = fcntl(i == 3 ? envfd : fds[i], F_DUPFD, USREQ_MAX_FDS + 1);
 	for (int i = 0; i < nfds; i++)
@@ -354,12 +363,14 @@ static void __attribute__((noreturn)) child_exec(char **argv, int *fds, int nfds
 }
 
 /* run's argument list: --user NAME, the environment's descriptor, the
- * ceiling's deny rules, then the client's. */
+ * client's umask and rlimits (or NULL), users.json's allow rules (lines;
+ * or NULL: no ceiling), max_conns_per_run ("" none), the ceiling's deny
+ * rules, then the client's. */
 static char **
-run_argv(const struct urun *r, const struct usreq *req)
+run_argv(const struct urun *r, const struct usreq *req, char *limits, char *ceiling, char *maxconns)
 {
 	const struct usercfg *c = &r->us->cfg;
-	char **a = calloc((size_t)(7 + 2 * c->ndeny + req->nargs), sizeof(*a));
+	char **a = calloc((size_t)(13 + 2 * c->ndeny + req->nargs), sizeof(*a));
 	int k = 0;
 
 	if (!a)
@@ -370,6 +381,18 @@ run_argv(const struct urun *r, const struct usreq *req)
 	a[k++] = (char *)r->name;
 	a[k++] = "--service-env-fd";
 	a[k++] = "3";
+	if (limits) {
+		a[k++] = "--service-limits";
+		a[k++] = limits;
+	}
+	if (ceiling) {
+		a[k++] = "--service-ceiling";
+		a[k++] = ceiling;
+	}
+	if (maxconns[0]) { /* the user's own, after it, can only be lower (userrun.c) */
+		a[k++] = "--max-conns";
+		a[k++] = maxconns;
+	}
 	for (int i = 0; i < c->ndeny; i++) {
 		a[k++] = "--deny";
 		a[k++] = c->deny[i];
@@ -379,24 +402,55 @@ run_argv(const struct urun *r, const struct usreq *req)
 	return a;
 }
 
+/* users.json's allow rules as --service-ceiling takes them: one a line
+ * ("" when the list is empty: nothing may be allowed). */
+static char *
+ceiling_text(const struct usercfg *c)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < c->nallow; i++)
+		len += strlen(c->allow[i]) + 1;
+	s = calloc(1, len);
+	for (int i = 0; s && i < c->nallow; i++) {
+		strcat(s, c->allow[i]);
+		if (i + 1 < c->nallow)
+			strcat(s, "\n");
+	}
+	return s;
+}
+
 /* Starts the run of a checked request; fds are closed here. */
 static int
 spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why, size_t whylen)
 {
-	char **argv = run_argv(r, req);
-	int envfd = env_memfd(req), err = 0;
+	const struct usercfg *c = &r->us->cfg;
+	char limits[PLIMITS_N * 44 + 8], maxconns[16] = "";
+	char *ceiling = c->has_allow ? ceiling_text(c) : NULL;
+	bool lim = req->limits.set && !plimits_format(&req->limits, limits, sizeof(limits));
+	char **argv = NULL;
+	int envfd, err = 0;
+	pid_t self = getpid();
+
+	if (c->max_conns)
+		snprintf(maxconns, sizeof(maxconns), "%d", c->max_conns);
+	if (!c->has_allow || ceiling)
+		argv = run_argv(r, req, lim ? limits : NULL, ceiling, maxconns);
+	envfd = env_memfd(req);
 	pid_t pid = -1;
 
 	if (argv && envfd >= 0)
 		pid = fork();
 	if (pid == 0)
-		child_exec(argv, fds, nfds, envfd);
+		child_exec(argv, fds, nfds, envfd, self);
 	if (pid < 0)
 		err = -errno ? -errno : -ENOMEM;
 	close_fds(fds, nfds);
 	if (envfd >= 0)
 		close(envfd);
 	free(argv);
+	free(ceiling);
 	if (err) {
 		snprintf(why, whylen, "cannot start run: %s", strerror(-err));
 		return err;
@@ -415,6 +469,70 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	}
 	log_warnx("user socket: uid %u (%s): run[%d] started", (unsigned)r->uid, r->name, (int)pid);
 	return 0;
+}
+
+/* {"status": true}: the runs of the peer's uid (not another's: root sees
+ * every run with `egressctl status`), pid, cgroup, command, seconds up. */
+static void
+answer_status(struct urun *r)
+{
+	json_t *o = json_object(), *a = jsonx_add_array(o, "runs");
+	time_t now = time(NULL);
+	struct urun *x;
+	char *line = NULL;
+
+	LIST_FOREACH(x, &r->us->runs, entry)
+	{
+		json_t *e;
+		char cg[64];
+
+		if (x->uid != r->uid || !x->pid || !a)
+			continue;
+		snprintf(cg, sizeof(cg), "/egressctl/run-%d", (int)x->pid);
+		e = json_object();
+		if (!e || jsonx_set_int(e, "pid", x->pid) || jsonx_set_str(e, "cgroup", cg) ||
+		    jsonx_set_str(e, "command", x->command) ||
+		    jsonx_set_int(e, "uptime", (long long)(now - x->started)) ||
+		    json_array_append_new(a, e))
+			a = NULL;
+	}
+	if (a && !jsonx_set_int(o, "exit", 0))
+		line = jsonx_line(o);
+	if (line)
+		send(r->conn, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+	else
+		reply(r->conn, "out of memory", EGR_EXIT_ERROR);
+	free(line);
+	json_decref(o);
+	urun_free(r);
+}
+
+/* CMD's words after "--" (or the first that is not an option). */
+static void
+urun_command(struct urun *r, const struct usreq *req)
+{
+	size_t n = 0;
+	int i = 0;
+
+	while (i < req->nargs && strcmp(req->args[i], "--"))
+		i++;
+	i = i < req->nargs ? i + 1 : 0;
+	for (; i < req->nargs && n < sizeof(r->command) - 1; i++)
+		n += (size_t)snprintf(r->command + n, sizeof(r->command) - n, "%s%s", n ? " " : "",
+				      req->args[i]);
+	r->started = time(NULL);
+}
+
+/* The other runs and requests of r's uid. */
+static int
+count_others(const struct urun *r)
+{
+	const struct urun *o;
+	int n = 0;
+
+	LIST_FOREACH(o, &r->us->runs, entry)
+	n += o != r && o->uid == r->uid;
+	return n;
 }
 
 /* The first message: the request, checked, then started. */
@@ -439,7 +557,18 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 		refuse(r, status, why);
 		return;
 	}
-	if (nfds != req.nfds) {
+	if (req.status) {
+		close_fds(fds, nfds);
+		usreq_free(&req);
+		answer_status(r);
+		return;
+	}
+	if (count_others(r) >= r->us->cfg.max_runs) {
+		status = EGR_EXIT_ERROR;
+		snprintf(why, sizeof(why),
+			 "%s has %d runs already (users.json: max_runs_per_user %d)", r->name,
+			 count_others(r), r->us->cfg.max_runs);
+	} else if (nfds != req.nfds) {
 		snprintf(why, sizeof(why), "the request names %d descriptors, %d came", req.nfds,
 			 nfds);
 	} else if (fstat(fds[3], &st) || !S_ISDIR(st.st_mode)) {
@@ -447,6 +576,7 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 	} else if (!check_args) {
 		snprintf(why, sizeof(why), "no check of run's options");
 	} else if (!check_args(req.args, req.nargs, nfds, &r->us->cfg, err, sizeof(err))) {
+		urun_command(r, &req);
 		if (!spawn_run(r, &req, fds, nfds, why, sizeof(why)))
 			why[0] = 0;
 		nfds = 0;
@@ -520,9 +650,11 @@ admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 	}
 	if (member_check(us, r, why, whylen))
 		return -EPERM;
+	/* one more than the runs: a status request beside them (a run request
+	 * is counted again in on_request) */
 	LIST_FOREACH(o, &us->runs, entry)
 	n += o != r && o->uid == r->uid;
-	if (n >= us->cfg.max_runs) {
+	if (n >= us->cfg.max_runs + 1) {
 		snprintf(why, whylen, "%s has %d runs already (users.json: max_runs_per_user %d)",
 			 r->name, n, us->cfg.max_runs);
 		return -EBUSY;

@@ -19,6 +19,7 @@
 /* The administrator's ceiling (users.json; defaults when it is missing). */
 #define USERCFG_MAX_GROUPS 16
 #define USERCFG_MAX_DENY   64
+#define USERCFG_MAX_ALLOW  64 /* POLICY_CEILING_MAX */
 struct usercfg {
 	char *groups[USERCFG_MAX_GROUPS]; /* who may run: members of these ("egressctl") */
 	int ngroups;
@@ -26,6 +27,12 @@ struct usercfg {
 	bool audit;		      /* --audit allowed (true) */
 	char *deny[USERCFG_MAX_DENY]; /* --deny RULE added to every run */
 	int ndeny;
+	/* "allow": the rules a user's allow rules must each be within
+	 * (policy_rule_within); has_allow false: no ceiling */
+	char *allow[USERCFG_MAX_ALLOW];
+	int nallow;
+	bool has_allow;
+	int max_conns; /* "max_conns_per_run": run's --max-conns at most (0: run's own) */
 };
 
 /* Reads path into c; a missing file gives the defaults. Returns 0, or

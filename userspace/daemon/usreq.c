@@ -49,6 +49,47 @@ str_list(const json_t *a, int max, bool need_eq, char ***out, int *n, const char
 	return 0;
 }
 
+/* "umask": 0 to 0777 and "rlimits": PLIMITS_N pairs [CUR, MAX], each a
+ * whole number or -1 (unlimited), CUR at most MAX; both or neither. */
+static int
+parse_limits(const json_t *doc, struct plimits *l, char *err, size_t errlen)
+{
+	const json_t *um = json_object_get(doc, "umask"), *rl = json_object_get(doc, "rlimits");
+	size_t i;
+	json_t *v;
+
+	if (!um && !rl)
+		return 0;
+	if (!json_is_integer(um) || json_integer_value(um) < 0 || json_integer_value(um) > 0777) {
+		snprintf(err, errlen, "umask: expected 0 to 0777, with rlimits");
+		return -EINVAL;
+	}
+	if (!json_is_array(rl) || json_array_size(rl) != PLIMITS_N) {
+		snprintf(err, errlen, "rlimits: expected %d pairs [CUR, MAX], with umask",
+			 PLIMITS_N);
+		return -EINVAL;
+	}
+	l->umask = (mode_t)json_integer_value(um);
+	json_array_foreach(rl, i, v) {
+		json_t *c = json_array_get(v, 0), *m = json_array_get(v, 1);
+		json_int_t cv = json_is_integer(c) ? json_integer_value(c) : -2;
+		json_int_t mv = json_is_integer(m) ? json_integer_value(m) : -2;
+
+		l->cur[i] = cv == -1 ? PLIMITS_INF : (uint64_t)cv;
+		l->max[i] = mv == -1 ? PLIMITS_INF : (uint64_t)mv;
+		if (!json_is_array(v) || json_array_size(v) != 2 || cv < -1 || mv < -1 ||
+		    l->cur[i] > l->max[i]) {
+			snprintf(err, errlen,
+				 "rlimits[%zu]: expected [CUR, MAX], whole numbers or -1, CUR at "
+				 "most MAX",
+				 i);
+			return -EINVAL;
+		}
+	}
+	l->set = true;
+	return 0;
+}
+
 static json_t *
 parse_object(const char *buf, size_t len, char *err, size_t errlen)
 {
@@ -86,8 +127,18 @@ usreq_parse(const char *buf, size_t len, struct usreq *r, char *err, size_t errl
 	memset(r, 0, sizeof(*r));
 	if (!doc)
 		return -EINVAL;
+	if (json_object_get(doc, "status")) {
+		if (!json_is_true(json_object_get(doc, "status")) || json_object_size(doc) != 1) {
+			snprintf(err, errlen, "expected {\"status\": true} alone");
+			goto out;
+		}
+		r->status = true;
+		rc = 0;
+		goto out;
+	}
 	json_object_foreach(doc, key, v) {
-		if (strcmp(key, "args") && strcmp(key, "env") && strcmp(key, "nfds")) {
+		if (strcmp(key, "args") && strcmp(key, "env") && strcmp(key, "nfds") &&
+		    strcmp(key, "umask") && strcmp(key, "rlimits")) {
 			snprintf(err, errlen, "unknown key \"%.40s\"", key);
 			goto out;
 		}
@@ -100,6 +151,11 @@ usreq_parse(const char *buf, size_t len, struct usreq *r, char *err, size_t errl
 		goto out;
 	}
 	r->nfds = (int)nfds;
+	rc = parse_limits(doc, &r->limits, err, errlen);
+	if (rc) {
+		usreq_free(r);
+		goto out;
+	}
 	rc = str_list(json_object_get(doc, "args"), USREQ_MAX_ARGS, false, &r->args, &r->nargs,
 		      "args", err, errlen);
 	if (!rc && !r->nargs) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The messages of the user socket (daemon/usersock.c), as bytes a user
- * wrote: one request to run ({"args": [...], "env": [...], "nfds": N}),
+ * wrote: one request to run ({"args": [...], "env": [...], "nfds": N,
+ * and the caller's "umask": M and "rlimits": [[CUR, MAX], ...] together,
+ * -1 for unlimited}) or of its runs ({"status": true}),
  * then signals to forward ({"signal": N}). Pure parsing, fuzzed
  * (tests/fuzz/fuzz_usreq.c); whatever the bytes, a request comes out
  * whole and within the limits or not at all. */
@@ -8,6 +10,8 @@
 #define USREQ_H
 
 #include <stddef.h>
+
+#include "lib/plimits.h"
 
 #define USREQ_MAX_BYTES 131072 /* one message, the environment included */
 #define USREQ_MAX_ARGS	4096
@@ -20,7 +24,9 @@ struct usreq {
 	int nargs;
 	char **env; /* CMD's environment, "NAME=VALUE" each, NULL-terminated */
 	int nenv;
-	int nfds; /* descriptors sent with it */
+	int nfds;	       /* descriptors sent with it */
+	struct plimits limits; /* the caller's umask and rlimits (.set: they came) */
+	bool status;	       /* {"status": true}: the caller's runs listed, nothing else */
 };
 
 /* Parses one request of len bytes. Returns 0, or -EINVAL with err set

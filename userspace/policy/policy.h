@@ -201,6 +201,26 @@ unsigned int policy_count(const struct policy *p);
  * deny-all policy: its listeners log what each attempt said). */
 bool policy_allow_port_bits(const struct policy *p, uint64_t bits[1024]);
 
+/* Does allow rule b (the administrator's ceiling, users.json's "allow")
+ * allow everything allow rule a allows, whatever the query? Names by
+ * containment ("a.x.test" and "*.x.test" within "**.x.test", "x.test"
+ * within "**.x.test" but not "*.x.test"; a '?' of a's only where b has
+ * one, or below b's suffix), ports (b without one takes any), addresses
+ * by prefix (and a local range only when b names it as specifically as
+ * the policy needs: 10.0.0.0/8 is not within 0.0.0.0/0), "*:PORT" takes
+ * any host on PORT; a tcp:// or address rule (any protocol) only within
+ * tcp:// or address rules; a name never within an address. Conservative:
+ * what cannot be shown contained is not. Returns 1, 0, or -EINVAL with
+ * errbuf saying which rule does not parse. */
+int policy_rule_within(const char *a, const char *b, char *errbuf, size_t errlen);
+
+/* The first allow rule of p within none of the n ceiling rules (allow
+ * rules' syntax, at most POLICY_CEILING_MAX), or NULL: all are within, or
+ * errbuf[0] set: a ceiling rule does not parse. */
+#define POLICY_CEILING_MAX 64
+const struct policy_rule *policy_outside(const struct policy *p, const char *const *ceiling, int n,
+					 char *errbuf, size_t errlen);
+
 /* Judges q. Deny wins over allow; without a matching allow rule the answer
  * is deny (POLICY_R_NO_RULE). A destination address in a class other than
  * ADDR_PUBLIC is denied (POLICY_R_LOCAL) unless an allow address rule that
