@@ -21,6 +21,7 @@
 
 #include "lib/jsonx.h"
 #include "policy/policy.h"
+#include "policy/secret.h"
 
 #define CONFIG_MAX_SIZE	 (16u << 20) /* 16 MiB: larger policy files are refused */
 #define CONFIG_MAX_MSG	 512	     /* room for one policy_add() message */
@@ -267,11 +268,71 @@ load_rules(struct policy *p, enum policy_action action, const json_t *arr, const
 	return 0;
 }
 
+/* "secrets": {"NAME": {"from": "env:VAR", "hosts": ["api.example.com"]}}. */
+static int
+load_secrets(struct policy *p, json_t *obj, const char *source, char *errbuf, size_t errlen)
+{
+	const char *name, *key, *hosts[SECRET_MAX_HOSTS];
+	char msg[CONFIG_MAX_MSG], nb[48], kb[48];
+	json_t *def, *k, *from, *hl, *h;
+	size_t i;
+	int err;
+
+	if (!json_is_object(obj))
+		return cfg_fail(errbuf, errlen, -EINVAL,
+				"secrets: expected an object {\"NAME\": {\"from\": ..., "
+				"\"hosts\": [...]}}");
+	json_object_foreach(obj, name, def) {
+		show_key(name, nb, sizeof(nb));
+		from = hl = NULL;
+		if (!json_is_object(def))
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"secrets.%s: expected an object {\"from\": ..., "
+					"\"hosts\": [...]}",
+					nb);
+		json_object_foreach(def, key, k) {
+			if (!strcmp(key, "from"))
+				from = k;
+			else if (!strcmp(key, "hosts"))
+				hl = k;
+			else if (strcmp(key, "comment") || !json_is_string(k))
+				return cfg_fail(errbuf, errlen, -EINVAL,
+						"secrets.%s: unknown key \"%s\" (expected "
+						"\"from\", \"hosts\" or \"comment\")",
+						nb, show_key(key, kb, sizeof(kb)));
+		}
+		if (!from || !json_is_string(from))
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"secrets.%s.from: expected \"env:VAR\", "
+					"\"file:/PATH\" or \"command:CMDLINE\"",
+					nb);
+		if (!hl || !json_is_array(hl) || !json_array_size(hl))
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"secrets.%s.hosts: expected an array of at least one host "
+					"(where the secret may be sent)",
+					nb);
+		if (json_array_size(hl) > SECRET_MAX_HOSTS)
+			return cfg_fail(errbuf, errlen, -EINVAL, "secrets.%s.hosts: at most %d", nb,
+					SECRET_MAX_HOSTS);
+		json_array_foreach(hl, i, h) {
+			if (!json_is_string(h))
+				return cfg_fail(errbuf, errlen, -EINVAL,
+						"secrets.%s.hosts[%zu]: expected a string", nb, i);
+			hosts[i] = json_string_value(h);
+		}
+		err = policy_add_secret(p, name, json_string_value(from), hosts,
+					json_array_size(hl), source, msg, sizeof(msg));
+		if (err)
+			return cfg_fail(errbuf, errlen, err, "secrets.%s: %s", nb, msg);
+	}
+	return 0;
+}
+
 /* The top level (a key twice the parser refused). */
 static int
 load_root(struct policy *p, json_t *root, const char *source, char *errbuf, size_t errlen)
 {
-	json_t *version = NULL, *allow = NULL, *deny = NULL, *mode = NULL, *k;
+	json_t *version = NULL, *allow = NULL, *deny = NULL, *mode = NULL, *secrets = NULL, *k;
 	const char *key;
 	char kb[48];
 	int err;
@@ -299,10 +360,13 @@ load_root(struct policy *p, json_t *root, const char *source, char *errbuf, size
 			deny = k;
 		} else if (!strcmp(key, "mode")) {
 			mode = k;
+		} else if (!strcmp(key, "secrets")) {
+			secrets = k;
 		} else {
 			return cfg_fail(errbuf, errlen, -EINVAL,
 					"unknown key \"%s\" (expected \"version\", \"mode\", "
-					"\"allow\", \"deny\", \"comment\" or \"observed\")",
+					"\"allow\", \"deny\", \"secrets\", \"comment\" or "
+					"\"observed\")",
 					show_key(key, kb, sizeof(kb)));
 		}
 	}
@@ -315,6 +379,11 @@ load_root(struct policy *p, json_t *root, const char *source, char *errbuf, size
 		return cfg_fail(errbuf, errlen, -EINVAL, "mode: expected \"full\" or \"limited\"");
 	if (mode && !strcmp(json_string_value(mode), "limited"))
 		policy_set_limited(p, true);
+	if (secrets) {
+		err = load_secrets(p, secrets, source, errbuf, errlen);
+		if (err)
+			return err;
+	}
 	if (allow) {
 		err = load_rules(p, POLICY_ALLOW, allow, source, errbuf, errlen);
 		if (err)

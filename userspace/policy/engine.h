@@ -98,6 +98,8 @@ struct policy {
 	struct policy_route *route; /* policy_set_upstream(): NULL without one (route.c) */
 	unsigned int *exact;	    /* indexes of exact ADDR:PORT allow rules */
 	unsigned int nexact, exact_cap;
+	struct policy_secret *secrets; /* policy/secret.h: their definitions */
+	unsigned int nsecrets;
 };
 
 /* A destination address as judged: v4-mapped IPv6 already turned into v4. */
@@ -218,6 +220,9 @@ int htab_reserve(struct htab *t);
  * long as the table; hash is hash_key() for names, hash_addr() otherwise. */
 struct hslot *htab_insert(struct htab *t, const void *key, size_t klen, uint64_t hash);
 void htab_free(struct htab *t);
+
+/* secret.c: p's secret definitions freed. */
+void secret_defs_free(struct policy *p);
 
 /* rule.c: one rule's text parsed. */
 /* errbuf := the formatted reason; returns -EINVAL. */

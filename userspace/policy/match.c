@@ -17,6 +17,7 @@
 
 #include "policy/engine.h"
 #include "policy/policy.h"
+#include "policy/secret.h"
 
 /* A path segment (no '/') against a pattern segment: '*' any run of bytes. */
 static bool
@@ -364,7 +365,8 @@ allowed(const struct policy *p, const struct qctx *c, struct policy_decision *d)
 
 	*d = (struct policy_decision){POLICY_ALLOW, POLICY_R_ALLOWED, r, false};
 	if (c->proto == POLICY_P_TLS)
-		d->inspect = limited || policy_rule_inspects(r) || c->inspect_deny;
+		d->inspect = limited || policy_rule_inspects(r) || c->inspect_deny ||
+			     (c->host && policy_secret_any_host(p, c->host));
 	else if (c->proto == POLICY_P_HTTP && limited && !(c->mbit & LIMITED_METHODS))
 		*d = (struct policy_decision){POLICY_DENY, POLICY_R_LIMITED, r, false};
 }
@@ -557,6 +559,8 @@ policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int m
 
 	if (p && p->limited)
 		return 0; /* every host rule's TLS is inspected: the proxy's */
+	if (policy_secret_any_host(p, host))
+		return 0; /* a secret's host is always inspected */
 	return host_ports(p, host, name, &c) ? c.nports : 0;
 }
 
@@ -603,6 +607,14 @@ policy_noproxy_names(const struct policy *p, char *buf, size_t len, int max)
 		 * or above it keeps the name on the proxy, whose 403 says why */
 		for (unsigned int j = 0; j < ndeny && !near; j++)
 			near = names_nest(r->name, r->name_len, deny[j]->name, deny[j]->name_len);
+		/* and so does a secret's host: always inspected */
+		for (unsigned int j = 0; j < p->nsecrets && !near; j++)
+			for (unsigned int h = 0; h < p->secrets[j].nhosts && !near; h++) {
+				const char *sh = p->secrets[j].hosts[h];
+
+				sh += !strncmp(sh, "**.", 3) ? 3 : !strncmp(sh, "*.", 2) ? 2 : 0;
+				near = names_nest(r->name, r->name_len, sh, strlen(sh));
+			}
 		if (near)
 			continue;
 		w = snprintf(buf + used, len - used, "%s%s%s", used ? "," : "",

@@ -118,6 +118,7 @@ policy_free(struct policy *p)
 		free(s);
 	}
 	free(p->route);
+	secret_defs_free(p);
 	free(p);
 }
 
@@ -480,7 +481,7 @@ policy_limited(const struct policy *p)
 bool
 policy_inspects(const struct policy *p)
 {
-	return p && (p->limited || p->ninspect);
+	return p && (p->limited || p->ninspect || p->nsecrets);
 }
 
 bool

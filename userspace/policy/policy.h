@@ -29,6 +29,9 @@ enum policy_reason {
 	POLICY_R_PATH = 7,	/* allowed host, path not listed: blocked-by-path-policy */
 	POLICY_R_LIMITED =
 		8, /* --limited: a method that is not read-only: blocked-by-method-policy */
+	/* a secret's placeholder where that secret may not go (policy/secret.h):
+	 * blocked-by-secret-policy */
+	POLICY_R_SECRET = 9,
 };
 
 /* What kind of traffic is being judged. Host rules (`example.com`) apply to
@@ -112,8 +115,10 @@ struct policy_decision {
 	/* TLS allowed only inspected (HTTPS inspection): its requests are
 	 * judged one by one as POLICY_P_HTTP. Set when the deciding allow rule
 	 * inspects (policy_rule_inspects()), a deny rule with methods or paths
-	 * matches the name, or the policy is limited (not for tcp:// rules) */
+	 * matches the name, or the policy is limited (not for tcp:// rules),
+	 * or the name is a secret's host */
 	bool inspect;
+	const char *secret; /* POLICY_R_SECRET: the secret's name (never its value) */
 };
 
 struct policy;
@@ -342,7 +347,8 @@ enum addr_class addr_classify(const struct sockaddr *sa);
 
 /* "blocked-by-allowlist" etc. for x-proxy-error ("blocked-by-method-policy"
  * for POLICY_R_METHOD and POLICY_R_LIMITED, "blocked-by-path-policy" for
- * POLICY_R_PATH); "" for POLICY_R_ALLOWED. */
+ * POLICY_R_PATH, "blocked-by-secret-policy" for POLICY_R_SECRET); "" for
+ * POLICY_R_ALLOWED. */
 const char *policy_reason_header(enum policy_reason r);
 
 /* The reason of d in words, the one wording every message uses (the

@@ -28,6 +28,8 @@ policy_reason_header(enum policy_reason r)
 		return "blocked-by-method-policy";
 	case POLICY_R_PATH:
 		return "blocked-by-path-policy";
+	case POLICY_R_SECRET:
+		return "blocked-by-secret-policy";
 	case POLICY_R_LOCAL:
 	case POLICY_R_V4_IN_V6:
 	case POLICY_R_NO_IPV6:
@@ -70,6 +72,12 @@ policy_reason_words(const struct policy_decision *d, const char *method, char *b
 		break;
 	case POLICY_R_NO_IPV6:
 		snprintf(buf, len, "IPv6 is denied (use --ipv6)");
+		break;
+	case POLICY_R_SECRET:
+		snprintf(buf, len,
+			 "the placeholder of secret %s, which may not go there: an exfiltration "
+			 "attempt",
+			 d->secret ? d->secret : "?");
 		break;
 	default:
 		snprintf(buf, len, "no rule allows it");
