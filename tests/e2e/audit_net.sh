@@ -57,7 +57,7 @@ audit_setup() {
 	PIDS+=($!)
 	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$WEBLOG" --bind 0.0.0.0,:: \
 		--http 80 --tls 443 --banner 22 --cert "$W/tls.crt" --key "$W/tls.key" \
-		>"$W/web.ready" 2>"$W/web.err" &
+		--idle "${WEB_IDLE:-15}" >"$W/web.ready" 2>"$W/web.err" &
 	PIDS+=($!)
 	for i in $(seq 100); do
 		grep -q READY "$W/web.ready" 2>/dev/null && break

@@ -29,6 +29,10 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
+# the test servers keep an idle connection 150 s, not 15: revoke's TLS
+# tunnel must still be open at its second reload, which a loaded machine
+# reached after more than 15 s (the server had closed it: eof)
+WEB_IDLE=150
 
 # ------------------------------------------------------------- helpers
 

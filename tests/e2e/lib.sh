@@ -560,30 +560,37 @@ re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'; }	# ERE-quote
 
 # a_jlog NAME FILE KEY=ERE...: some JSON line of the decision log FILE has
 # every KEY with a value matching ERE as a whole (Python re; "(?i)..." for
-# a case-insensitive match)
+# a case-insensitive match). A line not there yet is waited for up to
+# A_JLOG_WAIT seconds (3): a log line can follow what the client saw (an
+# ended connection, a reply) by a moment on a loaded machine.
 a_jlog() {
 	local name=$1 file=$2 r
 	shift 2
-	r=$("$PY" - "$file" "$@" <<'EOF'
-import json, re, sys
+	r=$(A_JLOG_WAIT=${A_JLOG_WAIT:-3} "$PY" - "$file" "$@" <<'EOF'
+import json, os, re, sys, time
 path, conds = sys.argv[1], [c.split("=", 1) for c in sys.argv[2:]]
-lines, bad = [], 0
-try:
-    with open(path) as f:
-        for ln in f:
-            try:
-                lines.append(json.loads(ln))
-            except ValueError:
-                bad += 1
-except OSError as e:
-    print("cannot read %s: %s" % (path, e))
-    sys.exit()
 def s(v):
     return v if isinstance(v, str) else json.dumps(v)
-for d in lines:
-    if all(k in d and re.fullmatch(v, s(d[k])) for k, v in conds):
-        print("ok")
+end = time.monotonic() + float(os.environ["A_JLOG_WAIT"])
+while True:
+    lines, bad = [], 0
+    try:
+        with open(path) as f:
+            for ln in f:
+                try:
+                    lines.append(json.loads(ln))
+                except ValueError:
+                    bad += 1
+    except OSError as e:
+        print("cannot read %s: %s" % (path, e))
         sys.exit()
+    for d in lines:
+        if all(k in d and re.fullmatch(v, s(d[k])) for k, v in conds):
+            print("ok")
+            sys.exit()
+    if time.monotonic() >= end:
+        break
+    time.sleep(0.2)
 want = " ".join("%s=%s" % (k, v) for k, v in conds)
 print("no decision %s among %d line(s)%s: %s" % (want, len(lines), " (+%d not JSON)" % bad if bad else "",
       " | ".join(json.dumps(d, sort_keys=True) for d in lines[-4:])[:900]))

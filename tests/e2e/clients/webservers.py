@@ -5,7 +5,7 @@ Every connection and request is logged as one line to --log (flushed at
 once), so tests can assert what a server did and did NOT see.
 
   webservers.py --log F [--bind ADDR,...] [--http PORT,...] [--tls PORT,...]
-                [--cert PEM --key PEM] [--banner PORT,...]
+                [--cert PEM --key PEM] [--banner PORT,...] [--idle S]
 
   --http    HTTP/1.1 origin server.  Reads the head and the body
             (Content-Length or chunked, decoded), logs
@@ -38,7 +38,7 @@ once), so tests can assert what a server did and did NOT see.
             request says Connection: close (or is HTTP/1.0) or HOW is close;
             after a request with "X-Lax: 1" it reads on whatever Connection
             says, as a lax server does (RFC 9112 §9.6 says not to).
-A connection that ends in an error (a reset, the 15 s timeout) is logged
+A connection that ends in an error (a reset, the --idle timeout: 15 s) is logged
   ERR KIND local=IP:PORT peer=IP:PORT <exception>
 
 Addresses: the suite's "internet" netns routes whole test ranges to lo
@@ -239,8 +239,11 @@ def serve_vhost(c, local, peer):
             return
 
 
+IDLE = 15.0
+
+
 def conn_thread(c, peer, kind, ctx):
-    c.settimeout(15)
+    c.settimeout(IDLE)
     local = peer_s = "-"
     try:
         local = fmt(c.getsockname())
@@ -306,10 +309,11 @@ def plist(v):
 
 
 def main():
-    global LOG
+    global LOG, IDLE
     args = sys.argv[1:]
     opt = dict(zip(args[::2], args[1::2]))
     LOG = open(opt["--log"], "a")
+    IDLE = float(opt.get("--idle", IDLE))
     binds = opt.get("--bind", "0.0.0.0").split(",")
     ctx = None
     if opt.get("--tls") or opt.get("--tlsvhost"):
