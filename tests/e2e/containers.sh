@@ -537,22 +537,29 @@ test_restart() {
 # io.kubernetes.cri.container-type in the OCI bundle's config.json),
 # matched by a selector's "annotations" as their cgroups appear: a pod of
 # namespace ci-* gets the selector's policy (allowed 200, denied 403,
-# nothing at the sensor); one of another namespace, under the same
-# parent, gets "default": "deny". Each container waits for the attach
+# nothing at the sensor), its denial at an OTLP collector under a resource
+# naming it (container.id, k8s.namespace.name, k8s.pod.name); one of
+# another namespace, under the same parent, gets "default": "deny". Each container waits for the attach
 # before its first connection: it takes seconds (docs/operations.md,
 # "Fleet").
 # ======================================================================
 test_annotations() {
-	local t=ann a_ci=203.0.113.65 a_prod=203.0.113.66 p1 p2 c
+	local t=ann a_ci=203.0.113.65 a_prod=203.0.113.66 p1 p2 c otlp_port=14318
 	mkdir -p "$(tcg $t)" "$W/$t.go"
 	cat >"$W/$t.json" <<EOF
 {"default": "deny", "oci_bundles": ["$PM/root/vfs-containers/{id}/userdata"], "targets": [
   {"name": "ci-pods", "cgroup": "$(parent $t)/libpod-*",
    "annotations": {"io.kubernetes.cri.sandbox-namespace": "ci-*", "io.kubernetes.cri.container-type": "container"},
-   "containers": "$CTR_GW", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.jlog"}
+   "containers": "$CTR_GW", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
+   "log": "otlp:http://127.0.0.1:$otlp_port/v1/logs"}
 ]}
 EOF
 	have_egr || return 0
+	# the pod's decisions go to an OTLP collector (clients/logrecv.py)
+	nsenter --net="$NS_SBX" "$PY" "$C/logrecv.py" otlp 127.0.0.1 "$otlp_port" "$W/$t.otlp" \
+		>"$W/$t.otlp.ready" 2>"$W/$t.otlp.err" &
+	PIDS+=("$!")
+	wait_secs 10 grep -qs READY "$W/$t.otlp.ready"
 	dstart $t --config "$W/$t.json" || return 0
 	kube() { printf -- '--annotation=io.kubernetes.cri.sandbox-namespace=%s --annotation=io.kubernetes.pod.name=%s --annotation=io.kubernetes.cri.container-type=container' "$1" "$2"; }
 	rm -f "$W/$t.ci.cid" "$W/$t.prod.cid"
@@ -560,7 +567,7 @@ EOF
 	# daemon said it attached to the container's cgroup
 	# shellcheck disable=SC2046 # kube's words are meant to split
 	pm run --rm --cidfile "$W/$t.ci.cid" --cgroup-parent="$(parent $t)" --network bridge $(kube ci-a job-1) \
-		-v "$W/$t.go:/go:ro" "$IMAGE" sh -c "while [ ! -e /go/ci ]; do sleep 0.2; done; $(http a.example.test "$t.ci") $(http "$a_ci" "$t.ci2")" \
+		-v "$W/$t.go:/go:ro" "$IMAGE" sh -c "while [ ! -e /go/ci ]; do sleep 0.2; done; $(http a.example.test "$t.ci" "$A_A") $(http "$a_ci" "$t.ci2")" \
 		>"$W/$t.ci.cout" 2>&1 &
 	p1=$!
 	# shellcheck disable=SC2046
@@ -579,10 +586,25 @@ EOF
 	a_grep "$t.ci.allowed" "$W/$t.ci.cout" '^R: HTTP/1\.[01] 200'
 	a_grep "$t.ci.denied" "$W/$t.ci.cout" '^R: HTTP/1\.[01] 403'
 	a_nogrep "$t.prod.not_reached" "$W/$t.prod.cout" '^R: HTTP/'
-	a_jlog "$t.ci.logged" "$W/$t.jlog" decision=deny ip="$(re "$a_ci")" container="$(cat "$W/$t.ci.cid" 2>/dev/null)"
 	sensor_none "$t.ci.sensor" "dst host $a_ci"
 	sensor_none "$t.prod.sensor" "dst host $a_prod"
 	dstop
+	# its denial at the collector, under a resource naming the pod
+	"$PY" - "$W/$t.otlp" "$a_ci" >"$W/$t.otlp.check" 2>&1 <<'PYEOF'
+import json, sys
+for line in open(sys.argv[1]):
+    body = json.loads(json.loads(line)["body"])
+    for rl in body["resourceLogs"]:
+        res = {a["key"]: a["value"].get("stringValue") for a in rl["resource"]["attributes"]}
+        for sl in rl["scopeLogs"]:
+            for r in sl["logRecords"]:
+                text = json.dumps(r)
+                if sys.argv[2] in text and "deny" in text:
+                    print("deny: " + " ".join("%s=%s" % (k, res.get(k)) for k in
+                          ("container.id", "k8s.namespace.name", "k8s.pod.name")))
+PYEOF
+	a_grep "$t.ci.otlp_resource" "$W/$t.otlp.check" \
+		"^deny: container.id=$(cat "$W/$t.ci.cid" 2>/dev/null) k8s.namespace.name=ci-a k8s.pod.name=job-1\$"
 }
 
 suite_main containers.sh containers_setup "ip nsenter tcpdump ss dnsmasq openssl" "$@"

@@ -1214,6 +1214,35 @@ PYEOF
 }
 
 # ======================================================================
+# The daemon's own cgroup (its pod, as a DaemonSet) is never a target,
+# even when a selector matches it: what is beside it still is.
+# ======================================================================
+test_selector_self() {
+	local t=selself root
+	mkcg "$t"
+	root=$(tcg "$t")
+	mkdir -p "$root/job-daemon"
+	cat >"$W/$t.json" <<EOF
+{"default": "unconfined", "targets": [
+  {"name": "job", "cgroup": "$root/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	# the daemon started inside job-daemon, which the selector matches
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" daemon --control "$2" --config "$3"' \
+		"$root/job-daemon" "$EGRESSCTL" "$W/$t.ctl" "$W/$t.json" >"$W/$t.dout" 2>&1 </dev/null &
+	D_PID=$!
+	PIDS+=("$D_PID")
+	wait_secs 30 grep -qs "ready:" "$W/$t.dout"
+	mkdir "$root/job-1"
+	wait_secs 30 grep -qs "attached to $(re "$root/job-1")" "$W/$t.dout"
+	a_grep "$t.beside_attached" "$W/$t.dout" "target job:/.*/job-1: attached to $(re "$root/job-1")"
+	a_nogrep "$t.self_not_attached" "$W/$t.dout" "attached to $(re "$root/job-daemon")"
+	a_val "$t.self_no_links" "links on the daemon's own cgroup" "$(bpftool cgroup show "$root/job-daemon" 2>/dev/null | grep -c .)" '^0$'
+	dstop
+}
+
+# ======================================================================
 # Measurements by hand (not in ALL_TESTS): E2E_TESTS=fleet_measure.
 # N cgroups made at once under a selector: the time from each mkdir to its
 # attach (the target's log), the daemon's memory per target; then the
@@ -1295,6 +1324,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="policy_dir selectors metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors selector_self metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -200,7 +200,7 @@ ci_semconv(const char *key)
 /* The request's head: the resource (service, host, run, CI job) and the
  * scope; the records follow, then "]}]}]}". */
 static char *
-otlp_resource(void)
+otlp_resource(const struct logsink_opts *o)
 {
 	const struct audit_identity *id = audit_identity();
 	json_t *res = json_object(), *attrs, *scope;
@@ -220,6 +220,9 @@ otlp_resource(void)
 			snprintf(key, sizeof(key), "egressctl.ci.%s", id->ci[i].key);
 		add_attr(attrs, sc ? sc : key, id->ci[i].value);
 	}
+	for (int i = 0; o && i < o->nresource; i++)
+		if (o->resource[2 * i] && o->resource[2 * i + 1])
+			add_attr(attrs, o->resource[2 * i], o->resource[2 * i + 1]);
 	text = jsonx_line(res);
 	json_decref(res);
 	scope = json_object();
@@ -679,7 +682,7 @@ logsink_open(struct event_base *base, const char *spec, const struct logsink_opt
 		return NULL;
 	}
 	snprintf(s->what, sizeof(s->what), "otlp %s", spec + 5);
-	s->resource = otlp_resource();
+	s->resource = otlp_resource(o);
 	s->timer = evtimer_new(base, on_timer, s);
 	if (!s->resource || !s->timer) {
 		snprintf(errbuf, errlen, "out of memory");

@@ -37,6 +37,10 @@ struct logsink_opts {
 	const char *const *headers; /* "Name: value" (--log-header) */
 	int nheaders;
 	const char *ca_file; /* https: the collector's CA (NULL: the system's) */
+	/* OTLP: resource attributes besides audit_identity()'s, as key, value
+	 * pairs (the daemon's: a pod's container.id, k8s.namespace.name, ...) */
+	const char *const *resource;
+	int nresource; /* pairs */
 };
 
 /* Opens the sink spec names (OTLP's resource attributes are

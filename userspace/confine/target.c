@@ -164,7 +164,9 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	{
 		struct logsink_opts lo = {.headers = o->log_headers,
 					  .nheaders = o->nlog_headers,
-					  .ca_file = o->log_ca};
+					  .ca_file = o->log_ca,
+					  .resource = env->resource,
+					  .nresource = env->nresource};
 
 		if ((o->nlog_headers || o->log_ca) &&
 		    (!o->log_file || strncmp(o->log_file, "otlp:", 5))) {

@@ -42,6 +42,10 @@ struct target_env {
 	 * and container id, audit_namer); NULL for none */
 	void (*name_cgroup)(void *arg, uint64_t cgid, const char **path, const char **id);
 	void *name_arg;
+	/* OTLP logs: resource attributes of the target's own, key, value
+	 * pairs (the daemon's for a pod: container.id, k8s.pod.name, ...) */
+	const char *const *resource;
+	int nresource;
 	/* attaching to a live cgroup (the daemon): right after the attach, the
 	 * connections it had open are found (kernel/existing.c) and left open
 	 * or, with kill_existing, ended; on_existing gets them (err: why the

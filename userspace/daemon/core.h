@@ -57,6 +57,10 @@ struct dtarget {
 	int sel;
 	char dyn_what[PATH_MAX];
 	char dyn_name[192];
+	/* a container's identity from its OCI bundle, for OTLP's resource
+	 * (env.resource: pairs pointing into res_text) */
+	char res_text[4][256];
+	const char *res[8];
 	/* its decisions by verdict, source and reason (metrics.c) */
 	struct dt_reason {
 		char verdict[12], source[12], reason[48];

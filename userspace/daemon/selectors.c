@@ -21,6 +21,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
+#include "daemon/containers.h"
 #include "daemon/core.h"
 #include "daemon/oci.h"
 #include "kernel/cgroup.h"
@@ -121,6 +122,56 @@ sel_fill(struct dtarget *dt, const struct dspec *s, int sel)
 	dt_name_containers(dt);
 }
 
+/* A container's identity, as OpenTelemetry's semantic conventions name it,
+ * for the resource of dt's OTLP logs: its id, and its pod's namespace,
+ * name and container name from the annotations the kubelet's runtime
+ * writes (containerd's CRI names, else CRI-O's and dockershim's). */
+static void
+sel_identity(struct dtarget *dt)
+{
+	static const struct {
+		const char *attr, *keys[3];
+	} map[] = {
+		{"k8s.namespace.name",
+		 {"io.kubernetes.cri.sandbox-namespace", "io.kubernetes.pod.namespace", NULL}},
+		{"k8s.pod.name",
+		 {"io.kubernetes.cri.sandbox-name", "io.kubernetes.pod.name", NULL}},
+		{"k8s.container.name",
+		 {"io.kubernetes.cri.container-name", "io.kubernetes.container.name", NULL}},
+	};
+	const struct dconfig *c = &dt->dm->cfg;
+	struct oci_info in;
+	char err[300], id[80];
+	int n = 0;
+
+	if (!ctr_id_of_path(dt->dyn_what, id, sizeof(id)))
+		return;
+	snprintf(dt->res_text[n], sizeof(dt->res_text[n]), "%s", id);
+	dt->res[2 * n] = "container.id";
+	dt->res[2 * n + 1] = dt->res_text[n];
+	n++;
+	if (!(c->nbundle_dirs ? oci_read_bundle(dt->dyn_what, c->bundle_dirs, c->nbundle_dirs, &in,
+						err, sizeof(err))
+			      : oci_read_bundle(dt->dyn_what, oci_default_dirs, oci_ndefault_dirs,
+						&in, err, sizeof(err)))) {
+		for (size_t m = 0; m < sizeof(map) / sizeof(map[0]); m++) {
+			const char *v = NULL;
+
+			for (int k = 0; map[m].keys[k] && !v; k++)
+				v = oci_get(&in, map[m].keys[k]);
+			if (!v)
+				continue;
+			snprintf(dt->res_text[n], sizeof(dt->res_text[n]), "%s", v);
+			dt->res[2 * n] = map[m].attr;
+			dt->res[2 * n + 1] = dt->res_text[n];
+			n++;
+		}
+		oci_free(&in);
+	}
+	dt->env.resource = dt->res;
+	dt->env.nresource = n;
+}
+
 /* path, matched by selector sel (or the default's): a target of its own. */
 static void
 sel_attach(struct daemon *dm, const char *path, int sel)
@@ -136,6 +187,7 @@ sel_attach(struct daemon *dm, const char *path, int sel)
 	dt->dyn = true;
 	snprintf(dt->dyn_what, sizeof(dt->dyn_what), "%s", path);
 	sel_fill(dt, s, sel);
+	sel_identity(dt);
 	if (dt_start(dt, NULL, why, sizeof(why)) || !dt->tg) {
 		if (dt->tg || dt->wd < 0)
 			log_warnx("%s%s", dt->label, why);
