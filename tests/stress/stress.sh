@@ -80,7 +80,7 @@ declare -A KNOWN=(
 # sizes: full (make stress) and quick (make check)
 if [ -n "${STRESS_QUICK:-}" ]; then
 	FLOOD_N=200 FLOOD_RATE=200 DNS_N=360 DNS_RATE=360 DNS_TCP_N=96 SLOW_N=40 SLOW_HOLD=13
-	FAULT_N=10 LOGDISK_N=400 USERRUNS_N=3
+	FAULT_N=10 LOGDISK_N=400 USERRUNS_N=2
 else
 	FLOOD_N=3000 FLOOD_RATE=300 DNS_N=6000 DNS_RATE=600 DNS_TCP_N=1200 SLOW_N=200 SLOW_HOLD=20
 	FAULT_N=40 LOGDISK_N=3000 USERRUNS_N=8
@@ -910,7 +910,7 @@ for i in range(200):
     except OSError:
         pass
 open(sys.argv[2], 'w').write('held\n')
-time.sleep(4)" "$sock" "$RW/$t.flood" &
+time.sleep(2)" "$sock" "$RW/$t.flood" &
 	i=$!
 	wait_for 20 test -s "$RW/$t.flood"
 	sleep 0.5
