@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status syslog confined dupname unit restart"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status log syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -106,6 +106,9 @@ test_basic() {
 	FOO=bar urun "${t}_env" "$UA" -- sh -c 'echo "foo=$FOO"; grep -c NoNewPrivs:.*1 /proc/self/status'
 	a_grep "$t.env" "$W/${t}_env.out" '^foo=bar$'
 	a_grep "$t.no_new_privs" "$W/${t}_env.out" '^1$'
+	# nothing of the service's reaches CMD: its descriptors are 0, 1, 2
+	urun "${t}_fds" "$UA" -- sh -c 'ls /proc/$$/fd | tr "\n" " "'
+	a_eq "$t.fds" "CMD's descriptors" "$(cat "$W/${t}_fds.out")" "0 1 2 "
 	# the client's stdin is CMD's
 	echo "in-$$" | (cd "$RW" && as "$UA" "$EGRESSCTL" run -- cat) >"$W/${t}_in.out" 2>"$W/${t}_in.err"
 	a_grep "$t.stdin" "$W/${t}_in.out" "^in-$$\$"
@@ -132,7 +135,7 @@ test_limits() {
 	usock "${t}_bad" "$UA" raw '{"args": ["--", "id"], "env": [], "nfds": 4, "umask": 512, "rlimits": '"$rl"'}'
 	a_grep "$t.bad_umask" "$W/${t}_bad.out" 'malformed request: umask'
 	usock "${t}_opt" "$UA" args '["--service-limits", "000 0:0", "--", "id"]'
-	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: --service-env-fd, --service-limits and --service-ceiling'
+	a_grep "$t.option_refused" "$W/${t}_opt.out" 'refused through the service: --service-env-fd, --service-limits, --service-ceiling and --service-log-fd'
 }
 
 # 2. what would widen the sandbox or have root open a path is refused,
@@ -461,6 +464,47 @@ test_status() {
 	pkill -TERM -u "$UA" -x egressctl
 	pkill -TERM -u "${UA}c" -x egressctl
 	wait "$p1" "$p2" "$p3"
+	userdel "${UA}c" 2>/dev/null
+}
+
+# egressctl log as a user: the decision lines of their runs only (another
+# member's not); log -f streams them and is not counted as a run against
+# max_runs_per_user (2 here: a follower and two runs at once); at most 4
+# followers a user
+test_log() {
+	local t=log x p1 pf i fp=()
+	useradd -M -N -g "$G" -s /bin/sh "${UA}c" 2>/dev/null
+	new4 x
+	urun "${t}_a" "$UA" -- "$PY" "$C/probe.py" dns_udp "$x" "lg-a-$$.test"
+	urun "${t}_c" "${UA}c" -- "$PY" "$C/probe.py" dns_udp "$x" "lg-c-$$.test"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" log) >"$W/$t.out" 2>"$W/$t.err"
+	EGR_RC=$?
+	a_rc "$t.status" 0 "$t"
+	a_grep "$t.own" "$W/$t.out" "\"decision\":\"deny\".*lg-a-$$\.test"
+	a_nogrep "$t.not_other" "$W/$t.out" "lg-c-$$"
+	(cd "$RW" && as "${UA}c" "$EGRESSCTL" log) >"$W/${t}_c2.out" 2>&1
+	a_grep "$t.other_own" "$W/${t}_c2.out" "lg-c-$$"
+	a_nogrep "$t.other_not_mine" "$W/${t}_c2.out" "lg-a-$$"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >"$W/${t}_f.out" 2>&1 &
+	pf=$!
+	wait_for 20 grep -qs "lg-a-$$" "$W/${t}_f.out"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30") >"$W/${t}_1.out" 2>&1 </dev/null &
+	p1=$!
+	wait_for 20 grep -qs up "$W/${t}_1.out"
+	urun "${t}_new" "$UA" -- "$PY" "$C/probe.py" dns_udp "$x" "lg-new-$$.test"
+	a_nogrep "$t.follower_not_a_run" "$W/${t}_new.err" 'runs already'
+	wait_for 20 grep -qs "lg-new-$$" "$W/${t}_f.out"
+	a_grep "$t.follow" "$W/${t}_f.out" "lg-new-$$\.test"
+	a_nogrep "$t.follow_not_other" "$W/${t}_f.out" "lg-c-$$"
+	for i in 2 3 4; do
+		(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >/dev/null 2>&1 &
+		fp+=($!)
+	done
+	sleep 0.5
+	(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >"$W/${t}_5.out" 2>&1
+	a_grep "$t.followers_bounded" "$W/${t}_5.out" 'you follow the log on 4 connections already'
+	pkill -TERM -u "$UA" -x egressctl
+	wait "$p1" "$pf" "${fp[@]}" 2>/dev/null
 	userdel "${UA}c" 2>/dev/null
 }
 

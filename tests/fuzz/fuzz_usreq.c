@@ -24,8 +24,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256] = "";
 	int sig = 0, rc = usreq_parse((const char *)data, size, &r, err, sizeof(err));
 
-	if (rc == 0 && r.status) { /* {"status": true}: nothing else */
-		if (r.args || r.env || r.nargs || r.nenv || r.nfds)
+	if (rc == 0 && (r.status || r.log)) { /* {"status": true}, {"log": true}: no run */
+		if (r.args || r.env || r.nargs || r.nenv || r.nfds || (r.follow && !r.log) ||
+		    (r.status && r.log))
 			abort();
 	} else if (rc == 0) {
 		if (r.nargs < 1 || r.nargs > USREQ_MAX_ARGS || r.nenv > USREQ_MAX_ENV ||

@@ -43,12 +43,15 @@ STRESS_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$STRESS_SRC/../e2e/lib.sh"
 e2e_reexec --mntns "$@"
 
-# the log-disk case's tmpfs goes before the work dir does
+# the log-disk case's tmpfs goes before the work dir does; the userruns
+# case's users and group after its processes are gone
+USERRUNS_MADE=()
 eval "lib_$(declare -f e2e_cleanup)"
 e2e_cleanup() {
 	local m
 	for m in "$W"/*.fs; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
 	lib_e2e_cleanup
+	for m in "${USERRUNS_MADE[@]}"; do userdel "$m" 2>/dev/null || groupdel "$m" 2>/dev/null; done
 }
 
 INET_DNS=198.18.0.1
@@ -77,10 +80,10 @@ declare -A KNOWN=(
 # sizes: full (make stress) and quick (make check)
 if [ -n "${STRESS_QUICK:-}" ]; then
 	FLOOD_N=200 FLOOD_RATE=200 DNS_N=360 DNS_RATE=360 DNS_TCP_N=96 SLOW_N=40 SLOW_HOLD=13
-	FAULT_N=10 LOGDISK_N=400
+	FAULT_N=10 LOGDISK_N=400 USERRUNS_N=2
 else
 	FLOOD_N=3000 FLOOD_RATE=300 DNS_N=6000 DNS_RATE=600 DNS_TCP_N=1200 SLOW_N=200 SLOW_HOLD=20
-	FAULT_N=40 LOGDISK_N=3000
+	FAULT_N=40 LOGDISK_N=3000 USERRUNS_N=8
 fi
 SOAK_SECONDS=${STRESS_SOAK_SECONDS:-600}
 
@@ -849,7 +852,86 @@ EOF
 	a_val "$t.no_errors" "failed requests, queries, resets, echoes (by job: ${P_why:-?})" "${P_bad:-}" 0
 }
 
-ALL_TESTS="flood_http flood_connect flood_socks5 flood_transparent dns_flood slowloris resets halfclose upstreams dns_upstream sigkill logdisk timeout"
+# run without sudo under load (issue 31): one daemon's user socket, three
+# users of a group of the suite's own, USERRUNS_N runs each at once, each
+# an allowed fetch through the proxy and a denied one: every run exits 0
+# as its user with the right answers; then a flood of connections opened
+# and never written by one user: the daemon holds at most
+# max_runs_per_user + 1 of them (the rest refused at once), another user's
+# run is served meanwhile, and when they close the daemon's descriptors
+# are back where they were. Users and group removed by name at the end.
+test_userruns() {
+	local t=userruns g=egrst$$ u sock=$W/$t.sock d fd0 fd1 i k n ok=0 bad=0 held pids=()
+	local users=("${g}a" "${g}b" "${g}c")
+	groupadd "$g" || { fail "$t.setup" "groupadd"; return; }
+	for u in "${users[@]}"; do useradd -M -N -g "$g" -s /bin/sh "$u"; done
+	USERRUNS_MADE=("${users[@]}" "$g")
+	printf '{"groups": ["%s"], "max_runs_per_user": %d}\n' "$g" "$USERRUNS_N" >"$W/$t.json"
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl" --user-socket "$sock" \
+		--users "$W/$t.json" >"$W/$t.dout" 2>"$W/$t.derr" &
+	d=$!
+	PIDS+=("$d")
+	wait_for 20 test -S "$sock" || { fail "$t.daemon" "no socket: $(tail -c 300 "$W/$t.derr")"; return; }
+	fd0=$(ls /proc/"$d"/fd | wc -l)
+	for u in "${users[@]}"; do
+		for ((k = 0; k < USERRUNS_N; k++)); do
+			(cd "$RW" && timeout -k 2 60 nsenter --net="$NS_SBX" setpriv --reuid="$u" --regid="$g" \
+				--init-groups env EGRESSCTL_USER_SOCKET="$sock" "$EGRESSCTL" run -q --dns-upstream "$INET_DNS" --allow "$WEB" -- \
+				"$PY" -c "import os, urllib.request as r
+print(os.getuid())
+print(r.urlopen('http://$WEB/', timeout=10).status)
+try:
+    r.urlopen('http://blocked.test/', timeout=10); print('leak')
+except Exception as e:
+    print('denied', getattr(e, 'code', e))") >"$W/$t-$u-$k.out" 2>"$W/$t-$u-$k.err" </dev/null &
+			pids+=($!)
+		done
+	done
+	for i in "${!pids[@]}"; do wait "${pids[$i]}" && ok=$((ok + 1)) || bad=$((bad + 1)); done
+	note "$t: $((${#users[@]} * USERRUNS_N)) runs at once: $ok exited 0, $bad not"
+	a_val "$t.all_ran" "runs that did not exit 0" "$bad" 0
+	n=0
+	for u in "${users[@]}"; do
+		for ((k = 0; k < USERRUNS_N; k++)); do
+			[ "$(sed -n 1p "$W/$t-$u-$k.out")" = "$(id -u "$u")" ] &&
+				[ "$(sed -n 2p "$W/$t-$u-$k.out")" = 200 ] &&
+				grep -q '^denied 403' "$W/$t-$u-$k.out" && n=$((n + 1))
+		done
+	done
+	a_val "$t.right_answers" "runs with their uid, 200 and a 403" "$n" "$((${#users[@]} * USERRUNS_N))"
+	# the flood: 200 connections of the first user, never written
+	u=${users[0]}
+	timeout -k 2 60 setpriv --reuid="$u" --regid="$g" --init-groups "$PY" -c "import socket, sys, time
+held = []
+for i in range(200):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(sys.argv[1]); held.append(s)
+    except OSError:
+        pass
+open(sys.argv[2], 'w').write('held\n')
+time.sleep(2)" "$sock" "$RW/$t.flood" &
+	i=$!
+	wait_for 20 test -s "$RW/$t.flood"
+	sleep 0.5
+	held=$(($(ls /proc/"$d"/fd | wc -l) - fd0))
+	note "$t: the daemon's descriptors while 200 half-open requests of one user: +$held"
+	a_le "$t.flood_bounded" "the daemon's descriptors more than before (at most max_runs_per_user + 1 connections)" \
+		"$held" $((USERRUNS_N + 1))
+	(cd "$RW" && timeout -k 2 30 nsenter --net="$NS_SBX" setpriv --reuid="${users[1]}" --regid="$g" \
+		--init-groups env EGRESSCTL_USER_SOCKET="$sock" "$EGRESSCTL" run -q -- id -u) >"$W/$t-during.out" 2>&1 </dev/null
+	a_val "$t.other_served" "another user's run during the flood" "$(cat "$W/$t-during.out")" "$(id -u "${users[1]}")"
+	wait "$i"
+	sleep 0.5
+	fd1=$(ls /proc/"$d"/fd | wc -l)
+	a_val "$t.fds_back" "the daemon's descriptors after (before: $fd0)" "$fd1" "$fd0"
+	kill "$d"
+	wait "$d" 2>/dev/null
+	for u in "${users[@]}"; do userdel "$u"; done
+	groupdel "$g" && USERRUNS_MADE=()
+}
+
+ALL_TESTS="flood_http flood_connect flood_socks5 flood_transparent dns_flood slowloris resets halfclose upstreams dns_upstream sigkill logdisk timeout userruns"
 FAULT_TESTS="resets halfclose upstreams dns_upstream sigkill logdisk timeout"
 [ -n "${STRESS_FAULTS_ONLY:-}" ] && ALL_TESTS=$FAULT_TESTS
 

@@ -57,6 +57,12 @@ test_request_ok(void **state)
 	assert_true(r.status);
 	assert_null(r.args);
 	usreq_free(&r);
+	assert_int_equal(parse("{\"log\":true}", &r, err, sizeof(err)), 0);
+	assert_true(r.log && !r.follow);
+	usreq_free(&r);
+	assert_int_equal(parse("{\"follow\":true,\"log\":true}", &r, err, sizeof(err)), 0);
+	assert_true(r.log && r.follow && !r.args);
+	usreq_free(&r);
 }
 
 static void
@@ -82,6 +88,9 @@ test_request_refused(void **state)
 		{"{\"status\":true,\"args\":[\"id\"]}", "status"},
 		{"{\"status\":false}", "status"},
 		{"{\"status\":1}", "status"},
+		{"{\"log\":true,\"follow\":1}", "log"},
+		{"{\"log\":false}", "log"},
+		{"{\"log\":true,\"args\":[\"id\"]}", "log"},
 	};
 	struct usreq r;
 	char err[256];

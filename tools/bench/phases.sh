@@ -546,3 +546,51 @@ for ln in open(sys.argv[1]):
 	"$EGR" detach --cgroup "$DCG" >/dev/null 2>&1
 	cg_remove "$DCG"
 }
+
+# ---------------------------------------------------------------- ustart
+
+# run without sudo (issue 31): a user's `egressctl run` through the
+# daemon's user socket, from its start to CMD's first instruction, beside
+# root's `run --user` of the same user to the same, in the same round
+# (5 of each, alternating, the medians a round's); CMD is date +%s%N, its
+# clock read first thing. The group and user are the bench's own
+# (UST_GROUP, UST_USER: removed here, or by the cleanup).
+ust_once() { # ust_once KIND: one start, its microseconds (or nothing)
+	local t0 t1
+	t0=$(date +%s%N)
+	if [ "$1" = root ]; then
+		t1=$(cd / && in_sbx "$EGR" run -q --user "$UST_USER" -- date +%s%N 2>/dev/null)
+	else
+		t1=$(cd / && in_sbx setpriv --reuid="$UST_USER" --regid="$UST_GROUP" --init-groups \
+			env EGRESSCTL_USER_SOCKET="$W/user.sock" "$EGR" run -q -- date +%s%N 2>/dev/null)
+	fi
+	[[ $t1 =~ ^[0-9]+$ ]] && echo $(((t1 - t0) / 1000))
+}
+
+phase_ustart() {
+	local r i kind d us
+	UST_GROUP=egrb$$
+	UST_USER=egrb$$u
+	if ! groupadd "$UST_GROUP" || ! useradd -M -N -g "$UST_GROUP" -s /bin/sh "$UST_USER"; then
+		skip ustart "cannot make a group and user (groupadd, useradd)"
+		return
+	fi
+	printf '{"groups": ["%s"], "max_runs_per_user": 4}\n' "$UST_GROUP" >"$W/users.json"
+	in_sbx "$EGR" daemon --control "$W/ustart.ctl" --user-socket "$W/user.sock" \
+		--users "$W/users.json" >"$W/ustart.dout" 2>&1 </dev/null &
+	d=$!
+	PIDS+=("$d")
+	for ((i = 0; i < 200; i++)); do [ -S "$W/user.sock" ] && break; sleep 0.05; done
+	for r in $(seq "$ROUNDS"); do
+		note "ustart round $r/$ROUNDS"
+		for i in 1 2 3 4 5; do
+			for kind in root user; do
+				us=$(ust_once "$kind")
+				rec "{\"phase\":\"ustart\",\"round\":$r,\"row\":\"start/$kind\",\"us\":${us:-null}}"
+			done
+		done
+	done
+	kill -TERM "$d" 2>/dev/null
+	wait "$d" 2>/dev/null
+	userdel "$UST_USER" && groupdel "$UST_GROUP" && UST_USER= && UST_GROUP=
+}

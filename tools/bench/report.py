@@ -169,6 +169,7 @@ LAT_TARGET_OF_PEER = 0.5  # added p50 <= this × the best peer's added p50
 MEM_TARGET_KIB = 4.0
 CONNECT4_TARGET_NS = 1000
 POLICY_TARGET_NS = 1000
+USTART_ADDED_MS = 20         # a user's run without sudo: at most root's start + 20 ms
 DAEMON_START_MS = 100        # runner mode: a restart to the first decision, 100k rules
 DAEMON_RELOAD_ADDED_US = 1000  # runner mode: no decision waits 1 ms longer during a reload
 DNS_CACHED_TARGET = 1.2
@@ -608,6 +609,24 @@ class Report:
         self.row(sec, "reload: connections refused that both policies allow", "", [r["refused"] for r in rl],
                  target=0, op="<=", judge="value")
 
+    def ustart(self):
+        recs = [r for r in self.recs if r["phase"] == "ustart" and r.get("us") is not None]
+        if not recs:
+            return
+        sec = "run without sudo (the daemon's user socket)"
+        per = {}  # {round: {kind: [ms]}}
+        for r in recs:
+            per.setdefault(r["round"], {}).setdefault(r["row"].split("/")[1], []).append(r["us"] / 1e3)
+        root = {k: med(v["root"]) for k, v in per.items() if v.get("root")}
+        user = {k: med(v["user"]) for k, v in per.items() if v.get("user")}
+        self.row(sec, "root's run: start to CMD's first instruction", "ms", list(root.values()))
+        self.row(sec, "a user's run (no sudo): start to CMD's first instruction", "ms",
+                 list(user.values()), self.paired(user, root))
+        self.row(sec, "a user's run: added to root's", "ms",
+                 [user[k] - root[k] for k in sorted(user) if k in root],
+                 target=USTART_ADDED_MS, op="<=", judge="value",
+                 note="medians of 5 each a round, alternating")
+
     # ------------------------------------------------------------- output
 
     def table(self):
@@ -730,6 +749,7 @@ class Report:
         self.policy()
         self.dns()
         self.daemon()
+        self.ustart()
 
 
 def main():

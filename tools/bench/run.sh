@@ -7,7 +7,8 @@
 #
 #   sudo tools/bench/run.sh [--quick] EGRESSCTL     (make bench / make bench-quick)
 #   BENCH_PHASES="bulk rate"   run only these phases
-#                              (bulk rate https mem kern policy dns daemon; default: all)
+#                              (bulk rate https mem kern policy dns daemon ustart;
+#                              default: all)
 #   BENCH_PEERS="haproxy"      start and measure only these peers (squid tinyproxy
 #                              trafficserver mitmproxy haproxy dante microsocks;
 #                              default: all; none: no peer)
@@ -81,7 +82,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 PY=/usr/bin/python3
 OUTFILE=${BENCH_OUT:-$REPO/bench-results.json}
-PHASES=${BENCH_PHASES:-bulk rate https mem kern policy dns daemon}
+PHASES=${BENCH_PHASES:-bulk rate https mem kern policy dns daemon ustart}
 
 # ------------------------------------------------------------ parameters
 
@@ -185,6 +186,9 @@ cleanup() {
 			[ -n "$id" ] && [ -d "$PIN_ROOT/$id" ] && rm -rf "${PIN_ROOT:?}/$id"
 		done < <(sort -u "$W/cgids")
 	fi
+	# phase ustart's user and group (when it did not remove them)
+	[ -n "${UST_USER:-}" ] && userdel "$UST_USER" 2>/dev/null
+	[ -n "${UST_GROUP:-}" ] && groupdel "$UST_GROUP" 2>/dev/null
 	ip netns del "$SBX" 2>/dev/null
 	ip netns del "$INET" 2>/dev/null
 	rm -f /dev/shm/"$SQUID_NAME"-*.shm	# a killed squid's segments (peers.sh)

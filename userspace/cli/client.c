@@ -366,6 +366,47 @@ userrun_status(bool json)
 	return 0;
 }
 
+int
+userrun_log(bool follow)
+{
+	const char *path = userrun_socket_path();
+	const char *req = follow ? "{\"log\":true,\"follow\":true}" : "{\"log\":true}";
+	int sock = connect_service(path);
+	char buf[4096];
+	ssize_t n;
+
+	if (sock < 0) {
+		log_warnx("log needs root, or the service at %s (%s)", path, strerror(errno));
+		return EGR_EXIT_ERROR;
+	}
+	signal(SIGPIPE, SIG_DFL);
+	if (send(sock, req, strlen(req), MSG_NOSIGNAL) < 0) {
+		log_warn("log: the service");
+		close(sock);
+		return EGR_EXIT_ERROR;
+	}
+	while ((n = recv(sock, buf, sizeof(buf) - 1, 0)) > 0) {
+		char why[128];
+		size_t end;
+		json_t *o;
+		bool refused;
+
+		buf[n] = 0;
+		o = jsonx_parse(buf, (size_t)n, 4, &end, why, sizeof(why));
+		refused = json_object_get(o, "exit") && !json_object_get(o, "decision") &&
+			  !json_object_get(o, "event");
+		json_decref(o);
+		if (refused) {
+			close(sock);
+			return answer(buf, n); /* refused: the service says why */
+		}
+		printf("%s\n", buf);
+		fflush(stdout);
+	}
+	close(sock);
+	return 0;
+}
+
 const char *
 userrun_socket_path(void)
 {

@@ -17,6 +17,7 @@
 
 #include "lib/jsonx.h"
 #include "cli/ctl.h"
+#include "cli/userrun.h"
 #include "confine/suggest.h"
 #include "lib/opts.h"
 #include "confine/status.h"
@@ -432,6 +433,14 @@ run_cmd(const struct ctl_cmd *c, const struct ctl_opts *o, char *arg)
 		jsonx_set_str(req, "rule", arg);
 	if (o->for_ns)
 		jsonx_set_int(req, "for", (long long)((o->for_ns + 999999999) / 1000000000));
+	if (!strcmp(c->name, "log") && geteuid() != 0 && userrun_service()) {
+		json_decref(req); /* a user: their runs' lines, through the service */
+		if (o->cgroup) {
+			log_warnx("log --cgroup: root's (a user sees the lines of their runs)");
+			return EGR_EXIT_USAGE;
+		}
+		return userrun_log(o->follow);
+	}
 	if (!strcmp(c->name, "log")) {
 		a.raw = true;
 		if (o->follow)

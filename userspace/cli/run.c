@@ -42,6 +42,7 @@
 #include "cli/term.h"
 #include "cli/trust.h"
 #include "cli/userrun.h"
+#include "audit/record.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -97,6 +98,8 @@ static const struct opt run_opt_table[] = {
 	{"service-limits", 0, OPT_T_STR, RO(limits_text), "TEXT", NULL, .flags = OPT_F_HIDDEN},
 	/* and the administrator's ceiling, users.json's "allow" (one a line) */
 	{"service-ceiling", 0, OPT_T_STR, RO(ceiling_text), "RULES", NULL, .flags = OPT_F_HIDDEN},
+	/* and the daemon's end of a socket for each record's line (`log`) */
+	{"service-log-fd", 0, OPT_T_INT, RO(log_tap), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -609,6 +612,23 @@ run_trust(struct run_state *st)
 	return err;
 }
 
+/* --service-log-fd: each record as its JSON line, one datagram, to the
+ * daemon (the user's `egressctl log`); dropped when it cannot take it. */
+static void
+run_tap(void *arg, const struct audit_rec *r)
+{
+	struct run_opts *o = arg;
+	struct timespec ts;
+	char line[2048];
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
+			 sizeof(line));
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)!send(o->log_tap, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 /* --service-ceiling: the first allow rule of the policy (options, file)
  * within none of users.json's "allow" refuses the run, named. */
 static int
@@ -670,6 +690,10 @@ run_main(struct run_opts *o)
 	if (run_prepare(&st))
 		goto out;
 	st.env.ask = asker_hook(st.asker);
+	if (o->log_tap) {
+		st.env.on_record = run_tap;
+		st.env.record_arg = o;
+	}
 	st.tg = target_new(st.base, &o->t, &st.env, NULL, errbuf, sizeof(errbuf));
 	if (!st.tg) {
 		log_warnx("%s", errbuf);

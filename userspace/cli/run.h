@@ -31,6 +31,7 @@ struct run_opts {
 	/* --service-ceiling: users.json's "allow", one rule a line; every
 	 * allow rule of the policy must be within one (NULL: no ceiling) */
 	const char *ceiling_text;
+	int log_tap; /* --service-log-fd: every record's line, one message each (0: none) */
 };
 
 /* --help of run. */

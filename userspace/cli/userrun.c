@@ -40,9 +40,9 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--cgroup (each run has a fresh cgroup of its own)";
 	if (o->allow_sudo)
 		return "--allow-sudo";
-	if (o->env_fd || o->limits_text || o->ceiling_text)
-		return "--service-env-fd, --service-limits and --service-ceiling (the service's "
-		       "own)";
+	if (o->env_fd || o->limits_text || o->ceiling_text || o->log_tap)
+		return "--service-env-fd, --service-limits, --service-ceiling and "
+		       "--service-log-fd (the service's own)";
 	/* CMD runs as the uid that owns the terminal the question would be
 	 * asked on: it could write the answers itself */
 	if (o->ask)

@@ -30,4 +30,9 @@ int userrun_client(int argc, char **argv);
  * exit status. */
 int userrun_status(bool json);
 
+/* log as a user that is not root: the decision lines of the caller's runs
+ * the service kept, then with follow each new one until interrupted.
+ * Returns the exit status. */
+int userrun_log(bool follow);
+
 #endif /* USERRUN_H */

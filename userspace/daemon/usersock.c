@@ -44,6 +44,8 @@
 #define P_PIDFD 3
 #endif
 #define USERSOCK_MAX_CONNS 256
+#define USERSOCK_RECENT	   256 /* decision lines kept for `log` */
+#define USERSOCK_FOLLOWERS 4   /* `log -f` connections per user */
 
 struct urun {
 	LIST_ENTRY(urun) entry;
@@ -59,6 +61,9 @@ struct urun {
 	int ticks;
 	char command[256]; /* CMD and its arguments, for status */
 	time_t started;
+	int tap; /* run's records (--service-log-fd), -1 none */
+	struct event *ev_tap;
+	bool follower; /* a `log -f` connection, not a run */
 };
 
 struct usersock {
@@ -71,6 +76,9 @@ struct usersock {
 	struct usercfg cfg;
 	LIST_HEAD(, urun) runs;
 	int nruns;
+	char *recent[USERSOCK_RECENT]; /* the last decision lines of every run */
+	uid_t recent_uid[USERSOCK_RECENT];
+	int recent_at, nrecent;
 };
 
 static usersock_check_fn check_args;
@@ -90,6 +98,10 @@ urun_free(struct urun *r)
 		event_free(r->ev_child);
 	if (r->ev_kill)
 		event_free(r->ev_kill);
+	if (r->ev_tap)
+		event_free(r->ev_tap);
+	if (r->tap >= 0)
+		close(r->tap);
 	if (r->conn >= 0)
 		close(r->conn);
 	if (r->pidfd >= 0)
@@ -187,6 +199,39 @@ urun_stop(struct urun *r)
 		event_add(r->ev_kill, &second);
 }
 
+/* A line of a run of uid's: kept, and sent to that uid's followers. */
+static void
+keep_line(struct usersock *us, uid_t uid, const char *line, size_t len)
+{
+	struct urun *f;
+	char *copy = strndup(line, len);
+
+	if (!copy)
+		return;
+	free(us->recent[us->recent_at]);
+	us->recent[us->recent_at] = copy;
+	us->recent_uid[us->recent_at] = uid;
+	us->recent_at = (us->recent_at + 1) % USERSOCK_RECENT;
+	if (us->nrecent < USERSOCK_RECENT)
+		us->nrecent++;
+	LIST_FOREACH(f, &us->runs, entry)
+	if (f->follower && f->uid == uid && f->conn >= 0)
+		send(f->conn, copy, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* The run's records, one line a datagram. */
+static void
+on_tap(evutil_socket_t fd, short what, void *arg)
+{
+	struct urun *r = arg;
+	char line[2048];
+	ssize_t n;
+
+	(void)what;
+	while ((n = recv(fd, line, sizeof(line), MSG_DONTWAIT)) > 0)
+		keep_line(r->us, r->uid, line, (size_t)n);
+}
+
 static void
 on_child(evutil_socket_t fd, short what, void *arg)
 {
@@ -198,6 +243,8 @@ on_child(evutil_socket_t fd, short what, void *arg)
 	if (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG) || !si.si_pid)
 		return;
 	status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+	if (r->tap >= 0)
+		on_tap(r->tap, 0, r); /* its last lines */
 	log_info("user socket: uid %u: run[%d] exited with status %d", (unsigned)r->uid,
 		 (int)r->pid, status);
 	if (r->conn >= 0)
@@ -333,10 +380,10 @@ say(const char *line)
  * files), nothing else open, signals as a new process has them, a session
  * of its own; then run. */
 static void __attribute__((noreturn))
-child_exec(char **argv, int *fds, int nfds, int envfd, pid_t daemon)
+child_exec(char **argv, int *fds, int nfds, int envfd, int tapfd, pid_t daemon)
 {
 	char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-	int hi[USREQ_MAX_FDS + 1];
+	int hi[USREQ_MAX_FDS + 2];
 	sigset_t none;
 
 	sigemptyset(&none);
@@ -348,15 +395,16 @@ child_exec(char **argv, int *fds, int nfds, int envfd, pid_t daemon)
 	if (prctl(PR_SET_PDEATHSIG, SIGUSR2) || getppid() != daemon)
 		_exit(EGR_EXIT_ERROR);
 	for (int i = 0; i < nfds; i++)
-		hi[i] = fcntl(i == 3 ? envfd : fds[i], F_DUPFD, USREQ_MAX_FDS + 1);
-	for (int i = 0; i < nfds; i++)
+		hi[i] = fcntl(i == 3 ? envfd : fds[i], F_DUPFD, USREQ_MAX_FDS + 2);
+	hi[nfds] = fcntl(tapfd, F_DUPFD, USREQ_MAX_FDS + 2); /* --service-log-fd NFDS */
+	for (int i = 0; i <= nfds; i++)
 		if (hi[i] < 0 || dup2(hi[i], i) != i)
 			_exit(EGR_EXIT_ERROR);
 	if (fchdir(fds[3])) {
 		say("egressctl: the service cannot enter the working directory\n");
 		_exit(EGR_EXIT_ERROR);
 	}
-	syscall(SYS_close_range, nfds, ~0U, 0);
+	syscall(SYS_close_range, nfds + 1, ~0U, 0);
 	execve("/proc/self/exe", argv, env);
 	say("egressctl: the service cannot start run\n");
 	_exit(EGR_EXIT_ERROR);
@@ -367,10 +415,11 @@ child_exec(char **argv, int *fds, int nfds, int envfd, pid_t daemon)
  * or NULL: no ceiling), max_conns_per_run ("" none), the ceiling's deny
  * rules, then the client's. */
 static char **
-run_argv(const struct urun *r, const struct usreq *req, char *limits, char *ceiling, char *maxconns)
+run_argv(const struct urun *r, const struct usreq *req, char *limits, char *ceiling, char *maxconns,
+	 char *tapno)
 {
 	const struct usercfg *c = &r->us->cfg;
-	char **a = calloc((size_t)(13 + 2 * c->ndeny + req->nargs), sizeof(*a));
+	char **a = calloc((size_t)(15 + 2 * c->ndeny + req->nargs), sizeof(*a));
 	int k = 0;
 
 	if (!a)
@@ -393,6 +442,8 @@ run_argv(const struct urun *r, const struct usreq *req, char *limits, char *ceil
 		a[k++] = "--max-conns";
 		a[k++] = maxconns;
 	}
+	a[k++] = "--service-log-fd";
+	a[k++] = tapno;
 	for (int i = 0; i < c->ndeny; i++) {
 		a[k++] = "--deny";
 		a[k++] = c->deny[i];
@@ -426,7 +477,8 @@ static int
 spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why, size_t whylen)
 {
 	const struct usercfg *c = &r->us->cfg;
-	char limits[PLIMITS_N * 44 + 8], maxconns[16] = "";
+	char limits[PLIMITS_N * 44 + 8], maxconns[16] = "", tapno[16];
+	int tap[2] = {-1, -1};
 	char *ceiling = c->has_allow ? ceiling_text(c) : NULL;
 	bool lim = req->limits.set && !plimits_format(&req->limits, limits, sizeof(limits));
 	char **argv = NULL;
@@ -435,15 +487,17 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 
 	if (c->max_conns)
 		snprintf(maxconns, sizeof(maxconns), "%d", c->max_conns);
-	if (!c->has_allow || ceiling)
-		argv = run_argv(r, req, lim ? limits : NULL, ceiling, maxconns);
+	snprintf(tapno, sizeof(tapno), "%d", nfds);
+	if ((!c->has_allow || ceiling) &&
+	    !socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, tap))
+		argv = run_argv(r, req, lim ? limits : NULL, ceiling, maxconns, tapno);
 	envfd = env_memfd(req);
 	pid_t pid = -1;
 
 	if (argv && envfd >= 0)
 		pid = fork();
 	if (pid == 0)
-		child_exec(argv, fds, nfds, envfd, self);
+		child_exec(argv, fds, nfds, envfd, tap[1], self);
 	if (pid < 0)
 		err = -errno ? -errno : -ENOMEM;
 	close_fds(fds, nfds);
@@ -451,11 +505,19 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 		close(envfd);
 	free(argv);
 	free(ceiling);
+	if (tap[1] >= 0)
+		close(tap[1]);
 	if (err) {
+		if (tap[0] >= 0)
+			close(tap[0]);
 		snprintf(why, whylen, "cannot start run: %s", strerror(-err));
 		return err;
 	}
 	r->pid = pid;
+	r->tap = tap[0];
+	r->ev_tap = event_new(r->us->base, r->tap, EV_READ | EV_PERSIST, on_tap, r);
+	if (r->ev_tap)
+		event_add(r->ev_tap, NULL);
 	r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	r->ev_child = r->pidfd >= 0
 			      ? event_new(r->us->base, r->pidfd, EV_READ | EV_PERSIST, on_child, r)
@@ -507,6 +569,37 @@ answer_status(struct urun *r)
 	urun_free(r);
 }
 
+/* {"log": true}: the kept lines of the peer's uid's runs, then, with
+ * follow, each new one as it comes (the connection stays a follower: no
+ * run, not counted as one; USERSOCK_FOLLOWERS a user); else the end. */
+static void
+answer_log(struct urun *r, bool follow)
+{
+	struct usersock *us = r->us;
+	int start = (us->recent_at + USERSOCK_RECENT - us->nrecent) % USERSOCK_RECENT, n = 0;
+	int sz = 1 << 20;
+	struct urun *o;
+
+	LIST_FOREACH(o, &us->runs, entry)
+	n += o->follower && o->uid == r->uid;
+	if (follow && n >= USERSOCK_FOLLOWERS) {
+		refuse(r, EGR_EXIT_ERROR, "you follow the log on 4 connections already");
+		return;
+	}
+	setsockopt(r->conn, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
+	for (int i = 0; i < us->nrecent; i++) {
+		int k = (start + i) % USERSOCK_RECENT;
+
+		if (us->recent_uid[k] == r->uid)
+			send(r->conn, us->recent[k], strlen(us->recent[k]),
+			     MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	if (follow)
+		r->follower = true;
+	else
+		urun_free(r);
+}
+
 /* CMD's words after "--" (or the first that is not an option). */
 static void
 urun_command(struct urun *r, const struct usreq *req)
@@ -531,7 +624,7 @@ count_others(const struct urun *r)
 	int n = 0;
 
 	LIST_FOREACH(o, &r->us->runs, entry)
-	n += o != r && o->uid == r->uid;
+	n += o != r && o->uid == r->uid && !o->follower;
 	return n;
 }
 
@@ -557,10 +650,15 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 		refuse(r, status, why);
 		return;
 	}
-	if (req.status) {
+	if (req.status || req.log) {
+		bool want_status = req.status, follow = req.follow;
+
 		close_fds(fds, nfds);
 		usreq_free(&req);
-		answer_status(r);
+		if (want_status)
+			answer_status(r);
+		else
+			answer_log(r, follow);
 		return;
 	}
 	if (count_others(r) >= r->us->cfg.max_runs) {
@@ -604,7 +702,9 @@ on_conn(evutil_socket_t fd, short what, void *arg)
 		free(buf);
 		return;
 	}
-	if (!r->pid && n != 0) {
+	if (r->follower && n != 0) {
+		close_fds(fds, nfds); /* a follower says nothing more */
+	} else if (!r->pid && n != 0) {
 		on_request(r, buf, n, fds, nfds); /* may free r */
 	} else if (n == 0) {			  /* gone: a request never sent, or the run ended */
 		event_free(r->ev_conn);
@@ -653,7 +753,7 @@ admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 	/* one more than the runs: a status request beside them (a run request
 	 * is counted again in on_request) */
 	LIST_FOREACH(o, &us->runs, entry)
-	n += o != r && o->uid == r->uid;
+	n += o != r && o->uid == r->uid && !o->follower; /* `log -f` is no run */
 	if (n >= us->cfg.max_runs + 1) {
 		snprintf(why, whylen, "%s has %d runs already (users.json: max_runs_per_user %d)",
 			 r->name, n, us->cfg.max_runs);
@@ -681,6 +781,7 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 	r->us = us;
 	r->conn = fd;
 	r->pidfd = -1;
+	r->tap = -1;
 	r->uid = (uid_t)-1;
 	LIST_INSERT_HEAD(&us->runs, r, entry);
 	us->nruns++;
@@ -806,5 +907,7 @@ usersock_free(struct usersock *us)
 		unlink(us->path);
 	}
 	usercfg_free(&us->cfg);
+	for (int i = 0; i < USERSOCK_RECENT; i++)
+		free(us->recent[i]);
 	free(us);
 }

@@ -127,6 +127,18 @@ usreq_parse(const char *buf, size_t len, struct usreq *r, char *err, size_t errl
 	memset(r, 0, sizeof(*r));
 	if (!doc)
 		return -EINVAL;
+	if (json_object_get(doc, "log")) {
+		v = json_object_get(doc, "follow");
+		if (!json_is_true(json_object_get(doc, "log")) || (v && !json_is_boolean(v)) ||
+		    json_object_size(doc) != 1u + !!v) {
+			snprintf(err, errlen, "expected {\"log\": true, \"follow\": true|false}");
+			goto out;
+		}
+		r->log = true;
+		r->follow = json_is_true(v);
+		rc = 0;
+		goto out;
+	}
 	if (json_object_get(doc, "status")) {
 		if (!json_is_true(json_object_get(doc, "status")) || json_object_size(doc) != 1) {
 			snprintf(err, errlen, "expected {\"status\": true} alone");

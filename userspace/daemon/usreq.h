@@ -2,7 +2,8 @@
 /* The messages of the user socket (daemon/usersock.c), as bytes a user
  * wrote: one request to run ({"args": [...], "env": [...], "nfds": N,
  * and the caller's "umask": M and "rlimits": [[CUR, MAX], ...] together,
- * -1 for unlimited}) or of its runs ({"status": true}),
+ * -1 for unlimited}), of its runs ({"status": true}) or their decision
+ * lines ({"log": true} and "follow": true or false),
  * then signals to forward ({"signal": N}). Pure parsing, fuzzed
  * (tests/fuzz/fuzz_usreq.c); whatever the bytes, a request comes out
  * whole and within the limits or not at all. */
@@ -27,6 +28,7 @@ struct usreq {
 	int nfds;	       /* descriptors sent with it */
 	struct plimits limits; /* the caller's umask and rlimits (.set: they came) */
 	bool status;	       /* {"status": true}: the caller's runs listed, nothing else */
+	bool log, follow;      /* {"log": true, "follow": B}: the caller's runs' lines */
 };
 
 /* Parses one request of len bytes. Returns 0, or -EINVAL with err set
