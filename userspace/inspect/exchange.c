@@ -24,6 +24,7 @@
 
 #include "inspect/core.h"
 #include "lib/log.h"
+#include "policy/secret.h"
 #include "proxy/http_fwd.h"
 
 /* What a request head read now makes the reader do. */
@@ -35,7 +36,7 @@ enum head_next {
 void
 ix_request_free(struct isess *s)
 {
-	free(s->uout);
+	secrets_wipe_free(s->uout, s->uoutlen); /* it may hold a secret's value */
 	s->uout = NULL;
 	s->uoutlen = 0;
 }
@@ -64,6 +65,21 @@ forward(struct isess *s, size_t used)
 	bool ws = http_fwd_websocket(req);
 
 	s->uout = http_fwd_head(req, ws, &s->uoutlen);
+	if (s->uout) {
+		struct secrets *sec = conn_secrets(s->c);
+		uint64_t used_bits = 0;
+
+		/* the placeholders of this host's secrets in the header lines:
+		 * their values, in this copy only */
+		s->uout = secrets_substitute(sec, s->c->host, s->uout, &s->uoutlen, &used_bits);
+		for (unsigned int i = 0; used_bits && i < secrets_count(sec); i++)
+			if (used_bits & (1ull << i)) {
+				secrets_note(sec, i, false);
+				log_info("conn %llu: secret %s put into the request to %s",
+					 (unsigned long long)s->c->id, secrets_name(sec, i),
+					 s->c->host);
+			}
+	}
 	if (!s->uout) {
 		conn_close(s->c, "out of memory");
 		return HEAD_WAIT;
@@ -114,6 +130,9 @@ judge(struct isess *s, size_t used)
 		return HEAD_WAIT;
 	}
 	s->ins->st.requests++;
+	conn_scan_secrets(
+		c, (const char *)evbuffer_pullup(bufferevent_get_input(s->cb), (ssize_t)used),
+		used);
 	if (conn_decide(c, NULL, &d, NULL) == 1)
 		return forward(s, used);
 	snprintf(msg, sizeof(msg), "blocked %s https://%s%s: %s", req->method, c->host,

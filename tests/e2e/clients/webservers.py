@@ -231,7 +231,9 @@ def serve_vhost(c, local, peer):
         log("VHOST", "local=" + local, "peer=" + peer, "req=%d" % n, "method=" + method,
             "target=" + target, "host=" + hdrs.get("host", "-"),
             "upgrade=" + hdrs.get("upgrade", "-"), "len=%d" % len(body),
-            "sha=" + hashlib.sha256(body).hexdigest())
+            "sha=" + hashlib.sha256(body).hexdigest(),
+            "auth=" + hdrs.get("authorization", "-").replace(" ", "_"),
+            "xk=" + hdrs.get("x-k", "-").replace(" ", "_"))
         tokens = [t.strip().lower() for t in hdrs.get("connection", "").split(",")]
         keep = "close" not in tokens and r.version != "HTTP/1.0"
         lax = lax or hdrs.get("x-lax") == "1"
