@@ -377,6 +377,17 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 		policy_free(p);
 		p = NULL;
 	}
+	/* the daemon's policies (this builds them, at start and on reloads):
+	 * what it confines was not started by it, so nothing could give it the
+	 * placeholders; a secret would be a rule that silently does nothing */
+	if (p && policy_secret_count(p)) {
+		snprintf(errbuf, errlen,
+			 "secrets (%s) are for egressctl run only: the daemon confines processes it "
+			 "did not start, and cannot give them placeholders (docs/inspection.md)",
+			 policy_secret_at(p, 0)->name);
+		policy_free(p);
+		p = NULL;
+	}
 	return p;
 }
 

@@ -107,7 +107,7 @@ struct target_rule {
 /* The policy of o (its file, then its rules) and the runtime rules extra.
  * Pure: touches nothing but the files, so a thread may build it while the
  * event loop serves (a 100,000-rule policy takes tens of milliseconds).
- * NULL with errbuf set. */
+ * The daemon's: a policy with secrets is refused. NULL with errbuf set. */
 struct policy *target_policy_build(const struct target_opts *o, const struct target_rule *extra,
 				   int nextra, char *errbuf, size_t errlen);
 
