@@ -193,9 +193,9 @@ check_policy_rows(struct opt *buf, size_t n)
 static void
 usage_check(FILE *f)
 {
-	struct opt rows[8];
+	struct opt rows[10];
 	struct check_opts o;
-	const struct opt_set sets[] = {{check_policy_rows(rows, 8), &o.t}, {check_opt_table, &o}};
+	const struct opt_set sets[] = {{check_policy_rows(rows, 10), &o.t}, {check_opt_table, &o}};
 
 	fprintf(f, "usage: egressctl check [OPTIONS] TARGET\n"
 		   "\n"
@@ -324,7 +324,7 @@ static int
 cmd_check(int argc, char **argv)
 {
 	struct check_opts *o = calloc(1, sizeof(*o));
-	struct opt rows[8];
+	struct opt rows[10];
 	char npath[2048];
 	struct sockaddr_storage ss;
 	struct policy_decision d;
@@ -337,7 +337,7 @@ cmd_check(int argc, char **argv)
 	if (!o)
 		return EGR_EXIT_ERROR;
 	{
-		const struct opt_set sets[] = {{check_policy_rows(rows, 8), &o->t},
+		const struct opt_set sets[] = {{check_policy_rows(rows, 10), &o->t},
 					       {check_opt_table, o}};
 
 		switch (opts_parse("check", sets, 2, argc, argv, false, &first)) {
