@@ -43,7 +43,8 @@
 #               secret's host in headers (the server logs them) and nowhere
 #               else; the placeholder in another inspected host's header or
 #               URL, in a plain-HTTP request, as a CONNECT target, an SNI
-#               or a DNS label: denied (403 blocked-by-secret-policy, a
+#               or a DNS label, in a request body to another inspected
+#               host: denied (403 blocked-by-secret-policy, a
 #               reset, REFUSED), logged naming the secret, never at a
 #               server; the value in no log, no output, not in CMD's
 #               environ; egressctl's environ, memory and ptrace refused to
@@ -535,6 +536,8 @@ cu use -H "Authorization: Bearer \$TOK" -H "X-K: \$UIDTOK" https://ok.i.test/s/u
 cu other -H "Authorization: Bearer \$TOK" https://plain.i.test/s/other
 cu url "https://plain.i.test/s/url?k=\$TOK"
 cu plainhttp -H "X-K: \$TOK" http://plain.i.test/s/plain
+cu body -X POST --data-binary "x=1&k=\$TOK&y=2" https://plain.i.test/s/body
+cu bodyok -X POST --data-binary "k=\$TOK" https://ok.i.test/s/bodyok
 cu connect -p "https://\$H.i.test/s/connect"
 curl -sS --max-time 5 --noproxy '*' --resolve "\$H.i.test:443:$A_OK" -o /dev/null "https://\$H.i.test/s/sni" 2>/dev/null; echo "sni rc=\$?"
 echo "dns \$(dig +time=2 +tries=1 "x\$H.i.test" A | grep -o 'status: [A-Z]*')"
@@ -559,11 +562,15 @@ EOF
 	a_perr inspect.secrets.other_host.header other blocked-by-secret-policy
 	a_code inspect.secrets.url $t url 403
 	a_code inspect.secrets.plain_http $t plainhttp 403
+	a_code inspect.secrets.body $t body 403
+	a_perr inspect.secrets.body.header body blocked-by-secret-policy
+	a_code inspect.secrets.body_own_host $t bodyok 200
+	web_saw inspect.secrets.body_own_host.server "target=/s/bodyok "
 	a_perr inspect.secrets.plain_http.header plainhttp blocked-by-secret-policy
 	a_grep inspect.secrets.connect "$RW/connect.err" "CONNECT tunnel failed, response 403"
 	a_grep inspect.secrets.sni "$W/$t.out" "^sni rc=[1-9][0-9]*$"
 	a_grep inspect.secrets.dns "$W/$t.out" "^dns status: REFUSED$"
-	web_none inspect.secrets.nothing_elsewhere "target=/s/(other|url|plain|connect|sni)"
+	web_none inspect.secrets.nothing_elsewhere "target=/s/(other|url|plain|connect|sni|body )"
 	a_jlog inspect.secrets.log.other "$W/$t.jlog" decision=deny host=plain.i.test \
 		"reason=.*secret TOK.*exfiltration attempt"
 	a_jlog inspect.secrets.log.dns "$W/$t.jlog" decision=deny source=dns "reason=.*secret TOK.*"

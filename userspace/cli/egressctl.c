@@ -408,7 +408,8 @@ cmd_check(int argc, char **argv)
 		const struct policy_secret *sec = policy_secret_at(p, i);
 
 		if (policy_secret_host(sec, host))
-			printf("  secret: %s (%s): its placeholder becomes the value in the headers "
+			printf("  secret: %s (%s): its placeholder becomes the value in the "
+			       "headers "
 			       "of inspected requests to it\n",
 			       sec->name, sec->from);
 	}

@@ -381,10 +381,11 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 	 * what it confines was not started by it, so nothing could give it the
 	 * placeholders; a secret would be a rule that silently does nothing */
 	if (p && policy_secret_count(p)) {
-		snprintf(errbuf, errlen,
-			 "secrets (%s) are for egressctl run only: the daemon confines processes it "
-			 "did not start, and cannot give them placeholders (docs/inspection.md)",
-			 policy_secret_at(p, 0)->name);
+		snprintf(
+			errbuf, errlen,
+			"secrets (%s) are for egressctl run only: the daemon confines processes it "
+			"did not start, and cannot give them placeholders (docs/inspection.md)",
+			policy_secret_at(p, 0)->name);
 		policy_free(p);
 		p = NULL;
 	}

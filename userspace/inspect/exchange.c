@@ -91,6 +91,8 @@ forward(struct isess *s, size_t used)
 	s->req_done =
 		req->body == HTTP_BODY_NONE || (req->body == HTTP_BODY_LENGTH && !req->body_len);
 	s->head_req = !strcmp(req->method, "HEAD");
+	memset(&s->scan, 0, sizeof(s->scan));
+	s->scanned = 0;
 	s->client_keep = req->keep_alive;
 	s->sent = s->resp_head_done = s->resp_started = s->resp_done = s->upstream_eof = false;
 	memset(&s->respc, 0, sizeof(s->respc));
@@ -188,6 +190,48 @@ ix_next_request(struct isess *s)
 
 /* ---- the request body, client -> upstream ---- */
 
+/* The first IX_SCAN_MAX bytes of a request body, used bytes of in now:
+ * a placeholder of a secret that may not go to this host ends the
+ * request before the piece that completes it goes (the server gets the
+ * head and an incomplete body, and its connection closed), with 403
+ * blocked-by-secret-policy and a decision line naming the secret (not in
+ * --audit). True when s was handed on. */
+static bool
+body_leak(struct isess *s, struct evbuffer *in, size_t used)
+{
+	struct secrets *sec = conn_secrets(s->c);
+	struct evbuffer_iovec v[16];
+	struct policy_decision d;
+	int n, hit = -1;
+
+	if (!secrets_count(sec) || s->scanned >= IX_SCAN_MAX)
+		return false;
+	if (used > IX_SCAN_MAX - s->scanned)
+		used = (size_t)(IX_SCAN_MAX - s->scanned);
+	n = evbuffer_peek(in, (ssize_t)used, NULL, v, 16);
+	for (int k = 0; k < n && k < 16 && hit < 0 && used; k++) {
+		size_t len = v[k].iov_len < used ? v[k].iov_len : used;
+
+		hit = secrets_scan_feed(sec, &s->scan, s->c->host, v[k].iov_base, len);
+		used -= len;
+		s->scanned += len;
+	}
+	if (hit < 0)
+		return false;
+	s->c->leak = hit + 1;
+	if (conn_decide(s->c, NULL, &d, NULL) == 1)
+		return false; /* --audit: recorded, let through */
+	ix_upstream_close(s);
+	if (s->resp_started) {
+		conn_close(s->c, "a secret's placeholder in the request body");
+		return true;
+	}
+	ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", false,
+		 "egressctl: blocked %s https://%s%s: the placeholder of secret %s in its body",
+		 s->c->method, s->c->host, s->c->path ? s->c->path : "", d.secret ? d.secret : "?");
+	return true;
+}
+
 /* Moves the body's bytes the client sent so far upstream, as framed;
  * -1 when c was closed. */
 static int
@@ -211,6 +255,8 @@ feed_body(struct isess *s)
 			return -1;
 		}
 	}
+	if (used && body_leak(s, in, used))
+		return -1;
 	if (used)
 		evbuffer_remove_buffer(in, out, used);
 	conn_touch(s->c);
