@@ -557,7 +557,7 @@ EOF
 	egr_join 30
 	a_grep inspect.secrets.placeholder "$W/$t.out" "^ph=EGRESSCTL_SECRET_TOK_[0-9a-f]{32} uph=EGRESSCTL_SECRET_UIDTOK_[0-9a-f]{32}$"
 	a_code inspect.secrets.use $t use 200
-	web_saw inspect.secrets.value_arrived "target=/s/use .*auth=Bearer_$val xk=$cval\$"
+	web_saw inspect.secrets.value_arrived "auth=Bearer_$val xk=$cval req=[0-9]+ method=GET target=/s/use "
 	a_code inspect.secrets.other_host $t other 403
 	a_perr inspect.secrets.other_host.header other blocked-by-secret-policy
 	a_code inspect.secrets.url $t url 403

@@ -228,12 +228,12 @@ def serve_vhost(c, local, peer):
                 return  # the client is done: not an error
         method, target, hdrs, names, te, body = read_request(r)
         n += 1
-        log("VHOST", "local=" + local, "peer=" + peer, "req=%d" % n, "method=" + method,
+        log("VHOST", "local=" + local, "peer=" + peer,
+            "auth=" + hdrs.get("authorization", "-").replace(" ", "_"),
+            "xk=" + hdrs.get("x-k", "-").replace(" ", "_"), "req=%d" % n, "method=" + method,
             "target=" + target, "host=" + hdrs.get("host", "-"),
             "upgrade=" + hdrs.get("upgrade", "-"), "len=%d" % len(body),
-            "sha=" + hashlib.sha256(body).hexdigest(),
-            "auth=" + hdrs.get("authorization", "-").replace(" ", "_"),
-            "xk=" + hdrs.get("x-k", "-").replace(" ", "_"))
+            "sha=" + hashlib.sha256(body).hexdigest())
         tokens = [t.strip().lower() for t in hdrs.get("connection", "").split(",")]
         keep = "close" not in tokens and r.version != "HTTP/1.0"
         lax = lax or hdrs.get("x-lax") == "1"
