@@ -85,6 +85,8 @@ invoking_user(uid_t *uid, gid_t *gid)
 static ssize_t
 run_command(const char *cmdline, char *buf, size_t cap, char *why, size_t whylen)
 {
+	char name[256] = "", home[4096] = "";
+	struct passwd *pw;
 	int pfd[2], status = 0;
 	uid_t uid;
 	gid_t gid;
@@ -92,6 +94,12 @@ run_command(const char *cmdline, char *buf, size_t cap, char *why, size_t whylen
 	ssize_t n;
 
 	invoking_user(&uid, &gid);
+	/* the user's names looked up before the fork: the child only sets */
+	pw = getpwuid(uid);
+	if (pw) {
+		snprintf(name, sizeof(name), "%s", pw->pw_name);
+		snprintf(home, sizeof(home), "%s", pw->pw_dir);
+	}
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
 	pid = fork();
@@ -101,22 +109,21 @@ run_command(const char *cmdline, char *buf, size_t cap, char *why, size_t whylen
 		return -errno;
 	}
 	if (pid == 0) {
-		struct passwd *pw = getpwuid(uid);
 		int devnull = open("/dev/null", O_RDONLY);
 
 		if (devnull >= 0)
 			dup2(devnull, 0);
 		dup2(pfd[1], 1);
 		if (uid != getuid() || gid != getgid()) {
-			if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) ||
+			if ((name[0] ? initgroups(name, gid) : setgroups(0, NULL)) ||
 			    setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
 				_exit(126);
 		}
-		if (pw) {
-			setenv("HOME", pw->pw_dir, 1);
-			setenv("USER", pw->pw_name, 1);
-			setenv("LOGNAME", pw->pw_name, 1);
-			if (chdir(pw->pw_dir))
+		if (name[0]) {
+			setenv("HOME", home, 1);
+			setenv("USER", name, 1);
+			setenv("LOGNAME", name, 1);
+			if (chdir(home))
 				(void)!chdir("/");
 		}
 		signal(SIGPIPE, SIG_DFL);
