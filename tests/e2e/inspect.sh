@@ -38,6 +38,17 @@
 #               egressctl refused (control: each works outside egressctl)
 #   env         the eight variables naming the CA, set only when a rule
 #               inspects; the bundle holds the system's CAs and ours
+#   secrets     --secret and a policy's "secrets": CMD holds placeholders;
+#               the real values (env:, command: as SUDO_UID) arrive at the
+#               secret's host in headers (the server logs them) and nowhere
+#               else; the placeholder in another inspected host's header or
+#               URL, in a plain-HTTP request, as a CONNECT target, an SNI
+#               or a DNS label, in a request body to another inspected
+#               host: denied (403 blocked-by-secret-policy, a
+#               reset, REFUSED), logged naming the secret, never at a
+#               server; the value in no log, no output, not in CMD's
+#               environ; egressctl's environ, memory and ptrace refused to
+#               CMD; a bad --secret and a missing source refused at start
 #   ca          --ca CERT,KEY: CMD is given that CA and the leaves are its
 #               (a client trusting it alone gets 200), its key in no file
 #               egressctl wrote; a key not the certificate's, and a
@@ -66,7 +77,7 @@ A_PLAIN=203.0.113.11
 A_BAD=203.0.113.12
 A_WRONG=203.0.113.13	# wrong.i.test: a certificate of the test CA for other.test
 WEBLOG=$W/web.log
-ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env ca"
+ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env secrets ca"
 
 # a test CA, a server certificate it signs for *.i.test, one it did not
 # sign, and one it signs for another name (other.test)
@@ -510,6 +521,76 @@ EOF
 	rm -f "$W/$t.policy.json"
 	irun $t --allow ok.i.test -- sh "$W/$t.sh"
 	a_nogrep inspect.env.none_all "$W/$t.out" "=/tmp/egressctl-ca"
+}
+
+test_secrets() {
+	local t=i_secrets val cval f
+	val="realtok-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+	cval=65534
+	policy $t '{"allow": ["ok.i.test", {"rule": "plain.i.test", "inspect": true}],
+	  "secrets": {"UIDTOK": {"from": "command:id -u", "hosts": ["ok.i.test"]}}}'
+	script $t <<EOF
+echo "ph=\$TOK uph=\$UIDTOK"
+H=\$(printf %s "\$TOK" | tail -c 32)
+cu use -H "Authorization: Bearer \$TOK" -H "X-K: \$UIDTOK" https://ok.i.test/s/use
+cu other -H "Authorization: Bearer \$TOK" https://plain.i.test/s/other
+cu url "https://plain.i.test/s/url?k=\$TOK"
+cu plainhttp -H "X-K: \$TOK" http://plain.i.test/s/plain
+cu body -X POST --data-binary "x=1&k=\$TOK&y=2" https://plain.i.test/s/body
+cu bodyok -X POST --data-binary "k=\$TOK" https://ok.i.test/s/bodyok
+cu connect -p "https://\$H.i.test/s/connect"
+curl -sS --max-time 5 --noproxy '*' --resolve "\$H.i.test:443:$A_OK" -o /dev/null "https://\$H.i.test/s/sni" 2>/dev/null; echo "sni rc=\$?"
+echo "dns \$(dig +time=2 +tries=1 "x\$H.i.test" A | grep -o 'status: [A-Z]*')"
+echo "self_environ \$(grep -c realtok /proc/self/environ)"
+while [ ! -e $RW/sec.pid ]; do sleep 0.05; done
+p=\$(cat $RW/sec.pid)
+cat /proc/\$p/environ >/dev/null 2>&1; echo "egr_environ rc=\$?"
+\$IC mem \$p
+\$IC ptrace \$p
+EOF
+	rm -f "$RW/sec.pid"
+	web_mark
+	TOKV=$val SUDO_UID=$cval SUDO_GID=$cval egr_bg $t --cgroup "$(cg_name "$t")" --user nobody \
+		--dns-upstream "$INET_DNS" --upstream-ca "$W/testca.crt" --log "$W/$t.jlog" \
+		--policy "$W/$t.policy.json" --secret "TOK=env:TOKV@ok.i.test" -- sh "$W/$t.sh"
+	echo "$EGR_PID" >"$RW/sec.pid"
+	egr_join 30
+	a_grep inspect.secrets.placeholder "$W/$t.out" "^ph=EGRESSCTL_SECRET_TOK_[0-9a-f]{32} uph=EGRESSCTL_SECRET_UIDTOK_[0-9a-f]{32}$"
+	a_code inspect.secrets.use $t use 200
+	web_saw inspect.secrets.value_arrived "auth=Bearer_$val xk=$cval req=[0-9]+ method=GET target=/s/use "
+	a_code inspect.secrets.other_host $t other 403
+	a_perr inspect.secrets.other_host.header other blocked-by-secret-policy
+	a_code inspect.secrets.url $t url 403
+	a_code inspect.secrets.plain_http $t plainhttp 403
+	a_code inspect.secrets.body $t body 403
+	a_perr inspect.secrets.body.header body blocked-by-secret-policy
+	a_code inspect.secrets.body_own_host $t bodyok 200
+	web_saw inspect.secrets.body_own_host.server "target=/s/bodyok "
+	a_perr inspect.secrets.plain_http.header plainhttp blocked-by-secret-policy
+	a_grep inspect.secrets.connect "$RW/connect.err" "CONNECT tunnel failed, response 403"
+	a_grep inspect.secrets.sni "$W/$t.out" "^sni rc=[1-9][0-9]*$"
+	a_grep inspect.secrets.dns "$W/$t.out" "^dns status: REFUSED$"
+	web_none inspect.secrets.nothing_elsewhere "target=/s/(other|url|plain|connect|sni|body )"
+	a_jlog inspect.secrets.log.other "$W/$t.jlog" decision=deny host=plain.i.test \
+		"reason=.*secret TOK.*exfiltration attempt"
+	a_jlog inspect.secrets.log.dns "$W/$t.jlog" decision=deny source=dns "reason=.*secret TOK.*"
+	a_jlog inspect.secrets.log.sni "$W/$t.jlog" decision=deny source=transparent "reason=.*secret TOK.*"
+	a_grep inspect.secrets.self_environ "$W/$t.out" "^self_environ 0$"
+	a_grep inspect.secrets.egr_environ_refused "$W/$t.out" "^egr_environ rc=[1-9]"
+	egr_json $t 1
+	a_denied inspect.secrets.mem_refused
+	egr_json $t 2
+	a_denied inspect.secrets.ptrace_refused
+	for f in "$W/$t.jlog" "$W/$t.out" "$W/$t.err"; do
+		a_nogrep "inspect.secrets.value_absent.$(basename "$f")" "$f" "$val|auth=Bearer"
+	done
+	a_grep inspect.secrets.summary "$W/$t.err" "secret TOK: put into 1 request, [0-9]+ attempts to send it elsewhere denied"
+	# refusals: a bad --secret, a source that fails
+	irun $t --allow ok.i.test --secret "TOK=vault:x@ok.i.test" -- true
+	a_grep inspect.secrets.bad_kind "$W/$t.err" "--secret TOK=vault:x@ok\.i\.test: unknown source \"vault:x\""
+	irun $t --allow ok.i.test --secret "TOK=env:TOKV_MISSING@ok.i.test" -- true
+	a_rc inspect.secrets.missing.exit 125 $t
+	a_grep inspect.secrets.missing.said "$W/$t.err" "secret TOK \(env:TOKV_MISSING\): egressctl's environment has no TOKV_MISSING"
 }
 
 test_ca() {

@@ -438,6 +438,21 @@ conn_sockaddr_port(const struct sockaddr_storage *ss)
 	return 0;
 }
 
+struct secrets *
+conn_secrets(const struct conn *c)
+{
+	(void)c;
+	return NULL;
+}
+
+void
+conn_scan_secrets(struct conn *c, const char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+	c->leak = 0;
+}
+
 const struct policy *
 conn_policy(const struct conn *c)
 {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "confine/options.h"
 #include "policy/policy.h"
 #include "policy/secret.h"
 
@@ -222,13 +223,41 @@ test_substitute(void **state)
 	policy_free(p);
 }
 
+/* The daemon's builder refuses secrets, from --secret and from a file:
+ * nothing it confines could be given the placeholders. */
+static void
+test_daemon_refuses(void **state)
+{
+	static struct target_opts o;
+	struct policy *p;
+	char err[400];
+
+	(void)state;
+	o.rules[0] = (struct rule_arg){POLICY_ALLOW, "ok.test"};
+	o.nrules = 1;
+	p = target_policy_build(&o, NULL, 0, err, sizeof(err));
+	assert_non_null(p);
+	policy_free(p);
+	o.secrets[0] = "GH=env:X@ok.test";
+	o.nsecrets = 1;
+	assert_null(target_policy_build(&o, NULL, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "secrets (GH) are for egressctl run only"));
+	/* run's path: the options add it once, however often they are applied */
+	p = target_build_policy(NULL, o.rules, o.nrules, err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(target_policy_options(p, &o, err, sizeof(err)), 0);
+	assert_int_equal(target_policy_options(p, &o, err, sizeof(err)), 0);
+	assert_int_equal(policy_secret_count(p), 1);
+	policy_free(p);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arg),	   cmocka_unit_test(test_inspected),
 		cmocka_unit_test(test_store),	   cmocka_unit_test(test_find),
-		cmocka_unit_test(test_substitute),
+		cmocka_unit_test(test_substitute), cmocka_unit_test(test_daemon_refuses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

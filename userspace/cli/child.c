@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include "cli/child.h"
+#include "policy/secret.h"
 #include "cli/trust.h"
 #include "lib/plimits.h"
 #include "lib/log.h"
@@ -126,6 +127,10 @@ child_exec(const struct sandbox_user *u, const struct sandbox_term *term, int er
 	if (!env->no_proxy_env)
 		set_proxy_env(env);
 	trust_setenv(env->trust); /* HTTPS inspection's CA, whatever the proxy variables */
+	/* secrets: placeholders only (their values' pages are not in this
+	 * process: MADV_DONTFORK) */
+	for (unsigned int i = 0; i < secrets_count(env->secrets); i++)
+		setenv(secrets_name(env->secrets, i), secrets_placeholder(env->secrets, i), 1);
 	execvp(env->argv[0], env->argv);
 	err = errno;
 	status = (err == ENOENT || err == ENOTDIR) ? EGR_EXIT_NOTFOUND : EGR_EXIT_NOEXEC;

@@ -11,6 +11,7 @@
 struct plimits;
 struct rlimit;
 struct trust;
+struct secrets;
 
 struct child_env {
 	const char *cgroup;	      /* the cgroup, as /proc/self/cgroup shows it */
@@ -28,6 +29,8 @@ struct child_env {
 	/* HTTPS inspection: the CA to trust (trust.h), its directory made
 	 * read-only in CMD's mount namespace; NULL when nothing inspects */
 	const struct trust *trust;
+	/* secrets (policy/secret.h): NAME=placeholder each; NULL: none */
+	const struct secrets *secrets;
 };
 
 /* The walls (sandbox_enter_opts), then CMD. With --allow-sudo it is pid 1

@@ -31,6 +31,7 @@
 #include "lib/proxyurl.h"
 #include "parse/path.h"
 #include "policy/policy.h"
+#include "policy/secret.h"
 
 #ifndef EGR_VERSION
 #define EGR_VERSION "unknown" /* the Makefile passes git describe's */
@@ -183,7 +184,7 @@ check_policy_rows(struct opt *buf, size_t n)
 		if (!strcmp(o->name, "allow") || !strcmp(o->name, "deny") ||
 		    !strcmp(o->name, "policy") || !strcmp(o->name, "ipv6") ||
 		    !strcmp(o->name, "upstream-proxy") || !strcmp(o->name, "upstream-no-proxy") ||
-		    !strcmp(o->name, "limited"))
+		    !strcmp(o->name, "limited") || !strcmp(o->name, "secret"))
 			buf[k++] = *o;
 	memset(&buf[k], 0, sizeof(buf[k]));
 	return buf;
@@ -192,9 +193,9 @@ check_policy_rows(struct opt *buf, size_t n)
 static void
 usage_check(FILE *f)
 {
-	struct opt rows[8];
+	struct opt rows[10];
 	struct check_opts o;
-	const struct opt_set sets[] = {{check_policy_rows(rows, 8), &o.t}, {check_opt_table, &o}};
+	const struct opt_set sets[] = {{check_policy_rows(rows, 10), &o.t}, {check_opt_table, &o}};
 
 	fprintf(f, "usage: egressctl check [OPTIONS] TARGET\n"
 		   "\n"
@@ -255,8 +256,9 @@ path_words(const char *path)
 }
 
 static void
-print_check_json(const struct policy_decision *d, const struct policy_query *q, const char *host,
-		 const char *words, const char *path)
+print_check_json(const struct policy *p, const struct policy_decision *d,
+		 const struct policy_query *q, const char *host, const char *words,
+		 const char *path)
 {
 	json_t *o = json_object();
 	char *out;
@@ -286,6 +288,16 @@ print_check_json(const struct policy_decision *d, const struct policy_query *q, 
 	else
 		jsonx_set_null(o, "path");
 	jsonx_set_bool(o, "inspected", d->inspect);
+	if (policy_secret_count(p)) {
+		json_t *a = json_array();
+
+		/* the secrets whose values an inspected request to it gets */
+		for (unsigned int i = 0; a && i < policy_secret_count(p); i++)
+			if (policy_secret_host(policy_secret_at(p, i), host))
+				json_array_append_new(a, json_string(policy_secret_at(p, i)->name));
+		if (a)
+			json_object_set_new(o, "secrets", a);
+	}
 	out = jsonx_line(o);
 	if (out)
 		printf("%s\n", out);
@@ -312,7 +324,7 @@ static int
 cmd_check(int argc, char **argv)
 {
 	struct check_opts *o = calloc(1, sizeof(*o));
-	struct opt rows[8];
+	struct opt rows[10];
 	char npath[2048];
 	struct sockaddr_storage ss;
 	struct policy_decision d;
@@ -325,7 +337,7 @@ cmd_check(int argc, char **argv)
 	if (!o)
 		return EGR_EXIT_ERROR;
 	{
-		const struct opt_set sets[] = {{check_policy_rows(rows, 8), &o->t},
+		const struct opt_set sets[] = {{check_policy_rows(rows, 10), &o->t},
 					       {check_opt_table, o}};
 
 		switch (opts_parse("check", sets, 2, argc, argv, false, &first)) {
@@ -379,7 +391,7 @@ cmd_check(int argc, char **argv)
 			 d.reason == POLICY_R_LOCAL ? " (name it in a rule to allow it)" : "");
 	path = d.action == POLICY_ALLOW ? check_path(p, &q, o->t.ipv6) : NULL;
 	if (o->json)
-		print_check_json(&d, &q, host, words, path);
+		print_check_json(p, &d, &q, host, words, path);
 	else
 		printf("%s: %s%s:%u%s%s%s%s \u2014 %s\n",
 		       d.action == POLICY_ALLOW ? "allow" : "deny",
@@ -392,6 +404,15 @@ cmd_check(int argc, char **argv)
 	if (d.inspect && !o->json)
 		printf("  inspected: HTTPS to it is ended by egressctl with the run's CA, and each "
 		       "request inside is judged (check --method M --path P)\n");
+	for (unsigned int i = 0; !o->json && i < policy_secret_count(p); i++) {
+		const struct policy_secret *sec = policy_secret_at(p, i);
+
+		if (policy_secret_host(sec, host))
+			printf("  secret: %s (%s): its placeholder becomes the value in the "
+			       "headers "
+			       "of inspected requests to it\n",
+			       sec->name, sec->from);
+	}
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);

@@ -686,6 +686,9 @@ run_main(struct run_opts *o)
 	st.env.command = st.cmdline;
 	st.env.denial_lines = !o->quiet;
 	st.env.hands_ca = true; /* run_trust(): CMD's trust files */
+	/* secrets: not for the service's run (the values would be read as root
+	 * for a user who is not) */
+	st.env.hands_secrets = !o->env_fd;
 	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
 	if (run_prepare(&st))
 		goto out;

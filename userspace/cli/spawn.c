@@ -183,6 +183,7 @@ run_spawn(struct run_state *st, int cg_fd, const struct sandbox_user *u)
 			.allow_sudo = st->opts->allow_sudo,
 			.no_proxy_env = st->opts->no_proxy_env,
 			.trust = st->trust.dir[0] ? &st->trust : NULL,
+			.secrets = target_secrets(st->tg),
 		};
 
 		close(pfd[0]);

@@ -29,8 +29,9 @@ struct target {
 	struct summary *summary;
 	struct resolver *res; /* the proxy's and the responder's */
 	struct proxy *px;
-	struct inspector *ins;	/* HTTPS inspection; NULL until the policy inspects */
-	struct dns_server *dns; /* NULL with --dns-port */
+	struct inspector *ins;	 /* HTTPS inspection; NULL until the policy inspects */
+	struct secrets *secrets; /* the policy's secrets, their values (policy/secret.h); or NULL */
+	struct dns_server *dns;	 /* NULL with --dns-port */
 	struct loader *ld;
 	struct kpath kp;	 /* over ld, for the responder and the proxy (kpath.c) */
 	struct revoker *rk;	 /* env->revoke_direct: the direct connections' revoke pass */

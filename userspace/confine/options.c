@@ -12,6 +12,7 @@
 #include "sandbox/unixsvc.h"
 #include "confine/options.h"
 #include "confine/summary.h"
+#include "policy/secret.h"
 
 #define TO(field) offsetof(struct target_opts, field)
 
@@ -147,6 +148,28 @@ set_no_proxy(void *dst, const struct opt *o, const char *arg, char *err, size_t 
 	return 0;
 }
 
+static int
+add_secret(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct target_opts *t = dst;
+	struct policy *p = policy_new();
+	int rc;
+
+	(void)o;
+	if (t->nsecrets == TARGET_MAX_SECRETS) {
+		snprintf(err, errlen, "at most %d", TARGET_MAX_SECRETS);
+		policy_free(p);
+		return -EINVAL;
+	}
+	/* checked now, on its own, so that the error names the option */
+	rc = p ? policy_add_secret_arg(p, arg, err, errlen) : -ENOMEM;
+	policy_free(p);
+	if (rc)
+		return -EINVAL;
+	t->secrets[t->nsecrets++] = arg;
+	return 0;
+}
+
 const struct opt target_opt_table[] = {
 	{"allow", 0, OPT_T_CALL, 0, "RULE",
 	 "allow RULE: host, *.host, **.host, host:port, *:port,\n"
@@ -237,6 +260,14 @@ const struct opt target_opt_table[] = {
 	 "HTTPS inspection signs with this CA (PEM files; the\n"
 	 "key unencrypted) instead of one made for the run in\n"
 	 "memory"},
+	{"secret", 0, OPT_T_CALL, 0, "NAME=SOURCE@HOST[,HOST]",
+	 "CMD gets $NAME as a placeholder; egressctl reads the\n"
+	 "value once from SOURCE (env:VAR, file:/PATH, or\n"
+	 "command:CMDLINE run as the invoking user) and puts it\n"
+	 "in request headers to HOST (name, *.name, **.name;\n"
+	 "inspected) only; the placeholder anywhere else is\n"
+	 "denied (repeatable)",
+	 .call = add_secret},
 	{"upstream-ca", 0, OPT_T_STR, TO(upstream_ca), "FILE",
 	 "inspected HTTPS: verify servers against the PEM\n"
 	 "certificates in FILE instead of the system's store"},
@@ -346,6 +377,18 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 		policy_free(p);
 		p = NULL;
 	}
+	/* the daemon's policies (this builds them, at start and on reloads):
+	 * what it confines was not started by it, so nothing could give it the
+	 * placeholders; a secret would be a rule that silently does nothing */
+	if (p && policy_secret_count(p)) {
+		snprintf(
+			errbuf, errlen,
+			"secrets (%s) are for egressctl run only: the daemon confines processes it "
+			"did not start, and cannot give them placeholders (docs/inspection.md)",
+			policy_secret_at(p, 0)->name);
+		policy_free(p);
+		p = NULL;
+	}
 	return p;
 }
 
@@ -355,6 +398,23 @@ target_policy_options(struct policy *p, const struct target_opts *o, char *errbu
 	char err[300];
 
 	policy_set_ipv6(p, o->ipv6);
+	for (int i = 0; i < o->nsecrets; i++) {
+		const char *eq = strchr(o->secrets[i], '=');
+		bool have = false;
+
+		/* once: a policy given options twice (the daemon's) keeps its own */
+		for (unsigned int k = 0; eq && k < policy_secret_count(p); k++) {
+			const struct policy_secret *s = policy_secret_at(p, k);
+
+			have |= !strcmp(s->source, "--secret") &&
+				strlen(s->name) == (size_t)(eq - o->secrets[i]) &&
+				!strncmp(s->name, o->secrets[i], strlen(s->name));
+		}
+		if (!have && policy_add_secret_arg(p, o->secrets[i], err, sizeof(err))) {
+			snprintf(errbuf, errlen, "--secret %s: %s", o->secrets[i], err);
+			return -EINVAL;
+		}
+	}
 	if (o->limited)
 		policy_set_limited(p, true);
 	if (policy_set_upstream(p, o->upstream_proxy != NULL, o->upstream_no_proxy, err,

@@ -12,8 +12,9 @@
 #include "lib/opts.h"
 #include "policy/policy.h"
 
-#define TARGET_MAX_RULES 256
-#define TARGET_MAX_UNIX	 32 /* --allow-unix, and --deny-unix */
+#define TARGET_MAX_RULES   256
+#define TARGET_MAX_UNIX	   32 /* --allow-unix, and --deny-unix */
+#define TARGET_MAX_SECRETS 32 /* --secret (SECRET_MAX in a policy) */
 
 struct rule_arg {
 	enum policy_action action;
@@ -67,6 +68,9 @@ struct target_opts {
 	uint32_t socks_max; /* EGR_TESTING builds only */
 	size_t log_buffer;  /* EGR_TESTING builds only */
 	int pipes_max;	    /* EGR_TESTING builds only */
+	/* --secret NAME=SOURCE@HOST[,HOST] (policy/secret.h), in order */
+	const char *secrets[TARGET_MAX_SECRETS];
+	int nsecrets;
 };
 
 /* Options that cannot go together (--ipv6 with --containers,
@@ -103,7 +107,7 @@ struct target_rule {
 /* The policy of o (its file, then its rules) and the runtime rules extra.
  * Pure: touches nothing but the files, so a thread may build it while the
  * event loop serves (a 100,000-rule policy takes tens of milliseconds).
- * NULL with errbuf set. */
+ * The daemon's: a policy with secrets is refused. NULL with errbuf set. */
 struct policy *target_policy_build(const struct target_opts *o, const struct target_rule *extra,
 				   int nextra, char *errbuf, size_t errlen);
 

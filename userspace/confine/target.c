@@ -21,6 +21,8 @@
 #include "dns/resolver.h"
 #include "dns/responder.h"
 #include "inspect/inspect.h"
+#include "confine/secrets.h"
+#include "policy/secret.h"
 #include "kernel/existing.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
@@ -121,6 +123,31 @@ target_ca_pem(const struct target *t, size_t *len)
 	return t->ins ? inspector_ca_pem(t->ins, len) : NULL;
 }
 
+const struct secrets *
+target_secrets(const struct target *t)
+{
+	return t->secrets;
+}
+
+/* The secrets' store and their values, read now (confine/secrets.c). */
+static int
+target_open_secrets(struct target *t, char *errbuf, size_t errlen)
+{
+	if (!t->env->hands_secrets) {
+		snprintf(errbuf, errlen,
+			 "the policy has secrets, and this target cannot hand their "
+			 "placeholders to what it confines (the daemon, the service's run): use "
+			 "egressctl run --secret, as root (docs/inspection.md)");
+		return -EINVAL;
+	}
+	t->secrets = secrets_new(t->policy);
+	if (!t->secrets) {
+		snprintf(errbuf, errlen, "secrets: %s", strerror(errno));
+		return -errno;
+	}
+	return target_secrets_load(t->secrets, errbuf, errlen);
+}
+
 struct target *
 target_new(struct event_base *base, const struct target_opts *o, const struct target_env *env,
 	   struct policy *policy, char *errbuf, size_t errlen)
@@ -148,6 +175,8 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	/* the proxy says what the kernel does; routes by the upstream proxy;
 	 * --limited */
 	if (target_policy_options(t->policy, o, errbuf, errlen))
+		goto fail;
+	if (policy_secret_count(t->policy) && target_open_secrets(t, errbuf, errlen))
 		goto fail;
 	/* the CA exists before CMD starts: it is told to trust it */
 	if ((policy_inspects(t->policy) || o->ca) && target_open_inspector(t, errbuf, errlen))
@@ -247,6 +276,7 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.ipv6 = o->ipv6;
 	po.upstream = t->upstream;
 	memcpy(po.upstream_auth, t->upstream_auth, sizeof(po.upstream_auth));
+	po.secrets = t->secrets;
 	po.inspect.start = target_inspect_hook;
 	po.inspect.arg = t;
 	t->px = proxy_new(t->base, &po, errbuf, errlen);
@@ -266,6 +296,7 @@ open_dns(struct target *t, const struct loader_opts *pinned, char *errbuf, size_
 	dopts.audit_mode = o->audit;
 	dopts.ask = t->env->ask;
 	dopts.policy_rw = t->policy;
+	dopts.secrets = t->secrets;
 	dopts.head_timeout_s = o->head_timeout > 0 ? o->head_timeout : PROXY_DEF_HEAD_TIMEOUT;
 	dopts.port = pinned ? pinned->dns_port : 0;
 	dopts.ns_ip4 = o->containers_ip4;
@@ -649,6 +680,17 @@ target_print_summary(struct target *t, bool audit_mode)
 	target_say_suppressed(t);
 	audit_get_stats(t->audit, &ls);
 	summary_print(t->summary, stderr, audit_mode, &ls);
+	/* secrets: names and counts, never a value */
+	for (unsigned int i = 0; i < secrets_count(t->secrets); i++) {
+		uint64_t used, leaks;
+
+		secrets_counts(t->secrets, i, &used, &leaks);
+		fprintf(stderr,
+			"secret %s: put into %llu request%s, %llu attempt%s to send it elsewhere "
+			"denied\n",
+			secrets_name(t->secrets, i), (unsigned long long)used, used == 1 ? "" : "s",
+			(unsigned long long)leaks, leaks == 1 ? "" : "s");
+	}
 }
 
 void
@@ -705,7 +747,8 @@ target_free(struct target *t)
 	revoker_free(t->rk);
 	loader_free(t->ld);
 	close_listeners(t);
-	inspector_free(t->ins); /* after the connections that use it */
+	inspector_free(t->ins);	  /* after the connections that use it */
+	secrets_free(t->secrets); /* after the proxy and the responder: values wiped */
 	summary_free(t->summary);
 	audit_close(t->audit);
 	policy_free(t->policy);

@@ -64,6 +64,9 @@ struct target_env {
 	 * (run: CMD's trust files); else a CA made now is trusted by nothing
 	 * confined, which is said at start (the daemon: give it --ca) */
 	bool hands_ca;
+	/* secrets (policy/secret.h): the command gives CMD their placeholders
+	 * (run); else a policy with secrets is refused */
+	bool hands_secrets;
 };
 
 struct target;
@@ -90,6 +93,10 @@ int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid
 /* Does an exact ADDR:PORT rule of p (IPv6 ones with v6) put sa on the
  * kernel fast path, as a target's programs would? */
 bool target_fast_rule(const struct policy *p, bool v6, const struct sockaddr *sa);
+
+/* The secrets CMD gets placeholders for (policy/secret.h); NULL when the
+ * policy has none. */
+const struct secrets *target_secrets(const struct target *t);
 
 /* The policy in force (the target's, until its next swap). */
 const struct policy *target_policy(const struct target *t);

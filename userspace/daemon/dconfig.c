@@ -627,7 +627,7 @@ same_strs(const char *const *a, int na, const char *const *b, int nb)
  * The size below changes with every field added to struct target_opts:
  * compare the new field, then update it. */
 #if defined(__LP64__)
-_Static_assert(sizeof(struct target_opts) == 5016,
+_Static_assert(sizeof(struct target_opts) == 5280,
 	       "a field was added to struct target_opts: compare it in dspec_same_but_policy()");
 #endif
 
@@ -661,5 +661,7 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	       x->idle_timeout == y->idle_timeout && x->head_timeout == y->head_timeout &&
 	       x->connect_timeout == y->connect_timeout &&
 	       x->response_timeout == y->response_timeout && a->kill_existing == b->kill_existing &&
-	       x->containers_ip4 == y->containers_ip4 && !strcmp(a->name, b->name);
+	       x->containers_ip4 == y->containers_ip4 &&
+	       same_strs(x->secrets, x->nsecrets, y->secrets, y->nsecrets) &&
+	       !strcmp(a->name, b->name);
 }

@@ -25,6 +25,7 @@
 #include "lib/log.h"
 #include "lib/sockaddr.h"
 #include "policy/policy.h"
+#include "policy/secret.h"
 
 #define CACHE_MAX     4096
 #define LEARN_MAX     16384
@@ -465,6 +466,26 @@ dns_answer(struct dns_server *d, struct waiter *w)
 		dns_reply_rcode(d, w, DNS_R_REFUSED);
 		free(w);
 		return;
+	}
+	if (secrets_count(d->o.secrets)) {
+		/* a secret's placeholder in a name: never a place for one, in
+		 * audit mode neither */
+		int i = secrets_find(d->o.secrets, NULL, w->q.name, strlen(w->q.name));
+
+		if (i >= 0) {
+			char why[160];
+
+			secrets_note(d->o.secrets, (unsigned int)i, true);
+			snprintf(why, sizeof(why),
+				 "the placeholder of secret %s, which may not go there: an "
+				 "exfiltration attempt",
+				 secrets_name(d->o.secrets, (unsigned int)i));
+			log_decision(d, &w->who, w->q.name, false, false, why);
+			d->st.refused++;
+			dns_reply_rcode(d, w, DNS_R_REFUSED);
+			free(w);
+			return;
+		}
 	}
 	if (policy_host_normalize(w->q.name, false, norm, sizeof(norm))) {
 		d->st.refused++;

@@ -48,6 +48,9 @@ struct dns_opts {
 	/* --ipv6 (never with ns_ip4): the same port on ::1 too, and AAAA
 	 * answers kept (judged as A answers are) */
 	bool ipv6;
+	/* secrets (policy/secret.h): a query whose name carries a placeholder
+	 * is refused and logged; NULL: none. Not owned */
+	struct secrets *secrets;
 };
 
 /* Opens UDP and TCP listeners on one 127.0.0.1 port (and on ns_ip4's). NULL

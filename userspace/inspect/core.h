@@ -16,10 +16,12 @@
 #include "inspect/inspect.h"
 #include "parse/http_resp.h"
 #include "parse/parse.h"
+#include "policy/secret.h"
 #include "proxy/conn.h"
 
-#define IX_HIGH (1 << 20) /* bytes buffered towards one side before the other stops reading */
-#define IX_LOW	(1 << 18)
+#define IX_HIGH	    (1 << 20) /* bytes buffered towards one side before the other stops reading */
+#define IX_LOW	    (1 << 18)
+#define IX_SCAN_MAX (1 << 20) /* bytes of a request body scanned for placeholders */
 
 struct inspector {
 	struct inspect_ca *ca;
@@ -52,6 +54,10 @@ struct isess {
 	uint64_t req_left;
 	struct http_chunked reqc;
 	bool req_done, head_req, client_keep, upgrade, sent;
+	/* its body scanned for secrets' placeholders (policy/secret.h), up to
+	 * IX_SCAN_MAX bytes */
+	struct secrets_scan scan;
+	uint64_t scanned;
 	/* its response */
 	struct http_response resp;
 	struct http_chunked respc;

@@ -24,6 +24,7 @@
 
 #include "inspect/core.h"
 #include "lib/log.h"
+#include "policy/secret.h"
 #include "proxy/http_fwd.h"
 
 /* What a request head read now makes the reader do. */
@@ -35,7 +36,7 @@ enum head_next {
 void
 ix_request_free(struct isess *s)
 {
-	free(s->uout);
+	secrets_wipe_free(s->uout, s->uoutlen); /* it may hold a secret's value */
 	s->uout = NULL;
 	s->uoutlen = 0;
 }
@@ -64,6 +65,21 @@ forward(struct isess *s, size_t used)
 	bool ws = http_fwd_websocket(req);
 
 	s->uout = http_fwd_head(req, ws, &s->uoutlen);
+	if (s->uout) {
+		struct secrets *sec = conn_secrets(s->c);
+		uint64_t used_bits = 0;
+
+		/* the placeholders of this host's secrets in the header lines:
+		 * their values, in this copy only */
+		s->uout = secrets_substitute(sec, s->c->host, s->uout, &s->uoutlen, &used_bits);
+		for (unsigned int i = 0; used_bits && i < secrets_count(sec); i++)
+			if (used_bits & (1ull << i)) {
+				secrets_note(sec, i, false);
+				log_info("conn %llu: secret %s put into the request to %s",
+					 (unsigned long long)s->c->id, secrets_name(sec, i),
+					 s->c->host);
+			}
+	}
 	if (!s->uout) {
 		conn_close(s->c, "out of memory");
 		return HEAD_WAIT;
@@ -75,6 +91,8 @@ forward(struct isess *s, size_t used)
 	s->req_done =
 		req->body == HTTP_BODY_NONE || (req->body == HTTP_BODY_LENGTH && !req->body_len);
 	s->head_req = !strcmp(req->method, "HEAD");
+	memset(&s->scan, 0, sizeof(s->scan));
+	s->scanned = 0;
 	s->client_keep = req->keep_alive;
 	s->sent = s->resp_head_done = s->resp_started = s->resp_done = s->upstream_eof = false;
 	memset(&s->respc, 0, sizeof(s->respc));
@@ -114,6 +132,9 @@ judge(struct isess *s, size_t used)
 		return HEAD_WAIT;
 	}
 	s->ins->st.requests++;
+	conn_scan_secrets(
+		c, (const char *)evbuffer_pullup(bufferevent_get_input(s->cb), (ssize_t)used),
+		used);
 	if (conn_decide(c, NULL, &d, NULL) == 1)
 		return forward(s, used);
 	snprintf(msg, sizeof(msg), "blocked %s https://%s%s: %s", req->method, c->host,
@@ -169,6 +190,48 @@ ix_next_request(struct isess *s)
 
 /* ---- the request body, client -> upstream ---- */
 
+/* The first IX_SCAN_MAX bytes of a request body, used bytes of in now:
+ * a placeholder of a secret that may not go to this host ends the
+ * request before the piece that completes it goes (the server gets the
+ * head and an incomplete body, and its connection closed), with 403
+ * blocked-by-secret-policy and a decision line naming the secret (not in
+ * --audit). True when s was handed on. */
+static bool
+body_leak(struct isess *s, struct evbuffer *in, size_t used)
+{
+	struct secrets *sec = conn_secrets(s->c);
+	struct evbuffer_iovec v[16];
+	struct policy_decision d;
+	int n, hit = -1;
+
+	if (!secrets_count(sec) || s->scanned >= IX_SCAN_MAX)
+		return false;
+	if (used > IX_SCAN_MAX - s->scanned)
+		used = (size_t)(IX_SCAN_MAX - s->scanned);
+	n = evbuffer_peek(in, (ssize_t)used, NULL, v, 16);
+	for (int k = 0; k < n && k < 16 && hit < 0 && used; k++) {
+		size_t len = v[k].iov_len < used ? v[k].iov_len : used;
+
+		hit = secrets_scan_feed(sec, &s->scan, s->c->host, v[k].iov_base, len);
+		used -= len;
+		s->scanned += len;
+	}
+	if (hit < 0)
+		return false;
+	s->c->leak = hit + 1;
+	if (conn_decide(s->c, NULL, &d, NULL) == 1)
+		return false; /* --audit: recorded, let through */
+	ix_upstream_close(s);
+	if (s->resp_started) {
+		conn_close(s->c, "a secret's placeholder in the request body");
+		return true;
+	}
+	ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", false,
+		 "egressctl: blocked %s https://%s%s: the placeholder of secret %s in its body",
+		 s->c->method, s->c->host, s->c->path ? s->c->path : "", d.secret ? d.secret : "?");
+	return true;
+}
+
 /* Moves the body's bytes the client sent so far upstream, as framed;
  * -1 when c was closed. */
 static int
@@ -192,6 +255,8 @@ feed_body(struct isess *s)
 			return -1;
 		}
 	}
+	if (used && body_leak(s, in, used))
+		return -1;
 	if (used)
 		evbuffer_remove_buffer(in, out, used);
 	conn_touch(s->c);

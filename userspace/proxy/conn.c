@@ -22,6 +22,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/sockaddr.h"
+#include "policy/secret.h"
 #include "audit/audit.h"
 #include "proxy/conn.h"
 #include "proxy/core.h"
@@ -414,6 +415,9 @@ suggest_rule(const struct conn *c, const struct policy_query *q, const struct po
 		sockaddr_format(q->addr, suggest, len);
 }
 
+static void secret_leak(const struct conn *c, const struct policy_query *q,
+			struct policy_decision *d);
+
 /* The policy's decision on q; a query it cannot decide is denied (no rule).
  * Returns what policy_decide() did. */
 static int
@@ -426,7 +430,46 @@ decide_query(const struct conn *c, const struct policy_query *q, struct policy_d
 		d->reason = POLICY_R_NO_RULE;
 		d->rule = NULL;
 	}
+	secret_leak(c, q, d);
 	return err;
+}
+
+struct secrets *
+conn_secrets(const struct conn *c)
+{
+	return c->px->opts.secrets;
+}
+
+void
+conn_scan_secrets(struct conn *c, const char *buf, size_t len)
+{
+	int i = secrets_find(c->px->opts.secrets, c->host[0] ? c->host : NULL, buf, len);
+
+	c->leak = i + 1;
+}
+
+/* A placeholder where its secret may not go: in the name (a CONNECT or
+ * SOCKS target, an SNI, a Host: never a place for one), in the path, or
+ * in the head conn_scan_secrets() read. d becomes the denial. */
+static void
+secret_leak(const struct conn *c, const struct policy_query *q, struct policy_decision *d)
+{
+	struct secrets *s = c->px->opts.secrets;
+	int i = -1;
+
+	if (!secrets_count(s))
+		return;
+	if (q->host)
+		i = secrets_find(s, NULL, q->host, strlen(q->host));
+	if (i < 0 && q->path)
+		i = secrets_find(s, q->host, q->path, strlen(q->path));
+	if (i < 0)
+		i = c->leak - 1;
+	if (i < 0)
+		return;
+	*d = (struct policy_decision){.action = POLICY_DENY,
+				      .reason = POLICY_R_SECRET,
+				      .secret = secrets_name(s, (unsigned int)i)};
 }
 
 /* Logs d, the decision on q, and counts it; returns whether c may go on.
@@ -571,6 +614,13 @@ conn_decide(struct conn *c, const struct sockaddr *addr, struct policy_decision 
 
 	conn_query(c, addr, &q, &lit);
 	err = decide_query(c, &q, d);
+	if (d->reason == POLICY_R_SECRET) {
+		struct secrets *s = c->px->opts.secrets;
+
+		for (unsigned int i = 0; i < secrets_count(s); i++)
+			if (!strcmp(secrets_name(s, i), d->secret))
+				secrets_note(s, i, true);
+	}
 	/* only a missing rule is asked about */
 	if (cont && c->px->opts.ask.ask && !c->px->opts.audit_mode && !err &&
 	    d->action == POLICY_DENY && d->reason == POLICY_R_NO_RULE &&

@@ -93,6 +93,9 @@ struct conn {
 	bool allowed;			/* judged and let through: re-judged on a policy change */
 	bool inspect;	/* the last decision allows TLS only inspected (conn_inspect()) */
 	bool inspected; /* an inspected session: its requests' decisions say so */
+	/* 1 + the secret whose placeholder the request head carries where it
+	 * may not go (conn_scan_secrets()); 0: none */
+	int leak;
 
 	/* upstream */
 	struct resolve_req *rq;
@@ -144,6 +147,15 @@ void conn_read_client(struct conn *c, void (*on_input)(struct conn *c));
 void conn_drop_input(struct conn *c, size_t n);
 /* Writes data to the client (CS_REPLY), then next(c); NULL: closes c. */
 void conn_reply(struct conn *c, const char *data, size_t len, conn_step next);
+
+/* conn.c: secrets (policy/secret.h) */
+/* The proxy's secrets; NULL when there are none. */
+struct secrets *conn_secrets(const struct conn *c);
+/* Scans a request head (len bytes) for a placeholder of a secret that may
+ * not go to c->host: c->leak, which the next conn_decide() denies
+ * (POLICY_R_SECRET). A name that carries one is denied by conn_decide()
+ * itself, whatever the secret's hosts. */
+void conn_scan_secrets(struct conn *c, const char *buf, size_t len);
 
 /* conn.c: decisions */
 /* The policy query for c: c->host (NULL if ""), c->port, c->proto,

@@ -225,6 +225,7 @@ on_head(struct conn *c)
 	}
 	hc(c)->req = req;
 	hc(c)->req_used = used;
+	conn_scan_secrets(c, c->in, used); /* the request line and the headers */
 	switch (conn_decide(c, NULL, &d, on_decided)) {
 	case -1:
 		return; /* asked on the terminal: on_decided() goes on */

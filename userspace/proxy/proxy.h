@@ -75,6 +75,10 @@ struct proxy_opts {
 	 * Proxy-Authorization value ("": none), erased by proxy_free() */
 	struct proxyurl upstream;
 	char upstream_auth[PROXYURL_AUTH_MAX];
+	/* secrets (policy/secret.h): their placeholders denied where they may
+	 * not go, swapped for the values in inspected requests to their
+	 * hosts; NULL: none. Not owned; must outlive the proxy */
+	struct secrets *secrets;
 	/* HTTPS inspection (inspect/inspect.h): a TLS connection the policy
 	 * allows only inspected is handed to start(arg, c), which takes it
 	 * over (conn.h: conn_inspect). NULL: such connections are reset */

@@ -228,7 +228,9 @@ def serve_vhost(c, local, peer):
                 return  # the client is done: not an error
         method, target, hdrs, names, te, body = read_request(r)
         n += 1
-        log("VHOST", "local=" + local, "peer=" + peer, "req=%d" % n, "method=" + method,
+        log("VHOST", "local=" + local, "peer=" + peer,
+            "auth=" + hdrs.get("authorization", "-").replace(" ", "_"),
+            "xk=" + hdrs.get("x-k", "-").replace(" ", "_"), "req=%d" % n, "method=" + method,
             "target=" + target, "host=" + hdrs.get("host", "-"),
             "upgrade=" + hdrs.get("upgrade", "-"), "len=%d" % len(body),
             "sha=" + hashlib.sha256(body).hexdigest())
