@@ -312,6 +312,27 @@ test_raw_socket_kept_then_replaced(void **state)
 }
 
 static void
+test_raw_idle_socket_closed(void **state)
+{
+	struct fake *f = *state;
+	struct timeval tv = {1, 300000};
+
+	/* a socket idle for a second is closed: the next query, a new port */
+	raw_ask(f, "idle1.test", 1);
+	wait_answers(f, 1);
+	raw_ask(f, "idle2.test", 2);
+	wait_answers(f, 2);
+	event_base_loopexit(f->base, &tv);
+	event_base_dispatch(f->base);
+	raw_ask(f, "idle3.test", 3);
+	wait_answers(f, 3);
+	assert_int_equal(f->raw_status, 0);
+	assert_int_equal(f->nports, 3);
+	assert_int_equal(f->ports[1], f->ports[0]);
+	assert_int_not_equal(f->ports[2], f->ports[0]);
+}
+
+static void
 test_raw_foreign_answer_ignored(void **state)
 {
 	struct fake *f = *state;
@@ -368,6 +389,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_overlong_name_is_not_cached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_socket_kept_then_replaced, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_raw_idle_socket_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_foreign_answer_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_lost_query_asked_again, setup, teardown),
 	};

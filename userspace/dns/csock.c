@@ -5,7 +5,8 @@
  * closes an idle UDP socket, and has no per-socket query limit to keep
  * one for a while); here a socket serves CSOCK_REUSE queries, then is
  * retired and closed once its last pending query is settled, so source
- * ports still change every few dozen queries. Transaction ids come from a
+ * ports still change every few dozen queries; a socket with nothing
+ * pending for CSOCK_IDLE_MS is closed too. Transaction ids come from a
  * buffer of getrandom() bytes (one system call per 128 ids). */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,11 +19,12 @@
 
 #include "dns/csock.h"
 
-#define CSOCK_BUF   65536 /* an answer datagram, whatever its EDNS size */
-#define DNS_HDR	    12
-#define DNS_QR	    0x80 /* in byte 2 */
-#define DNS_TC	    0x02 /* in byte 2 */
-#define CSOCK_QSIZE 600	 /* a query message: one question, an OPT record */
+#define CSOCK_BUF     65536 /* an answer datagram, whatever its EDNS size */
+#define DNS_HDR	      12
+#define DNS_QR	      0x80 /* in byte 2 */
+#define DNS_TC	      0x02 /* in byte 2 */
+#define CSOCK_QSIZE   600  /* a query message: one question, an OPT record */
+#define CSOCK_IDLE_MS 1000 /* a socket with nothing pending this long is closed */
 
 struct cs_sock;
 
@@ -43,10 +45,11 @@ struct cs_sock {
 	struct csock *cs;
 	int fd;
 	struct event ev;
-	int sent;     /* queries sent on it; CSOCK_REUSE retires it */
-	bool retired; /* takes no new query; closed when none is pending */
-	bool reading; /* in on_readable(): a close waits for its end */
-	bool dead;    /* closed while reading */
+	struct event idle; /* nothing pending for CSOCK_IDLE_MS: closed */
+	int sent;	   /* queries sent on it; CSOCK_REUSE retires it */
+	bool retired;	   /* takes no new query; closed when none is pending */
+	bool reading;	   /* in on_readable(): a close waits for its end */
+	bool dead;	   /* closed while reading */
 	TAILQ_HEAD(, cs_req) pending;
 };
 
@@ -64,6 +67,15 @@ struct csock {
 };
 
 static void on_readable(evutil_socket_t fd, short what, void *arg);
+static void sock_retire(struct cs_sock *s);
+
+static void
+on_idle(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	sock_retire(arg); /* nothing is pending: closed */
+}
 
 /* Two random bytes; the buffer refilled with getrandom() when used up
  * (if that fails, random() keeps ids unpredictable enough to stay apart,
@@ -132,6 +144,7 @@ sock_close(struct cs_sock *s)
 		s->dead = true;
 		return;
 	}
+	evtimer_del(&s->idle);
 	event_del(&s->ev);
 	close(s->fd);
 	LIST_REMOVE(s, entry);
@@ -148,8 +161,15 @@ settle(struct cs_req *r, int status, const unsigned char *answer, size_t alen)
 
 	evtimer_del(&r->timer);
 	TAILQ_REMOVE(&s->pending, r, entry);
-	if (s->retired && TAILQ_EMPTY(&s->pending))
+	if (s->retired && TAILQ_EMPTY(&s->pending)) {
 		sock_close(s);
+	} else if (TAILQ_EMPTY(&s->pending)) {
+		/* an idle socket is not kept: an idle responder holds no
+		 * descriptor for it, and its next query gets a new port */
+		struct timeval tv = {CSOCK_IDLE_MS / 1000, (CSOCK_IDLE_MS % 1000) * 1000};
+
+		evtimer_add(&s->idle, &tv);
+	}
 	if (status == 0)
 		cs->st.answered++;
 	else if (status == -EAGAIN)
@@ -206,6 +226,7 @@ sock_open(struct csock *cs)
 	}
 	s->cs = cs;
 	TAILQ_INIT(&s->pending);
+	evtimer_assign(&s->idle, cs->base, on_idle, s);
 	event_assign(&s->ev, cs->base, s->fd, EV_READ | EV_PERSIST, on_readable, s);
 	if (event_add(&s->ev, NULL)) {
 		close(s->fd);
@@ -364,6 +385,7 @@ csock_send(struct csock *cs, const unsigned char *q, size_t qlen, csock_cb cb, v
 		errno = e;
 		return -1;
 	}
+	evtimer_del(&s->idle);
 	r->s = s;
 	r->cb = cb;
 	r->arg = arg;

@@ -2,7 +2,8 @@
 /* The DNS responder's upstream UDP client (csock.c): raw queries to one
  * server over a connected UDP socket that is kept and reused for up to
  * CSOCK_REUSE queries, then replaced (a new socket, a new random source
- * port), instead of a socket opened and closed per query. Each query gets
+ * port), instead of a socket opened and closed per query; one idle for a
+ * second is closed. Each query gets
  * a random transaction id unique among those pending on its socket; an
  * answer is taken only from the server's address and port (the socket is
  * connected), with that id and the question as it was asked. What this
