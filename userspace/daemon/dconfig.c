@@ -378,28 +378,13 @@ parse_file(const char *path, char *errbuf, size_t errlen)
 	return doc;
 }
 
-int
-dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
+/* The configuration's keys besides "targets" (doc: its object), into c. */
+static int
+load_top(struct dconfig *c, json_t *doc, char *errbuf, size_t errlen)
 {
-	json_t *targets, *t, *v, *doc;
-	struct nums *nums;
 	const char *key, *ctl;
-	size_t i;
-	int err;
+	json_t *v;
 
-	memset(c, 0, sizeof(*c));
-	doc = parse_file(path, errbuf, errlen);
-	if (!doc)
-		return -EINVAL;
-	nums = calloc(1, sizeof(*nums));
-	if (!nums) {
-		json_decref(doc);
-		snprintf(errbuf, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	c->doc = doc;
-	c->path = path;
-	c->control = DCONFIG_CONTROL;
 	json_object_foreach(doc, key, v) {
 		if (!strcmp(key, "targets"))
 			continue;
@@ -424,8 +409,7 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 						 "oci_bundles[%zu]: expected an absolute path with "
 						 "{id}",
 						 k);
-					err = -EINVAL;
-					goto fail;
+					return -EINVAL;
 				}
 				c->bundle_dirs[c->nbundle_dirs++] = dir;
 			}
@@ -443,17 +427,42 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 		}
 		if (!strcmp(key, "default")) {
 			snprintf(errbuf, errlen, "default: expected \"deny\" or \"unconfined\"");
-			err = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 		snprintf(errbuf, errlen, "%s: %s", key,
 			 !strcmp(key, "metrics") ? "expected an address"
 			 : strcmp(key, "control") && strcmp(key, "policy_dir")
 				 ? "unknown key"
 				 : "expected an absolute path");
-		err = -EINVAL;
-		goto fail;
+		return -EINVAL;
 	}
+	return 0;
+}
+
+int
+dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
+{
+	json_t *targets, *t, *doc;
+	struct nums *nums;
+	size_t i;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	doc = parse_file(path, errbuf, errlen);
+	if (!doc)
+		return -EINVAL;
+	nums = calloc(1, sizeof(*nums));
+	if (!nums) {
+		json_decref(doc);
+		snprintf(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->doc = doc;
+	c->path = path;
+	c->control = DCONFIG_CONTROL;
+	err = load_top(c, doc, errbuf, errlen);
+	if (err)
+		goto fail;
 	targets = json_object_get(doc, "targets");
 	if (!json_is_array(targets) || !json_array_size(targets)) {
 		snprintf(errbuf, errlen, "targets: expected a list of at least one target");
