@@ -23,8 +23,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +30,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include "daemon/userexec.h"
 #include "daemon/usersock.h"
 #include "daemon/usreq.h"
 #include "kernel/cgroup.h"
@@ -111,9 +110,6 @@ urun_free(struct urun *r)
 	free(r);
 }
 
-static ssize_t recv_msg(int conn, char *buf, size_t len, int *fds, int *nfds);
-static void close_fds(int *fds, int n);
-
 /* One JSON message to the client (best effort: it may be gone). */
 static void
 reply(int fd, const char *error, int status)
@@ -141,8 +137,8 @@ refuse(struct urun *r, int status, const char *why)
 	reply(r->conn, why, status);
 	/* what the client sent is read off first: closed with it unread, the
 	 * socket would hand the client ECONNRESET before the answer */
-	for (int i = 0; i < 4 && recv_msg(r->conn, buf, sizeof(buf), fds, &n) > 0; i++)
-		close_fds(fds, n);
+	for (int i = 0; i < 4 && userexec_recv(r->conn, buf, sizeof(buf), fds, &n) > 0; i++)
+		userexec_close_fds(fds, n);
 	urun_free(r);
 }
 
@@ -289,127 +285,6 @@ member_check(struct usersock *us, struct urun *r, char *why, size_t whylen)
 	return -EPERM;
 }
 
-/* The descriptors of msg (any SCM_RIGHTS), into fds (at most max; the
- * rest closed). */
-static int
-take_fds(struct msghdr *msg, int *fds, int max)
-{
-	int n = 0;
-
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		int k;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		for (int i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (n < max)
-				fds[n++] = fd;
-			else
-				close(fd);
-		}
-	}
-	return n;
-}
-
-static void
-close_fds(int *fds, int n)
-{
-	for (int i = 0; i < n; i++)
-		close(fds[i]);
-}
-
-/* One message and its descriptors: its length, 0 when the client is gone,
- * -EAGAIN, or -EMSGSIZE (cut short: bytes or descriptors). */
-static ssize_t
-recv_msg(int conn, char *buf, size_t len, int *fds, int *nfds)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * USREQ_MAX_FDS)];
-	struct iovec iov = {buf, len};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf)};
-	ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-
-	*nfds = 0;
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? -EAGAIN : 0;
-	*nfds = take_fds(&msg, fds, USREQ_MAX_FDS);
-	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		close_fds(fds, *nfds);
-		*nfds = 0;
-		return -EMSGSIZE;
-	}
-	return n;
-}
-
-/* The environment CMD gets, NUL-separated, in a memfd at offset 0. */
-static int
-env_memfd(const struct usreq *req)
-{
-	int fd = memfd_create("egressctl-env", MFD_CLOEXEC);
-
-	for (int i = 0; fd >= 0 && i < req->nenv; i++) {
-		size_t len = strlen(req->env[i]) + 1;
-
-		if (write(fd, req->env[i], len) != (ssize_t)len) {
-			close(fd);
-			return -1;
-		}
-	}
-	if (fd >= 0 && lseek(fd, 0, SEEK_SET))
-		fd = (close(fd), -1);
-	return fd;
-}
-
-/* A line on the client's stderr from the child of fork() (a threaded
- * daemon: nothing that may take a lock). */
-static void
-say(const char *line)
-{
-	if (write(2, line, strlen(line)) < 0)
-		return;
-}
-
-/* In the child of fork(): the descriptors in their places (0-2 the
- * client's, the working directory entered, 3 CMD's environment, 4.. the
- * files), nothing else open, signals as a new process has them, a session
- * of its own; then run. */
-static void __attribute__((noreturn))
-child_exec(char **argv, int *fds, int nfds, int envfd, int tapfd, pid_t daemon)
-{
-	char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-	int hi[USREQ_MAX_FDS + 2];
-	sigset_t none;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	setsid();
-	/* the daemon gone (stopped, crashed, restarted): SIGUSR2, on which
-	 * the service's run kills CMD's cgroup (cli/run.c) */
-	if (prctl(PR_SET_PDEATHSIG, SIGUSR2) || getppid() != daemon)
-		_exit(EGR_EXIT_ERROR);
-	for (int i = 0; i < nfds; i++)
-		hi[i] = fcntl(i == 3 ? envfd : fds[i], F_DUPFD, USREQ_MAX_FDS + 2);
-	hi[nfds] = fcntl(tapfd, F_DUPFD, USREQ_MAX_FDS + 2); /* --service-log-fd NFDS */
-	for (int i = 0; i <= nfds; i++)
-		if (hi[i] < 0 || dup2(hi[i], i) != i)
-			_exit(EGR_EXIT_ERROR);
-	if (fchdir(fds[3])) {
-		say("egressctl: the service cannot enter the working directory\n");
-		_exit(EGR_EXIT_ERROR);
-	}
-	syscall(SYS_close_range, nfds + 1, ~0U, 0);
-	execve("/proc/self/exe", argv, env);
-	say("egressctl: the service cannot start run\n");
-	_exit(EGR_EXIT_ERROR);
-}
-
 /* run's argument list: --user NAME, the environment's descriptor, the
  * client's umask and rlimits (or NULL), users.json's allow rules (lines;
  * or NULL: no ceiling), max_conns_per_run ("" none), the ceiling's deny
@@ -491,16 +366,16 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	if ((!c->has_allow || ceiling) &&
 	    !socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, tap))
 		argv = run_argv(r, req, lim ? limits : NULL, ceiling, maxconns, tapno);
-	envfd = env_memfd(req);
+	envfd = userexec_env_memfd(req);
 	pid_t pid = -1;
 
 	if (argv && envfd >= 0)
 		pid = fork();
 	if (pid == 0)
-		child_exec(argv, fds, nfds, envfd, tap[1], self);
+		userexec_child(argv, fds, nfds, envfd, tap[1], self);
 	if (pid < 0)
 		err = -errno ? -errno : -ENOMEM;
-	close_fds(fds, nfds);
+	userexec_close_fds(fds, nfds);
 	if (envfd >= 0)
 		close(envfd);
 	free(argv);
@@ -645,7 +520,7 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 		return;
 	}
 	if (usreq_parse(buf, (size_t)n, &req, err, sizeof(err))) {
-		close_fds(fds, nfds);
+		userexec_close_fds(fds, nfds);
 		snprintf(why, sizeof(why), "malformed request: %s", err);
 		refuse(r, status, why);
 		return;
@@ -653,7 +528,7 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 	if (req.status || req.log) {
 		bool want_status = req.status, follow = req.follow;
 
-		close_fds(fds, nfds);
+		userexec_close_fds(fds, nfds);
 		usreq_free(&req);
 		if (want_status)
 			answer_status(r);
@@ -682,7 +557,7 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 	} else {
 		snprintf(why, sizeof(why), "%s", err);
 	}
-	close_fds(fds, nfds);
+	userexec_close_fds(fds, nfds);
 	usreq_free(&req);
 	if (why[0])
 		refuse(r, status, why);
@@ -697,13 +572,13 @@ on_conn(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	(void)what;
-	n = buf ? recv_msg(fd, buf, USREQ_MAX_BYTES + 1, fds, &nfds) : -EAGAIN;
+	n = buf ? userexec_recv(fd, buf, USREQ_MAX_BYTES + 1, fds, &nfds) : -EAGAIN;
 	if (n == -EAGAIN) {
 		free(buf);
 		return;
 	}
 	if (r->follower && n != 0) {
-		close_fds(fds, nfds); /* a follower says nothing more */
+		userexec_close_fds(fds, nfds); /* a follower says nothing more */
 	} else if (!r->pid && n != 0) {
 		on_request(r, buf, n, fds, nfds); /* may free r */
 	} else if (n == 0) {			  /* gone: a request never sent, or the run ended */
@@ -716,7 +591,7 @@ on_conn(evutil_socket_t fd, short what, void *arg)
 		else
 			urun_free(r);
 	} else {
-		close_fds(fds, nfds);
+		userexec_close_fds(fds, nfds);
 		if (n > 0 && !usreq_parse_signal(buf, (size_t)n, &sig, err, sizeof(err)))
 			syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0);
 		else
