@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status log syslog confined dupname unit restart"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status log syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -143,7 +143,7 @@ test_limits() {
 test_refused() {
 	local t=refused o
 	for o in "--user=root" "--allow-sudo" "--cgroup=x" "--ask" "--audit" \
-		"--suggest-policy=$RW/p" "--allow-unix=/run/x.sock"; do
+		"--allow-unix=/run/x.sock"; do
 		urun "$t" "$UA" "$o" -- id -u
 		a_rc "$t.${o%%=*}.status" 2 "$t"
 		a_grep "$t.${o%%=*}.said" "$W/$t.err" 'refused through the service'
@@ -235,6 +235,41 @@ test_summary_fd() {
 	usock "${t}_path" "$UA" args '["--summary", "/tmp/egrns-sum-'$$'", "--", "id"]'
 	a_grep "$t.path_refused" "$W/${t}_path.out" 'refused through the service: --summary other than'
 	a_eq "$t.path.not_created" "/tmp/egrns-sum-$$" "$(test -e "/tmp/egrns-sum-$$" && echo exists)" ""
+}
+
+# --suggest-policy FILE: the client opens it as the user (read and write:
+# the run merges what it holds), the run rewrites it through that
+# descriptor at exit; a path the user may not write, or a symlink they
+# planted to root's file, is refused by the client's own open, and a path
+# sent as such is refused by the service
+test_suggest_fd() {
+	local t=suggest_fd a f="$RW/sug-$$.json" rootf="$W/root-sug-$$.json"
+	new4 a
+	urun "$t" "$UA" --suggest-policy "$f" -- "$PY" "$C/probe.py" tcp4 "$a" 80
+	a_rc "$t.status" 0 "$t"
+	a_eq "$t.owner" "the suggestion's owner and mode" "$(stat -c '%U %a' "$f" 2>/dev/null)" "$UA 644"
+	a_grep "$t.said" "$W/$t.err" "suggested policy written to $(re "$f")\$"
+	a_grep "$t.observed" "$f" "\"$(re "$a"):80\": \\{"
+	# seen once in each of two runs: allowed, the first run's counts read
+	# back through the second's descriptor
+	urun "${t}_2" "$UA" --suggest-policy "$f" -- "$PY" "$C/probe.py" tcp4 "$a" 80
+	"$EGRESSCTL" check --policy "$f" "$a:80" >"$W/$t.check" 2>&1
+	a_grep "$t.merged" "$W/$t.check" "^allow: $(re "$a"):80"
+	a_grep "$t.merged_runs" "$f" '"runs": 2'
+	urun "${t}_etc" "$UA" --suggest-policy "/etc/egrns-sug-$$" -- true
+	a_rc "$t.etc.status" 125 "${t}_etc"
+	a_grep "$t.etc.said" "$W/${t}_etc.err" "^egressctl: --suggest-policy /etc/egrns-sug-$$: Permission denied\$"
+	a_eq "$t.etc.not_created" "/etc/egrns-sug-$$" "$(test -e "/etc/egrns-sug-$$" && echo exists)" ""
+	echo "root's-$$" >"$rootf"
+	chmod 0644 "$rootf"
+	as "$UA" ln -s "$rootf" "$RW/link-$$.json"
+	urun "${t}_link" "$UA" --suggest-policy "$RW/link-$$.json" -- true
+	a_rc "$t.link.status" 125 "${t}_link"
+	a_grep "$t.link.said" "$W/${t}_link.err" 'Permission denied'
+	a_eq "$t.link.root_file" "root's file" "$(stat -c '%U %a' "$rootf") $(cat "$rootf")" "root 644 root's-$$"
+	usock "${t}_path" "$UA" args '["--suggest-policy", "/tmp/egrns-sug-'$$'", "--", "id"]'
+	a_grep "$t.path_refused" "$W/${t}_path.out" 'refused through the service: --suggest-policy other than'
+	a_eq "$t.path.not_created" "/tmp/egrns-sug-$$" "$(test -e "/tmp/egrns-sug-$$" && echo exists)" ""
 }
 
 # 6. the escapes `run` refuses are refused through the service too; the

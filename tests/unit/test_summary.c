@@ -469,6 +469,49 @@ test_write_file_refuses_garbage(void **state)
 	json_decref(fresh);
 }
 
+/* "fd:N": the file the service's client opened (read and write), read
+ * from its start to merge, then truncated and written through N; empty,
+ * nothing to merge; what holds no policy, left as it is. */
+static void
+test_write_given_fd(void **state)
+{
+	char path[] = "/tmp/egr-test-suggest-XXXXXX", err[512], fdn[16], buf[8192];
+	const char *mine = "{\"allow\": [\"mine.example.test\"]}";
+	json_t *fresh =
+		obs("a.example.test", 3, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z");
+	int fd = mkstemp(path);
+	struct policy *p;
+	ssize_t n;
+
+	(void)state;
+	assert_true(fd >= 0);
+	snprintf(fdn, sizeof(fdn), "fd:%d", fd);
+	/* empty: written as new, through the descriptor */
+	assert_int_equal(suggest_write_file(fdn, fresh, err, sizeof(err)), 0);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = 0;
+	assert_non_null(strstr(buf, "\"a.example.test\""));
+	/* a rule of the user's own is kept, the file rewritten from its start */
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, mine, strlen(mine), 0), (ssize_t)strlen(mine));
+	assert_int_equal(suggest_write_file(fdn, fresh, err, sizeof(err)), 0);
+	p = policy_new();
+	assert_int_equal(config_load_file(p, path, err, sizeof(err)), 0);
+	assert_int_equal(policy_count(p), 2);
+	policy_free(p);
+	/* garbage: left as it is */
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, "{\"allow\": [\"a b\"]}", 18, 0), 18);
+	assert_int_equal(suggest_write_file(fdn, fresh, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "holds no policy to merge with"));
+	assert_int_equal(pread(fd, buf, sizeof(buf), 0), 18);
+	close(fd);
+	unlink(path);
+	assert_int_equal(suggest_write_file("fd:1x", fresh, err, sizeof(err)), -EBADF);
+	json_decref(fresh);
+}
+
 int
 main(void)
 {
@@ -482,6 +525,7 @@ main(void)
 		cmocka_unit_test(test_widen_at_threshold),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_write_file_refuses_garbage),
+		cmocka_unit_test(test_write_given_fd),
 	};
 	int failed = cmocka_run_group_tests_name("summary", tests, NULL, NULL);
 

@@ -237,6 +237,13 @@ test_check(void **state)
 	assert_int_equal(check(&c, 6, err, sizeof(err), "--policy", "fd:5", "--", "id", NULL), 0);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--audit", "--", "id", NULL), 0);
 	assert_int_equal(check(&c, 5, err, sizeof(err), "--summary=fd:4", "--", "id", NULL), 0);
+	assert_int_equal(
+		check(&c, 5, err, sizeof(err), "--suggest-policy", "fd:4", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--suggest-policy=fd:5", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(
+		check(&c, 5, err, sizeof(err), "--suggest-policy", "fd:1", "--", "id", NULL),
+		-EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--user", "root", "--", "id", NULL),
 			 -EPERM);
 	assert_non_null(strstr(err, "--user"));
@@ -265,6 +272,7 @@ test_check(void **state)
 			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--suggest-policy", "p", "--", "id", NULL),
 			 -EPERM);
+	assert_non_null(strstr(err, "--suggest-policy other than a file the client opened"));
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--log-ca", "ca", "--", "id", NULL),
 			 -EPERM);
 	/* a listener of the caller's own, files root would read */

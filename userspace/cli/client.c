@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `egressctl run` by a user who is not root (see userrun.h): the
  * request to the service's user socket. The client opens, as the user,
- * every file its options name (--policy, --log) and sends descriptors
+ * every file its options name (--policy, --log, --summary,
+ * --suggest-policy) and sends descriptors
  * instead of paths, with its stdin, stdout, stderr and working directory;
  * then it waits for the exit status, forwarding SIGINT, SIGTERM, SIGHUP
  * and SIGQUIT as requests to stop. Its going away ends the run. */
@@ -38,7 +39,7 @@ struct client {
 /* The descriptor an option's value names: fd:N (the user's own), else
  * the file opened as the user. -1 with the reason said. */
 static int
-open_value(const char *opt, const char *v, int flags)
+open_value(const char *opt, const char *v, int flags, mode_t mode)
 {
 	int fd;
 
@@ -57,7 +58,7 @@ open_value(const char *opt, const char *v, int flags)
 			  opt, v);
 		return -1;
 	}
-	fd = open(v, flags | O_CLOEXEC | O_NOCTTY, 0640);
+	fd = open(v, flags | O_CLOEXEC | O_NOCTTY, mode);
 	if (fd < 0)
 		log_warn("%s %s", opt, v);
 	return fd;
@@ -68,7 +69,7 @@ open_value(const char *opt, const char *v, int flags)
  * value that came from the environment (EGRESSCTL_POLICY, _LOG) goes in
  * front as "--opt fd:K". */
 static int
-pass_value(struct client *c, const char *opt, const char *v, int flags, int nopts)
+pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t mode, int nopts)
 {
 	char fdk[16];
 	int fd;
@@ -79,7 +80,7 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, int nopt
 		log_warnx("%s: too many files for the service", opt);
 		return -1;
 	}
-	fd = open_value(opt, v, flags);
+	fd = open_value(opt, v, flags, mode);
 	if (fd < 0)
 		return -1;
 	snprintf(fdk, sizeof(fdk), "fd:%d", c->nfds);
@@ -290,11 +291,16 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 		const char *opt;
 		size_t off;
 		int flags;
+		mode_t mode;
 	} files[] = {
-		{"--policy", offsetof(struct target_opts, policy_file), O_RDONLY},
-		{"--log", offsetof(struct target_opts, log_file), O_WRONLY | O_CREAT | O_APPEND},
+		{"--policy", offsetof(struct target_opts, policy_file), O_RDONLY, 0},
+		{"--log", offsetof(struct target_opts, log_file), O_WRONLY | O_CREAT | O_APPEND,
+		 0640},
 		{"--summary", offsetof(struct target_opts, summary_file),
-		 O_WRONLY | O_CREAT | O_APPEND},
+		 O_WRONLY | O_CREAT | O_APPEND, 0640},
+		/* read to merge, then truncated and written by the run at exit */
+		{"--suggest-policy", offsetof(struct target_opts, suggest_policy), O_RDWR | O_CREAT,
+		 0644},
 	};
 	int nopts = (int)(o->argv - argv) - 1;
 
@@ -313,7 +319,8 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		const char *v = *(const char **)((char *)&o->t + files[i].off);
 
-		if (pass_value(c, files[i].opt, v, files[i].flags, nopts + c->nargs - (argc - 1)))
+		if (pass_value(c, files[i].opt, v, files[i].flags, files[i].mode,
+			       nopts + c->nargs - (argc - 1)))
 			return -1;
 	}
 	return 0;

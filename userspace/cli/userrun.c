@@ -59,8 +59,10 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--log other than a file the client opened (fd:N) or syslog";
 	if (!fd_ok(o->t.summary_file, nfds))
 		return "--summary other than a file the client opened (fd:N)";
-	if (o->t.suggest_policy || o->t.log_ca)
-		return "--suggest-policy and --log-ca (not through the service yet)";
+	if (!fd_ok(o->t.suggest_policy, nfds))
+		return "--suggest-policy other than a file the client opened (fd:N)";
+	if (o->t.log_ca)
+		return "--log-ca (not through the service yet)";
 	if (o->t.nallow_unix || o->t.ndeny_unix)
 		return "--allow-unix and --deny-unix (not through the service yet)";
 	/* listeners of the caller's own would take CMD's connections past the

@@ -420,37 +420,108 @@ suggest_build(const json_t *old, const json_t *fresh, const struct psl *psl)
 
 /* ---- the file ---- */
 
+/* The contents of fd from its start: NULL with *err -EINVAL when it is not
+ * a regular file of at most SUGGEST_MAX_FILE bytes. */
 static char *
-read_all(const char *path, size_t *lenp, int *err)
+read_fd(int fd, size_t *lenp, int *err)
 {
 	struct stat st;
 	char *buf;
 	size_t len = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0;
 
 	*err = 0;
-	if (fd == -1) {
-		*err = -errno;
-		return NULL;
-	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > SUGGEST_MAX_FILE) {
 		*err = -EINVAL;
-		close(fd);
 		return NULL;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
 		*err = -ENOMEM;
-		close(fd);
 		return NULL;
 	}
-	while (len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+	while (len < (size_t)st.st_size &&
+	       (n = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len)) > 0)
 		len += (size_t)n;
-	close(fd);
+	if (n < 0 && len < (size_t)st.st_size) {
+		*err = -errno;
+		free(buf);
+		return NULL;
+	}
 	buf[len] = 0;
 	*lenp = len;
 	return buf;
+}
+
+static char *
+read_all(const char *path, size_t *lenp, int *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+
+	if (fd == -1) {
+		*err = -errno;
+		return NULL;
+	}
+	buf = read_fd(fd, lenp, err);
+	close(fd);
+	return buf;
+}
+
+/* N of "fd:N" (a descriptor given: the service's run, whose client opened
+ * FILE as the user, read and write), or -1 for a path. */
+static int
+given_fd(const char *path)
+{
+	char *end;
+	long n;
+
+	if (strncmp(path, "fd:", 3) || path[3] < '0' || path[3] > '9')
+		return -1;
+	n = strtol(path + 3, &end, 10);
+	return *end || n > 1 << 20 ? -2 : (int)n;
+}
+
+/* What the file given as fd holds: as read_all(), an empty file as none
+ * (the client created it); what is no regular file (a pipe) as none. */
+static char *
+read_given(int fd, size_t *lenp, int *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		*err = -errno;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	return read_fd(fd, lenp, err);
+}
+
+/* out (len bytes) as fd's whole contents: a regular file truncated and
+ * written from its start, anything else written to. */
+static int
+write_given(int fd, const char *out, size_t len)
+{
+	struct stat st;
+	size_t done = 0;
+	ssize_t n;
+	bool reg = !fstat(fd, &st) && S_ISREG(st.st_mode);
+
+	if (reg && ftruncate(fd, 0))
+		return -errno;
+	while (done < len) {
+		n = reg ? pwrite(fd, out + done, len - done, (off_t)done)
+			: write(fd, out + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return reg && fsync(fd) ? -errno : 0;
 }
 
 /* Does text load as a policy? errbuf says why not. */
@@ -469,17 +540,49 @@ loads(const char *text, size_t len, const char *path, char *errbuf, size_t errle
 	return err;
 }
 
+/* out (len bytes) as path's contents: a temporary file renamed over it. */
+static int
+write_path(const char *path, const char *out, size_t len, char *errbuf, size_t errlen)
+{
+	char tmp[4200];
+	int err = 0, fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd == -1) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot write %s: %s", tmp, strerror(-err));
+		return err;
+	}
+	fchmod(fd, 0644);
+	if (write(fd, out, len) != (ssize_t)len || fsync(fd))
+		err = errno ? -errno : -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(-err));
+	}
+	return err;
+}
+
 int
 suggest_write_file(const char *path, const json_t *fresh, char *errbuf, size_t errlen)
 {
-	char why[600], tmp[4200];
+	char why[600];
 	json_t *old = NULL, *doc = NULL;
 	struct psl *psl;
 	char *text = NULL, *out = NULL;
 	size_t len = 0;
-	int err, fd;
+	int err, fd = given_fd(path);
 
-	text = read_all(path, &len, &err);
+	if (fd == -2) {
+		snprintf(errbuf, errlen, "%s: expected fd:N, N a descriptor", path);
+		return -EBADF;
+	}
+	text = fd >= 0 ? read_given(fd, &len, &err) : read_all(path, &len, &err);
 	if (text) {
 		err = loads(text, len, path, why, sizeof(why));
 		if (!err && !(old = json_loadb(text, len, 0, NULL)))
@@ -514,28 +617,14 @@ suggest_write_file(const char *path, const json_t *fresh, char *errbuf, size_t e
 		free(out);
 		return err;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd == -1) {
-		err = -errno;
-		snprintf(errbuf, errlen, "cannot write %s: %s", tmp, strerror(-err));
-		free(out);
-		return err;
-	}
-	fchmod(fd, 0644);
 	len = strlen(out);
 	out[len] = '\n'; /* the terminator becomes the newline */
-	if (write(fd, out, len + 1) != (ssize_t)(len + 1) || fsync(fd))
-		err = errno ? -errno : -EIO;
-	if (close(fd) && !err)
-		err = -errno;
-	free(out);
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err) {
-		unlink(tmp);
+	if (fd < 0) {
+		err = write_path(path, out, len + 1, errbuf, errlen);
+	} else if ((err = write_given(fd, out, len + 1))) {
 		snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(-err));
 	}
+	free(out);
 	return err;
 }
 

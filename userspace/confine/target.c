@@ -5,6 +5,7 @@
  * status socket; how they are made, attached (or taken over), finished and
  * freed. Its kernel paths are kpath.c's, its records records.c's. */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -696,14 +697,22 @@ target_print_summary(struct target *t, bool audit_mode)
 void
 target_write_suggestion(const struct target *t)
 {
-	char errbuf[1024];
+	const char *file = t->o->suggest_policy;
+	char errbuf[1024], fdlink[32], name[PATH_MAX];
+	ssize_t n = -1;
 
-	if (!t->o->suggest_policy)
+	if (!file)
 		return;
-	if (summary_write_policy(t->summary, t->o->suggest_policy, errbuf, sizeof(errbuf)))
-		log_warnx("--suggest-policy: %s", errbuf);
+	if (!strncmp(file, "fd:", 3)) { /* the name the client opened, to say */
+		snprintf(fdlink, sizeof(fdlink), "/proc/self/fd/%s", file + 3);
+		n = readlink(fdlink, name, sizeof(name) - 1);
+	}
+	if (n > 0)
+		name[n] = 0;
+	if (summary_write_policy(t->summary, file, errbuf, sizeof(errbuf)))
+		log_warnx("--suggest-policy%s%s: %s", n > 0 ? " " : "", n > 0 ? name : "", errbuf);
 	else
-		log_warnx("suggested policy written to %s", t->o->suggest_policy);
+		log_warnx("suggested policy written to %s", n > 0 ? name : file);
 }
 
 void
