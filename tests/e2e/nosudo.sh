@@ -260,13 +260,13 @@ test_suggest_fd() {
 	a_rc "$t.etc.status" 125 "${t}_etc"
 	a_grep "$t.etc.said" "$W/${t}_etc.err" "^egressctl: --suggest-policy /etc/egrns-sug-$$: Permission denied\$"
 	a_eq "$t.etc.not_created" "/etc/egrns-sug-$$" "$(test -e "/etc/egrns-sug-$$" && echo exists)" ""
-	echo "root's-$$" >"$rootf"
+	echo "{\"allow\": [\"root-$$.test\"]}" >"$rootf" # a policy: what a root run would merge into
 	chmod 0644 "$rootf"
 	as "$UA" ln -s "$rootf" "$RW/link-$$.json"
 	urun "${t}_link" "$UA" --suggest-policy "$RW/link-$$.json" -- true
 	a_rc "$t.link.status" 125 "${t}_link"
 	a_grep "$t.link.said" "$W/${t}_link.err" 'Permission denied'
-	a_eq "$t.link.root_file" "root's file" "$(stat -c '%U %a' "$rootf") $(cat "$rootf")" "root 644 root's-$$"
+	a_eq "$t.link.root_file" "root's file" "$(stat -c '%U %a' "$rootf") $(cat "$rootf")" "root 644 {\"allow\": [\"root-$$.test\"]}"
 	usock "${t}_path" "$UA" args '["--suggest-policy", "/tmp/egrns-sug-'$$'", "--", "id"]'
 	a_grep "$t.path_refused" "$W/${t}_path.out" 'refused through the service: --suggest-policy other than'
 	a_eq "$t.path.not_created" "/tmp/egrns-sug-$$" "$(test -e "/tmp/egrns-sug-$$" && echo exists)" ""
