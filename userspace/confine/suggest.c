@@ -482,8 +482,8 @@ given_fd(const char *path)
 	return *end || n > 1 << 20 ? -2 : (int)n;
 }
 
-/* What the file given as fd holds: as read_all(), an empty file as none
- * (the client created it); what is no regular file (a pipe) as none. */
+/* What the file given as fd holds: as read_all(); what is no regular
+ * file (a pipe) as none. */
 static char *
 read_given(int fd, size_t *lenp, int *err)
 {
@@ -493,7 +493,7 @@ read_given(int fd, size_t *lenp, int *err)
 		*err = -errno;
 		return NULL;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+	if (!S_ISREG(st.st_mode)) {
 		*err = -ENOENT;
 		return NULL;
 	}
@@ -583,6 +583,11 @@ suggest_write_file(const char *path, const json_t *fresh, char *errbuf, size_t e
 		return -EBADF;
 	}
 	text = fd >= 0 ? read_given(fd, &len, &err) : read_all(path, &len, &err);
+	if (text && !len) { /* empty: nobody's policy (the service's client creates it) */
+		free(text);
+		text = NULL;
+		err = -ENOENT;
+	}
 	if (text) {
 		err = loads(text, len, path, why, sizeof(why));
 		if (!err && !(old = json_loadb(text, len, 0, NULL)))

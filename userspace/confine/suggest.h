@@ -52,10 +52,10 @@ json_t *suggest_observe(const struct summary *s);
 json_t *suggest_build(const json_t *old, const json_t *fresh, const struct psl *psl);
 
 /* Reads path if it exists (a policy the loader takes, or an error: it is
- * never overwritten then), builds, writes path anew (a temporary file
+ * never overwritten then; empty, nothing to merge), builds, writes path anew (a temporary file
  * renamed over it). path "fd:N": descriptor N, open for reading and
  * writing (the service's run: the user's client opened FILE), read from
- * its start (empty: nothing to merge), then truncated and written; what
+ * its start, then truncated and written; what
  * is not a regular file is only written. fresh: suggest_observe() or
  * what the daemon sent.
  * Uses the system's public suffix list when it has one. Returns 0 or
