@@ -260,6 +260,9 @@ test_suggest_fd() {
 	a_rc "$t.etc.status" 125 "${t}_etc"
 	a_grep "$t.etc.said" "$W/${t}_etc.err" "^egressctl: --suggest-policy /etc/egrns-sug-$$: Permission denied\$"
 	a_eq "$t.etc.not_created" "/etc/egrns-sug-$$" "$(test -e "/etc/egrns-sug-$$" && echo exists)" ""
+	urun "${t}_dev" "$UA" --suggest-policy /dev/null -- true
+	a_rc "$t.dev.status" 125 "${t}_dev"
+	a_grep "$t.dev.said" "$W/${t}_dev.err" '^egressctl: --suggest-policy /dev/null: not a regular file$'
 	echo "{\"allow\": [\"root-$$.test\"]}" >"$rootf" # a policy: what a root run would merge into
 	chmod 0644 "$rootf"
 	as "$UA" ln -s "$rootf" "$RW/link-$$.json"

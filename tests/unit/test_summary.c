@@ -514,6 +514,18 @@ test_write_given_fd(void **state)
 	close(fd);
 	unlink(path);
 	assert_int_equal(suggest_write_file("fd:1x", fresh, err, sizeof(err)), -EBADF);
+	/* a pipe: refused, nothing written (a write could block for ever) */
+	{
+		int pfd[2];
+
+		assert_int_equal(pipe(pfd), 0);
+		snprintf(fdn, sizeof(fdn), "fd:%d", pfd[1]);
+		assert_int_equal(suggest_write_file(fdn, fresh, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "not a regular file"));
+		close(pfd[1]);
+		assert_int_equal(read(pfd[0], buf, sizeof(buf)), 0);
+		close(pfd[0]);
+	}
 	json_decref(fresh);
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "cli/run.h"
@@ -62,6 +63,14 @@ open_value(const char *opt, const char *v, int flags, mode_t mode)
 	if (fd < 0)
 		log_warn("%s %s", opt, v);
 	return fd;
+}
+
+static bool
+regular(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode);
 }
 
 /* Replaces the value v of opt in the arguments (as the argument itself or
@@ -322,6 +331,12 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 		if (pass_value(c, files[i].opt, v, files[i].flags, files[i].mode,
 			       nopts + c->nargs - (argc - 1)))
 			return -1;
+		/* the run reads it whole and rewrites it: a pipe or a terminal
+		 * would have it block at exit */
+		if (v && (files[i].flags & O_RDWR) && !regular(c->fds[c->nfds - 1])) {
+			log_warnx("%s %s: not a regular file", files[i].opt, v);
+			return -1;
+		}
 	}
 	return 0;
 }

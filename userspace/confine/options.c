@@ -211,7 +211,7 @@ const struct opt target_opt_table[] = {
 	{"suggest-policy", 0, OPT_T_STR, TO(suggest_policy), "FILE",
 	 "at exit, write the policy (JSON) that would have\n"
 	 "allowed everything the run did, or to descriptor N\n"
-	 "(read and write): fd:N"},
+	 "(a regular file, read and write): fd:N"},
 	{"summary", 0, OPT_T_STR, TO(summary_file), "FILE",
 	 "at exit (a daemon target: when it is detached or the\n"
 	 "daemon stops), append the summary to FILE (e.g.\n"

@@ -469,7 +469,8 @@ read_all(const char *path, size_t *lenp, int *err)
 }
 
 /* N of "fd:N" (a descriptor given: the service's run, whose client opened
- * FILE as the user, read and write), or -1 for a path. */
+ * FILE as the user, read and write), -1 for a path, -2 for fd: and no
+ * number. */
 static int
 given_fd(const char *path)
 {
@@ -482,46 +483,26 @@ given_fd(const char *path)
 	return *end || n > 1 << 20 ? -2 : (int)n;
 }
 
-/* What the file given as fd holds: as read_all(); what is no regular
- * file (a pipe) as none. */
-static char *
-read_given(int fd, size_t *lenp, int *err)
-{
-	struct stat st;
-
-	if (fstat(fd, &st)) {
-		*err = -errno;
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*err = -ENOENT;
-		return NULL;
-	}
-	return read_fd(fd, lenp, err);
-}
-
-/* out (len bytes) as fd's whole contents: a regular file truncated and
- * written from its start, anything else written to. */
+/* out (len bytes) as the whole contents of fd, a regular file read by
+ * read_fd() (so never a pipe or terminal a write could block on for
+ * ever): truncated and written from its start. */
 static int
 write_given(int fd, const char *out, size_t len)
 {
-	struct stat st;
 	size_t done = 0;
 	ssize_t n;
-	bool reg = !fstat(fd, &st) && S_ISREG(st.st_mode);
 
-	if (reg && ftruncate(fd, 0))
+	if (ftruncate(fd, 0))
 		return -errno;
 	while (done < len) {
-		n = reg ? pwrite(fd, out + done, len - done, (off_t)done)
-			: write(fd, out + done, len - done);
+		n = pwrite(fd, out + done, len - done, (off_t)done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		done += (size_t)n;
 	}
-	return reg && fsync(fd) ? -errno : 0;
+	return fsync(fd) ? -errno : 0;
 }
 
 /* Does text load as a policy? errbuf says why not. */
@@ -582,7 +563,7 @@ suggest_write_file(const char *path, const json_t *fresh, char *errbuf, size_t e
 		snprintf(errbuf, errlen, "%s: expected fd:N, N a descriptor", path);
 		return -EBADF;
 	}
-	text = fd >= 0 ? read_given(fd, &len, &err) : read_all(path, &len, &err);
+	text = fd >= 0 ? read_fd(fd, &len, &err) : read_all(path, &len, &err);
 	if (text && !len) { /* empty: nobody's policy (the service's client creates it) */
 		free(text);
 		text = NULL;
