@@ -52,11 +52,11 @@ json_t *suggest_observe(const struct summary *s);
 json_t *suggest_build(const json_t *old, const json_t *fresh, const struct psl *psl);
 
 /* Reads path if it exists (a policy the loader takes, or an error: it is
- * never overwritten then; empty, nothing to merge), builds, writes path anew (a temporary file
- * renamed over it). path "fd:N": descriptor N, open for reading and
- * writing (the service's run: the user's client opened FILE), a regular
- * file, read from its start, then truncated and written. fresh:
- * suggest_observe() or what the daemon sent.
+ * never overwritten then; empty, nothing to merge), builds, writes path
+ * anew (a temporary file renamed over it). path "fd:N": descriptor N, a
+ * regular file open for reading and writing (the service's run: the
+ * user's client opened FILE), read from its start, then truncated and
+ * written. fresh: suggest_observe() or what the daemon sent.
  * Uses the system's public suffix list when it has one. Returns 0 or
  * -errno with errbuf set. */
 int suggest_write_file(const char *path, const json_t *fresh, char *errbuf, size_t errlen);
