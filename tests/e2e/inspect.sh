@@ -616,6 +616,8 @@ EOF
 	rnd=$(sed -n 's/^ph=EGRESSCTL_SECRET_TOK_\([0-9a-f]*\) .*/\1/p' "$W/$t.out")
 	a_summary_secrets inspect.secrets.summary_json "$W/$t.sum.json"
 	a_nogrep inspect.secrets.suggest.no_leak "$W/$t.suggest.json" "EGRESSCTL_SECRET|${rnd:-norandom}"
+	# plain.i.test:80 saw only a leak (plain HTTP with the placeholder): for review
+	a_grep inspect.secrets.suggest.review "$W/$t.suggest.json" "secret TOK's placeholder sent to it"
 	# markdown, and a leak that is only a DNS name
 	TOKV=$val irun ${t}_md --allow ok.i.test --secret "TOK=env:TOKV@ok.i.test" \
 		--summary "$W/$t.sum.md" --summary-format markdown -- sh -c \

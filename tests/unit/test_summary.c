@@ -473,7 +473,8 @@ test_write_file_refuses_garbage(void **state)
 /* A secret's leak attempts: the "secrets" of the JSON form (name, uses per
  * host, leak attempts by place with who), the placeholder in a name
  * written {NAME}, in no form the placeholder, and no rule suggested for
- * them (in the rows, or to --suggest-policy). */
+ * them (in the rows; --suggest-policy puts the host a request carried it
+ * to in review, never in allow). */
 static void
 test_secrets(void **state)
 {
@@ -558,8 +559,23 @@ test_secrets(void **state)
 	assert_non_null(
 		strstr(t, "  secret TOK: leak attempt denied 1: dns x{TOK}.evil.test by dig[7]\n"));
 	free(t);
+	/* --suggest-policy: the host a request carried the placeholder to is
+	 * for review, never allowed; the name that carried it is not there */
 	obs = suggest_observe(s);
-	assert_int_equal(json_object_size(obs), 0);
+	assert_int_equal(json_object_size(obs), 1);
+	assert_string_equal(jsonx_get_str(json_object_get(obs, "paste.test"), "secret_leak"),
+			    "TOK");
+	doc = suggest_build(NULL, obs, NULL);
+	assert_non_null(doc);
+	assert_int_equal(json_array_size(json_object_get(doc, "allow")), 0);
+	a = json_object_get(json_object_get(json_object_get(doc, "observed"), "review"),
+			    "paste.test");
+	assert_string_equal(json_string_value(json_array_get(a, 0)),
+			    "secret TOK's placeholder sent to it: an exfiltration attempt");
+	t = json_dumps(doc, 0);
+	assert_null(strcasestr(t, rnd));
+	free(t);
+	json_decref(doc);
 	json_decref(obs);
 	summary_free(s);
 	secrets_free(sec);

@@ -37,11 +37,13 @@ struct dest {
 	const char *suspect; /* why the name looks like data sent out in it: not proposed */
 	char comment[128];   /* the deciding rule's comment in the policy file, or "" */
 	char reason[160];
-	bool leak;			  /* a denial was a secret's leak attempt */
-	uint64_t allowed, denied;	  /* connections (and requests) */
-	uint64_t dns_allowed, dns_denied; /* lookups of the name */
-	uint64_t inspected;		  /* decisions inside (or on) inspected HTTPS */
-	bool would, dns_would;		  /* denials were audit-mode would-denies */
+	bool leak;			       /* a denial was a secret's leak attempt */
+	char leak_secret[SECRET_NAME_MAX + 1]; /* ... in a request to this host: whose */
+	char leak_rule[320];		       /* ... and the rule that names the host */
+	uint64_t allowed, denied;	       /* connections (and requests) */
+	uint64_t dns_allowed, dns_denied;      /* lookups of the name */
+	uint64_t inspected;		       /* decisions inside (or on) inspected HTTPS */
+	bool would, dns_would;		       /* denials were audit-mode would-denies */
 	uint64_t first_ms, last_ms;
 	int nwho;
 	struct {
@@ -313,13 +315,12 @@ summary_add(struct summary *s, const struct audit_rec *r)
 	struct dest *d = NULL;
 	uint64_t now = now_ms();
 	char rkey[320], rhost[256];
+	bool in_name = false;
 
 	if (!s)
 		return;
 	if (r->secret) {
 		/* a leak attempt: its row and its words without the placeholder */
-		bool in_name = false;
-
 		if (s->secrets) {
 			redact(s->secrets, key, rkey, sizeof(rkey));
 			key = rkey;
@@ -356,9 +357,14 @@ summary_add(struct summary *s, const struct audit_rec *r)
 		d->inspected++;
 		s->inspected++;
 	}
-	if (r->secret)
+	if (r->secret) {
 		d->leak = true;
-	else if (r->suggest && (!d->suggest[0] || (d->suggest_dns && !dns))) {
+		if (!in_name && host && !d->leak_secret[0] && strcmp(r->source, "dns")) {
+			snprintf(d->leak_secret, sizeof(d->leak_secret), "%s", r->secret);
+			snprintf(d->leak_rule, sizeof(d->leak_rule),
+				 r->port == 443 || r->port == 80 ? "%s" : "%s:%u", host, r->port);
+		}
+	} else if (r->suggest && (!d->suggest[0] || (d->suggest_dns && !dns))) {
 		snprintf(d->suggest, sizeof(d->suggest), "%s", r->suggest);
 		d->suggest_dns = dns;
 		d->suspect = d->host[0] ? policy_name_suspect(d->host) : NULL;
@@ -589,8 +595,12 @@ summary_foreach_rule(const struct summary *s, void (*fn)(void *arg, const struct
 			.dns_only = !has_conns(d),
 		};
 
-		if (!d->suggest[0] || (r.dns_only && covered(s, d)))
+		if (!d->suggest[0] && d->leak_rule[0]) {
+			r.rule = d->leak_rule;
+			r.leak = d->leak_secret;
+		} else if (!d->suggest[0] || (r.dns_only && covered(s, d))) {
 			continue;
+		}
 		fn(arg, &r);
 	}
 }

@@ -86,10 +86,17 @@ struct summary_rule {
 	uint64_t count;		    /* connections (lookups for a name only looked up) */
 	uint64_t first_ms, last_ms; /* CLOCK_REALTIME, milliseconds */
 	bool dns_only;		    /* a name looked up, never connected to */
+	/* a secret's name: the destination's only denials were its leak
+	 * attempts (a request to it carried the placeholder), and nothing
+	 * else suggested a rule: for a human to review, never to allow */
+	const char *leak;
 };
 
 /* Calls fn for each destination that has a rule (a name only looked up
- * is left out when another destination's rule names it). */
+ * is left out when another destination's rule names it), and for each
+ * destination a request carried a secret's placeholder to, that nothing
+ * else gave a rule (r->leak set; a name that carried the placeholder
+ * itself is left out: no rule is worth a human's look). */
 void summary_foreach_rule(const struct summary *s,
 			  void (*fn)(void *arg, const struct summary_rule *r), void *arg);
 
