@@ -19,11 +19,10 @@
 #include "policy/policy.h"
 #include "policy/secret.h"
 #include "confine/summary.h"
+#include "confine/sumsecrets.h"
 
 #define SUM_BUCKETS 1024 /* 256 had chains of 16 at SUM_MAX: 7% of a DNS query's CPU */
-#define SUM_WHO	    4
 #define SUM_MAX	    4096 /* destinations: a scanner does not get to fill memory */
-#define SUM_LEAKS   64	 /* rows of secrets' leak attempts (secret, where, destination) */
 
 struct dest {
 	struct dest *next;  /* chain of the key hash */
@@ -53,20 +52,6 @@ struct dest {
 	} who[SUM_WHO];
 };
 
-/* A secret's placeholder sent where it may not go: one row per secret,
- * place and destination (the placeholder in it replaced by {NAME}). */
-struct leak {
-	char secret[SECRET_NAME_MAX + 1];
-	const char *where; /* "request", "dns", "sni", "connect", "socks5", "host" */
-	char dest[320];
-	uint64_t n;
-	int nwho;
-	struct {
-		uint32_t pid;
-		char comm[17];
-	} who[SUM_WHO];
-};
-
 struct summary {
 	struct dest *bucket[SUM_BUCKETS];
 	struct dest *nbucket[SUM_BUCKETS];
@@ -75,10 +60,7 @@ struct summary {
 	struct summary_refusals refused;
 	uint64_t kverified, krejected; /* the kernel-verified path's judgments */
 	uint64_t inspected;	       /* decisions on and inside inspected HTTPS */
-	const struct secrets *secrets; /* names, placeholders (to hide), uses per host */
-	struct leak leak[SUM_LEAKS];
-	int nleak;
-	uint64_t leak_unlisted; /* attempts past SUM_LEAKS rows */
+	struct sum_secrets sec;	       /* the secrets' uses and leak attempts */
 };
 
 static uint32_t
@@ -224,85 +206,7 @@ void
 summary_set_secrets(struct summary *s, const struct secrets *sec)
 {
 	if (s)
-		s->secrets = sec;
-}
-
-/* in, with every secret's placeholder (or its random part, in any case)
- * written {NAME}, into out; whether there was one. */
-static bool
-redact(const struct secrets *sec, const char *in, char *out, size_t len)
-{
-	size_t o = 0;
-	bool hit = false;
-
-	while (*in && o + 1 < len) {
-		size_t skip = 0;
-		unsigned int i;
-
-		for (i = 0; !skip && i < secrets_count(sec); i++) {
-			const char *ph = secrets_placeholder(sec, i);
-			size_t phlen = strlen(ph);
-			const char *rnd = ph + phlen - SECRET_RAND_HEX;
-
-			if (!strncasecmp(in, ph, phlen))
-				skip = phlen;
-			else if (!strncasecmp(in, rnd, SECRET_RAND_HEX))
-				skip = SECRET_RAND_HEX;
-		}
-		if (skip) {
-			int n = snprintf(out + o, len - o, "{%s}", secrets_name(sec, i - 1));
-
-			o = n < 0 || (size_t)n >= len - o ? len - 1 : o + (size_t)n;
-			in += skip;
-			hit = true;
-		} else {
-			out[o++] = *in++;
-		}
-	}
-	out[o] = 0;
-	return hit;
-}
-
-/* Counts a leak attempt of r->secret; where: what carried the placeholder. */
-static void
-note_leak(struct summary *s, const struct audit_rec *r, const char *dest, bool in_name)
-{
-	static const char *const name_where[][2] = {
-		{"dns", "dns"},
-		{"transparent", "sni"},
-		{"connect", "connect"},
-		{"socks5", "socks5"},
-	};
-	const char *where = in_name ? "host" : "request";
-	struct leak *l = NULL;
-
-	for (size_t i = 0; in_name && i < sizeof(name_where) / sizeof(name_where[0]); i++)
-		if (!strcmp(r->source, name_where[i][0]))
-			where = name_where[i][1];
-	for (int i = 0; !l && i < s->nleak; i++)
-		if (!strcmp(s->leak[i].secret, r->secret) && s->leak[i].where == where &&
-		    !strcmp(s->leak[i].dest, dest))
-			l = &s->leak[i];
-	if (!l && s->nleak == SUM_LEAKS) {
-		s->leak_unlisted++;
-		return;
-	}
-	if (!l) {
-		l = &s->leak[s->nleak++];
-		snprintf(l->secret, sizeof(l->secret), "%s", r->secret);
-		l->where = where;
-		snprintf(l->dest, sizeof(l->dest), "%s", dest);
-	}
-	l->n++;
-	for (int i = 0; i < l->nwho; i++)
-		if (l->who[i].pid == r->pid)
-			return;
-	if (l->nwho < SUM_WHO) {
-		l->who[l->nwho].pid = r->pid;
-		snprintf(l->who[l->nwho].comm, sizeof(l->who[0].comm), "%s",
-			 r->comm ? r->comm : "?");
-		l->nwho++;
-	}
+		s->sec.sec = sec;
 }
 
 void
@@ -321,15 +225,15 @@ summary_add(struct summary *s, const struct audit_rec *r)
 		return;
 	if (r->secret) {
 		/* a leak attempt: its row and its words without the placeholder */
-		if (s->secrets) {
-			redact(s->secrets, key, rkey, sizeof(rkey));
+		if (s->sec.sec) {
+			sumsec_redact(s->sec.sec, key, rkey, sizeof(rkey));
 			key = rkey;
 			if (host) {
-				in_name = redact(s->secrets, host, rhost, sizeof(rhost));
+				in_name = sumsec_redact(s->sec.sec, host, rhost, sizeof(rhost));
 				host = rhost;
 			}
 		}
-		note_leak(s, r, key, in_name);
+		sumsec_note_leak(&s->sec, r, key, in_name);
 	}
 	if (!strcmp(r->source, "kernel")) {
 		if (allow)
@@ -400,8 +304,6 @@ summary_add(struct summary *s, const struct audit_rec *r)
 		d->nwho++;
 	}
 }
-
-static void print_secrets(const struct summary *s, FILE *f);
 
 /* " (dns: allowed)": the DNS decision of a row counted by its connections. */
 static const char *
@@ -515,7 +417,7 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 			fprintf(f, "egressctl: summary: no network attempts\n");
 		print_log_stats(f, ls);
 		if (s)
-			print_secrets(s, f);
+			sumsec_print(&s->sec, f);
 		return;
 	}
 	fprintf(f, "egressctl: summary: %llu allowed, %llu %s, %d destinations\n",
@@ -556,7 +458,7 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 	}
 	print_refusals(&s->refused, f);
 	print_log_stats(f, ls);
-	print_secrets(s, f);
+	sumsec_print(&s->sec, f);
 }
 
 /* Does a rule other than a DNS name's own name host (host, host:port,
@@ -607,8 +509,8 @@ summary_foreach_rule(const struct summary *s, void (*fn)(void *arg, const struct
 
 /* A table cell: names and commands come from CMD, so nothing in them may
  * make markdown (or the HTML it allows) of its own. */
-static void
-md_cell(FILE *f, const char *s)
+void
+summary_md_cell(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -634,166 +536,6 @@ who_text(const struct dest *d, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s[%u]%s%s", i ? ", " : "",
 				      d->who[i].comm, d->who[i].pid, d->who[i].ctr[0] ? "@" : "",
 				      d->who[i].ctr);
-}
-
-/* ---- secrets: names and counts, never a value nor a placeholder ---- */
-
-static void
-leak_who(const struct leak *l, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = 0;
-	for (int i = 0; i < l->nwho && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s[%u]", i ? ", " : "", l->who[i].comm,
-				      l->who[i].pid);
-}
-
-/* "secret TOK: put into 3 requests, 2 attempts to send it elsewhere denied",
- * then a line per host it went to and per leak attempt's place. */
-static void
-print_secrets(const struct summary *s, FILE *f)
-{
-	const struct secrets *sec = s->secrets;
-
-	for (unsigned int i = 0; i < secrets_count(sec); i++) {
-		const char *name = secrets_name(sec, i), *host;
-		uint64_t used, leaks, n;
-
-		secrets_counts(sec, i, &used, &leaks);
-		fprintf(f,
-			"secret %s: put into %llu request%s, %llu attempt%s to send it elsewhere "
-			"denied\n",
-			name, (unsigned long long)used, used == 1 ? "" : "s",
-			(unsigned long long)leaks, leaks == 1 ? "" : "s");
-		for (unsigned int k = 0; secrets_used_at(sec, i, k, &host, &n); k++)
-			fprintf(f, "  secret %s: %llu request%s to %s\n", name,
-				(unsigned long long)n, n == 1 ? "" : "s",
-				host ? host : "other hosts");
-		for (int k = 0; k < s->nleak; k++) {
-			const struct leak *l = &s->leak[k];
-			char who[160];
-
-			if (strcmp(l->secret, name))
-				continue;
-			leak_who(l, who, sizeof(who));
-			fprintf(f, "  secret %s: leak attempt%s denied %llu: %s %s by %s\n", name,
-				l->n == 1 ? "" : "s", (unsigned long long)l->n, l->where, l->dest,
-				who);
-		}
-	}
-	if (s->leak_unlisted)
-		fprintf(f, "  (%llu more leak attempts, past %d places)\n",
-			(unsigned long long)s->leak_unlisted, SUM_LEAKS);
-}
-
-static void
-print_secrets_md(const struct summary *s, FILE *f)
-{
-	const struct secrets *sec = s->secrets;
-
-	if (!secrets_count(sec))
-		return;
-	fprintf(f, "\n#### Secrets\n\n");
-	for (unsigned int i = 0; i < secrets_count(sec); i++) {
-		const char *name = secrets_name(sec, i), *host;
-		uint64_t used, leaks, n;
-
-		secrets_counts(sec, i, &used, &leaks);
-		fprintf(f, "- **");
-		md_cell(f, name);
-		fprintf(f, "**: put into %llu request%s", (unsigned long long)used,
-			used == 1 ? "" : "s");
-		for (unsigned int k = 0; secrets_used_at(sec, i, k, &host, &n); k++) {
-			fprintf(f, "%s", k ? ", " : " (");
-			md_cell(f, host ? host : "other hosts");
-			fprintf(f, ": %llu", (unsigned long long)n);
-		}
-		fprintf(f, "%s; %llu leak attempt%s denied\n", used ? ")" : "",
-			(unsigned long long)leaks, leaks == 1 ? "" : "s");
-		for (int k = 0; k < s->nleak; k++) {
-			const struct leak *l = &s->leak[k];
-			char who[160];
-
-			if (strcmp(l->secret, name))
-				continue;
-			leak_who(l, who, sizeof(who));
-			fprintf(f, "  - %s ", l->where);
-			md_cell(f, l->dest);
-			fprintf(f, ": %llu, by ", (unsigned long long)l->n);
-			md_cell(f, who);
-			fprintf(f, "\n");
-		}
-	}
-	if (s->leak_unlisted)
-		fprintf(f, "- %llu more leak attempts, past %d places\n",
-			(unsigned long long)s->leak_unlisted, SUM_LEAKS);
-}
-
-/* "secrets": [{name, used, used_at[] of host and requests, used_other_hosts,
- * leaks, leak_attempts[] of where, destination, count, who[] of pid and
- * comm}] */
-static void
-json_secrets(const struct summary *s, json_t *o)
-{
-	const struct secrets *sec = s->secrets;
-	json_t *arr;
-
-	if (!secrets_count(sec))
-		return;
-	arr = jsonx_add_array(o, "secrets");
-	for (unsigned int i = 0; arr && i < secrets_count(sec); i++) {
-		const char *name = secrets_name(sec, i), *host;
-		json_t *e = json_object(), *at, *la;
-		uint64_t used, leaks, n;
-
-		if (!e)
-			break;
-		secrets_counts(sec, i, &used, &leaks);
-		jsonx_set_str(e, "name", name);
-		jsonx_set_int(e, "used", (long long)used);
-		at = jsonx_add_array(e, "used_at");
-		for (unsigned int k = 0; at && secrets_used_at(sec, i, k, &host, &n); k++) {
-			json_t *h;
-
-			if (!host) {
-				jsonx_set_int(e, "used_other_hosts", (long long)n);
-				continue;
-			}
-			h = json_object();
-			if (!h)
-				break;
-			jsonx_set_str(h, "host", host);
-			jsonx_set_int(h, "requests", (long long)n);
-			json_array_append_new(at, h);
-		}
-		jsonx_set_int(e, "leaks", (long long)leaks);
-		la = jsonx_add_array(e, "leak_attempts");
-		for (int k = 0; la && k < s->nleak; k++) {
-			const struct leak *l = &s->leak[k];
-			json_t *a, *who;
-
-			if (strcmp(l->secret, name) || !(a = json_object()))
-				continue;
-			jsonx_set_str(a, "where", l->where);
-			jsonx_set_str(a, "destination", l->dest);
-			jsonx_set_int(a, "count", (long long)l->n);
-			who = jsonx_add_array(a, "who");
-			for (int w = 0; who && w < l->nwho; w++) {
-				json_t *wo = json_object();
-
-				if (!wo)
-					break;
-				jsonx_set_int(wo, "pid", l->who[w].pid);
-				jsonx_set_str(wo, "comm", l->who[w].comm);
-				json_array_append_new(who, wo);
-			}
-			json_array_append_new(la, a);
-		}
-		json_array_append_new(arr, e);
-	}
-	if (s->leak_unlisted)
-		jsonx_set_int(o, "secret_leaks_unlisted", (long long)s->leak_unlisted);
 }
 
 static void
@@ -827,18 +569,18 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 			who_text(d, who, sizeof(who));
 			fprintf(f, "| %s | %llu | ", pass ? "allowed" : denied_word,
 				(unsigned long long)(pass ? row_allowed(d) : row_denied(d)));
-			md_cell(f, d->key);
-			md_cell(f, dns_note(d, audit_mode));
+			summary_md_cell(f, d->key);
+			summary_md_cell(f, dns_note(d, audit_mode));
 			fprintf(f, " | ");
-			md_cell(f, who);
+			summary_md_cell(f, who);
 			fprintf(f, " | ");
 			if (pass == 0 && d->suspect) {
 				fprintf(f, "review: %s; not suggested", d->suspect);
 			} else if (pass == 0 && d->suggest[0]) {
 				fprintf(f, "--allow ");
-				md_cell(f, d->suggest);
+				summary_md_cell(f, d->suggest);
 			} else if (pass == 0) {
-				md_cell(f, d->reason);
+				summary_md_cell(f, d->reason);
 			}
 			fprintf(f, " |\n");
 		}
@@ -856,13 +598,13 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 			fprintf(f, "\n");
 			for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 				fprintf(f, "- ");
-				md_cell(f, line);
+				summary_md_cell(f, line);
 				fprintf(f, "\n");
 			}
 		}
 		free(text);
 	}
-	print_secrets_md(s, f);
+	sumsec_print_md(&s->sec, f);
 }
 
 static void
@@ -946,7 +688,7 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 			jsonx_set_int(l, "dropped", (long long)ls->dropped);
 		}
 	}
-	json_secrets(s, o);
+	sumsec_json(&s->sec, o);
 	out = jsonx_line(o);
 	if (out)
 		fprintf(f, "%s\n", out);
