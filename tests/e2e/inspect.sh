@@ -523,8 +523,35 @@ EOF
 	a_nogrep inspect.env.none_all "$W/$t.out" "=/tmp/egressctl-ca"
 }
 
+# a_summary_secrets NAME FILE: the JSON summary's "secrets" for TOK: its
+# use on ok.i.test, its leak attempts by place (request, dns, sni,
+# connect), each with who tried it; the destinations' words hide it.
+a_summary_secrets() {
+	local r
+	r=$("$PY" - "$2" <<'EOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    s = {e["name"]: e for e in d["secrets"]}["TOK"]
+    assert s["used"] == 1 and s["used_at"] == [{"host": "ok.i.test", "requests": 1}], s["used_at"]
+    la = s["leak_attempts"]
+    where = {a["where"] for a in la}
+    assert {"request", "dns", "sni", "connect"} <= where, where
+    assert s["leaks"] == sum(a["count"] for a in la), (s["leaks"], la)
+    assert any(a["where"] == "request" and a["destination"] == "plain.i.test:443" for a in la), la
+    assert any(a["where"] == "dns" and a["destination"] == "x{TOK}.i.test" for a in la), la
+    assert all(a["who"] and a["who"][0]["comm"] and a["who"][0]["pid"] > 0 for a in la), la
+    assert not any("suggest" in x for x in d["destinations"] if "{TOK}" in x["destination"]), d
+    print("ok")
+except Exception as e:
+    print("bad: %r" % (e,))
+EOF
+)
+	if [ "$r" = ok ]; then ok "$1"; else fail "$1" "$r"; fi
+}
+
 test_secrets() {
-	local t=i_secrets val cval f
+	local t=i_secrets val cval f rnd rnd2
 	val="realtok-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 	cval=65534
 	policy $t '{"allow": ["ok.i.test", {"rule": "plain.i.test", "inspect": true}],
@@ -552,7 +579,9 @@ EOF
 	web_mark
 	TOKV=$val SUDO_UID=$cval SUDO_GID=$cval egr_bg $t --cgroup "$(cg_name "$t")" --user nobody \
 		--dns-upstream "$INET_DNS" --upstream-ca "$W/testca.crt" --log "$W/$t.jlog" \
-		--policy "$W/$t.policy.json" --secret "TOK=env:TOKV@ok.i.test" -- sh "$W/$t.sh"
+		--policy "$W/$t.policy.json" --secret "TOK=env:TOKV@ok.i.test" \
+		--summary "$W/$t.sum.json" --summary-format json \
+		--suggest-policy "$W/$t.suggest.json" -- sh "$W/$t.sh"
 	echo "$EGR_PID" >"$RW/sec.pid"
 	egr_join 30
 	a_grep inspect.secrets.placeholder "$W/$t.out" "^ph=EGRESSCTL_SECRET_TOK_[0-9a-f]{32} uph=EGRESSCTL_SECRET_UIDTOK_[0-9a-f]{32}$"
@@ -581,10 +610,28 @@ EOF
 	a_denied inspect.secrets.mem_refused
 	egr_json $t 2
 	a_denied inspect.secrets.ptrace_refused
-	for f in "$W/$t.jlog" "$W/$t.out" "$W/$t.err"; do
+	a_grep inspect.secrets.summary "$W/$t.err" "secret TOK: put into 1 request, [0-9]+ attempts to send it elsewhere denied"
+	# the summary file: the secret by name, its use per host, its leak
+	# attempts (where, by whom); the suggested policy proposes none of them
+	rnd=$(sed -n 's/^ph=EGRESSCTL_SECRET_TOK_\([0-9a-f]*\) .*/\1/p' "$W/$t.out")
+	a_summary_secrets inspect.secrets.summary_json "$W/$t.sum.json"
+	a_nogrep inspect.secrets.suggest.no_leak "$W/$t.suggest.json" "EGRESSCTL_SECRET|${rnd:-norandom}"
+	# plain.i.test:80 saw only a leak (plain HTTP with the placeholder): for review
+	a_grep inspect.secrets.suggest.review "$W/$t.suggest.json" "secret TOK's placeholder sent to it"
+	# markdown, and a leak that is only a DNS name
+	TOKV=$val irun ${t}_md --allow ok.i.test --secret "TOK=env:TOKV@ok.i.test" \
+		--summary "$W/$t.sum.md" --summary-format markdown -- sh -c \
+		'dig +time=1 +tries=1 "x${TOK#EGRESSCTL_SECRET_TOK_}.i.test" A >/dev/null; echo "ph=$TOK"'
+	rnd2=$(sed -n 's/^ph=EGRESSCTL_SECRET_TOK_//p' "$W/${t}_md.out")
+	a_grep inspect.secrets.summary_md.secret "$W/$t.sum.md" "^- \*\*TOK\*\*: put into 0 requests; 1 leak attempt denied$"
+	a_grep inspect.secrets.summary_md.leak "$W/$t.sum.md" "^  - dns x\{TOK\}\.i\.test: 1, by [^ ]+\\\[[0-9]+\\\]$"
+	for f in "$W/$t.sum.json" "$W/$t.sum.md"; do
+		a_nogrep "inspect.secrets.placeholder_absent.$(basename "$f")" "$f" \
+			"EGRESSCTL_SECRET|${rnd:-norandom}|${rnd2:-norandom}"
+	done
+	for f in "$W/$t.jlog" "$W/$t.out" "$W/$t.err" "$W/$t.sum.json" "$W/$t.sum.md" "$W/$t.suggest.json"; do
 		a_nogrep "inspect.secrets.value_absent.$(basename "$f")" "$f" "$val|auth=Bearer"
 	done
-	a_grep inspect.secrets.summary "$W/$t.err" "secret TOK: put into 1 request, [0-9]+ attempts to send it elsewhere denied"
 	# refusals: a bad --secret, a source that fails
 	irun $t --allow ok.i.test --secret "TOK=vault:x@ok.i.test" -- true
 	a_grep inspect.secrets.bad_kind "$W/$t.err" "--secret TOK=vault:x@ok\.i\.test: unknown source \"vault:x\""

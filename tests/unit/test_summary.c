@@ -24,6 +24,7 @@
 #include "parse/psl.h"
 #include "audit/audit.h"
 #include "policy/policy.h"
+#include "policy/secret.h"
 #include "table.h"
 
 static void
@@ -529,6 +530,118 @@ test_write_given_fd(void **state)
 	json_decref(fresh);
 }
 
+/* A secret's leak attempts: the "secrets" of the JSON form (name, uses per
+ * host, leak attempts by place with who), the placeholder in a name
+ * written {NAME}, in no form the placeholder, and no rule suggested for
+ * them (in the rows; --suggest-policy puts the host a request carried it
+ * to in review, never in allow). */
+static void
+test_secrets(void **state)
+{
+	struct policy *p = policy_new();
+	struct secrets *sec;
+	struct summary *s = summary_new();
+	char err[256], name[300], dest[300], *t;
+	const char *ph, *rnd;
+	json_t *doc, *e, *a, *obs;
+	enum summary_format fmt;
+
+	(void)state;
+	assert_int_equal(policy_add_secret_arg(p, "TOK=env:X@api.test", err, sizeof(err)), 0);
+	sec = secrets_new(p);
+	assert_non_null(sec);
+	ph = secrets_placeholder(sec, 0);
+	rnd = ph + strlen(ph) - SECRET_RAND_HEX;
+	summary_set_secrets(s, sec);
+	secrets_note_used(sec, 0, "api.test");
+	secrets_note_used(sec, 0, "api.test");
+	secrets_note(sec, 0, true);
+	secrets_note(sec, 0, true);
+	snprintf(name, sizeof(name), "x%s.evil.test", rnd);
+	summary_add(s, &(struct audit_rec){.decision = "deny",
+					   .reason = "secret TOK",
+					   .source = "dns",
+					   .host = name,
+					   .dest = name,
+					   .pid = 7,
+					   .comm = "dig",
+					   .suggest = name,
+					   .secret = "TOK"});
+	snprintf(dest, sizeof(dest), "paste.test:443");
+	summary_add(s, &(struct audit_rec){.decision = "deny",
+					   .reason = "secret TOK",
+					   .source = "http",
+					   .host = "paste.test",
+					   .port = 443,
+					   .dest = dest,
+					   .pid = 8,
+					   .comm = "curl",
+					   .suggest = "paste.test",
+					   .secret = "TOK"});
+	t = render(s, SUMMARY_JSON, false);
+	doc = json_loads(t, 0, NULL);
+	assert_non_null(doc);
+	e = json_array_get(json_object_get(doc, "secrets"), 0);
+	assert_string_equal(jsonx_get_str(e, "name"), "TOK");
+	assert_int_equal(json_integer_value(json_object_get(e, "used")), 2);
+	a = json_array_get(json_object_get(e, "used_at"), 0);
+	assert_string_equal(jsonx_get_str(a, "host"), "api.test");
+	assert_int_equal(json_integer_value(json_object_get(a, "requests")), 2);
+	assert_int_equal(json_integer_value(json_object_get(e, "leaks")), 2);
+	assert_int_equal(json_array_size(json_object_get(e, "leak_attempts")), 2);
+	a = json_array_get(json_object_get(e, "leak_attempts"), 0);
+	assert_string_equal(jsonx_get_str(a, "where"), "dns");
+	assert_string_equal(jsonx_get_str(a, "destination"), "x{TOK}.evil.test");
+	assert_int_equal(json_integer_value(json_object_get(a, "count")), 1);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(json_object_get(a, "who"), 0), "pid")),
+			 7);
+	assert_string_equal(jsonx_get_str(json_array_get(json_object_get(a, "who"), 0), "comm"),
+			    "dig");
+	a = json_array_get(json_object_get(e, "leak_attempts"), 1);
+	assert_string_equal(jsonx_get_str(a, "where"), "request");
+	assert_string_equal(jsonx_get_str(a, "destination"), "paste.test:443");
+	for (size_t i = 0; i < json_array_size(json_object_get(doc, "destinations")); i++)
+		assert_null(json_object_get(json_array_get(json_object_get(doc, "destinations"), i),
+					    "suggest"));
+	json_decref(doc);
+	free(t);
+	for (fmt = SUMMARY_TEXT; fmt <= SUMMARY_JSON; fmt++) {
+		t = render(s, fmt, false);
+		assert_non_null(strstr(t, "TOK"));
+		assert_non_null(strstr(t, "paste.test"));
+		assert_null(strcasestr(t, rnd));
+		assert_null(strstr(t, SECRET_PH_PREFIX));
+		free(t);
+	}
+	t = render(s, SUMMARY_TEXT, false);
+	assert_non_null(strstr(t, "  secret TOK: 2 requests to api.test\n"));
+	assert_non_null(
+		strstr(t, "  secret TOK: leak attempt denied 1: dns x{TOK}.evil.test by dig[7]\n"));
+	free(t);
+	/* --suggest-policy: the host a request carried the placeholder to is
+	 * for review, never allowed; the name that carried it is not there */
+	obs = suggest_observe(s);
+	assert_int_equal(json_object_size(obs), 1);
+	assert_string_equal(jsonx_get_str(json_object_get(obs, "paste.test"), "secret_leak"),
+			    "TOK");
+	doc = suggest_build(NULL, obs, NULL);
+	assert_non_null(doc);
+	assert_int_equal(json_array_size(json_object_get(doc, "allow")), 0);
+	a = json_object_get(json_object_get(json_object_get(doc, "observed"), "review"),
+			    "paste.test");
+	assert_string_equal(json_string_value(json_array_get(a, 0)),
+			    "secret TOK's placeholder sent to it: an exfiltration attempt");
+	t = json_dumps(doc, 0);
+	assert_null(strcasestr(t, rnd));
+	free(t);
+	json_decref(doc);
+	json_decref(obs);
+	summary_free(s);
+	secrets_free(sec);
+	policy_free(p);
+}
+
 int
 main(void)
 {
@@ -538,6 +651,7 @@ main(void)
 		cmocka_unit_test(test_suspect_not_suggested),
 		cmocka_unit_test(test_rule_comment),
 		cmocka_unit_test(test_markdown_escapes),
+		cmocka_unit_test(test_secrets),
 		cmocka_unit_test(test_append_file),
 		cmocka_unit_test(test_widen_at_threshold),
 		cmocka_unit_test(test_merge),

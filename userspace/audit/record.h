@@ -41,6 +41,8 @@ struct audit_rec {
 	const char *suggest; /* the --allow rule that would permit it; NULL if none can */
 	const char *comment; /* the deciding rule's "comment" in its policy file, or NULL */
 	const char *proto;   /* "tcp", "udp", ... for kernel records; NULL otherwise */
+	const char *secret;  /* a denial for a secret's placeholder where it may not go:
+			      * the secret's name (the summary's "secrets"); NULL otherwise */
 };
 
 /* Who writes the log: in every record (schema AUDIT_SCHEMA: "schema",

@@ -159,6 +159,8 @@ observe_one(void *arg, const struct summary_rule *r)
 	rfc3339_ms(r->first_ms, first, sizeof(first));
 	rfc3339_ms(r->last_ms, last, sizeof(last));
 	merge_one(arg, r->rule, (double)r->count, 0, first, last);
+	if (r->leak)
+		jsonx_set_str(json_object_get(arg, r->rule), "secret_leak", r->leak);
 }
 
 json_t *
@@ -279,7 +281,17 @@ sort_rules(json_t *rules, const json_t *oldallow, json_t *review, json_t *cand)
 	json_object_foreach(rules, rule, e) {
 		if (in_list(oldallow, rule))
 			continue; /* allowed already: by a human, or by an earlier run */
-		if (suggest_review(rule, (unsigned long long)num(e, "count"), why, sizeof(why))) {
+		if (str(e, "secret_leak")) {
+			/* a request to it carried a secret's placeholder: never allowed here */
+			json_t *reasons = json_array();
+
+			snprintf(why, sizeof(why),
+				 "secret %s's placeholder sent to it: an exfiltration attempt",
+				 str(e, "secret_leak"));
+			json_array_append_new(reasons, jsonx_string(why));
+			json_object_set_new(review, rule, reasons);
+		} else if (suggest_review(rule, (unsigned long long)num(e, "count"), why,
+					  sizeof(why))) {
 			json_t *reasons = json_array();
 
 			for (char *w = strtok(why, ","); w; w = strtok(NULL, ","))
@@ -402,9 +414,13 @@ suggest_build(const json_t *old, const json_t *fresh, const struct psl *psl)
 		return NULL;
 	}
 	json_object_foreach((json_t *)fresh, rule, e)
-		if (json_is_object(e))
+		if (json_is_object(e)) {
 			merge_one(rules, rule, num(e, "count"), num(e, "runs"),
 				  str(e, "first_seen"), str(e, "last_seen"));
+			if (str(e, "secret_leak"))
+				jsonx_set_str(json_object_get(rules, rule), "secret_leak",
+					      str(e, "secret_leak"));
+		}
 	sort_rules(rules, oldallow, review, cand);
 	widen(psl, cand, allow, widened);
 	keep_allowed(oldallow, rules, widened, allow);

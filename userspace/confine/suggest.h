@@ -22,7 +22,10 @@
  *     entropy);
  *   - a loopback, private, link-local (cloud metadata), CGNAT, ULA or
  *     multicast address;
- *   - fewer than SUGGEST_MIN_COUNT uses over every run merged ("seen once").
+ *   - fewer than SUGGEST_MIN_COUNT uses over every run merged ("seen once");
+ *   - a request to it carried a secret's placeholder, and nothing else of
+ *     the destination suggested a rule (observed.rules' "secret_leak":
+ *     the secret's name, kept across runs).
  * Names of one registrable domain (public suffix list, else the last two
  * labels) become "**.domain" when SUGGEST_WIDEN_AT or more of them are
  * allowed. What "allow" held before is kept (a human may have moved a

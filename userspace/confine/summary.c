@@ -17,10 +17,11 @@
 #include "audit/audit.h"
 #include "lib/hash.h"
 #include "policy/policy.h"
+#include "policy/secret.h"
 #include "confine/summary.h"
+#include "confine/sumsecrets.h"
 
 #define SUM_BUCKETS 1024 /* 256 had chains of 16 at SUM_MAX: 7% of a DNS query's CPU */
-#define SUM_WHO	    4
 #define SUM_MAX	    4096 /* destinations: a scanner does not get to fill memory */
 
 struct dest {
@@ -35,10 +36,13 @@ struct dest {
 	const char *suspect; /* why the name looks like data sent out in it: not proposed */
 	char comment[128];   /* the deciding rule's comment in the policy file, or "" */
 	char reason[160];
-	uint64_t allowed, denied;	  /* connections (and requests) */
-	uint64_t dns_allowed, dns_denied; /* lookups of the name */
-	uint64_t inspected;		  /* decisions inside (or on) inspected HTTPS */
-	bool would, dns_would;		  /* denials were audit-mode would-denies */
+	bool leak;			       /* a denial was a secret's leak attempt */
+	char leak_secret[SECRET_NAME_MAX + 1]; /* ... in a request to this host: whose */
+	char leak_rule[320];		       /* ... and the rule that names the host */
+	uint64_t allowed, denied;	       /* connections (and requests) */
+	uint64_t dns_allowed, dns_denied;      /* lookups of the name */
+	uint64_t inspected;		       /* decisions inside (or on) inspected HTTPS */
+	bool would, dns_would;		       /* denials were audit-mode would-denies */
 	uint64_t first_ms, last_ms;
 	int nwho;
 	struct {
@@ -56,6 +60,7 @@ struct summary {
 	struct summary_refusals refused;
 	uint64_t kverified, krejected; /* the kernel-verified path's judgments */
 	uint64_t inspected;	       /* decisions on and inside inspected HTTPS */
+	struct sum_secrets sec;	       /* the secrets' uses and leak attempts */
 };
 
 static uint32_t
@@ -198,6 +203,13 @@ now_ms(void)
 }
 
 void
+summary_set_secrets(struct summary *s, const struct secrets *sec)
+{
+	if (s)
+		s->sec.sec = sec;
+}
+
+void
 summary_add(struct summary *s, const struct audit_rec *r)
 {
 	bool allow = !strcmp(r->decision, "allow");
@@ -206,9 +218,23 @@ summary_add(struct summary *s, const struct audit_rec *r)
 	const char *host = r->host && r->host[0] ? r->host : NULL;
 	struct dest *d = NULL;
 	uint64_t now = now_ms();
+	char rkey[320], rhost[256];
+	bool in_name = false;
 
 	if (!s)
 		return;
+	if (r->secret) {
+		/* a leak attempt: its row and its words without the placeholder */
+		if (s->sec.sec) {
+			sumsec_redact(s->sec.sec, key, rkey, sizeof(rkey));
+			key = rkey;
+			if (host) {
+				in_name = sumsec_redact(s->sec.sec, host, rhost, sizeof(rhost));
+				host = rhost;
+			}
+		}
+		sumsec_note_leak(&s->sec, r, key, in_name);
+	}
 	if (!strcmp(r->source, "kernel")) {
 		if (allow)
 			s->kverified++;
@@ -235,7 +261,14 @@ summary_add(struct summary *s, const struct audit_rec *r)
 		d->inspected++;
 		s->inspected++;
 	}
-	if (r->suggest && (!d->suggest[0] || (d->suggest_dns && !dns))) {
+	if (r->secret) {
+		d->leak = true;
+		if (!in_name && host && !d->leak_secret[0] && strcmp(r->source, "dns")) {
+			snprintf(d->leak_secret, sizeof(d->leak_secret), "%s", r->secret);
+			snprintf(d->leak_rule, sizeof(d->leak_rule),
+				 r->port == 443 || r->port == 80 ? "%s" : "%s:%u", host, r->port);
+		}
+	} else if (r->suggest && (!d->suggest[0] || (d->suggest_dns && !dns))) {
 		snprintf(d->suggest, sizeof(d->suggest), "%s", r->suggest);
 		d->suggest_dns = dns;
 		d->suspect = d->host[0] ? policy_name_suspect(d->host) : NULL;
@@ -383,6 +416,8 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 		else
 			fprintf(f, "egressctl: summary: no network attempts\n");
 		print_log_stats(f, ls);
+		if (s)
+			sumsec_print(&s->sec, f);
 		return;
 	}
 	fprintf(f, "egressctl: summary: %llu allowed, %llu %s, %d destinations\n",
@@ -423,6 +458,7 @@ summary_print(const struct summary *s, FILE *f, bool audit_mode, const struct au
 	}
 	print_refusals(&s->refused, f);
 	print_log_stats(f, ls);
+	sumsec_print(&s->sec, f);
 }
 
 /* Does a rule other than a DNS name's own name host (host, host:port,
@@ -461,16 +497,20 @@ summary_foreach_rule(const struct summary *s, void (*fn)(void *arg, const struct
 			.dns_only = !has_conns(d),
 		};
 
-		if (!d->suggest[0] || (r.dns_only && covered(s, d)))
+		if (!d->suggest[0] && d->leak_rule[0]) {
+			r.rule = d->leak_rule;
+			r.leak = d->leak_secret;
+		} else if (!d->suggest[0] || (r.dns_only && covered(s, d))) {
 			continue;
+		}
 		fn(arg, &r);
 	}
 }
 
 /* A table cell: names and commands come from CMD, so nothing in them may
  * make markdown (or the HTML it allows) of its own. */
-static void
-md_cell(FILE *f, const char *s)
+void
+summary_md_cell(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -529,18 +569,18 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 			who_text(d, who, sizeof(who));
 			fprintf(f, "| %s | %llu | ", pass ? "allowed" : denied_word,
 				(unsigned long long)(pass ? row_allowed(d) : row_denied(d)));
-			md_cell(f, d->key);
-			md_cell(f, dns_note(d, audit_mode));
+			summary_md_cell(f, d->key);
+			summary_md_cell(f, dns_note(d, audit_mode));
 			fprintf(f, " | ");
-			md_cell(f, who);
+			summary_md_cell(f, who);
 			fprintf(f, " | ");
 			if (pass == 0 && d->suspect) {
 				fprintf(f, "review: %s; not suggested", d->suspect);
 			} else if (pass == 0 && d->suggest[0]) {
 				fprintf(f, "--allow ");
-				md_cell(f, d->suggest);
+				summary_md_cell(f, d->suggest);
 			} else if (pass == 0) {
-				md_cell(f, d->reason);
+				summary_md_cell(f, d->reason);
 			}
 			fprintf(f, " |\n");
 		}
@@ -558,12 +598,13 @@ print_markdown(const struct summary *s, FILE *f, bool audit_mode, const struct a
 			fprintf(f, "\n");
 			for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 				fprintf(f, "- ");
-				md_cell(f, line);
+				summary_md_cell(f, line);
 				fprintf(f, "\n");
 			}
 		}
 		free(text);
 	}
+	sumsec_print_md(&s->sec, f);
 }
 
 static void
@@ -647,6 +688,7 @@ print_json(const struct summary *s, FILE *f, bool audit_mode, const struct audit
 			jsonx_set_int(l, "dropped", (long long)ls->dropped);
 		}
 	}
+	sumsec_json(&s->sec, o);
 	out = jsonx_line(o);
 	if (out)
 		fprintf(f, "%s\n", out);

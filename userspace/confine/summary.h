@@ -23,8 +23,18 @@ struct summary;
 struct summary *summary_new(void);
 void summary_free(struct summary *s);
 
-/* Counts one decision. */
+/* Counts one decision. A secret's leak attempt (r->secret) is counted
+ * apart too, by where its placeholder was: "request" (a request to a host
+ * not the secret's: its line, a header, the body), or in the name itself
+ * ("dns" query, "sni", "connect" or "socks5" target, "host" header); the
+ * placeholder in a name is written {NAME}, and no rule is suggested. */
 void summary_add(struct summary *s, const struct audit_rec *r);
+
+/* The run's secrets (policy/secret.h; NULL: none): the forms below list
+ * each by name with the requests it was put into, per host, and its leak
+ * attempts, and never hold a value or a placeholder. */
+struct secrets;
+void summary_set_secrets(struct summary *s, const struct secrets *sec);
 
 /* Clients the proxy refused before any decision, and the limits. */
 struct summary_refusals {
@@ -49,7 +59,10 @@ void summary_print(const struct summary *s, FILE *f, bool audit_mode, const stru
  * destination, host, port, allowed, denied, would_deny, inspected (its
  * decisions on or inside inspected HTTPS), dns (a DNS
  * decision was made for it), dns_allowed, dns_denied, reason, suggest,
- * who[] of pid, comm and, for a container's, container; refused; log).
+ * who[] of pid, comm and, for a container's, container; refused; log;
+ * with secrets, secrets[] of name, used, used_at[] of host and requests,
+ * used_other_hosts (past SECRET_USED_HOSTS), leaks, leak_attempts[] of
+ * where, destination, count, who[] of pid and comm; secret_leaks_unlisted).
  * Schema 2: a name's lookups and its connections are one destination. */
 #define SUMMARY_SCHEMA 2
 enum summary_format {
@@ -73,10 +86,17 @@ struct summary_rule {
 	uint64_t count;		    /* connections (lookups for a name only looked up) */
 	uint64_t first_ms, last_ms; /* CLOCK_REALTIME, milliseconds */
 	bool dns_only;		    /* a name looked up, never connected to */
+	/* a secret's name: the destination's only denials were its leak
+	 * attempts (a request to it carried the placeholder), and nothing
+	 * else suggested a rule: for a human to review, never to allow */
+	const char *leak;
 };
 
 /* Calls fn for each destination that has a rule (a name only looked up
- * is left out when another destination's rule names it). */
+ * is left out when another destination's rule names it), and for each
+ * destination a request carried a secret's placeholder to, that nothing
+ * else gave a rule (r->leak set; a name that carried the placeholder
+ * itself is left out: no rule is worth a human's look). */
 void summary_foreach_rule(const struct summary *s,
 			  void (*fn)(void *arg, const struct summary_rule *r), void *arg);
 

@@ -191,6 +191,7 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 		snprintf(errbuf, errlen, "out of memory");
 		goto fail;
 	}
+	summary_set_secrets(t->summary, t->secrets);
 	{
 		struct logsink_opts lo = {.headers = o->log_headers,
 					  .nheaders = o->nlog_headers,
@@ -680,18 +681,7 @@ target_print_summary(struct target *t, bool audit_mode)
 
 	target_say_suppressed(t);
 	audit_get_stats(t->audit, &ls);
-	summary_print(t->summary, stderr, audit_mode, &ls);
-	/* secrets: names and counts, never a value */
-	for (unsigned int i = 0; i < secrets_count(t->secrets); i++) {
-		uint64_t used, leaks;
-
-		secrets_counts(t->secrets, i, &used, &leaks);
-		fprintf(stderr,
-			"secret %s: put into %llu request%s, %llu attempt%s to send it elsewhere "
-			"denied\n",
-			secrets_name(t->secrets, i), (unsigned long long)used, used == 1 ? "" : "s",
-			(unsigned long long)leaks, leaks == 1 ? "" : "s");
-	}
+	summary_print(t->summary, stderr, audit_mode, &ls); /* with the secrets' lines */
 }
 
 void

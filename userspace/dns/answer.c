@@ -77,8 +77,8 @@ dns_reply_rrs(struct dns_server *d, struct waiter *w, int rcode, const struct dn
  * policy: the name's rules decided (a denial suggests allowing the name);
  * false for what no name rule changes (ANY, local answers). */
 static bool
-log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, bool allow,
-	     bool policy, const char *reason)
+log_decision_secret(struct dns_server *d, const struct egr_conn_val *who, const char *name,
+		    bool allow, bool policy, const char *reason, const char *secret)
 {
 	struct audit_rec r = {0};
 	char comm[17], safe[DNS_MAX_NAME + 1];
@@ -96,8 +96,16 @@ log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *n
 	r.cgroup = who->cgroup_id;
 	r.dest = safe;
 	r.suggest = allow || !policy ? NULL : safe; /* no rule of a name would allow it */
+	r.secret = secret;
 	audit_write(d->o.audit, &r);
 	return allow || audit;
+}
+
+static bool
+log_decision(struct dns_server *d, const struct egr_conn_val *who, const char *name, bool allow,
+	     bool policy, const char *reason)
+{
+	return log_decision_secret(d, who, name, allow, policy, reason, NULL);
 }
 
 static struct cache_entry *
@@ -480,7 +488,8 @@ dns_answer(struct dns_server *d, struct waiter *w)
 				 "the placeholder of secret %s, which may not go there: an "
 				 "exfiltration attempt",
 				 secrets_name(d->o.secrets, (unsigned int)i));
-			log_decision(d, &w->who, w->q.name, false, false, why);
+			log_decision_secret(d, &w->who, w->q.name, false, false, why,
+					    secrets_name(d->o.secrets, (unsigned int)i));
 			d->st.refused++;
 			dns_reply_rcode(d, w, DNS_R_REFUSED);
 			free(w);

@@ -74,7 +74,7 @@ forward(struct isess *s, size_t used)
 		s->uout = secrets_substitute(sec, s->c->host, s->uout, &s->uoutlen, &used_bits);
 		for (unsigned int i = 0; used_bits && i < secrets_count(sec); i++)
 			if (used_bits & (1ull << i)) {
-				secrets_note(sec, i, false);
+				secrets_note_used(sec, i, s->c->host);
 				log_info("conn %llu: secret %s put into the request to %s",
 					 (unsigned long long)s->c->id, secrets_name(sec, i),
 					 s->c->host);

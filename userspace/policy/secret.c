@@ -286,6 +286,11 @@ struct secret_ent {
 	char *val;		   /* a page of its own (mmap), or NULL */
 	size_t vlen, vmap;
 	uint64_t used, leaks;
+	struct {
+		char host[256];
+		uint64_t n;
+	} at[SECRET_USED_HOSTS]; /* requests per host it went to (the rest: other) */
+	uint64_t at_other;
 };
 
 struct secrets {
@@ -603,6 +608,51 @@ secrets_note(struct secrets *s, unsigned int i, bool leak)
 		s->e[i].leaks++;
 	else
 		s->e[i].used++;
+}
+
+void
+secrets_note_used(struct secrets *s, unsigned int i, const char *host)
+{
+	struct secret_ent *e;
+	unsigned int k;
+
+	if (!s || i >= s->n)
+		return;
+	e = &s->e[i];
+	e->used++;
+	for (k = 0; k < SECRET_USED_HOSTS && e->at[k].n; k++)
+		if (!strcmp(e->at[k].host, host ? host : "")) {
+			e->at[k].n++;
+			return;
+		}
+	if (k == SECRET_USED_HOSTS) {
+		e->at_other++;
+		return;
+	}
+	snprintf(e->at[k].host, sizeof(e->at[k].host), "%s", host ? host : "");
+	e->at[k].n = 1;
+}
+
+bool
+secrets_used_at(const struct secrets *s, unsigned int i, unsigned int k, const char **host,
+		uint64_t *n)
+{
+	const struct secret_ent *e = &s->e[i];
+	unsigned int filled = 0;
+
+	while (filled < SECRET_USED_HOSTS && e->at[filled].n)
+		filled++;
+	if (k < filled) {
+		*host = e->at[k].host;
+		*n = e->at[k].n;
+		return true;
+	}
+	if (k == filled && e->at_other) {
+		*host = NULL;
+		*n = e->at_other;
+		return true;
+	}
+	return false;
 }
 
 void

@@ -127,5 +127,14 @@ void secrets_wipe_free(void *p, size_t len);
  * into, and attempts to send its placeholder elsewhere. */
 void secrets_note(struct secrets *s, unsigned int i, bool leak);
 void secrets_counts(const struct secrets *s, unsigned int i, uint64_t *used, uint64_t *leaks);
+/* A request to host got secret i's value: counted (secrets_note(), not
+ * leak) and per host, for the first SECRET_USED_HOSTS hosts; the rest
+ * together. */
+#define SECRET_USED_HOSTS 16
+void secrets_note_used(struct secrets *s, unsigned int i, const char *host);
+/* The k-th (from 0) host secret i went to and its requests; host NULL for
+ * the rest together (the last). false past the end. */
+bool secrets_used_at(const struct secrets *s, unsigned int i, unsigned int k, const char **host,
+		     uint64_t *n);
 
 #endif /* POLICY_SECRET_H */

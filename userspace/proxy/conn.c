@@ -404,6 +404,8 @@ suggest_rule(const struct conn *c, const struct policy_query *q, const struct po
 	suggest[0] = 0;
 	if (d->reason == POLICY_R_V4_IN_V6 || d->reason == POLICY_R_NO_IPV6)
 		return; /* no rule can allow it (--ipv6 can, and the words say so) */
+	if (d->reason == POLICY_R_SECRET)
+		return; /* an exfiltration attempt: no rule should let it through */
 	if (d->reason == POLICY_R_LOCAL && q->addr)
 		sockaddr_format(q->addr, suggest, len);
 	else if (d->reason != POLICY_R_DENY_RULE && q->host && c->proto == POLICY_P_TCP)
@@ -525,6 +527,7 @@ log_decision(struct conn *c, const struct policy_query *q, struct policy_decisio
 	r.comment = d->rule ? d->rule->comment : NULL;
 	r.dest = target;
 	r.suggest = suggest[0] ? suggest : NULL;
+	r.secret = d->reason == POLICY_R_SECRET ? d->secret : NULL;
 	audit_write(c->px->opts.audit, &r);
 	if (d->action == POLICY_ALLOW) {
 		c->px->st.allowed++;
@@ -906,6 +909,7 @@ conn_rejudge(struct conn *c)
 	r.rule = d.rule ? d.rule->text : NULL;
 	r.comment = d.rule ? d.rule->comment : NULL;
 	r.dest = q.host ? q.host : "?";
+	r.secret = d.reason == POLICY_R_SECRET ? d.secret : NULL;
 	audit_write(c->px->opts.audit, &r);
 	c->px->st.denied++;
 	conn_abort(c, "denied by the new policy");
