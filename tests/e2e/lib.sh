@@ -642,6 +642,16 @@ suite_interrupted() {
 	exit "$2"
 }
 
+# timed_test T: runs test_T and notes how long it took ("# T: 1.234 s"),
+# so a suite's slow cases show in every log.
+timed_test() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"test_$1"
+	t1=$(date +%s%N)
+	printf '# %s: %d.%03d s\n' "$1" $(((t1 - t0) / 1000000000)) $(((t1 - t0) / 1000000 % 1000))
+}
+
 suite_main() {
 	local name=$1 setup=$2 tools=$3 t tool missing=
 	shift 3
@@ -676,7 +686,7 @@ suite_main() {
 		fail setup "the test network, servers, resolvers or sensor did not come up"
 	else
 		for t in ${E2E_TESTS:-$ALL_TESTS}; do
-			"test_$t"
+			timed_test "$t"
 		done
 	fi
 	echo "$PASS passed, $FAILED failed"
@@ -812,7 +822,7 @@ kernel_suite_main() {
 			[ -x "$TLISTEN" ] || fail tlisten.present "$TLISTEN is not executable: redirect tests will fail"
 		fi
 		for t in ${E2E_TESTS:-$ALL_TESTS}; do
-			"test_$t"
+			timed_test "$t"
 		done
 	fi
 	echo "$PASS passed, $FAILED failed"

@@ -883,7 +883,10 @@ elif [ ! -x "$EGR" ]; then
 	fail setup "$EGR is not executable"
 else
 	for t in ${E2E_TESTS:-$ALL_TESTS}; do
+		t0=$(date +%s%N)
 		"test_$t"
+		t1=$(date +%s%N)
+		printf '# %s: %d.%03d s\n' "$t" $(((t1 - t0) / 1000000000)) $(((t1 - t0) / 1000000 % 1000))
 	done
 fi
 echo "$PASS passed, $FAILED failed"
