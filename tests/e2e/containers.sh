@@ -82,13 +82,14 @@ ctr() {
 
 # http HOST PATH [ADDR [PORT]]: what a container runs for one plain-HTTP
 # request with busybox nc (its wget crashes in Debian 12's busybox-static):
-# the status line, or the client's words
+# the status line, or the client's words (its files named after PATH, so
+# two in one container at once never read each other's answer)
 # (nc half-closes at the end of its input, which ends a plain-HTTP
 # exchange at the proxy: the request's writer stays until nc is done)
 http() {
-	printf 'rm -f /tmp/f; mkfifo /tmp/f; nc -w 10 %s %s </tmp/f >/tmp/o 2>&1 & n=$!; ' "${3:-$1}" "${4:-80}"
+	printf 'rm -f /tmp/f.%s; mkfifo /tmp/f.%s; nc -w 10 %s %s </tmp/f.%s >/tmp/o.%s 2>&1 & n=$!; ' "$2" "$2" "${3:-$1}" "${4:-80}" "$2" "$2"
 	printf '{ printf "GET /%s HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n"; ' "$2" "$1"
-	printf 'while kill -0 $n 2>/dev/null; do sleep 0.1; done; } >/tmp/f; echo "R: $(head -1 /tmp/o)"; '
+	printf 'while kill -0 $n 2>/dev/null; do sleep 0.1; done; } >/tmp/f.%s; echo "R: $(head -1 /tmp/o.%s)"; ' "$2" "$2"
 }
 
 ctr_setup() {

@@ -121,11 +121,13 @@ dk_job() {
 }
 
 # http HOST PATH [ADDR]: what a container runs for one plain-HTTP request
-# with busybox nc: "R: <status line>", or the client's words
+# with busybox nc: "R: <status line>", or the client's words (its files
+# named after PATH: a service's loop and an exec in it never read each
+# other's answer)
 http() {
-	printf 'rm -f /tmp/f; mkfifo /tmp/f; nc -w 10 %s 80 </tmp/f >/tmp/o 2>&1 & n=$!; ' "${3:-$1}"
+	printf 'rm -f /tmp/f.%s; mkfifo /tmp/f.%s; nc -w 10 %s 80 </tmp/f.%s >/tmp/o.%s 2>&1 & n=$!; ' "$2" "$2" "${3:-$1}" "$2" "$2"
 	printf '{ printf "GET /%s HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n"; ' "$2" "$1"
-	printf 'while kill -0 $n 2>/dev/null; do sleep 0.1; done; } >/tmp/f; echo "R: $(head -1 /tmp/o)"; '
+	printf 'while kill -0 $n 2>/dev/null; do sleep 0.1; done; } >/tmp/f.%s; echo "R: $(head -1 /tmp/o.%s)"; ' "$2" "$2"
 }
 
 # a_first NAME FILE ERE: the first result line ("R: ...") matches ERE
