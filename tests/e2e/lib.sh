@@ -410,20 +410,11 @@ with_tlisten() {
 # ------------------------------------------------------------- cleanup
 
 # A watcher records the id of every cgroup we name while it exists, so a pin
-# dir leaked by a failing run can still be removed after its cgroup is gone.
+# dir leaked by a failing run can still be removed after its cgroup is gone
+# (clients/cgwatch.py: no fork per pass).
 cg_watch() {
-	local d id
-	declare -A seen
-	while :; do
-		for d in "$CGROOT/egressctl/$CG_PREFIX"-* "$CGROOT/egr-e2e-$$"-* "$CGROOT/egr-e2e-$$"-*/*; do
-			[ -d "$d" ] || continue
-			id=$(stat -c %i "$d" 2>/dev/null) || continue
-			[ -n "${seen[$id]:-}" ] && continue
-			seen[$id]=1
-			echo "$id $d" >>"$W/cgids"
-		done
-		sleep 0.05
-	done
+	exec "$PY" "$E2E_SRC/clients/cgwatch.py" "$$" "$W/cgids" \
+		"$CGROOT/egressctl/$CG_PREFIX-" "$CGROOT/egr-e2e-$$-/+"
 }
 
 # cgroupfs files always report size 0: read them (test -s is useless there)
