@@ -532,6 +532,87 @@ cmp_ino(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
+/* A socket file a process of the cgroup tree held before a pass that ends
+ * connections: the pass's kill makes a holder close it or exit at once, so
+ * after the pass it may hold nothing any more. */
+struct held {
+	uint64_t ino;
+	pid_t pid;
+	char comm[17];
+};
+
+struct helds {
+	struct held *v;
+	size_t n, cap;
+};
+
+static int
+cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The socket files each process of tree holds, sorted by inode then pid
+ * (a process gone or unreadable is skipped, as scan_fds skips it). */
+static int
+helds_scan(const struct pids *tree, struct helds *h)
+{
+	for (size_t i = 0; i < tree->n; i++) {
+		char path[64], link[64], comm[16] = {0};
+		unsigned long long ino;
+		struct dirent *de;
+		ssize_t len;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)tree->v[i]);
+		if (!(d = opendir(path)))
+			continue;
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+			if (len <= 0)
+				continue;
+			link[len] = 0;
+			if (sscanf(link, "socket:[%llu]", &ino) != 1)
+				continue;
+			if (h->n == h->cap) {
+				size_t cap = h->cap ? 2 * h->cap : 64;
+				struct held *v = reallocarray(h->v, cap, sizeof(*v));
+
+				if (!v) {
+					closedir(d);
+					return -ENOMEM;
+				}
+				h->v = v;
+				h->cap = cap;
+			}
+			if (!comm[0]) {
+				char cpath[64], *text = NULL;
+
+				snprintf(cpath, sizeof(cpath), "/proc/%d/comm", (int)tree->v[i]);
+				if (!slurp_at(AT_FDCWD, cpath, &text)) {
+					text[strcspn(text, "\n")] = 0;
+					memcpy(comm, text, strnlen(text, sizeof(comm) - 1));
+					free(text);
+				}
+			}
+			h->v[h->n].ino = ino;
+			h->v[h->n].pid = tree->v[i];
+			policy_safe_comm(comm, h->v[h->n].comm);
+			h->n++;
+		}
+		closedir(d);
+	}
+	if (h->n)
+		qsort(h->v, h->n, sizeof(*h->v), cmp_held);
+	return 0;
+}
+
 /* Gives pid to the connections whose socket it holds (and that have no pid
  * yet). by_ino: the connections with an inode, sorted by it. Returns how
  * many it named. */
@@ -596,7 +677,7 @@ scan_fds(pid_t pid, bool in_cgroup, struct existing_conn **by_ino, size_t n)
  * lowest pid of the cgroup tree that has it open, else the lowest pid of
  * any other process. */
 static int
-name_holders(struct conns *c, const struct pids *tree)
+name_holders(struct conns *c, const struct pids *tree, const struct helds *before)
 {
 	struct existing_conn **by_ino;
 	size_t n = 0, left;
@@ -611,6 +692,27 @@ name_holders(struct conns *c, const struct pids *tree)
 			by_ino[n++] = &c->v[i];
 	qsort(by_ino, n, sizeof(*by_ino), cmp_ino);
 	left = n;
+	/* who held it before the pass ended it (the lowest pid first) */
+	for (size_t i = 0; i < n && before->n; i++) {
+		struct held key = {.ino = by_ino[i]->ino}, *h;
+		size_t lo = 0, hi = before->n;
+
+		while (lo < hi) { /* the first entry with this inode */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (before->v[mid].ino < key.ino)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == before->n || before->v[lo].ino != key.ino || by_ino[i]->pid)
+			continue;
+		h = &before->v[lo];
+		by_ino[i]->pid = h->pid;
+		by_ino[i]->in_cgroup = true;
+		memcpy(by_ino[i]->comm, h->comm, sizeof(h->comm));
+		left--;
+	}
 	for (size_t i = 0; left && i < tree->n; i++)
 		left -= scan_fds(tree->v[i], true, by_ino, n);
 	if (left && (d = opendir("/proc"))) {
@@ -655,6 +757,7 @@ pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
 {
 	struct netns_set ns = {};
 	struct pids tree = {};
+	struct helds before = {};
 	struct conns c = {};
 	struct existing_stats s = {};
 	uint64_t t0 = now_ns(), t1;
@@ -683,6 +786,12 @@ pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
 			 strerror(-err));
 		goto out;
 	}
+	/* a pass that ends connections: their holders first */
+	if ((ex->o.kill || ex->skel->bss->revoke_mode) && helds_scan(&tree, &before)) {
+		err = -ENOMEM;
+		snprintf(errbuf, errlen, "out of memory");
+		goto out;
+	}
 	ex->skel->bss->visited = 0;
 	ex->skel->bss->lo_found = 0;
 	t1 = now_ns();
@@ -700,7 +809,7 @@ pass(struct existing *ex, bool udp, struct existing_conn **out, size_t *n,
 	s.pass_ns = now_ns() - t1;
 	if (err)
 		goto out;
-	err = name_holders(&c, &tree);
+	err = name_holders(&c, &tree, &before);
 	if (err) {
 		snprintf(errbuf, errlen, "out of memory");
 		goto out;
@@ -720,6 +829,7 @@ out:
 	free(c.v);
 	free(c.set);
 	free(tree.v);
+	free(before.v);
 	netns_free(&ns);
 	return err;
 }
