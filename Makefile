@@ -24,6 +24,8 @@ FUZZ_SECONDS ?= 20
 # the whole check under 20 minutes (make fuzz for longer runs)
 CHECK_FUZZ_SECONDS ?= 10
 FUZZ_JOBS ?= $(shell nproc)
+# make check builds with -j$(BUILD_JOBS); the e2e suites run E2E_JOBS at a time
+BUILD_JOBS ?= $(shell nproc)
 SOAK_SECONDS ?= 600
 SANITIZE ?=
 
@@ -173,16 +175,14 @@ $(OUT)/fuzz/%.run: $(OUT)/fuzz/% FORCE
 		$(OUT)/fuzz/corpus-$$n $$( [ -d tests/fuzz/corpus/$$n ] && echo tests/fuzz/corpus/$$n ) \
 		2>$(OUT)/fuzz/$$n.log || { tail -40 $(OUT)/fuzz/$$n.log; exit 1; }
 
-# The end-to-end suites, by concern (docs/testing.md); all run, then the
-# target fails if any did.
-E2E_SUITES := run loopback proxy dns audit ask limits existing daemon service ci cisudo unix sudo containers docker ipv6 kverify direct upstream inspect nosudo
+# The end-to-end suites, by concern (docs/testing.md), E2E_JOBS at a time
+# (tests/e2e/all.sh): all run, then the target fails if any did. Listed
+# longest first, so the last to start are short.
+E2E_JOBS ?= 2
+E2E_SUITES := package daemon proxy docker limits run dns kverify ci containers direct cisudo ipv6 \
+	service sudo ask nosudo loopback dist inspect audit unix upstream existing
 e2e: all dist
-	@failed=; for s in $(E2E_SUITES); do \
-		echo "== tests/e2e/$$s.sh"; t0=$$(date +%s); \
-		tests/e2e/$$s.sh $(OUT)/egressctl || failed="$$failed $$s"; \
-		echo "# e2e $$s: $$(( $$(date +%s) - t0 )) s"; \
-	done; \
-	if [ -n "$$failed" ]; then echo "e2e: failed:$$failed"; exit 1; fi
+	@tests/e2e/all.sh $(E2E_JOBS) $(OUT)/egressctl $(E2E_SUITES)
 
 # The stress suite (root): every case at full size.
 stress: deps
@@ -212,13 +212,13 @@ check: check-deps
 	$(MAKE) format-check
 	$(MAKE) spdx-check
 	$(MAKE) k8s-check
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) bpf-test
-	$(MAKE) asan
+	$(MAKE) -j$(BUILD_JOBS) all
+	$(MAKE) -j$(BUILD_JOBS) unit
+	$(MAKE) -j$(BUILD_JOBS) bpf-test
+	$(MAKE) -j$(BUILD_JOBS) asan
 	$(MAKE) -j$(FUZZ_JOBS) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
-	$(MAKE) e2e
-	$(MAKE) stress-check
+	$(MAKE) -j$(BUILD_JOBS) e2e
+	$(MAKE) -j$(BUILD_JOBS) stress-check
 
 demo: deps
 	$(MAKE) all
@@ -396,7 +396,6 @@ deb:
 # tests/e2e/package.sh: install, uninstall, the package and its lintian, apt
 # install and purge, the man pages, README and completion against --help
 # (root for the apt part). One of the e2e suites, so make check runs it.
-E2E_SUITES += package
 package-check: all
 	tests/e2e/package.sh $(OUT)/egressctl
 
@@ -484,7 +483,6 @@ dist-sums: dist
 # tests/e2e/dist.sh: the tarball's binary (glibc's libraries only) confines
 # a command in a root of busybox and glibc alone; the Action downloads it,
 # refuses a tampered one, and builds only when asked.
-E2E_SUITES += dist
 
 .PHONY: dist dist-sums
 

@@ -935,10 +935,5 @@ ALL_TESTS="flood_http flood_connect flood_socks5 flood_transparent dns_flood slo
 FAULT_TESTS="resets halfclose upstreams dns_upstream sigkill logdisk timeout"
 [ -n "${STRESS_FAULTS_ONLY:-}" ] && ALL_TESTS=$FAULT_TESTS
 
-# each case says how long it took
-for t in $ALL_TESTS soak; do
-	eval "case_$(declare -f "test_$t")"
-	eval "test_$t() { local started=\$SECONDS; case_test_$t; note \"$t: \$((SECONDS - started)) s\"; }"
-done
-
+# (each case says how long it took: suite_main's timed_test)
 suite_main stress.sh stress_setup "ip nsenter setpriv unshare mount tcpdump ss dig dnsmasq timeout df" "$@"
