@@ -75,7 +75,7 @@ FMT_SRCS = $(wildcard bpf/*.c bpf/lib/*.h include/*.h userspace/*/*.c userspace/
 		tools/dist/*.c)
 
 .PHONY: all deps check-deps bench-deps check demo unit bpf-test asan fuzz e2e vmlinux format format-check spdx-check k8s-check clean helpers \
-	bench bench-quick stress stress-check soak
+	bench bench-quick stress stress-check soak e2e-stress
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -153,8 +153,12 @@ $(OUT)/fuzz/obj/%.o: userspace/%.c | $(SKELS) $(OUT)/paths.h
 $(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(OUT)/fuzz $(SKELS)
 	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer $(filter %.c %.o,$^) -o $@ $(LDLIBS)
 
-unit: $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+# Each test is its own job (make -j runs them side by side), its output
+# printed whole when it ends.
+unit: $(patsubst %,%.run,$(UNIT_BINS))
+$(OUT)/tests/%.run: $(OUT)/tests/% FORCE
+	@rc=0; $< >$@.log 2>&1 || rc=$$?; echo "== $<"; cat $@.log; \
+		[ $$rc = 0 ] || { echo "$<: exit $$rc"; exit 1; }
 
 # Root (BPF_PROG_TEST_RUN, a network namespace, cgroups); exit 77 = skipped.
 bpf-test: $(BPF_TEST_BINS)
@@ -183,6 +187,17 @@ E2E_SUITES := package daemon proxy docker limits run dns kverify ci containers d
 	service sudo ask nosudo loopback dist inspect audit unix upstream existing
 e2e: all dist
 	@tests/e2e/all.sh $(E2E_JOBS) $(OUT)/egressctl $(E2E_SUITES)
+
+# make check: the suites and stress-check's two runs in one pool (all.sh's
+# "stress" and "stress-asan"), placed by length among the suites
+CHECK_SUITES := package stress daemon proxy stress-asan docker limits run dns kverify ci containers \
+	direct cisudo ipv6 service sudo ask nosudo loopback dist inspect audit unix upstream existing
+ifneq ($(filter-out $(CHECK_SUITES),$(E2E_SUITES)),)
+$(error CHECK_SUITES lacks $(filter-out $(CHECK_SUITES),$(E2E_SUITES)))
+endif
+e2e-stress: all dist
+	$(MAKE) OUT=$(OUT)/asan SANITIZE=address,undefined CFLAGS="-O1 -g" all
+	@E2E_ASAN_EGRESSCTL=$(OUT)/asan/egressctl tests/e2e/all.sh $(E2E_JOBS) $(OUT)/egressctl $(CHECK_SUITES)
 
 # The stress suite (root): every case at full size.
 stress: deps
@@ -217,8 +232,7 @@ check: check-deps
 	$(MAKE) -j$(BUILD_JOBS) bpf-test
 	$(MAKE) -j$(BUILD_JOBS) asan
 	$(MAKE) -j$(FUZZ_JOBS) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
-	$(MAKE) -j$(BUILD_JOBS) e2e
-	$(MAKE) -j$(BUILD_JOBS) stress-check
+	$(MAKE) -j$(BUILD_JOBS) e2e-stress
 
 demo: deps
 	$(MAKE) all

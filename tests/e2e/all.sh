@@ -7,6 +7,10 @@
 # ends, with "# e2e SUITE: N s"; the last line names every suite that
 # failed, and the exit status is 1 if any did.
 #
+# Two names are not files here: "stress" is tests/stress/stress.sh with
+# STRESS_QUICK=1, and "stress-asan" its fault cases against
+# $E2E_ASAN_EGRESSCTL (an ASan+UBSan build), as make stress-check runs them.
+#
 # Every suite makes its own namespaces, cgroups, pins and users, named
 # after its PID, so two can run side by side. The ones that add or remove
 # users and groups, or use the system's own paths and the package's group
@@ -25,7 +29,7 @@ shift 2
 case $JOBS in '' | *[!0-9]* | 0) echo "$0: JOBS must be a number >= 1, not '$JOBS'" >&2 && exit 2 ;; esac
 HERE=$(dirname "$0")
 
-SERIAL=" cisudo docker containers nosudo package service "
+SERIAL=" cisudo docker containers nosudo package service stress "
 
 if [ -n "${E2E_LOGS:-}" ]; then
 	LOGS=$E2E_LOGS
@@ -53,6 +57,21 @@ trap 'stop INT 130' INT
 trap 'stop TERM 143' TERM
 trap 'stop HUP 129' HUP
 
+# run_suite NAME: runs one suite, its output on stdout
+run_suite() {
+	case $1 in
+	stress) STRESS_QUICK=1 exec "$HERE/../stress/stress.sh" "$EGR" ;;
+	stress-asan)
+		if [ -z "${E2E_ASAN_EGRESSCTL:-}" ]; then
+			echo "stress-asan: E2E_ASAN_EGRESSCTL names no ASan build"
+			return 1
+		fi
+		STRESS_QUICK=1 STRESS_FAULTS_ONLY=1 exec "$HERE/../stress/stress.sh" "$E2E_ASAN_EGRESSCTL"
+		;;
+	*) exec "$HERE/$1.sh" "$EGR" ;;
+	esac
+}
+
 # start_next: starts the first queued suite that may start now; 1 if none
 start_next() {
 	local i s
@@ -64,7 +83,7 @@ start_next() {
 		fi
 		unset "QUEUE[$i]"
 		QUEUE=("${QUEUE[@]}")
-		"$HERE/$s.sh" "$EGR" >"$LOGS/$s.log" 2>&1 </dev/null &
+		run_suite "$s" >"$LOGS/$s.log" 2>&1 </dev/null &
 		SUITE_OF[$!]=$s
 		T0[$s]=$(date +%s)
 		return 0
@@ -81,7 +100,7 @@ while [ ${#QUEUE[@]} -gt 0 ] || [ ${#SUITE_OF[@]} -gt 0 ]; do
 	s=${SUITE_OF[$pid]}
 	unset "SUITE_OF[$pid]"
 	[ "$SERIAL_BUSY" = "$s" ] && SERIAL_BUSY=
-	echo "== tests/e2e/$s.sh"
+	case $s in stress*) echo "== tests/stress/stress.sh ($s)" ;; *) echo "== tests/e2e/$s.sh" ;; esac
 	cat "$LOGS/$s.log"
 	[ "$rc" = 0 ] || FAILED="$FAILED $s"
 	echo "# e2e $s: $(($(date +%s) - T0[$s])) s"
