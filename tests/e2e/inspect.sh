@@ -20,7 +20,8 @@
 #   fronting    a request inside the session for another Host than the
 #               session's name: 421 host-mismatch, never at the server
 #               (control: the server answers it for that Host)
-#   limited     --limited: GET and HEAD pass, POST and DELETE 403
+#   limited     --limited: GET, HEAD and OPTIONS pass, POST and DELETE 403;
+#               the policy file's "mode": "limited" the same
 #   kvpath      an inspected host is never reached direct (not the kernel-
 #               verified path, not in NO_PROXY) while an uninspected one is
 #   badcert     an upstream whose certificate no CA of --upstream-ca signed,
@@ -310,17 +311,35 @@ cu get https://ok.i.test/l/get
 cu head -I https://ok.i.test/l/head
 cu post -X POST -d x=1 https://ok.i.test/l/post
 cu del -X DELETE https://ok.i.test/l/del
+cu opt -X OPTIONS https://ok.i.test/l/opt
 EOF
 	web_mark
 	irun $t --limited --allow ok.i.test -- sh "$W/$t.sh"
 	a_code inspect.limited.get $t get 200
 	a_code inspect.limited.head $t head 200
+	a_code inspect.limited.options $t opt 200
+	web_saw inspect.limited.server_options "method=OPTIONS target=/l/opt"
 	a_code inspect.limited.post $t post 403
 	a_perr inspect.limited.post.header post blocked-by-method-policy
 	a_grep inspect.limited.post.body "$RW/post.body" "read-only \(limited mode\)"
 	a_code inspect.limited.delete $t del 403
 	web_saw inspect.limited.server_get "method=GET target=/l/get"
 	web_none inspect.limited.server_none "target=/l/(post|del)"
+
+	# the policy file's "mode": "limited" is --limited
+	t=i_limited_file
+	policy $t '{"mode": "limited", "allow": ["ok.i.test"]}'
+	script $t <<'EOF'
+cu get https://ok.i.test/lf/get
+cu put -X PUT -d x=1 https://ok.i.test/lf/put
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	a_code inspect.limited.file.get $t get 200
+	a_code inspect.limited.file.put $t put 403
+	a_perr inspect.limited.file.put.header put blocked-by-method-policy
+	web_saw inspect.limited.file.server_get "method=GET target=/lf/get"
+	web_none inspect.limited.file.server_none "target=/lf/put"
 }
 
 test_kvpath() {
