@@ -443,6 +443,22 @@ print("ok" if ok else json.dumps(d)[:600])' "$W/$t.json"
 	a_nogrep "$t.json.quiet" "$W/${t}_json.err" '^egressctl: summary:'
 	arun "${t}_bad" --summary "$W/x" --summary-format yaml -- /bin/true
 	a_rc "$t.bad_format" 2 "${t}_bad"
+	# the Action's annotations from such a file: at most `annotations` of
+	# them, the rest counted in one more line (three denied, two shown)
+	script "${t}_cap" <<'EOF'
+cu cap.1 http://blocked.test:81/cap
+cu cap.2 http://blocked.test:82/cap
+cu cap.3 http://blocked.test:83/cap
+EOF
+	arun "${t}_cap" -q --summary "$W/$t.cap.json" --summary-format json -- /bin/sh "$W/${t}_cap.sh"
+	node -e 'require(process.argv[1]).annotate(process.argv[2], 2)' \
+		"$REPO/contrib/ci/github/run.js" "$W/$t.cap.json" >"$W/$t.cap.ann" 2>&1
+	a_val "$t.annotations.capped" "::warning lines naming a denied destination (annotations: 2)" \
+		"$(grep -c '^::warning title=egressctl denied blocked\.test:8[123]::' "$W/$t.cap.ann")" 2
+	a_grep "$t.annotations.rest_counted" "$W/$t.cap.ann" '^::warning title=egressctl::1 more denied destination\(s\): see the job summary$'
+	node -e 'require(process.argv[1]).annotate(process.argv[2], 20)' \
+		"$REPO/contrib/ci/github/run.js" "$W/$t.cap.json" >"$W/$t.all.ann" 2>&1
+	a_val "$t.annotations.all" "::warning lines (annotations: 20, three denied)" "$(grep -c '^::warning' "$W/$t.all.ann")" 3
 }
 
 # ======================================================================

@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow status log syslog confined dupname unit restart"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow audit_allowed status log syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -434,6 +434,36 @@ test_reload() {
 	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
 	urun "${t}_after" "$UA" -- id -u
 	a_rc "$t.restored" 0 "${t}_after"
+}
+
+# users.json's "audit": true lets a user's run be --audit: the denied
+# address is reached (its packets at the sensor) and the summary on the
+# user's terminal says it would have been denied
+test_audit_allowed() {
+	local t=audit_allowed a
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "audit": true}\n' "$G" >"$W/users.json"
+	reread
+	new4 a
+	urun "$t" "$UA" --audit --allow example.test:443 -- "$PY" "$C/probe.py" tcp4 "$a" 80
+	a_rc "$t.status" 0 "$t"
+	egr_json "$t"
+	a_ok "$t.connected"
+	sensor_saw "$t.sensor" "tcp and dst host $a"
+	a_grep "$t.summary" "$W/$t.err" "^  would deny +1  $(re "$a"):80 "
+	cp "$W/users.json.orig" "$W/users.json"
+	reread
+	urun "${t}_off" "$UA" --audit -- true
+	a_rc "$t.off.status" 2 "${t}_off"
+	a_grep "$t.off.said" "$W/${t}_off.err" 'refused through the service'
+}
+
+# reread: SIGHUP to the daemon, back once it has read users.json again
+reread() {
+	local n
+	n=$(grep -c "users.json read again" "$W/daemon.err")
+	kill -HUP "$DPID"
+	wait_for 20 eval '[ "$(grep -c "users.json read again" "$W/daemon.err")" -gt '"$n"' ]'
 }
 
 # users.json's "allow": each allow rule of the user's (option or policy

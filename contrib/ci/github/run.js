@@ -103,4 +103,4 @@ function finish() {
   }
 }
 
-module.exports = { input, run, finish };
+module.exports = { input, run, finish, annotate };
