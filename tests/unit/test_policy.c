@@ -1169,6 +1169,12 @@ test_kv_ports(void **state)
 	assert_int_equal(policy_add_opts(p, POLICY_ALLOW, "h.test", &pth, "t", NULL, 0), 0);
 	assert_int_equal(policy_kv_ports(p, "g.test", ports, 4), 0);
 	assert_int_equal(policy_kv_ports(p, "h.test", ports, 4), 0);
+	/* a plain rule beside one with paths: TLS to it is inspected (the
+	 * more specific rule decides), so it does not go direct either */
+	assert_int_equal(policy_add_opts(p, POLICY_ALLOW, "i.test", NULL, "t", NULL, 0), 0);
+	assert_int_equal(policy_kv_ports(p, "i.test", ports, 4), 1);
+	assert_int_equal(policy_add_opts(p, POLICY_ALLOW, "i.test", &pth, "t", NULL, 0), 0);
+	assert_int_equal(policy_kv_ports(p, "i.test", ports, 4), 0);
 	policy_set_limited(p, true);
 	assert_int_equal(policy_kv_ports(p, "a.test", ports, 4), 0);
 	policy_free(p);

@@ -122,7 +122,8 @@ rule_applies(struct qctx *c, const struct rule *r)
 
 /* Most specific first: exact > '?' > wildcard (longer suffix first) >
  * address (longer prefix first) > "*:port"; then with a port, then with
- * methods, then the earlier rule. */
+ * methods, then with paths or inspect, then the earlier rule (so whether
+ * TLS is inspected never depends on the order rules were given). */
 static bool
 better(const struct rule *a, const struct rule *b)
 {
@@ -143,6 +144,8 @@ better(const struct rule *a, const struct rule *b)
 		return a->pub.port;
 	if (!a->pub.methods != !b->pub.methods)
 		return a->pub.methods;
+	if (policy_rule_inspects(&a->pub) != policy_rule_inspects(&b->pub))
+		return policy_rule_inspects(&a->pub);
 	return a->pub.index < b->pub.index;
 }
 
@@ -556,12 +559,20 @@ policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int m
 {
 	char name[HOST_MAX + 1];
 	struct qctx c = {.ports = ports, .maxports = max, .host_ports = true};
+	struct policy_query q = {.host = name, .port = 443, .proto = POLICY_P_TLS};
+	struct policy_decision d;
 
 	if (p && p->limited)
 		return 0; /* every host rule's TLS is inspected: the proxy's */
 	if (policy_secret_any_host(p, host))
 		return 0; /* a secret's host is always inspected */
-	return host_ports(p, host, name, &c) ? c.nports : 0;
+	if (!host_ports(p, host, name, &c) || !c.nports)
+		return 0;
+	/* an uninspected rule gave 443, but TLS to the name is judged by a
+	 * more specific one that inspects (a rule with paths beside it) */
+	if (!policy_decide(p, &q, &d) && d.action == POLICY_ALLOW && d.inspect)
+		return 0;
+	return c.nports;
 }
 
 /* Is one of a and b (normalised names or suffixes) the other or under it? */
