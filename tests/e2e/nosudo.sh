@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other limit reload ceiling_allow audit_allowed status log syslog confined dupname unit restart"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more limit reload ceiling_allow audit_allowed status log syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -304,6 +304,43 @@ test_escapes() {
 	urun "${t}_unshare" "$UA" -- unshare -rn true
 	[ "$EGR_RC" != 0 ] && ok "$t.unshare.refused" ||
 		fail "$t.unshare.refused" "ESCAPE: unshare -rn worked in the service's run"
+}
+
+# run.sh's other ways out, tried again as the unprivileged user through
+# the service: each shown to work as that user without egressctl (the
+# control: echoed by the test's internet, seen at the sensor), then
+# failing in the service's run with nothing at the sensor
+test_escapes_more() {
+	local t=escapes_more k c a port
+	for k in udp_sendto udp_connected_send sendmmsg udplite mptcp tfo io_uring_connect doublefork; do
+		case $k in udp* | sendmmsg) port=7 ;; *) port=80 ;; esac
+		new4 c; new4 a
+		if [ $k = doublefork ]; then
+			jv "$(as "$UA" "$PY" "$C/probe.py" doublefork tcp4 "$c" $port | grep '^{' | tail -1)"
+		else
+			jv "$(as "$UA" "$PY" "$C/probe.py" $k "$c" $port | grep '^{' | tail -1)"
+		fi
+		if [ "$P_ok" != true ] && [[ $P_errno == @(EPROTONOSUPPORT|ENOPROTOOPT|EAFNOSUPPORT|EPERM|EACCES) ]]; then
+			note "$t.$k: this host does not let the user do it without egressctl ($P_errno): control and confined halves skipped"
+			continue
+		fi
+		a_ok "$t.$k.control"
+		sensor_saw "$t.$k.control.sensor" "dst host $c"
+		if [ $k = doublefork ]; then
+			urun "${t}_$k" "$UA" --allow example.test:443 -- "$PY" "$C/probe.py" doublefork tcp4 "$a" $port
+		else
+			urun "${t}_$k" "$UA" --allow example.test:443 -- "$PY" "$C/probe.py" $k "$a" $port
+		fi
+		egr_json "${t}_$k"
+		a_denied "$t.$k.failed"
+		sensor_none "$t.$k.sensor" "dst host $a"
+	done
+	# vsock: the socket itself is refused in the run
+	jv "$(as "$UA" "$PY" "$C/probe.py" vsock | grep '^{' | tail -1)"
+	a_ok "$t.vsock.control"
+	urun "${t}_vsock" "$UA" -- "$PY" "$C/probe.py" vsock
+	egr_json "${t}_vsock"
+	a_errno "$t.vsock.refused" EAFNOSUPPORT
 }
 
 # users.json's deny rules win over the user's --allow: the name allowed
