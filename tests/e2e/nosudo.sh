@@ -312,25 +312,20 @@ test_escapes() {
 # failing in the service's run with nothing at the sensor
 test_escapes_more() {
 	local t=escapes_more k c a port
+	local -a how
 	for k in udp_sendto udp_connected_send sendmmsg udplite mptcp tfo io_uring_connect doublefork; do
 		case $k in udp* | sendmmsg) port=7 ;; *) port=80 ;; esac
+		how=("$k")
+		[ $k = doublefork ] && how=(doublefork tcp4)
 		new4 c; new4 a
-		if [ $k = doublefork ]; then
-			jv "$(as "$UA" "$PY" "$C/probe.py" doublefork tcp4 "$c" $port | grep '^{' | tail -1)"
-		else
-			jv "$(as "$UA" "$PY" "$C/probe.py" $k "$c" $port | grep '^{' | tail -1)"
-		fi
+		jv "$(as "$UA" "$PY" "$C/probe.py" "${how[@]}" "$c" $port | grep '^{' | tail -1)"
 		if [ "$P_ok" != true ] && [[ $P_errno == @(EPROTONOSUPPORT|ENOPROTOOPT|EAFNOSUPPORT|EPERM|EACCES) ]]; then
 			note "$t.$k: this host does not let the user do it without egressctl ($P_errno): control and confined halves skipped"
 			continue
 		fi
 		a_ok "$t.$k.control"
 		sensor_saw "$t.$k.control.sensor" "dst host $c"
-		if [ $k = doublefork ]; then
-			urun "${t}_$k" "$UA" --allow example.test:443 -- "$PY" "$C/probe.py" doublefork tcp4 "$a" $port
-		else
-			urun "${t}_$k" "$UA" --allow example.test:443 -- "$PY" "$C/probe.py" $k "$a" $port
-		fi
+		urun "${t}_$k" "$UA" --allow example.test:443 -- "$PY" "$C/probe.py" "${how[@]}" "$a" $port
 		egr_json "${t}_$k"
 		a_denied "$t.$k.failed"
 		sensor_none "$t.$k.sensor" "dst host $a"

@@ -568,9 +568,9 @@ policy_kv_ports(const struct policy *p, const char *host, uint16_t *ports, int m
 		return 0; /* a secret's host is always inspected */
 	if (!host_ports(p, host, name, &c) || !c.nports)
 		return 0;
-	/* an uninspected rule gave 443, but TLS to the name is judged by a
-	 * more specific one that inspects (a rule with paths beside it) */
-	if (!policy_decide(p, &q, &d) && d.action == POLICY_ALLOW && d.inspect)
+	/* an uninspected rule gave 443, but TLS to the name may be judged by
+	 * a more specific one that inspects (methods or paths beside it) */
+	if (p->ninspect && !policy_decide(p, &q, &d) && d.action == POLICY_ALLOW && d.inspect)
 		return 0;
 	return c.nports;
 }
