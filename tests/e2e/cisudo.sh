@@ -11,12 +11,21 @@
 #             service that outlives the command, -E/-u/-s/-i, and every
 #             root escape of sudo.sh tried through it, by every route
 #             (sudo -s, su, -i, sh -c, env, chroot, nsenter), refused, with
-#             nothing at the leak sensor; plain /usr/bin/sudo refused; no
-#             setuid bit, file capability or sudoers file planted
+#             nothing at the leak sensor; the kernel's knobs through other
+#             mounts of their filesystems, sudo.sh's pseudofs (pfs.sh: a
+#             second procfs, binds of /proc and /proc/sys, a second sysfs,
+#             tracefs, debugfs, binfmt_misc, securityfs, ...), each shown
+#             to work by the job user's plain sudo in a step before the
+#             action (the control half: only values read are written
+#             back, the port sysctl bumped is the test netns's and put
+#             back), then refused through its sudo; plain /usr/bin/sudo
+#             refused; no setuid bit, file capability or sudoers file
+#             planted
 #   disable   no sudo at all until the post step; restored after it, and
 #             by the daemon's launcher when the post step never comes
 #   allow     (audit mode's default) unchanged: the control halves of the
-#             escapes above, and the summary's warning
+#             escapes above (the pseudofs ones are confined's, before the
+#             action), and the summary's warning
 # In every mode the job user cannot read the daemon's control socket,
 # stop the daemon, finish early, or change what the post step reports.
 #
@@ -25,7 +34,11 @@
 # The job user is made here (useradd egrsuPID) with a sudoers file of its
 # own, /etc/sudoers.d/egr-e2e-PID (as the runner's), both removed by name
 # at exit, as is any /etc/sudoers.d/zz-egressctl-e2e-PID-* a failure left.
-# /etc/hosts is a copy bind-mounted in this suite's mount namespace. The
+# /etc/hosts is a copy bind-mounted in this suite's mount namespace, where
+# pfs.sh's mounts are made too (under $W/pfs: unmounted at the end of
+# confined, and by lib.sh's e2e_cleanup however the run ends). The job's
+# steps run in the test netns (egr-sbx-PID, nsenter in gh_job), never the
+# host's; kfprobe.py's --netns refuses to try anything elsewhere. The
 # network, names and servers are audit.sh's (audit_net.sh): a.example.test
 # 203.0.113.10 (HTTP :80), blocked.test; the leak sensor on the veth.
 
@@ -33,6 +46,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
+. "$(dirname "$0")/pfs.sh"
 
 REPO=$(cd "$E2E_SRC/../.." && pwd)
 JU=egrsu$$		# the job user
@@ -181,6 +195,16 @@ a_refused() { # a_refused NAME PROBE
 a_worked() { # a_worked NAME PROBE (the control half)
 	[[ ${R[$2]:-} == true* ]] && ok "$1" || fail "$1" "the attempt does not work unconfined either: ${R[$2]:-missing}"
 }
+a_escape() { a_refused "$1.$2.refused" "$2"; } # a_escape TAG PROBE (pfs.sh's a_pfs_refused)
+
+# pfs_step KEY OUT: a step's line that runs clients/kfprobe.py on pfs.sh's
+# attempts (PFS) as root through the job's `sudo` (/usr/bin/sudo before
+# the main step, the shim after it), its JSON lines into $RW/OUT; with
+# --netns, only in the test netns, the one whose port sysctl it may bump
+pfs_step() {
+	printf 'rec %s sh -c %q\n' "$1" \
+		"sudo -n $PY $C/kfprobe.py --netns $(stat -L -c %i "$NS_SBX") $(printf '%q ' "${PFS[@]}")>$RW/$2 2>&1"
+}
 
 # the state of the action's root, tried as the job user (shell text, for
 # every mode): the control socket, the daemon, root's state, an early finish
@@ -213,10 +237,24 @@ a_state_safe() { # a_state_safe TAG
 # sudo: confined (block mode's default)
 # ======================================================================
 test_confined() {
-	local t=conf dropin n
+	local t=conf dropin n a port hostport knob=/proc/sys/net/ipv4/ip_unprivileged_port_start
 	have_egr || return 0
 	dropin=/etc/sudoers.d/zz-egressctl-$(cg_name "$t-job")
+	# sudo.sh's pseudofs mounts, made before the job (its sudo's mount
+	# namespace is a copy of this suite's)
+	if ! pfs_mount; then
+		fail "$t.pseudofs.setup" "cannot make the second procfs, the binds or the second sysfs under $W/pfs"
+		PFS=()
+	fi
+	port=$(in_sbx cat "$knob")
+	hostport=$(cat "$knob")
 	echo "rec ctl.sudo sudo -n id -u" >"$W/$t.before"
+	if [ ${#PFS[@]} -gt 0 ]; then
+		{
+			pfs_step ctl.pfs conf-pfs-ctl.out
+			echo "rec ctl.pfs_port cat $knob"
+		} >>"$W/$t.before"
+	fi
 	{
 		cat <<'EOF'
 rec shim command -v sudo
@@ -264,6 +302,7 @@ rec in_kill sudo kill -TERM $DPID
 rec in_state sudo sh -c "echo pid=1 >>$SDIR/state"
 EOF
 		echo "$STATE_TRIES"
+		[ ${#PFS[@]} -gt 0 ] && pfs_step pfs conf-pfs.out
 	} >"$W/$t.steps"
 	echo "rec after.sudo /usr/bin/sudo -n id -u" >"$W/$t.after"
 	local base
@@ -315,6 +354,21 @@ EOF
 	a_worked "$t.escapes.is_root" uid
 	for n in $ESCAPES umount_covers proc1_root_cgroup; do a_refused "$t.escapes.$n" "$n"; done
 	sensor_none "$t.escapes.raw_not_seen" "dst host $RAW_DST"
+	# the kernel's knobs through other mounts: each works by the job's
+	# plain sudo before the action (the port sysctl back at once), and is
+	# refused through its sudo after
+	if [ ${#PFS[@]} -gt 0 ]; then
+		a_rec "$t.control.pseudofs.exit" "$t" ctl.pfs 'rc=0 '
+		read_probe "$RW/conf-pfs-ctl.out"
+		for a in "${PFS[@]}"; do a_worked "$t.control.pseudofs.${a%%=*}" "${a%%=*}"; done
+		a_rec "$t.control.pseudofs.port_restored" "$t" ctl.pfs_port "rc=0 $port\$"
+		a_rec "$t.pseudofs.exit" "$t" pfs 'rc=0 '
+		read_probe "$RW/conf-pfs.out"
+		for a in "${PFS[@]}"; do a_pfs_refused "$t.pseudofs" "${a%%=*}"; done
+		a_eq "$t.pseudofs.port_unchanged" "the test netns's ip_unprivileged_port_start" "$(in_sbx cat "$knob")" "$port"
+		a_eq "$t.pseudofs.host_port_unchanged" "the host's ip_unprivileged_port_start" "$(cat "$knob")" "$hostport"
+	fi
+	e2e_umount_under "$W/pfs"
 	# nothing planted that makes the job user root outside
 	a_rec "$t.suid.chmod_refused" "$t" suid_chmod 'rc=1 .*Operation not permitted'
 	a_rec "$t.suid.not_root" "$t" suid_run 'rc=[0-9]+ ([1-9][0-9]*|.*No such file)'

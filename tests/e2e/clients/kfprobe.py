@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The kernel's knobs through other mounts of their filesystems (a second
 procfs, a bind of /proc or /proc/sys, a second sysfs, tracefs, debugfs,
-binfmt_misc, securityfs, ...), for tests/e2e/sudo.sh.
+binfmt_misc, securityfs, ...), for tests/e2e/sudo.sh and cisudo.sh (the
+mounts: tests/e2e/pfs.sh).
 
-    kfprobe.py NAME=OP:PATH ...
+    kfprobe.py [--netns INODE] NAME=OP:PATH ...
 
 One JSON line per attempt, {"name", "ok", "errno", "data"}; "ok" means the
 way to the knob is open (what the sandbox must make false):
@@ -23,6 +24,10 @@ way to the knob is open (what the sandbox must make false):
 
 SAFETY: nothing is ever written but the value just read (rewrite, status),
 or a network sysctl of the caller's own namespace put back at once (bump).
+With --netns INODE (the inode of the test's network namespace, as `stat -L
+-c %i /run/netns/NAME` gives it), nothing at all is tried, and the status
+is 2, unless the caller's own network namespace is that one: no bump ever
+reaches a namespace the test did not make (the host's).
 """
 import errno as errno_mod
 import json
@@ -104,7 +109,15 @@ OPS = {"open-w": op_open_w, "rewrite": op_rewrite, "status": op_status, "bump": 
 
 
 def main():
-    for arg in sys.argv[1:]:
+    args = sys.argv[1:]
+    if args[:1] == ["--netns"]:
+        want, args = args[1], args[2:]
+        have = os.stat("/proc/self/ns/net").st_ino
+        if str(have) != want:
+            print("kfprobe: in network namespace %d, not the test's %s: nothing tried" % (have, want),
+                  file=sys.stderr)
+            sys.exit(2)
+    for arg in args:
         name, rest = arg.split("=", 1)
         op, path = rest.split(":", 1)
         try:
