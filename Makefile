@@ -120,7 +120,8 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUT)/tests $(SKELS)
 # links the protocols, the parsers, the rule engine and lib/ alone.
 PROTO_TEST_OBJS := $(addprefix $(OUT)/obj/,$(addsuffix .o,proxy/http_proxy proxy/http_ex \
 	proxy/http_fwd proxy/socks_proxy proxy/tproxy proxy/judge proxy/proto policy/policy \
-	policy/htab policy/rule policy/addr policy/match policy/route policy/words policy/secret)) \
+	policy/htab policy/rule policy/addr policy/match policy/route policy/words policy/secret \
+	policy/hook proxy/http_hook)) \
 	$(filter $(OUT)/obj/parse/% $(OUT)/obj/lib/%,$(LIB_OBJS))
 $(OUT)/tests/test_proto: tests/unit/test_proto.c $(PROTO_TEST_OBJS) | $(OUT)/tests $(SKELS)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS) -lcmocka

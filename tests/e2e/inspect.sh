@@ -50,6 +50,17 @@
 #               server; the value in no log, no output, not in CMD's
 #               environ; egressctl's environ, memory and ptrace refused to
 #               CMD; a bad --secret and a missing source refused at start
+#   hooks       a rule's header hooks: Cookie stripped; Authorization set
+#               from a secret only when the client sent its placeholder
+#               once (the value at the server, nowhere else); missing,
+#               another value, twice or without the prefix: 403
+#               blocked-by-header-policy, never at the server (control: the
+#               same requests reach it without egressctl), judged per
+#               request on one kept-alive connection; a header set without
+#               a placeholder; plain HTTP to a host that sets a secret: 403;
+#               --audit lets the refused request through without the value;
+#               a hook naming no secret, a secret that may not go to every
+#               name of the rule, a framing header: refused at start
 #   ca          --ca CERT,KEY: CMD is given that CA and the leaves are its
 #               (a client trusting it alone gets 200), its key in no file
 #               egressctl wrote; a key not the certificate's, and a
@@ -78,7 +89,7 @@ A_PLAIN=203.0.113.11
 A_BAD=203.0.113.12
 A_WRONG=203.0.113.13	# wrong.i.test: a certificate of the test CA for other.test
 WEBLOG=$W/web.log
-ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env secrets ca"
+ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env secrets hooks ca"
 
 # a test CA, a server certificate it signs for *.i.test, one it did not
 # sign, and one it signs for another name (other.test)
@@ -657,6 +668,90 @@ EOF
 	irun $t --allow ok.i.test --secret "TOK=env:TOKV_MISSING@ok.i.test" -- true
 	a_rc inspect.secrets.missing.exit 125 $t
 	a_grep inspect.secrets.missing.said "$W/$t.err" "secret TOK \(env:TOKV_MISSING\): egressctl's environment has no TOKV_MISSING"
+}
+
+test_hooks() {
+	local t=i_hooks val kval f
+	val="hooktok-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+	kval="hookkey-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+	policy $t '{"allow": [
+	  {"rule": "ok.i.test", "strip_headers": ["cookie"],
+	   "set_headers": {"Authorization": {"secret": "TOK", "prefix": "Bearer ", "require_placeholder": true}}},
+	  {"rule": "plain.i.test", "set_headers": {"X-K": {"secret": "KEY"}}}],
+	  "secrets": {"TOK": {"from": "env:TOKV", "hosts": ["ok.i.test"]},
+	              "KEY": {"from": "env:KEYV", "hosts": ["plain.i.test"]}}}'
+	# control: without egressctl, the requests the hooks refuse reach the
+	# server as the client sent them
+	web_mark
+	ctl_curl -o /dev/null -H "Authorization: Bearer other" -H "Cookie: sid=1" https://ok.i.test/h/ctl --resolve "ok.i.test:443:$A_OK"
+	ctl_curl -o /dev/null -H "Authorization: Bearer a" -H "Authorization: Bearer b" https://ok.i.test/h/ctl2 --resolve "ok.i.test:443:$A_OK"
+	web_saw inspect.hooks.control.reaches "auth=Bearer_other .*target=/h/ctl .*cookie=sid=1 nauth=1$"
+	web_saw inspect.hooks.control.twice_reaches "target=/h/ctl2 .*nauth=2$"
+	script $t <<'EOF'
+cu ph -H "Authorization: Bearer $TOK" -H "Cookie: sid=1" https://ok.i.test/h/ph
+cu missing https://ok.i.test/h/missing
+cu mismatch -H "Authorization: Bearer other" https://ok.i.test/h/mismatch
+cu twice -H "Authorization: Bearer $TOK" -H "Authorization: Bearer $TOK" https://ok.i.test/h/twice
+cu noprefix -H "Authorization: $TOK" https://ok.i.test/h/noprefix
+curl -sS --max-time 10 -o /dev/null -w "ka1 code=%{http_code} \n" -H "Authorization: Bearer $TOK" \
+	https://ok.i.test/h/ka1 --next -sS --max-time 10 -o /dev/null -D "$RW/ka2.hdr" \
+	-w "ka2 code=%{http_code} connects=%{num_connects} \n" https://ok.i.test/h/ka2 2>"$RW/ka1.err"
+cu setk -H "X-K: client-value" https://plain.i.test/h/setk
+cu setk_none https://plain.i.test/h/setk_none
+cu plainhttp http://plain.i.test/h/plain
+EOF
+	web_mark
+	TOKV=$val KEYV=$kval irun $t -- sh "$W/$t.sh"
+	a_rc inspect.hooks.exit 0 $t
+	a_code inspect.hooks.placeholder $t ph 200
+	web_saw inspect.hooks.value_arrived "auth=Bearer_$val .*target=/h/ph .*cookie=- nauth=1$"
+	for f in missing mismatch twice noprefix; do
+		a_code "inspect.hooks.$f" $t $f 403
+		a_perr "inspect.hooks.$f.header" $f blocked-by-header-policy
+	done
+	a_jlog inspect.hooks.log.missing "$W/$t.jlog" decision=deny host=ok.i.test path=/h/missing \
+		"reason=header Authorization: the placeholder of secret TOK is required and was not sent .*"
+	a_jlog inspect.hooks.log.twice "$W/$t.jlog" decision=deny path=/h/twice "reason=header Authorization: sent more than once .*"
+	# one kept-alive connection: the first request passes, the second,
+	# without the placeholder, is refused on its own
+	a_code inspect.hooks.keepalive.first $t ka1 200
+	a_code inspect.hooks.keepalive.second $t ka2 403
+	a_grep inspect.hooks.keepalive.same_connection "$W/$t.out" "^ka2 code=403 connects=0 $"
+	a_code inspect.hooks.set_replaces $t setk 200
+	web_saw inspect.hooks.set_replaces.server "xk=$kval .*target=/h/setk "
+	a_code inspect.hooks.set_added $t setk_none 200
+	web_saw inspect.hooks.set_added.server "xk=$kval .*target=/h/setk_none "
+	a_code inspect.hooks.plain_http $t plainhttp 403
+	a_perr inspect.hooks.plain_http.header plainhttp blocked-by-header-policy
+	web_none inspect.hooks.refused_never_at_server "target=/h/(missing|mismatch|twice|noprefix|ka2|plain)"
+	for f in "$W/$t.jlog" "$W/$t.out" "$W/$t.err"; do
+		a_nogrep "inspect.hooks.value_absent.$(basename "$f")" "$f" "$val|$kval"
+	done
+	# --audit: the refused request goes through, without the value
+	script ${t}_audit <<'EOF'
+cu amissing https://ok.i.test/h/amissing
+EOF
+	web_mark
+	TOKV=$val KEYV=$kval irun ${t}_audit --audit --policy "$W/$t.policy.json" -- sh "$W/${t}_audit.sh"
+	a_code inspect.hooks.audit.through ${t}_audit amissing 200
+	web_saw inspect.hooks.audit.no_value "auth=- .*target=/h/amissing "
+	a_jlog inspect.hooks.audit.logged "$W/${t}_audit.jlog" decision=would-deny path=/h/amissing \
+		"reason=header Authorization: .*required.*"
+	# refused at start: a secret nobody defined, one that may not go to
+	# every name the rule allows, a header that frames the request
+	policy ${t}_undef '{"allow": [{"rule": "ok.i.test", "set_headers": {"X-K": {"secret": "NOPE"}}}]}'
+	irun ${t}_undef -- true
+	a_rc inspect.hooks.undefined.exit 125 ${t}_undef
+	a_grep inspect.hooks.undefined.said "$W/${t}_undef.err" 'header X-K: no secret NOPE'
+	policy ${t}_wide '{"allow": [{"rule": "*.i.test", "set_headers": {"X-K": {"secret": "TOK"}}}],
+	  "secrets": {"TOK": {"from": "env:TOKV", "hosts": ["ok.i.test"]}}}'
+	TOKV=$val irun ${t}_wide -- true
+	a_rc inspect.hooks.wide.exit 125 ${t}_wide
+	a_grep inspect.hooks.wide.said "$W/${t}_wide.err" 'secret TOK may not go to every name the rule allows'
+	policy ${t}_frame '{"allow": [{"rule": "ok.i.test", "strip_headers": ["Transfer-Encoding"]}]}'
+	irun ${t}_frame -- true
+	a_rc inspect.hooks.framing.exit 125 ${t}_frame
+	a_grep inspect.hooks.framing.said "$W/${t}_frame.err" 'Transfer-Encoding routes or frames the request'
 }
 
 test_ca() {

@@ -4,7 +4,9 @@
  * config_load_buf() with a roomy and a tight error buffer. Besides memory
  * errors and leaks (ASan) it checks that the outcome is consistent: 0 with
  * an empty message or -errno with a non-empty one, the same answer and rule
- * count both times, and no rules added beyond what the input could hold. */
+ * count both times, and no rules added beyond what the input could hold.
+ * A policy that loads then has its header hooks checked against its
+ * secrets (policy_hooks_check()), with the same answer both times. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +36,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (policy_count(a) > size / 2)
 		abort(); /* a rule needs at least two quote characters */
+	if (!ea) {
+		ea = policy_hooks_check(a, big, sizeof(big));
+		eb = policy_hooks_check(b, tiny, sizeof(tiny));
+		if (ea != eb || (ea && (ea != -EINVAL || !big[0])) || strlen(tiny) >= sizeof(tiny))
+			abort();
+	}
 out:
 	free(buf);
 	policy_free(a);

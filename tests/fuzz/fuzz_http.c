@@ -9,15 +9,23 @@
  * WebSocket one. The bytes after the head (all of them if it
  * did not parse) then go to http_chunked_feed() twice: in one go and in
  * pieces whose sizes come from the input, and both runs must agree on the
- * result and on how many bytes belong to the body. */
+ * result and on how many bytes belong to the body. With a rule's header
+ * hooks (proxy/http_hook.h: Cookie stripped, Authorization set from a
+ * secret when the request sends its placeholder), the head forwarded
+ * parses back the same way, holds no Cookie, and holds one Authorization,
+ * the value's, exactly when the hooks' judge accepts the request. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proxy/http_fwd.h"
+#include "proxy/http_hook.h"
 #include "parse/parse.h"
+#include "policy/policy.h"
+#include "policy/secret.h"
 
 #define MAX_HEAD 8192
 
@@ -41,6 +49,58 @@ check_forwarded(bool websocket)
 	    (http_find_header(&req2, "upgrade") != NULL) != websocket)
 		abort();
 	free(head);
+}
+
+/* The hooks, and a store whose secret T (for api.test) has a value. */
+static const char *const strip_v[] = {"cookie"};
+static const struct policy_hook_set set_v[] = {
+	{.name = "Authorization", .secret = "T", .prefix = "Bearer ", .placeholder = true},
+};
+static const struct policy_hooks hooks = {.strip = strip_v, .nstrip = 1, .set = set_v, .nset = 1};
+static struct secrets *sec;
+
+static void
+hook_store(void)
+{
+	struct policy *p = policy_new();
+	char err[200];
+
+	if (!p || policy_add_secret_arg(p, "T=env:X@api.test", err, sizeof(err)))
+		abort();
+	sec = secrets_new(p);
+	if (!sec || secrets_set_value(sec, 0, "real", 4))
+		abort();
+	policy_free(p);
+}
+
+static void
+check_hooked(bool tls)
+{
+	size_t len = 0, consumed = 0, nauth = 0;
+	unsigned int which = 0;
+	bool ok = http_hook_judge(&hooks, sec, "api.test", tls, &req, &which) == POLICY_HOOK_OK;
+	char *head = http_hook_head(&req, false, &hooks, sec, "api.test", tls, &len, NULL);
+
+	if (!head)
+		abort();
+	if (http_parse_request(head, len, len, &req2, &consumed) != PARSE_DONE || consumed != len)
+		abort();
+	if (strcmp(req2.method, req.method) || strcmp(req2.target, req.target) ||
+	    strcmp(req2.host, req.host) || req2.port != req.port || req2.body != req.body ||
+	    req2.body_len != req.body_len || http_find_header(&req2, "cookie"))
+		abort();
+	for (size_t i = 0; i < req2.nheaders; i++) {
+		const struct http_header *h = &req2.headers[i];
+
+		if (h->name_len != 13 || strncasecmp(h->name, "authorization", 13))
+			continue;
+		nauth++;
+		if (h->value_len != 11 || memcmp(h->value, "Bearer real", 11))
+			abort();
+	}
+	if (nauth != (ok ? 1u : 0u) || (ok && !tls))
+		abort();
+	secrets_wipe_free(head, len);
 }
 
 static void
@@ -158,6 +218,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_forwarded(false);
 			if (http_fwd_websocket(&req))
 				check_forwarded(true);
+			if (!sec)
+				hook_store();
+			check_hooked(true);
+			check_hooked(false);
 		}
 	}
 

@@ -255,6 +255,48 @@ path_words(const char *path)
 	return "proxy (egressctl's proxy judges each connection or request)";
 }
 
+/* The deciding rule's header hooks, as check says them. */
+static void
+print_hooks(const struct policy_hooks *h)
+{
+	for (unsigned int i = 0; i < h->nstrip; i++)
+		printf("  hook: strips %s\n", h->strip[i]);
+	for (unsigned int i = 0; i < h->nset; i++)
+		printf("  hook: sets \"%s: %s<value of secret %s>\"%s\n", h->set[i].name,
+		       h->set[i].prefix, h->set[i].secret,
+		       h->set[i].placeholder ? " (only when the request sends it as "
+					       "its placeholder, once)"
+					     : "");
+}
+
+static json_t *
+hooks_json(const struct policy_hooks *h)
+{
+	json_t *o = json_object(), *strip = json_array(), *set = json_array();
+
+	for (unsigned int i = 0; strip && i < h->nstrip; i++)
+		json_array_append_new(strip, json_string(h->strip[i]));
+	for (unsigned int i = 0; set && i < h->nset; i++) {
+		json_t *e = json_object();
+
+		if (!e)
+			continue;
+		jsonx_set_str(e, "header", h->set[i].name);
+		jsonx_set_str(e, "secret", h->set[i].secret);
+		jsonx_set_str(e, "prefix", h->set[i].prefix);
+		jsonx_set_bool(e, "require_placeholder", h->set[i].placeholder);
+		json_array_append_new(set, e);
+	}
+	if (o) {
+		json_object_set_new(o, "strip_headers", strip ? strip : json_null());
+		json_object_set_new(o, "set_headers", set ? set : json_null());
+	} else {
+		json_decref(strip);
+		json_decref(set);
+	}
+	return o;
+}
+
 static void
 print_check_json(const struct policy *p, const struct policy_decision *d,
 		 const struct policy_query *q, const char *host, const char *words,
@@ -288,6 +330,8 @@ print_check_json(const struct policy *p, const struct policy_decision *d,
 	else
 		jsonx_set_null(o, "path");
 	jsonx_set_bool(o, "inspected", d->inspect);
+	if (d->rule && d->rule->hooks)
+		json_object_set_new(o, "hooks", hooks_json(d->rule->hooks));
 	if (policy_secret_count(p)) {
 		json_t *a = json_array();
 
@@ -413,6 +457,8 @@ cmd_check(int argc, char **argv)
 			       "of inspected requests to it\n",
 			       sec->name, sec->from);
 	}
+	if (d.rule && d.rule->hooks && !o->json)
+		print_hooks(d.rule->hooks);
 	rc = d.action == POLICY_ALLOW ? 0 : 1;
 out:
 	policy_free(p);

@@ -416,6 +416,10 @@ target_policy_options(struct policy *p, const struct target_opts *o, char *errbu
 			return -EINVAL;
 		}
 	}
+	if (policy_hooks_check(p, err, sizeof(err))) {
+		snprintf(errbuf, errlen, "%s", err);
+		return -EINVAL;
+	}
 	if (o->limited)
 		policy_set_limited(p, true);
 	if (policy_set_upstream(p, o->upstream_proxy != NULL, o->upstream_no_proxy, err,

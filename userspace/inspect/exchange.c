@@ -26,6 +26,7 @@
 #include "lib/log.h"
 #include "policy/secret.h"
 #include "proxy/http_fwd.h"
+#include "proxy/http_hook.h"
 
 /* What a request head read now makes the reader do. */
 enum head_next {
@@ -63,14 +64,14 @@ forward(struct isess *s, size_t used)
 {
 	const struct http_request *req = s->req;
 	bool ws = http_fwd_websocket(req);
+	struct secrets *sec = conn_secrets(s->c);
+	uint64_t used_bits = 0;
 
-	s->uout = http_fwd_head(req, ws, &s->uoutlen);
+	/* the rule's header hooks, then the placeholders of this host's
+	 * secrets in the header lines: their values, in this copy only */
+	s->uout = http_hook_head(req, ws, s->c->rule ? s->c->rule->hooks : NULL, sec, s->c->host,
+				 true, &s->uoutlen, &used_bits);
 	if (s->uout) {
-		struct secrets *sec = conn_secrets(s->c);
-		uint64_t used_bits = 0;
-
-		/* the placeholders of this host's secrets in the header lines:
-		 * their values, in this copy only */
 		s->uout = secrets_substitute(sec, s->c->host, s->uout, &s->uoutlen, &used_bits);
 		for (unsigned int i = 0; used_bits && i < secrets_count(sec); i++)
 			if (used_bits & (1ull << i)) {
@@ -135,7 +136,10 @@ judge(struct isess *s, size_t used)
 	conn_scan_secrets(
 		c, (const char *)evbuffer_pullup(bufferevent_get_input(s->cb), (ssize_t)used),
 		used);
-	if (conn_decide(c, NULL, &d, NULL) == 1)
+	c->hreq = req;
+	err = conn_decide(c, NULL, &d, NULL);
+	c->hreq = NULL;
+	if (err == 1)
 		return forward(s, used);
 	snprintf(msg, sizeof(msg), "blocked %s https://%s%s: %s", req->method, c->host,
 		 c->path ? c->path : "",

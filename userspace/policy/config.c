@@ -150,14 +150,107 @@ load_paths(json_t *arr, const char *path, struct policy_rule_opts *o, const char
 	return 0;
 }
 
+/* A rule's header hooks: "strip_headers": ["cookie"], "set_headers":
+ * {"authorization": {"secret": "T", "prefix": "Bearer ",
+ * "require_placeholder": true}}, pointed at (not copied) in h. */
+struct hook_slots {
+	struct policy_hooks h;
+	const char *strip[POLICY_HOOK_MAX];
+	struct policy_hook_set set[POLICY_HOOK_MAX];
+};
+
+static int
+load_set(json_t *obj, const char *path, struct hook_slots *hs, char *errbuf, size_t errlen)
+{
+	const char *name, *key;
+	json_t *def, *k;
+	char nb[48], kb[48];
+
+	if (!json_is_object(obj) || !json_object_size(obj))
+		return cfg_fail(errbuf, errlen, -EINVAL,
+				"%s.set_headers: expected an object {\"HEADER\": {\"secret\": "
+				"\"NAME\", ...}}",
+				path);
+	if (json_object_size(obj) > POLICY_HOOK_MAX)
+		return cfg_fail(errbuf, errlen, -EINVAL, "%s.set_headers: at most %d headers", path,
+				POLICY_HOOK_MAX);
+	json_object_foreach(obj, name, def) {
+		struct policy_hook_set *s = &hs->set[hs->h.nset++];
+
+		show_key(name, nb, sizeof(nb));
+		if (!json_is_object(def))
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s.set_headers.%s: expected {\"secret\": \"NAME\", "
+					"\"prefix\": ..., \"require_placeholder\": ...}",
+					path, nb);
+		s->name = name;
+		json_object_foreach(def, key, k) {
+			if (!strcmp(key, "secret") && json_is_string(k))
+				s->secret = json_string_value(k);
+			else if (!strcmp(key, "prefix") && json_is_string(k))
+				s->prefix = json_string_value(k);
+			else if (!strcmp(key, "require_placeholder") && json_is_boolean(k))
+				s->placeholder = json_is_true(k);
+			else
+				return cfg_fail(errbuf, errlen, -EINVAL,
+						"%s.set_headers.%s: unknown key \"%s\" or not of "
+						"its type (expected \"secret\" and \"prefix\", "
+						"strings, \"require_placeholder\", true or false)",
+						path, nb, show_key(key, kb, sizeof(kb)));
+		}
+		if (!s->secret)
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s.set_headers.%s: expected \"secret\": the secret whose "
+					"value it carries",
+					path, nb);
+	}
+	return 0;
+}
+
+static int
+load_hooks(json_t *strip, json_t *set, const char *path, struct hook_slots *hs, char *errbuf,
+	   size_t errlen)
+{
+	json_t *el;
+	size_t i;
+
+	if (strip) {
+		if (!json_is_array(strip) || !json_array_size(strip))
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s.strip_headers: expected an array of header names",
+					path);
+		if (json_array_size(strip) > POLICY_HOOK_MAX)
+			return cfg_fail(errbuf, errlen, -EINVAL,
+					"%s.strip_headers: at most %d headers", path,
+					POLICY_HOOK_MAX);
+		json_array_foreach(strip, i, el) {
+			if (!json_is_string(el))
+				return cfg_fail(errbuf, errlen, -EINVAL,
+						"%s.strip_headers[%zu]: expected a string", path,
+						i);
+			hs->strip[hs->h.nstrip++] = json_string_value(el);
+		}
+	}
+	if (set) {
+		int err = load_set(set, path, hs, errbuf, errlen);
+
+		if (err)
+			return err;
+	}
+	hs->h.strip = hs->strip;
+	hs->h.set = hs->set;
+	return 0;
+}
+
 /* The keys of a rule object into their slots (rule, methods, paths,
- * inspect, comment; a key twice the parser refused). */
-#define RULE_KEYS 5
+ * inspect, comment, strip_headers, set_headers; a key twice the parser
+ * refused). */
+#define RULE_KEYS 7
 static int
 rule_keys(json_t *el, json_t **slots, const char *path, char *errbuf, size_t errlen)
 {
-	static const char *const keys[RULE_KEYS] = {"rule", "methods", "paths", "inspect",
-						    "comment"};
+	static const char *const keys[RULE_KEYS] = {
+		"rule", "methods", "paths", "inspect", "comment", "strip_headers", "set_headers"};
 	const char *key;
 	json_t *k;
 	char kb[48];
@@ -170,7 +263,8 @@ rule_keys(json_t *el, json_t **slots, const char *path, char *errbuf, size_t err
 		if (i == RULE_KEYS)
 			return cfg_fail(errbuf, errlen, -EINVAL,
 					"%s: unknown key \"%s\" (expected \"rule\", \"methods\", "
-					"\"paths\", \"inspect\" or \"comment\")",
+					"\"paths\", \"inspect\", \"strip_headers\", "
+					"\"set_headers\" or \"comment\")",
 					path, show_key(key, kb, sizeof(kb)));
 		slots[i] = k;
 	}
@@ -187,13 +281,14 @@ rule_keys(json_t *el, json_t **slots, const char *path, char *errbuf, size_t err
 }
 
 /* One element of "allow" or "deny": a rule string or {"rule", "methods",
- * "paths", "inspect", "comment"}. */
+ * "paths", "inspect", "comment", "strip_headers", "set_headers"}. */
 static int
 load_rule(struct policy *p, enum policy_action action, json_t *el, const char *path,
 	  const char *source, char *errbuf, size_t errlen)
 {
-	json_t *slots[RULE_KEYS] = {0}; /* rule, methods, paths, inspect, comment */
+	json_t *slots[RULE_KEYS] = {0}; /* rule_keys()'s order */
 	const char *paths[POLICY_MAX_PATHS];
+	struct hook_slots hs = {0};
 	struct policy_rule_opts o = {0};
 	char msg[CONFIG_MAX_MSG], *list = NULL;
 	int err;
@@ -204,10 +299,13 @@ load_rule(struct policy *p, enum policy_action action, json_t *el, const char *p
 		err = rule_keys(el, slots, path, errbuf, errlen);
 		if (!err && slots[2])
 			err = load_paths(slots[2], path, &o, paths, errbuf, errlen);
+		if (!err && (slots[5] || slots[6]))
+			err = load_hooks(slots[5], slots[6], path, &hs, errbuf, errlen);
 		if (!err && slots[1])
 			err = load_methods(slots[1], path, &list, errbuf, errlen);
 		if (err)
 			return err;
+		o.hooks = slots[5] || slots[6] ? &hs.h : NULL;
 		o.methods = list;
 		o.inspect = slots[3] && json_is_true(slots[3]);
 	} else {

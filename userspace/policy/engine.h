@@ -221,6 +221,9 @@ int htab_reserve(struct htab *t);
 struct hslot *htab_insert(struct htab *t, const void *key, size_t klen, uint64_t hash);
 void htab_free(struct htab *t);
 
+/* hook.c: h copied into one allocation (free() frees it); NULL: no memory. */
+struct policy_hooks *hooks_copy(const struct policy_hooks *h);
+
 /* secret.c: p's secret definitions freed. */
 void secret_defs_free(struct policy *p);
 
@@ -243,8 +246,8 @@ bool rule_is_v4_mapped(const uint8_t *b);
  * the normalised host). 0 or -EINVAL with errbuf set. */
 int rule_parse(struct rule *r, const char *rule, const char *methods, char *name, char *errbuf,
 	       size_t errlen);
-/* The paths and inspect of o for the parsed rule r (an action's): checked,
- * r->pub.inspect set; the paths are copied by the caller. 0 or -EINVAL. */
+/* The paths, inspect and hooks of o for the parsed rule r (an action's):
+ * checked; the caller copies them. 0 or -EINVAL. */
 int rule_opts_check(const struct rule *r, enum policy_action action,
 		    const struct policy_rule_opts *o, char *errbuf, size_t errlen);
 

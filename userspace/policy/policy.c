@@ -96,6 +96,7 @@ policy_free(struct policy *p)
 	for (i = 0; i < p->nrules; i++) {
 		free(p->rules[i]->pub.comment);
 		free(p->rules[i]->pub.paths);
+		free((void *)p->rules[i]->pub.hooks);
 		free(p->rules[i]);
 		policy_pace((unsigned int)i);
 	}
@@ -410,6 +411,12 @@ policy_add_opts(struct policy *p, enum policy_action action, const char *rule,
 		free(r);
 		goto out_nomem;
 	}
+	r->pub.hooks = o && o->hooks ? hooks_copy(o->hooks) : NULL;
+	if (o && o->hooks && !r->pub.hooks) {
+		free(r->pub.paths);
+		free(r);
+		goto out_nomem;
+	}
 	r->name = memcpy(r->buf, name, nlen + 1);
 	r->pub.text = memcpy(r->buf + nlen + 1, rule, tlen + 1);
 	r->name_len = nlen;
@@ -440,6 +447,7 @@ policy_add_opts(struct policy *p, enum policy_action action, const char *rule,
 	return 0;
 out_free:
 	free(r->pub.paths);
+	free((void *)r->pub.hooks);
 	free(r);
 out_nomem:
 	rule_fail(errbuf, errlen, "out of memory");

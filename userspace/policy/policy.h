@@ -32,6 +32,19 @@ enum policy_reason {
 	/* a secret's placeholder where that secret may not go (policy/secret.h):
 	 * blocked-by-secret-policy */
 	POLICY_R_SECRET = 9,
+	/* a rule's header hook could not be applied to the request (below,
+	 * struct policy_hooks): blocked-by-header-policy */
+	POLICY_R_HOOK = 10,
+};
+
+/* Why a rule's header hook refused a request (POLICY_R_HOOK). */
+enum policy_hook_fail {
+	POLICY_HOOK_OK = 0,
+	POLICY_HOOK_NO_SECRET, /* the secret has no value, or may not go to this host */
+	POLICY_HOOK_PLAIN,     /* plain HTTP: a secret goes only inside inspected TLS */
+	POLICY_HOOK_MISSING,   /* the placeholder was required and the header is absent */
+	POLICY_HOOK_MISMATCH,  /* ... the header holds something else */
+	POLICY_HOOK_TWICE,     /* ... the header came more than once */
 };
 
 /* What kind of traffic is being judged. Host rules (`example.com`) apply to
@@ -72,15 +85,40 @@ struct policy_rule {
 	/* path patterns (policy_path_match()); NULL and 0 = any path */
 	char **paths;
 	unsigned int npaths;
-	bool inspect; /* "inspect": true (an allow host rule) */
+	bool inspect;			  /* "inspect": true (an allow host rule) */
+	const struct policy_hooks *hooks; /* its header hooks (an allow host rule); NULL: none */
+};
+
+/* Header hooks of an allow host rule (docs/inspection.md "Header hooks"):
+ * applied to each request the rule allows, in the copy of its head that
+ * goes to the server. Headers named in strip are removed; each of set
+ * replaces every header of its name with "NAME: PREFIX VALUE", the value
+ * a secret's (only inside inspected TLS, only to the secret's hosts); with
+ * placeholder, only when the client sent that header exactly once as
+ * PREFIX and the secret's placeholder, and a request that did not is
+ * refused (POLICY_R_HOOK). Names are compared without case. */
+#define POLICY_HOOK_MAX	       16 /* headers a rule strips, and headers it sets */
+#define POLICY_HOOK_NAME_MAX   64 /* a header name's bytes */
+#define POLICY_HOOK_PREFIX_MAX 64 /* a prefix's bytes */
+struct policy_hook_set {
+	const char *name;   /* the header, as written */
+	const char *secret; /* the secret whose value it carries */
+	const char *prefix; /* before the value ("Bearer "); "" for none */
+	bool placeholder;   /* "require_placeholder": true */
+};
+struct policy_hooks {
+	const char *const *strip;
+	unsigned int nstrip;
+	const struct policy_hook_set *set;
+	unsigned int nset;
 };
 
 /* Does an HTTPS connection that r decides get inspected: a host rule with
- * methods, paths or "inspect"? */
+ * methods, paths, "inspect" or header hooks? */
 static inline bool
 policy_rule_inspects(const struct policy_rule *r)
 {
-	return !r->tcp && (r->methods || r->npaths || r->inspect);
+	return !r->tcp && (r->methods || r->npaths || r->inspect || r->hooks);
 }
 
 /* Method bits for policy_rule.methods. */
@@ -118,7 +156,10 @@ struct policy_decision {
 	 * matches the name, or the policy is limited (not for tcp:// rules),
 	 * or the name is a secret's host */
 	bool inspect;
-	const char *secret; /* POLICY_R_SECRET: the secret's name (never its value) */
+	const char
+		*secret; /* POLICY_R_SECRET, POLICY_R_HOOK: the secret's name (never its value) */
+	const char *header;		 /* POLICY_R_HOOK: the header the hook could not set */
+	enum policy_hook_fail hook_fail; /* POLICY_R_HOOK: why */
 };
 
 struct policy;
@@ -164,13 +205,15 @@ struct policy_rule_opts {
 	const char *methods;	  /* comma-separated, as policy_add()'s; NULL: any */
 	const char *const *paths; /* npaths path patterns; NULL: any path */
 	size_t npaths;
-	bool inspect; /* allow rules only: HTTPS to it is inspected */
+	bool inspect;			  /* allow rules only: HTTPS to it is inspected */
+	const struct policy_hooks *hooks; /* allow host rules only: copied; NULL: none */
 };
 
-/* policy_add() with o (NULL: none). Paths and inspect, like methods, only
- * on host rules; inspect only on allow rules (a deny rule with methods or
- * paths inspects already); at most POLICY_MAX_PATHS patterns, each checked
- * by policy_path_check(). Returns 0 or -errno with errbuf set. */
+/* policy_add() with o (NULL: none). Paths, inspect and hooks, like methods,
+ * only on host rules; inspect and hooks only on allow rules (a deny rule
+ * with methods or paths inspects already); at most POLICY_MAX_PATHS
+ * patterns, each checked by policy_path_check(); hooks checked by
+ * policy_hooks_check_def(). Returns 0 or -errno with errbuf set. */
 #define POLICY_MAX_PATHS 64
 int policy_add_opts(struct policy *p, enum policy_action action, const char *rule,
 		    const struct policy_rule_opts *o, const char *source, char *errbuf,
@@ -189,6 +232,21 @@ int policy_path_check(const char *pattern, char *errbuf, size_t errlen);
  * within one segment; each segment of path is compared up to its first
  * ';' (parameters, which some servers strip before routing). */
 bool policy_path_match(const char *pattern, const char *path);
+
+/* A rule's hooks as written: at most POLICY_HOOK_MAX names each way, each
+ * an HTTP token of at most POLICY_HOOK_NAME_MAX bytes, none twice, none
+ * both stripped and set, none of the headers that route or frame a
+ * request (Host, Content-Length, Transfer-Encoding, Connection, Upgrade,
+ * Keep-Alive, TE, Trailer, Expect, Proxy-*); a set's secret a secret's
+ * name (defined or not: policy_hooks_check()), its prefix visible ASCII
+ * and blanks, at most POLICY_HOOK_PREFIX_MAX bytes. 0 or -EINVAL with
+ * errbuf set. */
+int policy_hooks_check_def(const struct policy_hooks *h, char *errbuf, size_t errlen);
+
+/* Once every rule and secret is in p: each hook's secret is defined, and
+ * every name its rule allows is one of the secret's hosts (a '?' pattern
+ * cannot set one). 0 or -EINVAL with errbuf naming the rule. */
+int policy_hooks_check(const struct policy *p, char *errbuf, size_t errlen);
 
 /* Parses a comma-separated method list ("GET, head"; case-insensitive,
  * blanks around names ignored) into POLICY_M_* bits. An empty list, an empty
@@ -347,7 +405,8 @@ enum addr_class addr_classify(const struct sockaddr *sa);
 
 /* "blocked-by-allowlist" etc. for x-proxy-error ("blocked-by-method-policy"
  * for POLICY_R_METHOD and POLICY_R_LIMITED, "blocked-by-path-policy" for
- * POLICY_R_PATH, "blocked-by-secret-policy" for POLICY_R_SECRET); "" for
+ * POLICY_R_PATH, "blocked-by-secret-policy" for POLICY_R_SECRET,
+ * "blocked-by-header-policy" for POLICY_R_HOOK); "" for
  * POLICY_R_ALLOWED. */
 const char *policy_reason_header(enum policy_reason r);
 
@@ -356,8 +415,9 @@ const char *policy_reason_header(enum policy_reason r);
  * rule allows it", "denied by rule 3 \"y\"", "local or private address",
  * and for a method: "method POST not allowed for it" (method given) or
  * "method not allowed for this host" (NULL); "path not allowed for it by
- * rule 4 \"z\"", "method POST not allowed: read-only (limited mode)".
- * Returns buf. */
+ * rule 4 \"z\"", "method POST not allowed: read-only (limited mode)",
+ * "header Authorization: its placeholder of secret T is missing (rule 2
+ * \"x\")". Returns buf. */
 const char *policy_reason_words(const struct policy_decision *d, const char *method, char *buf,
 				size_t len);
 

@@ -472,16 +472,27 @@ rule_opts_check(const struct rule *r, enum policy_action action, const struct po
 	char msg[256];
 	int err;
 
-	if (!o || (!o->npaths && !o->inspect))
+	if (!o || (!o->npaths && !o->inspect && !o->hooks))
 		return 0;
 	if (r->pub.tcp || r->kind == RK_ADDR)
 		return rule_fail(errbuf, errlen, "%s only to host rules, not %s",
-				 o->npaths ? "paths apply" : "inspect applies",
+				 o->npaths    ? "paths apply"
+				 : o->inspect ? "inspect applies"
+					      : "header hooks apply",
 				 r->pub.tcp ? "tcp://" : "addresses");
 	if (o->inspect && action != POLICY_ALLOW)
 		return rule_fail(errbuf, errlen,
 				 "inspect applies to allow rules (a deny rule with methods or "
 				 "paths inspects already)");
+	if (o->hooks && action != POLICY_ALLOW)
+		return rule_fail(errbuf, errlen,
+				 "header hooks apply to allow rules (what a deny rule matches "
+				 "goes nowhere)");
+	if (o->hooks) {
+		err = policy_hooks_check_def(o->hooks, errbuf, errlen);
+		if (err)
+			return err;
+	}
 	if (o->npaths > POLICY_MAX_PATHS)
 		return rule_fail(errbuf, errlen, "at most %d paths", POLICY_MAX_PATHS);
 	for (size_t i = 0; i < o->npaths; i++) {

@@ -412,6 +412,46 @@ secrets_placeholder(const struct secrets *s, unsigned int i)
 	return s->e[i].ph;
 }
 
+int
+secrets_index(const struct secrets *s, const char *name)
+{
+	for (unsigned int i = 0; s && name && i < s->n; i++)
+		if (!strcmp(s->e[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+size_t
+secrets_line_len(const struct secrets *s, unsigned int i, const char *name, const char *prefix)
+{
+	if (!s || i >= s->n || !s->e[i].val)
+		return 0;
+	return strlen(name) + 2 + strlen(prefix) + s->e[i].vlen + 2;
+}
+
+bool
+secrets_put_line(const struct secrets *s, unsigned int i, const char *name, const char *prefix,
+		 char *out, size_t *off)
+{
+	size_t n = *off, k;
+
+	if (!s || i >= s->n || !s->e[i].val)
+		return false;
+	k = strlen(name);
+	memcpy(out + n, name, k);
+	n += k;
+	memcpy(out + n, ": ", 2);
+	n += 2;
+	k = strlen(prefix);
+	memcpy(out + n, prefix, k);
+	n += k;
+	memcpy(out + n, s->e[i].val, s->e[i].vlen);
+	n += s->e[i].vlen;
+	memcpy(out + n, "\r\n", 2);
+	*off = n + 2;
+	return true;
+}
+
 bool
 secrets_host(const struct secrets *s, unsigned int i, const char *host)
 {

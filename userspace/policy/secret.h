@@ -87,6 +87,17 @@ bool secrets_host(const struct secrets *s, unsigned int i, const char *host);
 /* Is host one of any secret's hosts? */
 bool secrets_any_host(const struct secrets *s, const char *host);
 
+/* The index of the secret named name; -1 when there is none. */
+int secrets_index(const struct secrets *s, const char *name);
+
+/* Appends "NAME: PREFIXVALUE\r\n" (secret i's value) to out, which has
+ * room for *off + the line's bytes (secrets_line_len()). false when i
+ * has no value. A header hook's line (proxy/http_hook.c): wipe out. */
+size_t secrets_line_len(const struct secrets *s, unsigned int i, const char *name,
+			const char *prefix);
+bool secrets_put_line(const struct secrets *s, unsigned int i, const char *name, const char *prefix,
+		      char *out, size_t *off);
+
 /* Sets secret i's value (len bytes, copied into its page; the caller
  * wipes its own copy). A value is 1 to SECRET_VALUE_MAX bytes, visible
  * ASCII, blanks and bytes >= 0x80, nothing that could end a header line

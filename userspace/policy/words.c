@@ -30,12 +30,43 @@ policy_reason_header(enum policy_reason r)
 		return "blocked-by-path-policy";
 	case POLICY_R_SECRET:
 		return "blocked-by-secret-policy";
+	case POLICY_R_HOOK:
+		return "blocked-by-header-policy";
 	case POLICY_R_LOCAL:
 	case POLICY_R_V4_IN_V6:
 	case POLICY_R_NO_IPV6:
 		break;
 	}
 	return "blocked-by-policy";
+}
+
+/* Why a header hook refused, in words (the secret named, never its value). */
+static const char *
+hook_words(const struct policy_decision *d, char b[160])
+{
+	const char *s = d->secret ? d->secret : "?";
+
+	switch (d->hook_fail) {
+	case POLICY_HOOK_NO_SECRET:
+		snprintf(b, 160, "secret %s has no value for this host", s);
+		break;
+	case POLICY_HOOK_PLAIN:
+		snprintf(b, 160, "secret %s goes only inside inspected HTTPS, not plain HTTP", s);
+		break;
+	case POLICY_HOOK_MISSING:
+		snprintf(b, 160, "the placeholder of secret %s is required and was not sent", s);
+		break;
+	case POLICY_HOOK_MISMATCH:
+		snprintf(b, 160, "it holds something else than the placeholder of secret %s", s);
+		break;
+	case POLICY_HOOK_TWICE:
+		snprintf(b, 160, "sent more than once (the placeholder of secret %s goes once)", s);
+		break;
+	default:
+		snprintf(b, 160, "refused");
+		break;
+	}
+	return b;
 }
 
 const char *
@@ -79,6 +110,13 @@ policy_reason_words(const struct policy_decision *d, const char *method, char *b
 			 "attempt",
 			 d->secret ? d->secret : "?");
 		break;
+	case POLICY_R_HOOK: {
+		char why[160];
+
+		snprintf(buf, len, "header %s: %s (rule %u \"%s\")", d->header ? d->header : "?",
+			 hook_words(d, why), index, text);
+		break;
+	}
 	default:
 		snprintf(buf, len, "no rule allows it");
 		break;

@@ -25,6 +25,7 @@
 #include "policy/secret.h"
 #include "audit/audit.h"
 #include "proxy/conn.h"
+#include "proxy/http_hook.h"
 #include "proxy/core.h"
 #include "proxy/proto.h"
 #include "proxy/upstream.h"
@@ -406,6 +407,8 @@ suggest_rule(const struct conn *c, const struct policy_query *q, const struct po
 		return; /* no rule can allow it (--ipv6 can, and the words say so) */
 	if (d->reason == POLICY_R_SECRET)
 		return; /* an exfiltration attempt: no rule should let it through */
+	if (d->reason == POLICY_R_HOOK)
+		return; /* a rule allows it already; the request is what is wrong */
 	if (d->reason == POLICY_R_LOCAL && q->addr)
 		sockaddr_format(q->addr, suggest, len);
 	else if (d->reason != POLICY_R_DENY_RULE && q->host && c->proto == POLICY_P_TCP)
@@ -420,6 +423,28 @@ suggest_rule(const struct conn *c, const struct policy_query *q, const struct po
 static void secret_leak(const struct conn *c, const struct policy_query *q,
 			struct policy_decision *d);
 
+/* The deciding rule's header hooks cannot be applied to the request
+ * (http_hook_judge()): d becomes the denial. */
+static void
+hook_refusal(const struct conn *c, struct policy_decision *d)
+{
+	const struct policy_hooks *h = d->rule ? d->rule->hooks : NULL;
+	enum policy_hook_fail f;
+	unsigned int k = 0;
+
+	if (d->action != POLICY_ALLOW || !h || !c->hreq)
+		return;
+	f = http_hook_judge(h, c->px->opts.secrets, c->host, c->inspected, c->hreq, &k);
+	if (f == POLICY_HOOK_OK)
+		return;
+	d->action = POLICY_DENY;
+	d->reason = POLICY_R_HOOK;
+	d->hook_fail = f;
+	d->header = h->set[k].name;
+	d->secret = h->set[k].secret;
+	d->inspect = false;
+}
+
 /* The policy's decision on q; a query it cannot decide is denied (no rule).
  * Returns what policy_decide() did. */
 static int
@@ -433,6 +458,7 @@ decide_query(const struct conn *c, const struct policy_query *q, struct policy_d
 		d->rule = NULL;
 	}
 	secret_leak(c, q, d);
+	hook_refusal(c, d);
 	return err;
 }
 
@@ -537,8 +563,11 @@ log_decision(struct conn *c, const struct policy_query *q, struct policy_decisio
 	}
 	c->px->st.denied++;
 	if (c->px->opts.audit_mode) {
-		/* audit: what would have been denied goes through, recorded */
+		/* audit: what would have been denied goes through, recorded;
+		 * with the hooks of the rule that allowed it when only they
+		 * refused (http_hook_head() leaves out what they cannot set) */
 		d->action = POLICY_ALLOW;
+		c->rule = d->reason == POLICY_R_HOOK ? d->rule : NULL;
 		return true;
 	}
 	return false;

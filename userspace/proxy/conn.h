@@ -96,6 +96,10 @@ struct conn {
 	/* 1 + the secret whose placeholder the request head carries where it
 	 * may not go (conn_scan_secrets()); 0: none */
 	int leak;
+	/* the HTTP request being judged, for the deciding rule's header hooks
+	 * (http_hook.h): set around conn_decide() by who parsed it; NULL
+	 * otherwise */
+	const struct http_request *hreq;
 
 	/* upstream */
 	struct resolve_req *rq;

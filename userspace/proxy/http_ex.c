@@ -32,6 +32,7 @@
 #include "proxy/conn.h"
 #include "proxy/http_ex.h"
 #include "proxy/http_fwd.h"
+#include "proxy/http_hook.h"
 #include "proxy/proto.h"
 
 #define EX_HIGH (1 << 20) /* buffered bytes before the other side stops reading */
@@ -890,7 +891,10 @@ http_ex_open(struct conn *c, const struct http_request *req)
 	/* a WebSocket upgrade is passed on only in a stream: proxy clients
 	 * tunnel WebSocket with CONNECT */
 	ex->upgrade = h->stream && http_fwd_websocket(req);
-	c->uout = http_fwd_head(req, ex->upgrade, &c->uoutlen);
+	/* the rule's header hooks strip here; they set nothing in plain HTTP
+	 * (a request they would set a header in was refused: http_hook.h) */
+	c->uout = http_hook_head(req, ex->upgrade, c->rule ? c->rule->hooks : NULL, NULL, c->host,
+				 false, &c->uoutlen, NULL);
 	c->uoutoff = 0;
 	if (!c->uout)
 		return -ENOMEM;

@@ -59,6 +59,13 @@ static const char conn_ws[] = "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n
 char *
 http_fwd_head(const struct http_request *req, bool websocket, size_t *len)
 {
+	return http_fwd_head_edit(req, websocket, NULL, NULL, 0, len);
+}
+
+char *
+http_fwd_head_edit(const struct http_request *req, bool websocket, const bool *skip,
+		   const char *extra, size_t extralen, size_t *len)
+{
 	static const char conn_close[] = "Connection: close\r\n\r\n";
 	/* the URI names the host, or the client sent no Host line: ours */
 	bool own_host = req->absolute || !http_find_header(req, "host");
@@ -66,7 +73,8 @@ http_fwd_head(const struct http_request *req, bool websocket, size_t *len)
 	char *out;
 	int w;
 
-	cap = strlen(req->method) + strlen(req->target) + strlen(req->host) + 64 + sizeof(conn_ws);
+	cap = strlen(req->method) + strlen(req->target) + strlen(req->host) + 64 + sizeof(conn_ws) +
+	      extralen;
 	for (size_t i = 0; i < req->nheaders; i++)
 		cap += req->headers[i].name_len + req->headers[i].value_len + 4;
 	out = malloc(cap);
@@ -91,6 +99,8 @@ http_fwd_head(const struct http_request *req, bool websocket, size_t *len)
 	for (size_t i = 0; i < req->nheaders; i++) {
 		const struct http_header *h = &req->headers[i];
 
+		if (skip && skip[i])
+			continue;
 		if (is_named(h, "host")) {
 			if (own_host)
 				continue;
@@ -103,6 +113,8 @@ http_fwd_head(const struct http_request *req, bool websocket, size_t *len)
 		n = put(out, n, h->value, h->value_len);
 		n = put(out, n, "\r\n", 2);
 	}
+	if (extralen)
+		n = put(out, n, extra, extralen);
 	if (websocket)
 		n = put(out, n, conn_ws, sizeof(conn_ws) - 1);
 	else

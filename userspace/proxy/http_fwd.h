@@ -40,6 +40,13 @@ int http_fwd_path(struct http_request *req, bool rewrite, char *path, size_t len
  * of *len bytes (not NUL-terminated), or NULL with errno ENOMEM. */
 char *http_fwd_head(const struct http_request *req, bool websocket, size_t *len);
 
+/* http_fwd_head() with the client's headers i for which skip[i] is true
+ * (skip: NULL, or req->nheaders flags) left out, and extra (extralen
+ * bytes of whole header lines, "Name: value\r\n" each) added after the
+ * client's (http_hook.h). */
+char *http_fwd_head_edit(const struct http_request *req, bool websocket, const bool *skip,
+			 const char *extra, size_t extralen, size_t *len);
+
 /* The head http_fwd_head() built, for an HTTP proxy (--upstream-proxy):
  * its request line in absolute form, "http://" authority and the
  * origin-form target ("*" adds nothing), and after it

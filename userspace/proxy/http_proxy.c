@@ -167,6 +167,7 @@ on_head(struct conn *c)
 	enum parse_result r;
 	size_t used = 0;
 	char host[256];
+	int verdict;
 
 	req = malloc(sizeof(*req));
 	if (!req) {
@@ -226,7 +227,10 @@ on_head(struct conn *c)
 	hc(c)->req = req;
 	hc(c)->req_used = used;
 	conn_scan_secrets(c, c->in, used); /* the request line and the headers */
-	switch (conn_decide(c, NULL, &d, on_decided)) {
+	c->hreq = req->connect ? NULL : req;
+	verdict = conn_decide(c, NULL, &d, on_decided);
+	c->hreq = NULL;
+	switch (verdict) {
 	case -1:
 		return; /* asked on the terminal: on_decided() goes on */
 	case 0:

@@ -233,7 +233,9 @@ def serve_vhost(c, local, peer):
             "xk=" + hdrs.get("x-k", "-").replace(" ", "_"), "req=%d" % n, "method=" + method,
             "target=" + target, "host=" + hdrs.get("host", "-"),
             "upgrade=" + hdrs.get("upgrade", "-"), "len=%d" % len(body),
-            "sha=" + hashlib.sha256(body).hexdigest())
+            "sha=" + hashlib.sha256(body).hexdigest(),
+            "cookie=" + hdrs.get("cookie", "-").replace(" ", "_"),
+            "nauth=%d" % names.count("authorization"))
         tokens = [t.strip().lower() for t in hdrs.get("connection", "").split(",")]
         keep = "close" not in tokens and r.version != "HTTP/1.0"
         lax = lax or hdrs.get("x-lax") == "1"
