@@ -10,7 +10,8 @@ once), so tests can assert what a server did and did NOT see.
   --http    HTTP/1.1 origin server.  Reads the head and the body
             (Content-Length or chunked, decoded), logs
               HTTP local=IP:PORT peer=IP:PORT method=M target=T host=H te=chunked|-
-                   cl=<Content-Length>|- hdrs=<header names> len=N sha=<sha256 of the body>
+                   cl=<Content-Length>|- hdrs=<header names> auth=<Authorization, blanks
+                   as _>|- len=N sha=<sha256 of the body>
                    body=<hex, first 512 bytes>
             and answers 200 "hello <method> <target> via <local>" (Connection: close),
             or, for a path /dl/N/HOW, N bytes of random.Random(N).randbytes(N)
@@ -28,7 +29,9 @@ once), so tests can assert what a server did and did NOT see.
   --vhost   HTTP/1.1 with keep-alive that serves whatever site the Host header
             names, at every address (as a shared front end of many sites
             does).  Logs each request
-              VHOST local=IP:PORT peer=IP:PORT req=<n on this connection> method=M
+              VHOST local=IP:PORT peer=IP:PORT cookie=<Cookie>|- nauth=<Authorization
+                    lines> auth=<Authorization>|- xk=<X-K>|- (blanks as _)
+                    req=<n on this connection> method=M
                     target=T host=H upgrade=<Upgrade header>|- len=N sha=<sha256 of the body>
             and answers "site <host> <method> <target>" (X-Site: <host>), or
             for /b/N/HOW the N bytes of /dl/N/HOW above (cl, chunked, close);
@@ -154,7 +157,8 @@ def serve_http(c, kind, local, peer):
     method, target, hdrs, names, te, body = read_request(r)
     log(kind, "local=" + local, "peer=" + peer, "method=" + method, "target=" + target,
         "host=" + hdrs.get("host", "-"), "te=" + te, "cl=" + hdrs.get("content-length", "-"),
-        "hdrs=" + ",".join(names), "len=%d" % len(body),
+        "hdrs=" + ",".join(names),
+        "auth=" + hdrs.get("authorization", "-").replace(" ", "_"), "len=%d" % len(body),
         "sha=" + hashlib.sha256(body).hexdigest(), "body=" + body[:512].hex())
     path = target if target.startswith("/") else "/" + target.split("://", 1)[-1].partition("/")[2]
     if serve_download(c, path.split("?")[0], local):
@@ -229,13 +233,13 @@ def serve_vhost(c, local, peer):
         method, target, hdrs, names, te, body = read_request(r)
         n += 1
         log("VHOST", "local=" + local, "peer=" + peer,
+            "cookie=" + hdrs.get("cookie", "-").replace(" ", "_"),
+            "nauth=%d" % names.count("authorization"),
             "auth=" + hdrs.get("authorization", "-").replace(" ", "_"),
             "xk=" + hdrs.get("x-k", "-").replace(" ", "_"), "req=%d" % n, "method=" + method,
             "target=" + target, "host=" + hdrs.get("host", "-"),
             "upgrade=" + hdrs.get("upgrade", "-"), "len=%d" % len(body),
-            "sha=" + hashlib.sha256(body).hexdigest(),
-            "cookie=" + hdrs.get("cookie", "-").replace(" ", "_"),
-            "nauth=%d" % names.count("authorization"))
+            "sha=" + hashlib.sha256(body).hexdigest())
         tokens = [t.strip().lower() for t in hdrs.get("connection", "").split(",")]
         keep = "close" not in tokens and r.version != "HTTP/1.0"
         lax = lax or hdrs.get("x-lax") == "1"
