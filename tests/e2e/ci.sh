@@ -501,6 +501,7 @@ gh_runner() {
 	: >"$W/$tag.output"
 	: >"$W/$tag.state"
 	: >"$W/$tag.listener"
+	: >"$W/$tag.env"
 	if [ "$listener" = yes ]; then
 		# the runner's own long-lived process, not the job's
 		nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" -c "$2"' "$cg" \
@@ -520,9 +521,13 @@ ${GH_BEFORE:-}
 step before-denied --resolve blocked.test:80:$GH_DENIED http://blocked.test/$tag-before
 # the runner passes inputs as INPUT_<NAME>, '-' kept (so: env, not export)
 env ${GH_INPUTS:-INPUT_MODE=$mode INPUT_ALLOW=a.example.test} INPUT_ALLOW-RUNNER=false \
-	INPUT_EGRESSCTL=$EGRESSCTL "INPUT_DAEMON-ARGS=--dns-upstream $INET_DNS" \
+	INPUT_EGRESSCTL=$EGRESSCTL "INPUT_DAEMON-ARGS=--dns-upstream $INET_DNS ${GH_DAEMON_ARGS:-}" \
 	node $REPO/contrib/ci/github/main.js
 echo "main \$?" >>$W/$tag.step
+# what the runner does for the later steps: the variables of GITHUB_ENV
+set -a
+. \$GITHUB_ENV
+set +a
 # a step: what the job does
 echo "STEP_CGROUP \$(grep "^0::" /proc/self/cgroup)" >>$W/$tag.step
 step allowed http://a.example.test/$tag-allowed
@@ -535,7 +540,7 @@ echo "post \$?" >>$W/$tag.step
 EOF
 	: >"$W/$tag.step"
 	for f in "$W/$tag.tmp" "$W/$tag.summary.md" "$W/$tag.output" "$W/$tag.state" "$W/$tag.listener" \
-		"$W/$tag.step"; do
+		"$W/$tag.step" "$W/$tag.env"; do
 		chown "$u:$u" "$f"
 	done
 	nsenter --net="$NS_SBX" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -543,6 +548,7 @@ EOF
 		GITHUB_JOB="job-$tag" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo \
 		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
 		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" RUNNER_TEMP="$W/$tag.tmp" \
+		GITHUB_ENV="$W/$tag.env" \
 		EGR_CGROUP="$(cg_name "$tag-job")" \
 		sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$3" --regid="$3" --clear-groups -- "$1" "$2"' \
 		"$cg" "$W/$tag.bin/Runner.Worker" "$W/$tag.worker.sh" "$u" </dev/null >"$W/$tag.worker" 2>&1 &
@@ -850,6 +856,52 @@ test_github_aliases() {
 	a_grep "$t.says" "$W/$t.worker" '^::error::egressctl: mode: audit and egress-policy: block disagree'
 }
 
-ALL_TESTS="identity logs syslog journald ecs otlp otlp_tls summary_file nested daemon_logs github github_audit github_aliases github_planted gitlab"
+# ======================================================================
+# The action's secrets input: later steps hold placeholders; the value goes
+# in inspected HTTPS to the secret's host only; the job's CA is trusted
+# ======================================================================
+test_github_secrets() {
+	local t=ghsec val dir f
+	have_egr || return 0
+	val="ghsecret-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+	dir=$W/$t.tmp/egressctl
+	printf '%s\n' '{"allow": ["a.example.test", {"rule": "b.example.test", "inspect": true}]}' \
+		>"$W/$t.policy.json"
+	chmod 0644 "$W/$t.policy.json"
+	# the control half: without egressctl, the header reaches b.example.test
+	GH_BEFORE="curl -sk -o /dev/null -H 'Authorization: Bearer x' --resolve b.example.test:443:$A_B https://b.example.test/$t-ctl" \
+		GH_INPUTS="INPUT_MODE=block INPUT_POLICY=$W/$t.policy.json INPUT_SECRETS=TOK=$val@a.example.test" \
+		GH_DAEMON_ARGS="--upstream-ca $W/tls.crt" \
+		GH_STEP="echo \"env TOK=\$TOK\" >>$W/$t.step
+step secret-use -H \"Authorization: Bearer \$TOK\" https://a.example.test/$t-use
+step secret-other -H \"Authorization: Bearer \$TOK\" https://b.example.test/$t-other
+echo \"envval \$(env | grep -c -- '$val')\" >>$W/$t.step
+echo \"values_left \$(ls /run/egressctl/ci/*/ | grep -c '^secret-')\" >>$W/$t.step
+echo \"bundle \$SSL_CERT_FILE \$NODE_EXTRA_CA_CERTS\" >>$W/$t.step" \
+		gh_runner "$t" block no
+	a_grep "$t.control.reached" "$WEBLOG" "HTTPS .*target=/$t-ctl .*auth=Bearer_x "
+	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
+	a_grep "$t.placeholder" "$W/$t.step" '^env TOK=EGRESSCTL_SECRET_TOK_[0-9a-f]{32}$'
+	a_val "$t.use" "the secret's host" "$(stepv "$t" secret-use)" 200
+	a_grep "$t.value_arrived" "$WEBLOG" "HTTPS .*target=/$t-use .*auth=Bearer_$val "
+	a_val "$t.other_host" "the placeholder to another host" "$(stepv "$t" secret-other)" 403
+	a_nogrep "$t.other_never_at_server" "$WEBLOG" "target=/$t-other"
+	a_grep "$t.env_holds_no_value" "$W/$t.step" '^envval 0$'
+	a_grep "$t.value_files_gone" "$W/$t.step" '^values_left 0$'
+	a_grep "$t.bundle" "$W/$t.step" "^bundle $(re "$dir")/ca-bundle\\.pem $(re "$dir")/ca\\.pem\$"
+	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
+	a_jlog "$t.log.leak" "$dir/decisions.jsonl" decision=deny host=b.example.test 'reason=.*secret TOK.*'
+	for f in "$W/$t.worker" "$W/$t.step" "$W/$t.env" "$dir/daemon.out" "$dir/decisions.jsonl" \
+		"$dir/summary.md" "$W/$t.summary.md"; do
+		a_nogrep "$t.value_absent.$(basename "$f")" "$f" "$val"
+	done
+	# a line that is no secret: refused, and the value is not in the message
+	GH_INPUTS="INPUT_MODE=block INPUT_ALLOW=a.example.test INPUT_SECRETS=TOK=$val" gh_runner "${t}2" block no
+	a_grep "${t}2.main.fails" "$W/${t}2.step" '^main 1$'
+	a_grep "${t}2.said" "$W/${t}2.worker" 'secrets: TOK: expected NAME=VALUE@HOST'
+	a_nogrep "${t}2.value_absent" "$W/${t}2.worker" "$val"
+}
+
+ALL_TESTS="identity logs syslog journald ecs otlp otlp_tls summary_file nested daemon_logs github github_audit github_aliases github_planted github_secrets gitlab"
 
 suite_main ci.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo" "$@"

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "confine/options.h"
@@ -223,16 +224,25 @@ test_substitute(void **state)
 	policy_free(p);
 }
 
-/* The daemon's builder refuses secrets, from --secret and from a file:
- * nothing it confines could be given the placeholders. */
+/* The daemon's builder refuses secrets, from --secret and from a file,
+ * unless --secret-placeholders says who hands the placeholders on; then
+ * --secret's only (a policy file's would change on a reload). */
 static void
 test_daemon_refuses(void **state)
 {
 	static struct target_opts o;
 	struct policy *p;
-	char err[400];
+	char err[400], path[] = "/tmp/egr-test-secret-XXXXXX";
+	int fd = mkstemp(path);
 
 	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd,
+			       "{\"allow\": [\"ok.test\"], \"secrets\": {\"F\": {\"from\": "
+			       "\"env:Y\", \"hosts\": [\"ok.test\"]}}}",
+			       81),
+			 81);
+	close(fd);
 	o.rules[0] = (struct rule_arg){POLICY_ALLOW, "ok.test"};
 	o.nrules = 1;
 	p = target_policy_build(&o, NULL, 0, err, sizeof(err));
@@ -241,7 +251,19 @@ test_daemon_refuses(void **state)
 	o.secrets[0] = "GH=env:X@ok.test";
 	o.nsecrets = 1;
 	assert_null(target_policy_build(&o, NULL, 0, err, sizeof(err)));
-	assert_non_null(strstr(err, "secrets (GH) are for egressctl run only"));
+	assert_non_null(strstr(err, "secret GH: the daemon confines processes it did not start: "
+				    "give --secret-placeholders FILE"));
+	o.secret_placeholders = "/run/x/placeholders";
+	p = target_policy_build(&o, NULL, 0, err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(policy_secret_count(p), 1);
+	policy_free(p);
+	o.policy_file = path;
+	assert_null(target_policy_build(&o, NULL, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "secret F: the daemon takes secrets from --secret only"));
+	o.policy_file = NULL;
+	o.secret_placeholders = NULL;
+	unlink(path);
 	/* run's path: the options add it once, however often they are applied */
 	p = target_build_policy(NULL, o.rules, o.nrules, err, sizeof(err));
 	assert_non_null(p);

@@ -269,6 +269,11 @@ const struct opt target_opt_table[] = {
 	 "inspected) only; the placeholder anywhere else is\n"
 	 "denied (repeatable)",
 	 .call = add_secret},
+	{"secret-placeholders", 0, OPT_T_STR, TO(secret_placeholders), "FILE",
+	 "write the placeholders of --secret, NAME=PLACEHOLDER a\n"
+	 "line, to FILE (0644) at start, for what hands them to\n"
+	 "the confined processes (the daemon, which did not start\n"
+	 "them: the GitHub Action's secrets input)"},
 	{"upstream-ca", 0, OPT_T_STR, TO(upstream_ca), "FILE",
 	 "inspected HTTPS: verify servers against the PEM\n"
 	 "certificates in FILE instead of the system's store"},
@@ -379,14 +384,27 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 		p = NULL;
 	}
 	/* the daemon's policies (this builds them, at start and on reloads):
-	 * what it confines was not started by it, so nothing could give it the
-	 * placeholders; a secret would be a rule that silently does nothing */
-	if (p && policy_secret_count(p)) {
+	 * what it confines was not started by it, so only whoever started it
+	 * can give it the placeholders (--secret-placeholders); a secret
+	 * otherwise would be a rule that silently does nothing. And only
+	 * --secret's: its values are read once, when a target is made, and a
+	 * policy file's secrets would change on a reload under placeholders
+	 * already handed out */
+	for (unsigned int i = 0; p && i < policy_secret_count(p); i++) {
+		const struct policy_secret *s = policy_secret_at(p, i);
+
+		if (o->secret_placeholders && !strcmp(s->source, "--secret"))
+			continue;
 		snprintf(
 			errbuf, errlen,
-			"secrets (%s) are for egressctl run only: the daemon confines processes it "
-			"did not start, and cannot give them placeholders (docs/inspection.md)",
-			policy_secret_at(p, 0)->name);
+			o->secret_placeholders
+				? "secret %s: the daemon takes secrets from --secret only (a "
+				  "policy "
+				  "file's would change on a reload under placeholders handed out)"
+				: "secret %s: the daemon confines processes it did not start: give "
+				  "--secret-placeholders FILE and hand them its placeholders "
+				  "(docs/inspection.md)",
+			s->name);
 		policy_free(p);
 		p = NULL;
 	}

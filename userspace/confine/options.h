@@ -71,6 +71,10 @@ struct target_opts {
 	/* --secret NAME=SOURCE@HOST[,HOST] (policy/secret.h), in order */
 	const char *secrets[TARGET_MAX_SECRETS];
 	int nsecrets;
+	/* --secret-placeholders FILE: the secrets' placeholders written there
+	 * at start, NAME=PLACEHOLDER a line, for whoever hands them to what is
+	 * confined (the daemon's processes were not started by it) */
+	const char *secret_placeholders;
 };
 
 /* Options that cannot go together (--ipv6 with --containers,

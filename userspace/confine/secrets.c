@@ -8,6 +8,7 @@
  * One trailing newline is dropped. Every buffer that held a value is wiped;
  * an error names the secret and its source, never a byte of the value. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -231,4 +233,29 @@ target_secrets_load(struct secrets *s, char *errbuf, size_t errlen)
 	}
 	free(buf);
 	return err;
+}
+
+int
+target_secrets_write(const struct secrets *s, const char *path, char *errbuf, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	bool bad;
+
+	if (!f) {
+		snprintf(errbuf, errlen, "--secret-placeholders %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	bad = fchmod(fd, 0644) != 0;
+	for (unsigned int i = 0; i < secrets_count(s); i++)
+		fprintf(f, "%s=%s\n", secrets_name(s, i), secrets_placeholder(s, i));
+	bad |= fflush(f) != 0 || ferror(f);
+	bad |= fclose(f) != 0;
+	if (bad) {
+		snprintf(errbuf, errlen, "--secret-placeholders %s: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
 }

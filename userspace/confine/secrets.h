@@ -13,4 +13,9 @@ struct secrets;
  * errbuf naming the secret and why (never a byte of its value). */
 int target_secrets_load(struct secrets *s, char *errbuf, size_t errlen);
 
+/* --secret-placeholders PATH: NAME=PLACEHOLDER a line, every secret of s
+ * (placeholders only: 0644, replaced whole, a symlink refused). 0, or
+ * -EINVAL with errbuf saying why. */
+int target_secrets_write(const struct secrets *s, const char *path, char *errbuf, size_t errlen);
+
 #endif /* CONFINE_SECRETS_H */

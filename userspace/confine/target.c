@@ -146,7 +146,11 @@ target_open_secrets(struct target *t, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "secrets: %s", strerror(errno));
 		return -errno;
 	}
-	return target_secrets_load(t->secrets, errbuf, errlen);
+	if (target_secrets_load(t->secrets, errbuf, errlen))
+		return -EINVAL;
+	return t->o->secret_placeholders
+		       ? target_secrets_write(t->secrets, t->o->secret_placeholders, errbuf, errlen)
+		       : 0;
 }
 
 struct target *

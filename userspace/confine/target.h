@@ -65,7 +65,9 @@ struct target_env {
 	 * confined, which is said at start (the daemon: give it --ca) */
 	bool hands_ca;
 	/* secrets (policy/secret.h): the command gives CMD their placeholders
-	 * (run); else a policy with secrets is refused */
+	 * (run), or they go to --secret-placeholders' file for whoever started
+	 * it (the daemon's one target given it); else a policy with secrets
+	 * is refused */
 	bool hands_secrets;
 };
 

@@ -398,6 +398,10 @@ dt_new(struct daemon *dm, const struct dspec *s)
 	dt->env.existing_pass = true;
 	dt->env.revoke_direct = true;
 	dt->env.kill_existing = s->kill_existing;
+	/* secrets: their placeholders go to the file whoever started the
+	 * daemon hands on; one file, so one target (a selector's would
+	 * each write theirs) */
+	dt->env.hands_secrets = s->o.secret_placeholders && !s->selector;
 	dt->env.on_existing = on_existing;
 	dt_name_containers(dt);
 	TAILQ_INSERT_TAIL(&dm->targets, dt, entry);

@@ -52,6 +52,10 @@ confined | disable)
 	fi >>"${GITHUB_ENV:-/dev/null}"
 	;;
 esac
+# later steps: the secrets' placeholders and the job's CA (secrets, ca)
+if [ -n "${GITHUB_ENV:-}" ]; then
+	egr_ci_env >>"$GITHUB_ENV"
+fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
 	{
 		echo "log=$EGR_DIR/decisions.jsonl"

@@ -47,6 +47,9 @@ function run(script) {
       EGR_BINARY_URL: input('binary-url', ''),
       EGR_DAEMON_ARGS: input('daemon-args', ''),
       EGR_DOCKER: input('docker', 'true'),
+      // NAME=VALUE@HOST[,HOST] a line: later steps get placeholders
+      EGR_SECRETS: input('secrets', ''),
+      EGR_CA: input('ca', 'false'),
     });
   } catch (e) {
     console.log('::error::egressctl: ' + e.message);

@@ -8,6 +8,7 @@
 #
 #   . contrib/ci/lib/egressctl-ci.sh
 #   egr_ci_start ROOT_PID       # confine ROOT_PID and what it spawns
+#   egr_ci_env                  # NAME=VALUE lines for the job's later steps
 #   egr_ci_finish               # summary, policy, detach, daemon stopped
 #
 # Settings (environment):
@@ -39,6 +40,19 @@
 #   EGR_DOCKER     true (default): where dockerd's socket is, the daemon
 #                  keeps it for the job (--docker: its containers confined,
 #                  docs/ci.md "Docker"); false: docker is left alone
+#   EGR_SECRETS    secrets the job never holds (the GitHub Action's
+#                  `secrets` input): NAME=VALUE@HOST[,HOST] a line (the
+#                  last '@' ends VALUE). Each value goes to root's state
+#                  directory on a pipe, the daemon reads it there at start
+#                  (--secret NAME=file:...) and it is removed once the
+#                  daemon is ready; the job gets NAME=PLACEHOLDER in
+#                  $EGR_DIR/job.env (egr_ci_env), and a CA (below)
+#   EGR_CA         true: a CA for this job (made with secrets anyway), for
+#                  a policy that inspects HTTPS: root makes it in its state
+#                  directory (the key stays there), the daemon signs with
+#                  it (--ca), the job gets it in $EGR_DIR/ca.pem and, with
+#                  the system's, in $EGR_DIR/ca-bundle.pem, named by the
+#                  variables of $EGR_DIR/job.env
 # Every function says what failed on stderr and returns non-zero.
 #
 # Root never acts on what the job can write. $EGR_DIR is the job's: root
@@ -482,9 +496,99 @@ egr_ci_daemon_args() {
 	false) ;;
 	*) egr_ci_say "docker '${EGR_DOCKER}': expected true or false"; return 1 ;;
 	esac
+	egr_ci_secret_args "$sdir" || return 1
+	if [ -n "${EGR_SECRETS:-}" ] || [ "${EGR_CA:-false}" = true ]; then
+		egr_ci_ca_args "$sdir" || return 1
+	fi
 	# shellcheck disable=SC2206 # word-split on purpose
 	args+=(${EGR_DAEMON_ARGS:-})
 }
+
+# EGR_SECRETS into --secret options (args) and value files in root's state
+# directory $1 (0600, written from a pipe: no value is ever on a command
+# line); a line is never echoed, it holds a value
+egr_ci_secret_args() {
+	local sdir=$1 line name rest hosts n=0 k=0
+	[ -n "${EGR_SECRETS:-}" ] || return 0
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}
+		k=$((k + 1))
+		case $line in '' | '#'*) continue ;; esac
+		name=${line%%=*}
+		rest=${line#*=}
+		hosts=${rest##*@}
+		case $name in
+		'' | [0-9]* | *[!A-Za-z0-9_]*)
+			egr_ci_say "secrets: line $k: expected NAME=VALUE@HOST[,HOST] (NAME: letters, digits, _)"
+			return 1
+			;;
+		esac
+		if [ "$name" = "$line" ] || [ "$hosts" = "$rest" ] || [ -z "$hosts" ]; then
+			egr_ci_say "secrets: $name: expected NAME=VALUE@HOST[,HOST] (the hosts it may go to)"
+			return 1
+		fi
+		n=$((n + 1))
+		printf '%s' "${rest%@*}" | egr_ci_root 'umask 077; cat >"$1/secret-$2"' "$sdir" "$n" ||
+			{ egr_ci_say "secrets: $name: cannot hand the value to root"; return 1; }
+		args+=(--secret "$name=file:$sdir/secret-$n@$hosts")
+	done <<<"$EGR_SECRETS"
+	[ "$n" = 0 ] || args+=(--secret-placeholders "$sdir/placeholders")
+}
+
+# The secrets' value files in root's state directory $1, gone
+egr_ci_drop_values() {
+	[ -z "${EGR_SECRETS:-}" ] || egr_ci_root 'rm -f -- "$1"/secret-*' "$1"
+}
+
+# The job's CA, made by root in its state directory $1 (the key never
+# leaves it), for the daemon (args)
+egr_ci_ca_args() {
+	local sdir=$1
+	egr_ci_root 'umask 077; openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+		-nodes -days 7 -subj "/CN=egressctl CI job $(basename "$1")" \
+		-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" \
+		-keyout "$1/ca.key" -out "$1/ca.pem" >/dev/null 2>&1' "$sdir" ||
+		{ egr_ci_say "cannot make the job's CA (openssl req)"; return 1; }
+	args+=(--ca "$sdir/ca.pem,$sdir/ca.key")
+}
+
+# The system's CA bundle (what the job's clients trust besides the CA)
+egr_ci_system_bundle() {
+	local f d
+	for f in /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt \
+		/etc/ssl/ca-bundle.pem /etc/ssl/cert.pem; do
+		[ -s "$f" ] && { echo "$f"; return 0; }
+	done
+	d=$(openssl version -d 2>/dev/null | sed -n 's/^OPENSSLDIR: "\(.*\)"$/\1/p')
+	[ -n "$d" ] && [ -s "$d/cert.pem" ] && echo "$d/cert.pem"
+}
+
+# What the job's later steps get ($1 root's state directory, $2 the job's
+# directory): the placeholders (the value files go now: the daemon read
+# them at start), the CA and the bundle, and $2/job.env naming them
+egr_ci_hand_out() {
+	local sdir=$1 dir=$2 sys v
+	: >"$dir/job.env" || return 1
+	if [ -n "${EGR_SECRETS:-}" ]; then
+		egr_ci_root 'cat "$1/placeholders" && rm -f -- "$1"/secret-*' "$sdir" >"$dir/secrets.env" ||
+			{ egr_ci_say "cannot read the secrets' placeholders"; return 1; }
+		cat "$dir/secrets.env" >>"$dir/job.env"
+	fi
+	if [ -n "${EGR_SECRETS:-}" ] || [ "${EGR_CA:-false}" = true ]; then
+		egr_ci_root 'cat "$1/ca.pem"' "$sdir" >"$dir/ca.pem" || return 1
+		sys=$(egr_ci_system_bundle) || egr_ci_say "no system CA bundle found: the bundle holds the job's CA alone"
+		{ [ -n "$sys" ] && cat "$sys"; cat "$dir/ca.pem"; } >"$dir/ca-bundle.pem" || return 1
+		for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO PIP_CERT \
+			NPM_CONFIG_CAFILE AWS_CA_BUNDLE; do
+			echo "$v=$(egr_ci_abs "$dir")/ca-bundle.pem"
+		done >>"$dir/job.env"
+		echo "NODE_EXTRA_CA_CERTS=$(egr_ci_abs "$dir")/ca.pem" >>"$dir/job.env"
+	fi
+}
+
+# The NAME=VALUE lines the job's later steps get (placeholders, the CA's
+# variables): none without secrets or a CA
+egr_ci_env() { cat "${EGR_DIR:?EGR_DIR is not set}/job.env" 2>/dev/null; }
 
 egr_ci_start() {
 	local root=$1 bin cg dir=${EGR_DIR:?EGR_DIR is not set} name sdir v dpid sudo_mode=${EGR_SUDO:-allow}
@@ -520,7 +624,7 @@ egr_ci_start() {
 	else
 		cg=$(egr_ci_job_cgroup "$root" "$name") || return 1
 	fi
-	egr_ci_daemon_args "$sdir" || return 1
+	egr_ci_daemon_args "$sdir" || { egr_ci_drop_values "$sdir"; return 1; }
 	for v in $EGR_CI_IDENT_VARS; do [ -n "${!v:-}" ] && envs+=("$v=${!v}"); done
 	# daemon.out is the job's: opened by this shell, as the job user
 	: >"$dir/daemon.out"
@@ -547,11 +651,16 @@ egr_ci_start() {
 		grep -q "ready:" "$dir/daemon.out" 2>/dev/null && break
 		if ! egr_ci_alive "$spid" && ! grep -q "ready:" "$dir/daemon.out"; then
 			egr_ci_say "egressctl daemon did not start: $(tail -5 "$dir/daemon.out")"
+			egr_ci_drop_values "$sdir"
 			return 1
 		fi
 		sleep 0.1
 	done
-	grep -q "ready:" "$dir/daemon.out" || { egr_ci_say "egressctl daemon is not ready after 30 s"; return 1; }
+	grep -q "ready:" "$dir/daemon.out" || {
+		egr_ci_say "egressctl daemon is not ready after 30 s"
+		egr_ci_drop_values "$sdir"
+		return 1
+	}
 	dpid=$(egr_ci_root "$EGR_CI_ROOT_PID" "$sdir") || {
 		egr_ci_say "cannot find the daemon running $sdir/egressctl"
 		return 1
@@ -559,6 +668,7 @@ egr_ci_start() {
 	# root's state: what the finish trusts
 	egr_ci_root 'umask 077; printf "cgroup=%s\npid=%s\ndir=%s\n" "$2" "$3" "$4" >"$1/state"' \
 		"$sdir" "$cg" "$dpid" "$(egr_ci_abs "$dir")" || return 1
+	egr_ci_hand_out "$sdir" "$dir" || return 1
 	local failed=
 	if [ "$sudo_mode" != allow ] && ! egr_ci_sudo_setup "$sdir" "$name"; then
 		failed=1
