@@ -563,7 +563,8 @@ import json, sys
 try:
     d = json.load(open(sys.argv[1]))
     s = {e["name"]: e for e in d["secrets"]}["TOK"]
-    assert s["used"] == 1 and s["used_at"] == [{"host": "ok.i.test", "requests": 1}], s["used_at"]
+    # the header of /s/use, the bodies of /s/bodyok and /s/bodyjson
+    assert s["used"] == 3 and s["used_at"] == [{"host": "ok.i.test", "requests": 3}], s["used_at"]
     la = s["leak_attempts"]
     where = {a["where"] for a in la}
     assert {"request", "dns", "sni", "connect"} <= where, where
@@ -581,11 +582,11 @@ EOF
 }
 
 test_secrets() {
-	local t=i_secrets val cval f rnd rnd2
+	local t=i_secrets val cval f rnd rnd2 ph
 	val="realtok-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 	cval=65534
 	policy $t '{"allow": ["ok.i.test", {"rule": "plain.i.test", "inspect": true}],
-	  "secrets": {"UIDTOK": {"from": "command:id -u", "hosts": ["ok.i.test"]}}}'
+	  "secrets": {"UIDTOK": {"from": "command:id -u", "hosts": ["ok.i.test", "plain.i.test"]}}}'
 	script $t <<EOF
 echo "ph=\$TOK uph=\$UIDTOK"
 H=\$(printf %s "\$TOK" | tail -c 32)
@@ -595,6 +596,11 @@ cu url "https://plain.i.test/s/url?k=\$TOK"
 cu plainhttp -H "X-K: \$TOK" http://plain.i.test/s/plain
 cu body -X POST --data-binary "x=1&k=\$TOK&y=2" https://plain.i.test/s/body
 cu bodyok -X POST --data-binary "k=\$TOK" https://ok.i.test/s/bodyok
+cu bodyjson -X POST -H 'Content-Type: application/json' --data-binary "{\"k\": \"\$TOK\", \"n\": 1}" https://ok.i.test/s/bodyjson
+cu bodybin -X POST -H 'Content-Type: application/octet-stream' --data-binary "k=\$TOK" https://ok.i.test/s/bodybin
+cu bodychunked -X POST -H 'Transfer-Encoding: chunked' --data-binary "k=\$TOK" https://ok.i.test/s/bodychunked
+cu bodyother -X POST -H 'Content-Type: application/json' --data-binary "{\"k\": \"\$TOK\"}" https://plain.i.test/s/bodyother
+cu bodystream -X POST -H 'Transfer-Encoding: chunked' --data-binary "x=\$TOK" https://plain.i.test/s/bodystream
 cu connect -p "https://\$H.i.test/s/connect"
 curl -sS --max-time 5 --noproxy '*' --resolve "\$H.i.test:443:$A_OK" -o /dev/null "https://\$H.i.test/s/sni" 2>/dev/null; echo "sni rc=\$?"
 echo "dns \$(dig +time=2 +tries=1 "x\$H.i.test" A | grep -o 'status: [A-Z]*')"
@@ -623,13 +629,31 @@ EOF
 	a_code inspect.secrets.plain_http $t plainhttp 403
 	a_code inspect.secrets.body $t body 403
 	a_perr inspect.secrets.body.header body blocked-by-secret-policy
+	# a body of a text type to the secret's host: the value, and the length
+	# that goes with it; a binary or chunked one as it was
 	a_code inspect.secrets.body_own_host $t bodyok 200
-	web_saw inspect.secrets.body_own_host.server "target=/s/bodyok "
+	web_saw inspect.secrets.body_own_host.server \
+		"target=/s/bodyok .*len=$(printf 'k=%s' "$val" | wc -c) sha=$(printf 'k=%s' "$val" | sha256sum | cut -d' ' -f1)\$"
+	a_code inspect.secrets.body_json $t bodyjson 200
+	web_saw inspect.secrets.body_json.server \
+		"target=/s/bodyjson .*sha=$(printf '{"k": "%s", "n": 1}' "$val" | sha256sum | cut -d' ' -f1)\$"
+	ph=$(sed -n 's/^ph=\(EGRESSCTL_SECRET_TOK_[0-9a-f]*\) .*/\1/p' "$W/$t.out")
+	a_code inspect.secrets.body_binary $t bodybin 200
+	web_saw inspect.secrets.body_binary.as_sent \
+		"target=/s/bodybin .*sha=$(printf 'k=%s' "$ph" | sha256sum | cut -d' ' -f1)\$"
+	a_code inspect.secrets.body_chunked $t bodychunked 200
+	web_saw inspect.secrets.body_chunked.as_sent \
+		"target=/s/bodychunked .*sha=$(printf 'k=%s' "$ph" | sha256sum | cut -d' ' -f1)\$"
+	# TOK's placeholder in a body to plain.i.test (a host of UIDTOK's, not
+	# TOK's): held whole (a JSON, a form) or streamed (chunked), refused
+	a_code inspect.secrets.body_held_other $t bodyother 403
+	a_perr inspect.secrets.body_held_other.header bodyother blocked-by-secret-policy
+	a_code inspect.secrets.body_streamed_other $t bodystream 403
 	a_perr inspect.secrets.plain_http.header plainhttp blocked-by-secret-policy
 	a_grep inspect.secrets.connect "$RW/connect.err" "CONNECT tunnel failed, response 403"
 	a_grep inspect.secrets.sni "$W/$t.out" "^sni rc=[1-9][0-9]*$"
 	a_grep inspect.secrets.dns "$W/$t.out" "^dns status: REFUSED$"
-	web_none inspect.secrets.nothing_elsewhere "target=/s/(other|url|plain|connect|sni|body )"
+	web_none inspect.secrets.nothing_elsewhere "target=/s/(other|url|plain|connect|sni|body|bodyother) "
 	a_jlog inspect.secrets.log.other "$W/$t.jlog" decision=deny host=plain.i.test \
 		"reason=.*secret TOK.*exfiltration attempt"
 	a_jlog inspect.secrets.log.dns "$W/$t.jlog" decision=deny source=dns "reason=.*secret TOK.*"
@@ -640,7 +664,7 @@ EOF
 	a_denied inspect.secrets.mem_refused
 	egr_json $t 2
 	a_denied inspect.secrets.ptrace_refused
-	a_grep inspect.secrets.summary "$W/$t.err" "secret TOK: put into 1 request, [0-9]+ attempts to send it elsewhere denied"
+	a_grep inspect.secrets.summary "$W/$t.err" "secret TOK: put into 3 requests, [0-9]+ attempts to send it elsewhere denied"
 	# the summary file: the secret by name, its use per host, its leak
 	# attempts (where, by whom); the suggested policy proposes none of them
 	rnd=$(sed -n 's/^ph=EGRESSCTL_SECRET_TOK_\([0-9a-f]*\) .*/\1/p' "$W/$t.out")

@@ -220,6 +220,23 @@ test_substitute(void **state)
 	assert_ptr_equal(out, head);
 	assert_int_equal(used, 0);
 	free(out);
+	/* a body: every byte from the first, at its start and end, twice in a
+	 * row; shorter than the placeholder too */
+	assert_true(secrets_any_value_for(s, "api.github.test"));
+	assert_true(secrets_any_value_for(s, "x.gh.test"));
+	assert_false(secrets_any_value_for(s, "api.ai.test")); /* AI has no value */
+	assert_false(secrets_any_value_for(s, "evil.test"));
+	assert_int_equal(secrets_set_value(s, 0, "v", 1), 0);
+	assert_true(asprintf(&head, "%s{\"k\":\"%s%s\"}%s", ph, ph, ph, ph) > 0);
+	len = strlen(head);
+	used = 0;
+	out = secrets_substitute_body(s, "evil.test", head, &len, &used);
+	assert_ptr_equal(out, head);
+	out = secrets_substitute_body(s, "api.github.test", head, &len, &used);
+	assert_int_equal(used, 1);
+	assert_int_equal(len, 12);
+	assert_memory_equal(out, "v{\"k\":\"vv\"}v", 12);
+	secrets_wipe_free(out, len);
 	secrets_free(s);
 	policy_free(p);
 }

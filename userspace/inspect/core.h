@@ -22,6 +22,7 @@
 #define IX_HIGH	    (1 << 20) /* bytes buffered towards one side before the other stops reading */
 #define IX_LOW	    (1 << 18)
 #define IX_SCAN_MAX (1 << 20) /* bytes of a request body scanned for placeholders */
+#define IX_SWAP_MAX (1 << 20) /* a request body held to swap placeholders in: at most */
 
 struct inspector {
 	struct inspect_ca *ca;
@@ -33,6 +34,7 @@ struct inspector {
 enum ix_phase {
 	IX_HANDSHAKE = 0, /* the client's TLS handshake */
 	IX_HEAD,	  /* reading a request head */
+	IX_BODY,	  /* holding a request body to swap placeholders in, before the connect */
 	IX_UPSTREAM,	  /* the upstream connect and its TLS handshake */
 	IX_EXCHANGE,	  /* request body up, response down */
 	IX_TUNNEL,	  /* a WebSocket after its 101: bytes both ways */
@@ -58,6 +60,13 @@ struct isess {
 	 * IX_SCAN_MAX bytes */
 	struct secrets_scan scan;
 	uint64_t scanned;
+	/* a body of a text type to a secret's host, held whole (IX_BODY) and
+	 * sent after the head with the placeholders swapped (body_out: it may
+	 * hold a value, wiped when freed) */
+	struct evbuffer *held;
+	char *body_out;
+	size_t body_outlen;
+	uint64_t used; /* the secrets the head carries (bit i): counted once */
 	/* its response */
 	struct http_response resp;
 	struct http_chunked respc;

@@ -40,6 +40,12 @@ ix_request_free(struct isess *s)
 	secrets_wipe_free(s->uout, s->uoutlen); /* it may hold a secret's value */
 	s->uout = NULL;
 	s->uoutlen = 0;
+	secrets_wipe_free(s->body_out, s->body_outlen);
+	s->body_out = NULL;
+	s->body_outlen = 0;
+	if (s->held)
+		evbuffer_free(s->held);
+	s->held = NULL;
 }
 
 /* A refusal of the request read (used bytes of the input): kept when the
@@ -57,6 +63,50 @@ refuse(struct isess *s, size_t used, int status, const char *phrase, const char 
 
 static void on_upstream_tcp(struct conn *c);
 
+/* Is v (n bytes) this media type's start ("text/plain; charset=x")? */
+static bool
+type_is(const char *v, size_t n, const char *t)
+{
+	size_t k = strlen(t);
+
+	return n >= k && !strncasecmp(v, t, k) && (n == k || v[k] == ';' || v[k] == ' ');
+}
+
+/* A body whose placeholders are swapped too: to a host some secret with a
+ * value may go to, framed by Content-Length, at most IX_SWAP_MAX bytes,
+ * not encoded (gzip), of a text type (text/..., JSON, XML, a form). */
+static bool
+body_swappable(const struct isess *s, const struct http_request *req)
+{
+	const struct http_header *ct = http_find_header(req, "content-type"),
+				 *ce = http_find_header(req, "content-encoding");
+	const char *v;
+	size_t n, sub;
+
+	if (req->body != HTTP_BODY_LENGTH || !req->body_len || req->body_len > IX_SWAP_MAX ||
+	    !secrets_any_value_for(conn_secrets(s->c), s->c->host))
+		return false;
+	if (ce && !(ce->value_len == 8 && !strncasecmp(ce->value, "identity", 8)))
+		return false;
+	if (!ct)
+		return false;
+	v = ct->value;
+	n = ct->value_len;
+	if ((n > 5 && !strncasecmp(v, "text/", 5)) || type_is(v, n, "application/json") ||
+	    type_is(v, n, "application/xml") ||
+	    type_is(v, n, "application/x-www-form-urlencoded") ||
+	    type_is(v, n, "application/graphql"))
+		return true;
+	/* application/...+json, application/...+xml */
+	sub = strcspn(v, "; ");
+	sub = sub < n ? sub : n;
+	return n > 12 && !strncasecmp(v, "application/", 12) && sub >= 17 &&
+	       (!strncasecmp(v + sub - 5, "+json", 5) || !strncasecmp(v + sub - 4, "+xml", 4));
+}
+
+static void hold_body(struct isess *s);
+static void note_used(struct isess *s, uint64_t bits);
+
 /* The request allowed: its head as it goes upstream, its framing, then
  * the connect. */
 static enum head_next
@@ -67,19 +117,14 @@ forward(struct isess *s, size_t used)
 	struct secrets *sec = conn_secrets(s->c);
 	uint64_t used_bits = 0;
 
+	s->used = 0;
 	/* the rule's header hooks, then the placeholders of this host's
 	 * secrets in the header lines: their values, in this copy only */
 	s->uout = http_hook_head(req, ws, s->c->rule ? s->c->rule->hooks : NULL, sec, s->c->host,
 				 true, &s->uoutlen, &used_bits);
 	if (s->uout) {
 		s->uout = secrets_substitute(sec, s->c->host, s->uout, &s->uoutlen, &used_bits);
-		for (unsigned int i = 0; used_bits && i < secrets_count(sec); i++)
-			if (used_bits & (1ull << i)) {
-				secrets_note_used(sec, i, s->c->host);
-				log_info("conn %llu: secret %s put into the request to %s",
-					 (unsigned long long)s->c->id, secrets_name(sec, i),
-					 s->c->host);
-			}
+		note_used(s, used_bits);
 	}
 	if (!s->uout) {
 		conn_close(s->c, "out of memory");
@@ -97,11 +142,146 @@ forward(struct isess *s, size_t used)
 	s->client_keep = req->keep_alive;
 	s->sent = s->resp_head_done = s->resp_started = s->resp_done = s->upstream_eof = false;
 	memset(&s->respc, 0, sizeof(s->respc));
+	if (!ws && body_swappable(s, req)) {
+		s->held = evbuffer_new();
+		if (!s->held) {
+			conn_close(s->c, "out of memory");
+			return HEAD_WAIT;
+		}
+		evbuffer_drain(bufferevent_get_input(s->cb), used);
+		s->phase = IX_BODY;
+		conn_timer(s->c, conn_idle_timeout(s->c));
+		hold_body(s);
+		return HEAD_WAIT;
+	}
 	evbuffer_drain(bufferevent_get_input(s->cb), used);
 	s->phase = IX_UPSTREAM;
 	bufferevent_disable(s->cb, EV_READ);
 	conn_connect_upstream(s->c, on_upstream_tcp);
 	return HEAD_WAIT;
+}
+
+/* ---- a request body held to swap placeholders in (IX_BODY) ---- */
+
+/* The secrets of bits (bit i) put into this request: counted once each. */
+static void
+note_used(struct isess *s, uint64_t bits)
+{
+	struct secrets *sec = conn_secrets(s->c);
+
+	for (unsigned int i = 0; i < secrets_count(sec); i++)
+		if ((bits & (1ull << i)) && !(s->used & (1ull << i))) {
+			s->used |= 1ull << i;
+			secrets_note_used(sec, i, s->c->host);
+			log_info("conn %llu: secret %s put into the request to %s",
+				 (unsigned long long)s->c->id, secrets_name(sec, i), s->c->host);
+		}
+}
+
+/* Content-Length of the head in s->uout set to n (the body swapped). */
+static int
+set_length(struct isess *s, size_t n)
+{
+	const char *h = s->uout, *p, *v, *eol;
+	char num[24], *out;
+	size_t len = s->uoutlen, k, vl;
+
+	for (p = h; (p = memmem(p, len - (size_t)(p - h), "\r\n", 2)); p += 2)
+		if (len - (size_t)(p - h) > 17 && !strncasecmp(p + 2, "content-length:", 15))
+			break;
+	if (!p)
+		return -EINVAL;
+	v = p + 17;
+	eol = memmem(v, len - (size_t)(v - h), "\r\n", 2);
+	if (!eol)
+		return -EINVAL;
+	vl = (size_t)snprintf(num, sizeof(num), " %zu", n);
+	k = (size_t)(v - h);
+	out = malloc(len - (size_t)(eol - v) + vl);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, h, k);
+	memcpy(out + k, num, vl);
+	memcpy(out + k + vl, eol, len - (size_t)(eol - h));
+	secrets_wipe_free(s->uout, s->uoutlen);
+	s->uoutlen = k + vl + len - (size_t)(eol - h);
+	s->uout = out;
+	return 0;
+}
+
+/* The held body is whole: a placeholder of a secret that may not go to
+ * this host refuses it (403, as a streamed body's would be); those of its
+ * own secrets become the values; the head's Content-Length follows; then
+ * the connect. */
+static void
+swap_body(struct isess *s)
+{
+	struct secrets *sec = conn_secrets(s->c);
+	size_t len = evbuffer_get_length(s->held);
+	uint64_t bits = 0;
+	struct policy_decision d;
+	char *body = malloc(len ? len : 1);
+	int hit;
+
+	if (!body) {
+		conn_close(s->c, "out of memory");
+		return;
+	}
+	evbuffer_remove(s->held, body, len);
+	evbuffer_free(s->held);
+	s->held = NULL;
+	hit = secrets_find(sec, s->c->host, body, len);
+	if (hit >= 0) {
+		s->c->leak = hit + 1;
+		if (conn_decide(s->c, NULL, &d, NULL) != 1) {
+			secrets_wipe_free(body, len);
+			ix_request_free(s);
+			ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", s->client_keep,
+				 "egressctl: blocked %s https://%s%s: the placeholder of secret "
+				 "%s in its body",
+				 s->c->method, s->c->host, s->c->path ? s->c->path : "",
+				 d.secret ? d.secret : "?");
+			if (s->client_keep)
+				ix_next_request(s); /* the body was read whole */
+			return;
+		}
+	}
+	body = secrets_substitute_body(sec, s->c->host, body, &len, &bits);
+	if (!body || (bits && set_length(s, len))) {
+		secrets_wipe_free(body, len);
+		conn_close(s->c, "out of memory");
+		return;
+	}
+	note_used(s, bits);
+	s->body_out = body;
+	s->body_outlen = len;
+	s->req_left = 0;
+	s->req_done = true;
+	s->phase = IX_UPSTREAM;
+	bufferevent_disable(s->cb, EV_READ);
+	conn_connect_upstream(s->c, on_upstream_tcp);
+}
+
+/* What the client sent of a held body (IX_BODY). */
+static void
+hold_body(struct isess *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->cb);
+	size_t n = evbuffer_get_length(in);
+
+	if (!s->held)
+		return;
+	if (n > s->req_left)
+		n = (size_t)s->req_left;
+	if (n) {
+		evbuffer_remove_buffer(in, s->held, n);
+		s->req_left -= n;
+		conn_touch(s->c);
+	}
+	if (!s->req_left)
+		swap_body(s);
+	else
+		bufferevent_enable(s->cb, EV_READ);
 }
 
 /* The request of s->req (used bytes): for this session's name, its path,
@@ -281,6 +461,8 @@ ix_upstream_up(struct isess *s)
 	conn_touch(c);
 	conn_timer(c, conn_idle_timeout(c));
 	evbuffer_add(bufferevent_get_output(s->ub), s->uout, s->uoutlen);
+	if (s->body_out) /* a held body, swapped */
+		evbuffer_add(bufferevent_get_output(s->ub), s->body_out, s->body_outlen);
 	ix_request_free(s);
 	bufferevent_enable(s->ub, EV_READ | EV_WRITE);
 	feed_body(s);
@@ -599,6 +781,9 @@ ix_client_read(struct bufferevent *bev, void *arg)
 		/* HEAD_AGAIN only when s was kept: nothing else is safe to touch */
 		while (read_head(s) == HEAD_AGAIN)
 			;
+		return;
+	case IX_BODY:
+		hold_body(s);
 		return;
 	case IX_EXCHANGE:
 		if (!s->req_done)

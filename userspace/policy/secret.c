@@ -579,19 +579,16 @@ secrets_find(const struct secrets *s, const char *host, const void *buf, size_t 
 
 /* ---- the swap ---- */
 
-char *
-secrets_substitute(const struct secrets *s, const char *host, char *head, size_t *len,
-		   uint64_t *used)
+/* The placeholders of host's secrets in buf (n bytes) from byte from on:
+ * their values (secrets_substitute()'s result). */
+static char *
+substitute_from(const struct secrets *s, const char *host, char *head, size_t *len, size_t from,
+		uint64_t *used)
 {
-	const char *eol;
-	size_t from, need, n = *len;
+	size_t need, n = *len;
 	char *out, *w;
 	bool any = false;
 
-	if (!s || !s->n || !head)
-		return head;
-	eol = memmem(head, n, "\r\n", 2);
-	from = eol ? (size_t)(eol - head) + 2 : n; /* the header lines only */
 	need = n;
 	for (unsigned int i = 0; i < s->n; i++) {
 		const struct secret_ent *e = &s->e[i];
@@ -637,6 +634,37 @@ secrets_substitute(const struct secrets *s, const char *host, char *head, size_t
 	secrets_wipe_free(head, n);
 	*len = (size_t)(w - out);
 	return out;
+}
+
+char *
+secrets_substitute(const struct secrets *s, const char *host, char *head, size_t *len,
+		   uint64_t *used)
+{
+	const char *eol;
+
+	if (!s || !s->n || !head)
+		return head;
+	eol = memmem(head, *len, "\r\n", 2);
+	/* the header lines only */
+	return substitute_from(s, host, head, len, eol ? (size_t)(eol - head) + 2 : *len, used);
+}
+
+char *
+secrets_substitute_body(const struct secrets *s, const char *host, char *body, size_t *len,
+			uint64_t *used)
+{
+	if (!s || !s->n || !body)
+		return body;
+	return substitute_from(s, host, body, len, 0, used);
+}
+
+bool
+secrets_any_value_for(const struct secrets *s, const char *host)
+{
+	for (unsigned int i = 0; s && i < s->n; i++)
+		if (s->e[i].val && secrets_host(s, i, host))
+			return true;
+	return false;
 }
 
 void

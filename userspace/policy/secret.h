@@ -131,6 +131,15 @@ int secrets_find(const struct secrets *s, const char *host, const void *buf, siz
 char *secrets_substitute(const struct secrets *s, const char *host, char *head, size_t *len,
 			 uint64_t *used);
 
+/* secrets_substitute() over all of body (malloc'd, *len bytes): a request
+ * body of a text type to host. */
+char *secrets_substitute_body(const struct secrets *s, const char *host, char *body, size_t *len,
+			      uint64_t *used);
+
+/* Has some secret whose hosts include host a value (then a request body
+ * to host is worth holding for secrets_substitute_body())? */
+bool secrets_any_value_for(const struct secrets *s, const char *host);
+
 /* explicit_bzero, then free. */
 void secrets_wipe_free(void *p, size_t len);
 
