@@ -140,9 +140,12 @@ peer_mitmproxy() {
 	command -v mitmdump >/dev/null || return 3
 	PEER_PORT=8081
 	mkdir -p "$W/mitmproxy"
-	# streaming bodies (else it buffers each response whole), no flow output
+	# streaming bodies (else it buffers each response whole), no flow output;
+	# HTTPS it ends (its own CA in confdir, as Sandcat uses it) verified
+	# upstream against nginx's certificate, as egressctl's --upstream-ca
 	nsenter --net="$NS_SBX" env HOME="$W/mitmproxy" mitmdump -q --listen-host 127.0.0.1 --listen-port "$PEER_PORT" \
 		--set confdir="$W/mitmproxy" --set stream_large_bodies=128k --set flow_detail=0 \
+		--set ssl_verify_upstream_trusted_ca="$W/tls.crt" \
 		--set termlog_verbosity=error >"$W/mitmproxy/out" 2>&1 &
 	PEER_PID[mitmproxy]=$!
 }

@@ -163,7 +163,9 @@ phase_rate() {
 # path (no proxy hop; the kernel checks the SNI), the transparent proxy (the
 # same client, a run with --no-kernel-verify), CONNECT (curl -p -x), and
 # inspected (the transparent path with --limited: TLS ended by egressctl,
-# each request judged, a new verified TLS connection to nginx for each).
+# each request judged, a new verified TLS connection to nginx for each),
+# and mitmproxy doing the same (CONNECT, TLS ended with a leaf of its CA,
+# nginx's verified; peer_mitmproxy_https, when BENCH_PEERS has it).
 #   BULK ROW ...     curl, /big over one connection, BULK_S seconds
 #   RATE ROW/C ...   wrk, C clients, a new TLS connection per request
 #                    (Connection: close), RATE_S seconds
@@ -204,11 +206,11 @@ EOF
 }
 
 # https_paths ROW CURL-ARGS: the bulk, handshake and rate lines of one path
-# (CONNECT: no rate rows, wrk speaks no proxy)
+# (through a proxy, CONNECT: no rate rows, wrk speaks no proxy)
 https_paths() {
 	local c out="bulk $1 $2 https://www.bench.test/big
 hs $1 $2"
-	if command -v wrk >/dev/null && [ "$1" != egr_connect_https ]; then
+	if command -v wrk >/dev/null && [[ $2 != *" -x "* ]]; then
 		for c in $RATE_CONCS; do
 			out+="
 wr $1 $c"
@@ -248,8 +250,15 @@ i=0; while [ ! -e $RW/https-bpf-stop ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i
 }
 
 phase_https() {
-	local r tag
+	local r tag mitm=
 	command -v wrk >/dev/null || skip "https connection rate" "wrk is not installed"
+	if peer_wanted mitmproxy; then
+		PEER_T0=$(date +%s)
+		PEER_ROWS=()
+		peer_start mitmproxy
+		peer_check mitmproxy -p -x http://127.0.0.1:8081
+		[[ " ${PEER_ROWS[*]} " == *" peer_mitmproxy "* ]] && mitm=1
+	fi
 	for r in $(seq "$ROUNDS"); do
 		note "https round $r/$ROUNDS"
 		direct /bin/sh -c "$(https_prelude)
@@ -279,7 +288,13 @@ $(https_paths egr_transparent_https "\$K")"
 $(https_paths egr_inspected_https "\$K")"
 		EGR_EXTRA=(--no-kernel-verify)
 		https_rec "$tag" "$r"
+		if [ -n "$mitm" ]; then
+			direct /bin/sh -c "$(https_prelude)
+$(https_paths peer_mitmproxy_https "-k -p -x http://127.0.0.1:8081")" >"$W/https-mitm-$r.out"
+			https_rec "https-mitm-$r" "$r"
+		fi
 	done
+	[ -z "$mitm" ] || peers_stop
 	https_bpf
 }
 

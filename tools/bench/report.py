@@ -679,7 +679,8 @@ class Report:
                  "egr_transparent_https": "egressctl transparent proxy",
                  "egr_connect_https": "egressctl CONNECT",
                  "egr_fast_https": "egressctl fast path (tcp://: confined, no check)",
-                 "egr_inspected_https": "egressctl inspected (TLS ended, each request judged)"}
+                 "egr_inspected_https": "egressctl inspected (TLS ended, each request judged)",
+                 "peer_mitmproxy_https": "mitmproxy (CONNECT, TLS ended, each request seen)"}
 
         def mibs(r):
             x = r.get("res")
