@@ -50,8 +50,8 @@
 #               another inspected host (held or streamed): denied (403
 #               blocked-by-secret-policy, a reset, REFUSED), logged naming
 #               the secret, never at a server; a form and a JSON body to
-#               the secret's host get the value (and its length), a binary
-#               and a chunked one not; the value in no log, no output, not
+#               the secret's host get the value (and its length), a
+#               chunked one decoded, a binary one or one past 1 MiB not; the value in no log, no output, not
 #               in CMD's environ; egressctl's environ, memory and ptrace refused to
 #               CMD; a bad --secret and a missing source refused at start
 #   hooks       a rule's header hooks: Cookie stripped; Authorization set
@@ -591,8 +591,8 @@ import json, sys
 try:
     d = json.load(open(sys.argv[1]))
     s = {e["name"]: e for e in d["secrets"]}["TOK"]
-    # the header of /s/use, the bodies of /s/bodyok and /s/bodyjson
-    assert s["used"] == 3 and s["used_at"] == [{"host": "ok.i.test", "requests": 3}], s["used_at"]
+    # the header of /s/use, the bodies of /s/bodyok, /s/bodyjson, /s/bodychunked
+    assert s["used"] == 4 and s["used_at"] == [{"host": "ok.i.test", "requests": 4}], s["used_at"]
     la = s["leak_attempts"]
     where = {a["where"] for a in la}
     assert {"request", "dns", "sni", "connect", "socks5"} <= where, where
@@ -628,7 +628,9 @@ cu bodyjson -X POST -H 'Content-Type: application/json' --data-binary "{\"k\": \
 cu bodybin -X POST -H 'Content-Type: application/octet-stream' --data-binary "k=\$TOK" https://ok.i.test/s/bodybin
 cu bodychunked -X POST -H 'Transfer-Encoding: chunked' --data-binary "k=\$TOK" https://ok.i.test/s/bodychunked
 cu bodyother -X POST -H 'Content-Type: application/json' --data-binary "{\"k\": \"\$TOK\"}" https://plain.i.test/s/bodyother
-cu bodystream -X POST -H 'Transfer-Encoding: chunked' --data-binary "x=\$TOK" https://plain.i.test/s/bodystream
+cu bodystream -X POST -H 'Content-Type: application/octet-stream' -H 'Transfer-Encoding: chunked' --data-binary "x=\$TOK" https://plain.i.test/s/bodystream
+head -c 1572864 /dev/zero | tr '\\0' a >$RW/big.txt; printf '&k=%s' "\$TOK" >>$RW/big.txt
+cu bodybig -X POST -H 'Transfer-Encoding: chunked' --data-binary @$RW/big.txt https://ok.i.test/s/bodybig
 cu connect -p "https://\$H.i.test/s/connect"
 curl -sS --max-time 5 --proxy "\$ALL_PROXY" -o /dev/null "https://\$H.i.test/s/socks" 2>"$RW/socks.err"; echo "socks rc=\$?"
 curl -sS --max-time 5 --noproxy '*' --resolve "\$H.i.test:443:$A_OK" -o /dev/null "https://\$H.i.test/s/sni" 2>/dev/null; echo "sni rc=\$?"
@@ -659,7 +661,8 @@ EOF
 	a_code inspect.secrets.body $t body 403
 	a_perr inspect.secrets.body.header body blocked-by-secret-policy
 	# a body of a text type to the secret's host: the value, and the length
-	# that goes with it; a binary or chunked one as it was
+	# that goes with it (a chunked one too, sent decoded); a binary one as
+	# it was
 	a_code inspect.secrets.body_own_host $t bodyok 200
 	web_saw inspect.secrets.body_own_host.server \
 		"target=/s/bodyok .*len=$(printf 'k=%s' "$val" | wc -c) sha=$(printf 'k=%s' "$val" | sha256sum | cut -d' ' -f1)\$"
@@ -671,10 +674,14 @@ EOF
 	web_saw inspect.secrets.body_binary.as_sent \
 		"target=/s/bodybin .*sha=$(printf 'k=%s' "$ph" | sha256sum | cut -d' ' -f1)\$"
 	a_code inspect.secrets.body_chunked $t bodychunked 200
-	web_saw inspect.secrets.body_chunked.as_sent \
-		"target=/s/bodychunked .*sha=$(printf 'k=%s' "$ph" | sha256sum | cut -d' ' -f1)\$"
+	web_saw inspect.secrets.body_chunked.swapped \
+		"target=/s/bodychunked .*len=$(printf 'k=%s' "$val" | wc -c) sha=$(printf 'k=%s' "$val" | sha256sum | cut -d' ' -f1)\$"
+	# a chunked one past 1 MiB: it streams as it was sent
+	a_code inspect.secrets.body_big $t bodybig 200
+	web_saw inspect.secrets.body_big.as_sent \
+		"target=/s/bodybig .*len=$(stat -c %s "$RW/big.txt") sha=$(sha256sum <"$RW/big.txt" | cut -d' ' -f1)\$"
 	# TOK's placeholder in a body to plain.i.test (a host of UIDTOK's, not
-	# TOK's): held whole (a JSON, a form) or streamed (chunked), refused
+	# TOK's): held whole (a JSON, a form) or streamed (binary), refused
 	a_code inspect.secrets.body_held_other $t bodyother 403
 	a_perr inspect.secrets.body_held_other.header bodyother blocked-by-secret-policy
 	a_code inspect.secrets.body_streamed_other $t bodystream 403
@@ -695,7 +702,7 @@ EOF
 	a_denied inspect.secrets.mem_refused
 	egr_json $t 2
 	a_denied inspect.secrets.ptrace_refused
-	a_grep inspect.secrets.summary "$W/$t.err" "secret TOK: put into 3 requests, [0-9]+ attempts to send it elsewhere denied"
+	a_grep inspect.secrets.summary "$W/$t.err" "secret TOK: put into 4 requests, [0-9]+ attempts to send it elsewhere denied"
 	# the summary file: the secret by name, its use per host, its leak
 	# attempts (where, by whom); the suggested policy proposes none of them
 	rnd=$(sed -n 's/^ph=EGRESSCTL_SECRET_TOK_\([0-9a-f]*\) .*/\1/p' "$W/$t.out")

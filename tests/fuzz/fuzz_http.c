@@ -9,7 +9,8 @@
  * WebSocket one. The bytes after the head (all of them if it
  * did not parse) then go to http_chunked_feed() twice: in one go and in
  * pieces whose sizes come from the input, and both runs must agree on the
- * result and on how many bytes belong to the body. With a rule's header
+ * result and on how many bytes belong to the body, as must
+ * http_chunked_decode() (its data never longer). With a rule's header
  * hooks (proxy/http_hook.h: Cookie stripped, Authorization set from a
  * secret when the request sends its placeholder), the head forwarded
  * parses back the same way, holds no Cookie, and holds one Authorization,
@@ -240,5 +241,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r2 = feed(buf + rest, size - rest, size ? data : NULL, size, &used2);
 	if (r1 != r2 || used1 != used2 || used1 > size - rest)
 		abort();
+	/* decoding the same bytes frames them the same, its data no longer */
+	if (size - rest) {
+		char *dec = malloc(size - rest);
+		size_t declen = 0, used3 = 0;
+
+		if (!dec)
+			abort();
+		r2 = http_chunked_decode(buf + rest, size - rest, dec, &declen, &used3);
+		if (r2 != r1 || (r1 != PARSE_MORE && used3 != used1) || declen > used3)
+			abort();
+		free(dec);
+	}
 	return 0;
 }

@@ -73,7 +73,8 @@ type_is(const char *v, size_t n, const char *t)
 }
 
 /* A body whose placeholders are swapped too: to a host some secret with a
- * value may go to, framed by Content-Length, at most IX_SWAP_MAX bytes,
+ * value may go to, framed by Content-Length (at most IX_SWAP_MAX bytes) or
+ * chunked (held until it ends, or streams as it is past IX_SWAP_MAX),
  * not encoded (gzip), of a text type (text/..., JSON, XML, a form). */
 static bool
 body_swappable(const struct isess *s, const struct http_request *req)
@@ -83,7 +84,8 @@ body_swappable(const struct isess *s, const struct http_request *req)
 	const char *v;
 	size_t n, sub;
 
-	if (req->body != HTTP_BODY_LENGTH || !req->body_len || req->body_len > IX_SWAP_MAX ||
+	if (!(req->body == HTTP_BODY_CHUNKED ||
+	      (req->body == HTTP_BODY_LENGTH && req->body_len && req->body_len <= IX_SWAP_MAX)) ||
 	    !secrets_any_value_for(conn_secrets(s->c), s->c->host))
 		return false;
 	if (ce && !(ce->value_len == 8 && !strncasecmp(ce->value, "identity", 8)))
@@ -178,33 +180,39 @@ note_used(struct isess *s, uint64_t bits)
 		}
 }
 
-/* Content-Length of the head in s->uout set to n (the body swapped). */
+/* The head in s->uout framed by "Content-Length: n" (the body swapped):
+ * the line that framed it (Content-Length, or Transfer-Encoding: the
+ * chunked body goes decoded) replaced. */
 static int
-set_length(struct isess *s, size_t n)
+set_framing(struct isess *s, size_t n)
 {
-	const char *h = s->uout, *p, *v, *eol;
-	char num[24], *out;
-	size_t len = s->uoutlen, k, vl;
+	const char *h = s->uout, *p, *eol;
+	char line[40], *out;
+	size_t len = s->uoutlen, k, ll, rest;
 
-	for (p = h; (p = memmem(p, len - (size_t)(p - h), "\r\n", 2)); p += 2)
-		if (len - (size_t)(p - h) > 17 && !strncasecmp(p + 2, "content-length:", 15))
+	for (p = h; (p = memmem(p, len - (size_t)(p - h), "\r\n", 2)); p += 2) {
+		size_t left = len - (size_t)(p - h) - 2;
+
+		if ((left > 15 && !strncasecmp(p + 2, "content-length:", 15)) ||
+		    (left > 18 && !strncasecmp(p + 2, "transfer-encoding:", 18)))
 			break;
+	}
 	if (!p)
 		return -EINVAL;
-	v = p + 17;
-	eol = memmem(v, len - (size_t)(v - h), "\r\n", 2);
+	k = (size_t)(p - h) + 2; /* the line's start */
+	eol = memmem(h + k, len - k, "\r\n", 2);
 	if (!eol)
 		return -EINVAL;
-	vl = (size_t)snprintf(num, sizeof(num), " %zu", n);
-	k = (size_t)(v - h);
-	out = malloc(len - (size_t)(eol - v) + vl);
+	ll = (size_t)snprintf(line, sizeof(line), "Content-Length: %zu", n);
+	rest = len - (size_t)(eol - h);
+	out = malloc(k + ll + rest);
 	if (!out)
 		return -ENOMEM;
 	memcpy(out, h, k);
-	memcpy(out + k, num, vl);
-	memcpy(out + k + vl, eol, len - (size_t)(eol - h));
+	memcpy(out + k, line, ll);
+	memcpy(out + k + ll, eol, rest);
 	secrets_wipe_free(s->uout, s->uoutlen);
-	s->uoutlen = k + vl + len - (size_t)(eol - h);
+	s->uoutlen = k + ll + rest;
 	s->uout = out;
 	return 0;
 }
@@ -217,10 +225,10 @@ static void
 swap_body(struct isess *s)
 {
 	struct secrets *sec = conn_secrets(s->c);
-	size_t len = evbuffer_get_length(s->held);
+	size_t len = evbuffer_get_length(s->held), rawlen = 0, used = 0;
 	uint64_t bits = 0;
 	struct policy_decision d;
-	char *body = malloc(len ? len : 1);
+	char *body = malloc(len ? len : 1), *raw = NULL;
 	int hit;
 
 	if (!body) {
@@ -230,11 +238,26 @@ swap_body(struct isess *s)
 	evbuffer_remove(s->held, body, len);
 	evbuffer_free(s->held);
 	s->held = NULL;
+	if (s->req_body == HTTP_BODY_CHUNKED) {
+		/* the chunks' data (the framing was read whole and checked) */
+		raw = body;
+		rawlen = len;
+		body = malloc(rawlen ? rawlen : 1);
+		if (!body || http_chunked_decode(raw, rawlen, body, &len, &used) != PARSE_DONE) {
+			const char *why = body ? "bad chunked request body" : "out of memory";
+
+			secrets_wipe_free(raw, rawlen);
+			secrets_wipe_free(body, rawlen);
+			conn_close(s->c, why);
+			return;
+		}
+	}
 	hit = secrets_find(sec, s->c->host, body, len);
 	if (hit >= 0) {
 		s->c->leak = hit + 1;
 		if (conn_decide(s->c, NULL, &d, NULL) != 1) {
 			secrets_wipe_free(body, len);
+			secrets_wipe_free(raw, rawlen);
 			ix_request_free(s);
 			ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", s->client_keep,
 				 "egressctl: blocked %s https://%s%s: the placeholder of secret "
@@ -247,12 +270,20 @@ swap_body(struct isess *s)
 		}
 	}
 	body = secrets_substitute_body(sec, s->c->host, body, &len, &bits);
-	if (!body || (bits && set_length(s, len))) {
+	if (!body || (bits && set_framing(s, len))) {
 		secrets_wipe_free(body, len);
+		secrets_wipe_free(raw, rawlen);
 		conn_close(s->c, "out of memory");
 		return;
 	}
 	note_used(s, bits);
+	if (raw && !bits) { /* nothing swapped: the body as the client framed it */
+		secrets_wipe_free(body, len);
+		body = raw;
+		len = rawlen;
+	} else {
+		secrets_wipe_free(raw, rawlen);
+	}
 	s->body_out = body;
 	s->body_outlen = len;
 	s->req_left = 0;
@@ -260,6 +291,72 @@ swap_body(struct isess *s)
 	s->phase = IX_UPSTREAM;
 	bufferevent_disable(s->cb, EV_READ);
 	conn_connect_upstream(s->c, on_upstream_tcp);
+}
+
+/* A chunked body past IX_SWAP_MAX: what was held goes as it is (scanned
+ * as a streamed body's first bytes are), the rest streams (feed_body()). */
+static void
+stream_held(struct isess *s)
+{
+	struct secrets *sec = conn_secrets(s->c);
+	size_t len = evbuffer_get_length(s->held), scan = len < IX_SCAN_MAX ? len : IX_SCAN_MAX;
+	struct policy_decision d;
+	char *raw = malloc(len ? len : 1);
+	int hit;
+
+	if (!raw) {
+		conn_close(s->c, "out of memory");
+		return;
+	}
+	evbuffer_remove(s->held, raw, len);
+	evbuffer_free(s->held);
+	s->held = NULL;
+	hit = secrets_scan_feed(sec, &s->scan, s->c->host, raw, scan);
+	s->scanned = scan;
+	if (hit >= 0) {
+		s->c->leak = hit + 1;
+		if (conn_decide(s->c, NULL, &d, NULL) != 1) {
+			secrets_wipe_free(raw, len);
+			ix_request_free(s);
+			ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", false,
+				 "egressctl: blocked %s https://%s%s: the placeholder of secret "
+				 "%s in its body",
+				 s->c->method, s->c->host, s->c->path ? s->c->path : "",
+				 d.secret ? d.secret : "?");
+			return;
+		}
+	}
+	s->body_out = raw;
+	s->body_outlen = len;
+	s->phase = IX_UPSTREAM;
+	bufferevent_disable(s->cb, EV_READ);
+	conn_connect_upstream(s->c, on_upstream_tcp);
+}
+
+/* What the client sent of a chunked body held (IX_BODY). */
+static void
+hold_chunked(struct isess *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->cb);
+	size_t n = evbuffer_get_length(in), used = 0;
+	enum parse_result r = PARSE_MORE;
+
+	if (n) {
+		r = http_chunked_feed(&s->reqc, (const char *)evbuffer_pullup(in, (ssize_t)n), n,
+				      &used);
+		if (r != PARSE_DONE && r != PARSE_MORE) {
+			conn_close(s->c, "bad chunked request body");
+			return;
+		}
+		evbuffer_remove_buffer(in, s->held, used);
+		conn_touch(s->c);
+	}
+	if (r == PARSE_DONE)
+		swap_body(s);
+	else if (evbuffer_get_length(s->held) > IX_SWAP_MAX)
+		stream_held(s);
+	else
+		bufferevent_enable(s->cb, EV_READ);
 }
 
 /* What the client sent of a held body (IX_BODY). */
@@ -271,6 +368,10 @@ hold_body(struct isess *s)
 
 	if (!s->held)
 		return;
+	if (s->req_body == HTTP_BODY_CHUNKED) {
+		hold_chunked(s);
+		return;
+	}
 	if (n > s->req_left)
 		n = (size_t)s->req_left;
 	if (n) {

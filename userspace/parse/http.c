@@ -796,8 +796,11 @@ chunk_step(struct http_chunked *c, unsigned char ch)
 	}
 }
 
-enum parse_result
-http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *used)
+/* http_chunked_feed(), and with out the chunks' data appended at
+ * out + *outlen. */
+static enum parse_result
+chunked_run(struct http_chunked *c, const char *buf, size_t len, size_t *used, char *out,
+	    size_t *outlen)
 {
 	enum parse_result r = PARSE_ERROR;
 	size_t i = 0;
@@ -817,6 +820,10 @@ http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *u
 
 			if (n > c->remaining)
 				n = c->remaining;
+			if (out) {
+				memcpy(out + *outlen, buf + i, n);
+				*outlen += n;
+			}
 			c->remaining -= n;
 			i += n;
 			if (!c->remaining)
@@ -845,4 +852,19 @@ fail:
 	c->state = CH_FAILED;
 	*used = i;
 	return r;
+}
+
+enum parse_result
+http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *used)
+{
+	return chunked_run(c, buf, len, used, NULL, NULL);
+}
+
+enum parse_result
+http_chunked_decode(const char *buf, size_t len, char *out, size_t *outlen, size_t *used)
+{
+	struct http_chunked c = {0};
+
+	*outlen = 0;
+	return chunked_run(&c, buf, len, used, out, outlen);
 }

@@ -103,6 +103,13 @@ struct http_chunked {
 enum parse_result http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
 				    size_t *used);
 
+/* A whole chunked body (len bytes from its first chunk-size line) decoded:
+ * the chunks' data into out (room for len bytes: the data is never
+ * longer), *outlen bytes; the trailers dropped. What http_chunked_feed()
+ * returns for it in one piece, *used the same. */
+enum parse_result http_chunked_decode(const char *buf, size_t len, char *out, size_t *outlen,
+				      size_t *used);
+
 /* ---- SOCKS5 (socks5.c) ---- */
 
 enum socks5_reply {
