@@ -570,7 +570,9 @@ test_github() {
 	[ -d "$own" ] && had_own=1 || had_own=
 	have_egr || return 0
 	base=$(sensor_now "dst host $A_BLOCKED")
-	gh_runner "$t" block yes
+	# a step's plain-HTTP request the proxy denies: the 403's body says why
+	GH_STEP="curl -s -m 5 -o $W/$t.body403 -w '%{http_code}' --resolve blocked.test:80:$GH_DENIED \
+	http://blocked.test/$t-body >$W/$t.code403 2>/dev/null" gh_runner "$t" block yes
 	note "$t: worker: $(tr '\n' '|' <"$W/$t.worker" | head -c 1500)"
 	# the control half: before the action, the step reaches the denied host
 	a_val "$t.control.before_reached" "code before the action" "$(stepv "$t" before-denied)" 200
@@ -583,6 +585,10 @@ test_github() {
 	a_val "$t.step.denied_name" "denied host by name (refused lookup)" "$(stepv "$t" denied-name)" 000
 	a_val "$t.step.denied" "denied host by address" "$(stepv "$t" denied)" "000|403"
 	a_nogrep "$t.step.server_saw_nothing" "$WEBLOG" "$t-denied"
+	a_grep "$t.step.denied_403" "$W/$t.code403" '^403$'
+	a_grep "$t.step.denied_says_why" "$W/$t.body403" \
+		"^egressctl: blocked blocked\\.test:80: no rule allows it"
+	a_nogrep "$t.step.denied_403_not_at_server" "$WEBLOG" "$t-body"
 	# nothing of the denied step: not direct (port 8080), not through the
 	# proxy (which would connect to blocked.test's own address)
 	sensor_none "$t.step.sensor_nothing" "dst host $GH_DENIED and tcp dst port 8080"

@@ -325,7 +325,35 @@ phase_mem() {
 		touch "$RW/stop-$r"
 		egr_join 20
 		rec "{\"phase\":\"mem\",\"round\":$r,\"rss_before_kib\":${before:-null},\"rss_after_kib\":${after:-null},\"fds_after\":$fds,\"tcp_mem_pages\":${sock:-null},\"res\":${res:-null},\"egr_err\":$(jstr "$(grep -v '^$' "$W/$tag.err" | tail -3)")}"
+		mem_inspected "$r"
 	done
+}
+
+# MEM_INSPECTED idle inspected HTTPS sessions (tlshold.py: TLS ended by
+# egressctl with the run's CA, one request each, then idle; --limited and
+# nginx's certificate upstream, as phase_https's inspected row): RSS of
+# egressctl before and after, as phase "mem_inspected"
+mem_inspected() {
+	local r=$1 tag=mem-ins-$1 before after res
+	cp "$HERE/tlshold.py" "$W/tlshold.py" && chmod 0644 "$W/tlshold.py"
+	EGR_EXTRA=(--no-kernel-verify --limited --upstream-ca "$W/tls.crt")
+	egr_start "$tag" "exec $PY $W/tlshold.py www.bench.test /small $MEM_INSPECTED $RW/ins-go-$r $RW/ins-stop-$r"
+	EGR_EXTRA=(--no-kernel-verify)
+	if ! wait_line "$W/$tag.out" '^READY' 15; then
+		note "memory: the inspected holder did not start: $(tail -c 300 "$W/$tag.err")"
+		egr_join 5
+		return
+	fi
+	sleep 0.5
+	before=$(rss_kib "$EGR_PID")
+	touch "$RW/ins-go-$r"
+	wait_line "$W/$tag.out" '^\{' 120
+	sleep 0.5
+	after=$(rss_kib "$EGR_PID")
+	res=$(grep -m1 '^{' "$W/$tag.out")
+	touch "$RW/ins-stop-$r"
+	egr_join 20
+	rec "{\"phase\":\"mem_inspected\",\"round\":$r,\"rss_before_kib\":${before:-null},\"rss_after_kib\":${after:-null},\"res\":${res:-null}}"
 }
 
 # ------------------------------------------------------------ kernel cost

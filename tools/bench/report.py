@@ -167,6 +167,7 @@ RATE_TARGET = 0.7  # × direct, and above every peer measured
 LAT_TARGET_ROWS = ("egr_http", "egr_connect", "egr_socks5", "egr_transparent")
 LAT_TARGET_OF_PEER = 0.5  # added p50 <= this × the best peer's added p50
 MEM_TARGET_KIB = 4.0
+INSPECTED_TARGET_KIB = 64.0  # issue 30: an idle inspected connection
 CONNECT4_TARGET_NS = 1000
 POLICY_TARGET_NS = 1000
 USTART_ADDED_MS = 20         # a user's run without sudo: at most root's start + 20 ms
@@ -494,6 +495,23 @@ class Report:
         self.row(sec, "egressctl RSS with the tunnels open", "KiB", after)
         self.row(sec, "RSS per idle tunnel: (after − before) / open", "KiB", per,
                  target=MEM_TARGET_KIB, op="<=", judge="value", nd=2)
+        recs = [r for r in self.recs if r["phase"] == "mem_inspected"]
+        sec = "proxy memory, idle inspected HTTPS sessions (TLS ended, one request each)"
+        per, opened, req = [], [], None
+        for r in recs:
+            x = r.get("res") or {}
+            req = x.get("requested", req)
+            if r.get("rss_before_kib") is None or r.get("rss_after_kib") is None:
+                continue
+            opened.append(x.get("open", 0))
+            if x.get("open"):
+                per.append((r["rss_after_kib"] - r["rss_before_kib"]) / x["open"])
+        if recs:
+            err = next(((r.get("res") or {}).get("error") for r in recs
+                        if (r.get("res") or {}).get("error")), "")
+            self.row(sec, "sessions open (of %s requested)" % req, "sessions", opened, note=err)
+            self.row(sec, "RSS per idle inspected session: (after − before) / open", "KiB",
+                     per, target=INSPECTED_TARGET_KIB, op="<=", judge="value", nd=1)
 
     def kernel(self):
         recs = [r for r in self.recs if r["phase"] == "connlat"]

@@ -92,6 +92,7 @@ if [ "$QUICK" = 1 ]; then
 	RATE_S=0.3		# seconds per connection-rate run
 	PEER_RATE_S=0.2		# the same, through a peer proxy (21 runs a round)
 	MEM_TUNNELS=10000
+	MEM_INSPECTED=500	# idle inspected HTTPS sessions (phase_mem)
 	CONNLAT_N=2000
 	DNS_LAT_N=300
 	DNS_QPS_S=0.5
@@ -105,6 +106,7 @@ else
 	RATE_S=2
 	PEER_RATE_S=1		# 33 peer runs a round: 1 s each keeps the run under 10 min
 	MEM_TUNNELS=10000
+	MEM_INSPECTED=500	# idle inspected HTTPS sessions (phase_mem)
 	CONNLAT_N=10000
 	DNS_LAT_N=2000
 	DNS_QPS_S=2
