@@ -429,6 +429,17 @@ phase_policy() {
 		echo "$out" >"$W/policy-$r.out"
 		rec "{\"phase\":\"policy\",\"round\":$r,\"res\":$("$PY" "$HERE/report.py" policyparse "$W/policy-$r.out")}"
 	done
+	# HTTPS inspection's leaf certificates: minted, and a cache hit
+	if ! gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$REPO/userspace" "$HERE/ca_bench.c" \
+		"$REPO/userspace/inspect/ca.c" -lssl -lcrypto -o "$W/ca_bench" 2>"$W/ca_bench.gcc"; then
+		skip "leaf certificates" "ca_bench does not build: $(head -c 300 "$W/ca_bench.gcc")"
+		return
+	fi
+	for r in $(seq "$ROUNDS"); do
+		out=$(timeout 60 "$W/ca_bench" 200 50 2>&1)
+		[[ $out == \{* ]] || { note "ca_bench: $out"; continue; }
+		rec "{\"phase\":\"ca\",\"round\":$r,\"res\":$out}"
+	done
 }
 
 # ------------------------------------------------------------------- dns

@@ -10,7 +10,7 @@
  * not count (wall time is printed too, for the mixed run).
  *
  *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iuserspace tools/bench/policy_bench.c \
- *       userspace/policy/{policy,htab,rule,addr,match,words}.c -o /tmp/policy_bench &&
+ *       $(ls userspace/policy/*.c | grep -v config.c) -lm -o /tmp/policy_bench &&
  *       /tmp/policy_bench [RULES [DECISIONS]]
  */
 #include <errno.h>

@@ -168,6 +168,7 @@ LAT_TARGET_ROWS = ("egr_http", "egr_connect", "egr_socks5", "egr_transparent")
 LAT_TARGET_OF_PEER = 0.5  # added p50 <= this × the best peer's added p50
 MEM_TARGET_KIB = 4.0
 INSPECTED_TARGET_KIB = 64.0  # issue 30: an idle inspected connection
+LEAF_HIT_TARGET_NS = 5000.0  # issue 30: a leaf certificate from the cache
 CONNECT4_TARGET_NS = 1000
 POLICY_TARGET_NS = 1000
 USTART_ADDED_MS = 20         # a user's run without sudo: at most root's start + 20 ms
@@ -513,6 +514,18 @@ class Report:
             self.row(sec, "RSS per idle inspected session: (after − before) / open", "KiB",
                      per, target=INSPECTED_TARGET_KIB, op="<=", judge="value", nd=1)
 
+    def leaves(self):
+        """HTTPS inspection's leaf certificates (ca_bench, phase policy)"""
+        recs = [r for r in self.recs if r["phase"] == "ca" and r.get("res")]
+        if not recs:
+            return
+        sec = "inspection's leaf certificates (ca_bench, userspace, thread CPU time)"
+        self.row(sec, "minted (first use of a name: signed by the CA)", "µs",
+                 [r["res"]["mint_us"] for r in recs], nd=1)
+        self.row(sec, "cache hit (inspect_ca_use on a cached name, SSL_new/free off)", "ns",
+                 [r["res"]["hit_ns"] for r in recs], target=LEAF_HIT_TARGET_NS, op="<=",
+                 judge="value", nd=0)
+
     def kernel(self):
         recs = [r for r in self.recs if r["phase"] == "connlat"]
         if recs:
@@ -766,6 +779,7 @@ class Report:
         self.memory()
         self.kernel()
         self.policy()
+        self.leaves()
         self.dns()
         self.daemon()
         self.ustart()
