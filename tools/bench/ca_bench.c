@@ -38,7 +38,8 @@ main(int argc, char **argv)
 	double t0, mint, hit, base;
 
 	if (!ca || !ctx || n < 1 || n > CA_LEAF_CACHE || m < 1) {
-		fprintf(stderr, "ca_bench: %s\n", ca ? "bad arguments (N: 1 to the cache's size)" : err);
+		fprintf(stderr, "ca_bench: %s\n",
+			ca ? "bad arguments (N: 1 to the cache's size)" : err);
 		return 1;
 	}
 	t0 = now_ns();
