@@ -165,7 +165,10 @@ phase_rate() {
 # inspected (the transparent path with --limited: TLS ended by egressctl,
 # each request judged, a new verified TLS connection to nginx for each),
 # and mitmproxy doing the same (CONNECT, TLS ended with a leaf of its CA,
-# nginx's verified; peer_mitmproxy_https, when BENCH_PEERS has it).
+# nginx's verified; peer_mitmproxy_https, when BENCH_PEERS has it); for
+# its connection rate (wrk speaks no proxy) a second mitmdump in reverse
+# mode in front of nginx, the same work a request (peer_mitmproxy_rev_https:
+# rate rows only).
 #   BULK ROW ...     curl, /big over one connection, BULK_S seconds
 #   RATE ROW/C ...   wrk, C clients, a new TLS connection per request
 #                    (Connection: close), RATE_S seconds
@@ -195,9 +198,9 @@ hsto() { # hsto ROW HOST ADDR CURL-ARGS...
 	p50=\$(awk '{ print (\$2 - \$1) * 1000000 }' "$RW/hs-\$row" | sort -n | awk '{ a[NR] = \$1 } END { print a[int((NR + 1) / 2)] }')
 	echo "HS \$row 0 {\"p50_us\":\${p50:-null},\"n\":\$(wc -l <"$RW/hs-\$row")}"
 }
-wr() {
-	row=\$1; c=\$2
-	o=\$(timeout 30 wrk -t 2 -c \$c -d ${RATE_S}s -H 'Connection: close' https://www.bench.test/small 2>&1)
+wr() { # wr ROW C [URL]
+	row=\$1; c=\$2; u=\${3:-https://www.bench.test/small}
+	o=\$(timeout 30 wrk -t 2 -c \$c -d ${RATE_S}s -H 'Connection: close' \$u 2>&1)
 	rc=\$?
 	rps=\$(printf '%s\\n' "\$o" | awk '/^Requests\\/sec:/ { print \$2 }')
 	echo "RATE \$row/\$c \$rc {\"rps\":\${rps:-null}}"
@@ -259,6 +262,20 @@ phase_https() {
 		peer_check mitmproxy -p -x http://127.0.0.1:8081
 		[[ " ${PEER_ROWS[*]} " == *" peer_mitmproxy "* ]] && mitm=1
 	fi
+	if [ -n "$mitm" ] && command -v wrk >/dev/null; then
+		mkdir -p "$W/mitmrev"
+		nsenter --net="$NS_SBX" env HOME="$W/mitmrev" mitmdump -q --mode reverse:https://www.bench.test:443 \
+			--listen-host 127.0.0.1 --listen-port 8444 --set confdir="$W/mitmproxy" \
+			--set ssl_verify_upstream_trusted_ca="$W/tls.crt" --set flow_detail=0 \
+			--set termlog_verbosity=error >"$W/mitmrev/out" 2>&1 &
+		MITMREV_PID=$!
+		PIDS+=("$MITMREV_PID")
+		wait_for 20 sbx_listening 8444 || {
+			note "mitmproxy reverse: not listening: $(tail -c 200 "$W/mitmrev/out")"
+			kill "$MITMREV_PID" 2>/dev/null
+			MITMREV_PID=
+		}
+	fi
 	for r in $(seq "$ROUNDS"); do
 		note "https round $r/$ROUNDS"
 		direct /bin/sh -c "$(https_prelude)
@@ -290,10 +307,17 @@ $(https_paths egr_inspected_https "\$K")"
 		https_rec "$tag" "$r"
 		if [ -n "$mitm" ]; then
 			direct /bin/sh -c "$(https_prelude)
-$(https_paths peer_mitmproxy_https "-k -p -x http://127.0.0.1:8081")" >"$W/https-mitm-$r.out"
+$(https_paths peer_mitmproxy_https "-k -p -x http://127.0.0.1:8081")
+$(for c in $RATE_CONCS; do [ -n "${MITMREV_PID:-}" ] && echo "wr peer_mitmproxy_rev_https $c https://127.0.0.1:8444/small"; done)" \
+				>"$W/https-mitm-$r.out"
 			https_rec "https-mitm-$r" "$r"
 		fi
 	done
+	if [ -n "${MITMREV_PID:-}" ]; then
+		kill "$MITMREV_PID" 2>/dev/null
+		wait "$MITMREV_PID" 2>/dev/null
+		MITMREV_PID=
+	fi
 	[ -z "$mitm" ] || peers_stop
 	https_bpf
 }

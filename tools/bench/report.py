@@ -711,7 +711,8 @@ class Report:
                  "egr_connect_https": "egressctl CONNECT",
                  "egr_fast_https": "egressctl fast path (tcp://: confined, no check)",
                  "egr_inspected_https": "egressctl inspected (TLS ended, each request judged)",
-                 "peer_mitmproxy_https": "mitmproxy (CONNECT, TLS ended, each request seen)"}
+                 "peer_mitmproxy_https": "mitmproxy (CONNECT, TLS ended, each request seen)",
+                 "peer_mitmproxy_rev_https": "mitmproxy (reverse, TLS ended, a new TLS upstream)"}
 
         def mibs(r):
             x = r.get("res")
