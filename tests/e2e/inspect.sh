@@ -65,6 +65,11 @@
 #               --audit lets the refused request through without the value;
 #               a hook naming no secret, a secret that may not go to every
 #               name of the rule, a framing header: refused at start
+#   git         git over smart HTTP (git http-backend behind TLS): a rule
+#               allowing GET and POST to the fetch paths only lets a clone
+#               through and refuses the push's POST git-receive-pack (403
+#               blocked-by-path-policy, never at the server); control: the
+#               push reaches the server without egressctl
 #   ca          --ca CERT,KEY: CMD is given that CA and the leaves are its
 #               (a client trusting it alone gets 200), its key in no file
 #               egressctl wrote; a key not the certificate's, and a
@@ -92,8 +97,9 @@ A_OK=203.0.113.10
 A_PLAIN=203.0.113.11
 A_BAD=203.0.113.12
 A_WRONG=203.0.113.13	# wrong.i.test: a certificate of the test CA for other.test
+A_GITSRV=203.0.113.14	# git.i.test: git http-backend over TLS (clients/gitsrv.py)
 WEBLOG=$W/web.log
-ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env secrets hooks ca"
+ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env secrets hooks git ca"
 
 # a test CA, a server certificate it signs for *.i.test, one it did not
 # sign, and one it signs for another name (other.test)
@@ -149,6 +155,7 @@ inspect_setup() {
 		--local=/test/ --no-negcache --cache-size=0 --host-record=ctl.test,203.0.113.99 \
 		--host-record=ok.i.test,$A_OK --host-record=plain.i.test,$A_PLAIN \
 		--host-record=bad.i.test,$A_BAD --host-record=wrong.i.test,$A_WRONG \
+		--host-record=git.i.test,$A_GITSRV \
 		>"$W/dns-inet.out" 2>&1 &
 	PIDS+=($!)
 	web_start web --bind "$A_OK,$A_PLAIN" --tlsvhost 443 --cert "$W/srv.crt" --key "$W/srv.key" ||
@@ -814,6 +821,54 @@ EOF
 	irun ${t}_frame -- true
 	a_rc inspect.hooks.framing.exit 125 ${t}_frame
 	a_grep inspect.hooks.framing.said "$W/${t}_frame.err" 'Transfer-Encoding routes or frames the request'
+}
+
+test_git() {
+	local t=i_git g=$W/git log=$W/git.log
+	git init -q --bare "$g/repo.git" && git -C "$g/repo.git" config http.receivepack true &&
+		git init -q "$g/work" && echo one >"$g/work/f" && git -C "$g/work" add f &&
+		git -C "$g/work" -c user.name=t -c user.email=t@example.test commit -q -m one &&
+		git -C "$g/work" push -q "$g/repo.git" HEAD:refs/heads/main 2>"$W/git-init.err" &&
+		git -C "$g/repo.git" symbolic-ref HEAD refs/heads/main || {
+		fail inspect.git.setup "cannot make the test repository: $(tail -2 "$W/git-init.err" 2>/dev/null)"
+		return
+	}
+	: >"$log"
+	nsenter --net="$NS_INET" "$PY" "$E2E_SRC/clients/gitsrv.py" --bind "$A_GITSRV" --port 443 \
+		--cert "$W/srv.crt" --key "$W/srv.key" --root "$g" --log "$log" >"$W/gitsrv.ready" 2>"$W/gitsrv.err" &
+	PIDS+=($!)
+	wait_secs 10 grep -q READY "$W/gitsrv.ready" || {
+		fail inspect.git.server "gitsrv.py did not start: $(head -c 300 "$W/gitsrv.err")"
+		return
+	}
+	# control: without egressctl a clone and a push reach the server
+	in_sbx env HOME="$W" GIT_SSL_CAINFO="$W/testca.crt" git -c http.curloptResolve=git.i.test:443:$A_GITSRV \
+		clone -q https://git.i.test/repo.git "$W/ctl-clone" >"$W/git-ctl.out" 2>&1 &&
+		echo ctl >>"$W/ctl-clone/f" &&
+		git -C "$W/ctl-clone" -c user.name=t -c user.email=t@example.test commit -q -am ctl &&
+		in_sbx env HOME="$W" GIT_SSL_CAINFO="$W/testca.crt" git -C "$W/ctl-clone" \
+			-c http.curloptResolve=git.i.test:443:$A_GITSRV push -q origin HEAD:main >>"$W/git-ctl.out" 2>&1
+	a_grep inspect.git.control.push_reaches "$log" "^GIT method=POST path=/repo\\.git/git-receive-pack query=- status=200$"
+	policy $t '{"allow": [{"rule": "git.i.test", "methods": ["GET", "POST"],
+	  "paths": ["/repo.git/info/refs", "/repo.git/git-upload-pack"]}]}'
+	script $t <<'EOF'
+export HOME=$RW/githome
+mkdir -p $HOME
+git clone -q https://git.i.test/repo.git $RW/clone >$RW/clone.out 2>&1; echo "clone rc=$?"
+echo "clone f=$(tr '\n' ' ' <$RW/clone/f)"
+cd $RW/clone && echo two >>f && git -c user.name=t -c user.email=t@example.test commit -q -am two &&
+	git push -q origin HEAD:main >$RW/push.out 2>&1; echo "push rc=$?"
+EOF
+	: >"$log"
+	irun $t -- sh "$W/$t.sh"
+	a_grep inspect.git.clone "$W/$t.out" '^clone rc=0$'
+	a_grep inspect.git.clone.content "$W/$t.out" '^clone f=one ctl $'
+	a_grep inspect.git.clone.at_server "$log" "^GIT method=POST path=/repo\\.git/git-upload-pack query=- status=200$"
+	a_grep inspect.git.push_refused "$W/$t.out" '^push rc=[1-9][0-9]*$'
+	a_grep inspect.git.push_said "$RW/push.out" '403'
+	a_nogrep inspect.git.push_never_at_server "$log" 'git-receive-pack query=- '
+	a_jlog inspect.git.push_logged "$W/$t.jlog" decision=deny host=git.i.test method=POST \
+		path=/repo.git/git-receive-pack 'reason=path not allowed.*'
 }
 
 test_ca() {
