@@ -11,6 +11,7 @@
  *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iuserspace tools/bench/ca_bench.c \
  *       userspace/inspect/ca.c -lssl -lcrypto -o /tmp/ca_bench && /tmp/ca_bench [N [M]]
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -28,56 +29,47 @@ now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* rounds times over n names: a new server SSL each, given the name's leaf
+ * (use) or not; the thread CPU time it took, -1 when one failed. */
+static double
+names(struct inspect_ca *ca, SSL_CTX *ctx, int n, int rounds, bool use)
+{
+	char err[256], name[64];
+	double t0 = now_ns();
+
+	for (int k = 0; k < rounds; k++)
+		for (int i = 0; i < n; i++) {
+			SSL *ssl = SSL_new(ctx);
+
+			snprintf(name, sizeof(name), "host%d.bench.test", i);
+			if (!ssl || (use && inspect_ca_use(ca, ssl, name, err, sizeof(err)))) {
+				fprintf(stderr, "ca_bench: %s: %s\n", name, ssl ? err : "SSL_new");
+				return -1;
+			}
+			SSL_free(ssl);
+		}
+	return now_ns() - t0;
+}
+
 int
 main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200, m = argc > 2 ? atoi(argv[2]) : 50;
-	char err[256], name[64];
+	char err[256];
 	struct inspect_ca *ca = inspect_ca_new(NULL, NULL, err, sizeof(err));
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-	double t0, mint, hit, base;
+	double mint, hit, base;
 
 	if (!ca || !ctx || n < 1 || n > CA_LEAF_CACHE || m < 1) {
 		fprintf(stderr, "ca_bench: %s\n",
 			ca ? "bad arguments (N: 1 to the cache's size)" : err);
 		return 1;
 	}
-	t0 = now_ns();
-	for (int i = 0; i < n; i++) {
-		SSL *ssl = SSL_new(ctx);
-
-		snprintf(name, sizeof(name), "host%d.bench.test", i);
-		if (!ssl || inspect_ca_use(ca, ssl, name, err, sizeof(err))) {
-			fprintf(stderr, "ca_bench: mint %s: %s\n", name, err);
-			return 1;
-		}
-		SSL_free(ssl);
-	}
-	mint = now_ns() - t0;
-	t0 = now_ns();
-	for (int k = 0; k < m; k++)
-		for (int i = 0; i < n; i++) {
-			SSL *ssl = SSL_new(ctx);
-
-			snprintf(name, sizeof(name), "host%d.bench.test", i);
-			if (!ssl || inspect_ca_use(ca, ssl, name, err, sizeof(err))) {
-				fprintf(stderr, "ca_bench: hit %s: %s\n", name, err);
-				return 1;
-			}
-			SSL_free(ssl);
-		}
-	hit = now_ns() - t0;
-	t0 = now_ns();
-	for (int k = 0; k < m; k++)
-		for (int i = 0; i < n; i++) {
-			SSL *ssl = SSL_new(ctx);
-
-			snprintf(name, sizeof(name), "host%d.bench.test", i);
-			if (!ssl)
-				return 1;
-			SSL_free(ssl);
-		}
-	base = now_ns() - t0;
+	mint = names(ca, ctx, n, 1, true); /* first use: minted */
+	hit = names(ca, ctx, n, m, true);  /* cached */
+	base = names(ca, ctx, n, m, false);
+	if (mint < 0 || hit < 0 || base < 0)
+		return 1;
 	printf("{\"mint_us\":%.1f,\"hit_ns\":%.0f,\"ssl_ns\":%.0f,\"names\":%d,\"hits\":%d}\n",
 	       mint / n / 1e3, (hit - base) / ((double)n * m), base / ((double)n * m), n, n * m);
 	SSL_CTX_free(ctx);

@@ -109,6 +109,37 @@ body_swappable(const struct isess *s, const struct http_request *req)
 static void hold_body(struct isess *s);
 static void note_used(struct isess *s, uint64_t bits);
 
+/* The request's head (and a held body, body_out) go once the upstream is
+ * connected: the client is not read meanwhile. */
+static void
+go_upstream(struct isess *s, char *body, size_t len)
+{
+	s->body_out = body;
+	s->body_outlen = len;
+	s->phase = IX_UPSTREAM;
+	bufferevent_disable(s->cb, EV_READ);
+	conn_connect_upstream(s->c, on_upstream_tcp);
+}
+
+/* A request body carries secret hit's placeholder to a host not the
+ * secret's: denied and logged (*d), unless --audit lets it through. */
+static bool
+body_leak_denied(struct isess *s, int hit, struct policy_decision *d)
+{
+	s->c->leak = hit + 1;
+	return conn_decide(s->c, NULL, d, NULL) != 1;
+}
+
+/* ... and its 403 blocked-by-secret-policy. */
+static void
+reply_body_leak(struct isess *s, const struct policy_decision *d, bool keep)
+{
+	ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", keep,
+		 "egressctl: blocked %s https://%s%s: the placeholder of secret %s in its body",
+		 s->c->method, s->c->host, s->c->path ? s->c->path : "",
+		 d->secret ? d->secret : "?");
+}
+
 /* The request allowed: its head as it goes upstream, its framing, then
  * the connect. */
 static enum head_next
@@ -157,9 +188,7 @@ forward(struct isess *s, size_t used)
 		return HEAD_WAIT;
 	}
 	evbuffer_drain(bufferevent_get_input(s->cb), used);
-	s->phase = IX_UPSTREAM;
-	bufferevent_disable(s->cb, EV_READ);
-	conn_connect_upstream(s->c, on_upstream_tcp);
+	go_upstream(s, NULL, 0);
 	return HEAD_WAIT;
 }
 
@@ -253,21 +282,14 @@ swap_body(struct isess *s)
 		}
 	}
 	hit = secrets_find(sec, s->c->host, body, len);
-	if (hit >= 0) {
-		s->c->leak = hit + 1;
-		if (conn_decide(s->c, NULL, &d, NULL) != 1) {
-			secrets_wipe_free(body, len);
-			secrets_wipe_free(raw, rawlen);
-			ix_request_free(s);
-			ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", s->client_keep,
-				 "egressctl: blocked %s https://%s%s: the placeholder of secret "
-				 "%s in its body",
-				 s->c->method, s->c->host, s->c->path ? s->c->path : "",
-				 d.secret ? d.secret : "?");
-			if (s->client_keep)
-				ix_next_request(s); /* the body was read whole */
-			return;
-		}
+	if (hit >= 0 && body_leak_denied(s, hit, &d)) {
+		secrets_wipe_free(body, len);
+		secrets_wipe_free(raw, rawlen);
+		ix_request_free(s);
+		reply_body_leak(s, &d, s->client_keep);
+		if (s->client_keep)
+			ix_next_request(s); /* the body was read whole */
+		return;
 	}
 	body = secrets_substitute_body(sec, s->c->host, body, &len, &bits);
 	if (!body || (bits && set_framing(s, len))) {
@@ -284,13 +306,9 @@ swap_body(struct isess *s)
 	} else {
 		secrets_wipe_free(raw, rawlen);
 	}
-	s->body_out = body;
-	s->body_outlen = len;
 	s->req_left = 0;
 	s->req_done = true;
-	s->phase = IX_UPSTREAM;
-	bufferevent_disable(s->cb, EV_READ);
-	conn_connect_upstream(s->c, on_upstream_tcp);
+	go_upstream(s, body, len);
 }
 
 /* A chunked body past IX_SWAP_MAX: what was held goes as it is (scanned
@@ -313,24 +331,13 @@ stream_held(struct isess *s)
 	s->held = NULL;
 	hit = secrets_scan_feed(sec, &s->scan, s->c->host, raw, scan);
 	s->scanned = scan;
-	if (hit >= 0) {
-		s->c->leak = hit + 1;
-		if (conn_decide(s->c, NULL, &d, NULL) != 1) {
-			secrets_wipe_free(raw, len);
-			ix_request_free(s);
-			ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", false,
-				 "egressctl: blocked %s https://%s%s: the placeholder of secret "
-				 "%s in its body",
-				 s->c->method, s->c->host, s->c->path ? s->c->path : "",
-				 d.secret ? d.secret : "?");
-			return;
-		}
+	if (hit >= 0 && body_leak_denied(s, hit, &d)) {
+		secrets_wipe_free(raw, len);
+		ix_request_free(s);
+		reply_body_leak(s, &d, false); /* the rest of the body is not read */
+		return;
 	}
-	s->body_out = raw;
-	s->body_outlen = len;
-	s->phase = IX_UPSTREAM;
-	bufferevent_disable(s->cb, EV_READ);
-	conn_connect_upstream(s->c, on_upstream_tcp);
+	go_upstream(s, raw, len);
 }
 
 /* What the client sent of a chunked body held (IX_BODY). */
@@ -501,19 +508,14 @@ body_leak(struct isess *s, struct evbuffer *in, size_t used)
 		used -= len;
 		s->scanned += len;
 	}
-	if (hit < 0)
-		return false;
-	s->c->leak = hit + 1;
-	if (conn_decide(s->c, NULL, &d, NULL) == 1)
-		return false; /* --audit: recorded, let through */
+	if (hit < 0 || !body_leak_denied(s, hit, &d))
+		return false; /* none, or --audit: recorded, let through */
 	ix_upstream_close(s);
 	if (s->resp_started) {
 		conn_close(s->c, "a secret's placeholder in the request body");
 		return true;
 	}
-	ix_reply(s, 403, "Forbidden", "blocked-by-secret-policy", false,
-		 "egressctl: blocked %s https://%s%s: the placeholder of secret %s in its body",
-		 s->c->method, s->c->host, s->c->path ? s->c->path : "", d.secret ? d.secret : "?");
+	reply_body_leak(s, &d, false);
 	return true;
 }
 

@@ -498,6 +498,21 @@ parse_field_line(const char *line, size_t n, struct http_header *h)
 	return PARSE_DONE;
 }
 
+/* req as nothing was parsed yet. */
+static void
+request_reset(struct http_request *req)
+{
+	req->method[0] = req->host[0] = req->target[0] = '\0';
+	req->raw_target = NULL;
+	req->raw_target_len = 0;
+	req->port = 0;
+	req->connect = req->absolute = req->keep_alive = false;
+	req->version_minor = 0;
+	req->body = HTTP_BODY_NONE;
+	req->body_len = 0;
+	req->nheaders = 0;
+}
+
 static enum parse_result
 parse_request(const char *buf, size_t len, size_t max_head, struct http_request *req,
 	      size_t *consumed, bool long_ok)
@@ -513,16 +528,7 @@ parse_request(const char *buf, size_t len, size_t max_head, struct http_request 
 	if (r != PARSE_DONE)
 		return r;
 
-	req->method[0] = req->host[0] = req->target[0] = '\0';
-	req->raw_target = NULL;
-	req->raw_target_len = 0;
-	req->port = 0;
-	req->connect = req->absolute = req->keep_alive = false;
-	req->version_minor = 0;
-	req->body = HTTP_BODY_NONE;
-	req->body_len = 0;
-	req->nheaders = 0;
-
+	request_reset(req);
 	/* head_bounds() vouched for CRLF after every line up to the blank one. */
 	head_end = buf + end - 2;
 	line = buf + start;

@@ -71,6 +71,7 @@ http_hook_head(const struct http_request *req, bool websocket, const struct poli
 	       const struct secrets *s, const char *host, bool tls, size_t *len, uint64_t *used)
 {
 	bool skip[HTTP_MAX_HEADERS] = {0};
+	int idx[POLICY_HOOK_MAX]; /* the secret of each header set, or -1: not set */
 	size_t extralen = 0, off = 0;
 	char *extra, *out;
 	int e;
@@ -83,25 +84,25 @@ http_hook_head(const struct http_request *req, bool websocket, const struct poli
 		for (unsigned int i = 0; i < h->nset && !skip[k]; i++)
 			skip[k] = named(&req->headers[k], h->set[i].name);
 	}
-	for (unsigned int k = 0; k < h->nset; k++)
-		if (judge_set(&h->set[k], s, host, tls, req) == POLICY_HOOK_OK)
-			extralen += secrets_line_len(
-				s, (unsigned int)secrets_index(s, h->set[k].secret), h->set[k].name,
-				h->set[k].prefix);
+	for (unsigned int k = 0; k < h->nset; k++) {
+		idx[k] = judge_set(&h->set[k], s, host, tls, req) == POLICY_HOOK_OK
+				 ? secrets_index(s, h->set[k].secret)
+				 : -1;
+		if (idx[k] >= 0)
+			extralen += secrets_line_len(s, (unsigned int)idx[k], h->set[k].name,
+						     h->set[k].prefix);
+	}
 	extra = malloc(extralen + 1);
 	if (!extra) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (unsigned int k = 0; k < h->nset; k++) {
-		int i = secrets_index(s, h->set[k].secret);
-
-		if (judge_set(&h->set[k], s, host, tls, req) == POLICY_HOOK_OK &&
-		    secrets_put_line(s, (unsigned int)i, h->set[k].name, h->set[k].prefix, extra,
-				     &off) &&
+	for (unsigned int k = 0; k < h->nset; k++)
+		if (idx[k] >= 0 &&
+		    secrets_put_line(s, (unsigned int)idx[k], h->set[k].name, h->set[k].prefix,
+				     extra, &off) &&
 		    used)
-			*used |= 1ull << i;
-	}
+			*used |= 1ull << idx[k];
 	out = http_fwd_head_edit(req, websocket, skip, extra, off, len);
 	e = errno;
 	secrets_wipe_free(extra, extralen + 1);
