@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 14 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 15 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -352,7 +352,22 @@ struct egr_unix_val {
 #define EGR_UNIX_ALLOW 2
 _Static_assert(sizeof(struct egr_unix_val) == 8, "egr_unix_val layout");
 
-/* Pin layout under the bpffs root: <root>/egressctl/<cgroup id>/{link_*,map_*} */
-#define EGR_PIN_DIR "egressctl"
+/* Pin layout under the bpffs root: <root>/egressctl/<cgroup id>/{link_*,map_*};
+ * a selector root's hold (hold.bpf.c): <root>/egressctl/hold-<cgroup id>/ */
+#define EGR_PIN_DIR	    "egressctl"
+#define EGR_HOLD_PIN_PREFIX "hold-"
+
+/* The hold (bpf/hold.bpf.c): egr_hold_pass, cgroup id -> flags. A cgroup
+ * below the hold's root is refused everything until it is passed: SELF
+ * passes it alone, TREE it and every cgroup below it. The depth is the most
+ * cgroup levels below the hierarchy's root the programs look up. */
+#define EGR_HOLD_SELF	 1u
+#define EGR_HOLD_TREE	 2u
+#define EGR_HOLD_MAX	 65536
+#define EGR_HOLD_DEPTH	 32
+#define EGR_HOLD_CONNECT 0 /* egr_hold_refused[]: connect4/6 refused */
+#define EGR_HOLD_SENDMSG 1 /* sendmsg4/6 refused */
+#define EGR_HOLD_SKB	 2 /* packets dropped */
+#define EGR_HOLD_NSTATS	 3
 
 #endif /* EGRESS_ABI_H */

@@ -1243,6 +1243,117 @@ EOF
 }
 
 # ======================================================================
+# A selector's cgroup from its first moment (the hold on the selector's
+# root: kernel/hold.h): a process that joins a cgroup the moment it is
+# made and at once connects (TCP) or sends (UDP, sendto) to a denied
+# address is refused by the hold until its target is attached, then by
+# the target: nothing at the sensor, where the same attempt without the
+# daemon arrives (the control). The daemon killed, the hold stays: a
+# cgroup made meanwhile is held, and the restarted daemon takes the hold
+# over and confines it. The default's "unconfined" is let go at once.
+# `detach --cgroup ROOT` lifts the hold.
+# ======================================================================
+test_selector_race() {
+	local t=selrace root r=${RACE_N:-6} i base_t base_u n id f
+	local syn="dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0" udp="dst host $A_BLOCKED and udp"
+	mkcg "$t"
+	root=$(tcg "$t")
+	mkdir -p "$W/$t"
+	cat >"$W/$t.json" <<EOF
+{"default": "unconfined", "metrics": "unix:$W/$t.m.sock", "targets": [
+  {"name": "job", "cgroup": "$root/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	# race.sh DIR KIND ADDR: made, joined, and at once a connect (to port
+	# 80) or a sendto (port 5353); says "refused ERRNO", "connected", "sent"
+	cat >"$W/$t.race.sh" <<'EOF'
+mkdir "$1" && echo $$ >"$1/cgroup.procs" || exit 1
+exec python3 -c 'import socket, sys
+kind, addr = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+s.settimeout(2)
+try:
+    if kind == "tcp":
+        s.connect((addr, 80)); print("connected")
+    else:
+        s.sendto(b"race", (addr, 5353)); print("sent")
+except OSError as e:
+    print("refused", e.strerror)' "$2" "$3"
+EOF
+	race() { nsenter --net="$NS_SBX" sh "$W/$t.race.sh" "$root/$1" "$2" "$A_BLOCKED" >"$W/$t/${1//\//_}.out" 2>&1; }
+	have_egr || return 0
+	# the control: no daemon, the same attempts arrive
+	base_t=$(sensor_now "$syn")
+	base_u=$(sensor_count "$udp")
+	race ctl-t tcp
+	race ctl-u udp
+	sensor_sync
+	a_val "$t.control.tcp" "SYNs of the control" "$(($(sensor_count "$syn") - base_t))" '^[1-9][0-9]*$'
+	a_val "$t.control.udp" "datagrams of the control" "$(($(sensor_count "$udp") - base_u))" '^[1-9][0-9]*$'
+	dstart "$t" --config "$W/$t.json" || return 0
+	a_grep "$t.held" "$W/$t.dout" "selectors: $(re "$root") held \\(cgroup [0-9]+\\): the cgroups below it now go on"
+	base_t=$(sensor_now "$syn")
+	base_u=$(sensor_count "$udp")
+	for i in $(seq 1 "$r"); do
+		race "job-t$i" tcp &
+		race "job-u$i" udp &
+	done
+	wait_secs 120 d_ready_n "$W/$t.dout" "target job:.*attached to" $((2 * r - 1))
+	a_val "$t.attached" "jobs attached" "$(grep -c 'target job:.*attached to' "$W/$t.dout")" "^$((2 * r))\$"
+	sensor_none_since "$t.tcp.sensor" "$base_t" "$syn"
+	sensor_none_since "$t.udp.sensor" "$base_u" "$udp"
+	# each attempt was refused by the hold (EPERM) or, attached, the target
+	n=0
+	for i in $(seq 1 "$r"); do
+		grep -qs '^refused Operation not permitted$\|^connected$' "$W/$t/job-t$i.out" && n=$((n + 1))
+		grep -qs '^refused Operation not permitted$\|^sent$' "$W/$t/job-u$i.out" && n=$((n + 1))
+	done
+	a_val "$t.outcomes" "attempts refused by the hold or the target" "$n" "^$((2 * r))\$"
+	a_val "$t.by_hold" "TCP attempts the hold refused" "$(grep -ls '^refused Operation not permitted$' "$W/$t"/job-t*.out | grep -c .)" '^[1-9][0-9]*$'
+	wait_secs 5 grep -qs "held below $(re "$root") so far: [1-9]" "$W/$t.dout"
+	a_grep "$t.counted" "$W/$t.dout" "selectors: held below $(re "$root") so far: [1-9][0-9]* connects and [0-9]+ sends refused, [0-9]+ packets dropped"
+	curl -sS --max-time 5 --unix-socket "$W/$t.m.sock" http://egressctl/metrics >"$W/$t.prom" 2>&1
+	a_grep "$t.metrics" "$W/$t.prom" "^egressctl_held_total\\{root=\"$(re "$root")\",what=\"connect\"\\} [1-9][0-9]*\$"
+	# once attached, a job held at first works as its policy says
+	in_cg "$t/job-t1" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://a.example.test/after
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.after.allowed" "job-t1's code once attached" "$(codes "$W/$t/job-t1.cg.out")" "200 "
+	# the default's "unconfined": let go at once (the hold passes it)
+	base_t=$(sensor_now "$syn")
+	race other-1 tcp
+	sleep 1
+	race other-1/again tcp
+	sensor_saw "$t.unconfined.sensor" "$syn" # (the base: the count grew)
+	a_val "$t.unconfined.reached" "SYNs of the unconfined cgroup" "$(($(sensor_count "$syn") - base_t))" '^[1-9][0-9]*$'
+	a_grep "$t.unconfined.not_held" "$W/$t/other-1_again.out" '^connected$'
+	# the daemon killed: the hold stays, a cgroup made meanwhile is held
+	kill -KILL "$D_PID"
+	wait "$D_PID" 2>/dev/null
+	id=$(stat -c %i "$root")
+	a_val "$t.down.pinned" "the hold's pins with no daemon" "$(ls "$PIN_ROOT/hold-$id" 2>/dev/null | grep -c '^link_')" '^5$'
+	base_t=$(sensor_now "$syn")
+	race job-dead tcp
+	sensor_none_since "$t.down.sensor" "$base_t" "$syn"
+	a_grep "$t.down.refused" "$W/$t/job-dead.out" '^refused Operation not permitted$'
+	dstart "$t" --config "$W/$t.json" || return 0
+	a_grep "$t.restart.took_over" "$W/$t.dout" "selectors: $(re "$root") held \\(cgroup $id\\): took over its pinned hold"
+	wait_secs 30 grep -qs "attached to $(re "$root/job-dead")" "$W/$t.dout"
+	in_cg "$t/job-dead" sh -c 'curl -s -o /dev/null -m 5 -w "a %{http_code}\n" http://a.example.test/up; curl -s -o /dev/null -m 5 -w "x %{http_code}\n" --noproxy "*" --resolve blocked.test:80:$0 http://blocked.test/up' "$A_BLOCKED"
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.restart.codes" "job-dead's codes after the restart" "$(codes "$W/$t/job-dead.cg.out")" "a 200 x 403 "
+	dstop
+	# detach --cgroup ROOT lifts the hold: a new cgroup is free again
+	"$EGRESSCTL" detach --cgroup "$root" >"$W/$t.detach" 2>&1
+	a_grep "$t.detach.said" "$W/$t.detach" "^lifted the hold on $(re "$root")"
+	a_val "$t.detach.no_pins" "the hold's pin dir" "$(ls -d "$PIN_ROOT/hold-$id" 2>&1 | grep -c 'No such')" 1
+	a_val "$t.detach.no_links" "links on the root" "$(bpftool cgroup show "$root" 2>/dev/null | grep -c .)" '^0$'
+	base_t=$(sensor_now "$syn")
+	race free-1 tcp
+	sensor_sync
+	a_val "$t.detach.free" "SYNs of a cgroup made after the detach" "$(($(sensor_count "$syn") - base_t))" '^[1-9][0-9]*$'
+}
+
+# ======================================================================
 # Measurements by hand (not in ALL_TESTS): E2E_TESTS=fleet_measure.
 # N cgroups made at once under a selector: the time from each mkdir to its
 # attach (the target's log), the daemon's memory per target; then the
@@ -1324,6 +1435,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="policy_dir selectors selector_self metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors selector_self selector_race metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

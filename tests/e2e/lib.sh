@@ -459,6 +459,7 @@ e2e_cleanup() {
 	if [ -s "$W/cgids" ]; then
 		while read -r id _; do
 			[ -n "$id" ] && [ -d "$PIN_ROOT/$id" ] && rm -rf "${PIN_ROOT:?}/$id"
+			[ -n "$id" ] && [ -d "$PIN_ROOT/hold-$id" ] && rm -rf "${PIN_ROOT:?}/hold-$id"
 		done < <(sort -u "$W/cgids")
 	fi
 	for dir in "${EXTRA_NETNS[@]}"; do

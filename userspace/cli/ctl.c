@@ -23,7 +23,9 @@
 #include "confine/status.h"
 #include "daemon/control.h"
 #include "daemon/dconfig.h"
+#include "egress_abi.h"
 #include "kernel/cgroup.h"
+#include "kernel/hold.h"
 #include "kernel/loader.h"
 #include "lib/duration.h"
 #include "lib/log.h"
@@ -130,7 +132,9 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{"detach", detach_table, "--cgroup X | --all",
 	 "Lifts confinement: detaches the programs and removes their pins, through\n"
 	 "the daemon when it holds the target, else directly (what a killed daemon\n"
-	 "or run left). The only way confinement ends; nothing of egressctl's stays.\n",
+	 "or run left). The only way confinement ends; nothing of egressctl's stays.\n"
+	 "A selector's root as X: its hold (cgroups made below it wait for the\n"
+	 "daemon), which stays when the daemon stops; --all lifts every hold too.\n",
 	 0},
 	{0},
 };
@@ -319,6 +323,40 @@ detach_pins(uint64_t cgid, const char *cgpath)
 	return 0;
 }
 
+static bool
+has_pins(uint64_t cgid)
+{
+	char root[PATH_MAX], dir[PATH_MAX + 32];
+	struct stat st;
+
+	if (loader_pin_root(root, sizeof(root)))
+		return true; /* detach_pins says why */
+	snprintf(dir, sizeof(dir), "%s/%llu", root, (unsigned long long)cgid);
+	return !stat(dir, &st);
+}
+
+/* The hold on a selector's root (kernel/hold.h): 1 lifted, 0 none, -1 an
+ * error, said. */
+static int
+detach_hold(uint64_t cgid, const char *cgpath)
+{
+	int err = cgid ? hold_remove_pins(cgid) : -ENOENT;
+
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		log_warnx("detach: cannot lift the hold on cgroup %llu: %s",
+			  (unsigned long long)cgid, strerror(-err));
+		return -1;
+	}
+	if (cgpath)
+		printf("lifted the hold on %s: cgroups made below it are free again\n", cgpath);
+	else
+		printf("lifted the hold on cgroup %llu: cgroups made below it are free again\n",
+		       (unsigned long long)cgid);
+	return 1;
+}
+
 static int
 detach_all_pins(void)
 {
@@ -341,6 +379,11 @@ detach_all_pins(void)
 			if (r && !rc)
 				rc = r;
 		}
+		if (!strncmp(de->d_name, EGR_HOLD_PIN_PREFIX, strlen(EGR_HOLD_PIN_PREFIX)) &&
+		    detach_hold(strtoull(de->d_name + strlen(EGR_HOLD_PIN_PREFIX), NULL, 10),
+				NULL) < 0 &&
+		    !rc)
+			rc = EGR_EXIT_ERROR;
 	}
 	closedir(d);
 	if (!cgroup_find_mount(mnt, sizeof(mnt))) {
@@ -413,6 +456,11 @@ do_detach(const struct ctl_opts *o)
 			log_warnx("detach: %s: %s", path, strerror(errno));
 			return EGR_EXIT_ERROR;
 		}
+		rc = detach_hold(cgid, path); /* a selector's root */
+		if (rc < 0)
+			return EGR_EXIT_ERROR;
+		if (rc > 0 && !has_pins(cgid))
+			return 0;
 		return detach_pins(cgid, path);
 	}
 }

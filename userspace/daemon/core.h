@@ -33,6 +33,9 @@ struct daemon;
 struct dockerapi;
 struct job;
 struct control_client;
+struct hold;
+
+#define SEL_MAX_ROOTS 16 /* selectors' roots held (selectors.c) */
 
 /* One target: what the config named, and what it is now. */
 struct dtarget {
@@ -103,10 +106,14 @@ struct daemon {
 	struct usersock *usock;	 /* --user-socket, or NULL */
 	int sfd, ino_fd;
 	struct event *ev_sig, *ev_ino, *tick;
-	int policy_wd;		   /* inotify: the config's policy_dir (-1: none) */
-	char policy_dir[PATH_MAX]; /* what policy_wd watches */
-	struct event *policy_soon; /* a reload shortly after policy_dir changed */
-	struct sel_watch *sw;	   /* selectors.c: the directories watched */
+	int policy_wd;			      /* inotify: the config's policy_dir (-1: none) */
+	char policy_dir[PATH_MAX];	      /* what policy_wd watches */
+	struct event *policy_soon;	      /* a reload shortly after policy_dir changed */
+	struct sel_watch *sw;		      /* selectors.c: the directories watched */
+	struct hold *holds[SEL_MAX_ROOTS];    /* selectors.c: one per selector's root */
+	bool swept[SEL_MAX_ROOTS];	      /* its first walk done: what it did not pass, gone */
+	uint64_t held_said[SEL_MAX_ROOTS][3]; /* what each refused, as last said */
+	int nholds;
 	int nsw, capsw;
 	char self_cg[PATH_MAX]; /* the daemon's own cgroup (selectors.c), once read */
 	LIST_HEAD(, follower) followers;
@@ -219,6 +226,19 @@ void sel_fill(struct dtarget *dt, const struct dspec *s, int sel);
  * where one may come watched. At start, after a reload, once a second for
  * a root that does not exist yet. */
 void sel_discover(struct daemon *dm);
+/* Every selector's root that exists held (kernel/hold.h), the daemon's own
+ * cgroup passed; the holds of roots no selector has any more lifted. At
+ * start (an error stops it) and from sel_discover (said). */
+int sel_hold_roots(struct daemon *dm, char *errbuf, size_t errlen);
+/* The cgroup cgid at path passed (EGR_HOLD_SELF, _TREE) by every hold
+ * above it, or held again. */
+void sel_pass(struct daemon *dm, const char *path, uint64_t cgid, uint32_t flags);
+void sel_unpass(struct daemon *dm, uint64_t cgid);
+/* Once a second: the cgroups passed that are gone forgotten, what the holds
+ * refused said. */
+void sel_holds_tick(struct daemon *dm);
+/* At stop: the holds closed, their pins kept. */
+void sel_holds_close(struct daemon *dm);
 /* An inotify event of a watched directory (true), or not one of ours. */
 bool sel_event(struct daemon *dm, const struct inotify_event *ev);
 void sel_free(struct daemon *dm);

@@ -179,6 +179,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 	}
 	if ((what & EV_TIMEOUT) && dm->cfg.nselectors)
 		sel_discover(dm); /* a root made since, or an event the queue dropped */
+	if (what & EV_TIMEOUT)
+		sel_holds_tick(dm);
 }
 
 static void
@@ -361,6 +363,8 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		if (!dm->usock)
 			err = -EINVAL;
 	}
+	if (!err && dm->cfg.nselectors) /* before any target: its pass needs them */
+		err = sel_hold_roots(dm, errbuf, errlen);
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	{
 		char why[512];
@@ -402,6 +406,7 @@ stop(struct daemon *dm)
 	while ((dt = TAILQ_FIRST(&dm->targets)))
 		dt_free(dt, false); /* pinned: still enforcing */
 	sel_free(dm);
+	sel_holds_close(dm); /* pinned: still holding */
 	dconfig_free(&dm->cfg);
 	for (int i = 0; i < RECENT_LINES; i++)
 		free(dm->recent[i]);

@@ -21,6 +21,8 @@
 #include "audit/record.h"
 #include "daemon/core.h"
 #include "daemon/metrics.h"
+#include "egress_abi.h"
+#include "kernel/hold.h"
 #include "lib/log.h"
 
 struct metrics {
@@ -286,6 +288,26 @@ proxy_samples(struct evbuffer *b, const struct daemon *dm)
 	}
 }
 
+/* What each selector's root held (kernel/hold.h) refused. */
+static void
+hold_samples(struct evbuffer *b, const struct daemon *dm)
+{
+	static const char *const what[EGR_HOLD_NSTATS] = {"connect", "sendmsg", "packet"};
+
+	if (!dm->nholds)
+		return;
+	head(b, "egressctl_held_total", "counter",
+	     "connects and sends refused, packets dropped, of cgroups below a selector's root "
+	     "not yet confined");
+	for (int i = 0; i < dm->nholds; i++)
+		for (int k = 0; k < EGR_HOLD_NSTATS; k++) {
+			evbuffer_add(b, "egressctl_held_total{root=\"", 27);
+			label(b, hold_root(dm->holds[i]));
+			evbuffer_add_printf(b, "\",what=\"%s\"} %llu\n", what[k],
+					    (unsigned long long)hold_refused(dm->holds[i], k));
+		}
+}
+
 static void
 on_request(struct evhttp_request *req, void *arg)
 {
@@ -317,6 +339,7 @@ on_request(struct evhttp_request *req, void *arg)
 	     "a policy_dir file that did not build at a reload, per target that kept its policy");
 	evbuffer_add_printf(b, "egressctl_policies_kept_total %llu\n",
 			    (unsigned long long)dm->policies_kept);
+	hold_samples(b, dm);
 	target_samples(b, dm);
 	proxy_samples(b, dm);
 	reason_samples(b, dm);

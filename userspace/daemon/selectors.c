@@ -7,7 +7,10 @@
  * it a target of its own, with the selector's options, policy and a name
  * "SELECTOR:/path"; one under which none can match gets the config's
  * default (confined with nothing allowed, or left alone). A matched cgroup
- * is confined with its descendants; it goes when its cgroup does. */
+ * is confined with its descendants; it goes when its cgroup does. Each root
+ * is held (kernel/hold.h): a cgroup made below it can do nothing on the
+ * network until the walk has passed it, as a target attached, the default's
+ * "unconfined", or a directory to watch. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +27,9 @@
 #include "daemon/containers.h"
 #include "daemon/core.h"
 #include "daemon/oci.h"
+#include "egress_abi.h"
 #include "kernel/cgroup.h"
+#include "kernel/hold.h"
 #include "lib/log.h"
 
 struct sel_watch {
@@ -190,8 +195,9 @@ sel_attach(struct daemon *dm, const char *path, int sel)
 	sel_identity(dt);
 	if (dt_start(dt, NULL, why, sizeof(why)) || !dt->tg) {
 		if (dt->tg || dt->wd < 0)
-			log_warnx("%s%s", dt->label, why);
+			log_warnx("%s%s (held: nothing of it leaves)", dt->label, why);
 		dt_free(dt, false); /* or gone already */
+		sel_unpass(dm, cgroup_id_of(path));
 	}
 }
 
@@ -272,15 +278,22 @@ sel_look(struct daemon *dm, const char *path, int depth)
 		if (dt->cgpath[0] && below(dt->cgpath, path)) {
 			log_warnx("selectors: %s holds target %s (%s): not confined as a whole",
 				  path, dt->spec.name, dt->cgpath);
+			sel_pass(dm, path, cgroup_id_of(path), EGR_HOLD_SELF);
 			return;
 		}
 		sel_attach(dm, path, best == DSEL_MATCH ? sel : SEL_DEFAULT_DENY);
+		return;
+	}
+	if (best == DSEL_NONE) { /* the default's "unconfined" */
+		sel_pass(dm, path, cgroup_id_of(path), EGR_HOLD_TREE);
 		return;
 	}
 	if (best == DSEL_BELOW) {
 		DIR *d;
 		struct dirent *e;
 
+		/* it alone: what comes below it is looked at first */
+		sel_pass(dm, path, cgroup_id_of(path), EGR_HOLD_SELF);
 		watch_dir(dm, path); /* before the walk: nothing made meanwhile is missed */
 		d = opendir(path);
 		while (d && (e = readdir(d))) {
@@ -316,6 +329,10 @@ root_of(const char *mnt, const char *glob, char *out, size_t len)
 void
 sel_discover(struct daemon *dm)
 {
+	char err[600];
+
+	if (sel_hold_roots(dm, err, sizeof(err)))
+		log_warnx("selectors: %s", err);
 	for (int i = 0; i < dm->cfg.n; i++) {
 		char root[PATH_MAX];
 		struct stat st;
@@ -327,6 +344,154 @@ sel_discover(struct daemon *dm)
 			continue; /* the tick looks again */
 		sel_look(dm, root, 0);
 	}
+	/* a hold taken over keeps what the walk passed again: the rest is an
+	 * earlier daemon's, of cgroups gone since */
+	for (int i = 0; i < dm->nholds; i++)
+		if (!dm->swept[i]) {
+			hold_sweep(dm->holds[i]);
+			dm->swept[i] = true;
+		}
+}
+
+/* ---- the holds ---- */
+
+static void
+hold_drop(struct daemon *dm, int i, const char *why)
+{
+	uint64_t id = hold_root_id(dm->holds[i]);
+	int err = hold_remove_pins(id);
+
+	if (err && err != -ENOENT)
+		log_warnx("selectors: cannot remove the hold of %s: %s", hold_root(dm->holds[i]),
+			  strerror(-err));
+	else
+		log_warnx("selectors: hold of %s (cgroup %llu) lifted: %s", hold_root(dm->holds[i]),
+			  (unsigned long long)id, why);
+	hold_close(dm->holds[i]);
+	dm->holds[i] = dm->holds[dm->nholds - 1];
+	dm->swept[i] = dm->swept[dm->nholds - 1];
+	memcpy(dm->held_said[i], dm->held_said[dm->nholds - 1], sizeof(dm->held_said[i]));
+	dm->nholds--;
+}
+
+int
+sel_hold_roots(struct daemon *dm, char *errbuf, size_t errlen)
+{
+	char roots[SEL_MAX_ROOTS][PATH_MAX];
+	int nroots = 0, err = 0;
+
+	for (int i = 0; i < dm->cfg.n; i++) {
+		char root[PATH_MAX];
+		int k;
+
+		if (!dm->cfg.specs[i].selector)
+			continue;
+		root_of(dm->mnt, dm->cfg.specs[i].what, root, sizeof(root));
+		for (k = 0; k < nroots && strcmp(roots[k], root); k++)
+			;
+		if (k < nroots || !root[0])
+			continue;
+		if (nroots == SEL_MAX_ROOTS) {
+			daemon_errf(errbuf, errlen, "more than %d selectors' roots: %s is not held",
+				    SEL_MAX_ROOTS, root);
+			return -E2BIG;
+		}
+		snprintf(roots[nroots++], PATH_MAX, "%s", root);
+	}
+	/* a root no selector has now, or removed (and maybe made again) */
+	for (int i = 0; i < dm->nholds;) {
+		const char *r = hold_root(dm->holds[i]);
+		int k;
+
+		for (k = 0; k < nroots && strcmp(roots[k], r); k++)
+			;
+		if (k == nroots)
+			hold_drop(dm, i, "no selector has it as its root now");
+		else if (cgroup_id_of(r) != hold_root_id(dm->holds[i]))
+			hold_drop(dm, i, "its cgroup is gone");
+		else
+			i++;
+	}
+	for (int k = 0; k < nroots && !err; k++) {
+		struct stat st;
+		struct hold *h;
+		bool fresh;
+		int i;
+
+		for (i = 0; i < dm->nholds && strcmp(hold_root(dm->holds[i]), roots[k]); i++)
+			;
+		if (i < dm->nholds || stat(roots[k], &st) || !S_ISDIR(st.st_mode))
+			continue; /* held, or not made yet: the tick looks again */
+		h = hold_open(roots[k], &fresh, errbuf, errlen);
+		if (!h) {
+			err = -EINVAL;
+			break;
+		}
+		dm->swept[dm->nholds] = fresh; /* a new one holds only what it seeded */
+		memset(dm->held_said[dm->nholds], 0, sizeof(dm->held_said[0]));
+		dm->holds[dm->nholds++] = h;
+		if (self_below(dm, roots[k]))
+			hold_pass(h, dm->self_cg, cgroup_id_of(dm->self_cg), EGR_HOLD_TREE);
+		log_warnx("selectors: %s held (cgroup %llu): %s", roots[k],
+			  (unsigned long long)hold_root_id(h),
+			  fresh ? "the cgroups below it now go on as they were; one made later can "
+				  "do nothing on the network until it is confined or let go"
+				: "took over its pinned hold");
+	}
+	return err;
+}
+
+void
+sel_pass(struct daemon *dm, const char *path, uint64_t cgid, uint32_t flags)
+{
+	for (int i = 0; i < dm->nholds; i++) {
+		int err;
+
+		if (!below(path, hold_root(dm->holds[i])))
+			continue;
+		err = hold_pass(dm->holds[i], path, cgid, flags);
+		if (err)
+			log_warnx("selectors: %s stays held: %s", path, strerror(-err));
+	}
+}
+
+void
+sel_unpass(struct daemon *dm, uint64_t cgid)
+{
+	for (int i = 0; i < dm->nholds; i++)
+		hold_unpass(dm->holds[i], cgid);
+}
+
+void
+sel_holds_tick(struct daemon *dm)
+{
+	static unsigned int ticks;
+
+	for (int i = 0; i < dm->nholds; i++) {
+		uint64_t n[EGR_HOLD_NSTATS];
+
+		for (int k = 0; k < EGR_HOLD_NSTATS; k++)
+			n[k] = hold_refused(dm->holds[i], k);
+		if (memcmp(n, dm->held_said[i], sizeof(n))) {
+			log_warnx("selectors: held below %s so far: %llu connects and %llu sends "
+				  "refused, %llu packets dropped",
+				  hold_root(dm->holds[i]), (unsigned long long)n[EGR_HOLD_CONNECT],
+				  (unsigned long long)n[EGR_HOLD_SENDMSG],
+				  (unsigned long long)n[EGR_HOLD_SKB]);
+			memcpy(dm->held_said[i], n, sizeof(n));
+		}
+		if (ticks % 10 == 0)
+			hold_tick(dm->holds[i]);
+	}
+	ticks++;
+}
+
+void
+sel_holds_close(struct daemon *dm)
+{
+	for (int i = 0; i < dm->nholds; i++)
+		hold_close(dm->holds[i]);
+	dm->nholds = 0;
 }
 
 bool

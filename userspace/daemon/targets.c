@@ -264,8 +264,10 @@ dt_release(struct dtarget *dt, bool detach)
 	if (dt->tg) {
 		target_finish(dt->tg);
 		target_write_summary_file(dt->tg); /* --summary FILE: at detach and stop */
-		if (detach)
+		if (detach) {
 			target_detach(dt->tg);
+			sel_unpass(dt->dm, dt->cgid); /* held again, if it is still there */
+		}
 		target_free(dt->tg);
 		dt->tg = NULL;
 	}
@@ -343,6 +345,8 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	if (err)
 		goto fail;
 	dt->since = now_s();
+	/* its programs decide from now on: a selector's root lets it go */
+	sel_pass(dt->dm, dt->cgpath, dt->cgid, EGR_HOLD_TREE);
 	dt_unwatch(dt);
 	target_link_ids(dt->tg, ids, 24, &nids);
 	for (int i = 0, n = 0; i < nids && n < (int)sizeof(idtext); i++)
