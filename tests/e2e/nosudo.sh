@@ -12,14 +12,16 @@
 #
 # The suite makes a group and two users of its own (useradd/groupadd,
 # removed by name at exit); the daemon runs in the sandbox netns with no
-# target, its user socket in $W.
+# target, its user socket in $W. For the kernel-side escapes, a copy of
+# python3 with file capabilities, in $W and executable by that group
+# alone, removed by the test that made it (cap_python).
 
 set -u
 # shellcheck disable=SC2154 # P_* are assigned by jv (lib.sh) through eval
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more limit reload ceiling_allow audit_allowed status log syslog confined dupname unit restart"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_kernel limit reload ceiling_allow audit_allowed status log syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -336,6 +338,214 @@ test_escapes_more() {
 	urun "${t}_vsock" "$UA" -- "$PY" "$C/probe.py" vsock
 	egr_json "${t}_vsock"
 	a_errno "$t.vsock.refused" EAFNOSUPPORT
+}
+
+# cap_python: CAPPY, a copy of python3 with the file capabilities
+# cap_net_raw, cap_net_admin and cap_bpf (+ep: what a setcap'd tool gives
+# whoever may run it; the kernel asks CAP_NET_ADMIN besides CAP_BPF for a
+# cgroup program's detach), in a directory of the suite's group alone;
+# removed by the test that made it. Empty (and a note) where this host
+# cannot give a user capabilities by file: no setcap, or a filesystem that
+# does not honour them (nosuid).
+cap_python() {
+	local d=$W/capbin eff
+	CAPPY=
+	if ! command -v setcap >/dev/null; then
+		note "no setcap (libcap2-bin): the user's halves with a file capability skipped"
+		return 1
+	fi
+	if ! { mkdir -m 0750 "$d" && chgrp "$G" "$d" && cp "$(readlink -f "$PY")" "$d/python3" &&
+		chgrp "$G" "$d/python3" && chmod 0750 "$d/python3" &&
+		setcap cap_net_raw,cap_net_admin,cap_bpf+ep "$d/python3"; }; then
+		note "cannot give $d/python3 file capabilities: the user's halves with one skipped"
+		return 1
+	fi
+	# CAP_NET_ADMIN (12), CAP_NET_RAW (13) and CAP_BPF (39) effective for the user?
+	eff=$(as "$UA" "$d/python3" -c 'print(open("/proc/self/status").read())' | sed -n 's/^CapEff:\t*//p')
+	if ! [[ $eff =~ ^[0-9a-f]{16}$ ]] || (((0x$eff & 0x8000003000) != 0x8000003000)); then
+		note "file capabilities are not honoured in $d (CapEff '$eff'; a nosuid mount?): the user's halves with one skipped"
+		return 1
+	fi
+	CAPPY=$d/python3
+}
+
+# as_in CGDIR USER CMD...: as, from the cgroup CGDIR (root moves the
+# shell there, then becomes USER)
+as_in() {
+	local cg=$1 u=$2
+	shift 2
+	# shellcheck disable=SC2016 # $$, $0 and $@ are the inner shell's
+	timeout -k 2 40 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" \
+		setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups env EGRESSCTL_USER_SOCKET="$USOCK" "$@"
+}
+
+# legacy_on CGDIR: the suite's legacy connect4 program is attached there
+legacy_on() { bpftool -j cgroup show "$1" 2>/dev/null | grep -q egr_e2e_legacy; }
+
+# run.sh's kernel-side ways out, tried again as the unprivileged user
+# through the service: a raw socket and an AF_PACKET socket (both need
+# CAP_NET_RAW), a write to another cgroup's cgroup.procs, bpf() (a legacy
+# program's detach, a map). Where the host refuses the user an attempt
+# already (no CAP_NET_RAW; kernel.unprivileged_bpf_disabled not 0), a note
+# says so and the user's plain half, whose refusal in the run could not be
+# told from the host's, is skipped. A python3 with file capabilities
+# (cap_python) is what gives a user these without egressctl: its control
+# halves show each working as that user (packets at the sensor, the
+# legacy program gone), then the same exec in the service's run refused
+# (no capability to be had there), nothing at the sensor.
+test_escapes_kernel() {
+	local t=escapes_kernel c a k D L
+	local -a kinds pre
+	cap_python
+	# a raw ICMP socket
+	kinds=()
+	new4 c
+	jv "$(as "$UA" "$PY" "$C/probe.py" raw "$c" | grep '^{' | tail -1)"
+	if [ "$P_ok" != true ] && [ "$P_errno" = EPERM ]; then
+		note "$t.raw.user skipped: without egressctl the user's raw socket is refused already (EPERM: no CAP_NET_RAW), as it would be in the run"
+	else
+		a_ok "$t.raw.control.user"
+		sensor_saw "$t.raw.control.user.sensor" "icmp and dst host $c"
+		kinds+=(user)
+	fi
+	if [ -n "$CAPPY" ]; then
+		new4 c
+		jv "$(as "$UA" "$PY" "$C/probe.py" exec "$CAPPY" "$C/probe.py" raw "$c" | grep '^{' | tail -1)"
+		a_ok "$t.raw.control.capfile"
+		sensor_saw "$t.raw.control.capfile.sensor" "icmp and dst host $c"
+		kinds+=(capfile)
+	fi
+	[ ${#kinds[@]} = 0 ] && note "$t.raw: no half whose refusal in the run this host could show"
+	for k in "${kinds[@]}"; do
+		pre=("$PY" "$C/probe.py")
+		[ "$k" = capfile ] && pre+=(exec "$CAPPY" "$C/probe.py")
+		new4 a
+		urun "${t}_raw_$k" "$UA" -- "${pre[@]}" raw "$a"
+		egr_json "${t}_raw_$k"
+		a_denied "$t.raw.$k.denied"
+		sensor_none "$t.raw.$k.sensor" "dst host $a"
+	done
+	# an AF_PACKET socket: a frame on the sandbox's veth. The run's seccomp
+	# filter refuses the family (EAFNOSUPPORT) before the kernel asks for
+	# CAP_NET_RAW (EPERM): the user's plain half tells the two apart.
+	jv "$(as "$UA" "$PY" "$C/probe.py" packet "$SBX_IF" 02:00:00:e2:e4:01 | grep '^{' | tail -1)"
+	if [ "$P_ok" != true ] && [ "$P_errno" = EPERM ]; then
+		note "$t.packet.user: without egressctl the user's AF_PACKET socket is refused (EPERM: no CAP_NET_RAW); in the run, the seccomp filter's EAFNOSUPPORT"
+	else
+		a_ok "$t.packet.control.user"
+		sensor_saw "$t.packet.control.user.sensor" "ether dst 02:00:00:e2:e4:01"
+	fi
+	if [ -n "$CAPPY" ]; then
+		jv "$(as "$UA" "$PY" "$C/probe.py" exec "$CAPPY" "$C/probe.py" packet "$SBX_IF" 02:00:00:e2:e4:02 | grep '^{' | tail -1)"
+		a_ok "$t.packet.control.capfile"
+		sensor_saw "$t.packet.control.capfile.sensor" "ether dst 02:00:00:e2:e4:02"
+	fi
+	urun "${t}_packet_user" "$UA" -- "$PY" "$C/probe.py" packet "$SBX_IF" 02:00:00:e2:e4:03
+	egr_json "${t}_packet_user"
+	a_errno "$t.packet.user.eafnosupport" EAFNOSUPPORT
+	sensor_none "$t.packet.user.sensor" "ether dst 02:00:00:e2:e4:03"
+	if [ -n "$CAPPY" ]; then
+		urun "${t}_packet_capfile" "$UA" -- "$PY" "$C/probe.py" exec "$CAPPY" "$C/probe.py" packet "$SBX_IF" 02:00:00:e2:e4:04
+		egr_json "${t}_packet_capfile"
+		a_denied "$t.packet.capfile.denied"
+		sensor_none "$t.packet.capfile.sensor" "ether dst 02:00:00:e2:e4:04"
+	fi
+	# cgroup.procs of another cgroup: D delegated to the user (as a
+	# session's user@.service is), a process of theirs in D/a moves itself
+	# to D/b. In the run, started by a client in D/a, CMD finds no cgroupfs
+	# (covered: ENOENT, where the host would let it into D/b and refuse it
+	# the root cgroup with EACCES) and stays in its run cgroup, confined.
+	D=$CGROOT/egr-e2e-$$-udeleg
+	if ! mkdir -p "$D/a" "$D/b" || ! chown -R "$UA:$G" "$D"; then
+		fail "$t.cgroup.setup" "cannot create delegated cgroups under $D"
+	else
+		jv "$(as_in "$D/a" "$UA" "$PY" "$C/probe.py" cgroup_escape "$D/b/cgroup.procs" | grep '^{' | tail -1)"
+		a_ok "$t.cgroup.control.delegated"
+		a_eq "$t.cgroup.control.moved" "own cgroup after the write" "$P_data" "0::${D#"$CGROOT"}/b"
+		new4 a
+		(cd "$RW" && as_in "$D/a" "$UA" "$EGRESSCTL" run -- sh -c \
+			"$PY $C/probe.py cgroup_escape $D/b/cgroup.procs; $PY $C/probe.py cgroup_escape $CGROOT/cgroup.procs; $PY $C/probe.py tcp4 $a 80") \
+			>"$W/${t}_cgroup.out" 2>"$W/${t}_cgroup.err" </dev/null
+		EGR_RC=$?
+		a_rc "$t.cgroup.exit" 0 "${t}_cgroup"
+		egr_json "${t}_cgroup" 1
+		a_errno "$t.cgroup.delegated_write_hidden" ENOENT
+		egr_json "${t}_cgroup" 2
+		a_errno "$t.cgroup.root_write_hidden" ENOENT
+		egr_json "${t}_cgroup" 3
+		a_denied "$t.cgroup.still_confined"
+		if [[ $P_cg =~ ^0::/egressctl/run-[0-9]+$ ]]; then ok "$t.cgroup.own_cgroup"; else
+			fail "$t.cgroup.own_cgroup" "CMD's cgroup at the end: '$P_cg', not its run's"
+		fi
+		sensor_none "$t.cgroup.sensor" "dst host $a"
+		cg_remove "$D"
+	fi
+	# bpf(): a legacy (non-MULTI) connect4 program's detach, and a map
+	L=$CGROOT/egr-e2e-$$-ulegacy
+	if mkdir -p "$L"; then
+		escapes_bpf
+		cg_remove "$L"
+	else
+		fail "$t.bpf.setup" "mkdir $L"
+	fi
+	rm -rf "$W/capbin"
+	CAPPY=
+}
+
+# test_escapes_kernel's bpf() half: t, L, CAPPY its
+escapes_bpf() {
+	local k py a ubpf detach=
+	local -a kinds=()
+	jv "$(probe_root bpf_attach_legacy "$L")"
+	a_ok "$t.bpf.setup.attach_legacy"
+	ubpf=$(cat /proc/sys/kernel/unprivileged_bpf_disabled 2>/dev/null || echo 0)
+	if [ "$ubpf" = 0 ]; then
+		jv "$(as "$UA" "$PY" "$C/probe.py" bpf_any | grep '^{' | tail -1)"
+		a_ok "$t.bpf.control.user_map_create"
+		kinds+=(user)
+		jv "$(as "$UA" "$PY" "$C/probe.py" bpf_detach "$L" | grep '^{' | tail -1)"
+		if [ "$P_ok" != true ] && [ "$P_errno" = EPERM ]; then
+			note "$t.bpf.user.detach skipped: this kernel refuses the user's detach of a cgroup program already (EPERM: it asks CAP_NET_ADMIN), as it would be in the run"
+		else
+			a_ok "$t.bpf.control.user_detaches_legacy"
+			if legacy_on "$L"; then fail "$t.bpf.control.user_legacy_gone" "still attached"; else ok "$t.bpf.control.user_legacy_gone"; fi
+			jv "$(probe_root bpf_attach_legacy "$L")"
+			a_ok "$t.bpf.setup.reattach_user"
+			detach=user
+		fi
+	else
+		note "$t.bpf.user skipped: kernel.unprivileged_bpf_disabled=$ubpf refuses every bpf() of a user without CAP_BPF on this host (EPERM), as it would be in the run"
+	fi
+	if [ -n "$CAPPY" ]; then
+		jv "$(as "$UA" "$PY" "$C/probe.py" exec "$CAPPY" "$C/probe.py" bpf_detach "$L" | grep '^{' | tail -1)"
+		a_ok "$t.bpf.control.capfile_detaches_legacy"
+		if legacy_on "$L"; then fail "$t.bpf.control.capfile_legacy_gone" "still attached"; else ok "$t.bpf.control.capfile_legacy_gone"; fi
+		jv "$(as "$UA" "$PY" "$C/probe.py" exec "$CAPPY" "$C/probe.py" bpf_any | grep '^{' | tail -1)"
+		a_ok "$t.bpf.control.capfile_map_create"
+		jv "$(probe_root bpf_attach_legacy "$L")"
+		a_ok "$t.bpf.setup.reattach_capfile"
+		kinds+=(capfile)
+		detach="$detach capfile"
+	fi
+	[ ${#kinds[@]} = 0 ] && note "$t.bpf: no half whose refusal in the run this host could show"
+	for k in "${kinds[@]}"; do
+		py="$PY $C/probe.py"
+		[ "$k" = capfile ] && py="$py exec $CAPPY $C/probe.py"
+		new4 a
+		legacy_on "$L" || fail "$t.bpf.$k.setup" "no legacy program on $L before the run"
+		urun "${t}_bpf_$k" "$UA" -- sh -c "$py bpf_detach $L; $py bpf_any; $PY $C/probe.py tcp4 $a 80"
+		a_rc "$t.bpf.$k.exit" 0 "${t}_bpf_$k"
+		if [[ " $detach " == *" $k "* ]]; then
+			egr_json "${t}_bpf_$k" 1
+			a_errno "$t.bpf.$k.detach_eperm" EPERM
+			if legacy_on "$L"; then ok "$t.bpf.$k.legacy_intact"; else fail "$t.bpf.$k.legacy_intact" "the legacy program on $L is gone"; fi
+		fi
+		egr_json "${t}_bpf_$k" 2
+		a_errno "$t.bpf.$k.bpf_eperm" EPERM
+		egr_json "${t}_bpf_$k" 3
+		a_denied "$t.bpf.$k.still_confined"
+		sensor_none "$t.bpf.$k.sensor" "dst host $a"
+	done
 }
 
 # users.json's deny rules win over the user's --allow: the name allowed
@@ -729,4 +939,4 @@ test_restart() {
 	a_grep "$t.KILL.run_said" "$W/${t}_KILL.err" 'the service stopped: the command is ended \(its cgroup killed\)'
 }
 
-suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout" "$@"
+suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout bpftool" "$@"

@@ -1072,6 +1072,19 @@ def cmd_noop():
     emit(True)
 
 
+def cmd_exec(prog, *args):
+    """Execs PROG ARGS (probe.py again under another interpreter: one with
+    file capabilities); the JSON line is then PROG's.  Only if execve()
+    fails is it this one's, with its errno (an exec whose file capabilities
+    cannot all be had -- an empty bounding set -- fails with EPERM)."""
+    STEP[0] = "execve"
+    signal.setitimer(signal.ITIMER_REAL, 0)  # an itimer outlives execve()
+    try:
+        os.execv(prog, [prog] + list(args))
+    except OSError as e:
+        fail(e)
+
+
 def run(argv):
     if not argv:
         emit(False, "USAGE", msg="no subcommand")
