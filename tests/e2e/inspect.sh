@@ -70,6 +70,11 @@
 #               through and refuses the push's POST git-receive-pack (403
 #               blocked-by-path-policy, never at the server); control: the
 #               push reaches the server without egressctl
+#   reuse       upstream connections kept between requests: client
+#               connections to one name share one upstream TLS connection
+#               (in order), another name at its address gets its own, a
+#               kept one the server closes as a request comes: that request
+#               again on a new one
 #   ca          --ca CERT,KEY: CMD is given that CA and the leaves are its
 #               (a client trusting it alone gets 200), its key in no file
 #               egressctl wrote; a key not the certificate's, and a
@@ -99,7 +104,7 @@ A_BAD=203.0.113.12
 A_WRONG=203.0.113.13	# wrong.i.test: a certificate of the test CA for other.test
 A_GITSRV=203.0.113.14	# git.i.test: git http-backend over TLS (clients/gitsrv.py)
 WEBLOG=$W/web.log
-ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env secrets hooks git ca"
+ALL_TESTS="allowed post paths fronting limited kvpath badcert websocket h2only bigbody trust env secrets hooks git ca reuse"
 
 # a test CA, a server certificate it signs for *.i.test, one it did not
 # sign, and one it signs for another name (other.test)
@@ -153,7 +158,7 @@ inspect_setup() {
 	nsenter --net="$NS_INET" dnsmasq -k -C /dev/null -u root --pid-file="$W/dns-inet.pid" \
 		--no-resolv --no-hosts --no-poll --bind-interfaces --listen-address="$INET_DNS" --port=53 \
 		--local=/test/ --no-negcache --cache-size=0 --host-record=ctl.test,203.0.113.99 \
-		--host-record=ok.i.test,$A_OK --host-record=plain.i.test,$A_PLAIN \
+		--host-record=ok.i.test,$A_OK --host-record=two.i.test,$A_OK --host-record=plain.i.test,$A_PLAIN \
 		--host-record=bad.i.test,$A_BAD --host-record=wrong.i.test,$A_WRONG \
 		--host-record=git.i.test,$A_GITSRV \
 		>"$W/dns-inet.out" 2>&1 &
@@ -893,6 +898,41 @@ EOF
 	irun $t --ca "$W/testca.crt" -- true
 	a_rc inspect.ca.no_comma.exit 125 $t
 	a_grep inspect.ca.no_comma.said "$W/$t.err" "--ca .*testca\.crt: expected CERT,KEY"
+}
+
+# Upstream connections kept between requests (inspect/pool.c): separate
+# client connections to one name, one request each, go over one upstream
+# TLS connection, in order (the server's req= count); another name at the
+# same address gets a connection of its own (its SNI, its Host, req=1),
+# never the first's; a kept connection the server closes as the next
+# request comes (/drop-next) costs the client nothing: the request goes
+# again on a new one, once.
+test_reuse() {
+	local t=i_reuse n
+	policy $t '{"allow": [{"rule": "ok.i.test", "methods": ["GET"]}, {"rule": "two.i.test", "methods": ["GET"]}]}'
+	script $t <<'EOF'
+for i in 1 2 3 4; do cu r$i curl https://ok.i.test/r/$i; done
+cu two curl https://two.i.test/r/two
+cu d1 curl https://ok.i.test/drop-next
+cu d2 curl https://ok.i.test/r/after-drop
+EOF
+	web_mark
+	irun $t -- sh "$W/$t.sh"
+	for n in 1 2 3 4; do a_code "inspect.reuse.r$n" $t "r$n" 200; done
+	web_saw inspect.reuse.in_order "^VHOST local=$(re "$A_OK"):443 .* req=4 method=GET target=/r/4 host=ok\\.i\\.test "
+	a_code inspect.reuse.two $t two 200
+	web_saw inspect.reuse.two.own_sni "^TLS local=$(re "$A_OK"):443 .* sni=two\\.i\\.test "
+	web_saw inspect.reuse.two.own_conn "^VHOST .* req=1 method=GET target=/r/two host=two\\.i\\.test "
+	a_code inspect.reuse.drop.first $t d1 200
+	a_code inspect.reuse.drop.again $t d2 200
+	web_saw inspect.reuse.drop.dropped "^VHOSTDROP local=$(re "$A_OK"):443 .* target=/r/after-drop\$"
+	web_saw inspect.reuse.drop.new_conn "^VHOST .* req=1 method=GET target=/r/after-drop host=ok\\.i\\.test "
+	a_eq inspect.reuse.drop.once "requests for /r/after-drop at the server" \
+		"$(web_new | grep -ac "target=/r/after-drop")" 2
+	# 7 requests to ok.i.test: two TLS connections (the second after the drop)
+	a_eq inspect.reuse.handshakes "TLS connections to ok.i.test" \
+		"$(web_new | grep -ac "^TLS local=$(re "$A_OK"):443 .* sni=ok\\.i\\.test ")" 2
+	a_jlog inspect.reuse.logged "$W/$t.jlog" decision=allow host=ok.i.test method=GET path=/r/4 inspected=true
 }
 
 suite_main inspect.sh inspect_setup "ip nsenter setpriv tcpdump ss curl dig dnsmasq openssl node git" "$@"

@@ -213,6 +213,17 @@ run_trip(void **state)
 	assert_int_equal(back.keep_alive, ws); /* Connection: close unless upgrading */
 	assert_int_equal(http_fwd_websocket(&back), ws);
 	assert_int_equal(http_find_header(&back, "upgrade") != NULL, ws);
+	/* for a kept upstream connection: keep-alive, all else the same */
+	out = http_fwd_keep_alive(out, &len);
+	assert_non_null(out);
+	assert_int_equal(http_parse_request(out, len, len, &back, &consumed), PARSE_DONE);
+	assert_int_equal(consumed, len);
+	assert_string_equal(back.target, req.target);
+	assert_string_equal(back.host, req.host);
+	assert_int_equal(back.body, req.body);
+	assert_true(back.keep_alive);
+	assert_int_equal(http_fwd_websocket(&back), ws);
+	assert_int_equal(http_fwd_upgrades(out, len), ws);
 	free(out);
 	free(keep);
 }

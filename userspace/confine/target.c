@@ -276,7 +276,7 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	po.policy_rw = t->policy;
 	po.learned_name = o->dns_port ? NULL : learned_name;
 	po.learned_arg = t;
-	po.fd_reserve = o->dns_port ? 0 : DNS_TCP_MAX_CLIENTS;
+	po.fd_reserve = (o->dns_port ? 0 : DNS_TCP_MAX_CLIENTS) + (t->ins ? IX_POOL_MAX : 0);
 	po.test_pipes_max = o->pipes_max;
 	po.ns_ip4 = o->containers_ip4;
 	po.ipv6 = o->ipv6;

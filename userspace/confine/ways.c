@@ -38,7 +38,10 @@ target_upstream_read(struct target *t, char *errbuf, size_t errlen)
 int
 target_open_inspector(struct target *t, char *errbuf, size_t errlen)
 {
-	struct inspect_opts io = {.upstream_ca = t->o->upstream_ca};
+	/* the proxy keeps descriptors aside for the pool when it is made
+	 * after the inspector (target.c), not for one a reload began */
+	struct inspect_opts io = {.upstream_ca = t->o->upstream_ca,
+				  .pool_max = t->px ? 0 : IX_POOL_MAX};
 	char cert[4096], *key;
 
 	if (t->o->ca) {

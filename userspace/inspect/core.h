@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <event2/bufferevent.h>
 #include <openssl/ssl.h>
 
@@ -24,11 +25,15 @@
 #define IX_SCAN_MAX (1 << 20) /* bytes of a request body scanned for placeholders */
 #define IX_SWAP_MAX (1 << 20) /* a request body held to swap placeholders in: at most */
 
+struct ix_pooled;
+
 struct inspector {
 	struct inspect_ca *ca;
 	SSL_CTX *server; /* towards CMD: our certificates, HTTP/1.1 by ALPN */
 	SSL_CTX *client; /* towards servers: verified, TLS 1.2 at least */
 	struct inspect_stats st;
+	TAILQ_HEAD(ix_pool_head, ix_pooled) pool; /* pool.c: idle upstreams, oldest first */
+	int npool, pool_max;
 };
 
 enum ix_phase {
@@ -73,6 +78,7 @@ struct isess {
 	uint64_t resp_left;
 	bool resp_head_done, resp_started, resp_done;
 	bool upstream_eof; /* the server closed (or failed): what it sent is all */
+	bool reused;	   /* the upstream came from the pool (pool.c) */
 };
 
 /* ---- session.c ---- */
@@ -110,5 +116,17 @@ void ix_upstream_event(struct bufferevent *bev, short what, void *arg);
 void ix_response_timeout(struct isess *s);
 /* Frees what the request in flight holds. */
 void ix_request_free(struct isess *s);
+
+/* ---- pool.c ---- */
+
+/* s's upstream, its response read whole and the server keeping it, kept
+ * idle for the next request to c->host:c->port (s no longer has it);
+ * false: it cannot be (the server closes, bytes pending, the host's
+ * share taken, an upstream proxy's route): the caller closes it. */
+bool ix_pool_put(struct isess *s);
+/* An idle upstream to c->host:c->port whose peer the request may go to
+ * (conn_reuse_upstream()): s->ub, s->uu and c->ufd set, s->reused. */
+bool ix_pool_take(struct isess *s);
+void ix_pool_free(struct inspector *in);
 
 #endif /* INSPECT_CORE_H */

@@ -117,7 +117,12 @@ go_upstream(struct isess *s, char *body, size_t len)
 	s->body_out = body;
 	s->body_outlen = len;
 	s->phase = IX_UPSTREAM;
+	s->reused = false;
 	bufferevent_disable(s->cb, EV_READ);
+	if (ix_pool_take(s)) { /* a connection kept from an earlier request */
+		ix_upstream_up(s);
+		return;
+	}
 	conn_connect_upstream(s->c, on_upstream_tcp);
 }
 
@@ -159,6 +164,8 @@ forward(struct isess *s, size_t used)
 		s->uout = secrets_substitute(sec, s->c->host, s->uout, &s->uoutlen, &used_bits);
 		note_used(s, used_bits);
 	}
+	if (s->uout && s->ins->pool_max) /* the connection may serve the next request */
+		s->uout = http_fwd_keep_alive(s->uout, &s->uoutlen);
 	if (!s->uout) {
 		conn_close(s->c, "out of memory");
 		return HEAD_WAIT;
@@ -566,7 +573,11 @@ ix_upstream_up(struct isess *s)
 	evbuffer_add(bufferevent_get_output(s->ub), s->uout, s->uoutlen);
 	if (s->body_out) /* a held body, swapped */
 		evbuffer_add(bufferevent_get_output(s->ub), s->body_out, s->body_outlen);
-	ix_request_free(s);
+	/* on a kept connection the server may have closed meanwhile: a request
+	 * all here (no body still to come from the client) is kept until its
+	 * response starts, to be sent again on a new one (upstream_gone) */
+	if (!s->reused || !s->req_done)
+		ix_request_free(s);
 	bufferevent_enable(s->ub, EV_READ | EV_WRITE);
 	feed_body(s);
 }
@@ -733,6 +744,7 @@ response_head(struct isess *s)
 		evbuffer_drain(in, used);
 		return 1;
 	}
+	ix_request_free(s); /* a response: nothing is sent again */
 	keep = s->client_keep && !s->resp.until_close;
 	send_head(s, p, keep);
 	evbuffer_drain(in, used);
@@ -752,7 +764,8 @@ exchange_end(struct isess *s)
 {
 	bool keep = s->client_keep && s->req_done;
 
-	ix_upstream_close(s);
+	if (!s->req_done || !ix_pool_put(s))
+		ix_upstream_close(s);
 	if (keep)
 		ix_next_request(s);
 	else
@@ -793,6 +806,18 @@ response_body(struct isess *s)
 static void
 upstream_gone(struct isess *s)
 {
+	if (s->reused && !s->resp_started && s->uout) {
+		/* a kept connection the server closed as the request came: the
+		 * same request on a new one (it had no response at all) */
+		log_info("conn %llu: %s:%u: a kept connection closed before a response: "
+			 "a new one",
+			 (unsigned long long)s->c->id, s->c->host, s->c->port);
+		ix_upstream_close(s);
+		s->reused = s->sent = s->resp_head_done = s->upstream_eof = false;
+		s->phase = IX_UPSTREAM;
+		conn_connect_upstream(s->c, on_upstream_tcp);
+		return;
+	}
 	if (!s->resp_started) {
 		ix_reply(s, 502, "Bad Gateway", NULL, false,
 			 "egressctl: %s:%u closed before a response", s->c->host, s->c->port);

@@ -17,9 +17,17 @@
 struct conn;
 struct inspector;
 
+/* Upstream connections kept idle between requests (inspect/pool.c): per
+ * name and port, in all, for how long. The proxy keeps IX_POOL_MAX
+ * descriptors aside for them. */
+#define IX_POOL_PER_HOST 32
+#define IX_POOL_MAX	 128
+#define IX_POOL_IDLE_S	 15
+
 struct inspect_opts {
 	const char *ca_cert, *ca_key; /* --ca CERT,KEY; NULL: a CA made now, in memory */
 	const char *upstream_ca;      /* --upstream-ca FILE; NULL: the system's store */
+	int pool_max; /* upstream connections kept idle, at most (IX_POOL_MAX; 0: none) */
 };
 
 /* The CA and the two TLS contexts (towards CMD, towards servers). NULL
@@ -40,6 +48,7 @@ struct inspect_stats {
 	unsigned long sessions;	       /* client TLS sessions ended here */
 	unsigned long requests;	       /* requests judged inside them */
 	unsigned long upstream_failed; /* upstream TLS that failed (502 upstream-tls-failed) */
+	unsigned long reused;	       /* requests sent on a kept upstream connection */
 	unsigned long minted;	       /* leaf certificates made */
 };
 void inspector_stats(const struct inspector *in, struct inspect_stats *st);

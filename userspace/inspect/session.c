@@ -89,6 +89,8 @@ inspector_new(const struct inspect_opts *o, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "out of memory");
 		return NULL;
 	}
+	TAILQ_INIT(&in->pool);
+	in->pool_max = o->pool_max;
 	in->ca = inspect_ca_new(o->ca_cert, o->ca_key, errbuf, errlen);
 	if (!in->ca || contexts(in, o, errbuf, errlen)) {
 		inspector_free(in);
@@ -102,6 +104,7 @@ inspector_free(struct inspector *in)
 {
 	if (!in)
 		return;
+	ix_pool_free(in);
 	SSL_CTX_free(in->server);
 	SSL_CTX_free(in->client);
 	inspect_ca_free(in->ca);

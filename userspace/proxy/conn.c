@@ -764,6 +764,20 @@ conn_upstream_proxy(const struct conn *c)
 	return c->px->opts.upstream.host[0] ? c->px->opts.upstream.text : NULL;
 }
 
+/* May c's request go to address sa (its name's, resolved)? */
+static bool
+addr_allowed(struct conn *c, const struct sockaddr_storage *sa)
+{
+	struct sockaddr_storage lit;
+	struct policy_query q;
+	struct policy_decision d;
+
+	conn_query(c, (const struct sockaddr *)sa, &q, &lit);
+	return (policy_decide(c->px->opts.policy, &q, &d) == 0 &&
+		(d.action == POLICY_ALLOW || (c->approved && d.reason == POLICY_R_NO_RULE))) ||
+	       c->px->opts.audit_mode;
+}
+
 /* Keeps only the resolved addresses the policy allows for this host; the
  * decision for the first refused one is logged when none is left. */
 static void
@@ -773,14 +787,7 @@ filter_and_connect(struct conn *c)
 	int n = 0, first_denied = -1;
 
 	for (int i = 0; i < c->naddrs; i++) {
-		struct sockaddr_storage lit;
-		struct policy_query q;
-		struct policy_decision d;
-
-		conn_query(c, (const struct sockaddr *)&c->addrs[i], &q, &lit);
-		if ((policy_decide(c->px->opts.policy, &q, &d) == 0 &&
-		     (d.action == POLICY_ALLOW || (c->approved && d.reason == POLICY_R_NO_RULE))) ||
-		    c->px->opts.audit_mode)
+		if (addr_allowed(c, &c->addrs[i]))
 			keep[n++] = c->addrs[i];
 		else if (first_denied < 0)
 			first_denied = i;
@@ -881,6 +888,34 @@ conn_connect_upstream(struct conn *c, void (*done)(struct conn *c))
 		c->up_err = ENOMEM;
 		done(c);
 	}
+}
+
+bool
+conn_reuse_upstream(struct conn *c, int fd, const struct sockaddr_storage *peer)
+{
+	struct sockaddr_storage lit;
+
+	if (upstream_wanted(c) || sockaddr_port(peer) != c->port)
+		return false; /* the upstream proxy's route; another port */
+	/* the candidates conn_connect_upstream would have: the client's
+	 * destination alone, the literal, or (any of) the name's addresses */
+	if ((!c->host[0] || c->learned) && !sockaddr_same_ip(peer, &c->orig))
+		return false;
+	if (c->host[0] && !c->learned && parse_literal(c->host, c->port, &lit) &&
+	    !sockaddr_same_ip(peer, &lit))
+		return false;
+	if (!addr_allowed(c, peer))
+		return false;
+	event_del(&c->cev_r);
+	c->up_err = 0;
+	c->via_upstream = false;
+	c->up_status = 0;
+	c->addrs[0] = *peer;
+	c->naddrs = 1;
+	c->ai = 1;
+	c->up_addr = *peer;
+	c->ufd = fd;
+	return true;
 }
 
 const char *

@@ -206,6 +206,13 @@ void conn_connect_upstream(struct conn *c, void (*done)(struct conn *c));
 void conn_connect_addrs(struct conn *c, void (*done)(struct conn *c));
 /* "http://HOST:PORT" of --upstream-proxy, or NULL without one. */
 const char *conn_upstream_proxy(const struct conn *c);
+/* A connection kept from an earlier request to c->host:c->port (fd, to
+ * peer) taken for c's request, as conn_connect_upstream() would have made
+ * one: peer must be an address it could have chosen (the client's
+ * destination for a learned or no name, the literal, else the name's),
+ * allowed by the policy in force for c, and not a destination routed
+ * through the upstream proxy. true: c->ufd is fd; false: not taken. */
+bool conn_reuse_upstream(struct conn *c, int fd, const struct sockaddr_storage *peer);
 
 /* relay.c: joins cfd and ufd after writing c->in (client bytes read during
  * the handshake) upstream. */

@@ -123,6 +123,29 @@ http_fwd_head_edit(const struct http_request *req, bool websocket, const bool *s
 	return out;
 }
 
+char *
+http_fwd_keep_alive(char *head, size_t *len)
+{
+	static const char conn_close[] = "Connection: close\r\n\r\n",
+			  conn_keep[] = "Connection: keep-alive\r\n\r\n";
+	size_t k = sizeof(conn_close) - 1, n = *len;
+	char *out;
+
+	if (n < k || memcmp(head + n - k, conn_close, k))
+		return head; /* a WebSocket's upgrade */
+	out = malloc(n - k + sizeof(conn_keep) - 1);
+	if (out) {
+		memcpy(out, head, n - k);
+		memcpy(out + n - k, conn_keep, sizeof(conn_keep) - 1);
+		*len = n - k + sizeof(conn_keep) - 1;
+	}
+	explicit_bzero(head, n); /* it may hold a secret's value */
+	free(head);
+	if (!out)
+		errno = ENOMEM;
+	return out;
+}
+
 bool
 http_fwd_upgrades(const char *head, size_t n)
 {

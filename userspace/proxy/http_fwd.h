@@ -56,6 +56,12 @@ char *http_fwd_head_edit(const struct http_request *req, bool websocket, const b
 char *http_fwd_absolute(const char *head, size_t n, const char *authority, const char *auth,
 			size_t *len);
 
+/* The head http_fwd_head() built (head, *len bytes; taken), for an
+ * upstream connection kept after the response: "Connection: keep-alive"
+ * instead of "close" (a WebSocket's upgrade stays as it is). The old
+ * buffer is wiped and freed. NULL with errno ENOMEM (head freed too). */
+char *http_fwd_keep_alive(char *head, size_t *len);
+
 /* Does a head http_fwd_head() built offer a WebSocket upgrade? */
 bool http_fwd_upgrades(const char *head, size_t n);
 

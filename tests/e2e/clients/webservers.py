@@ -40,7 +40,11 @@ once), so tests can assert what a server did and did NOT see.
             (VHOSTWS local=... <text>).  The connection stays open unless the
             request says Connection: close (or is HTTP/1.0) or HOW is close;
             after a request with "X-Lax: 1" it reads on whatever Connection
-            says, as a lax server does (RFC 9112 §9.6 says not to).
+            says, as a lax server does (RFC 9112 §9.6 says not to); after
+            one for /drop-next, the next request is read, logged
+              VHOSTDROP local=IP:PORT peer=IP:PORT target=T
+            and the connection closed without an answer (a kept connection
+            the server closes as a request comes).
 A connection that ends in an error (a reset, the --idle timeout: 15 s) is logged
   ERR KIND local=IP:PORT peer=IP:PORT <exception>
 
@@ -223,7 +227,7 @@ def vhost_reply(c, method, target, hdrs, keep, local, peer):
 def serve_vhost(c, local, peer):
     r = Reader(c)
     n = 0
-    lax = False
+    lax = drop = False
     while True:
         if not r.buf:
             try:
@@ -231,6 +235,10 @@ def serve_vhost(c, local, peer):
             except EOFError:
                 return  # the client is done: not an error
         method, target, hdrs, names, te, body = read_request(r)
+        if drop:
+            log("VHOSTDROP", "local=" + local, "peer=" + peer, "target=" + target)
+            return
+        drop = target == "/drop-next"
         n += 1
         log("VHOST", "local=" + local, "peer=" + peer,
             "cookie=" + hdrs.get("cookie", "-").replace(" ", "_"),
