@@ -31,8 +31,10 @@ BENCH="nginx wrk trafficserver tinyproxy haproxy dante-server microsocks
 mitmproxy hyperfine linux-perf valgrind"
 
 # podman, rootful, with runc (crun refuses a hybrid cgroup layout), netavark
-# and iptables for its bridge; busybox-static is the test image's userland
-CONTAINERS="podman runc netavark iptables busybox-static docker.io"
+# and iptables for its bridge; busybox-static is the test image's userland;
+# docker.io and docker-compose (v1, 1.29: Debian 12 has no compose plugin)
+# for tests/e2e/docker.sh
+CONTAINERS="podman runc netavark iptables busybox-static docker.io docker-compose"
 
 want="$BUILD $PACKAGE $TEST"
 for a in "$@"; do

@@ -6,7 +6,9 @@
 # socket group, the job's cgroup confined by the daemon, which keeps
 # dockerd's socket for it. The job's `docker run`, `docker build` (its RUN
 # steps), service containers on a network of their own and `docker exec`
-# in them are confined by the job's policy: an allowed name answers, a
+# in them, a compose project's service (Debian's docker-compose 1.29,
+# `up` on a network compose makes, then `down`) are confined by the job's
+# policy: an allowed name answers, a
 # denied address gets 403 and a denied name REFUSED, and nothing reaches
 # the leak sensor; every flag that would take a container out of the
 # job's cgroup or out of the programs' sight is refused with a message
@@ -29,8 +31,8 @@
 # host's network namespace and the suite's own mount namespace (the one
 # the job and the daemon are in, as on a host), everything under the work
 # dir (--data-root, --exec-root, --pidfile, its socket), no iptables, its
-# bridge docker0 198.19.6.1/24 (a user-defined network 198.19.7.0/24)
-# routed by the test internet; its default cgroup parent is the suite's,
+# bridge docker0 198.19.6.1/24 (a user-defined network 198.19.7.0/24, the
+# compose project's 198.19.10.0/24) routed by the test internet; its default cgroup parent is the suite's,
 # the containers' nameserver the test's dnsmasq. Root reaches dockerd's
 # own socket through a hard link in a directory of its own, which the
 # daemon's mount over the socket's name does not cover. The image is
@@ -45,7 +47,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control mntns run host build service dns127 flags socket registry foreign outsider names buildkit stop podman systemd"
+ALL_TESTS="control mntns run host build service compose dns127 flags socket registry foreign outsider names buildkit stop podman systemd"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
@@ -72,6 +74,12 @@ A_REG_PUSH=203.0.113.72
 A_REG_LOGIN=203.0.113.73
 A_PCTL=203.0.113.74	# podman's service
 A_PRUN=203.0.113.75
+DC=/usr/bin/docker-compose # Debian's docker-compose (v1, 1.29)
+CMP=$DK/home/compose	# the compose project's file, the job user's
+CMP_PROJECT=egr-e2e-$$-cmp # its name (v1 names its containers PROJECT_SERVICE_N)
+CMP_SUBNET=198.19.10.0/24 # the network compose makes for it (PROJECT_default)
+A_CMP_CTL=203.0.113.79	# what its service tries: without egressctl
+A_CMP=203.0.113.80	# confined
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
 PIMAGE=localhost/egr-e2e-busybox
@@ -166,7 +174,8 @@ dockerd_setup() {
 	mkdir -m 0700 "$DK/own" && ln "$SOCK" "$ROOTSOCK" || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
 	wait_secs 20 dk_root version >/dev/null 2>&1 || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
 	ip -n "$INET" route add 198.19.6.0/24 via 198.18.0.2 &&
-		ip -n "$INET" route add "$NET2_SUBNET" via 198.18.0.2 || return 1
+		ip -n "$INET" route add "$NET2_SUBNET" via 198.18.0.2 &&
+		ip -n "$INET" route add "$CMP_SUBNET" via 198.18.0.2 || return 1
 	cp /bin/busybox "$DK/rootfs/bin/busybox" || return 1
 	for i in sh nc nslookup cat echo head tail sleep printf mkfifo rm kill wget grep mkdir mount; do
 		ln -s busybox "$DK/rootfs/bin/$i"
@@ -195,6 +204,7 @@ e2e_cleanup() {
 	if [ -n "$(dockerd_pid)" ] && kill -0 "$(dockerd_pid)" 2>/dev/null; then
 		dk_root ps -aq 2>/dev/null | xargs -r timeout 60 "$DOCKER" -H "unix://$ROOTSOCK" rm -f \
 			>/dev/null 2>&1
+		dk_root network rm "${CMP_PROJECT}_default" >/dev/null 2>&1
 		p=$(dockerd_pid)
 		kill -TERM "$p" 2>/dev/null
 		wait_secs 15 sh -c "! kill -0 $p 2>/dev/null"
@@ -252,7 +262,8 @@ covered() { awk -v p="$SOCK" '$5 == p { f = 1 } END { exit !f }' /proc/self/moun
 
 # ======================================================================
 # control: without egressctl, the job's container is not under the job's
-# cgroup and reaches a denied address; each flag the daemon refuses works
+# cgroup and reaches a denied address, a compose project's service
+# (docker-compose up) too; each flag the daemon refuses works
 # here (with its way out of the cgroup, where it has one) and reaches an
 # address of its own (--privileged cannot: this host's root lacks
 # CAP_SYS_RESOURCE, which it would give).
@@ -272,6 +283,17 @@ test_control() {
 		>"$W/$t.dns127" 2>&1
 	dns_sync
 	a_grep "$t.dns127.forwarded" "$DNSLOG" "query\\[A\\] ctl-exfil-$$\\.data\\.test from"
+	# the compose project (test_compose's, its service's denied address
+	# its own): its container is dockerd's, on compose's network, and
+	# reaches the address
+	if have_dc "$t.compose"; then
+		compose_up "$t.compose" "$A_CMP_CTL"
+		a_grep "$t.compose.outside_the_job" "$W/$t.compose.lines" "^0::$(re "$DPARENT")/[0-9a-f]{64}$"
+		a_grep "$t.compose.reached" "$W/$t.compose.lines" '^R: HTTP/1\.[01] 200'
+		a_grep "$t.compose.server_saw" "$WEBLOG" "target=/$t\\.compose\\.denied "
+		sensor_saw "$t.compose.sensor" "dst host $A_CMP_CTL and tcp dst port 80"
+		compose_down "$t.compose"
+	fi
 	for i in "${!FLAGS[@]}"; do
 		f=${FLAGS[$i]}
 		a=203.0.113.$((100 + i))
@@ -399,6 +421,107 @@ test_service() {
 	dk_job rm "$svc" >/dev/null 2>&1
 	a_nogrep "$t.server_saw_nothing" "$WEBLOG" "target=/$t\\.loop "
 	sensor_none "$t.sensor" "dst host $A_SVC"
+}
+
+# ======================================================================
+# compose: `docker-compose up --abort-on-container-exit` (Debian's v1,
+# 1.29) run by the job: compose makes the project's network (a subnet of
+# its own) and the service's container through egressctl's socket; the
+# container is under the job's cgroup, on that network; the allowed name
+# answers (asked of docker's embedded DNS, answered by egressctl's
+# responder), the denied address gets 403, a denied name REFUSED and is
+# never asked upstream; nothing reaches the sensor; `docker-compose down`
+# removes the container and the network. The control ran the same project
+# without egressctl: its container was dockerd's and reached its address.
+# (No traffic between services: docs/ci.md says why it gets no answer.)
+# ======================================================================
+
+# compose_file DENIED TAG: the project's file, its service trying
+# a.example.test, DENIED (an address) and a denied name; its command a
+# JSON string (YAML takes JSON), every $ doubled (compose's interpolation)
+compose_file() {
+	local cmd
+	cmd="tail -1 /proc/self/cgroup; $(http a.example.test "$2.allowed") $(http "$1" "$2.denied") \
+nslookup denied-$2.test 2>&1 | tail -2"
+	mkdir -p "$CMP" && chown "$JOBU:$JOBU" "$CMP" || return 1
+	cat >"$CMP/docker-compose.yml" <<EOF
+services:
+  svc:
+    image: $IMAGE
+    command: ["sh", "-c", $("$PY" -c 'import json, sys; print(json.dumps(sys.argv[1]))' "${cmd//\$/\$\$}")]
+networks:
+  default:
+    ipam:
+      config:
+        - subnet: $CMP_SUBNET
+EOF
+}
+
+# have_dc TAG: Debian's docker-compose is there (make check installs it
+# with docker.io: its absence is a failure, as docker.io's is)
+have_dc() {
+	[ -x "$DC" ] && return 0
+	fail "$1.docker_compose" "no $DC (tools/install-deps.sh --containers)"
+	return 1
+}
+
+# dc_job ARGS...: the job's docker-compose on the project's file: the job
+# user, in the job's cgroup (as dk_job)
+dc_job() {
+	timeout -k 5 180 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$(cg_path job)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$SOCK" \
+		"$DC" --ansi never -p "$CMP_PROJECT" -f "$CMP/docker-compose.yml" "$@"
+}
+
+# compose_up TAG DENIED: the project up (its file for TAG, DENIED), until
+# its service exits: TAG.out what compose said, TAG.lines the service's
+# lines without compose's "NAME | ", TAG.cid its container's id (the
+# container is kept, stopped, until compose_down)
+compose_up() {
+	compose_file "$2" "$1" || { fail "$1.file" "cannot write $CMP/docker-compose.yml"; return 1; }
+	dc_job up --no-color --abort-on-container-exit >"$W/$1.out" 2>&1
+	sed -nE 's/^[^ |]+ *\| ?//p' "$W/$1.out" >"$W/$1.lines"
+	dk_root inspect -f '{{.Id}}' "${CMP_PROJECT}_svc_1" >"$W/$1.cid" 2>&1
+	a_grep "$1.ran" "$W/$1.lines" '^R: '
+}
+
+# compose_down TAG: `docker-compose down`, then neither the container
+# nor the network is left
+compose_down() {
+	dc_job down >"$W/$1.down" 2>&1
+	dk_root ps -aq --filter "label=com.docker.compose.project=$CMP_PROJECT" >"$W/$1.left" 2>&1
+	dk_root network ls -q --filter "name=${CMP_PROJECT}_default" >>"$W/$1.left" 2>&1
+	a_val "$1.down" "containers and networks left ($(tail -c 300 "$W/$1.down" | tr '\n' '|'))" \
+		"$(wc -l <"$W/$1.left")" 0
+	# (the test's own leftovers, if compose could not)
+	dk_root rm -f "${CMP_PROJECT}_svc_1" >/dev/null 2>&1
+	dk_root network rm "${CMP_PROJECT}_default" >/dev/null 2>&1
+}
+
+test_compose() {
+	local t=compose cid
+	have_dc "$t" && daemon_up || return 0
+	compose_up "$t" "$A_CMP"
+	cid=$(grep -E '^[0-9a-f]{64}$' "$W/$t.cid")
+	a_grep "$t.under_the_job" "$W/$t.lines" "^0::/egressctl/$(re "$(cg_name job)")/${cid:-none}$"
+	# (stopped, it has no address left: the network's subnet is compose's)
+	{
+		dk_root inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' "${cid:-none}"
+		dk_root network inspect -f '{{range .IPAM.Config}}{{.Subnet}}{{end}}' "${CMP_PROJECT}_default"
+	} >"$W/$t.net" 2>&1
+	a_val "$t.on_its_network" "its networks and that one's subnet" "$(tr '\n' ' ' <"$W/$t.net")" \
+		"$(re "${CMP_PROJECT}_default  $CMP_SUBNET ")"
+	a_first "$t.allowed" "$W/$t.lines" '^HTTP/1\.[01] 200'
+	a_grep "$t.allowed.server_saw" "$WEBLOG" "target=/$t\\.allowed "
+	a_grep "$t.denied.403" "$W/$t.lines" '^R: HTTP/1\.[01] 403'
+	a_nogrep "$t.denied.server_saw_nothing" "$WEBLOG" "target=/$t\\.denied "
+	a_grep "$t.dns.refused" "$W/$t.lines" "REFUSED"
+	a_never_asked "$t.dns.never_upstream" "denied-$t\\.test"
+	a_jlog "$t.logged" "$W/d.jlog" decision=allow host=a.example.test container="${cid:-none}"
+	a_jlog "$t.denied_logged" "$W/d.jlog" decision=deny ip="$(re "$A_CMP")" container="${cid:-none}"
+	sensor_none "$t.sensor" "dst host $A_CMP"
+	compose_down "$t"
 }
 
 # ======================================================================
