@@ -1011,17 +1011,38 @@ ZZZ_CMD
 	[ -z "$sudo_ok" ] || umount /etc/sudoers
 }
 
+# mscrape TAG [FILE]: GET /metrics of TAG's daemon (unix:$W/TAG.m.sock)
+# into FILE ($W/TAG.prom)
+mscrape() {
+	curl -sS --max-time 5 --unix-socket "$W/$1.m.sock" http://egressctl/metrics >"${2:-$W/$1.prom}" 2>&1
+}
+
+# mval FILE NAME [LABELS]: the value of the sample NAME{LABELS} (LABELS an
+# ERE for all of them; none: NAME without labels) in FILE, or "none"
+mval() {
+	local v
+	if [ -n "${3:-}" ]; then
+		v=$(grep -E "^$2\\{$3\\} [0-9]+\$" "$1" 2>/dev/null | head -1)
+	else
+		v=$(grep -E "^$2 [0-9]+\$" "$1" 2>/dev/null | head -1)
+	fi
+	if [ -n "$v" ]; then echo "${v##* }"; else echo none; fi
+}
+
 # ======================================================================
 # --metrics: the counters in the Prometheus text format on GET /metrics,
-# a target's decisions and the kernel's events among them; only a
-# loopback address or a unix socket is taken.
+# a target's decisions and the kernel's events among them, the fast-path
+# map's fill (0, then the entry a tcp:// rule's answer made: as many as
+# the map holds); only a loopback address or a unix socket is taken.
 # ======================================================================
 test_metrics() {
-	local t=metrics m
+	local t=metrics m v0 v
 	mkcg "$t"
+	mkcg "$t/fast"
+	mkdir -p "$W/$t" # in_cg's output of $t/fast
 	have_egr || return 0
-	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --metrics "unix:$W/$t.m.sock" \
-		--dns-upstream "$INET_DNS" || return 0
+	dstart "$t" --cgroup "$(tcg "$t")" --allow a.example.test --allow tcp://git.other.test:22 \
+		--metrics "unix:$W/$t.m.sock" --dns-upstream "$INET_DNS" || return 0
 	in_cg "$t" sh -c "$LOOP" sh --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t
 	wait_secs 10 grep -qs '^403' "$W/$t.cg.out"
 	curl -sS --max-time 5 --unix-socket "$W/$t.m.sock" http://egressctl/metrics >"$W/$t.prom" 2>&1
@@ -1034,12 +1055,199 @@ test_metrics() {
 	a_val "$t.socket_mode" "the metrics socket's mode" "$(stat -c %a "$W/$t.m.sock" 2>/dev/null)" '^600$'
 	a_val "$t.other_path_404" "GET /other" \
 		"$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$W/$t.m.sock" http://egressctl/other)" '^404$'
-	dstop
 	kill "$CG_PID" 2>/dev/null
+	wait "$CG_PID" 2>/dev/null
+	# the fast path: no entry before git.other.test is asked for; its
+	# answer makes one (tcp://), the connect takes it (the kernel's
+	# fast_path event), and the gauge says what the map holds
+	a_val "$t.fast.before" "egressctl_fast_path_entries before the answer" "$(mval "$W/$t.prom" egressctl_fast_path_entries "$m")" '^0$'
+	v0=$(mval "$W/$t.prom" egressctl_kernel_events_total "$m,event=\"fast_path\"")
+	in_cg "$t/fast" "$PY" "$C/longconn.py" banner git.other.test 22 --hold-for 1 --every 0.3
+	wait "$CG_PID" 2>/dev/null
+	a_grep "$t.fast.reached" "$W/$t/fast.cg.out" '"held": true'
+	mscrape "$t" "$W/$t.prom2"
+	v=$(bpftool -j map dump pinned "$(pindir_of "$(tcg "$t")")/map_fast" 2>/dev/null | "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)))')
+	a_val "$t.fast.map" "entries of map_fast after the answer" "$v" '[1-9][0-9]*'
+	a_val "$t.fast.entries" "egressctl_fast_path_entries after the answer (map_fast holds $v)" \
+		"$(mval "$W/$t.prom2" egressctl_fast_path_entries "$m")" "$v"
+	a_val "$t.fast.answers" "egressctl_dns_fast_path_total{path=fast_path}" \
+		"$(mval "$W/$t.prom2" egressctl_dns_fast_path_total "$m,path=\"fast_path\"")" '[1-9][0-9]*'
+	v=$(mval "$W/$t.prom2" egressctl_kernel_events_total "$m,event=\"fast_path\"")
+	a_val "$t.fast.event" "kernel fast_path events (there were $v0)" \
+		"$([ "$v" != none ] && [ "$v0" != none ] && [ "$v" -gt "$v0" ] && echo more || echo "$v")" more
+	dstop
 	# not on an address beyond this host
 	timeout 10 nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl2" \
 		--cgroup "$(tcg "$t")" --metrics 0.0.0.0:9464 >"$W/$t.bad" 2>&1
 	a_grep "$t.public_refused" "$W/$t.bad" "--metrics 0\\.0\\.0\\.0:9464: not a loopback address"
+}
+
+# ======================================================================
+# The metrics of refusals and reloads: a target of "max_conns": 3 and
+# "max_conns_per_process": 2 (daemon.json's keys). One process holds two
+# TLS connections and its next two are reset (transparent: its process's
+# limit); another's first makes three, its next (a CONNECT through the
+# HTTP proxy) gets 503 overloaded (the limit): each refusal counted under
+# its limit (0, then 2 and 1), none a decision; the open connections 3,
+# then 0. The daemon out of descriptors (its limit lowered for a moment):
+# a client reset, counted under descriptors.
+# A config that does not parse is rejected at the reload: counted as
+# rejected (not applied), the old policy stays; a good one is applied.
+# ======================================================================
+test_metrics_limits() {
+	local t=mlimits m pa port soft low k
+	mkcg "$t"
+	mkcg "$t/a"
+	mkcg "$t/b"
+	mkdir -p "$W/$t" # in_cg's output of $t/a and $t/b
+	cat >"$W/$t.json" <<EOF
+{"metrics": "unix:$W/$t.m.sock", "targets": [
+  {"name": "lim", "cgroup": "$(tcg "$t")", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
+   "max_conns": 3, "max_conns_per_process": 2, "no_kernel_verify": true}
+]}
+EOF
+	# (no_kernel_verify: TLS to an allowed name goes through the proxy, not
+	# the kernel-verified path, so that it counts against the limits)
+	cp "$W/$t.json" "$W/$t.json.good"
+	# hold.py TAG RELEASE PORT KIND...: a connection to a.example.test:443
+	# per KIND, one after the other: tls (straight to it, as the kernel
+	# redirects it; tls@ADDR: to ADDR:443, no lookup) or connect (CONNECT
+	# through the HTTP proxy on 127.0.0.1:PORT), then a TLS handshake;
+	# "served" (held) or the refusal ("503:<x-proxy-error>", "reset",
+	# "eof", an errno). One JSON line, then what was served is held until
+	# RELEASE exists (60 s).
+	cat >"$W/$t.hold.py" <<'EOF'
+import errno, json, os, socket, ssl, sys, time
+tag, release, port, kinds = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+held, seq = [], []
+for kind in kinds:
+    s = None
+    try:
+        if kind == "connect":
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"CONNECT a.example.test:443 HTTP/1.1\r\nHost: a.example.test:443\r\n\r\n")
+            head = b""
+            while b"\r\n\r\n" not in head:
+                d = s.recv(4096)
+                if not d:
+                    raise ssl.SSLEOFError()
+                head += d
+            lines = head.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+            code = lines[0].split(" ")[1]
+            if code != "200":
+                xpe = [ln.split(":", 1)[1].strip() for ln in lines[1:]
+                       if ln.lower().startswith("x-proxy-error:")]
+                seq.append(code + ":" + (xpe[0] if xpe else "-"))
+                s.close()
+                continue
+        else:
+            s = socket.create_connection((kind.partition("@")[2] or "a.example.test", 443), timeout=5)
+        held.append(ctx.wrap_socket(s, server_hostname="a.example.test"))
+        seq.append("served")
+    except (ConnectionResetError, BrokenPipeError):
+        seq.append("reset")
+    except ssl.SSLEOFError:
+        seq.append("eof")
+    except OSError as e:
+        seq.append(errno.errorcode.get(e.errno or 0, type(e).__name__))
+print(json.dumps({"tag": tag, "seq": seq, "pid": os.getpid()}), flush=True)
+end = time.monotonic() + 60
+while not os.path.exists(release) and time.monotonic() < end:
+    time.sleep(0.1)
+EOF
+	chmod 0644 "$W/$t.hold.py"
+	have_egr || return 0
+	dstart "$t" --config "$W/$t.json" || return 0
+	m="target=\"$(re "$(tcg "$t")")\",cgroup=\"[^\"]*\""
+	mscrape "$t" "$W/$t.prom0"
+	a_val "$t.before.max_conns" "refused at max_conns before" "$(mval "$W/$t.prom0" egressctl_proxy_refused_total "$m,limit=\"max_conns\"")" 0
+	a_val "$t.before.per_process" "refused at max_conns_per_process before" "$(mval "$W/$t.prom0" egressctl_proxy_refused_total "$m,limit=\"max_conns_per_process\"")" 0
+	a_val "$t.before.rejected" "rejected reloads before" "$(mval "$W/$t.prom0" egressctl_reloads_total 'result="rejected"')" 0
+	a_val "$t.before.applied" "applied reloads before" "$(mval "$W/$t.prom0" egressctl_reloads_total 'result="applied"')" 0
+	EGRESSCTL_CONTROL="$W/$t.ctl" "$EGRESSCTL" status -j >"$W/$t.status" 2>&1
+	# (status lists every confined cgroup of the machine: this target's)
+	port=$("$PY" -c 'import json, sys
+for e in json.load(open(sys.argv[1])):
+    if (e.get("daemon") or {}).get("cgroup") == sys.argv[2]:
+        print(e["run"]["proxy"]["http_port"])' "$W/$t.status" "$(tcg "$t")" 2>/dev/null | head -1)
+	a_val "$t.http_port" "the target's HTTP proxy port" "$port" '[1-9][0-9]*'
+	# a: two served, its third and fourth over its process's limit
+	# (transparent: a reset)
+	in_cg "$t/a" "$PY" "$W/$t.hold.py" a "$W/$t.release" "${port:-1}" tls tls tls tls
+	pa=$CG_PID
+	wait_secs 20 grep -qs '"seq"' "$W/$t/a.cg.out"
+	a_grep "$t.a.refused" "$W/$t/a.cg.out" '"seq": \["served", "served", "reset", "reset"\]'
+	# b: its first makes three, its second is over the limit (HTTP: 503)
+	in_cg "$t/b" "$PY" "$W/$t.hold.py" b "$W/$t.release" "${port:-1}" tls connect
+	wait_secs 20 grep -qs '"seq"' "$W/$t/b.cg.out"
+	a_grep "$t.b.refused" "$W/$t/b.cg.out" '"seq": \["served", "503:overloaded"\]'
+	mscrape "$t" "$W/$t.prom1"
+	a_val "$t.max_conns" "refused at max_conns" "$(mval "$W/$t.prom1" egressctl_proxy_refused_total "$m,limit=\"max_conns\"")" 1
+	a_val "$t.per_process" "refused at max_conns_per_process" "$(mval "$W/$t.prom1" egressctl_proxy_refused_total "$m,limit=\"max_conns_per_process\"")" 2
+	a_val "$t.descriptors" "refused for want of descriptors" "$(mval "$W/$t.prom1" egressctl_proxy_refused_total "$m,limit=\"descriptors\"")" 0
+	a_val "$t.open" "open connections while held" "$(mval "$W/$t.prom1" egressctl_proxy_open_connections "$m")" 3
+	a_val "$t.allowed" "decisions allow (the three served)" "$(mval "$W/$t.prom1" egressctl_decisions_total "$m,verdict=\"allow\"")" 3
+	a_val "$t.not_denied" "decisions deny (a refusal is none)" "$(mval "$W/$t.prom1" egressctl_decisions_total "$m,verdict=\"deny\"")" 0
+	a_grep "$t.said" "$W/$t.dout" "proxy: 3 connections open, the limit \\(--max-conns\\): refusing new ones"
+	touch "$W/$t.release"
+	wait "$pa" "$CG_PID" 2>/dev/null
+	wait_secs 5 sh -c "curl -s --max-time 5 --unix-socket '$W/$t.m.sock' http://egressctl/metrics | grep -Eq '^egressctl_proxy_open_connections\\{$m\\} 0\$'"
+	mscrape "$t" "$W/$t.prom2"
+	a_val "$t.open_after" "open connections once closed" "$(mval "$W/$t.prom2" egressctl_proxy_open_connections "$m")" 0
+	# out of descriptors: the daemon's soft limit lowered, for a moment, to
+	# its lowest free descriptor; a client then is reset (the spare given
+	# up to refuse it), counted under descriptors. (A descriptor the daemon
+	# frees meanwhile lets the client in: it is closed, not refused, and
+	# not counted; then again, 3 times at most.)
+	soft=$(prlimit --pid "$D_PID" --nofile --noheadings --output SOFT | tr -d ' ')
+	for k in 1 2 3; do
+		low=$("$PY" -c 'import os, sys, time
+def fds():
+    return {int(f) for f in os.listdir("/proc/%s/fd" % sys.argv[1])}
+a, same, end = fds(), 0, time.monotonic() + 5
+while same < 3 and time.monotonic() < end:
+    time.sleep(0.2)
+    b = fds()
+    same = same + 1 if a == b else 0
+    a = b
+print(min(set(range(len(a) + 1)) - a))' "$D_PID")
+		[[ $soft =~ ^[0-9]+$ && $low =~ ^[0-9]+$ ]] || break
+		prlimit --pid "$D_PID" --nofile="$low:"
+		in_cg "$t/a" "$PY" "$W/$t.hold.py" c "$W/$t.release" 1 "tls@$A_A"
+		wait "$CG_PID" 2>/dev/null
+		prlimit --pid "$D_PID" --nofile="$soft:"
+		grep -qs '"seq": \["reset"\]' "$W/$t/a.cg.out" && break
+	done
+	[ "$k" = 1 ] || echo "# $t: out of descriptors at the attempt $k"
+	a_grep "$t.nofd.refused" "$W/$t/a.cg.out" '"seq": \["reset"\]'
+	mscrape "$t" "$W/$t.prom2n"
+	a_val "$t.nofd.descriptors" "refused for want of descriptors (the daemon's limit was ${low:-?}, then ${soft:-?}; $k attempts)" "$(mval "$W/$t.prom2n" egressctl_proxy_refused_total "$m,limit=\"descriptors\"")" 1
+	a_val "$t.nofd.max_conns" "refused at max_conns, as before" "$(mval "$W/$t.prom2n" egressctl_proxy_refused_total "$m,limit=\"max_conns\"")" 1
+	a_grep "$t.nofd.said" "$W/$t.dout" "proxy: out of file descriptors with [0-9]+ connections open: refusing new clients"
+	# a config that does not parse: rejected whole, counted, the old policy stays
+	printf '{"metrics": "unix:%s", "targets": [\n' "$W/$t.m.sock" >"$W/$t.json"
+	dctl "$t" reload
+	a_val "$t.broken.exit" "reload exit status" "$D_RC" 1
+	mscrape "$t" "$W/$t.prom3"
+	a_val "$t.broken.rejected" "rejected reloads after the broken config" "$(mval "$W/$t.prom3" egressctl_reloads_total 'result="rejected"')" 1
+	a_val "$t.broken.applied" "applied reloads after the broken config" "$(mval "$W/$t.prom3" egressctl_reloads_total 'result="applied"')" 0
+	in_cg "$t/a" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/broken; done'
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.broken.old_stays" "codes after the broken reload" "$(codes "$W/$t/a.cg.out")" "a 200 b 000 "
+	# a good one (b allowed too): applied, the rejected one still counted
+	sed 's/"allow": \["a.example.test"\]/"allow": ["a.example.test", "b.example.test"]/' "$W/$t.json.good" >"$W/$t.json"
+	dctl "$t" reload
+	a_val "$t.good.exit" "reload exit status" "$D_RC" 0
+	mscrape "$t" "$W/$t.prom4"
+	a_val "$t.good.applied" "applied reloads after the good config" "$(mval "$W/$t.prom4" egressctl_reloads_total 'result="applied"')" 1
+	a_val "$t.good.rejected" "rejected reloads after the good config" "$(mval "$W/$t.prom4" egressctl_reloads_total 'result="rejected"')" 1
+	in_cg "$t/a" curl -s -o /dev/null -m 5 -w "b %{http_code}\n" http://b.example.test/good
+	wait "$CG_PID" 2>/dev/null
+	a_eq "$t.good.new_policy" "b's code after the good reload" "$(codes "$W/$t/a.cg.out")" "b 200 "
+	dstop
 }
 
 # ======================================================================
@@ -1069,7 +1277,7 @@ test_policy_dir() {
 	mkdir -p "$W/$t.d"
 	kube_swap "$W/$t.d" 1 'ci={"allow": ["a.example.test"]}' 'other={"allow": ["a.example.test"]}'
 	cat >"$W/$t.json" <<EOF
-{"policy_dir": "$W/$t.d", "targets": [
+{"policy_dir": "$W/$t.d", "metrics": "unix:$W/$t.m.sock", "targets": [
   {"name": "ja", "cgroup": "$(tcg "$t-a")", "policy": "ci", "dns_upstream": "$INET_DNS", "log": "$W/$t.a.jlog"},
   {"name": "jb", "cgroup": "$(tcg "$t-b")", "policy": "other.json", "dns_upstream": "$INET_DNS"}
 ]}
@@ -1093,11 +1301,18 @@ EOF
 	a_grep "$t.swapped.b" "$W/$t-a.cg.out" '^b 200$'
 	a_val "$t.swapped.a" "a's codes after the swap" "$(grep -c '^a 200' "$W/$t-a.cg.out")" '^0$'
 	# ci broken, other changed: ci's targets keep theirs, other reloads
+	mscrape "$t" "$W/$t.prom0"
+	a_val "$t.kept.before" "egressctl_policies_kept_total before the broken file" "$(mval "$W/$t.prom0" egressctl_policies_kept_total)" 0
 	kube_swap "$W/$t.d" 3 'ci={"allow": ["b.example.test", "*"]}' 'other={"allow": ["b.example.test"]}'
 	wait_secs 5 grep -qs 'target ja: policy ci .*not reloaded, the previous one stays' "$W/$t.dout"
 	a_grep "$t.broken.said" "$W/$t.dout" "target ja: policy ci \\($(re "$W/$t.d")/ci.json\\) not reloaded, the previous one stays: .*allow\\[1\\]"
 	a_jlog "$t.broken.logged" "$W/$t.a.jlog" event=policy-kept "reason=policy ci .*not reloaded.*"
 	wait_secs 5 grep -qs 'target jb: policy reloaded' "$W/$t.dout"
+	# counted once per target that kept its policy (ja; jb reloaded)
+	mscrape "$t" "$W/$t.prom1"
+	n=$(grep -c 'target ja: policy ci .*not reloaded, the previous one stays' "$W/$t.dout")
+	a_val "$t.kept.counted" "egressctl_policies_kept_total after the broken file (ja said so $n times)" \
+		"$(mval "$W/$t.prom1" egressctl_policies_kept_total)" "$([ "$n" -ge 1 ] && echo "$n" || echo "(ja never said it kept its policy)")"
 	: >"$W/$t-a.cg.out"
 	wait_secs 10 grep -qs '^a 000' "$W/$t-a.cg.out"
 	sleep 1
@@ -1435,6 +1650,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="policy_dir selectors selector_self selector_race metrics reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors selector_self selector_race metrics metrics_limits reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -331,8 +331,9 @@ on_request(struct evhttp_request *req, void *arg)
 	head(b, "egressctl_targets", "gauge", "targets confined now");
 	evbuffer_add_printf(b, "egressctl_targets %llu\n", n);
 	head(b, "egressctl_reloads_total", "counter", "reloads of the policies, by result");
+	/* dm->reloads counts the applied ones only (apply_reload) */
 	evbuffer_add_printf(b, "egressctl_reloads_total{result=\"applied\"} %llu\n",
-			    (unsigned long long)(dm->reloads - dm->reloads_rejected));
+			    (unsigned long long)dm->reloads);
 	evbuffer_add_printf(b, "egressctl_reloads_total{result=\"rejected\"} %llu\n",
 			    (unsigned long long)dm->reloads_rejected);
 	head(b, "egressctl_policies_kept_total", "counter",
