@@ -47,7 +47,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="control mntns run host build service compose dns127 flags socket registry foreign outsider names buildkit stop podman systemd"
+ALL_TESTS="control mntns run host build service compose dns127 flags socket registry foreign outsider names buildkit stop labels podman systemd"
 DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
 DK=$W/dk		 # dockerd's data, exec root, pid file and socket
 SOCK=$DK/docker.sock
@@ -80,6 +80,10 @@ CMP_PROJECT=egr-e2e-$$-cmp # its name (v1 names its containers PROJECT_SERVICE_N
 CMP_SUBNET=198.19.10.0/24 # the network compose makes for it (PROJECT_default)
 A_CMP_CTL=203.0.113.79	# what its service tries: without egressctl
 A_CMP=203.0.113.80	# confined
+A_LBL_CTL=203.0.113.81	# test_labels: without egressctl
+A_LBL=203.0.113.82	# a labelled container's denied address
+A_LBL_PROD=203.0.113.83	# the default's
+L_PID=
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
 PIMAGE=localhost/egr-e2e-busybox
@@ -305,6 +309,70 @@ test_control() {
 		fi
 		a_first "$t.flag.$i.reached" "$W/$t.$i.out" '^HTTP/1\.[01] 200'
 	done
+}
+
+# ======================================================================
+# labels: a selector by docker label (dockerd's config.v2.json, "labels"
+# in the daemon's config beside a cgroup glob): containers root starts
+# under a parent the glob names, one labelled as the selector says (its
+# policy: the allowed name answers, a denied address 403), one labelled
+# otherwise (the default, "deny": nothing answers); nothing at the sensor.
+# Each waits for a file the test makes once the daemon said it attached.
+# The control: the same container with no daemon reaches the address.
+# ======================================================================
+test_labels() {
+	local t=labels parent id_ci id_prod p1 p2
+	parent=/egr-e2e-$$-lbl
+	mkdir -p "$CG2$parent" "$W/$t.go" || { fail "$t.setup" "mkdir $CG2$parent"; return 0; }
+	# lbl NAME LABEL SCRIPT: root's container under parent, waiting for
+	# /go/NAME, its id in $W/t.NAME.cid
+	lbl() {
+		dk_root run --rm --cidfile "$W/$t.$1.cid" --cgroup-parent "$parent" --label "egressctl.test/job=$2" \
+			-v "$W/$t.go:/go:ro" "$IMAGE" sh -c "tail -1 /proc/self/cgroup; while [ ! -e /go/$1 ]; do sleep 0.2; done; $3" \
+			>"$W/$t.$1.out" 2>&1
+	}
+	rm -f "$W/$t".*.cid
+	touch "$W/$t.go/ctl"
+	lbl ctl ci-0 "$(http "$A_LBL_CTL" $t.ctl)"
+	a_first "$t.control.reached" "$W/$t.ctl.out" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.control.sensor" "dst host $A_LBL_CTL and tcp dst port 80"
+	have_egr || return 0
+	cat >"$W/$t.json" <<EOF
+{"default": "deny", "docker_containers": ["$DK/root/containers/{id}"], "targets": [
+  {"name": "ci", "cgroup": "$parent/*", "labels": {"egressctl.test/job": "ci-*"},
+   "containers": "$GW", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.jlog"}
+]}
+EOF
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl" --config "$W/$t.json" \
+		>"$W/$t.dout" 2>&1 </dev/null &
+	L_PID=$!
+	PIDS+=("$L_PID")
+	if ! wait_secs 20 grep -qs "ready:" "$W/$t.dout"; then
+		fail "$t.daemon_ready" "$(tail -c 600 "$W/$t.dout" | tr '\n' '|')"
+		return 0
+	fi
+	lbl ci ci-1 "$(http a.example.test $t.allowed) $(http "$A_LBL" $t.denied)" &
+	p1=$!
+	lbl prod prod-1 "$(http "$A_LBL_PROD" $t.prod)" &
+	p2=$!
+	wait_secs 20 test -s "$W/$t.ci.cid"
+	wait_secs 20 test -s "$W/$t.prod.cid"
+	id_ci=$(cat "$W/$t.ci.cid" 2>/dev/null)
+	id_prod=$(cat "$W/$t.prod.cid" 2>/dev/null)
+	wait_secs 60 grep -qs "target ci:$(re "$parent")/${id_ci:-none}: attached" "$W/$t.dout"
+	wait_secs 60 grep -qs "target default:$(re "$parent")/${id_prod:-none}: attached" "$W/$t.dout"
+	touch "$W/$t.go/ci" "$W/$t.go/prod"
+	wait "$p1" "$p2"
+	a_grep "$t.ci.attached" "$W/$t.dout" "target ci:$(re "$parent")/${id_ci:-none}: attached to $(re "$CG2$parent/${id_ci:-none}")"
+	a_grep "$t.prod.default" "$W/$t.dout" "target default:$(re "$parent")/${id_prod:-none}: attached"
+	a_grep "$t.ci.allowed" "$W/$t.ci.out" '^R: HTTP/1\.[01] 200'
+	a_grep "$t.ci.denied.403" "$W/$t.ci.out" '^R: HTTP/1\.[01] 403'
+	a_nogrep "$t.prod.nothing" "$W/$t.prod.out" '^R: HTTP/'
+	a_jlog "$t.ci.logged" "$W/$t.jlog" decision=deny ip="$(re "$A_LBL")"
+	sensor_none "$t.ci.sensor" "dst host $A_LBL"
+	sensor_none "$t.prod.sensor" "dst host $A_LBL_PROD"
+	kill -TERM "$L_PID" 2>/dev/null
+	wait "$L_PID" 2>/dev/null
 }
 
 # ======================================================================

@@ -130,6 +130,16 @@ static const struct cfg_case cfg_cases[] = {
 	{"annotations-not-glob",
 	 "{\"default\":\"deny\",\"targets\":[{\"cgroup\":\"/k/*\",\"annotations\":{\"a\":1}}]}",
 	 "targets[0].annotations.a: expected a glob", 0},
+	{"labels",
+	 "{\"default\":\"deny\",\"docker_containers\":[\"/d/containers/{id}\"],"
+	 "\"targets\":[{\"cgroup\":\"/docker/*\",\"labels\":{\"ci.job\":\"build-*\"}}]}",
+	 NULL, 1},
+	{"labels-no-selector", "{\"targets\":[{\"cgroup\":\"/k\",\"labels\":{\"a\":\"b\"}}]}",
+	 "targets[0].labels: only with a selector", 0},
+	{"docker-containers-no-id",
+	 "{\"default\":\"deny\",\"docker_containers\":[\"/d\"],\"targets\":[{\"cgroup\":\"/k/"
+	 "*\"}]}",
+	 "docker_containers[0]: expected an absolute path with {id}", 0},
 	{"oci-bundles-no-id",
 	 "{\"default\":\"deny\",\"oci_bundles\":[\"/run/b\"],\"targets\":[{\"cgroup\":\"/k/*\"}]}",
 	 "oci_bundles[0]: expected an absolute path with {id}", 0},
@@ -292,6 +302,36 @@ test_oci(void **state)
 	assert_int_not_equal(oci_parse("{", 1, &in, err, sizeof(err)), 0);
 }
 
+/* dockerd's config.v2.json: "Config": {"Labels"}, null when none; the
+ * annotations of an OCI file are not labels. */
+static void
+test_docker_labels(void **state)
+{
+	static const char ok[] = "{\"ID\":\"abc\",\"Config\":{\"Image\":\"x\",\"Labels\":"
+				 "{\"ci.job\":\"build-1\",\"team\":\"web\"}},\"State\":{}}";
+	static const char none[] = "{\"Config\":{\"Labels\":null}}";
+	static const char bad[] = "{\"Config\":{\"Labels\":[\"a\"]}}";
+	static const char badcfg[] = "{\"Config\":\"x\"}";
+	static const char oci[] = "{\"annotations\":{\"a\":\"b\"}}";
+	struct oci_info in;
+	char err[300];
+
+	(void)state;
+	assert_int_equal(oci_parse_docker(ok, strlen(ok), &in, err, sizeof(err)), 0);
+	assert_int_equal(in.n, 2);
+	assert_string_equal(oci_get(&in, "ci.job"), "build-1");
+	assert_null(oci_get(&in, "Image"));
+	oci_free(&in);
+	assert_int_equal(oci_parse_docker(none, strlen(none), &in, err, sizeof(err)), 0);
+	assert_int_equal(in.n, 0);
+	assert_int_equal(oci_parse_docker(oci, strlen(oci), &in, err, sizeof(err)), 0);
+	assert_int_equal(in.n, 0);
+	assert_int_not_equal(oci_parse_docker(bad, strlen(bad), &in, err, sizeof(err)), 0);
+	assert_string_equal(err, "config.v2.json: labels: not an object");
+	assert_int_not_equal(oci_parse_docker(badcfg, strlen(badcfg), &in, err, sizeof(err)), 0);
+	assert_string_equal(err, "config.v2.json: Config: not an object");
+}
+
 /* Targets compared across a reload: same target, same options but the
  * policy, or not. */
 static void
@@ -357,9 +397,10 @@ int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_values),	   cmocka_unit_test(test_policy_dir),
-		cmocka_unit_test(test_dsel_match), cmocka_unit_test(test_oci),
-		cmocka_unit_test(test_compare),	   cmocka_unit_test(test_contrib_example),
+		cmocka_unit_test(test_values),		cmocka_unit_test(test_policy_dir),
+		cmocka_unit_test(test_dsel_match),	cmocka_unit_test(test_oci),
+		cmocka_unit_test(test_docker_labels),	cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_contrib_example),
 	};
 	int failed = RUN_TABLE("dconfig_load", cfg_cases, run_cfg);
 

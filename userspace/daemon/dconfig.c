@@ -131,7 +131,7 @@ set_key(struct dspec *s, const char *key, const json_t *v, char *num, size_t num
 		s->kill_existing = json_is_true(v);
 		return 0;
 	}
-	if (!strcmp(key, "annotations")) {
+	if (!strcmp(key, "annotations") || !strcmp(key, "labels")) {
 		const char *k;
 		json_t *g;
 
@@ -148,7 +148,10 @@ set_key(struct dspec *s, const char *key, const json_t *v, char *num, size_t num
 				return -EINVAL;
 			}
 		}
-		s->annotations = v;
+		if (key[0] == 'a')
+			s->annotations = v;
+		else
+			s->labels = v;
 		return 0;
 	}
 	if (!strcmp(key, "containers")) { /* the daemon's --containers ADDR */
@@ -397,7 +400,9 @@ load_top(struct dconfig *c, json_t *doc, char *errbuf, size_t errlen)
 			c->policy_dir = ctl;
 			continue;
 		}
-		if (!strcmp(key, "oci_bundles") && json_is_array(v) && json_array_size(v) <= 8) {
+		if ((!strcmp(key, "oci_bundles") || !strcmp(key, "docker_containers")) &&
+		    json_is_array(v) && json_array_size(v) <= 8) {
+			bool oci = key[0] == 'o';
 			json_t *d;
 			size_t k;
 
@@ -406,12 +411,14 @@ load_top(struct dconfig *c, json_t *doc, char *errbuf, size_t errlen)
 
 				if (!dir || dir[0] != '/' || !strstr(dir, "{id}")) {
 					snprintf(errbuf, errlen,
-						 "oci_bundles[%zu]: expected an absolute path with "
-						 "{id}",
-						 k);
+						 "%s[%zu]: expected an absolute path with {id}",
+						 key, k);
 					return -EINVAL;
 				}
-				c->bundle_dirs[c->nbundle_dirs++] = dir;
+				if (oci)
+					c->bundle_dirs[c->nbundle_dirs++] = dir;
+				else
+					c->docker_dirs[c->ndocker_dirs++] = dir;
 			}
 			continue;
 		}

@@ -41,6 +41,9 @@ struct dspec {
 	 * taken only if its container's OCI bundle has every KEY with a value
 	 * the GLOB matches (a json_t object of the config's; NULL: none) */
 	const void *annotations;
+	/* "labels": {KEY: GLOB} of a selector: the same of a docker
+	 * container's labels (dockerd's config.v2.json) */
+	const void *labels;
 };
 
 /* What a cgroup no selector matches gets ("default"): required with
@@ -75,6 +78,10 @@ struct dconfig {
 	/* "oci_bundles": where bundles are, each with "{id}" (oci.h) */
 	const char *bundle_dirs[8];
 	int nbundle_dirs;
+	/* "docker_containers": dockerd's containers directories, "{id}" in
+	 * each (oci.h; default /var/lib/docker/containers/{id}) */
+	const char *docker_dirs[8];
+	int ndocker_dirs;
 	int nselectors;
 	struct dspec deny; /* the target a cgroup no selector matches is, with "deny" */
 	struct dspec specs[DCONFIG_MAX_TARGETS];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* OCI bundles' annotations for selectors (see oci.h), read with jansson
- * (lib/jsonx.h: depth-limited, a key twice refused). */
+/* OCI bundles' annotations and docker's containers' labels for selectors
+ * (see oci.h), read with jansson (lib/jsonx.h: depth-limited, a key twice
+ * refused). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +22,17 @@ const char *const oci_default_dirs[] = {
 	"/var/lib/containers/storage/overlay-containers/{id}/userdata",
 };
 const int oci_ndefault_dirs = sizeof(oci_default_dirs) / sizeof(oci_default_dirs[0]);
+const char *const oci_default_docker_dirs[] = {"/var/lib/docker/containers/{id}"};
+const int oci_ndefault_docker_dirs =
+	sizeof(oci_default_docker_dirs) / sizeof(oci_default_docker_dirs[0]);
+
+/* Where each kind of file keeps its strings: config.json's "annotations",
+ * config.v2.json's "Config": {"Labels"}. */
+struct kv_file {
+	const char *name, *outer, *inner, *what;
+};
+static const struct kv_file oci_file = {"config.json", "annotations", NULL, "annotations"};
+static const struct kv_file docker_file = {"config.v2.json", "Config", "Labels", "labels"};
 
 void
 oci_free(struct oci_info *in)
@@ -54,8 +66,10 @@ dup_str(const json_t *s)
 	return strdup(v);
 }
 
-int
-oci_parse(const char *text, size_t len, struct oci_info *out, char *err, size_t errlen)
+/* The strings of f's object (f->outer, or f->outer's f->inner) in text. */
+static int
+parse_kv(const struct kv_file *f, const char *text, size_t len, struct oci_info *out, char *err,
+	 size_t errlen)
 {
 	char why[300];
 	json_t *doc, *ann, *v;
@@ -65,34 +79,44 @@ oci_parse(const char *text, size_t len, struct oci_info *out, char *err, size_t 
 
 	memset(out, 0, sizeof(*out));
 	if (len > OCI_MAX_BYTES) {
-		snprintf(err, errlen, "config.json larger than %d bytes", OCI_MAX_BYTES);
+		snprintf(err, errlen, "%s larger than %d bytes", f->name, OCI_MAX_BYTES);
 		return -EINVAL;
 	}
 	doc = jsonx_parse(text, len, 64, &end, why, sizeof(why));
 	if (!doc) {
-		snprintf(err, errlen, "config.json: %s", why);
+		snprintf(err, errlen, "%s: %s", f->name, why);
 		return -EINVAL;
 	}
 	if (!json_is_object(doc)) {
-		snprintf(err, errlen, "config.json: not a JSON object");
+		snprintf(err, errlen, "%s: not a JSON object", f->name);
 		rc = -EINVAL;
 		goto out;
 	}
-	ann = json_object_get(doc, "annotations");
+	ann = json_object_get(doc, f->outer);
+	if (ann && f->inner) {
+		if (!json_is_object(ann)) {
+			snprintf(err, errlen, "%s: %s: not an object", f->name, f->outer);
+			rc = -EINVAL;
+			goto out;
+		}
+		ann = json_object_get(ann, f->inner);
+		if (json_is_null(ann)) /* docker's "Labels": null */
+			ann = NULL;
+	}
 	if (ann && !json_is_object(ann)) {
-		snprintf(err, errlen, "config.json: annotations: not an object");
+		snprintf(err, errlen, "%s: %s: not an object", f->name, f->what);
 		rc = -EINVAL;
 		goto out;
 	}
 	json_object_foreach(ann, key, v) {
 		if (out->n == OCI_MAX_ANNOTATIONS) {
-			snprintf(err, errlen, "config.json: more than %d annotations",
-				 OCI_MAX_ANNOTATIONS);
+			snprintf(err, errlen, "%s: more than %d %s", f->name, OCI_MAX_ANNOTATIONS,
+				 f->what);
 			rc = -EINVAL;
 			break;
 		}
 		if (!json_is_string(v) || strlen(key) == 0) {
-			snprintf(err, errlen, "config.json: annotations: a value not a string");
+			snprintf(err, errlen, "%s: %s: a value not a string", f->name, f->what);
 			rc = -EINVAL;
 			break;
 		}
@@ -101,7 +125,7 @@ oci_parse(const char *text, size_t len, struct oci_info *out, char *err, size_t 
 		if (!out->keys[out->n] || !out->vals[out->n]) {
 			free(out->keys[out->n]);
 			free(out->vals[out->n]);
-			snprintf(err, errlen, "config.json: annotations: %s: a NUL in its value",
+			snprintf(err, errlen, "%s: %s: %s: a NUL in its value", f->name, f->what,
 				 key);
 			rc = -EINVAL;
 			break;
@@ -113,6 +137,18 @@ out:
 	if (rc)
 		oci_free(out);
 	return rc;
+}
+
+int
+oci_parse(const char *text, size_t len, struct oci_info *out, char *err, size_t errlen)
+{
+	return parse_kv(&oci_file, text, len, out, err, errlen);
+}
+
+int
+oci_parse_docker(const char *text, size_t len, struct oci_info *out, char *err, size_t errlen)
+{
+	return parse_kv(&docker_file, text, len, out, err, errlen);
 }
 
 static char *
@@ -141,9 +177,9 @@ read_small(const char *path, size_t *lenp)
 	return buf;
 }
 
-int
-oci_read_bundle(const char *cgpath, const char *const *dirs, int ndirs, struct oci_info *out,
-		char *err, size_t errlen)
+static int
+read_kv(const struct kv_file *f, const char *cgpath, const char *const *dirs, int ndirs,
+	struct oci_info *out, char *err, size_t errlen)
 {
 	char id[80];
 
@@ -159,17 +195,30 @@ oci_read_bundle(const char *cgpath, const char *const *dirs, int ndirs, struct o
 		char *text;
 		int rc;
 
-		if (!at ||
-		    (size_t)snprintf(path, sizeof(path), "%.*s%s%s/config.json",
-				     (int)(at - dirs[i]), dirs[i], id, at + 4) >= sizeof(path))
+		if (!at || (size_t)snprintf(path, sizeof(path), "%.*s%s%s/%s", (int)(at - dirs[i]),
+					    dirs[i], id, at + 4, f->name) >= sizeof(path))
 			continue;
 		text = read_small(path, &len);
 		if (!text)
 			continue;
-		rc = oci_parse(text, len, out, err, errlen);
+		rc = parse_kv(f, text, len, out, err, errlen);
 		free(text);
 		return rc;
 	}
-	snprintf(err, errlen, "container %.12s: no bundle found", id);
+	snprintf(err, errlen, "container %.12s: no %s found", id, f->name);
 	return -ENOENT;
+}
+
+int
+oci_read_bundle(const char *cgpath, const char *const *dirs, int ndirs, struct oci_info *out,
+		char *err, size_t errlen)
+{
+	return read_kv(&oci_file, cgpath, dirs, ndirs, out, err, errlen);
+}
+
+int
+oci_read_docker(const char *cgpath, const char *const *dirs, int ndirs, struct oci_info *out,
+		char *err, size_t errlen)
+{
+	return read_kv(&docker_file, cgpath, dirs, ndirs, out, err, errlen);
 }

@@ -4,8 +4,11 @@
  * container type there: io.kubernetes.cri.sandbox-namespace,
  * io.kubernetes.pod.name, io.kubernetes.cri.container-type, ...), found by
  * the container id its cgroup carries in the bundle directories the config
- * names. The parser takes untrusted bytes (a container's runtime writes
- * the file, a tenant chooses the annotations): fuzzed (fuzz_oci). */
+ * names; and the labels of a docker container (dockerd's config.v2.json,
+ * "Config": {"Labels"}: what `docker run --label` gave it), found the same
+ * way in dockerd's containers directory. The parsers take untrusted bytes
+ * (a container's runtime writes the file, a tenant chooses the annotations
+ * and labels): fuzzed (fuzz_oci). */
 #ifndef DAEMON_OCI_H
 #define DAEMON_OCI_H
 
@@ -24,6 +27,8 @@ struct oci_info {
  * OCI_MAX_ANNOTATIONS, refused). 0, or -EINVAL with err set and *out
  * empty. */
 int oci_parse(const char *text, size_t len, struct oci_info *out, char *err, size_t errlen);
+/* The same of config.v2.json's "Config": {"Labels"} (null: none). */
+int oci_parse_docker(const char *text, size_t len, struct oci_info *out, char *err, size_t errlen);
 void oci_free(struct oci_info *in);
 /* The value of key, or NULL. */
 const char *oci_get(const struct oci_info *in, const char *key);
@@ -34,11 +39,18 @@ const char *oci_get(const struct oci_info *in, const char *key);
  * with err set. */
 int oci_read_bundle(const char *cgpath, const char *const *dirs, int ndirs, struct oci_info *out,
 		    char *err, size_t errlen);
+/* The same of dockerd's config.v2.json in each of dirs (its containers
+ * directory, "{id}" in it): the container's labels. */
+int oci_read_docker(const char *cgpath, const char *const *dirs, int ndirs, struct oci_info *out,
+		    char *err, size_t errlen);
 
 /* Where a runtime keeps the bundles when the config names none:
  * containerd's (the CRI's namespace k8s.io, and default), CRI-O's and
  * podman's. */
 extern const char *const oci_default_dirs[];
 extern const int oci_ndefault_dirs;
+/* dockerd's, when the config names none: /var/lib/docker/containers/{id} */
+extern const char *const oci_default_docker_dirs[];
+extern const int oci_ndefault_docker_dirs;
 
 #endif /* DAEMON_OCI_H */

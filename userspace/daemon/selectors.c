@@ -45,30 +45,23 @@ below(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == 0 || path[n] == '/');
 }
 
-/* Does the container of path's bundle carry every annotation of s? The
- * bundle is read once per sel_choose (*in, *state: 0 unread, 1 read, -1
- * none). */
+/* What selectors read of a cgroup's container, each once per sel_choose
+ * (state: 0 unread, 1 read, -1 none): its OCI bundle's annotations, its
+ * docker labels. */
+struct ctr_meta {
+	struct oci_info ann, lab;
+	int ann_state, lab_state;
+};
+
+/* Does every KEY of globs (a selector's "annotations" or "labels") have a
+ * value in in that its GLOB matches? */
 static bool
-annotations_match(const struct dconfig *c, const struct dspec *s, const char *path,
-		  struct oci_info *in, int *state)
+meta_match(const json_t *globs, const struct oci_info *in)
 {
 	const char *key;
 	json_t *glob;
 
-	if (!*state) {
-		char err[300];
-		int rc = c->nbundle_dirs ? oci_read_bundle(path, c->bundle_dirs, c->nbundle_dirs,
-							   in, err, sizeof(err))
-					 : oci_read_bundle(path, oci_default_dirs,
-							   oci_ndefault_dirs, in, err, sizeof(err));
-
-		*state = rc ? -1 : 1;
-		if (rc)
-			log_info("selectors: %s: %s", path, err);
-	}
-	if (*state < 0)
-		return false;
-	json_object_foreach((json_t *)s->annotations, key, glob) {
+	json_object_foreach((json_t *)globs, key, glob) {
 		const char *v = oci_get(in, key);
 
 		if (!v || fnmatch(json_string_value(glob), v, 0))
@@ -77,12 +70,43 @@ annotations_match(const struct dconfig *c, const struct dspec *s, const char *pa
 	return true;
 }
 
+/* Does the container of path carry every annotation and label of s? */
+static bool
+container_match(const struct dconfig *c, const struct dspec *s, const char *path,
+		struct ctr_meta *m)
+{
+	char err[300];
+	int rc;
+
+	if (s->annotations && !m->ann_state) {
+		rc = c->nbundle_dirs ? oci_read_bundle(path, c->bundle_dirs, c->nbundle_dirs,
+						       &m->ann, err, sizeof(err))
+				     : oci_read_bundle(path, oci_default_dirs, oci_ndefault_dirs,
+						       &m->ann, err, sizeof(err));
+		m->ann_state = rc ? -1 : 1;
+		if (rc)
+			log_info("selectors: %s: %s", path, err);
+	}
+	if (s->labels && !m->lab_state) {
+		rc = c->ndocker_dirs
+			     ? oci_read_docker(path, c->docker_dirs, c->ndocker_dirs, &m->lab, err,
+					       sizeof(err))
+			     : oci_read_docker(path, oci_default_docker_dirs,
+					       oci_ndefault_docker_dirs, &m->lab, err, sizeof(err));
+		m->lab_state = rc ? -1 : 1;
+		if (rc)
+			log_info("selectors: %s: %s", path, err);
+	}
+	return (!s->annotations || (m->ann_state > 0 && meta_match(s->annotations, &m->ann))) &&
+	       (!s->labels || (m->lab_state > 0 && meta_match(s->labels, &m->lab)));
+}
+
 int
 sel_choose(const struct dconfig *c, const char *mnt, const char *path, enum dsel_match *best)
 {
 	const char *rel = path + strlen(mnt);
-	struct oci_info in = {0};
-	int state = 0, chosen = -1;
+	struct ctr_meta meta = {0};
+	int chosen = -1;
 
 	*best = DSEL_NONE;
 	if (!rel[0])
@@ -93,15 +117,16 @@ sel_choose(const struct dconfig *c, const char *mnt, const char *path, enum dsel
 		if (!c->specs[i].selector)
 			continue;
 		m = dsel_match(dsel_rel(mnt, c->specs[i].what), rel);
-		if (m == DSEL_MATCH && c->specs[i].annotations &&
-		    !annotations_match(c, &c->specs[i], path, &in, &state))
+		if (m == DSEL_MATCH && (c->specs[i].annotations || c->specs[i].labels) &&
+		    !container_match(c, &c->specs[i], path, &meta))
 			continue; /* its cgroup, not its container */
 		if (m == DSEL_MATCH)
 			chosen = i;
 		if (m > *best)
 			*best = m;
 	}
-	oci_free(&in);
+	oci_free(&meta.ann);
+	oci_free(&meta.lab);
 	if (chosen >= 0)
 		return chosen;
 	return c->dflt == DCONFIG_DFLT_DENY ? SEL_DEFAULT_DENY : SEL_UNCONFINED;
