@@ -106,10 +106,12 @@ struct daemon {
 	struct usersock *usock;	 /* --user-socket, or NULL */
 	int sfd, ino_fd;
 	struct event *ev_sig, *ev_ino, *tick;
-	int policy_wd;			      /* inotify: the config's policy_dir (-1: none) */
-	char policy_dir[PATH_MAX];	      /* what policy_wd watches */
-	struct event *policy_soon;	      /* a reload shortly after policy_dir changed */
-	struct sel_watch *sw;		      /* selectors.c: the directories watched */
+	int policy_wd;		     /* inotify: the config's policy_dir (-1: none) */
+	char policy_dir[PATH_MAX];   /* what policy_wd watches */
+	struct event *policy_soon;   /* a reload shortly after policy_dir changed */
+	struct sel_watch *sw;	     /* selectors.c: the directories watched */
+	struct sel_pending *pending; /* selectors.c: matches inotify found, to attach */
+	struct event *ev_pending;    /* attaches the first of them, one per turn of the loop */
 	struct hold *holds[SEL_MAX_ROOTS];    /* selectors.c: one per selector's root */
 	bool swept[SEL_MAX_ROOTS];	      /* its first walk done: what it did not pass, gone */
 	uint64_t held_said[SEL_MAX_ROOTS][3]; /* what each refused, as last said */

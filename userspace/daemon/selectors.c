@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <event2/event.h>
 
 #include "daemon/containers.h"
 #include "daemon/core.h"
@@ -36,6 +37,18 @@ struct sel_watch {
 	int wd;
 	char path[PATH_MAX];
 };
+
+/* A match inotify found, attached on a later turn of the loop: the
+ * cgroups made with it are looked at (and the ones left alone let go by
+ * their holds) first, not after every attach before them. */
+struct sel_pending {
+	struct sel_pending *next;
+	uint64_t cgid;
+	int sel;
+	char path[PATH_MAX];
+};
+
+static bool deferring; /* sel_event's look: matches go to dm->pending */
 
 static bool
 below(const char *path, const char *dir)
@@ -202,6 +215,59 @@ sel_identity(struct dtarget *dt)
 	dt->env.nresource = n;
 }
 
+static void sel_attach(struct daemon *dm, const char *path, int sel);
+
+static void
+on_pending(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *dm = arg;
+	struct sel_pending *p = dm->pending;
+	struct dtarget *dt;
+
+	(void)fd;
+	(void)what;
+	if (!p)
+		return;
+	dm->pending = p->next;
+	if (dm->pending)
+		event_active(dm->ev_pending, EV_TIMEOUT, 0); /* the next, after what waits */
+	if (cgroup_id_of(p->path) != p->cgid) {
+		free(p); /* gone, or made again: its own event comes */
+		return;
+	}
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->cgpath[0] && below(p->path, dt->cgpath))
+		break;
+	if (!dt)
+		sel_attach(dm, p->path, p->sel);
+	free(p);
+}
+
+/* path (matched: sel) attached on a later turn, unless it waits already. */
+static void
+defer_attach(struct daemon *dm, const char *path, int sel)
+{
+	struct sel_pending *p, **tail = &dm->pending;
+	uint64_t cgid = cgroup_id_of(path);
+
+	for (p = dm->pending; p; tail = &p->next, p = p->next)
+		if (p->cgid == cgid)
+			return;
+	if (!dm->ev_pending)
+		dm->ev_pending = event_new(dm->base, -1, 0, on_pending, dm);
+	p = calloc(1, sizeof(*p));
+	if (!p || !dm->ev_pending) {
+		free(p);
+		sel_attach(dm, path, sel); /* now, then */
+		return;
+	}
+	p->cgid = cgid;
+	p->sel = sel;
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	*tail = p;
+	event_active(dm->ev_pending, EV_TIMEOUT, 0);
+}
+
 /* path, matched by selector sel (or the default's): a target of its own. */
 static void
 sel_attach(struct daemon *dm, const char *path, int sel)
@@ -306,7 +372,10 @@ sel_look(struct daemon *dm, const char *path, int depth)
 			sel_pass(dm, path, cgroup_id_of(path), EGR_HOLD_SELF);
 			return;
 		}
-		sel_attach(dm, path, best == DSEL_MATCH ? sel : SEL_DEFAULT_DENY);
+		if (deferring)
+			defer_attach(dm, path, best == DSEL_MATCH ? sel : SEL_DEFAULT_DENY);
+		else
+			sel_attach(dm, path, best == DSEL_MATCH ? sel : SEL_DEFAULT_DENY);
 		return;
 	}
 	if (best == DSEL_NONE) { /* the default's "unconfined" */
@@ -533,8 +602,11 @@ sel_event(struct daemon *dm, const struct inotify_event *ev)
 		}
 		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len &&
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", dm->sw[i].path, ev->name) <
-			    sizeof(path))
+			    sizeof(path)) {
+			deferring = true;
 			sel_look(dm, path, 0);
+			deferring = false;
+		}
 		return true;
 	}
 	return false;
@@ -543,6 +615,17 @@ sel_event(struct daemon *dm, const struct inotify_event *ev)
 void
 sel_free(struct daemon *dm)
 {
+	/* what waits to be attached names the config's selectors by index:
+	 * the walk after a reload finds it again */
+	while (dm->pending) {
+		struct sel_pending *p = dm->pending;
+
+		dm->pending = p->next;
+		free(p);
+	}
+	if (dm->ev_pending)
+		event_free(dm->ev_pending);
+	dm->ev_pending = NULL;
 	for (int i = 0; i < dm->nsw; i++)
 		inotify_rm_watch(dm->ino_fd, dm->sw[i].wd);
 	free(dm->sw);
