@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_kernel limit reload ceiling_allow audit_allowed status log syslog confined dupname unit restart"
+ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -743,6 +743,82 @@ test_ceiling_allow() {
 	wait_for 20 grep -q "users.json read again (groups $G, 2 runs per user)" "$W/daemon.err"
 }
 
+# reread_bad: SIGHUP to the daemon, back once it has refused users.json
+reread_bad() {
+	local n
+	n=$(grep -c "the ceiling in force stays" "$W/daemon.err")
+	kill -HUP "$DPID"
+	wait_for 20 eval '[ "$(grep -c "the ceiling in force stays" "$W/daemon.err")" -gt '"$n"' ]'
+}
+
+# users.json's "users": an account it names runs whatever its groups
+# ($UB is in none of them: the socket's ACL lets it connect), with the
+# keys its entry sets in place of the top level's: $UA's own allow
+# ceiling refuses a rule the top level allows (another member runs it,
+# named), $UA's max_runs_per_user (1) below the top level's (2) holds
+# while the other member has two at once; an account that does not exist
+# refuses the file (the ceiling in force stays) and the daemon's start;
+# a second group's members reach the socket too; the entry gone, $UB is
+# refused again, by the socket's mode
+test_peruser() {
+	local t=peruser mark="egrns-peruser-$$" p1 p2
+	useradd -M -N -g "$G" -s /bin/sh "${UA}c" 2>/dev/null
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "max_runs_per_user": 2, "allow": ["**.ok-%s.test"], "users": {"%s": {}, "%s": {"max_runs_per_user": 1, "allow": ["a.ok-%s.test"]}}}\n' \
+		"$G" $$ "$UB" "$UA" $$ >"$W/users.json"
+	reread
+	a_grep "$t.read" "$W/daemon.err" "users.json read again \(groups $G, 2 runs per user, 2 users named\)"
+	urun "${t}_ub" "$UB" -- id -u
+	a_rc "$t.named.status" 0 "${t}_ub"
+	a_eq "$t.named.as_user" "id -u in CMD" "$(cat "$W/${t}_ub.out")" "$(id -u "$UB")"
+	urun "${t}_in" "$UA" --allow "a.ok-$$.test" -- true
+	a_rc "$t.own_ceiling.within" 0 "${t}_in"
+	urun "${t}_out" "$UA" --allow "b.ok-$$.test" -- id -u
+	a_rc "$t.own_ceiling.refused" 2 "${t}_out"
+	a_grep "$t.own_ceiling.named" "$W/${t}_out.err" "the allow rule b\.ok-$$\.test \(--allow\) is beyond what the administrator lets you allow"
+	a_nogrep "$t.own_ceiling.not_run" "$W/${t}_out.out" .
+	urun "${t}_c" "${UA}c" --allow "b.ok-$$.test" -- true
+	a_rc "$t.group_ceiling.other_member" 0 "${t}_c"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}1.out" 2>&1 </dev/null &
+	p1=$!
+	wait_for 20 grep -qs up "$W/${t}1.out"
+	urun "${t}_second" "$UA" -- id -u
+	a_rc "$t.own_max_runs.status" 125 "${t}_second"
+	a_grep "$t.own_max_runs.said" "$W/${t}_second.err" "$UA has 1 runs already \(users.json: max_runs_per_user 1, theirs\)"
+	(cd "$RW" && as "${UA}c" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo $mark") >"$W/${t}2.out" 2>&1 </dev/null &
+	p2=$!
+	wait_for 20 grep -qs up "$W/${t}2.out"
+	urun "${t}_c2" "${UA}c" -- id -u
+	a_rc "$t.group_max_runs.other_member" 0 "${t}_c2"
+	pkill -TERM -u "$UA" -x egressctl
+	pkill -TERM -u "${UA}c" -x egressctl
+	wait "$p1" "$p2"
+	# an account that does not exist: the file refused, named; the ceiling
+	# in force ($UB named) stays; a daemon does not start on it
+	printf '{"groups": ["%s"], "users": {"%s": {}, "egrns-nosuch-%s": {"audit": false}}}\n' \
+		"$G" "$UB" $$ >"$W/users.json"
+	reread_bad
+	a_grep "$t.unknown.said" "$W/daemon.err" "users.json: users: no user called egrns-nosuch-$$: the ceiling in force stays"
+	urun "${t}_kept" "$UB" -- id -u
+	a_rc "$t.unknown.kept" 0 "${t}_kept"
+	timeout -k 2 20 nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.control" \
+		--user-socket "$W/$t.sock" --users "$W/users.json" >"$W/${t}_d.out" 2>"$W/${t}_d.err"
+	EGR_RC=$?
+	[ "$EGR_RC" != 0 ] && ok "$t.unknown.no_start" || fail "$t.unknown.no_start" "the daemon started (exit $EGR_RC)"
+	a_grep "$t.unknown.start_said" "$W/${t}_d.err" "users: no user called egrns-nosuch-$$"
+	# a second group's member ($UB: nogroup) reaches the socket
+	printf '{"groups": ["%s", "nogroup"]}\n' "$G" >"$W/users.json"
+	reread
+	urun "${t}_group2" "$UB" -- id -u
+	a_rc "$t.second_group" 0 "${t}_group2"
+	cp "$W/users.json.orig" "$W/users.json"
+	reread
+	urun "${t}_gone" "$UB" -- id -u
+	a_rc "$t.gone.status" 125 "${t}_gone"
+	a_grep "$t.gone.socket" "$W/${t}_gone.err" 'refused you \(Permission denied\)'
+	userdel "${UA}c" 2>/dev/null
+}
+
 # egressctl status as a user: their runs through the service, not another
 # member's; answered beside max_runs_per_user runs; a non-member refused
 test_status() {
@@ -815,6 +891,65 @@ test_log() {
 	a_grep "$t.followers_bounded" "$W/${t}_5.out" 'you follow the log on 4 connections already'
 	pkill -TERM -u "$UA" -x egressctl
 	wait "$p1" "$pf" "${fp[@]}" 2>/dev/null
+	userdel "${UA}c" 2>/dev/null
+}
+
+# root sees every user's runs through the service: `log` (with no
+# daemon on the control socket too) and `log -f` their lines, each with
+# "user" and "uid"; `status` each user's run with whose it is (and -j);
+# a run request of root's through the socket is refused
+test_root_view() {
+	local t=root_view x pf p1 p2 uid uidc
+	useradd -M -N -g "$G" -s /bin/sh "${UA}c" 2>/dev/null
+	uid=$(id -u "$UA")
+	uidc=$(id -u "${UA}c")
+	new4 x
+	urun "${t}_a" "$UA" -- "$PY" "$C/probe.py" dns_udp "$x" "rv-a-$$.test"
+	urun "${t}_c" "${UA}c" -- "$PY" "$C/probe.py" dns_udp "$x" "rv-c-$$.test"
+	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" log --control "$W/control" >"$W/$t.out" 2>"$W/$t.err"
+	EGR_RC=$?
+	a_rc "$t.log.status" 0 "$t"
+	a_grep "$t.log.one" "$W/$t.out" "^\{\"user\":\"$UA\",\"uid\":$uid,.*\"decision\":\"deny\".*rv-a-$$\.test"
+	a_grep "$t.log.other" "$W/$t.out" "^\{\"user\":\"${UA}c\",\"uid\":$uidc,.*rv-c-$$\.test"
+	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" log --control "$W/none.control" >"$W/${t}_nod.out" 2>"$W/${t}_nod.err"
+	EGR_RC=$?
+	a_rc "$t.log.no_daemon.status" 0 "${t}_nod"
+	a_grep "$t.log.no_daemon" "$W/${t}_nod.out" "rv-a-$$\.test"
+	EGRESSCTL_USER_SOCKET="$W/none.sock" "$EGRESSCTL" log --control "$W/none.control" >"$W/${t}_none.out" 2>"$W/${t}_none.err"
+	EGR_RC=$?
+	a_rc "$t.log.neither" 125 "${t}_none"
+	a_grep "$t.log.neither_said" "$W/${t}_none.err" 'no egressctl daemon answers on'
+	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" log -f --control "$W/control" >"$W/${t}_f.out" 2>&1 &
+	pf=$!
+	wait_for 20 grep -qs "rv-c-$$" "$W/${t}_f.out"
+	urun "${t}_new" "${UA}c" -- "$PY" "$C/probe.py" dns_udp "$x" "rv-new-$$.test"
+	wait_for 20 grep -qs "rv-new-$$" "$W/${t}_f.out"
+	a_grep "$t.follow" "$W/${t}_f.out" "^\{\"user\":\"${UA}c\",\"uid\":$uidc,.*rv-new-$$\.test"
+	kill "$pf"
+	wait "$pf" 2>/dev/null
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-a-$$") >"$W/${t}1.out" 2>&1 </dev/null &
+	p1=$!
+	(cd "$RW" && as "${UA}c" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-c-$$") >"$W/${t}2.out" 2>&1 </dev/null &
+	p2=$!
+	wait_for 20 grep -qs up "$W/${t}1.out"
+	wait_for 20 grep -qs up "$W/${t}2.out"
+	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" status --control "$W/control" >"$W/${t}_st.out" 2>&1
+	EGR_RC=$?
+	a_rc "$t.status.status" 0 "${t}_st"
+	a_eq "$t.status.one" "the run under $UA's line" \
+		"$(grep -A1 "^  user:    $UA (uid $uid), through the service\$" "$W/${t}_st.out" | grep -c "rv-run-a-$$")" 1
+	a_eq "$t.status.other" "the run under ${UA}c's line" \
+		"$(grep -A1 "^  user:    ${UA}c (uid $uidc), through the service\$" "$W/${t}_st.out" | grep -c "rv-run-c-$$")" 1
+	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" status -j --control "$W/control" >"$W/${t}_j.out" 2>&1
+	a_eq "$t.status.json" "runs of $UA in status -j" "$("$PY" -c '
+import json, sys
+print(sum(1 for e in json.load(open(sys.argv[1])) if (e.get("user") or {}).get("user") == sys.argv[2]
+          and "rv-run-a" in (e["user"].get("command") or "")))' "$W/${t}_j.out" "$UA" 2>&1)" 1
+	pkill -TERM -u "$UA" -x egressctl
+	pkill -TERM -u "${UA}c" -x egressctl
+	wait "$p1" "$p2"
+	"$PY" "$C/usock.py" "$USOCK" args '["--", "id"]' >"$W/${t}_run.out" 2>&1
+	a_grep "$t.no_root_run" "$W/${t}_run.out" 'root runs `egressctl run` itself, not through the service'
 	userdel "${UA}c" 2>/dev/null
 }
 

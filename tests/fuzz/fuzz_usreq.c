@@ -6,16 +6,70 @@
  * lists NULL-terminated, nfds within its bounds, and the caller's limits,
  * if they came, a umask up to 0777 and no soft limit over its hard one; a failed parse leaves
  * nothing allocated and says why; a parsed signal is INT, TERM, HUP or
- * QUIT. */
+ * QUIT. The same bytes as users.json (daemon/usercfg.c, root's file, its
+ * "users" entries the newest part): parsed, 1 to USERCFG_MAX_GROUPS
+ * groups, the bounds of each key, each user's view within them and its
+ * keys the entry's where it set them; refused, nothing kept and why said. */
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/usersock.h"
 #include "daemon/usreq.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+check_ceiling(const struct usercfg *c)
+{
+	if (c->max_runs < 1 || c->max_runs > 64 || c->max_conns < 0 || c->max_conns > 1000000 ||
+	    c->ndeny < 0 || c->ndeny > USERCFG_MAX_DENY || c->nallow < 0 ||
+	    c->nallow > USERCFG_MAX_ALLOW || (c->nallow && !c->has_allow))
+		abort();
+	for (int i = 0; i < c->ndeny; i++)
+		if (!c->deny[i] || !c->deny[i][0])
+			abort();
+	for (int i = 0; i < c->nallow; i++)
+		if (!c->allow[i] || !c->allow[i][0])
+			abort();
+}
+
+static void
+fuzz_usercfg(const uint8_t *data, size_t size)
+{
+	struct usercfg c, v;
+	char err[512] = "";
+
+	if (usercfg_parse((const char *)data, size, &c, err, sizeof(err))) {
+		if (!err[0] || c.users || c.nusers || c.ngroups)
+			abort();
+		return;
+	}
+	if (c.ngroups < 1 || c.ngroups > USERCFG_MAX_GROUPS || c.nusers < 0 ||
+	    c.nusers > USERCFG_MAX_USERS || (c.nusers && !c.users))
+		abort();
+	check_ceiling(&c);
+	for (int i = 0; i < c.nusers; i++) {
+		const struct usercfg_user *u = &c.users[i];
+
+		if (!u->name || !u->name[0] || strlen(u->name) > 63 || u->c.ngroups ||
+		    u->c.nusers || (u->set & ~0x1fu) || usercfg_user(&c, u->name) != u)
+			abort();
+		usercfg_for(&c, u->name, &v);
+		check_ceiling(&v);
+		if (v.users || v.nusers || v.ngroups != c.ngroups ||
+		    ((u->set & USERCFG_SET_MAX_RUNS) && v.max_runs != u->c.max_runs) ||
+		    (!(u->set & USERCFG_SET_MAX_RUNS) && v.max_runs != c.max_runs) ||
+		    ((u->set & USERCFG_SET_DENY) && v.ndeny != u->c.ndeny) ||
+		    (!(u->set & USERCFG_SET_DENY) && v.ndeny != c.ndeny) ||
+		    ((u->set & USERCFG_SET_ALLOW) && !v.has_allow) ||
+		    (!(u->set & USERCFG_SET_ALLOW) && v.has_allow != c.has_allow))
+			abort();
+	}
+	usercfg_free(&c);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -54,5 +108,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (!err[0]) {
 		abort();
 	}
+	fuzz_usercfg(data, size);
 	return 0;
 }

@@ -6,6 +6,7 @@
  * user is refused however it is spelled; fd:N only of the files sent;
  * the ceiling's --audit), and that the daemon's -v is left alone. */
 #include <errno.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -186,6 +187,18 @@ test_usercfg(void **state)
 	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
 }
 
+/* path's contents become text */
+static int
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
 /* users.json's allow rules are checked at load: one that does not parse
  * refuses the file, naming it */
 static void
@@ -202,6 +215,194 @@ test_usercfg_load_allow(void **state)
 	close(fd);
 	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "allow: *:"));
+	unlink(path);
+}
+
+/* users.json's "users": entries by account name, each with the top
+ * level's keys but groups and users; the keys an entry sets take the
+ * top level's place for that account (deny and allow as whole lists),
+ * the rest stay the top level's; an account with no entry gets the top
+ * level's ceiling. Malformed entries are refused, named. */
+static void
+test_usercfg_users(void **state)
+{
+	static const char *const bad[] = {
+		"{\"users\":[\"a\"]}",			    /* not an object */
+		"{\"users\":{\"a\":true}}",		    /* an entry not an object */
+		"{\"users\":{\"a\":{\"groups\":[\"g\"]}}}", /* groups: the top level's */
+		"{\"users\":{\"a\":{\"users\":{}}}}",	    /* no nesting */
+		"{\"users\":{\"a\":{\"max_runs_per_user\":65}}}",
+		"{\"users\":{\"a\":{\"max_runs_per_user\":0}}}",
+		"{\"users\":{\"a\":{\"audit\":\"yes\"}}}",
+		"{\"users\":{\"a\":{\"deny\":\"x.test\"}}}",
+		"{\"users\":{\"a\":{\"allow\":[1]}}}",
+		"{\"users\":{\"a\":{\"max_conns_per_run\":0}}}",
+		"{\"users\":{\"a\":{\"ask\":true}}}",
+		"{\"users\":{\"\":{}}}", /* not a name */
+		"{\"users\":{\"a b\":{}}}",
+		"{\"users\":{\"a:b\":{}}}",
+		"{\"users\":{\"-a\":{}}}",
+		"{\"users\":{\"../a\":{}}}",
+		"{\"users\":{\"a\":{},\"a\":{}}}", /* twice */
+		"{\"users\":{},\"users\":{}}",
+	};
+	const char *doc = "{\"groups\":[\"g\"],\"max_runs_per_user\":3,\"audit\":true,"
+			  "\"deny\":[\"d.test\"],\"allow\":[\"**.test\"],\"max_conns_per_run\":50,"
+			  "\"users\":{\"alice\":{\"max_runs_per_user\":1,\"allow\":[\"a.test\"]},"
+			  "\"bob\":{\"audit\":false,\"deny\":[],\"max_conns_per_run\":5},"
+			  "\"carol\":{}}}";
+	const struct usercfg_user *u;
+	struct usercfg c, v;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_int_equal(c.ngroups, 1);
+	assert_int_equal(c.nusers, 3);
+	u = usercfg_user(&c, "alice");
+	assert_non_null(u);
+	assert_int_equal(u->set, USERCFG_SET_MAX_RUNS | USERCFG_SET_ALLOW);
+	assert_null(usercfg_user(&c, "alic"));
+	assert_null(usercfg_user(&c, "dave"));
+	assert_null(usercfg_user(&c, NULL));
+	assert_int_equal(usercfg_user(&c, "carol")->set, 0);
+	/* alice: her max_runs and allow; the top level's audit, deny, max_conns */
+	usercfg_for(&c, "alice", &v);
+	assert_int_equal(v.max_runs, 1);
+	assert_true(v.audit);
+	assert_int_equal(v.ndeny, 1);
+	assert_string_equal(v.deny[0], "d.test");
+	assert_true(v.has_allow);
+	assert_int_equal(v.nallow, 1);
+	assert_string_equal(v.allow[0], "a.test");
+	assert_int_equal(v.max_conns, 50);
+	assert_null(v.users);
+	assert_int_equal(v.nusers, 0);
+	/* bob: his audit, max_conns and an empty deny in place of the top
+	 * level's; its allow ceiling */
+	usercfg_for(&c, "bob", &v);
+	assert_int_equal(v.max_runs, 3);
+	assert_false(v.audit);
+	assert_int_equal(v.ndeny, 0);
+	assert_int_equal(v.max_conns, 5);
+	assert_true(v.has_allow);
+	assert_string_equal(v.allow[0], "**.test");
+	/* carol ({}) and an account with no entry: the top level's */
+	usercfg_for(&c, "carol", &v);
+	assert_int_equal(v.max_runs, 3);
+	assert_int_equal(v.ndeny, 1);
+	assert_int_equal(v.nallow, 1);
+	usercfg_for(&c, "dave", &v);
+	assert_int_equal(v.max_runs, 3);
+	assert_true(v.audit);
+	assert_int_equal(v.max_conns, 50);
+	assert_string_equal(v.groups[0], "g");
+	usercfg_free(&c);
+	/* a user's "allow": [] lets them allow nothing; with no top-level
+	 * allow, a user's is the only ceiling */
+	doc = "{\"users\":{\"a\":{\"allow\":[]},\"b\":{\"allow\":[\"x.test\"]}}}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_false(c.has_allow);
+	assert_string_equal(c.groups[0], "egressctl"); /* the default stays */
+	usercfg_for(&c, "a", &v);
+	assert_true(v.has_allow);
+	assert_int_equal(v.nallow, 0);
+	usercfg_for(&c, "b", &v);
+	assert_true(v.has_allow);
+	assert_int_equal(v.nallow, 1);
+	usercfg_for(&c, "z", &v);
+	assert_false(v.has_allow);
+	/* the ceiling a check is given is the user's: audit refused for
+	 * one, not for another */
+	usercfg_free(&c);
+	doc = "{\"audit\":true,\"users\":{\"a\":{\"audit\":false}}}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	usercfg_for(&c, "a", &v);
+	assert_false(v.audit);
+	usercfg_for(&c, "b", &v);
+	assert_true(v.audit);
+	usercfg_free(&c);
+	/* the refusals name the entry and the key */
+	doc = "{\"users\":{\"alice\":{\"max_runs_per_user\":99}}}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "users: alice: max_runs_per_user: unknown key, or not"));
+	doc = "{\"users\":{\"alice\":{\"groups\":[\"g\"]}}}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "users: alice: groups: unknown key"));
+	doc = "{\"users\":{\"alice\":{\"deny\":[\"\"]}}}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "users: alice: deny[0]: expected a string"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		if (usercfg_parse(bad[i], strlen(bad[i]), &c, err, sizeof(err)) != -EINVAL ||
+		    !err[0] || c.users || c.nusers)
+			fail_msg("%s: got \"%s\"", bad[i], err);
+	}
+	/* at most USERCFG_MAX_USERS entries */
+	{
+		char big[USERCFG_MAX_USERS * 16 + 64];
+		size_t n = (size_t)snprintf(big, sizeof(big), "{\"users\":{");
+
+		for (int i = 0; i <= USERCFG_MAX_USERS; i++)
+			n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"u%d\":{}",
+					      i ? "," : "", i);
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "}}");
+		assert_int_equal(usercfg_parse(big, n, &c, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "users: expected an object of at most"));
+	}
+}
+
+/* At load, each account "users" names must exist and not be root, and
+ * its own rules parse: refused naming the entry otherwise */
+static void
+test_usercfg_load_users(void **state)
+{
+	char path[] = "/tmp/egr-usercfg-XXXXXX", err[512], doc[512];
+	struct passwd *pw;
+	char someone[64] = "";
+	struct usercfg c;
+	int fd;
+
+	(void)state;
+	setpwent();
+	while ((pw = getpwent()))
+		if (pw->pw_uid != 0 && strlen(pw->pw_name) < sizeof(someone)) {
+			snprintf(someone, sizeof(someone), "%s", pw->pw_name);
+			break;
+		}
+	endpwent();
+	if (!someone[0])
+		skip();
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(doc, sizeof(doc),
+		 "{\"groups\":[\"root\"],\"users\":{\"%s\":{\"max_runs_per_user\":1}}}", someone);
+	assert_int_equal(write_file(path, doc), 0);
+	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nusers, 1);
+	usercfg_free(&c);
+	snprintf(doc, sizeof(doc),
+		 "{\"groups\":[\"root\"],\"users\":{\"%s\":{},\"egr-no-such-user-x\":{}}}",
+		 someone);
+	assert_int_equal(write_file(path, doc), 0);
+	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "users: no user called egr-no-such-user-x"));
+	assert_non_null(strstr(err, path));
+	assert_int_equal(write_file(path, "{\"groups\":[\"root\"],\"users\":{\"root\":{}}}"), 0);
+	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "users: root: uid 0"));
+	snprintf(doc, sizeof(doc), "{\"groups\":[\"root\"],\"users\":{\"%s\":{\"allow\":[\"*\"]}}}",
+		 someone);
+	assert_int_equal(write_file(path, doc), 0);
+	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "users: "));
+	assert_non_null(strstr(err, ": allow: *:"));
+	snprintf(doc, sizeof(doc),
+		 "{\"groups\":[\"root\"],\"users\":{\"%s\":{\"deny\":[\"a b c\"]}}}", someone);
+	assert_int_equal(write_file(path, doc), 0);
+	assert_int_equal(usercfg_load(path, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ": deny: "));
 	unlink(path);
 }
 
@@ -411,6 +612,8 @@ main(void)
 		cmocka_unit_test(test_check_in_sequence),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_usercfg_load_allow),
+		cmocka_unit_test(test_usercfg_users),
+		cmocka_unit_test(test_usercfg_load_users),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

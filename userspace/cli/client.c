@@ -388,8 +388,46 @@ userrun_status(bool json)
 	return 0;
 }
 
+json_t *
+userrun_runs(void)
+{
+	const char *req = "{\"status\":true}";
+	struct pollfd p = {.events = POLLIN};
+	json_t *o = NULL, *runs = NULL;
+	size_t end, cap = 1 << 20; /* every user's runs: up to 256 */
+	char *buf = malloc(cap), why[256];
+	ssize_t n = -1;
+
+	p.fd = buf ? connect_service(userrun_socket_path()) : -1;
+	if (p.fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	if (send(p.fd, req, strlen(req), MSG_NOSIGNAL) > 0 && poll(&p, 1, 5000) > 0)
+		n = recv(p.fd, buf, cap, MSG_TRUNC);
+	close(p.fd);
+	o = n > 0 && (size_t)n <= cap ? jsonx_parse(buf, (size_t)n, 4, &end, why, sizeof(why))
+				      : NULL;
+	if (json_is_array(json_object_get(o, "runs")))
+		runs = json_incref(json_object_get(o, "runs"));
+	json_decref(o);
+	free(buf);
+	return runs;
+}
+
 int
 userrun_log(bool follow)
+{
+	int cerr = 0, rc = userrun_log_lines(follow, &cerr);
+
+	if (cerr)
+		log_warnx("log needs root, or the service at %s (%s)", userrun_socket_path(),
+			  strerror(cerr));
+	return rc;
+}
+
+int
+userrun_log_lines(bool follow, int *cerr)
 {
 	const char *path = userrun_socket_path();
 	const char *req = follow ? "{\"log\":true,\"follow\":true}" : "{\"log\":true}";
@@ -397,8 +435,9 @@ userrun_log(bool follow)
 	char buf[4096];
 	ssize_t n;
 
+	*cerr = 0;
 	if (sock < 0) {
-		log_warnx("log needs root, or the service at %s (%s)", path, strerror(errno));
+		*cerr = errno;
 		return EGR_EXIT_ERROR;
 	}
 	signal(SIGPIPE, SIG_DFL);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -122,7 +123,9 @@ static const struct ctl_cmd ctl_cmds[] = {
 	 1},
 	{"log", log_table, "[-f] [--cgroup X]",
 	 "Prints the daemon's recent decision and event lines (JSON, as in --log),\n"
-	 "of one target or all; with -f, then every new one until interrupted.\n",
+	 "of one target or all; with -f, then every new one until interrupted.\n"
+	 "Without --cgroup, root also gets every user's runs' lines through the\n"
+	 "service (each with \"user\" and \"uid\"); a user, their own runs'.\n",
 	 0},
 	{"summary", summary_table, "[--cgroup X] [--format text|markdown|json]",
 	 "Prints what a target of the daemon tried, as `run` prints at exit: one row\n"
@@ -465,6 +468,67 @@ do_detach(const struct ctl_opts *o)
 	}
 }
 
+struct users_log {
+	bool follow;
+	int rc, cerr;
+};
+
+static void *
+users_log(void *arg)
+{
+	struct users_log *u = arg;
+
+	u->rc = userrun_log_lines(u->follow, &u->cerr);
+	return NULL;
+}
+
+/* log as root where the user service is: the daemon's lines, then every
+ * user's runs' through the service (with -f both as they come, the
+ * service's followed by a thread of its own). Either may be missing; not
+ * both. */
+static int
+log_with_users(const struct ctl_opts *o, json_t *req)
+{
+	struct answer a = {.raw = true};
+	struct users_log u = {.follow = o->follow};
+	const char *path = control_path(o);
+	bool threaded = false, dgone, ugone;
+	char *text;
+	pthread_t t;
+	int err;
+
+	if (o->follow)
+		jsonx_set_bool(req, "follow", true);
+	text = jsonx_line(req);
+	json_decref(req);
+	if (!text)
+		return EGR_EXIT_ERROR;
+	if (o->follow)
+		threaded = !pthread_create(&t, NULL, users_log, &u);
+	err = control_request(path, text, on_line, &a, 60000);
+	free(text);
+	if (threaded)
+		pthread_join(t, NULL);
+	else
+		users_log(&u);
+	dgone = err == -ENOENT || err == -ECONNREFUSED;
+	ugone = u.cerr == ENOENT || u.cerr == ECONNREFUSED;
+	if (dgone && ugone) {
+		log_warnx("log: no egressctl daemon answers on %s, nor the service on %s", path,
+			  userrun_socket_path());
+		return EGR_EXIT_ERROR;
+	}
+	if (err && !dgone) {
+		log_warnx("log: %s: %s", path, strerror(-err));
+		return EGR_EXIT_ERROR;
+	}
+	if (u.cerr && !ugone) {
+		log_warnx("log: the service at %s: %s", userrun_socket_path(), strerror(u.cerr));
+		return EGR_EXIT_ERROR;
+	}
+	return ugone ? 0 : u.rc;
+}
+
 static int
 run_cmd(const struct ctl_cmd *c, const struct ctl_opts *o, char *arg)
 {
@@ -489,6 +553,8 @@ run_cmd(const struct ctl_cmd *c, const struct ctl_opts *o, char *arg)
 		}
 		return userrun_log(o->follow);
 	}
+	if (!strcmp(c->name, "log") && !o->cgroup && userrun_service())
+		return log_with_users(o, req); /* root: users' runs too */
 	if (!strcmp(c->name, "log")) {
 		a.raw = true;
 		if (o->follow)

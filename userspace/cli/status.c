@@ -183,6 +183,7 @@ struct status_entry {
 	uint64_t c[EGR_C_MAX];
 	json_t *run;	      /* what its egressctl said; NULL if none is alive */
 	const json_t *daemon; /* its target in the daemon's status; NULL if none */
+	const json_t *user;   /* a user's run through the service: the service's entry */
 };
 
 /* Takes e->run into the object. */
@@ -219,6 +220,10 @@ entry_json(struct status_entry *e)
 		json_object_set_new(o, "daemon", json_deep_copy(e->daemon));
 	else
 		jsonx_set_null(o, "daemon");
+	if (e->user)
+		json_object_set_new(o, "user", json_deep_copy(e->user));
+	else
+		jsonx_set_null(o, "user");
 	return o;
 }
 
@@ -229,6 +234,9 @@ entry_print(const struct status_entry *e)
 
 	printf("cgroup %s (id %llu)\n", e->cgpath ? e->cgpath : "(removed)",
 	       (unsigned long long)e->cgid);
+	if (e->user)
+		printf("  user:    %s (uid %.0f), through the service\n",
+		       str(e->user, "user") ? str(e->user, "user") : "?", num(e->user, "uid"));
 	if (run) {
 		const json_t *px = json_object_get(run, "proxy");
 		const json_t *dn = json_object_get(run, "dns");
@@ -286,6 +294,60 @@ daemon_target(const json_t *doc, uint64_t cgid)
 	return NULL;
 }
 
+/* The service's run (runs: its status answer) in the cgroup at cgpath
+ * below mnt, marked seen; NULL when none is. */
+static const json_t *
+service_run(const json_t *runs, bool *seen, const char *mnt, const char *cgpath)
+{
+	size_t i, n = strlen(mnt);
+	const json_t *x;
+
+	if (!cgpath || !n || strncmp(cgpath, mnt, n))
+		return NULL;
+	json_array_foreach(runs, i, x)
+		if (str(x, "cgroup") && !strcmp(cgpath + n, str(x, "cgroup"))) {
+			seen[i] = true;
+			return x;
+		}
+	return NULL;
+}
+
+/* The service's runs no confined cgroup showed (not there yet: run is
+ * setting it up, or waits for its policy). */
+static int
+service_rest(const json_t *runs, const bool *seen, json_t *all)
+{
+	size_t i;
+	const json_t *x;
+	int shown = 0;
+
+	json_array_foreach(runs, i, x) {
+		json_t *o;
+
+		if (seen[i])
+			continue;
+		shown++;
+		if (!all) {
+			printf("run[%.0f] of %s (uid %.0f), through the service: %s, up %.0f s, "
+			       "cgroup %s not confined yet\n",
+			       num(x, "pid"), str(x, "user") ? str(x, "user") : "?", num(x, "uid"),
+			       str(x, "command") ? str(x, "command") : "?", num(x, "uptime"),
+			       str(x, "cgroup") ? str(x, "cgroup") : "?");
+			continue;
+		}
+		o = json_object();
+		if (o && !jsonx_set_int(o, "cgroup_id", 0) && !jsonx_set_null(o, "cgroup") &&
+		    !jsonx_set_null(o, "pins") && !jsonx_set_int(o, "programs", 0) &&
+		    !jsonx_set_null(o, "kernel") && !jsonx_set_null(o, "run") &&
+		    !jsonx_set_null(o, "daemon") &&
+		    !json_object_set_new(o, "user", json_deep_copy(x)))
+			json_array_append_new(all, o);
+		else
+			json_decref(o);
+	}
+	return shown;
+}
+
 /* The pin directory name under root -> an entry; false when it is not one
  * of a cgroup's (not a number). */
 static bool
@@ -318,8 +380,9 @@ status_usage(FILE *f)
 		   "\n"
 		   "Lists the cgroups egressctl confines on this machine: the programs pinned\n"
 		   "on each, the kernel's counters and, where its egressctl is alive, its\n"
-		   "command, policy, proxy and DNS counters. Needs root; a user lists\n"
-		   "their own runs through the service (egressctl-users.service).\n"
+		   "command, policy, proxy and DNS counters; a user's run through the\n"
+		   "service (egressctl-users.service) says whose. Needs root; a user lists\n"
+		   "their own runs through the service.\n"
 		   "\n"
 		   "  -j, --json             one JSON array, an object per cgroup\n"
 		   "  --control PATH         the daemon's control socket (default\n"
@@ -332,7 +395,8 @@ status_main(int argc, char **argv)
 {
 	char root[PATH_MAX], mnt[PATH_MAX], dir[PATH_MAX + 32];
 	bool json = false;
-	json_t *all = NULL, *ddoc = NULL;
+	json_t *all = NULL, *ddoc = NULL, *uruns = NULL;
+	bool *useen = NULL;
 	const char *control = NULL;
 	char *dtext = NULL;
 	struct dirent *de;
@@ -375,6 +439,9 @@ status_main(int argc, char **argv)
 	if (!ctl_status_json(control, &dtext))
 		ddoc = json_loads(dtext, 0, NULL);
 	free(dtext);
+	/* users' runs through the service: whose each is (root sees all) */
+	if (userrun_service() && (uruns = userrun_runs()))
+		useen = calloc(json_array_size(uruns) + 1, sizeof(*useen));
 	if (ddoc && !json)
 		printf("daemon: egressctl[%.0f], up %.0f s, %zu target%s%s%s\n", num(ddoc, "pid"),
 		       num(ddoc, "uptime"), json_array_size(json_object_get(ddoc, "targets")),
@@ -387,6 +454,7 @@ status_main(int argc, char **argv)
 		if (!entry_read(root, mnt, de->d_name, dir, sizeof(dir), &e))
 			continue;
 		e.daemon = ddoc ? daemon_target(ddoc, e.cgid) : NULL;
+		e.user = useen ? service_run(uruns, useen, mnt, e.cgpath) : NULL;
 		shown++;
 		if (json)
 			json_array_append_new(all, entry_json(&e));
@@ -395,6 +463,10 @@ status_main(int argc, char **argv)
 		json_decref(e.run);
 	}
 	closedir(d);
+	if (useen)
+		shown += service_rest(uruns, useen, all);
+	free(useen);
+	json_decref(uruns);
 	json_decref(ddoc);
 	if (json) {
 		char *out = jsonx_pretty(all);

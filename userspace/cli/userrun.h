@@ -6,6 +6,7 @@
 #define USERRUN_H
 
 #include <stdbool.h>
+#include <jansson.h>
 
 #include "daemon/usersock.h"
 
@@ -34,5 +35,15 @@ int userrun_status(bool json);
  * the service kept, then with follow each new one until interrupted.
  * Returns the exit status. */
 int userrun_log(bool follow);
+
+/* The same lines, for root every user's (each with "user" and "uid"),
+ * without a word when the socket does not connect: then *cerr is its
+ * errno (else 0) and the status EGR_EXIT_ERROR. */
+int userrun_log_lines(bool follow, int *cerr);
+
+/* The service's runs as its {"status": true} answers them (root: every
+ * user's; each with pid, cgroup, command, uptime, user, uid), a new
+ * reference; NULL when it does not answer so. */
+json_t *userrun_runs(void);
 
 #endif /* USERRUN_H */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The user socket (see usersock.h). A SOCK_SEQPACKET socket of mode 0660
- * and users.json's first group. Per connection: who the peer is
- * (kernel/peer.c, race-free; a confined process or root is refused), its
- * account's groups against users.json's, its runs at once against the
- * ceiling; then one request (daemon/usreq.c: arguments, environment, the
+ * and users.json's first group, its other groups and the accounts its
+ * "users" names let in by an access ACL. Per connection: who the peer is
+ * (kernel/peer.c, race-free; a confined process is refused, root served
+ * the status and log of every user's runs and nothing else), its account
+ * named in users.json or its groups among users.json's, its runs at once
+ * against its ceiling (users.json's, its "users" entry over it); then one
+ * request (daemon/usreq.c: arguments, environment, the
  * number of descriptors that came with it: stdin, stdout, stderr, the
  * working directory, the files it opened for fd:N) whose arguments the
  * check run's table makes (cli/) accepts. The run is this binary as `run
@@ -18,6 +21,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include "daemon/sockacl.h"
 #include "daemon/userexec.h"
 #include "daemon/usersock.h"
 #include "daemon/usreq.h"
@@ -63,6 +68,7 @@ struct urun {
 	int tap; /* run's records (--service-log-fd), -1 none */
 	struct event *ev_tap;
 	bool follower; /* a `log -f` connection, not a run */
+	bool admin;    /* root (peer_refusal's administrator): status and log of all */
 };
 
 struct usersock {
@@ -77,6 +83,7 @@ struct usersock {
 	int nruns;
 	char *recent[USERSOCK_RECENT]; /* the last decision lines of every run */
 	uid_t recent_uid[USERSOCK_RECENT];
+	char recent_name[USERSOCK_RECENT][64]; /* the account of the run's */
 	int recent_at, nrecent;
 };
 
@@ -195,10 +202,33 @@ urun_stop(struct urun *r)
 		event_add(r->ev_kill, &second);
 }
 
-/* A line of a run of uid's: kept, and sent to that uid's followers. */
+/* A line of a run as root sees it: {"user": NAME, "uid": UID, ...the
+ * line's keys}; a line that is no JSON object as it is. */
 static void
-keep_line(struct usersock *us, uid_t uid, const char *line, size_t len)
+send_admin(int fd, const char *name, uid_t uid, const char *line, size_t len)
 {
+	json_t *s = json_string(name);
+	char *who = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+	char buf[2048 + 160];
+	int n = -1;
+
+	if (len > 1 && line[0] == '{' && line[1] == '"')
+		n = snprintf(buf, sizeof(buf), "{%s%s%s\"uid\":%u,%.*s", who ? "\"user\":" : "",
+			     who ? who : "", who ? "," : "", (unsigned)uid, (int)len - 1, line + 1);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	else
+		send(fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(who);
+	json_decref(s);
+}
+
+/* A line of r's run: kept, and sent to the followers of r's uid and to
+ * root's. */
+static void
+keep_line(struct urun *r, const char *line, size_t len)
+{
+	struct usersock *us = r->us;
 	struct urun *f;
 	char *copy = strndup(line, len);
 
@@ -206,13 +236,20 @@ keep_line(struct usersock *us, uid_t uid, const char *line, size_t len)
 		return;
 	free(us->recent[us->recent_at]);
 	us->recent[us->recent_at] = copy;
-	us->recent_uid[us->recent_at] = uid;
+	us->recent_uid[us->recent_at] = r->uid;
+	snprintf(us->recent_name[us->recent_at], sizeof(us->recent_name[0]), "%s", r->name);
 	us->recent_at = (us->recent_at + 1) % USERSOCK_RECENT;
 	if (us->nrecent < USERSOCK_RECENT)
 		us->nrecent++;
 	LIST_FOREACH(f, &us->runs, entry)
-	if (f->follower && f->uid == uid && f->conn >= 0)
-		send(f->conn, copy, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	{
+		if (!f->follower || f->conn < 0)
+			continue;
+		if (f->admin)
+			send_admin(f->conn, r->name, r->uid, copy, len);
+		else if (f->uid == r->uid)
+			send(f->conn, copy, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
 }
 
 /* The run's records, one line a datagram. */
@@ -225,7 +262,7 @@ on_tap(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	while ((n = recv(fd, line, sizeof(line), MSG_DONTWAIT)) > 0)
-		keep_line(r->us, r->uid, line, (size_t)n);
+		keep_line(r, line, (size_t)n);
 }
 
 static void
@@ -248,8 +285,9 @@ on_child(evutil_socket_t fd, short what, void *arg)
 	urun_free(r);
 }
 
-/* Is the account of uid a member (primary or supplementary, as the group
- * database says now) of one of users.json's groups? Its name into r. */
+/* Is the account of uid named in users.json's "users", or a member
+ * (primary or supplementary, as the group database says now) of one of
+ * its groups? Its name into r. */
 static int
 member_check(struct usersock *us, struct urun *r, char *why, size_t whylen)
 {
@@ -271,6 +309,8 @@ member_check(struct usersock *us, struct urun *r, char *why, size_t whylen)
 			 (unsigned)r->uid, r->name);
 		return -EPERM;
 	}
+	if (usercfg_user(&us->cfg, r->name))
+		return 0;
 	if (getgrouplist(pw.pw_name, pw.pw_gid, gids, &n) < 0)
 		n = 0;
 	for (int g = 0; g < us->cfg.ngroups; g++) {
@@ -280,20 +320,21 @@ member_check(struct usersock *us, struct urun *r, char *why, size_t whylen)
 			if (gids[i] == gr->gr_gid)
 				return 0;
 	}
-	snprintf(why, whylen, "%s is in none of the groups allowed to run (%s%s)", r->name,
-		 us->cfg.groups[0], us->cfg.ngroups > 1 ? ", ..." : "");
+	snprintf(why, whylen,
+		 "%s is in none of the groups allowed to run (%s%s) and not one of users.json's "
+		 "users",
+		 r->name, us->cfg.groups[0], us->cfg.ngroups > 1 ? ", ..." : "");
 	return -EPERM;
 }
 
 /* run's argument list: --user NAME, the environment's descriptor, the
- * client's umask and rlimits (or NULL), users.json's allow rules (lines;
- * or NULL: no ceiling), max_conns_per_run ("" none), the ceiling's deny
- * rules, then the client's. */
+ * client's umask and rlimits (or NULL), the user's allow ceiling (c's
+ * rules as lines; or NULL: no ceiling), max_conns_per_run ("" none), the
+ * ceiling's deny rules, then the client's. */
 static char **
-run_argv(const struct urun *r, const struct usreq *req, char *limits, char *ceiling, char *maxconns,
-	 char *tapno)
+run_argv(const struct urun *r, const struct usercfg *c, const struct usreq *req, char *limits,
+	 char *ceiling, char *maxconns, char *tapno)
 {
-	const struct usercfg *c = &r->us->cfg;
 	char **a = calloc((size_t)(15 + 2 * c->ndeny + req->nargs), sizeof(*a));
 	int k = 0;
 
@@ -347,11 +388,12 @@ ceiling_text(const struct usercfg *c)
 	return s;
 }
 
-/* Starts the run of a checked request; fds are closed here. */
+/* Starts the run of a checked request under the user's ceiling c; fds
+ * are closed here. */
 static int
-spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why, size_t whylen)
+spawn_run(struct urun *r, const struct usercfg *c, const struct usreq *req, int *fds, int nfds,
+	  char *why, size_t whylen)
 {
-	const struct usercfg *c = &r->us->cfg;
 	char limits[PLIMITS_N * 44 + 8], maxconns[16] = "", tapno[16];
 	int tap[2] = {-1, -1};
 	char *ceiling = c->has_allow ? ceiling_text(c) : NULL;
@@ -365,7 +407,7 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	snprintf(tapno, sizeof(tapno), "%d", nfds);
 	if ((!c->has_allow || ceiling) &&
 	    !socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, tap))
-		argv = run_argv(r, req, lim ? limits : NULL, ceiling, maxconns, tapno);
+		argv = run_argv(r, c, req, lim ? limits : NULL, ceiling, maxconns, tapno);
 	envfd = userexec_env_memfd(req);
 	pid_t pid = -1;
 
@@ -408,8 +450,9 @@ spawn_run(struct urun *r, const struct usreq *req, int *fds, int nfds, char *why
 	return 0;
 }
 
-/* {"status": true}: the runs of the peer's uid (not another's: root sees
- * every run with `egressctl status`), pid, cgroup, command, seconds up. */
+/* {"status": true}: the runs of the peer's uid (not another's), or for
+ * root every user's; each its pid, cgroup, command, seconds up, and whose
+ * it is (user, uid). */
 static void
 answer_status(struct urun *r)
 {
@@ -417,17 +460,19 @@ answer_status(struct urun *r)
 	time_t now = time(NULL);
 	struct urun *x;
 	char *line = NULL;
+	int sz = 1 << 20;
 
 	LIST_FOREACH(x, &r->us->runs, entry)
 	{
 		json_t *e;
 		char cg[64];
 
-		if (x->uid != r->uid || !x->pid || !a)
+		if ((x->uid != r->uid && !r->admin) || !x->pid || x->follower || !a)
 			continue;
 		snprintf(cg, sizeof(cg), "/egressctl/run-%d", (int)x->pid);
 		e = json_object();
 		if (!e || jsonx_set_int(e, "pid", x->pid) || jsonx_set_str(e, "cgroup", cg) ||
+		    jsonx_set_str(e, "user", x->name) || jsonx_set_int(e, "uid", x->uid) ||
 		    jsonx_set_str(e, "command", x->command) ||
 		    jsonx_set_int(e, "uptime", (long long)(now - x->started)) ||
 		    json_array_append_new(a, e))
@@ -435,6 +480,8 @@ answer_status(struct urun *r)
 	}
 	if (a && !jsonx_set_int(o, "exit", 0))
 		line = jsonx_line(o);
+	if (line && r->admin) /* every user's runs: more than the default buffer */
+		setsockopt(r->conn, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
 	if (line)
 		send(r->conn, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
 	else
@@ -444,9 +491,10 @@ answer_status(struct urun *r)
 	urun_free(r);
 }
 
-/* {"log": true}: the kept lines of the peer's uid's runs, then, with
- * follow, each new one as it comes (the connection stays a follower: no
- * run, not counted as one; USERSOCK_FOLLOWERS a user); else the end. */
+/* {"log": true}: the kept lines of the peer's uid's runs (root: of
+ * every user's, each with "user" and "uid"), then, with follow, each new
+ * one as it comes (the connection stays a follower: no run, not counted
+ * as one; USERSOCK_FOLLOWERS a user); else the end. */
 static void
 answer_log(struct urun *r, bool follow)
 {
@@ -465,7 +513,10 @@ answer_log(struct urun *r, bool follow)
 	for (int i = 0; i < us->nrecent; i++) {
 		int k = (start + i) % USERSOCK_RECENT;
 
-		if (us->recent_uid[k] == r->uid)
+		if (r->admin)
+			send_admin(r->conn, us->recent_name[k], us->recent_uid[k], us->recent[k],
+				   strlen(us->recent[k]));
+		else if (us->recent_uid[k] == r->uid)
 			send(r->conn, us->recent[k], strlen(us->recent[k]),
 			     MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
@@ -503,11 +554,13 @@ count_others(const struct urun *r)
 	return n;
 }
 
-/* The first message: the request, checked, then started. */
+/* The first message: the request, checked, then started under the
+ * user's ceiling (users.json as it is now, with their "users" entry). */
 static void
 on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 {
 	char why[600], err[512];
+	struct usercfg c;
 	struct usreq req;
 	struct stat st;
 	int status = EGR_EXIT_USAGE;
@@ -536,11 +589,20 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 			answer_log(r, follow);
 		return;
 	}
-	if (count_others(r) >= r->us->cfg.max_runs) {
+	usercfg_for(&r->us->cfg, r->name, &c);
+	if (r->admin) {
 		status = EGR_EXIT_ERROR;
 		snprintf(why, sizeof(why),
-			 "%s has %d runs already (users.json: max_runs_per_user %d)", r->name,
-			 count_others(r), r->us->cfg.max_runs);
+			 "root runs `egressctl run` itself, not through the service (which "
+			 "answers root's status and log)");
+	} else if (member_check(r->us, r, why, sizeof(why))) {
+		status = EGR_EXIT_ERROR; /* users.json read again since the connect */
+	} else if (count_others(r) >= c.max_runs) {
+		status = EGR_EXIT_ERROR;
+		snprintf(why, sizeof(why),
+			 "%s has %d runs already (users.json: max_runs_per_user %d%s)", r->name,
+			 count_others(r), c.max_runs,
+			 usercfg_user(&r->us->cfg, r->name) ? ", theirs" : "");
 	} else if (nfds != req.nfds) {
 		snprintf(why, sizeof(why), "the request names %d descriptors, %d came", req.nfds,
 			 nfds);
@@ -548,9 +610,9 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 		snprintf(why, sizeof(why), "the fourth descriptor is not a directory");
 	} else if (!check_args) {
 		snprintf(why, sizeof(why), "no check of run's options");
-	} else if (!check_args(req.args, req.nargs, nfds, &r->us->cfg, err, sizeof(err))) {
+	} else if (!check_args(req.args, req.nargs, nfds, &c, err, sizeof(err))) {
 		urun_command(r, &req);
-		if (!spawn_run(r, &req, fds, nfds, why, sizeof(why)))
+		if (!spawn_run(r, &c, &req, fds, nfds, why, sizeof(why)))
 			why[0] = 0;
 		nfds = 0;
 		status = EGR_EXIT_ERROR;
@@ -606,6 +668,7 @@ on_conn(evutil_socket_t fd, short what, void *arg)
 static int
 admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 {
+	struct usercfg c;
 	struct peer p;
 	struct urun *o;
 	int n = 0;
@@ -613,9 +676,12 @@ admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 	if (peer_identify(r->conn, us->mnt, &p, why, whylen))
 		return -EPERM;
 	r->uid = p.uid;
-	if (p.uid == 0) {
-		snprintf(why, whylen, "root runs `egressctl run` itself, not through the service");
-		return -EPERM;
+	if (p.uid == 0) { /* status and log of every user's runs (on_request) */
+		if (peer_refusal(&p, why, whylen))
+			return -EPERM;
+		r->admin = true;
+		snprintf(r->name, sizeof(r->name), "root");
+		return 0;
 	}
 	if (p.confined) {
 		snprintf(why, whylen,
@@ -629,9 +695,10 @@ admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 	 * is counted again in on_request) */
 	LIST_FOREACH(o, &us->runs, entry)
 	n += o != r && o->uid == r->uid && !o->follower; /* `log -f` is no run */
-	if (n >= us->cfg.max_runs + 1) {
-		snprintf(why, whylen, "%s has %d runs already (users.json: max_runs_per_user %d)",
-			 r->name, n, us->cfg.max_runs);
+	usercfg_for(&us->cfg, r->name, &c);
+	if (n >= c.max_runs + 1) {
+		snprintf(why, whylen, "%s has %d runs already (users.json: max_runs_per_user %d%s)",
+			 r->name, n, c.max_runs, usercfg_user(&us->cfg, r->name) ? ", theirs" : "");
 		return -EBUSY;
 	}
 	return 0;
@@ -673,7 +740,7 @@ static int
 listen_on(struct usersock *us, char *errbuf, size_t errlen)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct group *gr = getgrnam(us->cfg.groups[0]);
+	char err[PATH_MAX + 256];
 	mode_t old;
 	int rc;
 
@@ -686,18 +753,23 @@ listen_on(struct usersock *us, char *errbuf, size_t errlen)
 	}
 	strcpy(sun.sun_path, us->path);
 	us->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (us->fd < 0 || !gr)
+	if (us->fd < 0)
 		goto fail;
 	unlink(us->path);  /* stale: nobody answered on it */
-	old = umask(0177); /* nobody else before the chown and chmod */
+	old = umask(0177); /* nobody else before the chown, chmod and ACL */
 	rc = bind(us->fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (rc || chown(us->path, 0, gr->gr_gid) || chmod(us->path, 0660) || listen(us->fd, 64))
+	if (rc)
+		goto fail;
+	if (usersock_access(us->path, &us->cfg, err, sizeof(err))) {
+		snprintf(errbuf, errlen, "--user-socket %s", err);
+		return -EINVAL;
+	}
+	if (listen(us->fd, 64))
 		goto fail;
 	return 0;
 fail:
-	snprintf(errbuf, errlen, "--user-socket %s: %s", us->path,
-		 gr ? strerror(errno) : "no such group");
+	snprintf(errbuf, errlen, "--user-socket %s: %s", us->path, strerror(errno));
 	return -EINVAL;
 }
 
@@ -742,8 +814,7 @@ void
 usersock_reload(struct usersock *us)
 {
 	struct usercfg c;
-	struct group *gr;
-	char err[1024];
+	char err[PATH_MAX + 1024], users[32] = "";
 
 	if (!us)
 		return;
@@ -751,17 +822,20 @@ usersock_reload(struct usersock *us)
 		log_warnx("user socket: %s: the ceiling in force stays", err);
 		return;
 	}
-	gr = getgrnam(c.groups[0]);
-	if (!gr || chown(us->path, 0, gr->gr_gid)) {
-		log_warnx("user socket: cannot give %s to group %s: the ceiling in force stays",
-			  us->path, c.groups[0]);
+	if (usersock_access(us->path, &c, err, sizeof(err))) {
+		log_warnx("user socket: %s: the ceiling in force stays", err);
 		usercfg_free(&c);
+		if (usersock_access(us->path, &us->cfg, err, sizeof(err))) /* its own, again */
+			log_warnx("user socket: %s", err);
 		return;
 	}
 	usercfg_free(&us->cfg);
 	us->cfg = c;
-	log_warnx("user socket: %s read again (groups %s%s, %d runs per user)", us->cfgpath,
-		  c.groups[0], c.ngroups > 1 ? ", ..." : "", c.max_runs);
+	if (c.nusers)
+		snprintf(users, sizeof(users), ", %d user%s named", c.nusers,
+			 c.nusers == 1 ? "" : "s");
+	log_warnx("user socket: %s read again (groups %s%s, %d runs per user%s)", us->cfgpath,
+		  c.groups[0], c.ngroups > 1 ? ", ..." : "", c.max_runs, users);
 }
 
 void

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The user socket (`daemon --user-socket PATH`, usersock.c): `egressctl
- * run` for users of the allowed groups without sudo. The client sends its
+ * run` for users of the allowed groups, and accounts named, without sudo. The client sends its
  * arguments, environment and descriptors; the daemon checks who it is and
  * what it asks, starts `egressctl run --user THEM` as root with those
  * descriptors, forwards the client's signals and answers with the exit
@@ -18,8 +18,10 @@
 
 /* The administrator's ceiling (users.json; defaults when it is missing). */
 #define USERCFG_MAX_GROUPS 16
+#define USERCFG_MAX_USERS  256
 #define USERCFG_MAX_DENY   64
 #define USERCFG_MAX_ALLOW  64 /* POLICY_CEILING_MAX */
+struct usercfg_user;
 struct usercfg {
 	char *groups[USERCFG_MAX_GROUPS]; /* who may run: members of these ("egressctl") */
 	int ngroups;
@@ -33,6 +35,22 @@ struct usercfg {
 	int nallow;
 	bool has_allow;
 	int max_conns; /* "max_conns_per_run": run's --max-conns at most (0: run's own) */
+	/* "users": accounts by name, who may run whatever their groups, each
+	 * with the keys above (but groups) its entry sets in place of these */
+	struct usercfg_user *users;
+	int nusers;
+};
+
+/* The keys a "users" entry sets (usercfg_user.set). */
+#define USERCFG_SET_MAX_RUNS  0x01u
+#define USERCFG_SET_AUDIT     0x02u
+#define USERCFG_SET_DENY      0x04u
+#define USERCFG_SET_ALLOW     0x08u
+#define USERCFG_SET_MAX_CONNS 0x10u
+struct usercfg_user {
+	char *name;	  /* the account's */
+	unsigned int set; /* USERCFG_SET_*: the keys its entry has */
+	struct usercfg c; /* their values (no groups, no users) */
 };
 
 /* Reads path into c; a missing file gives the defaults. Returns 0, or
@@ -41,6 +59,13 @@ int usercfg_load(const char *path, struct usercfg *c, char *errbuf, size_t errle
 /* Parses a users.json document of len bytes. */
 int usercfg_parse(const char *buf, size_t len, struct usercfg *c, char *errbuf, size_t errlen);
 void usercfg_free(struct usercfg *c);
+/* The entry of the account called name in c's "users", or NULL. */
+const struct usercfg_user *usercfg_user(const struct usercfg *c, const char *name);
+/* The ceiling of the account called name into *view: c's, each key its
+ * "users" entry sets taking the place of c's (deny and allow whole lists:
+ * a user's "deny" replaces the top level's, it is not added to it). A
+ * view: its strings are c's, valid while c is; never usercfg_free()d. */
+void usercfg_for(const struct usercfg *c, const char *name, struct usercfg *view);
 
 /* Whether run's arguments (ending in "--" CMD...) are within a user's
  * reach: no option that names a path the service would open (only fd:N,
@@ -54,12 +79,14 @@ void usersock_set_check(usersock_check_fn fn);
 
 struct usersock;
 
-/* Listens on path (mode 0660, group: the first of users.json's groups),
- * users.json read from cfgpath. NULL with errbuf set. */
+/* Listens on path (mode 0660, group: the first of users.json's groups;
+ * its other groups and its "users" by an access ACL), users.json read
+ * from cfgpath. NULL with errbuf set. */
 struct usersock *usersock_open(struct event_base *base, const char *path, const char *cfgpath,
 			       char *errbuf, size_t errlen);
 /* Reads users.json again (SIGHUP): the new ceiling for what comes next,
- * the socket's group with it; one that does not load leaves the old. */
+ * the socket's group and ACL with it; one that does not load leaves the
+ * old. */
 void usersock_reload(struct usersock *us);
 /* Ends every run it started (their cgroups killed) and closes. */
 void usersock_free(struct usersock *us);
