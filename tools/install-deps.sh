@@ -32,9 +32,10 @@ mitmproxy hyperfine linux-perf valgrind"
 
 # podman, rootful, with runc (crun refuses a hybrid cgroup layout), netavark
 # and iptables for its bridge; busybox-static is the test image's userland;
-# docker.io and docker-compose (v1, 1.29: Debian 12 has no compose plugin)
-# for tests/e2e/docker.sh
-CONTAINERS="podman runc netavark iptables busybox-static docker.io docker-compose"
+# containerd (1.6: containerd, ctr, containerd-shim-runc-v2) for
+# containers.sh's own containerd; docker.io and docker-compose (v1, 1.29:
+# Debian 12 has no compose plugin) for tests/e2e/docker.sh
+CONTAINERS="podman runc netavark iptables busybox-static containerd docker.io docker-compose"
 
 want="$BUILD $PACKAGE $TEST"
 for a in "$@"; do

@@ -25,7 +25,10 @@
 # bridge podman0 (198.19.1.1/24, containers 198.19.1.x) and NAT are that
 # namespace's, whose one way out is the veth to the test internet; the
 # image is built here from busybox-static (no registry is ever asked).
-# The containers' nameserver is the test's dnsmasq.
+# The containers' nameserver is the test's dnsmasq. The containerd test
+# runs a containerd of its own (Debian's 1.6, runc) the same way, in the
+# sandbox host's network namespace with its root, state and sockets in the
+# work dir, an OCI archive of the same busybox-static userland imported.
 #
 # Output: "ok NAME" / "FAIL NAME: reason" per assertion, and as the last
 # line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
@@ -35,7 +38,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 
-ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback restart annotations"
+ALL_TESTS="bridge split host none outside off relay othernet ambiguous loopback restart annotations containerd"
 CTR_SUBNET=198.19.1.0/24
 CTR_GW=198.19.1.1	# podman0 in the sbx netns: where containers reach the daemon
 IMAGE=localhost/egr-e2e-busybox
@@ -54,6 +57,10 @@ AMB_DENIED=203.0.113.70	# where A connects (denied)
 AMB_ALLOWED=203.0.113.71	# where B connects (allowed)
 LO_OWN=15999		# --proxy-port: one of "egressctl's ports" in the loopback test
 A_GAP=203.0.113.72	# restart: what a container tries while no daemon runs
+CD=$W/containerd	# the containerd test's own: root, state, socket, runc root, fifos
+CD_IMAGE=localhost/egr-e2e-busybox:latest
+CD_PID=			# that containerd, while it runs
+CD_IDS=()		# every container id it was asked to run
 
 # ------------------------------------------------------------- the runtime
 
@@ -147,6 +154,7 @@ containers_setup() {
 eval "net_$(declare -f e2e_cleanup)"
 e2e_cleanup() {
 	local d m
+	ctrd_stop
 	if [ -d "$PM/root" ]; then
 		pm rm -af -t 0 >/dev/null 2>&1
 		while read -r m; do umount -l "$m" 2>/dev/null; done < <(awk -v p="$PM/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
@@ -606,6 +614,300 @@ for line in open(sys.argv[1]):
 PYEOF
 	a_grep "$t.ci.otlp_resource" "$W/$t.otlp.check" \
 		"^deny: container.id=$(cat "$W/$t.ci.cid" 2>/dev/null) k8s.namespace.name=ci-a k8s.pod.name=job-1\$"
+}
+
+# ------------------------------------------------------- containerd's own
+
+# cdr ARGS...: ctr, the client, on the containerd test's containerd (the
+# namespace the kubelet's CRI uses: k8s.io)
+cdr() { timeout -k 5 120 ctr --address "$CD/containerd.sock" --namespace k8s.io "$@"; }
+
+# cd_newid: a container id as containerd's CRI makes them (64 hex digits)
+cd_newid() { od -An -N32 -tx1 /dev/urandom | tr -d ' \n'; }
+# cd_sandbox ID: the id of container ID's pod sandbox (one pod each),
+# made from ID: runc's v2 shim names its socket after the sandbox id
+# (one shim per pod), and ctrd_stop finds it again
+cd_sandbox() { printf 'sandbox/%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+# ctrd_start TAG: Debian's containerd (1.6) of our own, in the sbx netns
+# (a --net-host container is then on the sandbox host's network), its
+# root, state, sockets, runc root and fifos under $CD, no CRI plugin (no
+# CNI, no streaming server), no registry: the image is an OCI archive
+# made here from busybox-static and imported. CD_PID.
+ctrd_start() {
+	local b arch
+	# (type -P: ctr is also this suite's podman function; cdr runs the
+	# binary, through timeout)
+	for b in containerd ctr containerd-shim-runc-v2 runc /bin/busybox; do
+		type -P "$b" >/dev/null ||
+			{ fail "$1.runtime" "$b missing (tools/install-deps.sh --containers)"; return 1; }
+	done
+	mkdir -p "$CD/rootfs/bin" "$CD/rootfs/etc" "$CD/rootfs/tmp" "$CD/rootfs/go" "$CD/runc" \
+		"$CD/fifo" "$CD/tmp" || return 1
+	# (opt would make /opt/containerd; aufs, btrfs, devmapper and zfs
+	# probe the host's modules and disks; none is needed)
+	cat >"$CD/config.toml" <<EOF
+version = 2
+root = "$CD/root"
+state = "$CD/state"
+temp = "$CD/tmp"
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.internal.v1.opt",
+  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = "$CD/containerd.sock"
+[ttrpc]
+  address = "$CD/containerd.sock.ttrpc"
+EOF
+	nsenter --net="$NS_SBX" containerd --config "$CD/config.toml" >"$CD/containerd.log" 2>&1 </dev/null &
+	CD_PID=$!
+	PIDS+=("$CD_PID")
+	if ! wait_secs 20 cdr version >/dev/null 2>&1; then
+		fail "$1.containerd" "containerd did not come up: $(tail -c 600 "$CD/containerd.log" | tr '\n' '|')"
+		return 1
+	fi
+	cp /bin/busybox "$CD/rootfs/bin/busybox" || return 1
+	for b in sh nc cat echo head sleep printf mkfifo rm kill; do ln -s busybox "$CD/rootfs/bin/$b"; done
+	echo 'root:x:0:0:root:/:/bin/sh' >"$CD/rootfs/etc/passwd"
+	echo 'root:x:0:' >"$CD/rootfs/etc/group"
+	arch=$(dpkg --print-architecture)
+	case $arch in i386) arch=386 ;; armhf | armel) arch=arm ;; ppc64el) arch=ppc64le ;; esac
+	# an OCI image layout, as a tar ctr imports: one uncompressed layer
+	# (the rootfs), its config, a manifest, the index naming it
+	"$PY" - "$CD/rootfs" "$CD/image.tar" "$CD_IMAGE" "$arch" >"$W/$1.image" 2>&1 <<'PYEOF' ||
+import hashlib, io, json, sys, tarfile
+rootfs, out, name, arch = sys.argv[1:5]
+blobs = {}
+def blob(data):
+    d = hashlib.sha256(data).hexdigest()
+    blobs[d] = data
+    return {"digest": "sha256:" + d, "size": len(data)}
+layer = io.BytesIO()
+with tarfile.open(fileobj=layer, mode="w", format=tarfile.PAX_FORMAT) as t:
+    t.add(rootfs, arcname=".")
+layer = blob(layer.getvalue())
+config = blob(json.dumps({"architecture": arch, "os": "linux",
+                          "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sh"]},
+                          "rootfs": {"type": "layers", "diff_ids": [layer["digest"]]}}).encode())
+manifest = blob(json.dumps({"schemaVersion": 2,
+                            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                            "config": dict(mediaType="application/vnd.oci.image.config.v1+json", **config),
+                            "layers": [dict(mediaType="application/vnd.oci.image.layer.v1.tar", **layer)]}).encode())
+index = {"schemaVersion": 2, "manifests": [dict(
+    mediaType="application/vnd.oci.image.manifest.v1+json", platform={"architecture": arch, "os": "linux"},
+    annotations={"io.containerd.image.name": name, "org.opencontainers.image.ref.name": name.rsplit(":", 1)[1]},
+    **manifest)]}
+with tarfile.open(out, "w") as t:
+    def put(path, data):
+        ti = tarfile.TarInfo(path)
+        ti.size, ti.mode = len(data), 0o644
+        t.addfile(ti, io.BytesIO(data))
+    put("oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
+    put("index.json", json.dumps(index).encode())
+    for d, data in blobs.items():
+        put("blobs/sha256/" + d, data)
+PYEOF
+		{ fail "$1.image" "the OCI archive: $(tail -c 300 "$W/$1.image")"; return 1; }
+	cdr images import --snapshotter native "$CD/image.tar" >"$W/$1.import" 2>&1 ||
+		{ fail "$1.import" "ctr images import: $(tail -c 300 "$W/$1.import" | tr '\n' '|')"; return 1; }
+	return 0
+}
+
+# cd_run TAG PARENT_TAG ID NAMESPACE POD SCRIPT: container ID as the
+# kubelet's CRI (containerd's, cgroupfs driver) makes it: in the cgroup
+# PARENT/cri-containerd-ID.scope, with the annotations the CRI writes in
+# its bundle's config.json, here for a pod POD of NAMESPACE (container
+# "main"); on the host's network (the sbx netns), $W/TAG.go as /go,
+# running sh -c SCRIPT; output in $W/TAG.cout. The caller records ID in
+# CD_IDS first (this may run in the background: a subshell).
+cd_run() {
+	mkdir -p "$W/$1.go"
+	cdr run --rm --snapshotter native --net-host --runc-root "$CD/runc" --fifo-dir "$CD/fifo" \
+		--cgroup "$(parent "$2")/cri-containerd-$3.scope" \
+		--annotation io.kubernetes.cri.container-type=container \
+		--annotation io.kubernetes.cri.container-name=main \
+		--annotation "io.kubernetes.cri.sandbox-id=$(cd_sandbox "$3")" \
+		--annotation "io.kubernetes.cri.sandbox-namespace=$4" \
+		--annotation "io.kubernetes.cri.sandbox-name=$5" \
+		--mount "type=bind,src=$W/$1.go,dst=/go,options=rbind:ro" \
+		"$CD_IMAGE" "$3" sh -c "$6" </dev/null >"$W/$1.cout" 2>&1
+}
+
+# ctrd_stop: every container of CD_IDS gone (task killed and deleted,
+# container and its snapshot deleted), the image and its snapshot, then
+# containerd itself, what it could not end, the mounts under $CD, the
+# shims' sockets (containerd 1.6 puts them in /run/containerd/s/, named
+# sha256(ADDRESS/NAMESPACE/SANDBOX_ID), left by a shim killed) and $CD.
+# Run at the test's end and at exit; a second call does nothing.
+ctrd_stop() {
+	local id k m
+	[ -n "$CD_PID" ] || return 0
+	if kill -0 "$CD_PID" 2>/dev/null; then
+		for id in "${CD_IDS[@]}"; do
+			cdr tasks kill -s SIGKILL "$id" >/dev/null 2>&1
+			cdr tasks delete -f "$id" >/dev/null 2>&1
+			cdr containers delete "$id" >/dev/null 2>&1
+		done
+		cdr images rm --sync "$CD_IMAGE" >/dev/null 2>&1
+		for k in $(cdr snapshots --snapshotter native ls 2>/dev/null | awk 'NR > 1 { print $1 }'); do
+			cdr snapshots --snapshotter native rm "$k" >/dev/null 2>&1
+		done
+		kill -TERM "$CD_PID" 2>/dev/null
+		wait_secs 10 cd_gone || kill -KILL "$CD_PID" 2>/dev/null
+	fi
+	wait "$CD_PID" 2>/dev/null
+	CD_PID=
+	# what containerd did not end (it was gone, or hung): the containers'
+	# processes (cgroup.kill of their cgroups) and their shims, by id
+	for id in "${CD_IDS[@]}"; do
+		for k in "$CGROOT"/egr-e2e-$$-*/cri-containerd-"$id".scope; do
+			[ -e "$k/cgroup.kill" ] || continue
+			echo 1 >"$k/cgroup.kill" 2>/dev/null
+			wait_for 3 cg_empty "$k"
+		done
+		for k in /proc/[0-9]*; do
+			[[ $(tr '\0' ' ' 2>/dev/null <"$k/cmdline") == *"containerd-shim-runc-v2 -namespace k8s.io -id $id -address $CD/containerd.sock " ]] &&
+				kill -KILL "${k#/proc/}" 2>/dev/null
+		done
+	done
+	while read -r m; do umount -l "$m" 2>/dev/null; done < <(awk -v p="$CD/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+	for id in "${CD_IDS[@]}"; do
+		k=/run/containerd/s/$(printf '%s' "$CD/containerd.sock/k8s.io/$(cd_sandbox "$id")" | sha256sum | cut -d' ' -f1)
+		[ -S "$k" ] && rm -f "$k"
+	done
+	rm -rf --one-file-system "$CD"
+}
+cd_gone() { ! kill -0 "$CD_PID" 2>/dev/null; }
+
+# ======================================================================
+# containerd: the annotation selector against a real containerd (Debian
+# 12's 1.6, runc), its containers made as the kubelet's CRI makes them:
+# cgroup PARENT/cri-containerd-ID.scope (cgroupfs), the CRI's annotations
+# (io.kubernetes.cri.sandbox-namespace, -sandbox-name, -container-type,
+# -container-name, -sandbox-id) in the bundle containerd writes,
+# <state>/io.containerd.runtime.v2.task/k8s.io/ID/config.json, which
+# "oci_bundles" names; on the host's network (the sbx netns, whose
+# address is the selector's "containers", as the DaemonSet's NODE_IP). Control
+# (no daemon): a container of the ci namespace reaches the address the
+# selector denies. With the daemon: one of namespace ci-a is attached
+# with the selector's name; its first connect, at once, is the hold's
+# (EPERM, never at the sensor); once attached, the allowed name answers
+# 200, the denied address 403 and nothing reaches the sensor, its denial
+# at an OTLP collector naming the container, under a resource naming it
+# (container.id, k8s.namespace.name, k8s.pod.name, k8s.container.name);
+# one of namespace prod, under the same parent, gets "default": "deny"
+# (attached as default:..., nothing allowed, nothing at the sensor). At
+# the end nothing of containerd's is left (containers, snapshots, mounts).
+# ======================================================================
+# cd_nth NAME TAG N ERE: the Nth result line ("R: ...", as http() says it)
+# of TAG's container matches ERE
+cd_nth() {
+	local got
+	got=$(sed -n 's/^R: //p' "$W/$2.cout" | sed -n "$3p")
+	if [[ $got =~ $4 ]]; then ok "$1"; else fail "$1" "container said '$got' (all: $(head -c 500 "$W/$2.cout" | tr '\n' '|'))"; fi
+}
+
+test_containerd() {
+	local t=ctrd a_ci=203.0.113.73 a_prod=203.0.113.74 a_early=203.0.113.75 otlp_port=14319
+	local node_ip=198.18.0.2	# the sbx netns's own address: "containers", as env:NODE_IP is
+	local id_ctl id_ci id_prod p1 p2 c base rest
+	mkdir -p "$(tcg $t)"
+	ctrd_start $t || return 0
+	# control: no daemon, the ci namespace's container reaches a_ci
+	id_ctl=$(cd_newid)
+	CD_IDS+=("$id_ctl")
+	cd_run "$t.ctl" $t "$id_ctl" ci-a job-0 "cat /proc/self/cgroup; $(http "$a_ci" "$t.ctl")"
+	a_grep "$t.control.cgroup" "$W/$t.ctl.cout" "^0::$(re "$(parent $t)")/cri-containerd-$id_ctl\\.scope$"
+	a_first "$t.control.reached" "$t.ctl" '^HTTP/1\.[01] 200'
+	sensor_saw "$t.control.sensor" "dst host $a_ci and tcp dst port 80"
+	have_egr || { ctrd_stop; return 0; }
+	cat >"$W/$t.json" <<EOF
+{"default": "deny", "oci_bundles": ["$CD/state/io.containerd.runtime.v2.task/k8s.io/{id}"], "targets": [
+  {"name": "ci-pods", "cgroup": "$(parent $t)/cri-containerd-*.scope",
+   "annotations": {"io.kubernetes.cri.sandbox-namespace": "ci-*", "io.kubernetes.cri.container-type": "container"},
+   "containers": "$node_ip", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
+   "log": "otlp:http://127.0.0.1:$otlp_port/v1/logs"}
+]}
+EOF
+	nsenter --net="$NS_SBX" "$PY" "$C/logrecv.py" otlp 127.0.0.1 "$otlp_port" "$W/$t.otlp" \
+		>"$W/$t.otlp.ready" 2>"$W/$t.otlp.err" &
+	PIDS+=("$!")
+	wait_secs 10 grep -qs READY "$W/$t.otlp.ready"
+	base=$(sensor_now "dst host $a_ci")
+	dstart $t --config "$W/$t.json" || { ctrd_stop; return 0; }
+	id_ci=$(cd_newid)
+	id_prod=$(cd_newid)
+	CD_IDS+=("$id_ci" "$id_prod")
+	# ci: one connect at once (its cgroup is held until attached), then,
+	# once the test says both are attached (/go/go), the allowed name
+	# (through DNS) and the denied address; prod, then: the allowed name
+	# (by its address) and another address
+	cd_run "$t.ci" $t "$id_ci" ci-a job-1 "$(http "$a_early" "$t.early") while [ ! -e /go/go ]; do sleep 0.2; done; $(http a.example.test "$t.ci") $(http "$a_ci" "$t.ci2")" &
+	p1=$!
+	cd_run "$t.prod" $t "$id_prod" prod job-2 "while [ ! -e /go/go ]; do sleep 0.2; done; $(http a.example.test "$t.prod" "$A_A") $(http "$a_prod" "$t.prod2")" &
+	p2=$!
+	# Both go on once both are attached: the daemon loads a target's
+	# programs on its loop (2 s or more), and meanwhile every target's
+	# responder and proxies wait: a DNS query of one attached first went
+	# unanswered past the resolver's 2 s while the other's loaded (2 runs
+	# in about 60 when each went on at its own attach). (The attach line's
+	# "target NAME:" is cut at 100 characters: the cgroup it names
+	# follows "attached to".)
+	for c in "$id_ci" "$id_prod"; do
+		wait_secs 60 grep -qs ": attached to $(tcg $t)/cri-containerd-$c\\.scope " "$W/$t.dout"
+	done
+	touch "$W/$t.ci.go/go" "$W/$t.prod.go/go"
+	wait "$p1" "$p2"
+	a_grep "$t.ci.attached" "$W/$t.dout" \
+		"target ci-pods:$(re "$(parent $t)")/cri-containerd-[0-9a-f]+(\\.scope)?: attached to $(re "$(tcg $t)")/cri-containerd-$id_ci\\.scope "
+	a_grep "$t.prod.default" "$W/$t.dout" \
+		"target default:$(re "$(parent $t)")/cri-containerd-[0-9a-f]+(\\.scope)?: attached to $(re "$(tcg $t)")/cri-containerd-$id_prod\\.scope "
+	cd_nth "$t.ci.early_held" "$t.ci" 1 'not permitted'
+	# (what the hold refused is said once a second, when it changed)
+	wait_secs 5 grep -Eqs "held below $(re "$(tcg $t)") so far: [1-9][0-9]* connects" "$W/$t.dout"
+	a_grep "$t.hold_said" "$W/$t.dout" "held below $(re "$(tcg $t)") so far: [1-9][0-9]* connects"
+	sensor_none "$t.ci.early_sensor" "dst host $a_early"
+	cd_nth "$t.ci.allowed" "$t.ci" 2 '^HTTP/1\.[01] 200'
+	a_grep "$t.ci.server_saw" "$WEBLOG" "target=/$t\\.ci "
+	cd_nth "$t.ci.denied" "$t.ci" 3 '^HTTP/1\.[01] 403'
+	sensor_none_since "$t.ci.sensor" "$base" "dst host $a_ci"
+	cd_nth "$t.prod.allowed_name_denied" "$t.prod" 1 '^HTTP/1\.[01] 403'
+	a_nogrep "$t.prod.server_saw_nothing" "$WEBLOG" "target=/$t\\.prod "
+	cd_nth "$t.prod.denied" "$t.prod" 2 '^HTTP/1\.[01] 403'
+	sensor_none "$t.prod.sensor" "dst host $a_prod"
+	dstop
+	# the ci container's denial at the collector, naming the container
+	# (with "containers" set, as the DaemonSet's example has it), under a
+	# resource naming it too, from the annotations containerd's CRI writes
+	"$PY" - "$W/$t.otlp" "$a_ci" >"$W/$t.otlp.check" 2>&1 <<'PYEOF'
+import json, sys
+for line in open(sys.argv[1]):
+    body = json.loads(json.loads(line)["body"])
+    for rl in body["resourceLogs"]:
+        res = {a["key"]: a["value"].get("stringValue") for a in rl["resource"]["attributes"]}
+        for sl in rl["scopeLogs"]:
+            for r in sl["logRecords"]:
+                d = json.loads(r["body"]["stringValue"])
+                if d.get("ip") == sys.argv[2] and d.get("decision") == "deny":
+                    print("deny: container=%s " % d.get("container") + " ".join(
+                        "%s=%s" % (k, res.get(k)) for k in
+                        ("container.id", "k8s.namespace.name", "k8s.pod.name", "k8s.container.name")))
+PYEOF
+	a_grep "$t.ci.otlp_named" "$W/$t.otlp.check" \
+		"^deny: container=$id_ci container.id=$id_ci k8s.namespace.name=ci-a k8s.pod.name=job-1 k8s.container.name=main\$"
+	# nothing of containerd's left behind: containers, tasks, snapshots
+	# but the image's, runc's state, the containers' cgroups
+	rest="$(cdr containers ls -q 2>&1)$(cdr tasks ls -q 2>&1)$(ls -A "$CD/runc/k8s.io" 2>/dev/null)"
+	rest+=$(cdr snapshots --snapshotter native ls 2>&1 | awk 'NR > 1 && $NF != "Committed"')
+	for c in "$id_ctl" "$id_ci" "$id_prod"; do
+		[ -d "$(tcg $t)/cri-containerd-$c.scope" ] && rest+=" cgroup $c"
+	done
+	if [ -z "$rest" ]; then ok "$t.runtime_clean"; else fail "$t.runtime_clean" "left: $(echo "$rest" | tr '\n' '|')"; fi
+	ctrd_stop
+	rest=$(awk -v p="$CD/" 'index($5, p) == 1' /proc/self/mountinfo)
+	[ -e "$CD" ] && rest+=" $CD"
+	if [ -z "$rest" ]; then ok "$t.stopped_clean"; else fail "$t.stopped_clean" "left: $rest"; fi
 }
 
 suite_main containers.sh containers_setup "ip nsenter tcpdump ss dnsmasq openssl" "$@"
