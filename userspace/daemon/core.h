@@ -42,8 +42,8 @@ struct dtarget {
 	TAILQ_ENTRY(dtarget) entry;
 	struct daemon *dm;
 	struct dspec spec;
-	char label[112]; /* "target NAME: " */
-	char command[96];
+	char label[PATH_MAX + 80]; /* "target NAME: ": a selector's NAME holds a cgroup path */
+	char command[PATH_MAX + 80];
 	struct target_env env;
 	struct target *tg; /* NULL while its cgroup does not exist */
 	char cgpath[PATH_MAX];
@@ -59,7 +59,7 @@ struct dtarget {
 	bool dyn;
 	int sel;
 	char dyn_what[PATH_MAX];
-	char dyn_name[192];
+	char dyn_name[PATH_MAX + 64]; /* "SELECTOR:/path", whole: names must not collide */
 	/* a container's identity from its OCI bundle, for OTLP's resource
 	 * (env.resource: pairs pointing into res_text) */
 	char res_text[4][256];

@@ -159,8 +159,8 @@ sel_fill(struct dtarget *dt, const struct dspec *s, int sel)
 	dt->spec.name = dt->dyn_name;
 	snprintf(dt->spec.where, sizeof(dt->spec.where), "%.40s (%s)", s->where,
 		 sel >= 0 ? "selector" : "default");
-	snprintf(dt->label, sizeof(dt->label), "target %.100s: ", dt->dyn_name);
-	snprintf(dt->command, sizeof(dt->command), "daemon target %.70s", dt->dyn_name);
+	snprintf(dt->label, sizeof(dt->label), "target %s: ", dt->dyn_name);
+	snprintf(dt->command, sizeof(dt->command), "daemon target %s", dt->dyn_name);
 	dt->env.kill_existing = s->kill_existing;
 	dt_name_containers(dt);
 }
