@@ -29,7 +29,7 @@ shift 2
 case $JOBS in '' | *[!0-9]* | 0) echo "$0: JOBS must be a number >= 1, not '$JOBS'" >&2 && exit 2 ;; esac
 HERE=$(dirname "$0")
 
-SERIAL=" cisudo docker containers nosudo package service stress "
+SERIAL=" ci cisudo docker containers nosudo package service stress "
 
 if [ -n "${E2E_LOGS:-}" ]; then
 	LOGS=$E2E_LOGS

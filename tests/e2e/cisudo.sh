@@ -33,7 +33,9 @@
 #
 # The job user is made here (useradd egrsuPID) with a sudoers file of its
 # own, /etc/sudoers.d/egr-e2e-PID (as the runner's), both removed by name
-# at exit, as is any /etc/sudoers.d/zz-egressctl-e2e-PID-* a failure left.
+# at exit, as is any /etc/sudoers.d/zz-egressctl-e2e-PID-* a failure left
+# (tests/e2e/ghjob.sh: the user and its job, shared with ci.sh's
+# github_runner).
 # /etc/hosts is a copy bind-mounted in this suite's mount namespace, where
 # pfs.sh's mounts are made too (under $W/pfs: unmounted at the end of
 # confined, and by lib.sh's e2e_cleanup however the run ends). The job's
@@ -47,6 +49,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 . "$(dirname "$0")/pfs.sh"
+. "$(dirname "$0")/ghjob.sh" # the job user's job: ghjob_user, gh_job, a_rec, read_probe
 
 REPO=$(cd "$E2E_SRC/../.." && pwd)
 JU=egrsu$$		# the job user
@@ -61,30 +64,15 @@ ROUTE_PROBES=uid,mount_cgroup2,bpf,proc_outside_root_cgroup,unshare_net,nft
 
 eval "cisudo_$(declare -f e2e_cleanup)"
 e2e_cleanup() {
-	local p
-	rm -f -- "$SUDOERS" /etc/sudoers.d/zz-egressctl-e2e-$$-* /etc/sudoers.d/zz-egr-e2e-$$-*
-	# what the action left running as root: daemons, launchers, the pid 1
-	# of each sudo's namespace (by the binary in its state)
-	for p in /proc/[0-9]*; do
-		case $(readlink "$p/exe" 2>/dev/null) in /run/egressctl/ci/e2e-$$-*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
-	done
-	pkill -KILL -u "$JU" 2>/dev/null
-	rm -rf /run/egressctl/ci/e2e-$$-*
-	id "$JU" >/dev/null 2>&1 && userdel "$JU" 2>/dev/null
+	ghjob_cleanup
 	mountpoint -q /etc/hosts && umount /etc/hosts
 	cisudo_e2e_cleanup
 }
 
 cisudo_setup() {
 	audit_setup || return 1
-	command -v visudo >/dev/null || { echo "no visudo"; return 1; }
-	useradd -M -N -g nogroup -d "$W/home" -s /bin/bash "$JU" || { echo "useradd $JU failed"; return 1; }
-	JUID=$(id -u "$JU")
 	# the job user's sudo, as a hosted runner's
-	printf '%s ALL=(ALL:ALL) NOPASSWD: ALL\nDefaults:%s !use_pty, !lecture\n' "$JU" "$JU" >"$W/sudoers.tmp"
-	chmod 0440 "$W/sudoers.tmp"
-	visudo -cqf "$W/sudoers.tmp" && cp "$W/sudoers.tmp" "$SUDOERS" && chmod 0440 "$SUDOERS" ||
-		{ echo "cannot install $SUDOERS"; return 1; }
+	ghjob_user || return 1
 	cp /etc/hosts "$W/hosts" && chmod 0644 "$W/hosts" && mount --bind "$W/hosts" /etc/hosts ||
 		{ echo "cannot bind-mount a copy of /etc/hosts"; return 1; }
 	mkdir -m 0755 "$W/opt" "$W/www" && echo served >"$W/www/index.html"
@@ -98,103 +86,6 @@ cisudo_setup() {
 
 tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
 
-# gh_job TAG "INPUT_X=Y ..." [POST(yes|no)]: the runner's cgroup TAG with
-# a Runner.Worker as $JU that runs: $W/TAG.before (shell text, before the
-# action), the action's main step, then, with the runner's GITHUB_PATH and
-# GITHUB_ENV applied, $W/TAG.steps, the post step (unless POST is no) and
-# $W/TAG.after. The steps' records (rec KEY CMD...) are in $W/TAG.step.
-gh_job() {
-	local tag=$1 inputs=$2 post=${3:-yes} cg f i wpid
-	cg=$(tcg "$tag")
-	mkdir -p "$cg" "$W/$tag.bin" "$W/$tag.tmp" || return 1
-	ln -sf /bin/bash "$W/$tag.bin/Runner.Worker"
-	for f in summary.md output state path env step; do : >"$W/$tag.$f"; done
-	for f in before steps after; do [ -e "$W/$tag.$f" ] || : >"$W/$tag.$f"; done
-	cat >"$W/$tag.worker.sh" <<EOF
-set -u
-STEPF=$W/$tag.step
-rec() {
-	local k=\$1 o rc
-	shift
-	o=\$("\$@" 2>&1)
-	rc=\$?
-	printf '%s rc=%s %s\n' "\$k" "\$rc" "\$(printf '%s' "\$o" | tr '\n' ' ' | head -c 800)" >>\$STEPF
-}
-. $W/$tag.before
-env $inputs INPUT_ALLOW=a.example.test INPUT_ALLOW-RUNNER=false INPUT_EGRESSCTL=$EGRESSCTL \
-	"INPUT_DAEMON-ARGS=--dns-upstream $INET_DNS" node $REPO/contrib/ci/github/main.js
-echo "main \$?" >>\$STEPF
-# what the runner does for the later steps
-while read -r p; do [ -n "\$p" ] && PATH="\$p:\$PATH"; done <\$GITHUB_PATH
-set -a
-. \$GITHUB_ENV
-set +a
-NAME=\$(sed -n 's/^name=//p' $W/$tag.tmp/egressctl/state)
-SDIR=/run/egressctl/ci/\$NAME
-DPID=\$(sed -n 's/^pid=//p' $W/$tag.tmp/egressctl/state)
-echo "DPID \$DPID" >>\$STEPF
-. $W/$tag.steps
-[ $post = yes ] || exit 0
-env \$(sed -n 's/^\([a-z]*\)=/STATE_\1=/p' \$GITHUB_STATE) node $REPO/contrib/ci/github/post.js
-echo "post \$?" >>\$STEPF
-. $W/$tag.after
-EOF
-	for f in "$W/$tag.tmp" "$W/$tag.summary.md" "$W/$tag.output" "$W/$tag.state" "$W/$tag.path" \
-		"$W/$tag.env" "$W/$tag.step"; do
-		chown "$JUID" "$f"
-	done
-	nsenter --net="$NS_SBX" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME="$W/$tag.tmp" GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID=9002 GITHUB_RUN_ATTEMPT=1 \
-		GITHUB_JOB="job-$tag" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo \
-		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
-		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" GITHUB_PATH="$W/$tag.path" \
-		GITHUB_ENV="$W/$tag.env" RUNNER_TEMP="$W/$tag.tmp" EGR_CGROUP="$(cg_name "$tag-job")" \
-		PY="$PY" C="$C" RW="$RW" W="$W" OUTSIDE="$OUTSIDE" CGROOT="$CGROOT" SUITE=$$ \
-		sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$3" --regid=nogroup --init-groups -- "$1" "$2"' \
-		"$cg" "$W/$tag.bin/Runner.Worker" "$W/$tag.worker.sh" "$JU" </dev/null >"$W/$tag.worker" 2>&1 &
-	wpid=$!
-	PIDS+=("$wpid")
-	for i in $(seq 1500); do kill -0 "$wpid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$wpid" 2>/dev/null && { note "$tag: the worker overstayed 150 s"; kill "$wpid"; }
-	wait "$wpid" 2>/dev/null
-	note "$tag: worker: $(tr '\n' '|' <"$W/$tag.worker" | head -c 1500)"
-}
-
-# a_rec NAME TAG KEY ERE: the step's record KEY matches "KEY rc=N OUTPUT"
-# against ERE (after "KEY ")
-a_rec() {
-	local line
-	line=$(grep -m1 "^$3 rc=" "$W/$2.step")
-	if [ -z "$line" ]; then
-		fail "$1" "no record $3 in $2's steps: $(tail -c 400 "$W/$2.worker" | tr '\n' '|')"
-	elif grep -Eq -- "^$(re "$3") ($4)" <<<"$line"; then
-		ok "$1"
-	else
-		fail "$1" "$line"
-	fi
-}
-
-# probe results of FILE: R[name]=ok|errno
-declare -A R
-read_probe() {
-	local line n
-	R=()
-	while read -r line; do
-		jv "$line"
-		n=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["name"])' "$line" 2>/dev/null) || continue
-		R[$n]="$P_ok ${P_errno:-} $(printf '%s' "${P_data:-}" | head -c 120 | tr '\n' ' ')"
-	done < <(grep '^{' "$1" 2>/dev/null)
-}
-a_refused() { # a_refused NAME PROBE
-	case ${R[$2]:-missing} in
-	false*) ok "$1" ;;
-	missing) fail "$1" "no result for $2" ;;
-	*) fail "$1" "ESCAPE: it worked: ${R[$2]}" ;;
-	esac
-}
-a_worked() { # a_worked NAME PROBE (the control half)
-	[[ ${R[$2]:-} == true* ]] && ok "$1" || fail "$1" "the attempt does not work unconfined either: ${R[$2]:-missing}"
-}
 a_escape() { a_refused "$1.$2.refused" "$2"; } # a_escape TAG PROBE (pfs.sh's a_pfs_refused)
 
 # pfs_step KEY OUT: a step's line that runs clients/kfprobe.py on pfs.sh's

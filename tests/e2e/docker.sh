@@ -36,8 +36,9 @@
 # the containers' nameserver the test's dnsmasq. Root reaches dockerd's
 # own socket through a hard link in a directory of its own, which the
 # daemon's mount over the socket's name does not cover. The image is
-# imported from busybox-static (no registry is ever asked). The job user
-# and its group are made for the run and removed.
+# imported from busybox-static (no registry is ever asked). That dockerd
+# is tests/e2e/dockerd.sh's, which ci.sh's github_runner shares. The job
+# user and its group are made for the run and removed.
 #
 # Output: "ok NAME" / "FAIL NAME: reason" per assertion, and as the last
 # line "N passed, M failed".  Exit 1 if any failed, 77 if not root.
@@ -46,18 +47,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
+. "$(dirname "$0")/dockerd.sh" # DOCKER DK SOCK ROOTSOCK IMAGE GW DPARENT, dockerd_start, http
 
-ALL_TESTS="control mntns run host build service compose dns127 flags socket registry foreign outsider names buildkit stop labels podman systemd"
-DOCKER=/usr/bin/docker # Debian's client (not whatever else is on PATH)
-DK=$W/dk		 # dockerd's data, exec root, pid file and socket
-SOCK=$DK/docker.sock
-ROOTSOCK=$DK/own/docker.sock # dockerd's own socket, a hard link only root can reach
-IMAGE=egr-e2e-busybox
-GW=198.19.6.1		# docker0: where the containers reach the daemon
+ALL_TESTS="control mntns run host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
 NET2_SUBNET=198.19.7.0/24
 JOBU=egrdk$$		# the job user and its group (dockerd's socket group)
-DPARENT=/egr-e2e-$$-docker # dockerd's default cgroup parent
 A_CTL=203.0.113.60	# fresh addresses: the sensor tells attempts apart
 A_RUN=203.0.113.61
 A_HOST=203.0.113.62
@@ -115,11 +110,6 @@ D_PID=
 
 # ------------------------------------------------------------- the rig
 
-dockerd_pid() { cat "$DK/docker.pid" 2>/dev/null; }
-
-# dk_root ARGS...: root's docker on dockerd's own socket (its hard link)
-dk_root() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$ROOTSOCK" "$@"; }
-
 # dk_outsider ARGS...: root's docker on SOCK in the suite's mount
 # namespace: through egressctl's socket once the daemon keeps it
 dk_outsider() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$SOCK" "$@"; }
@@ -132,62 +122,19 @@ dk_job() {
 		${DOCKER_BUILDKIT:+DOCKER_BUILDKIT=$DOCKER_BUILDKIT} "$DOCKER" "$@"
 }
 
-# http HOST PATH [ADDR]: what a container runs for one plain-HTTP request
-# with busybox nc: "R: <status line>", or the client's words (its files
-# named after PATH: a service's loop and an exec in it never read each
-# other's answer)
-http() {
-	printf 'rm -f /tmp/f.%s; mkfifo /tmp/f.%s; nc -w 10 %s 80 </tmp/f.%s >/tmp/o.%s 2>&1 & n=$!; ' "$2" "$2" "${3:-$1}" "$2" "$2"
-	printf '{ printf "GET /%s HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n"; ' "$2" "$1"
-	printf 'while kill -0 $n 2>/dev/null; do sleep 0.1; done; } >/tmp/f.%s; echo "R: $(head -1 /tmp/o.%s)"; ' "$2" "$2"
-}
-
-# a_first NAME FILE ERE: the first result line ("R: ...") matches ERE
-a_first() {
-	local got
-	got=$(sed -n 's/^R: //p' "$2" | head -1)
-	if [[ $got =~ $3 ]]; then ok "$1"; else fail "$1" "container said '$got' (all: $(head -c 500 "$2" | tr '\n' '|'))"; fi
-}
-
 dockerd_setup() {
-	local i
-	[ -x /usr/sbin/dockerd ] && [ -x "$DOCKER" ] ||
-		{ echo "docker.io missing (tools/install-deps.sh --containers)"; return 1; }
 	groupadd "$JOBU" && useradd -M -N -g "$JOBU" -d "$DK/home" -s /bin/sh "$JOBU" ||
 		{ echo "cannot make the job user $JOBU"; return 1; }
-	mkdir -p "$DK/home" "$DK/rootfs/bin" "$DK/rootfs/etc" "$DK/rootfs/tmp" "$DK/ctx" || return 1
-	chown "$JOBU:$JOBU" "$DK/home"
+	mkdir -p "$DK/home" && chown "$JOBU:$JOBU" "$DK/home" || return 1
 	mkdir -p "$(cg_path job)" || return 1
 	# the job's shell: a job always has a process (the daemon compares its
 	# mount namespace with its own)
 	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path job)" \
 		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups sleep 3600 &
 	PIDS+=($!)
-	echo '{}' >"$DK/daemon.json"
-	nsenter --net="$NS_SBX" /usr/sbin/dockerd \
-		--config-file "$DK/daemon.json" --data-root "$DK/root" --exec-root "$DK/exec" \
-		--pidfile "$DK/docker.pid" -H "unix://$SOCK" -G "$JOBU" --bip "$GW/24" \
-		--iptables=false --ip6tables=false --storage-driver vfs --userland-proxy=false \
-		--dns "$INET_DNS" --cgroup-parent "$DPARENT" --exec-opt native.cgroupdriver=cgroupfs \
-		>"$DK/dockerd.log" 2>&1 &
-	PIDS+=($!)
-	for i in $(seq 300); do
-		[ -S "$SOCK" ] && [ -s "$DK/docker.pid" ] && break
-		sleep 0.1
-	done
-	mkdir -m 0700 "$DK/own" && ln "$SOCK" "$ROOTSOCK" || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
-	wait_secs 20 dk_root version >/dev/null 2>&1 || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
-	ip -n "$INET" route add 198.19.6.0/24 via 198.18.0.2 &&
-		ip -n "$INET" route add "$NET2_SUBNET" via 198.18.0.2 &&
+	dockerd_start "$JOBU" || return 1
+	ip -n "$INET" route add "$NET2_SUBNET" via 198.18.0.2 &&
 		ip -n "$INET" route add "$CMP_SUBNET" via 198.18.0.2 || return 1
-	cp /bin/busybox "$DK/rootfs/bin/busybox" || return 1
-	for i in sh nc nslookup cat echo head tail sleep printf mkfifo rm kill wget grep mkdir mount; do
-		ln -s busybox "$DK/rootfs/bin/$i"
-	done
-	echo 'root:x:0:0:root:/:/bin/sh' >"$DK/rootfs/etc/passwd"
-	echo 'root:x:0:' >"$DK/rootfs/etc/group"
-	tar -C "$DK/rootfs" -c . | dk_root import - "$IMAGE" >"$DK/import.out" 2>&1 ||
-		{ echo "docker import: $(tail -3 "$DK/import.out")"; return 1; }
 	dk_root network create --subnet "$NET2_SUBNET" "$NET2" >"$DK/net.out" 2>&1 ||
 		{ echo "docker network create: $(tail -3 "$DK/net.out")"; return 1; }
 	return 0
@@ -203,16 +150,14 @@ docker_setup() {
 # cgroups runc made beside the v2 ones, the job user
 eval "net_$(declare -f e2e_cleanup)"
 e2e_cleanup() {
-	local d p
+	local d
 	[ -n "$D_PID" ] && kill -KILL "$D_PID" 2>/dev/null
 	if [ -n "$(dockerd_pid)" ] && kill -0 "$(dockerd_pid)" 2>/dev/null; then
 		dk_root ps -aq 2>/dev/null | xargs -r timeout 60 "$DOCKER" -H "unix://$ROOTSOCK" rm -f \
 			>/dev/null 2>&1
 		dk_root network rm "${CMP_PROJECT}_default" >/dev/null 2>&1
-		p=$(dockerd_pid)
-		kill -TERM "$p" 2>/dev/null
-		wait_secs 15 sh -c "! kill -0 $p 2>/dev/null"
 	fi
+	dockerd_stop
 	[ -n "$P_PID" ] && kill -KILL "$P_PID" 2>/dev/null
 	[ -n "$S_PID" ] && kill -KILL "$S_PID" 2>/dev/null
 	sd_down
@@ -220,16 +165,9 @@ e2e_cleanup() {
 		pm rm -af -t 0 >/dev/null 2>&1
 		while read -r d; do umount -l "$d" 2>/dev/null; done < <(awk -v p="$PM/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
 	fi
-	for d in /sys/fs/cgroup/*/egressctl/"$CG_PREFIX"-* /sys/fs/cgroup/*/egr-e2e-$$-*; do
-		[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroupfs ] || continue
-		find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
-	done
-	# the v1 hierarchies' egressctl/ is runc's, made for the job's
-	# containers (cgroup2's is egressctl's own, shared: left alone)
-	for d in /sys/fs/cgroup/*/egressctl; do
-		[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroupfs ] && rmdir "$d" 2>/dev/null
-	done
+	dockerd_cgroups_rm
 	net_e2e_cleanup
+	rm -rf "/tmp/egr-e2e-$$-sid" # test_setid's
 	userdel "$JOBU" 2>/dev/null
 	groupdel "$JOBU" 2>/dev/null
 }
@@ -309,6 +247,49 @@ test_control() {
 		fi
 		a_first "$t.flag.$i.reached" "$W/$t.$i.out" '^HTTP/1\.[01] 200'
 	done
+}
+
+# ======================================================================
+# setid: a read-write bind of a host directory is where a container of
+# the job could leave a set-id root file for the job's user to run on the
+# host, outside egressctl's sudo sandbox and the job's cgroup. The
+# control: root's container (dockerd's own socket) makes one there. The
+# job's: as the image's user (root) refused, saying how; as the job's own
+# uid:gid it runs, with no-new-privileges, and what it leaves is the job
+# user's; read-only as root runs; docker exec -u 0 refused.
+# ======================================================================
+test_setid() {
+	local t=setid d uid gid
+	daemon_up || return 0
+	d=/tmp/egr-e2e-$$-sid # outside $W, which holds dockerd's root
+	mkdir -p "$d" && chown "$JOBU:$JOBU" "$d"
+	uid=$(id -u "$JOBU")
+	gid=$(id -g "$JOBU")
+	dk_root run --rm -v "$d:/x" "$IMAGE" sh -c 'cp /bin/busybox /x/ctl && chmod 4755 /x/ctl' \
+		>"$W/$t.ctl" 2>&1
+	a_eq "$t.control.setid_root" "the control's file (owner, mode)" "$(stat -c '%u %a' "$d/ctl" 2>&1)" "0 4755"
+	rm -f "$d/ctl"
+	dk_job run --rm -v "$d:/x" "$IMAGE" sh -c 'cp /bin/busybox /x/b && chmod 4755 /x/b' \
+		>"$W/$t.root" 2>&1
+	a_grep "$t.root.refused" "$W/$t.root" "-v $(re "$d"):/x \\(read-write\\) as the image's user is refused in a confined job.*--user $uid:$gid"
+	a_eq "$t.root.nothing_made" "a file of the refused container" "$(stat -c '%u %a' "$d/b" 2>&1 | grep -c '^0 ')" 0
+	dk_job run --rm -u 0 -v "$d:/x" "$IMAGE" true >"$W/$t.u0" 2>&1
+	a_grep "$t.u0.refused" "$W/$t.u0" "as 0 is refused in a confined job"
+	dk_job run --rm --user "$uid:$gid" -v "$d:/x" "$IMAGE" \
+		sh -c 'grep ^NoNewPrivs /proc/self/status; cp /bin/busybox /x/own && chmod 4755 /x/own && echo made' \
+		>"$W/$t.own" 2>&1
+	a_grep "$t.own.ran" "$W/$t.own" '^made$'
+	a_grep "$t.own.nnp" "$W/$t.own" '^NoNewPrivs:[[:space:]]*1$'
+	a_eq "$t.own.file_is_the_jobs" "its file (owner, mode)" "$(stat -c '%u %a' "$d/own" 2>&1)" "$uid 4755"
+	dk_job run --rm -v "$d:/x:ro" "$IMAGE" sh -c 'ls /x >/dev/null && echo read' >"$W/$t.ro" 2>&1
+	a_grep "$t.ro.ran" "$W/$t.ro" '^read$'
+	dk_job run -d --name "egr-e2e-$$-sid" "$IMAGE" sleep 30 >"$W/$t.d" 2>&1
+	dk_job exec -u 0 "egr-e2e-$$-sid" echo in >"$W/$t.exec" 2>&1
+	a_grep "$t.exec_root.refused" "$W/$t.exec" "docker exec -u 0 is refused in a confined job"
+	dk_job exec "egr-e2e-$$-sid" echo in >"$W/$t.exec2" 2>&1
+	a_grep "$t.exec_own.ran" "$W/$t.exec2" '^in$'
+	dk_root rm -f "egr-e2e-$$-sid" >/dev/null 2>&1
+	rm -rf "$d"
 }
 
 # ======================================================================

@@ -428,13 +428,53 @@ static const struct body_case body_cases[] = {
 	{"volume-driver", DK_VOLUME, "{\"Driver\":\"sshfs\"}", "docker volume create --driver",
 	 NULL},
 	{"not-object", DK_CREATE, "[]", "not a JSON object", NULL},
+	/* a read-write bind of a host path: the job's own uid:gid only (the
+	 * set-id rule: the callers' 1000:1000) */
+	{"setid-image-user", DK_CREATE, "{\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}",
+	 "-v /ok:/x (read-write) as the image's user is refused", NULL},
+	{"setid-root", DK_CREATE, "{\"User\":\"0\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}",
+	 "as 0 is refused in a confined job", NULL},
+	{"setid-other-uid", DK_CREATE,
+	 "{\"User\":\"1001:1000\",\"HostConfig\":{\"Binds\":[\"/ok:/x:z\"]}}", "(--user 1000:1000)",
+	 NULL},
+	{"setid-name", DK_CREATE, "{\"User\":\"builder\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}",
+	 "as builder is refused", NULL},
+	{"setid-mount", DK_CREATE,
+	 "{\"HostConfig\":{\"Mounts\":[{\"Type\":\"bind\",\"Source\":\"/ok\",\"Target\":\"/x\"}]}}",
+	 "--mount type=bind,source=/ok (read-write)", NULL},
+	{"setid-top-level", DK_CREATE, "{\"Binds\":[\"/ok:/x\"]}", "(read-write)", NULL},
+	{"setid-own", DK_CREATE, "{\"User\":\"1000:1000\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}",
+	 NULL, "HostConfig"},
+	{"setid-ro", DK_CREATE, "{\"HostConfig\":{\"Binds\":[\"/ok:/x:ro\"]}}", NULL, "HostConfig"},
+	{"setid-mount-ro", DK_CREATE,
+	 "{\"HostConfig\":{\"Mounts\":[{\"Type\":\"bind\",\"Source\":\"/ok\",\"Target\":\"/x\","
+	 "\"ReadOnly\":true}]}}",
+	 NULL, "HostConfig"},
+	{"setid-named-volume", DK_CREATE, "{\"HostConfig\":{\"Binds\":[\"data:/x\"]}}", NULL,
+	 "HostConfig"},
+	{"setid-group-add", DK_CREATE,
+	 "{\"User\":\"1000:1000\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"],\"GroupAdd\":[\"0\"]}}",
+	 "--group-add beside a read-write bind", NULL},
+	{"setid-nnp-false", DK_CREATE,
+	 "{\"User\":\"1000:1000\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"],\"SecurityOpt\":[\"no-new-"
+	 "privileges=false\"]}}",
+	 "no-new-privileges=false", NULL},
+	{"exec-root", DK_EXEC, "{\"Cmd\":[\"sh\"],\"User\":\"0\"}", "docker exec -u 0 is refused",
+	 NULL},
+	{"exec-root-name", DK_EXEC, "{\"Cmd\":[\"sh\"],\"User\":\"root\"}", "-u root", NULL},
+	{"exec-own", DK_EXEC, "{\"Cmd\":[\"sh\"],\"User\":\"1000:1000\"}", NULL, NULL},
 };
 
 static void
 run_body(void **state)
 {
 	const struct body_case *c = *state;
-	struct dk_ctx ctx = {.parent = PARENT, .place = true, .host_path = fake_host_path};
+	struct dk_ctx ctx = {.parent = PARENT,
+			     .place = true,
+			     .host_path = fake_host_path,
+			     .user_known = true,
+			     .uid = 1000,
+			     .gid = 1000};
 	struct dk_route r = {.kind = c->kind};
 	struct dk_verdict v = {0};
 	char err[160];
@@ -460,23 +500,32 @@ run_body(void **state)
 	dj_free(doc);
 }
 
-/* Printed again, a judged body is what was judged, with the parent set;
- * without place (a driver that cannot take it) nothing is set. */
+/* Printed again, a judged body is what was judged, with the parent set
+ * (and no-new-privileges beside a read-write bind); without place (a
+ * driver that cannot take it) no parent is set. */
 static void
 test_rewritten(void **state)
 {
-	struct dk_ctx ctx = {.parent = PARENT, .place = true, .host_path = fake_host_path};
+	struct dk_ctx ctx = {.parent = PARENT,
+			     .place = true,
+			     .host_path = fake_host_path,
+			     .user_known = true,
+			     .uid = 1000,
+			     .gid = 1000};
 	struct dk_route r = {.kind = DK_CREATE};
 	struct dk_verdict v = {0};
-	const char *in = "{\"Image\":\"x\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}";
+	const char *in =
+		"{\"Image\":\"x\",\"User\":\"1000:1000\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}";
 	char err[160], *out;
 	struct dj *doc = dj_parse(in, strlen(in), err, sizeof(err));
 
 	(void)state;
 	assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), 0);
 	out = dj_print(doc);
-	assert_string_equal(out, "{\"Image\":\"x\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"],"
-				 "\"CgroupParent\":\"" PARENT "\"}}");
+	assert_string_equal(out,
+			    "{\"Image\":\"x\",\"User\":\"1000:1000\",\"HostConfig\":{\"Binds\":"
+			    "[\"/ok:/x\"],\"SecurityOpt\":[\"no-new-privileges:true\"],"
+			    "\"CgroupParent\":\"" PARENT "\"}}");
 	free(out);
 	dj_free(doc);
 	ctx.place = false;

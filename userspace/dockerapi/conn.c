@@ -367,8 +367,13 @@ static void
 judge_body(struct dk_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cl);
-	struct dk_ctx ctx = {
-		.parent = c->parent, .place = c->place, .host_path = dk_host_path, .arg = c->d};
+	struct dk_ctx ctx = {.parent = c->parent,
+			     .place = c->place,
+			     .host_path = dk_host_path,
+			     .arg = c->d,
+			     .user_known = c->peer.pid != 0,
+			     .uid = c->peer.uid,
+			     .gid = c->peer.gid};
 	struct dk_verdict v = {0};
 	char err[160], *text = NULL;
 	struct dj *doc;

@@ -230,9 +230,13 @@ judge_host_path(const struct dk_ctx *c, const char *path, bool ro, const char *s
 		struct dk_verdict *v)
 {
 	char why[256];
+	int rc = c->host_path(c->arg, path, ro, why, sizeof(why));
 
-	if (c->host_path(c->arg, path, ro, why, sizeof(why)) == 0)
+	if (rc >= 0) {
+		if (!rc && !ro && !v->rw_bind[0])
+			snprintf(v->rw_bind, sizeof(v->rw_bind), "%.150s", spec);
 		return 0;
+	}
 	dk_refuse(v, 403, "%.200s is refused in a confined job: %s", spec, why);
 	return -EPERM;
 }
@@ -349,6 +353,48 @@ judge_host(const struct dk_ctx *c, const struct dj *o, struct dk_verdict *v)
 	return 0;
 }
 
+/* A read-write bind of a host file or directory (v->rw_bind): what the
+ * container runs as may leave a file there that the job's user then runs
+ * on the host, outside any container. As root (docker's default, the
+ * image's USER, any other uid, an exec's -u 0) that is a set-id root file:
+ * the job's user becomes root outside egressctl's sudo sandbox and leaves
+ * its cgroup. So such a container runs as the job's own uid:gid, with no
+ * group added and no-new-privileges (no set-id file of the image or of the
+ * bind makes it anybody else inside). */
+static int
+judge_setid(struct dj *body, struct dj *hc, const struct dk_ctx *c, struct dk_verdict *v)
+{
+	const char *user = dj_str(dj_get(body, "User"));
+	struct dj *o = dj_is_object(hc) ? hc : body;
+	const struct dj *l = dj_get(o, "SecurityOpt");
+	char want[32];
+
+	snprintf(want, sizeof(want), "%u:%u", c->uid, c->gid);
+	if (!c->user_known || !user || strcmp(user, want)) {
+		dk_refuse(v, 403,
+			  "%.150s (read-write) as %.40s is refused in a confined job: the "
+			  "container could leave a set-id root file there for the job to run "
+			  "outside its confinement; run it as you (--user %s) or bind it "
+			  "read-only (:ro)",
+			  v->rw_bind, user && *user ? user : "the image's user", want);
+		return -EPERM;
+	}
+	if (dj_count(dj_get(body, "GroupAdd")) || dj_count(dj_get(hc, "GroupAdd")))
+		return refused(v, "--group-add beside a read-write bind");
+	for (int i = 0; i < dj_count(l); i++) {
+		const char *s = dj_str(dj_at(l, i));
+
+		if (s && !strncmp(s, "no-new-privileges", 17) && (s[17] == '=' || s[17] == ':') &&
+		    strcmp(s + 18, "true"))
+			return refused(v, "--security-opt no-new-privileges=false");
+	}
+	if (dj_append_str(o, "SecurityOpt", "no-new-privileges:true")) {
+		dk_refuse(v, 500, "out of memory");
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int
 judge_create(struct dj *body, const struct dk_ctx *c, struct dk_verdict *v)
 {
@@ -369,6 +415,8 @@ judge_create(struct dj *body, const struct dk_ctx *c, struct dk_verdict *v)
 	else
 		err = judge_host(c, body, v) || (dj_is_object(hc) && judge_host(c, hc, v)) ? -EPERM
 											   : 0;
+	if (!theirs && !err && v->rw_bind[0])
+		err = judge_setid(body, hc, c, v);
 	/* set also when refused: audit mode sends it on */
 	if (!theirs && c->place &&
 	    dj_set_str(dj_is_object(hc) ? hc : body, "CgroupParent", c->parent)) {
@@ -390,12 +438,26 @@ dk_judge_body(const struct dk_route *r, struct dj *body, const struct dk_ctx *c,
 	switch (r->kind) {
 	case DK_CREATE:
 		return judge_create(body, c, v);
-	case DK_EXEC:
+	case DK_EXEC: {
+		const char *user = dj_str(dj_get(body, "User"));
+		char want[32];
+
 		if (check_keys(body, "the body", v))
 			return -EPERM;
-		return dj_is_true(dj_get(body, "Privileged"))
-			       ? refused(v, "docker exec --privileged")
-			       : 0;
+		if (dj_is_true(dj_get(body, "Privileged")))
+			return refused(v, "docker exec --privileged");
+		/* as the container's user, or the job's own: any other may
+		 * leave a set-id file in a read-write bind (judge_setid) */
+		snprintf(want, sizeof(want), "%u:%u", c->uid, c->gid);
+		if (user && *user && (!c->user_known || strcmp(user, want))) {
+			dk_refuse(v, 403,
+				  "docker exec -u %.40s is refused in a confined job: as you "
+				  "(-u %s) or as the container's user",
+				  user, want);
+			return -EPERM;
+		}
+		return 0;
+	}
 	case DK_UPDATE:
 		if (check_keys(body, "the body", v) || judge_devices(body, v))
 			return -EPERM;

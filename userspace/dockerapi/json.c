@@ -254,6 +254,27 @@ dj_set_str(struct dj *obj, const char *key, const char *val)
 	return 0;
 }
 
+int
+dj_append_str(struct dj *obj, const char *key, const char *val)
+{
+	struct dj *l = dj_get(obj, key);
+	json_t *a = NULL, *s;
+
+	if (!dj_is_object(obj) || (!dj_is_null(l) && !dj_is_array(l)))
+		return -EINVAL;
+	if (dj_is_null(l)) {
+		remove_ci(J(obj), key);
+		a = json_array();
+		if (!a || json_object_set_new(J(obj), key, a))
+			return -ENOMEM;
+		l = (struct dj *)a;
+	}
+	s = json_string(val);
+	if (!s || json_array_append_new(J(l), s))
+		return -ENOMEM;
+	return 0;
+}
+
 struct dj *
 dj_object_member(struct dj *obj, const char *key)
 {

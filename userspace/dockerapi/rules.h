@@ -30,6 +30,9 @@
 struct dk_verdict {
 	int status;
 	char msg[DK_MSG_MAX];
+	/* a create's first read-write bind of a host file or directory, as
+	 * docker names it ("" none): the set-id rule (hostcfg.c) */
+	char rw_bind[160];
 };
 
 /* What a request is, as far as the judge cares. */
@@ -66,9 +69,14 @@ struct dk_ctx {
 	const char *parent; /* the job's cgroup below the cgroup2 mount ("/egressctl/x") */
 	bool place;	    /* set CgroupParent (false: dockerd cannot take it; audit mode) */
 	/* A bind's host path: 0 when a container may have it (read-only if
-	 * ro), else -EPERM with why set ("holds /run"). */
+	 * ro), 1 when it may and is docker's socket (no file can be made
+	 * through it), else -EPERM with why set ("holds /run"). */
 	int (*host_path)(void *arg, const char *path, bool ro, char *why, size_t whylen);
 	void *arg;
+	/* who asks (SO_PEERCRED): a container with a read-write bind runs as
+	 * uid:gid (user_known false: it cannot have one) */
+	bool user_known;
+	unsigned int uid, gid;
 };
 
 /* Classifies method and target (as sent: "/v1.41/containers/x/start?y";

@@ -201,7 +201,7 @@ dk_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen)
 	 * docker's own container actions bind it) -- if dockerd sees the
 	 * mount, in this mount namespace */
 	if (!strcmp(real, d->path) && d->same_mntns)
-		return 0;
+		return 1;
 	if (!stat(real, &st) && S_ISSOCK(st.st_mode)) {
 		snprintf(why, whylen, "%s is a unix socket", real);
 		return -EPERM;

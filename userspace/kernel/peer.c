@@ -238,6 +238,7 @@ peer_identify(int fd, const char *mnt, struct peer *p, char *why, size_t whylen)
 	}
 	p->pid = cr.pid;
 	p->uid = cr.uid;
+	p->gid = cr.gid;
 	len = sizeof(pidfd);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len)) {
 		err = -errno;

@@ -21,6 +21,7 @@
 struct peer {
 	pid_t pid;		      /* in our PID namespace; 0: not known */
 	uid_t uid;		      /* at connect() */
+	gid_t gid;		      /* its group then */
 	char comm[16];		      /* NUL-terminated; escape it before printing */
 	char cgroup[PEER_CGROUP_MAX]; /* below the cgroup2 mount ("/a/b"); "" not known */
 	uint64_t cap_eff;	      /* effective capabilities (CapEff) */
