@@ -49,7 +49,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 . "$(dirname "$0")/pfs.sh"
-. "$(dirname "$0")/ghjob.sh" # the job user's job: ghjob_user, gh_job, a_rec, read_probe
+. "$(dirname "$0")/ghjob.sh" # the job user's job: ghjob_user, gh_job, a_rec
 
 REPO=$(cd "$E2E_SRC/../.." && pwd)
 JU=egrsu$$		# the job user

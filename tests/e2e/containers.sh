@@ -540,6 +540,27 @@ test_restart() {
 }
 
 
+# otlp_denials FILE ADDR: each denial of ADDR in the OTLP requests an
+# OTLP collector (clients/logrecv.py) wrote to FILE, as "deny:
+# container=ID container.id=... k8s.namespace.name=... k8s.pod.name=...
+# k8s.container.name=...": the decision's container, its resource's names
+otlp_denials() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import json, sys
+for line in open(sys.argv[1]):
+    body = json.loads(json.loads(line)["body"])
+    for rl in body["resourceLogs"]:
+        res = {a["key"]: a["value"].get("stringValue") for a in rl["resource"]["attributes"]}
+        for sl in rl["scopeLogs"]:
+            for r in sl["logRecords"]:
+                d = json.loads(r["body"]["stringValue"])
+                if d.get("ip") == sys.argv[2] and d.get("decision") == "deny":
+                    print("deny: container=%s " % d.get("container") + " ".join(
+                        "%s=%s" % (k, res.get(k)) for k in
+                        ("container.id", "k8s.namespace.name", "k8s.pod.name", "k8s.container.name")))
+PYEOF
+}
+
 # ======================================================================
 # annotations: containers annotated as the kubelet's runtime does
 # (io.kubernetes.cri.sandbox-namespace, io.kubernetes.pod.name,
@@ -599,21 +620,9 @@ EOF
 	sensor_none "$t.prod.sensor" "dst host $a_prod"
 	dstop
 	# its denial at the collector, under a resource naming the pod
-	"$PY" - "$W/$t.otlp" "$a_ci" >"$W/$t.otlp.check" 2>&1 <<'PYEOF'
-import json, sys
-for line in open(sys.argv[1]):
-    body = json.loads(json.loads(line)["body"])
-    for rl in body["resourceLogs"]:
-        res = {a["key"]: a["value"].get("stringValue") for a in rl["resource"]["attributes"]}
-        for sl in rl["scopeLogs"]:
-            for r in sl["logRecords"]:
-                text = json.dumps(r)
-                if sys.argv[2] in text and "deny" in text:
-                    print("deny: " + " ".join("%s=%s" % (k, res.get(k)) for k in
-                          ("container.id", "k8s.namespace.name", "k8s.pod.name")))
-PYEOF
+	otlp_denials "$W/$t.otlp" "$a_ci" >"$W/$t.otlp.check" 2>&1
 	a_grep "$t.ci.otlp_resource" "$W/$t.otlp.check" \
-		"^deny: container.id=$(cat "$W/$t.ci.cid" 2>/dev/null) k8s.namespace.name=ci-a k8s.pod.name=job-1\$"
+		"^deny: container=[^ ]* container.id=$(cat "$W/$t.ci.cid" 2>/dev/null) k8s.namespace.name=ci-a k8s.pod.name=job-1 "
 }
 
 # ------------------------------------------------------- containerd's own
@@ -880,20 +889,7 @@ EOF
 	# the ci container's denial at the collector, naming the container
 	# (with "containers" set, as the DaemonSet's example has it), under a
 	# resource naming it too, from the annotations containerd's CRI writes
-	"$PY" - "$W/$t.otlp" "$a_ci" >"$W/$t.otlp.check" 2>&1 <<'PYEOF'
-import json, sys
-for line in open(sys.argv[1]):
-    body = json.loads(json.loads(line)["body"])
-    for rl in body["resourceLogs"]:
-        res = {a["key"]: a["value"].get("stringValue") for a in rl["resource"]["attributes"]}
-        for sl in rl["scopeLogs"]:
-            for r in sl["logRecords"]:
-                d = json.loads(r["body"]["stringValue"])
-                if d.get("ip") == sys.argv[2] and d.get("decision") == "deny":
-                    print("deny: container=%s " % d.get("container") + " ".join(
-                        "%s=%s" % (k, res.get(k)) for k in
-                        ("container.id", "k8s.namespace.name", "k8s.pod.name", "k8s.container.name")))
-PYEOF
+	otlp_denials "$W/$t.otlp" "$a_ci" >"$W/$t.otlp.check" 2>&1
 	a_grep "$t.ci.otlp_named" "$W/$t.otlp.check" \
 		"^deny: container=$id_ci container.id=$id_ci k8s.namespace.name=ci-a k8s.pod.name=job-1 k8s.container.name=main\$"
 	# nothing of containerd's left behind: containers, tasks, snapshots

@@ -5,7 +5,7 @@
 # passwordless sudo from a sudoers file of the test's own (SUDOERS, as the
 # runner's /etc/sudoers.d/runner), a Runner.Worker as that user running
 # the action's main step, the steps, the post step (gh_job), and what
-# reads the steps' records (a_rec) and rootprobe.py's lines (read_probe,
+# reads the steps' records (a_rec) and rootprobe.py's lines (lib.sh's read_probe,
 # a_refused, a_worked). The suite sets JU and SUDOERS, defines tcg TAG
 # (the runner's cgroup) and, for the steps' probes, OUTSIDE (a root
 # process outside the job); its EXIT trap calls ghjob_cleanup: the
@@ -120,17 +120,6 @@ a_rec() {
 	fi
 }
 
-# probe results of FILE: R[name]=ok|errno
-declare -A R
-read_probe() {
-	local line n
-	R=()
-	while read -r line; do
-		jv "$line"
-		n=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["name"])' "$line" 2>/dev/null) || continue
-		R[$n]="$P_ok ${P_errno:-} $(printf '%s' "${P_data:-}" | head -c 120 | tr '\n' ' ')"
-	done < <(grep '^{' "$1" 2>/dev/null)
-}
 a_refused() { # a_refused NAME PROBE
 	case ${R[$2]:-missing} in
 	false*) ok "$1" ;;

@@ -116,6 +116,19 @@ EOF
 )"
 }
 
+# read_probe FILE: the JSON lines of a probe (clients/probe.py,
+# rootprobe.py) that name themselves, as R[name]="ok errno data"
+declare -A R
+read_probe() {
+	local line n
+	R=()
+	while read -r line; do
+		jv "$line"
+		n=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["name"])' "$line" 2>/dev/null) || continue
+		R[$n]="$P_ok ${P_errno:-} $(printf '%s' "${P_data:-}" | head -c 120 | tr '\n' ' ')"
+	done < <(grep '^{' "$1" 2>/dev/null)
+}
+
 P_ok="" P_errno="" P_peer="" P_data="" P_pid="" P_cg="" P_source="" P_parent_pid="" P_json=""
 
 # nth_json FILE [N]: the Nth (default 1) line of FILE that looks like JSON

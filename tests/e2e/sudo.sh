@@ -49,17 +49,6 @@ sudo_setup() {
 	return 0
 }
 
-# probe results: R[name]=ok|errno from the JSON lines of FILE
-declare -A R
-read_probe() {
-	local line n
-	R=()
-	while read -r line; do
-		jv "$line"
-		n=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["name"])' "$line" 2>/dev/null) || continue
-		R[$n]="$P_ok ${P_errno:-} $(printf '%s' "${P_data:-}" | head -c 120 | tr '\n' ' ')"
-	done < <(grep '^{' "$1")
-}
 
 # a_escape TAG NAME: the attempt NAME was refused in TAG's run
 a_escape() {

@@ -277,6 +277,19 @@ fake_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen)
 	return 0;
 }
 
+/* What the job's requests are judged with: its parent, the fake host
+ * paths, the requester 1000:1000. */
+static struct dk_ctx
+job_ctx(void)
+{
+	return (struct dk_ctx){.parent = PARENT,
+			       .place = true,
+			       .host_path = fake_host_path,
+			       .user_known = true,
+			       .uid = 1000,
+			       .gid = 1000};
+}
+
 struct body_case {
 	const char *name;
 	enum dk_kind kind;
@@ -469,12 +482,7 @@ static void
 run_body(void **state)
 {
 	const struct body_case *c = *state;
-	struct dk_ctx ctx = {.parent = PARENT,
-			     .place = true,
-			     .host_path = fake_host_path,
-			     .user_known = true,
-			     .uid = 1000,
-			     .gid = 1000};
+	struct dk_ctx ctx = job_ctx();
 	struct dk_route r = {.kind = c->kind};
 	struct dk_verdict v = {0};
 	char err[160];
@@ -506,12 +514,7 @@ run_body(void **state)
 static void
 test_rewritten(void **state)
 {
-	struct dk_ctx ctx = {.parent = PARENT,
-			     .place = true,
-			     .host_path = fake_host_path,
-			     .user_known = true,
-			     .uid = 1000,
-			     .gid = 1000};
+	struct dk_ctx ctx = job_ctx();
 	struct dk_route r = {.kind = DK_CREATE};
 	struct dk_verdict v = {0};
 	const char *in =

@@ -361,6 +361,15 @@ judge_host(const struct dk_ctx *c, const struct dj *o, struct dk_verdict *v)
  * its cgroup. So such a container runs as the job's own uid:gid, with no
  * group added and no-new-privileges (no set-id file of the image or of the
  * bind makes it anybody else inside). */
+/* Is user ("User" of a create or an exec) the requester's uid:gid (in
+ * want)? */
+static bool
+job_user(const struct dk_ctx *c, const char *user, char *want, size_t len)
+{
+	snprintf(want, len, "%u:%u", c->uid, c->gid);
+	return c->user_known && user && !strcmp(user, want);
+}
+
 static int
 judge_setid(struct dj *body, struct dj *hc, const struct dk_ctx *c, struct dk_verdict *v)
 {
@@ -369,8 +378,7 @@ judge_setid(struct dj *body, struct dj *hc, const struct dk_ctx *c, struct dk_ve
 	const struct dj *l = dj_get(o, "SecurityOpt");
 	char want[32];
 
-	snprintf(want, sizeof(want), "%u:%u", c->uid, c->gid);
-	if (!c->user_known || !user || strcmp(user, want)) {
+	if (!job_user(c, user, want, sizeof(want))) {
 		dk_refuse(v, 403,
 			  "%.150s (read-write) as %.40s is refused in a confined job: the "
 			  "container could leave a set-id root file there for the job to run "
@@ -448,8 +456,7 @@ dk_judge_body(const struct dk_route *r, struct dj *body, const struct dk_ctx *c,
 			return refused(v, "docker exec --privileged");
 		/* as the container's user, or the job's own: any other may
 		 * leave a set-id file in a read-write bind (judge_setid) */
-		snprintf(want, sizeof(want), "%u:%u", c->uid, c->gid);
-		if (user && *user && (!c->user_known || strcmp(user, want))) {
+		if (user && *user && !job_user(c, user, want, sizeof(want))) {
 			dk_refuse(v, 403,
 				  "docker exec -u %.40s is refused in a confined job: as you "
 				  "(-u %s) or as the container's user",
