@@ -256,7 +256,9 @@ test_control() {
 # control: root's container (dockerd's own socket) makes one there. The
 # job's: as the image's user (root) refused, saying how; as the job's own
 # uid:gid it runs, with no-new-privileges, and what it leaves is the job
-# user's; read-only as root runs; docker exec -u 0 refused.
+# user's; read-only as root runs; docker exec -u 0 refused; docker cp of
+# a set-uid root archive into the job's container with such a bind
+# refused (the control: root's makes the file), docker cp out works.
 # ======================================================================
 test_setid() {
 	local t=setid d uid gid
@@ -289,6 +291,28 @@ test_setid() {
 	dk_job exec "egr-e2e-$$-sid" echo in >"$W/$t.exec2" 2>&1
 	a_grep "$t.exec_own.ran" "$W/$t.exec2" '^in$'
 	dk_root rm -f "egr-e2e-$$-sid" >/dev/null 2>&1
+	# docker cp into a read-write bind: dockerd writes the files as root,
+	# with the owner and set-id bits the archive says (docker 20.10; later
+	# ones make them root's without -a). Any job can write an archive of
+	# a set-uid root file (tar --owner=0), and a docker cp of it into its
+	# own container's bind would leave one on the host.
+	mkdir -p "$W/$t.tar" && cp /bin/busybox "$W/$t.tar/cp" && chmod 4755 "$W/$t.tar/cp"
+	tar --owner=0 --group=0 -C "$W/$t.tar" -cf "$W/$t.tar/a.tar" cp && chmod 644 "$W/$t.tar/a.tar"
+	dk_root run -d --name "egr-e2e-$$-sidc" -v "$d:/x" "$IMAGE" sleep 60 >"$W/$t.cpd" 2>&1
+	dk_root cp - "egr-e2e-$$-sidc:/x" <"$W/$t.tar/a.tar" >"$W/$t.cpctl" 2>&1
+	a_eq "$t.control.cp_setid_root" "the control's copied file (owner, mode)" \
+		"$(stat -c '%u %a' "$d/cp" 2>&1)" "0 4755"
+	rm -f "$d/cp"
+	dk_root rm -f "egr-e2e-$$-sidc" >/dev/null 2>&1
+	dk_job run -d --name "egr-e2e-$$-sidc" --user "$uid:$gid" -v "$d:/x" "$IMAGE" sleep 60 \
+		>"$W/$t.cpd2" 2>&1
+	a_grep "$t.cp.container_ran" "$W/$t.cpd2" '^[0-9a-f]{64}$'
+	dk_job cp - "egr-e2e-$$-sidc:/x" <"$W/$t.tar/a.tar" >"$W/$t.cp" 2>&1
+	a_grep "$t.cp.refused" "$W/$t.cp" "docker cp into container .* is refused in a confined job: it binds $(re "$d") read-write"
+	a_eq "$t.cp.nothing_made" "a file the refused docker cp made" "$(stat -c '%u %a' "$d/cp" 2>&1 | grep -c '^0 ')" 0
+	dk_job cp "egr-e2e-$$-sidc:/etc/hostname" "$d/out" >"$W/$t.cpout" 2>&1
+	a_eq "$t.cp_out.ran" "docker cp out of it" "$(stat -c '%u' "$d/out" 2>&1)" "$uid"
+	dk_root rm -f "egr-e2e-$$-sidc" >/dev/null 2>&1
 	rm -rf "$d"
 }
 

@@ -265,11 +265,13 @@ test_target_with_id(void **state)
 /* ---- bodies ---- */
 
 /* The host_path callback: refuses what starts with "/bad" (read-write),
- * or "/never" (even read-only) */
+ * or "/never" (even read-only); "/dsock" is docker's socket */
 static int
 fake_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen)
 {
 	(void)arg;
+	if (!strcmp(path, "/dsock"))
+		return 1;
 	if (!strncmp(path, "/never", 6) || (!ro && !strncmp(path, "/bad", 4))) {
 		snprintf(why, whylen, "%s is fake-refused", path);
 		return -EPERM;
@@ -573,6 +575,54 @@ test_owned(void **state)
 	dj_free(doc);
 }
 
+/* docker cp into a container of the job's: not with a read-write bind of
+ * a host path (dockerd writes the archive's files as root) */
+static void
+test_owned_archive(void **state)
+{
+	struct dk_ctx ctx = job_ctx();
+	struct dk_route r = {.kind = DK_CONTAINER_USE, .action = "archive"};
+	struct dk_verdict v = {0};
+	char err[160], id[80];
+	static const struct {
+		const char *mounts;
+		int rc;
+	} cases[] = {
+		{"[]", 0},
+		{"[{\"Type\":\"bind\",\"Source\":\"/w\",\"RW\":false}]", 0},
+		{"[{\"Type\":\"volume\",\"Source\":\"/var/lib/v\",\"RW\":true}]", 0},
+		{"[{\"Type\":\"tmpfs\",\"Source\":\"\",\"RW\":true}]", 0},
+		{"[{\"Type\":\"bind\",\"Source\":\"/dsock\",\"RW\":true}]", 0},
+		{"[{\"Type\":\"bind\",\"Source\":\"/dsock\",\"RW\":true},"
+		 "{\"Type\":\"bind\",\"Source\":\"/w\",\"RW\":true}]",
+		 -EPERM},
+		{"[{\"Type\":\"bind\",\"RW\":true}]", -EPERM},
+	};
+
+	(void)state;
+	strcpy(r.id, "web");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char json[512];
+		struct dj *doc;
+
+		snprintf(json, sizeof(json),
+			 "{\"Id\":\"" ID "\",\"HostConfig\":{\"CgroupParent\":\"" PARENT
+			 "\"},\"Mounts\":%s}",
+			 cases[i].mounts);
+		doc = dj_parse(json, strlen(json), err, sizeof(err));
+		assert_non_null(doc);
+		assert_int_equal(dk_owned(doc, &ctx, &r, id, sizeof(id), &v), cases[i].rc);
+		if (cases[i].rc)
+			assert_non_null(strstr(v.msg, "docker cp into container " ID
+						      " is refused in a confined job: it binds"));
+		/* only docker cp: starting it is anybody's */
+		r.kind = DK_START;
+		assert_int_equal(dk_owned(doc, &ctx, &r, id, sizeof(id), &v), 0);
+		r.kind = DK_CONTAINER_USE;
+		dj_free(doc);
+	}
+}
+
 /* ---- the slice a systemd-driven dockerd takes as a parent ---- */
 
 static void
@@ -777,11 +827,12 @@ int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_build_target), cmocka_unit_test(test_target_with_id),
-		cmocka_unit_test(test_rewritten),    cmocka_unit_test(test_owned),
-		cmocka_unit_test(test_slice_of),     cmocka_unit_test(test_message_json),
-		cmocka_unit_test(test_resolve),	     cmocka_unit_test(test_unescape),
-		cmocka_unit_test(test_registry_of),  cmocka_unit_test(test_auth_registry),
+		cmocka_unit_test(test_build_target),  cmocka_unit_test(test_target_with_id),
+		cmocka_unit_test(test_rewritten),     cmocka_unit_test(test_owned),
+		cmocka_unit_test(test_owned_archive), cmocka_unit_test(test_slice_of),
+		cmocka_unit_test(test_message_json),  cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_unescape),      cmocka_unit_test(test_registry_of),
+		cmocka_unit_test(test_auth_registry),
 	};
 	int failed = 0;
 

@@ -3,8 +3,9 @@
  * asked, GET /containers/{id}/json on a connection of its own, as
  * HTTP/1.0 so that the body ends where dockerd closes; the container is
  * the job's when it was made under the job's cgroup (its CgroupParent is
- * the job's, as only egressctl sets it for a job). The request then names
- * it by its full id, which no rename changes. */
+ * the job's, as only egressctl sets it for a job), and docker cp goes
+ * into it only when it has no read-write bind of a host path. The request
+ * then names it by its full id, which no rename changes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ judge(struct dk_conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->sub);
 	size_t n = evbuffer_get_length(in), used;
 	char *buf = (char *)evbuffer_pullup(in, -1), err[160], status[64];
-	struct dk_ctx ctx = {.parent = c->parent};
+	struct dk_ctx ctx = {.parent = c->parent, .host_path = dk_host_path, .arg = c->d};
 	struct dk_verdict v;
 	struct http_response r;
 	struct dj *doc;

@@ -611,6 +611,39 @@ full_id(const char *s)
 	return i == 64;
 }
 
+/* docker cp into a container (PUT .../archive) with a read-write bind of
+ * a host path: refused, as dockerd writes the archive's files as root,
+ * with the owner and set-id bits the archive says (docker 20.10; later
+ * ones make them root's), wherever the path leads in the container, a
+ * bind included (a link in the container can lead there too). A job can
+ * write an archive of a set-uid root file; that file, left in a bind,
+ * would run as root on the host. 0, or -EPERM with v set. */
+static int
+rw_bind(const struct dj *inspect, const struct dk_ctx *c, struct dk_verdict *v)
+{
+	const struct dj *mounts = dj_get(inspect, "Mounts");
+	char why[160];
+
+	for (int i = 0; i < dj_count(mounts); i++) {
+		const struct dj *m = dj_at(mounts, i);
+		const char *type = dj_str(dj_get(m, "Type")), *src = dj_str(dj_get(m, "Source"));
+
+		if (!type || strcmp(type, "bind") || !dj_is_true(dj_get(m, "RW")))
+			continue;
+		if (src && c->host_path && c->host_path(c->arg, src, false, why, sizeof(why)) == 1)
+			continue; /* docker's socket: nothing is made through it */
+		dk_refuse(
+			v, 403,
+			"docker cp into container %.128s is refused in a confined job: it binds "
+			"%.512s read-write, where dockerd would write the archive's files as root, "
+			"set-id bits kept (copy into a container without a read-write bind, or "
+			"bind the directory and write from inside the container)",
+			dj_str(dj_get(inspect, "Id")), src ? src : "a host path");
+		return -EPERM;
+	}
+	return 0;
+}
+
 int
 dk_owned(const struct dj *inspect, const struct dk_ctx *c, const struct dk_route *r, char *id,
 	 size_t idlen, struct dk_verdict *v)
@@ -630,6 +663,8 @@ dk_owned(const struct dj *inspect, const struct dk_ctx *c, const struct dk_route
 			  r->id, parent && *parent ? parent : "dockerd's cgroup", c->parent);
 		return -EPERM;
 	}
+	if (r->kind == DK_CONTAINER_USE && !strcmp(r->action, "archive") && rw_bind(inspect, c, v))
+		return -EPERM;
 	snprintf(id, idlen, "%s", cid);
 	return 0;
 }
