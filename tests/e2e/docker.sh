@@ -167,7 +167,8 @@ e2e_cleanup() {
 	fi
 	dockerd_cgroups_rm
 	net_e2e_cleanup
-	rm -rf "/tmp/egr-e2e-$$-sid" # test_setid's
+	umount "/tmp/egr-e2e-$$-sid.ram" 2>/dev/null
+	rm -rf "/tmp/egr-e2e-$$-sid" "/tmp/egr-e2e-$$-sid.ram" # test_setid's
 	userdel "$JOBU" 2>/dev/null
 	groupdel "$JOBU" 2>/dev/null
 }
@@ -254,11 +255,16 @@ test_control() {
 # the job could leave a set-id root file for the job's user to run on the
 # host, outside egressctl's sudo sandbox and the job's cgroup. The
 # control: root's container (dockerd's own socket) makes one there. The
-# job's: as the image's user (root) refused, saying how; as the job's own
-# uid:gid it runs, with no-new-privileges, and what it leaves is the job
-# user's; read-only as root runs; docker exec -u 0 refused; docker cp of
-# a set-uid root archive into the job's container with such a bind
-# refused (the control: root's makes the file), docker cp out works.
+# job's: as the image's user (root) it runs with the bind idmapped: what
+# it makes is the job user's, set-uid to nobody else, it cannot chown to
+# another, make a device node or write root's file there; as uid 5 it
+# makes nothing; on ramfs (no idmapped mounts) refused, saying why; as
+# the job's own uid:gid it runs, with no-new-privileges, and what it
+# leaves is the job user's; read-only as root runs; docker exec -u 0
+# refused; docker cp of a set-uid root archive into the job's container
+# with such a bind refused (the control: root's makes the file), docker
+# cp out works; root asking (a container of the job's with docker's
+# socket) for --user 0:0 and a read-write bind refused.
 # ======================================================================
 test_setid() {
 	local t=setid d uid gid
@@ -271,12 +277,29 @@ test_setid() {
 		>"$W/$t.ctl" 2>&1
 	a_eq "$t.control.setid_root" "the control's file (owner, mode)" "$(stat -c '%u %a' "$d/ctl" 2>&1)" "0 4755"
 	rm -f "$d/ctl"
-	dk_job run --rm -v "$d:/x" "$IMAGE" sh -c 'cp /bin/busybox /x/b && chmod 4755 /x/b' \
-		>"$W/$t.root" 2>&1
-	a_grep "$t.root.refused" "$W/$t.root" "-v $(re "$d"):/x \\(read-write\\) as the image's user is refused in a confined job.*--user $uid:$gid"
-	a_eq "$t.root.nothing_made" "a file of the refused container" "$(stat -c '%u %a' "$d/b" 2>&1 | grep -c '^0 ')" 0
-	dk_job run --rm -u 0 -v "$d:/x" "$IMAGE" true >"$W/$t.u0" 2>&1
-	a_grep "$t.u0.refused" "$W/$t.u0" "as 0 is refused in a confined job"
+	# as root: the bind idmapped, the job's uid:gid its root
+	echo root >"$d/roots" && chmod 666 "$d/roots" && chmod 644 "$d/roots"
+	dk_job run --rm -v "$d:/x" "$IMAGE" sh -c 'cp /bin/busybox /x/b && chmod 4755 /x/b && echo made;
+id -u; stat -c "inside %u" /x/b; chown 5 /x/b || echo chown_refused; mknod /x/dev b 7 0 || echo mknod_refused;
+echo x >>/x/roots || echo write_refused; grep ^NoNewPrivs /proc/self/status' >"$W/$t.root" 2>&1
+	a_grep "$t.root.ran" "$W/$t.root" '^made$'
+	a_grep "$t.root.is_root_inside" "$W/$t.root" '^inside 0$'
+	a_eq "$t.root.file_is_the_jobs" "the root container's file (owner, mode)" "$(stat -c '%u %a' "$d/b" 2>&1)" "$uid 4755"
+	a_grep "$t.root.chown_refused" "$W/$t.root" '^chown_refused$'
+	a_grep "$t.root.mknod_refused" "$W/$t.root" '^mknod_refused$'
+	a_eq "$t.root.no_device" "a device node of the root container" "$(stat -c %F "$d/dev" 2>&1 | grep -c special)" 0
+	a_grep "$t.root.roots_file_refused" "$W/$t.root" '^write_refused$'
+	a_eq "$t.root.roots_file_kept" "root's file in the bind" "$(cat "$d/roots")" root
+	a_grep "$t.root.nnp" "$W/$t.root" '^NoNewPrivs:[[:space:]]*1$'
+	# as another user: nothing of it maps, nothing made
+	dk_job run --rm -u 5 -v "$d:/x" "$IMAGE" sh -c 'touch /x/five || echo refused' >"$W/$t.u5" 2>&1
+	a_grep "$t.u5.refused" "$W/$t.u5" '^refused$'
+	expect "$t.u5.nothing_made" "a file of uid 5's container" test ! -e "$d/five"
+	# a file system that cannot be idmapped (ramfs): refused, saying why
+	mkdir -p "$d.ram" && mount -t ramfs ramfs "$d.ram" && chown "$uid:$gid" "$d.ram"
+	dk_job run --rm -v "$d.ram:/x" "$IMAGE" true >"$W/$t.ram" 2>&1
+	a_grep "$t.ramfs.refused" "$W/$t.ram" "-v $(re "$d.ram"):/x \\(read-write\\) as the image's user or root is refused in a confined job: .*cannot be idmapped"
+	umount "$d.ram" && rmdir "$d.ram"
 	dk_job run --rm --user "$uid:$gid" -v "$d:/x" "$IMAGE" \
 		sh -c 'grep ^NoNewPrivs /proc/self/status; cp /bin/busybox /x/own && chmod 4755 /x/own && echo made' \
 		>"$W/$t.own" 2>&1
@@ -313,6 +336,16 @@ test_setid() {
 	dk_job cp "egr-e2e-$$-sidc:/etc/hostname" "$d/out" >"$W/$t.cpout" 2>&1
 	a_eq "$t.cp_out.ran" "docker cp out of it" "$(stat -c '%u' "$d/out" 2>&1)" "$uid"
 	dk_root rm -f "egr-e2e-$$-sidc" >/dev/null 2>&1
+	# root asking: a container of the job's that binds docker's socket
+	# (as GitHub's container actions do) runs docker as root; --user 0:0
+	# is then the asker's own uid:gid, and an exec -u 0 too
+	local libs
+	libs=$(dirname "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo /usr/lib/x86_64-linux-gnu/x)")
+	dk_job run --rm -v "$SOCK:$SOCK" -e DOCKER_HOST="unix://$SOCK" -v "$DOCKER:/usr/bin/docker:ro" \
+		-v /lib64:/lib64:ro -v "$libs:/lib/x86_64-linux-gnu:ro" "$IMAGE" /usr/bin/docker run --rm --user 0:0 \
+		-v "$d:/x" "$IMAGE" sh -c 'cp /bin/busybox /x/nested && chmod 4755 /x/nested' >"$W/$t.nested" 2>&1
+	a_grep "$t.nested.refused" "$W/$t.nested" "-v $(re "$d"):/x \\(read-write\\) asked for by root .* is refused in a confined job"
+	a_eq "$t.nested.nothing_made" "a file of the nested container" "$(stat -c '%u %a' "$d/nested" 2>&1 | grep -c '^0 ')" 0
 	rm -rf "$d"
 }
 

@@ -540,6 +540,100 @@ test_rewritten(void **state)
 	dj_free(doc);
 }
 
+/* The idmap callback: "/idm/<n>" for a path, but what starts with
+ * "/noidmap" (a file system that cannot be) */
+static int
+fake_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, char *out,
+	   size_t outlen, char *why, size_t whylen)
+{
+	int *n = arg;
+
+	if (!strncmp(path, "/noidmap", 8)) {
+		snprintf(why, whylen, "fake: cannot be idmapped");
+		return -EINVAL;
+	}
+	assert_int_equal(uid, 1000);
+	assert_int_equal(gid, 1000);
+	snprintf(out, outlen, "/idm/%d", (*n)++);
+	return 0;
+}
+
+/* A container not run as the job's user: its read-write binds (Binds and
+ * Mounts, top level and HostConfig) through idmapped copies, read-only
+ * ones, volumes and docker's socket as they were, MKNOD dropped,
+ * no-new-privileges; refused when a path cannot be idmapped, with
+ * --cap-add MKNOD, and whenever root asks. */
+static void
+test_idmapped(void **state)
+{
+	int n = 0;
+	struct dk_ctx ctx = job_ctx();
+	struct dk_route r = {.kind = DK_CREATE};
+	struct dk_verdict v = {0};
+	const char *in =
+		"{\"Image\":\"x\",\"HostConfig\":{\"Binds\":[\"/ok:/x\",\"/ok/ro:/r:ro\","
+		"\"data:/d\",\"/dsock:/var/run/docker.sock\",\"/ok/z:/z:z\"],\"Mounts\":[{\"Type\":"
+		"\"bind\",\"Source\":\"/ok/m\",\"Target\":\"/m\"},{\"Type\":\"bind\",\"Source\":"
+		"\"/ok/mr\",\"Target\":\"/mr\",\"ReadOnly\":true}]}}";
+	static const struct {
+		const char *body, *msg;
+	} refused[] = {
+		{"{\"HostConfig\":{\"Binds\":[\"/noidmap/a:/x\"]}}",
+		 "-v /noidmap/a:/x (read-write) as the image's user or root is refused in a "
+		 "confined job: such a bind is idmapped (your uid:gid as the container's root), "
+		 "and "
+		 "/noidmap/a cannot be: fake: cannot be idmapped; run it as you (--user "
+		 "1000:1000)"},
+		{"{\"HostConfig\":{\"Binds\":[\"/ok:/x\"],\"CapAdd\":[\"mknod\"]}}",
+		 "--cap-add MKNOD beside a read-write bind"},
+		{"{\"User\":\"0\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"],\"GroupAdd\":[\"5\"]}}",
+		 "--group-add beside a read-write bind"},
+	};
+	char err[160], *out;
+	struct dj *doc = dj_parse(in, strlen(in), err, sizeof(err));
+
+	(void)state;
+	ctx.idmap = fake_idmap;
+	ctx.arg = &n;
+	assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), 0);
+	out = dj_print(doc);
+	assert_string_equal(
+		out, "{\"Image\":\"x\",\"HostConfig\":{\"Binds\":[\"/idm/0:/x\",\"/ok/ro:/r:ro\","
+		     "\"data:/d\",\"/dsock:/var/run/docker.sock\",\"/idm/1:/z:z\"],\"Mounts\":[{"
+		     "\"Type\":\"bind\",\"Target\":\"/m\",\"Source\":\"/idm/2\"},{\"Type\":"
+		     "\"bind\",\"Source\":\"/ok/mr\",\"Target\":\"/mr\",\"ReadOnly\":true}],"
+		     "\"CapDrop\":[\"MKNOD\"],\"SecurityOpt\":[\"no-new-privileges:true\"],"
+		     "\"CgroupParent\":\"" PARENT "\"}}");
+	free(out);
+	dj_free(doc);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		doc = dj_parse(refused[i].body, strlen(refused[i].body), err, sizeof(err));
+		assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), -EPERM);
+		if (!strstr(v.msg, refused[i].msg))
+			fail_msg("want '%s' in '%s'", refused[i].msg, v.msg);
+		dj_free(doc);
+	}
+	/* root asking: no read-write bind, as any user, idmapped or not */
+	ctx.uid = 0;
+	ctx.gid = 0;
+	for (int k = 0; k < 2; k++) {
+		const char *b = k ? "{\"User\":\"0:0\",\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}"
+				  : "{\"HostConfig\":{\"Binds\":[\"/ok:/x\"]}}";
+
+		doc = dj_parse(b, strlen(b), err, sizeof(err));
+		assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), -EPERM);
+		assert_non_null(strstr(v.msg, "-v /ok:/x (read-write) asked for by root (uid:gid "
+					      "0:0) is refused in a confined job"));
+		dj_free(doc);
+	}
+	r.kind = DK_EXEC;
+	doc = dj_parse("{\"User\":\"0:0\"}", 14, err, sizeof(err));
+	assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), -EPERM);
+	assert_non_null(strstr(v.msg, "docker exec -u 0:0 is refused"));
+	dj_free(doc);
+	assert_int_equal(n, 3);
+}
+
 /* ---- whose a container is ---- */
 
 static void
@@ -829,10 +923,10 @@ main(void)
 	const struct CMUnitTest misc[] = {
 		cmocka_unit_test(test_build_target),  cmocka_unit_test(test_target_with_id),
 		cmocka_unit_test(test_rewritten),     cmocka_unit_test(test_owned),
-		cmocka_unit_test(test_owned_archive), cmocka_unit_test(test_slice_of),
-		cmocka_unit_test(test_message_json),  cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_unescape),      cmocka_unit_test(test_registry_of),
-		cmocka_unit_test(test_auth_registry),
+		cmocka_unit_test(test_owned_archive), cmocka_unit_test(test_idmapped),
+		cmocka_unit_test(test_slice_of),      cmocka_unit_test(test_message_json),
+		cmocka_unit_test(test_resolve),	      cmocka_unit_test(test_unescape),
+		cmocka_unit_test(test_registry_of),   cmocka_unit_test(test_auth_registry),
 	};
 	int failed = 0;
 

@@ -373,7 +373,8 @@ judge_body(struct dk_conn *c)
 			     .arg = c->d,
 			     .user_known = c->peer.pid != 0,
 			     .uid = c->peer.uid,
-			     .gid = c->peer.gid};
+			     .gid = c->peer.gid,
+			     .idmap = c->job.audit ? NULL : dk_idmap};
 	struct dk_verdict v = {0};
 	char err[160], *text = NULL;
 	struct dj *doc;

@@ -14,6 +14,7 @@
 
 #include "dockerapi/dockerapi.h"
 #include "dockerapi/hostpath.h"
+#include "dockerapi/idmap.h"
 
 #define DK_MAX_CONNS   1024	    /* at once, everybody's */
 #define DK_MAX_JOBS    256	    /* of them, the jobs' (the rest stays for anybody else) */
@@ -41,6 +42,7 @@ struct dockerapi {
 	bool same_mntns;	 /* dockerd resolves paths in the daemon's mount namespace */
 	char root_dir[PATH_MAX]; /* dockerd's DockerRootDir */
 	struct dk_paths paths;	 /* what no container of a job may bind */
+	struct dk_idmaps idmaps; /* read-write binds of containers not run as the job's user */
 	LIST_HEAD(, dk_conn) conns;
 	int nconns, njob;
 	bool warned_full;

@@ -7,7 +7,9 @@
  * command line names it. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -358,16 +360,121 @@ judge_host(const struct dk_ctx *c, const struct dj *o, struct dk_verdict *v)
  * on the host, outside any container. As root (docker's default, the
  * image's USER, any other uid, an exec's -u 0) that is a set-id root file:
  * the job's user becomes root outside egressctl's sudo sandbox and leaves
- * its cgroup. So such a container runs as the job's own uid:gid, with no
- * group added and no-new-privileges (no set-id file of the image or of the
- * bind makes it anybody else inside). */
+ * its cgroup. So such a container runs as the job's own uid:gid, or (any
+ * other user) with its read-write binds idmapped, the job's uid:gid as its
+ * 0 (idmap.h), and MKNOD dropped; either way with no group added and
+ * no-new-privileges (no set-id file of the image or of the bind makes it
+ * anybody else inside). Root asking (uid or gid 0: a container of the
+ * job's with docker's socket) gets no read-write bind at all: its uid:gid
+ * is not the job user's, and an idmap of 0 to 0 would change nothing. */
 /* Is user ("User" of a create or an exec) the requester's uid:gid (in
  * want)? */
 static bool
 job_user(const struct dk_ctx *c, const char *user, char *want, size_t len)
 {
 	snprintf(want, len, "%u:%u", c->uid, c->gid);
-	return c->user_known && user && !strcmp(user, want);
+	return c->user_known && c->uid && c->gid && user && !strcmp(user, want);
+}
+
+/* One read-write bind's source (spec: how the job wrote it, for a
+ * refusal) replaced by its idmapped copy: into out. 0 (docker's socket,
+ * kept), or -EPERM with v set. */
+static int
+idmap_one(const struct dk_ctx *c, const char *src, const char *spec, char *out, size_t outlen,
+	  struct dk_verdict *v)
+{
+	char why[512], want[32];
+
+	if (c->host_path(c->arg, src, false, why, sizeof(why)) == 1) {
+		snprintf(out, outlen, "%s", src);
+		return 0;
+	}
+	if (!c->idmap(c->arg, src, c->uid, c->gid, out, outlen, why, sizeof(why)))
+		return 0;
+	snprintf(want, sizeof(want), "%u:%u", c->uid, c->gid);
+	dk_refuse(v, 403,
+		  "%.200s (read-write) as the image's user or root is refused in a confined "
+		  "job: such a bind is idmapped (your uid:gid as the container's root), and %.150s "
+		  "cannot be: %s; run it as you (--user %s) or bind it read-only (:ro)",
+		  spec, src, why, want);
+	return -EPERM;
+}
+
+/* Every read-write bind of a host path in o (Binds, Mounts): through its
+ * idmapped copy. 0, or -EPERM with v set. */
+static int
+idmap_binds(struct dj *o, const struct dk_ctx *c, struct dk_verdict *v)
+{
+	struct dj *b = dj_get(o, "Binds"), *m = dj_get(o, "Mounts");
+	char point[PATH_MAX], spec[300], *nb;
+	int err;
+
+	for (int i = 0; i < dj_count(b); i++) {
+		const char *s = dj_str(dj_at(b, i)), *c1 = s ? strchr(s, ':') : NULL;
+		char opts[256] = "", src[PATH_MAX];
+
+		if (!c1 || s[0] != '/' || (size_t)(c1 - s) >= sizeof(src))
+			continue; /* a volume's name (judge_bind judged the rest) */
+		if (strchr(c1 + 1, ':'))
+			snprintf(opts, sizeof(opts), ",%s,", strchr(c1 + 1, ':') + 1);
+		if (strstr(opts, ",ro,"))
+			continue;
+		memcpy(src, s, (size_t)(c1 - s));
+		src[c1 - s] = 0;
+		snprintf(spec, sizeof(spec), "-v %s", s);
+		if (idmap_one(c, src, spec, point, sizeof(point), v))
+			return -EPERM;
+		if (asprintf(&nb, "%s%s", point, c1) < 0) {
+			dk_refuse(v, 500, "out of memory");
+			return -EPERM;
+		}
+		err = dj_set_at_str(b, i, nb);
+		free(nb);
+		if (err) {
+			dk_refuse(v, 500, "out of memory");
+			return -EPERM;
+		}
+	}
+	for (int i = 0; i < dj_count(m); i++) {
+		struct dj *x = dj_at(m, i);
+		const char *type = dj_str(dj_get(x, "Type")), *src = dj_str(dj_get(x, "Source"));
+
+		if (!type || strcmp(type, "bind") || !src || dj_is_true(dj_get(x, "ReadOnly")))
+			continue;
+		snprintf(spec, sizeof(spec), "--mount type=bind,source=%.200s", src);
+		if (idmap_one(c, src, spec, point, sizeof(point), v))
+			return -EPERM;
+		if (dj_set_str(x, "Source", point)) {
+			dk_refuse(v, 500, "out of memory");
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/* A container with a read-write bind that runs as anybody but the job's
+ * user: its binds idmapped, MKNOD dropped (a device node it made there
+ * would be the job user's to open on the host). 0, or -EPERM with v. */
+static int
+judge_idmapped(struct dj *body, struct dj *hc, const struct dk_ctx *c, struct dk_verdict *v)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct dj *add = dj_get(k ? hc : body, "CapAdd");
+
+		for (int i = 0; i < dj_count(add); i++) {
+			const char *s = dj_str(dj_at(add, i));
+
+			if (s && (!strcasecmp(s, "MKNOD") || !strcasecmp(s, "CAP_MKNOD")))
+				return refused(v, "--cap-add MKNOD beside a read-write bind");
+		}
+	}
+	if (idmap_binds(body, c, v) || (dj_is_object(hc) && idmap_binds(hc, c, v)))
+		return -EPERM;
+	if (dj_append_str(dj_is_object(hc) ? hc : body, "CapDrop", "MKNOD")) {
+		dk_refuse(v, 500, "out of memory");
+		return -EPERM;
+	}
+	return 0;
 }
 
 static int
@@ -377,8 +484,19 @@ judge_setid(struct dj *body, struct dj *hc, const struct dk_ctx *c, struct dk_ve
 	struct dj *o = dj_is_object(hc) ? hc : body;
 	const struct dj *l = dj_get(o, "SecurityOpt");
 	char want[32];
+	bool mine = job_user(c, user, want, sizeof(want));
 
-	if (!job_user(c, user, want, sizeof(want))) {
+	if (c->user_known && (!c->uid || !c->gid)) {
+		dk_refuse(
+			v, 403,
+			"%.150s (read-write) asked for by root (uid:gid %u:%u) is refused in a "
+			"confined job: the container could leave a set-id root file there for the "
+			"job to run outside its confinement (a container of the job's that binds "
+			"docker's socket asks as root); bind it read-only (:ro)",
+			v->rw_bind, c->uid, c->gid);
+		return -EPERM;
+	}
+	if (!mine && (!c->idmap || !c->user_known)) {
 		dk_refuse(v, 403,
 			  "%.150s (read-write) as %.40s is refused in a confined job: the "
 			  "container could leave a set-id root file there for the job to run "
@@ -396,6 +514,9 @@ judge_setid(struct dj *body, struct dj *hc, const struct dk_ctx *c, struct dk_ve
 		    strcmp(s + 18, "true"))
 			return refused(v, "--security-opt no-new-privileges=false");
 	}
+	/* (last: nothing is mounted for a container refused) */
+	if (!mine && judge_idmapped(body, hc, c, v))
+		return -EPERM;
 	if (dj_append_str(o, "SecurityOpt", "no-new-privileges:true")) {
 		dk_refuse(v, 500, "out of memory");
 		return -EPERM;

@@ -275,6 +275,19 @@ dj_append_str(struct dj *obj, const char *key, const char *val)
 	return 0;
 }
 
+int
+dj_set_at_str(struct dj *arr, int i, const char *val)
+{
+	json_t *s;
+
+	if (!dj_is_array(arr) || i < 0 || (size_t)i >= json_array_size(J(arr)))
+		return -EINVAL;
+	s = json_string(val);
+	if (!s || json_array_set_new(J(arr), (size_t)i, s))
+		return -ENOMEM;
+	return 0;
+}
+
 struct dj *
 dj_object_member(struct dj *obj, const char *key)
 {

@@ -55,6 +55,8 @@ int dj_set_str(struct dj *obj, const char *key, const char *val);
 /* val appended to the list obj's key names (made when it has none). 0,
  * -EINVAL (key is something else), -ENOMEM. */
 int dj_append_str(struct dj *obj, const char *key, const char *val);
+/* The i-th member of array arr := the string val. 0, -EINVAL, -ENOMEM. */
+int dj_set_at_str(struct dj *arr, int i, const char *val);
 /* obj's member key, made an empty object when it is absent or null: the
  * object, or NULL (out of memory, or the member is something else). */
 struct dj *dj_object_member(struct dj *obj, const char *key);

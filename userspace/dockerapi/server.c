@@ -209,6 +209,41 @@ dk_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen)
 	return dk_paths_judge(&d->paths, real, ro, why, whylen);
 }
 
+int
+dk_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, char *out, size_t outlen,
+	 char *why, size_t whylen)
+{
+	struct dockerapi *d = arg;
+	char real[PATH_MAX], fdname[32], now[PATH_MAX];
+	int err = dk_resolve(path, real, sizeof(real)), fd;
+	ssize_t n;
+
+	if (err) {
+		snprintf(why, whylen, "it cannot be resolved (%s)", strerror(-err));
+		return err;
+	}
+	fd = open(real, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open it (%s)", strerror(-err));
+		return err;
+	}
+	/* judged again as what was opened: a link changed since is seen */
+	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", fd);
+	n = readlink(fdname, now, sizeof(now) - 1);
+	if (n < 0 || (size_t)n >= sizeof(now) - 1) {
+		err = n < 0 ? -errno : -ENAMETOOLONG;
+		snprintf(why, whylen, "cannot tell what was opened (%s)", strerror(-err));
+	} else {
+		now[n] = 0;
+		err = dk_paths_judge(&d->paths, now, false, why, whylen);
+	}
+	if (!err)
+		err = dk_idmap_make(&d->idmaps, fd, uid, gid, out, outlen, why, whylen);
+	close(fd);
+	return err;
+}
+
 /* Is root (a mount's, in mountinfo) a socket of egressctl's? */
 static int
 count_ours(const char *root, void *arg)
@@ -504,6 +539,7 @@ dockerapi_open(struct event_base *base, const struct dockerapi_opts *o, char *er
 	d->o = *o;
 	d->real_fd = -1;
 	LIST_INIT(&d->conns);
+	dk_idmaps_init(&d->idmaps, o->own);
 	snprintf(d->mnt, sizeof(d->mnt), "%s", o->mnt);
 	if (!realpath(o->path, d->path)) {
 		snprintf(err, errlen, "--docker %s: %s", o->path, strerror(errno));
@@ -533,6 +569,7 @@ dockerapi_open(struct event_base *base, const struct dockerapi_opts *o, char *er
 	}
 	d->mounted = true;
 	forget_earlier(d);
+	dk_idmaps_forget_earlier(&d->idmaps, d->o.own);
 	return d;
 fail:
 	if (lfd >= 0)
@@ -576,5 +613,6 @@ dockerapi_free(struct dockerapi *d, bool uncover_path)
 	if (d->real_fd >= 0)
 		close(d->real_fd);
 	dk_paths_free(&d->paths);
+	dk_idmaps_free(&d->idmaps);
 	free(d);
 }
