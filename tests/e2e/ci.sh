@@ -77,6 +77,8 @@ GR_CGP=203.0.113.41
 GR_AFTER=203.0.113.42		# docker run after the post step
 GR_SUID_CTL=203.0.113.46	# a setuid shell a container made, then cgroup.procs, curl
 GR_SUID=203.0.113.47
+GR_ACT_CTL=203.0.113.48		# a container action (root, the workspace and docker's socket bound)
+GR_ACT=203.0.113.49
 
 # github_runner's leftovers (a failure's) go before the namespaces and
 # cgroups do: its processes, dockerd and its containers, the tmpfs over
@@ -994,9 +996,10 @@ echo \"bundle \$SSL_CERT_FILE \$NODE_EXTRA_CA_CERTS\" >>$W/$t.step" \
 # setns are refused; docker run's and docker build's containers are under
 # the job's cgroup, the allowed name answers, the denied address gets 403;
 # sudo docker finds no dockerd, --cgroup-parent is refused, the setuid
-# shell gives no root; nothing of any of them at the sensor. (That shell
-# still does: a hole not closed yet, docs/ci.md "The job's sudo"; its
-# three checks fail until it is.) The post step through node: the summary and
+# shell gives no root; a container action (root, the workspace and
+# docker's socket bound: its control reaches its address and leaves a
+# set-uid root file in the workspace) runs, judged, and its file is the
+# job user's; nothing of any of them at the sensor. The post step through node: the summary and
 # the annotations name the denied destinations, sudo is the runner's
 # again (the rule removed), and so is docker (the socket dockerd's:
 # a container is dockerd's and reaches an address again, as docs/ci.md
@@ -1025,6 +1028,16 @@ gr_rec() {
 	printf 'rec'
 	printf ' %q' "$@"
 	printf '\n'
+}
+
+# gr_action KEY WORKSPACE SCRIPT: a step's record of a container action as
+# the runner starts one (docker run as the image's user, root, with the
+# workspace and docker's socket bound read-write, the workspace its
+# working directory): it says its uid, makes a set-uid file "made" in the
+# workspace, then runs SCRIPT
+gr_action() {
+	gr_rec "$1" "$DOCKER" run --rm --workdir /github/workspace -v "$SOCK:/var/run/docker.sock" \
+		-v "$2:/github/workspace" "$IMAGE" sh -c "id -u; touch made && chmod 4755 made; $3"
 }
 
 # gr_teardown: what github_runner started, gone (again at exit): the
@@ -1068,6 +1081,7 @@ test_github_runner() {
 	printf 'FROM %s\nRUN tail -1 /proc/self/cgroup; %s %s\n' "$IMAGE" "$(http a.example.test ghr.build.allowed)" \
 		"$(http "$GR_BUILD" ghr.build.denied)" >"$W/$t.Dockerfile"
 	chmod 0644 "$W/$t.ctl.Dockerfile" "$W/$t.Dockerfile"
+	install -d -o "$JU" -g "$(id -g "$JU")" "$RW/ghr-ws" "$RW/ghr-ws-ctl"
 	# before the action: the job user's sudo and docker as the runner gave them
 	{
 		gr_rec ctl.sudo sudo -n id -u
@@ -1088,6 +1102,8 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_ESC_CTL/ghr.ctl.esc"
 sh -c 'busybox chown 0:0 /x/ghr.ctl.rsh && busybox chmod 4755 /x/ghr.ctl.rsh' && stat -c '%u %a' $RW/ghr.ctl.rsh"
 		gr_rec ctl.suid_escape "$RW/ghr.ctl.rsh" -p -c "id -u; echo \$\$ >$CGROOT/cgroup.procs; grep ^0:: /proc/self/cgroup; \
 curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID_CTL/ghr.ctl.suid"
+		gr_action ctl.action "$RW/ghr-ws-ctl" "$(http "$GR_ACT_CTL" ghr.ctl.act)"
+		gr_rec ctl.action_file stat -c '%u %a' "$RW/ghr-ws-ctl/made"
 	} >"$W/$t.before"
 	# the steps after the main step: sudo is the action's shim, docker the job's
 	{
@@ -1113,6 +1129,8 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_ESC/ghr.esc"
 sh -c 'busybox chown 0:0 /x/ghr.rsh && busybox chmod 4755 /x/ghr.rsh'; stat -c '%u %a' $RW/ghr.rsh"
 		gr_rec suid_escape "$RW/ghr.rsh" -p -c "id -u; echo \$\$ >$CGROOT/cgroup.procs; grep ^0:: /proc/self/cgroup; \
 curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
+		gr_action action "$RW/ghr-ws" "$(http a.example.test ghr.act.allowed) $(http "$GR_ACT" ghr.act.denied)"
+		gr_rec action_file stat -c '%u %a' "$RW/ghr-ws/made"
 	} >"$W/$t.steps"
 	# after the post step: the runner's sudo and docker again
 	{
@@ -1148,6 +1166,9 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
 	a_rec "$t.control.suid_made" "$t" ctl.suid_made 'rc=0 0 4755$'
 	a_rec "$t.control.suid_escape" "$t" ctl.suid_escape 'rc=0 0 0::/ 200$'
 	sensor_saw "$t.control.suid_escape_sensor" "dst host $GR_SUID_CTL and tcp dst port 80"
+	a_rec "$t.control.action" "$t" ctl.action 'rc=0 0 R: HTTP/1\.[01] 200'
+	sensor_saw "$t.control.action_sensor" "dst host $GR_ACT_CTL and tcp dst port 80"
+	a_rec "$t.control.action_file_is_roots" "$t" ctl.action_file 'rc=0 0 4755$'
 
 	# the main step: block mode, the default sudo (confined), docker kept
 	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
@@ -1200,6 +1221,12 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
 	esac
 	a_rec "$t.suid.not_root" "$t" suid_escape "rc=[0-9]+ $JUID .*0::$(re "$jobcg") (000|403)\$"
 	sensor_none "$t.suid.sensor" "dst host $GR_SUID"
+	# a container action: it runs, as root with the workspace idmapped, judged
+	a_rec "$t.action" "$t" action 'rc=0 0 R: HTTP/1\.[01] 200 .*R: HTTP/1\.[01] 403'
+	a_grep "$t.action.allowed_at_server" "$WEBLOG" 'target=/ghr\.act\.allowed '
+	a_nogrep "$t.action.denied_not_at_server" "$WEBLOG" 'target=/ghr\.act\.denied '
+	sensor_none "$t.action.sensor" "dst host $GR_ACT"
+	a_rec "$t.action.file_is_the_jobs" "$t" action_file "rc=0 $JUID 4755\$"
 	a_grep "$t.listener.unconfined" "$W/$t.listener" '^200$'
 	a_nogrep "$t.listener.never_denied" "$W/$t.listener" '^000$'
 
