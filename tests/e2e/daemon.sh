@@ -454,10 +454,76 @@ test_control() {
 	a_grep "$t.summary.text" "$W/$t.ctl.out" '^  denied +[0-9]+  blocked\.test +curl\[[0-9]+\]  --allow blocked\.test$'
 	dctl "$t" summary --cgroup nosuch
 	a_val "$t.summary.no_target" "exit for a target that is not there" "$D_RC" 1
+	# log's refusal is said as the others' are (it was printed as a line, status 0)
+	dctl "$t" log -f --cgroup nosuch
+	a_val "$t.log.no_target" "log -f's exit for a target that is not there" "$D_RC" 1
+	a_grep "$t.log.no_target_said" "$W/$t.ctl.err" '^egressctl: log: no target nosuch$'
 	timeout 5 "$EGRESSCTL" reload --control "$W/nobody-here.ctl" >/dev/null 2>"$W/$t.nodaemon"
 	a_val "$t.no_daemon.exit" "exit with no daemon" "$?" 125
 	a_grep "$t.no_daemon.said" "$W/$t.nodaemon" 'no egressctl daemon answers on'
 	dstop
+}
+
+# ======================================================================
+# Regression: `log -f` against a daemon that had logged nothing yet (a
+# selector's, before its first job) died when the control client's wait
+# for a first reply ran out (a minute: status 125, "Connection timed
+# out"), and one whose daemon stopped exited 0 as if done. Now -f waits
+# as long as the daemon serves it, and the daemon's close ends it with
+# 125, said. EGRESSCTL_CONTROL_TIMEOUT=2s (the wait of the commands that
+# are not -f, shown in force on a socket that never answers) keeps it short.
+# ======================================================================
+test_follow_idle() {
+	local t=follow_idle root fpid mpid rc
+	mkcg "$t"
+	root=$(tcg "$t")
+	mkdir -p "$W/$t" # in_cg's output of $t/job-1
+	cat >"$W/$t.json" <<EOF
+{"default": "unconfined", "targets": [
+  {"name": "job", "cgroup": "$root/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	have_egr || return 0
+	timeout 10 "$EGRESSCTL" log -f --control "$W/$t.none.ctl" >/dev/null 2>"$W/$t.none.err"
+	a_val "$t.no_daemon.exit" "log -f's exit with no daemon" "$?" 125
+	a_grep "$t.no_daemon.said" "$W/$t.none.err" "no egressctl daemon answers on $(re "$W/$t.none.ctl")"
+	dstart "$t" --config "$W/$t.json" || return 0
+	EGRESSCTL_CONTROL_TIMEOUT=2s timeout 60 "$EGRESSCTL" log -f --control "$W/$t.ctl" \
+		>"$W/$t.follow" 2>"$W/$t.follow.err" </dev/null &
+	fpid=$!
+	PIDS+=("$fpid")
+	# the 2s in force for a command that is not -f
+	"$PY" -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); time.sleep(30)' "$W/$t.mute.ctl" &
+	mpid=$!
+	PIDS+=("$mpid")
+	wait_for 5 test -S "$W/$t.mute.ctl"
+	EGRESSCTL_CONTROL_TIMEOUT=2s timeout 10 "$EGRESSCTL" reload --control "$W/$t.mute.ctl" \
+		>/dev/null 2>"$W/$t.mute.err"
+	a_val "$t.timeout.exit" "reload's exit from a socket that never answers" "$?" 125
+	a_grep "$t.timeout.said" "$W/$t.mute.err" "reload: the daemon on $(re "$W/$t.mute.ctl") did not answer within 2s"
+	kill "$mpid" 2>/dev/null
+	sleep 2 # log -f has waited 4 s with nothing to print
+	a_val "$t.idle" "lines the idle daemon had" "$(grep -c . "$W/$t.follow")" 0
+	a_val "$t.waits" "log -f past the 2s" \
+		"$(kill -0 "$fpid" 2>/dev/null && echo waiting || echo "exited: $(tr '\n' '|' <"$W/$t.follow.err")")" waiting
+	# the first job: its attach and its decision come
+	mkdir "$root/job-1"
+	wait_secs 15 grep -qs "attached to $(re "$root/job-1")" "$W/$t.dout"
+	in_cg "$t/job-1" curl -s -o /dev/null -m 5 -w "%{http_code}\n" http://blocked.test/idle
+	wait "$CG_PID" 2>/dev/null
+	wait_secs 5 grep -qs blocked.test "$W/$t.follow"
+	a_grep "$t.attach_line" "$W/$t.follow" '"event":"attach"'
+	a_grep "$t.decision_line" "$W/$t.follow" '"decision":"deny".*"host":"blocked\.test"'
+	# the daemon stops: log -f ends at once, non-zero, saying why
+	dstop
+	wait_secs 5 eval "! kill -0 $fpid 2>/dev/null"
+	kill -0 "$fpid" 2>/dev/null && kill "$fpid"
+	wait "$fpid"
+	rc=$?
+	a_val "$t.end.exit" "log -f's exit when the daemon stopped" "$rc" 125
+	a_grep "$t.end.said" "$W/$t.follow.err" "log -f: the daemon on $(re "$W/$t.ctl") closed the connection"
 }
 
 # ======================================================================
@@ -1650,6 +1716,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="policy_dir selectors selector_self selector_race metrics metrics_limits reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors selector_self selector_race metrics metrics_limits reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control follow_idle kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

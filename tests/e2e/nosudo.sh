@@ -1049,7 +1049,7 @@ test_unit() {
 # non-zero; a daemon started again serves runs. Runs do not survive a
 # restart.
 test_restart() {
-	local t=restart sig mark cg p
+	local t=restart sig mark cg p pf pr
 	for sig in TERM KILL; do
 		mark="egrns-restart-$sig-$$"
 		(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "trap '' TERM INT; cat /proc/self/cgroup; sleep 300; echo $mark") \
@@ -1058,6 +1058,14 @@ test_restart() {
 		wait_for 20 grep -qs '^0::' "$W/${t}_$sig.out"
 		cg=$CGROOT$(sed -n 's/^0:://p' "$W/${t}_$sig.out")
 		cmd_alive "$UA" "$mark" && ok "$t.$sig.running" || fail "$t.$sig.running" "CMD is not running"
+		# log -f, the user's and root's (the control socket and the
+		# service), end with the daemon, non-zero, saying so (they exited 0)
+		(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >/dev/null 2>"$W/${t}_${sig}_f.err" </dev/null &
+		pf=$!
+		EGRESSCTL_USER_SOCKET="$USOCK" timeout 40 "$EGRESSCTL" log -f --control "$W/control" \
+			>/dev/null 2>"$W/${t}_${sig}_r.err" </dev/null &
+		pr=$!
+		sleep 0.5
 		kill -"$sig" "$DPID"
 		wait "$DPID" 2>/dev/null
 		wait_for 20 eval '! cmd_alive "$UA" "$mark"'
@@ -1067,6 +1075,14 @@ test_restart() {
 		wait "$p"
 		EGR_RC=$?
 		[ "$EGR_RC" != 0 ] && ok "$t.$sig.client_failed" || fail "$t.$sig.client_failed" "the client exited 0"
+		wait "$pf"
+		a_eq "$t.$sig.follow.exit" "the user's log -f's exit status" "$?" 125
+		a_grep "$t.$sig.follow.said" "$W/${t}_${sig}_f.err" \
+			"^egressctl: log -f: the service at $(re "$USOCK")( closed the connection|: Connection reset)"
+		wait "$pr"
+		a_eq "$t.$sig.root_follow.exit" "root's log -f's exit status" "$?" 125
+		a_grep "$t.$sig.root_follow.said" "$W/${t}_${sig}_r.err" \
+			"^egressctl: log -f: the daemon on $(re "$W/control") closed the connection"
 		start_daemon || { fail "$t.$sig.restarted" "no daemon"; return; }
 		urun "${t}_${sig}_after" "$UA" -- id -u
 		a_rc "$t.$sig.serves_again" 0 "${t}_${sig}_after"

@@ -464,8 +464,15 @@ userrun_log_lines(bool follow, int *cerr)
 		printf("%s\n", buf);
 		fflush(stdout);
 	}
+	if (follow && n < 0) /* only the service ends -f: it stopped */
+		log_warn("log -f: the service at %s", path);
+	else if (follow)
+		log_warnx(
+			"log -f: the service at %s closed the connection (it stopped or restarts): "
+			"no more lines",
+			path);
 	close(sock);
-	return 0;
+	return follow ? EGR_EXIT_ERROR : 0;
 }
 
 const char *

@@ -37,6 +37,7 @@ struct ctl_opts {
 	const char *format;
 	const char *suggest;
 	uint64_t for_ns;
+	int reply_ms; /* the wait for the daemon's first reply (-1: none) */
 	bool follow;
 	bool all;
 	bool json;
@@ -123,7 +124,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	 1},
 	{"log", log_table, "[-f] [--cgroup X]",
 	 "Prints the daemon's recent decision and event lines (JSON, as in --log),\n"
-	 "of one target or all; with -f, then every new one until interrupted.\n"
+	 "of one target or all; with -f, then every new one until interrupted (the\n"
+	 "daemon stopping ends it: status 125).\n"
 	 "Without --cgroup, root also gets every user's runs' lines through the\n"
 	 "service (each with \"user\" and \"uid\"); a user, their own runs'.\n",
 	 0},
@@ -160,7 +162,9 @@ usage_of(const struct ctl_cmd *c, FILE *f)
 	fprintf(f, "usage: egressctl %s %s\n\n%s\n", c->name, c->synopsis, c->text);
 	opts_help(f, &set, 1);
 	fprintf(f, "\nExit status: 0 done; 1 the daemon refused (the reason is printed);\n"
-		   "2 a usage error; 125 no daemon answered, or another failure.\n");
+		   "2 a usage error; 125 no daemon answered (within a minute, or\n"
+		   "$EGRESSCTL_CONTROL_TIMEOUT; log -f waits as long as the daemon serves\n"
+		   "it), the daemon ended log -f (it stopped), or another failure.\n");
 }
 
 void
@@ -180,11 +184,41 @@ control_path(const struct ctl_opts *o)
 	return o->control ? o->control : env && env[0] ? env : DCONFIG_CONTROL;
 }
 
+/* How long a command waits for the daemon's first reply:
+ * $EGRESSCTL_CONTROL_TIMEOUT (a duration, 0 none), else a minute. Not
+ * log -f: a daemon with nothing to log yet says nothing, for as long as it
+ * likes, and only its close ends the wait. */
+#define CTL_REPLY_MS 60000
+
+static int
+reply_wait(int *ms)
+{
+	const char *env = getenv("EGRESSCTL_CONTROL_TIMEOUT");
+	char err[160];
+	uint64_t ns;
+
+	*ms = CTL_REPLY_MS;
+	if (!env || !env[0])
+		return 0;
+	if (duration_parse(env, &ns, err, sizeof(err))) {
+		log_warnx("$EGRESSCTL_CONTROL_TIMEOUT: %s", err);
+		return EGR_EXIT_USAGE;
+	}
+	if (!ns)
+		*ms = -1;
+	else if (ns / 1000000 >= INT_MAX)
+		*ms = INT_MAX;
+	else
+		*ms = (int)((ns + 999999) / 1000000);
+	return 0;
+}
+
 /* ---- the reply ---- */
 
 struct answer {
-	json_t *first; /* the first line, if it was a JSON reply */
+	json_t *first; /* the first line, if it was a JSON reply; log's if it refused */
 	bool raw;      /* print every line as it comes (log) */
+	bool follow;   /* log -f: no wait bounded, and the daemon's close is an error */
 	int lines;
 };
 
@@ -194,6 +228,15 @@ on_line(void *arg, const char *line)
 	struct answer *a = arg;
 
 	a->lines++;
+	if (a->raw && a->lines == 1) {
+		json_t *o = json_loads(line, 0, NULL); /* a decision or event line has no "ok" */
+
+		if (json_is_false(json_object_get(o, "ok"))) {
+			a->first = o; /* refused: no target X, or not an administrator */
+			return 1;
+		}
+		json_decref(o);
+	}
 	if (a->raw) {
 		printf("%s\n", line);
 		fflush(stdout);
@@ -204,29 +247,68 @@ on_line(void *arg, const char *line)
 	return 0;
 }
 
-/* Sends req; 0 and the reply in a (a->first), or an exit status. */
+/* control_request()'s result for cmd; 0 or an exit status, said. */
 static int
-ask_daemon(const struct ctl_opts *o, json_t *req, struct answer *a, const char *cmd)
+request_failed(const char *cmd, const char *path, int err, int ms)
 {
-	char *text = jsonx_line(req);
-	const char *path = control_path(o);
-	int err;
+	char d[32];
 
-	json_decref(req);
-	if (!text)
-		return EGR_EXIT_ERROR;
-	err = control_request(path, text, on_line, a, 60000);
-	free(text);
 	if (err == -ENOENT || err == -ECONNREFUSED) {
 		log_warnx("%s: no egressctl daemon answers on %s", cmd, path);
+		return EGR_EXIT_ERROR;
+	}
+	if (err == -ETIMEDOUT) {
+		duration_format((uint64_t)ms * 1000000, d, sizeof(d));
+		log_warnx("%s: the daemon on %s did not answer within %s "
+			  "($EGRESSCTL_CONTROL_TIMEOUT)",
+			  cmd, path, d);
 		return EGR_EXIT_ERROR;
 	}
 	if (err) {
 		log_warnx("%s: %s: %s", cmd, path, strerror(-err));
 		return EGR_EXIT_ERROR;
 	}
-	if (a->raw)
+	return 0;
+}
+
+/* The end of log's lines from the daemon (raw): 0, or an exit status,
+ * said. With -f the daemon alone ends the stream, by closing it when it
+ * stops: not a success. */
+static int
+stream_end(const char *cmd, const char *path, const struct answer *a)
+{
+	const char *e;
+
+	if (a->first) {
+		e = jsonx_get_str(a->first, "error");
+		log_warnx("%s: %s", cmd, e ? e : "refused");
+		return 1;
+	}
+	if (!a->follow)
 		return 0;
+	log_warnx("%s -f: the daemon on %s closed the connection (it stopped or restarts): "
+		  "no more lines",
+		  cmd, path);
+	return EGR_EXIT_ERROR;
+}
+
+/* Sends req; 0 and the reply in a (a->first), or an exit status. */
+static int
+ask_daemon(const struct ctl_opts *o, json_t *req, struct answer *a, const char *cmd)
+{
+	char *text = jsonx_line(req);
+	const char *path = control_path(o);
+	int err, ms = a->follow ? -1 : o->reply_ms;
+
+	json_decref(req);
+	if (!text)
+		return EGR_EXIT_ERROR;
+	err = control_request(path, text, on_line, a, ms);
+	free(text);
+	if (err)
+		return request_failed(cmd, path, err, ms);
+	if (a->raw)
+		return stream_end(cmd, path, a);
 	if (!json_is_object(a->first)) {
 		log_warnx("%s: the daemon sent no reply", cmd);
 		return EGR_EXIT_ERROR;
@@ -417,8 +499,8 @@ do_detach(const struct ctl_opts *o)
 	a.raw = false;
 	{
 		char *text = jsonx_line(req);
-		int err =
-			text ? control_request(control_path(o), text, on_line, &a, 60000) : -ENOMEM;
+		int err = text ? control_request(control_path(o), text, on_line, &a, o->reply_ms)
+			       : -ENOMEM;
 
 		json_decref(req);
 		free(text);
@@ -485,17 +567,18 @@ users_log(void *arg)
 /* log as root where the user service is: the daemon's lines, then every
  * user's runs' through the service (with -f both as they come, the
  * service's followed by a thread of its own). Either may be missing; not
- * both. */
+ * both. With -f, the daemon's stream ending ends both (the exit ends the
+ * thread). */
 static int
 log_with_users(const struct ctl_opts *o, json_t *req)
 {
-	struct answer a = {.raw = true};
+	struct answer a = {.raw = true, .follow = o->follow};
 	struct users_log u = {.follow = o->follow};
 	const char *path = control_path(o);
 	bool threaded = false, dgone, ugone;
+	int err, ms = o->follow ? -1 : o->reply_ms;
 	char *text;
 	pthread_t t;
-	int err;
 
 	if (o->follow)
 		jsonx_set_bool(req, "follow", true);
@@ -505,22 +588,31 @@ log_with_users(const struct ctl_opts *o, json_t *req)
 		return EGR_EXIT_ERROR;
 	if (o->follow)
 		threaded = !pthread_create(&t, NULL, users_log, &u);
-	err = control_request(path, text, on_line, &a, 60000);
+	err = control_request(path, text, on_line, &a, ms);
 	free(text);
+	dgone = err == -ENOENT || err == -ECONNREFUSED;
+	if (o->follow && !dgone) {
+		int rc = err ? request_failed("log", path, err, ms) : stream_end("log", path, &a);
+
+		json_decref(a.first);
+		return rc;
+	}
 	if (threaded)
 		pthread_join(t, NULL);
 	else
 		users_log(&u);
-	dgone = err == -ENOENT || err == -ECONNREFUSED;
 	ugone = u.cerr == ENOENT || u.cerr == ECONNREFUSED;
 	if (dgone && ugone) {
 		log_warnx("log: no egressctl daemon answers on %s, nor the service on %s", path,
 			  userrun_socket_path());
 		return EGR_EXIT_ERROR;
 	}
-	if (err && !dgone) {
-		log_warnx("log: %s: %s", path, strerror(-err));
-		return EGR_EXIT_ERROR;
+	if (err && !dgone)
+		return request_failed("log", path, err, ms);
+	if (a.first) { /* refused */
+		err = stream_end("log", path, &a);
+		json_decref(a.first);
+		return err;
 	}
 	if (u.cerr && !ugone) {
 		log_warnx("log: the service at %s: %s", userrun_socket_path(), strerror(u.cerr));
@@ -557,6 +649,7 @@ run_cmd(const struct ctl_cmd *c, const struct ctl_opts *o, char *arg)
 		return log_with_users(o, req); /* root: users' runs too */
 	if (!strcmp(c->name, "log")) {
 		a.raw = true;
+		a.follow = o->follow;
 		if (o->follow)
 			jsonx_set_bool(req, "follow", true);
 	}
@@ -589,6 +682,9 @@ ctl_main(int argc, char **argv)
 			  c->nargs ? "one RULE" : "no arguments", c->name);
 		return EGR_EXIT_USAGE;
 	}
+	rc = reply_wait(&o.reply_ms);
+	if (rc)
+		return rc;
 	if (o.format && strcmp(o.format, "text") && strcmp(o.format, "markdown") &&
 	    strcmp(o.format, "md") && strcmp(o.format, "json")) {
 		log_warnx("%s: --format %s: expected text, markdown or json", c->name, o.format);

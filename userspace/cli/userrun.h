@@ -32,8 +32,9 @@ int userrun_client(int argc, char **argv);
 int userrun_status(bool json);
 
 /* log as a user that is not root: the decision lines of the caller's runs
- * the service kept, then with follow each new one until interrupted.
- * Returns the exit status. */
+ * the service kept, then with follow each new one until interrupted (the
+ * service closing the connection then is EGR_EXIT_ERROR, said). Returns
+ * the exit status. */
 int userrun_log(bool follow);
 
 /* The same lines, for root every user's (each with "user" and "uid"),
