@@ -1102,6 +1102,7 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_ESC_CTL/ghr.ctl.esc"
 sh -c 'busybox chown 0:0 /x/ghr.ctl.rsh && busybox chmod 4755 /x/ghr.ctl.rsh' && stat -c '%u %a' $RW/ghr.ctl.rsh"
 		gr_rec ctl.suid_escape "$RW/ghr.ctl.rsh" -p -c "id -u; echo \$\$ >$CGROOT/cgroup.procs; grep ^0:: /proc/self/cgroup; \
 curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID_CTL/ghr.ctl.suid"
+		gr_rec ctl.buildkit sh -c 'echo "${DOCKER_BUILDKIT-unset}"'
 		gr_action ctl.action "$RW/ghr-ws-ctl" "$(http "$GR_ACT_CTL" ghr.ctl.act)"
 		gr_rec ctl.action_file stat -c '%u %a' "$RW/ghr-ws-ctl/made"
 	} >"$W/$t.before"
@@ -1129,6 +1130,7 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_ESC/ghr.esc"
 sh -c 'busybox chown 0:0 /x/ghr.rsh && busybox chmod 4755 /x/ghr.rsh'; stat -c '%u %a' $RW/ghr.rsh"
 		gr_rec suid_escape "$RW/ghr.rsh" -p -c "id -u; echo \$\$ >$CGROOT/cgroup.procs; grep ^0:: /proc/self/cgroup; \
 curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
+		gr_rec buildkit sh -c 'echo "${DOCKER_BUILDKIT-unset}"'
 		gr_action action "$RW/ghr-ws" "$(http a.example.test ghr.act.allowed) $(http "$GR_ACT" ghr.act.denied)"
 		gr_rec action_file stat -c '%u %a' "$RW/ghr-ws/made"
 	} >"$W/$t.steps"
@@ -1169,6 +1171,7 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
 	a_rec "$t.control.action" "$t" ctl.action 'rc=0 0 R: HTTP/1\.[01] 200'
 	sensor_saw "$t.control.action_sensor" "dst host $GR_ACT_CTL and tcp dst port 80"
 	a_rec "$t.control.action_file_is_roots" "$t" ctl.action_file 'rc=0 0 4755$'
+	a_rec "$t.control.buildkit_unset" "$t" ctl.buildkit 'rc=0 unset$'
 
 	# the main step: block mode, the default sudo (confined), docker kept
 	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
@@ -1227,6 +1230,8 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
 	a_nogrep "$t.action.denied_not_at_server" "$WEBLOG" 'target=/ghr\.act\.denied '
 	sensor_none "$t.action.sensor" "dst host $GR_ACT"
 	a_rec "$t.action.file_is_the_jobs" "$t" action_file "rc=0 $JUID 4755\$"
+	a_rec "$t.buildkit_off" "$t" buildkit 'rc=0 0$'
+	a_grep "$t.buildkit_said" "$W/$t.worker" "docker build uses the classic builder \\(DOCKER_BUILDKIT=0\\)"
 	a_grep "$t.listener.unconfined" "$W/$t.listener" '^200$'
 	a_nogrep "$t.listener.never_denied" "$W/$t.listener" '^000$'
 

@@ -46,7 +46,10 @@
 #                  directory on a pipe, the daemon reads it there at start
 #                  (--secret NAME=file:...) and it is removed once the
 #                  daemon is ready; the job gets NAME=PLACEHOLDER in
-#                  $EGR_DIR/job.env (egr_ci_env), and a CA (below)
+#                  $EGR_DIR/job.env (egr_ci_env), and a CA (below); in
+#                  block mode with docker kept, job.env also says
+#                  DOCKER_BUILDKIT=0 (BuildKit's RUN steps would run
+#                  outside the job's cgroup)
 #   EGR_CA         true: a CA for this job (made with secrets anyway), for
 #                  a policy that inspects HTTPS: root makes it in its state
 #                  directory (the key stays there), the daemon signs with
@@ -669,6 +672,13 @@ egr_ci_start() {
 	egr_ci_root 'umask 077; printf "cgroup=%s\npid=%s\ndir=%s\n" "$2" "$3" "$4" >"$1/state"' \
 		"$sdir" "$cg" "$dpid" "$(egr_ci_abs "$dir")" || return 1
 	egr_ci_hand_out "$sdir" "$dir" || return 1
+	# docker build's BuildKit runs its RUN steps in dockerd's cgroup, and
+	# is refused for the job: the classic builder runs them in the job's
+	# (docker 23 and later default to BuildKit)
+	if [ "${EGR_MODE:-audit}" = block ] && [[ " ${args[*]} " == *" --docker "* ]]; then
+		echo "DOCKER_BUILDKIT=0" >>"$dir/job.env"
+		egr_ci_say "later steps' docker build uses the classic builder (DOCKER_BUILDKIT=0): BuildKit's RUN steps would run outside the job's cgroup"
+	fi
 	local failed=
 	if [ "$sudo_mode" != allow ] && ! egr_ci_sudo_setup "$sdir" "$name"; then
 		failed=1
