@@ -110,28 +110,6 @@ skb_drop(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o, cons
 	return deny_ret();
 }
 
-/* A packet with IPv4 options or an IPv6 extension header: a direct
- * socket's is direct_pkt's to judge (and refuse); any other socket's is
- * refused here (skb_drop), wherever it goes. */
-static __always_inline int
-opts_pkt(struct __sk_buff *skb, const struct pkt *p)
-{
-	struct bpf_sock *sk = skb->sk;
-	struct egr_sk_orig *o;
-	__be16 port = 0;
-
-	if (sk)
-		sk = bpf_sk_fullsock(sk);
-	if (!sk)
-		return deny_ret();
-	o = sock_rec(sk, bpf_get_socket_cookie(skb));
-	if (o && (o->flags & EGR_SK_DIRECT))
-		return direct_pkt(skb, sk, o, p);
-	if (p->l4 == IPPROTO_TCP || p->l4 == IPPROTO_UDP) /* IPv4 options: past them */
-		bpf_skb_load_bytes(skb, p->off + 2, &port, sizeof(port));
-	return skb_drop(skb, sk, o, p->d, port, EGR_R_IPOPTS);
-}
-
 /* A packet to loopback (s, d: its addresses, v4-mapped for IPv4; off: where
  * its transport header starts) passes when it goes to one of egressctl's
  * listeners, an approved target, or a socket of this sandbox. This is the
@@ -326,7 +304,12 @@ dev_wraps(struct __sk_buff *skb)
 	return 1;
 }
 
-/* The catch-all's judgment of a packet (kind: pkt_parse's). */
+/* The catch-all's judgment of a packet (kind: pkt_parse's). One with IPv4
+ * options or an IPv6 extension header is a direct socket's to judge (and
+ * refuse), any other socket's is refused (skb_drop), wherever it goes.
+ * direct_pkt is reached from one place: inlined twice (once for such
+ * packets), its kernel-verified path cost the verifier 63,000 of the
+ * program's 73,000 instructions. */
 static __always_inline int
 skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip)
 {
@@ -336,14 +319,14 @@ skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip)
 
 	if (kind == PKT_BAD)
 		return deny_ret();
-	if (p->opts)
-		return opts_pkt(skb, p);
-	switch (kind) {
-	case PKT_LOOPBACK:
-		return loopback_pkt(skb, p, lip);
-	case PKT_LISTENER:
-		if (listener_pkt(skb, p) == SYS_PROCEED)
-			return SYS_PROCEED;
+	if (!p->opts) {
+		switch (kind) {
+		case PKT_LOOPBACK:
+			return loopback_pkt(skb, p, lip);
+		case PKT_LISTENER:
+			if (listener_pkt(skb, p) == SYS_PROCEED)
+				return SYS_PROCEED;
+		}
 	}
 	sk = skb->sk;
 	if (!sk)
@@ -354,10 +337,12 @@ skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip)
 	o = sock_rec(sk, bpf_get_socket_cookie(skb));
 	if (o && (o->flags & EGR_SK_DIRECT))
 		return direct_pkt(skb, sk, o, p);
+	if (p->l4 == IPPROTO_TCP || p->l4 == IPPROTO_UDP) /* IPv4 options: past them */
+		bpf_skb_load_bytes(skb, p->off + 2, &port, sizeof(port));
+	if (p->opts)
+		return skb_drop(skb, sk, o, p->d, port, EGR_R_IPOPTS);
 	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb, sk, p))
 		return SYS_PROCEED;
-	if (p->l4 == IPPROTO_TCP || p->l4 == IPPROTO_UDP)
-		bpf_skb_load_bytes(skb, p->off + 2, &port, sizeof(port));
 	return skb_drop(skb, sk, o, p->d, port, EGR_R_SKB_DROP);
 }
 
