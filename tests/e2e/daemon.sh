@@ -1414,6 +1414,8 @@ EOF
 	have_egr || return 0
 	dstart "$t" --config "$W/$t.json" || return 0
 	mkdir "$root/ci-1" "$root/build-1" "$root/other"
+	# (loaded in parallel: attached in any order)
+	wait_secs 15 grep -qs "target ci:.*attached to $(re "$root/ci-1")" "$W/$t.dout"
 	wait_secs 15 grep -qs "target build:.*attached to $(re "$root/build-1")" "$W/$t.dout"
 	wait_secs 15 grep -qs "target default:.*attached to $(re "$root/other")" "$W/$t.dout"
 	a_grep "$t.ci.attached" "$W/$t.dout" "target ci:/.*/ci-1: attached to $(re "$root/ci-1")"

@@ -447,32 +447,99 @@ existing_pass(struct target *t, struct existing *ex)
 	free(v);
 }
 
-/* The listeners on free ports, and programs loaded for them and attached
- * (links first, then any stale pins replaced: no gap); the iterators kept
- * for the revoke pass. */
-static int
-attach_fresh(struct target *t, int cg_fd, const char *cgpath, uint64_t cgid, char *errbuf,
-	     size_t errlen)
-{
-	struct existing *ex = NULL;
+/* A load of the programs (target.h): what the worker reads, copied, and
+ * what it made. */
+struct target_load {
 	struct loader_opts lo;
+	char cgpath[PATH_MAX];
+	uint64_t cgid;
+	bool iterators, kill, revoke;
+	struct loader *ld;
+	struct existing *ex;
+	int err;
+	char errbuf[512];
+};
+
+/* The listeners on free ports, and what loading the programs for them
+ * needs, into a new *jp. */
+static int
+load_prepare(struct target *t, const char *cgpath, uint64_t cgid, struct target_load **jp,
+	     char *errbuf, size_t errlen)
+{
+	struct target_load *j = calloc(1, sizeof(*j));
 	int err;
 
-	err = open_listeners(t, NULL, errbuf, errlen);
-	if (err)
-		return err;
-	loader_options(t, cgid, &lo);
-	t->ld = loader_open(&lo, errbuf, errlen);
-	if (!t->ld)
-		return errno ? -errno : -EINVAL;
-	if (t->env->existing_pass || revoking(t)) {
-		/* loaded now: after the attach it only has to run */
-		ex = open_iterators(t, cgpath, cgid, errbuf, errlen);
-		if (!ex) {
-			err = errno ? -errno : -ENOTSUP;
-			goto fail;
-		}
+	if (!j) {
+		snprintf(errbuf, errlen, "out of memory");
+		return -ENOMEM;
 	}
+	err = open_listeners(t, NULL, errbuf, errlen);
+	if (err) {
+		free(j);
+		return err;
+	}
+	loader_options(t, cgid, &j->lo);
+	snprintf(j->cgpath, sizeof(j->cgpath), "%s", cgpath);
+	j->cgid = cgid;
+	/* loaded now: after the attach they only have to run */
+	j->iterators = t->env->existing_pass || revoking(t);
+	j->kill = t->env->kill_existing;
+	j->revoke = revoking(t);
+	*jp = j;
+	return 0;
+}
+
+void
+target_load_run(struct target_load *j)
+{
+	struct existing_opts eo = {
+		.cgid = j->cgid, .cg_path = j->cgpath, .kill = j->kill, .revoke = j->revoke};
+
+	j->ld = loader_open(&j->lo, j->errbuf, sizeof(j->errbuf));
+	if (!j->ld) {
+		j->err = errno ? -errno : -EINVAL;
+		return;
+	}
+	if (!j->iterators)
+		return;
+	/* the iterators of the pre-existing and the revoke passes, sharing
+	 * the programs' socket maps (50-70 ms) */
+	eo.socks_fd = loader_socks_fd(j->ld);
+	eo.sk_fd = loader_sk_fd(j->ld);
+	j->ex = existing_open(&eo, j->errbuf, sizeof(j->errbuf));
+	if (!j->ex) {
+		j->err = errno ? -errno : -ENOTSUP;
+		loader_free(j->ld);
+		j->ld = NULL;
+	}
+}
+
+void
+target_load_free(struct target_load *j)
+{
+	if (!j)
+		return;
+	existing_free(j->ex);
+	loader_free(j->ld);
+	free(j);
+}
+
+/* The programs j loaded attached (links first, then any stale pins
+ * replaced: no gap); the iterators kept for the revoke pass. */
+static int
+attach_loaded(struct target *t, struct target_load *j, int cg_fd, uint64_t cgid, char *errbuf,
+	      size_t errlen)
+{
+	struct existing *ex = j->ex;
+	int err;
+
+	if (j->err) {
+		snprintf(errbuf, errlen, "%s", j->errbuf);
+		return j->err;
+	}
+	t->ld = j->ld;
+	j->ld = NULL;
+	j->ex = NULL;
 	err = loader_attach(t->ld, cg_fd, cgid, errbuf, errlen);
 	if (err)
 		goto fail;
@@ -498,13 +565,17 @@ fail:
 	return err;
 }
 
+static int attach_rest(struct target *t, const char *cgpath, uint64_t cgid, char *errbuf,
+		       size_t errlen);
+
 int
-target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
-	      char *errbuf, size_t errlen)
+target_attach_begin(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
+		    struct target_load **jp, char *errbuf, size_t errlen)
 {
 	char why[512];
 	int err;
 
+	*jp = NULL;
 	t->adopted = false;
 	if (take_over) {
 		err = adopt(t, cgid, why, sizeof(why));
@@ -515,11 +586,12 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 				  "afresh",
 				  t->env->label, cgpath, why);
 	}
+	(void)cg_fd;
 	if (!t->adopted) {
-		err = attach_fresh(t, cg_fd, cgpath, cgid, errbuf, errlen);
-		if (err)
-			goto out_listeners;
-	} else if (revoking(t)) {
+		err = load_prepare(t, cgpath, cgid, jp, errbuf, errlen);
+		return err ? err : 1;
+	}
+	if (revoking(t)) {
 		struct existing *ex = open_iterators(t, cgpath, cgid, errbuf, errlen);
 
 		t->rk = ex ? revoker_new(ex) : NULL;
@@ -527,9 +599,51 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 			if (ex)
 				snprintf(errbuf, errlen, "out of memory");
 			err = ex ? -ENOMEM : errno ? -errno : -ENOTSUP;
-			goto out_detach;
+			loader_free(t->ld); /* taken-over pins go on enforcing */
+			t->ld = NULL;
+			close_listeners(t);
+			return err;
 		}
 	}
+	return attach_rest(t, cgpath, cgid, errbuf, errlen);
+}
+
+int
+target_attach_loaded(struct target *t, struct target_load *j, const char *cgpath, int cg_fd,
+		     uint64_t cgid, char *errbuf, size_t errlen)
+{
+	int err = attach_loaded(t, j, cg_fd, cgid, errbuf, errlen);
+
+	if (err) {
+		close_listeners(t);
+		return err;
+	}
+	return attach_rest(t, cgpath, cgid, errbuf, errlen);
+}
+
+int
+target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
+	      char *errbuf, size_t errlen)
+{
+	struct target_load *j;
+	int err = target_attach_begin(t, cgpath, cg_fd, cgid, take_over, &j, errbuf, errlen);
+
+	if (err <= 0)
+		return err;
+	target_load_run(j);
+	err = target_attach_loaded(t, j, cgpath, cg_fd, cgid, errbuf, errlen);
+	target_load_free(j);
+	return err;
+}
+
+/* An attach's end, the programs in (attached, or taken over): the proxy
+ * and the responder given the kernel's index, the fast path, limits, the
+ * event ring, the status socket. On failure what was attached goes. */
+static int
+attach_rest(struct target *t, const char *cgpath, uint64_t cgid, char *errbuf, size_t errlen)
+{
+	int err;
+
 	t->cgid = cgid;
 	t->cgpath = cgpath;
 	proxy_set_index(t->px, loader_conns_fd(t->ld));
@@ -576,7 +690,6 @@ out_detach:
 	t->ev_drain = NULL;
 	loader_free(t->ld);
 	t->ld = NULL;
-out_listeners:
 	close_listeners(t);
 	return err;
 }

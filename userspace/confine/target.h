@@ -92,6 +92,22 @@ struct target *target_new(struct event_base *base, const struct target_opts *o,
 int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
 		  char *errbuf, size_t errlen);
 
+/* target_attach() in three steps, for a caller that loads the programs
+ * off its event loop (the daemon's selectors): target_attach_begin() on
+ * the loop takes pinned programs over (take_over) and then is done (0),
+ * or opens the listeners and says what to load (1, *jp); then
+ * target_load_run(*jp) anywhere (a worker thread: it touches nothing but
+ * *jp and what the target holds still meanwhile), then, on the loop,
+ * target_attach_loaded() and target_load_free(). -errno with errbuf set
+ * from either end (the listeners closed, nothing attached). */
+struct target_load;
+int target_attach_begin(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid,
+			bool take_over, struct target_load **jp, char *errbuf, size_t errlen);
+void target_load_run(struct target_load *j);
+int target_attach_loaded(struct target *t, struct target_load *j, const char *cgpath, int cg_fd,
+			 uint64_t cgid, char *errbuf, size_t errlen);
+void target_load_free(struct target_load *j);
+
 /* Does an exact ADDR:PORT rule of p (IPv6 ones with v6) put sa on the
  * kernel fast path, as a target's programs would? */
 bool target_fast_rule(const struct policy *p, bool v6, const struct sockaddr *sa);

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,13 @@ struct dtarget {
 	int nreasons;
 	struct policy *waiting_policy; /* built, for when its cgroup comes */
 	uint64_t since;		       /* monotonic seconds: attached */
+	/* a selector's target while a worker loads its programs (targets.c,
+	 * dt_load_*): the target, not dt->tg until attached */
+	struct target *loading;
+	struct target_load *load;
+	pthread_t load_th;
+	int load_efd;
+	struct event *load_ev;
 };
 
 /* A `log -f` reader. */

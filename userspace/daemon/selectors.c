@@ -284,7 +284,7 @@ sel_attach(struct daemon *dm, const char *path, int sel)
 	snprintf(dt->dyn_what, sizeof(dt->dyn_what), "%s", path);
 	sel_fill(dt, s, sel);
 	sel_identity(dt);
-	if (dt_start(dt, NULL, why, sizeof(why)) || !dt->tg) {
+	if (dt_start(dt, NULL, why, sizeof(why)) || (!dt->tg && !dt->loading)) {
 		if (dt->tg || dt->wd < 0)
 			log_warnx("%s%s (held: nothing of it leaves)", dt->label, why);
 		dt_free(dt, false); /* or gone already */

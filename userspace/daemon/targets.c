@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -258,9 +259,18 @@ on_existing(void *arg, const struct existing_conn *v, size_t n, const struct exi
 			 st->failures);
 }
 
+static void dt_load_join(struct dtarget *dt);
+
 void
 dt_release(struct dtarget *dt, bool detach)
 {
+	if (dt->loading) { /* a load under way: waited for, thrown away */
+		dt_load_join(dt);
+		target_load_free(dt->load);
+		dt->load = NULL;
+		target_free(dt->loading);
+		dt->loading = NULL;
+	}
 	if (dt->tg) {
 		target_finish(dt->tg);
 		target_write_summary_file(dt->tg); /* --summary FILE: at detach and stop */
@@ -299,15 +309,17 @@ dt_keep_address(struct dtarget *dt, char *errbuf, size_t errlen)
 	return rc < 0 ? rc : 0;
 }
 
-/* Attaches dt to its cgroup (taking over what a previous daemon pinned).
- * -ENOENT: the cgroup does not exist (yet). */
+static void dt_attached(struct dtarget *dt);
+static int dt_load_start(struct dtarget *dt, char *errbuf, size_t errlen);
+
+/* Attaches dt to its cgroup (taking over what a previous daemon pinned);
+ * a selector's loads its programs in a worker, and is attached when they
+ * are (dt->loading meanwhile). -ENOENT: the cgroup does not exist (yet). */
 static int
 dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 {
 	struct daemon *dm = dt->dm;
-	uint32_t ids[24];
-	char idtext[160] = "";
-	int err, nids;
+	int err;
 
 	err = dt_resolve(dm->mnt, &dt->spec, dt->cgpath, sizeof(dt->cgpath), errbuf, errlen);
 	if (err)
@@ -341,9 +353,37 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 		err = -EINVAL;
 		goto fail;
 	}
-	err = target_attach(dt->tg, dt->cgpath, dt->cg_fd, dt->cgid, true, errbuf, errlen);
-	if (err)
-		goto fail;
+	if (dt->dyn) { /* a selector's: its programs load off the loop */
+		err = target_attach_begin(dt->tg, dt->cgpath, dt->cg_fd, dt->cgid, true, &dt->load,
+					  errbuf, errlen);
+		if (err < 0)
+			goto fail;
+		if (err == 1) {
+			err = dt_load_start(dt, errbuf, errlen);
+			if (err)
+				goto fail;
+			return 0;
+		}
+	} else {
+		err = target_attach(dt->tg, dt->cgpath, dt->cg_fd, dt->cgid, true, errbuf, errlen);
+		if (err)
+			goto fail;
+	}
+	dt_attached(dt);
+	return 0;
+fail:
+	dt_release(dt, false);
+	return err;
+}
+
+/* dt's programs in (attached, or taken over): it confines from now on. */
+static void
+dt_attached(struct dtarget *dt)
+{
+	uint32_t ids[24];
+	char idtext[160] = "";
+	int nids;
+
 	dt->since = now_s();
 	/* its programs decide from now on: a selector's root lets it go */
 	sel_pass(dt->dm, dt->cgpath, dt->cgid, EGR_HOLD_TREE);
@@ -364,10 +404,94 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 		dt_event(dt, "attach", "attached to %s (cgroup %llu; links %s)", dt->cgpath,
 			 (unsigned long long)dt->cgid, idtext);
 	}
+}
+
+/* A worker's load done (its eventfd): the programs attached on the loop,
+ * and a policy a reload built meanwhile put in force; or the target goes
+ * (its cgroup stays held: nothing of it leaves). */
+static void
+dt_load_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct dtarget *dt = arg;
+	struct target_revoked rv;
+	struct policy *old = NULL;
+	struct target *tg;
+	char why[512];
+	int err;
+
+	(void)fd;
+	(void)what;
+	dt_load_join(dt);
+	tg = dt->loading;
+	dt->loading = NULL;
+	err = target_attach_loaded(tg, dt->load, dt->cgpath, dt->cg_fd, dt->cgid, why, sizeof(why));
+	target_load_free(dt->load);
+	dt->load = NULL;
+	if (err) {
+		log_warnx("%s%s (held: nothing of it leaves)", dt->label, why);
+		target_free(tg);
+		dt_release(dt, false);
+		sel_unpass(dt->dm, cgroup_id_of(dt->dyn_what));
+		dt_free(dt, false);
+		return;
+	}
+	dt->tg = tg;
+	dt_attached(dt);
+	if (dt->waiting_policy) {
+		target_swap_policy(dt->tg, &dt->spec.o, dt->waiting_policy, &rv, &old, why,
+				   sizeof(why));
+		dt->waiting_policy = NULL;
+		policy_free(old);
+	}
+}
+
+static void *
+dt_load_run(void *arg)
+{
+	struct dtarget *dt = arg;
+	uint64_t one = 1;
+
+	target_load_run(dt->load);
+	if (write(dt->load_efd, &one, sizeof(one)) != sizeof(one))
+		log_warn("%scannot tell the loop the programs are loaded", dt->label);
+	return NULL;
+}
+
+/* dt's target (dt->tg, its listeners open) waits in dt->loading while a
+ * worker loads its programs; dt->tg is NULL meanwhile, as for a target
+ * whose cgroup is not there (a reload builds its policy for later). */
+static int
+dt_load_start(struct dtarget *dt, char *errbuf, size_t errlen)
+{
+	dt->load_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dt->load_efd < 0 ||
+	    !(dt->load_ev = event_new(dt->dm->base, dt->load_efd, EV_READ, dt_load_done, dt)) ||
+	    event_add(dt->load_ev, NULL) || pthread_create(&dt->load_th, NULL, dt_load_run, dt)) {
+		daemon_errf(errbuf, errlen, "cannot start a worker to load the programs");
+		if (dt->load_ev)
+			event_free(dt->load_ev);
+		dt->load_ev = NULL;
+		if (dt->load_efd >= 0)
+			close(dt->load_efd);
+		dt->load_efd = -1;
+		target_load_free(dt->load);
+		dt->load = NULL;
+		return -ENOMEM;
+	}
+	dt->loading = dt->tg;
+	dt->tg = NULL;
 	return 0;
-fail:
-	dt_release(dt, false);
-	return err;
+}
+
+/* The worker gone (waited for), its event and descriptor closed. */
+static void
+dt_load_join(struct dtarget *dt)
+{
+	pthread_join(dt->load_th, NULL);
+	event_free(dt->load_ev);
+	dt->load_ev = NULL;
+	close(dt->load_efd);
+	dt->load_efd = -1;
 }
 
 /* --containers, --docker: every decision names its cgroup and container. */
@@ -391,6 +515,7 @@ dt_new(struct daemon *dm, const struct dspec *s)
 	dt->spec = *s;
 	dt->cg_fd = -1;
 	dt->wd = -1;
+	dt->load_efd = -1;
 	snprintf(dt->label, sizeof(dt->label), "target %s: ", s->name);
 	snprintf(dt->command, sizeof(dt->command), "daemon target %s", s->name);
 	dt->env.label = dt->label;
@@ -557,7 +682,7 @@ dt_check(struct dtarget *dt)
 	}
 	if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
 		dt_event(dt, "containers", "%s", why);
-	if (!dt->tg && !dt->held) {
+	if (!dt->tg && !dt->held && !dt->loading) {
 		int err = dt_attach(dt, why, sizeof(why));
 
 		if (err && err != -ENOENT)
