@@ -80,6 +80,8 @@ struct dtarget {
 	pthread_t load_th;
 	int load_efd;
 	struct event *load_ev;
+	bool load_queued; /* waiting for a worker (dm->load_queue) */
+	TAILQ_ENTRY(dtarget) load_entry;
 };
 
 /* A `log -f` reader. */
@@ -109,6 +111,9 @@ struct daemon {
 	struct event_base *base;
 	struct dconfig cfg;
 	TAILQ_HEAD(, dtarget) targets;
+	/* selectors' loads: as many workers at once as CPUs, the rest queued */
+	TAILQ_HEAD(, dtarget) load_queue;
+	int loads_running;
 	struct control *ctl;
 	struct metrics *metrics; /* --metrics: GET /metrics, or NULL */
 	struct usersock *usock;	 /* --user-socket, or NULL */

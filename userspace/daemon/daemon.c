@@ -449,6 +449,7 @@ daemon_main(int argc, char **argv)
 	}
 	dm.opts = o;
 	TAILQ_INIT(&dm.targets);
+	TAILQ_INIT(&dm.load_queue);
 	LIST_INIT(&dm.followers);
 	dm.started = now_s();
 	if (geteuid() != 0) {

@@ -260,12 +260,19 @@ on_existing(void *arg, const struct existing_conn *v, size_t n, const struct exi
 }
 
 static void dt_load_join(struct dtarget *dt);
+static void dt_load_next(struct daemon *dm);
 
 void
 dt_release(struct dtarget *dt, bool detach)
 {
 	if (dt->loading) { /* a load under way: waited for, thrown away */
-		dt_load_join(dt);
+		if (dt->load_queued) {
+			TAILQ_REMOVE(&dt->dm->load_queue, dt, load_entry);
+			dt->load_queued = false;
+		} else {
+			dt_load_join(dt);
+			dt_load_next(dt->dm);
+		}
 		target_load_free(dt->load);
 		dt->load = NULL;
 		target_free(dt->loading);
@@ -422,6 +429,7 @@ dt_load_done(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	dt_load_join(dt);
+	dt_load_next(dt->dm);
 	tg = dt->loading;
 	dt->loading = NULL;
 	err = target_attach_loaded(tg, dt->load, dt->cgpath, dt->cg_fd, dt->cgid, why, sizeof(why));
@@ -445,6 +453,30 @@ dt_load_done(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static int dt_load_thread(struct dtarget *dt);
+
+/* A worker freed: the next queued load starts (one that cannot stays held
+ * and goes). */
+static void
+dt_load_next(struct daemon *dm)
+{
+	struct dtarget *dt;
+
+	dm->loads_running--;
+	while ((dt = TAILQ_FIRST(&dm->load_queue))) {
+		TAILQ_REMOVE(&dm->load_queue, dt, load_entry);
+		dt->load_queued = false;
+		if (!dt_load_thread(dt))
+			return;
+		log_warnx("%scannot start a worker to load the programs (held: nothing of it "
+			  "leaves)",
+			  dt->label);
+		dt_release(dt, false);
+		sel_unpass(dm, cgroup_id_of(dt->dyn_what));
+		dt_free(dt, false);
+	}
+}
+
 static void *
 dt_load_run(void *arg)
 {
@@ -457,23 +489,42 @@ dt_load_run(void *arg)
 	return NULL;
 }
 
-/* dt's target (dt->tg, its listeners open) waits in dt->loading while a
- * worker loads its programs; dt->tg is NULL meanwhile, as for a target
- * whose cgroup is not there (a reload builds its policy for later). */
+/* A worker for dt's load, counted in dm->loads_running. 0 or -ENOMEM
+ * (nothing started). */
 static int
-dt_load_start(struct dtarget *dt, char *errbuf, size_t errlen)
+dt_load_thread(struct dtarget *dt)
 {
 	dt->load_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (dt->load_efd < 0 ||
 	    !(dt->load_ev = event_new(dt->dm->base, dt->load_efd, EV_READ, dt_load_done, dt)) ||
 	    event_add(dt->load_ev, NULL) || pthread_create(&dt->load_th, NULL, dt_load_run, dt)) {
-		daemon_errf(errbuf, errlen, "cannot start a worker to load the programs");
 		if (dt->load_ev)
 			event_free(dt->load_ev);
 		dt->load_ev = NULL;
 		if (dt->load_efd >= 0)
 			close(dt->load_efd);
 		dt->load_efd = -1;
+		return -ENOMEM;
+	}
+	dt->dm->loads_running++;
+	return 0;
+}
+
+/* dt's target (dt->tg, its listeners open) waits in dt->loading while a
+ * worker loads its programs, or for a worker: as many run at once as
+ * there are CPUs (more would finish every load of a burst late, none
+ * early); dt->tg is NULL meanwhile, as for a target whose cgroup is not
+ * there (a reload builds its policy for later). */
+static int
+dt_load_start(struct dtarget *dt, char *errbuf, size_t errlen)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (dt->dm->loads_running >= (cpus > 0 ? cpus : 1)) {
+		dt->load_queued = true;
+		TAILQ_INSERT_TAIL(&dt->dm->load_queue, dt, load_entry);
+	} else if (dt_load_thread(dt)) {
+		daemon_errf(errbuf, errlen, "cannot start a worker to load the programs");
 		target_load_free(dt->load);
 		dt->load = NULL;
 		return -ENOMEM;
