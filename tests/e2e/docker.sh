@@ -168,7 +168,7 @@ e2e_cleanup() {
 	dockerd_cgroups_rm
 	net_e2e_cleanup
 	umount "/tmp/egr-e2e-$$-sid.ram" 2>/dev/null
-	rm -rf "/tmp/egr-e2e-$$-sid" "/tmp/egr-e2e-$$-sid.ram" # test_setid's
+	rm -rf "/tmp/egr-e2e-$$-sid" "/tmp/egr-e2e-$$-sid.ram" "/tmp/egr-e2e-$$-stop" # test_setid's, test_stop's
 	userdel "$JOBU" 2>/dev/null
 	groupdel "$JOBU" 2>/dev/null
 }
@@ -785,9 +785,18 @@ test_mntns() {
 # next daemon finds dockerd's socket below and takes it again; after a
 # detach and a stop the socket is dockerd's again.
 # ======================================================================
+# idmaps PID: how many idmapped binds daemon PID has mounted
+idmaps() { grep -c "/egressctl-idmap-$1/" /proc/self/mountinfo; }
+
 test_stop() {
-	local t=stop
+	local t=stop d=/tmp/egr-e2e-$$-stop old
 	daemon_up || return 0
+	# a root container's read-write bind: idmapped, until the daemon goes
+	mkdir -p "$d" && chown "$JOBU:$JOBU" "$d"
+	dk_job run --rm -v "$d:/x" "$IMAGE" true >"$W/$t.idm" 2>&1
+	old=$D_PID
+	expect "$t.idmap.made" "no idmapped bind of daemon $old: $(tr '\n' '|' <"$W/$t.idm")" \
+		test "$(idmaps "$old")" -ge 1
 	kill -KILL "$D_PID"
 	wait "$D_PID" 2>/dev/null
 	D_PID=
@@ -797,9 +806,14 @@ test_stop() {
 	sensor_none "$t.gap.sensor" "dst host $A_GAP"
 	dstart "$t" || return 0
 	a_grep "$t.found_below" "$W/$t.dout" "covered by the socket of an egressctl that did not stop"
+	a_eq "$t.idmap.killed_daemons_gone" "the killed daemon's idmapped binds" "$(idmaps "$old")" 0
 	dk_job run --rm "$IMAGE" sh -c "$(http "$A_AFTER" $t.after)" >"$W/$t.after" 2>&1
 	a_first "$t.after.403" "$W/$t.after" '^HTTP/1\.[01] 403'
+	dk_job run --rm -v "$d:/x" "$IMAGE" true >"$W/$t.idm2" 2>&1
+	expect "$t.idmap.made_again" "no idmapped bind of daemon $D_PID: $(tr '\n' '|' <"$W/$t.idm2")" \
+		test "$(idmaps "$D_PID")" -ge 1
 	"$EGRESSCTL" detach --control "$W/d.ctl" --cgroup "$(cg_path job)" >"$W/$t.detach" 2>&1
+	a_eq "$t.idmap.job_gone" "the detached job's idmapped binds" "$(idmaps "$D_PID")" 0
 	dstop
 	expect "$t.uncovered" "$SOCK is still covered: $(grep -F "$SOCK" /proc/self/mountinfo | tr '\n' '|')" \
 		sh -c "! awk -v p='$SOCK' '\$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo"

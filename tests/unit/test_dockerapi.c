@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 
 #include "table.h"
 #include "dockerapi/hostpath.h"
+#include "dockerapi/idmap.h"
 #include "dockerapi/json.h"
 #include "dockerapi/rules.h"
 
@@ -543,11 +545,12 @@ test_rewritten(void **state)
 /* The idmap callback: "/idm/<n>" for a path, but what starts with
  * "/noidmap" (a file system that cannot be) */
 static int
-fake_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, char *out,
+fake_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, uint64_t job, char *out,
 	   size_t outlen, char *why, size_t whylen)
 {
 	int *n = arg;
 
+	assert_int_equal(job, 7);
 	if (!strncmp(path, "/noidmap", 8)) {
 		snprintf(why, whylen, "fake: cannot be idmapped");
 		return -EINVAL;
@@ -595,6 +598,7 @@ test_idmapped(void **state)
 	(void)state;
 	ctx.idmap = fake_idmap;
 	ctx.arg = &n;
+	ctx.job = 7;
 	assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), 0);
 	out = dj_print(doc);
 	assert_string_equal(
@@ -632,6 +636,87 @@ test_idmapped(void **state)
 	assert_non_null(strstr(v.msg, "docker exec -u 0:0 is refused"));
 	dj_free(doc);
 	assert_int_equal(n, 3);
+}
+
+/* Is path a mount point (in this process's mountinfo)? */
+static bool
+mounted(const char *path)
+{
+	char line[8192], *p;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		p = line;
+		for (int i = 0; i < 4 && p; i++)
+			p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+		found = p && !strncmp(p, path, strlen(path)) && p[strlen(path)] == ' ';
+	}
+	fclose(f);
+	return found;
+}
+
+/* Real idmapped mounts (root, and a file system that takes them): what
+ * root makes through one is 4242's on the disk; the same path and job
+ * gets its mount again, another job a mount of its own; a job gone takes
+ * its mounts, the rest stay; the end takes every one and the directory. */
+static void
+test_idmaps_real(void **state)
+{
+	static struct dk_idmaps m;
+	char tmp[] = "/tmp/egr-idmap-XXXXXX", src[PATH_MAX], file[PATH_MAX + 64];
+	char a[PATH_MAX + 32], b[PATH_MAX + 32], c[PATH_MAX + 32], why[256];
+	struct stat st;
+	int fd, err;
+
+	(void)state;
+	if (geteuid()) {
+		skip(); /* (make check runs as root) */
+		return;
+	}
+	assert_non_null(mkdtemp(tmp));
+	snprintf(src, sizeof(src), "%s/src", tmp);
+	assert_int_equal(mkdir(src, 0755), 0);
+	assert_int_equal(chown(src, 4242, 4242), 0);
+	dk_idmaps_init(&m, tmp);
+	fd = open(src, O_PATH | O_CLOEXEC);
+	assert_true(fd >= 0);
+	err = dk_idmap_make(&m, fd, 4242, 4242, 1, a, sizeof(a), why, sizeof(why));
+	if (err == -EINVAL || err == -EOPNOTSUPP) {
+		fprintf(stderr, "idmaps_real: %s takes no idmapped mounts here: %s\n", tmp, why);
+		close(fd);
+		dk_idmaps_free(&m);
+		rmdir(src);
+		rmdir(tmp);
+		skip();
+		return;
+	}
+	assert_int_equal(err, 0);
+	assert_true(mounted(a));
+	assert_int_equal(stat(a, &st), 0);
+	assert_int_equal(st.st_uid, 0); /* 4242 is its 0 */
+	snprintf(file, sizeof(file), "%s/made", a);
+	assert_int_equal(close(open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 04755)), 0);
+	snprintf(file, sizeof(file), "%s/made", src);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_uid, 4242);
+	assert_int_equal(st.st_gid, 4242);
+	assert_int_equal(dk_idmap_make(&m, fd, 4242, 4242, 1, b, sizeof(b), why, sizeof(why)), 0);
+	assert_string_equal(a, b);
+	assert_int_equal(dk_idmap_make(&m, fd, 4242, 4242, 2, c, sizeof(c), why, sizeof(why)), 0);
+	assert_string_not_equal(a, c);
+	dk_idmaps_forget_job(&m, 1);
+	assert_false(mounted(a));
+	assert_int_not_equal(stat(a, &st), 0);
+	assert_true(mounted(c));
+	dk_idmaps_free(&m);
+	assert_false(mounted(c));
+	assert_int_not_equal(stat(m.dir, &st), 0);
+	close(fd);
+	unlink(file);
+	assert_int_equal(rmdir(src), 0);
+	assert_int_equal(rmdir(tmp), 0);
 }
 
 /* ---- whose a container is ---- */
@@ -924,9 +1009,10 @@ main(void)
 		cmocka_unit_test(test_build_target),  cmocka_unit_test(test_target_with_id),
 		cmocka_unit_test(test_rewritten),     cmocka_unit_test(test_owned),
 		cmocka_unit_test(test_owned_archive), cmocka_unit_test(test_idmapped),
-		cmocka_unit_test(test_slice_of),      cmocka_unit_test(test_message_json),
-		cmocka_unit_test(test_resolve),	      cmocka_unit_test(test_unescape),
-		cmocka_unit_test(test_registry_of),   cmocka_unit_test(test_auth_registry),
+		cmocka_unit_test(test_idmaps_real),   cmocka_unit_test(test_slice_of),
+		cmocka_unit_test(test_message_json),  cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_unescape),      cmocka_unit_test(test_registry_of),
+		cmocka_unit_test(test_auth_registry),
 	};
 	int failed = 0;
 

@@ -25,6 +25,7 @@
 #include "daemon/control.h"
 #include "daemon/core.h"
 #include "daemon/metrics.h"
+#include "dockerapi/dockerapi.h"
 #include "kernel/cgroup.h"
 #include "kernel/existing.h"
 #include "lib/clock.h"
@@ -284,6 +285,8 @@ dt_release(struct dtarget *dt, bool detach)
 		if (detach) {
 			target_detach(dt->tg);
 			sel_unpass(dt->dm, dt->cgid); /* held again, if it is still there */
+			if (dt->dm->docker)
+				dockerapi_job_gone(dt->dm->docker, dt->cgid);
 		}
 		target_free(dt->tg);
 		dt->tg = NULL;

@@ -374,6 +374,7 @@ judge_body(struct dk_conn *c)
 			     .user_known = c->peer.pid != 0,
 			     .uid = c->peer.uid,
 			     .gid = c->peer.gid,
+			     .job = c->job.id,
 			     .idmap = c->job.audit ? NULL : dk_idmap};
 	struct dk_verdict v = {0};
 	char err[160], *text = NULL;

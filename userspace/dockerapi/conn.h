@@ -76,7 +76,7 @@ void dk_check_cancel(struct dk_conn *c);
  * host_path, arg the struct dockerapi)? */
 int dk_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen);
 /* dk_ctx's idmap: the idmapped mount of path (idmap.h) */
-int dk_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, char *out,
-	     size_t outlen, char *why, size_t whylen);
+int dk_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, uint64_t job,
+	     char *out, size_t outlen, char *why, size_t whylen);
 
 #endif /* DOCKERAPI_CONN_H */

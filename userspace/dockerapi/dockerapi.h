@@ -63,6 +63,10 @@ void dockerapi_free(struct dockerapi *d, bool uncover);
  * bridge: -ENOENT). */
 int dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4);
 
+/* The job with this id is gone: what was made for its containers goes
+ * (their idmapped binds, idmap.h). */
+void dockerapi_job_gone(struct dockerapi *d, uint64_t job);
+
 /* PATH resolved (the name the mount is on). */
 const char *dockerapi_path(const struct dockerapi *d);
 

@@ -389,7 +389,7 @@ idmap_one(const struct dk_ctx *c, const char *src, const char *spec, char *out, 
 		snprintf(out, outlen, "%s", src);
 		return 0;
 	}
-	if (!c->idmap(c->arg, src, c->uid, c->gid, out, outlen, why, sizeof(why)))
+	if (!c->idmap(c->arg, src, c->uid, c->gid, c->job, out, outlen, why, sizeof(why)))
 		return 0;
 	snprintf(want, sizeof(want), "%u:%u", c->uid, c->gid);
 	dk_refuse(v, 403,

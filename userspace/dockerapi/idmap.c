@@ -15,8 +15,9 @@
  * kept. The mount points are below DIR/egressctl-idmap-<pid>/, mode 0700
  * (dockerd is root; nobody else needs them), numbered; a path asked for
  * again (the same file: device and inode, and uid:gid) gets its mount
- * again. All are detached when dockerapi stops (a container keeps its own
- * copy), and those of an earlier daemon that is gone at the start. */
+ * again (the same job's: a job's go when it does). All are detached when
+ * dockerapi stops (a container keeps its own copy), and those of an
+ * earlier daemon that is gone at the start. */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -45,6 +46,18 @@ dk_idmaps_init(struct dk_idmaps *m, const char *dir)
 	snprintf(m->dir, sizeof(m->dir), "%s/" IDMAP_PREFIX "%d", dir, (int)getpid());
 }
 
+/* A mount point detached and removed. */
+static void
+remove_point(const char *mp)
+{
+	struct stat st;
+
+	if (umount2(mp, MNT_DETACH) && errno != EINVAL && errno != ENOENT)
+		log_warn("docker: cannot unmount %s", mp);
+	if (!lstat(mp, &st))
+		S_ISDIR(st.st_mode) ? rmdir(mp) : unlink(mp);
+}
+
 /* Every mount point below dir detached and removed, then dir. */
 static void
 remove_dir(const char *dir)
@@ -54,15 +67,8 @@ remove_dir(const char *dir)
 
 	snprintf(pat, sizeof(pat), "%s/*", dir);
 	if (!glob(pat, 0, NULL, &g)) {
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			struct stat st;
-
-			if (umount2(g.gl_pathv[i], MNT_DETACH) && errno != EINVAL &&
-			    errno != ENOENT)
-				log_warn("docker: cannot unmount %s", g.gl_pathv[i]);
-			if (!lstat(g.gl_pathv[i], &st))
-				S_ISDIR(st.st_mode) ? rmdir(g.gl_pathv[i]) : unlink(g.gl_pathv[i]);
-		}
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			remove_point(g.gl_pathv[i]);
 		globfree(&g);
 	}
 	if (rmdir(dir) && errno != ENOENT)
@@ -225,9 +231,26 @@ idmapped(int tree, int ns)
 		       : 0;
 }
 
+void
+dk_idmaps_forget_job(struct dk_idmaps *m, uint64_t job)
+{
+	char mp[PATH_MAX + 16];
+	int k = 0;
+
+	for (int i = 0; i < m->n; i++) {
+		if (m->maps[i].job != job) {
+			m->maps[k++] = m->maps[i];
+			continue;
+		}
+		snprintf(mp, sizeof(mp), "%s/%u", m->dir, m->maps[i].seq);
+		remove_point(mp);
+	}
+	m->n = k;
+}
+
 int
-dk_idmap_make(struct dk_idmaps *m, int fd, unsigned int uid, unsigned int gid, char *out,
-	      size_t outlen, char *why, size_t whylen)
+dk_idmap_make(struct dk_idmaps *m, int fd, unsigned int uid, unsigned int gid, uint64_t job,
+	      char *out, size_t outlen, char *why, size_t whylen)
 {
 	struct stat st;
 	int ns, tree = -1, err;
@@ -244,7 +267,7 @@ dk_idmap_make(struct dk_idmaps *m, int fd, unsigned int uid, unsigned int gid, c
 	}
 	for (int i = 0; i < m->n; i++)
 		if (m->maps[i].dev == st.st_dev && m->maps[i].ino == st.st_ino &&
-		    m->maps[i].uid == uid && m->maps[i].gid == gid) {
+		    m->maps[i].uid == uid && m->maps[i].gid == gid && m->maps[i].job == job) {
 			snprintf(out, outlen, "%s/%u", m->dir, m->maps[i].seq);
 			return 0;
 		}
@@ -282,8 +305,12 @@ dk_idmap_make(struct dk_idmaps *m, int fd, unsigned int uid, unsigned int gid, c
 			 strerror(-err));
 		return err;
 	}
-	m->maps[m->n++] = (struct dk_idmap){
-		.dev = st.st_dev, .ino = st.st_ino, .uid = uid, .gid = gid, .seq = m->seq - 1};
+	m->maps[m->n++] = (struct dk_idmap){.dev = st.st_dev,
+					    .ino = st.st_ino,
+					    .uid = uid,
+					    .gid = gid,
+					    .job = job,
+					    .seq = m->seq - 1};
 	snprintf(out, outlen, "%s", mp);
 	return 0;
 }

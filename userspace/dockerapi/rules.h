@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dockerapi/json.h"
 
@@ -77,12 +78,13 @@ struct dk_ctx {
 	 * uid:gid (user_known false: it cannot have one) */
 	bool user_known;
 	unsigned int uid, gid;
+	uint64_t job; /* the job's id (dockerapi_job.id) */
 	/* A container that runs as anybody else gets its read-write binds
 	 * idmapped (idmap.h): the mount point of path's idmapped copy, uid
-	 * and gid its 0, into out; 0, or -errno with why set. NULL: such a
-	 * container is refused (audit mode: nothing rewritten). */
-	int (*idmap)(void *arg, const char *path, unsigned int uid, unsigned int gid, char *out,
-		     size_t outlen, char *why, size_t whylen);
+	 * and gid its 0, for job, into out; 0, or -errno with why set. NULL:
+	 * such a container is refused (audit mode: nothing rewritten). */
+	int (*idmap)(void *arg, const char *path, unsigned int uid, unsigned int gid, uint64_t job,
+		     char *out, size_t outlen, char *why, size_t whylen);
 };
 
 /* Classifies method and target (as sent: "/v1.41/containers/x/start?y";

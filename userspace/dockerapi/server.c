@@ -210,8 +210,8 @@ dk_host_path(void *arg, const char *path, bool ro, char *why, size_t whylen)
 }
 
 int
-dk_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, char *out, size_t outlen,
-	 char *why, size_t whylen)
+dk_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, uint64_t job, char *out,
+	 size_t outlen, char *why, size_t whylen)
 {
 	struct dockerapi *d = arg;
 	char real[PATH_MAX], fdname[32], now[PATH_MAX];
@@ -239,7 +239,7 @@ dk_idmap(void *arg, const char *path, unsigned int uid, unsigned int gid, char *
 		err = dk_paths_judge(&d->paths, now, false, why, whylen);
 	}
 	if (!err)
-		err = dk_idmap_make(&d->idmaps, fd, uid, gid, out, outlen, why, whylen);
+		err = dk_idmap_make(&d->idmaps, fd, uid, gid, job, out, outlen, why, whylen);
 	close(fd);
 	return err;
 }
@@ -576,6 +576,12 @@ fail:
 		close(lfd);
 	dockerapi_free(d, true);
 	return NULL;
+}
+
+void
+dockerapi_job_gone(struct dockerapi *d, uint64_t job)
+{
+	dk_idmaps_forget_job(&d->idmaps, job);
 }
 
 /* egressctl's mounts off PATH, the top first, while the top is one */
