@@ -69,7 +69,11 @@ dstart() {
 	fi
 	return 0
 }
-d_ready() { [ "$(grep -cs "ready:" "$1")" -gt "$2" ]; }
+d_ready() {
+	local n
+	n=$(grep -cs "ready:" "$1")
+	[ "${n:-0}" -gt "$2" ] # (no file yet: no count)
+}
 dstop() { kill -TERM "$D_PID" 2>/dev/null; wait "$D_PID" 2>/dev/null; }
 
 # dctl TAG CMD ARGS...: a control command to TAG's daemon; status in D_RC,
@@ -1335,7 +1339,11 @@ kube_swap() {
 	ln -sfn "$ts" "$dir/..data_tmp"
 	mv -T "$dir/..data_tmp" "$dir/..data"
 }
-d_ready_n() { [ "$(grep -cs "$2" "$1")" -gt "$3" ]; }
+d_ready_n() {
+	local n
+	n=$(grep -cs "$2" "$1")
+	[ "${n:-0}" -gt "$3" ]
+}
 test_policy_dir() {
 	local t=poldir n
 	mkcg "$t-a"
