@@ -280,8 +280,9 @@ test_setid() {
 	# as root: the bind idmapped, the job's uid:gid its root
 	echo root >"$d/roots" && chmod 666 "$d/roots" && chmod 644 "$d/roots"
 	dk_job run --rm -v "$d:/x" "$IMAGE" sh -c 'cp /bin/busybox /x/b && chmod 4755 /x/b && echo made;
-id -u; stat -c "inside %u" /x/b; chown 5 /x/b || echo chown_refused; mknod /x/dev b 7 0 || echo mknod_refused;
-echo x >>/x/roots || echo write_refused; grep ^NoNewPrivs /proc/self/status' >"$W/$t.root" 2>&1
+id -u; stat -c "inside %u" /x/b; chown 5 /x/b 2>/dev/null || echo chown_refused;
+mknod /x/dev b 7 0 2>/dev/null || echo mknod_refused; { echo x >>/x/roots; } 2>/dev/null || echo write_refused;
+grep ^NoNewPrivs /proc/self/status' >"$W/$t.root" 2>&1
 	a_grep "$t.root.ran" "$W/$t.root" '^made$'
 	a_grep "$t.root.is_root_inside" "$W/$t.root" '^inside 0$'
 	a_eq "$t.root.file_is_the_jobs" "the root container's file (owner, mode)" "$(stat -c '%u %a' "$d/b" 2>&1)" "$uid 4755"
@@ -292,7 +293,7 @@ echo x >>/x/roots || echo write_refused; grep ^NoNewPrivs /proc/self/status' >"$
 	a_eq "$t.root.roots_file_kept" "root's file in the bind" "$(cat "$d/roots")" root
 	a_grep "$t.root.nnp" "$W/$t.root" '^NoNewPrivs:[[:space:]]*1$'
 	# as another user: nothing of it maps, nothing made
-	dk_job run --rm -u 5 -v "$d:/x" "$IMAGE" sh -c 'touch /x/five || echo refused' >"$W/$t.u5" 2>&1
+	dk_job run --rm -u 5 -v "$d:/x" "$IMAGE" sh -c 'touch /x/five 2>/dev/null || echo refused' >"$W/$t.u5" 2>&1
 	a_grep "$t.u5.refused" "$W/$t.u5" '^refused$'
 	expect "$t.u5.nothing_made" "a file of uid 5's container" test ! -e "$d/five"
 	# a file system that cannot be idmapped (ramfs): refused, saying why
