@@ -609,13 +609,8 @@ EOF
 		"$W/$tag.step" "$W/$tag.env"; do
 		chown "$u:$u" "$f"
 	done
-	nsenter --net="$NS_SBX" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME="$W/$tag.tmp" GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID=9001 GITHUB_RUN_ATTEMPT=1 \
-		GITHUB_JOB="job-$tag" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo \
-		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
-		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" RUNNER_TEMP="$W/$tag.tmp" \
-		GITHUB_ENV="$W/$tag.env" \
-		EGR_CGROUP="$(cg_name "$tag-job")" \
+	gh_vars "$tag" 9001
+	nsenter --net="$NS_SBX" env -i "${GH_VARS[@]}" \
 		sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$3" --regid="$3" --clear-groups -- "$1" "$2"' \
 		"$cg" "$W/$tag.bin/Runner.Worker" "$W/$tag.worker.sh" "$u" </dev/null >"$W/$tag.worker" 2>&1 &
 	local wpid=$!

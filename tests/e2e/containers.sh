@@ -573,17 +573,26 @@ PYEOF
 # before its first connection: it takes seconds (docs/operations.md,
 # "Fleet").
 # ======================================================================
+# pods_config FILE BUNDLES GLOB ADDR PORT: a daemon config whose selector
+# "ci-pods" takes the cgroups GLOB names whose OCI bundle (BUNDLES, {id}
+# the cgroup's container) is annotated as a pod of namespace ci-* would
+# be; its containers reach egressctl at ADDR, its decisions go to OTLP on
+# PORT; any other cgroup gets the default, deny
+pods_config() {
+	cat >"$1" <<EOF
+{"default": "deny", "oci_bundles": ["$2"], "targets": [
+  {"name": "ci-pods", "cgroup": "$3",
+   "annotations": {"io.kubernetes.cri.sandbox-namespace": "ci-*", "io.kubernetes.cri.container-type": "container"},
+   "containers": "$4", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
+   "log": "otlp:http://127.0.0.1:$5/v1/logs"}
+]}
+EOF
+}
+
 test_annotations() {
 	local t=ann a_ci=203.0.113.65 a_prod=203.0.113.66 p1 p2 c otlp_port=14318
 	mkdir -p "$(tcg $t)" "$W/$t.go"
-	cat >"$W/$t.json" <<EOF
-{"default": "deny", "oci_bundles": ["$PM/root/vfs-containers/{id}/userdata"], "targets": [
-  {"name": "ci-pods", "cgroup": "$(parent $t)/libpod-*",
-   "annotations": {"io.kubernetes.cri.sandbox-namespace": "ci-*", "io.kubernetes.cri.container-type": "container"},
-   "containers": "$CTR_GW", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
-   "log": "otlp:http://127.0.0.1:$otlp_port/v1/logs"}
-]}
-EOF
+	pods_config "$W/$t.json" "$PM/root/vfs-containers/{id}/userdata" "$(parent $t)/libpod-*" "$CTR_GW" "$otlp_port"
 	have_egr || return 0
 	# the pod's decisions go to an OTLP collector (clients/logrecv.py)
 	nsenter --net="$NS_SBX" "$PY" "$C/logrecv.py" otlp 127.0.0.1 "$otlp_port" "$W/$t.otlp" \
@@ -831,14 +840,8 @@ test_containerd() {
 	a_first "$t.control.reached" "$t.ctl" '^HTTP/1\.[01] 200'
 	sensor_saw "$t.control.sensor" "dst host $a_ci and tcp dst port 80"
 	have_egr || { ctrd_stop; return 0; }
-	cat >"$W/$t.json" <<EOF
-{"default": "deny", "oci_bundles": ["$CD/state/io.containerd.runtime.v2.task/k8s.io/{id}"], "targets": [
-  {"name": "ci-pods", "cgroup": "$(parent $t)/cri-containerd-*.scope",
-   "annotations": {"io.kubernetes.cri.sandbox-namespace": "ci-*", "io.kubernetes.cri.container-type": "container"},
-   "containers": "$node_ip", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS",
-   "log": "otlp:http://127.0.0.1:$otlp_port/v1/logs"}
-]}
-EOF
+	pods_config "$W/$t.json" "$CD/state/io.containerd.runtime.v2.task/k8s.io/{id}" \
+		"$(parent $t)/cri-containerd-*.scope" "$node_ip" "$otlp_port"
 	nsenter --net="$NS_SBX" "$PY" "$C/logrecv.py" otlp 127.0.0.1 "$otlp_port" "$W/$t.otlp" \
 		>"$W/$t.otlp.ready" 2>"$W/$t.otlp.err" &
 	PIDS+=("$!")

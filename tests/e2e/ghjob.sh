@@ -43,6 +43,17 @@ ghjob_cleanup() {
 	id "$JU" >/dev/null 2>&1 && userdel "$JU" 2>/dev/null
 }
 
+# gh_vars TAG RUN_ID: the variables a runner gives TAG's job (its files
+# $W/TAG.*), into the array GH_VARS (ci.sh's jobs and gh_job's)
+gh_vars() {
+	GH_VARS=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+		HOME="$W/$1.tmp" GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID="$2" GITHUB_RUN_ATTEMPT=1
+		GITHUB_JOB="job-$1" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo
+		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$1.summary.md"
+		GITHUB_OUTPUT="$W/$1.output" GITHUB_STATE="$W/$1.state" GITHUB_ENV="$W/$1.env"
+		RUNNER_TEMP="$W/$1.tmp" EGR_CGROUP="$(cg_name "$1-job")")
+}
+
 # gh_job TAG "INPUT_X=Y ..." [POST(yes|no)]: the runner's cgroup TAG with
 # a Runner.Worker as $JU that runs: $W/TAG.before (shell text, before the
 # action), the action's main step, then, with the runner's GITHUB_PATH and
@@ -89,12 +100,8 @@ EOF
 		"$W/$tag.env" "$W/$tag.step"; do
 		chown "$JUID" "$f"
 	done
-	nsenter --net="$NS_SBX" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME="$W/$tag.tmp" GITHUB_ACTIONS=true CI=true GITHUB_RUN_ID=9002 GITHUB_RUN_ATTEMPT=1 \
-		GITHUB_JOB="job-$tag" GITHUB_WORKFLOW=ci GITHUB_REPOSITORY=org/repo \
-		GITHUB_ACTION_PATH="$REPO" GITHUB_STEP_SUMMARY="$W/$tag.summary.md" \
-		GITHUB_OUTPUT="$W/$tag.output" GITHUB_STATE="$W/$tag.state" GITHUB_PATH="$W/$tag.path" \
-		GITHUB_ENV="$W/$tag.env" RUNNER_TEMP="$W/$tag.tmp" EGR_CGROUP="$(cg_name "$tag-job")" \
+	gh_vars "$tag" 9002
+	nsenter --net="$NS_SBX" env -i "${GH_VARS[@]}" GITHUB_PATH="$W/$tag.path" \
 		PY="$PY" C="$C" RW="$RW" W="$W" OUTSIDE="${OUTSIDE:-}" CGROOT="$CGROOT" SUITE=$$ \
 		sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$3" --regid=nogroup --init-groups -- "$1" "$2"' \
 		"$cg" "$W/$tag.bin/Runner.Worker" "$W/$tag.worker.sh" "$JU" </dev/null >"$W/$tag.worker" 2>&1 &

@@ -569,7 +569,7 @@ static int attach_rest(struct target *t, const char *cgpath, uint64_t cgid, char
 		       size_t errlen);
 
 int
-target_attach_begin(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
+target_attach_begin(struct target *t, const char *cgpath, uint64_t cgid, bool take_over,
 		    struct target_load **jp, char *errbuf, size_t errlen)
 {
 	char why[512];
@@ -586,7 +586,6 @@ target_attach_begin(struct target *t, const char *cgpath, int cg_fd, uint64_t cg
 				  "afresh",
 				  t->env->label, cgpath, why);
 	}
-	(void)cg_fd;
 	if (!t->adopted) {
 		err = load_prepare(t, cgpath, cgid, jp, errbuf, errlen);
 		return err ? err : 1;
@@ -626,7 +625,7 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 	      char *errbuf, size_t errlen)
 {
 	struct target_load *j;
-	int err = target_attach_begin(t, cgpath, cg_fd, cgid, take_over, &j, errbuf, errlen);
+	int err = target_attach_begin(t, cgpath, cgid, take_over, &j, errbuf, errlen);
 
 	if (err <= 0)
 		return err;

@@ -101,8 +101,8 @@ int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid
  * target_attach_loaded() and target_load_free(). -errno with errbuf set
  * from either end (the listeners closed, nothing attached). */
 struct target_load;
-int target_attach_begin(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid,
-			bool take_over, struct target_load **jp, char *errbuf, size_t errlen);
+int target_attach_begin(struct target *t, const char *cgpath, uint64_t cgid, bool take_over,
+			struct target_load **jp, char *errbuf, size_t errlen);
 void target_load_run(struct target_load *j);
 int target_attach_loaded(struct target *t, struct target_load *j, const char *cgpath, int cg_fd,
 			 uint64_t cgid, char *errbuf, size_t errlen);

@@ -364,8 +364,8 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 		goto fail;
 	}
 	if (dt->dyn) { /* a selector's: its programs load off the loop */
-		err = target_attach_begin(dt->tg, dt->cgpath, dt->cg_fd, dt->cgid, true, &dt->load,
-					  errbuf, errlen);
+		err = target_attach_begin(dt->tg, dt->cgpath, dt->cgid, true, &dt->load, errbuf,
+					  errlen);
 		if (err < 0)
 			goto fail;
 		if (err == 1) {

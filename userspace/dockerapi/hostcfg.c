@@ -243,24 +243,39 @@ judge_host_path(const struct dk_ctx *c, const char *path, bool ro, const char *s
 	return -EPERM;
 }
 
-/* -v SRC:DST[:OPTS]: a host bind when SRC is a path (else a volume's name) */
+/* -v SRC:DST[:OPTS] (s): a host bind when SRC is a path, else a
+ * volume's name (0). 1 with SRC into src (of srclen, PATH_MAX), *ro, and
+ * *rest where ":DST..." starts; -ENAMETOOLONG. */
 static int
-judge_bind(const struct dk_ctx *c, const char *s, struct dk_verdict *v)
+bind_parse(const char *s, char *src, size_t srclen, bool *ro, const char **rest)
 {
-	char src[4096], spec[300], opts[256] = "";
 	const char *c1 = strchr(s, ':'), *c2;
-	bool ro = false;
+	char opts[256] = "";
 
 	if (!c1 || s[0] != '/')
 		return 0;
-	if ((size_t)(c1 - s) >= sizeof(src))
-		return bad_json(v, "a bind's source is too long");
+	if ((size_t)(c1 - s) >= srclen)
+		return -ENAMETOOLONG;
 	memcpy(src, s, (size_t)(c1 - s));
 	src[c1 - s] = 0;
 	c2 = strchr(c1 + 1, ':');
 	if (c2)
 		snprintf(opts, sizeof(opts), ",%s,", c2 + 1);
-	ro = strstr(opts, ",ro,") != NULL;
+	*ro = strstr(opts, ",ro,") != NULL;
+	*rest = c1;
+	return 1;
+}
+
+static int
+judge_bind(const struct dk_ctx *c, const char *s, struct dk_verdict *v)
+{
+	char src[PATH_MAX], spec[300];
+	const char *rest;
+	bool ro;
+	int rc = bind_parse(s, src, sizeof(src), &ro, &rest);
+
+	if (rc <= 0)
+		return rc ? bad_json(v, "a bind's source is too long") : 0;
 	snprintf(spec, sizeof(spec), "-v %s", s);
 	return judge_host_path(c, src, ro, spec, v);
 }
@@ -410,21 +425,17 @@ idmap_binds(struct dj *o, const struct dk_ctx *c, struct dk_verdict *v)
 	int err;
 
 	for (int i = 0; i < dj_count(b); i++) {
-		const char *s = dj_str(dj_at(b, i)), *c1 = s ? strchr(s, ':') : NULL;
-		char opts[256] = "", src[PATH_MAX];
+		const char *s = dj_str(dj_at(b, i)), *rest;
+		char src[PATH_MAX];
+		bool ro;
 
-		if (!c1 || s[0] != '/' || (size_t)(c1 - s) >= sizeof(src))
-			continue; /* a volume's name (judge_bind judged the rest) */
-		if (strchr(c1 + 1, ':'))
-			snprintf(opts, sizeof(opts), ",%s,", strchr(c1 + 1, ':') + 1);
-		if (strstr(opts, ",ro,"))
+		/* (a volume's name, read-only: as judge_bind judged them) */
+		if (!s || bind_parse(s, src, sizeof(src), &ro, &rest) <= 0 || ro)
 			continue;
-		memcpy(src, s, (size_t)(c1 - s));
-		src[c1 - s] = 0;
 		snprintf(spec, sizeof(spec), "-v %s", s);
 		if (idmap_one(c, src, spec, point, sizeof(point), v))
 			return -EPERM;
-		if (asprintf(&nb, "%s%s", point, c1) < 0) {
+		if (asprintf(&nb, "%s%s", point, rest) < 0) {
 			dk_refuse(v, 500, "out of memory");
 			return -EPERM;
 		}
