@@ -18,7 +18,7 @@ libevent-dev libc-ares-dev libjansson-dev libssl-dev scdoc"
 # make deb (dpkg-buildpackage, debhelper) and its test (lintian, man, completion, logrotate)
 PACKAGE="build-essential dpkg-dev debhelper fakeroot lintian man-db bash-completion zsh logrotate"
 TEST="libcmocka-dev libclang-rt-14-dev iproute2 python3 curl dnsmasq-base publicsuffix
-socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo nftables
+socat netcat-openbsd tcpdump dnsutils util-linux procps nodejs openssl dbus sudo pkexec nftables
 git python3-pip golang-go default-jdk-headless squid busybox-static python3-yaml
 python3-kubernetes python3-requests"
 # (golang-go, default-jdk-headless: Go's and Java's own TLS clients for the
@@ -26,7 +26,8 @@ python3-kubernetes python3-requests"
 # with python3-requests; squid, with basic_ncsa_auth: the
 # corporate proxy of upstream.sh, and a peer of the benchmark;
 # busybox-static: the userland of dist.sh's root, which holds nothing else
-# but the release binary and glibc)
+# but the release binary and glibc; pkexec (and polkitd): a route to root
+# cisudo.sh shows the job cannot take)
 BENCH="nginx wrk trafficserver tinyproxy haproxy dante-server microsocks
 mitmproxy hyperfine linux-perf valgrind"
 

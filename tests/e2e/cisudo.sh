@@ -10,7 +10,10 @@
 #             a download from an allowed host, a denied one, /etc/hosts, a
 #             service that outlives the command, -E/-u/-s/-i, and every
 #             root escape of sudo.sh tried through it, by every route
-#             (sudo -s, su, -i, sh -c, env, chroot, nsenter), refused, with
+#             (sudo -s, su, -i, sh -c, env, chroot, nsenter), refused, and
+#             pkexec, which a polkit rule lets the job user run as root
+#             before the action (the control: its curl is seen), refused
+#             after it (its system bus is out of reach), with
 #             nothing at the leak sensor; the kernel's knobs through other
 #             mounts of their filesystems, sudo.sh's pseudofs (pfs.sh: a
 #             second procfs, binds of /proc and /proc/sys, a second sysfs,
@@ -43,6 +46,12 @@
 # host's; kfprobe.py's --netns refuses to try anything elsewhere. The
 # network, names and servers are audit.sh's (audit_net.sh): a.example.test
 # 203.0.113.10 (HTTP :80), blocked.test; the leak sensor on the veth.
+# pkexec's system bus is a dbus-daemon --system and a polkitd of this
+# suite's, on a directory bind-mounted over /run/dbus (made, and removed
+# at exit, where the host has none), with a rule for the job user alone on
+# a directory bound over /etc/polkit-1/rules.d, both in this suite's mount
+# namespace; without pkexec or polkitd (install-deps.sh installs them) the
+# route is skipped, saying so.
 
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +65,10 @@ JU=egrsu$$		# the job user
 GH_DENIED=203.0.113.21	# what the steps' denied requests would reach
 RAW_DST=198.51.100.77	# the probes' ICMP echo from inside: never seen
 RAW_CTL=198.51.100.78	# ... and from the allow-mode control: seen
+PK_CTL=198.51.100.79	# pkexec's curl before the action: seen
+PK_DST=198.51.100.80	# ... and after it: never seen
+PK_ON=0			# pkexec and a polkitd of ours are there (polkit_start)
+PK_RUNDBUS=0		# /run/dbus was made here (removed at exit)
 SUDOERS=/etc/sudoers.d/egr-e2e-$$
 ESCAPES="mount_cgroup2 fsopen open_tree newmount_proc fspick open_tree_attr mount_setattr move_mount
 proc_outside_root_cgroup bpf unshare_net unshare_user nsenter setns insmod delete_module kexec nft
@@ -66,6 +79,9 @@ eval "cisudo_$(declare -f e2e_cleanup)"
 e2e_cleanup() {
 	ghjob_cleanup
 	mountpoint -q /etc/hosts && umount /etc/hosts
+	mountpoint -q /run/dbus && umount -l /run/dbus
+	[ "$PK_RUNDBUS" = 1 ] && rmdir /run/dbus
+	mountpoint -q /etc/polkit-1/rules.d && umount -l /etc/polkit-1/rules.d
 	cisudo_e2e_cleanup
 }
 
@@ -82,6 +98,42 @@ cisudo_setup() {
 	sleep 600 &
 	OUTSIDE=$!
 	PIDS+=("$OUTSIDE")
+	polkit_start
+}
+
+# polkit_start: a system bus and a polkitd of this suite's (see the top),
+# with a rule that lets the job user pkexec anything, as root, without a
+# password; PK_ON=1 once polkitd owns its name on that bus
+polkit_start() {
+	local pkd i
+	command -v pkexec >/dev/null || { note "pkexec is not installed: that route is not tried"; return 0; }
+	for pkd in /usr/lib/polkit-1/polkitd /usr/libexec/polkitd ''; do [ -x "$pkd" ] && break; done
+	[ -n "$pkd" ] && [ -d /etc/polkit-1/rules.d ] ||
+		{ note "polkitd is not installed: the pkexec route is not tried"; return 0; }
+	mkdir -m 0755 "$W/pk" "$W/pk/dbus" "$W/pk/rules" || return 1
+	cat >"$W/pk/rules/10-egr-e2e.rules" <<EOF
+polkit.addRule(function(action, subject) {
+	if (action.id == "org.freedesktop.policykit.exec" && subject.user == "$JU")
+		return polkit.Result.YES;
+});
+EOF
+	chmod 0644 "$W/pk/rules/10-egr-e2e.rules"
+	if [ ! -e /run/dbus ]; then
+		mkdir -m 0755 /run/dbus && PK_RUNDBUS=1 || return 1
+	fi
+	mount --bind "$W/pk/dbus" /run/dbus && mount --bind "$W/pk/rules" /etc/polkit-1/rules.d || return 1
+	dbus-daemon --system --nofork --nopidfile >"$W/pk/dbus.out" 2>&1 &
+	PIDS+=($!)
+	for i in $(seq 100); do [ -S /run/dbus/system_bus_socket ] && break; sleep 0.05; done
+	"$pkd" --no-debug >"$W/pk/polkitd.out" 2>&1 &
+	PIDS+=($!)
+	for i in $(seq 100); do
+		dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
+			string:org.freedesktop.PolicyKit1 2>/dev/null | grep -q 'boolean true' && { PK_ON=1; return 0; }
+		sleep 0.1
+	done
+	echo "polkitd did not take its name: $(head -c 300 "$W/pk/polkitd.out" "$W/pk/dbus.out" | tr '\n' '|')"
+	return 1
 }
 
 tcg() { echo "$CGROOT/egr-e2e-$$-$1"; }
@@ -140,6 +192,10 @@ test_confined() {
 	port=$(in_sbx cat "$knob")
 	hostport=$(cat "$knob")
 	echo "rec ctl.sudo sudo -n id -u" >"$W/$t.before"
+	if [ "$PK_ON" = 1 ]; then
+		echo "rec ctl.pkexec pkexec id -u" >>"$W/$t.before"
+		echo "rec ctl.pkexec_curl pkexec curl -s -o /dev/null -m 3 http://$PK_CTL/" >>"$W/$t.before"
+	fi
 	if [ ${#PFS[@]} -gt 0 ]; then
 		{
 			pfs_step ctl.pfs conf-pfs-ctl.out
@@ -194,10 +250,14 @@ rec in_state sudo sh -c "echo pid=1 >>$SDIR/state"
 EOF
 		echo "$STATE_TRIES"
 		[ ${#PFS[@]} -gt 0 ] && pfs_step pfs conf-pfs.out
+		if [ "$PK_ON" = 1 ]; then
+			echo "rec pkexec pkexec id -u"
+			echo "rec pkexec_curl pkexec curl -s -o /dev/null -m 3 http://$PK_DST/"
+		fi
 	} >"$W/$t.steps"
 	echo "rec after.sudo /usr/bin/sudo -n id -u" >"$W/$t.after"
 	local base
-	base=$(sensor_now "ip and src host 198.18.0.2 and not udp and not dst host 203.0.113.10 and not dst host 198.18.0.1")
+	base=$(sensor_now "ip and src host 198.18.0.2 and not udp and not dst host 203.0.113.10 and not dst host 198.18.0.1 and not dst host $PK_CTL")
 	gh_job "$t" "INPUT_MODE=block"
 	a_rec "$t.control.sudo_before" "$t" ctl.sudo 'rc=0 0$'
 	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
@@ -239,7 +299,13 @@ EOF
 	else
 		a_rec "$t.route.su_without_sudo" "$t" su_direct 'rc=[1-9][0-9]* '
 	fi
-	command -v pkexec >/dev/null || note "$t: pkexec is not installed (no polkit): that route is not tried"
+	if [ "$PK_ON" = 1 ]; then
+		a_rec "$t.control.pkexec_is_root" "$t" ctl.pkexec 'rc=0 0$'
+		sensor_saw "$t.control.pkexec_curl_seen" "tcp and dst host $PK_CTL"
+		a_rec "$t.route.pkexec_refused" "$t" pkexec 'rc=[1-9][0-9]* .*authority: Could not connect: Operation not permitted'
+		a_rec "$t.route.pkexec_curl_refused" "$t" pkexec_curl 'rc=[1-9][0-9]* '
+		sensor_none "$t.route.pkexec_curl_not_seen" "dst host $PK_DST"
+	fi
 	# the escapes of sudo.sh, through the job's sudo
 	read_probe "$RW/conf-probe.out"
 	a_worked "$t.escapes.is_root" uid
@@ -274,7 +340,7 @@ EOF
 	a_rec "$t.inside.kill_daemon" "$t" in_kill 'rc=[1-9][0-9]* .*No such process'
 	a_rec "$t.inside.state" "$t" in_state 'rc=[1-9][0-9]* '
 	a_state_safe "$t"
-	sensor_none_since "$t.nothing_leaked" "$base" "ip and src host 198.18.0.2 and not udp and not dst host 203.0.113.10 and not dst host 198.18.0.1"
+	sensor_none_since "$t.nothing_leaked" "$base" "ip and src host 198.18.0.2 and not udp and not dst host 203.0.113.10 and not dst host 198.18.0.1 and not dst host $PK_CTL"
 	# the post step: everything back
 	a_grep "$t.post.exit" "$W/$t.step" '^post 0$'
 	a_rec "$t.restored" "$t" after.sudo 'rc=0 0$'
@@ -369,4 +435,4 @@ test_unconfined() {
 
 ALL_TESTS="unconfined confined disable allow"
 
-suite_main cisudo.sh cisudo_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo visudo useradd userdel chroot" "$@"
+suite_main cisudo.sh cisudo_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout node sudo visudo useradd userdel chroot dbus-daemon dbus-send" "$@"
