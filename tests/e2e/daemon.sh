@@ -1558,7 +1558,7 @@ EOF
 	# race.sh DIR KIND ADDR: made, joined, and at once a connect (to port
 	# 80) or a sendto (port 5353); says "refused ERRNO", "connected", "sent"
 	cat >"$W/$t.race.sh" <<'EOF'
-mkdir "$1" && echo $$ >"$1/cgroup.procs" || exit 1
+mkdir -p "$1" && echo $$ >"$1/cgroup.procs" || exit 1
 exec python3 -c 'import socket, sys
 kind, addr = sys.argv[1], sys.argv[2]
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
@@ -1642,6 +1642,31 @@ EOF
 	race free-1 tcp
 	sensor_sync
 	a_val "$t.detach.free" "SYNs of a cgroup made after the detach" "$(($(sensor_count "$syn") - base_t))" '^[1-9][0-9]*$'
+	# a root not made yet (a slice systemd makes with its first unit):
+	# its nearest ancestor is held for it, so the first cgroup made with
+	# it is held from its mkdir (before, nothing held it until the walk
+	# of the next second); beside the way to it, the default does not
+	# reach: let go
+	mkcg "$t-l"
+	root=$(tcg "$t-l")
+	cat >"$W/$t.l.json" <<EOF
+{"default": "deny", "targets": [
+  {"name": "late", "cgroup": "$root/late/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	dstart "$t-l" --config "$W/$t.l.json" || return 0
+	a_grep "$t.late.held" "$W/$t-l.dout" "selectors: $(re "$root/late") is not made yet: $(re "$root") is held for it"
+	base_t=$(sensor_now "$syn")
+	race late/job-1 tcp
+	wait_secs 30 grep -qs "target late:.*attached to $(re "$root/late/job-1")" "$W/$t-l.dout"
+	a_grep "$t.late.attached" "$W/$t-l.dout" "target late:.*attached to $(re "$root/late/job-1")"
+	a_grep "$t.late.refused" "$W/$t/late_job-1.out" '^refused Operation not permitted$'
+	sensor_none_since "$t.late.sensor" "$base_t" "$syn"
+	race beside tcp
+	a_grep "$t.late.beside_let_go" "$W/$t/beside.out" '^connected$'
+	"$EGRESSCTL" detach --control "$W/$t-l.ctl" --all >"$W/$t.l.detach" 2>&1
+	a_val "$t.late.detach" "detach --all" "$?" 0
+	dstop
 }
 
 # ======================================================================

@@ -333,8 +333,29 @@ self_below(struct daemon *dm, const char *path)
 	return below(dm->self_cg, path);
 }
 
-/* One cgroup below a root, as it is now: a target, a directory to watch
- * and walk, or the default's. */
+static void root_of(const char *mnt, const char *glob, char *out, size_t len);
+static void hold_root_for(struct daemon *dm, const char *root, char *out, size_t len);
+
+/* Is path at or below a selector's root? (Above one, on the way to it
+ * from the hold of its nearest ancestor, the default does not apply.) */
+static bool
+below_a_root(struct daemon *dm, const char *path)
+{
+	for (int i = 0; i < dm->cfg.n; i++) {
+		char root[PATH_MAX];
+
+		if (!dm->cfg.specs[i].selector)
+			continue;
+		root_of(dm->mnt, dm->cfg.specs[i].what, root, sizeof(root));
+		if (root[0] && below(path, root))
+			return true;
+	}
+	return false;
+}
+
+/* One cgroup below a hold's root, as it is now: a target, a directory to
+ * watch and walk, or the default's (or, off the way to a selector's root
+ * not made yet, let go). */
 static void
 sel_look(struct daemon *dm, const char *path, int depth)
 {
@@ -364,6 +385,8 @@ sel_look(struct daemon *dm, const char *path, int depth)
 		 * target: what is beside it below path still may be */
 		best = DSEL_BELOW;
 	}
+	if (best == DSEL_NONE && sel == SEL_DEFAULT_DENY && !below_a_root(dm, path))
+		sel = SEL_UNCONFINED; /* beside the way to a root: no selector's */
 	if (best == DSEL_MATCH || (best == DSEL_NONE && sel == SEL_DEFAULT_DENY)) {
 		TAILQ_FOREACH(dt, &dm->targets, entry)
 		if (dt->cgpath[0] && below(dt->cgpath, path)) {
@@ -434,8 +457,17 @@ sel_discover(struct daemon *dm)
 		if (!dm->cfg.specs[i].selector)
 			continue;
 		root_of(dm->mnt, dm->cfg.specs[i].what, root, sizeof(root));
-		if (stat(root, &st) || !S_ISDIR(st.st_mode))
-			continue; /* the tick looks again */
+		if (stat(root, &st) || !S_ISDIR(st.st_mode)) {
+			char held[PATH_MAX];
+
+			/* the way to it, from its hold's root: watched, so
+			 * that it is looked at as it is made */
+			hold_root_for(dm, root, held, sizeof(held));
+			if (stat(held, &st) || !S_ISDIR(st.st_mode))
+				continue; /* the tick looks again */
+			sel_look(dm, held, 0);
+			continue;
+		}
 		sel_look(dm, root, 0);
 	}
 	/* a hold taken over keeps what the walk passed again: the rest is an
@@ -468,6 +500,37 @@ hold_drop(struct daemon *dm, int i, const char *why)
 	dm->nholds--;
 }
 
+/* Where a selector's root is held: under the deepest hold at or above it
+ * already; else at the root, or, while the root is not made yet, at its
+ * nearest ancestor that is (a slice systemd makes with its first unit, a
+ * runtime's parent made with its first container), so that a cgroup made
+ * with the root is held from its mkdir too. A hold stays where it was made
+ * while its cgroup does: the root made later is below it, a directory the
+ * walk passes on its way. */
+static void
+hold_root_for(struct daemon *dm, const char *root, char *out, size_t len)
+{
+	size_t best = 0, mlen = strlen(dm->mnt);
+	struct stat st;
+
+	for (int i = 0; i < dm->nholds; i++) {
+		const char *r = hold_root(dm->holds[i]);
+
+		if (below(root, r) && strlen(r) > best &&
+		    cgroup_id_of(r) == hold_root_id(dm->holds[i])) {
+			snprintf(out, len, "%s", r);
+			best = strlen(r);
+		}
+	}
+	if (best)
+		return;
+	snprintf(out, len, "%s", root);
+	while (strlen(out) > mlen && (stat(out, &st) || !S_ISDIR(st.st_mode)))
+		*strrchr(out, '/') = 0;
+	if (strlen(out) < mlen)
+		snprintf(out, len, "%s", dm->mnt);
+}
+
 int
 sel_hold_roots(struct daemon *dm, char *errbuf, size_t errlen)
 {
@@ -475,12 +538,15 @@ sel_hold_roots(struct daemon *dm, char *errbuf, size_t errlen)
 	int nroots = 0, err = 0;
 
 	for (int i = 0; i < dm->cfg.n; i++) {
-		char root[PATH_MAX];
+		char root[PATH_MAX], sroot[PATH_MAX];
 		int k;
 
 		if (!dm->cfg.specs[i].selector)
 			continue;
-		root_of(dm->mnt, dm->cfg.specs[i].what, root, sizeof(root));
+		root_of(dm->mnt, dm->cfg.specs[i].what, sroot, sizeof(sroot));
+		if (!sroot[0])
+			continue;
+		hold_root_for(dm, sroot, root, sizeof(root));
 		for (k = 0; k < nroots && strcmp(roots[k], root); k++)
 			;
 		if (k < nroots || !root[0])
@@ -515,7 +581,7 @@ sel_hold_roots(struct daemon *dm, char *errbuf, size_t errlen)
 		for (i = 0; i < dm->nholds && strcmp(hold_root(dm->holds[i]), roots[k]); i++)
 			;
 		if (i < dm->nholds || stat(roots[k], &st) || !S_ISDIR(st.st_mode))
-			continue; /* held, or not made yet: the tick looks again */
+			continue; /* held, or gone meanwhile: the tick looks again */
 		h = hold_open(roots[k], &fresh, errbuf, errlen);
 		if (!h) {
 			err = -EINVAL;
@@ -531,6 +597,17 @@ sel_hold_roots(struct daemon *dm, char *errbuf, size_t errlen)
 			  fresh ? "the cgroups below it now go on as they were; one made later can "
 				  "do nothing on the network until it is confined or let go"
 				: "took over its pinned hold");
+		for (int s = 0; s < dm->cfg.n; s++) {
+			char sroot[PATH_MAX];
+
+			if (!dm->cfg.specs[s].selector)
+				continue;
+			root_of(dm->mnt, dm->cfg.specs[s].what, sroot, sizeof(sroot));
+			if (strcmp(sroot, roots[k]) && below(sroot, roots[k]) &&
+			    (stat(sroot, &st) || !S_ISDIR(st.st_mode)))
+				log_warnx("selectors: %s is not made yet: %s is held for it", sroot,
+					  roots[k]);
+		}
 	}
 	return err;
 }
