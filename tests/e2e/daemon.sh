@@ -29,6 +29,15 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
+. "$(dirname "$0")/sd.sh" # units: a systemd of the test's own (sd_boot, sd_in, sd_down)
+SD=$W/sd
+SD_CG=$(cgroup2_mount)/egr-e2e-$$-sd
+
+eval "daemon_$(declare -f e2e_cleanup)"
+e2e_cleanup() {
+	sd_down
+	daemon_e2e_cleanup
+}
 # the test servers keep an idle connection 150 s, not 15: revoke's TLS
 # tunnel must still be open at its second reload, which a loaded machine
 # reached after more than 15 s (the server had closed it: eof)
@@ -1508,6 +1517,86 @@ PYEOF
 # The daemon's own cgroup (its pod, as a DaemonSet) is never a target,
 # even when a selector matches it: what is beside it still is.
 # ======================================================================
+# ======================================================================
+# Units by pattern: "unit": "egr-ci-*.service" selects the cgroups systemd
+# makes for such units in system.slice, and with "slice" in another slice
+# (egr-jobs.slice: /egr.slice/egr-jobs.slice). The daemon runs as a
+# service of a systemd of the test's own (sd.sh: its cgroup2 root is a
+# cgroup of the test's, as the host's is on a real machine), and units
+# are started by systemd-run in the test's network namespace, as nobody.
+# A unit no pattern matches gets the default (unconfined here: the
+# control, it reaches an address nothing allows, seen at the sensor); a
+# matching unit is held from its cgroup's mkdir (a connection in its
+# first instant does not leave) and then gets its selector's policy, the
+# other's not; nothing of them reaches the sensor.
+# ======================================================================
+
+# sd_unit NAME SLICE SCRIPT [ARGS]: SCRIPT (sh -c) as the service NAME of
+# the test's systemd, in SLICE ("" for system.slice), as nobody, in the
+# test's network namespace; its output in $W/units/NAME.out
+sd_unit() {
+	local name=$1 slice=$2
+	shift 2
+	sd_in systemd-run --quiet --unit="$name" ${slice:+--slice="$slice"} -p DefaultDependencies=no \
+		-p NetworkNamespacePath="$SD/net" --uid=65534 --gid=65534 \
+		-p StandardOutput="file:$W/units/$name.out" -p StandardError="file:$W/units/$name.err" \
+		sh -c "$@"
+}
+
+test_units() {
+	local t=units base curls
+	[ -x /lib/systemd/systemd ] && command -v systemd-run >/dev/null ||
+		{ note "$t: no systemd here: skipped"; return 0; }
+	have_egr || return 0
+	sd_boot >"$W/$t.setup" 2>&1 || { fail "$t.setup" "$(tail -c 600 "$W/$t.setup" | tr '\n' '|')"; return 0; }
+	mkdir -m 0755 "$W/$t"
+	cat >"$W/$t.json" <<EOF
+{"default": "unconfined", "control": "$W/$t.ctl", "targets": [
+  {"name": "ci", "unit": "egr-ci-*.service", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.ci.jlog"},
+  {"name": "jobs", "unit": "egr-b-*.service", "slice": "egr-jobs.slice", "allow": ["b.example.test"], "dns_upstream": "$INET_DNS"}
+]}
+EOF
+	sd_in systemd-run --quiet --unit=egr-e2e-egressctl -p DefaultDependencies=no \
+		-p NetworkNamespacePath="$SD/net" -p StandardOutput="append:$W/$t.dout" \
+		-p StandardError="append:$W/$t.dout" "$EGRESSCTL" daemon --config "$W/$t.json" \
+		>"$W/$t.run" 2>&1
+	if ! wait_secs 20 d_ready "$W/$t.dout" 0; then
+		fail "$t.daemon_ready" "$(tail -c 600 "$W/$t.run" "$W/$t.dout" | tr '\n' '|')"
+		sd_down
+		return 0
+	fi
+	a_grep "$t.selectors" "$W/$t.dout" 'ready:'
+	# the control: a unit no pattern matches is the default's, unconfined
+	sd_unit egr-other-1 "" "curl -s -o /dev/null -m 5 -w 'x %{http_code}\n' --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t-ctl"
+	wait_secs 15 grep -qs '^x ' "$W/$t/egr-other-1.out"
+	a_eq "$t.control.reached" "the other unit's code" "$(codes "$W/$t/egr-other-1.out")" "x 200 "
+	sensor_saw "$t.control.sensor" "dst host $A_BLOCKED and tcp dst port 80"
+	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
+	# each matching unit tries the address at once (held: not attached
+	# yet), then waits for the test's go, then tries both names and it
+	curls="curl -s -o /dev/null -m 3 -w 'race %{http_code}\n' --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t-race
+while [ ! -e $W/$t/go ]; do sleep 0.1; done
+for h in a b; do curl -s -o /dev/null -m 5 -w \"\$h %{http_code}\n\" http://\$h.example.test/$t; done
+curl -s -o /dev/null -m 5 -w 'x %{http_code}\n' --noproxy '*' --resolve blocked.test:80:$A_BLOCKED http://blocked.test/$t"
+	sd_unit egr-ci-1 "" "$curls"
+	sd_unit egr-b-1 egr-jobs.slice "$curls"
+	wait_secs 30 grep -qs "target ci:.*attached to .*/system\.slice/egr-ci-1\.service" "$W/$t.dout"
+	wait_secs 30 grep -qs "target jobs:.*attached to .*/egr\.slice/egr-jobs\.slice/egr-b-1\.service" "$W/$t.dout"
+	a_grep "$t.ci.attached" "$W/$t.dout" "target ci:.*attached to /sys/fs/cgroup/system\.slice/egr-ci-1\.service"
+	a_grep "$t.jobs.attached" "$W/$t.dout" "target jobs:.*attached to /sys/fs/cgroup/egr\.slice/egr-jobs\.slice/egr-b-1\.service"
+	touch "$W/$t/go"
+	wait_secs 30 grep -qs '^x ' "$W/$t/egr-ci-1.out"
+	wait_secs 30 grep -qs '^x ' "$W/$t/egr-b-1.out"
+	a_val "$t.ci.codes" "egr-ci-1's codes" "$(codes "$W/$t/egr-ci-1.out")" '^race 000 a 200 b 000 x (000|403) $'
+	a_val "$t.jobs.codes" "egr-b-1's codes" "$(codes "$W/$t/egr-b-1.out")" '^race 000 a 000 b 200 x (000|403) $'
+	a_jlog "$t.ci.log" "$W/$t.ci.jlog" decision=deny host=b.example.test
+	sensor_none_since "$t.sensor" "$base" "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0"
+	"$EGRESSCTL" detach --control "$W/$t.ctl" --all >"$W/$t.detach" 2>&1
+	a_val "$t.detach" "detach --all" "$?" 0
+	sd_in systemctl stop egr-e2e-egressctl >/dev/null 2>&1
+	sd_down
+}
+
 test_selector_self() {
 	local t=selself root
 	mkcg "$t"
@@ -1751,6 +1840,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="policy_dir selectors selector_self selector_race metrics metrics_limits reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control follow_idle kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors units selector_self selector_race metrics metrics_limits reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control follow_idle kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

@@ -48,6 +48,7 @@ set -u
 e2e_reexec --mntns "$@"
 . "$(dirname "$0")/audit_net.sh"
 . "$(dirname "$0")/dockerd.sh" # DOCKER DK SOCK ROOTSOCK IMAGE GW DPARENT, dockerd_start, http
+. "$(dirname "$0")/sd.sh"      # SD_CG's systemd: sd_boot, sd_in, sd_down
 
 ALL_TESTS="control mntns run host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
@@ -160,6 +161,7 @@ e2e_cleanup() {
 	dockerd_stop
 	[ -n "$P_PID" ] && kill -KILL "$P_PID" 2>/dev/null
 	[ -n "$S_PID" ] && kill -KILL "$S_PID" 2>/dev/null
+	sd_job_down
 	sd_down
 	if [ -d "$PM/root" ]; then
 		pm rm -af -t 0 >/dev/null 2>&1
@@ -932,40 +934,14 @@ $(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
 # the allowed name answers, the denied address gets 403, nothing reaches
 # the sensor.
 # ======================================================================
-sd_down() {
-	[ -d "$SD_CG" ] || return 0
-	# (TERM first: bash says nothing of a background job that TERM ends)
-	[ -n "$SD_JOBPID" ] && kill -TERM "$SD_JOBPID" 2>/dev/null
-	echo 1 >"$SD_CG/cgroup.kill" 2>/dev/null
-	wait_secs 10 grep -qs '^populated 0$' "$SD_CG/cgroup.events"
-	find "$SD_CG" -depth -type d -exec rmdir {} \; 2>/dev/null
-}
+# (TERM first: bash says nothing of a background job that TERM ends)
+sd_job_down() { [ -n "$SD_JOBPID" ] && kill -TERM "$SD_JOBPID" 2>/dev/null; }
 
 # sd_root ARGS...: root's docker on the systemd dockerd's own socket
 sd_root() { timeout -k 5 120 nsenter --net="$NS_SBX" "$DOCKER" -H "unix://$SDROOTSOCK" "$@"; }
 
-# sd_in ARGS...: a command in that systemd's mount and PID namespaces
-sd_in() { nsenter -t "$(head -1 "$SD_CG/init.scope/cgroup.procs" 2>/dev/null)" -m -p "$@"; }
-sd_running() { [ "$(sd_in systemctl is-system-running 2>/dev/null)" = running ]; }
-
 sd_setup() {
-	mkdir -p "$SD/root" && mkdir -m 0700 "$SD/own" && touch "$SD/net" && mkdir "$SD_CG" || return 1
-	cat >"$SD/init.sh" <<EOF
-#!/bin/sh
-set -e
-mount --make-rprivate /
-mount --bind $NS_SBX $SD/net
-mount -t proc proc /proc
-mount -t tmpfs tmpfs /run
-mkdir -p /run/systemd/system
-printf '[Unit]\nDefaultDependencies=no\n' >/run/systemd/system/egr.target
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
-for d in /etc/systemd/system /lib/systemd/system /lib/systemd/system-generators; do
-	mount -t tmpfs tmpfs \$d
-done
-export container=egr-e2e
-exec /lib/systemd/systemd --system --unit=egr.target --log-target=null
-EOF
+	mkdir -p "$SD/root" && mkdir -m 0700 "$SD/own" || return 1
 	cat >"$SD/dockerd.sh" <<EOF
 #!/bin/sh
 exec nsenter --net=$SD/net /usr/sbin/dockerd --config-file $DK/daemon.json \\
@@ -974,14 +950,11 @@ exec nsenter --net=$SD/net /usr/sbin/dockerd --config-file $DK/daemon.json \\
 	--userland-proxy=false --dns $INET_DNS --exec-opt native.cgroupdriver=systemd \\
 	>$SD/dockerd.log 2>&1
 EOF
-	chmod +x "$SD/init.sh" "$SD/dockerd.sh" || return 1
+	chmod +x "$SD/dockerd.sh" || return 1
 	ip -n "$SBX" link add egrsd0 type bridge && ip -n "$SBX" addr add "$SD_GW/24" dev egrsd0 &&
 		ip -n "$SBX" link set egrsd0 up && ip -n "$INET" route add 198.19.9.0/24 via 198.18.0.2 ||
 		return 1
-	# (not a job of the suite's shell: sd_down ends it by its cgroup)
-	(sh -c 'echo $$ >"$0/cgroup.procs" && exec unshare --cgroup --pid --mount --fork --kill-child "$1"' \
-		"$SD_CG" "$SD/init.sh" >"$SD/init.out" 2>&1 &)
-	wait_secs 20 sd_running || { echo "systemd did not come up: $(tail -3 "$SD/init.out")"; return 1; }
+	sd_boot || return 1
 	sd_in systemd-run --quiet --unit=egr-e2e-dockerd -p DefaultDependencies=no -p Delegate=yes \
 		"$SD/dockerd.sh" >"$SD/run.out" 2>&1 || { echo "systemd-run: $(tail -3 "$SD/run.out")"; return 1; }
 	wait_secs 30 sh -c "[ -S '$SDSOCK' ] && [ -s '$SD/docker.pid' ]" &&

@@ -58,6 +58,39 @@ static const struct cfg_case cfg_cases[] = {
 	{"no-kind", "{\"targets\":[{\"allow\":[\"a.test\"]}]}", "targets[0]: name exactly one of",
 	 0},
 	{"bad-pid", "{\"targets\":[{\"pid\":\"x\"}]}", "targets[0].pid: expected a process id", 0},
+	/* a "unit" with a glob is a selector of units in a slice */
+	{"unit-pattern",
+	 "{\"targets\":[{\"unit\":\"ci-*.service\",\"allow\":[\"a.test\"]}],\"default\":\"deny\"}",
+	 NULL, 1},
+	{"unit-pattern-needs-default", "{\"targets\":[{\"unit\":\"ci-*.service\"}]}",
+	 "default: required with selectors", 0},
+	{"unit-pattern-no-type", "{\"targets\":[{\"unit\":\"ci-*\"}],\"default\":\"deny\"}",
+	 "targets[0].unit: ci-*: a pattern of unit names, ending in .service, .scope or .slice", 0},
+	{"unit-pattern-glob-type", "{\"targets\":[{\"unit\":\"ci.serv*\"}],\"default\":\"deny\"}",
+	 "a pattern of unit names", 0},
+	{"unit-pattern-path",
+	 "{\"targets\":[{\"unit\":\"a.slice/ci-*.service\"}],\"default\":\"deny\"}",
+	 "a pattern of unit names", 0},
+	{"unit-slice-not-slice",
+	 "{\"targets\":[{\"unit\":\"ci-*.service\",\"slice\":\"ci.service\"}],\"default\":"
+	 "\"deny\"}",
+	 "targets[0].slice: expected the name of a slice", 0},
+	{"unit-slice-path",
+	 "{\"targets\":[{\"unit\":\"ci-*.service\",\"slice\":\"/a.slice\"}],\"default\":"
+	 "\"deny\"}",
+	 "targets[0].slice: expected the name of a slice", 0},
+	{"unit-slice-glob",
+	 "{\"targets\":[{\"unit\":\"ci-*.service\",\"slice\":\"c*.slice\"}],\"default\":"
+	 "\"deny\"}",
+	 "targets[0].slice: expected the name of a slice", 0},
+	{"unit-slice-dashes",
+	 "{\"targets\":[{\"unit\":\"ci-*.service\",\"slice\":\"a--b.slice\"}],\"default\":"
+	 "\"deny\"}",
+	 "targets[0].slice: expected the name of a slice", 0},
+	{"slice-without-pattern", "{\"targets\":[{\"unit\":\"r.service\",\"slice\":\"a.slice\"}]}",
+	 "targets[0].slice: only with a pattern of units", 0},
+	{"slice-on-cgroup", "{\"targets\":[{\"cgroup\":\"a\",\"slice\":\"a.slice\"}]}",
+	 "targets[0].slice: only with a pattern of units", 0},
 	{"bad-rule-place",
 	 "{\"targets\":[{\"cgroup\":\"a\"},{\"cgroup\":\"b\",\"allow\":[\"a.test\",\"b.test\","
 	 "\"c.test\",\"*\"]}]}",
@@ -212,6 +245,57 @@ test_values(void **state)
 	assert_int_equal(s->o.rules[2].action, POLICY_DENY);
 	assert_string_equal(cfg.control, DCONFIG_CONTROL);
 	dconfig_free(&cfg);
+}
+
+/* A "unit" glob: the glob of the cgroups systemd makes for such units in
+ * their slice (system.slice unless "slice" says; a slice's path is its
+ * name's dash-separated parents); the pattern kept as written. */
+static void
+test_unit_selector(void **state)
+{
+	static const struct {
+		const char *slice; /* NULL: no key */
+		const char *glob;
+	} cases[] = {
+		{NULL, "/system.slice/ci-*.service"},
+		{"ci.slice", "/ci.slice/ci-*.service"},
+		{"a-b-c.slice", "/a.slice/a-b.slice/a-b-c.slice/ci-*.service"},
+		{"-.slice", "/ci-*.service"},
+		{"user-1000.slice", "/user.slice/user-1000.slice/ci-*.service"},
+	};
+	char json[300], errbuf[600];
+	struct dconfig cfg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *path, slice[64] = "";
+
+		if (cases[i].slice)
+			snprintf(slice, sizeof(slice), ",\"slice\":\"%s\"", cases[i].slice);
+		snprintf(json, sizeof(json),
+			 "{\"targets\":[{\"unit\":\"ci-*.service\"%s,\"labels\":{\"k\":\"v*\"}}],"
+			 "\"default\":\"unconfined\"}",
+			 slice);
+		path = write_tmp(json);
+		errbuf[0] = 0;
+		if (dconfig_load(path, &cfg, errbuf, sizeof(errbuf)))
+			fail_msg("%s: %s", json, errbuf);
+		unlink(path);
+		free(path);
+		assert_true(cfg.specs[0].selector);
+		assert_int_equal(cfg.nselectors, 1);
+		assert_int_equal(cfg.specs[0].kind, DSPEC_UNIT);
+		assert_string_equal(cfg.specs[0].what, cases[i].glob);
+		assert_string_equal(cfg.specs[0].unit, "ci-*.service");
+		assert_non_null(cfg.specs[0].labels);
+		snprintf(json, sizeof(json), "%.*s7.service", (int)(strlen(cases[i].glob) - 9),
+			 cases[i].glob);
+		assert_int_equal(dsel_match(cfg.specs[0].what, json), DSEL_MATCH);
+		json[strlen(json) - 9] = 0; /* "/.../ci-" */
+		strcat(json, "7.scope");
+		assert_int_equal(dsel_match(cfg.specs[0].what, json), DSEL_NONE);
+		dconfig_free(&cfg);
+	}
 }
 
 /* policy_dir: "policy": NAME is <policy_dir>/NAME.json ("NAME.json" too);
@@ -400,7 +484,7 @@ main(void)
 		cmocka_unit_test(test_values),		cmocka_unit_test(test_policy_dir),
 		cmocka_unit_test(test_dsel_match),	cmocka_unit_test(test_oci),
 		cmocka_unit_test(test_docker_labels),	cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_contrib_example),
+		cmocka_unit_test(test_contrib_example), cmocka_unit_test(test_unit_selector),
 	};
 	int failed = RUN_TABLE("dconfig_load", cfg_cases, run_cfg);
 

@@ -137,8 +137,9 @@ set_key(struct dspec *s, const char *key, const json_t *v, char *num, size_t num
 
 		if (!s->selector || !json_is_object(v) || !json_object_size(v)) {
 			snprintf(errbuf, errlen, "%s.%s: %s", s->where, key,
-				 s->selector ? "expected an object of KEY: GLOB"
-					     : "only with a selector (a \"cgroup\" glob)");
+				 s->selector
+					 ? "expected an object of KEY: GLOB"
+					 : "only with a selector (a \"cgroup\" or \"unit\" glob)");
 			return -EINVAL;
 		}
 		json_object_foreach((json_t *)v, k, g) {
@@ -212,9 +213,87 @@ kind_key(enum dspec_kind k)
 	return k == DSPEC_CGROUP ? "cgroup" : k == DSPEC_UNIT ? "unit" : "pid";
 }
 
+/* A unit pattern's type: one that holds processes, or a slice of them. */
+static bool
+unit_suffix_ok(const char *pat)
+{
+	static const char *const types[] = {".service", ".scope", ".slice"};
+	size_t n = strlen(pat);
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		size_t k = strlen(types[i]);
+
+		if (n > k && !strcmp(pat + n - k, types[i]) && !strpbrk(pat + n - k, "*?["))
+			return true;
+	}
+	return false;
+}
+
+/* The cgroup path of systemd's slice name ("a-b.slice": /a.slice/a-b.slice,
+ * "-.slice": the root, ""), or -1 for a name that is not a slice's. */
+static int
+slice_path(const char *slice, char *out, size_t outlen)
+{
+	size_t n = strlen(slice), at = 0, len;
+
+	out[0] = 0;
+	if (!strcmp(slice, "-.slice"))
+		return 0;
+	if (n <= 6 || strcmp(slice + n - 6, ".slice") || slice[0] == '-' ||
+	    strspn(slice, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:_.\\-") !=
+		    n ||
+	    slice[n - 7] == '-' || strstr(slice, "--"))
+		return -1;
+	for (size_t i = 0; i <= n - 6; i++) {
+		if (i < n - 6 && slice[i] != '-')
+			continue;
+		len = (size_t)snprintf(out + at, outlen - at, "/%.*s.slice", (int)i, slice);
+		if (len >= outlen - at)
+			return -1;
+		at += len;
+	}
+	return 0;
+}
+
+/* "unit": a glob of unit names ("ci-*.service") in "slice" (default
+ * system.slice): a selector of the cgroups systemd makes for them, the
+ * glob <slice's path>/<pattern> into buf. */
+static int
+unit_selector(struct dspec *s, const json_t *t, const char *pat, char *buf, size_t buflen,
+	      char *errbuf, size_t errlen)
+{
+	const json_t *v = json_object_get(t, "slice");
+	const char *slice = v ? json_string_value(v) : "system.slice";
+	char path[PATH_MAX];
+
+	if (strchr(pat, '/') || !unit_suffix_ok(pat)) {
+		snprintf(errbuf, errlen,
+			 "%s.unit: %s: a pattern of unit names, ending in .service, .scope or "
+			 ".slice (\"ci-*.service\"; the slice apart, \"slice\")",
+			 s->where, pat);
+		return -EINVAL;
+	}
+	if (!slice || slice_path(slice, path, sizeof(path))) {
+		snprintf(errbuf, errlen,
+			 "%s.slice: expected the name of a slice (\"ci.slice\", "
+			 "\"system.slice\", \"-.slice\" for the root)",
+			 s->where);
+		return -EINVAL;
+	}
+	if ((size_t)snprintf(buf, buflen, "%s/%s", path, pat) >= buflen) {
+		snprintf(errbuf, errlen, "%s.unit: too long", s->where);
+		return -ENAMETOOLONG;
+	}
+	s->what = buf;
+	s->unit = pat;
+	s->selector = true;
+	return 0;
+}
+
 /* A target's kind and what from its "cgroup", "unit" or "pid" key. */
 static int
-set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *errbuf, size_t errlen)
+set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *globbuf,
+	 size_t globlen, char *errbuf, size_t errlen)
 {
 	int found = 0;
 
@@ -231,6 +310,11 @@ set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *er
 		    n == (double)(int)n) {
 			snprintf(pidbuf, pidlen, "%d", (int)n);
 			s->what = pidbuf;
+		} else if (k == DSPEC_UNIT && str && strpbrk(str, "*?[")) {
+			int err = unit_selector(s, t, str, globbuf, globlen, errbuf, errlen);
+
+			if (err)
+				return err;
 		} else if (k != DSPEC_PID && str && str[0]) {
 			s->what = str;
 			s->selector = k == DSPEC_CGROUP && strpbrk(str, "*?[");
@@ -252,6 +336,11 @@ set_kind(struct dspec *s, const json_t *t, char *pidbuf, size_t pidlen, char *er
 			 s->where);
 		return -EINVAL;
 	}
+	if (json_object_get(t, "slice") && !s->unit) {
+		snprintf(errbuf, errlen,
+			 "%s.slice: only with a pattern of units (a \"unit\" with *)", s->where);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -260,6 +349,7 @@ struct nums {
 	char pid[DCONFIG_MAX_TARGETS][16];
 	char val[DCONFIG_MAX_TARGETS][24][24];
 	char policy[DCONFIG_MAX_TARGETS][PATH_MAX]; /* <policy_dir>/NAME.json */
+	char glob[DCONFIG_MAX_TARGETS][PATH_MAX];   /* a unit pattern's cgroup glob */
 };
 
 /* A policy of policy_dir named: [A-Za-z0-9][A-Za-z0-9._-]*, as a
@@ -321,7 +411,8 @@ load_target(struct dconfig *c, json_t *t, int i, struct nums *nums, char *errbuf
 		snprintf(errbuf, errlen, "%s: expected an object", s->where);
 		return -EINVAL;
 	}
-	err = set_kind(s, t, nums->pid[i], sizeof(nums->pid[i]), errbuf, errlen);
+	err = set_kind(s, t, nums->pid[i], sizeof(nums->pid[i]), nums->glob[i],
+		       sizeof(nums->glob[i]), errbuf, errlen);
 	if (err)
 		return err;
 	v = json_object_get(t, "name");
@@ -331,7 +422,8 @@ load_target(struct dconfig *c, json_t *t, int i, struct nums *nums, char *errbuf
 		return -EINVAL;
 	}
 	json_object_foreach(t, key, v) {
-		if (!strcmp(key, "name") || !strcmp(key, kind_key(s->kind)))
+		if (!strcmp(key, "name") || !strcmp(key, kind_key(s->kind)) ||
+		    (s->unit && !strcmp(key, "slice")))
 			continue;
 		if (k == 24) {
 			snprintf(errbuf, errlen, "%s: too many keys", s->where);
@@ -497,7 +589,8 @@ dconfig_load(const char *path, struct dconfig *c, char *errbuf, size_t errlen)
 	}
 	if (!c->nselectors && c->dflt) {
 		snprintf(errbuf, errlen,
-			 "default: only with selectors (a \"cgroup\" with *, ? or [...])");
+			 "default: only with selectors (a \"cgroup\" or \"unit\" with *, ? or "
+			 "[...])");
 		err = -EINVAL;
 		goto fail;
 	}

@@ -35,8 +35,12 @@ struct dspec {
 	 * <policy_dir>/NAME.json); NULL for a policy named by its path */
 	const char *policy_name;
 	/* "cgroup": a glob (kubepods.slice/STAR/pod-STAR, STAR a '*'): a selector, not a
-	 * target; each cgroup it matches becomes one when it appears */
+	 * target; each cgroup it matches becomes one when it appears. A "unit"
+	 * with a glob (ci-STAR.service) is one too: what is then the glob of
+	 * the cgroups systemd makes for those units in its "slice", <slice's
+	 * path>/<unit>, and unit the pattern as written. */
 	bool selector;
+	const char *unit;
 	/* "annotations": {KEY: GLOB} of a selector: a cgroup it matches is
 	 * taken only if its container's OCI bundle has every KEY with a value
 	 * the GLOB matches (a json_t object of the config's; NULL: none) */
