@@ -70,6 +70,8 @@ dockerd_start() {
 	wait_secs 20 dk_root version >/dev/null 2>&1 || { echo "dockerd: $(tail -5 "$DK/dockerd.log")"; return 1; }
 	ip -n "$INET" route add 198.19.6.0/24 via 198.18.0.2 || return 1
 	cp /bin/busybox "$DK/rootfs/bin/busybox" || return 1
+	# a suite's static helpers (docker.sh: clients/pktsend.c), if it made them
+	[ -x "$DK/pktsend" ] && { cp "$DK/pktsend" "$DK/rootfs/bin/pktsend" || return 1; }
 	for i in sh nc nslookup cat echo head tail sleep printf mkfifo rm kill wget grep mkdir mount; do
 		ln -s busybox "$DK/rootfs/bin/$i"
 	done

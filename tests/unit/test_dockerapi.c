@@ -74,6 +74,12 @@ static const struct cls_case cls_cases[] = {
 	{"build-remote", "POST", "/build?remote=https://x.test/c.tar", NULL, -EPERM, DK_BUILD, "",
 	 "remote build context"},
 	{"build-semicolon", "POST", "/build?t=x;cgroupparent=/", NULL, -EPERM, DK_BUILD, "", "';'"},
+	{"build-net-host", "POST", "/build?networkmode=host", NULL, -EPERM, DK_BUILD, "",
+	 "docker build --network host is refused"},
+	{"build-net-container", "POST", "/build?networkmode=container%3Aabc", NULL, -EPERM,
+	 DK_BUILD, "", "docker build --network container:abc is refused"},
+	{"build-net-bridge", "POST", "/build?networkmode=default", NULL, 0, DK_BUILD, "", NULL},
+	{"build-net-named", "POST", "/build?networkmode=ci-net", NULL, 0, DK_BUILD, "", NULL},
 	{"build-form", "POST", "/build", "application/x-www-form-urlencoded", -EPERM, DK_BUILD, "",
 	 "form"},
 	{"build-multipart", "POST", "/build", "multipart/form-data; boundary=x", -EPERM, DK_BUILD,
@@ -331,6 +337,9 @@ static const struct body_case body_cases[] = {
 	{"cap-prefixed", DK_CREATE, "{\"HostConfig\":{\"CapAdd\":[\"cap_sys_admin\"]}}",
 	 "--cap-add SYS_ADMIN", NULL},
 	{"cap-all", DK_CREATE, "{\"HostConfig\":{\"CapAdd\":[\"ALL\"]}}", "--cap-add ALL", NULL},
+	/* an AF_PACKET socket's frames: no hook of the job's cgroup sees them */
+	{"cap-net-raw", DK_CREATE, "{\"HostConfig\":{\"CapAdd\":[\"NET_RAW\"]}}",
+	 "--cap-add NET_RAW", NULL},
 	{"cap-bpf", DK_CREATE, "{\"HostConfig\":{\"CapAdd\":[\"BPF\"]}}", "--cap-add BPF", NULL},
 	{"cap-dac-read-search", DK_CREATE, "{\"HostConfig\":{\"CapAdd\":[\"DAC_READ_SEARCH\"]}}",
 	 "--cap-add DAC_READ_SEARCH", NULL},
@@ -513,8 +522,9 @@ run_body(void **state)
 }
 
 /* Printed again, a judged body is what was judged, with the parent set
- * (and no-new-privileges beside a read-write bind); without place (a
- * driver that cannot take it) no parent is set. */
+ * (and no-new-privileges beside a read-write bind) and NET_RAW dropped;
+ * without place (a driver that cannot take it) no parent is set, and
+ * NET_RAW is dropped still. */
 static void
 test_rewritten(void **state)
 {
@@ -532,13 +542,14 @@ test_rewritten(void **state)
 	assert_string_equal(out,
 			    "{\"Image\":\"x\",\"User\":\"1000:1000\",\"HostConfig\":{\"Binds\":"
 			    "[\"/ok:/x\"],\"SecurityOpt\":[\"no-new-privileges:true\"],"
-			    "\"CgroupParent\":\"" PARENT "\"}}");
+			    "\"CgroupParent\":\"" PARENT "\",\"CapDrop\":[\"NET_RAW\"]}}");
 	free(out);
 	dj_free(doc);
 	ctx.place = false;
 	doc = dj_parse(in, strlen(in), err, sizeof(err));
 	assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), 0);
 	assert_null(dj_get(dj_get(doc, "HostConfig"), "CgroupParent"));
+	assert_string_equal(dj_str(dj_at(dj_get(dj_get(doc, "HostConfig"), "CapDrop"), 0)), "NET_RAW");
 	dj_free(doc);
 }
 
@@ -606,8 +617,8 @@ test_idmapped(void **state)
 		     "\"data:/d\",\"/dsock:/var/run/docker.sock\",\"/idm/1:/z:z\"],\"Mounts\":[{"
 		     "\"Type\":\"bind\",\"Target\":\"/m\",\"Source\":\"/idm/2\"},{\"Type\":"
 		     "\"bind\",\"Source\":\"/ok/mr\",\"Target\":\"/mr\",\"ReadOnly\":true}],"
-		     "\"CapDrop\":[\"MKNOD\"],\"SecurityOpt\":[\"no-new-privileges:true\"],"
-		     "\"CgroupParent\":\"" PARENT "\"}}");
+		     "\"CapDrop\":[\"MKNOD\",\"NET_RAW\"],\"SecurityOpt\":[\"no-new-privileges:"
+		     "true\"],\"CgroupParent\":\"" PARENT "\"}}");
 	free(out);
 	dj_free(doc);
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {

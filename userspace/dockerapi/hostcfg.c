@@ -18,10 +18,12 @@
 /* Capabilities a container may be given beyond docker's defaults: none of
  * them reaches past the container (its own PID namespace, processes and
  * limits). Everything else (NET_ADMIN, SYS_ADMIN, BPF, DAC_READ_SEARCH,
- * SYS_MODULE, ALL, ...) is refused. */
+ * SYS_MODULE, ALL, ...) is refused, and NET_RAW, which every container of
+ * the job's is made without (judge_create): an AF_PACKET socket writes
+ * frames no cgroup hook sees. */
 static const char *const caps_ok[] = {
 	"CHOWN",	"DAC_OVERRIDE",	    "FSETID",	  "FOWNER",
-	"MKNOD",	"NET_RAW",	    "SETGID",	  "SETUID",
+	"MKNOD",	"SETGID",	    "SETUID",
 	"SETFCAP",	"SETPCAP",	    "KILL",	  "SYS_CHROOT",
 	"AUDIT_WRITE",	"NET_BIND_SERVICE", "SYS_PTRACE", "SYS_NICE",
 	"SYS_RESOURCE", "IPC_LOCK",	    "IPC_OWNER",  "LEASE",
@@ -560,6 +562,15 @@ judge_create(struct dj *body, const struct dk_ctx *c, struct dk_verdict *v)
 	/* set also when refused: audit mode sends it on */
 	if (!theirs && c->place &&
 	    dj_set_str(dj_is_object(hc) ? hc : body, "CgroupParent", c->parent)) {
+		dk_refuse(v, 500, "out of memory");
+		return -EPERM;
+	}
+	/* no NET_RAW (docker gives it by default): an AF_PACKET socket
+	 * writes IP packets as frames to the gateway, or with --network host
+	 * on the host's interfaces, where no connect, sendmsg or egress hook
+	 * of a cgroup sees them (the raw IP sockets it also allows are the
+	 * programs' to refuse) */
+	if (dj_append_str(dj_is_object(hc) ? hc : body, "CapDrop", "NET_RAW")) {
 		dk_refuse(v, 500, "out of memory");
 		return -EPERM;
 	}
