@@ -549,7 +549,8 @@ test_rewritten(void **state)
 	doc = dj_parse(in, strlen(in), err, sizeof(err));
 	assert_int_equal(dk_judge_body(&r, doc, &ctx, &v), 0);
 	assert_null(dj_get(dj_get(doc, "HostConfig"), "CgroupParent"));
-	assert_string_equal(dj_str(dj_at(dj_get(dj_get(doc, "HostConfig"), "CapDrop"), 0)), "NET_RAW");
+	assert_string_equal(dj_str(dj_at(dj_get(dj_get(doc, "HostConfig"), "CapDrop"), 0)),
+			    "NET_RAW");
 	dj_free(doc);
 }
 

@@ -22,12 +22,29 @@
  * the job's is made without (judge_create): an AF_PACKET socket writes
  * frames no cgroup hook sees. */
 static const char *const caps_ok[] = {
-	"CHOWN",	"DAC_OVERRIDE",	    "FSETID",	  "FOWNER",
-	"MKNOD",	"SETGID",	    "SETUID",
-	"SETFCAP",	"SETPCAP",	    "KILL",	  "SYS_CHROOT",
-	"AUDIT_WRITE",	"NET_BIND_SERVICE", "SYS_PTRACE", "SYS_NICE",
-	"SYS_RESOURCE", "IPC_LOCK",	    "IPC_OWNER",  "LEASE",
-	"WAKE_ALARM",	"BLOCK_SUSPEND",    "AUDIT_READ", NULL,
+	"CHOWN",
+	"DAC_OVERRIDE",
+	"FSETID",
+	"FOWNER",
+	"MKNOD",
+	"SETGID",
+	"SETUID",
+	"SETFCAP",
+	"SETPCAP",
+	"KILL",
+	"SYS_CHROOT",
+	"AUDIT_WRITE",
+	"NET_BIND_SERVICE",
+	"SYS_PTRACE",
+	"SYS_NICE",
+	"SYS_RESOURCE",
+	"IPC_LOCK",
+	"IPC_OWNER",
+	"LEASE",
+	"WAKE_ALARM",
+	"BLOCK_SUSPEND",
+	"AUDIT_READ",
+	NULL,
 };
 
 /* Log drivers that keep the output on this host; the others send it over

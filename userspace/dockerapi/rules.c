@@ -227,7 +227,8 @@ judge_pair(void *arg, const char *k, const char *val)
 	 * in the host's network namespace (or another container's) its
 	 * AF_PACKET socket would write frames on interfaces no hook of the
 	 * job's cgroup sees */
-	if (!strcmp(k, "networkmode") && (!strcmp(val, "host") || !strncmp(val, "container:", 10))) {
+	if (!strcmp(k, "networkmode") &&
+	    (!strcmp(val, "host") || !strncmp(val, "container:", 10))) {
 		dk_refuse(j->v, 403,
 			  "docker build --network %.100s is refused in a confined job: its RUN "
 			  "steps could write frames on that network namespace's interfaces (an "
