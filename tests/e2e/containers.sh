@@ -136,6 +136,18 @@ EOF
 	# one container proves the runtime runs here at all, and shows what
 	# its network is: a bridge in the sbx netns, no other way out
 	mkdir -p "$(tcg probe)"
+	# podman0 made here, with a MAC of its own and a port that keeps it:
+	# netavark makes it without setting its MAC, so the kernel gave it the
+	# lowest of its ports', which changed as containers came and went
+	# (another test's leaving, one joining) under the ARP entry of one
+	# already talking to its gateway, whose packets to the old MAC were
+	# then lost ("nc: timed out" in annotations, 1 full run in about 10
+	# under load); and netavark removes the bridge with its last container
+	in_sbx ip link add podman0 address 02:00:c6:13:01:01 type bridge &&
+		in_sbx ip addr add "$CTR_GW/24" dev podman0 && in_sbx ip link set podman0 up &&
+		in_sbx ip link add egrkeep0 type veth peer name egrkeep1 &&
+		in_sbx ip link set egrkeep0 master podman0 && in_sbx ip link set egrkeep0 up ||
+		{ echo "cannot make podman0"; return 1; }
 	ctr probe probe bridge 'ip -4 addr show eth0; ip route; cat /etc/resolv.conf'
 	grep -q "inet ${CTR_GW%.1}\." "$W/probe.cout" ||
 		{ echo "podman run: $(tail -c 600 "$W/probe.cout" | tr '\n' '|')"; return 1; }
@@ -738,9 +750,13 @@ PYEOF
 # its bundle's config.json, here for a pod POD of NAMESPACE (container
 # "main"); on the host's network (the sbx netns), $W/TAG.go as /go,
 # running sh -c SCRIPT; output in $W/TAG.cout. The caller records ID in
-# CD_IDS first (this may run in the background: a subshell).
+# CD_IDS first (this may run in the background: a subshell). SCRIPT's
+# output goes to a file of a read-write bind ($W/TAG.res as /res), not
+# through ctr's stdout: ctr run lost the last line of a container that
+# exited at once (1 run in about 10 under load); ctr's own says go to
+# $W/TAG.ctr.
 cd_run() {
-	mkdir -p "$W/$1.go"
+	mkdir -p "$W/$1.go" "$W/$1.res"
 	cdr run --rm --snapshotter native --net-host --runc-root "$CD/runc" --fifo-dir "$CD/fifo" \
 		--cgroup "$(parent "$2")/cri-containerd-$3.scope" \
 		--annotation io.kubernetes.cri.container-type=container \
@@ -749,7 +765,10 @@ cd_run() {
 		--annotation "io.kubernetes.cri.sandbox-namespace=$4" \
 		--annotation "io.kubernetes.cri.sandbox-name=$5" \
 		--mount "type=bind,src=$W/$1.go,dst=/go,options=rbind:ro" \
-		"$CD_IMAGE" "$3" sh -c "$6" </dev/null >"$W/$1.cout" 2>&1
+		--mount "type=bind,src=$W/$1.res,dst=/res,options=rbind:rw" \
+		"$CD_IMAGE" "$3" sh -c "{ $6
+} >/res/out 2>&1" </dev/null >"$W/$1.ctr" 2>&1
+	cat "$W/$1.res/out" >"$W/$1.cout" 2>/dev/null
 }
 
 # ctrd_stop: every container of CD_IDS gone (task killed and deleted,

@@ -989,7 +989,10 @@ exec nsenter --net=$SD/net /usr/sbin/dockerd --config-file $DK/daemon.json \\
 	>$SD/dockerd.log 2>&1
 EOF
 	chmod +x "$SD/dockerd.sh" || return 1
-	ip -n "$SBX" link add egrsd0 type bridge && ip -n "$SBX" addr add "$SD_GW/24" dev egrsd0 &&
+	# (its MAC set: a bridge left to the kernel takes its lowest port's,
+	# and changes as containers join, under the ARP entries of the others)
+	ip -n "$SBX" link add egrsd0 address 02:00:c6:13:09:01 type bridge &&
+		ip -n "$SBX" addr add "$SD_GW/24" dev egrsd0 &&
 		ip -n "$SBX" link set egrsd0 up && ip -n "$INET" route add 198.19.9.0/24 via 198.18.0.2 ||
 		return 1
 	sd_boot || return 1
