@@ -486,6 +486,7 @@ test_packet() {
 	a_grep "$t.cap_add_refused" "$W/$t.add" 'egressctl: --cap-add NET_RAW is refused'
 	sensor_none_since "$t.sensor" "$base" "dst host $A_PKT"
 }
+
 # ======================================================================
 # host: --network host is the host's network namespace (the daemon's):
 # the container is under the job's cgroup, confined as the job is. (After
