@@ -149,7 +149,10 @@ struct daemon {
 	struct dockerapi *docker;    /* --docker */
 	const char *docker_names[2]; /* PATH as given and resolved: the targets may connect */
 	int ndocker_names;
-	uint32_t docker_gw; /* dockerd's bridge's gateway: the containers' address */
+	uint32_t docker_gw;	/* dockerd's bridge's gateway: the containers' address */
+	struct pktguard *guard; /* --docker: the targets' AF_PACKET frames dropped */
+	struct event *guard_ev; /* its rtnetlink socket */
+	uint64_t guard_said;	/* what it dropped, as last said */
 };
 
 /* An error message; one cut short is still the message. */
@@ -268,6 +271,9 @@ int docker_start(struct daemon *dm, char *errbuf, size_t errlen);
  * where none is named. Reads only what docker_start() set: a worker
  * thread may call it. */
 void docker_amend(const struct daemon *dm, struct dconfig *c);
+/* --docker: a target's cgroup (cgid) guarded from AF_PACKET frames, or
+ * not any more (kernel/pktguard.h); nothing without --docker. */
+void docker_guard(struct daemon *dm, uint64_t cgid, bool on);
 /* The socket given back to dockerd, or left covered (fail closed) while
  * a target stays attached. */
 void docker_stop(struct daemon *dm);

@@ -19,9 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "daemon/core.h"
 #include "dockerapi/dockerapi.h"
 #include "kernel/cgroup.h"
+#include "kernel/pktguard.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 
@@ -217,6 +220,51 @@ check_ns(struct daemon *dm, char *errbuf, size_t errlen)
 	return targets_share_ns(dm, self, errbuf, errlen);
 }
 
+/* rtnetlink said something: the guard on every new bridge port, and what
+ * it dropped since it was last said */
+static void
+on_guard(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *dm = arg;
+	uint64_t n;
+
+	(void)fd;
+	(void)what;
+	pktguard_read(dm->guard);
+	n = pktguard_dropped(dm->guard);
+	if (n != dm->guard_said) {
+		log_warnx("docker: %llu frames written by an AF_PACKET socket of a target's "
+			  "cgroup dropped so far (a container's NET_RAW, a build step's)",
+			  (unsigned long long)n);
+		dm->guard_said = n;
+	}
+}
+
+/* The guard gone: taken off the ports (off), or left on them (fail closed:
+ * tc keeps its program while a port has it). */
+static void
+guard_stop(struct daemon *dm, bool off)
+{
+	if (dm->guard_ev)
+		event_free(dm->guard_ev);
+	dm->guard_ev = NULL;
+	pktguard_close(dm->guard, off);
+	dm->guard = NULL;
+}
+
+void
+docker_guard(struct daemon *dm, uint64_t cgid, bool on)
+{
+	int err;
+
+	if (!dm->guard || !cgid)
+		return;
+	err = on ? pktguard_add(dm->guard, cgid) : pktguard_del(dm->guard, cgid);
+	if (err && on)
+		log_warnx("docker: cgroup %llu not guarded from AF_PACKET frames: %s",
+			  (unsigned long long)cgid, strerror(-err));
+}
+
 int
 docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 {
@@ -235,11 +283,29 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 	err = check_ns(dm, errbuf, errlen);
 	if (err)
 		return err;
+	/* before the socket is taken: no container of a target's runs
+	 * unguarded (a kernel without skb->sk in tc programs is an error
+	 * here, not a way out) */
+	dm->guard = pktguard_open(errbuf, errlen);
+	if (!dm->guard)
+		return -EINVAL;
+	dm->guard_ev =
+		event_new(dm->base, pktguard_fd(dm->guard), EV_READ | EV_PERSIST, on_guard, dm);
+	if (!dm->guard_ev || event_add(dm->guard_ev, NULL)) {
+		snprintf(errbuf, errlen, "docker: out of memory");
+		guard_stop(dm, true);
+		return -ENOMEM;
+	}
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->tg && dt->cgid)
+		pktguard_add(dm->guard, dt->cgid);
 	snprintf(dir, sizeof(dir), "%s", dm->cfg.control);
 	o.own = dirname(dir);
 	dm->docker = dockerapi_open(dm->base, &o, errbuf, errlen);
-	if (!dm->docker)
+	if (!dm->docker) {
+		guard_stop(dm, true);
 		return -EINVAL;
+	}
 	dm->docker_names[0] = dm->opts->docker;
 	dm->docker_names[1] = dockerapi_path(dm->docker);
 	dm->ndocker_names = strcmp(dm->docker_names[0], dm->docker_names[1]) ? 2 : 1;
@@ -272,10 +338,12 @@ docker_stop(struct daemon *dm)
 	if (!dm->docker)
 		return;
 	/* a target left attached keeps its programs (fail closed): PATH stays
-	 * covered by a socket nobody serves; with none (all detached, or a
-	 * start that failed) PATH is dockerd's again */
+	 * covered by a socket nobody serves, and the guard stays on the
+	 * bridges' ports; with none (all detached, or a start that failed)
+	 * PATH is dockerd's again and the guard comes off */
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	attached |= dt->tg != NULL;
 	dockerapi_free(dm->docker, !attached);
 	dm->docker = NULL;
+	guard_stop(dm, !attached);
 }

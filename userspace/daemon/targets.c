@@ -287,6 +287,7 @@ dt_release(struct dtarget *dt, bool detach)
 			sel_unpass(dt->dm, dt->cgid); /* held again, if it is still there */
 			if (dt->dm->docker)
 				dockerapi_job_gone(dt->dm->docker, dt->cgid);
+			docker_guard(dt->dm, dt->cgid, false);
 		}
 		target_free(dt->tg);
 		dt->tg = NULL;
@@ -397,6 +398,7 @@ dt_attached(struct dtarget *dt)
 	dt->since = now_s();
 	/* its programs decide from now on: a selector's root lets it go */
 	sel_pass(dt->dm, dt->cgpath, dt->cgid, EGR_HOLD_TREE);
+	docker_guard(dt->dm, dt->cgid, true);
 	dt_unwatch(dt);
 	target_link_ids(dt->tg, ids, 24, &nids);
 	for (int i = 0, n = 0; i < nids && n < (int)sizeof(idtext); i++)
