@@ -297,8 +297,8 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 		return -ENOMEM;
 	}
 	TAILQ_FOREACH(dt, &dm->targets, entry)
-	if (dt->tg && dt->cgid)
-		pktguard_add(dm->guard, dt->cgid);
+	if (dt->tg)
+		docker_guard(dm, dt->cgid, true); /* attached before the guard was there */
 	snprintf(dir, sizeof(dir), "%s", dm->cfg.control);
 	o.own = dirname(dir);
 	dm->docker = dockerapi_open(dm->base, &o, errbuf, errlen);
