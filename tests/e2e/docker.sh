@@ -502,6 +502,32 @@ test_packet() {
 	sensor_none_since "$t.build.sensor" "$base" "dst host $A_PKT"
 	wait_secs 5 grep -qs 'frames written by an AF_PACKET socket of a target' "$W/daemon.dout"
 	a_grep "$t.build.said" "$W/daemon.dout" 'docker: [1-9][0-9]* frames written by an AF_PACKET socket of a target.s cgroup dropped so far'
+	# The guard races dockerd: a step's port must be guarded before its
+	# veth's other end reaches the step. The daemon's loop (which the
+	# job's connections keep busy) stopped, its thread held by ptrace: a
+	# port enslaved meanwhile is guarded all the same (before, by the loop:
+	# not until the loop went on).
+	local br=egrpb$$ va=egrpa$$ vb=egrpz$$ g=0
+	python3 "$E2E_SRC/clients/tstop.py" "$D_PID" 4 >"$W/$t.tstop" 2>&1 &
+	local ts=$!
+	wait_secs 5 grep -qs '^stopped' "$W/$t.tstop"
+	a_grep "$t.stall.stopped" "$W/$t.tstop" '^stopped$'
+	timeout 1 "$EGRESSCTL" status --control "$W/d.ctl" >/dev/null 2>&1
+	a_val "$t.stall.loop_stopped" "egressctl status's status with the loop stopped" "$?" 124
+	ip -n "$SBX" link add "$br" type bridge && ip -n "$SBX" link add "$va" type veth peer name "$vb" &&
+		ip -n "$SBX" link set "$va" master "$br" || fail "$t.stall.port" "cannot make a bridge port"
+	for _ in $(seq 20); do
+		ip -n "$SBX" -d link show "$va" >/dev/null 2>&1 || break
+		tc -n "$SBX" filter show dev "$va" ingress 2>/dev/null | grep -q egr_pktguard && { g=1; break; }
+		sleep 0.1
+	done
+	a_val "$t.stall.port_guarded" "the new port guarded within 2 s with the loop stopped" "$g" 1
+	wait "$ts"
+	a_grep "$t.stall.released" "$W/$t.tstop" '^released$'
+	ip -n "$SBX" link del "$va" 2>/dev/null
+	ip -n "$SBX" link del "$br" 2>/dev/null
+	"$EGRESSCTL" status --control "$W/d.ctl" >/dev/null 2>&1
+	a_val "$t.stall.loop_again" "egressctl status's status after" "$?" 0
 }
 
 # ======================================================================

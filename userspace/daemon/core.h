@@ -151,7 +151,6 @@ struct daemon {
 	int ndocker_names;
 	uint32_t docker_gw;	/* dockerd's bridge's gateway: the containers' address */
 	struct pktguard *guard; /* --docker: the targets' AF_PACKET frames dropped */
-	struct event *guard_ev; /* its rtnetlink socket */
 	uint64_t guard_said;	/* what it dropped, as last said */
 };
 
@@ -274,6 +273,9 @@ void docker_amend(const struct daemon *dm, struct dconfig *c);
 /* --docker: a target's cgroup (cgid) guarded from AF_PACKET frames, or
  * not any more (kernel/pktguard.h); nothing without --docker. */
 void docker_guard(struct daemon *dm, uint64_t cgid, bool on);
+
+/* --docker: once a second, what the guard dropped said when it changed. */
+void docker_tick(struct daemon *dm);
 /* The socket given back to dockerd, or left covered (fail closed) while
  * a target stays attached. */
 void docker_stop(struct daemon *dm);

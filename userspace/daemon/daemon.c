@@ -179,8 +179,10 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 	}
 	if ((what & EV_TIMEOUT) && dm->cfg.nselectors)
 		sel_discover(dm); /* a root made since, or an event the queue dropped */
-	if (what & EV_TIMEOUT)
+	if (what & EV_TIMEOUT) {
 		sel_holds_tick(dm);
+		docker_tick(dm);
+	}
 }
 
 static void

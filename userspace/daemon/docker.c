@@ -220,17 +220,13 @@ check_ns(struct daemon *dm, char *errbuf, size_t errlen)
 	return targets_share_ns(dm, self, errbuf, errlen);
 }
 
-/* rtnetlink said something: the guard on every new bridge port, and what
- * it dropped since it was last said */
-static void
-on_guard(evutil_socket_t fd, short what, void *arg)
+void
+docker_tick(struct daemon *dm)
 {
-	struct daemon *dm = arg;
 	uint64_t n;
 
-	(void)fd;
-	(void)what;
-	pktguard_read(dm->guard);
+	if (!dm->guard)
+		return;
 	n = pktguard_dropped(dm->guard);
 	if (n != dm->guard_said) {
 		log_warnx("docker: %llu frames written by an AF_PACKET socket of a target's "
@@ -245,9 +241,6 @@ on_guard(evutil_socket_t fd, short what, void *arg)
 static void
 guard_stop(struct daemon *dm, bool off)
 {
-	if (dm->guard_ev)
-		event_free(dm->guard_ev);
-	dm->guard_ev = NULL;
 	pktguard_close(dm->guard, off);
 	dm->guard = NULL;
 }
@@ -289,13 +282,6 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 	dm->guard = pktguard_open(errbuf, errlen);
 	if (!dm->guard)
 		return -EINVAL;
-	dm->guard_ev =
-		event_new(dm->base, pktguard_fd(dm->guard), EV_READ | EV_PERSIST, on_guard, dm);
-	if (!dm->guard_ev || event_add(dm->guard_ev, NULL)) {
-		snprintf(errbuf, errlen, "docker: out of memory");
-		guard_stop(dm, true);
-		return -ENOMEM;
-	}
 	TAILQ_FOREACH(dt, &dm->targets, entry)
 	if (dt->tg)
 		docker_guard(dm, dt->cgid, true); /* attached before the guard was there */
