@@ -502,6 +502,33 @@ test_packet() {
 	sensor_none_since "$t.build.sensor" "$base" "dst host $A_PKT"
 	wait_secs 5 grep -qs 'frames written by an AF_PACKET socket of a target' "$W/daemon.dout"
 	a_grep "$t.build.said" "$W/daemon.dout" 'docker: [1-9][0-9]* frames written by an AF_PACKET socket of a target.s cgroup dropped so far'
+	# A build on a network of another driver: a macvlan's interface is a
+	# device of the host's own (here the sandbox's uplink), no bridge port,
+	# no guard. Root's build step on one writes a broadcast frame, on the
+	# wire at once (the control: seen); the job's build on it is refused,
+	# by name and by id (before: sent and seen); on a bridge network other
+	# than docker0 (NET2) the job's build runs, its request answered.
+	local mv=egr-e2e-$$-mv mvid
+	dk_root network create -d macvlan --subnet 198.18.0.0/24 --gateway 198.18.0.1 \
+		--ip-range 198.18.0.240/28 -o parent="$SBX_IF" "$mv" >"$W/$t.mv" 2>&1
+	a_val "$t.macvlan.made" "docker network create -d macvlan's status" "$?" 0
+	mvid=$(dk_root network inspect -f '{{.Id}}' "$mv" 2>/dev/null)
+	mkdir -p "$DK/$t.mvctx" "$DK/$t.brctx"
+	printf 'FROM %s\nRUN pktsend eth0 %s 9996 broadcast\n' "$IMAGE" "$A_PKT" >"$DK/$t.mvctx/Dockerfile"
+	DOCKER_BUILDKIT=0 dk_root build --no-cache --network "$mv" "$DK/$t.mvctx" >"$W/$t.ctlmv" 2>&1
+	a_grep "$t.control.macvlan_sent" "$W/$t.ctlmv" '^sent [0-9]+$'
+	sensor_saw "$t.control.macvlan_sensor" "udp and dst host $A_PKT and dst port 9996"
+	base=$(sensor_now "dst host $A_PKT")
+	DOCKER_BUILDKIT=0 dk_job build --no-cache --network "$mv" "$DK/$t.mvctx" >"$W/$t.mvbuild" 2>&1
+	a_grep "$t.macvlan.refused" "$W/$t.mvbuild" "egressctl: docker build --network $mv is refused in a confined job: its driver is macvlan"
+	a_nogrep "$t.macvlan.not_sent" "$W/$t.mvbuild" '^sent [0-9]+$'
+	DOCKER_BUILDKIT=0 dk_job build --no-cache --network "${mvid:-none}" "$DK/$t.mvctx" >"$W/$t.mvid" 2>&1
+	a_grep "$t.macvlan.by_id_refused" "$W/$t.mvid" "egressctl: docker build --network ${mvid:-none} is refused in a confined job: its driver is macvlan"
+	sensor_none_since "$t.macvlan.sensor" "$base" "dst host $A_PKT"
+	dk_root network rm "$mv" >/dev/null 2>&1
+	printf 'FROM %s\nRUN %s\n' "$IMAGE" "$(http a.example.test $t.bridge_net)" >"$DK/$t.brctx/Dockerfile"
+	DOCKER_BUILDKIT=0 dk_job build --no-cache --network "$NET2" "$DK/$t.brctx" >"$W/$t.brbuild" 2>&1
+	a_grep "$t.bridge_net.answered" "$W/$t.brbuild" 'R: HTTP/1\.[01] 200'
 	# The guard races dockerd: a step's port must be guarded before its
 	# veth's other end reaches the step. The daemon's loop (which the
 	# job's connections keep busy) stopped, its thread held by ptrace: a

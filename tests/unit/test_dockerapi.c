@@ -766,6 +766,63 @@ test_owned(void **state)
 	dj_free(doc);
 }
 
+/* A build's --network: the first networkmode, as dockerd reads it, is
+ * looked up unless it is docker0's or none; host and container: anywhere
+ * refused; the network's driver must be bridge. */
+static void
+test_build_network(void **state)
+{
+	static const struct {
+		const char *target, *network;
+		int rc;
+	} cases[] = {
+		{"/build?networkmode=mv", "mv", 0},
+		{"/v1.41/build?t=x&networkmode=8f8d6a8e&q=1", "8f8d6a8e", 0},
+		{"/build?networkmode=bridge", "", 0},
+		{"/build?networkmode=default", "", 0},
+		{"/build?networkmode=none", "", 0},
+		{"/build?networkmode=", "", 0},
+		{"/build", "", 0},
+		{"/build?networkmode=bridge&networkmode=mv", "", 0},   /* dockerd reads bridge */
+		{"/build?networkmode=mv&networkmode=bridge", "mv", 0}, /* dockerd reads mv */
+		{"/build?networkmode=m%76", "mv", 0},
+		{"/build?networkmode=host%20", "host ", 0}, /* no host: a name to look up */
+		{"/build?networkmode=bridge&networkmode=host", "", -EPERM},
+		{"/build?networkmode=container:x", "", -EPERM},
+	};
+	const char *macvlan = "{\"Name\":\"mv\",\"Driver\":\"macvlan\"}";
+	const char *bridge = "{\"Name\":\"n2\",\"Driver\":\"bridge\"}";
+	const char *none = "{\"Name\":\"n3\"}";
+	struct dk_route r;
+	struct dk_verdict v;
+	char err[160];
+	struct dj *doc;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&v, 0, sizeof(v));
+		assert_int_equal(
+			dk_classify("POST", cases[i].target, strlen(cases[i].target), NULL, &r, &v),
+			cases[i].rc);
+		if (!cases[i].rc)
+			assert_string_equal(r.network, cases[i].network);
+	}
+	strcpy(r.network, "mv");
+	doc = dj_parse(macvlan, strlen(macvlan), err, sizeof(err));
+	assert_int_equal(dk_build_network(doc, &r, &v), -EPERM);
+	assert_int_equal(v.status, 403);
+	assert_non_null(strstr(v.msg, "docker build --network mv is refused in a confined job: "
+				      "its driver is macvlan"));
+	dj_free(doc);
+	doc = dj_parse(none, strlen(none), err, sizeof(err));
+	assert_int_equal(dk_build_network(doc, &r, &v), -EPERM);
+	assert_non_null(strstr(v.msg, "its driver is unknown"));
+	dj_free(doc);
+	doc = dj_parse(bridge, strlen(bridge), err, sizeof(err));
+	assert_int_equal(dk_build_network(doc, &r, &v), 0);
+	dj_free(doc);
+}
+
 /* docker cp into a container of the job's: not with a read-write bind of
  * a host path (dockerd writes the archive's files as root) */
 static void
@@ -1024,7 +1081,7 @@ main(void)
 		cmocka_unit_test(test_idmaps_real),   cmocka_unit_test(test_slice_of),
 		cmocka_unit_test(test_message_json),  cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_unescape),      cmocka_unit_test(test_registry_of),
-		cmocka_unit_test(test_auth_registry),
+		cmocka_unit_test(test_auth_registry), cmocka_unit_test(test_build_network),
 	};
 	int failed = 0;
 

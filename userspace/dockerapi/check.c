@@ -5,7 +5,9 @@
  * the job's when it was made under the job's cgroup (its CgroupParent is
  * the job's, as only egressctl sets it for a job), and docker cp goes
  * into it only when it has no read-write bind of a host path. The request
- * then names it by its full id, which no rename changes. */
+ * then names it by its full id, which no rename changes. A build's
+ * --network NAME is looked up the same way (GET /networks/{name}): its
+ * driver must be bridge. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,10 @@ fail(struct dk_conn *c, int status, const char *why)
 	struct dk_verdict v;
 
 	dk_check_cancel(c);
-	dk_refuse(&v, status, "container %.128s: %s", c->route.id, why);
+	if (c->route.network[0])
+		dk_refuse(&v, status, "docker build --network %.128s: %s", c->route.network, why);
+	else
+		dk_refuse(&v, status, "container %.128s: %s", c->route.id, why);
 	if (!dk_conn_refuse(c, &v))
 		dk_conn_checked(c);
 }
@@ -56,7 +61,8 @@ judge(struct dk_conn *c)
 		return;
 	}
 	if (r.status != 200) {
-		snprintf(status, sizeof(status), "no such container (dockerd: %d)", r.status);
+		snprintf(status, sizeof(status), "no such %s (dockerd: %d)",
+			 c->route.network[0] ? "network" : "container", r.status);
 		fail(c, r.status == 404 ? 404 : 502, status);
 		return;
 	}
@@ -65,7 +71,8 @@ judge(struct dk_conn *c)
 		fail(c, 502, err);
 		return;
 	}
-	if (dk_owned(doc, &ctx, &c->route, c->id, sizeof(c->id), &v)) {
+	if (c->route.network[0] ? dk_build_network(doc, &c->route, &v)
+				: dk_owned(doc, &ctx, &c->route, c->id, sizeof(c->id), &v)) {
 		dj_free(doc);
 		dk_check_cancel(c);
 		if (!dk_conn_refuse(c, &v))
@@ -110,7 +117,9 @@ dk_check_start(struct dk_conn *c)
 	int fd;
 
 	c->st = DK_ST_CHECK;
-	for (const unsigned char *s = (const unsigned char *)c->route.id; *s; s++) {
+	for (const unsigned char *s =
+		     (const unsigned char *)(c->route.network[0] ? c->route.network : c->route.id);
+	     *s; s++) {
 		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
 		    (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.') {
 			enc[e++] = (char)*s;
@@ -131,6 +140,11 @@ dk_check_start(struct dk_conn *c)
 	bufferevent_setcb(c->sub, sub_read, NULL, sub_event, c);
 	bufferevent_setwatermark(c->sub, EV_READ, 0, DK_INSPECT_MAX + 1);
 	bufferevent_enable(c->sub, EV_READ | EV_WRITE);
-	evbuffer_add_printf(bufferevent_get_output(c->sub),
-			    "GET /containers/%s/json HTTP/1.0\r\nHost: docker\r\n\r\n", enc);
+	if (c->route.network[0])
+		evbuffer_add_printf(bufferevent_get_output(c->sub),
+				    "GET /networks/%s HTTP/1.0\r\nHost: docker\r\n\r\n", enc);
+	else
+		evbuffer_add_printf(bufferevent_get_output(c->sub),
+				    "GET /containers/%s/json HTTP/1.0\r\nHost: docker\r\n\r\n",
+				    enc);
 }

@@ -493,7 +493,7 @@ start_request(struct dk_conn *c)
 		return;
 	if (precheck(c) || registry_refused(c))
 		return;
-	if (c->route.own) {
+	if (c->route.own || c->route.network[0]) {
 		bufferevent_disable(c->cl, EV_READ);
 		dk_check_start(c);
 		return;

@@ -176,7 +176,8 @@ query_each(const char *q, size_t n, int (*fn)(void *, const char *, const char *
 struct qjudge {
 	struct dk_verdict *v;
 	bool build;
-	struct dk_route *r; /* a pull's registry */
+	struct dk_route *r; /* a pull's registry, a build's network */
+	bool network_seen;  /* a build's first networkmode read */
 };
 
 static int
@@ -236,7 +237,35 @@ judge_pair(void *arg, const char *k, const char *val)
 			  val);
 		return -EPERM;
 	}
+	/* any other network (by name or id): its driver is asked of dockerd,
+	 * the first value only, as dockerd reads it */
+	if (!strcmp(k, "networkmode") && !j->network_seen) {
+		j->network_seen = true;
+		if (*val && strcmp(val, "default") && strcmp(val, "bridge") &&
+		    strcmp(val, "none") &&
+		    (size_t)snprintf(j->r->network, sizeof(j->r->network), "%s", val) >=
+			    sizeof(j->r->network)) {
+			dk_refuse(j->v, 400, "docker build --network: a name too long");
+			return -EPERM;
+		}
+	}
 	return 0;
+}
+
+int
+dk_build_network(const struct dj *inspect, const struct dk_route *r, struct dk_verdict *v)
+{
+	const char *driver = dj_str(dj_get(inspect, "Driver"));
+
+	if (driver && !strcmp(driver, "bridge"))
+		return 0;
+	dk_refuse(v, 403,
+		  "docker build --network %.128s is refused in a confined job: its driver is "
+		  "%.64s, not bridge, and a RUN step (which keeps NET_RAW) could write frames "
+		  "on its interfaces that neither the job's hooks nor the packet guard see "
+		  "(build on a bridge network, the default)",
+		  r->network, driver ? driver : "unknown");
+	return -EPERM;
 }
 
 static int

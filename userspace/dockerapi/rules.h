@@ -54,8 +54,12 @@ struct dk_route {
 	bool body;	    /* a JSON body to read and judge */
 	bool own;	    /* the container in the path must be the job's */
 	char id[DK_ID_MAX]; /* the {id} of /containers/{id}/ACTION, decoded */
-	char action[32];    /* ACTION ("start", "attach/ws") */
-	char version[16];   /* "1.41" of a "/v1.41" prefix; "" none */
+	/* a build's --network NAME (its first networkmode, as dockerd reads
+	 * it) where that is a network's name or id: its driver must be
+	 * bridge, asked of dockerd (dk_build_network); "" none */
+	char network[DK_ID_MAX];
+	char action[32];  /* ACTION ("start", "attach/ws") */
+	char version[16]; /* "1.41" of a "/v1.41" prefix; "" none */
 	bool has_query;
 	size_t query; /* where the query starts in the target (after '?') */
 	/* a registry dockerd would reach for the job (pull, push, login,
@@ -114,6 +118,13 @@ int dk_target_with_id(const char *target, size_t len, const struct dk_route *r, 
  * 0, or -EPERM with v set (another's, or not a container). */
 int dk_owned(const struct dj *inspect, const struct dk_ctx *c, const struct dk_route *r, char *id,
 	     size_t idlen, struct dk_verdict *v);
+
+/* May a build's RUN steps run on the network dockerd described (GET
+ * /networks/{name}, the JSON in body)? Only a bridge's ports carry the
+ * packet guard; on any other driver's interface (macvlan, ipvlan: the
+ * host's own device) a step's AF_PACKET frames would leave unseen. 0, or
+ * -EPERM with v set. */
+int dk_build_network(const struct dj *inspect, const struct dk_route *r, struct dk_verdict *v);
 
 /* The registry an image reference names, as docker reads it ("busybox",
  * "ghcr.io/o/x:1", "localhost:5000/x", "[2001:db8::1]:5000/x"): its host

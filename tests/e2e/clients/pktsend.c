@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* pktsend IFACE DST PORT: one UDP datagram ("pktsend") to the IPv4 address
- * DST, port PORT, written as a link-layer frame on an AF_PACKET socket to
- * IFACE's default gateway (its MAC from /proc/net/arp): no IP socket is
+/* pktsend IFACE DST PORT [broadcast]: one UDP datagram ("pktsend") to the
+ * IPv4 address DST, port PORT, written as a link-layer frame on an
+ * AF_PACKET socket to IFACE's default gateway (its MAC from /proc/net/arp;
+ * with "broadcast", to ff:ff:ff:ff:ff:ff: on a macvlan the frame is on the
+ * host's wire whoever takes it, no forwarding needed): no IP socket is
  * made, so no connect, sendmsg or egress hook of a cgroup sees it, and the
  * host forwards it as it forwards the container's routed traffic. Built
  * static by the suite that puts it in a container image (docker.sh).
@@ -101,8 +103,9 @@ main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
-	if (argc != 4 || !inet_aton(argv[2], &dst)) {
-		fprintf(stderr, "usage: pktsend IFACE DST-IPV4 PORT\n");
+	if (argc < 4 || argc > 5 || !inet_aton(argv[2], &dst) ||
+	    (argc == 5 && strcmp(argv[4], "broadcast"))) {
+		fprintf(stderr, "usage: pktsend IFACE DST-IPV4 PORT [broadcast]\n");
 		return 2;
 	}
 	fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
@@ -115,7 +118,9 @@ main(int argc, char **argv)
 	if (ioctl(fd, SIOCGIFADDR, &ifr))
 		return fail("SIOCGIFADDR");
 	gw = gateway(argv[1]);
-	if (!gw || neigh(gw, argv[1], mac)) {
+	if (argc == 5)
+		memset(mac, 0xff, sizeof(mac));
+	else if (!gw || neigh(gw, argv[1], mac)) {
 		errno = ENOENT;
 		return fail("the gateway's MAC (/proc/net/arp)");
 	}
