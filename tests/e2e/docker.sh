@@ -50,7 +50,7 @@ e2e_reexec --mntns "$@"
 . "$(dirname "$0")/dockerd.sh" # DOCKER DK SOCK ROOTSOCK IMAGE GW DPARENT, dockerd_start, http
 . "$(dirname "$0")/sd.sh"      # SD_CG's systemd: sd_boot, sd_in, sd_down
 
-ALL_TESTS="control mntns run packet host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
+ALL_TESTS="control mntns run packet fetch host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
 NET2_SUBNET=198.19.7.0/24
 JOBU=egrdk$$		# the job user and its group (dockerd's socket group)
@@ -80,6 +80,9 @@ A_LBL_CTL=203.0.113.81	# test_labels: without egressctl
 A_LBL=203.0.113.82	# a labelled container's denied address
 A_LBL_PROD=203.0.113.83	# the default's
 A_PKT=203.0.113.84	# an AF_PACKET frame's datagram (packet)
+A_ADD_CTL=203.0.113.85	# what dockerd fetches for a build: control
+A_ADD=203.0.113.86	# the job's ADD of a URL
+A_FROM=203.0.113.87	# the job's FROM of an image on a registry
 L_PID=
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
@@ -224,6 +227,11 @@ test_control() {
 	a_first "$t.reached" "$W/$t.out" '^HTTP/1\.[01] 200'
 	a_grep "$t.outside_the_job" "$W/$t.out" "^0::$(re "$DPARENT")/[0-9a-f]{64}$"
 	sensor_saw "$t.sensor" "dst host $A_CTL and tcp dst port 80"
+	# dockerd fetches a build's ADD of a URL itself, outside the job
+	mkdir -p "$DK/$t.add"
+	printf 'FROM %s\nADD http://%s/%s.add /x\n' "$IMAGE" "$A_ADD_CTL" "$t" >"$DK/$t.add/Dockerfile"
+	DOCKER_BUILDKIT=0 dk_job build --no-cache "$DK/$t.add" >"$W/$t.add" 2>&1
+	sensor_saw "$t.add.sensor" "dst host $A_ADD_CTL and tcp dst port 80"
 	# dockerd reaches the registry a pull names, for whoever asks
 	dk_job pull "$A_REG_CTL/egr/x" >"$W/$t.pull" 2>&1
 	sensor_saw "$t.pull.sensor" "dst host $A_REG_CTL and tcp dst port 443"
@@ -555,6 +563,36 @@ test_packet() {
 	ip -n "$SBX" link del "$br" 2>/dev/null
 	"$EGRESSCTL" status --control "$W/d.ctl" >/dev/null 2>&1
 	a_val "$t.stall.loop_again" "egressctl status's status after" "$?" 0
+}
+
+# ======================================================================
+# fetch: what dockerd fetches itself for a classic build: an ADD of a URL,
+# the image of a FROM it does not have: dockerd's own cgroup is confined
+# by the job's policy. The job's ADD of a denied address and its FROM of
+# an image on a denied registry are never tried (before, both were:
+# dockerd is not in the job's cgroup; test_control shows the ADD without
+# egressctl); its ADD of an allowed name is fetched; dockerd's decisions
+# are in the job's log.
+# ======================================================================
+test_fetch() {
+	local t=fetch
+	daemon_up || return 0
+	mkdir -p "$DK/$t.add" "$DK/$t.from" "$DK/$t.ok"
+	printf 'FROM %s\nADD http://%s/%s.add /x\n' "$IMAGE" "$A_ADD" "$t" >"$DK/$t.add/Dockerfile"
+	DOCKER_BUILDKIT=0 dk_job build --no-cache "$DK/$t.add" >"$W/$t.add" 2>&1
+	a_nogrep "$t.add.not_built" "$W/$t.add" 'Successfully built'
+	printf 'FROM %s/egr/x:%s\nRUN true\n' "$A_FROM" "$t" >"$DK/$t.from/Dockerfile"
+	DOCKER_BUILDKIT=0 dk_job build --no-cache "$DK/$t.from" >"$W/$t.from" 2>&1
+	a_nogrep "$t.from.not_built" "$W/$t.from" 'Successfully built'
+	sensor_none "$t.add.sensor" "dst host $A_ADD"
+	sensor_none "$t.from.sensor" "dst host $A_FROM"
+	a_jlog "$t.add.logged" "$W/d.jlog" decision=deny ip="$(re "$A_ADD")" comm=dockerd
+	# an allowed name: dockerd fetches it, through egressctl
+	printf 'FROM %s\nADD http://a.example.test/%s.allowed /x\n' "$IMAGE" "$t" >"$DK/$t.ok/Dockerfile"
+	DOCKER_BUILDKIT=0 dk_job build --no-cache "$DK/$t.ok" >"$W/$t.ok" 2>&1
+	a_grep "$t.allowed.built" "$W/$t.ok" 'Successfully built'
+	a_grep "$t.allowed.server_saw" "$WEBLOG" "target=/$t\\.allowed "
+	a_jlog "$t.allowed.logged" "$W/d.jlog" decision=allow host=a.example.test comm=dockerd
 }
 
 # ======================================================================
@@ -968,7 +1006,11 @@ default_subnet = "198.19.8.0/24"
 EOF
 	tar -C "$DK/rootfs" -c . | pm import - "$PIMAGE" >"$PM/import.out" 2>&1 ||
 		{ fail podman.setup "podman import: $(tail -3 "$PM/import.out")"; return 1; }
-	CONTAINERS_CONF="$PM/containers.conf" nsenter --net="$NS_SBX" podman --root "$PM/root" \
+	# (in a cgroup of its own, as podman.service's: egressctl confines the
+	# service's own connections there, as dockerd's)
+	mkdir -p "$CGROOT/egr-e2e-$$-podman" || return 1
+	CONTAINERS_CONF="$PM/containers.conf" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$CGROOT/egr-e2e-$$-podman" nsenter --net="$NS_SBX" podman --root "$PM/root" \
 		--runroot "$PM/run" --storage-driver vfs system service --time=0 "unix://$PSOCK" \
 		>"$PM/service.log" 2>&1 &
 	PIDS+=($!)
@@ -1041,7 +1083,10 @@ $(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
 # system.slice and reaches a denied address; with it the container and a
 # classic build's RUN step are the slice's, where the job's programs run:
 # the allowed name answers, the denied address gets 403, nothing reaches
-# the sensor.
+# the sensor. dockerd is socket-activated, as on GitHub's hosted runners
+# (systemd listens on the socket): the daemon finds dockerd's own process
+# and confines its cgroup (its build's ADD of a denied address is never
+# tried).
 # ======================================================================
 # (TERM first: bash says nothing of a background job that TERM ends)
 sd_job_down() { [ -n "$SD_JOBPID" ] && kill -TERM "$SD_JOBPID" 2>/dev/null; }
@@ -1054,8 +1099,8 @@ sd_setup() {
 	cat >"$SD/dockerd.sh" <<EOF
 #!/bin/sh
 exec nsenter --net=$SD/net /usr/sbin/dockerd --config-file $DK/daemon.json \\
-	--data-root $SD/root --exec-root $SD/exec --pidfile $SD/docker.pid -H unix://$SDSOCK \\
-	-G $JOBU -b egrsd0 --iptables=false --ip6tables=false --storage-driver vfs \\
+	--data-root $SD/root --exec-root $SD/exec --pidfile $SD/docker.pid -H fd:// \\
+	-b egrsd0 --iptables=false --ip6tables=false --storage-driver vfs \\
 	--userland-proxy=false --dns $INET_DNS --exec-opt native.cgroupdriver=systemd \\
 	>$SD/dockerd.log 2>&1
 EOF
@@ -1067,10 +1112,15 @@ EOF
 		ip -n "$SBX" link set egrsd0 up && ip -n "$INET" route add 198.19.9.0/24 via 198.18.0.2 ||
 		return 1
 	sd_boot || return 1
+	# socket-activated, as docker.socket starts docker.service on hosted
+	# runners: systemd made and listens on the socket, dockerd gets it
 	sd_in systemd-run --quiet --unit=egr-e2e-dockerd -p DefaultDependencies=no -p Delegate=yes \
+		--socket-property=ListenStream="$SDSOCK" --socket-property=SocketMode=0660 \
+		--socket-property=SocketGroup="$JOBU" --socket-property=DefaultDependencies=no \
+		--socket-property=NetworkNamespacePath="$SD/net" \
 		"$SD/dockerd.sh" >"$SD/run.out" 2>&1 || { echo "systemd-run: $(tail -3 "$SD/run.out")"; return 1; }
-	wait_secs 30 sh -c "[ -S '$SDSOCK' ] && [ -s '$SD/docker.pid' ]" &&
-		ln "$SDSOCK" "$SDROOTSOCK" && wait_secs 20 sd_root version >/dev/null 2>&1 ||
+	wait_secs 30 test -S "$SDSOCK" && ln "$SDSOCK" "$SDROOTSOCK" &&
+		wait_secs 30 sd_root version >/dev/null 2>&1 && wait_secs 10 test -s "$SD/docker.pid" ||
 		{ echo "dockerd (systemd): $(tail -5 "$SD/dockerd.log")"; return 1; }
 	sd_root info 2>/dev/null | grep -q 'Cgroup Driver: systemd' || { echo "not systemd's driver"; return 1; }
 	tar -C "$DK/rootfs" -c . | sd_root import - "$IMAGE" >"$SD/import.out" 2>&1 ||
@@ -1128,6 +1178,10 @@ test_systemd() {
 	printf 'FROM %s\nRUN %s\n' "$IMAGE" "$(http "$A_SDBUILD" $t.build)" >"$DK/home/$t.Dockerfile"
 	DOCKER_BUILDKIT=0 dk_job build --no-cache -f "$DK/home/$t.Dockerfile" "$DK/ctx" >"$W/$t.build" 2>&1
 	a_grep "$t.build.denied.403" "$W/$t.build" 'R: HTTP/1\.[01] 403'
+	a_grep "$t.activated.found" "$W/$t.dout" "docker: dockerd \\(pid [0-9]+, $(re "/egr-e2e-$$-sd/system.slice/egr-e2e-dockerd.service")\\)"
+	printf 'FROM %s\nADD http://%s/%s.add /x\n' "$IMAGE" "$A_SDBUILD" "$t" >"$DK/home/$t.add.Dockerfile"
+	DOCKER_BUILDKIT=0 dk_job build --no-cache -f "$DK/home/$t.add.Dockerfile" "$DK/ctx" >"$W/$t.add" 2>&1
+	a_nogrep "$t.activated.add_not_built" "$W/$t.add" 'Successfully built'
 	sensor_none "$t.sensor" "dst host $A_SDRUN or dst host $A_SDBUILD"
 	"$EGRESSCTL" detach --control "$W/s.ctl" --cgroup "$SD_JOB" >/dev/null 2>&1
 	kill -TERM "$S_PID" 2>/dev/null

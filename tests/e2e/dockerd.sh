@@ -25,6 +25,7 @@ ROOTSOCK=$DK/own/docker.sock # dockerd's own socket, a hard link only root can r
 IMAGE=egr-e2e-busybox
 GW=198.19.6.1		# docker0: where the containers reach egressctl's daemon
 DPARENT=/egr-e2e-$$-docker # dockerd's default cgroup parent
+dcg() { echo "$CGROOT/egr-e2e-$$-dockerd"; } # dockerd's own cgroup
 
 dockerd_pid() { cat "$DK/docker.pid" 2>/dev/null; }
 
@@ -54,7 +55,10 @@ dockerd_start() {
 		{ echo "docker.io missing (tools/install-deps.sh --containers)"; return 1; }
 	mkdir -p "$DK/rootfs/bin" "$DK/rootfs/etc" "$DK/rootfs/tmp" "$DK/ctx" || return 1
 	echo '{}' >"$DK/daemon.json"
-	nsenter --net="$NS_SBX" /usr/sbin/dockerd \
+	# in a cgroup of its own, as a systemd service's: egressctl confines
+	# dockerd's own connections there (a build's FROM and ADD of a URL)
+	mkdir -p "$(dcg)" || return 1
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(dcg)" nsenter --net="$NS_SBX" /usr/sbin/dockerd \
 		--config-file "$DK/daemon.json" --data-root "$DK/root" --exec-root "$DK/exec" \
 		--pidfile "$DK/docker.pid" -H "unix://$SOCK" -G "$group" --bip "$GW/24" \
 		--iptables=false --ip6tables=false --storage-driver vfs --userland-proxy=false \

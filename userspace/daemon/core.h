@@ -97,6 +97,7 @@ struct daemon_opts {
 	const char *control;
 	const char *metrics;		 /* --metrics ADDR, or NULL */
 	const char *docker;		 /* --docker PATH: dockerd's socket, kept for the targets */
+	const char *docker_egress;	 /* --docker-egress confined|open (NULL: confined) */
 	const char *user_socket, *users; /* --user-socket PATH, --users FILE */
 	bool kill_existing;
 	struct {
@@ -152,6 +153,13 @@ struct daemon {
 	uint32_t docker_gw;	/* dockerd's bridge's gateway: the containers' address */
 	struct pktguard *guard; /* --docker: the targets' AF_PACKET frames dropped */
 	uint64_t guard_said;	/* what it dropped, as last said */
+	/* --docker: dockerd's own cgroup, a target of the command line's
+	 * policy (docker_server_spec), and its networks' subnets, allowed to
+	 * it (its userland proxy reaches the containers); "" with
+	 * --docker-egress open. Found at start, kept by reloads. */
+	char docker_cg[PATH_MAX];
+	char docker_nets[64][64];
+	int ndocker_nets;
 };
 
 /* An error message; one cut short is still the message. */
@@ -276,6 +284,19 @@ void docker_guard(struct daemon *dm, uint64_t cgid, bool on);
 
 /* --docker: once a second, what the guard dropped said when it changed. */
 void docker_tick(struct daemon *dm);
+
+/* --docker: dockerd's own process found (before its socket is taken) and
+ * its cgroup checked: not the root, holding no cgroup, not the daemon's
+ * (dm->docker_cg, dm->docker_nets). Nothing with --docker-egress open.
+ * 0, or -errno with errbuf set. */
+int docker_server_find(struct daemon *dm, char *errbuf, size_t errlen);
+
+/* dockerd's cgroup added to c as a target ("dockerd", spec.server) with
+ * the command line's policy and its networks' subnets allowed: what
+ * dockerd fetches itself (its pulls, a build's FROM and ADD of a URL) is
+ * judged as the job's connections are. No unix hooks (dockerd talks to
+ * containerd), no secrets, summary or suggested policy (the job's). */
+int docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen);
 /* The socket given back to dockerd, or left covered (fail closed) while
  * a target stays attached. */
 void docker_stop(struct daemon *dm);

@@ -99,8 +99,13 @@ static const struct opt daemon_opt_table[] = {
 		"targets: egressctl's socket is mounted over it; their\n"
 		"containers and build steps run under their cgroups,\n"
 		"what would take one out is refused; anybody else's\n"
-		"requests pass untouched",
+		"requests pass untouched; dockerd's own connections\n"
+		"(pulls, a build's FROM and ADD of a URL) are judged\n"
+		"by the command line's policy",
 	},
+	{"docker-egress", 0, OPT_T_STR, DO(docker_egress), "confined|open",
+	 "open: leave dockerd's own connections unjudged (a\n"
+	 "job can send what it likes through a build's ADD)"},
 	{"control", 0, OPT_T_STR, DO(control), "PATH",
 	 "the control socket (default " DCONFIG_CONTROL ")"},
 	{"metrics", 0, OPT_T_STR, DO(metrics), "ADDR",
@@ -406,7 +411,8 @@ stop(struct daemon *dm)
 		free(f);
 	}
 	while ((dt = TAILQ_FIRST(&dm->targets)))
-		dt_free(dt, false); /* pinned: still enforcing */
+		dt_free(dt, dt->spec.server); /* pinned: still enforcing; dockerd's goes (with
+						 no daemon the jobs reach no dockerd) */
 	sel_free(dm);
 	sel_holds_close(dm); /* pinned: still holding */
 	dconfig_free(&dm->cfg);
@@ -466,6 +472,10 @@ daemon_main(int argc, char **argv)
 	if (err) {
 		log_warnx("no cgroup v2 hierarchy is mounted (%s): egressctl needs cgroup2",
 			  strerror(-err));
+		goto out;
+	}
+	if (o->docker && docker_server_find(&dm, errbuf, sizeof(errbuf))) {
+		log_warnx("%s", errbuf);
 		goto out;
 	}
 	if (reload_load_config(&dm, &dm.cfg, errbuf, sizeof(errbuf))) {

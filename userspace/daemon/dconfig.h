@@ -40,6 +40,9 @@ struct dspec {
 	 * the cgroups systemd makes for those units in its "slice", <slice's
 	 * path>/<unit>, and unit the pattern as written. */
 	bool selector;
+	/* dockerd's own cgroup (daemon --docker, docker_server_spec): detached
+	 * when the daemon stops, whatever the others do */
+	bool server;
 	const char *unit;
 	/* "annotations": {KEY: GLOB} of a selector: a cgroup it matches is
 	 * taken only if its container's OCI bundle has every KEY with a value

@@ -9,6 +9,7 @@
  * must be in the targets' mount namespace: the daemon refuses to start in
  * another (a unit's private one), where they would reach dockerd's own. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <fcntl.h>
@@ -166,7 +167,9 @@ targets_share_ns(struct daemon *dm, const char *self, char *errbuf, size_t errle
 		pid_t *pids = NULL;
 		size_t n = 0;
 		char ns[64];
-		int fd = dt->cgpath[0] ? open(dt->cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		int fd = dt->cgpath[0] && !dt->spec.server /* dockerd's: no client of PATH */
+				 ? open(dt->cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				 : -1;
 
 		if (fd < 0 || cgroup_pids_at(fd, &pids, &n))
 			n = 0;
@@ -218,6 +221,117 @@ check_ns(struct daemon *dm, char *errbuf, size_t errlen)
 	if (!mntns_of(1, init, sizeof(init)) && !strcmp(self, init))
 		return 0;
 	return targets_share_ns(dm, self, errbuf, errlen);
+}
+
+int
+docker_server_find(struct daemon *dm, char *errbuf, size_t errlen)
+{
+	const char *e = dm->opts->docker_egress;
+	char own[PATH_MAX], sub[PATH_MAX];
+	size_t n;
+	pid_t pid;
+	DIR *d;
+	struct dirent *de;
+	int err;
+
+	if (e && !strcmp(e, "open")) {
+		log_warnx(
+			"docker: dockerd's own connections are not judged (--docker-egress "
+			"open): what it fetches for a job (a build's FROM, its ADD of a URL) goes "
+			"where the job names");
+		return 0;
+	}
+	if (e && strcmp(e, "confined")) {
+		daemon_errf(errbuf, errlen, "--docker-egress %s: expected confined or open", e);
+		return -EINVAL;
+	}
+	err = dockerapi_server(dm->opts->docker, &pid, dm->docker_nets,
+			       (int)(sizeof(dm->docker_nets) / sizeof(dm->docker_nets[0])),
+			       &dm->ndocker_nets, errbuf, errlen);
+	if (err)
+		return err;
+	err = cgroup_of_pid(dm->mnt, pid, dm->docker_cg, sizeof(dm->docker_cg));
+	if (err) {
+		daemon_errf(errbuf, errlen, "docker: the cgroup of dockerd (pid %d): %s", (int)pid,
+			    strerror(-err));
+		return err;
+	}
+	n = strlen(dm->mnt);
+	if (!strcmp(dm->docker_cg, dm->mnt) || !strcmp(dm->docker_cg + n, "/")) {
+		daemon_errf(errbuf, errlen,
+			    "docker: dockerd (pid %d) runs in the root cgroup: its own connections "
+			    "(its pulls, a build's FROM and ADD of a URL) cannot be confined "
+			    "without the whole host's; start it in a cgroup of its own (a systemd "
+			    "service is one), or pass --docker-egress open",
+			    (int)pid);
+		dm->docker_cg[0] = 0;
+		return -EINVAL;
+	}
+	if (!cgroup_of_pid(dm->mnt, getpid(), own, sizeof(own))) {
+		size_t k = strlen(dm->docker_cg);
+
+		if (!strncmp(own, dm->docker_cg, k) && (!own[k] || own[k] == '/')) {
+			daemon_errf(errbuf, errlen,
+				    "docker: egressctl runs in dockerd's cgroup %s: start it in "
+				    "another (dockerd's own connections are confined there)",
+				    dm->docker_cg);
+			dm->docker_cg[0] = 0;
+			return -EINVAL;
+		}
+	}
+	d = opendir(dm->docker_cg);
+	while (d && (de = readdir(d)))
+		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(sub, sizeof(sub), "%s", de->d_name);
+			closedir(d);
+			daemon_errf(errbuf, errlen,
+				    "docker: dockerd's cgroup %s holds cgroups of its own (%s): "
+				    "they would be confined with dockerd's own connections; start "
+				    "dockerd in a cgroup of its own, or pass --docker-egress open",
+				    dm->docker_cg, sub);
+			dm->docker_cg[0] = 0;
+			return -EINVAL;
+		}
+	if (d)
+		closedir(d);
+	log_warnx("docker: dockerd (pid %d, %s): its own connections (its pulls, a build's "
+		  "FROM and ADD of a URL) are judged by the command line's policy, its %d "
+		  "networks' subnets allowed",
+		  (int)pid, dm->docker_cg + n, dm->ndocker_nets);
+	return 0;
+}
+
+int
+docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen)
+{
+	struct target_opts o = dm->opts->t;
+	struct dspec *s;
+	int err;
+
+	if (!dm->docker_cg[0])
+		return 0;
+	o.allow_abstract_unix = true; /* no unix hooks: dockerd talks to containerd */
+	o.nsecrets = 0;		      /* the job's: its placeholders, its summary */
+	o.secret_placeholders = NULL;
+	o.summary_file = NULL;
+	o.suggest_policy = NULL;
+	for (int i = 0; i < dm->ndocker_nets; i++) {
+		if (o.nrules == TARGET_MAX_RULES) {
+			daemon_errf(errbuf, errlen,
+				    "docker: no room for dockerd's %d subnets among %d rules",
+				    dm->ndocker_nets, TARGET_MAX_RULES);
+			return -E2BIG;
+		}
+		o.rules[o.nrules++] = (struct rule_arg){POLICY_ALLOW, dm->docker_nets[i]};
+	}
+	err = dconfig_add(c, DSPEC_CGROUP, dm->docker_cg, &o, false, errbuf, errlen);
+	if (err)
+		return err;
+	s = &c->specs[c->n - 1];
+	s->server = true;
+	snprintf(c->names[c->n - 1], sizeof(c->names[0]), "dockerd");
+	snprintf(s->where, sizeof(s->where), "dockerd's cgroup (--docker)");
+	return 0;
 }
 
 void
@@ -328,7 +442,7 @@ docker_stop(struct daemon *dm)
 	 * bridges' ports; with none (all detached, or a start that failed)
 	 * PATH is dockerd's again and the guard comes off */
 	TAILQ_FOREACH(dt, &dm->targets, entry)
-	attached |= dt->tg != NULL;
+	attached |= dt->tg != NULL && !dt->spec.server; /* dockerd's goes with the daemon */
 	dockerapi_free(dm->docker, !attached);
 	dm->docker = NULL;
 	guard_stop(dm, !attached);

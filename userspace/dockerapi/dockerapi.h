@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <event2/event.h>
 
 struct dockerapi;
@@ -66,6 +67,14 @@ int dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4);
 /* The job with this id is gone: what was made for its containers goes
  * (their idmapped binds, idmap.h). */
 void dockerapi_job_gone(struct dockerapi *d, uint64_t job);
+
+/* Asked of the server at PATH before it is taken over: its process (the
+ * peer of a connection, or where systemd made the socket for socket
+ * activation the other process that holds it) into *pid, and the subnets
+ * of its networks (IPAM) as rule texts ("172.17.0.0/16", "[fd00::]/64")
+ * into nets[0..*n), at most max. 0, or -errno with err set. */
+int dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, int *n, char *err,
+		     size_t errlen);
 
 /* PATH resolved (the name the mount is on). */
 const char *dockerapi_path(const struct dockerapi *d);

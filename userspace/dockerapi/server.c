@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@
 #ifndef OPEN_TREE_CLOEXEC
 #define OPEN_TREE_CLOEXEC O_CLOEXEC
 #endif
+
+static int open_real(struct dockerapi *d, bool say, char *err, size_t errlen);
+static pid_t server_pid(const char *sock, const char *path, pid_t *peer);
 
 int
 dk_dial(struct dockerapi *d)
@@ -79,8 +83,9 @@ write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-int
-dk_get(struct dockerapi *d, const char *target, size_t max, int *status, char **body, size_t *len)
+/* GET target of the API server at sock (HTTP/1.0, 10 s at most): see dk_get() */
+static int
+get_at(const char *sock, const char *target, size_t max, int *status, char **body, size_t *len)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct timeval tv = {10, 0};
@@ -90,7 +95,7 @@ dk_get(struct dockerapi *d, const char *target, size_t max, int *status, char **
 	int fd, err = 0;
 	ssize_t n;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->real_name);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	buf = malloc(cap);
 	if (fd < 0 || !buf) {
@@ -129,6 +134,195 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+int
+dk_get(struct dockerapi *d, const char *target, size_t max, int *status, char **body, size_t *len)
+{
+	return get_at(d->real_name, target, max, status, body, len);
+}
+
+static bool is_systemd(pid_t pid);
+
+/* The process, not a systemd, that holds the listening unix socket bound
+ * at path (in /proc/PID/net/unix of pid, which made it, or the daemon's
+ * own if pid is gone; then every process's descriptors): a
+ * socket-activated server's. -ESRCH if none. */
+static pid_t
+holder_pid(const char *path, pid_t pid)
+{
+	char line[PATH_MAX + 128], want[PATH_MAX], got[PATH_MAX], link[64];
+	unsigned long inode = 0;
+	FILE *f;
+	glob_t g = {0};
+	pid_t found = -ESRCH;
+
+	snprintf(line, sizeof(line), "/proc/%d/net/unix", (int)pid);
+	f = fopen(line, "r");
+	if (!f)
+		f = fopen("/proc/self/net/unix", "r");
+	if (!f || !realpath(path, want)) {
+		if (f)
+			fclose(f);
+		return -ESRCH;
+	}
+	while (!inode && fgets(line, sizeof(line), f)) {
+		unsigned long flags, ino;
+		char p[PATH_MAX];
+
+		/* Num RefCount Protocol Flags Type St Inode Path; 0x10000 listening */
+		if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %4095s", &flags, &ino, p) == 3 &&
+		    (flags & 0x10000) && realpath(p, got) && !strcmp(got, want))
+			inode = ino;
+	}
+	fclose(f);
+	if (!inode)
+		return -ESRCH;
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	if (glob("/proc/[0-9]*/fd/*", GLOB_NOSORT, NULL, &g))
+		return -ESRCH;
+	for (size_t i = 0; i < g.gl_pathc && found < 0; i++) {
+		ssize_t n = readlink(g.gl_pathv[i], link, sizeof(link) - 1);
+		pid_t p = (pid_t)atoi(g.gl_pathv[i] + 6);
+
+		if (n <= 0 || p == 1)
+			continue;
+		link[n] = 0;
+		if (!strcmp(link, want) && !is_systemd(p))
+			found = p;
+	}
+	globfree(&g);
+	return found;
+}
+
+/* Is pid a systemd (its comm)? */
+static bool
+is_systemd(pid_t pid)
+{
+	char p[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strcmp(comm, "systemd\n");
+}
+
+/* The server's process: the peer of a connection to sock (PATH reached),
+ * or where systemd made PATH's socket (socket activation: PID 1, a
+ * systemd, or a helper of its already gone) the process that holds it
+ * besides. -errno (-ESRCH: none). */
+static pid_t
+server_pid(const char *sock, const char *path, pid_t *peer)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ucred cr = {0};
+	socklen_t crlen = sizeof(cr);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.pid <= 0) {
+		rc = errno ? -errno : -ESRCH;
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	close(fd);
+	if (peer)
+		*peer = cr.pid;
+	if (cr.pid == 1 || is_systemd(cr.pid) || kill(cr.pid, 0))
+		return holder_pid(path, cr.pid);
+	return cr.pid;
+}
+
+int
+dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, int *n, char *err,
+		 size_t errlen)
+{
+	char *body = NULL, why[160];
+	size_t len = 0;
+	struct dj *doc;
+	struct dockerapi *d = calloc(1, sizeof(*d));
+	int status = 0, rc;
+
+	*n = 0;
+	if (!d)
+		return -ENOMEM;
+	/* dockerd's own socket, also below a mount an egressctl left on PATH */
+	d->real_fd = -1;
+	if (!realpath(path, d->path) || (rc = open_real(d, false, err, errlen))) {
+		rc = d->path[0] ? rc : -errno;
+		if (!d->path[0])
+			snprintf(err, errlen, "--docker %s: %s", path, strerror(-rc));
+		free(d);
+		return rc;
+	}
+	*pid = server_pid(d->real_name, path, NULL);
+	if (*pid < 0) {
+		rc = *pid;
+		if (rc == -ESRCH)
+			snprintf(err, errlen,
+				 "%s was made by systemd (socket activation) and no other process "
+				 "holds it: dockerd's own process cannot be told",
+				 path);
+		else
+			snprintf(err, errlen, "dockerd does not answer at %s: %s", path,
+				 strerror(-rc));
+		goto out;
+	}
+	rc = get_at(d->real_name, "/networks", 4u << 20, &status, &body, &len);
+	if (rc || status != 200) {
+		free(body);
+		snprintf(err, errlen, "dockerd's networks (GET /networks at %s): %s", path,
+			 rc ? strerror(-rc) : "not 200");
+		rc = rc ? rc : -EPROTO;
+		goto out;
+	}
+	doc = dj_parse(body, len, why, sizeof(why));
+	free(body);
+	if (!doc || !dj_is_array(doc)) {
+		snprintf(err, errlen, "dockerd's networks: %s", doc ? "not a list" : why);
+		dj_free(doc);
+		rc = -EPROTO;
+		goto out;
+	}
+	for (int i = 0; i < dj_count(doc); i++) {
+		const struct dj *cfg = dj_get(dj_get(dj_at(doc, i), "IPAM"), "Config");
+
+		for (int k = 0; k < dj_count(cfg); k++) {
+			const char *s = dj_str(dj_get(dj_at(cfg, k), "Subnet")), *slash;
+			char a[INET6_ADDRSTRLEN];
+			struct in6_addr x;
+
+			slash = s ? strchr(s, '/') : NULL;
+			if (!slash || (size_t)(slash - s) >= sizeof(a))
+				continue;
+			memcpy(a, s, (size_t)(slash - s));
+			a[slash - s] = 0;
+			if (*n == max) {
+				snprintf(err, errlen, "dockerd has over %d subnets", max);
+				dj_free(doc);
+				rc = -E2BIG;
+				goto out;
+			}
+			if (inet_pton(AF_INET6, a, &x) == 1)
+				snprintf(nets[*n], 64, "[%s]%s", a, slash);
+			else
+				snprintf(nets[*n], 64, "%s", s);
+			(*n)++;
+		}
+	}
+	dj_free(doc);
+	rc = 0;
+out:
+	close(d->real_fd);
+	free(d);
+	return rc;
 }
 
 /* GET target as JSON: the document, or NULL with err set. */
@@ -276,7 +470,7 @@ covered_by_ours(const char *path)
 
 /* dockerd's socket: PATH itself, or the file below egressctl's mounts */
 static int
-open_real(struct dockerapi *d, char *err, size_t errlen)
+open_real(struct dockerapi *d, bool say, char *err, size_t errlen)
 {
 	char dir[PATH_MAX], base[PATH_MAX];
 	struct stat st;
@@ -297,9 +491,11 @@ open_real(struct dockerapi *d, char *err, size_t errlen)
 			tfd < 0 ? -1 : openat(tfd, basename(base), O_PATH | O_CLOEXEC | O_NOFOLLOW);
 		if (tfd >= 0)
 			close(tfd);
-		log_warnx("docker: %s is covered by the socket of an egressctl that did not stop: "
-			  "dockerd's is below it, and egressctl's goes on top",
-			  d->path);
+		if (say)
+			log_warnx("docker: %s is covered by the socket of an egressctl that did "
+				  "not stop: "
+				  "dockerd's is below it, and egressctl's goes on top",
+				  d->path);
 	}
 	if (d->real_fd < 0 || fstat(d->real_fd, &st) || !S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "%s: %s", d->path,
@@ -310,24 +506,15 @@ open_real(struct dockerapi *d, char *err, size_t errlen)
 	return 0;
 }
 
-/* The process that listens on dockerd's socket (SO_PEERCRED: dockerd, or
- * systemd for docker.socket), or 0 when it cannot be told. */
+/* dockerd's process (server_pid()), else the socket's peer (systemd for
+ * docker.socket, whose mount and cgroup namespaces are the host's), or 0
+ * when it cannot be told. */
 static pid_t
 listener_pid(struct dockerapi *d)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	pid_t pid = 0;
+	pid_t peer = 0, pid = server_pid(d->real_name, d->path, &peer);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->real_name);
-	if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) && cr.pid > 0)
-		pid = cr.pid;
-	if (fd >= 0)
-		close(fd);
-	return pid;
+	return pid > 0 ? pid : peer > 0 && !kill(peer, 0) ? peer : 0;
 }
 
 /* Is process pid in our namespace of kind ns ("mnt", "cgroup")? 1, 0, or
@@ -545,7 +732,7 @@ dockerapi_open(struct event_base *base, const struct dockerapi_opts *o, char *er
 		snprintf(err, errlen, "--docker %s: %s", o->path, strerror(errno));
 		goto fail;
 	}
-	if (open_real(d, err, errlen) || ask_info(d, err, errlen))
+	if (open_real(d, true, err, errlen) || ask_info(d, err, errlen))
 		goto fail;
 	lfd = make_own(d, err, errlen);
 	if (lfd < 0)
