@@ -593,6 +593,16 @@ test_fetch() {
 	a_grep "$t.allowed.built" "$W/$t.ok" 'Successfully built'
 	a_grep "$t.allowed.server_saw" "$WEBLOG" "target=/$t\\.allowed "
 	a_jlog "$t.allowed.logged" "$W/d.jlog" decision=allow host=a.example.test comm=dockerd
+	# dockerd's networks' subnets are allowed to it: a process in its
+	# cgroup, as its userland proxy (docker-proxy) is, reaches a container
+	# of root's on its network (a service's, as a runner starts them)
+	dk_root run -d --rm --name "egr-e2e-$$-web" --network "$NET2" --ip 198.19.7.77 "$IMAGE" sh -c \
+		'while :; do printf "HTTP/1.0 200 OK\r\n\r\nweb\n" | nc -l -p 80; done' >"$W/$t.web" 2>&1
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec curl -sS -m 10 http://198.19.7.77/' \
+		"$(dcg)" >"$W/$t.web" 2>&1
+	a_grep "$t.network.reached" "$W/$t.web" '^web$'
+	a_jlog "$t.network.logged" "$W/d.jlog" decision=allow ip=198\\.19\\.7\\.77 comm=curl
+	dk_root rm -f "egr-e2e-$$-web" >/dev/null 2>&1
 }
 
 # ======================================================================
