@@ -152,8 +152,8 @@ loopback_pkt(struct __sk_buff *skb, const struct pkt *pk, __be32 lip)
 		if ((fl & 0x12) != 0x02) /* not a SYN (a SYN-ACK answers someone) */
 			return SYS_PROCEED;
 	}
-	if (fast_hit(d, p[1], l4))
-		return SYS_PROCEED;
+	if (fast_hit(d, p[1], l4) || (l4 == IPPROTO_UDP && local_udp_any))
+		return SYS_PROCEED; /* (local_udp_any: dockerd's embedded DNS answering) */
 	if (receiver(skb, d, p[1], s, p[0], l4) == RCV_OURS)
 		return SYS_PROCEED;
 	if (!sk)

@@ -155,10 +155,14 @@ decide_udp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 		decide_fastpath(d);
 		return;
 	}
-	if (is_local4(ip4))
+	if (is_local4(ip4) && local_udp_any) {
+		d->verdict = EGR_V_ALLOW;
+		d->reason = EGR_R_LOCAL;
+	} else if (is_local4(ip4)) {
 		decide_local(d, EPERM);
-	else
+	} else {
 		decide_deny(d, EGR_R_UDP, EPERM);
+	}
 }
 
 /* --ipv6: native IPv6 to a listener on ::1 (lip6: listen_ip6; none

@@ -24,6 +24,10 @@ const volatile __u32 ns_ip4 = 0;
  * (egressctl's own network namespace only: --containers refuses --ipv6);
  * 0: native IPv6 is denied but for the fast path and own loopback. */
 const volatile __u8 ipv6_on = 0;
+/* UDP to a local address whatever socket receives it (not only the
+ * sandbox's own): dockerd's target alone (daemon --docker), whose embedded
+ * DNS server answers root's containers on their loopback. */
+const volatile __u8 local_udp_any = 0;
 
 /* One of egressctl's listeners (port in network order). */
 static __always_inline int

@@ -63,6 +63,7 @@ struct tunables {
 	uint64_t host_netns; /* egressctl's network namespace; 0: every one */
 	const char *ns_ip4;  /* where other namespaces reach the listeners */
 	bool ipv6;	     /* --ipv6: the listeners on ::1 too */
+	bool local_udp;	     /* local_udp_any: dockerd's target */
 };
 
 struct fx {
@@ -102,6 +103,7 @@ fx_load(struct fx *f, const struct tunables *t)
 	f->skel->rodata->sandbox_cgid = t->sandbox_cgid;
 	f->skel->rodata->host_netns = t->host_netns;
 	f->skel->rodata->ipv6_on = t->ipv6;
+	f->skel->rodata->local_udp_any = t->local_udp;
 	if (t->ns_ip4)
 		assert_int_equal(inet_pton(AF_INET, t->ns_ip4, (void *)&f->skel->rodata->ns_ip4),
 				 1);
@@ -538,6 +540,29 @@ test_loopback_no_sandbox(void **state)
 	close(s);
 }
 
+/* local_udp_any (dockerd's target: its embedded DNS answers containers
+ * on their loopback): a datagram to a loopback socket that is not the
+ * sandbox's passes, where it is dropped without; a SYN is still judged. */
+static void
+test_loopback_udp_any(void **state)
+{
+	static const struct tunables dockerd = {.local_udp = true};
+	struct pkt dgram = pkt4("127.0.0.11", 53, "127.0.0.1", 41020, IPPROTO_UDP, 0);
+	struct pkt syn = pkt4("127.0.0.1", 40000, "127.0.0.1", 41021, IPPROTO_TCP, TCP_SYN);
+	struct fx f;
+
+	(void)state;
+	fx_load(&f, &enforce);
+	assert_int_equal(run(&f, dgram.b, dgram.len, 1), 0);
+	assert_drop_event(&f, EGR_V_DENY, EGR_R_LOOPBACK, AF_INET, "127.0.0.1", 41020);
+	fx_free(&f);
+	fx_load(&f, &dockerd);
+	assert_int_equal(run(&f, dgram.b, dgram.len, 1), 1);
+	assert_int_equal(f.nev, 0);
+	assert_int_equal(run(&f, syn.b, syn.len, 1), 0);
+	fx_free(&f);
+}
+
 /* IPv6 to ::1 with no TCP or UDP header next (ICMPv6) is dropped
  * unreported (an extension header is reported: test_ip_options); the same
  * to 127.0.0.1 passes (above). */
@@ -841,6 +866,7 @@ main(void)
 		cmocka_unit_test(test_loopback_fast_path),
 		cmocka_unit_test(test_loopback_receiver),
 		cmocka_unit_test(test_loopback_no_sandbox),
+		cmocka_unit_test(test_loopback_udp_any),
 		cmocka_unit_test(test_loopback6_other_protocols),
 		cmocka_unit_test(test_ip_options),
 		cmocka_unit_test(test_big_tcp_jumbo),

@@ -603,6 +603,13 @@ test_fetch() {
 	a_grep "$t.network.reached" "$W/$t.web" '^web$'
 	a_jlog "$t.network.logged" "$W/d.jlog" decision=allow ip=198\\.19\\.7\\.77 comm=curl
 	dk_root rm -f "egr-e2e-$$-web" >/dev/null 2>&1
+	# docker's embedded DNS (dockerd's, on a user-defined network) still
+	# answers root's containers; what it asks upstream is judged
+	dk_root run --rm --network "$NET2" "$IMAGE" sh -c \
+		"nslookup a.example.test 127.0.0.11; nslookup fetch-$$.data.test 127.0.0.11" >"$W/$t.dns" 2>&1
+	a_grep "$t.embedded_dns.answered" "$W/$t.dns" '203\.0\.113\.10'
+	a_grep "$t.embedded_dns.denied" "$W/$t.dns" 'REFUSED|NXDOMAIN|can.t find'
+	a_never_asked "$t.embedded_dns.never_upstream" "fetch-$$\\.data\\.test"
 }
 
 # ======================================================================

@@ -75,6 +75,9 @@ struct target_opts {
 	 * at start, NAME=PLACEHOLDER a line, for whoever hands them to what is
 	 * confined (the daemon's processes were not started by it) */
 	const char *secret_placeholders;
+	/* not an option: daemon --docker's dockerd target (docker.c), whose
+	 * embedded DNS answers other cgroups' sockets on their loopback */
+	bool local_udp_any;
 };
 
 /* Options that cannot go together (--ipv6 with --containers,

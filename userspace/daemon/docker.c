@@ -311,6 +311,7 @@ docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 	if (!dm->docker_cg[0])
 		return 0;
 	o.allow_abstract_unix = true; /* no unix hooks: dockerd talks to containerd */
+	o.local_udp_any = true;	      /* its embedded DNS answers the containers */
 	o.nsecrets = 0;		      /* the job's: its placeholders, its summary */
 	o.secret_placeholders = NULL;
 	o.summary_file = NULL;

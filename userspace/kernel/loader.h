@@ -32,6 +32,7 @@ struct loader_opts {
 	bool unix_hooks;	 /* deny abstract unix sockets (needs EGR_LINUX_UNIX) */
 	bool emit_redirects;	 /* report redirects on the ring buffer too */
 	bool audit_mode;	 /* record would-deny events, deny nothing */
+	bool local_udp_any;	 /* UDP to any local socket (dockerd's target) */
 	/* the cgroup the programs will be attached to (loader_attach's cgid):
 	 * loopback sockets created in it or below are the sandbox's own */
 	uint64_t sandbox_cgid;
