@@ -83,6 +83,7 @@ A_PKT=203.0.113.84	# an AF_PACKET frame's datagram (packet)
 A_ADD_CTL=203.0.113.85	# what dockerd fetches for a build: control
 A_ADD=203.0.113.86	# the job's ADD of a URL
 A_FROM=203.0.113.87	# the job's FROM of an image on a registry
+A_PLIB=203.0.113.88	# a container made through podman's own API (podman)
 L_PID=
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
@@ -1048,6 +1049,13 @@ pdk_job() {
 		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$PSOCK" "$DOCKER" "$@"
 }
 
+# pdk_curl ARGS...: the podman job's curl on podman's socket
+pdk_curl() {
+	timeout -k 5 60 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$(cg_path pjob)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+		curl -sS --unix-socket "$PSOCK" "$@"
+}
+
 test_podman() {
 	local t=podman
 	command -v podman >/dev/null || { note "$t: no podman (tools/install-deps.sh --containers)"; return 0; }
@@ -1072,6 +1080,23 @@ $(http a.example.test $t.allowed) $(http "$A_PRUN" $t.denied)" >"$W/$t.out" 2>&1
 	pdk_job run --rm --privileged "$PIMAGE" true >"$W/$t.priv" 2>&1
 	a_grep "$t.privileged_refused" "$W/$t.priv" "egressctl: --privileged is refused in a confined job"
 	sensor_none "$t.sensor" "dst host $A_PRUN"
+	# podman's own API (/libpod/..., what `podman --remote` speaks) beside
+	# docker's: a container made there is not judged, so it is refused
+	# (before: made in podman's cgroup with the host's network, started,
+	# its request seen)
+	printf '{"image": "%s", "netns": {"nsmode": "host"}, "command": ["sh", "-c", %s]}' "$PIMAGE" \
+		"$(printf '%s' "$(http "$A_PLIB" $t.libpod)" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')" \
+		>"$PM/libpod.json"
+	pdk_curl -X POST -H 'Content-Type: application/json' --data-binary "@$PM/libpod.json" \
+		"http://d/v4.0.0/libpod/containers/create" >"$W/$t.libpod" 2>&1
+	a_grep "$t.libpod.refused" "$W/$t.libpod" "podman's own API .* is refused in a confined job"
+	local lid
+	lid=$(sed -n 's/.*"Id": *"\([0-9a-f]*\)".*/\1/p' "$W/$t.libpod")
+	if [ -n "$lid" ]; then
+		pdk_curl -X POST "http://d/v4.0.0/libpod/containers/$lid/start" >/dev/null 2>&1
+		sleep 3
+	fi
+	sensor_none "$t.libpod.sensor" "dst host $A_PLIB"
 	# a daemon whose start fails after it took a socket gives it back:
 	# this one takes dockerd's, then finds the job's cgroup locked
 	timeout -k 5 30 nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/b.ctl" \

@@ -339,6 +339,10 @@ static const struct {
 	{"/grpc", "BuildKit (DOCKER_BUILDKIT=1, docker buildx)",
 	 " (build with DOCKER_BUILDKIT=0: the classic builder's RUN steps run in the job's "
 	 "cgroup)"},
+	/* podman's own API beside docker's (podman --remote): none of its
+	 * requests is judged, so none but a GET passes */
+	{"/libpod", "podman's own API (/libpod, podman --remote)",
+	 " (use the docker CLI on podman's socket: its requests are judged)"},
 	{"/plugins", "docker plugin"},
 	{"/swarm", "docker swarm"},
 	{"/services", "docker service"},
