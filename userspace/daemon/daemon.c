@@ -103,9 +103,10 @@ static const struct opt daemon_opt_table[] = {
 		"(pulls, a build's FROM and ADD of a URL) are judged\n"
 		"by the command line's policy",
 	},
-	{"docker-egress", 0, OPT_T_STR, DO(docker_egress), "confined|open",
-	 "open: leave dockerd's own connections unjudged (a\n"
-	 "job can send what it likes through a build's ADD)"},
+	{"docker-egress", 0, OPT_T_STR, DO(docker_egress), "MODE",
+	 "confined (the default), or open: dockerd's own\n"
+	 "connections unjudged (then a job can send what it\n"
+	 "likes through a build's ADD)"},
 	{"control", 0, OPT_T_STR, DO(control), "PATH",
 	 "the control socket (default " DCONFIG_CONTROL ")"},
 	{"metrics", 0, OPT_T_STR, DO(metrics), "ADDR",

@@ -351,6 +351,25 @@ static const struct {
 	{"/configs", "docker config"},
 };
 
+/* The routes a request that changes something may take (docker's API,
+ * 1.24 to 1.47, as the docker CLI and compose use it): any other is
+ * refused but for a GET or HEAD, so that a route egressctl does not know
+ * (a newer dockerd's, another server's beside docker's API, as podman's
+ * /libpod was) is not forwarded unjudged. */
+static const char *const known_prefixes[] = {
+	"/containers", "/images", "/build",  "/networks", "/volumes",
+	"/exec",       "/auth",	  "/commit", "/session",  "/_ping",
+};
+
+static bool
+known_route(const char *p)
+{
+	for (size_t i = 0; i < sizeof(known_prefixes) / sizeof(known_prefixes[0]); i++)
+		if (prefix_is(p, known_prefixes[i]))
+			return true;
+	return false;
+}
+
 static int registry_path(const char *method, const char *p, const char *q, size_t qlen,
 			 struct dk_route *r);
 
@@ -411,6 +430,13 @@ dk_classify(const char *method, const char *target, size_t len, const char *ctyp
 				  refused_prefixes[i].hint ? refused_prefixes[i].hint : "");
 			return -EPERM;
 		}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD") && !known_route(p)) {
+		dk_refuse(v, 403,
+			  "%s %.200s is refused in a confined job: not a route of docker's API "
+			  "that egressctl judges",
+			  method, p);
+		return -EPERM;
+	}
 	if (!strcmp(method, "POST") && !strcmp(p, "/containers/create")) {
 		r->kind = DK_CREATE;
 		r->body = true;
