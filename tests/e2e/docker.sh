@@ -84,6 +84,7 @@ A_ADD_CTL=203.0.113.85	# what dockerd fetches for a build: control
 A_ADD=203.0.113.86	# the job's ADD of a URL
 A_FROM=203.0.113.87	# the job's FROM of an image on a registry
 A_PLIB=203.0.113.88	# a container made through podman's own API (podman)
+A_KEPT=203.0.113.89	# dockerd's connection from before the daemon (fetch)
 L_PID=
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
@@ -611,6 +612,27 @@ test_fetch() {
 	a_grep "$t.embedded_dns.answered" "$W/$t.dns" '203\.0\.113\.10'
 	a_grep "$t.embedded_dns.denied" "$W/$t.dns" 'REFUSED|NXDOMAIN|can.t find'
 	a_never_asked "$t.embedded_dns.never_upstream" "fetch-$$\\.data\\.test"
+	# a connection of dockerd's made before the daemon's start (a
+	# registry's kept alive from the runner's pulls) is ended at the
+	# attach: one in dockerd's cgroup to a denied address echoes before
+	# the start, and what it writes after never arrives (kept, it would
+	# go on unjudged)
+	dstop
+	rm -f "$W/$t.go" && mkfifo "$W/$t.go" || return 0
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec bash -c "$1" x "$2" "$3" "$4"' \
+		"$(dcg)" 'exec 3<>"/dev/tcp/$1/22" || exit 1; read -r -t 5 b <&3; echo "banner: $b"
+echo "before-$3" >&3; read -r -t 5 l <&3; echo "echo: $l"; read -r go <"$2"
+echo "kept-$3" >&3 && echo sent; read -r -t 5 l <&3; echo "after: $l"' "$A_KEPT" "$W/$t.go" "$$" \
+		>"$W/$t.kept" 2>&1 &
+	local kp=$!
+	wait_secs 10 grep -qs '^echo: before' "$W/$t.kept"
+	a_grep "$t.existing.echoed_before" "$W/$t.kept" "^echo: before-$$"
+	dstart "$t" || { kill "$kp" 2>/dev/null; return 0; }
+	echo go >"$W/$t.go"
+	wait "$kp" 2>/dev/null
+	a_nogrep "$t.existing.not_after" "$W/$t.kept" "^after: kept-$$"
+	a_nogrep "$t.existing.server_saw_nothing" "$WEBLOG" "kept-$$"
+	a_jlog "$t.existing.ended" "$W/d.jlog" event=pre-existing-killed ip="$(re "$A_KEPT")" port=22
 }
 
 # ======================================================================

@@ -325,7 +325,9 @@ docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 		}
 		o.rules[o.nrules++] = (struct rule_arg){POLICY_ALLOW, dm->docker_nets[i]};
 	}
-	err = dconfig_add(c, DSPEC_CGROUP, dm->docker_cg, &o, false, errbuf, errlen);
+	/* its connections from before (a registry's, kept alive from the
+	 * runner's pulls) ended: kept, they would go on unjudged */
+	err = dconfig_add(c, DSPEC_CGROUP, dm->docker_cg, &o, true, errbuf, errlen);
 	if (err)
 		return err;
 	s = &c->specs[c->n - 1];
