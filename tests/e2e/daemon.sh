@@ -1746,10 +1746,20 @@ EOF
 	dstart "$t-l" --config "$W/$t.l.json" || return 0
 	a_grep "$t.late.held" "$W/$t-l.dout" "selectors: $(re "$root/late") is not made yet: $(re "$root") is held for it"
 	base_t=$(sensor_now "$syn")
-	race late/job-1 tcp
+	# (three at once, as above: one made after the daemon attached its
+	# target connects, judged; at least one is refused by the hold)
+	local lp=()
+	for i in 1 2 3; do
+		race "late/job-$i" tcp &
+		lp+=($!)
+	done
+	wait "${lp[@]}"
 	wait_secs 30 grep -qs "target late:.*attached to $(re "$root/late/job-1")" "$W/$t-l.dout"
 	a_grep "$t.late.attached" "$W/$t-l.dout" "target late:.*attached to $(re "$root/late/job-1")"
-	a_grep "$t.late.refused" "$W/$t/late_job-1.out" '^refused Operation not permitted$'
+	a_val "$t.late.outcomes" "attempts refused by the hold or the target" \
+		"$(grep -ls '^refused Operation not permitted$\|^connected$' "$W/$t"/late_job-[123].out | grep -c .)" '^3$'
+	a_val "$t.late.refused" "attempts the hold refused ($(cat "$W/$t"/late_job-[123].out | tr '\n' '|'))" \
+		"$(grep -ls '^refused Operation not permitted$' "$W/$t"/late_job-[123].out | grep -c .)" '^[1-9]$'
 	sensor_none_since "$t.late.sensor" "$base_t" "$syn"
 	race beside tcp
 	a_grep "$t.late.beside_let_go" "$W/$t/beside.out" '^connected$'
