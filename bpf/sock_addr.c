@@ -177,7 +177,7 @@ finish(struct bpf_sock_addr *ctx, const struct sa *a, __u8 hook, struct decision
 		/* a direct connection's decision line; it wakes nobody */
 		emit_task(hook, EGR_V_ALLOW, EGR_R_FASTPATH, 0, a->family, a->type, a->proto,
 			  a->addr, a->port, BPF_RB_NO_WAKEUP);
-	else if (d->reason == EGR_R_LOCAL && report_local(ctx, a, hook))
+	else if (d->reason == EGR_R_LOCAL && d->lookup && report_local(ctx, a, hook))
 		emit(hook, EGR_V_ALLOW, EGR_R_LOCAL, 0, a->family, a->type, a->proto, a->addr,
 		     a->port);
 	return SYS_PROCEED;

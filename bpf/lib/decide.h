@@ -155,13 +155,15 @@ decide_udp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 		decide_fastpath(d);
 		return;
 	}
-	if (is_local4(ip4) && local_udp_any) {
+	if (!is_local4(ip4)) {
+		decide_deny(d, EGR_R_UDP, EPERM);
+	} else if (local_udp_any) {
+		/* dockerd's embedded DNS answering whoever asked: no lookup,
+		 * and (no lookup) no line per answer */
 		d->verdict = EGR_V_ALLOW;
 		d->reason = EGR_R_LOCAL;
-	} else if (is_local4(ip4)) {
-		decide_local(d, EPERM);
 	} else {
-		decide_deny(d, EGR_R_UDP, EPERM);
+		decide_local(d, EPERM);
 	}
 }
 

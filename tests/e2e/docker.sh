@@ -612,6 +612,8 @@ test_fetch() {
 	a_grep "$t.embedded_dns.answered" "$W/$t.dns" '203\.0\.113\.10'
 	a_grep "$t.embedded_dns.denied" "$W/$t.dns" 'REFUSED|NXDOMAIN|can.t find'
 	a_never_asked "$t.embedded_dns.never_upstream" "fetch-$$\\.data\\.test"
+	a_nogrep "$t.embedded_dns.no_line_per_answer" "$W/d.jlog" \
+		'"reason":"loopback socket of this sandbox".*"comm":"dockerd"'
 	# a connection of dockerd's made before the daemon's start (a
 	# registry's kept alive from the runner's pulls) is ended at the
 	# attach: one in dockerd's cgroup to a denied address echoes before

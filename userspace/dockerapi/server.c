@@ -142,7 +142,22 @@ dk_get(struct dockerapi *d, const char *target, size_t max, int *status, char **
 	return get_at(d->real_name, target, max, status, body, len);
 }
 
-static bool is_systemd(pid_t pid);
+/* Is pid a systemd (its comm)? */
+static bool
+is_systemd(pid_t pid)
+{
+	char p[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strcmp(comm, "systemd\n");
+}
 
 /* The process, not a systemd, that holds the listening unix socket bound
  * at path (in /proc/PID/net/unix of pid, which made it, or the daemon's
@@ -195,23 +210,6 @@ holder_pid(const char *path, pid_t pid)
 	return found;
 }
 
-/* Is pid a systemd (its comm)? */
-static bool
-is_systemd(pid_t pid)
-{
-	char p[64], comm[32] = "";
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
-	f = fopen(p, "r");
-	if (!f)
-		return false;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = 0;
-	fclose(f);
-	return !strcmp(comm, "systemd\n");
-}
-
 /* The server's process: the peer of a connection to sock (PATH reached),
  * or where systemd made PATH's socket (socket activation: PID 1, a
  * systemd, or a helper of its already gone) the process that holds it
@@ -255,10 +253,14 @@ dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, int *n
 		return -ENOMEM;
 	/* dockerd's own socket, also below a mount an egressctl left on PATH */
 	d->real_fd = -1;
-	if (!realpath(path, d->path) || (rc = open_real(d, false, err, errlen))) {
-		rc = d->path[0] ? rc : -errno;
-		if (!d->path[0])
-			snprintf(err, errlen, "--docker %s: %s", path, strerror(-rc));
+	if (!realpath(path, d->path)) {
+		rc = -errno;
+		snprintf(err, errlen, "--docker %s: %s", path, strerror(-rc));
+		free(d);
+		return rc;
+	}
+	rc = open_real(d, false, err, errlen);
+	if (rc) {
 		free(d);
 		return rc;
 	}
@@ -493,8 +495,7 @@ open_real(struct dockerapi *d, bool say, char *err, size_t errlen)
 			close(tfd);
 		if (say)
 			log_warnx("docker: %s is covered by the socket of an egressctl that did "
-				  "not stop: "
-				  "dockerd's is below it, and egressctl's goes on top",
+				  "not stop: dockerd's is below it, and egressctl's goes on top",
 				  d->path);
 	}
 	if (d->real_fd < 0 || fstat(d->real_fd, &st) || !S_ISSOCK(st.st_mode)) {
