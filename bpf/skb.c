@@ -304,6 +304,22 @@ dev_wraps(struct __sk_buff *skb)
 	return 1;
 }
 
+/* A TCP packet that answers a connection to a listener of the sandbox from
+ * an address of egressctl's own network namespace: the listener's SYN-ACK
+ * to such an address (skb->sk is the listener then), or any packet of a
+ * connection accepted from one (EGR_SK_PASSIVE, sockops' passive_cb), the
+ * destination looked up again (a socket disconnected and connected anew
+ * goes through connect's judgment, and would not pass here). */
+static __always_inline int
+passive_pkt(struct bpf_sock *sk, const struct egr_sk_orig *o, const struct pkt *p)
+{
+	if (p->l4 != IPPROTO_TCP || sk->protocol != IPPROTO_TCP)
+		return 0;
+	if (sk->state != BPF_TCP_LISTEN && !(o && (o->flags & EGR_SK_PASSIVE)))
+		return 0;
+	return bpf_map_lookup_elem(&egr_hostaddr, p->d) != NULL;
+}
+
 /* The catch-all's judgment of a packet (kind: pkt_parse's). One with IPv4
  * options or an IPv6 extension header is a direct socket's to judge (and
  * refuse), any other socket's is refused (skb_drop), wherever it goes.
@@ -342,6 +358,8 @@ skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip)
 	if (p->opts)
 		return skb_drop(skb, sk, o, p->d, port, EGR_R_IPOPTS);
 	if (sk->protocol == IPPROTO_TCP && sk->state == BPF_TCP_CLOSE && is_rst(skb, sk, p))
+		return SYS_PROCEED;
+	if (passive_pkt(sk, o, p))
 		return SYS_PROCEED;
 	return skb_drop(skb, sk, o, p->d, port, EGR_R_SKB_DROP);
 }

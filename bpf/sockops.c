@@ -2,7 +2,8 @@
 /* sockops: index redirected TCP connections, and connections to egressctl's
  * own listeners, by the client's local address for the proxy's lookup
  * (egr_conns) at TCP_CONNECT_CB; free a fast-path socket's record once TCP
- * is done with it (TCP_CLOSE).
+ * is done with it (TCP_CLOSE); mark a connection a listener accepted from
+ * an address of egressctl's own network namespace (PASSIVE_ESTABLISHED).
  *
  * A piece of the egress object, included by egress.bpf.c. */
 #include "lib/common.h"
@@ -181,6 +182,39 @@ kv_backstop(struct bpf_sock_ops *ctx, __u32 cbflags)
 	return 1;
 }
 
+/* PASSIVE_ESTABLISHED: a listener of the sandbox accepted a connection
+ * (after the handshake, or at a Fast Open SYN, before the child sends
+ * anything). Its peer at an address of egressctl's own network namespace
+ * (egr_hostaddr: the host, a bridge's gateway): EGR_SK_PASSIVE, and the
+ * catch-all lets it answer. Any other peer (a client elsewhere reaching a
+ * container's port) gets nothing: the catch-all drops what it is sent, as
+ * it drops the listener's SYN-ACK to it. */
+static __always_inline int
+passive_cb(struct bpf_sock_ops *ctx)
+{
+	struct egr_hostaddr_key k = {};
+	struct bpf_sock *sk = ctx->sk;
+	struct egr_sk_orig *o;
+
+	if (!sk)
+		return 1;
+	if (ctx->family == AF_INET) {
+		map4(k.addr, ctx->remote_ip4);
+	} else {
+		k.addr[0] = ctx->remote_ip6[0];
+		k.addr[1] = ctx->remote_ip6[1];
+		k.addr[2] = ctx->remote_ip6[2];
+		k.addr[3] = ctx->remote_ip6[3];
+	}
+	ctx_loaded();
+	if (!bpf_map_lookup_elem(&egr_hostaddr, &k))
+		return 1;
+	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (o)
+		o->flags |= EGR_SK_PASSIVE;
+	return 1;
+}
+
 SEC("sockops")
 int
 egr_sockops(struct bpf_sock_ops *ctx)
@@ -194,5 +228,7 @@ egr_sockops(struct bpf_sock_ops *ctx)
 		return state_cb(ctx, newstate);
 	if (op == BPF_SOCK_OPS_TCP_CONNECT_CB)
 		return connect_cb(ctx);
+	if (op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return passive_cb(ctx);
 	return 1;
 }

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 15 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 16 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -120,6 +120,12 @@ enum egr_hook {
  * passes any more, with or without payload, and egr_kv_kill ends it. */
 #define EGR_SK_DREJECT 0x4000
 
+/* In egr_sk: a connection a listener of the sandbox accepted from an
+ * address of egressctl's own network namespace (egr_hostaddr, looked up by
+ * sockops at PASSIVE_ESTABLISHED): the catch-all lets its TCP packets to
+ * such an address pass. */
+#define EGR_SK_PASSIVE 0x8000
+
 /* struct egr_sk_orig.life: who is done with an egr_socks record of a TCP
  * socket that outlives its file (FIN, retransmits); the second frees it. */
 #define EGR_LIFE_RELEASED 0x01 /* sock_release ran: no file refers to it */
@@ -199,6 +205,18 @@ struct egr_fast_key {
 	__u8 pad;	/* always zero */
 };
 _Static_assert(sizeof(struct egr_fast_key) == 20, "egr_fast_key layout");
+
+/* Map egr_hostaddr (hash): the addresses of egressctl's own network
+ * namespace (the host's, a bridge's gateway), kept by userspace as they
+ * come and go. A TCP connection a listener of the sandbox accepted may
+ * answer a peer at one of them, and a listener may send it its SYN-ACK
+ * (bpf/skb.c): a process of this machine, docker's userland proxy or
+ * egressctl's own proxy reaches a confined server; nobody outside does. */
+#define EGR_HOSTADDR_MAX 1024
+struct egr_hostaddr_key {
+	__be32 addr[4]; /* v4-mapped for IPv4 */
+};
+_Static_assert(sizeof(struct egr_hostaddr_key) == 16, "egr_hostaddr_key layout");
 
 struct egr_fast_val {
 	__u64 expires_ns; /* CLOCK_BOOTTIME deadline; 0 = until removed */

@@ -32,6 +32,15 @@ struct {
 	__type(value, struct egr_fast_val);
 } egr_fast SEC(".maps");
 
+/* The addresses of egressctl's own network namespace (include/egress_abi.h):
+ * whom a connection a listener of the sandbox accepted may answer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EGR_HOSTADDR_MAX);
+	__type(key, struct egr_hostaddr_key);
+	__type(value, __u8);
+} egr_hostaddr SEC(".maps");
+
 /* Learned names and fast-path approvals, for a restarted daemon (no program
  * reads it: it is pinned and adopted with the rest). As many as the
  * responder keeps of both. */

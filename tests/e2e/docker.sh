@@ -50,7 +50,7 @@ e2e_reexec --mntns "$@"
 . "$(dirname "$0")/dockerd.sh" # DOCKER DK SOCK ROOTSOCK IMAGE GW DPARENT, dockerd_start, http
 . "$(dirname "$0")/sd.sh"      # SD_CG's systemd: sd_boot, sd_in, sd_down
 
-ALL_TESTS="control mntns run packet fetch host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
+ALL_TESTS="control mntns run packet fetch serve host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
 NET2_SUBNET=198.19.7.0/24
 JOBU=egrdk$$		# the job user and its group (dockerd's socket group)
@@ -85,6 +85,10 @@ A_ADD=203.0.113.86	# the job's ADD of a URL
 A_FROM=203.0.113.87	# the job's FROM of an image on a registry
 A_PLIB=203.0.113.88	# a container made through podman's own API (podman)
 A_KEPT=203.0.113.89	# dockerd's connection from before the daemon (fetch)
+A_SRV_OUT=203.0.113.90	# a client outside the host, of the job's server (serve)
+A_SRV_CTL=203.0.113.91	# ... of root's server: the control
+IP_SRV=198.19.7.81	# the job's server, on NET2
+IP_SRV_ROOT=198.19.7.82	# root's
 L_PID=
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
@@ -635,6 +639,55 @@ echo "kept-$3" >&3 && echo sent; read -r -t 5 l <&3; echo "after: $l"' "$A_KEPT"
 	a_nogrep "$t.existing.not_after" "$W/$t.kept" "^after: kept-$$"
 	a_nogrep "$t.existing.server_saw_nothing" "$WEBLOG" "kept-$$"
 	a_jlog "$t.existing.ended" "$W/d.jlog" event=pre-existing-killed ip="$(re "$A_KEPT")" port=22
+}
+
+# ======================================================================
+# serve: a job's container serves, as a service a step starts and then
+# tests against: a connection from one of this host's addresses is
+# answered (root's client on the host, whose source is the network's
+# gateway; the job's own shell and another container of the job's,
+# through egressctl's proxy once a rule names the server's address), and
+# nobody else's: a client outside the host that reaches the container's
+# address (the test internet routes the network) gets nothing, its
+# SYN-ACK never leaves (nothing at the sensor) and the drop is logged. The
+# control: root's server on the same network answers that client. Before,
+# the job's server answered nobody (the catch-all dropped its SYN-ACK).
+# ======================================================================
+test_serve() {
+	local t=serve svc=egr-e2e-$$-serve rsvc=egr-e2e-$$-rserve body
+	daemon_up || return 0
+	body='while :; do printf "HTTP/1.0 200 OK\r\n\r\nserved-%s\n" "$0" | nc -l -p 80; done'
+	dk_root run -d --rm --name "$rsvc" --network "$NET2" --ip "$IP_SRV_ROOT" "$IMAGE" sh -c \
+		"$body" root >"$W/$t.rrun" 2>&1
+	dk_job run -d --rm --name "$svc" --network "$NET2" --ip "$IP_SRV" "$IMAGE" sh -c \
+		"$body" job >"$W/$t.run" 2>&1
+	wait_secs 20 sh -c "nsenter --net=$NS_SBX curl -sS -m 2 http://$IP_SRV_ROOT/ | grep -q served-root"
+	# the control: root's server answers a client outside the host
+	in_inet curl -sS -m 5 --interface "$A_SRV_CTL" "http://$IP_SRV_ROOT/" >"$W/$t.ctl" 2>&1
+	a_grep "$t.control.answered_outside" "$W/$t.ctl" '^served-root$'
+	sensor_saw "$t.control.sensor_saw" "dst host $A_SRV_CTL and src host $IP_SRV_ROOT"
+	# root's client on the host: answered (its source: the gateway)
+	nsenter --net="$NS_SBX" curl -sS -m 10 "http://$IP_SRV/" >"$W/$t.host" 2>&1
+	a_grep "$t.host.answered" "$W/$t.host" '^served-job$'
+	# the job's shell and another container of the job's, through the proxy
+	if "$EGRESSCTL" allow --control "$W/d.ctl" --cgroup "$(cg_path job)" "$IP_SRV" >"$W/$t.allow" 2>&1; then
+		ok "$t.rule_added"
+	else
+		fail "$t.rule_added" "egressctl allow: $(head -c 300 "$W/$t.allow" | tr '\n' '|')"
+	fi
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path job)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups curl -sS -m 10 "http://$IP_SRV/" \
+		>"$W/$t.job" 2>&1
+	a_grep "$t.job.answered" "$W/$t.job" '^served-job$'
+	dk_job run --rm --network "$NET2" "$IMAGE" sh -c "$(http "$IP_SRV" $t.peer)" >"$W/$t.peer" 2>&1
+	a_first "$t.container.answered" "$W/$t.peer" '^HTTP/1\.[01] 200'
+	# a client outside the host: nothing leaves towards it
+	in_inet curl -sS -m 5 --interface "$A_SRV_OUT" "http://$IP_SRV/" >"$W/$t.out" 2>&1
+	a_nogrep "$t.outside.not_answered" "$W/$t.out" 'served-job'
+	sensor_none "$t.outside.sensor" "dst host $A_SRV_OUT"
+	a_jlog "$t.outside.logged" "$W/d.jlog" decision=deny ip="$(re "$A_SRV_OUT")" \
+		reason="dropped by the catch-all"
+	dk_root rm -f "$svc" "$rsvc" >/dev/null 2>&1
 }
 
 # ======================================================================

@@ -367,6 +367,50 @@ test_loopback_audit() {
 }
 
 
-ALL_TESTS="loopback loopback_wildcard loopback_class loopback_device loopback_own loopback_audit"
+# ======================================================================
+# loopback_serve: a server CMD starts on 0.0.0.0 answers a client of this
+# host that comes from one of the host's own addresses other than
+# loopback (the sandbox host's 198.18.0.2: a test that opens the
+# machine's own name), and a client elsewhere (the internet) gets
+# nothing: no SYN-ACK leaves (the sensor), and the drop is logged. The
+# control: the same server outside egressctl answers that client. Before,
+# the host's own address got nothing either (the catch-all dropped every
+# answer of an accepted socket that did not go over loopback).
+# ======================================================================
+test_loopback_serve() {
+	local t=loopback_serve p c cp
+	new_port p
+	new_port c
+	in_sbx "$PY" "$C/probe.py" --timeout 20 bound "tcp/4/0.0.0.0/$c/serve" ready="$W/$t.c.ready" \
+		-- hold_until "$W/$t.c.end" >"$W/$t.c.out" 2>&1 &
+	cp=$!
+	wait_for 10 test -e "$W/$t.c.ready"
+	jv "$(timeout -k 1 20 nsenter --net="$NS_INET" "$PY" "$C/probe.py" --timeout 5 \
+		--token "$t.ctl" tcp4 198.18.0.2 "$c" | grep '^{' | tail -1)"
+	a_eq "$t.control.outside_answered" "reply" "$P_data" "own-echo probe $t.ctl"
+	touch "$W/$t.c.end"
+	wait "$cp"
+	sensor_saw "$t.control.sensor" "src host 198.18.0.2 and src port $c"
+	have_egr || return 0
+	egr_bg "$t" --cgroup "$(cg_name "$t")" --user nobody --log "$W/$t.jlog" -- \
+		"${PROBE_ARGV[@]}" --timeout 25 bound "tcp/4/0.0.0.0/$p/serve" ready="$RW/$t.ready" \
+		-- hold_until "$RW/$t.end"
+	wait_for 20 test -e "$RW/$t.ready"
+	jv "$(probe_root --token "$t.host" tcp4 198.18.0.2 "$p")"
+	a_eq "$t.host.answered" "reply" "$P_data" "own-echo probe $t.host"
+	jv "$(timeout -k 1 20 nsenter --net="$NS_INET" "$PY" "$C/probe.py" --timeout 4 \
+		--token "$t.out" tcp4 198.18.0.2 "$p" | grep '^{' | tail -1)"
+	expect "$t.outside.not_answered" "the internet's client got '$P_data' ($P_json)" \
+		test "$P_ok" != true
+	touch "$RW/$t.end"
+	egr_join 30
+	a_rc "$t.exit" 0 "$t"
+	sensor_none "$t.outside.sensor" "src host 198.18.0.2 and src port $p"
+	a_jlog "$t.outside.logged" "$W/$t.jlog" decision=deny ip=198\\.18\\.0\\.1 \
+		"reason=dropped by the catch-all"
+}
+
+
+ALL_TESTS="loopback loopback_wildcard loopback_class loopback_device loopback_own loopback_serve loopback_audit"
 
 kernel_suite_main loopback.sh "$@"

@@ -38,6 +38,9 @@ struct target {
 	struct unixsvc unix_svc; /* the unix sockets denied, by entry index */
 	struct event *ev_ring, *ev_status;
 	struct event *ev_drain; /* the kernel-verified path's allow events: no wakeup each */
+	struct event *ev_addrs; /* this namespace's addresses changed (kernel/hostaddr.h) */
+	int addrs_fd;		/* their watch, or -1 */
+	bool addrs_warned;	/* more than egr_hostaddr takes, said once */
 	int status_fd;
 	char status_path[128];
 	const char *cgpath;

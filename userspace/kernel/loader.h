@@ -109,6 +109,10 @@ int loader_counters(struct loader *ld, uint64_t *out);
 #define EGR_FAST_CAPACITY 65536
 int loader_fast_count(struct loader *ld);
 
+/* egr_hostaddr := exactly the n addresses a (kernel/hostaddr.h): whom a
+ * connection a confined listener accepted may answer. 0 or -errno. */
+int loader_hostaddr_sync(struct loader *ld, const struct egr_hostaddr_key *a, int n);
+
 /* The TCP ports the policy names (egr_ports): with enforce, a connect to
  * the transparent listener on any other port is refused at once. */
 int loader_set_ports(struct loader *ld, const uint64_t *bits, bool enforce);

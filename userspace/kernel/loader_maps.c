@@ -401,6 +401,39 @@ loader_kv_clear(struct loader *ld)
 }
 
 int
+loader_hostaddr_sync(struct loader *ld, const struct egr_hostaddr_key *a, int n)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_hostaddr), err = 0;
+	struct egr_hostaddr_key k, next;
+	const struct egr_hostaddr_key *prev = NULL;
+	uint8_t one = 1;
+
+	/* the new ones first: an address kept is never missing meanwhile */
+	for (int i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &a[i], &one, BPF_ANY) && !err)
+			err = -errno;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		bool kept = false;
+
+		k = next;
+		for (int i = 0; i < n && !kept; i++)
+			kept = !memcmp(&a[i], &k, sizeof(k));
+		if (kept) {
+			prev = &k;
+			continue;
+		}
+		if (!bpf_map_delete_elem(fd, &k)) {
+			prev = NULL; /* k is gone: the walk begins again */
+			continue;
+		}
+		if (!err)
+			err = -errno;
+		prev = &k;
+	}
+	return err;
+}
+
+int
 loader_set_ports(struct loader *ld, const uint64_t *bits, bool enforce)
 {
 	static struct egr_ports v; /* 8 KiB: not on the stack; one loop thread */
