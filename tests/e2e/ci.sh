@@ -79,6 +79,9 @@ GR_SUID_CTL=203.0.113.46	# a setuid shell a container made, then cgroup.procs, c
 GR_SUID=203.0.113.47
 GR_ACT_CTL=203.0.113.48		# a container action (root, the workspace and docker's socket bound)
 GR_ACT=203.0.113.49
+GR_SVC_CTL=203.0.113.94		# the job's service asked to fetch (a database's COPY ... FROM PROGRAM)
+GR_SVC=203.0.113.95
+GR_SVC_NET=github_network_$(printf '%032x' $$) # the runner's network for the job's services
 
 # github_runner's leftovers (a failure's) go before the namespaces and
 # cgroups do: its processes, dockerd and its containers, the tmpfs over
@@ -1035,6 +1038,14 @@ gr_action() {
 		-v "$2:/github/workspace" "$IMAGE" sh -c "id -u; touch made && chmod 4755 made; $3"
 }
 
+# gr_svc KEY ADDR TAG: a step's record of the job's service asked, on the
+# port it publishes on 127.0.0.1, to fetch http://ADDR/TAG (it runs what
+# it is sent, as a database's superuser has its server run a program)
+gr_svc() {
+	gr_rec "$1" bash -c 'exec 3<>/dev/tcp/127.0.0.1/15433 || exit 1
+printf "echo asked; wget -q -O- http://%s/%s 2>&1; exit\n" "$1" "$2" >&3; timeout 20 cat <&3' x "$2" "$3"
+}
+
 # gr_teardown: what github_runner started, gone (again at exit): the
 # listener, the outside process, the action's root processes (a failure's:
 # its post step stops them), dockerd and its containers, the tmpfs
@@ -1062,6 +1073,17 @@ test_github_runner() {
 	run_tmpfs || { fail "$t.setup" "cannot put a tmpfs over /run in the suite's mount namespace"; return 0; }
 	if ! { groupadd "$DKG" && ghjob_user "$DKG" && dockerd_start "$DKG"; } >"$W/$t.setup" 2>&1; then
 		fail "$t.setup" "the job user or dockerd: $(tail -c 600 "$W/$t.setup" | tr '\n' '|')"
+		gr_teardown
+		return 0
+	fi
+	# the job's service, as the runner starts one before the first step:
+	# root's, on the runner's network for the job, its port published on
+	# 127.0.0.1 (dockerd's userland proxy)
+	if ! { dk_root network create --subnet 198.19.12.0/24 "$GR_SVC_NET" &&
+		ip -n "$INET" route add 198.19.12.0/24 via 198.18.0.2 &&
+		dk_root run -d --name "egr-e2e-$$-svc" --network "$GR_SVC_NET" -p 127.0.0.1:15433:80 \
+			"$IMAGE" nc -ll -p 80 -e sh >"$W/$t.svc.cid"; } >>"$W/$t.setup" 2>&1; then
+		fail "$t.setup" "the job's service: $(tail -c 600 "$W/$t.setup" | tr '\n' '|')"
 		gr_teardown
 		return 0
 	fi
@@ -1100,6 +1122,7 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID_CTL/ghr.ctl.suid"
 		gr_rec ctl.buildkit sh -c 'echo "${DOCKER_BUILDKIT-unset}"'
 		gr_action ctl.action "$RW/ghr-ws-ctl" "$(http "$GR_ACT_CTL" ghr.ctl.act)"
 		gr_rec ctl.action_file stat -c '%u %a' "$RW/ghr-ws-ctl/made"
+		gr_svc ctl.svc "$GR_SVC_CTL" ghr.ctl.svc
 	} >"$W/$t.before"
 	# the steps after the main step: sudo is the action's shim, docker the job's
 	{
@@ -1128,6 +1151,7 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
 		gr_rec buildkit sh -c 'echo "${DOCKER_BUILDKIT-unset}"'
 		gr_action action "$RW/ghr-ws" "$(http a.example.test ghr.act.allowed) $(http "$GR_ACT" ghr.act.denied)"
 		gr_rec action_file stat -c '%u %a' "$RW/ghr-ws/made"
+		gr_svc svc "$GR_SVC" ghr.svc
 	} >"$W/$t.steps"
 	# after the post step: the runner's sudo and docker again
 	{
@@ -1167,6 +1191,9 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
 	sensor_saw "$t.control.action_sensor" "dst host $GR_ACT_CTL and tcp dst port 80"
 	a_rec "$t.control.action_file_is_roots" "$t" ctl.action_file 'rc=0 0 4755$'
 	a_rec "$t.control.buildkit_unset" "$t" ctl.buildkit 'rc=0 unset$'
+	a_rec "$t.control.service" "$t" ctl.svc 'rc=0 asked '
+	a_grep "$t.control.service_fetched" "$WEBLOG" 'target=/ghr\.ctl\.svc '
+	sensor_saw "$t.control.service_sensor" "dst host $GR_SVC_CTL and tcp dst port 80"
 
 	# the main step: block mode, the default sudo (confined), docker kept
 	a_grep "$t.main.exit" "$W/$t.step" '^main 0$'
@@ -1226,6 +1253,15 @@ curl -s -o /dev/null -m 5 -w '%{http_code}' http://$GR_SUID/ghr.suid"
 	sensor_none "$t.action.sensor" "dst host $GR_ACT"
 	a_rec "$t.action.file_is_the_jobs" "$t" action_file "rc=0 $JUID 4755\$"
 	a_rec "$t.buildkit_off" "$t" buildkit 'rc=0 0$'
+	# the job's service: confined by the job's policy (the action's
+	# services input, true by default), still answering on its port
+	a_grep "$t.service.confined" "$dir/daemon.out" \
+		"service egr-e2e-$$-svc \\(container $(head -c 12 "$W/$t.svc.cid").*confined by the command line's policy"
+	a_rec "$t.service.answered" "$t" svc 'rc=0 asked .*403'
+	a_nogrep "$t.service.denied_not_at_server" "$WEBLOG" 'target=/ghr\.svc '
+	sensor_none "$t.service.sensor" "dst host $GR_SVC"
+	a_jlog "$t.log.service" "$dir/decisions.jsonl" decision=deny ip="$(re "$GR_SVC")" \
+		container="$(cat "$W/$t.svc.cid")"
 	a_grep "$t.buildkit_said" "$W/$t.worker" "docker build uses the classic builder \\(DOCKER_BUILDKIT=0\\)"
 	a_grep "$t.listener.unconfined" "$W/$t.listener" '^200$'
 	a_nogrep "$t.listener.never_denied" "$W/$t.listener" '^000$'

@@ -50,7 +50,7 @@ e2e_reexec --mntns "$@"
 . "$(dirname "$0")/dockerd.sh" # DOCKER DK SOCK ROOTSOCK IMAGE GW DPARENT, dockerd_start, http
 . "$(dirname "$0")/sd.sh"      # SD_CG's systemd: sd_boot, sd_in, sd_down
 
-ALL_TESTS="control mntns run packet fetch serve host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
+ALL_TESTS="control mntns run packet fetch serve services host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
 NET2_SUBNET=198.19.7.0/24
 JOBU=egrdk$$		# the job user and its group (dockerd's socket group)
@@ -89,6 +89,11 @@ A_SRV_OUT=203.0.113.90	# a client outside the host, of the job's server (serve)
 A_SRV_CTL=203.0.113.91	# ... of root's server: the control
 IP_SRV=198.19.7.81	# the job's server, on NET2
 IP_SRV_ROOT=198.19.7.82	# root's
+SVC_NET=github_network_$(printf '%032x' $$) # a CI job's services' network, as GitHub's runner names it
+SVC_SUBNET=198.19.11.0/24
+IP_SVC=198.19.11.10	# a service of the job's, started before the daemon (services)
+A_SVC_CTL=203.0.113.92	# what the job has the service fetch: the control
+A_SVC_OUT=203.0.113.93	# ... with --docker-services
 L_PID=
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
@@ -194,14 +199,16 @@ e2e_cleanup() {
 # dstart TAG [ARGS...]: the daemon confining the job's cgroup, keeping
 # SOCK (sbx netns, its own control socket); waits until it is ready.
 dstart() {
-	local tag=$1
+	local tag=$1 n
 	shift
+	# a tag started before has its "ready:" in the file already: one more
+	n=$(grep -cs "ready:" "$W/$tag.dout")
 	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/d.ctl" --cgroup "$(cg_path job)" \
 		--docker "$SOCK" --allow a.example.test --dns-upstream "$INET_DNS" \
 		--log "$W/d.jlog" "$@" >>"$W/$tag.dout" 2>&1 </dev/null &
 	D_PID=$!
 	PIDS+=("$D_PID")
-	if ! wait_secs 20 grep -qs "ready:" "$W/$tag.dout"; then
+	if ! wait_secs 20 sh -c '[ "$(grep -cs "ready:" "$1")" -gt "$2" ]' x "$W/$tag.dout" "${n:-0}"; then
 		fail "$tag.daemon_ready" "the daemon did not come up: $(tail -c 600 "$W/$tag.dout" | tr '\n' '|')"
 		return 1
 	fi
@@ -688,6 +695,81 @@ test_serve() {
 	a_jlog "$t.outside.logged" "$W/d.jlog" decision=deny ip="$(re "$A_SRV_OUT")" \
 		reason="dropped by the catch-all"
 	dk_root rm -f "$svc" "$rsvc" >/dev/null 2>&1
+}
+
+# ======================================================================
+# services: a CI job's services (GitHub's `services:`) run before the
+# job's first step, so before the daemon: root's containers, not the
+# job's. One that runs what it is asked (as a database's COPY ... FROM
+# PROGRAM does for its superuser) was the job's way out: the job, confined
+# by a daemon without --docker-services, had it fetch a denied address
+# (the control: seen). With --docker-services network=github_network_*
+# the service's cgroup is a target of the job's policy: the job's request
+# on the port the service publishes (the rule for 127.0.0.1:PORT is
+# added) is still answered (dockerd's userland proxy connects from this
+# host's address), the
+# denied address gets 403 and nothing reaches the sensor, an allowed name
+# is fetched, the decisions name the service's container, its published
+# port is allowed on 127.0.0.1 and said so; the target goes when the
+# daemon stops. A filter that is no filter, or without --docker, stops the
+# start with the reason.
+# ======================================================================
+
+# svc_ask CMD: the job (its user, its cgroup) has the service run CMD, on
+# the port it publishes on this host (dockerd's userland proxy, as on
+# GitHub's runners); what the service wrote back
+svc_ask() {
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path job)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups timeout 20 bash -c \
+		'exec 3<>/dev/tcp/127.0.0.1/15432 || exit 1; printf "%s; exit\n" "$1" >&3; cat <&3' x "$1"
+}
+
+test_services() {
+	local t=services svc=egr-e2e-$$-svc cid scg
+	have_egr || return 0
+	dk_root network create --subnet "$SVC_SUBNET" "$SVC_NET" >"$W/$t.net" 2>&1 &&
+		ip -n "$INET" route add "$SVC_SUBNET" via 198.18.0.2 &&
+		dk_root run -d --name "$svc" --network "$SVC_NET" --ip "$IP_SVC" -p 15432:80 "$IMAGE" \
+			nc -ll -p 80 -e sh >"$W/$t.run" 2>&1 ||
+		{ fail "$t.setup" "$(tail -3 "$W/$t.net" "$W/$t.run" | tr '\n' '|')"; return 0; }
+	cid=$(head -1 "$W/$t.run")
+	# the control: the job, confined without --docker-services
+	dstop
+	dstart "$t.plain" || return 0
+	"$EGRESSCTL" allow --control "$W/d.ctl" --cgroup "$(cg_path job)" 127.0.0.1:15432 \
+		>"$W/$t.allow" 2>&1
+	svc_ask "wget -q -O- http://$A_SVC_CTL/$t.ctl 2>&1" >"$W/$t.ctl" 2>&1
+	a_grep "$t.control.fetched" "$WEBLOG" "target=/$t\\.ctl "
+	dstop
+	# a filter that is none, and one without --docker: the start refused
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/d2.ctl" --cgroup "$(cg_path job)" \
+		--docker "$SOCK" --docker-services "name=x" --allow a.example.test >"$W/$t.bad" 2>&1
+	a_grep "$t.bad_filter" "$W/$t.bad" "--docker-services 'name=x': expected network=GLOB"
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/d2.ctl" --cgroup "$(cg_path job)" \
+		--docker-services "network=x" --allow a.example.test >"$W/$t.nodocker" 2>&1
+	a_grep "$t.needs_docker" "$W/$t.nodocker" "--docker-services needs --docker"
+	# with the job's services
+	dstart "$t" --docker-services "network=github_network_*" || return 0
+	a_grep "$t.said" "$W/$t.dout" "service $svc \\(container ${cid:0:12}.*confined by the command line's policy"
+	a_grep "$t.port_allowed" "$W/$t.dout" "service $svc: 127\\.0\\.0\\.1:15432 allowed"
+	svc_ask "echo asked-$$; wget -q -O- http://$A_SVC_OUT/$t.denied 2>&1; \
+wget -q -O- http://a.example.test/$t.allowed >/dev/null 2>&1 && echo allowed-fetched" >"$W/$t.job" 2>&1
+	a_grep "$t.job.answered" "$W/$t.job" "^asked-$$\$"
+	a_grep "$t.denied.403" "$W/$t.job" "403"
+	a_grep "$t.allowed.fetched" "$W/$t.job" "^allowed-fetched\$"
+	a_grep "$t.allowed.server_saw" "$WEBLOG" "target=/$t\\.allowed "
+	a_nogrep "$t.denied.server_saw_nothing" "$WEBLOG" "target=/$t\\.denied "
+	sensor_none "$t.sensor" "dst host $A_SVC_OUT"
+	a_jlog "$t.logged" "$W/d.jlog" decision=deny ip="$(re "$A_SVC_OUT")" container="$cid"
+	scg="$(cgroup2_mount)$DPARENT/$cid"
+	a_val "$t.attached" "programs on the service's cgroup" \
+		"$(bpftool cgroup show "$scg" 2>/dev/null | grep -c egr_)" '[1-9][0-9]*'
+	dstop
+	a_val "$t.detached" "programs on the service's cgroup once the daemon stopped" \
+		"$(bpftool cgroup show "$scg" 2>/dev/null | grep -c egr_)" 0
+	dk_root rm -f "$svc" >/dev/null 2>&1
+	dk_root network rm "$SVC_NET" >/dev/null 2>&1
+	ip -n "$INET" route del "$SVC_SUBNET" via 198.18.0.2 2>/dev/null
 }
 
 # ======================================================================

@@ -4,7 +4,9 @@
 # (docker.sh, ci.sh's github_runner): in the sandbox host's network
 # namespace and the suite's own mount namespace (the one the job and
 # egressctl's daemon are in, as on a host), its data root, exec root and
-# pid file in the work dir, no iptables, the vfs storage driver, its
+# pid file in the work dir, no iptables (a published port is its userland
+# proxy's, docker-proxy, as on GitHub's runners for 127.0.0.1), the vfs
+# storage driver, its
 # bridge docker0 198.19.6.1/24 routed by the test internet, its
 # containers' default cgroup parent /egr-e2e-PID-docker, their nameserver
 # the test's dnsmasq (INET_DNS: audit_net.sh). The image is imported from
@@ -61,7 +63,7 @@ dockerd_start() {
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(dcg)" nsenter --net="$NS_SBX" /usr/sbin/dockerd \
 		--config-file "$DK/daemon.json" --data-root "$DK/root" --exec-root "$DK/exec" \
 		--pidfile "$DK/docker.pid" -H "unix://$SOCK" -G "$group" --bip "$GW/24" \
-		--iptables=false --ip6tables=false --storage-driver vfs --userland-proxy=false \
+		--iptables=false --ip6tables=false --storage-driver vfs \
 		--dns "$INET_DNS" --cgroup-parent "$DPARENT" --exec-opt native.cgroupdriver=cgroupfs \
 		>"$DK/dockerd.log" 2>&1 &
 	PIDS+=($!)

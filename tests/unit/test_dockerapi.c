@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "table.h"
+#include "dockerapi/dockerapi.h"
 #include "dockerapi/hostpath.h"
 #include "dockerapi/idmap.h"
 #include "dockerapi/json.h"
@@ -1088,17 +1089,54 @@ test_unescape(void **state)
 			 -ENAMETOOLONG);
 }
 
+/* --docker-services: which running containers a filter takes (an element
+ * of GET /containers/json each), and which filters are filters */
+static void
+test_services_filter(void **state)
+{
+	static const char *c_json = "{\"Id\":\"x\",\"Labels\":{\"a1b2c3\":\"\",\"role\":\"db\"},"
+				    "\"NetworkSettings\":{\"Networks\":{\"bridge\":{},"
+				    "\"github_network_0123abcd\":{}}}}";
+	struct dj *c = dj_parse(c_json, strlen(c_json), NULL, 0);
+	char err[128];
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(dk_filter_selects("network=github_network_*", c));
+	assert_true(dk_filter_selects("network=bridge", c));
+	assert_false(dk_filter_selects("network=github_network", c));
+	assert_false(dk_filter_selects("network=host", c));
+	assert_true(dk_filter_selects("label=a1b2c3", c));
+	assert_true(dk_filter_selects("label=role=db", c));
+	assert_false(dk_filter_selects("label=role=web", c));
+	assert_false(dk_filter_selects("label=rol", c));
+	assert_false(dk_filter_selects("label=role=", c));
+	dj_free(c);
+	c = dj_parse("{\"Id\":\"x\"}", 10, NULL, 0);
+	assert_false(dk_filter_selects("network=*", c));
+	assert_false(dk_filter_selects("label=a", c));
+	dj_free(c);
+	assert_int_equal(dockerapi_filter_check("network=github_network_*", err, sizeof(err)), 0);
+	assert_int_equal(dockerapi_filter_check("label=k=v", err, sizeof(err)), 0);
+	assert_int_equal(dockerapi_filter_check("label=k", err, sizeof(err)), 0);
+	assert_int_equal(dockerapi_filter_check("network=", err, sizeof(err)), -EINVAL);
+	assert_int_equal(dockerapi_filter_check("label==v", err, sizeof(err)), -EINVAL);
+	assert_int_equal(dockerapi_filter_check("name=x", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "expected network=GLOB"));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest misc[] = {
-		cmocka_unit_test(test_build_target),  cmocka_unit_test(test_target_with_id),
-		cmocka_unit_test(test_rewritten),     cmocka_unit_test(test_owned),
-		cmocka_unit_test(test_owned_archive), cmocka_unit_test(test_idmapped),
-		cmocka_unit_test(test_idmaps_real),   cmocka_unit_test(test_slice_of),
-		cmocka_unit_test(test_message_json),  cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_unescape),      cmocka_unit_test(test_registry_of),
-		cmocka_unit_test(test_auth_registry), cmocka_unit_test(test_build_network),
+		cmocka_unit_test(test_build_target),	cmocka_unit_test(test_target_with_id),
+		cmocka_unit_test(test_rewritten),	cmocka_unit_test(test_owned),
+		cmocka_unit_test(test_owned_archive),	cmocka_unit_test(test_idmapped),
+		cmocka_unit_test(test_idmaps_real),	cmocka_unit_test(test_slice_of),
+		cmocka_unit_test(test_message_json),	cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_unescape),	cmocka_unit_test(test_registry_of),
+		cmocka_unit_test(test_auth_registry),	cmocka_unit_test(test_build_network),
+		cmocka_unit_test(test_services_filter),
 	};
 	int failed = 0;
 

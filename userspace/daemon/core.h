@@ -91,6 +91,8 @@ struct follower {
 	uint64_t cgid; /* 0: every target */
 };
 
+#define DOCKER_MAX_SERVICES 16 /* --docker-services: containers confined */
+
 struct daemon_opts {
 	struct target_opts t; /* for the targets the command line names */
 	const char *config;
@@ -98,6 +100,7 @@ struct daemon_opts {
 	const char *metrics;		 /* --metrics ADDR, or NULL */
 	const char *docker;		 /* --docker PATH: dockerd's socket, kept for the targets */
 	const char *docker_egress;	 /* --docker-egress confined|open (NULL: confined) */
+	const char *docker_services;	 /* --docker-services FILTER, or NULL */
 	const char *user_socket, *users; /* --user-socket PATH, --users FILE */
 	bool kill_existing;
 	struct {
@@ -160,6 +163,18 @@ struct daemon {
 	char docker_cg[PATH_MAX];
 	char docker_nets[64][64];
 	int ndocker_nets;
+	/* --docker-services: the containers running at the start that the
+	 * filter selects (a CI job's services), each a target of the command
+	 * line's policy (docker_services_spec); their published TCP ports on
+	 * 127.0.0.1, allowed to the command line's targets (svc_rules). */
+	struct {
+		char cg[PATH_MAX];
+		char name[64];
+		char id[16];
+	} svc[DOCKER_MAX_SERVICES];
+	int nsvc;
+	char svc_rules[DOCKER_MAX_SERVICES * 4][24];
+	int nsvc_rules;
 };
 
 /* An error message; one cut short is still the message. */
@@ -297,6 +312,18 @@ int docker_server_find(struct daemon *dm, char *errbuf, size_t errlen);
  * judged as the job's connections are. No unix hooks (dockerd talks to
  * containerd), no secrets, summary or suggested policy (the job's). */
 int docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen);
+/* --docker-services: the running containers the filter selects found
+ * (before dockerd's socket is taken), each one's cgroup checked (not the
+ * root, not the daemon's, not dockerd's, holding no cgroup), its published
+ * TCP ports added to the command line's rules as 127.0.0.1:PORT
+ * (dm->svc, dm->svc_rules). 0, or -errno with errbuf set. */
+int docker_services_find(struct daemon *dm, char *errbuf, size_t errlen);
+
+/* Each of those containers' cgroups added to c as a target of the command
+ * line's policy ("svc-NAME", spec.server: detached when the daemon
+ * stops), its connections from before ended. */
+int docker_services_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen);
+
 /* The socket given back to dockerd, or left covered (fail closed) while
  * a target stays attached. */
 void docker_stop(struct daemon *dm);

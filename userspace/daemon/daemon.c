@@ -107,6 +107,12 @@ static const struct opt daemon_opt_table[] = {
 	 "confined (the default), or open: dockerd's own\n"
 	 "connections unjudged (then a job can send what it\n"
 	 "likes through a build's ADD)"},
+	{"docker-services", 0, OPT_T_STR, DO(docker_services), "FILTER",
+	 "the containers running at the start that FILTER\n"
+	 "selects (network=GLOB, label=KEY[=VALUE]: a CI job's\n"
+	 "services) confined by the command line's policy, each\n"
+	 "a target of its own; their published TCP ports\n"
+	 "allowed on 127.0.0.1"},
 	{"control", 0, OPT_T_STR, DO(control), "PATH",
 	 "the control socket (default " DCONFIG_CONTROL ")"},
 	{"metrics", 0, OPT_T_STR, DO(metrics), "ADDR",
@@ -476,6 +482,10 @@ daemon_main(int argc, char **argv)
 		goto out;
 	}
 	if (o->docker && docker_server_find(&dm, errbuf, sizeof(errbuf))) {
+		log_warnx("%s", errbuf);
+		goto out;
+	}
+	if (docker_services_find(&dm, errbuf, sizeof(errbuf))) {
 		log_warnx("%s", errbuf);
 		goto out;
 	}

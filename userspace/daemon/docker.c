@@ -337,6 +337,150 @@ docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 	return 0;
 }
 
+/* cg (a container's cgroup) may be a target: not the root, not the
+ * daemon's own nor dockerd's, holding no cgroup of its own. */
+static int
+service_cg_ok(const struct daemon *dm, const char *cg, const char *name, char *errbuf,
+	      size_t errlen)
+{
+	char own[PATH_MAX];
+	size_t n = strlen(dm->mnt), k = strlen(cg);
+	struct dirent *de;
+	DIR *d;
+
+	if (!strcmp(cg, dm->mnt) || !strcmp(cg + n, "/") ||
+	    (dm->docker_cg[0] && !strcmp(cg, dm->docker_cg))) {
+		daemon_errf(errbuf, errlen,
+			    "--docker-services: container %s runs in %s, not a cgroup of its own",
+			    name, cg[n] ? cg + n : "/");
+		return -EINVAL;
+	}
+	if (!cgroup_of_pid(dm->mnt, getpid(), own, sizeof(own)) && !strncmp(own, cg, k) &&
+	    (!own[k] || own[k] == '/')) {
+		daemon_errf(errbuf, errlen,
+			    "--docker-services: egressctl runs in container %s's cgroup %s", name,
+			    cg + n);
+		return -EINVAL;
+	}
+	d = opendir(cg);
+	while (d && (de = readdir(d)))
+		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			closedir(d);
+			daemon_errf(errbuf, errlen,
+				    "--docker-services: container %s's cgroup %s holds cgroups of "
+				    "its own: they would be confined with it",
+				    name, cg + n);
+			return -EINVAL;
+		}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
+int
+docker_services_find(struct daemon *dm, char *errbuf, size_t errlen)
+{
+	struct dockerapi_svc s[DOCKER_MAX_SERVICES];
+	struct target_opts *o = &dm->opts->t;
+	int n = 0, err;
+
+	if (!dm->opts->docker_services)
+		return 0;
+	if (!dm->opts->docker) {
+		daemon_errf(errbuf, errlen, "--docker-services needs --docker");
+		return -EINVAL;
+	}
+	err = dockerapi_running(dm->opts->docker, dm->opts->docker_services, s, DOCKER_MAX_SERVICES,
+				&n, errbuf, errlen);
+	if (err) {
+		if (err == -EINVAL) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", errbuf);
+			daemon_errf(errbuf, errlen, "--docker-services %s", why);
+		}
+		return err;
+	}
+	for (int i = 0; i < n; i++) {
+		char *cg = dm->svc[dm->nsvc].cg, ports[128] = "";
+		size_t at = 0;
+
+		err = cgroup_of_pid(dm->mnt, s[i].pid, cg, sizeof(dm->svc[0].cg));
+		if (err) {
+			daemon_errf(errbuf, errlen,
+				    "--docker-services: the cgroup of container %s (pid %d): %s",
+				    s[i].name, (int)s[i].pid, strerror(-err));
+			return err;
+		}
+		err = service_cg_ok(dm, cg, s[i].name, errbuf, errlen);
+		if (err)
+			return err;
+		snprintf(dm->svc[dm->nsvc].name, sizeof(dm->svc[0].name), "%s", s[i].name);
+		snprintf(dm->svc[dm->nsvc].id, sizeof(dm->svc[0].id), "%.12s", s[i].id);
+		dm->nsvc++;
+		for (int k = 0; k < s[i].nports; k++) {
+			char *r = dm->svc_rules[dm->nsvc_rules];
+
+			if (dm->nsvc_rules ==
+				    (int)(sizeof(dm->svc_rules) / sizeof(dm->svc_rules[0])) ||
+			    o->nrules == TARGET_MAX_RULES) {
+				daemon_errf(
+					errbuf, errlen,
+					"--docker-services: no room for the services' ports among "
+					"%d rules",
+					TARGET_MAX_RULES);
+				return -E2BIG;
+			}
+			snprintf(r, sizeof(dm->svc_rules[0]), "127.0.0.1:%u", s[i].ports[k]);
+			dm->nsvc_rules++;
+			o->rules[o->nrules++] = (struct rule_arg){POLICY_ALLOW, r};
+			at += (size_t)snprintf(ports + at,
+					       at < sizeof(ports) ? sizeof(ports) - at : 0, "%s%u",
+					       k ? "," : "", s[i].ports[k]);
+		}
+		log_warnx("docker: service %s (container %.12s, %s): confined by the command "
+			  "line's policy%s%s%s",
+			  s[i].name, s[i].id, cg + strlen(dm->mnt), s[i].nports ? "; its port" : "",
+			  s[i].nports > 1 ? "s "
+			  : s[i].nports	  ? " "
+					  : "",
+			  s[i].nports ? ports : "");
+		if (s[i].nports)
+			log_warnx("docker: service %s: 127.0.0.1:%s allowed to the command line's "
+				  "targets",
+				  s[i].name, ports);
+	}
+	if (!n)
+		log_warnx("docker: no running container matches --docker-services %s",
+			  dm->opts->docker_services);
+	return 0;
+}
+
+int
+docker_services_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, size_t errlen)
+{
+	for (int i = 0; i < dm->nsvc; i++) {
+		struct target_opts o = dm->opts->t;
+		struct dspec *s;
+		int err;
+
+		o.nsecrets = 0; /* the job's: its placeholders, its summary */
+		o.secret_placeholders = NULL;
+		o.summary_file = NULL;
+		o.suggest_policy = NULL;
+		/* its connections from before ended: the job could use them */
+		err = dconfig_add(c, DSPEC_CGROUP, dm->svc[i].cg, &o, true, errbuf, errlen);
+		if (err)
+			return err;
+		s = &c->specs[c->n - 1];
+		s->server = true;
+		snprintf(c->names[c->n - 1], sizeof(c->names[0]), "svc-%s", dm->svc[i].name);
+		snprintf(s->where, sizeof(s->where), "service %.24s (--docker-services)",
+			 dm->svc[i].name);
+	}
+	return 0;
+}
+
 void
 docker_tick(struct daemon *dm)
 {

@@ -118,6 +118,8 @@ reload_load_config(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 		c->control = DCONFIG_CONTROL;
 	set_default_policy(c);
 	err = docker_server_spec(dm, c, errbuf, errlen);
+	if (!err)
+		err = docker_services_spec(dm, c, errbuf, errlen);
 	if (err)
 		return err;
 	docker_amend(dm, c);

@@ -76,6 +76,28 @@ void dockerapi_job_gone(struct dockerapi *d, uint64_t job);
 int dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, int *n, char *err,
 		     size_t errlen);
 
+/* A container dockerd runs that a filter selects (dockerapi_running). */
+#define DOCKERAPI_SVC_PORTS 16
+struct dockerapi_svc {
+	char id[65];
+	char name[128];
+	pid_t pid;
+	/* TCP ports it publishes on this host's loopback or on every address */
+	unsigned short ports[DOCKERAPI_SVC_PORTS];
+	int nports;
+};
+
+/* Is filter one dockerapi_running takes: "network=GLOB" (a network the
+ * container is on, by name: fnmatch(3)) or "label=KEY" / "label=KEY=VALUE"?
+ * 0, or -EINVAL with why. */
+int dockerapi_filter_check(const char *filter, char *err, size_t errlen);
+
+/* Asked of the server at PATH before it is taken over: the containers
+ * running now that filter selects, at most max into out[0..*n) (more:
+ * -E2BIG). 0, or -errno with err set. */
+int dockerapi_running(const char *path, const char *filter, struct dockerapi_svc *out, int max,
+		      int *n, char *err, size_t errlen);
+
 /* PATH resolved (the name the mount is on). */
 const char *dockerapi_path(const struct dockerapi *d);
 

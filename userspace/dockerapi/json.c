@@ -142,6 +142,15 @@ dj_str(const struct dj *n)
 	return dj_is_string(n) ? json_string_value(CJ(n)) : NULL;
 }
 
+bool
+dj_int(const struct dj *n, long long *out)
+{
+	if (!n || !json_is_integer(CJ(n)))
+		return false;
+	*out = (long long)json_integer_value(CJ(n));
+	return true;
+}
+
 struct dj *
 dj_get(const struct dj *obj, const char *key)
 {

@@ -36,6 +36,9 @@ bool dj_is_string(const struct dj *n);
 /* The string's text, or NULL for anything but a string. */
 const char *dj_str(const struct dj *n);
 
+/* A whole number's value into *out: true, or false for anything else. */
+bool dj_int(const struct dj *n, long long *out);
+
 /* The member of object obj called key, ignoring ASCII case; NULL. */
 struct dj *dj_get(const struct dj *obj, const char *key);
 /* Members of an object or elements of an array; 0 for anything else. */

@@ -6,6 +6,7 @@
  * hostcfg.c's. */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -795,4 +796,34 @@ dk_slice_of(const char *cgroup, const char *root, char *out, size_t outlen)
 	memcpy(out, last, lastn);
 	out[lastn] = 0;
 	return 0;
+}
+
+bool
+dk_filter_selects(const char *filter, const struct dj *c)
+{
+	if (!strncmp(filter, "network=", 8)) {
+		const struct dj *nets = dj_get(dj_get(c, "NetworkSettings"), "Networks");
+
+		for (int i = 0; i < dj_count(nets); i++) {
+			const char *k = dj_key_at(nets, i);
+
+			if (k && !fnmatch(filter + 8, k, 0))
+				return true;
+		}
+		return false;
+	}
+	const char *key = filter + 6, *eq = strchr(key, '=');
+	const struct dj *labels = dj_get(c, "Labels");
+
+	for (int i = 0; i < dj_count(labels); i++) {
+		const char *k = dj_key_at(labels, i), *v;
+
+		if (!k ||
+		    (eq ? strlen(k) != (size_t)(eq - key) || strncmp(k, key, (size_t)(eq - key))
+			: strcmp(k, key)))
+			continue;
+		v = dj_str(dj_get(labels, k));
+		return !eq || (v && !strcmp(v, eq + 1));
+	}
+	return false;
 }

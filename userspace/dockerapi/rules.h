@@ -153,4 +153,10 @@ void dk_refuse(struct dk_verdict *v, int status, const char *fmt, ...)
  * -EINVAL on a bad escape or a NUL, -ENAMETOOLONG. */
 int dk_unescape(const char *s, size_t n, bool plus, char *out, size_t outlen);
 
+/* Does filter (dockerapi_filter_check's: "network=GLOB", "label=KEY",
+ * "label=KEY=VALUE") select the container c, an element of GET
+ * /containers/json? A network by its name (fnmatch), a label by its key
+ * and, with "=VALUE", its value. */
+bool dk_filter_selects(const char *filter, const struct dj *c);
+
 #endif /* DOCKERAPI_RULES_H */

@@ -238,6 +238,41 @@ server_pid(const char *sock, const char *path, pid_t *peer)
 	return cr.pid;
 }
 
+/* dockerd's own socket at path, also below a mount an egressctl left on
+ * it: a dockerapi with real_name set (free: close_server), or NULL with
+ * *rc and err set. */
+static struct dockerapi *
+open_server(const char *path, int *rc, char *err, size_t errlen)
+{
+	struct dockerapi *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		*rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	d->real_fd = -1;
+	if (!realpath(path, d->path)) {
+		*rc = -errno;
+		snprintf(err, errlen, "--docker %s: %s", path, strerror(-*rc));
+		free(d);
+		return NULL;
+	}
+	*rc = open_real(d, false, err, errlen);
+	if (*rc) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void
+close_server(struct dockerapi *d)
+{
+	close(d->real_fd);
+	free(d);
+}
+
 int
 dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, int *n, char *err,
 		 size_t errlen)
@@ -245,25 +280,13 @@ dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, int *n
 	char *body = NULL, why[160];
 	size_t len = 0;
 	struct dj *doc;
-	struct dockerapi *d = calloc(1, sizeof(*d));
+	struct dockerapi *d;
 	int status = 0, rc;
 
 	*n = 0;
+	d = open_server(path, &rc, err, errlen);
 	if (!d)
-		return -ENOMEM;
-	/* dockerd's own socket, also below a mount an egressctl left on PATH */
-	d->real_fd = -1;
-	if (!realpath(path, d->path)) {
-		rc = -errno;
-		snprintf(err, errlen, "--docker %s: %s", path, strerror(-rc));
-		free(d);
 		return rc;
-	}
-	rc = open_real(d, false, err, errlen);
-	if (rc) {
-		free(d);
-		return rc;
-	}
 	*pid = server_pid(d->real_name, path, NULL);
 	if (*pid < 0) {
 		rc = *pid;
@@ -322,8 +345,130 @@ dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, int *n
 	dj_free(doc);
 	rc = 0;
 out:
-	close(d->real_fd);
-	free(d);
+	close_server(d);
+	return rc;
+}
+
+int
+dockerapi_filter_check(const char *filter, char *err, size_t errlen)
+{
+	if ((!strncmp(filter, "network=", 8) && filter[8]) ||
+	    (!strncmp(filter, "label=", 6) && filter[6] && filter[6] != '='))
+		return 0;
+	snprintf(err, errlen, "'%s': expected network=GLOB, label=KEY or label=KEY=VALUE", filter);
+	return -EINVAL;
+}
+
+/* GET target of d's server as JSON (status 200): the document, or NULL
+ * with err set (*status: the answer's, 0 without one). */
+static struct dj *
+get_doc(struct dockerapi *d, const char *target, size_t max, int *status, char *err, size_t errlen)
+{
+	char *body = NULL, why[160];
+	size_t len = 0;
+	int rc;
+	struct dj *doc;
+
+	*status = 0;
+	rc = get_at(d->real_name, target, max, status, &body, &len);
+	if (rc || *status != 200) {
+		free(body);
+		snprintf(err, errlen, "GET %s at %s: %s", target, d->path,
+			 rc ? strerror(-rc) : "not 200");
+		return NULL;
+	}
+	doc = dj_parse(body, len, why, sizeof(why));
+	free(body);
+	if (!doc)
+		snprintf(err, errlen, "GET %s at %s: %s", target, d->path, why);
+	return doc;
+}
+
+/* c's TCP ports published on loopback or every address, and its process */
+static int
+running_one(struct dockerapi *d, const struct dj *c, const char *id, struct dockerapi_svc *s,
+	    char *err, size_t errlen)
+{
+	const struct dj *ports = dj_get(c, "Ports"), *names = dj_get(c, "Names");
+	const char *name = dj_str(dj_at(names, 0));
+	char target[128];
+	struct dj *doc;
+	long long pid = 0;
+	int status;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->name, sizeof(s->name), "%s", name ? name + (name[0] == '/') : id);
+	for (int i = 0; i < dj_count(ports); i++) {
+		const struct dj *p = dj_at(ports, i);
+		const char *ip = dj_str(dj_get(p, "IP")), *type = dj_str(dj_get(p, "Type"));
+		long long pub = 0;
+		bool dup = false;
+
+		if (!type || strcmp(type, "tcp") || !dj_int(dj_get(p, "PublicPort"), &pub) ||
+		    pub <= 0 || pub > 65535 ||
+		    (ip && strcmp(ip, "0.0.0.0") && strcmp(ip, "::") && strcmp(ip, "127.0.0.1")))
+			continue;
+		for (int k = 0; k < s->nports; k++)
+			dup |= s->ports[k] == (unsigned short)pub;
+		if (!dup && s->nports < DOCKERAPI_SVC_PORTS)
+			s->ports[s->nports++] = (unsigned short)pub;
+	}
+	snprintf(target, sizeof(target), "/containers/%s/json", id);
+	doc = get_doc(d, target, 4u << 20, &status, err, errlen);
+	if (!doc)
+		return status == 404 ? -ENOENT : -EPROTO; /* -ENOENT: gone meanwhile */
+	if (!dj_int(dj_get(dj_get(doc, "State"), "Pid"), &pid) || pid <= 0 || pid > INT32_MAX) {
+		snprintf(err, errlen, "container %s (%.12s) has no process", s->name, id);
+		dj_free(doc);
+		return -ESRCH;
+	}
+	s->pid = (pid_t)pid;
+	dj_free(doc);
+	return 0;
+}
+
+int
+dockerapi_running(const char *path, const char *filter, struct dockerapi_svc *out, int max, int *n,
+		  char *err, size_t errlen)
+{
+	struct dockerapi *d;
+	struct dj *doc;
+	int status, rc = dockerapi_filter_check(filter, err, errlen);
+
+	*n = 0;
+	if (rc)
+		return rc;
+	d = open_server(path, &rc, err, errlen);
+	if (!d)
+		return rc;
+	doc = get_doc(d, "/containers/json", 16u << 20, &status, err, errlen);
+	if (!doc || !dj_is_array(doc)) {
+		if (doc)
+			snprintf(err, errlen, "GET /containers/json at %s: not a list", path);
+		dj_free(doc);
+		close_server(d);
+		return -EPROTO;
+	}
+	for (int i = 0; i < dj_count(doc) && !rc; i++) {
+		const struct dj *c = dj_at(doc, i);
+		const char *id = dj_str(dj_get(c, "Id"));
+
+		if (!id || strlen(id) != 64 || !dk_filter_selects(filter, c))
+			continue;
+		if (*n == max) {
+			snprintf(err, errlen, "over %d running containers match %s", max, filter);
+			rc = -E2BIG;
+			break;
+		}
+		rc = running_one(d, c, id, &out[*n], err, errlen);
+		if (!rc)
+			(*n)++;
+		else if (rc == -ENOENT)
+			rc = 0; /* it stopped meanwhile: nothing to confine */
+	}
+	dj_free(doc);
+	close_server(d);
 	return rc;
 }
 

@@ -32,6 +32,13 @@ function sudo() {
   return s;
 }
 
+function services() {
+  const s = input('services', 'true');
+  if (s === 'true') return 'network=github_network_*';
+  if (s === 'false') return '';
+  throw new Error(`services: ${s}: expected true or false`);
+}
+
 function run(script) {
   let env;
   try {
@@ -47,6 +54,9 @@ function run(script) {
       EGR_BINARY_URL: input('binary-url', ''),
       EGR_DAEMON_ARGS: input('daemon-args', ''),
       EGR_DOCKER: input('docker', 'true'),
+      // the job's services: started by the runner before the first step,
+      // on its github_network_<id>
+      EGR_DOCKER_SERVICES: services(),
       // NAME=VALUE@HOST[,HOST] a line: later steps get placeholders
       EGR_SECRETS: input('secrets', ''),
       EGR_CA: input('ca', 'false'),

@@ -40,6 +40,12 @@
 #   EGR_DOCKER     true (default): where dockerd's socket is, the daemon
 #                  keeps it for the job (--docker: its containers confined,
 #                  docs/ci.md "Docker"); false: docker is left alone
+#   EGR_DOCKER_SERVICES  with docker kept: the containers running at the
+#                  start that this filter selects (network=GLOB,
+#                  label=KEY[=VALUE]) are confined by the policy too, each
+#                  a target of its own (--docker-services: a job's
+#                  services, which the runner starts before the first
+#                  step); GitHub's: network=github_network_*
 #   EGR_SECRETS    secrets the job never holds (the GitHub Action's
 #                  `secrets` input): NAME=VALUE@HOST[,HOST] a line (the
 #                  last '@' ends VALUE). Each value goes to root's state
@@ -495,7 +501,10 @@ egr_ci_daemon_args() {
 	while read -r r; do args+=(--allow "$r"); done < <(egr_ci_rules "${EGR_ALLOW:-}")
 	case "${EGR_DOCKER:-true}" in
 	true)
-		r=$(egr_ci_docker_sock) && args+=(--docker "$r") ;;
+		if r=$(egr_ci_docker_sock); then
+			args+=(--docker "$r")
+			[ -n "${EGR_DOCKER_SERVICES:-}" ] && args+=(--docker-services "$EGR_DOCKER_SERVICES")
+		fi ;;
 	false) ;;
 	*) egr_ci_say "docker '${EGR_DOCKER}': expected true or false"; return 1 ;;
 	esac
