@@ -207,6 +207,10 @@ passive_cb(struct bpf_sock_ops *ctx)
 		k.addr[3] = ctx->remote_ip6[3];
 	}
 	ctx_loaded();
+	/* a loopback peer needs no mark: the catch-all passes what answers
+	 * it (loopback_pkt), and the record would cost an allocation */
+	if ((is_mapped(k.addr) && (bpf_ntohl(k.addr[3]) >> 24) == 127) || is_loopback6(k.addr))
+		return 1;
 	if (!bpf_map_lookup_elem(&egr_hostaddr, &k))
 		return 1;
 	o = bpf_sk_storage_get(&egr_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);

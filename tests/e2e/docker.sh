@@ -89,6 +89,9 @@ A_SRV_OUT=203.0.113.90	# a client outside the host, of the job's server (serve)
 A_SRV_CTL=203.0.113.91	# ... of root's server: the control
 IP_SRV=198.19.7.81	# the job's server, on NET2
 IP_SRV_ROOT=198.19.7.82	# root's
+SRV_LATE_NET=egr-e2e-$$-late # a network made after the daemon's start (serve)
+SRV_LATE_SUBNET=198.19.13.0/24
+IP_SRV_LATE=198.19.13.10
 SVC_NET=github_network_$(printf '%032x' $$) # a CI job's services' network, as GitHub's runner names it
 SVC_SUBNET=198.19.11.0/24
 IP_SVC=198.19.11.10	# a service of the job's, started before the daemon (services)
@@ -654,7 +657,8 @@ echo "kept-$3" >&3 && echo sent; read -r -t 5 l <&3; echo "after: $l"' "$A_KEPT"
 # answered (root's client on the host, whose source is the network's
 # gateway; the job's own shell and another container of the job's,
 # through egressctl's proxy once a rule names the server's address), and
-# nobody else's: a client outside the host that reaches the container's
+# nobody else's; on a network made after the daemon's start too: a
+# client outside the host that reaches the container's
 # address (the test internet routes the network) gets nothing, its
 # SYN-ACK never leaves (nothing at the sensor) and the drop is logged. The
 # control: root's server on the same network answers that client. Before,
@@ -688,6 +692,16 @@ test_serve() {
 	a_grep "$t.job.answered" "$W/$t.job" '^served-job$'
 	dk_job run --rm --network "$NET2" "$IMAGE" sh -c "$(http "$IP_SRV" $t.peer)" >"$W/$t.peer" 2>&1
 	a_first "$t.container.answered" "$W/$t.peer" '^HTTP/1\.[01] 200'
+	# a network made after the daemon's start: its gateway, an address of
+	# this host from then on, is answered too (the addresses are watched)
+	dk_root network create --subnet "$SRV_LATE_SUBNET" "$SRV_LATE_NET" >"$W/$t.late" 2>&1 &&
+		dk_job run -d --rm --name "$svc-late" --network "$SRV_LATE_NET" --ip "$IP_SRV_LATE" \
+			"$IMAGE" sh -c "$body" late >>"$W/$t.late" 2>&1
+	wait_secs 10 sh -c "nsenter --net=$NS_SBX curl -sS -m 2 http://$IP_SRV_LATE/ | grep -q served-late"
+	nsenter --net="$NS_SBX" curl -sS -m 10 "http://$IP_SRV_LATE/" >"$W/$t.host_late" 2>&1
+	a_grep "$t.late_network.answered" "$W/$t.host_late" '^served-late$'
+	dk_root rm -f "$svc-late" >/dev/null 2>&1
+	dk_root network rm "$SRV_LATE_NET" >/dev/null 2>&1
 	# a client outside the host: nothing leaves towards it
 	in_inet curl -sS -m 5 --interface "$A_SRV_OUT" "http://$IP_SRV/" >"$W/$t.out" 2>&1
 	a_nogrep "$t.outside.not_answered" "$W/$t.out" 'served-job'

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include "kernel/kpath.h"
@@ -38,9 +39,8 @@ struct target {
 	struct unixsvc unix_svc; /* the unix sockets denied, by entry index */
 	struct event *ev_ring, *ev_status;
 	struct event *ev_drain; /* the kernel-verified path's allow events: no wakeup each */
-	struct event *ev_addrs; /* this namespace's addresses changed (kernel/hostaddr.h) */
-	int addrs_fd;		/* their watch, or -1 */
-	bool addrs_warned;	/* more than egr_hostaddr takes, said once */
+	LIST_ENTRY(target) addrs_entry; /* hostaddrs.c: egr_hostaddr kept in step */
+	bool addrs_watched;
 	int status_fd;
 	char status_path[128];
 	const char *cgpath;
@@ -74,6 +74,19 @@ int target_kpath_restore(struct target *t, char *errbuf, size_t errlen);
 /* The fast path for exactly the exact-address rules of the policy in
  * force: new ones opened, those no rule names any more closed. */
 int target_kpath_sync_rules(struct target *t, char *errbuf, size_t errlen);
+
+/* ---- hostaddrs.c ---- */
+
+/* t's egr_hostaddr kept as this network namespace's addresses (whom a
+ * connection a listener of t's accepted may answer): synced now, and again
+ * when they change. One rtnetlink watch serves every target of the
+ * process, and a change is read 20 ms after rtnetlink says so, once for a
+ * burst; the maps are written only when the list differs. 0, or -errno
+ * with errbuf set. */
+int target_watch_hostaddrs(struct target *t, char *errbuf, size_t errlen);
+/* t no longer kept (its loader about to go); the watch closes with the
+ * last target. */
+void target_unwatch_hostaddrs(struct target *t);
 
 /* ---- ways.c ---- */
 struct conn;

@@ -25,7 +25,6 @@
 #include "confine/secrets.h"
 #include "policy/secret.h"
 #include "kernel/existing.h"
-#include "kernel/hostaddr.h"
 #include "kernel/loader.h"
 #include "lib/log.h"
 #include "proxy/proxy.h"
@@ -168,7 +167,6 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	t->env = env;
 	t->base = base;
 	t->status_fd = -1;
-	t->addrs_fd = -1;
 	t->tokens = TARGET_DENIAL_BURST;
 	if (target_opts_check(o, errbuf, errlen) || target_upstream_read(t, errbuf, errlen)) {
 		policy_free(policy);
@@ -641,69 +639,6 @@ target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bo
 /* An attach's end, the programs in (attached, or taken over): the proxy
  * and the responder given the kernel's index, the fast path, limits, the
  * event ring, the status socket. On failure what was attached goes. */
-/* egr_hostaddr := this namespace's addresses now: whom a connection a
- * listener of the target accepted may answer (bpf/skb.c). */
-static void
-sync_hostaddrs(struct target *t)
-{
-	static struct egr_hostaddr_key a[EGR_HOSTADDR_MAX]; /* 16 KiB; one loop thread */
-	int total, n = hostaddr_list(a, EGR_HOSTADDR_MAX, &total), err;
-
-	if (n < 0) {
-		log_warnx("%sthis host's addresses: %s (kept as they were)", t->env->label,
-			  strerror(-n));
-		return;
-	}
-	if (total > n && !t->addrs_warned) {
-		t->addrs_warned = true;
-		log_warnx("%sthis host has %d addresses; confined servers answer only the "
-			  "first %d of them",
-			  t->env->label, total, n);
-	}
-	err = loader_hostaddr_sync(t->ld, a, n);
-	if (err)
-		log_warnx("%sthis host's addresses into egr_hostaddr: %s", t->env->label,
-			  strerror(-err));
-}
-
-static void
-on_addrs(evutil_socket_t fd, short what, void *arg)
-{
-	(void)what;
-	hostaddr_watch_drain(fd);
-	sync_hostaddrs(arg);
-}
-
-/* The addresses now, and a watch that keeps them so. 0 or -errno. */
-static int
-watch_hostaddrs(struct target *t, char *errbuf, size_t errlen)
-{
-	t->addrs_fd = hostaddr_watch_open(); /* the watch first: no change missed */
-	if (t->addrs_fd < 0) {
-		snprintf(errbuf, errlen, "cannot watch this host's addresses: %s",
-			 strerror(-t->addrs_fd));
-		return t->addrs_fd;
-	}
-	t->ev_addrs = event_new(t->base, t->addrs_fd, EV_READ | EV_PERSIST, on_addrs, t);
-	if (!t->ev_addrs || event_add(t->ev_addrs, NULL)) {
-		snprintf(errbuf, errlen, "cannot watch this host's addresses");
-		return -ENOMEM;
-	}
-	sync_hostaddrs(t);
-	return 0;
-}
-
-static void
-unwatch_hostaddrs(struct target *t)
-{
-	if (t->ev_addrs)
-		event_free(t->ev_addrs);
-	t->ev_addrs = NULL;
-	if (t->addrs_fd >= 0)
-		close(t->addrs_fd);
-	t->addrs_fd = -1;
-}
-
 static int
 attach_rest(struct target *t, const char *cgpath, uint64_t cgid, char *errbuf, size_t errlen)
 {
@@ -739,7 +674,7 @@ attach_rest(struct target *t, const char *cgpath, uint64_t cgid, char *errbuf, s
 		err = -ENOMEM;
 		goto out_detach;
 	}
-	err = watch_hostaddrs(t, errbuf, errlen);
+	err = target_watch_hostaddrs(t, errbuf, errlen);
 	if (err)
 		goto out_detach;
 	open_status(t);
@@ -756,7 +691,7 @@ out_detach:
 	if (t->ev_drain)
 		event_free(t->ev_drain);
 	t->ev_drain = NULL;
-	unwatch_hostaddrs(t);
+	target_unwatch_hostaddrs(t);
 	loader_free(t->ld);
 	t->ld = NULL;
 	close_listeners(t);
@@ -929,7 +864,7 @@ target_free(struct target *t)
 		event_free(t->ev_ring);
 	if (t->ev_drain)
 		event_free(t->ev_drain);
-	unwatch_hostaddrs(t);
+	target_unwatch_hostaddrs(t);
 	revoker_free(t->rk);
 	loader_free(t->ld);
 	close_listeners(t);

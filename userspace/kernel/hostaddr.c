@@ -60,7 +60,13 @@ hostaddr_list(struct egr_hostaddr_key *out, int max, int *total)
 			k.addr[2] = htonl(0xffff);
 			k.addr[3] = ((const struct sockaddr_in *)sa)->sin_addr.s_addr;
 		} else if (sa->sa_family == AF_INET6) {
-			memcpy(k.addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+			const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+			/* every veth that comes up gets one: a container's start
+			 * would change the list each time */
+			if (IN6_IS_ADDR_LINKLOCAL(a6))
+				continue;
+			memcpy(k.addr, a6, 16);
 		} else {
 			continue;
 		}

@@ -16,7 +16,8 @@ int hostaddr_watch_open(void);
  * is read again whole). */
 void hostaddr_watch_drain(int fd);
 
-/* Every address of every interface here, v4-mapped for IPv4, at most max
+/* Every address of every interface here but IPv6 link-local ones (each
+ * veth has one), v4-mapped for IPv4, at most max
  * of them (the rest are not written: *total says how many there were).
  * Returns the number written, or -errno. */
 int hostaddr_list(struct egr_hostaddr_key *out, int max, int *total);
