@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 16 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 17 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -217,6 +217,18 @@ struct egr_hostaddr_key {
 	__be32 addr[4]; /* v4-mapped for IPv4 */
 };
 _Static_assert(sizeof(struct egr_hostaddr_key) == 16, "egr_hostaddr_key layout");
+
+/* Map egr_fast_net (LPM trie): IPv4 networks a TCP connect goes to direct,
+ * any port, as the fast path's exact entries do: the allow network rules of
+ * a target with tunable fast_nets (dockerd's: its networks' subnets, where
+ * its userland proxy reaches the containers). prefixlen counts the 96 bits
+ * of the v4-mapped prefix. */
+#define EGR_FAST_NET_MAX 256
+struct egr_net_key {
+	__u32 prefixlen;
+	__be32 addr[4]; /* v4-mapped */
+};
+_Static_assert(sizeof(struct egr_net_key) == 20, "egr_net_key layout");
 
 struct egr_fast_val {
 	__u64 expires_ns; /* CLOCK_BOOTTIME deadline; 0 = until removed */

@@ -96,7 +96,7 @@ decide_tcp4(const __be32 *dst, __be16 port, __be32 lip, struct decision *d)
 		d->reason = EGR_R_PROXY;
 		return;
 	}
-	if (fast_hit(dst, port, IPPROTO_TCP)) {
+	if (fast_hit(dst, port, IPPROTO_TCP) || (fast_nets && net_hit(dst))) {
 		decide_fastpath(d);
 		return;
 	}

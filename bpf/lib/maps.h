@@ -32,6 +32,15 @@ struct {
 	__type(value, struct egr_fast_val);
 } egr_fast SEC(".maps");
 
+/* IPv4 networks a TCP connect goes to direct (include/egress_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, EGR_FAST_NET_MAX);
+	__type(key, struct egr_net_key);
+	__type(value, __u8);
+} egr_fast_net SEC(".maps");
+
 /* The addresses of egressctl's own network namespace (include/egress_abi.h):
  * whom a connection a listener of the sandbox accepted may answer. */
 struct {

@@ -111,6 +111,16 @@ dst_hit(void *map, const __be32 *addr, __be16 port, __u8 proto)
 	return 1;
 }
 
+/* addr (v4-mapped) in a network of egr_fast_net. */
+static __always_inline int
+net_hit(const __be32 *addr)
+{
+	struct egr_net_key k = {.prefixlen = 128};
+
+	addr_copy(k.addr, addr);
+	return bpf_map_lookup_elem(&egr_fast_net, &k) != NULL;
+}
+
 /* A fast-path entry for (addr, port, proto) that has not expired. */
 static __always_inline int
 fast_hit(const __be32 *addr, __be16 port, __u8 proto)

@@ -28,6 +28,10 @@ const volatile __u8 ipv6_on = 0;
  * sandbox's own): dockerd's target alone (daemon --docker), whose embedded
  * DNS server answers root's containers on their loopback. */
 const volatile __u8 local_udp_any = 0;
+/* TCP to a network of egr_fast_net goes direct: dockerd's target alone,
+ * whose userland proxy reaches containers on its networks (their plain
+ * HTTP judged by its Host would be refused: "localhost:8080") */
+const volatile __u8 fast_nets = 0;
 
 /* One of egressctl's listeners (port in network order). */
 static __always_inline int

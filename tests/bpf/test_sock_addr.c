@@ -61,6 +61,7 @@ attach(void)
 	skel->rodata->emit_redirects = 1;
 	skel->rodata->sandbox_cgid = sbx_id;
 	skel->rodata->host_netns = own_netns();
+	skel->rodata->fast_nets = 1; /* egr_fast_net stays empty but where a case fills it */
 	want[0] = skel->progs.egr_connect4;
 	want[1] = skel->progs.egr_connect6;
 	want[2] = skel->progs.egr_sendmsg4;
@@ -306,6 +307,90 @@ test_connect4_fast_path(void **state)
 	close(tl);
 }
 
+/* fast_nets (dockerd's target): TCP to a network of egr_fast_net goes
+ * direct, any port; the network gone, it is redirected again. */
+static void
+test_connect4_fast_net(void **state)
+{
+	struct sockaddr_storage dst = sa(DIRECT_ADDR, 8081);
+	int tl = listener(SOCK_STREAM, "127.0.0.1", TPROXY_PORT);
+	int dl = listener(SOCK_STREAM, DIRECT_ADDR, 8081);
+	struct egr_net_key k = {.prefixlen = 96 + 24};
+	int nets = bpf_map__fd(skel->maps.egr_fast_net), a;
+	uint8_t one = 1;
+	struct result r;
+	char buf[64];
+
+	(void)state;
+	k.addr[2] = htonl(0xffff);
+	k.addr[3] = inet_addr("192.0.2.0");
+	assert_int_equal(bpf_map_update_elem(nets, &k, &one, BPF_ANY), 0);
+	r = client(OP_CONNECT, &dst, -1);
+	assert_int_equal(r.err, 0);
+	assert_string_equal(str(&r.peer, buf, sizeof(buf)), DIRECT_ADDR ":8081");
+	assert_true(readable(dl));
+	a = accept(dl, NULL, NULL);
+	assert_true(a >= 0);
+	close(a);
+	assert_true(accept(tl, NULL, NULL) < 0 && errno == EAGAIN);
+	assert_int_equal(bpf_map_delete_elem(nets, &k), 0);
+	r = client(OP_CONNECT, &dst, -1);
+	assert_int_equal(r.err, 0);
+	assert_true(readable(tl));
+	assert_true(accept(dl, NULL, NULL) < 0 && errno == EAGAIN);
+	close(dl);
+	close(tl);
+}
+
+/* A connection from peer (outside the sandbox) to a listener of the
+ * sandbox at DIRECT_ADDR:port: does it complete within a second, and does
+ * what the accepted socket writes arrive? */
+static bool
+answered(uint16_t port)
+{
+	struct sockaddr_storage dst = sa(DIRECT_ADDR, port), src = sa(DIRECT_ADDR, 0);
+	int l = sock_in(cg_sbx, SOCK_STREAM, DIRECT_ADDR, port, false);
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), a = -1;
+	struct pollfd p = {.fd = c, .events = POLLIN};
+	struct timeval tv = {.tv_sec = 1};
+	bool ok = false;
+	char b[4] = "";
+
+	assert_true(l >= 0 && c >= 0);
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	assert_int_equal(bind(c, (struct sockaddr *)&src, sizeof(src)), 0);
+	if (!connect(c, (struct sockaddr *)&dst, sizeof(dst))) {
+		a = accept(l, NULL, NULL);
+		ok = a >= 0 && write(a, "hi", 2) == 2 && poll(&p, 1, 1000) == 1 &&
+		     read(c, b, sizeof(b)) == 2 && !memcmp(b, "hi", 2);
+	}
+	if (a >= 0)
+		close(a);
+	close(c);
+	close(l);
+	return ok;
+}
+
+/* A listener of the sandbox answers a peer at an address of the host
+ * (egr_hostaddr: its SYN-ACK, and what the accepted socket sends), and
+ * no peer that is not one (the catch-all drops its SYN-ACK). */
+static void
+test_accepted_answers_host(void **state)
+{
+	struct egr_hostaddr_key k = {0};
+	int h = bpf_map__fd(skel->maps.egr_hostaddr);
+	uint8_t one = 1;
+
+	(void)state;
+	assert_false(answered(41600));
+	k.addr[2] = htonl(0xffff);
+	k.addr[3] = inet_addr(DIRECT_ADDR);
+	assert_int_equal(bpf_map_update_elem(h, &k, &one, BPF_ANY), 0);
+	assert_true(answered(41601));
+	assert_int_equal(bpf_map_delete_elem(h, &k), 0);
+	assert_false(answered(41602));
+}
+
 /* Our own listeners are reached as they are; a host service on loopback
  * (a socket made outside the sandbox cgroup) is refused; the sandbox's own
  * loopback server is reached. */
@@ -421,6 +506,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect4_redirected),
 		cmocka_unit_test(test_connect4_fast_path),
+		cmocka_unit_test(test_connect4_fast_net),
+		cmocka_unit_test(test_accepted_answers_host),
 		cmocka_unit_test(test_connect4_loopback),
 		cmocka_unit_test(test_udp_dns_redirected),
 		cmocka_unit_test(test_udp_other_refused),

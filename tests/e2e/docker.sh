@@ -50,7 +50,7 @@ e2e_reexec --mntns "$@"
 . "$(dirname "$0")/dockerd.sh" # DOCKER DK SOCK ROOTSOCK IMAGE GW DPARENT, dockerd_start, http
 . "$(dirname "$0")/sd.sh"      # SD_CG's systemd: sd_boot, sd_in, sd_down
 
-ALL_TESTS="control mntns run packet fetch serve services host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
+ALL_TESTS="control mntns run packet fetch serve published services host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
 NET2_SUBNET=198.19.7.0/24
 JOBU=egrdk$$		# the job user and its group (dockerd's socket group)
@@ -85,6 +85,7 @@ A_ADD=203.0.113.86	# the job's ADD of a URL
 A_FROM=203.0.113.87	# the job's FROM of an image on a registry
 A_PLIB=203.0.113.88	# a container made through podman's own API (podman)
 A_KEPT=203.0.113.89	# dockerd's connection from before the daemon (fetch)
+A_PUB=203.0.113.96	# a network a rule allows dockerd besides its own (published)
 A_SRV_OUT=203.0.113.90	# a client outside the host, of the job's server (serve)
 A_SRV_CTL=203.0.113.91	# ... of root's server: the control
 IP_SRV=198.19.7.81	# the job's server, on NET2
@@ -709,6 +710,74 @@ test_serve() {
 	a_jlog "$t.outside.logged" "$W/d.jlog" decision=deny ip="$(re "$A_SRV_OUT")" \
 		reason="dropped by the catch-all"
 	dk_root rm -f "$svc" "$rsvc" >/dev/null 2>&1
+}
+
+# ======================================================================
+# published: a job's container started with -p: the job reaches it on
+# 127.0.0.1:PORT (dockerd's userland proxy) with no rule of its own, the
+# port allowed while the container runs and said in the log; gone with
+# the container (the log says so, and the job's connect to that port is
+# refused again, while root's still reaches it when root's container
+# takes the port). Root's container's published port is not the job's:
+# refused to the job, reached by root (the control). Before, the job's
+# own published port was refused as any loopback port outside the job,
+# and even root's published HTTP port was refused once a job was
+# confined: dockerd's userland proxy went through egressctl's proxy,
+# which judged its request by Host ("localhost:18081", a local address).
+# Now dockerd's networks go direct for it; another network a rule allows
+# it is still judged request by request (a forged Host refused).
+# ======================================================================
+test_published() {
+	local t=published pub=egr-e2e-$$-pub rpub=egr-e2e-$$-rpub body
+	daemon_up || return 0
+	body='while :; do printf "HTTP/1.0 200 OK\r\n\r\nserved-%s\n" "$0" | nc -l -p 80; done'
+	dk_job run -d --rm --name "$pub" -p 18080:80 "$IMAGE" sh -c "$body" job >"$W/$t.run" 2>&1
+	dk_root run -d --rm --name "$rpub" -p 18081:80 "$IMAGE" sh -c "$body" root >"$W/$t.rrun" 2>&1
+	wait_secs 20 sh -c "nsenter --net=$NS_SBX curl -sS -m 2 http://127.0.0.1:18081/ | grep -q served-root"
+	a_jlog "$t.said" "$W/d.jlog" event=docker "reason=container [0-9a-f]{12} publishes port 18080: 127\\.0\\.0\\.1:18080 allowed while it runs"
+	job_curl "http://127.0.0.1:18080/" >"$W/$t.job" 2>&1
+	a_grep "$t.job.answered" "$W/$t.job" '^served-job$'
+	# restarted (its cgroup made anew): still the job's
+	dk_job restart -t 1 "$pub" >"$W/$t.restart" 2>&1
+	sleep 2
+	wait_secs 10 sh -c "nsenter --net=$NS_SBX curl -sS -m 2 http://127.0.0.1:18080/ | grep -q served-job"
+	job_curl "http://127.0.0.1:18080/" >"$W/$t.job_restarted" 2>&1
+	a_grep "$t.restarted.answered" "$W/$t.job_restarted" '^served-job$'
+	# root's published port: root reaches it (the control), the job not
+	nsenter --net="$NS_SBX" curl -sS -m 10 http://127.0.0.1:18081/ >"$W/$t.root" 2>&1
+	a_grep "$t.control.root_answered" "$W/$t.root" '^served-root$'
+	# dockerd's networks alone go direct for it: a network a rule of its
+	# allows besides is judged request by request (a forged Host refused)
+	"$EGRESSCTL" allow --control "$W/d.ctl" --cgroup dockerd 203.0.113.0/24 >"$W/$t.allow" 2>&1
+	dcg_curl -H "Host: forged-$$.test" "http://$A_PUB/$t.forged" >"$W/$t.forged" 2>&1
+	a_grep "$t.other_net.forged_refused" "$W/$t.forged" 'blocked forged-'
+	a_nogrep "$t.other_net.server_saw_nothing" "$WEBLOG" "target=/$t\\.forged "
+	dcg_curl "http://$A_PUB/$t.plain" >"$W/$t.plain" 2>&1
+	a_grep "$t.other_net.allowed" "$WEBLOG" "target=/$t\\.plain "
+	job_curl "http://127.0.0.1:18081/" >"$W/$t.job_root" 2>&1
+	a_nogrep "$t.roots.refused" "$W/$t.job_root" 'served-root'
+	a_jlog "$t.roots.logged" "$W/d.jlog" decision=deny ip=127\\.0\\.0\\.1 port=18081
+	# the container gone: its port no longer the job's
+	dk_root rm -f "$pub" >/dev/null 2>&1
+	A_JLOG_WAIT=5 a_jlog "$t.gone.said" "$W/d.jlog" event=docker \
+		"reason=container [0-9a-f]{12} is gone: 127\\.0\\.0\\.1:18080 no longer allowed"
+	dk_root run -d --rm --name "$pub-2" -p 18080:80 "$IMAGE" sh -c "$body" root2 >"$W/$t.run2" 2>&1
+	wait_secs 20 sh -c "nsenter --net=$NS_SBX curl -sS -m 2 http://127.0.0.1:18080/ | grep -q served-root2"
+	job_curl "http://127.0.0.1:18080/" >"$W/$t.job2" 2>&1
+	a_nogrep "$t.gone.refused" "$W/$t.job2" 'served-root2'
+	dk_root rm -f "$rpub" "$pub-2" >/dev/null 2>&1
+}
+
+# dcg_curl ARGS...: curl in dockerd's cgroup (as its userland proxy runs)
+dcg_curl() {
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(dcg)" \
+		curl -sS -m 10 "$@"
+}
+
+# job_curl ARGS...: curl as the job (its user, its cgroup, the host's network)
+job_curl() {
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$(cg_path job)" \
+		setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups curl -sS -m 10 "$@"
 }
 
 # ======================================================================

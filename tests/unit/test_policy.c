@@ -1118,6 +1118,38 @@ test_v4_in_v6_and_exact(void **state)
 	policy_free(p);
 }
 
+/* policy_allow_nets4: IPv4 network allow rules without a port, but those a
+ * deny rule overlaps; "*:PORT" deny rules leave none */
+static void
+test_allow_nets4(void **state)
+{
+	static const char *const allow[] = {"198.19.6.0/24", "198.19.7.0/24",	  "10.0.0.0/8",
+					    "198.51.100.7",  "203.0.113.0/24:80", "[2001:db8::]/64",
+					    "example.com"};
+	struct policy *p = policy_new();
+	uint32_t net[8];
+	uint8_t len[8];
+	char err[256], a[INET_ADDRSTRLEN];
+	int n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(allow) / sizeof(allow[0]); i++)
+		assert_int_equal(policy_add(p, POLICY_ALLOW, allow[i], NULL, "t", err, sizeof(err)),
+				 0);
+	assert_int_equal(policy_add(p, POLICY_DENY, "10.1.2.3", NULL, "t", err, sizeof(err)), 0);
+	n = policy_allow_nets4(p, net, len, 8);
+	assert_int_equal(n, 3); /* 10.0.0.0/8 holds a denied address */
+	assert_string_equal(inet_ntop(AF_INET, &net[0], a, sizeof(a)), "198.19.6.0");
+	assert_int_equal(len[0], 24);
+	assert_string_equal(inet_ntop(AF_INET, &net[1], a, sizeof(a)), "198.19.7.0");
+	assert_string_equal(inet_ntop(AF_INET, &net[2], a, sizeof(a)), "198.51.100.7");
+	assert_int_equal(len[2], 32);
+	assert_int_equal(policy_allow_nets4(p, net, len, 1), 1);
+	assert_int_equal(policy_add(p, POLICY_DENY, "*:22", NULL, "t", err, sizeof(err)), 0);
+	assert_int_equal(policy_allow_nets4(p, net, len, 8), 0);
+	policy_free(p);
+}
+
 static void
 fill_long_names(void)
 {
@@ -1276,6 +1308,7 @@ main(void)
 		cmocka_unit_test(test_denies_addresses),
 		cmocka_unit_test(test_allow_port_bits),
 		cmocka_unit_test(test_v4_in_v6_and_exact),
+		cmocka_unit_test(test_allow_nets4),
 	};
 	int failed = 0;
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "dns/responder.h"
@@ -301,6 +302,36 @@ sync_ports(struct target *t, char *errbuf, size_t errlen)
 	return err;
 }
 
+/* Of the policy's IPv4 network allow rules that no deny rule overlaps
+ * (policy_allow_nets4), those t->o->direct_nets names. */
+static int
+direct_nets(const struct target *t, uint32_t *net, uint8_t *len, int max)
+{
+	int n = policy_allow_nets4(t->policy, net, len, max), k = 0;
+
+	for (int i = 0; i < n; i++) {
+		bool named = false;
+
+		for (int j = 0; j < t->o->ndirect_nets && !named; j++) {
+			char a[INET_ADDRSTRLEN];
+			const char *s = t->o->direct_nets[j], *slash = strchr(s, '/');
+			struct in_addr x;
+
+			if (!slash || (size_t)(slash - s) >= sizeof(a))
+				continue;
+			memcpy(a, s, (size_t)(slash - s));
+			a[slash - s] = 0;
+			named = inet_pton(AF_INET, a, &x) == 1 && x.s_addr == net[i] &&
+				atoi(slash + 1) == len[i];
+		}
+		if (named) {
+			net[k] = net[i];
+			len[k++] = len[i];
+		}
+	}
+	return k;
+}
+
 int
 target_kpath_sync_rules(struct target *t, char *errbuf, size_t errlen)
 {
@@ -324,5 +355,17 @@ target_kpath_sync_rules(struct target *t, char *errbuf, size_t errlen)
 	memcpy(t->fast, want, sizeof(want[0]) * (size_t)n);
 	t->nfast = n;
 	revoker_rules(t->rk, t->fast, t->nfast);
+	if (t->o->ndirect_nets) {
+		uint32_t net[EGR_FAST_NET_MAX];
+		uint8_t len[EGR_FAST_NET_MAX];
+		int k = direct_nets(t, net, len, EGR_FAST_NET_MAX);
+
+		err = loader_fast_nets_sync(t->ld, net, len, k);
+		if (err) {
+			snprintf(errbuf, errlen, "cannot open the fast path to its networks: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
 	return sync_ports(t, errbuf, errlen);
 }

@@ -12,9 +12,10 @@
 #include "lib/opts.h"
 #include "policy/policy.h"
 
-#define TARGET_MAX_RULES   256
-#define TARGET_MAX_UNIX	   32 /* --allow-unix, and --deny-unix */
-#define TARGET_MAX_SECRETS 32 /* --secret (SECRET_MAX in a policy) */
+#define TARGET_MAX_RULES       256
+#define TARGET_MAX_UNIX	       32 /* --allow-unix, and --deny-unix */
+#define TARGET_MAX_DIRECT_NETS 64 /* dockerd's networks, direct */
+#define TARGET_MAX_SECRETS     32 /* --secret (SECRET_MAX in a policy) */
 
 struct rule_arg {
 	enum policy_action action;
@@ -78,6 +79,14 @@ struct target_opts {
 	/* not an option: daemon --docker's dockerd target (docker.c), whose
 	 * embedded DNS answers other cgroups' sockets on their loopback */
 	bool local_udp_any;
+	/* not an option: dockerd's target: of the IPv4 networks its allow
+	 * rules name without a port, these ("198.19.6.0/24": its networks'
+	 * subnets) go direct for TCP (egr_fast_net), not through the proxy,
+	 * which judges plain HTTP by its Host ("localhost:8080" behind the
+	 * userland proxy); not its other networks (a CDN's range is judged
+	 * request by request, or a forged Host would go along) */
+	const char *direct_nets[TARGET_MAX_DIRECT_NETS];
+	int ndirect_nets;
 };
 
 /* Options that cannot go together (--ipv6 with --containers,

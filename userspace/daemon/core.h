@@ -91,7 +91,8 @@ struct follower {
 	uint64_t cgid; /* 0: every target */
 };
 
-#define DOCKER_MAX_SERVICES 16 /* --docker-services: containers confined */
+#define DOCKER_MAX_SERVICES  16	 /* --docker-services: containers confined */
+#define DOCKER_MAX_PUBLISHED 128 /* a job's containers' published ports allowed */
 
 struct daemon_opts {
 	struct target_opts t; /* for the targets the command line names */
@@ -175,6 +176,16 @@ struct daemon {
 	int nsvc;
 	char svc_rules[DOCKER_MAX_SERVICES * 4][24];
 	int nsvc_rules;
+	/* a job's container's ports published on this host, allowed to the
+	 * job on 127.0.0.1 while its cgroup stands (docker_tick) */
+	struct {
+		uint64_t job; /* the job's dtarget's cgid */
+		uint64_t ccg; /* the container's cgroup's id */
+		char cg[PATH_MAX];
+		char rule[24]; /* "127.0.0.1:PORT" */
+		char cid[13];
+	} pub[DOCKER_MAX_PUBLISHED];
+	int npub;
 };
 
 /* An error message; one cut short is still the message. */
@@ -329,6 +340,12 @@ int docker_services_spec(const struct daemon *dm, struct dconfig *c, char *errbu
 void docker_stop(struct daemon *dm);
 
 /* ---- requests.c ---- */
+
+/* A runtime rule added to dt (as `egressctl allow` does; expires: now_s()
+ * seconds, 0 none): in force at once where dt is attached. 0, or -errno
+ * with why set. */
+int requests_add_rule(struct dtarget *dt, enum policy_action a, const char *rule, uint64_t expires,
+		      char *why, size_t whylen);
 
 /* One request of the control socket, and a client gone. */
 void requests_on_request(void *arg, struct control_client *cl, const void *req);

@@ -736,7 +736,7 @@ same_strs(const char *const *a, int na, const char *const *b, int nb)
  * The size below changes with every field added to struct target_opts:
  * compare the new field, then update it. */
 #if defined(__LP64__)
-_Static_assert(sizeof(struct target_opts) == 5296,
+_Static_assert(sizeof(struct target_opts) == 5816,
 	       "a field was added to struct target_opts: compare it in dspec_same_but_policy()");
 #endif
 
@@ -773,5 +773,7 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	       x->containers_ip4 == y->containers_ip4 &&
 	       same_strs(x->secrets, x->nsecrets, y->secrets, y->nsecrets) &&
 	       same_str(x->secret_placeholders, y->secret_placeholders) &&
-	       x->local_udp_any == y->local_udp_any && !strcmp(a->name, b->name);
+	       x->local_udp_any == y->local_udp_any &&
+	       same_strs(x->direct_nets, x->ndirect_nets, y->direct_nets, y->ndirect_nets) &&
+	       !strcmp(a->name, b->name);
 }

@@ -26,6 +26,7 @@
 #include "dockerapi/dockerapi.h"
 #include "kernel/cgroup.h"
 #include "kernel/pktguard.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 
@@ -50,6 +51,112 @@ job_of(void *arg, const char *cgroup, struct dockerapi_job *job)
 		return 1;
 	}
 	return 0;
+}
+
+static struct dtarget *
+target_of(struct daemon *dm, uint64_t cgid)
+{
+	struct dtarget *dt;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dt->cgid == cgid && cgid)
+		return dt;
+	return NULL;
+}
+
+/* A job's container started: each TCP port it publishes on this host is
+ * allowed to the job on 127.0.0.1 (its own container, confined as the job
+ * is, behind dockerd's userland proxy or its DNAT) until the container's
+ * cgroup is gone (published_tick). A port some rule of the job's runtime
+ * ones allows already is left to that rule. */
+static void
+started(void *arg, uint64_t job, const char *name)
+{
+	struct daemon *dm = arg;
+	struct dtarget *dt = target_of(dm, job);
+	unsigned short ports[32];
+	char id[65], cg[PATH_MAX], why[512];
+	pid_t pid;
+	int n = 0, err;
+
+	if (!dt || !dm->docker)
+		return;
+	err = dockerapi_published(dm->docker, name, id, &pid, ports, 32, &n);
+	if (err || !n)
+		return;
+	if (cgroup_of_pid(dm->mnt, pid, cg, sizeof(cg))) /* gone meanwhile */
+		return;
+	for (int i = 0; i < n; i++) {
+		char rule[24];
+		bool have = false;
+
+		snprintf(rule, sizeof(rule), "127.0.0.1:%u", ports[i]);
+		for (int k = 0; k < dm->npub && !have; k++)
+			if (dm->pub[k].job == job && !strcmp(dm->pub[k].rule, rule)) {
+				/* ours already (a restart: the cgroup made anew) */
+				dm->pub[k].ccg = cgroup_id_of(cg);
+				snprintf(dm->pub[k].cg, sizeof(dm->pub[0].cg), "%s", cg);
+				snprintf(dm->pub[k].cid, sizeof(dm->pub[0].cid), "%.12s", id);
+				have = true;
+			}
+		for (int k = 0; k < dt->nrules && !have; k++)
+			have = dt->rules[k].action == POLICY_ALLOW &&
+			       !strcmp(dt->rules[k].text, rule);
+		if (have)
+			continue;
+		if (dm->npub == DOCKER_MAX_PUBLISHED) {
+			dt_event(dt, "docker",
+				 "container %.12s publishes port %u: not allowed on "
+				 "127.0.0.1, %d such ports are already",
+				 id, ports[i], DOCKER_MAX_PUBLISHED);
+			continue;
+		}
+		if (requests_add_rule(dt, POLICY_ALLOW, rule, 0, why, sizeof(why))) {
+			dt_event(dt, "docker", "container %.12s publishes port %u: %s", id,
+				 ports[i], why);
+			continue;
+		}
+		dm->pub[dm->npub].job = job;
+		dm->pub[dm->npub].ccg = cgroup_id_of(cg);
+		snprintf(dm->pub[dm->npub].cg, sizeof(dm->pub[0].cg), "%s", cg);
+		snprintf(dm->pub[dm->npub].rule, sizeof(dm->pub[0].rule), "%s", rule);
+		snprintf(dm->pub[dm->npub].cid, sizeof(dm->pub[0].cid), "%.12s", id);
+		dm->npub++;
+		dt_event(dt, "docker",
+			 "container %.12s publishes port %u: %s allowed while it runs", id,
+			 ports[i], rule);
+	}
+}
+
+/* The published ports of containers whose cgroup is gone (or made anew)
+ * are no longer allowed: their rules expire now. */
+static void
+published_tick(struct daemon *dm)
+{
+	uint64_t now = now_s();
+	int k = 0;
+
+	for (int i = 0; i < dm->npub; i++) {
+		struct dtarget *dt = target_of(dm, dm->pub[i].job);
+		bool gone = !dt || cgroup_id_of(dm->pub[i].cg) != dm->pub[i].ccg;
+
+		if (!gone) {
+			dm->pub[k++] = dm->pub[i];
+			continue;
+		}
+		if (!dt)
+			continue;
+		for (int r = dt->nrules - 1; r >= 0; r--)
+			if (dt->rules[r].action == POLICY_ALLOW && !dt->rules[r].expires &&
+			    !strcmp(dt->rules[r].text, dm->pub[i].rule)) {
+				dt->rules[r].expires = now ? now : 1;
+				break;
+			}
+		dt_event(dt, "docker", "container %s is gone: %s no longer allowed", dm->pub[i].cid,
+			 dm->pub[i].rule);
+		reload_expire_rules(dt, now + 1);
+	}
+	dm->npub = k;
 }
 
 static void
@@ -324,6 +431,9 @@ docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 			return -E2BIG;
 		}
 		o.rules[o.nrules++] = (struct rule_arg){POLICY_ALLOW, dm->docker_nets[i]};
+		/* its userland proxy reaches them as they are */
+		if (o.ndirect_nets < TARGET_MAX_DIRECT_NETS)
+			o.direct_nets[o.ndirect_nets++] = dm->docker_nets[i];
 	}
 	/* its connections from before (a registry's, kept alive from the
 	 * runner's pulls) ended: kept, they would go on unjudged */
@@ -486,6 +596,7 @@ docker_tick(struct daemon *dm)
 {
 	uint64_t n;
 
+	published_tick(dm);
 	if (!dm->guard)
 		return;
 	n = pktguard_dropped(dm->guard);
@@ -527,6 +638,7 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 				   .mnt = dm->mnt,
 				   .job_of = job_of,
 				   .said = said,
+				   .started = started,
 				   .judge = judge,
 				   .arg = dm};
 	struct dtarget *dt;

@@ -189,44 +189,57 @@ req_reload(struct daemon *dm, struct control_client *cl)
 	reload_want(dm, cl); /* the reply comes when the worker is done */
 }
 
+int
+requests_add_rule(struct dtarget *dt, enum policy_action a, const char *rule, uint64_t expires,
+		  char *why, size_t whylen)
+{
+	struct target_rule *r;
+	struct target_revoked rv;
+
+	if (dt->nrules == DAEMON_MAX_RULES) {
+		snprintf(why, whylen, "target %s has %d runtime rules already", dt->spec.name,
+			 DAEMON_MAX_RULES);
+		return -E2BIG;
+	}
+	r = &dt->rules[dt->nrules];
+	memset(r, 0, sizeof(*r));
+	r->action = a;
+	snprintf(r->text, sizeof(r->text), "%s", rule);
+	r->expires = expires;
+	dt->nrules++;
+	if (dt->tg && target_add_rule(dt->tg, r, &rv, why, whylen)) {
+		dt->nrules--;
+		return -EINVAL;
+	}
+	if (!dt->tg || dt->dm->job) /* a policy being built lacks it: build again after */
+		dt->rebuild_pending = true;
+	return 0;
+}
+
 static void
 req_rule(struct daemon *dm, struct control_client *cl, const json_t *req, enum policy_action a)
 {
 	const json_t *fs = json_object_get(req, "for");
 	const char *rule = jsonx_get_str(req, "rule");
 	struct dtarget *dt = want_target(dm, cl, req);
-	struct target_rule *r;
-	struct target_revoked rv;
 	char why[512], d[32] = "", who[CONTROL_WHO_MAX];
+	uint64_t expires = 0;
 
 	if (!dt)
 		return;
 	control_who(cl, who, sizeof(who));
-	if (!rule || strlen(rule) >= sizeof(r->text)) {
-		reply_error(cl, "no rule, or one of %zu bytes or more", sizeof(r->text));
+	if (!rule || strlen(rule) >= sizeof(dt->rules[0].text)) {
+		reply_error(cl, "no rule, or one of %zu bytes or more", sizeof(dt->rules[0].text));
 		return;
 	}
-	if (dt->nrules == DAEMON_MAX_RULES) {
-		reply_error(cl, "target %s has %d runtime rules already", dt->spec.name,
-			    DAEMON_MAX_RULES);
-		return;
-	}
-	r = &dt->rules[dt->nrules];
-	memset(r, 0, sizeof(*r));
-	r->action = a;
-	snprintf(r->text, sizeof(r->text), "%s", rule);
 	if (json_is_number(fs) && json_number_value(fs) >= 1) {
-		r->expires = now_s() + (uint64_t)json_number_value(fs);
+		expires = now_s() + (uint64_t)json_number_value(fs);
 		duration_format_secs((long)json_number_value(fs), d, sizeof(d));
 	}
-	dt->nrules++;
-	if (dt->tg && target_add_rule(dt->tg, r, &rv, why, sizeof(why))) {
-		dt->nrules--;
+	if (requests_add_rule(dt, a, rule, expires, why, sizeof(why))) {
 		reply_error(cl, "%s", why);
 		return;
 	}
-	if (!dt->tg || dm->job) /* a policy being built lacks it: build again after */
-		dt->rebuild_pending = true;
 	dt_event(dt, a == POLICY_ALLOW ? "rule-allow" : "rule-deny",
 		 "%s %s added at runtime%s%s; asked by %s", a == POLICY_ALLOW ? "allow" : "deny",
 		 rule, d[0] ? " for " : "", d, who);

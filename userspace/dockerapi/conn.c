@@ -603,6 +603,10 @@ read_response(struct dk_conn *c)
 		break;
 	}
 	c->st = r.status == 101 || r.until_close ? DK_ST_BOTH : DK_ST_DOWN;
+	if (c->is_job && r.status == 204 && c->d->o.started &&
+	    (c->route.kind == DK_START ||
+	     (c->route.kind == DK_CONTAINER_USE && !strcmp(c->route.action, "restart"))))
+		c->d->o.started(c->d->o.arg, c->job.id, c->route.id);
 	move(c->up, c->cl);
 	if (c->st == DK_ST_BOTH) {
 		bufferevent_enable(c->cl, EV_READ);

@@ -44,6 +44,9 @@ struct dockerapi_opts {
 	 * pull, push, login)? 0, or -EPERM with why (the policy's words). */
 	int (*judge)(void *arg, uint64_t id, const char *host, unsigned short port, char *why,
 		     size_t whylen);
+	/* job id's docker start (or restart) of container (as its request
+	 * named it: an id, a prefix or a name) succeeded; NULL: not told */
+	void (*started)(void *arg, uint64_t id, const char *container);
 	void *arg;
 };
 
@@ -63,6 +66,13 @@ void dockerapi_free(struct dockerapi *d, bool uncover);
  * containers reach this host at (daemon --containers). 0 or -errno (no
  * bridge: -ENOENT). */
 int dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4);
+
+/* A container as dockerd has it now (name: an id, a prefix or a name): its
+ * full id, its process, and the TCP ports it publishes on this host's
+ * loopback or every address, at most max into ports[0..*n). 0, or -errno
+ * (-ENOENT: no such container, or not running). */
+int dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *pid,
+			unsigned short *ports, int max, int *n);
 
 /* The job with this id is gone: what was made for its containers goes
  * (their idmapped binds, idmap.h). */

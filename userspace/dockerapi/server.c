@@ -519,6 +519,76 @@ dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4)
 	return rc;
 }
 
+/* The TCP ports of NetworkSettings.Ports ({"80/tcp": [{"HostIp": "0.0.0.0",
+ * "HostPort": "8080"}], ...}) published on loopback or every address. */
+static void
+published_ports(const struct dj *ports, unsigned short *out, int max, int *n)
+{
+	for (int i = 0; i < dj_count(ports); i++) {
+		const char *k = dj_key_at(ports, i);
+		const struct dj *binds = k ? dj_get(ports, k) : NULL;
+		size_t kl = k ? strlen(k) : 0;
+
+		if (kl < 4 || strcmp(k + kl - 4, "/tcp"))
+			continue;
+		for (int b = 0; b < dj_count(binds); b++) {
+			const char *ip = dj_str(dj_get(dj_at(binds, b), "HostIp"));
+			const char *hp = dj_str(dj_get(dj_at(binds, b), "HostPort"));
+			char *end;
+			unsigned long p = hp ? strtoul(hp, &end, 10) : 0;
+			bool dup = false;
+
+			if (!hp || *end || !p || p > 65535 ||
+			    (ip && ip[0] && strcmp(ip, "0.0.0.0") && strcmp(ip, "::") &&
+			     strcmp(ip, "127.0.0.1")))
+				continue;
+			for (int j = 0; j < *n; j++)
+				dup |= out[j] == p;
+			if (!dup && *n < max)
+				out[(*n)++] = (unsigned short)p;
+		}
+	}
+}
+
+int
+dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *pid,
+		    unsigned short *ports, int max, int *n)
+{
+	char target[3 * DK_ID_MAX + 32], err[256], enc[3 * DK_ID_MAX + 1];
+	int status = 0;
+	struct dj *doc;
+	const char *full;
+	long long p = 0;
+	size_t k = 0;
+
+	*n = 0;
+	for (const char *s = name; *s && k + 4 < sizeof(enc); s++) /* a name is [a-zA-Z0-9_.-] */
+		k += (size_t)snprintf(enc + k, sizeof(enc) - k,
+				      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+						      (*s >= '0' && *s <= '9') || *s == '_' ||
+						      *s == '.' || *s == '-'
+					      ? "%c"
+					      : "%%%02X",
+				      (unsigned char)*s);
+	snprintf(target, sizeof(target), "/containers/%s/json", enc);
+	doc = get_json(d, target, &status, err, sizeof(err));
+	if (!doc || status != 200) {
+		dj_free(doc);
+		return status == 404 ? -ENOENT : -EPROTO;
+	}
+	full = dj_str(dj_get(doc, "Id"));
+	if (!full || strlen(full) != 64 || !dj_is_true(dj_get(dj_get(doc, "State"), "Running")) ||
+	    !dj_int(dj_get(dj_get(doc, "State"), "Pid"), &p) || p <= 0 || p > INT32_MAX) {
+		dj_free(doc);
+		return -ENOENT;
+	}
+	memcpy(id, full, 65);
+	*pid = (pid_t)p;
+	published_ports(dj_get(dj_get(doc, "NetworkSettings"), "Ports"), ports, max, n);
+	dj_free(doc);
+	return 0;
+}
+
 const char *
 dockerapi_path(const struct dockerapi *d)
 {

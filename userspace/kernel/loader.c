@@ -305,6 +305,7 @@ set_tunables(struct loader *ld, const struct loader_opts *o, char *errbuf, size_
 	ld->skel->rodata->ns_ip4 = o->ns_ip4;
 	ld->skel->rodata->ipv6_on = o->ipv6;
 	ld->skel->rodata->local_udp_any = o->local_udp_any;
+	ld->skel->rodata->fast_nets = o->fast_nets;
 	ld->skel->rodata->host_netns = loader_own_netns(errbuf, errlen);
 	return ld->skel->rodata->host_netns ? 0 : -ENOTSUP;
 }

@@ -33,6 +33,7 @@ struct loader_opts {
 	bool emit_redirects;	 /* report redirects on the ring buffer too */
 	bool audit_mode;	 /* record would-deny events, deny nothing */
 	bool local_udp_any;	 /* UDP to any local socket (dockerd's target) */
+	bool fast_nets;		 /* TCP to egr_fast_net's networks direct (dockerd's target) */
 	/* the cgroup the programs will be attached to (loader_attach's cgid):
 	 * loopback sockets created in it or below are the sandbox's own */
 	uint64_t sandbox_cgid;
@@ -108,6 +109,11 @@ int loader_counters(struct loader *ld, uint64_t *out);
 /* Entries of the fast path (egr_fast) now, of EGR_FAST_CAPACITY. */
 #define EGR_FAST_CAPACITY 65536
 int loader_fast_count(struct loader *ld);
+
+/* egr_fast_net := exactly the n IPv4 networks net[i]/len[i] (network
+ * order): TCP to them goes direct where loader_opts.fast_nets. 0 or
+ * -errno. */
+int loader_fast_nets_sync(struct loader *ld, const uint32_t *net, const uint8_t *len, int n);
 
 /* egr_hostaddr := exactly the n addresses a (kernel/hostaddr.h): whom a
  * connection a confined listener accepted may answer. 0 or -errno. */

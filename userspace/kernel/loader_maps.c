@@ -401,6 +401,43 @@ loader_kv_clear(struct loader *ld)
 }
 
 int
+loader_fast_nets_sync(struct loader *ld, const uint32_t *net, const uint8_t *len, int n)
+{
+	int fd = bpf_map__fd(ld->skel->maps.egr_fast_net), err = 0;
+	struct egr_net_key k, next;
+	uint8_t one = 1;
+
+	for (int i = 0; i < n; i++) {
+		memset(&k, 0, sizeof(k));
+		k.prefixlen = 96 + len[i];
+		k.addr[2] = htonl(0xffff);
+		k.addr[3] = net[i];
+		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY) && !err)
+			err = -errno;
+	}
+	/* an LPM trie's walk: what is not wanted goes, the walk begins again */
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		bool kept = false;
+		const struct egr_net_key *prev = &next;
+
+		for (;;) {
+			kept = false;
+			for (int i = 0; i < n && !kept; i++)
+				kept = next.prefixlen == 96u + len[i] && next.addr[3] == net[i];
+			if (!kept)
+				break;
+			k = next;
+			prev = &k;
+			if (bpf_map_get_next_key(fd, prev, &next))
+				return err;
+		}
+		if (bpf_map_delete_elem(fd, &next))
+			return err ? err : -errno;
+	}
+	return err;
+}
+
+int
 loader_hostaddr_sync(struct loader *ld, const struct egr_hostaddr_key *a, int n)
 {
 	int fd = bpf_map__fd(ld->skel->maps.egr_hostaddr), err = 0;

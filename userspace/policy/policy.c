@@ -181,6 +181,52 @@ policy_exact_addrs(const struct policy *p, struct sockaddr_storage *out, int max
 	return n;
 }
 
+/* Does a deny rule match some address of the IPv4 network net/len (any
+ * port)? Address rules by overlap; "*:PORT" (any destination on a port)
+ * always. */
+static bool
+deny_overlaps4(const struct policy *p, const uint8_t *net, uint8_t len)
+{
+	if (!p->naddr_deny)
+		return false;
+	for (unsigned int i = 0; i < p->nrules; i++) {
+		const struct rule *r = p->rules[i];
+		uint8_t l = r->plen < len ? r->plen : len;
+		bool same = true;
+
+		if (r->pub.action != POLICY_DENY)
+			continue;
+		if (r->kind == RK_ANY)
+			return true;
+		if (r->kind != RK_ADDR || r->family != 4)
+			continue;
+		for (uint8_t b = 0; b < l && same; b++)
+			same = ((r->addr[b / 8] ^ net[b / 8]) >> (7 - b % 8) & 1) == 0;
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+int
+policy_allow_nets4(const struct policy *p, uint32_t *net, uint8_t *len, int max)
+{
+	int n = 0;
+
+	for (unsigned int i = 0; p && i < p->nexact && n < max; i++) {
+		const struct rule *r = p->rules[p->exact[i]];
+
+		if (r->pub.action != POLICY_ALLOW || r->kind != RK_ADDR || r->pub.port ||
+		    r->family != 4 || r->pub.methods || r->pub.npaths ||
+		    deny_overlaps4(p, r->addr, r->plen))
+			continue;
+		memcpy(&net[n], r->addr, 4);
+		len[n] = r->plen;
+		n++;
+	}
+	return n;
+}
+
 /* Rules keep their source by pointer; a private copy outlives the caller's. */
 static const char *
 source_intern(struct policy *p, const char *name)
@@ -428,8 +474,11 @@ policy_add_opts(struct policy *p, enum policy_action action, const char *rule,
 		if (!r->pub.source)
 			goto out_free;
 	}
-	exact = action == POLICY_ALLOW && r->kind == RK_ADDR && r->pub.port &&
-		r->plen == (r->family == 4 ? 32 : 128);
+	/* the fast path's candidates: exact ADDR:PORT, and IPv4 networks
+	 * without a port (policy_allow_nets4) */
+	exact = action == POLICY_ALLOW && r->kind == RK_ADDR &&
+		((r->pub.port && r->plen == (r->family == 4 ? 32 : 128)) ||
+		 (!r->pub.port && r->family == 4));
 	if (exact && exact_reserve(p))
 		goto out_free;
 	err = rule_index(p, r);

@@ -364,6 +364,13 @@ bool policy_host_judge(const struct policy *p, const char *host, bool *denied);
  * written to out (at most max). */
 int policy_exact_addrs(const struct policy *p, struct sockaddr_storage *out, int max, bool v6);
 
+/* The IPv4 network allow rules without a port (ADDR/LEN, ADDR; no method
+ * or path limit) that no deny rule overlaps (an address deny rule that
+ * shares an address with it, or any "*:PORT" one), as networks (network
+ * order) and prefix lengths: what a target with TCP to its networks
+ * direct (dockerd's) opens. Returns how many were written (at most max). */
+int policy_allow_nets4(const struct policy *p, uint32_t *net, uint8_t *len, int max);
+
 /* Does some allow tcp:// rule match host on port (for the kernel fast path)? */
 bool policy_tcp_rule(const struct policy *p, const char *host, uint16_t port);
 
