@@ -53,6 +53,57 @@ job_of(void *arg, const char *cgroup, struct dockerapi_job *job)
 	return 0;
 }
 
+/* Does name, a cgroup directory's, carry the container's id? */
+static bool
+names_container(const char *name, const char *id)
+{
+	return strstr(name, id) != NULL;
+}
+
+/* The cgroup of container id into out: its process's (pid as dockerd
+ * says, which in another PID namespace is somebody else here: taken only
+ * when its path carries the id), or else a directory below under (one or
+ * two levels: a job's containers) whose name carries it. 0, -ESRCH. */
+static int
+container_cgroup(const struct daemon *dm, pid_t pid, const char *id, const char *under, char *out,
+		 size_t len)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (!cgroup_of_pid(dm->mnt, pid, out, len) && names_container(out, id))
+		return 0;
+	if (!under || !(d = opendir(under)))
+		return -ESRCH;
+	while ((de = readdir(d))) {
+		DIR *d2;
+		struct dirent *e2;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", under, de->d_name) >= sizeof(sub))
+			continue;
+		if (names_container(de->d_name, id)) {
+			closedir(d);
+			return (size_t)snprintf(out, len, "%s", sub) < len ? 0 : -ESRCH;
+		}
+		d2 = opendir(sub);
+		while (d2 && (e2 = readdir(d2)))
+			if (e2->d_type == DT_DIR && names_container(e2->d_name, id)) {
+				int w = snprintf(out, len, "%s/%s", sub, e2->d_name);
+
+				closedir(d2);
+				closedir(d);
+				return w > 0 && (size_t)w < len ? 0 : -ESRCH;
+			}
+		if (d2)
+			closedir(d2);
+	}
+	closedir(d);
+	return -ESRCH;
+}
+
 static struct dtarget *
 target_of(struct daemon *dm, uint64_t cgid)
 {
@@ -64,11 +115,64 @@ target_of(struct daemon *dm, uint64_t cgid)
 	return NULL;
 }
 
-/* A job's container started: each TCP port it publishes on this host is
- * allowed to the job on 127.0.0.1 (its own container, confined as the job
- * is, behind dockerd's userland proxy or its DNAT) until the container's
- * cgroup is gone (published_tick). A port some rule of the job's runtime
- * ones allows already is left to that rule. */
+/* Is TCP port served on this host's loopback by dockerd's userland proxy:
+ * a docker-proxy in dockerd's cgroup with -proto tcp, -host-port port and
+ * a -host-ip of every address or loopback? Without one (dockerd run with
+ * --userland-proxy=false, with or without its DNAT) the port may be
+ * anybody's socket on 127.0.0.1, which a rule must not open. */
+static bool
+proxied_port(const struct daemon *dm, unsigned short port)
+{
+	char path[PATH_MAX + 32], want[8];
+	bool found = false;
+	FILE *f;
+	int pid;
+
+	if (!dm->docker_cg[0])
+		return false;
+	snprintf(want, sizeof(want), "%u", port);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dm->docker_cg);
+	f = fopen(path, "re");
+	while (f && !found && fscanf(f, "%d", &pid) == 1) {
+		char args[1024], *a[16] = {0};
+		bool tcp = false, any = false, ours = false;
+		int na = 0, fd;
+		ssize_t r;
+
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = read(fd, args, sizeof(args) - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		args[r] = 0;
+		for (char *c = args; c < args + r && na < 16; c += strlen(c) + 1)
+			a[na++] = c;
+		if (!na || strcmp(basename(a[0]), "docker-proxy"))
+			continue;
+		for (int i = 1; i + 1 < na; i++) {
+			if (!strcmp(a[i], "-proto"))
+				tcp = !strcmp(a[i + 1], "tcp");
+			else if (!strcmp(a[i], "-host-port"))
+				ours = !strcmp(a[i + 1], want);
+			else if (!strcmp(a[i], "-host-ip"))
+				any = !strcmp(a[i + 1], "0.0.0.0") ||
+				      !strcmp(a[i + 1], "127.0.0.1") || !strcmp(a[i + 1], "::");
+		}
+		found = tcp && any && ours;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A job's container started: each TCP port it publishes on this host and
+ * dockerd's userland proxy serves (proxied_port) is allowed to the job on
+ * 127.0.0.1 (its own container, confined as the job is) until the
+ * container's cgroup is gone (published_tick). A port some rule of the
+ * job's runtime ones allows already is left to that rule. */
 static void
 started(void *arg, uint64_t job, const char *name)
 {
@@ -84,13 +188,21 @@ started(void *arg, uint64_t job, const char *name)
 	err = dockerapi_published(dm->docker, name, id, &pid, ports, 32, &n);
 	if (err || !n)
 		return;
-	if (cgroup_of_pid(dm->mnt, pid, cg, sizeof(cg))) /* gone meanwhile */
+	if (container_cgroup(dm, pid, id, dt->cgpath, cg, sizeof(cg))) /* gone meanwhile */
 		return;
 	for (int i = 0; i < n; i++) {
 		char rule[24];
 		bool have = false;
 
 		snprintf(rule, sizeof(rule), "127.0.0.1:%u", ports[i]);
+		if (!proxied_port(dm, ports[i])) {
+			dt_event(
+				dt, "docker",
+				"container %.12s publishes port %u: no userland proxy of dockerd's "
+				"serves it, so %s is not allowed (allow it if it is yours)",
+				id, ports[i], rule);
+			continue;
+		}
 		for (int k = 0; k < dm->npub && !have; k++)
 			if (dm->pub[k].job == job && !strcmp(dm->pub[k].rule, rule)) {
 				/* ours already (a restart: the cgroup made anew) */
@@ -515,11 +627,16 @@ docker_services_find(struct daemon *dm, char *errbuf, size_t errlen)
 		char *cg = dm->svc[dm->nsvc].cg, ports[128] = "";
 		size_t at = 0;
 
-		err = cgroup_of_pid(dm->mnt, s[i].pid, cg, sizeof(dm->svc[0].cg));
+		err = container_cgroup(dm, s[i].pid, s[i].id, NULL, cg, sizeof(dm->svc[0].cg));
 		if (err) {
-			daemon_errf(errbuf, errlen,
-				    "--docker-services: the cgroup of container %s (pid %d): %s",
-				    s[i].name, (int)s[i].pid, strerror(-err));
+			daemon_errf(
+				errbuf, errlen,
+				"--docker-services: the cgroup of container %s (pid %d as dockerd "
+				"sees it): %s",
+				s[i].name, (int)s[i].pid,
+				err == -ESRCH ? "the process of that pid here is not the "
+						"container's (dockerd in another PID namespace?)"
+					      : strerror(-err));
 			return err;
 		}
 		err = service_cg_ok(dm, cg, s[i].name, errbuf, errlen);
@@ -531,6 +648,15 @@ docker_services_find(struct daemon *dm, char *errbuf, size_t errlen)
 		for (int k = 0; k < s[i].nports; k++) {
 			char *r = dm->svc_rules[dm->nsvc_rules];
 
+			if (!proxied_port(dm, s[i].ports[k])) {
+				log_warnx("docker: service %s publishes port %u, and no userland "
+					  "proxy "
+					  "of dockerd's serves it: 127.0.0.1:%u is not allowed "
+					  "(allow "
+					  "it if it is the service's)",
+					  s[i].name, s[i].ports[k], s[i].ports[k]);
+				continue;
+			}
 			if (dm->nsvc_rules ==
 				    (int)(sizeof(dm->svc_rules) / sizeof(dm->svc_rules[0])) ||
 			    o->nrules == TARGET_MAX_RULES) {
@@ -546,16 +672,12 @@ docker_services_find(struct daemon *dm, char *errbuf, size_t errlen)
 			o->rules[o->nrules++] = (struct rule_arg){POLICY_ALLOW, r};
 			at += (size_t)snprintf(ports + at,
 					       at < sizeof(ports) ? sizeof(ports) - at : 0, "%s%u",
-					       k ? "," : "", s[i].ports[k]);
+					       at ? "," : "", s[i].ports[k]);
 		}
 		log_warnx("docker: service %s (container %.12s, %s): confined by the command "
-			  "line's policy%s%s%s",
-			  s[i].name, s[i].id, cg + strlen(dm->mnt), s[i].nports ? "; its port" : "",
-			  s[i].nports > 1 ? "s "
-			  : s[i].nports	  ? " "
-					  : "",
-			  s[i].nports ? ports : "");
-		if (s[i].nports)
+			  "line's policy",
+			  s[i].name, s[i].id, cg + strlen(dm->mnt));
+		if (at)
 			log_warnx("docker: service %s: 127.0.0.1:%s allowed to the command line's "
 				  "targets",
 				  s[i].name, ports);

@@ -584,7 +584,10 @@ dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *p
 	}
 	memcpy(id, full, 65);
 	*pid = (pid_t)p;
+	/* what dockerd serves, and what was asked (without its userland proxy
+	 * or iptables nothing is served, and Ports says so) */
 	published_ports(dj_get(dj_get(doc, "NetworkSettings"), "Ports"), ports, max, n);
+	published_ports(dj_get(dj_get(doc, "HostConfig"), "PortBindings"), ports, max, n);
 	dj_free(doc);
 	return 0;
 }
