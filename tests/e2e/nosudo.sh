@@ -109,8 +109,10 @@ test_basic() {
 	a_grep "$t.env" "$W/${t}_env.out" '^foo=bar$'
 	a_grep "$t.no_new_privs" "$W/${t}_env.out" '^1$'
 	# nothing of the service's reaches CMD: its descriptors are 0, 1, 2
-	urun "${t}_fds" "$UA" -- sh -c 'ls /proc/$$/fd | tr "\n" " "'
-	a_eq "$t.fds" "CMD's descriptors" "$(cat "$W/${t}_fds.out")" "0 1 2 "
+	# (ls alone: in a pipeline the shell holds the pipe's end while ls
+	# looks, and ls saw it now and then: "0 1 2 3")
+	urun "${t}_fds" "$UA" -- sh -c 'ls /proc/$$/fd'
+	a_eq "$t.fds" "CMD's descriptors" "$(tr '\n' ' ' <"$W/${t}_fds.out")" "0 1 2 "
 	# the client's stdin is CMD's
 	echo "in-$$" | (cd "$RW" && as "$UA" "$EGRESSCTL" run -- cat) >"$W/${t}_in.out" 2>"$W/${t}_in.err"
 	a_grep "$t.stdin" "$W/${t}_in.out" "^in-$$\$"
