@@ -269,42 +269,48 @@ test_connect4_redirected(void **state)
 	close(tl);
 }
 
-/* An approved destination (egr_fast) goes direct: the destination's own
- * listener gets it, the transparent one nothing. */
+/* A connect from the sandbox to DIRECT_ADDR:port: direct (the
+ * destination's own listener gets it, the transparent one nothing), or
+ * redirected (the other way round). The client's getpeername() says
+ * DIRECT_ADDR:port either way. */
+static void
+connect_goes(uint16_t port, bool direct)
+{
+	struct sockaddr_storage dst = sa(DIRECT_ADDR, port);
+	int tl = listener(SOCK_STREAM, "127.0.0.1", TPROXY_PORT);
+	int dl = listener(SOCK_STREAM, DIRECT_ADDR, port);
+	int got = direct ? dl : tl, other = direct ? tl : dl, a;
+	struct result r = client(OP_CONNECT, &dst, -1);
+	char buf[64], want[64];
+
+	assert_int_equal(r.err, 0);
+	snprintf(want, sizeof(want), "%s:%u", DIRECT_ADDR, port);
+	assert_string_equal(str(&r.peer, buf, sizeof(buf)), want);
+	assert_true(readable(got));
+	a = accept(got, NULL, NULL);
+	assert_true(a >= 0);
+	close(a);
+	assert_true(accept(other, NULL, NULL) < 0 && errno == EAGAIN);
+	close(dl);
+	close(tl);
+}
+
+/* An approved destination (egr_fast) goes direct; without the approval,
+ * the same connect is redirected. */
 static void
 test_connect4_fast_path(void **state)
 {
-	struct sockaddr_storage dst = sa(DIRECT_ADDR, 8080);
-	int tl = listener(SOCK_STREAM, "127.0.0.1", TPROXY_PORT);
-	int dl = listener(SOCK_STREAM, DIRECT_ADDR, 8080);
 	struct egr_fast_key k = {.port = htons(8080), .proto = IPPROTO_TCP};
 	struct egr_fast_val fv = {0};
 	int fast = bpf_map__fd(skel->maps.egr_fast);
-	struct result r;
-	char buf[64];
-	int a;
 
 	(void)state;
 	k.addr[2] = htonl(0xffff);
 	k.addr[3] = inet_addr(DIRECT_ADDR);
 	assert_int_equal(bpf_map_update_elem(fast, &k, &fv, BPF_ANY), 0);
-	r = client(OP_CONNECT, &dst, -1);
-	assert_int_equal(r.err, 0);
-	assert_string_equal(str(&r.peer, buf, sizeof(buf)), DIRECT_ADDR ":8080");
-	assert_true(readable(dl));
-	a = accept(dl, NULL, NULL);
-	assert_true(a >= 0);
-	close(a);
-	assert_true(accept(tl, NULL, NULL) < 0 && errno == EAGAIN);
+	connect_goes(8080, true);
 	assert_int_equal(bpf_map_delete_elem(fast, &k), 0);
-
-	/* without the approval, the same connect is redirected */
-	r = client(OP_CONNECT, &dst, -1);
-	assert_int_equal(r.err, 0);
-	assert_true(readable(tl));
-	assert_true(accept(dl, NULL, NULL) < 0 && errno == EAGAIN);
-	close(dl);
-	close(tl);
+	connect_goes(8080, false);
 }
 
 /* fast_nets (dockerd's target): TCP to a network of egr_fast_net goes
@@ -312,34 +318,18 @@ test_connect4_fast_path(void **state)
 static void
 test_connect4_fast_net(void **state)
 {
-	struct sockaddr_storage dst = sa(DIRECT_ADDR, 8081);
-	int tl = listener(SOCK_STREAM, "127.0.0.1", TPROXY_PORT);
-	int dl = listener(SOCK_STREAM, DIRECT_ADDR, 8081);
 	struct egr_net_key k = {.prefixlen = 96 + 24};
-	int nets = bpf_map__fd(skel->maps.egr_fast_net), a;
+	int nets = bpf_map__fd(skel->maps.egr_fast_net);
 	uint8_t one = 1;
-	struct result r;
-	char buf[64];
 
 	(void)state;
 	k.addr[2] = htonl(0xffff);
 	k.addr[3] = inet_addr("192.0.2.0");
 	assert_int_equal(bpf_map_update_elem(nets, &k, &one, BPF_ANY), 0);
-	r = client(OP_CONNECT, &dst, -1);
-	assert_int_equal(r.err, 0);
-	assert_string_equal(str(&r.peer, buf, sizeof(buf)), DIRECT_ADDR ":8081");
-	assert_true(readable(dl));
-	a = accept(dl, NULL, NULL);
-	assert_true(a >= 0);
-	close(a);
-	assert_true(accept(tl, NULL, NULL) < 0 && errno == EAGAIN);
+	connect_goes(8081, true);
+	connect_goes(8082, true);
 	assert_int_equal(bpf_map_delete_elem(nets, &k), 0);
-	r = client(OP_CONNECT, &dst, -1);
-	assert_int_equal(r.err, 0);
-	assert_true(readable(tl));
-	assert_true(accept(dl, NULL, NULL) < 0 && errno == EAGAIN);
-	close(dl);
-	close(tl);
+	connect_goes(8081, false);
 }
 
 /* A connection from peer (outside the sandbox) to a listener of the

@@ -442,15 +442,48 @@ check_ns(struct daemon *dm, char *errbuf, size_t errlen)
 	return targets_share_ns(dm, self, errbuf, errlen);
 }
 
+/* Why cg cannot be a target of its own (dockerd's, a service's): the root
+ * cgroup, the daemon's own or one it runs below, or one that holds cgroups
+ * (the first one's name into sub); CG_FIT when it can. */
+enum cg_unfit {
+	CG_FIT = 0,
+	CG_ROOT,
+	CG_OURS,
+	CG_NESTED,
+};
+
+static enum cg_unfit
+cg_unfit(const struct daemon *dm, const char *cg, char *sub, size_t sublen)
+{
+	char own[PATH_MAX];
+	size_t n = strlen(dm->mnt), k = strlen(cg);
+	enum cg_unfit r = CG_FIT;
+	struct dirent *de;
+	DIR *d;
+
+	if (!strcmp(cg, dm->mnt) || !strcmp(cg + n, "/"))
+		return CG_ROOT;
+	if (!cgroup_of_pid(dm->mnt, getpid(), own, sizeof(own)) && !strncmp(own, cg, k) &&
+	    (!own[k] || own[k] == '/'))
+		return CG_OURS;
+	d = opendir(cg);
+	while (d && r == CG_FIT && (de = readdir(d)))
+		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(sub, sublen, "%s", de->d_name);
+			r = CG_NESTED;
+		}
+	if (d)
+		closedir(d);
+	return r;
+}
+
 int
 docker_server_find(struct daemon *dm, char *errbuf, size_t errlen)
 {
 	const char *e = dm->opts->docker_egress;
-	char own[PATH_MAX], sub[PATH_MAX];
+	char sub[NAME_MAX + 1];
 	size_t n;
 	pid_t pid;
-	DIR *d;
-	struct dirent *de;
 	int err;
 
 	if (e && !strcmp(e, "open")) {
@@ -476,7 +509,10 @@ docker_server_find(struct daemon *dm, char *errbuf, size_t errlen)
 		return err;
 	}
 	n = strlen(dm->mnt);
-	if (!strcmp(dm->docker_cg, dm->mnt) || !strcmp(dm->docker_cg + n, "/")) {
+	switch (cg_unfit(dm, dm->docker_cg, sub, sizeof(sub))) {
+	case CG_FIT:
+		break;
+	case CG_ROOT:
 		daemon_errf(errbuf, errlen,
 			    "docker: dockerd (pid %d) runs in the root cgroup: its own connections "
 			    "(its pulls, a build's FROM and ADD of a URL) cannot be confined "
@@ -485,34 +521,22 @@ docker_server_find(struct daemon *dm, char *errbuf, size_t errlen)
 			    (int)pid);
 		dm->docker_cg[0] = 0;
 		return -EINVAL;
+	case CG_OURS:
+		daemon_errf(errbuf, errlen,
+			    "docker: egressctl runs in dockerd's cgroup %s: start it in "
+			    "another (dockerd's own connections are confined there)",
+			    dm->docker_cg);
+		dm->docker_cg[0] = 0;
+		return -EINVAL;
+	case CG_NESTED:
+		daemon_errf(errbuf, errlen,
+			    "docker: dockerd's cgroup %s holds cgroups of its own (%s): "
+			    "they would be confined with dockerd's own connections; start "
+			    "dockerd in a cgroup of its own, or pass --docker-egress open",
+			    dm->docker_cg, sub);
+		dm->docker_cg[0] = 0;
+		return -EINVAL;
 	}
-	if (!cgroup_of_pid(dm->mnt, getpid(), own, sizeof(own))) {
-		size_t k = strlen(dm->docker_cg);
-
-		if (!strncmp(own, dm->docker_cg, k) && (!own[k] || own[k] == '/')) {
-			daemon_errf(errbuf, errlen,
-				    "docker: egressctl runs in dockerd's cgroup %s: start it in "
-				    "another (dockerd's own connections are confined there)",
-				    dm->docker_cg);
-			dm->docker_cg[0] = 0;
-			return -EINVAL;
-		}
-	}
-	d = opendir(dm->docker_cg);
-	while (d && (de = readdir(d)))
-		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			snprintf(sub, sizeof(sub), "%s", de->d_name);
-			closedir(d);
-			daemon_errf(errbuf, errlen,
-				    "docker: dockerd's cgroup %s holds cgroups of its own (%s): "
-				    "they would be confined with dockerd's own connections; start "
-				    "dockerd in a cgroup of its own, or pass --docker-egress open",
-				    dm->docker_cg, sub);
-			dm->docker_cg[0] = 0;
-			return -EINVAL;
-		}
-	if (d)
-		closedir(d);
 	log_warnx("docker: dockerd (pid %d, %s): its own connections (its pulls, a build's "
 		  "FROM and ADD of a URL) are judged by the command line's policy, its %d "
 		  "networks' subnets allowed",
@@ -559,44 +583,32 @@ docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 	return 0;
 }
 
-/* cg (a container's cgroup) may be a target: not the root, not the
- * daemon's own nor dockerd's, holding no cgroup of its own. */
+/* cg (a container's cgroup) may be a target: cg_unfit's, and not
+ * dockerd's. */
 static int
 service_cg_ok(const struct daemon *dm, const char *cg, const char *name, char *errbuf,
 	      size_t errlen)
 {
-	char own[PATH_MAX];
-	size_t n = strlen(dm->mnt), k = strlen(cg);
-	struct dirent *de;
-	DIR *d;
+	const char *rel = cg + strlen(dm->mnt);
+	char sub[NAME_MAX + 1];
+	enum cg_unfit u = cg_unfit(dm, cg, sub, sizeof(sub));
 
-	if (!strcmp(cg, dm->mnt) || !strcmp(cg + n, "/") ||
-	    (dm->docker_cg[0] && !strcmp(cg, dm->docker_cg))) {
+	if (u == CG_ROOT || (dm->docker_cg[0] && !strcmp(cg, dm->docker_cg)))
 		daemon_errf(errbuf, errlen,
 			    "--docker-services: container %s runs in %s, not a cgroup of its own",
-			    name, cg[n] ? cg + n : "/");
-		return -EINVAL;
-	}
-	if (!cgroup_of_pid(dm->mnt, getpid(), own, sizeof(own)) && !strncmp(own, cg, k) &&
-	    (!own[k] || own[k] == '/')) {
+			    name, rel[0] ? rel : "/");
+	else if (u == CG_OURS)
 		daemon_errf(errbuf, errlen,
 			    "--docker-services: egressctl runs in container %s's cgroup %s", name,
-			    cg + n);
-		return -EINVAL;
-	}
-	d = opendir(cg);
-	while (d && (de = readdir(d)))
-		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			closedir(d);
-			daemon_errf(errbuf, errlen,
-				    "--docker-services: container %s's cgroup %s holds cgroups of "
-				    "its own: they would be confined with it",
-				    name, cg + n);
-			return -EINVAL;
-		}
-	if (d)
-		closedir(d);
-	return 0;
+			    rel);
+	else if (u == CG_NESTED)
+		daemon_errf(errbuf, errlen,
+			    "--docker-services: container %s's cgroup %s holds cgroups of its own "
+			    "(%s): they would be confined with it",
+			    name, rel, sub);
+	else
+		return 0;
+	return -EINVAL;
 }
 
 int

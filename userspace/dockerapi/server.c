@@ -349,138 +349,18 @@ out:
 	return rc;
 }
 
-int
-dockerapi_filter_check(const char *filter, char *err, size_t errlen)
-{
-	if ((!strncmp(filter, "network=", 8) && filter[8]) ||
-	    (!strncmp(filter, "label=", 6) && filter[6] && filter[6] != '='))
-		return 0;
-	snprintf(err, errlen, "'%s': expected network=GLOB, label=KEY or label=KEY=VALUE", filter);
-	return -EINVAL;
-}
-
-/* GET target of d's server as JSON (status 200): the document, or NULL
- * with err set (*status: the answer's, 0 without one). */
+/* GET target (at most max bytes) as JSON: the document, or NULL with err
+ * set; *status is the answer's (0 without one), which the caller checks. */
 static struct dj *
-get_doc(struct dockerapi *d, const char *target, size_t max, int *status, char *err, size_t errlen)
+get_json(struct dockerapi *d, const char *target, size_t max, int *status, char *err, size_t errlen)
 {
 	char *body = NULL, why[160];
 	size_t len = 0;
-	int rc;
 	struct dj *doc;
+	int rc;
 
 	*status = 0;
-	rc = get_at(d->real_name, target, max, status, &body, &len);
-	if (rc || *status != 200) {
-		free(body);
-		snprintf(err, errlen, "GET %s at %s: %s", target, d->path,
-			 rc ? strerror(-rc) : "not 200");
-		return NULL;
-	}
-	doc = dj_parse(body, len, why, sizeof(why));
-	free(body);
-	if (!doc)
-		snprintf(err, errlen, "GET %s at %s: %s", target, d->path, why);
-	return doc;
-}
-
-/* c's TCP ports published on loopback or every address, and its process */
-static int
-running_one(struct dockerapi *d, const struct dj *c, const char *id, struct dockerapi_svc *s,
-	    char *err, size_t errlen)
-{
-	const struct dj *ports = dj_get(c, "Ports"), *names = dj_get(c, "Names");
-	const char *name = dj_str(dj_at(names, 0));
-	char target[128];
-	struct dj *doc;
-	long long pid = 0;
-	int status;
-
-	memset(s, 0, sizeof(*s));
-	snprintf(s->id, sizeof(s->id), "%s", id);
-	snprintf(s->name, sizeof(s->name), "%s", name ? name + (name[0] == '/') : id);
-	for (int i = 0; i < dj_count(ports); i++) {
-		const struct dj *p = dj_at(ports, i);
-		const char *ip = dj_str(dj_get(p, "IP")), *type = dj_str(dj_get(p, "Type"));
-		long long pub = 0;
-		bool dup = false;
-
-		if (!type || strcmp(type, "tcp") || !dj_int(dj_get(p, "PublicPort"), &pub) ||
-		    pub <= 0 || pub > 65535 ||
-		    (ip && strcmp(ip, "0.0.0.0") && strcmp(ip, "::") && strcmp(ip, "127.0.0.1")))
-			continue;
-		for (int k = 0; k < s->nports; k++)
-			dup |= s->ports[k] == (unsigned short)pub;
-		if (!dup && s->nports < DOCKERAPI_SVC_PORTS)
-			s->ports[s->nports++] = (unsigned short)pub;
-	}
-	snprintf(target, sizeof(target), "/containers/%s/json", id);
-	doc = get_doc(d, target, 4u << 20, &status, err, errlen);
-	if (!doc)
-		return status == 404 ? -ENOENT : -EPROTO; /* -ENOENT: gone meanwhile */
-	if (!dj_int(dj_get(dj_get(doc, "State"), "Pid"), &pid) || pid <= 0 || pid > INT32_MAX) {
-		snprintf(err, errlen, "container %s (%.12s) has no process", s->name, id);
-		dj_free(doc);
-		return -ESRCH;
-	}
-	s->pid = (pid_t)pid;
-	dj_free(doc);
-	return 0;
-}
-
-int
-dockerapi_running(const char *path, const char *filter, struct dockerapi_svc *out, int max, int *n,
-		  char *err, size_t errlen)
-{
-	struct dockerapi *d;
-	struct dj *doc;
-	int status, rc = dockerapi_filter_check(filter, err, errlen);
-
-	*n = 0;
-	if (rc)
-		return rc;
-	d = open_server(path, &rc, err, errlen);
-	if (!d)
-		return rc;
-	doc = get_doc(d, "/containers/json", 16u << 20, &status, err, errlen);
-	if (!doc || !dj_is_array(doc)) {
-		if (doc)
-			snprintf(err, errlen, "GET /containers/json at %s: not a list", path);
-		dj_free(doc);
-		close_server(d);
-		return -EPROTO;
-	}
-	for (int i = 0; i < dj_count(doc) && !rc; i++) {
-		const struct dj *c = dj_at(doc, i);
-		const char *id = dj_str(dj_get(c, "Id"));
-
-		if (!id || strlen(id) != 64 || !dk_filter_selects(filter, c))
-			continue;
-		if (*n == max) {
-			snprintf(err, errlen, "over %d running containers match %s", max, filter);
-			rc = -E2BIG;
-			break;
-		}
-		rc = running_one(d, c, id, &out[*n], err, errlen);
-		if (!rc)
-			(*n)++;
-		else if (rc == -ENOENT)
-			rc = 0; /* it stopped meanwhile: nothing to confine */
-	}
-	dj_free(doc);
-	close_server(d);
-	return rc;
-}
-
-/* GET target as JSON: the document, or NULL with err set. */
-static struct dj *
-get_json(struct dockerapi *d, const char *target, int *status, char *err, size_t errlen)
-{
-	char *body = NULL, why[160];
-	size_t len = 0;
-	struct dj *doc;
-	int rc = dk_get(d, target, 1u << 20, status, &body, &len);
-
+	rc = dk_get(d, target, max, status, &body, &len);
 	if (rc) {
 		snprintf(err, errlen, "dockerd does not answer at %s (%s): %s", d->path, target,
 			 strerror(-rc));
@@ -493,34 +373,9 @@ get_json(struct dockerapi *d, const char *target, int *status, char *err, size_t
 	return doc;
 }
 
-int
-dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4)
-{
-	char err[256];
-	int status = 0;
-	struct dj *doc = get_json(d, "/networks/bridge", &status, err, sizeof(err));
-	const struct dj *cfg;
-	int rc = -ENOENT;
-
-	if (!doc)
-		return status == 404 ? -ENOENT : -EPROTO;
-	cfg = dj_get(dj_get(doc, "IPAM"), "Config");
-	for (int i = 0; status == 200 && i < dj_count(cfg); i++) {
-		const char *gw = dj_str(dj_get(dj_at(cfg, i), "Gateway"));
-		struct in_addr a;
-
-		if (gw && inet_pton(AF_INET, gw, &a) == 1) {
-			*ip4 = a.s_addr;
-			rc = 0;
-			break;
-		}
-	}
-	dj_free(doc);
-	return rc;
-}
-
-/* The TCP ports of NetworkSettings.Ports ({"80/tcp": [{"HostIp": "0.0.0.0",
- * "HostPort": "8080"}], ...}) published on loopback or every address. */
+/* The TCP ports of NetworkSettings.Ports or HostConfig.PortBindings
+ * ({"80/tcp": [{"HostIp": "0.0.0.0", "HostPort": "8080"}], ...}) published
+ * on loopback or every address, added to out[0..*n) (at most max). */
 static void
 published_ports(const struct dj *ports, unsigned short *out, int max, int *n)
 {
@@ -554,24 +409,20 @@ int
 dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *pid,
 		    unsigned short *ports, int max, int *n)
 {
-	char target[3 * DK_ID_MAX + 32], err[256], enc[3 * DK_ID_MAX + 1];
+	char target[DK_ID_MAX + 32], err[256];
 	int status = 0;
 	struct dj *doc;
 	const char *full;
 	long long p = 0;
-	size_t k = 0;
 
 	*n = 0;
-	for (const char *s = name; *s && k + 4 < sizeof(enc); s++) /* a name is [a-zA-Z0-9_.-] */
-		k += (size_t)snprintf(enc + k, sizeof(enc) - k,
-				      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-						      (*s >= '0' && *s <= '9') || *s == '_' ||
-						      *s == '.' || *s == '-'
-					      ? "%c"
-					      : "%%%02X",
-				      (unsigned char)*s);
-	snprintf(target, sizeof(target), "/containers/%s/json", enc);
-	doc = get_json(d, target, &status, err, sizeof(err));
+	/* an id, a prefix or a name: [a-zA-Z0-9_.-], nothing to escape */
+	if (!name[0] ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_.-") != strlen(name) ||
+	    (size_t)snprintf(target, sizeof(target), "/containers/%s/json", name) >= sizeof(target))
+		return -ENOENT;
+	doc = get_json(d, target, 4u << 20, &status, err, sizeof(err));
 	if (!doc || status != 200) {
 		dj_free(doc);
 		return status == 404 ? -ENOENT : -EPROTO;
@@ -590,6 +441,95 @@ dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *p
 	published_ports(dj_get(dj_get(doc, "HostConfig"), "PortBindings"), ports, max, n);
 	dj_free(doc);
 	return 0;
+}
+
+int
+dockerapi_filter_check(const char *filter, char *err, size_t errlen)
+{
+	if ((!strncmp(filter, "network=", 8) && filter[8]) ||
+	    (!strncmp(filter, "label=", 6) && filter[6] && filter[6] != '='))
+		return 0;
+	snprintf(err, errlen, "'%s': expected network=GLOB, label=KEY or label=KEY=VALUE", filter);
+	return -EINVAL;
+}
+
+int
+dockerapi_running(const char *path, const char *filter, struct dockerapi_svc *out, int max, int *n,
+		  char *err, size_t errlen)
+{
+	struct dockerapi *d;
+	struct dj *doc;
+	int status, rc = dockerapi_filter_check(filter, err, errlen);
+
+	*n = 0;
+	if (rc)
+		return rc;
+	d = open_server(path, &rc, err, errlen);
+	if (!d)
+		return rc;
+	doc = get_json(d, "/containers/json", 16u << 20, &status, err, errlen);
+	if (!doc || status != 200 || !dj_is_array(doc)) {
+		if (doc)
+			snprintf(err, errlen, "GET /containers/json at %s: not a list", path);
+		dj_free(doc);
+		close_server(d);
+		return -EPROTO;
+	}
+	for (int i = 0; i < dj_count(doc) && !rc; i++) {
+		const struct dj *c = dj_at(doc, i);
+		const char *id = dj_str(dj_get(c, "Id"));
+
+		if (!id || strlen(id) != 64 || !dk_filter_selects(filter, c))
+			continue;
+		if (*n == max) {
+			snprintf(err, errlen, "over %d running containers match %s", max, filter);
+			rc = -E2BIG;
+			break;
+		}
+		struct dockerapi_svc *sv = &out[*n];
+		const char *name = dj_str(dj_at(dj_get(c, "Names"), 0));
+
+		memset(sv, 0, sizeof(*sv));
+		snprintf(sv->name, sizeof(sv->name), "%s", name ? name + (name[0] == '/') : id);
+		rc = dockerapi_published(d, id, sv->id, &sv->pid, sv->ports, DOCKERAPI_SVC_PORTS,
+					 &sv->nports);
+		if (!rc)
+			(*n)++;
+		else if (rc == -ENOENT)
+			rc = 0; /* it stopped meanwhile: nothing to confine */
+		else
+			snprintf(err, errlen, "container %s (%.12s): dockerd's answer unreadable",
+				 sv->name, id);
+	}
+	dj_free(doc);
+	close_server(d);
+	return rc;
+}
+
+int
+dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4)
+{
+	char err[256];
+	int status = 0;
+	struct dj *doc = get_json(d, "/networks/bridge", 1u << 20, &status, err, sizeof(err));
+	const struct dj *cfg;
+	int rc = -ENOENT;
+
+	if (!doc)
+		return status == 404 ? -ENOENT : -EPROTO;
+	cfg = dj_get(dj_get(doc, "IPAM"), "Config");
+	for (int i = 0; status == 200 && i < dj_count(cfg); i++) {
+		const char *gw = dj_str(dj_get(dj_at(cfg, i), "Gateway"));
+		struct in_addr a;
+
+		if (gw && inet_pton(AF_INET, gw, &a) == 1) {
+			*ip4 = a.s_addr;
+			rc = 0;
+			break;
+		}
+	}
+	dj_free(doc);
+	return rc;
 }
 
 const char *
@@ -822,7 +762,7 @@ static int
 ask_info(struct dockerapi *d, char *err, size_t errlen)
 {
 	int status = 0;
-	struct dj *doc = get_json(d, "/info", &status, err, errlen);
+	struct dj *doc = get_json(d, "/info", 1u << 20, &status, err, errlen);
 	const char *drv, *root;
 	pid_t pid;
 

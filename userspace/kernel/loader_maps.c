@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -400,74 +401,65 @@ loader_kv_clear(struct loader *ld)
 	return n;
 }
 
+/* The map (values a u8 1) holds exactly the n keys of ksize bytes at want:
+ * each put, then what else it holds (found by a walk that deletes nothing,
+ * at most max of them) deleted. 0 or the first -errno. */
+static int
+map_keep_only(int fd, const void *want, int n, size_t ksize, int max)
+{
+	char *gone = malloc(ksize * (size_t)max), k[sizeof(struct egr_net_key)],
+	     next[sizeof(struct egr_net_key)];
+	int ngone = 0, err = 0;
+	uint8_t one = 1;
+
+	if (!gone || ksize > sizeof(k)) {
+		free(gone);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, (const char *)want + (size_t)i * ksize, &one,
+					BPF_ANY) &&
+		    !err)
+			err = -errno;
+	for (const void *prev = NULL; ngone < max && !bpf_map_get_next_key(fd, prev, next);
+	     prev = k) {
+		bool kept = false;
+
+		memcpy(k, next, ksize);
+		for (int i = 0; i < n && !kept; i++)
+			kept = !memcmp((const char *)want + (size_t)i * ksize, k, ksize);
+		if (!kept)
+			memcpy(gone + (size_t)ngone++ * ksize, k, ksize);
+	}
+	for (int i = 0; i < ngone; i++)
+		if (bpf_map_delete_elem(fd, gone + (size_t)i * ksize) && !err)
+			err = -errno;
+	free(gone);
+	return err;
+}
+
 int
 loader_fast_nets_sync(struct loader *ld, const uint32_t *net, const uint8_t *len, int n)
 {
-	int fd = bpf_map__fd(ld->skel->maps.egr_fast_net), err = 0;
-	struct egr_net_key k, next;
-	uint8_t one = 1;
+	struct egr_net_key k[EGR_FAST_NET_MAX];
 
+	if (n > EGR_FAST_NET_MAX)
+		return -E2BIG;
+	memset(k, 0, sizeof(k));
 	for (int i = 0; i < n; i++) {
-		memset(&k, 0, sizeof(k));
-		k.prefixlen = 96 + len[i];
-		k.addr[2] = htonl(0xffff);
-		k.addr[3] = net[i];
-		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY) && !err)
-			err = -errno;
+		k[i].prefixlen = 96 + len[i];
+		k[i].addr[2] = htonl(0xffff);
+		k[i].addr[3] = net[i];
 	}
-	/* an LPM trie's walk: what is not wanted goes, the walk begins again */
-	while (!bpf_map_get_next_key(fd, NULL, &next)) {
-		bool kept = false;
-		const struct egr_net_key *prev = &next;
-
-		for (;;) {
-			kept = false;
-			for (int i = 0; i < n && !kept; i++)
-				kept = next.prefixlen == 96u + len[i] && next.addr[3] == net[i];
-			if (!kept)
-				break;
-			k = next;
-			prev = &k;
-			if (bpf_map_get_next_key(fd, prev, &next))
-				return err;
-		}
-		if (bpf_map_delete_elem(fd, &next))
-			return err ? err : -errno;
-	}
-	return err;
+	return map_keep_only(bpf_map__fd(ld->skel->maps.egr_fast_net), k, n, sizeof(k[0]),
+			     EGR_FAST_NET_MAX);
 }
 
 int
 loader_hostaddr_sync(struct loader *ld, const struct egr_hostaddr_key *a, int n)
 {
-	int fd = bpf_map__fd(ld->skel->maps.egr_hostaddr), err = 0;
-	struct egr_hostaddr_key k, next;
-	const struct egr_hostaddr_key *prev = NULL;
-	uint8_t one = 1;
-
-	/* the new ones first: an address kept is never missing meanwhile */
-	for (int i = 0; i < n; i++)
-		if (bpf_map_update_elem(fd, &a[i], &one, BPF_ANY) && !err)
-			err = -errno;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		bool kept = false;
-
-		k = next;
-		for (int i = 0; i < n && !kept; i++)
-			kept = !memcmp(&a[i], &k, sizeof(k));
-		if (kept) {
-			prev = &k;
-			continue;
-		}
-		if (!bpf_map_delete_elem(fd, &k)) {
-			prev = NULL; /* k is gone: the walk begins again */
-			continue;
-		}
-		if (!err)
-			err = -errno;
-		prev = &k;
-	}
-	return err;
+	return map_keep_only(bpf_map__fd(ld->skel->maps.egr_hostaddr), a, n, sizeof(a[0]),
+			     EGR_HOSTADDR_MAX);
 }
 
 int
