@@ -327,7 +327,7 @@ passive_pkt(struct bpf_sock *sk, const struct egr_sk_orig *o, const struct pkt *
  * packets), its kernel-verified path cost the verifier 63,000 of the
  * program's 73,000 instructions. */
 static __always_inline int
-skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip)
+skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip, __u64 ns)
 {
 	struct egr_sk_orig *o;
 	struct bpf_sock *sk;
@@ -361,6 +361,10 @@ skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip)
 		return SYS_PROCEED;
 	if (passive_pkt(sk, o, p))
 		return SYS_PROCEED;
+	/* a container answering another of the target's on a network both
+	 * are on: what its connect or send would be allowed (egr_peer) */
+	if ((p->l4 == IPPROTO_TCP || p->l4 == IPPROTO_UDP) && peer_hit(ns, p->d))
+		return SYS_PROCEED;
 	return skb_drop(skb, sk, o, p->d, port, EGR_R_SKB_DROP);
 }
 
@@ -375,7 +379,7 @@ egr_skb_egress(struct __sk_buff *skb)
 	__be32 lip = listen_ip4(ns);
 	int kind = pkt_parse(skb, lip, &p), r;
 
-	r = skb_judge(skb, &p, kind, lip);
+	r = skb_judge(skb, &p, kind, lip, ns);
 	/* what passes in a container's network namespace: through a device
 	 * that delivers it as it is (dev_wraps) */
 	if (r != SYS_PROCEED || kind == PKT_LOOPBACK || !host_netns || ns == host_netns ||

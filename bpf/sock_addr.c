@@ -166,17 +166,17 @@ finish(struct bpf_sock_addr *ctx, const struct sa *a, __u8 hook, struct decision
 	remember(ctx, a, hook, d);
 	if (d->verdict == EGR_V_REDIRECT)
 		count(EGR_C_REDIRECT);
-	else if (d->reason == EGR_R_FASTPATH)
+	else if (d->reason == EGR_R_FASTPATH || d->reason == EGR_R_PEER)
 		count(EGR_C_FASTPATH);
 	else if (d->reason == EGR_R_LOCAL)
 		count(EGR_C_LOCAL);
 	if (d->verdict == EGR_V_REDIRECT && emit_redirects)
 		emit(hook, EGR_V_REDIRECT, d->reason, 0, a->family, a->type, a->proto, a->addr,
 		     a->port);
-	else if (d->reason == EGR_R_FASTPATH && a->type == SOCK_STREAM)
+	else if ((d->reason == EGR_R_FASTPATH || d->reason == EGR_R_PEER) && a->type == SOCK_STREAM)
 		/* a direct connection's decision line; it wakes nobody */
-		emit_task(hook, EGR_V_ALLOW, EGR_R_FASTPATH, 0, a->family, a->type, a->proto,
-			  a->addr, a->port, BPF_RB_NO_WAKEUP);
+		emit_task(hook, EGR_V_ALLOW, d->reason, 0, a->family, a->type, a->proto, a->addr,
+			  a->port, BPF_RB_NO_WAKEUP);
 	else if (d->reason == EGR_R_LOCAL && d->lookup && report_local(ctx, a, hook))
 		emit(hook, EGR_V_ALLOW, EGR_R_LOCAL, 0, a->family, a->type, a->proto, a->addr,
 		     a->port);
@@ -234,9 +234,14 @@ addr_hook(struct bpf_sock_addr *ctx, struct sa *a, __u8 hook)
 		a->addr[3] = bpf_htonl(LOOPBACK4);
 		sa_store_ip4(ctx, a, a->addr[3]);
 	}
-	if (sock_ip_opts(ctx, a))
+	if (sock_ip_opts(ctx, a)) {
 		decide_deny(&d, EGR_R_IPOPTS, EPERM);
-	else if (hook != EGR_H_SENDMSG4)
+	} else if ((a->proto == IPPROTO_TCP || a->proto == IPPROTO_UDP) &&
+		   peer_hit(a->netns, a->addr)) {
+		/* before port 53: a compose project's own DNS server is a peer */
+		decide_fastpath(&d);
+		d.reason = EGR_R_PEER;
+	} else if (hook != EGR_H_SENDMSG4)
 		decide_dst(a->addr, a->port, a->type, a->proto, lip, lip6, &d);
 	else if (!decide_other_proto(a->type, a->proto, &d))
 		decide_udp4(a->addr, a->port, lip, &d);

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #endif
 
-#define EGR_ABI_VERSION 17 /* bump on any change below; never reuse a value */
+#define EGR_ABI_VERSION 18 /* bump on any change below; never reuse a value */
 
 /* Verdicts carried by events. */
 enum egr_verdict {
@@ -71,6 +71,8 @@ enum egr_reason {
 	EGR_R_TUNNEL = 37,	 /* another network namespace's packet leaving through a
 				  * device that wraps it for another host (skb.c) */
 	EGR_R_NO_PORT = 38,	 /* TCP to a port no allow rule names (egr_ports) */
+	EGR_R_PEER = 39,	 /* a container of the same target's on a docker network
+				  * both are on (egr_peer), connected directly */
 	EGR_R_MAX,
 };
 
@@ -217,6 +219,20 @@ struct egr_hostaddr_key {
 	__be32 addr[4]; /* v4-mapped for IPv4 */
 };
 _Static_assert(sizeof(struct egr_hostaddr_key) == 16, "egr_hostaddr_key layout");
+
+/* Map egr_peer (hash): a job's containers that share a docker network
+ * (a compose project's services), kept by the daemon (daemon/peers.c): a
+ * socket of network namespace netns (a container's, where docker made the
+ * routes and the container may change none) reaches addr direct, TCP and
+ * UDP, any port, and a socket there may answer addr. Keyed by the
+ * namespace, not the cgroup: a socket made elsewhere (the host's, passed
+ * into the container) is routed by another table, and gets nothing here. */
+#define EGR_PEER_MAX 4096
+struct egr_peer_key {
+	__u64 netns;	/* the socket's network namespace cookie */
+	__be32 addr[4]; /* the peer's address on that network, v4-mapped for IPv4 */
+};
+_Static_assert(sizeof(struct egr_peer_key) == 24, "egr_peer_key layout");
 
 /* Map egr_fast_net (LPM trie): IPv4 networks a TCP connect goes to direct,
  * any port, as the fast path's exact entries do: the allow network rules of

@@ -50,6 +50,15 @@ struct {
 	__type(value, __u8);
 } egr_hostaddr SEC(".maps");
 
+/* A job's containers on a docker network they share: whom a socket of a
+ * network namespace reaches direct (include/egress_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EGR_PEER_MAX);
+	__type(key, struct egr_peer_key);
+	__type(value, __u8);
+} egr_peer SEC(".maps");
+
 /* Learned names and fast-path approvals, for a restarted daemon (no program
  * reads it: it is pinned and adopted with the rest). As many as the
  * responder keeps of both. */

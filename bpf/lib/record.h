@@ -128,4 +128,21 @@ fast_hit(const __be32 *addr, __be16 port, __u8 proto)
 	return dst_hit(&egr_fast, addr, port, proto);
 }
 
+/* A socket of network namespace netns to addr: a container of the
+ * target's to another on a docker network both are on (egr_peer), kept by
+ * the daemon. 0 for a namespace it has not named. */
+static __always_inline int
+peer_hit(__u64 netns, const __be32 *addr)
+{
+	struct egr_peer_key k = {.netns = netns};
+
+	if (!netns)
+		return 0;
+	k.addr[0] = addr[0];
+	k.addr[1] = addr[1];
+	k.addr[2] = addr[2];
+	k.addr[3] = addr[3];
+	return bpf_map_lookup_elem(&egr_peer, &k) != NULL;
+}
+
 #endif /* EGR_RECORD_H */

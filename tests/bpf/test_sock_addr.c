@@ -381,6 +381,47 @@ test_accepted_answers_host(void **state)
 	assert_false(answered(41602));
 }
 
+/* egr_peer: a socket of the namespace a key names reaches its address
+ * direct, TCP (any port) and UDP, and a listener of the sandbox answers a
+ * peer there; the key of another namespace (a socket made elsewhere and
+ * handed to the container) opens nothing, and once the key is gone TCP is
+ * redirected, UDP refused and the listener silent again. */
+static void
+test_peer(void **state)
+{
+	struct egr_peer_key k = {.netns = own_netns()};
+	struct sockaddr_storage udst = sa(DIRECT_ADDR, 9);
+	int m = bpf_map__fd(skel->maps.egr_peer), u;
+	uint8_t one = 1;
+	struct result r;
+
+	(void)state;
+	k.addr[2] = htonl(0xffff);
+	k.addr[3] = inet_addr(DIRECT_ADDR);
+	k.netns++; /* not this namespace */
+	assert_int_equal(bpf_map_update_elem(m, &k, &one, BPF_ANY), 0);
+	connect_goes(8083, false);
+	assert_false(answered(41603));
+	assert_int_equal(bpf_map_delete_elem(m, &k), 0);
+	k.netns--;
+	assert_int_equal(bpf_map_update_elem(m, &k, &one, BPF_ANY), 0);
+	connect_goes(8083, true);
+	connect_goes(8084, true);
+	assert_true(answered(41604));
+	u = listener(SOCK_DGRAM, DIRECT_ADDR, 9);
+	r = client(OP_UDP, &udst, u);
+	assert_int_equal(r.err, 0);
+	assert_string_equal(r.reply, "pong");
+	close(u);
+	assert_int_equal(bpf_map_delete_elem(m, &k), 0);
+	connect_goes(8083, false);
+	assert_false(answered(41605));
+	u = listener(SOCK_DGRAM, DIRECT_ADDR, 9);
+	r = client(OP_UDP, &udst, u);
+	assert_int_equal(r.err, EPERM);
+	close(u);
+}
+
 /* Our own listeners are reached as they are; a host service on loopback
  * (a socket made outside the sandbox cgroup) is refused; the sandbox's own
  * loopback server is reached. */
@@ -498,6 +539,7 @@ main(void)
 		cmocka_unit_test(test_connect4_fast_path),
 		cmocka_unit_test(test_connect4_fast_net),
 		cmocka_unit_test(test_accepted_answers_host),
+		cmocka_unit_test(test_peer),
 		cmocka_unit_test(test_connect4_loopback),
 		cmocka_unit_test(test_udp_dns_redirected),
 		cmocka_unit_test(test_udp_other_refused),

@@ -58,6 +58,7 @@ static const char *const reasons[EGR_R_MAX] = {
 	[EGR_R_TUNNEL] = "a container's packet leaving through a tunnel device (vxlan, gre, "
 			 "wireguard...) that would carry it to another host",
 	[EGR_R_NO_PORT] = "no rule allows this port (refused at connect)",
+	[EGR_R_PEER] = "a container of the job's on a docker network both are on",
 };
 
 const char *

@@ -119,6 +119,12 @@ int loader_fast_nets_sync(struct loader *ld, const uint32_t *net, const uint8_t 
  * connection a confined listener accepted may answer. 0 or -errno. */
 int loader_hostaddr_sync(struct loader *ld, const struct egr_hostaddr_key *a, int n);
 
+/* egr_peer := exactly the n keys k: a job's containers on a docker
+ * network they share, whom a socket of each one's network namespace
+ * reaches direct (daemon/peers.c). 0 or -errno (-E2BIG: over
+ * EGR_PEER_MAX). */
+int loader_peer_sync(struct loader *ld, const struct egr_peer_key *k, int n);
+
 /* The TCP ports the policy names (egr_ports): with enforce, a connect to
  * the transparent listener on any other port is refused at once. */
 int loader_set_ports(struct loader *ld, const uint64_t *bits, bool enforce);

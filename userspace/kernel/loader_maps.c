@@ -407,8 +407,7 @@ loader_kv_clear(struct loader *ld)
 static int
 map_keep_only(int fd, const void *want, int n, size_t ksize, int max)
 {
-	char *gone = malloc(ksize * (size_t)max), k[sizeof(struct egr_net_key)],
-	     next[sizeof(struct egr_net_key)];
+	char *gone = malloc(ksize * (size_t)max), k[32], next[32]; /* the largest key: 24 */
 	int ngone = 0, err = 0;
 	uint8_t one = 1;
 
@@ -460,6 +459,15 @@ loader_hostaddr_sync(struct loader *ld, const struct egr_hostaddr_key *a, int n)
 {
 	return map_keep_only(bpf_map__fd(ld->skel->maps.egr_hostaddr), a, n, sizeof(a[0]),
 			     EGR_HOSTADDR_MAX);
+}
+
+int
+loader_peer_sync(struct loader *ld, const struct egr_peer_key *k, int n)
+{
+	if (n > EGR_PEER_MAX)
+		return -E2BIG;
+	return map_keep_only(bpf_map__fd(ld->skel->maps.egr_peer), k, n, sizeof(k[0]),
+			     EGR_PEER_MAX);
 }
 
 int
