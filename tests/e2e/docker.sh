@@ -50,7 +50,7 @@ e2e_reexec --mntns "$@"
 . "$(dirname "$0")/dockerd.sh" # DOCKER DK SOCK ROOTSOCK IMAGE GW DPARENT, dockerd_start, http
 . "$(dirname "$0")/sd.sh"      # SD_CG's systemd: sd_boot, sd_in, sd_down
 
-ALL_TESTS="control mntns run packet fetch serve published services host build service compose dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
+ALL_TESTS="control mntns run packet fetch serve published services host build service compose peers dns127 flags setid socket registry foreign outsider names buildkit stop labels podman systemd"
 NET2=egr-e2e-$$-net	# a user-defined network (a compose project's)
 NET2_SUBNET=198.19.7.0/24
 JOBU=egrdk$$		# the job user and its group (dockerd's socket group)
@@ -98,6 +98,16 @@ SVC_SUBNET=198.19.11.0/24
 IP_SVC=198.19.11.10	# a service of the job's, started before the daemon (services)
 A_SVC_CTL=203.0.113.92	# what the job has the service fetch: the control
 A_SVC_OUT=203.0.113.93	# ... with --docker-services
+PEER_PROJECT=egr-e2e-$$-peer # a compose project of two services (peers)
+PEER_SUBNET=198.19.14.0/24
+A_PEER=203.0.113.97	# what its client tries that the policy denies
+PEER_NET=egr-e2e-$$-pnet # the job's network for the disconnect case (peers)
+PEER_NET_SUBNET=198.19.16.0/24
+PEER_ROUTED=198.19.16.128/25 # routed by this host to the test internet
+IP_PEER_Y=198.19.16.200	# a job's server on PEER_NET, in that /25
+PEER_BR_NET=egr-e2e-$$-bnet # a network with a bridge named by the job
+PEER_BR=egrpb$$
+PEER_BR_SUBNET=198.19.17.0/24
 L_PID=
 PM=$DK/pm		# podman's root, run root, configuration, networks, socket
 PSOCK=$PM/podman.sock
@@ -959,6 +969,10 @@ test_service() {
 # (No traffic between services: docs/ci.md says why it gets no answer.)
 # ======================================================================
 
+# ycmd CMD: CMD as a compose file's JSON string (YAML takes JSON), every
+# $ doubled (compose's interpolation)
+ycmd() { "$PY" -c 'import json, sys; print(json.dumps(sys.argv[1]))' "${1//\$/\$\$}"; }
+
 # compose_file DENIED TAG: the project's file, its service trying
 # a.example.test, DENIED (an address) and a denied name; its command a
 # JSON string (YAML takes JSON), every $ doubled (compose's interpolation)
@@ -971,7 +985,7 @@ nslookup denied-$2.test 2>&1 | tail -2"
 services:
   svc:
     image: $IMAGE
-    command: ["sh", "-c", $("$PY" -c 'import json, sys; print(json.dumps(sys.argv[1]))' "${cmd//\$/\$\$}")]
+    command: ["sh", "-c", $(ycmd "$cmd")]
 networks:
   default:
     ipam:
@@ -1045,6 +1059,137 @@ test_compose() {
 	a_jlog "$t.denied_logged" "$W/d.jlog" decision=deny ip="$(re "$A_CMP")" container="${cid:-none}"
 	sensor_none "$t.sensor" "dst host $A_CMP"
 	compose_down "$t"
+}
+
+# ======================================================================
+# peers: a compose project of two services, web (a server) and client:
+# the client reaches web by its service name, as docker's embedded DNS
+# has it, and straight (the same network: no proxy between them), and
+# the name under its search domain (dns_search) is NXDOMAIN, not REFUSED
+# (musl's resolver would give up at a refusal); the allowed name answers,
+# the denied address gets 403, nothing reaches the sensor. The control:
+# the project run by root, outside egressctl. Before, the client's name
+# lookup was refused (docker's DNS is not asked) and a connection to web
+# went through egressctl's proxy, which refused its address.
+# Then the ways out: a job's container on two networks reaches its peer
+# on one of them straight; disconnected from it, its packets to that
+# address would be routed by this host (a route of the host's, more
+# specific than docker's, leads to the test internet: root's container
+# reaches the sensor that way, the control), so the peer is taken back
+# before dockerd disconnects it: refused, nothing at the sensor. And a
+# network whose bridge the job names (com.docker.network.bridge.name,
+# which may be a bridge of the host's) gets no peers: its containers reach
+# each other only through the proxy (refused here), while root's do.
+# ======================================================================
+
+# peer_file DIR: the project's file
+peer_file() {
+	local web cl
+	web='while :; do printf "HTTP/1.0 200 OK\r\n\r\nserved-web\n" | nc -l -p 80; done'
+	cl="sleep 2; $(http web peers.byname) nslookup web. 2>&1 | sed 's/^/N: /'; \
+nslookup web.corp.test. 2>&1 | sed 's/^/S: /'; $(http a.example.test peers.allowed) $(http "$A_PEER" peers.denied)"
+	mkdir -p "$1" && chown "$JOBU:$JOBU" "$1" || return 1
+	cat >"$1/docker-compose.yml" <<EOF
+services:
+  web:
+    image: $IMAGE
+    command: ["sh", "-c", $(ycmd "$web")]
+    stop_grace_period: 1s
+  client:
+    image: $IMAGE
+    depends_on: [web]
+    dns_search: [corp.test]
+    command: ["sh", "-c", $(ycmd "$cl")]
+networks:
+  default:
+    ipam:
+      config:
+        - subnet: $PEER_SUBNET
+EOF
+}
+
+# peer_dc WHO ARGS...: docker-compose on the peers project: the job's
+# (egressctl's socket, the job user in its cgroup) or root's (dockerd's)
+peer_dc() {
+	local who=$1
+	shift
+	if [ "$who" = job ]; then
+		timeout -k 5 180 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+			"$(cg_path job)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+			env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$SOCK" \
+			"$DC" --ansi never -p "$PEER_PROJECT" -f "$DK/peers/docker-compose.yml" "$@"
+	else
+		timeout -k 5 180 nsenter --net="$NS_SBX" env DOCKER_HOST="unix://$ROOTSOCK" \
+			"$DC" --ansi never -p "$PEER_PROJECT" -f "$DK/peers/docker-compose.yml" "$@"
+	fi
+}
+
+# peer_up TAG WHO: the project up until client exits (TAG.lines what
+# client said), then down
+peer_up() {
+	peer_dc "$2" up --no-color --abort-on-container-exit >"$W/$1.out" 2>&1
+	sed -nE 's/^[^ |]*client[^ |]* *\| ?//p' "$W/$1.out" >"$W/$1.lines"
+	peer_dc "$2" down >"$W/$1.down" 2>&1
+}
+
+test_peers() {
+	local t=peers n x=egr-e2e-$$-px y=egr-e2e-$$-py body
+	have_dc "$t" && daemon_up || return 0
+	peer_file "$DK/peers" || { fail "$t.file" "cannot write the project's file"; return 0; }
+	# the control: root's project, docker's own DNS and bridge
+	peer_up "$t.control" root
+	a_first "$t.control.by_name" "$W/$t.control.lines" '^HTTP/1\.[01] 200'
+	n=$(sensor_count "dst host $A_PEER")
+	peer_up "$t" job
+	a_first "$t.by_name" "$W/$t.lines" '^HTTP/1\.[01] 200'
+	a_grep "$t.name_answered" "$W/$t.lines" "^N: Address:[[:space:]]+$(re "${PEER_SUBNET%.0/24}")\\.[0-9]+$"
+	a_grep "$t.search_nxdomain" "$W/$t.lines" "^S: .*web\\.corp\\.test\\.?: NXDOMAIN"
+	a_jlog "$t.name_logged" "$W/d.jlog" decision=allow host=web \
+		reason="a container of the job's on a docker network the asker is on"
+	a_jlog "$t.direct_logged" "$W/d.jlog" decision=allow ip="$(re "${PEER_SUBNET%.0/24}")\\.[0-9]+" \
+		port=80 reason="a container of the job's on a docker network both are on"
+	a_grep "$t.allowed" "$WEBLOG" "target=/peers\\.allowed "
+	a_grep "$t.denied.403" "$W/$t.lines" '^R: HTTP/1\.[01] 403'
+	a_nogrep "$t.denied.server_saw_nothing" "$WEBLOG" "target=/peers\\.denied "
+	sensor_none_since "$t.sensor" "$n" "dst host $A_PEER"
+	# disconnected from the network it shares with its peer
+	body='while :; do printf "HTTP/1.0 200 OK\r\n\r\nserved-%s\n" "$0" | nc -l -p 80; done'
+	nsenter --net="$NS_SBX" ip route add "$PEER_ROUTED" via 198.18.0.1 || fail "$t.route" "cannot route $PEER_ROUTED"
+	dk_job network create --subnet "$PEER_NET_SUBNET" "$PEER_NET" >"$W/$t.net" 2>&1
+	dk_job run -d --rm --name "$y" --network "$PEER_NET" --ip "$IP_PEER_Y" "$IMAGE" sh -c "$body" y \
+		>>"$W/$t.net" 2>&1
+	dk_job run -d --rm --name "$x" --network "$PEER_NET" "$IMAGE" sleep 600 >>"$W/$t.net" 2>&1
+	dk_job network connect "$NET2" "$x" >>"$W/$t.net" 2>&1
+	dk_root run --rm --network "$NET2" "$IMAGE" nc -w 3 "$IP_PEER_Y" 81 </dev/null >"$W/$t.ctl_route" 2>&1
+	sensor_saw "$t.control.routed_out" "dst host $IP_PEER_Y and dst port 81"
+	dk_job exec "$x" sh -c "$(http "$IP_PEER_Y" peers.x)" >"$W/$t.x" 2>&1
+	a_first "$t.two_networks.reached" "$W/$t.x" '^HTTP/1\.[01] 200'
+	dk_job network disconnect "$PEER_NET" "$x" >>"$W/$t.net" 2>&1
+	dk_job exec "$x" sh -c "$(http "$IP_PEER_Y" peers.gone) nc -w 3 $IP_PEER_Y 82 </dev/null; echo nc=\$?" \
+		>"$W/$t.gone" 2>&1
+	a_nogrep "$t.disconnected.not_reached" "$W/$t.gone" 'served-y'
+	sensor_none "$t.disconnected.sensor" "dst host $IP_PEER_Y and dst port 82"
+	a_jlog "$t.disconnected.logged" "$W/d.jlog" decision=deny ip="$(re "$IP_PEER_Y")"
+	dk_root rm -f "$x" "$y" >/dev/null 2>&1
+	dk_root network rm "$PEER_NET" >/dev/null 2>&1
+	nsenter --net="$NS_SBX" ip route del "$PEER_ROUTED" 2>/dev/null
+	# a bridge the job names: no peers there (root's containers reach
+	# each other on it, the control; a job's server answers no container
+	# of root's)
+	dk_job network create -o "com.docker.network.bridge.name=$PEER_BR" --subnet "$PEER_BR_SUBNET" \
+		"$PEER_BR_NET" >"$W/$t.br" 2>&1
+	dk_job run -d --rm --name "$y" --network "$PEER_BR_NET" --ip "${PEER_BR_SUBNET%.0/24}.10" \
+		"$IMAGE" sh -c "$body" ybr >>"$W/$t.br" 2>&1
+	dk_root run -d --rm --name "$y-root" --network "$PEER_BR_NET" --ip "${PEER_BR_SUBNET%.0/24}.11" \
+		"$IMAGE" sh -c "$body" ybr-root >>"$W/$t.br" 2>&1
+	dk_root run --rm --network "$PEER_BR_NET" "$IMAGE" sh -c "$(http "${PEER_BR_SUBNET%.0/24}.11" peers.brctl)" \
+		>"$W/$t.brctl" 2>&1
+	a_first "$t.control.named_bridge" "$W/$t.brctl" '^HTTP/1\.[01] 200'
+	dk_job run --rm --network "$PEER_BR_NET" "$IMAGE" sh -c "$(http "${PEER_BR_SUBNET%.0/24}.10" peers.br)" \
+		>"$W/$t.brjob" 2>&1
+	a_first "$t.named_bridge.refused" "$W/$t.brjob" '^HTTP/1\.[01] 403'
+	dk_root rm -f "$y" "$y-root" >/dev/null 2>&1
+	dk_root network rm "$PEER_BR_NET" >/dev/null 2>&1
 }
 
 # ======================================================================

@@ -290,6 +290,18 @@ open_proxy(struct target *t, const struct loader_opts *pinned, char *errbuf, siz
 	return t->px ? 0 : -1;
 }
 
+/* dns_opts.local_name: the command's, read at each query (the daemon's
+ * docker may come after the responder). */
+static int
+env_local_name(void *arg, uint64_t netns, const char *name, int af, uint8_t (*addr)[16], int max)
+{
+	const struct target *t = arg;
+
+	return t->env->local_name
+		       ? t->env->local_name(t->env->local_arg, netns, name, af, addr, max)
+		       : -1;
+}
+
 static int
 open_dns(struct target *t, const struct loader_opts *pinned, char *errbuf, size_t errlen)
 {
@@ -307,6 +319,8 @@ open_dns(struct target *t, const struct loader_opts *pinned, char *errbuf, size_
 	dopts.port = pinned ? pinned->dns_port : 0;
 	dopts.ns_ip4 = o->containers_ip4;
 	dopts.ipv6 = o->ipv6;
+	dopts.local_name = env_local_name;
+	dopts.local_arg = t;
 	t->dns = dns_new(t->base, &dopts, errbuf, errlen);
 	return t->dns ? 0 : -1;
 }
@@ -945,6 +959,12 @@ uint64_t
 target_cgid(const struct target *t)
 {
 	return t->cgid;
+}
+
+int
+target_peer_sync(struct target *t, const struct egr_peer_key *k, int n)
+{
+	return t->ld ? loader_peer_sync(t->ld, k, n) : -ENODEV;
 }
 
 void

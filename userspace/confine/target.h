@@ -69,6 +69,12 @@ struct target_env {
 	 * it (the daemon's one target given it); else a policy with secrets
 	 * is refused */
 	bool hands_secrets;
+	/* names its DNS responder answers itself (dns_opts.local_name: the
+	 * daemon's docker, a job's containers by their names on the docker
+	 * networks they share); NULL for none */
+	int (*local_name)(void *arg, uint64_t netns, const char *name, int af, uint8_t (*addr)[16],
+			  int max);
+	void *local_arg;
 };
 
 struct target;
@@ -205,6 +211,11 @@ void target_log_event(struct target *t, const struct audit_rec *r);
 
 /* The cgroup's id, and the programs' link ids (n of at most max). */
 uint64_t target_cgid(const struct target *t);
+
+/* Its egr_peer := exactly the n keys k (loader_peer_sync): whom a socket
+ * of one of its containers' network namespaces reaches direct. 0 or
+ * -errno (-ENODEV: not attached). */
+int target_peer_sync(struct target *t, const struct egr_peer_key *k, int n);
 void target_link_ids(const struct target *t, uint32_t *ids, int max, int *n);
 
 /* The proxy's and the responder's counters, as `status` shows them. */

@@ -186,6 +186,8 @@ struct daemon {
 		char cid[13];
 	} pub[DOCKER_MAX_PUBLISHED];
 	int npub;
+	/* a job's containers on the docker networks they share (peers.c) */
+	struct peers *peers;
 };
 
 /* An error message; one cut short is still the message. */
@@ -295,6 +297,9 @@ bool sel_event(struct daemon *dm, const struct inotify_event *ev);
 void sel_free(struct daemon *dm);
 
 /* ---- docker.c ---- */
+
+/* The target whose cgroup's id is cgid (a job's: dockerapi's id), or NULL. */
+struct dtarget *docker_target(struct daemon *dm, uint64_t cgid);
 
 /* --docker PATH: dockerd's socket taken over (dockerapi/), and the
  * targets' options amended (docker_amend). 0 or -errno with errbuf set. */

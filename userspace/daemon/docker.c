@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "daemon/core.h"
+#include "daemon/peers.h"
 #include "dockerapi/dockerapi.h"
 #include "kernel/cgroup.h"
 #include "kernel/pktguard.h"
@@ -104,8 +105,8 @@ container_cgroup(const struct daemon *dm, pid_t pid, const char *id, const char 
 	return -ESRCH;
 }
 
-static struct dtarget *
-target_of(struct daemon *dm, uint64_t cgid)
+struct dtarget *
+docker_target(struct daemon *dm, uint64_t cgid)
 {
 	struct dtarget *dt;
 
@@ -177,19 +178,19 @@ static void
 started(void *arg, uint64_t job, const char *name)
 {
 	struct daemon *dm = arg;
-	struct dtarget *dt = target_of(dm, job);
-	unsigned short ports[32];
-	char id[65], cg[PATH_MAX], why[512];
-	pid_t pid;
-	int n = 0, err;
+	struct dtarget *dt = docker_target(dm, job);
+	struct dockerapi_ctr c;
+	const unsigned short *ports = c.ports;
+	const char *id = c.id;
+	char cg[PATH_MAX], why[512];
+	int n;
 
-	if (!dt || !dm->docker)
+	if (!dt || !dm->docker || dockerapi_inspect(dm->docker, name, true, &c))
 		return;
-	err = dockerapi_published(dm->docker, name, id, &pid, ports, 32, &n);
-	if (err || !n)
+	if (container_cgroup(dm, c.pid, id, dt->cgpath, cg, sizeof(cg))) /* gone meanwhile */
 		return;
-	if (container_cgroup(dm, pid, id, dt->cgpath, cg, sizeof(cg))) /* gone meanwhile */
-		return;
+	peers_started(dm, job, &c, cg);
+	n = c.nports;
 	for (int i = 0; i < n; i++) {
 		char rule[24];
 		bool have = false;
@@ -249,7 +250,7 @@ published_tick(struct daemon *dm)
 	int k = 0;
 
 	for (int i = 0; i < dm->npub; i++) {
-		struct dtarget *dt = target_of(dm, dm->pub[i].job);
+		struct dtarget *dt = docker_target(dm, dm->pub[i].job);
 		bool gone = !dt || cgroup_id_of(dm->pub[i].cg) != dm->pub[i].ccg;
 
 		if (!gone) {
@@ -269,6 +270,12 @@ published_tick(struct daemon *dm)
 		reload_expire_rules(dt, now + 1);
 	}
 	dm->npub = k;
+}
+
+static void
+networks(void *arg, uint64_t job, bool done)
+{
+	peers_networks(arg, job, done);
 }
 
 static void
@@ -639,13 +646,13 @@ docker_services_find(struct daemon *dm, char *errbuf, size_t errlen)
 		char *cg = dm->svc[dm->nsvc].cg, ports[128] = "";
 		size_t at = 0;
 
-		err = container_cgroup(dm, s[i].pid, s[i].id, NULL, cg, sizeof(dm->svc[0].cg));
+		err = container_cgroup(dm, s[i].c.pid, s[i].c.id, NULL, cg, sizeof(dm->svc[0].cg));
 		if (err) {
 			daemon_errf(
 				errbuf, errlen,
 				"--docker-services: the cgroup of container %s (pid %d as dockerd "
 				"sees it): %s",
-				s[i].name, (int)s[i].pid,
+				s[i].name, (int)s[i].c.pid,
 				err == -ESRCH ? "the process of that pid here is not the "
 						"container's (dockerd in another PID namespace?)"
 					      : strerror(-err));
@@ -655,18 +662,18 @@ docker_services_find(struct daemon *dm, char *errbuf, size_t errlen)
 		if (err)
 			return err;
 		snprintf(dm->svc[dm->nsvc].name, sizeof(dm->svc[0].name), "%s", s[i].name);
-		snprintf(dm->svc[dm->nsvc].id, sizeof(dm->svc[0].id), "%.12s", s[i].id);
+		snprintf(dm->svc[dm->nsvc].id, sizeof(dm->svc[0].id), "%.12s", s[i].c.id);
 		dm->nsvc++;
-		for (int k = 0; k < s[i].nports; k++) {
+		for (int k = 0; k < s[i].c.nports; k++) {
 			char *r = dm->svc_rules[dm->nsvc_rules];
 
-			if (!proxied_port(dm, s[i].ports[k])) {
+			if (!proxied_port(dm, s[i].c.ports[k])) {
 				log_warnx("docker: service %s publishes port %u, and no userland "
 					  "proxy "
 					  "of dockerd's serves it: 127.0.0.1:%u is not allowed "
 					  "(allow "
 					  "it if it is the service's)",
-					  s[i].name, s[i].ports[k], s[i].ports[k]);
+					  s[i].name, s[i].c.ports[k], s[i].c.ports[k]);
 				continue;
 			}
 			if (dm->nsvc_rules ==
@@ -679,16 +686,16 @@ docker_services_find(struct daemon *dm, char *errbuf, size_t errlen)
 					TARGET_MAX_RULES);
 				return -E2BIG;
 			}
-			snprintf(r, sizeof(dm->svc_rules[0]), "127.0.0.1:%u", s[i].ports[k]);
+			snprintf(r, sizeof(dm->svc_rules[0]), "127.0.0.1:%u", s[i].c.ports[k]);
 			dm->nsvc_rules++;
 			o->rules[o->nrules++] = (struct rule_arg){POLICY_ALLOW, r};
 			at += (size_t)snprintf(ports + at,
 					       at < sizeof(ports) ? sizeof(ports) - at : 0, "%s%u",
-					       at ? "," : "", s[i].ports[k]);
+					       at ? "," : "", s[i].c.ports[k]);
 		}
 		log_warnx("docker: service %s (container %.12s, %s): confined by the command "
 			  "line's policy",
-			  s[i].name, s[i].id, cg + strlen(dm->mnt));
+			  s[i].name, s[i].c.id, cg + strlen(dm->mnt));
 		if (at)
 			log_warnx("docker: service %s: 127.0.0.1:%s allowed to the command line's "
 				  "targets",
@@ -731,6 +738,7 @@ docker_tick(struct daemon *dm)
 	uint64_t n;
 
 	published_tick(dm);
+	peers_tick(dm);
 	if (!dm->guard)
 		return;
 	n = pktguard_dropped(dm->guard);
@@ -773,6 +781,7 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 				   .job_of = job_of,
 				   .said = said,
 				   .started = started,
+				   .networks = networks,
 				   .judge = judge,
 				   .arg = dm};
 	struct dtarget *dt;
@@ -794,8 +803,15 @@ docker_start(struct daemon *dm, char *errbuf, size_t errlen)
 		docker_guard(dm, dt->cgid, true); /* attached before the guard was there */
 	snprintf(dir, sizeof(dir), "%s", dm->cfg.control);
 	o.own = dirname(dir);
+	err = peers_open(dm);
+	if (err) {
+		snprintf(errbuf, errlen, "docker: %s", strerror(-err));
+		guard_stop(dm, true);
+		return err;
+	}
 	dm->docker = dockerapi_open(dm->base, &o, errbuf, errlen);
 	if (!dm->docker) {
+		peers_close(dm);
 		guard_stop(dm, true);
 		return -EINVAL;
 	}
@@ -838,5 +854,6 @@ docker_stop(struct daemon *dm)
 	attached |= dt->tg != NULL && !dt->spec.server; /* dockerd's goes with the daemon */
 	dockerapi_free(dm->docker, !attached);
 	dm->docker = NULL;
+	peers_close(dm);
 	guard_stop(dm, !attached);
 }

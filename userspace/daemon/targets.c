@@ -24,6 +24,7 @@
 #include "daemon/containers.h"
 #include "daemon/control.h"
 #include "daemon/core.h"
+#include "daemon/peers.h"
 #include "daemon/metrics.h"
 #include "dockerapi/dockerapi.h"
 #include "kernel/cgroup.h"
@@ -558,6 +559,9 @@ dt_name_containers(struct dtarget *dt)
 
 	dt->env.name_cgroup = on ? ctr_names_lookup : NULL;
 	dt->env.name_arg = on ? dt->dm->names : NULL;
+	/* a job's containers by their names on its networks (peers.c) */
+	dt->env.local_name = dt->dm->docker && !dt->spec.server ? peers_local_name : NULL;
+	dt->env.local_arg = dt;
 }
 
 struct dtarget *

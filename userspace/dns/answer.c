@@ -458,6 +458,61 @@ ask_name(struct dns_server *d, struct waiter *w, const char *norm)
 	}
 }
 
+/* A name local_name knows for the asker's network namespace: answered
+ * here, its addresses of the type asked (none: NOERROR without any), with
+ * a short TTL (a container may go). true when answered (w freed). */
+#define LOCAL_MAX   8
+#define LOCAL_TTL_S 5
+static bool
+local_answer(struct dns_server *d, struct waiter *w, const char *norm)
+{
+	uint16_t qt = w->q.qtype;
+	int af = qt == DNS_T_AAAA ? AF_INET6 : AF_INET, n;
+	uint8_t addr[LOCAL_MAX][16];
+	struct dns_rr rr[LOCAL_MAX];
+
+	n = d->o.local_name(d->o.local_arg, w->who.netns, norm, af, addr, LOCAL_MAX);
+	if (n < 0)
+		return false;
+	if (qt != DNS_T_A && qt != DNS_T_AAAA)
+		n = 0;
+	if (n > LOCAL_MAX)
+		n = LOCAL_MAX;
+	for (int i = 0; i < n; i++) {
+		memset(&rr[i], 0, sizeof(rr[i]));
+		rr[i].section = DNS_S_ANSWER;
+		snprintf(rr[i].name, sizeof(rr[i].name), "%s", norm);
+		rr[i].type = qt;
+		rr[i].rclass = DNS_C_IN;
+		rr[i].ttl = LOCAL_TTL_S;
+		rr[i].rdlen = af == AF_INET ? 4 : 16;
+		memcpy(rr[i].rdata, addr[i], rr[i].rdlen);
+	}
+	log_decision(d, &w->who, norm, true, false,
+		     "a container of the job's on a docker network the asker is on");
+	dns_reply_rrs(d, w, DNS_R_NOERROR, rr, n);
+	free(w);
+	return true;
+}
+
+/* A denied name whose first label is a local name (local_answer) there:
+ * "db.corp.example" for "db" under a resolver's search domain. NXDOMAIN
+ * rather than REFUSED, as docker's DNS would have it answered upstream:
+ * musl's resolver gives up at a refusal and never asks for "db". */
+static bool
+local_under_search(struct dns_server *d, const struct waiter *w, const char *norm)
+{
+	char first[DNS_MAX_NAME + 1];
+	const char *dot = strchr(norm, '.');
+	uint8_t addr[1][16];
+
+	if (!d->o.local_name || !w->who.netns || !dot || (size_t)(dot - norm) >= sizeof(first))
+		return false;
+	memcpy(first, norm, (size_t)(dot - norm));
+	first[dot - norm] = 0;
+	return d->o.local_name(d->o.local_arg, w->who.netns, first, AF_INET, addr, 1) >= 0;
+}
+
 /* Takes ownership of w. */
 void
 dns_answer(struct dns_server *d, struct waiter *w)
@@ -502,7 +557,18 @@ dns_answer(struct dns_server *d, struct waiter *w)
 		free(w);
 		return;
 	}
+	if (d->o.local_name && w->who.netns && local_answer(d, w, norm))
+		return;
 	if (!policy_host_judge(d->o.policy, norm, &denied)) {
+		if (!d->o.audit_mode && local_under_search(d, w, norm)) {
+			log_decision(d, &w->who, norm, false, false,
+				     "a container's name under a search domain: NXDOMAIN, so "
+				     "that the resolver asks for the name alone");
+			d->st.refused++;
+			dns_reply_rcode(d, w, DNS_R_NXDOMAIN);
+			free(w);
+			return;
+		}
 		/* a deny rule is never asked about */
 		if (d->o.ask.ask && !d->o.audit_mode && !denied) {
 			ask_name(d, w, norm);

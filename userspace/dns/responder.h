@@ -51,6 +51,16 @@ struct dns_opts {
 	/* secrets (policy/secret.h): a query whose name carries a placeholder
 	 * is refused and logged; NULL: none. Not owned */
 	struct secrets *secrets;
+	/* names answered here and never asked upstream: the neighbours of the
+	 * asking socket's network namespace netns (the daemon's docker: the
+	 * job's containers on a docker network the asking container is on,
+	 * by their names there). name is normalised (lower case, no final
+	 * dot). -1: no such name there; else how many addresses of family af
+	 * (AF_INET, AF_INET6) it has, at most max put into addr (IPv4 in the
+	 * first 4 bytes). NULL: none */
+	int (*local_name)(void *arg, uint64_t netns, const char *name, int af, uint8_t (*addr)[16],
+			  int max);
+	void *local_arg;
 };
 
 /* Opens UDP and TCP listeners on one 127.0.0.1 port (and on ns_ip4's). NULL

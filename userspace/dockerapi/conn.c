@@ -290,6 +290,9 @@ dk_conn_forward(struct dk_conn *c, const char *body, size_t blen)
 	struct dk_verdict v;
 
 	arm(c, false);
+	if (c->is_job && c->route.kind == DK_NETWORK && c->d->o.networks &&
+	    !strcmp(c->route.action, "disconnect"))
+		c->d->o.networks(c->d->o.arg, c->job.id, false);
 	if (forward_target(c)) {
 		dk_refuse(&v, 414, "the request's target is too long");
 		dk_conn_reply(c, &v);
@@ -607,6 +610,8 @@ read_response(struct dk_conn *c)
 	    (c->route.kind == DK_START ||
 	     (c->route.kind == DK_CONTAINER_USE && !strcmp(c->route.action, "restart"))))
 		c->d->o.started(c->d->o.arg, c->job.id, c->route.id);
+	if (c->is_job && c->route.kind == DK_NETWORK && c->d->o.networks)
+		c->d->o.networks(c->d->o.arg, c->job.id, true);
 	move(c->up, c->cl);
 	if (c->st == DK_ST_BOTH) {
 		bufferevent_enable(c->cl, EV_READ);

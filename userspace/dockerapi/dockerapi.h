@@ -47,6 +47,11 @@ struct dockerapi_opts {
 	/* job id's docker start (or restart) of container (as its request
 	 * named it: an id, a prefix or a name) succeeded; NULL: not told */
 	void (*started)(void *arg, uint64_t id, const char *container);
+	/* job id asks dockerd to connect a container to a network or
+	 * disconnect one: called before a disconnect goes to dockerd (done
+	 * false), and after dockerd answered either (done true); NULL: not
+	 * told */
+	void (*networks)(void *arg, uint64_t id, bool done);
 	void *arg;
 };
 
@@ -67,12 +72,43 @@ void dockerapi_free(struct dockerapi *d, bool uncover);
  * bridge: -ENOENT). */
 int dockerapi_bridge_gateway(struct dockerapi *d, uint32_t *ip4);
 
-/* A container as dockerd has it now (name: an id, a prefix or a name): its
- * full id, its process, and the TCP ports it publishes on this host's
- * loopback or every address, at most max into ports[0..*n). 0, or -errno
+/* A container's place on a network, as dockerd has it. */
+#define DOCKERAPI_NET_NAMES 8
+struct dockerapi_net {
+	char id[65];	 /* the network's */
+	uint8_t ip4[4];	 /* its address there (network order); has4 */
+	uint8_t ip6[16]; /* has6 */
+	bool has4, has6;
+	/* the network's containers reach each other straight, as a docker
+	 * bridge lets them: its driver bridge, its bridge docker's own (made
+	 * for it: not the default network's docker0, no
+	 * com.docker.network.bridge.name, which may name a bridge of the
+	 * host's, a LAN's), so an address there is the container's holding
+	 * it */
+	bool peers;
+	/* the names it has there (docker's embedded DNS answers them): its
+	 * own, its aliases (a compose service's), DNSNames; lower case */
+	char names[DOCKERAPI_NET_NAMES][64];
+	int nnames;
+};
+
+/* A container as dockerd has it now. */
+#define DOCKERAPI_PORTS 32
+#define DOCKERAPI_NETS	4
+struct dockerapi_ctr {
+	char id[65];
+	pid_t pid;
+	/* TCP ports it publishes on this host's loopback or every address */
+	unsigned short ports[DOCKERAPI_PORTS];
+	int nports;
+	struct dockerapi_net nets[DOCKERAPI_NETS]; /* the first DOCKERAPI_NETS */
+	int nnets;
+};
+
+/* Container name (an id, a prefix or a name) as dockerd has it now into
+ * c; with nets its networks too (one GET of each). 0, or -errno
  * (-ENOENT: no such container, or not running). */
-int dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *pid,
-			unsigned short *ports, int max, int *n);
+int dockerapi_inspect(struct dockerapi *d, const char *name, bool nets, struct dockerapi_ctr *c);
 
 /* The job with this id is gone: what was made for its containers goes
  * (their idmapped binds, idmap.h). */
@@ -87,14 +123,9 @@ int dockerapi_server(const char *path, pid_t *pid, char (*nets)[64], int max, in
 		     size_t errlen);
 
 /* A container dockerd runs that a filter selects (dockerapi_running). */
-#define DOCKERAPI_SVC_PORTS 16
 struct dockerapi_svc {
-	char id[65];
+	struct dockerapi_ctr c;
 	char name[128];
-	pid_t pid;
-	/* TCP ports it publishes on this host's loopback or on every address */
-	unsigned short ports[DOCKERAPI_SVC_PORTS];
-	int nports;
 };
 
 /* Is filter one dockerapi_running takes: "network=GLOB" (a network the

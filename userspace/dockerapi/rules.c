@@ -374,6 +374,21 @@ known_route(const char *p)
 static int registry_path(const char *method, const char *p, const char *q, size_t qlen,
 			 struct dk_route *r);
 
+/* "/networks/{id}/connect", "/networks/{id}/disconnect": a container's
+ * place on a network changes (action set: "connect", "disconnect"). */
+static bool
+network_change(const char *p, struct dk_route *r)
+{
+	const char *id = p + 10, *slash;
+
+	if (strncmp(p, "/networks/", 10) || !(slash = strchr(id, '/')) || slash == id)
+		return false;
+	if (strcmp(slash + 1, "connect") && strcmp(slash + 1, "disconnect"))
+		return false;
+	snprintf(r->action, sizeof(r->action), "%s", slash + 1);
+	return true;
+}
+
 static int
 classify_container(const char *method, const char *p, struct dk_route *r)
 {
@@ -462,6 +477,8 @@ dk_classify(const char *method, const char *target, size_t len, const char *ctyp
 	} else if (!strcmp(method, "POST") && !strcmp(p, "/auth")) {
 		r->kind = DK_AUTH;
 		r->body = true;
+	} else if (!strcmp(method, "POST") && network_change(p, r)) {
+		r->kind = DK_NETWORK;
 	} else if (registry_path(method, p, q ? q + 1 : NULL, q ? len - plen - 1 : 0, r)) {
 		dk_refuse(v, 400, "an image name egressctl cannot read");
 		return -EPERM;

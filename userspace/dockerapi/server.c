@@ -14,6 +14,7 @@
  * told by their root (mountinfo): a file DK_SOCK_PREFIX<pid>.sock, one
  * per daemon (the kernel mounts on no file that was unlinked: an earlier
  * daemon's stays until a mount of the next covers it). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -405,9 +406,83 @@ published_ports(const struct dj *ports, unsigned short *out, int max, int *n)
 	}
 }
 
+/* A name n of a container's on a network, lower-cased into c's list once:
+ * a host name's characters only, as docker's DNS answers them. */
+static void
+net_name(struct dockerapi_net *n, const char *name)
+{
+	char low[64];
+	size_t len = name ? strlen(name) : 0;
+
+	if (!len || len >= sizeof(low) || n->nnames == DOCKERAPI_NET_NAMES ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+		    len)
+		return;
+	for (size_t i = 0; i <= len; i++)
+		low[i] = (char)tolower((unsigned char)name[i]);
+	for (int i = 0; i < n->nnames; i++)
+		if (!strcmp(n->names[i], low))
+			return;
+	memcpy(n->names[n->nnames++], low, len + 1);
+}
+
+/* Is network id one whose containers reach each other straight
+ * (dockerapi_net.peers)? Asked of dockerd. */
+static bool
+peers_network(struct dockerapi *d, const char *id)
+{
+	char target[96], err[256];
+	int status = 0;
+	struct dj *doc;
+	bool ok;
+
+	if (strlen(id) != 64 || strspn(id, "0123456789abcdef") != 64)
+		return false;
+	snprintf(target, sizeof(target), "/networks/%s", id);
+	doc = get_json(d, target, 1u << 20, &status, err, sizeof(err));
+	ok = doc && status == 200 && dj_str(dj_get(doc, "Driver")) &&
+	     !strcmp(dj_str(dj_get(doc, "Driver")), "bridge") &&
+	     dj_is_null(dj_get(dj_get(doc, "Options"), "com.docker.network.bridge.name")) &&
+	     !(dj_str(dj_get(doc, "Name")) && !strcmp(dj_str(dj_get(doc, "Name")), "bridge"));
+	dj_free(doc);
+	return ok;
+}
+
+/* The container's networks (NetworkSettings.Networks) into c. */
+static void
+ctr_networks(struct dockerapi *d, const struct dj *doc, struct dockerapi_ctr *c)
+{
+	const struct dj *nets = dj_get(dj_get(doc, "NetworkSettings"), "Networks");
+	const char *cname = dj_str(dj_get(doc, "Name"));
+
+	for (int i = 0; i < dj_count(nets) && c->nnets < DOCKERAPI_NETS; i++) {
+		const char *k = dj_key_at(nets, i);
+		const struct dj *e = k ? dj_get(nets, k) : NULL;
+		const char *nid = dj_str(dj_get(e, "NetworkID")),
+			   *a4 = dj_str(dj_get(e, "IPAddress")),
+			   *a6 = dj_str(dj_get(e, "GlobalIPv6Address"));
+		struct dockerapi_net *n = &c->nets[c->nnets];
+
+		if (!nid || strlen(nid) != 64)
+			continue;
+		memset(n, 0, sizeof(*n));
+		memcpy(n->id, nid, 65);
+		n->has4 = a4 && inet_pton(AF_INET, a4, n->ip4) == 1;
+		n->has6 = a6 && inet_pton(AF_INET6, a6, n->ip6) == 1;
+		if (!n->has4 && !n->has6)
+			continue;
+		net_name(n, cname ? cname + (cname[0] == '/') : NULL);
+		for (int a = 0; a < dj_count(dj_get(e, "Aliases")); a++)
+			net_name(n, dj_str(dj_at(dj_get(e, "Aliases"), a)));
+		for (int a = 0; a < dj_count(dj_get(e, "DNSNames")); a++)
+			net_name(n, dj_str(dj_at(dj_get(e, "DNSNames"), a)));
+		n->peers = peers_network(d, nid);
+		c->nnets++;
+	}
+}
+
 int
-dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *pid,
-		    unsigned short *ports, int max, int *n)
+dockerapi_inspect(struct dockerapi *d, const char *name, bool nets, struct dockerapi_ctr *c)
 {
 	char target[DK_ID_MAX + 32], err[256];
 	int status = 0;
@@ -415,7 +490,7 @@ dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *p
 	const char *full;
 	long long p = 0;
 
-	*n = 0;
+	memset(c, 0, sizeof(*c));
 	/* an id, a prefix or a name: [a-zA-Z0-9_.-], nothing to escape */
 	if (!name[0] ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -433,12 +508,16 @@ dockerapi_published(struct dockerapi *d, const char *name, char id[65], pid_t *p
 		dj_free(doc);
 		return -ENOENT;
 	}
-	memcpy(id, full, 65);
-	*pid = (pid_t)p;
+	memcpy(c->id, full, 65);
+	c->pid = (pid_t)p;
 	/* what dockerd serves, and what was asked (without its userland proxy
 	 * or iptables nothing is served, and Ports says so) */
-	published_ports(dj_get(dj_get(doc, "NetworkSettings"), "Ports"), ports, max, n);
-	published_ports(dj_get(dj_get(doc, "HostConfig"), "PortBindings"), ports, max, n);
+	published_ports(dj_get(dj_get(doc, "NetworkSettings"), "Ports"), c->ports, DOCKERAPI_PORTS,
+			&c->nports);
+	published_ports(dj_get(dj_get(doc, "HostConfig"), "PortBindings"), c->ports,
+			DOCKERAPI_PORTS, &c->nports);
+	if (nets)
+		ctr_networks(d, doc, c);
 	dj_free(doc);
 	return 0;
 }
@@ -491,8 +570,7 @@ dockerapi_running(const char *path, const char *filter, struct dockerapi_svc *ou
 
 		memset(sv, 0, sizeof(*sv));
 		snprintf(sv->name, sizeof(sv->name), "%s", name ? name + (name[0] == '/') : id);
-		rc = dockerapi_published(d, id, sv->id, &sv->pid, sv->ports, DOCKERAPI_SVC_PORTS,
-					 &sv->nports);
+		rc = dockerapi_inspect(d, id, false, &sv->c);
 		if (!rc)
 			(*n)++;
 		else if (rc == -ENOENT)

@@ -20,7 +20,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 #include <linux/magic.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -725,4 +727,57 @@ cgroup_find_named(const char *mnt, const char *name, char *out, size_t outlen)
 		return -EINVAL;
 	find_named_in(mnt, &f, 0);
 	return f.found == 1 ? 0 : f.found ? -EEXIST : -ENOENT;
+}
+
+/* SO_NETNS_COOKIE of a socket made in the namespace of pidfd. */
+static int
+netns_cookie_in(int pidfd, uint64_t *cookie)
+{
+	int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), fd, err = 0;
+	socklen_t len = sizeof(*cookie);
+
+	if (self < 0)
+		return -errno;
+	if (setns(pidfd, CLONE_NEWNET)) {
+		err = -errno;
+		close(self);
+		return err;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (setns(self, CLONE_NEWNET)) {
+		/* nothing may go on in another namespace */
+		fprintf(stderr, "egressctl: cannot return to its own network namespace\n");
+		abort();
+	}
+	close(self);
+	return err;
+}
+
+int
+cgroup_netns_cookie(const char *mnt, const char *path, uint64_t *cookie)
+{
+	char procs[PATH_MAX + 16], cg[PATH_MAX];
+	int pid, err = -ESRCH;
+	FILE *f;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	f = fopen(procs, "re");
+	if (!f)
+		return -errno;
+	while (err == -ESRCH && fscanf(f, "%d", &pid) == 1) {
+		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+		if (pidfd < 0)
+			continue;
+		/* the pid is the pidfd's process while it lives */
+		if (!cgroup_of_pid(mnt, pid, cg, sizeof(cg)) && !strcmp(cg, path))
+			err = netns_cookie_in(pidfd, cookie);
+		close(pidfd);
+	}
+	fclose(f);
+	return err;
 }

@@ -103,6 +103,13 @@ int cgroup_of_pid_in(const char *text, char *out, size_t outlen);
  * process). */
 int cgroup_of_pid(const char *mnt, pid_t pid, char *out, size_t outlen);
 
+/* The network namespace cookie (SO_NETNS_COOKIE) of a process of cgroup
+ * path (<mnt>/...): the first of its cgroup.procs that is still in it when
+ * a pidfd holds it. The calling thread enters that namespace for a moment
+ * (a socket made there) and comes back, or the process aborts. 0 or
+ * -errno (-ESRCH: no process there). */
+int cgroup_netns_cookie(const char *mnt, const char *path, uint64_t *cookie);
+
 /* The one cgroup directory below mnt called name (a systemd unit's:
  * "x.service" under its slice). Returns 0, -ENOENT (none), -EEXIST (more
  * than one: out has the first), -EINVAL (not a name). */
