@@ -1067,10 +1067,12 @@ test_compose() {
 # has it, and straight (the same network: no proxy between them), and
 # the name under its search domain (dns_search) is NXDOMAIN, not REFUSED
 # (musl's resolver would give up at a refusal); the allowed name answers,
-# the denied address gets 403, nothing reaches the sensor. The control:
-# the project run by root, outside egressctl. Before, the client's name
-# lookup was refused (docker's DNS is not asked) and a connection to web
-# went through egressctl's proxy, which refused its address.
+# the denied address gets 403, nothing reaches the sensor; web's port,
+# published on the project's network (made after the daemon's start), is
+# the job's on 127.0.0.1 through dockerd's userland proxy. Before, the
+# client's name lookup was refused (docker's DNS is not asked), a
+# connection to web went through egressctl's proxy, which refused its
+# address, and so did dockerd's userland proxy's.
 # Then the ways out: a job's container on two networks reaches its peer
 # on one of them straight; disconnected from it, its packets to that
 # address would be routed by this host (a route of the host's, more
@@ -1095,6 +1097,7 @@ services:
     image: $IMAGE
     command: ["sh", "-c", $(ycmd "$web")]
     stop_grace_period: 1s
+    ports: ["18090:80"]
   client:
     image: $IMAGE
     depends_on: [web]
@@ -1108,39 +1111,24 @@ networks:
 EOF
 }
 
-# peer_dc WHO ARGS...: docker-compose on the peers project: the job's
-# (egressctl's socket, the job user in its cgroup) or root's (dockerd's)
+# peer_dc ARGS...: the job's docker-compose on the peers project
+# (egressctl's socket, the job user in its cgroup)
 peer_dc() {
-	local who=$1
-	shift
-	if [ "$who" = job ]; then
-		timeout -k 5 180 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
-			"$(cg_path job)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
-			env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$SOCK" \
-			"$DC" --ansi never -p "$PEER_PROJECT" -f "$DK/peers/docker-compose.yml" "$@"
-	else
-		timeout -k 5 180 nsenter --net="$NS_SBX" env DOCKER_HOST="unix://$ROOTSOCK" \
-			"$DC" --ansi never -p "$PEER_PROJECT" -f "$DK/peers/docker-compose.yml" "$@"
-	fi
+	timeout -k 5 180 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$(cg_path job)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
+		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$SOCK" \
+		"$DC" --ansi never -p "$PEER_PROJECT" -f "$DK/peers/docker-compose.yml" "$@"
 }
 
-# peer_up TAG WHO: the project up until client exits (TAG.lines what
-# client said), then down
-peer_up() {
-	peer_dc "$2" up --no-color --abort-on-container-exit >"$W/$1.out" 2>&1
-	sed -nE 's/^[^ |]*client[^ |]* *\| ?//p' "$W/$1.out" >"$W/$1.lines"
-	peer_dc "$2" down >"$W/$1.down" 2>&1
-}
 
 test_peers() {
-	local t=peers n x=egr-e2e-$$-px y=egr-e2e-$$-py body
+	local t=peers x=egr-e2e-$$-px y=egr-e2e-$$-py body
 	have_dc "$t" && daemon_up || return 0
 	peer_file "$DK/peers" || { fail "$t.file" "cannot write the project's file"; return 0; }
-	# the control: root's project, docker's own DNS and bridge
-	peer_up "$t.control" root
-	a_first "$t.control.by_name" "$W/$t.control.lines" '^HTTP/1\.[01] 200'
-	n=$(sensor_count "dst host $A_PEER")
-	peer_up "$t" job
+	# the project up, detached; what client said once it is done
+	peer_dc up -d >"$W/$t.out" 2>&1
+	dk_job wait "${PEER_PROJECT}_client_1" >>"$W/$t.out" 2>&1
+	peer_dc logs --no-color client 2>&1 | sed -nE 's/^[^ |]*client[^ |]* *\| ?//p' >"$W/$t.lines"
 	a_first "$t.by_name" "$W/$t.lines" '^HTTP/1\.[01] 200'
 	a_grep "$t.name_answered" "$W/$t.lines" "^N: Address:[[:space:]]+$(re "${PEER_SUBNET%.0/24}")\\.[0-9]+$"
 	a_grep "$t.search_nxdomain" "$W/$t.lines" "^S: .*web\\.corp\\.test\\.?: NXDOMAIN"
@@ -1151,13 +1139,18 @@ test_peers() {
 	a_grep "$t.allowed" "$WEBLOG" "target=/peers\\.allowed "
 	a_grep "$t.denied.403" "$W/$t.lines" '^R: HTTP/1\.[01] 403'
 	a_nogrep "$t.denied.server_saw_nothing" "$WEBLOG" "target=/peers\\.denied "
-	sensor_none_since "$t.sensor" "$n" "dst host $A_PEER"
+	sensor_none "$t.sensor" "dst host $A_PEER"
+	# web's port published on the project's network, made after the
+	# daemon's start: the job reaches it through dockerd's userland proxy
+	job_curl "http://127.0.0.1:18090/" >"$W/$t.published" 2>&1
+	a_grep "$t.published.answered" "$W/$t.published" '^served-web$'
+	peer_dc down >"$W/$t.down" 2>&1
 	# disconnected from the network it shares with its peer
 	body='while :; do printf "HTTP/1.0 200 OK\r\n\r\nserved-%s\n" "$0" | nc -l -p 80; done'
 	nsenter --net="$NS_SBX" ip route add "$PEER_ROUTED" via 198.18.0.1 || fail "$t.route" "cannot route $PEER_ROUTED"
 	dk_job network create --subnet "$PEER_NET_SUBNET" "$PEER_NET" >"$W/$t.net" 2>&1
-	dk_job run -d --rm --name "$y" --network "$PEER_NET" --ip "$IP_PEER_Y" "$IMAGE" sh -c "$body" y \
-		>>"$W/$t.net" 2>&1
+	dk_job run -d --rm --name "$y" --network "$PEER_NET" --ip "$IP_PEER_Y" -p 18091:80 "$IMAGE" \
+		sh -c "$body" y >>"$W/$t.net" 2>&1
 	dk_job run -d --rm --name "$x" --network "$PEER_NET" "$IMAGE" sleep 600 >>"$W/$t.net" 2>&1
 	dk_job network connect "$NET2" "$x" >>"$W/$t.net" 2>&1
 	dk_root run --rm --network "$NET2" "$IMAGE" nc -w 3 "$IP_PEER_Y" 81 </dev/null >"$W/$t.ctl_route" 2>&1
@@ -1170,6 +1163,13 @@ test_peers() {
 	a_nogrep "$t.disconnected.not_reached" "$W/$t.gone" 'served-y'
 	sensor_none "$t.disconnected.sensor" "dst host $IP_PEER_Y and dst port 82"
 	a_jlog "$t.disconnected.logged" "$W/d.jlog" decision=deny ip="$(re "$IP_PEER_Y")"
+	# y publishes a port: dockerd's userland proxy would follow the host's
+	# route out (the control above), so it does not go straight there
+	job_curl "http://127.0.0.1:18091/" >"$W/$t.routed_pub" 2>&1
+	a_nogrep "$t.routed_published.not_reached" "$W/$t.routed_pub" 'served-y'
+	sensor_none "$t.routed_published.sensor" "dst host $IP_PEER_Y and dst port 80"
+	a_jlog "$t.routed_published.said" "$W/d.jlog" event=docker \
+		"reason=container [0-9a-f]{12} publishes ports, but this host does not route its address on network [0-9a-f]{12} to that network's bridge.*"
 	dk_root rm -f "$x" "$y" >/dev/null 2>&1
 	dk_root network rm "$PEER_NET" >/dev/null 2>&1
 	nsenter --net="$NS_SBX" ip route del "$PEER_ROUTED" 2>/dev/null

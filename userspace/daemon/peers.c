@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -55,6 +56,7 @@ struct peer {
 	uint64_t netns;
 	char cg[PATH_MAX];
 	struct dockerapi_ctr c;
+	bool said_route; /* dockerd's userland proxy cannot reach it: said */
 };
 
 struct peers {
@@ -72,6 +74,15 @@ struct peers {
 	struct egr_peer_key keys[EGR_PEER_MAX];
 	struct egr_hostaddr_key host[EGR_HOSTADDR_MAX];
 };
+
+/* This host's addresses into ps->host; how many. */
+static int
+host_addrs(struct peers *ps)
+{
+	int total, n = hostaddr_list(ps->host, EGR_HOSTADDR_MAX, &total);
+
+	return n < 0 ? 0 : n;
+}
 
 static bool
 is_host_addr(const struct peers *ps, int nhost, const __be32 *a)
@@ -106,20 +117,90 @@ shares(const struct peer *a, const struct dockerapi_net *nb)
 	return false;
 }
 
+/* Does this host route addr (a container's on network n) to n's bridge,
+ * on its link? docker names a bridge it makes br-<the id's first 12>. */
+static bool
+routed_to_bridge(const struct dockerapi_net *n, const __be32 *addr)
+{
+	char br[16];
+	int ifindex;
+	bool onlink;
+	unsigned int want;
+
+	snprintf(br, sizeof(br), "br-%.12s", n->id);
+	want = if_nametoindex(br);
+	return want && !hostaddr_route(addr, &ifindex, &onlink) && onlink &&
+	       (unsigned int)ifindex == want;
+}
+
+/* dockerd's target's egr_peer (its own namespace's key: this host's)
+ * written anew: the addresses of every job's containers that publish a
+ * port, on networks docker made the bridge of, where this host routes
+ * them to that bridge: dockerd's userland proxy reaches them (a network
+ * made after the daemon's start is not among dockerd's networks). empty:
+ * taken back, before a job's network change goes to dockerd (a network
+ * removed takes its route, and the address would be routed elsewhere). */
+static void
+sync_server(struct daemon *dm, bool empty)
+{
+	struct peers *ps = dm->peers;
+	struct dtarget *dt;
+	int nk = 0, nhost, err;
+
+	TAILQ_FOREACH(dt, &dm->targets, entry)
+	if (dm->docker_cg[0] && !strcmp(dt->cgpath, dm->docker_cg))
+		break;
+	if (!dt || !dt->tg)
+		return;
+	nhost = empty ? 0 : host_addrs(ps);
+	for (int i = 0; i < ps->n && !empty; i++) {
+		struct peer *p = &ps->p[i];
+
+		for (int x = 0; x < p->c.nnets && p->c.nports; x++) {
+			const struct dockerapi_net *n = &p->c.nets[x];
+
+			for (int v6 = 0; v6 < 2 && n->peers; v6++) {
+				struct egr_peer_key *k = &ps->keys[nk];
+
+				if (!(v6 ? n->has6 : n->has4) || nk == EGR_PEER_MAX)
+					continue;
+				k->netns = ps->own_netns;
+				net_addr(n, v6, k->addr);
+				if (is_host_addr(ps, nhost, k->addr))
+					continue;
+				if (routed_to_bridge(n, k->addr)) {
+					nk++;
+					continue;
+				}
+				if (!p->said_route && docker_target(dm, p->job))
+					dt_event(docker_target(dm, p->job), "docker",
+						 "container %.12s publishes ports, but this host "
+						 "does not route its address on network %.12s to "
+						 "that network's bridge: dockerd's userland proxy "
+						 "does not reach it",
+						 p->c.id, n->id);
+				p->said_route = true;
+			}
+		}
+	}
+	err = target_peer_sync(dt->tg, ps->keys, nk);
+	if (err)
+		dt_event(dt, "docker", "the jobs' containers' addresses: %s", strerror(-err));
+}
+
 /* Job's egr_peer written anew from what is known (empty: taken back). */
 static void
 sync_job(struct daemon *dm, uint64_t job, bool empty)
 {
 	struct peers *ps = dm->peers;
 	struct dtarget *dt = docker_target(dm, job);
-	int nk = 0, nhost = 0, total = 0, err;
+	int nk = 0, nhost, err;
 
-	if (!dt || !dt->tg)
+	if (!dt || !dt->tg) {
+		sync_server(dm, empty); /* the job gone: its containers too */
 		return;
-	if (!empty)
-		nhost = hostaddr_list(ps->host, EGR_HOSTADDR_MAX, &total);
-	if (nhost < 0)
-		nhost = 0;
+	}
+	nhost = empty ? 0 : host_addrs(ps);
 	for (int i = 0; i < ps->n && !empty; i++) {
 		const struct peer *a = &ps->p[i];
 
@@ -147,6 +228,7 @@ sync_job(struct daemon *dm, uint64_t job, bool empty)
 	if (err)
 		dt_event(dt, "docker", "its containers' addresses on their networks: %s",
 			 strerror(-err));
+	sync_server(dm, empty);
 }
 
 static struct peer *
@@ -188,6 +270,7 @@ learn(struct daemon *dm, uint64_t job, const struct dockerapi_ctr *c, const char
 	p->ccg = cgroup_id_of(cg);
 	snprintf(p->cg, sizeof(p->cg), "%s", cg);
 	p->c = *c;
+	p->said_route = false;
 	return true;
 }
 

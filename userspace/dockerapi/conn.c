@@ -291,7 +291,7 @@ dk_conn_forward(struct dk_conn *c, const char *body, size_t blen)
 
 	arm(c, false);
 	if (c->is_job && c->route.kind == DK_NETWORK && c->d->o.networks &&
-	    !strcmp(c->route.action, "disconnect"))
+	    strcmp(c->route.action, "connect"))
 		c->d->o.networks(c->d->o.arg, c->job.id, false);
 	if (forward_target(c)) {
 		dk_refuse(&v, 414, "the request's target is too long");

@@ -48,9 +48,9 @@ struct dockerapi_opts {
 	 * named it: an id, a prefix or a name) succeeded; NULL: not told */
 	void (*started)(void *arg, uint64_t id, const char *container);
 	/* job id asks dockerd to connect a container to a network or
-	 * disconnect one: called before a disconnect goes to dockerd (done
-	 * false), and after dockerd answered either (done true); NULL: not
-	 * told */
+	 * disconnect one, or to remove or prune networks: called before any
+	 * but a connect goes to dockerd (done false), and after dockerd
+	 * answered (done true); NULL: not told */
 	void (*networks)(void *arg, uint64_t id, bool done);
 	void *arg;
 };

@@ -374,18 +374,27 @@ known_route(const char *p)
 static int registry_path(const char *method, const char *p, const char *q, size_t qlen,
 			 struct dk_route *r);
 
-/* "/networks/{id}/connect", "/networks/{id}/disconnect": a container's
- * place on a network changes (action set: "connect", "disconnect"). */
+/* A network or a container's place on one changes: POST
+ * /networks/{id}/connect or /disconnect, POST /networks/prune, DELETE
+ * /networks/{id} (action set: "connect", "disconnect", "prune",
+ * "remove"). */
 static bool
-network_change(const char *p, struct dk_route *r)
+network_change(const char *method, const char *p, struct dk_route *r)
 {
 	const char *id = p + 10, *slash;
 
-	if (strncmp(p, "/networks/", 10) || !(slash = strchr(id, '/')) || slash == id)
+	if (strncmp(p, "/networks/", 10) || !*id)
 		return false;
-	if (strcmp(slash + 1, "connect") && strcmp(slash + 1, "disconnect"))
+	slash = strchr(id, '/');
+	if (!strcmp(method, "DELETE") && !slash)
+		snprintf(r->action, sizeof(r->action), "remove");
+	else if (!strcmp(method, "POST") && !strcmp(id, "prune"))
+		snprintf(r->action, sizeof(r->action), "prune");
+	else if (!strcmp(method, "POST") && slash && slash != id &&
+		 (!strcmp(slash + 1, "connect") || !strcmp(slash + 1, "disconnect")))
+		snprintf(r->action, sizeof(r->action), "%s", slash + 1);
+	else
 		return false;
-	snprintf(r->action, sizeof(r->action), "%s", slash + 1);
 	return true;
 }
 
@@ -477,7 +486,7 @@ dk_classify(const char *method, const char *target, size_t len, const char *ctyp
 	} else if (!strcmp(method, "POST") && !strcmp(p, "/auth")) {
 		r->kind = DK_AUTH;
 		r->body = true;
-	} else if (!strcmp(method, "POST") && network_change(p, r)) {
+	} else if (network_change(method, p, r)) {
 		r->kind = DK_NETWORK;
 	} else if (registry_path(method, p, q ? q + 1 : NULL, q ? len - plen - 1 : 0, r)) {
 		dk_refuse(v, 400, "an image name egressctl cannot read");

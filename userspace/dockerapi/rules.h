@@ -47,8 +47,9 @@ enum dk_kind {
 	DK_VOLUME,	  /* POST /volumes/create: body judged */
 	DK_CONTAINER_USE, /* the job's containers only (attach, restart, archive) */
 	DK_AUTH,	  /* POST /auth (docker login): its registry judged */
-	DK_NETWORK,	  /* POST /networks/{id}/connect or /disconnect: the daemon
-			   * told before (disconnect) and after (dockerapi_opts.networks) */
+	DK_NETWORK,	  /* POST /networks/{id}/connect, /disconnect, /networks/prune,
+			   * DELETE /networks/{id}: the daemon told before (but a
+			   * connect) and after (dockerapi_opts.networks) */
 };
 
 struct dk_route {

@@ -6,6 +6,9 @@
 #ifndef KERNEL_HOSTADDR_H
 #define KERNEL_HOSTADDR_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "egress_abi.h"
 
 /* A non-blocking rtnetlink socket that becomes readable when an IPv4 or
@@ -21,5 +24,11 @@ void hostaddr_watch_drain(int fd);
  * of them (the rest are not written: *total says how many there were).
  * Returns the number written, or -errno. */
 int hostaddr_list(struct egr_hostaddr_key *out, int max, int *total);
+
+/* How this namespace routes addr (16 bytes, v4-mapped for IPv4): 0 with
+ * *ifindex the device it leaves by, *onlink true when no gateway is on
+ * the way (the destination is on that device's link); -errno (-ENETUNREACH:
+ * not a unicast route). One RTM_GETROUTE. */
+int hostaddr_route(const uint32_t addr[4], int *ifindex, bool *onlink);
 
 #endif /* KERNEL_HOSTADDR_H */
