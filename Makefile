@@ -170,8 +170,10 @@ bpf-test: $(BPF_TEST_BINS)
 # The ASan+UBSan build, in $(OUT)/asan
 ASAN_MAKE = $(MAKE) OUT=$(OUT)/asan SANITIZE=address,undefined CFLAGS="-O1 -g"
 
+# (+: ASAN_MAKE hides $(MAKE) from make, which then would not hand the
+# sub-make its jobserver, and the ASan build would run one job at a time)
 asan:
-	$(ASAN_MAKE) unit
+	+$(ASAN_MAKE) unit
 
 # Each target is its own job, so make -j runs them side by side.
 fuzz: $(patsubst %,%.run,$(FUZZ_BINS))
@@ -196,7 +198,7 @@ e2e: all dist
 # "stress" and "stress-asan"), placed by length among the suites
 CHECK_SUITES := package stress daemon proxy stress-asan $(filter-out package daemon proxy,$(E2E_SUITES))
 e2e-stress: all dist
-	$(ASAN_MAKE) all
+	+$(ASAN_MAKE) all
 	@E2E_ASAN_EGRESSCTL=$(OUT)/asan/egressctl tests/e2e/all.sh $(E2E_JOBS) $(OUT)/egressctl $(CHECK_SUITES)
 
 # The stress suite (root): every case at full size.
@@ -208,7 +210,7 @@ stress: deps
 # the fault cases again against an ASan+UBSan egressctl (a report fails
 # them); all.sh's "stress" and "stress-asan", one after the other.
 stress-check: all
-	$(ASAN_MAKE) all
+	+$(ASAN_MAKE) all
 	@E2E_ASAN_EGRESSCTL=$(OUT)/asan/egressctl tests/e2e/all.sh 1 $(OUT)/egressctl stress stress-asan
 
 # Mixed traffic for SOAK_SECONDS; RSS and descriptors must stay flat. Not in CI.
