@@ -15,6 +15,12 @@
  *   com.docker.network.bridge.name, which may be a bridge of the host's
  *   with a LAN behind it), and never an address of this host's own (the
  *   host answers ARP for its addresses on every bridge).
+ * - From this host: the job's processes here (its shell, its steps) reach
+ *   its containers' addresses too, and dockerd's (its userland proxy) those
+ *   of the containers that publish a port, each address only where this
+ *   host routes it to its network's bridge on its link (RTM_GETROUTE): the
+ *   job picks the subnet and the address, and a host route more specific
+ *   than docker's would lead out.
  * - Names: the job's DNS responder answers a container's name, aliases (a
  *   compose service's) and DNSNames on a network the asking container is
  *   on with its address there (dns_opts.local_name), and nothing goes
@@ -24,9 +30,9 @@
  * start (or restart) of it succeeds, when a name is asked from a
  * namespace it does not know yet (a container's first query may come
  * before dockerd answers the start), and after the job connects or
- * disconnects one (before a disconnect goes, the job's addresses are
- * taken back). A container whose cgroup is gone is forgotten within a
- * tick. */
+ * disconnects one, or removes or prunes networks (before any but a
+ * connect goes, the job's and dockerd's keys are taken back). A container
+ * whose cgroup is gone is forgotten within a tick. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -133,13 +139,54 @@ routed_to_bridge(const struct dockerapi_net *n, const __be32 *addr)
 	       (unsigned int)ifindex == want;
 }
 
-/* dockerd's target's egr_peer (its own namespace's key: this host's)
- * written anew: the addresses of every job's containers that publish a
- * port, on networks docker made the bridge of, where this host routes
- * them to that bridge: dockerd's userland proxy reaches them (a network
- * made after the daemon's start is not among dockerd's networks). empty:
- * taken back, before a job's network change goes to dockerd (a network
- * removed takes its route, and the address would be routed elsewhere). */
+/* Keys of this host's namespace for p's addresses on its networks (those
+ * docker made the bridge of; never an address of this host's), appended
+ * at ps->keys[nk]: the new count. Only where this host routes the address
+ * to that network's bridge, on its link: the job picks the subnet and the
+ * address, and a route of the host's more specific than docker's would
+ * take the connection out of the machine. One routed elsewhere is said in
+ * its job's log, once. */
+static int
+host_keys(struct daemon *dm, struct peer *p, int nhost, int nk)
+{
+	struct peers *ps = dm->peers;
+
+	for (int x = 0; x < p->c.nnets; x++) {
+		const struct dockerapi_net *n = &p->c.nets[x];
+
+		for (int v6 = 0; v6 < 2 && n->peers && nk < EGR_PEER_MAX; v6++) {
+			struct egr_peer_key *k = &ps->keys[nk];
+
+			if (!(v6 ? n->has6 : n->has4))
+				continue;
+			k->netns = ps->own_netns;
+			net_addr(n, v6, k->addr);
+			if (is_host_addr(ps, nhost, k->addr))
+				continue;
+			if (routed_to_bridge(n, k->addr)) {
+				nk++;
+				continue;
+			}
+			if (!p->said_route && docker_target(dm, p->job))
+				dt_event(
+					docker_target(dm, p->job), "docker",
+					"container %.12s: this host does not route its address on "
+					"network %.12s to that network's bridge: the job's "
+					"processes here and dockerd's userland proxy reach it only "
+					"through egressctl's proxy",
+					p->c.id, n->id);
+			p->said_route = true;
+		}
+	}
+	return nk;
+}
+
+/* dockerd's target's egr_peer written anew: host_keys() of every job's
+ * containers that publish a port, so that dockerd's userland proxy reaches
+ * them on a network made after the daemon's start (not among dockerd's
+ * networks). empty: taken back, before a job's network change goes to
+ * dockerd (a network removed takes its route, and the address would be
+ * routed elsewhere). */
 static void
 sync_server(struct daemon *dm, bool empty)
 {
@@ -153,36 +200,9 @@ sync_server(struct daemon *dm, bool empty)
 	if (!dt || !dt->tg)
 		return;
 	nhost = empty ? 0 : host_addrs(ps);
-	for (int i = 0; i < ps->n && !empty; i++) {
-		struct peer *p = &ps->p[i];
-
-		for (int x = 0; x < p->c.nnets && p->c.nports; x++) {
-			const struct dockerapi_net *n = &p->c.nets[x];
-
-			for (int v6 = 0; v6 < 2 && n->peers; v6++) {
-				struct egr_peer_key *k = &ps->keys[nk];
-
-				if (!(v6 ? n->has6 : n->has4) || nk == EGR_PEER_MAX)
-					continue;
-				k->netns = ps->own_netns;
-				net_addr(n, v6, k->addr);
-				if (is_host_addr(ps, nhost, k->addr))
-					continue;
-				if (routed_to_bridge(n, k->addr)) {
-					nk++;
-					continue;
-				}
-				if (!p->said_route && docker_target(dm, p->job))
-					dt_event(docker_target(dm, p->job), "docker",
-						 "container %.12s publishes ports, but this host "
-						 "does not route its address on network %.12s to "
-						 "that network's bridge: dockerd's userland proxy "
-						 "does not reach it",
-						 p->c.id, n->id);
-				p->said_route = true;
-			}
-		}
-	}
+	for (int i = 0; i < ps->n && !empty; i++)
+		if (ps->p[i].c.nports)
+			nk = host_keys(dm, &ps->p[i], nhost, nk);
 	err = target_peer_sync(dt->tg, ps->keys, nk);
 	if (err)
 		dt_event(dt, "docker", "the jobs' containers' addresses: %s", strerror(-err));
@@ -224,6 +244,10 @@ sync_job(struct daemon *dm, uint64_t job, bool empty)
 				}
 			}
 	}
+	/* the job's processes here (its shell, its steps) reach them too */
+	for (int i = 0; i < ps->n && !empty; i++)
+		if (ps->p[i].job == job)
+			nk = host_keys(dm, &ps->p[i], nhost, nk);
 	err = target_peer_sync(dt->tg, ps->keys, nk);
 	if (err)
 		dt_event(dt, "docker", "its containers' addresses on their networks: %s",
