@@ -62,7 +62,7 @@ struct peer {
 	uint64_t netns;
 	char cg[PATH_MAX];
 	struct dockerapi_ctr c;
-	bool said_route; /* dockerd's userland proxy cannot reach it: said */
+	bool said_route; /* this host routes an address of its elsewhere: said */
 };
 
 struct peers {
@@ -73,7 +73,7 @@ struct peers {
 		uint64_t netns, job, at_ms;
 	} miss[PEERS_MISS];
 	int nmiss;
-	/* jobs whose addresses were taken back for a disconnect: given back
+	/* jobs whose keys were taken back for a network change: given back
 	 * when dockerd answers, or at the next tick */
 	uint64_t dirty[8];
 	int ndirty;
