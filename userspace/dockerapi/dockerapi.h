@@ -83,8 +83,8 @@ struct dockerapi_net {
 	 * bridge lets them: its driver bridge, its bridge docker's own (made
 	 * for it: not the default network's docker0, no
 	 * com.docker.network.bridge.name, which may name a bridge of the
-	 * host's, a LAN's), so an address there is the container's holding
-	 * it */
+	 * host's, a LAN's; br-<the id's first 12> here), so an address there
+	 * is the container's holding it */
 	bool peers;
 	/* the names it has there (docker's embedded DNS answers them): its
 	 * own, its aliases (a compose service's), DNSNames; lower case */

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -445,7 +446,11 @@ peers_network(struct dockerapi *d, const char *id)
 	     dj_is_null(dj_get(dj_get(doc, "Options"), "com.docker.network.bridge.name")) &&
 	     !(dj_str(dj_get(doc, "Name")) && !strcmp(dj_str(dj_get(doc, "Name")), "bridge"));
 	dj_free(doc);
-	return ok;
+	/* and the bridge is here under the name docker gives one it makes:
+	 * nobody without NET_ADMIN here could have made br-<its id> before
+	 * (a runtime that names its bridges otherwise, podman's, gets none) */
+	snprintf(target, sizeof(target), "br-%.12s", id);
+	return ok && if_nametoindex(target) != 0;
 }
 
 /* The container's networks (NetworkSettings.Networks) into c. */
