@@ -885,10 +885,14 @@ test_log() {
 	a_grep "$t.follow" "$W/${t}_f.out" "lg-new-$$\.test"
 	a_nogrep "$t.follow_not_other" "$W/${t}_f.out" "lg-c-$$"
 	for i in 2 3 4; do
-		(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >/dev/null 2>&1 &
+		(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >"$W/${t}_f$i.out" 2>&1 &
 		fp+=($!)
 	done
-	sleep 0.5
+	# each one served (its first lines written), so that the daemon
+	# counts four: half a second was not always enough on a loaded machine
+	for i in 2 3 4; do
+		wait_for 20 grep -qs "lg-a-$$" "$W/${t}_f$i.out"
+	done
 	(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >"$W/${t}_5.out" 2>&1
 	a_grep "$t.followers_bounded" "$W/${t}_5.out" 'you follow the log on 4 connections already'
 	pkill -TERM -u "$UA" -x egressctl
