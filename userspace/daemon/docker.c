@@ -212,8 +212,10 @@ started(void *arg, uint64_t job, const char *name)
 				snprintf(dm->pub[k].cid, sizeof(dm->pub[0].cid), "%.12s", id);
 				have = true;
 			}
+		/* (not one that expired: the tick may have seen the restart's
+		 * new cgroup first and taken this port's rule back) */
 		for (int k = 0; k < dt->nrules && !have; k++)
-			have = dt->rules[k].action == POLICY_ALLOW &&
+			have = dt->rules[k].action == POLICY_ALLOW && !dt->rules[k].expires &&
 			       !strcmp(dt->rules[k].text, rule);
 		if (have)
 			continue;
