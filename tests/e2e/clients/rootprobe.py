@@ -147,6 +147,10 @@ def main():
             procs = os.path.join(d, "cgroup.procs")
             out("cgroupfs_procs_writable", os.access(procs, os.W_OK), data=procs)
             run(["umount", d])
+        try:
+            os.rmdir(d)  # (left in /tmp by every run before)
+        except OSError:
+            pass
     if want("fsopen"):
         r, e = sys_("fsopen", ctypes.c_char_p(b"cgroup2"), 0)
         out("fsopen", r >= 0, ename(e))
