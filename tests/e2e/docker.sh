@@ -1115,14 +1115,8 @@ networks:
 EOF
 }
 
-# peer_dc ARGS...: the job's docker-compose on the peers project
-# (egressctl's socket, the job user in its cgroup)
-peer_dc() {
-	timeout -k 5 180 nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
-		"$(cg_path job)" setpriv --reuid="$JOBU" --regid="$JOBU" --init-groups \
-		env -i PATH=/usr/bin:/bin HOME="$DK/home" DOCKER_HOST="unix://$SOCK" \
-		"$DC" --ansi never -p "$PEER_PROJECT" -f "$DK/peers/docker-compose.yml" "$@"
-}
+# peer_dc ARGS...: dc_job on the peers project
+peer_dc() { CMP_PROJECT=$PEER_PROJECT CMP=$DK/peers dc_job "$@"; }
 
 
 test_peers() {

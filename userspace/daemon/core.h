@@ -300,6 +300,12 @@ void sel_free(struct daemon *dm);
 
 /* The target whose cgroup's id is cgid (a job's: dockerapi's id), or NULL. */
 struct dtarget *docker_target(struct daemon *dm, uint64_t cgid);
+/* fn(arg, its path, the container's id) for each directory one level below
+ * under whose name carries a container's id, and two levels below where
+ * the first does not (a slice of systemd's): a job's containers' cgroups.
+ * true when fn said stop (by returning true). */
+bool docker_ctr_dirs(const char *under, bool (*fn)(void *arg, const char *path, const char *id),
+		     void *arg);
 
 /* --docker PATH: dockerd's socket taken over (dockerapi/), and the
  * targets' options amended (docker_amend). 0 or -errno with errbuf set. */

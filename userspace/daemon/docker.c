@@ -54,11 +54,70 @@ job_of(void *arg, const char *cgroup, struct dockerapi_job *job)
 	return 0;
 }
 
-/* Does name, a cgroup directory's, carry the container's id? */
+/* Does a cgroup path carry the container's id? */
 static bool
 names_container(const char *name, const char *id)
 {
 	return strstr(name, id) != NULL;
+}
+
+/* The id of the container a cgroup directory's name carries (64 hex
+ * digits in it: "<id>", "docker-<id>.scope") into id. */
+static bool
+ctr_dir(const char *name, char id[65])
+{
+	for (const char *s = name; *s; s++)
+		if (strspn(s, "0123456789abcdef") >= 64) {
+			memcpy(id, s, 64);
+			id[64] = 0;
+			return true;
+		}
+	return false;
+}
+
+bool
+docker_ctr_dirs(const char *under, bool (*fn)(void *arg, const char *path, const char *id),
+		void *arg)
+{
+	char sub[PATH_MAX], sub2[PATH_MAX], id[65];
+	struct dirent *de, *e2;
+	bool stop = false;
+	DIR *d = opendir(under), *d2;
+
+	while (d && !stop && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", under, de->d_name) >= sizeof(sub))
+			continue;
+		if (ctr_dir(de->d_name, id)) {
+			stop = fn(arg, sub, id);
+			continue;
+		}
+		d2 = opendir(sub);
+		while (d2 && !stop && (e2 = readdir(d2)))
+			if (e2->d_type == DT_DIR && ctr_dir(e2->d_name, id) &&
+			    (size_t)snprintf(sub2, sizeof(sub2), "%s/%s", sub, e2->d_name) <
+				    sizeof(sub2))
+				stop = fn(arg, sub2, id);
+		if (d2)
+			closedir(d2);
+	}
+	if (d)
+		closedir(d);
+	return stop;
+}
+
+struct ctr_find {
+	const char *id;
+	char *out;
+	size_t len;
+};
+
+static bool
+ctr_found(void *arg, const char *path, const char *id)
+{
+	struct ctr_find *f = arg;
+
+	return !strcmp(id, f->id) && (size_t)snprintf(f->out, f->len, "%s", path) < f->len;
 }
 
 /* The cgroup of container id into out: its process's (pid as dockerd
@@ -69,40 +128,11 @@ static int
 container_cgroup(const struct daemon *dm, pid_t pid, const char *id, const char *under, char *out,
 		 size_t len)
 {
-	char sub[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
+	struct ctr_find f = {.id = id, .out = out, .len = len};
 
 	if (!cgroup_of_pid(dm->mnt, pid, out, len) && names_container(out, id))
 		return 0;
-	if (!under || !(d = opendir(under)))
-		return -ESRCH;
-	while ((de = readdir(d))) {
-		DIR *d2;
-		struct dirent *e2;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", under, de->d_name) >= sizeof(sub))
-			continue;
-		if (names_container(de->d_name, id)) {
-			closedir(d);
-			return (size_t)snprintf(out, len, "%s", sub) < len ? 0 : -ESRCH;
-		}
-		d2 = opendir(sub);
-		while (d2 && (e2 = readdir(d2)))
-			if (e2->d_type == DT_DIR && names_container(e2->d_name, id)) {
-				int w = snprintf(out, len, "%s/%s", sub, e2->d_name);
-
-				closedir(d2);
-				closedir(d);
-				return w > 0 && (size_t)w < len ? 0 : -ESRCH;
-			}
-		if (d2)
-			closedir(d2);
-	}
-	closedir(d);
-	return -ESRCH;
+	return under && docker_ctr_dirs(under, ctr_found, &f) ? 0 : -ESRCH;
 }
 
 struct dtarget *

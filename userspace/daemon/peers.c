@@ -33,7 +33,6 @@
  * disconnects one, or removes or prunes networks (before any but a
  * connect goes, the job's and dockerd's keys are taken back). A container
  * whose cgroup is gone is forgotten within a tick. */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -305,30 +304,32 @@ peers_started(struct daemon *dm, uint64_t job, const struct dockerapi_ctr *c, co
 		sync_job(dm, job, false);
 }
 
-/* Does dir name a container (64 hex digits in it)? Its id into id. */
+struct refresh {
+	struct daemon *dm;
+	uint64_t job;
+};
+
+/* A container's cgroup below the job's: asked of dockerd when not known. */
 static bool
-ctr_dir(const char *name, char id[65])
+refresh_dir(void *arg, const char *path, const char *id)
 {
-	for (const char *s = name; *s; s++)
-		if (strspn(s, "0123456789abcdef") >= 64) {
-			memcpy(id, s, 64);
-			id[64] = 0;
-			return true;
-		}
+	struct refresh *r = arg;
+	struct dockerapi_ctr c;
+
+	if (!find_id(r->dm->peers, id) && !dockerapi_inspect(r->dm->docker, id, true, &c))
+		learn(r->dm, r->job, &c, path);
 	return false;
 }
 
 /* Job's containers asked of dockerd anew: with all those known, and any
- * below its cgroup (one or two levels) not known yet. */
+ * below its cgroup not known yet. */
 static void
 refresh(struct daemon *dm, uint64_t job, bool all)
 {
 	struct peers *ps = dm->peers;
 	struct dtarget *dt = docker_target(dm, job);
+	struct refresh r = {.dm = dm, .job = job};
 	struct dockerapi_ctr c;
-	char sub[PATH_MAX], id[65];
-	struct dirent *de;
-	DIR *d;
 
 	if (!dt || !dm->docker)
 		return;
@@ -336,36 +337,7 @@ refresh(struct daemon *dm, uint64_t job, bool all)
 		if (ps->p[i].job == job &&
 		    dockerapi_inspect(dm->docker, ps->p[i].c.id, true, &c) == 0)
 			ps->p[i].c = c;
-	d = opendir(dt->cgpath);
-	while (d && (de = readdir(d))) {
-		DIR *d2;
-		struct dirent *e2;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
-		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", dt->cgpath, de->d_name) >=
-			    sizeof(sub))
-			continue;
-		if (ctr_dir(de->d_name, id)) {
-			if (!find_id(ps, id) && !dockerapi_inspect(dm->docker, id, true, &c))
-				learn(dm, job, &c, sub);
-			continue;
-		}
-		d2 = opendir(sub);
-		while (d2 && (e2 = readdir(d2))) {
-			char sub2[PATH_MAX];
-
-			if (e2->d_type != DT_DIR || !ctr_dir(e2->d_name, id) || find_id(ps, id) ||
-			    (size_t)snprintf(sub2, sizeof(sub2), "%s/%s", sub, e2->d_name) >=
-				    sizeof(sub2))
-				continue;
-			if (!dockerapi_inspect(dm->docker, id, true, &c))
-				learn(dm, job, &c, sub2);
-		}
-		if (d2)
-			closedir(d2);
-	}
-	if (d)
-		closedir(d);
+	docker_ctr_dirs(dt->cgpath, refresh_dir, &r);
 	sync_job(dm, job, false);
 }
 
