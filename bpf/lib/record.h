@@ -130,13 +130,13 @@ fast_hit(const __be32 *addr, __be16 port, __u8 proto)
 
 /* A socket of network namespace netns to addr: a container of the
  * target's to another on a docker network both are on (egr_peer), kept by
- * the daemon. 0 for a namespace it has not named. */
+ * the daemon. 0 for a namespace it has not named, and without peers_on. */
 static __always_inline int
 peer_hit(__u64 netns, const __be32 *addr)
 {
 	struct egr_peer_key k = {.netns = netns};
 
-	if (!netns)
+	if (!peers_on || !netns)
 		return 0;
 	k.addr[0] = addr[0];
 	k.addr[1] = addr[1];

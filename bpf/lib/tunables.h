@@ -32,6 +32,10 @@ const volatile __u8 local_udp_any = 0;
  * whose userland proxy reaches containers on its networks (their plain
  * HTTP judged by its Host would be refused: "localhost:8080") */
 const volatile __u8 fast_nets = 0;
+/* egr_peer is looked up (a job's containers to each other): the targets of
+ * a daemon that follows dockerd alone; for any other, every connect and
+ * send would pay a lookup in an empty map */
+const volatile __u8 peers_on = 0;
 
 /* One of egressctl's listeners (port in network order). */
 static __always_inline int

@@ -62,6 +62,7 @@ attach(void)
 	skel->rodata->sandbox_cgid = sbx_id;
 	skel->rodata->host_netns = own_netns();
 	skel->rodata->fast_nets = 1; /* egr_fast_net stays empty but where a case fills it */
+	skel->rodata->peers_on = 1;  /* egr_peer likewise (a daemon following dockerd) */
 	want[0] = skel->progs.egr_connect4;
 	want[1] = skel->progs.egr_connect6;
 	want[2] = skel->progs.egr_sendmsg4;

@@ -87,6 +87,10 @@ struct target_opts {
 	 * request by request, or a forged Host would go along) */
 	const char *direct_nets[TARGET_MAX_DIRECT_NETS];
 	int ndirect_nets;
+	/* not an option: the targets of a daemon that follows dockerd
+	 * (docker.c), whose job's containers may reach each other (egr_peer
+	 * looked up: daemon/peers.c) */
+	bool peers;
 };
 
 /* Options that cannot go together (--ipv6 with --containers,

@@ -378,6 +378,7 @@ loader_options(const struct target *t, uint64_t cgid, struct loader_opts *lo)
 	lo->audit_mode = o->audit;
 	lo->local_udp_any = o->local_udp_any;
 	lo->fast_nets = o->ndirect_nets > 0;
+	lo->peers = o->peers;
 	lo->sandbox_cgid = cgid;
 	lo->unix_svc = &t->unix_svc;
 	lo->ns_ip4 = o->containers_ip4;

@@ -773,7 +773,7 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	       x->containers_ip4 == y->containers_ip4 &&
 	       same_strs(x->secrets, x->nsecrets, y->secrets, y->nsecrets) &&
 	       same_str(x->secret_placeholders, y->secret_placeholders) &&
-	       x->local_udp_any == y->local_udp_any &&
+	       x->local_udp_any == y->local_udp_any && x->peers == y->peers &&
 	       same_strs(x->direct_nets, x->ndirect_nets, y->direct_nets, y->ndirect_nets) &&
 	       !strcmp(a->name, b->name);
 }

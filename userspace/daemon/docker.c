@@ -385,6 +385,7 @@ amend(const struct daemon *dm, struct target_opts *o)
 		add_allow(o, dm->docker_names[i]);
 	if (!o->containers_ip4)
 		o->containers_ip4 = dm->docker_gw;
+	o->peers = true;
 }
 
 void
@@ -594,6 +595,7 @@ docker_server_spec(const struct daemon *dm, struct dconfig *c, char *errbuf, siz
 		return 0;
 	o.allow_abstract_unix = true; /* no unix hooks: dockerd talks to containerd */
 	o.local_udp_any = true;	      /* its embedded DNS answers the containers */
+	o.peers = true;		      /* the jobs' published containers (peers.c) */
 	o.nsecrets = 0;		      /* the job's: its placeholders, its summary */
 	o.secret_placeholders = NULL;
 	o.summary_file = NULL;

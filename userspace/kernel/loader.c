@@ -306,6 +306,7 @@ set_tunables(struct loader *ld, const struct loader_opts *o, char *errbuf, size_
 	ld->skel->rodata->ipv6_on = o->ipv6;
 	ld->skel->rodata->local_udp_any = o->local_udp_any;
 	ld->skel->rodata->fast_nets = o->fast_nets;
+	ld->skel->rodata->peers_on = o->peers;
 	ld->skel->rodata->host_netns = loader_own_netns(errbuf, errlen);
 	return ld->skel->rodata->host_netns ? 0 : -ENOTSUP;
 }

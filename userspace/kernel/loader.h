@@ -34,6 +34,7 @@ struct loader_opts {
 	bool audit_mode;	 /* record would-deny events, deny nothing */
 	bool local_udp_any;	 /* UDP to any local socket (dockerd's target) */
 	bool fast_nets;		 /* TCP to egr_fast_net's networks direct (dockerd's target) */
+	bool peers;		 /* egr_peer looked up (a daemon following dockerd) */
 	/* the cgroup the programs will be attached to (loader_attach's cgid):
 	 * loopback sockets created in it or below are the sandbox's own */
 	uint64_t sandbox_cgid;

@@ -185,6 +185,9 @@ check_tunables(struct loader *ld, const struct loader_opts *want, uint64_t cgid,
 	    ld->skel->rodata->audit_mode != want->audit_mode ||
 	    ld->skel->rodata->emit_redirects != want->emit_redirects ||
 	    ld->skel->rodata->ns_ip4 != want->ns_ip4 || ld->skel->rodata->ipv6_on != want->ipv6 ||
+	    ld->skel->rodata->local_udp_any != want->local_udp_any ||
+	    ld->skel->rodata->fast_nets != want->fast_nets ||
+	    ld->skel->rodata->peers_on != want->peers ||
 	    ld->skel->rodata->host_netns != loader_own_netns(errbuf, errlen) ||
 	    ld->skel->rodata->unix_root_len !=
 		    (want->unix_svc ? (uint32_t)want->unix_svc->root_len : 0)) {
