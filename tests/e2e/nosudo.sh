@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -146,13 +146,12 @@ test_limits() {
 # whatever its spelling; nothing is created
 test_refused() {
 	local t=refused o
-	for o in "--user=root" "--allow-sudo" "--cgroup=x" "--ask" "--audit" \
+	for o in "--user=root" "--allow-sudo" "--cgroup=x" "--audit" \
 		"--allow-unix=/run/x.sock"; do
 		urun "$t" "$UA" "$o" -- id -u
 		a_rc "$t.${o%%=*}.status" 2 "$t"
 		a_grep "$t.${o%%=*}.said" "$W/$t.err" 'refused through the service'
 		a_nogrep "$t.${o%%=*}.not_run" "$W/$t.out" .
-		[ "$o" = --ask ] && a_grep "$t.ask.why" "$W/$t.err" 'CMD runs as you, on your terminal, so it could answer the questions itself'
 	done
 	# --log FILE is opened by the client as the user: /etc is not theirs
 	urun "${t}_log" "$UA" --log /etc/egrns-$$ -- id -u
@@ -1094,6 +1093,154 @@ test_restart() {
 		a_rc "$t.$sig.serves_again" 0 "${t}_${sig}_after"
 	done
 	a_grep "$t.KILL.run_said" "$W/${t}_KILL.err" 'the service stopped: the command is ended \(its cgroup killed\)'
+}
+
+# ======================================================================
+# --ask through the service: the questions on the user's terminal (the
+# client's stdio, which the service's run asks on and relays to CMD's
+# pty), answered there; never by CMD, which runs as the terminal's owner.
+# ======================================================================
+
+# ask_urun TAG ASKDRIVE-ARGS... -- RUN-ARGS...: `egressctl run --ask
+# RUN-ARGS` as $UA on a terminal of their own that askdrive.py answers;
+# its JSON in $W/TAG.json, the terminal's output in $W/TAG.tty
+ask_urun() {
+	local tag=$1 d=()
+	shift
+	while [ "$1" != -- ]; do d+=("$1"); shift; done
+	shift
+	(cd "$RW" && in_sbx timeout -k 2 40 "$PY" "$C/askdrive.py" --limit 35 --tty-owner "$(id -u "$UA")" \
+		"${d[@]}" -- setpriv --reuid="$UA" --regid="$(id -g "$UA")" --init-groups \
+		env EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" run --ask "$@") >"$W/$tag.json" 2>"$W/$tag.err"
+	"$PY" -c 'import json,sys; d = json.load(open(sys.argv[1])); open(sys.argv[2], "w").write(d["out"].replace("\r", "")); print(d["questions"], d["rc"], d["modes_restored"])' \
+		"$W/$tag.json" "$W/$tag.tty" >"$W/$tag.res" 2>&1 || echo "no JSON from askdrive: $(head -c 300 "$W/$tag.err")" >"$W/$tag.res"
+}
+
+# ask_res TAG: "QUESTIONS RC MODES_RESTORED"
+ask_res() { cat "$W/$1.res"; }
+
+test_ask() {
+	local t=ask a b
+	new4 a; new4 b
+	ask_urun "$t" y,n -- --ask-timeout 10 -- sh -c "$PY $C/probe.py tcp4 $a 80; $PY $C/probe.py tcp4 $b 80"
+	a_eq "$t.asked_twice_exit_modes" "questions, exit status, modes restored" "$(ask_res "$t")" "2 0 True"
+	a_grep "$t.question" "$W/$t.tty" "allow $(re "$a"):80 for python3\[[0-9]+\]\? \[y\]es once / \[a\]lways this run / \[N\]o"
+	jv "$(grep '^{' "$W/$t.tty" | sed -n 1p)"
+	a_ok "$t.yes.connected"
+	jv "$(grep '^{' "$W/$t.tty" | sed -n 2p)"
+	a_denied "$t.no.refused"
+	sensor_saw "$t.yes.sensor" "tcp and dst host $a"
+	sensor_none "$t.no.sensor" "tcp and dst host $b"
+	a_grep "$t.no.line" "$W/$t.tty" "denied python3\[[0-9]+\] → $(re "$b"):80"
+
+	# CMD's terminal is the relay's pty: its own session, the size and
+	# its change (the client forwards SIGWINCH), what is typed up to ^D
+	ask_urun "${t}_tty" --on READY resize:40:100 --on cat-start send:68656c6c6f0a04 - -- \
+		-- "$PY" "$C/ttyprobe.py" session
+	a_eq "$t.tty.exit_modes" "questions, exit status, modes restored" "$(ask_res "${t}_tty")" "0 7 True"
+	a_grep "$t.tty.stdio" "$W/${t}_tty.tty" '"isatty": \[true, true, true\]'
+	a_grep "$t.tty.session" "$W/${t}_tty.tty" '"session_leader": true'
+	a_grep "$t.tty.size" "$W/${t}_tty.tty" '"size": "24x80"'
+	a_grep "$t.tty.sigwinch" "$W/${t}_tty.tty" 'size2=40x100'
+	a_grep "$t.tty.eof" "$W/${t}_tty.tty" '^cat-done=hello$'
+
+	# the service's run killed mid-run (it cannot put the terminal back):
+	# the client does
+	ask_urun "${t}_kill" - -- -- sh -c "echo SIGNOW; touch $RW/ask-kill-$$; sleep 20" &
+	local p=$! rp
+	wait_for 20 test -e "$RW/ask-kill-$$"
+	rp=$(grep -o "): run\[[0-9]*\] started" "$W/daemon.err" | tail -1 | grep -o '[0-9]*')
+	[ -n "$rp" ] && kill -KILL "$rp"
+	wait "$p"
+	a_eq "$t.killed.modes_restored" "the terminal's modes after run's SIGKILL" "$(ask_res "${t}_kill" | cut -d' ' -f3)" True
+	rm -f "$RW/ask-kill-$$"
+
+	# users.json "ask": false refuses it
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "ask": false}\n' "$G" >"$W/users.json"
+	reread
+	urun "${t}_off" "$UA" --ask -- true
+	a_rc "$t.off.status" 2 "${t}_off"
+	a_grep "$t.off.said" "$W/${t}_off.err" 'refused through the service: --ask \(users.json: "ask": false\)'
+	cp "$W/users.json.orig" "$W/users.json"
+	reread
+}
+
+# CMD, as the user who owns the terminal, tries every way to answer its own
+# question (ttyprobe.py attack, as ask.sh's ask_inject): the question goes
+# unanswered, the connection refused, nothing at the sensor. The control:
+# the same user outside the sandbox reaches the terminal by path (and
+# through another process's descriptors where Yama lets it).
+test_ask_inject() {
+	local t=ask_inject a tag yama=0 uid
+	uid=$(id -u "$UA")
+	[ -r /proc/sys/kernel/yama/ptrace_scope ] && yama=$(cat /proc/sys/kernel/yama/ptrace_scope)
+	tag=${t}_ctl
+	rm -f "$RW/$tag.json" "$RW/$tag.holder"
+	in_sbx timeout 20 "$PY" "$C/askdrive.py" --limit 15 --tty-owner "$uid" - -- /bin/sh -c \
+		'setpriv --reuid="$1" --regid="$1" --clear-groups -- sleep 30 & echo $! >"$2"; sleep 0.3; exec setpriv --reuid="$1" --regid="$1" --clear-groups -- "$3" "$4" attack "$5" 0.3 x $$ "$2"' \
+		sh "$uid" "$RW/$tag.holder" "$PY" "$C/ttyprobe.py" "$RW/$tag.json" >"$W/$tag.out" 2>&1
+	[ -s "$RW/$tag.holder" ] && kill "$(cat "$RW/$tag.holder")" 2>/dev/null
+	# (and any process of the user's stops another of theirs)
+	setpriv --reuid="$uid" --regid="$uid" --clear-groups -- sleep 30 &
+	local hp=$!
+	sleep 0.2
+	setpriv --reuid="$uid" --regid="$uid" --clear-groups -- kill -STOP "$hp" &&
+		ok "$t.control.signal_holder" || fail "$t.control.signal_holder" "the user cannot stop their own process"
+	kill -KILL "$hp" 2>/dev/null
+	wait "$hp" 2>/dev/null
+	a_eq "$t.control.outer_by_path" "the terminal by path" "$(ask_vector "$tag" outer_by_path)" ok
+	if [ "$yama" = 0 ]; then
+		a_eq "$t.control.proc_fd_holder" "/proc/HOLDER/fd/0" "$(ask_vector "$tag" proc_fd_holder)" ok
+	else
+		note "$t.control.proc_fd_holder skipped: kernel.yama.ptrace_scope=$yama refuses it on this host"
+	fi
+
+	new4 a
+	# (the suite has no prelude.sh: what the script needs goes in front)
+	{
+		printf 'PY=%s C=%s RW=%s\n' "$PY" "$C" "$RW"
+		cat <<'EOF'
+"$PY" "$C/ttyprobe.py" attack "$RW/$1.json" 5 a "$PPID" "$RW/$1.holder" &
+sleep 1
+"$PY" "$C/probe.py" tcp4 "$2" 80
+# stop the user's process that holds the terminal (the client could be
+# stopped and replaced so): Landlock's signal scope
+if kill -STOP "$(cat "$RW/$1.holder")" 2>/dev/null; then echo signal=sent; else echo signal=refused; fi
+wait
+EOF
+	} >"$W/ask_attack.sh"
+	chmod 0644 "$W/ask_attack.sh"
+	tag=${t}_svc
+	rm -f "$RW/$tag.json" "$RW/$tag.holder"
+	(cd "$RW" && in_sbx timeout -k 2 40 "$PY" "$C/askdrive.py" --limit 35 --tty-owner "$uid" - -- /bin/sh -c \
+		'setpriv --reuid="$1" --regid="$1" --clear-groups -- sleep 30 & echo $! >"$2"; shift 2; exec "$@"' \
+		sh "$uid" "$RW/$tag.holder" setpriv --reuid="$UA" --regid="$(id -g "$UA")" --init-groups \
+		env EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" run --ask --ask-timeout 3 -- \
+		/bin/sh "$W/ask_attack.sh" "$tag" "$a") >"$W/$tag.jsonx" 2>"$W/$tag.err"
+	[ -s "$RW/$tag.holder" ] && kill "$(cat "$RW/$tag.holder")" 2>/dev/null
+	"$PY" -c 'import json,sys; d = json.load(open(sys.argv[1])); open(sys.argv[2], "w").write(d["out"].replace("\r", "")); print(d["questions"])' \
+		"$W/$tag.jsonx" "$W/$tag.tty" >"$W/$tag.res" 2>&1
+	a_eq "$t.asked" "questions" "$(cat "$W/$tag.res")" 1
+	a_grep "$t.unanswered" "$W/$tag.tty" 'no answer: denied'
+	# (the transparent listener takes the connection, then closes it)
+	jv "$(grep '^{' "$W/$tag.tty" | head -1)"
+	[ "$P_ok" = true ] && [ -n "${P_data:-}" ] && fail "$t.refused" "answered: $P_json" || ok "$t.refused"
+	a_grep "$t.denied_line" "$W/$tag.tty" "denied python3\[[0-9]+\] → $(re "$a"):80"
+	sensor_none "$t.sensor" "tcp and dst host $a"
+	a_eq "$t.sti_stdio" "TIOCSTI on stdio" "$(ask_vector "$tag" sti_stdio)" EPERM
+	a_eq "$t.sti_dev_tty" "TIOCSTI on /dev/tty" "$(ask_vector "$tag" sti_dev_tty)" EPERM
+	a_eq "$t.tioclinux" "TIOCLINUX" "$(ask_vector "$tag" tioclinux)" EPERM
+	ask_vector "$tag" outer_by_path | grep -Eq '^(open ENOENT|not the outer terminal)$' &&
+		ok "$t.outer_by_path" || fail "$t.outer_by_path" "the terminal by path: $(ask_vector "$tag" outer_by_path)"
+	a_eq "$t.other_pts" "other ptys" "$(ask_vector "$tag" other_pts)" "none visible"
+	a_eq "$t.proc_fd_holder" "/proc/HOLDER/fd" "$(ask_vector "$tag" proc_fd_holder)" "open EACCES"
+	a_grep "$t.signal_holder" "$W/$tag.tty" '^signal=refused$'
+}
+
+ask_vector() {	# ask_vector TAG VECTOR: the attack's first result for VECTOR
+	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["vectors"].get(sys.argv[2], "missing"))' \
+		"$RW/$1.json" "$2" 2>/dev/null || echo "no result file"
 }
 
 suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout bpftool" "$@"

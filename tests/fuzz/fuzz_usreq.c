@@ -5,8 +5,8 @@
  * environment entries, each a NUL-free string (an entry holds '='), both
  * lists NULL-terminated, nfds within its bounds, and the caller's limits,
  * if they came, a umask up to 0777 and no soft limit over its hard one; a failed parse leaves
- * nothing allocated and says why; a parsed signal is INT, TERM, HUP or
- * QUIT. The same bytes as users.json (daemon/usercfg.c, root's file, its
+ * nothing allocated and says why; a parsed signal is INT, TERM, HUP,
+ * QUIT or WINCH. The same bytes as users.json (daemon/usercfg.c, root's file, its
  * "users" entries the newest part): parsed, 1 to USERCFG_MAX_GROUPS
  * groups, the bounds of each key, each user's view within them and its
  * keys the entry's where it set them; refused, nothing kept and why said. */
@@ -55,7 +55,7 @@ fuzz_usercfg(const uint8_t *data, size_t size)
 		const struct usercfg_user *u = &c.users[i];
 
 		if (!u->name || !u->name[0] || strlen(u->name) > 63 || u->c.ngroups ||
-		    u->c.nusers || (u->set & ~0x1fu) || usercfg_user(&c, u->name) != u)
+		    u->c.nusers || (u->set & ~0x3fu) || usercfg_user(&c, u->name) != u)
 			abort();
 		usercfg_for(&c, u->name, &v);
 		check_ceiling(&v);
@@ -65,6 +65,8 @@ fuzz_usercfg(const uint8_t *data, size_t size)
 		    ((u->set & USERCFG_SET_DENY) && v.ndeny != u->c.ndeny) ||
 		    (!(u->set & USERCFG_SET_DENY) && v.ndeny != c.ndeny) ||
 		    ((u->set & USERCFG_SET_ALLOW) && !v.has_allow) ||
+		    v.ask != ((u->set & USERCFG_SET_ASK) ? u->c.ask : c.ask) ||
+		    v.audit != ((u->set & USERCFG_SET_AUDIT) ? u->c.audit : c.audit) ||
 		    (!(u->set & USERCFG_SET_ALLOW) && v.has_allow != c.has_allow))
 			abort();
 	}
@@ -103,7 +105,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	err[0] = 0;
 	if (usreq_parse_signal((const char *)data, size, &sig, err, sizeof(err)) == 0) {
-		if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP && sig != SIGQUIT)
+		if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP && sig != SIGQUIT &&
+		    sig != SIGWINCH)
 			abort();
 	} else if (!err[0]) {
 		abort();

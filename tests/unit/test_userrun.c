@@ -133,6 +133,8 @@ test_signal(void **state)
 	(void)state;
 	assert_int_equal(usreq_parse_signal("{\"signal\":15}", 13, &sig, err, sizeof(err)), 0);
 	assert_int_equal(sig, SIGTERM);
+	assert_int_equal(usreq_parse_signal("{\"signal\":28}", 13, &sig, err, sizeof(err)), 0);
+	assert_int_equal(sig, SIGWINCH); /* --ask's relay: the terminal's size */
 	assert_int_equal(usreq_parse_signal("{\"signal\":9}", 12, &sig, err, sizeof(err)), -EINVAL);
 	assert_int_equal(usreq_parse_signal("{\"signal\":2,\"pid\":1}", 20, &sig, err, sizeof(err)),
 			 -EINVAL);
@@ -152,6 +154,7 @@ test_usercfg(void **state)
 	assert_string_equal(c.groups[0], "egressctl");
 	assert_int_equal(c.max_runs, 4);
 	assert_true(c.audit);
+	assert_true(c.ask);
 	assert_int_equal(c.ndeny, 0);
 	usercfg_free(&c);
 	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
@@ -237,7 +240,8 @@ test_usercfg_users(void **state)
 		"{\"users\":{\"a\":{\"deny\":\"x.test\"}}}",
 		"{\"users\":{\"a\":{\"allow\":[1]}}}",
 		"{\"users\":{\"a\":{\"max_conns_per_run\":0}}}",
-		"{\"users\":{\"a\":{\"ask\":true}}}",
+		"{\"users\":{\"a\":{\"ask\":\"no\"}}}",
+		"{\"users\":{\"a\":{\"questions\":true}}}",
 		"{\"users\":{\"\":{}}}", /* not a name */
 		"{\"users\":{\"a b\":{}}}",
 		"{\"users\":{\"a:b\":{}}}",
@@ -315,12 +319,14 @@ test_usercfg_users(void **state)
 	/* the ceiling a check is given is the user's: audit refused for
 	 * one, not for another */
 	usercfg_free(&c);
-	doc = "{\"audit\":true,\"users\":{\"a\":{\"audit\":false}}}";
+	doc = "{\"audit\":true,\"users\":{\"a\":{\"audit\":false,\"ask\":false}}}";
 	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
 	usercfg_for(&c, "a", &v);
 	assert_false(v.audit);
+	assert_false(v.ask);
 	usercfg_for(&c, "b", &v);
 	assert_true(v.audit);
+	assert_true(v.ask); /* the default */
 	usercfg_free(&c);
 	/* the refusals name the entry and the key */
 	doc = "{\"users\":{\"alice\":{\"max_runs_per_user\":99}}}";
@@ -429,7 +435,7 @@ check(const struct usercfg *c, int nfds, char *err, size_t errlen, ...)
 static void
 test_check(void **state)
 {
-	struct usercfg c = {.max_runs = 4, .audit = true};
+	struct usercfg c = {.max_runs = 4, .audit = true, .ask = true};
 	char err[256];
 
 	(void)state;
@@ -451,7 +457,6 @@ test_check(void **state)
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--us=root", "--", "id", NULL), -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--cgroup=/", "--", "id", NULL), -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow-sudo", "--", "id", NULL), -EPERM);
-	assert_int_equal(check(&c, 4, err, sizeof(err), "--ask", "--", "id", NULL), -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--service-env-fd", "3", "--", "id", NULL),
 			 -EPERM);
 	assert_int_equal(check(&c, 5, err, sizeof(err), "--log", "fd:5", "--", "id", NULL), -EPERM);
@@ -492,16 +497,19 @@ test_check(void **state)
 		-EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL),
 			 -EPERM);
-	/* the service's own options; --ask with its reason; --max-conns within
-	 * max_conns_per_run */
+	/* the service's own options; --ask unless the ceiling says no;
+	 * --max-conns within max_conns_per_run */
 	assert_int_equal(
 		check(&c, 4, err, sizeof(err), "--service-ceiling", "**.test", "--", "id", NULL),
 		-EPERM);
 	assert_int_equal(
 		check(&c, 4, err, sizeof(err), "--service-limits", "022", "--", "id", NULL),
 		-EPERM);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--ask", "--", "id", NULL), 0);
+	c.ask = false;
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--ask", "--", "id", NULL), -EPERM);
-	assert_non_null(strstr(err, "could answer the questions itself"));
+	assert_non_null(strstr(err, "--ask (users.json: \"ask\": false)"));
+	c.ask = true;
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns", "9", "--", "id", NULL), 0);
 	c.max_conns = 8;
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--max-conns", "9", "--", "id", NULL),
@@ -526,7 +534,7 @@ test_check(void **state)
 static void
 test_check_in_sequence(void **state)
 {
-	struct usercfg c = {.max_runs = 4, .audit = true};
+	struct usercfg c = {.max_runs = 4, .audit = true, .ask = true};
 	int verbose = log_verbose;
 	char err[256];
 

@@ -5,7 +5,10 @@
  * --suggest-policy) and sends descriptors
  * instead of paths, with its stdin, stdout, stderr and working directory;
  * then it waits for the exit status, forwarding SIGINT, SIGTERM, SIGHUP
- * and SIGQUIT as requests to stop. Its going away ends the run. */
+ * and SIGQUIT as requests to stop. Its going away ends the run. With
+ * --ask the service's run asks on the client's terminal (its stdio) and
+ * relays CMD's pty: the client forwards SIGWINCH too, and puts the
+ * terminal's modes back as they were should run not have. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <termios.h>
 
 #include "cli/run.h"
 #include "cli/userrun.h"
@@ -232,9 +236,10 @@ answer(const char *buf, ssize_t n)
 	return rc < 0 || rc > 255 ? EGR_EXIT_ERROR : rc;
 }
 
-/* Until the answer: signals become requests to stop. */
+/* Until the answer: signals become requests to stop (and with winch,
+ * SIGWINCH goes on for --ask's relay). */
 static int
-wait_run(int sock)
+wait_run(int sock, bool winch)
 {
 	struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.events = POLLIN}};
 	char buf[4096];
@@ -247,6 +252,8 @@ wait_run(int sock)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	if (winch)
+		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	p[1].fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	for (;;) {
@@ -267,6 +274,35 @@ wait_run(int sock)
 			return answer(buf, n);
 		}
 	}
+}
+
+/* --ask: the terminal among fds 0-2 and its modes now, to be put back
+ * (restore_modes) should the service's run end without (SIGKILL). -1
+ * when none is a terminal (run then says --ask has none). */
+static int
+save_modes(struct termios *saved)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (isatty(fd) && !tcgetattr(fd, saved))
+			return fd;
+	return -1;
+}
+
+static void
+restore_modes(int fd, const struct termios *saved)
+{
+	struct termios now;
+	sigset_t ttou, old;
+
+	if (fd < 0 || tcgetattr(fd, &now) || !memcmp(&now, saved, sizeof(now)))
+		return;
+	/* a client in the background would be stopped by SIGTTOU */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	if (tcsetattr(fd, TCSADRAIN, saved))
+		log_warn("cannot put the terminal's modes back");
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static int
@@ -495,7 +531,8 @@ userrun_client(int argc, char **argv)
 	const char *path = userrun_socket_path();
 	struct run_opts *o = calloc(1, sizeof(*o));
 	struct client c = {0};
-	int rc = EGR_EXIT_ERROR, sock = -1;
+	int rc = EGR_EXIT_ERROR, sock = -1, tty = -1;
+	struct termios saved;
 
 	if (!o)
 		return EGR_EXIT_ERROR;
@@ -524,8 +561,12 @@ userrun_client(int argc, char **argv)
 				path, strerror(errno));
 		goto out;
 	}
+	if (o->ask)
+		tty = save_modes(&saved);
 	if (!client_build(&c, argc, argv, o) && !send_request(sock, &c))
-		rc = wait_run(sock);
+		rc = wait_run(sock, o->ask);
+	if (o->ask)
+		restore_modes(tty, &saved);
 out:
 	if (sock >= 0)
 		close(sock);

@@ -227,7 +227,9 @@ run_prepare_ask(struct run_state *st)
 			  strerror(-abi));
 		return -ENOTSUP;
 	}
-	st->term = term_open(st->base, errbuf, sizeof(errbuf));
+	/* the service's run has no controlling terminal: the client's
+	 * descriptors are its stdio */
+	st->term = term_open(st->base, o->env_fd != 0, errbuf, sizeof(errbuf));
 	if (!st->term) {
 		log_warnx("%s", errbuf);
 		return -ENOTTY;

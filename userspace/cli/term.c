@@ -334,8 +334,40 @@ ctty_rdev(void)
 	return makedev((tty_nr >> 8) & 0xfff, (tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00));
 }
 
+/* The first of fds 0-2 that is a terminal, opened anew (a file
+ * description of our own: O_NONBLOCK would be the client's too), and its
+ * device in *rdev; -1 with errno set when none is. O_NOCTTY: a session
+ * leader would make it its controlling terminal. */
+static int
+stdio_tty(dev_t *rdev)
+{
+	char path[32];
+	struct stat st;
+
+	for (int fd = 0; fd < 3; fd++) {
+		dev_t want;
+		int t;
+
+		if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || !isatty(fd))
+			continue;
+		want = st.st_rdev;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		t = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (t >= 0 && (fstat(t, &st) || st.st_rdev != want || !isatty(t))) {
+			close(t);
+			errno = ENOTTY;
+			return -1;
+		}
+		if (t >= 0)
+			*rdev = st.st_rdev;
+		return t;
+	}
+	errno = ENOTTY;
+	return -1;
+}
+
 struct term *
-term_open(struct event_base *base, char *errbuf, size_t errlen)
+term_open(struct event_base *base, bool from_stdio, char *errbuf, size_t errlen)
 {
 	cookie_io_functions_t io = {.write = err_write};
 	struct term *t = calloc(1, sizeof(*t));
@@ -348,7 +380,8 @@ term_open(struct event_base *base, char *errbuf, size_t errlen)
 	}
 	t->base = base;
 	t->master = -1;
-	t->fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	t->fd = from_stdio ? stdio_tty(&t->rdev)
+			   : open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd < 0) {
 		snprintf(errbuf, errlen,
 			 "--ask needs a terminal to ask on, and this run has none (%s)",
@@ -361,7 +394,8 @@ term_open(struct event_base *base, char *errbuf, size_t errlen)
 			 strerror(errno));
 		goto out_free;
 	}
-	t->rdev = ctty_rdev();
+	if (!from_stdio)
+		t->rdev = ctty_rdev();
 	if (!t->rdev) {
 		snprintf(errbuf, errlen, "--ask: cannot tell which terminal /dev/tty is");
 		goto out_free;

@@ -13,13 +13,15 @@ struct event_base;
 struct term;
 
 /* Opens the controlling terminal (/dev/tty, a file description of our
- * own). When one of fds 0-2 is that terminal (term_stdio() != 0), the
+ * own); from_stdio: the terminal that is the first of fds 0-2 to be one,
+ * opened anew through /proc/self/fd (the service's run, which has no
+ * controlling terminal: the client's descriptors are its stdio). When one of fds 0-2 is that terminal (term_stdio() != 0), the
  * terminal goes to raw mode -- restored by term_free() and on every signal
  * that stops or ends egressctl short of SIGKILL -- and stderr, if it is the
  * terminal, is written through term (so that the lines end in \r\n and wait
  * while a question is on the screen). NULL with errbuf set when there is no
  * terminal. */
-struct term *term_open(struct event_base *base, char *errbuf, size_t errlen);
+struct term *term_open(struct event_base *base, bool from_stdio, char *errbuf, size_t errlen);
 
 /* Which of fds 0-2 are this terminal (bit n: fd n): CMD gets a pty for
  * those, relayed by term (term_attach_pty). 0: CMD gets no terminal, and

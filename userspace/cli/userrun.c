@@ -43,11 +43,8 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 	if (o->env_fd || o->limits_text || o->ceiling_text || o->log_tap)
 		return "--service-env-fd, --service-limits, --service-ceiling and "
 		       "--service-log-fd (the service's own)";
-	/* CMD runs as the uid that owns the terminal the question would be
-	 * asked on: it could write the answers itself */
-	if (o->ask)
-		return "--ask (CMD runs as you, on your terminal, so it could answer the "
-		       "questions itself; give the rules with --allow or --policy)";
+	if (o->ask && !c->ask)
+		return "--ask (users.json: \"ask\": false)";
 	if (c->max_conns && o->t.max_conns > c->max_conns)
 		return "--max-conns above users.json's max_conns_per_run";
 	if (o->t.audit && !c->audit)

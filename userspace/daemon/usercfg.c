@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* users.json (see usersock.h): who may use the user socket (members of
  * its groups, and the accounts its "users" names), how many runs each may
- * have at once, whether --audit is theirs, the deny rules every run of
+ * have at once, whether --audit and --ask are theirs, the deny rules every run of
  * theirs gets and the allow rules theirs must be within; a "users" entry's
  * keys take the place of the top level's for that account. Unknown keys,
  * groups and users are refused, as everywhere. */
@@ -148,6 +148,9 @@ parse_keys(json_t *doc, struct usercfg *c, unsigned int *set, bool top, const ch
 		} else if (!strcmp(key, "audit") && json_is_boolean(v)) {
 			c->audit = json_is_true(v);
 			*set |= USERCFG_SET_AUDIT;
+		} else if (!strcmp(key, "ask") && json_is_boolean(v)) {
+			c->ask = json_is_true(v);
+			*set |= USERCFG_SET_ASK;
 		} else if (!strcmp(key, "max_runs_per_user") && json_is_integer(v) &&
 			   json_integer_value(v) >= 1 && json_integer_value(v) <= 64) {
 			c->max_runs = (int)json_integer_value(v);
@@ -155,7 +158,8 @@ parse_keys(json_t *doc, struct usercfg *c, unsigned int *set, bool top, const ch
 		} else {
 			snprintf(errbuf, errlen,
 				 "%s: unknown key, or not of its type (%smax_runs_per_user: 1 to "
-				 "64, max_conns_per_run: 1 to 1000000, audit: true/false, allow: "
+				 "64, max_conns_per_run: 1 to 1000000, audit: true/false, ask: "
+				 "true/false, allow: "
 				 "[rules], deny: [rules])",
 				 label,
 				 top ? "groups: [names], users: {NAME: {these keys but groups and "
@@ -250,6 +254,7 @@ usercfg_parse(const char *buf, size_t len, struct usercfg *c, char *errbuf, size
 	memset(c, 0, sizeof(*c));
 	c->max_runs = 4;
 	c->audit = true;
+	c->ask = true;
 	doc = jsonx_parse(buf, len, 8, &end, errbuf, errlen);
 	if (!doc)
 		return -EINVAL;
@@ -342,6 +347,8 @@ usercfg_for(const struct usercfg *c, const char *name, struct usercfg *view)
 		view->max_runs = u->c.max_runs;
 	if (u->set & USERCFG_SET_AUDIT)
 		view->audit = u->c.audit;
+	if (u->set & USERCFG_SET_ASK)
+		view->ask = u->c.ask;
 	if (u->set & USERCFG_SET_MAX_CONNS)
 		view->max_conns = u->c.max_conns;
 	if (u->set & USERCFG_SET_DENY) {

@@ -27,6 +27,7 @@ struct usercfg {
 	int ngroups;
 	int max_runs;		      /* runs (and requests) at once per user (4) */
 	bool audit;		      /* --audit allowed (true) */
+	bool ask;		      /* --ask allowed (true) */
 	char *deny[USERCFG_MAX_DENY]; /* --deny RULE added to every run */
 	int ndeny;
 	/* "allow": the rules a user's allow rules must each be within
@@ -47,6 +48,7 @@ struct usercfg {
 #define USERCFG_SET_DENY      0x04u
 #define USERCFG_SET_ALLOW     0x08u
 #define USERCFG_SET_MAX_CONNS 0x10u
+#define USERCFG_SET_ASK	      0x20u
 struct usercfg_user {
 	char *name;	  /* the account's */
 	unsigned int set; /* USERCFG_SET_*: the keys its entry has */

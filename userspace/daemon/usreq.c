@@ -207,8 +207,9 @@ usreq_parse_signal(const char *buf, size_t len, int *sig, char *err, size_t errl
 	v = json_object_get(doc, "signal");
 	s = json_is_integer(v) && json_object_size(doc) == 1 ? json_integer_value(v) : 0;
 	json_decref(doc);
-	if (s != SIGINT && s != SIGTERM && s != SIGHUP && s != SIGQUIT) {
-		snprintf(err, errlen, "expected {\"signal\": N}, N one of INT, TERM, HUP, QUIT");
+	if (s != SIGINT && s != SIGTERM && s != SIGHUP && s != SIGQUIT && s != SIGWINCH) {
+		snprintf(err, errlen,
+			 "expected {\"signal\": N}, N one of INT, TERM, HUP, QUIT, WINCH");
 		return -EINVAL;
 	}
 	*sig = (int)s;

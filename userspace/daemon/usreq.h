@@ -36,7 +36,8 @@ struct usreq {
 int usreq_parse(const char *buf, size_t len, struct usreq *r, char *err, size_t errlen);
 void usreq_free(struct usreq *r);
 
-/* Parses {"signal": N}: one of SIGINT, SIGTERM, SIGHUP, SIGQUIT into *sig.
+/* Parses {"signal": N}: one of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH
+ * (--ask: the terminal's size changed) into *sig.
  * Returns 0 or -EINVAL with err set. */
 int usreq_parse_signal(const char *buf, size_t len, int *sig, char *err, size_t errlen);
 
