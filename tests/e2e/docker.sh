@@ -1149,12 +1149,29 @@ test_peers() {
 	peer_dc down >"$W/$t.down" 2>&1
 	# disconnected from the network it shares with its peer
 	body='while :; do printf "HTTP/1.0 200 OK\r\n\r\nserved-%s\n" "$0" | nc -l -p 80; done'
-	nsenter --net="$NS_SBX" ip route add "$PEER_ROUTED" via 198.18.0.1 || fail "$t.route" "cannot route $PEER_ROUTED"
 	dk_job network create --subnet "$PEER_NET_SUBNET" "$PEER_NET" >"$W/$t.net" 2>&1
 	dk_job run -d --rm --name "$y" --network "$PEER_NET" --ip "$IP_PEER_Y" -p 18091:80 "$IMAGE" \
 		sh -c "$body" y >>"$W/$t.net" 2>&1
 	dk_job run -d --rm --name "$x" --network "$PEER_NET" "$IMAGE" sleep 600 >>"$W/$t.net" 2>&1
 	dk_job network connect "$NET2" "$x" >>"$W/$t.net" 2>&1
+	# y's address is routed to its bridge: the job's shell and its
+	# published port reach it straight; then a route of the host's, more
+	# specific than docker's, leads it out (below: neither reaches it, the
+	# keys checked again when the route came)
+	wait_for 10 eval 'job_curl "http://$IP_PEER_Y/" 2>&1 | grep -q served-y'
+	job_curl "http://$IP_PEER_Y/" >"$W/$t.unrouted_shell" 2>&1
+	a_grep "$t.before_route.shell" "$W/$t.unrouted_shell" '^served-y$'
+	job_curl "http://127.0.0.1:18091/" >"$W/$t.unrouted_pub" 2>&1
+	a_grep "$t.before_route.published" "$W/$t.unrouted_pub" '^served-y$'
+	nsenter --net="$NS_SBX" ip route add "$PEER_ROUTED" via 198.18.0.1 || fail "$t.route" "cannot route $PEER_ROUTED"
+	# at once (no network change of the job's between, which would have
+	# the keys written anew anyway): neither goes straight out by the
+	# route (the sensor, port 80, below; the binary before: it did)
+	sleep 0.3
+	job_curl "http://$IP_PEER_Y/" >"$W/$t.route_shell" 2>&1
+	a_nogrep "$t.route_added.shell" "$W/$t.route_shell" 'served-y'
+	job_curl "http://127.0.0.1:18091/" >"$W/$t.route_pub" 2>&1
+	a_nogrep "$t.route_added.published" "$W/$t.route_pub" 'served-y'
 	dk_root run --rm --network "$NET2" "$IMAGE" nc -w 3 "$IP_PEER_Y" 81 </dev/null >"$W/$t.ctl_route" 2>&1
 	sensor_saw "$t.control.routed_out" "dst host $IP_PEER_Y and dst port 81"
 	dk_job exec "$x" sh -c "$(http "$IP_PEER_Y" peers.x)" >"$W/$t.x" 2>&1

@@ -111,7 +111,7 @@ target_watch_hostaddrs(struct target *t, char *errbuf, size_t errlen)
 	}
 	if (hw.fd < 0) {
 		LIST_INIT(&hw.targets);
-		hw.fd = hostaddr_watch_open(); /* the watch first: no change missed */
+		hw.fd = hostaddr_watch_open(false); /* the watch first: no change missed */
 		if (hw.fd < 0) {
 			r = hw.fd;
 			hw.fd = -1;

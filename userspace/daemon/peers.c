@@ -20,7 +20,8 @@
  *   of the containers that publish a port, each address only where this
  *   host routes it to its network's bridge on its link (RTM_GETROUTE): the
  *   job picks the subnet and the address, and a host route more specific
- *   than docker's would lead out.
+ *   than docker's would lead out. Checked again whenever this host's
+ *   routes or addresses change (rtnetlink), every job's keys written anew.
  * - Names: the job's DNS responder answers a container's name, aliases (a
  *   compose service's) and DNSNames on a network the asking container is
  *   on with its address there (dns_opts.local_name), and nothing goes
@@ -43,6 +44,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <event2/event.h>
 
 #include "daemon/core.h"
 #include "daemon/peers.h"
@@ -66,6 +68,8 @@ struct peer {
 
 struct peers {
 	uint64_t own_netns; /* the daemon's: the host's, no container's */
+	int watch_fd;	    /* rtnetlink: this host's routes and addresses */
+	struct event *ev_watch;
 	struct peer p[PEERS_MAX];
 	int n;
 	struct {
@@ -180,6 +184,17 @@ host_keys(struct daemon *dm, struct peer *p, int nhost, int nk)
 	return nk;
 }
 
+/* Were job's keys taken back for a network change dockerd has not
+ * answered yet (peers_networks)? Then no sync gives them back. */
+static bool
+dirty(const struct peers *ps, uint64_t job)
+{
+	for (int i = 0; i < ps->ndirty; i++)
+		if (ps->dirty[i] == job)
+			return true;
+	return false;
+}
+
 /* dockerd's target's egr_peer written anew: host_keys() of every job's
  * containers that publish a port, so that dockerd's userland proxy reaches
  * them on a network made after the daemon's start (not among dockerd's
@@ -200,27 +215,29 @@ sync_server(struct daemon *dm, bool empty)
 		return;
 	nhost = empty ? 0 : host_addrs(ps);
 	for (int i = 0; i < ps->n && !empty; i++)
-		if (ps->p[i].c.nports)
+		if (ps->p[i].c.nports && !dirty(ps, ps->p[i].job))
 			nk = host_keys(dm, &ps->p[i], nhost, nk);
 	err = target_peer_sync(dt->tg, ps->keys, nk);
 	if (err)
 		dt_event(dt, "docker", "the jobs' containers' addresses: %s", strerror(-err));
 }
 
-/* Job's egr_peer written anew from what is known (empty: taken back). */
+/* Job's egr_peer written anew from what is known, and dockerd's (empty:
+ * both taken back; a dirty job's own are, whatever empty says). */
 static void
 sync_job(struct daemon *dm, uint64_t job, bool empty)
 {
 	struct peers *ps = dm->peers;
 	struct dtarget *dt = docker_target(dm, job);
+	bool none = empty || dirty(ps, job);
 	int nk = 0, nhost, err;
 
 	if (!dt || !dt->tg) {
 		sync_server(dm, empty); /* the job gone: its containers too */
 		return;
 	}
-	nhost = empty ? 0 : host_addrs(ps);
-	for (int i = 0; i < ps->n && !empty; i++) {
+	nhost = none ? 0 : host_addrs(ps);
+	for (int i = 0; i < ps->n && !none; i++) {
 		const struct peer *a = &ps->p[i];
 
 		if (a->job != job || !a->netns)
@@ -244,7 +261,7 @@ sync_job(struct daemon *dm, uint64_t job, bool empty)
 			}
 	}
 	/* the job's processes here (its shell, its steps) reach them too */
-	for (int i = 0; i < ps->n && !empty; i++)
+	for (int i = 0; i < ps->n && !none; i++)
 		if (ps->p[i].job == job)
 			nk = host_keys(dm, &ps->p[i], nhost, nk);
 	err = target_peer_sync(dt->tg, ps->keys, nk);
@@ -348,16 +365,19 @@ peers_networks(struct daemon *dm, uint64_t job, bool done)
 
 	if (!ps)
 		return;
-	if (!done) {
-		sync_job(dm, job, true);
-		if (ps->ndirty < (int)(sizeof(ps->dirty) / sizeof(ps->dirty[0])))
+	if (!done) { /* dirty: no other sync (another job's, a route's) gives them back */
+		if (ps->ndirty < (int)(sizeof(ps->dirty) / sizeof(ps->dirty[0]))) {
 			ps->dirty[ps->ndirty++] = job;
+			sync_job(dm, job, false);
+		} else {
+			sync_job(dm, job, true); /* dockerd's of every job's, too */
+		}
 		return;
 	}
-	refresh(dm, job, true);
 	for (int i = 0; i < ps->ndirty; i++)
 		if (ps->dirty[i] == job)
 			ps->dirty[i--] = ps->dirty[--ps->ndirty];
+	refresh(dm, job, true);
 }
 
 void
@@ -462,6 +482,33 @@ peers_local_name(void *arg, uint64_t netns, const char *name, int af, uint8_t (*
 	return n;
 }
 
+/* This host's routes or addresses changed: whether an address is routed
+ * to its network's bridge, or is the host's, may have too. Every job's
+ * keys (and so dockerd's) written anew, checked again; the change took
+ * effect before this runs, so a connect in between may still go by the
+ * old key (the loop's latency, a few ms). */
+static void
+on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *dm = arg;
+	struct peers *ps = dm->peers;
+	uint64_t done[PEERS_MAX];
+	int ndone = 0;
+
+	(void)what;
+	hostaddr_watch_drain(fd);
+	for (int i = 0; i < ps->n; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < ndone && !seen; j++)
+			seen = done[j] == ps->p[i].job;
+		if (seen)
+			continue;
+		done[ndone++] = ps->p[i].job;
+		sync_job(dm, ps->p[i].job, false);
+	}
+}
+
 int
 peers_open(struct daemon *dm)
 {
@@ -471,11 +518,20 @@ peers_open(struct daemon *dm)
 	dm->peers = calloc(1, sizeof(*dm->peers));
 	if (!dm->peers)
 		return -ENOMEM;
+	dm->peers->watch_fd = -1;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &dm->peers->own_netns, &len))
 		err = -errno;
 	if (fd >= 0)
 		close(fd);
+	/* before any key: no change missed */
+	if (!err)
+		dm->peers->watch_fd = err = hostaddr_watch_open(true);
+	if (err >= 0) {
+		dm->peers->ev_watch = event_new(dm->base, dm->peers->watch_fd, EV_READ | EV_PERSIST,
+						on_watch, dm);
+		err = dm->peers->ev_watch && !event_add(dm->peers->ev_watch, NULL) ? 0 : -ENOMEM;
+	}
 	if (err)
 		peers_close(dm);
 	return err;
@@ -484,6 +540,12 @@ peers_open(struct daemon *dm)
 void
 peers_close(struct daemon *dm)
 {
+	if (!dm->peers)
+		return;
+	if (dm->peers->ev_watch)
+		event_free(dm->peers->ev_watch);
+	if (dm->peers->watch_fd >= 0)
+		close(dm->peers->watch_fd);
 	free(dm->peers);
 	dm->peers = NULL;
 }

@@ -16,10 +16,13 @@
 #include "kernel/hostaddr.h"
 
 int
-hostaddr_watch_open(void)
+hostaddr_watch_open(bool routes)
 {
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK,
-				 .nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR};
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
+			     (routes ? RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE : 0),
+	};
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE), err;
 
 	if (fd < 0)

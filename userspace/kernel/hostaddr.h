@@ -12,8 +12,9 @@
 #include "egress_abi.h"
 
 /* A non-blocking rtnetlink socket that becomes readable when an IPv4 or
- * IPv6 address is added or removed here; -errno. */
-int hostaddr_watch_open(void);
+ * IPv6 address is added or removed here, and with routes when a route
+ * is too; -errno. */
+int hostaddr_watch_open(bool routes);
 
 /* Reads what the watch socket holds (its content is not needed: the list
  * is read again whole). */
