@@ -4,9 +4,10 @@
  * that parses has 1 to USREQ_MAX_ARGS arguments and at most USREQ_MAX_ENV
  * environment entries, each a NUL-free string (an entry holds '='), both
  * lists NULL-terminated, nfds within its bounds, and the caller's limits,
- * if they came, a umask up to 0777 and no soft limit over its hard one; a failed parse leaves
- * nothing allocated and says why; a parsed signal is INT, TERM, HUP,
- * QUIT or WINCH. The same bytes as users.json (daemon/usercfg.c, root's file, its
+ * if they came, a umask up to 0777 and no soft limit over its hard one; a
+ * failed parse leaves nothing allocated and says why; a parsed signal is
+ * INT, TERM, HUP, QUIT or WINCH; a parsed adopt names a user, within its
+ * bounds. The same bytes as users.json (daemon/usercfg.c, root's file, its
  * "users" entries the newest part): parsed, 1 to USERCFG_MAX_GROUPS
  * groups, the bounds of each key, each user's view within them and its
  * keys the entry's where it set them; refused, nothing kept and why said. */
@@ -79,6 +80,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct usreq r;
 	char err[256] = "";
 	int sig = 0, rc = usreq_parse((const char *)data, size, &r, err, sizeof(err));
+	struct usreq_adopt a;
 
 	if (rc == 0 && (r.status || r.log)) { /* {"status": true}, {"log": true}: no run */
 		if (r.args || r.env || r.nargs || r.nenv || r.nfds || (r.follow && !r.log) ||
@@ -109,6 +111,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    sig != SIGWINCH)
 			abort();
 	} else if (!err[0]) {
+		abort();
+	}
+	err[0] = 0;
+	if (usreq_parse_adopt((const char *)data, size, &a, err, sizeof(err)) == 0) {
+		if (!a.user[0] || strnlen(a.user, sizeof(a.user)) == sizeof(a.user) ||
+		    strnlen(a.command, sizeof(a.command)) == sizeof(a.command) || a.started < 0)
+			abort();
+	} else if (!err[0] || a.user[0] || a.command[0] || a.started) {
 		abort();
 	}
 	fuzz_usercfg(data, size);

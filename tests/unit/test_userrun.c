@@ -140,6 +140,37 @@ test_signal(void **state)
 			 -EINVAL);
 }
 
+/* {"adopt": ...}: root's own run coming back to a new daemon; all three
+ * keys, nothing else, bounded strings without NUL */
+static void
+test_adopt(void **state)
+{
+	struct usreq_adopt a;
+	char err[256];
+	static const char *const bad[] = {
+		"{\"adopt\":{\"user\":\"a\",\"command\":\"x\"}}",
+		"{\"adopt\":{\"user\":\"\",\"command\":\"x\",\"started\":1}}",
+		"{\"adopt\":{\"user\":\"a\\u0000b\",\"command\":\"x\",\"started\":1}}",
+		"{\"adopt\":{\"user\":\"a\",\"command\":\"x\",\"started\":-1}}",
+		"{\"adopt\":{\"user\":\"a\",\"command\":\"x\",\"started\":1,\"uid\":0}}",
+		"{\"adopt\":{\"user\":\"a\",\"command\":\"x\",\"started\":1},\"args\":[]}",
+		"{\"adopt\":true}",
+	};
+	const char *ok = "{\"adopt\":{\"user\":\"alice\",\"command\":\"sleep 9\",\"started\":42}}";
+
+	(void)state;
+	assert_int_equal(usreq_parse_adopt(ok, strlen(ok), &a, err, sizeof(err)), 0);
+	assert_string_equal(a.user, "alice");
+	assert_string_equal(a.command, "sleep 9");
+	assert_int_equal(a.started, 42);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		if (usreq_parse_adopt(bad[i], strlen(bad[i]), &a, err, sizeof(err)) != -EINVAL ||
+		    !err[0] || a.user[0])
+			fail_msg("%s: accepted", bad[i]);
+	}
+}
+
 static void
 test_usercfg(void **state)
 {
@@ -611,17 +642,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_request_ok),
-		cmocka_unit_test(test_request_refused),
-		cmocka_unit_test(test_request_big),
-		cmocka_unit_test(test_signal),
-		cmocka_unit_test(test_usercfg),
-		cmocka_unit_test(test_check),
-		cmocka_unit_test(test_check_in_sequence),
-		cmocka_unit_test(test_limits),
-		cmocka_unit_test(test_usercfg_load_allow),
-		cmocka_unit_test(test_usercfg_users),
-		cmocka_unit_test(test_usercfg_load_users),
+		cmocka_unit_test(test_request_ok),    cmocka_unit_test(test_request_refused),
+		cmocka_unit_test(test_request_big),   cmocka_unit_test(test_signal),
+		cmocka_unit_test(test_adopt),	      cmocka_unit_test(test_usercfg),
+		cmocka_unit_test(test_check),	      cmocka_unit_test(test_check_in_sequence),
+		cmocka_unit_test(test_limits),	      cmocka_unit_test(test_usercfg_load_allow),
+		cmocka_unit_test(test_usercfg_users), cmocka_unit_test(test_usercfg_load_users),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

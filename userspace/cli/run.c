@@ -37,6 +37,7 @@
 #include "proxy/quota.h"
 #include "cli/run.h"
 #include "cli/runstate.h"
+#include "cli/svcrun.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/unixsvc.h"
 #include "cli/term.h"
@@ -100,6 +101,9 @@ static const struct opt run_opt_table[] = {
 	{"service-ceiling", 0, OPT_T_STR, RO(ceiling_text), "RULES", NULL, .flags = OPT_F_HIDDEN},
 	/* and the daemon's end of a socket for each record's line (`log`) */
 	{"service-log-fd", 0, OPT_T_INT, RO(log_tap), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
+	/* the service's: the client's connection, and the user socket */
+	{"service-conn-fd", 0, OPT_T_INT, RO(conn_fd), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
+	{"service-socket", 0, OPT_T_STR, RO(service_socket), "PATH", NULL, .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -174,6 +178,29 @@ on_child(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(st->base, NULL);
 }
 
+void
+run_signal(struct run_state *st, uint32_t signo, int32_t code)
+{
+	if (signo == SIGWINCH) {
+		if (st->term)
+			term_winch(st->term); /* the pty tells CMD */
+		return;
+	}
+	if (signo == SIGUSR1) { /* --log FILE anew (logrotate); not CMD's */
+		target_reopen_log(st->tg);
+		return;
+	}
+	jobtimer_signalled(st->jt); /* --kill-after counts from here */
+	/* A terminal's ^C already reached CMD (same process group); forward
+	 * only what was sent to egressctl itself. With --ask CMD has a
+	 * session of its own: the terminal reaches it only through
+	 * egressctl. */
+	if (code == SI_KERNEL && !st->term)
+		return;
+	if (syscall(SYS_pidfd_send_signal, st->pidfd, signo, NULL, 0) == -1 && errno != ESRCH)
+		log_warn("forwarding signal %u", signo);
+}
+
 static void
 on_signal(evutil_socket_t fd, short what, void *arg)
 {
@@ -181,33 +208,8 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 	struct signalfd_siginfo ssi;
 
 	(void)what;
-	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
-		if (ssi.ssi_signo == SIGWINCH) {
-			if (st->term)
-				term_winch(st->term); /* the pty tells CMD */
-			continue;
-		}
-		if (ssi.ssi_signo == SIGUSR1) { /* --log FILE anew (logrotate); not CMD's */
-			target_reopen_log(st->tg);
-			continue;
-		}
-		if (ssi.ssi_signo == SIGUSR2) { /* the service's run: the daemon is gone */
-			log_warnx("the service stopped: the command is ended (its cgroup killed)");
-			if (st->pid && cgroup_kill(st->cgpath))
-				log_warn("cgroup.kill of %s", st->cgpath);
-			continue;
-		}
-		jobtimer_signalled(st->jt); /* --kill-after counts from here */
-		/* A terminal's ^C already reached CMD (same process group);
-		 * forward only what was sent to egressctl itself. With --ask
-		 * CMD has a session of its own: the terminal reaches it only
-		 * through egressctl. */
-		if (ssi.ssi_code == SI_KERNEL && !st->term)
-			continue;
-		if (syscall(SYS_pidfd_send_signal, st->pidfd, ssi.ssi_signo, NULL, 0) == -1 &&
-		    errno != ESRCH)
-			log_warn("forwarding signal %u", ssi.ssi_signo);
-	}
+	while (read(fd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi))
+		run_signal(st, ssi.ssi_signo, ssi.ssi_code);
 }
 
 /* --ask: egressctl's terminal, and the asker that puts questions on it. */
@@ -478,8 +480,6 @@ run_signals(struct run_state *st)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGUSR1); /* --log FILE anew */
-	if (st->opts->env_fd)
-		sigaddset(&mask, SIGUSR2); /* the service's run: the daemon gone */
 	if (st->term)
 		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
@@ -569,6 +569,7 @@ run_teardown(struct run_state *st)
 		event_free(st->ev_child);
 	if (st->ev_sig)
 		event_free(st->ev_sig);
+	svcrun_free(st->svc);
 	jobtimer_free(st->jt);
 	if (st->sfd != -1)
 		close(st->sfd);
@@ -628,7 +629,8 @@ run_tap(void *arg, const struct audit_rec *r)
 	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
 			 sizeof(line));
 	if (n > 0 && (size_t)n < sizeof(line))
-		(void)!send(o->log_tap, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)!send(o->log_tap, line, (size_t)n,
+			    MSG_DONTWAIT | MSG_NOSIGNAL); /* -1: none now */
 }
 
 /* --service-ceiling: the first allow rule of the policy (options, file)
@@ -678,7 +680,6 @@ run_main(struct run_opts *o)
 		sigaddset(&stop, SIGTERM);
 		sigaddset(&stop, SIGHUP);
 		sigaddset(&stop, SIGQUIT);
-		sigaddset(&stop, SIGUSR2); /* the daemon gone (PR_SET_PDEATHSIG) */
 		sigprocmask(SIG_BLOCK, &stop, NULL);
 	}
 	for (char **a = o->argv; *a && n < sizeof(st.cmdline); a++)
@@ -717,11 +718,17 @@ run_main(struct run_opts *o)
 		goto out;
 	if (run_signals(&st) || run_start(&st))
 		goto out;
+	if ((o->conn_fd || o->log_tap) && !(st.svc = svcrun_open(&st))) {
+		log_warnx("cannot watch the service's connections: out of memory");
+		kill_child(&st);
+		goto out;
+	}
 	event_base_dispatch(st.base);
 	if (st.term)
 		term_drain(st.term); /* what CMD wrote last */
 out:
 	run_teardown(&st);
+	svcrun_exit(o, st.status); /* after the summary: the client's prompt follows */
 	free(o->environ);
 	free(o->env_buf);
 	return st.status;

@@ -32,6 +32,12 @@ struct run_opts {
 	 * allow rule of the policy must be within one (NULL: no ceiling) */
 	const char *ceiling_text;
 	int log_tap; /* --service-log-fd: every record's line, one message each (0: none) */
+	/* --service-conn-fd: the client's connection (cli/svcrun.c: its
+	 * signals, its going, CMD's exit status); 0: none */
+	int conn_fd;
+	/* --service-socket: the user socket, where the tap is taken up again
+	 * with the daemon that comes after the one gone */
+	const char *service_socket;
 };
 
 /* --help of run. */

@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -16,6 +17,7 @@
 
 struct term;
 struct asker;
+struct svcrun;
 struct jobtimer;
 struct event;
 struct event_base;
@@ -44,7 +46,13 @@ struct run_state {
 	char no_proxy[4096];  /* CMD's NO_PROXY */
 	struct trust trust;   /* HTTPS inspection: the CA CMD trusts */
 	struct rlimit nofile; /* as egressctl was started: CMD gets it back */
+	struct svcrun *svc;   /* the service's run: its client and tap (svcrun.c) */
 };
+
+/* run.c: signal signo with si_code code, sent to run (or by the client of
+ * the service's run, as SI_USER), done as run does it: forwarded to CMD,
+ * or --ask's SIGWINCH, or --log anew. */
+void run_signal(struct run_state *st, uint32_t signo, int32_t code);
 
 /* spawn.c: CMD started in the cgroup (cg_fd) as u, in its sandbox; st->pid
  * and st->pidfd set. 0 or -errno (said on stderr). */

@@ -40,9 +40,10 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--cgroup (each run has a fresh cgroup of its own)";
 	if (o->allow_sudo)
 		return "--allow-sudo";
-	if (o->env_fd || o->limits_text || o->ceiling_text || o->log_tap)
-		return "--service-env-fd, --service-limits, --service-ceiling and "
-		       "--service-log-fd (the service's own)";
+	if (o->env_fd || o->limits_text || o->ceiling_text || o->log_tap || o->conn_fd ||
+	    o->service_socket)
+		return "--service-env-fd, --service-limits, --service-ceiling, --service-log-fd, "
+		       "--service-conn-fd and --service-socket (the service's own)";
 	if (o->ask && !c->ask)
 		return "--ask (users.json: \"ask\": false)";
 	if (c->max_conns && o->t.max_conns > c->max_conns)

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -104,10 +103,11 @@ say(const char *line)
 
 /* In the child of fork(): the descriptors in their places (0-2 the
  * client's, the working directory entered, 3 CMD's environment, 4.. the
- * files), nothing else open, signals as a new process has them, a session
- * of its own; then run. */
+ * files, then the tap and the client's connection), nothing else open,
+ * signals as a new process has them, a session of its own; then run,
+ * which outlives the daemon (cli/svcrun.c). */
 void
-userexec_child(char **argv, int *fds, int nfds, int envfd, int tapfd, pid_t daemon)
+userexec_child(char **argv, int *fds, int nfds, int envfd, int tapfd, int connfd)
 {
 	char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 	int hi[USREQ_MAX_FDS + 2];
@@ -117,21 +117,18 @@ userexec_child(char **argv, int *fds, int nfds, int envfd, int tapfd, pid_t daem
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	setsid();
-	/* the daemon gone (stopped, crashed, restarted): SIGUSR2, on which
-	 * the service's run kills CMD's cgroup (cli/run.c) */
-	if (prctl(PR_SET_PDEATHSIG, SIGUSR2) || getppid() != daemon)
-		_exit(EGR_EXIT_ERROR);
 	for (int i = 0; i < nfds; i++)
 		hi[i] = fcntl(i == 3 ? envfd : fds[i], F_DUPFD, USREQ_MAX_FDS + 2);
-	hi[nfds] = fcntl(tapfd, F_DUPFD, USREQ_MAX_FDS + 2); /* --service-log-fd NFDS */
-	for (int i = 0; i <= nfds; i++)
+	hi[nfds] = fcntl(tapfd, F_DUPFD, USREQ_MAX_FDS + 2);	  /* --service-log-fd NFDS */
+	hi[nfds + 1] = fcntl(connfd, F_DUPFD, USREQ_MAX_FDS + 2); /* --service-conn-fd NFDS+1 */
+	for (int i = 0; i <= nfds + 1; i++)
 		if (hi[i] < 0 || dup2(hi[i], i) != i)
 			_exit(EGR_EXIT_ERROR);
 	if (fchdir(fds[3])) {
 		say("egressctl: the service cannot enter the working directory\n");
 		_exit(EGR_EXIT_ERROR);
 	}
-	syscall(SYS_close_range, nfds + 1, ~0U, 0);
+	syscall(SYS_close_range, nfds + 2, ~0U, 0);
 	execve("/proc/self/exe", argv, env);
 	say("egressctl: the service cannot start run\n");
 	_exit(EGR_EXIT_ERROR);

@@ -21,9 +21,10 @@ int userexec_env_memfd(const struct usreq *req);
 
 /* In the child of fork(): the descriptors in their places (0-2 the
  * client's, the working directory entered, 3 CMD's environment, 4.. the
- * files, then tapfd), nothing else open, a session of its own, SIGUSR2
- * when the daemon (pid daemon) goes; then run as argv. Never returns. */
-void userexec_child(char **argv, int *fds, int nfds, int envfd, int tapfd, pid_t daemon)
+ * files, then tapfd and connfd, the client's connection), nothing else
+ * open, a session of its own, independent of the daemon (it goes on when
+ * the daemon goes); then run as argv. Never returns. */
+void userexec_child(char **argv, int *fds, int nfds, int envfd, int tapfd, int connfd)
 	__attribute__((noreturn));
 
 #endif

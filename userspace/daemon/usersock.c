@@ -12,9 +12,12 @@
  * check run's table makes (cli/) accepts. The run is this binary as `run
  * --user NAME --service-env-fd 3` with the descriptors in their places, a
  * clean environment and users.json's deny rules, in a session of its own;
- * the service opens no path for the user. Later messages forward signals
- * to it; the connection closing ends it (its cgroup killed); its exit
- * status is the answer. */
+ * the service opens no path for the user. The connection is run's from
+ * then on (cli/svcrun.c): the client's signals, its exit status; the
+ * daemon only sees it close (the client gone: its cgroup killed, run
+ * killed if stuck). A run goes on when the daemon stops or dies, and
+ * comes back to the next one as root with {"adopt": ...} (usreq.h): listed
+ * as its user's again, its lines kept, counted against the ceiling. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -47,6 +50,9 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* asm-generic/socket.h, Linux 6.5 (kernel/peer.c) */
+#endif
 #define USERSOCK_MAX_CONNS 256
 #define USERSOCK_RECENT	   256 /* decision lines kept for `log` */
 #define USERSOCK_FOLLOWERS 4   /* `log -f` connections per user */
@@ -69,6 +75,7 @@ struct urun {
 	struct event *ev_tap;
 	bool follower; /* a `log -f` connection, not a run */
 	bool admin;    /* root (peer_refusal's administrator): status and log of all */
+	bool adopted;  /* a run another daemon started (no child of ours, no client) */
 };
 
 struct usersock {
@@ -263,6 +270,8 @@ on_tap(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	while ((n = recv(fd, line, sizeof(line), MSG_DONTWAIT)) > 0)
 		keep_line(r, line, (size_t)n);
+	if (n == 0 && r->ev_tap) /* run closed it: exiting (its pidfd says) */
+		event_del(r->ev_tap);
 }
 
 static void
@@ -273,6 +282,14 @@ on_child(evutil_socket_t fd, short what, void *arg)
 	int status;
 
 	(void)what;
+	if (r->adopted) { /* not our child: its pidfd readable is its end */
+		if (r->tap >= 0)
+			on_tap(r->tap, 0, r);
+		log_info("user socket: uid %u: run[%d] (taken up from a daemon before) exited",
+			 (unsigned)r->uid, (int)r->pid);
+		urun_free(r);
+		return;
+	}
 	if (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG) || !si.si_pid)
 		return;
 	status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
@@ -280,7 +297,7 @@ on_child(evutil_socket_t fd, short what, void *arg)
 		on_tap(r->tap, 0, r); /* its last lines */
 	log_info("user socket: uid %u: run[%d] exited with status %d", (unsigned)r->uid,
 		 (int)r->pid, status);
-	if (r->conn >= 0)
+	if (r->conn >= 0) /* run said it first, unless it was killed */
 		reply(r->conn, NULL, status);
 	urun_free(r);
 }
@@ -333,9 +350,9 @@ member_check(struct usersock *us, struct urun *r, char *why, size_t whylen)
  * ceiling's deny rules, then the client's. */
 static char **
 run_argv(const struct urun *r, const struct usercfg *c, const struct usreq *req, char *limits,
-	 char *ceiling, char *maxconns, char *tapno)
+	 char *ceiling, char *maxconns, char *tapno, char *connno)
 {
-	char **a = calloc((size_t)(15 + 2 * c->ndeny + req->nargs), sizeof(*a));
+	char **a = calloc((size_t)(19 + 2 * c->ndeny + req->nargs), sizeof(*a));
 	int k = 0;
 
 	if (!a)
@@ -360,6 +377,10 @@ run_argv(const struct urun *r, const struct usercfg *c, const struct usreq *req,
 	}
 	a[k++] = "--service-log-fd";
 	a[k++] = tapno;
+	a[k++] = "--service-conn-fd";
+	a[k++] = connno;
+	a[k++] = "--service-socket";
+	a[k++] = (char *)r->us->path;
 	for (int i = 0; i < c->ndeny; i++) {
 		a[k++] = "--deny";
 		a[k++] = c->deny[i];
@@ -394,27 +415,27 @@ static int
 spawn_run(struct urun *r, const struct usercfg *c, const struct usreq *req, int *fds, int nfds,
 	  char *why, size_t whylen)
 {
-	char limits[PLIMITS_N * 44 + 8], maxconns[16] = "", tapno[16];
+	char limits[PLIMITS_N * 44 + 8], maxconns[16] = "", tapno[16], connno[16];
 	int tap[2] = {-1, -1};
 	char *ceiling = c->has_allow ? ceiling_text(c) : NULL;
 	bool lim = req->limits.set && !plimits_format(&req->limits, limits, sizeof(limits));
 	char **argv = NULL;
 	int envfd, err = 0;
-	pid_t self = getpid();
 
 	if (c->max_conns)
 		snprintf(maxconns, sizeof(maxconns), "%d", c->max_conns);
 	snprintf(tapno, sizeof(tapno), "%d", nfds);
+	snprintf(connno, sizeof(connno), "%d", nfds + 1);
 	if ((!c->has_allow || ceiling) &&
 	    !socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, tap))
-		argv = run_argv(r, c, req, lim ? limits : NULL, ceiling, maxconns, tapno);
+		argv = run_argv(r, c, req, lim ? limits : NULL, ceiling, maxconns, tapno, connno);
 	envfd = userexec_env_memfd(req);
 	pid_t pid = -1;
 
 	if (argv && envfd >= 0)
 		pid = fork();
 	if (pid == 0)
-		userexec_child(argv, fds, nfds, envfd, tap[1], self);
+		userexec_child(argv, fds, nfds, envfd, tap[1], r->conn);
 	if (pid < 0)
 		err = -errno ? -errno : -ENOMEM;
 	userexec_close_fds(fds, nfds);
@@ -554,12 +575,92 @@ count_others(const struct urun *r)
 	return n;
 }
 
+static void on_conn(evutil_socket_t fd, short what, void *arg);
+
+/* The client gone while its run goes on: its cgroup killed, run too if
+ * it is stuck (urun_stop). */
+static void
+on_closed(evutil_socket_t fd, short what, void *arg)
+{
+	struct urun *r = arg;
+
+	(void)fd;
+	(void)what;
+	event_free(r->ev_conn);
+	r->ev_conn = NULL;
+	close(r->conn);
+	r->conn = -1;
+	urun_stop(r);
+}
+
+/* The run reads the client's messages now (cli/svcrun.c): the daemon
+ * watches only for the connection to close (EV_CLOSED), or, where the
+ * event base cannot tell that without reading, leaves it to run. */
+static void
+watch_close(struct urun *r)
+{
+	bool early = event_base_get_features(r->us->base) & EV_FEATURE_EARLY_CLOSE;
+
+	event_free(r->ev_conn);
+	r->ev_conn = early ? event_new(r->us->base, r->conn, EV_CLOSED | EV_PERSIST, on_closed, r)
+			   : NULL;
+	if (!r->ev_conn || event_add(r->ev_conn, NULL)) {
+		if (r->ev_conn)
+			event_free(r->ev_conn);
+		r->ev_conn = NULL;
+		close(r->conn);
+		r->conn = -1;
+	}
+}
+
+/* {"adopt": ...} from root: a run of this service's a daemon before
+ * this one started (cli/svcrun.c), coming back. It is the peer: its
+ * pidfd (SO_PEERPIDFD) says when it ends, its user is listed with it,
+ * and what it sends from now on are its lines. */
+static void
+adopt(struct urun *r, const struct usreq_adopt *a)
+{
+	struct passwd pw, *pwr = NULL;
+	char pbuf[16384];
+	socklen_t len = sizeof(r->pidfd);
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+
+	if (getpwnam_r(a->user, &pw, pbuf, sizeof(pbuf), &pwr) || !pwr || !pw.pw_uid ||
+	    getsockopt(r->conn, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) ||
+	    getsockopt(r->conn, SOL_SOCKET, SO_PEERPIDFD, &r->pidfd, &len) || r->pidfd < 0) {
+		refuse(r, EGR_EXIT_ERROR, "adopt: no such user, or the peer is gone");
+		return;
+	}
+	r->admin = false;
+	r->adopted = true;
+	r->uid = pw.pw_uid;
+	snprintf(r->name, sizeof(r->name), "%s", a->user);
+	snprintf(r->command, sizeof(r->command), "%s", a->command);
+	r->started = (time_t)a->started;
+	r->pid = cr.pid;
+	event_free(r->ev_conn);
+	r->ev_conn = NULL;
+	r->tap = r->conn; /* its lines come on it */
+	r->conn = -1;
+	r->ev_tap = event_new(r->us->base, r->tap, EV_READ | EV_PERSIST, on_tap, r);
+	r->ev_child = event_new(r->us->base, r->pidfd, EV_READ | EV_PERSIST, on_child, r);
+	if (!r->ev_tap || !r->ev_child || event_add(r->ev_tap, NULL) ||
+	    event_add(r->ev_child, NULL)) {
+		urun_free(r); /* it tries again */
+		return;
+	}
+	log_warnx("user socket: uid %u (%s): run[%d] taken up from a daemon before",
+		  (unsigned)r->uid, r->name, (int)r->pid);
+}
+
 /* The first message: the request, checked, then started under the
  * user's ceiling (users.json as it is now, with their "users" entry). */
 static void
 on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 {
 	char why[600], err[512];
+	struct usreq_adopt a;
 	struct usercfg c;
 	struct usreq req;
 	struct stat st;
@@ -570,6 +671,11 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 			 "request cut short (at most %d bytes and %d descriptors)", USREQ_MAX_BYTES,
 			 USREQ_MAX_FDS);
 		refuse(r, status, why);
+		return;
+	}
+	if (r->admin && n > 0 && !usreq_parse_adopt(buf, (size_t)n, &a, err, sizeof(err))) {
+		userexec_close_fds(fds, nfds);
+		adopt(r, &a);
 		return;
 	}
 	if (usreq_parse(buf, (size_t)n, &req, err, sizeof(err))) {
@@ -614,6 +720,8 @@ on_request(struct urun *r, char *buf, ssize_t n, int *fds, int nfds)
 		urun_command(r, &req);
 		if (!spawn_run(r, &c, &req, fds, nfds, why, sizeof(why)))
 			why[0] = 0;
+		if (!why[0])
+			watch_close(r);
 		nfds = 0;
 		status = EGR_EXIT_ERROR;
 	} else {
@@ -845,10 +953,9 @@ usersock_free(struct usersock *us)
 
 	if (!us)
 		return;
-	while ((r = LIST_FIRST(&us->runs))) {
-		urun_stop(r);
+	/* the runs go on (cli/svcrun.c): their lines to the next daemon */
+	while ((r = LIST_FIRST(&us->runs)))
 		urun_free(r);
-	}
 	if (us->ev)
 		event_free(us->ev);
 	if (us->fd >= 0) {

@@ -215,3 +215,43 @@ usreq_parse_signal(const char *buf, size_t len, int *sig, char *err, size_t errl
 	*sig = (int)s;
 	return 0;
 }
+
+/* A string of v without NUL, at most max - 1 bytes, into out. */
+static bool
+str_into(const json_t *v, char *out, size_t max)
+{
+	const char *s = json_string_value(v);
+
+	if (!s || strlen(s) != json_string_length(v) || strlen(s) >= max)
+		return false;
+	memcpy(out, s, strlen(s) + 1);
+	return true;
+}
+
+int
+usreq_parse_adopt(const char *buf, size_t len, struct usreq_adopt *a, char *err, size_t errlen)
+{
+	json_t *doc = parse_object(buf, len, err, errlen), *o, *st;
+	int rc = -EINVAL;
+
+	memset(a, 0, sizeof(*a));
+	if (!doc)
+		return -EINVAL;
+	o = json_object_get(doc, "adopt");
+	st = json_object_get(o, "started");
+	if (json_object_size(doc) != 1 || !json_is_object(o) || json_object_size(o) != 3 ||
+	    !str_into(json_object_get(o, "user"), a->user, sizeof(a->user)) || !a->user[0] ||
+	    !str_into(json_object_get(o, "command"), a->command, sizeof(a->command)) ||
+	    !json_is_integer(st) || json_integer_value(st) < 0)
+		snprintf(err, errlen,
+			 "expected {\"adopt\": {\"user\": NAME, \"command\": TEXT, \"started\": "
+			 "SECONDS}}");
+	else
+		rc = 0;
+	if (!rc)
+		a->started = (long long)json_integer_value(st);
+	json_decref(doc);
+	if (rc)
+		memset(a, 0, sizeof(*a));
+	return rc;
+}

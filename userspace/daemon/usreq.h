@@ -4,7 +4,8 @@
  * and the caller's "umask": M and "rlimits": [[CUR, MAX], ...] together,
  * -1 for unlimited}), of its runs ({"status": true}) or their decision
  * lines ({"log": true} and "follow": true or false),
- * then signals to forward ({"signal": N}). Pure parsing, fuzzed
+ * then signals to forward ({"signal": N}); and root's own service's run
+ * taken up by a daemon that did not start it ({"adopt": ...}). Pure parsing, fuzzed
  * (tests/fuzz/fuzz_usreq.c); whatever the bytes, a request comes out
  * whole and within the limits or not at all. */
 #ifndef USREQ_H
@@ -40,5 +41,17 @@ void usreq_free(struct usreq *r);
  * (--ask: the terminal's size changed) into *sig.
  * Returns 0 or -EINVAL with err set. */
 int usreq_parse_signal(const char *buf, size_t len, int *sig, char *err, size_t errlen);
+
+/* {"adopt": {"user": NAME, "command": TEXT, "started": SECONDS}}: a run
+ * of the service's (cli/svcrun.c, connecting as root) that a daemon
+ * started after its own is to list as NAME's, with its lines. */
+struct usreq_adopt {
+	char user[64];	   /* the account CMD runs as */
+	char command[256]; /* for status (cut to fit) */
+	long long started; /* its start, seconds since the epoch */
+};
+
+/* Parses {"adopt": ...}. Returns 0, or -EINVAL with err set (a zeroed). */
+int usreq_parse_adopt(const char *buf, size_t len, struct usreq_adopt *a, char *err, size_t errlen);
 
 #endif /* USREQ_H */
