@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -339,6 +339,45 @@ test_escapes_more() {
 	urun "${t}_vsock" "$UA" -- "$PY" "$C/probe.py" vsock
 	egr_json "${t}_vsock"
 	a_errno "$t.vsock.refused" EAFNOSUPPORT
+}
+
+# run.sh's address-family and DNS ways out, again as the user through the
+# service: native IPv6 (TCP and UDP), an AF_INET6 socket to a v4-mapped
+# address, and DNS to a resolver of one's choosing (UDP and TCP), each
+# reaching the test internet as that user without egressctl (the
+# control), then in the service's run: IPv6 refused, the mapped connect
+# judged as IPv4 (a decision on the terminal), the queries answered by
+# egressctl's responder (REFUSED: no rule allows the name) and never sent;
+# nothing at the sensor.
+test_escapes_net() {
+	local t=escapes_net k c a
+	for k in tcp6 udp6_sendto; do
+		new6 c; new6 a
+		jv "$(as "$UA" "$PY" "$C/probe.py" "$k" "$c" "$([ $k = tcp6 ] && echo 80 || echo 7)" | grep '^{' | tail -1)"
+		a_ok "$t.$k.control"
+		sensor_saw "$t.$k.control.sensor" "ip6 and dst host $c"
+		urun "${t}_$k" "$UA" -- "$PY" "$C/probe.py" "$k" "$a" "$([ $k = tcp6 ] && echo 80 || echo 7)"
+		egr_json "${t}_$k"
+		a_denied "$t.$k.denied"
+		sensor_none "$t.$k.sensor" "dst host $a"
+	done
+	new4 c; new4 a
+	jv "$(as "$UA" "$PY" "$C/probe.py" tcp_mapped "$c" 80 | grep '^{' | tail -1)"
+	a_ok "$t.mapped.control"
+	sensor_saw "$t.mapped.control.sensor" "tcp and dst host $c"
+	urun "${t}_mapped" "$UA" -- "$PY" "$C/probe.py" tcp_mapped "$a" 80
+	a_grep "$t.mapped.judged" "$W/${t}_mapped.err" "denied python3\[[0-9]+\] → $(re "$a"):80"
+	sensor_none "$t.mapped.sensor" "dst host $a"
+	for k in dns_udp dns_tcp; do
+		new4 c; new4 a
+		jv "$(as "$UA" "$PY" "$C/probe.py" "$k" "$c" "c-$k-$$.test" | grep '^{' | tail -1)"
+		a_ok "$t.$k.control"
+		sensor_saw "$t.$k.control.sensor" "dst host $c and dst port 53"
+		urun "${t}_$k" "$UA" -- "$PY" "$C/probe.py" "$k" "$a" "x-$k-$$.test"
+		egr_json "${t}_$k"
+		a_eq "$t.$k.refused" "answer" "$P_errno" RCODE5
+		sensor_none "$t.$k.sensor" "dst host $a"
+	done
 }
 
 # cap_python: CAPPY, a copy of python3 with the file capabilities
@@ -1117,6 +1156,24 @@ test_restart() {
 	done
 }
 
+# the client killed while no daemon is there: run itself sees its
+# connection go and ends CMD (its cgroup removed), not left running
+# unwatched until a daemon comes
+test_restart_gone() {
+	local t=restart_gone cg
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "cat /proc/self/cgroup; sleep 300") \
+		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
+	wait_for 20 grep -qs '^0::' "$W/$t.out"
+	cg=$CGROOT$(sed -n 's/^0:://p' "$W/$t.out")
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	grep -qs . "$cg/cgroup.procs" && ok "$t.running" || fail "$t.running" "CMD is not running"
+	pkill -KILL -u "$UA" -x egressctl
+	wait_for 20 test ! -d "$cg"
+	a_eq "$t.cgroup_removed" "the run's cgroup $cg" "$(test -d "$cg" && echo left)" ""
+	start_daemon || fail "$t.restarted" "no daemon"
+}
+
 # a run whose daemon is gone asks the socket's path for the next one: a
 # listener another user bound there meanwhile (the socket in a directory
 # anybody may write) gets the connection and nothing else, neither the
@@ -1220,14 +1277,19 @@ test_ask() {
 	a_grep "$t.tty.eof" "$W/${t}_tty.tty" '^cat-done=hello$'
 
 	# the service's run killed mid-run (it cannot put the terminal back):
-	# the client does
+	# the client does; and the daemon ends the CMD nothing watches now
 	ask_urun "${t}_kill" - -- -- sh -c "echo SIGNOW; touch $RW/ask-kill-$$; sleep 20" &
 	local p=$! rp
 	wait_for 20 test -e "$RW/ask-kill-$$"
 	rp=$(grep -o "): run\[[0-9]*\] started" "$W/daemon.err" | tail -1 | grep -o '[0-9]*')
+	local cgid
+	cgid=$(stat -c %i "$CGROOT/egressctl/run-$rp" 2>/dev/null)
 	[ -n "$rp" ] && kill -KILL "$rp"
 	wait "$p"
 	a_eq "$t.killed.modes_restored" "the terminal's modes after run's SIGKILL" "$(ask_res "${t}_kill" | cut -d' ' -f3)" True
+	wait_for 5 test ! -d "$CGROOT/egressctl/run-$rp"
+	a_eq "$t.killed.cmd_ended" "run-$rp's cgroup after run's SIGKILL" "$(test -d "$CGROOT/egressctl/run-$rp" && echo left)" ""
+	a_eq "$t.killed.pins_removed" "the pins of cgroup ${cgid:-?}" "$(test -e "$PIN_ROOT/${cgid:-none}" && echo left)" ""
 	rm -f "$RW/ask-kill-$$"
 
 	# users.json "ask": false refuses it

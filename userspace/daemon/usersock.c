@@ -41,7 +41,9 @@
 #include "daemon/userexec.h"
 #include "daemon/usersock.h"
 #include "daemon/usreq.h"
+#include "confine/status.h"
 #include "kernel/cgroup.h"
+#include "kernel/loader.h"
 #include "kernel/peer.h"
 #include "lib/jsonx.h"
 #include "lib/log.h"
@@ -274,6 +276,33 @@ on_tap(evutil_socket_t fd, short what, void *arg)
 		event_del(r->ev_tap);
 }
 
+/* run gone: a cgroup of its still there (run killed, or crashed, before
+ * removing it) holds a CMD nothing watches any more: killed and removed
+ * (at most 200 ms on the loop; a run that ended well removed its own),
+ * then the pins that kept its programs on it and its status socket. */
+static void
+urun_reap_cgroup(const struct urun *r)
+{
+	char path[PATH_MAX + 64], root[PATH_MAX], pins[PATH_MAX + 32];
+	uint64_t cgid;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/egressctl/run-%d", r->us->mnt, (int)r->pid);
+	if (access(path, F_OK))
+		return;
+	cgid = cgroup_id_of(path);
+	err = cgroup_kill_and_remove(path, 200);
+	log_warnx("user socket: uid %u: run[%d] gone, its cgroup left: %s", (unsigned)r->uid,
+		  (int)r->pid, err ? strerror(-err) : "killed and removed");
+	if (err || !cgid || loader_pin_root(root, sizeof(root)))
+		return;
+	snprintf(pins, sizeof(pins), "%s/%llu", root, (unsigned long long)cgid);
+	if (!access(pins, F_OK))
+		loader_remove_pin_dir(pins);
+	snprintf(pins, sizeof(pins), "%s/%llu.sock", STATUS_DIR, (unsigned long long)cgid);
+	unlink(pins);
+}
+
 static void
 on_child(evutil_socket_t fd, short what, void *arg)
 {
@@ -287,6 +316,7 @@ on_child(evutil_socket_t fd, short what, void *arg)
 			on_tap(r->tap, 0, r);
 		log_info("user socket: uid %u: run[%d] (taken up from a daemon before) exited",
 			 (unsigned)r->uid, (int)r->pid);
+		urun_reap_cgroup(r);
 		urun_free(r);
 		return;
 	}
@@ -297,6 +327,7 @@ on_child(evutil_socket_t fd, short what, void *arg)
 		on_tap(r->tap, 0, r); /* its last lines */
 	log_info("user socket: uid %u: run[%d] exited with status %d", (unsigned)r->uid,
 		 (int)r->pid, status);
+	urun_reap_cgroup(r);
 	if (r->conn >= 0) /* run said it first, unless it was killed */
 		reply(r->conn, NULL, status);
 	urun_free(r);
