@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_sameuid escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -378,6 +378,47 @@ test_escapes_net() {
 		a_eq "$t.$k.refused" "answer" "$P_errno" RCODE5
 		sensor_none "$t.$k.sensor" "dst host $a"
 	done
+}
+
+# the same uid outside: CMD runs as the user, who has processes outside
+# egressctl (a shell, an editor). A socket is judged by the cgroup it was
+# made in, so one of theirs handed to CMD, or one of them driven by CMD,
+# would take CMD's traffic out. Each way (clients/sameuid.py) is shown to
+# work as the user without egressctl: the holder's UDP socket taken with
+# pidfd_getfd sends a token to the test internet (seen at the sensor), a
+# tracer attaches, its memory opens for writing, it can be stopped; then
+# each is refused in the service's run and the token never leaves.
+test_escapes_sameuid() {
+	local t=escapes_sameuid c k v hp base
+	new4 c
+	rm -f "$RW/$t.holder"
+	in_sbx setpriv --reuid="$UA" --regid="$(id -g "$UA")" --init-groups \
+		"$PY" "$C/sameuid.py" hold "$c" 7 "$RW/$t.holder" 2>"$W/$t.herr" &
+	hp=$!
+	PIDS+=("$hp")
+	wait_for 10 test -s "$RW/$t.holder" || { fail "$t.holder" "no holder: $(cat "$W/$t.herr")"; return; }
+	as "$UA" "$PY" "$C/sameuid.py" take "$RW/$t.holder" "ctl-$$" >"$W/$t.ctl" 2>&1
+	for k in pidfd_getfd ptrace proc_mem signal; do
+		v=$(grep "\"name\": \"$k\"" "$W/$t.ctl")
+		case $v in
+		*'"ok": true'*) ok "$t.control.$k" ;;
+		*EPERM* | *EACCES*) note "$t.control.$k: this host refuses it to the user without egressctl ($v): the confined half still runs" ;;
+		*) fail "$t.control.$k" "$v" ;;
+		esac
+	done
+	grep -q '"name": "pidfd_getfd", "ok": true' "$W/$t.ctl" && sensor_saw "$t.control.sensor" "udp and dst host $c"
+	base=$(sensor_now "udp and dst host $c")
+	urun "$t" "$UA" -- "$PY" "$C/sameuid.py" take "$RW/$t.holder" "in-$$"
+	for k in pidfd_getfd ptrace proc_mem signal; do
+		v=$(grep "\"name\": \"$k\"" "$W/$t.out")
+		case $v in
+		*'"ok": false'*) ok "$t.$k.refused" ;;
+		*) fail "$t.$k.refused" "ESCAPE or no answer: ${v:-$(head -c 300 "$W/$t.err")}" ;;
+		esac
+	done
+	sensor_none_since "$t.sensor" "$base" "udp and dst host $c"
+	kill "$hp" 2>/dev/null
+	wait "$hp" 2>/dev/null
 }
 
 # cap_python: CAPPY, a copy of python3 with the file capabilities
