@@ -85,6 +85,7 @@ else
 	FLOOD_N=3000 FLOOD_RATE=300 DNS_N=6000 DNS_RATE=600 DNS_TCP_N=1200 SLOW_N=200 SLOW_HOLD=20
 	FAULT_N=40 LOGDISK_N=3000 USERRUNS_N=8
 fi
+LAT_N=1000 # userruns_held: decisions timed per run
 SOAK_SECONDS=${STRESS_SOAK_SECONDS:-600}
 
 # ---------------------------------------------------------------- results
@@ -931,7 +932,111 @@ time.sleep(2)" "$sock" "$RW/$t.flood" &
 	groupdel "$g" && USERRUNS_MADE=()
 }
 
-ALL_TESTS="flood_http flood_connect flood_socks5 flood_transparent dns_flood slowloris resets halfclose upstreams dns_upstream sigkill logdisk timeout userruns"
+# issue 31's measure, make stress only: 100 runs of 10 users (a group the
+# case makes) held by one service at once, and how long one of them waits
+# for its decisions meanwhile: its CMD asks its proxy LAT_N times for a
+# denied name, each on a fresh connection (urllib through HTTP_PROXY:
+# accept, parse, judge, 403), timing each; the same run's decisions alone
+# first, in the same run of the suite. The figures (p50, p99, the ratio)
+# are printed, not asserted (a benchmark's); asserted: every run up, every
+# answer 403, every run exiting 0.
+test_userruns_held() {
+	local t=userruns_held g=egrsh$$ sock=$W/$t.sock d i k n u bad=0 users=() pids=()
+	if [ -n "${STRESS_QUICK:-}" ]; then
+		note "$t: make stress only (100 runs)"
+		return
+	fi
+	groupadd "$g" || { fail "$t.setup" "groupadd"; return; }
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		users+=("${g}u$i")
+		useradd -M -N -g "$g" -s /bin/sh "${g}u$i"
+	done
+	USERRUNS_MADE=("${users[@]}" "$g")
+	printf '{"groups": ["%s"], "max_runs_per_user": 10}\n' "$g" >"$W/$t.json"
+	cat >"$W/$t.py" <<'PYEOF'
+import json, os, stat, sys, time, urllib.request as r
+go, ready, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+open(ready, "w").close()
+if os.path.exists(go) and stat.S_ISFIFO(os.stat(go).st_mode):
+    open(go).read()  # idle, blocked: until the case's writer closes it
+while not os.path.exists(go):
+    time.sleep(0.05)
+lat, codes = [], {}
+for i in range(n):
+    t0 = time.perf_counter()
+    try:
+        r.urlopen("http://blocked.test/", timeout=10)
+        c = 200
+    except Exception as e:
+        c = getattr(e, "code", 0)
+    lat.append(round((time.perf_counter() - t0) * 1e6))
+    codes[c] = codes.get(c, 0) + 1
+print(json.dumps({"lat": lat, "codes": codes}))
+PYEOF
+	chmod 0644 "$W/$t.py"
+	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$t.ctl" --user-socket "$sock" \
+		--users "$W/$t.json" >"$W/$t.dout" 2>"$W/$t.derr" &
+	d=$!
+	PIDS+=("$d")
+	wait_for 20 test -S "$sock" || { fail "$t.daemon" "no socket: $(tail -c 300 "$W/$t.derr")"; return; }
+	# urun_held TAG USER GO N: a run of USER's whose CMD waits for GO, then asks N times
+	urun_held() {
+		(cd "$RW" && timeout -k 2 300 nsenter --net="$NS_SBX" setpriv --reuid="$2" --regid="$g" \
+			--init-groups env EGRESSCTL_USER_SOCKET="$sock" "$EGRESSCTL" run -q --dns-upstream "$INET_DNS" -- \
+			"$PY" "$W/$t.py" "$3" "$RW/$1.ready" "$4") >"$W/$1.out" 2>"$W/$1.err" </dev/null
+	}
+	# alone
+	touch "$RW/$t.go0"
+	urun_held "$t-alone" "${users[0]}" "$RW/$t.go0" "$LAT_N"
+	# then held beside 99 others, idle (blocked on a FIFO, not polling):
+	# the probe first, so that it is up among them
+	mkfifo -m 0666 "$RW/$t.go2"
+	urun_held "$t-probe" "${users[0]}" "$RW/$t.go1" "$LAT_N" &
+	pids+=($!)
+	for i in "${!users[@]}"; do
+		for ((k = 0; k < 10; k++)); do
+			[ "$i$k" = 00 ] && continue
+			urun_held "$t-$i-$k" "${users[$i]}" "$RW/$t.go2" 0 &
+			pids+=($!)
+		done
+	done
+	n=0
+	wait_secs 300 eval '[ "$(ls "$RW"/"$t"-*.ready 2>/dev/null | wc -l)" -ge 101 ]'
+	n=$(ls "$RW"/"$t"-*.ready 2>/dev/null | wc -l)
+	a_val "$t.all_up" "runs up at once (and the one alone before)" "$n" 101
+	note "$t: the daemon's RSS with 100 runs held: $(awk '/VmRSS/ {print $2}' /proc/"$d"/status) KiB"
+	touch "$RW/$t.go1"
+	wait "${pids[0]}" || bad=$((bad + 1))
+	exec 7<>"$RW/$t.go2" # a writer opens it: the idle ones' open returns,
+	sleep 1
+	exec 7>&- # and when it closes, their read ends
+	for i in "${pids[@]:1}"; do wait "$i" || bad=$((bad + 1)); done
+	a_val "$t.all_exited_0" "runs that did not exit 0" "$bad" 0
+	jv "$("$PY" - "$W/$t-alone.out" "$W/$t-probe.out" <<'PYEOF'
+import json, sys
+def load(p):
+    for l in open(p):
+        if l.startswith("{"):
+            return json.loads(l)
+    return {"lat": [], "codes": {}}
+def q(v, f):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(f * len(v)))] if v else -1
+a, b = load(sys.argv[1]), load(sys.argv[2])
+print(json.dumps({"n": len(b["lat"]), "a50": q(a["lat"], .5), "a99": q(a["lat"], .99),
+                  "b50": q(b["lat"], .5), "b99": q(b["lat"], .99), "bmax": max(b["lat"] or [-1]),
+                  "denied": a["codes"].get("403", 0) + b["codes"].get("403", 0)}))
+PYEOF
+)"
+	note "$t: one run's $LAT_N denied requests (µs), alone: p50 ${P_a50:-?} p99 ${P_a99:-?}; with 99 other runs of 10 users held: p50 ${P_b50:-?} p99 ${P_b99:-?} max ${P_bmax:-?}; p99 ratio $(awk -v a="${P_a99:-0}" -v b="${P_b99:-0}" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "?" }')"
+	a_val "$t.answers" "403s of the alone and the held run" "${P_denied:-0}" "$((2 * LAT_N))"
+	kill "$d"
+	wait "$d" 2>/dev/null
+	for u in "${users[@]}"; do userdel "$u"; done
+	groupdel "$g" && USERRUNS_MADE=()
+}
+
+ALL_TESTS="flood_http flood_connect flood_socks5 flood_transparent dns_flood slowloris resets halfclose upstreams dns_upstream sigkill logdisk timeout userruns userruns_held"
 FAULT_TESTS="resets halfclose upstreams dns_upstream sigkill logdisk timeout"
 [ -n "${STRESS_FAULTS_ONLY:-}" ] && ALL_TESTS=$FAULT_TESTS
 
