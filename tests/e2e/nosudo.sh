@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_sameuid escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -419,6 +419,39 @@ test_escapes_sameuid() {
 	sensor_none_since "$t.sensor" "$base" "udp and dst host $c"
 	kill "$hp" 2>/dev/null
 	wait "$hp" 2>/dev/null
+}
+
+# the user's own session bus: CMD runs as the user, whose D-Bus session
+# bus (/run/user/UID/bus) would start anything for them outside egressctl
+# (systemd-run --user). A dbus-daemon of the user's at its real path (a
+# tmpfs over /run/user in the suite's mount namespace): dbus-send as the
+# user reaches it (the control); through the service, by its path and
+# relative to /run/user/UID, refused, the decision on the terminal
+test_escapes_bus() {
+	local t=escapes_bus uid bus i
+	uid=$(id -u "$UA")
+	bus=/run/user/$uid/bus
+	[ -d /run/user ] || mkdir -p /run/user
+	mount -t tmpfs -o mode=0755 egr-test /run/user || { fail "$t.setup" "cannot mount a tmpfs on /run/user"; return; }
+	mkdir -m 0700 "/run/user/$uid" && chown "$UA:$(id -g "$UA")" "/run/user/$uid"
+	setpriv --reuid="$UA" --regid="$(id -g "$UA")" --init-groups -- dbus-daemon --session --nofork \
+		--address="unix:path=$bus" --print-address >"$W/$t.addr" 2>"$W/$t.derr" &
+	PIDS+=($!)
+	i=$!
+	wait_for 5 test -S "$bus"
+	local -a env=(env DBUS_SESSION_BUS_ADDRESS="unix:path=$bus" XDG_RUNTIME_DIR="/run/user/$uid")
+	as "$UA" "${env[@]}" dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
+		org.freedesktop.DBus.ListNames >"$W/$t.ctl" 2>&1 && ok "$t.control" ||
+		fail "$t.control" "dbus-send as the user without egressctl: $(head -c 300 "$W/$t.ctl")"
+	urun "$t" "$UA" -- "${env[@]}" dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
+		org.freedesktop.DBus.ListNames
+	[ "$EGR_RC" != 0 ] && ok "$t.refused" || fail "$t.refused" "ESCAPE: dbus-send reached the user's bus"
+	a_grep "$t.line" "$W/$t.err" "denied dbus-send\[[0-9]+\] → unix:$(re "$bus")"
+	urun "${t}_rel" "$UA" -- sh -c "cd /run/user/$uid && exec dbus-send --bus=unix:path=bus --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ListNames"
+	[ "$EGR_RC" != 0 ] && ok "$t.relative.refused" || fail "$t.relative.refused" "ESCAPE: the bus by a relative name"
+	kill "$i" 2>/dev/null
+	wait "$i" 2>/dev/null
+	umount -l /run/user
 }
 
 # cap_python: CAPPY, a copy of python3 with the file capabilities
@@ -1421,4 +1454,4 @@ ask_vector() {	# ask_vector TAG VECTOR: the attack's first result for VECTOR
 		"$RW/$1.json" "$2" 2>/dev/null || echo "no result file"
 }
 
-suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout bpftool" "$@"
+suite_main nosudo.sh nosudo_setup "ip nsenter setpriv unshare mount tcpdump useradd groupadd pgrep timeout bpftool dbus-daemon dbus-send" "$@"
