@@ -1170,8 +1170,16 @@ test_unit() {
 # reaches nothing (nothing at the sensor, the decision on the user's
 # terminal) and the client exits with CMD's status. The user's and
 # root's log -f end with the daemon that stops, saying so.
+# conns_to PATH: connections the listener at PATH has accepted, open now
+# (an accepted unix socket is in its client's network namespace: the
+# host's or the sandbox's here)
+conns_to() {
+	{ ss -xH state connected; in_sbx ss -xH state connected; } 2>/dev/null |
+		awk -v p="$1" '$5 == p' | wc -l
+}
+
 test_restart() {
-	local t=restart sig mark cg p pf pr go a
+	local t=restart sig mark cg p pf pr go a n0
 	for sig in TERM KILL; do
 		mark="egrns-restart-$sig-$$"
 		go="$RW/restart-go-$sig-$$"
@@ -1183,12 +1191,15 @@ test_restart() {
 		cg=$CGROOT$(sed -n 's/^0:://p' "$W/${t}_$sig.out")
 		# (CMD by its cgroup: the client's command line names $go too)
 		grep -qs . "$cg/cgroup.procs" && ok "$t.$sig.running" || fail "$t.$sig.running" "CMD is not running"
+		n0=$(conns_to "$USOCK")
 		(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >/dev/null 2>"$W/${t}_${sig}_f.err" </dev/null &
 		pf=$!
 		EGRESSCTL_USER_SOCKET="$USOCK" timeout 40 "$EGRESSCTL" log -f --control "$W/control" \
 			>/dev/null 2>"$W/${t}_${sig}_r.err" </dev/null &
 		pr=$!
-		sleep 0.5
+		# both followers connected before the daemon goes (the user's to
+		# the socket; root's to the control socket and the socket)
+		wait_for 10 eval '[ "$(conns_to "$USOCK")" -ge $((n0 + 2)) ] && [ "$(conns_to "$W/control")" -gt 0 ]'
 		kill -"$sig" "$DPID"
 		wait "$DPID" 2>/dev/null
 		wait "$pf"

@@ -454,7 +454,7 @@ userrun_runs(void)
 int
 userrun_log(bool follow)
 {
-	int cerr = 0, rc = userrun_log_lines(follow, &cerr);
+	int cerr = 0, rc = userrun_log_lines(follow, &cerr, NULL);
 
 	if (cerr)
 		log_warnx("log needs root, or the service at %s (%s)", userrun_socket_path(),
@@ -463,7 +463,7 @@ userrun_log(bool follow)
 }
 
 int
-userrun_log_lines(bool follow, int *cerr)
+userrun_log_lines(bool follow, int *cerr, struct userrun_log_stop *stop)
 {
 	const char *path = userrun_socket_path();
 	const char *req = follow ? "{\"log\":true,\"follow\":true}" : "{\"log\":true}";
@@ -475,6 +475,14 @@ userrun_log_lines(bool follow, int *cerr)
 	if (sock < 0) {
 		*cerr = errno;
 		return EGR_EXIT_ERROR;
+	}
+	if (stop) { /* published, then stop looked at: one of the two sides sees the other */
+		__atomic_store_n(&stop->sock, sock, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&stop->stop, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&stop->sock, -1, __ATOMIC_SEQ_CST);
+			close(sock);
+			return EGR_EXIT_ERROR;
+		}
 	}
 	signal(SIGPIPE, SIG_DFL);
 	if (send(sock, req, strlen(req), MSG_NOSIGNAL) < 0) {
@@ -500,15 +508,30 @@ userrun_log_lines(bool follow, int *cerr)
 		printf("%s\n", buf);
 		fflush(stdout);
 	}
-	if (follow && n < 0) /* only the service ends -f: it stopped */
+	if (stop && __atomic_load_n(&stop->stop, __ATOMIC_SEQ_CST))
+		;		  /* ended by the other thread: it says why */
+	else if (follow && n < 0) /* only the service ends -f: it stopped */
 		log_warn("log -f: the service at %s", path);
 	else if (follow)
 		log_warnx(
 			"log -f: the service at %s closed the connection (it stopped or restarts): "
 			"no more lines",
 			path);
+	if (stop)
+		__atomic_store_n(&stop->sock, -1, __ATOMIC_SEQ_CST);
 	close(sock);
 	return follow ? EGR_EXIT_ERROR : 0;
+}
+
+void
+userrun_log_stop(struct userrun_log_stop *s)
+{
+	int sock;
+
+	__atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
+	sock = __atomic_load_n(&s->sock, __ATOMIC_SEQ_CST);
+	if (sock >= 0)
+		shutdown(sock, SHUT_RDWR); /* its recv returns 0 */
 }
 
 const char *

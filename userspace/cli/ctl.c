@@ -553,6 +553,7 @@ do_detach(const struct ctl_opts *o)
 struct users_log {
 	bool follow;
 	int rc, cerr;
+	struct userrun_log_stop stop;
 };
 
 static void *
@@ -560,20 +561,21 @@ users_log(void *arg)
 {
 	struct users_log *u = arg;
 
-	u->rc = userrun_log_lines(u->follow, &u->cerr);
+	u->rc = userrun_log_lines(u->follow, &u->cerr, &u->stop);
 	return NULL;
 }
 
 /* log as root where the user service is: the daemon's lines, then every
  * user's runs' through the service (with -f both as they come, the
  * service's followed by a thread of its own). Either may be missing; not
- * both. With -f, the daemon's stream ending ends both (the exit ends the
- * thread). */
+ * both. With -f, the daemon's stream ending ends both: the thread is
+ * stopped and joined before the exit (an exit while it prints crashed in
+ * exit's destructors: both streams end at once when the daemon dies). */
 static int
 log_with_users(const struct ctl_opts *o, json_t *req)
 {
 	struct answer a = {.raw = true, .follow = o->follow};
-	struct users_log u = {.follow = o->follow};
+	struct users_log u = {.follow = o->follow, .stop = {.sock = -1}};
 	const char *path = control_path(o);
 	bool threaded = false, dgone, ugone;
 	int err, ms = o->follow ? -1 : o->reply_ms;
@@ -595,6 +597,10 @@ log_with_users(const struct ctl_opts *o, json_t *req)
 		int rc = err ? request_failed("log", path, err, ms) : stream_end("log", path, &a);
 
 		json_decref(a.first);
+		if (threaded) {
+			userrun_log_stop(&u.stop);
+			pthread_join(t, NULL);
+		}
 		return rc;
 	}
 	if (threaded)

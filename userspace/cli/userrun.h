@@ -39,8 +39,18 @@ int userrun_log(bool follow);
 
 /* The same lines, for root every user's (each with "user" and "uid"),
  * without a word when the socket does not connect: then *cerr is its
- * errno (else 0) and the status EGR_EXIT_ERROR. */
-int userrun_log_lines(bool follow, int *cerr);
+ * errno (else 0) and the status EGR_EXIT_ERROR. With stop (another
+ * thread's, or NULL): the socket is published in stop->sock while open,
+ * so that the other thread can shut it down, and once stop->stop is set
+ * nothing more is read (userrun_log_stop). */
+struct userrun_log_stop {
+	int sock; /* -1: none open */
+	int stop;
+};
+int userrun_log_lines(bool follow, int *cerr, struct userrun_log_stop *stop);
+/* Ends a userrun_log_lines of another thread's (with s), which then returns
+ * at once; call before joining it. */
+void userrun_log_stop(struct userrun_log_stop *s);
 
 /* The service's runs as its {"status": true} answers them (root: every
  * user's; each with pid, cgroup, command, uptime, user, uid), a new
