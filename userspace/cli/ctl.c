@@ -371,16 +371,15 @@ out:
 static int
 detach_pins(uint64_t cgid, const char *cgpath)
 {
-	char root[PATH_MAX], dir[PATH_MAX + 32], sock[160];
+	char dir[PATH_MAX], sock[160];
 	struct stat st;
 	int err, fd;
 
-	err = loader_pin_root(root, sizeof(root));
+	err = loader_pin_dir_of(cgid, dir, sizeof(dir));
 	if (err) {
 		log_warnx("detach: cannot open bpffs: %s", strerror(-err));
 		return EGR_EXIT_ERROR;
 	}
-	snprintf(dir, sizeof(dir), "%s/%llu", root, (unsigned long long)cgid);
 	if (stat(dir, &st)) {
 		log_warnx("detach: nothing of egressctl's is attached to %s",
 			  cgpath ? cgpath : "that cgroup");
@@ -411,12 +410,11 @@ detach_pins(uint64_t cgid, const char *cgpath)
 static bool
 has_pins(uint64_t cgid)
 {
-	char root[PATH_MAX], dir[PATH_MAX + 32];
+	char dir[PATH_MAX];
 	struct stat st;
 
-	if (loader_pin_root(root, sizeof(root)))
+	if (loader_pin_dir_of(cgid, dir, sizeof(dir)))
 		return true; /* detach_pins says why */
-	snprintf(dir, sizeof(dir), "%s/%llu", root, (unsigned long long)cgid);
 	return !stat(dir, &st);
 }
 

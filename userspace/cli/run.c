@@ -625,12 +625,13 @@ run_tap(void *arg, const struct audit_rec *r)
 	char line[2048];
 	int n;
 
+	if (o->log_tap < 0) /* no daemon now (cli/svcrun.c): dropped */
+		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
 			 sizeof(line));
 	if (n > 0 && (size_t)n < sizeof(line))
-		(void)!send(o->log_tap, line, (size_t)n,
-			    MSG_DONTWAIT | MSG_NOSIGNAL); /* -1: none now */
+		(void)!send(o->log_tap, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /* --service-ceiling: the first allow rule of the policy (options, file)

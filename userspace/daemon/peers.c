@@ -222,20 +222,18 @@ sync_server(struct daemon *dm, bool empty)
 		dt_event(dt, "docker", "the jobs' containers' addresses: %s", strerror(-err));
 }
 
-/* Job's egr_peer written anew from what is known, and dockerd's (empty:
- * both taken back; a dirty job's own are, whatever empty says). */
+/* Job's egr_peer written anew from what is known (empty, or a dirty job:
+ * taken back); not dockerd's (sync_job). */
 static void
-sync_job(struct daemon *dm, uint64_t job, bool empty)
+sync_job_keys(struct daemon *dm, uint64_t job, bool empty)
 {
 	struct peers *ps = dm->peers;
 	struct dtarget *dt = docker_target(dm, job);
 	bool none = empty || dirty(ps, job);
 	int nk = 0, nhost, err;
 
-	if (!dt || !dt->tg) {
-		sync_server(dm, empty); /* the job gone: its containers too */
-		return;
-	}
+	if (!dt || !dt->tg)
+		return; /* the job gone: sync_server forgets its containers */
 	nhost = none ? 0 : host_addrs(ps);
 	for (int i = 0; i < ps->n && !none; i++) {
 		const struct peer *a = &ps->p[i];
@@ -268,6 +266,13 @@ sync_job(struct daemon *dm, uint64_t job, bool empty)
 	if (err)
 		dt_event(dt, "docker", "its containers' addresses on their networks: %s",
 			 strerror(-err));
+}
+
+/* Job's egr_peer and dockerd's written anew (empty: both taken back). */
+static void
+sync_job(struct daemon *dm, uint64_t job, bool empty)
+{
+	sync_job_keys(dm, job, empty);
 	sync_server(dm, empty);
 }
 
@@ -408,7 +413,9 @@ peers_tick(struct daemon *dm)
 	}
 	ps->n = k;
 	for (int j = 0; j < nchanged; j++)
-		sync_job(dm, changed[j], false);
+		sync_job_keys(dm, changed[j], false);
+	if (nchanged)
+		sync_server(dm, false);
 }
 
 /* The containers of job in network namespace netns, and their names
@@ -484,7 +491,7 @@ peers_local_name(void *arg, uint64_t netns, const char *name, int af, uint8_t (*
 
 /* This host's routes or addresses changed: whether an address is routed
  * to its network's bridge, or is the host's, may have too. Every job's
- * keys (and so dockerd's) written anew, checked again; the change took
+ * keys written anew, and dockerd's once, checked again; the change took
  * effect before this runs, so a connect in between may still go by the
  * old key (the loop's latency, a few ms). */
 static void
@@ -505,8 +512,9 @@ on_watch(evutil_socket_t fd, short what, void *arg)
 		if (seen)
 			continue;
 		done[ndone++] = ps->p[i].job;
-		sync_job(dm, ps->p[i].job, false);
+		sync_job_keys(dm, ps->p[i].job, false);
 	}
+	sync_server(dm, false);
 }
 
 int

@@ -52,9 +52,6 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77 /* asm-generic/socket.h, Linux 6.5 (kernel/peer.c) */
-#endif
 #define USERSOCK_MAX_CONNS 256
 #define USERSOCK_RECENT	   256 /* decision lines kept for `log` */
 #define USERSOCK_FOLLOWERS 4   /* `log -f` connections per user */
@@ -283,7 +280,7 @@ on_tap(evutil_socket_t fd, short what, void *arg)
 static void
 urun_reap_cgroup(const struct urun *r)
 {
-	char path[PATH_MAX + 64], root[PATH_MAX], pins[PATH_MAX + 32];
+	char path[PATH_MAX + 64], pins[PATH_MAX];
 	uint64_t cgid;
 	int err;
 
@@ -294,10 +291,9 @@ urun_reap_cgroup(const struct urun *r)
 	err = cgroup_kill_and_remove(path, 200);
 	log_warnx("user socket: uid %u: run[%d] gone, its cgroup left: %s", (unsigned)r->uid,
 		  (int)r->pid, err ? strerror(-err) : "killed and removed");
-	if (err || !cgid || loader_pin_root(root, sizeof(root)))
+	if (err || !cgid)
 		return;
-	snprintf(pins, sizeof(pins), "%s/%llu", root, (unsigned long long)cgid);
-	if (!access(pins, F_OK))
+	if (!loader_pin_dir_of(cgid, pins, sizeof(pins)) && !access(pins, F_OK))
 		loader_remove_pin_dir(pins);
 	snprintf(pins, sizeof(pins), "%s/%llu.sock", STATUS_DIR, (unsigned long long)cgid);
 	unlink(pins);
@@ -768,8 +764,8 @@ static void
 on_conn(evutil_socket_t fd, short what, void *arg)
 {
 	struct urun *r = arg;
-	char *buf = malloc(USREQ_MAX_BYTES + 1), err[256];
-	int fds[USREQ_MAX_FDS], nfds, sig;
+	char *buf = malloc(USREQ_MAX_BYTES + 1);
+	int fds[USREQ_MAX_FDS], nfds;
 	ssize_t n;
 
 	(void)what;
@@ -778,28 +774,13 @@ on_conn(evutil_socket_t fd, short what, void *arg)
 		free(buf);
 		return;
 	}
-	if (r->follower && n != 0) {
+	/* (once its run starts, the connection is run's: watch_close) */
+	if (n == 0)
+		urun_free(r); /* gone: a request never sent, or a follower's end */
+	else if (r->follower)
 		userexec_close_fds(fds, nfds); /* a follower says nothing more */
-	} else if (!r->pid && n != 0) {
+	else
 		on_request(r, buf, n, fds, nfds); /* may free r */
-	} else if (n == 0) {			  /* gone: a request never sent, or the run ended */
-		event_free(r->ev_conn);
-		r->ev_conn = NULL;
-		close(r->conn);
-		r->conn = -1;
-		if (r->pid)
-			urun_stop(r);
-		else
-			urun_free(r);
-	} else {
-		userexec_close_fds(fds, nfds);
-		if (n > 0 && !usreq_parse_signal(buf, (size_t)n, &sig, err, sizeof(err)))
-			syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0);
-		else
-			log_warnx("user socket: uid %u: run[%d]: ignored a message: %s",
-				  (unsigned)r->uid, (int)r->pid,
-				  n > 0 ? err : "longer than a request");
-	}
 	free(buf);
 }
 

@@ -425,25 +425,33 @@ loader_remove_pin_dir(const char *dir)
 }
 
 int
-loader_set_pin_dir(struct loader *ld, uint64_t cgid, char *errbuf, size_t errlen)
+loader_pin_dir_of(uint64_t cgid, char *out, size_t len)
 {
 	char root[PATH_MAX];
-	int err;
+	int err = loader_pin_root(root, sizeof(root));
 
-	err = loader_pin_root(root, sizeof(root));
-	if (err) {
-		snprintf(errbuf, errlen, "cannot set up bpffs pins: %s", strerror(-err));
+	if (err)
 		return err;
-	}
-	if ((size_t)snprintf(ld->pin_dir, sizeof(ld->pin_dir), "%s/%llu", root,
-			     (unsigned long long)cgid) >= sizeof(ld->pin_dir)) {
-		/* a cut path could name another run's pins: loader_detach
-		 * must not remove them */
-		ld->pin_dir[0] = 0;
-		snprintf(errbuf, errlen, "the pin directory under %s is too long", root);
+	if ((size_t)snprintf(out, len, "%s/%llu", root, (unsigned long long)cgid) >= len) {
+		out[0] = 0;
 		return -ENAMETOOLONG;
 	}
 	return 0;
+}
+
+int
+loader_set_pin_dir(struct loader *ld, uint64_t cgid, char *errbuf, size_t errlen)
+{
+	/* (a cut path could name another run's pins: loader_detach must not
+	 * remove them; loader_pin_dir_of leaves it empty then) */
+	int err = loader_pin_dir_of(cgid, ld->pin_dir, sizeof(ld->pin_dir));
+
+	if (err == -ENAMETOOLONG)
+		snprintf(errbuf, errlen, "the pin directory of cgroup %llu is too long",
+			 (unsigned long long)cgid);
+	else if (err)
+		snprintf(errbuf, errlen, "cannot set up bpffs pins: %s", strerror(-err));
+	return err;
 }
 
 int

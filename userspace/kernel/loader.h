@@ -201,6 +201,11 @@ int loader_conn_lookup(int conns_fd, const struct sockaddr *sa, int proto,
  * the port (network order) or -EAFNOSUPPORT. */
 int loader_sockaddr_key(const struct sockaddr *sa, uint32_t addr[4]);
 
+/* The pin directory of the programs attached to cgroup cgid
+ * (<bpffs>/egressctl/<cgid>) into out; 0 or -errno (-ENAMETOOLONG: a cut
+ * path could name another cgroup's pins). */
+int loader_pin_dir_of(uint64_t cgid, char *out, size_t len);
+
 /* Removes a pin directory left behind (all its entries, then the dir). */
 int loader_remove_pin_dir(const char *dir);
 

@@ -19,10 +19,6 @@
 #include "kernel/loader.h" /* EGR_LINUX_* */
 #include "kernel/peer.h"
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77 /* asm-generic/socket.h, Linux 6.5 */
-#endif
-
 #define PEER_CAP_SYS_ADMIN 21
 
 /* How a confined process is told apart: by what the kernel runs for its

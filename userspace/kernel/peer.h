@@ -18,6 +18,10 @@
 
 #define PEER_CGROUP_MAX 512
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* asm-generic/socket.h, Linux 6.5 */
+#endif
+
 struct peer {
 	pid_t pid;		      /* in our PID namespace; 0: not known */
 	uid_t uid;		      /* at connect() */
