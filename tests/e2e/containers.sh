@@ -186,8 +186,11 @@ e2e_cleanup() {
 dstart() {
 	local tag=$1
 	shift
+	# emptied before the start: a tag started before has its "ready:" in
+	# the file, and the background shell's truncation may come too late
+	: >"$W/$tag.dout"
 	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$tag.ctl" "$@" \
-		>"$W/$tag.dout" 2>&1 </dev/null &
+		>>"$W/$tag.dout" 2>&1 </dev/null &
 	D_PID=$!
 	PIDS+=("$D_PID")
 	if ! wait_secs 15 grep -qs "ready:" "$W/$tag.dout"; then

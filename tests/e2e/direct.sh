@@ -144,8 +144,9 @@ dxd() {
 	done
 	shift
 	mkdir -p "$cg" || return 1
+	: >"$W/$tag.dout" # (a tag started before said "ready:" in it)
 	nsenter --net="$NS_SBX" "$EGRESSCTL" daemon --control "$W/$tag.ctl" --cgroup "$cg" --ipv6 \
-		--dns-upstream "$INET_DNS" --log "$W/$tag.jlog" "${opts[@]}" >"$W/$tag.dout" 2>&1 </dev/null &
+		--dns-upstream "$INET_DNS" --log "$W/$tag.jlog" "${opts[@]}" >>"$W/$tag.dout" 2>&1 </dev/null &
 	dpid=$!
 	PIDS+=("$dpid")
 	for i in $(seq 300); do
