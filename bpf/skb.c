@@ -266,8 +266,10 @@ pkt_parse(struct __sk_buff *skb, __be32 lip, struct pkt *p)
  * sends belongs to a kernel socket no cgroup hook sees (measured: vxlan's
  * reached its remote end). Kinds that forward frames as they are pass:
  * none (a NIC, loopback), veth, netkit, bridge, vlan, macvlan, macvtap,
- * ipvlan, ipvtap, bond, team, vrf, dummy. -1 when it cannot be read. */
-static __always_inline int
+ * ipvlan, ipvtap, bond, team, vrf, dummy. -1 when it cannot be read. A
+ * global function: the verifier walks its BTF loads once, not on every
+ * path that reaches it. */
+__noinline int
 dev_wraps(struct __sk_buff *skb)
 {
 	const struct rtnl_link_ops *ops;
@@ -275,7 +277,7 @@ dev_wraps(struct __sk_buff *skb)
 	struct sk_buff *k;
 	__u64 kind[2] = {};
 
-	if (!bpf_cast_to_kern_ctx)
+	if (!skb || !bpf_cast_to_kern_ctx)
 		return -1;
 	k = bpf_cast_to_kern_ctx(skb);
 	dev = k->dev;
@@ -324,8 +326,9 @@ passive_pkt(struct bpf_sock *sk, const struct egr_sk_orig *o, const struct pkt *
  * options or an IPv6 extension header is a direct socket's to judge (and
  * refuse), any other socket's is refused (skb_drop), wherever it goes.
  * direct_pkt is reached from one place: inlined twice (once for such
- * packets), its kernel-verified path cost the verifier 63,000 of the
- * program's 73,000 instructions. */
+ * packets), it cost the verifier 63,000 of the program's 73,000
+ * instructions (its kernel-verified part is a function of its own now,
+ * kv_judge). */
 static __always_inline int
 skb_judge(struct __sk_buff *skb, struct pkt *p, int kind, __be32 lip, __u64 ns)
 {

@@ -121,7 +121,10 @@ direct_pkt(struct __sk_buff *skb, struct bpf_sock *sk, struct egr_sk_orig *o, co
 	r = direct_where(skb, sk, o, p, &dport);
 	if (r)
 		return direct_refuse(skb, sk, o, p, r, dport);
-	return (o->flags & EGR_SK_VERIFY) ? kv_pkt(skb, sk, o, p->off) : SYS_PROCEED;
+	if (!(o->flags & EGR_SK_VERIFY))
+		return SYS_PROCEED;
+	/* a global function's result is any number to the verifier */
+	return kv_judge(skb, o, p->off) == SYS_PROCEED ? SYS_PROCEED : SYS_REJECT;
 }
 
 #endif /* EGR_DIRECT_H */
