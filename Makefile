@@ -147,7 +147,7 @@ $(OUT)/helpers/%: tests/helpers/%.c $(LIB_OBJS) | $(OUT)/helpers $(SKELS)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ $(LDLIBS)
 
 # libFuzzer: the library compiled again with clang and coverage.
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS) \
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Iuserspace -I$(OUT) $(PKG_CFLAGS) \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS := $(patsubst userspace/%.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS))
 $(OUT)/fuzz/obj/%.o: userspace/%.c | $(SKELS) $(OUT)/paths.h

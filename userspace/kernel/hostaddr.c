@@ -118,7 +118,7 @@ hostaddr_route(const uint32_t addr[4], int *ifindex, bool *onlink)
 		return err;
 	}
 	close(fd);
-	for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
+	for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; n > 0 && NLMSG_OK(nh, (size_t)n);
 	     nh = NLMSG_NEXT(nh, n)) {
 		struct rtmsg *rt = NLMSG_DATA(nh);
 		int len = (int)RTM_PAYLOAD(nh);

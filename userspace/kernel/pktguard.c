@@ -148,8 +148,8 @@ read_links(struct pktguard *g, int fd, bool *done)
 
 		if (r < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? n : -errno;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
-		     h = NLMSG_NEXT(h, len)) {
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		     len > 0 && NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_type == NLMSG_DONE) {
 				if (done)
 					*done = true;

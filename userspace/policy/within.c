@@ -5,6 +5,7 @@
  * cannot show contained is "not within", never the other way round. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -133,33 +134,41 @@ const struct policy_rule *
 policy_outside(const struct policy *p, const char *const *ceiling, int n, char *errbuf,
 	       size_t errlen)
 {
-	struct {
-		struct rule r;
-		char name[HOST_MAX + 1];
-	} c[POLICY_CEILING_MAX];
+	/* struct rule ends in a flexible array: the names live beside */
+	struct rule *c;
+	char(*names)[HOST_MAX + 1];
+	const struct policy_rule *out = NULL;
 
 	if (n > POLICY_CEILING_MAX) {
 		snprintf(errbuf, errlen, "more than %d ceiling rules", POLICY_CEILING_MAX);
 		return NULL;
 	}
+	c = calloc((size_t)(n > 0 ? n : 1), sizeof(*c));
+	names = calloc((size_t)(n > 0 ? n : 1), sizeof(*names));
+	if (!c || !names) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto done;
+	}
 	for (int k = 0; k < n; k++) {
-		memset(&c[k].r, 0, sizeof(c[k].r));
-		if (rule_parse(&c[k].r, ceiling[k], NULL, c[k].name, errbuf, errlen))
-			return NULL;
-		c[k].r.name = c[k].name;
-		c[k].r.name_len = strlen(c[k].name);
+		if (rule_parse(&c[k], ceiling[k], NULL, names[k], errbuf, errlen))
+			goto done;
+		c[k].name = names[k];
+		c[k].name_len = strlen(names[k]);
 	}
 	errbuf[0] = 0;
-	for (unsigned int i = 0; i < p->nrules; i++) {
+	for (unsigned int i = 0; i < p->nrules && !out; i++) {
 		const struct rule *r = p->rules[i];
 		bool in = false;
 
 		if (r->pub.action != POLICY_ALLOW)
 			continue;
 		for (int k = 0; k < n && !in; k++)
-			in = rule_within(r, &c[k].r);
+			in = rule_within(r, &c[k]);
 		if (!in)
-			return &r->pub;
+			out = &r->pub;
 	}
-	return NULL;
+done:
+	free(c);
+	free(names);
+	return out;
 }
