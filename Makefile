@@ -227,12 +227,13 @@ deps:
 check-deps:
 	@tools/install-deps.sh --containers
 
+# The unit tests run once, under ASan+UBSan (make asan); the package's
+# build runs them unsanitized (dh_auto_test, tests/e2e/package.sh).
 check: check-deps
 	$(MAKE) format-check
 	$(MAKE) spdx-check
 	$(MAKE) k8s-check
 	$(MAKE) -j$(BUILD_JOBS) all
-	$(MAKE) -j$(BUILD_JOBS) unit
 	$(MAKE) -j$(BUILD_JOBS) bpf-test
 	$(MAKE) -j$(BUILD_JOBS) asan
 	$(MAKE) -j$(FUZZ_JOBS) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
