@@ -711,21 +711,32 @@ test_gone() {
 }
 
 # a run stuck before its cgroup (reading a --policy pipe that never ends)
-# whose client is gone: killed by the daemon after 10 s, not kept forever
+# whose client is gone: it ends itself at once (its own watch of the
+# connection), with the daemon there (whose 10 s kill is not needed) and
+# with none (killed meanwhile: nobody else would end it)
 test_stuck() {
-	local t=stuck rp n0
-	n0=$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")
-	mkfifo -m 0666 "$RW/fifo-$$"
-	(cd "$RW" && as "$UA" bash -c "exec 5<>$RW/fifo-$$; exec $EGRESSCTL run --policy fd:5 -- true") \
-		>"$W/$t.out" 2>"$W/$t.err" </dev/null &
-	wait_for 20 eval '[ "$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")" -gt "$n0" ]'
-	rp=$(grep -o "): run\[[0-9]*\] started" "$W/daemon.err" | tail -1 | grep -o '[0-9]*')
-	pkill -KILL -u "$UA" -x egressctl
-	wait_secs 30 grep -q "run\[$rp\] still there 10s after its client: killed" "$W/daemon.err" &&
-		ok "$t.killed" || fail "$t.killed" "run[$rp] not killed: $(tail -c 300 "$W/daemon.err" | tr '\n' '|')"
-	wait_for 20 eval '! kill -0 "$rp" 2>/dev/null'
-	kill -0 "$rp" 2>/dev/null && fail "$t.gone" "run[$rp] still runs" || ok "$t.gone"
-	rm -f "$RW/fifo-$$"
+	local t=stuck rp n0 k
+	for k in daemon nodaemon; do
+		n0=$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")
+		rm -f "$RW/fifo-$$"
+		mkfifo -m 0666 "$RW/fifo-$$"
+		(cd "$RW" && as "$UA" bash -c "exec 5<>$RW/fifo-$$; exec $EGRESSCTL run --policy fd:5 -- true") \
+			>"$W/${t}_$k.out" 2>"$W/${t}_$k.err" </dev/null &
+		wait_for 20 eval '[ "$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")" -gt "$n0" ]'
+		rp=$(grep -o "): run\[[0-9]*\] started" "$W/daemon.err" | tail -1 | grep -o '[0-9]*')
+		if [ $k = nodaemon ]; then
+			kill -KILL "$DPID"
+			wait "$DPID" 2>/dev/null
+		fi
+		kill -0 "$rp" 2>/dev/null && ok "$t.$k.stuck" || fail "$t.$k.stuck" "run[$rp] is not there"
+		pkill -KILL -u "$UA" -x egressctl
+		wait_for 20 eval '! kill -0 "$rp" 2>/dev/null'
+		kill -0 "$rp" 2>/dev/null && fail "$t.$k.gone" "run[$rp] still runs without its client" ||
+			ok "$t.$k.gone"
+		a_nogrep "$t.$k.by_itself" "$W/daemon.err" "run\[$rp\] still there 10s after its client"
+		rm -f "$RW/fifo-$$"
+	done
+	start_daemon || fail "$t.restarted" "no daemon"
 }
 
 # 9. another user (even one of the group) cannot stop or signal a run that
@@ -1179,12 +1190,13 @@ conns_to() {
 }
 
 test_restart() {
-	local t=restart sig mark cg p pf pr go a n0
+	local t=restart sig mark cg p pf pr go go2 a n0
 	for sig in TERM KILL; do
 		mark="egrns-restart-$sig-$$"
 		go="$RW/restart-go-$sig-$$"
+		go2="$RW/restart-end-$sig-$$"
 		new4 a
-		(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "cat /proc/self/cgroup; while [ ! -e $go ]; do sleep 0.1; done; $PY $C/probe.py tcp4 $a 80; echo $mark; exit 7") \
+		(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "cat /proc/self/cgroup; while [ ! -e $go ]; do sleep 0.1; done; $PY $C/probe.py tcp4 $a 80; echo $mark; while [ ! -e $go2 ]; do sleep 0.1; done; exit 7") \
 			>"$W/${t}_$sig.out" 2>"$W/${t}_$sig.err" </dev/null &
 		p=$!
 		wait_for 20 grep -qs '^0::' "$W/${t}_$sig.out"
@@ -1214,6 +1226,9 @@ test_restart() {
 		grep -qs . "$cg/cgroup.procs" && ok "$t.$sig.cmd_goes_on" || fail "$t.$sig.cmd_goes_on" "CMD ended with the service"
 		kill -0 "$p" 2>/dev/null && ok "$t.$sig.client_waits" || fail "$t.$sig.client_waits" "the client is gone"
 		a_eq "$t.$sig.cgroup_kept" "the run's cgroup $cg" "$(test -d "$cg" && echo kept)" kept
+		# CMD's denial while no daemon is there
+		touch "$go"
+		wait_for 20 grep -qs "^$mark\$" "$W/${t}_$sig.out"
 		if [ "$sig" = TERM ]; then
 			start_daemon || { fail "$t.$sig.restarted" "no daemon"; return; }
 			# the run comes back to it, as its user's
@@ -1221,7 +1236,7 @@ test_restart() {
 			(cd "$RW" && as "$UA" "$EGRESSCTL" status) >"$W/${t}_${sig}_st.out" 2>&1
 			a_grep "$t.$sig.status_lists_it" "$W/${t}_${sig}_st.out" "^run\[[0-9]+\] .*restart-go-$sig-$$.*cgroup $(re "${cg#"$CGROOT"}")\$"
 		fi
-		touch "$go"
+		touch "$go2"
 		wait "$p"
 		EGR_RC=$?
 		a_rc "$t.$sig.exit_status" 7 "${t}_$sig"
@@ -1231,8 +1246,9 @@ test_restart() {
 		wait_for 20 test ! -d "$cg"
 		a_eq "$t.$sig.cgroup_removed" "the run's cgroup $cg" "$(test -d "$cg" && echo left)" ""
 		if [ "$sig" = TERM ]; then
+			# the line of that denial, kept by run, is the next daemon's
 			(cd "$RW" && as "$UA" "$EGRESSCTL" log) >"$W/${t}_${sig}_log.out" 2>&1
-			a_grep "$t.$sig.log_after_restart" "$W/${t}_${sig}_log.out" "$(re "$a")"
+			a_grep "$t.$sig.log_kept_while_down" "$W/${t}_${sig}_log.out" "$(re "$a")"
 		else
 			start_daemon || { fail "$t.$sig.restarted" "no daemon"; return; }
 		fi

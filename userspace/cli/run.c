@@ -616,22 +616,25 @@ run_trust(struct run_state *st)
 }
 
 /* --service-log-fd: each record as its JSON line, one datagram, to the
- * daemon (the user's `egressctl log`); dropped when it cannot take it. */
+ * daemon (the user's `egressctl log`); dropped when it cannot take it,
+ * kept while no daemon is there (cli/svcrun.c). */
 static void
 run_tap(void *arg, const struct audit_rec *r)
 {
-	struct run_opts *o = arg;
+	struct run_state *st = arg;
 	struct timespec ts;
 	char line[2048];
 	int n;
 
-	if (o->log_tap < 0) /* no daemon now (cli/svcrun.c): dropped */
-		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = audit_format(r, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, line,
 			 sizeof(line));
-	if (n > 0 && (size_t)n < sizeof(line))
-		(void)!send(o->log_tap, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return;
+	if (st->svc)
+		svcrun_tap(st->svc, line, (size_t)n);
+	else if (st->opts->log_tap >= 0)
+		(void)!send(st->opts->log_tap, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /* --service-ceiling: the first allow rule of the policy (options, file)
@@ -668,6 +671,7 @@ int
 run_main(struct run_opts *o)
 {
 	struct run_state st = {.opts = o, .pidfd = -1, .statfd = -1, .cg_fd = -1, .sfd = -1};
+	struct svcrun_watch *watch = NULL;
 	char errbuf[512];
 	size_t n = 0;
 	uint64_t cgid;
@@ -682,6 +686,10 @@ run_main(struct run_opts *o)
 		sigaddset(&stop, SIGHUP);
 		sigaddset(&stop, SIGQUIT);
 		sigprocmask(SIG_BLOCK, &stop, NULL);
+	}
+	if (o->conn_fd && !(watch = svcrun_watch_setup(o->conn_fd))) {
+		log_warn("cannot watch the client's connection");
+		goto out;
 	}
 	for (char **a = o->argv; *a && n < sizeof(st.cmdline); a++)
 		n += (size_t)snprintf(st.cmdline + n, sizeof(st.cmdline) - n, "%s%s", n ? " " : "",
@@ -699,7 +707,7 @@ run_main(struct run_opts *o)
 	st.env.ask = asker_hook(st.asker);
 	if (o->log_tap) {
 		st.env.on_record = run_tap;
-		st.env.record_arg = o;
+		st.env.record_arg = &st;
 	}
 	st.tg = target_new(st.base, &o->t, &st.env, NULL, errbuf, sizeof(errbuf));
 	if (!st.tg) {
@@ -708,6 +716,8 @@ run_main(struct run_opts *o)
 	}
 	if (o->ceiling_text && run_ceiling(&st))
 		goto out;
+	svcrun_watch_done(watch); /* a client gone from now on: svcrun_open's */
+	watch = NULL;
 	if (run_cgroup(&st, &cgid))
 		goto out;
 	if (target_attach(st.tg, st.cgpath, st.cg_fd, cgid, false, errbuf, sizeof(errbuf))) {
@@ -728,6 +738,7 @@ run_main(struct run_opts *o)
 	if (st.term)
 		term_drain(st.term); /* what CMD wrote last */
 out:
+	svcrun_watch_done(watch);
 	run_teardown(&st);
 	svcrun_exit(o, st.status); /* after the summary: the client's prompt follows */
 	free(o->environ);

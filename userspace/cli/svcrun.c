@@ -6,13 +6,17 @@
  * gets its signals forwarded and its exit status from run itself, and its
  * going away ends CMD. */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <event2/event.h>
@@ -35,7 +39,67 @@ struct svcrun {
 	struct event *ev_retry; /* the tap taken up again with the next daemon */
 	int gone;		/* times the tap went */
 	time_t started;
+	/* lines while no daemon was there: the last SVCRUN_QUEUE, oldest at
+	 * q_at, sent to the next one; q_lost: older ones dropped */
+	char *q[SVCRUN_QUEUE];
+	size_t q_len[SVCRUN_QUEUE];
+	int q_at, q_n;
+	unsigned long q_lost;
 };
+
+/* The queued lines to the daemon, oldest first, as far as it takes them
+ * now (the rest stays queued for the next line or adopt). */
+static void
+flush_queue(struct svcrun *s)
+{
+	int tap = s->st->opts->log_tap;
+
+	while (s->q_n && tap >= 0) {
+		if (send(tap, s->q[s->q_at], s->q_len[s->q_at], MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+		    (errno == EAGAIN || errno == ENOBUFS))
+			return;
+		free(s->q[s->q_at]);
+		s->q[s->q_at] = NULL;
+		s->q_at = (s->q_at + 1) % SVCRUN_QUEUE;
+		s->q_n--;
+	}
+	if (!s->q_n && s->q_lost && tap >= 0) {
+		log_warnx(
+			"%lu decision lines of `egressctl log` dropped while the service was down "
+			"(the last %d kept)",
+			s->q_lost, SVCRUN_QUEUE);
+		s->q_lost = 0;
+	}
+}
+
+void
+svcrun_tap(struct svcrun *s, const char *line, size_t len)
+{
+	int at;
+	char *copy;
+
+	flush_queue(s);
+	if (s->st->opts->log_tap >= 0 && !s->q_n) {
+		(void)!send(s->st->opts->log_tap, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		return;
+	}
+	copy = malloc(len);
+	if (!copy) {
+		s->q_lost++;
+		return;
+	}
+	memcpy(copy, line, len);
+	if (s->q_n == SVCRUN_QUEUE) { /* the oldest goes */
+		free(s->q[s->q_at]);
+		s->q_at = (s->q_at + 1) % SVCRUN_QUEUE;
+		s->q_n--;
+		s->q_lost++;
+	}
+	at = (s->q_at + s->q_n) % SVCRUN_QUEUE;
+	s->q[at] = copy;
+	s->q_len[at] = len;
+	s->q_n++;
+}
 
 /* The client's messages: {"signal": N} as if run had been sent N; the
  * client gone (EOF, an error): CMD's cgroup killed, as the daemon would. */
@@ -118,6 +182,7 @@ on_retry(evutil_socket_t fd, short what, void *arg)
 		o->log_tap = c;
 		event_del(s->ev_retry);
 		watch_tap(s);
+		flush_queue(s);
 	} else if (c >= 0) {
 		close(c);
 	}
@@ -139,7 +204,7 @@ on_tap(evutil_socket_t fd, short what, void *arg)
 	event_free(s->ev_tap);
 	s->ev_tap = NULL;
 	close(fd);
-	s->st->opts->log_tap = -1; /* lines meanwhile are dropped */
+	s->st->opts->log_tap = -1; /* lines meanwhile are queued */
 	s->gone++;
 	if (s->st->opts->service_socket && s->ev_retry)
 		event_add(s->ev_retry, &every);
@@ -191,7 +256,75 @@ svcrun_free(struct svcrun *s)
 		event_free(s->ev_tap);
 	if (s->ev_retry)
 		event_free(s->ev_retry);
+	for (int i = 0; i < s->q_n; i++)
+		free(s->q[(s->q_at + i) % SVCRUN_QUEUE]);
 	free(s);
+}
+
+struct svcrun_watch {
+	pthread_t thread;
+	int conn, stop; /* the client's connection; an eventfd */
+};
+
+static void *
+watch_main(void *arg)
+{
+	struct svcrun_watch *w = arg;
+	struct pollfd p[2] = {{.fd = w->conn, .events = POLLRDHUP},
+			      {.fd = w->stop, .events = POLLIN}};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL;
+		if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+			/* nothing of the run's is in the kernel yet: no cgroup,
+			 * no pins; its programs and sockets go with it */
+			log_warnx("the client went away before CMD started: stopped");
+			_exit(EGR_EXIT_ERROR);
+		}
+	}
+}
+
+struct svcrun_watch *
+svcrun_watch_setup(int conn_fd)
+{
+	struct svcrun_watch *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return NULL;
+	w->conn = conn_fd;
+	w->stop = eventfd(0, EFD_CLOEXEC);
+	if (w->stop < 0) {
+		free(w);
+		return NULL;
+	}
+	err = pthread_create(&w->thread, NULL, watch_main, w);
+	if (err) {
+		close(w->stop);
+		free(w);
+		errno = err;
+		return NULL;
+	}
+	return w;
+}
+
+void
+svcrun_watch_done(struct svcrun_watch *w)
+{
+	uint64_t one = 1;
+
+	if (!w)
+		return;
+	(void)!write(w->stop, &one, sizeof(one));
+	pthread_join(w->thread, NULL);
+	close(w->stop);
+	free(w);
 }
 
 void

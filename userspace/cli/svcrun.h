@@ -9,6 +9,8 @@
 #ifndef CLI_SVCRUN_H
 #define CLI_SVCRUN_H
 
+#include <stddef.h>
+
 struct run_state;
 struct run_opts;
 struct svcrun;
@@ -17,6 +19,21 @@ struct svcrun;
  * st->opts names them. NULL when out of memory. */
 struct svcrun *svcrun_open(struct run_state *st);
 void svcrun_free(struct svcrun *s);
+
+/* A decision line (its JSON) for the daemon's `egressctl log`: sent on
+ * the tap, or, while no daemon is there, kept (the last SVCRUN_QUEUE) and
+ * sent to the next daemon once it has taken the run up. */
+#define SVCRUN_QUEUE 256
+void svcrun_tap(struct svcrun *s, const char *line, size_t len);
+
+/* Until the run has a cgroup, a thread watches the client's connection
+ * (conn_fd): the client gone, run exits at once, even while it is blocked
+ * reading a file the client passed (a --policy pipe nobody writes) and
+ * with no daemon there to kill it. NULL when it cannot be started (errno).
+ * svcrun_watch_done() stops it, before the cgroup is made. */
+struct svcrun_watch;
+struct svcrun_watch *svcrun_watch_setup(int conn_fd);
+void svcrun_watch_done(struct svcrun_watch *w);
 
 /* {"exit": status} to the client, last (after the summary). */
 void svcrun_exit(const struct run_opts *o, int status);

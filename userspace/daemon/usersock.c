@@ -172,8 +172,9 @@ urun_kill_cgroup(struct urun *r)
 	}
 }
 
-/* Each second once the client is gone; after 10, run itself is killed
- * (stuck before its cgroup, e.g. reading a --policy pipe nobody writes). */
+/* Each second once the client is gone; after 10, run itself is killed.
+ * A backstop: run ends itself when its client goes, before its cgroup
+ * too (cli/svcrun.c's watch). */
 static void
 on_kill_tick(evutil_socket_t fd, short what, void *arg)
 {
