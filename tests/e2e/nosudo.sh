@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -378,6 +378,49 @@ test_escapes_net() {
 		a_eq "$t.$k.refused" "answer" "$P_errno" RCODE5
 		sensor_none "$t.$k.sensor" "dst host $a"
 	done
+}
+
+# run.sh's fast-path case, as the user through the service: an address
+# rule with a port goes straight to it (the test internet sees the
+# user's connection) and makes no other port of that address reachable
+# (the control: the user reaches it without egressctl). And the layers
+# run.sh's catch-all and kernel cases test behind each other: the
+# service's run attaches to its cgroup the same programs, by attach type
+# and name, as root's run (its catch-all, cgroup_skb egress, among them).
+test_escapes_direct() {
+	local t=escapes_direct mark="egrns-progs-$$" cg user root
+	jv "$(as "$UA" "$PY" "$C/probe.py" --token "$t.c" tcp4 198.18.0.1 7005 | grep '^{' | tail -1)"
+	a_ok "$t.control.other_port"
+	sensor_saw "$t.control.sensor" "tcp and dst host 198.18.0.1 and dst port 7005"
+	urun "$t" "$UA" --allow 198.18.0.1:7004 -- sh -c \
+		"$PY $C/probe.py --token $t.direct tcp4 198.18.0.1 7004; $PY $C/probe.py --token $t.other tcp4 198.18.0.1 7006"
+	egr_json "$t" 1
+	a_eq "$t.direct.echo" "reply" "$P_data" "probe $t.direct"
+	a_grep "$t.direct.inet_saw" "$W/inet.log" "local=198\\.18\\.0\\.1:7004 peer=198\\.18\\.0\\.2:[0-9]+ probe $t\\.direct\$"
+	egr_json "$t" 2
+	a_denied "$t.other_port.denied"
+	a_nogrep "$t.other_port.inet_saw_nothing" "$W/inet.log" "probe $t\\.other"
+	sensor_none "$t.other_port.sensor" "dst host 198.18.0.1 and dst port 7006"
+	# the programs on a run's cgroup: "ATTACH_TYPE NAME", sorted
+	progs() { bpftool cgroup show "$1" 2>/dev/null | awk 'NR > 1 { print $2, $NF }' | sort | tr '\n' ' '; }
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run --allow example.test -- sh -c "cat /proc/self/cgroup; sleep 30; echo $mark") \
+		>"$W/${t}_u.out" 2>"$W/${t}_u.err" </dev/null &
+	wait_for 20 grep -qs '^0::' "$W/${t}_u.out"
+	cg=$CGROOT$(sed -n 's/^0:://p' "$W/${t}_u.out")
+	user=$(progs "$cg")
+	pkill -TERM -u "$UA" -x egressctl
+	egr_bg "${t}_r" --user "$UA" --allow example.test -- sh -c "cat /proc/self/cgroup; sleep 30"
+	wait_for 20 grep -qs '^0::' "$W/${t}_r.out"
+	cg=$CGROOT$(sed -n 's/^0:://p' "$W/${t}_r.out")
+	root=$(progs "$cg")
+	kill -TERM "$EGR_PID"
+	egr_join 10
+	note "$t: root's run's programs: $root"
+	a_eq "$t.same_programs" "the programs on the service's run's cgroup" "$user" "$root"
+	case "$root" in
+	*"cgroup_inet_egress egr_skb_egress"*"cgroup_inet_sock_create egr_sock_create"*) ok "$t.catchall_among_them" ;;
+	*) fail "$t.catchall_among_them" "root's run has no catch-all or sock_create: '$root'" ;;
+	esac
 }
 
 # the same uid outside: CMD runs as the user, who has processes outside
