@@ -732,9 +732,12 @@ test_apt() {
 # group egressctl; the daemon as egressctl-users.service starts it (its
 # ExecStart= as installed, in a mount namespace with a /run of its own)
 # serves /run/egressctl-user.sock, mode 0660, group egressctl, with the
-# installed /etc/egressctl/users.json
+# installed /etc/egressctl/users.json; and the README's first example,
+# typed without sudo by a member of the group (a user the test adds to it
+# and removes), runs its CMD as that user, in a cgroup of the service's
+# (CMD opens no socket: nothing is sent)
 apt_users() {
-	local cmd out gid
+	local cmd out gid uid u=egrpk$$
 	gid=$(getent group egressctl | cut -d: -f3)
 	[ -n "$gid" ] && [ "$gid" -lt 1000 ] && ok apt.users.group ||
 		fail apt.users.group "no system group egressctl: $(getent group egressctl)"
@@ -742,6 +745,8 @@ apt_users() {
 		out=$(systemd-analyze verify /lib/systemd/system/egressctl-users.service 2>&1) &&
 			ok apt.users.unit_verifies || fail apt.users.unit_verifies "$out"
 	fi
+	useradd -M -N -g nogroup -G egressctl -s /bin/sh "$u" || { fail apt.users.member "useradd failed"; return; }
+	uid=$(id -u "$u")
 	cmd=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/egressctl-users.service)
 	out=$(unshare --mount --propagation private sh -c '
 		mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
@@ -749,10 +754,20 @@ apt_users() {
 		'"$cmd"' 2>/run/d.err & d=$!
 		for n in $(seq 100); do [ -S /run/egressctl-user.sock ] && break; sleep 0.1; done
 		stat -c "%a %G" /run/egressctl-user.sock 2>&1
+		cd /tmp && timeout -k 5 60 setpriv --reuid='"$u"' --regid=nogroup --init-groups \
+			env -i PATH=/usr/bin:/bin egressctl run --allow github.com \
+			--allow "*.githubusercontent.com" --allow tcp://github.com:22 -- \
+			sh -c "echo uid=\$(id -u) \$(grep ^0:: /proc/self/cgroup)" 2>/run/u.err
+		echo "rc=$?"
 		kill $d; wait $d
-		grep -m1 -i "user socket\|users.json\|error" /run/d.err' 2>&1)
+		grep -m1 -i "user socket\|users.json\|error" /run/d.err
+		cat /run/u.err' 2>&1)
+	userdel "$u" 2>/dev/null
 	[ "$(head -1 <<<"$out")" = "660 egressctl" ] && ok apt.users.socket ||
 		fail apt.users.socket "$cmd: $(tr '\n' '|' <<<"$out")"
+	grep -qx "uid=$uid 0::/egressctl/run-[0-9]*" <<<"$out" &&
+		grep -qx "rc=0" <<<"$out" && ok apt.users.readme_example_without_sudo ||
+		fail apt.users.readme_example_without_sudo "$(tr '\n' '|' <<<"$out")"
 }
 
 # The CI integration where the package put it (/usr/share/egressctl/ci):
