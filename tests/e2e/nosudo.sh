@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -222,6 +222,47 @@ test_policy_fd() {
 	urun "${t}_secret" "$UA" --policy "$W/secret.json" -- true
 	a_rc "$t.unreadable.status" 125 "${t}_secret"
 	a_grep "$t.unreadable.said" "$W/${t}_secret.err" 'Permission denied'
+}
+
+# --upstream-proxy-auth FILE (and --upstream-ca, --ca) through the
+# client's descriptor: a credentials file of the user's own (mode 600)
+# reaches the upstream proxy (an echo of the test internet, which logs
+# what egressctl sends it: the request with its Proxy-Authorization);
+# root's file is refused by the client's open as the user, and a raw path
+# by the service (the service never reads a file for the user)
+test_upstream_fd() {
+	local t=upstream_fd b64
+	printf 'alice-%s:s3cret\n' $$ >"$RW/cred-$$"
+	chown "$UA" "$RW/cred-$$"
+	chmod 0600 "$RW/cred-$$"
+	b64=$(printf 'alice-%s:s3cret' $$ | base64)
+	urun "$t" "$UA" --upstream-proxy http://198.18.0.1:7011 --upstream-proxy-auth "$RW/cred-$$" \
+		--allow up-$$.test -- curl -s -o /dev/null -m 5 "http://up-$$.test/fd"
+	a_grep "$t.at_upstream" "$W/inet.log" "^Proxy-Authorization: Basic $(re "$b64")"
+	a_grep "$t.request_at_upstream" "$W/inet.log" "GET http://up-$$\\.test/fd HTTP/1\\.1"
+	a_nogrep "$t.not_on_terminal" "$W/$t.err" "$(re "$b64")|s3cret"
+	printf 'root:n0pe\n' >"$W/cred-root"
+	chmod 0600 "$W/cred-root"
+	urun "${t}_root" "$UA" --upstream-proxy http://198.18.0.1:7011 --upstream-proxy-auth "$W/cred-root" \
+		-- true
+	a_rc "$t.root_file.status" 125 "${t}_root"
+	a_grep "$t.root_file.said" "$W/${t}_root.err" "--upstream-proxy-auth $(re "$W/cred-root"): Permission denied"
+	usock "${t}_path" "$UA" args '["--upstream-proxy", "http://198.18.0.1:7011", "--upstream-proxy-auth", "'"$W/cred-root"'", "--", "id"]'
+	a_grep "$t.path_refused" "$W/${t}_path.out" 'refused through the service: --upstream-proxy-auth other than a file the client opened'
+	usock "${t}_ca" "$UA" args '["--ca", "/etc/c.pem,/etc/k.pem", "--", "id"]'
+	a_grep "$t.ca_path_refused" "$W/${t}_ca.out" 'refused through the service: --ca other than two files the client opened'
+	# --ca CERT,KEY of the user's (mode 600): read through the client's
+	# descriptors (the pair swapped: the first is no certificate, said)
+	as "$UA" openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+		-subj "/CN=egrns-ca-$$" -addext basicConstraints=critical,CA:TRUE \
+		-keyout "$RW/ca-$$.key" -out "$RW/ca-$$.pem" >"$W/$t.openssl" 2>&1
+	chmod 0600 "$RW/ca-$$.key" "$RW/ca-$$.pem"
+	urun "${t}_cafd" "$UA" --ca "$RW/ca-$$.pem,$RW/ca-$$.key" --allow x-$$.test -- true
+	a_rc "$t.ca.taken" 0 "${t}_cafd"
+	urun "${t}_caswap" "$UA" --ca "$RW/ca-$$.key,$RW/ca-$$.pem" --allow x-$$.test -- true
+	a_rc "$t.ca.swapped.status" 125 "${t}_caswap"
+	a_grep "$t.ca.swapped.said" "$W/${t}_caswap.err" "--ca: no PEM certificate in the first file"
+	rm -f "$RW/cred-$$" "$RW/ca-$$.key" "$RW/ca-$$.pem"
 }
 
 # --summary FILE: created and written through the client's descriptor, as

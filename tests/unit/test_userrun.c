@@ -526,6 +526,26 @@ test_check(void **state)
 	assert_int_equal(
 		check(&c, 4, err, sizeof(err), "--upstream-ca", "/root/ca.pem", "--", "id", NULL),
 		-EPERM);
+	assert_non_null(strstr(err, "--upstream-ca other than a file the client opened"));
+	assert_int_equal(check(&c, 6, err, sizeof(err), "--upstream-proxy", "http://p.test:3128",
+			       "--upstream-proxy-auth", "/root/cred", "--", "id", NULL),
+			 -EPERM);
+	assert_non_null(strstr(err, "--upstream-proxy-auth other than a file the client opened"));
+	/* ... as files the client opened: taken */
+	assert_int_equal(check(&c, 6, err, sizeof(err), "--upstream-ca", "fd:4", "--upstream-proxy",
+			       "http://p.test:3128", "--upstream-proxy-auth", "fd:5", "--", "id",
+			       NULL),
+			 0);
+	assert_int_equal(check(&c, 6, err, sizeof(err), "--ca", "fd:4,fd:5", "--", "id", NULL), 0);
+	/* not the client's: beyond nfds, stdio, half of a pair */
+	assert_int_equal(check(&c, 6, err, sizeof(err), "--upstream-ca", "fd:6", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(check(&c, 6, err, sizeof(err), "--ca", "fd:2,fd:5", "--", "id", NULL),
+			 -EPERM);
+	assert_int_equal(
+		check(&c, 6, err, sizeof(err), "--ca", "fd:4,/root/k.pem", "--", "id", NULL),
+		-EPERM);
+	assert_non_null(strstr(err, "--ca other than two files the client opened"));
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL),
 			 -EPERM);
 	/* the service's own options; --ask unless the ceiling says no;

@@ -11,6 +11,7 @@
  * terminal's modes back as they were should run not have. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -77,18 +78,14 @@ regular(int fd)
 	return !fstat(fd, &st) && S_ISREG(st.st_mode);
 }
 
-/* Replaces the value v of opt in the arguments (as the argument itself or
- * after "--opt=") by fd:K, K its place among the descriptors sent; a
- * value that came from the environment (EGRESSCTL_POLICY, _LOG) goes in
- * front as "--opt fd:K". */
+/* The file v of opt, opened as the user (open_value), one more of the
+ * descriptors sent: its fd:K in fdk. */
 static int
-pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t mode, int nopts)
+add_file(struct client *c, const char *opt, const char *v, int flags, mode_t mode, char *fdk,
+	 size_t len)
 {
-	char fdk[16];
 	int fd;
 
-	if (!v || (!strcmp(opt, "--log") && !strcmp(v, "syslog")))
-		return 0; /* the service's run writes to /dev/log itself */
 	if (c->nfds == USREQ_MAX_FDS) {
 		log_warnx("%s: too many files for the service", opt);
 		return -1;
@@ -96,13 +93,22 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t m
 	fd = open_value(opt, v, flags, mode);
 	if (fd < 0)
 		return -1;
-	snprintf(fdk, sizeof(fdk), "fd:%d", c->nfds);
+	snprintf(fdk, len, "fd:%d", c->nfds);
 	c->fds[c->nfds++] = fd;
+	return 0;
+}
+
+/* Replaces the value v of opt in the arguments (as the argument itself or
+ * after "--opt=") by text; a value that came from the environment
+ * (EGRESSCTL_POLICY, _LOG) goes in front as "--opt text". */
+static int
+replace_value(struct client *c, const char *opt, const char *v, const char *text, int nopts)
+{
 	for (int i = 0; i < nopts; i++) {
 		const char *a = c->args[i];
 
 		if (v == a || (v > a && v <= a + strlen(a) && v[-1] == '=')) {
-			if (asprintf(&c->args[i], "%.*s%s", (int)(v - a), a, fdk) < 0)
+			if (asprintf(&c->args[i], "%.*s%s", (int)(v - a), a, text) < 0)
 				return -1;
 			c->owned[c->nowned++] = c->args[i];
 			return 0;
@@ -110,10 +116,40 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t m
 	}
 	memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
 	c->args[0] = (char *)opt;
-	c->args[1] = strdup(fdk);
+	c->args[1] = strdup(text);
 	c->nargs += 2;
 	c->owned[c->nowned++] = c->args[1];
 	return c->args[1] ? 0 : -1;
+}
+
+/* A file option's value v sent as fd:K, the file opened as the user. */
+static int
+pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t mode, int nopts)
+{
+	char fdk[16];
+
+	if (!v || (!strcmp(opt, "--log") && !strcmp(v, "syslog")))
+		return 0; /* the service's run writes to /dev/log itself */
+	if (add_file(c, opt, v, flags, mode, fdk, sizeof(fdk)))
+		return -1;
+	return replace_value(c, opt, v, fdk, nopts);
+}
+
+/* --ca CERT,KEY: both files opened as the user, sent as fd:K,fd:L. */
+static int
+pass_ca(struct client *c, const char *v, int nopts)
+{
+	const char *comma = v ? strchr(v, ',') : NULL;
+	char cert[PATH_MAX], fdk[16], fdl[16], text[40];
+
+	if (!comma)
+		return 0; /* none, or refused by run's own check */
+	snprintf(cert, sizeof(cert), "%.*s", (int)(comma - v), v);
+	if (add_file(c, "--ca", cert, O_RDONLY, 0, fdk, sizeof(fdk)) ||
+	    add_file(c, "--ca", comma + 1, O_RDONLY, 0, fdl, sizeof(fdl)))
+		return -1;
+	snprintf(text, sizeof(text), "%s,%s", fdk, fdl);
+	return replace_value(c, "--ca", v, text, nopts);
 }
 
 /* The caller's umask and rlimits, CMD's: "umask" and "rlimits" ([CUR,
@@ -346,6 +382,8 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 		/* read to merge, then truncated and written by the run at exit */
 		{"--suggest-policy", offsetof(struct target_opts, suggest_policy), O_RDWR | O_CREAT,
 		 0644},
+		{"--upstream-ca", offsetof(struct target_opts, upstream_ca), O_RDONLY, 0},
+		{"--upstream-proxy-auth", offsetof(struct target_opts, upstream_auth), O_RDONLY, 0},
 	};
 	int nopts = (int)(o->argv - argv) - 1;
 
@@ -374,7 +412,7 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 			return -1;
 		}
 	}
-	return 0;
+	return pass_ca(c, o->t.ca, nopts + c->nargs - (argc - 1));
 }
 
 int

@@ -6,6 +6,7 @@
  * Paths come only as fd:N, a descriptor the client opened as the user. */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,19 @@ fd_ok(const char *v, int nfds)
 		return false;
 	n = strtol(v + 3, &end, 10);
 	return !*end && n >= 4 && n < nfds;
+}
+
+/* --ca's "fd:K,fd:L", each one of the files sent. */
+static bool
+ca_ok(const char *v, int nfds)
+{
+	const char *comma = strchr(v, ',');
+	char cert[16];
+
+	if (!comma || comma - v >= (ptrdiff_t)sizeof(cert))
+		return false;
+	snprintf(cert, sizeof(cert), "%.*s", (int)(comma - v), v);
+	return fd_ok(cert, nfds) && fd_ok(comma + 1, nfds);
 }
 
 /* The first option of o a user may not have, or NULL. */
@@ -68,9 +82,13 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 	if (o->t.tproxy_port || o->t.dns_port || o->t.proxy_ports[0])
 		return "--transparent-port, --dns-port and --proxy-port (egressctl's listeners "
 		       "only)";
-	/* files root would open for the caller */
-	if (o->t.ca || o->t.upstream_ca || o->t.upstream_auth)
-		return "--ca, --upstream-ca and --upstream-proxy-auth (paths root would read)";
+	/* files root would open for the caller: the client's, as fd:N */
+	if (!fd_ok(o->t.upstream_ca, nfds))
+		return "--upstream-ca other than a file the client opened (fd:N)";
+	if (!fd_ok(o->t.upstream_auth, nfds))
+		return "--upstream-proxy-auth other than a file the client opened (fd:N)";
+	if (o->t.ca && !ca_ok(o->t.ca, nfds))
+		return "--ca other than two files the client opened (fd:K,fd:L)";
 	return NULL;
 }
 

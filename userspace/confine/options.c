@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The options every target takes (see options.h): the rows, their
  * parsers, and the policy they build. */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +339,21 @@ target_build_policy(const char *policy_file, const struct rule_arg *rules, int n
 		}
 	}
 	return p;
+}
+
+const char *
+target_file_path(const char *v, char *buf, size_t len)
+{
+	char *end;
+	long n;
+
+	if (!v || strncmp(v, "fd:", 3) || !isdigit((unsigned char)v[3]))
+		return v;
+	n = strtol(v + 3, &end, 10);
+	if (*end || n > INT_MAX)
+		return v;
+	snprintf(buf, len, "/proc/self/fd/%ld", n);
+	return buf;
 }
 
 int

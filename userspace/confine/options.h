@@ -93,6 +93,11 @@ struct target_opts {
 	bool peers;
 };
 
+/* A file option's value as the path its reader opens: fd:N (a descriptor
+ * given, as the service's run holds the files its client opened) is
+ * /proc/self/fd/N, the same file; any other value as it is. */
+const char *target_file_path(const char *v, char *buf, size_t len);
+
 /* Options that cannot go together (--ipv6 with --containers,
  * --transparent-port or --dns-port; --upstream-proxy-auth or
  * --upstream-no-proxy without --upstream-proxy), or that do not parse (--ca

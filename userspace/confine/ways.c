@@ -18,13 +18,14 @@ int
 target_upstream_read(struct target *t, char *errbuf, size_t errlen)
 {
 	const char *from;
-	char err[400];
+	char err[400], path[32];
 
 	if (!t->o->upstream_proxy)
 		return 0;
 	if (proxyurl_parse(t->o->upstream_proxy, &t->upstream, err, sizeof(err)) ||
-	    proxyurl_credentials(t->o->upstream_auth, t->upstream_auth, sizeof(t->upstream_auth),
-				 &from, err, sizeof(err))) {
+	    proxyurl_credentials(target_file_path(t->o->upstream_auth, path, sizeof(path)),
+				 t->upstream_auth, sizeof(t->upstream_auth), &from, err,
+				 sizeof(err))) {
 		snprintf(errbuf, errlen, "--upstream-proxy: %s", err);
 		return -EINVAL;
 	}
@@ -40,16 +41,17 @@ target_open_inspector(struct target *t, char *errbuf, size_t errlen)
 {
 	/* the proxy keeps descriptors aside for the pool when it is made
 	 * after the inspector (target.c), not for one a reload began */
-	struct inspect_opts io = {.upstream_ca = t->o->upstream_ca,
-				  .pool_max = t->px ? 0 : IX_POOL_MAX};
-	char cert[4096], *key;
+	char cert[4096], *key, paths[3][32];
+	struct inspect_opts io = {
+		.upstream_ca = target_file_path(t->o->upstream_ca, paths[0], sizeof(paths[0])),
+		.pool_max = t->px ? 0 : IX_POOL_MAX};
 
 	if (t->o->ca) {
 		snprintf(cert, sizeof(cert), "%s", t->o->ca);
 		key = strchr(cert, ','); /* target_opts_check() saw it */
 		*key++ = 0;
-		io.ca_cert = cert;
-		io.ca_key = key;
+		io.ca_cert = target_file_path(cert, paths[1], sizeof(paths[1]));
+		io.ca_key = target_file_path(key, paths[2], sizeof(paths[2]));
 	}
 	t->ins = inspector_new(&io, errbuf, errlen);
 	return t->ins ? 0 : -EINVAL;
