@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -197,7 +197,7 @@ test_hostile() {
 	a_grep "$t.unknown_key" "$W/${t}_key.out" 'unknown key'
 	usock "${t}_nofds" "$UA" nofds '{"args": ["--", "id"], "env": [], "nfds": 4}'
 	a_grep "$t.no_fds" "$W/${t}_nofds.out" 'descriptors, 0 came'
-	usock "${t}_fds" "$UA" fds 13 '["--", "id"]'
+	usock "${t}_fds" "$UA" fds 45 '["--", "id"]'
 	a_grep "$t.too_many_fds" "$W/${t}_fds.out" 'cut short'
 	usock "${t}_big" "$UA" big
 	a_grep "$t.oversized" "$W/${t}_big.out" 'cut short|"send": false'
@@ -263,6 +263,63 @@ test_upstream_fd() {
 	a_rc "$t.ca.swapped.status" 125 "${t}_caswap"
 	a_grep "$t.ca.swapped.said" "$W/${t}_caswap.err" "--ca: no PEM certificate in the first file"
 	rm -f "$RW/cred-$$" "$RW/ca-$$.key" "$RW/ca-$$.pem"
+}
+
+# --secret through the service: the client reads each value as the user
+# (env:VAR from its environment, file:/PATH, command:CMDLINE) and sends it
+# in a memfd; CMD gets the placeholder (its environment has neither the
+# value nor the env: variable), the proxy swaps it in on an HTTPS request
+# to the secret's host, inspected (a TLS server of the test internet,
+# whose CA reaches the run as --upstream-ca through the client too, logs
+# the Authorization it got), and the value is on no line of the user's
+# terminal. The service never reads a source for the user: a raw request
+# naming one is refused, root's 0600 file is refused by the client's open.
+test_secret() {
+	local t=secret k v src h=api-$$.test
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-keyout "$W/sca.key" -out "$RW/sca.crt" -subj "/CN=egrns test CA" \
+		-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" \
+		>"$W/$t.openssl" 2>&1 &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout "$W/ssrv.key" -out "$W/ssrv.csr" -subj "/CN=$h" >>"$W/$t.openssl" 2>&1 &&
+		printf 'subjectAltName=DNS:%s\n' "$h" >"$W/ssrv.ext" &&
+		openssl x509 -req -in "$W/ssrv.csr" -CA "$RW/sca.crt" -CAkey "$W/sca.key" \
+			-CAcreateserial -days 2 -extfile "$W/ssrv.ext" -out "$W/ssrv.crt" >>"$W/$t.openssl" 2>&1 ||
+		{ fail "$t.certs" "$(tail -c 300 "$W/$t.openssl")"; return; }
+	chmod 0644 "$RW/sca.crt"
+	nsenter --net="$NS_INET" "$PY" "$C/webservers.py" --log "$W/$t.web" --bind "$INET_ANSWER" \
+		--tls 8443 --cert "$W/ssrv.crt" --key "$W/ssrv.key" >"$W/$t.web.ready" 2>&1 &
+	PIDS+=($!)
+	wait_for 10 grep -qs READY "$W/$t.web.ready" || { fail "$t.server" "$(cat "$W/$t.web.ready")"; return; }
+	printf 'v-file-%s\n' $$ >"$RW/sec-$$"
+	chown "$UA" "$RW/sec-$$"
+	chmod 0600 "$RW/sec-$$"
+	for k in env file command; do
+		v="v-$k-$$"
+		case $k in
+		env) src="env:REAL_$$" ;;
+		file) src="file:$RW/sec-$$" ;;
+		command) src="command:printf %s v-command-$$" ;;
+		esac
+		(cd "$RW" && as "$UA" env "REAL_$$=v-env-$$" "$EGRESSCTL" run --secret "TOK=$src@$h" \
+			--allow "$h:8443" --dns-upstream 198.18.0.1 --upstream-ca "$RW/sca.crt" -- \
+			sh -c "tr '\\0' '\\n' </proc/self/environ >$RW/env-$k-$$; curl -s -o /dev/null -m 10 -H \"Authorization: Bearer \$TOK\" https://$h:8443/$k") \
+			>"$W/${t}_$k.out" 2>"$W/${t}_$k.err" </dev/null
+		a_grep "$t.$k.swapped_at_host" "$W/$t.web" "^HTTPS .*target=/$k .*auth=Bearer_$v "
+		a_grep "$t.$k.cmd_placeholder" "$RW/env-$k-$$" "^TOK=EGRESSCTL_SECRET_TOK_[0-9a-f]+\$"
+		a_nogrep "$t.$k.cmd_no_value" "$RW/env-$k-$$" "$v"
+		[ $k = env ] && a_nogrep "$t.env.cmd_no_variable" "$RW/env-$k-$$" "^REAL_$$="
+		a_nogrep "$t.$k.terminal_no_value" "$W/${t}_$k.err" "$v"
+		rm -f "$RW/env-$k-$$"
+	done
+	printf 'root-secret\n' >"$W/sec-root"
+	chmod 0600 "$W/sec-root"
+	urun "${t}_root" "$UA" --secret "TOK=file:$W/sec-root@$h" -- true
+	a_rc "$t.root_file.status" 125 "${t}_root"
+	a_grep "$t.root_file.said" "$W/${t}_root.err" "--secret TOK \\(file:$(re "$W/sec-root")\\): Permission denied"
+	usock "${t}_raw" "$UA" args '["--secret", "TOK=file:'"$W/sec-root"'@api.test", "--", "id"]'
+	a_grep "$t.raw_source_refused" "$W/${t}_raw.out" 'refused through the service: --secret other than NAME=fd:N@HOST'
+	rm -f "$RW/sec-$$" "$RW/sca.crt"
 }
 
 # --summary FILE: created and written through the client's descriptor, as

@@ -80,8 +80,8 @@ static const struct buf_case buf_cases[] = {
 	 0, NULL, 1},
 	{"secret-kind", "{\"secrets\": {\"GH\": {\"from\": \"vault:x\", \"hosts\": [\"a.test\"]}}}",
 	 -EINVAL,
-	 "secrets.GH: unknown source \"vault:x\" (expected env:VAR, file:/PATH or "
-	 "command:CMDLINE)",
+	 "secrets.GH: unknown source \"vault:x\" (expected env:VAR, file:/PATH, "
+	 "command:CMDLINE or fd:N)",
 	 0},
 	{"secret-no-hosts", "{\"secrets\": {\"GH\": {\"from\": \"env:X\", \"hosts\": []}}}",
 	 -EINVAL, "secrets.GH.hosts: expected an array of at least one host", 0},

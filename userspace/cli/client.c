@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -28,17 +29,19 @@
 #include "cli/run.h"
 #include "cli/userrun.h"
 #include "daemon/usreq.h"
+#include "confine/secrets.h"
 #include "lib/jsonx.h"
 #include "lib/log.h"
 #include "lib/plimits.h"
 #include "lib/opts.h"
+#include "policy/secret.h"
 
 struct client {
 	char **args; /* what goes in the request */
 	int nargs;
 	int fds[USREQ_MAX_FDS];
 	int nfds;
-	char *owned[8]; /* the fd:K strings made here */
+	char *owned[8 + SECRET_MAX]; /* the fd:K strings made here */
 	int nowned;
 };
 
@@ -133,6 +136,68 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t m
 	if (add_file(c, opt, v, flags, mode, fdk, sizeof(fdk)))
 		return -1;
 	return replace_value(c, opt, v, fdk, nopts);
+}
+
+/* --secret NAME=SOURCE@HOSTS: the value read here, as the user (env:VAR
+ * from the client's environment, then left out of what it sends, which
+ * CMD gets; file:/PATH; command:CMDLINE run by /bin/sh -c), into a memfd
+ * sent as NAME=fd:K@HOSTS: the service reads nothing for a user, and
+ * CMD's environment never holds the value. */
+static int
+pass_secret(struct client *c, const char *v, int nopts)
+{
+	static const struct {
+		const char *prefix;
+		int kind;
+	} kinds[] = {{"env:", SECRET_ENV},
+		     {"file:", SECRET_FILE},
+		     {"command:", SECRET_CMD},
+		     {"fd:", SECRET_FD}};
+	const char *eq = strchr(v, '='), *at = strrchr(v, '@');
+	char src[SECRET_FROM_MAX + 1], why[200], *buf, *text = NULL;
+	size_t cap = SECRET_VALUE_MAX + 1;
+	ssize_t n = -EINVAL;
+	int kind = -1, fd = -1, rc = -1;
+
+	if (!eq || !at || at < eq || (size_t)(at - eq - 1) > SECRET_FROM_MAX)
+		return 0; /* run's own parse said why already */
+	snprintf(src, sizeof(src), "%.*s", (int)(at - eq - 1), eq + 1);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(src, kinds[i].prefix, strlen(kinds[i].prefix)))
+			kind = kinds[i].kind;
+	if (c->nfds == USREQ_MAX_FDS) {
+		log_warnx("--secret: too many files for the service");
+		return -1;
+	}
+	buf = malloc(cap);
+	if (!buf)
+		return -1;
+	if (kind >= 0)
+		n = secret_source_read(kind, strchr(src, ':') + 1, buf, cap, why, sizeof(why));
+	if (n < 0) {
+		log_warnx("--secret %.*s (%s): %s", (int)(eq - v), v, src,
+			  kind < 0 ? "unknown source" : why);
+		goto out;
+	}
+	fd = memfd_create("egressctl-secret", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, buf, (size_t)n) != n || lseek(fd, 0, SEEK_SET)) {
+		log_warn("--secret %.*s: cannot hand the value to the service", (int)(eq - v), v);
+		goto out;
+	}
+	if (asprintf(&text, "%.*s=fd:%d%s", (int)(eq - v), v, c->nfds, at) < 0) {
+		text = NULL;
+		goto out;
+	}
+	c->fds[c->nfds++] = fd;
+	fd = -1;
+	rc = replace_value(c, "--secret", v, text, nopts);
+out:
+	explicit_bzero(buf, cap);
+	free(buf);
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /* --ca CERT,KEY: both files opened as the user, sent as fd:K,fd:L. */
@@ -412,6 +477,9 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 			return -1;
 		}
 	}
+	for (int i = 0; i < o->t.nsecrets; i++)
+		if (pass_secret(c, o->t.secrets[i], nopts + c->nargs - (argc - 1)))
+			return -1;
 	return pass_ca(c, o->t.ca, nopts + c->nargs - (argc - 1));
 }
 

@@ -698,9 +698,10 @@ run_main(struct run_opts *o)
 	st.env.command = st.cmdline;
 	st.env.denial_lines = !o->quiet;
 	st.env.hands_ca = true; /* run_trust(): CMD's trust files */
-	/* secrets: not for the service's run (the values would be read as root
-	 * for a user who is not) */
-	st.env.hands_secrets = !o->env_fd;
+	/* secrets: the service's run takes their values from its client only
+	 * (fd:N: read as the user, cli/client.c), never as root for a user */
+	st.env.hands_secrets = true;
+	st.env.secrets_from_client = o->env_fd != 0;
 	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
 	if (run_prepare(&st))
 		goto out;

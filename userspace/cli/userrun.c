@@ -31,6 +31,20 @@ fd_ok(const char *v, int nfds)
 	return !*end && n >= 4 && n < nfds;
 }
 
+/* --secret NAME=fd:N@HOSTS, N one of the files sent (the value the
+ * client read); the last '@' ends the source, as policy/secret.c says. */
+static bool
+secret_fd_ok(const char *v, int nfds)
+{
+	const char *eq = strchr(v, '='), *at = strrchr(v, '@');
+	char src[16];
+
+	if (!eq || !at || at < eq || at - eq - 1 >= (ptrdiff_t)sizeof(src))
+		return false;
+	snprintf(src, sizeof(src), "%.*s", (int)(at - eq - 1), eq + 1);
+	return fd_ok(src, nfds);
+}
+
 /* --ca's "fd:K,fd:L", each one of the files sent. */
 static bool
 ca_ok(const char *v, int nfds)
@@ -89,6 +103,10 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--upstream-proxy-auth other than a file the client opened (fd:N)";
 	if (o->t.ca && !ca_ok(o->t.ca, nfds))
 		return "--ca other than two files the client opened (fd:K,fd:L)";
+	for (int i = 0; i < o->t.nsecrets; i++)
+		if (!secret_fd_ok(o->t.secrets[i], nfds))
+			return "--secret other than NAME=fd:N@HOST with N a value the client read "
+			       "(the client reads env:, file: and command: as you)";
 	return NULL;
 }
 

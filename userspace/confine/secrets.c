@@ -170,8 +170,62 @@ take_env(const char *var, char *buf, size_t cap)
 	return (ssize_t)n;
 }
 
+static const char *const kind_prefix[] = {[SECRET_ENV] = "env:",
+					  [SECRET_FILE] = "file:",
+					  [SECRET_CMD] = "command:",
+					  [SECRET_FD] = "fd:"};
+
+ssize_t
+secret_source_read(int kind, const char *arg, char *buf, size_t cap, char *why, size_t whylen)
+{
+	ssize_t n = -EINVAL;
+	int fd;
+
+	why[0] = 0;
+	switch (kind) {
+	case SECRET_ENV:
+		n = take_env(arg, buf, cap);
+		if (n == -ENOENT)
+			snprintf(
+				why, whylen,
+				"egressctl's environment has no %s (sudo drops it: sudo VAR=... or "
+				"--preserve-env=VAR)",
+				arg);
+		break;
+	case SECRET_FILE:
+		fd = open(arg, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		n = fd < 0 ? -errno : read_all(fd, buf, cap, 0);
+		if (fd >= 0)
+			close(fd);
+		break;
+	case SECRET_CMD:
+		n = run_command(arg, buf, cap, why, whylen);
+		break;
+	case SECRET_FD: /* read whole, then closed: nothing after it gets it */
+		fd = atoi(arg);
+		n = fcntl(fd, F_GETFD) < 0 ? -EBADF : read_all(fd, buf, cap, 0);
+		if (n != -EBADF)
+			close(fd);
+		break;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	if (n >= 0 && (size_t)n > SECRET_VALUE_MAX) {
+		snprintf(why, whylen, "longer than %d bytes", SECRET_VALUE_MAX);
+		n = -EINVAL;
+	} else if (n == 0) {
+		snprintf(why, whylen, "empty");
+		n = -EINVAL;
+	} else if (n < 0 && !why[0]) {
+		snprintf(why, whylen, "%s", strerror((int)-n));
+	}
+	return n;
+}
+
 int
-target_secrets_load(struct secrets *s, char *errbuf, size_t errlen)
+target_secrets_load(struct secrets *s, bool fds_only, char *errbuf, size_t errlen)
 {
 	size_t cap = SECRET_VALUE_MAX + 1;
 	char *buf = malloc(cap), why[200];
@@ -182,51 +236,30 @@ target_secrets_load(struct secrets *s, char *errbuf, size_t errlen)
 		return -ENOMEM;
 	}
 	for (unsigned int i = 0; !err && i < secrets_count(s); i++) {
-		const char *arg = secrets_arg(s, i), *kind = "";
-		ssize_t n = -EINVAL;
-		int fd;
+		const char *arg = secrets_arg(s, i);
+		int kind = secrets_kind(s, i);
+		ssize_t n;
 
-		why[0] = 0;
-		switch (secrets_kind(s, i)) {
-		case SECRET_ENV:
-			kind = "env:";
-			n = take_env(arg, buf, cap);
-			if (n == -ENOENT)
-				snprintf(why, sizeof(why),
-					 "egressctl's environment has no %s "
-					 "(sudo drops it: sudo VAR=... or "
-					 "--preserve-env=VAR)",
-					 arg);
-			break;
-		case SECRET_FILE:
-			kind = "file:";
-			fd = open(arg, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-			n = fd < 0 ? -errno : read_all(fd, buf, cap, 0);
-			if (fd >= 0)
-				close(fd);
-			break;
-		case SECRET_CMD:
-			kind = "command:";
-			n = run_command(arg, buf, cap, why, sizeof(why));
-			break;
+		if (fds_only && kind != SECRET_FD) {
+			/* the service's run is root: it reads no file, runs no
+			 * command and has no environment for a user */
+			n = -EPERM;
+			snprintf(why, sizeof(why),
+				 "through the service a secret's value comes from the client: "
+				 "--secret NAME=SOURCE@HOST (a policy file's secrets are not "
+				 "taken)");
+		} else {
+			n = secret_source_read(kind, arg, buf, cap, why, sizeof(why));
 		}
-		if (n > 0 && buf[n - 1] == '\n')
-			n--;
-		if (n > 0 && buf[n - 1] == '\r')
-			n--;
-		if (n >= 0 && (size_t)n > SECRET_VALUE_MAX)
-			snprintf(why, sizeof(why), "longer than %d bytes", SECRET_VALUE_MAX);
-		else if (n == 0)
-			snprintf(why, sizeof(why), "empty");
-		else if (n > 0 && secrets_set_value(s, i, buf, (size_t)n))
+		if (n > 0 && secrets_set_value(s, i, buf, (size_t)n)) {
+			n = -EINVAL;
 			snprintf(why, sizeof(why),
 				 "a byte a header cannot carry (a control character: CR, LF, "
 				 "NUL...)");
-		else if (n < 0 && !why[0])
-			snprintf(why, sizeof(why), "%s", strerror((int)-n));
-		if (why[0]) {
-			snprintf(errbuf, errlen, "secret %s (%s%s): %s", secrets_name(s, i), kind,
-				 arg, why);
+		}
+		if (n < 0) {
+			snprintf(errbuf, errlen, "secret %s (%s%s): %s", secrets_name(s, i),
+				 kind >= 0 && kind <= SECRET_FD ? kind_prefix[kind] : "", arg, why);
 			err = -EINVAL;
 		}
 		explicit_bzero(buf, cap);

@@ -69,6 +69,9 @@ struct target_env {
 	 * it (the daemon's one target given it); else a policy with secrets
 	 * is refused */
 	bool hands_secrets;
+	/* the service's run (root, for a user): secrets only from fd:N, the
+	 * values its client read as the user */
+	bool secrets_from_client;
 	/* names its DNS responder answers itself (dns_opts.local_name: the
 	 * daemon's docker, a job's containers by their names on the docker
 	 * networks they share); NULL for none */

@@ -19,7 +19,7 @@
 #define USREQ_MAX_ARGS	4096
 #define USREQ_MAX_ENV	4096
 #define USREQ_MIN_FDS	4  /* stdin, stdout, stderr, the working directory */
-#define USREQ_MAX_FDS	12 /* and up to 8 files the client opened (fd:N) */
+#define USREQ_MAX_FDS	44 /* and up to 8 files and 32 secrets the client opened (fd:N) */
 
 struct usreq {
 	char **args; /* run's arguments (options, "--", CMD...), NULL-terminated */

@@ -93,10 +93,15 @@ from_check(const char *from, enum secret_kind *kind, size_t *argoff, char *errbu
 		a = from + 8;
 		if (!a[strspn(a, " \t")])
 			return rule_fail(errbuf, errlen, "command:CMDLINE: expected a command");
+	} else if (!strncmp(from, "fd:", 3)) {
+		*kind = SECRET_FD;
+		a = from + 3;
+		if (!a[0] || strspn(a, "0123456789") != strlen(a) || strlen(a) > 4)
+			return rule_fail(errbuf, errlen, "fd:N: expected a descriptor's number");
 	} else {
 		return rule_fail(errbuf, errlen,
-				 "unknown source \"%.40s\" (expected env:VAR, file:/PATH or "
-				 "command:CMDLINE)",
+				 "unknown source \"%.40s\" (expected env:VAR, file:/PATH, "
+				 "command:CMDLINE or fd:N)",
 				 from);
 	}
 	for (const char *c = a; *c; c++)

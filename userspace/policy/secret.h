@@ -21,7 +21,7 @@
 #define SECRET_MAX	 32   /* secrets in a policy */
 #define SECRET_MAX_HOSTS 16   /* hosts of one secret */
 #define SECRET_NAME_MAX	 64   /* an environment variable's name */
-#define SECRET_FROM_MAX	 1024 /* "env:VAR", "file:/PATH", "command:CMDLINE" */
+#define SECRET_FROM_MAX	 1024 /* "env:VAR", "file:/PATH", "command:CMDLINE", "fd:N" */
 #define SECRET_VALUE_MAX 8192 /* a value's bytes */
 #define SECRET_RAND_HEX	 32   /* the random part of a placeholder: 128 bits */
 /* "EGRESSCTL_SECRET_" NAME "_" and the random hex */
@@ -32,6 +32,8 @@ enum secret_kind {
 	SECRET_ENV = 0,	 /* env:VAR, egressctl's environment */
 	SECRET_FILE = 1, /* file:/PATH */
 	SECRET_CMD = 2,	 /* command:CMDLINE, run by /bin/sh -c as the invoking user */
+	SECRET_FD = 3,	 /* fd:N, read from descriptor N (the service's run: the
+			  * value its client read as the user) */
 };
 
 /* One definition, as the policy holds it. */
@@ -46,8 +48,8 @@ struct policy_secret {
 };
 
 /* Adds a secret to p. name: [A-Za-z_][A-Za-z0-9_]* (at most
- * SECRET_NAME_MAX bytes), once per policy; from: env:VAR, file:/ABSOLUTE or
- * command:CMDLINE; hosts: 1 to SECRET_MAX_HOSTS names, "*.name" or
+ * SECRET_NAME_MAX bytes), once per policy; from: env:VAR, file:/ABSOLUTE,
+ * command:CMDLINE or fd:N; hosts: 1 to SECRET_MAX_HOSTS names, "*.name" or
  * "**.name" (no '?', no port). -EINVAL with errbuf saying why (no prefix:
  * the caller adds where), -ENOMEM; 0. */
 int policy_add_secret(struct policy *p, const char *name, const char *from,

@@ -50,7 +50,7 @@ def main():
             return 0
     elif mode == "fds":
         n = int(sys.argv[3])
-        socket.send_fds(s, [req(json.loads(sys.argv[4]))], (four * 8)[:n])
+        socket.send_fds(s, [req(json.loads(sys.argv[4]))], (four * 16)[:n])
     elif mode == "signal":
         s.send(json.dumps({"signal": int(sys.argv[3])}).encode())
     s.settimeout(20)
