@@ -319,7 +319,11 @@ test_secret() {
 	a_grep "$t.root_file.said" "$W/${t}_root.err" "--secret TOK \\(file:$(re "$W/sec-root")\\): Permission denied"
 	usock "${t}_raw" "$UA" args '["--secret", "TOK=file:'"$W/sec-root"'@api.test", "--", "id"]'
 	a_grep "$t.raw_source_refused" "$W/${t}_raw.out" 'refused through the service: --secret other than NAME=fd:N@HOST'
-	rm -f "$RW/sec-$$" "$RW/sca.crt"
+	# a placeholder file root would create for the user: refused, none made
+	urun "${t}_ph" "$UA" --secret "TOK=file:$RW/sec-$$@$h" --secret-placeholders "/etc/egrns-ph-$$" -- true
+	a_grep "$t.placeholders_refused" "$W/${t}_ph.err" 'refused through the service: --secret-placeholders'
+	a_eq "$t.placeholders.not_created" "/etc/egrns-ph-$$" "$(test -e "/etc/egrns-ph-$$" && echo exists)" ""
+	rm -f "/etc/egrns-ph-$$" "$RW/sec-$$" "$RW/sca.crt"
 }
 
 # --summary FILE: created and written through the client's descriptor, as

@@ -546,6 +546,20 @@ test_check(void **state)
 		check(&c, 6, err, sizeof(err), "--ca", "fd:4,/root/k.pem", "--", "id", NULL),
 		-EPERM);
 	assert_non_null(strstr(err, "--ca other than two files the client opened"));
+	/* --secret: fd:N of a value the client read, and no placeholder file */
+	assert_int_equal(
+		check(&c, 6, err, sizeof(err), "--secret", "T=fd:4@a.test", "--", "id", NULL), 0);
+	assert_int_equal(
+		check(&c, 6, err, sizeof(err), "--secret", "T=env:X@a.test", "--", "id", NULL),
+		-EPERM);
+	assert_int_equal(
+		check(&c, 6, err, sizeof(err), "--secret", "T=fd:9@a.test", "--", "id", NULL),
+		-EPERM);
+	assert_non_null(strstr(err, "--secret other than NAME=fd:N@HOST"));
+	assert_int_equal(check(&c, 6, err, sizeof(err), "--secret", "T=fd:4@a.test",
+			       "--secret-placeholders", "/etc/x", "--", "id", NULL),
+			 -EPERM);
+	assert_non_null(strstr(err, "--secret-placeholders"));
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL),
 			 -EPERM);
 	/* the service's own options; --ask unless the ceiling says no;

@@ -103,6 +103,10 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--upstream-proxy-auth other than a file the client opened (fd:N)";
 	if (o->t.ca && !ca_ok(o->t.ca, nfds))
 		return "--ca other than two files the client opened (fd:K,fd:L)";
+	/* a file root would create: CMD's environment has the placeholders */
+	if (o->t.secret_placeholders)
+		return "--secret-placeholders (a file root would write; CMD's environment has "
+		       "them)";
 	for (int i = 0; i < o->t.nsecrets; i++)
 		if (!secret_fd_ok(o->t.secrets[i], nfds))
 			return "--secret other than NAME=fd:N@HOST with N a value the client read "
