@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -324,6 +324,46 @@ test_secret() {
 	a_grep "$t.placeholders_refused" "$W/${t}_ph.err" 'refused through the service: --secret-placeholders'
 	a_eq "$t.placeholders.not_created" "/etc/egrns-ph-$$" "$(test -e "/etc/egrns-ph-$$" && echo exists)" ""
 	rm -f "/etc/egrns-ph-$$" "$RW/sec-$$" "$RW/sca.crt"
+}
+
+# --log otlp:URL through the service: the run sends the user's decision
+# records to their collector (a connection they could make themselves),
+# over TLS checked against --log-ca, a file the client opened as the
+# user; root's 0600 CA file is refused by the client's open
+test_otlp() {
+	local t=otlp port=14331 a d=$RW/otlp-pki-$$
+	mkdir -p "$d"
+	if ! (cd "$d" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj /CN=egrns-otlp-ca -keyout "$W/otlp-ca.key" -out ca.pem &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=collector \
+			-keyout "$W/otlp-srv.key" -out "$W/otlp-srv.csr" &&
+		printf 'subjectAltName=IP:127.0.0.1\n' >"$W/otlp.ext" &&
+		openssl x509 -req -in "$W/otlp-srv.csr" -CA ca.pem -CAkey "$W/otlp-ca.key" -CAcreateserial \
+			-days 2 -extfile "$W/otlp.ext" -out "$W/otlp-srv.pem") >"$W/$t.pki" 2>&1; then
+		fail "$t.pki" "openssl: $(tail -3 "$W/$t.pki" | tr '\n' '|')"
+		return
+	fi
+	chmod 0755 "$d"
+	chmod 0644 "$d/ca.pem"
+	nsenter --net="$NS_SBX" "$PY" "$C/logrecv.py" otlp 127.0.0.1 "$port" "$W/$t.got" \
+		--tls "$W/otlp-srv.pem" "$W/otlp-srv.key" >"$W/$t.ready" 2>"$W/$t.rerr" &
+	PIDS+=($!)
+	wait_for 10 grep -qs READY "$W/$t.ready" || { fail "$t.receiver" "$(cat "$W/$t.rerr")"; return; }
+	new4 a
+	urun "$t" "$UA" --log "otlp:https://127.0.0.1:$port/v1/logs" --log-ca "$d/ca.pem" \
+		--log-header "authorization: Bearer tok-$$" --allow example.test -- \
+		"$PY" "$C/probe.py" tcp4 "$a" 80
+	a_rc "$t.exit" 0 "$t"
+	# the header, then the denial's record naming the address
+	a_grep "$t.received" "$W/$t.got" "\"authorization\": \"Bearer tok-$$\".*deny.*$(re "$a")"
+	a_nogrep "$t.token_not_said" "$W/$t.err" "tok-$$"
+	printf 'x\n' >"$W/otlp-root.pem"
+	chmod 0600 "$W/otlp-root.pem"
+	urun "${t}_root" "$UA" --log "otlp:https://127.0.0.1:$port/v1/logs" --log-ca "$W/otlp-root.pem" -- true
+	a_rc "$t.root_ca.status" 125 "${t}_root"
+	a_grep "$t.root_ca.said" "$W/${t}_root.err" "--log-ca $(re "$W/otlp-root.pem"): Permission denied"
+	rm -rf "$d"
 }
 
 # --summary FILE: created and written through the client's descriptor, as

@@ -500,9 +500,18 @@ test_check(void **state)
 	assert_int_equal(
 		check(&c, 4, err, sizeof(err), "--log", "syslog:/run/x.sock", "--", "id", NULL),
 		-EPERM);
+	/* an OTLP collector: a connection the user could make; its CA a file
+	 * the client opened */
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--log=otlp:http://127.0.0.1:1/v1/logs",
 			       "--", "id", NULL),
+			 0);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--log=otlp:https://127.0.0.1:1/v1/logs",
+			       "--log-ca", "fd:4", "--", "id", NULL),
+			 0);
+	assert_int_equal(check(&c, 5, err, sizeof(err), "--log=otlp:https://127.0.0.1:1/v1/logs",
+			       "--log-ca", "/root/ca.pem", "--", "id", NULL),
 			 -EPERM);
+	assert_non_null(strstr(err, "--log-ca other than a file the client opened"));
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--policy", "/root/x", "--", "id", NULL),
 			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--summary", "s", "--", "id", NULL),

@@ -61,9 +61,9 @@ open_value(const char *opt, const char *v, int flags, mode_t mode)
 		log_warnx("%s %s: expected fd:N, N an open descriptor", opt, v);
 		return -1;
 	}
-	if (!strcmp(opt, "--log") &&
-	    (!strcmp(v, "-") || !strncmp(v, "syslog", 6) || !strncmp(v, "otlp:", 5))) {
-		log_warnx("%s %s: not through the service: give a file, fd:N or syslog (/dev/log)",
+	if (!strcmp(opt, "--log") && (!strcmp(v, "-") || !strncmp(v, "syslog:", 7))) {
+		log_warnx("%s %s: not through the service: give a file, fd:N, syslog (/dev/log) "
+			  "or otlp:URL",
 			  opt, v);
 		return -1;
 	}
@@ -131,8 +131,8 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t m
 {
 	char fdk[16];
 
-	if (!v || (!strcmp(opt, "--log") && !strcmp(v, "syslog")))
-		return 0; /* the service's run writes to /dev/log itself */
+	if (!v || (!strcmp(opt, "--log") && (!strcmp(v, "syslog") || !strncmp(v, "otlp:", 5))))
+		return 0; /* the service's run writes to /dev/log, or sends, itself */
 	if (add_file(c, opt, v, flags, mode, fdk, sizeof(fdk)))
 		return -1;
 	return replace_value(c, opt, v, fdk, nopts);
@@ -448,6 +448,7 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 		{"--suggest-policy", offsetof(struct target_opts, suggest_policy), O_RDWR | O_CREAT,
 		 0644},
 		{"--upstream-ca", offsetof(struct target_opts, upstream_ca), O_RDONLY, 0},
+		{"--log-ca", offsetof(struct target_opts, log_ca), O_RDONLY, 0},
 		{"--upstream-proxy-auth", offsetof(struct target_opts, upstream_auth), O_RDONLY, 0},
 	};
 	int nopts = (int)(o->argv - argv) - 1;

@@ -80,15 +80,17 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--audit (users.json: \"audit\": false)";
 	if (!fd_ok(o->t.policy_file, nfds))
 		return "--policy other than a file the client opened (fd:N)";
-	/* syslog: /dev/log, where anybody may write; not syslog:PATH */
-	if (!fd_ok(o->t.log_file, nfds) && strcmp(o->t.log_file, "syslog"))
-		return "--log other than a file the client opened (fd:N) or syslog";
+	/* syslog: /dev/log, where anybody may write; not syslog:PATH; an
+	 * OTLP collector: a connection the user could make themselves */
+	if (!fd_ok(o->t.log_file, nfds) && strcmp(o->t.log_file, "syslog") &&
+	    strncmp(o->t.log_file, "otlp:", 5))
+		return "--log other than a file the client opened (fd:N), syslog or otlp:URL";
 	if (!fd_ok(o->t.summary_file, nfds))
 		return "--summary other than a file the client opened (fd:N)";
 	if (!fd_ok(o->t.suggest_policy, nfds))
 		return "--suggest-policy other than a file the client opened (fd:N)";
-	if (o->t.log_ca)
-		return "--log-ca (not through the service yet)";
+	if (!fd_ok(o->t.log_ca, nfds))
+		return "--log-ca other than a file the client opened (fd:N)";
 	if (o->t.nallow_unix || o->t.ndeny_unix)
 		return "--allow-unix and --deny-unix (not through the service yet)";
 	/* listeners of the caller's own would take CMD's connections past the

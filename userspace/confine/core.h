@@ -50,7 +50,8 @@ struct target {
 	 * read when the target is made; the auth erased when it is freed */
 	struct proxyurl upstream;
 	char upstream_auth[PROXYURL_AUTH_MAX];
-	bool adopted;					/* took over pinned programs */
+	char log_ca[32]; /* --log-ca fd:N as the path its reader opens (target_file_path) */
+	bool adopted;	 /* took over pinned programs */
 	int restored_names, restored_fast, restored_kv; /* taken back, when adopted */
 	bool saved_warned;				/* egr_saved could not take one */
 	struct sockaddr_storage fast[TARGET_MAX_FAST];	/* exact-address rules in egr_fast */

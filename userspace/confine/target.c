@@ -211,11 +211,12 @@ target_new(struct event_base *base, const struct target_opts *o, const struct ta
 	}
 	summary_set_secrets(t->summary, t->secrets);
 	{
-		struct logsink_opts lo = {.headers = o->log_headers,
-					  .nheaders = o->nlog_headers,
-					  .ca_file = o->log_ca,
-					  .resource = env->resource,
-					  .nresource = env->nresource};
+		struct logsink_opts lo = {
+			.headers = o->log_headers,
+			.nheaders = o->nlog_headers,
+			.ca_file = target_file_path(o->log_ca, t->log_ca, sizeof(t->log_ca)),
+			.resource = env->resource,
+			.nresource = env->nresource};
 
 		if ((o->nlog_headers || o->log_ca) &&
 		    (!o->log_file || strncmp(o->log_file, "otlp:", 5))) {
