@@ -1282,7 +1282,7 @@ test_syslog() {
 	fi
 	urun "${t}_path" "$UA" --log "syslog:$W/x.sock" -- true
 	a_rc "$t.path.client" 125 "${t}_path"
-	a_grep "$t.path.client_said" "$W/${t}_path.err" 'not through the service: give a file, fd:N or syslog'
+	a_grep "$t.path.client_said" "$W/${t}_path.err" 'not through the service: give a file, fd:N, syslog \(/dev/log\) or otlp:URL'
 	usock "${t}_hostile" "$UA" args '["--log", "syslog:/run/x.sock", "--", "id"]'
 	a_grep "$t.path.daemon" "$W/${t}_hostile.out" 'refused through the service: --log other than'
 }
