@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor asan"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -563,6 +563,45 @@ test_escapes_direct() {
 	*"cgroup_inet_egress egr_skb_egress"*"cgroup_inet_sock_create egr_sock_create"*) ok "$t.catchall_among_them" ;;
 	*) fail "$t.catchall_among_them" "root's run has no catch-all or sock_create: '$root'" ;;
 	esac
+}
+
+# the service's path under ASan+UBSan (make check's $E2E_ASAN_EGRESSCTL:
+# a daemon of that build on a socket of its own, whose run is that build
+# too): a run whose last record is drained at its teardown, one stopped
+# by TERM mid-run, and the daemon's own start and stop, each with no
+# sanitizer report
+test_asan() {
+	local t=asan sock=$W/user-asan.sock dpid a f bad= asan
+	if [ -z "${E2E_ASAN_EGRESSCTL:-}" ]; then
+		note "$t: no ASan build given (make check gives \$E2E_ASAN_EGRESSCTL): skipped"
+		return
+	fi
+	asan=$(readlink -f -- "$E2E_ASAN_EGRESSCTL")
+	[ -x "$asan" ] || { fail "$t.binary" "$E2E_ASAN_EGRESSCTL: no such executable"; return; }
+	nsenter --net="$NS_SBX" "$asan" daemon --control "$W/control-asan" \
+		--user-socket "$sock" --users "$W/users.json" >"$W/$t.dout" 2>&1 &
+	dpid=$!
+	PIDS+=("$dpid")
+	wait_for 30 test -S "$sock" || { fail "$t.daemon" "$(tail -c 300 "$W/$t.dout")"; return; }
+	new4 a
+	# a denial, then a fast-path connect, whose record waits in the ring
+	# (no wake-up for an allow) until run's teardown drains it
+	(cd "$RW" && as "$UA" env EGRESSCTL_USER_SOCKET="$sock" "$asan" run --allow 198.18.0.1:7004 -- \
+		sh -c "$PY $C/probe.py tcp4 $a 80; $PY $C/probe.py tcp4 198.18.0.1 7004") \
+		>"$W/${t}_deny.out" 2>"$W/${t}_deny.err" </dev/null
+	a_grep "$t.denied" "$W/${t}_deny.err" "denied python3\[[0-9]+\] → $(re "$a"):80"
+	(cd "$RW" && as "$UA" env EGRESSCTL_USER_SOCKET="$sock" "$asan" run -- \
+		sh -c "echo up; $PY $C/probe.py tcp4 $a 81; sleep 30") >"$W/${t}_term.out" 2>"$W/${t}_term.err" </dev/null &
+	wait_for 30 grep -qs '^{' "$W/${t}_term.out"
+	pkill -TERM -u "$UA" -x egressctl
+	wait_for 30 eval '! pgrep -u "$UA" -x egressctl >/dev/null'
+	kill -TERM "$dpid"
+	wait "$dpid" 2>/dev/null
+	for f in "$W/$t.dout" "$W/${t}_deny.err" "$W/${t}_term.err"; do
+		grep -qE "AddressSanitizer|LeakSanitizer|runtime error:" "$f" && bad="$bad ${f##*/}"
+	done
+	[ -z "$bad" ] && ok "$t.no_report" ||
+		fail "$t.no_report" "sanitizer reports in$bad: $(grep -hE -m1 -A3 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$W/$t.dout" "$W/${t}_deny.err" "$W/${t}_term.err" | head -c 600 | tr '\n' '|')"
 }
 
 # the same uid outside: CMD runs as the user, who has processes outside

@@ -569,7 +569,7 @@ run_teardown(struct run_state *st)
 		event_free(st->ev_child);
 	if (st->ev_sig)
 		event_free(st->ev_sig);
-	svcrun_free(st->svc);
+	svcrun_quiet(st->svc); /* (the last records still go through it) */
 	jobtimer_free(st->jt);
 	if (st->sfd != -1)
 		close(st->sfd);
@@ -581,6 +581,8 @@ run_teardown(struct run_state *st)
 	run_release_cgroup(st);
 	if (st->tg)
 		target_finish(st->tg); /* before the asker: connections withdraw their questions */
+	svcrun_free(st->svc);
+	st->svc = NULL;
 	asker_free(st->asker);
 	term_free(st->term); /* the summary goes to the terminal as the user left it */
 	if (st->tg && st->pid && !o->quiet)

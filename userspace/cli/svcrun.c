@@ -246,6 +246,19 @@ fail:
 }
 
 void
+svcrun_quiet(struct svcrun *s)
+{
+	if (!s)
+		return;
+	if (s->ev_conn)
+		event_del(s->ev_conn);
+	if (s->ev_tap)
+		event_del(s->ev_tap);
+	if (s->ev_retry)
+		event_del(s->ev_retry);
+}
+
+void
 svcrun_free(struct svcrun *s)
 {
 	if (!s)

@@ -19,6 +19,9 @@ struct svcrun;
  * st->opts names them. NULL when out of memory. */
 struct svcrun *svcrun_open(struct run_state *st);
 void svcrun_free(struct svcrun *s);
+/* Run's teardown: no more of the client's messages nor of the tap's
+ * going; svcrun_tap still takes the last records (freed after them). */
+void svcrun_quiet(struct svcrun *s);
 
 /* A decision line (its JSON) for the daemon's `egressctl log`: sent on
  * the tap, or, while no daemon is there, kept (the last SVCRUN_QUEUE) and
