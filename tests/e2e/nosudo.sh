@@ -197,7 +197,7 @@ test_hostile() {
 	a_grep "$t.unknown_key" "$W/${t}_key.out" 'unknown key'
 	usock "${t}_nofds" "$UA" nofds '{"args": ["--", "id"], "env": [], "nfds": 4}'
 	a_grep "$t.no_fds" "$W/${t}_nofds.out" 'descriptors, 0 came'
-	usock "${t}_fds" "$UA" fds 45 '["--", "id"]'
+	usock "${t}_fds" "$UA" fds 48 '["--", "id"]'
 	a_grep "$t.too_many_fds" "$W/${t}_fds.out" 'cut short'
 	usock "${t}_big" "$UA" big
 	a_grep "$t.oversized" "$W/${t}_big.out" 'cut short|"send": false'

@@ -77,7 +77,7 @@ test_request_refused(void **state)
 		{"[1]", "one JSON object"},
 		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":4} {}", "one JSON object"},
 		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":3}", "nfds"},
-		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":45}", "nfds"},
+		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":46}", "nfds"},
 		{"{\"args\":[\"id\"],\"env\":[],\"nfds\":\"4\"}", "nfds"},
 		{"{\"args\":[],\"env\":[],\"nfds\":4}", "no command"},
 		{"{\"args\":[1],\"env\":[],\"nfds\":4}", "args[0]"},

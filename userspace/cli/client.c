@@ -41,7 +41,7 @@ struct client {
 	int nargs;
 	int fds[USREQ_MAX_FDS];
 	int nfds;
-	char *owned[8 + SECRET_MAX]; /* the fd:K strings made here */
+	char *owned[USREQ_MAX_FDS]; /* the fd:K strings made here (one an option at most) */
 	int nowned;
 };
 
@@ -146,25 +146,19 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t m
 static int
 pass_secret(struct client *c, const char *v, int nopts)
 {
-	static const struct {
-		const char *prefix;
-		int kind;
-	} kinds[] = {{"env:", SECRET_ENV},
-		     {"file:", SECRET_FILE},
-		     {"command:", SECRET_CMD},
-		     {"fd:", SECRET_FD}};
-	const char *eq = strchr(v, '='), *at = strrchr(v, '@');
+	const char *from;
 	char src[SECRET_FROM_MAX + 1], why[200], *buf, *text = NULL;
-	size_t cap = SECRET_VALUE_MAX + 1;
-	ssize_t n = -EINVAL;
-	int kind = -1, fd = -1, rc = -1;
+	size_t cap = SECRET_VALUE_MAX + 1, name_len, from_len, argoff;
+	enum secret_kind kind;
+	ssize_t n;
+	int fd = -1, rc = -1;
 
-	if (!eq || !at || at < eq || (size_t)(at - eq - 1) > SECRET_FROM_MAX)
-		return 0; /* run's own parse said why already */
-	snprintf(src, sizeof(src), "%.*s", (int)(at - eq - 1), eq + 1);
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strncmp(src, kinds[i].prefix, strlen(kinds[i].prefix)))
-			kind = kinds[i].kind;
+	/* run's own parse (the option table) refused a bad one already */
+	if (secret_arg_split(v, &name_len, &from, &from_len) || from_len > SECRET_FROM_MAX)
+		return 0;
+	snprintf(src, sizeof(src), "%.*s", (int)from_len, from);
+	if (secret_from_parse(src, &kind, &argoff, why, sizeof(why)))
+		return 0;
 	if (c->nfds == USREQ_MAX_FDS) {
 		log_warnx("--secret: too many files for the service");
 		return -1;
@@ -172,19 +166,17 @@ pass_secret(struct client *c, const char *v, int nopts)
 	buf = malloc(cap);
 	if (!buf)
 		return -1;
-	if (kind >= 0)
-		n = secret_source_read(kind, strchr(src, ':') + 1, buf, cap, why, sizeof(why));
+	n = secret_source_read(kind, src + argoff, buf, cap, why, sizeof(why));
 	if (n < 0) {
-		log_warnx("--secret %.*s (%s): %s", (int)(eq - v), v, src,
-			  kind < 0 ? "unknown source" : why);
+		log_warnx("--secret %.*s (%s): %s", (int)name_len, v, src, why);
 		goto out;
 	}
 	fd = memfd_create("egressctl-secret", MFD_CLOEXEC);
 	if (fd < 0 || write(fd, buf, (size_t)n) != n || lseek(fd, 0, SEEK_SET)) {
-		log_warn("--secret %.*s: cannot hand the value to the service", (int)(eq - v), v);
+		log_warn("--secret %.*s: cannot hand the value to the service", (int)name_len, v);
 		goto out;
 	}
-	if (asprintf(&text, "%.*s=fd:%d%s", (int)(eq - v), v, c->nfds, at) < 0) {
+	if (asprintf(&text, "%.*s=fd:%d%s", (int)name_len, v, c->nfds, from + from_len) < 0) {
 		text = NULL;
 		goto out;
 	}

@@ -15,6 +15,7 @@
 #include "cli/userrun.h"
 #include "lib/log.h"
 #include "lib/opts.h"
+#include "policy/secret.h"
 
 /* NULL, or "fd:N" with N one of the files sent (4 to nfds-1). */
 static bool
@@ -32,16 +33,17 @@ fd_ok(const char *v, int nfds)
 }
 
 /* --secret NAME=fd:N@HOSTS, N one of the files sent (the value the
- * client read); the last '@' ends the source, as policy/secret.c says. */
+ * client read). */
 static bool
 secret_fd_ok(const char *v, int nfds)
 {
-	const char *eq = strchr(v, '='), *at = strrchr(v, '@');
+	const char *from;
+	size_t name_len, from_len;
 	char src[16];
 
-	if (!eq || !at || at < eq || at - eq - 1 >= (ptrdiff_t)sizeof(src))
+	if (secret_arg_split(v, &name_len, &from, &from_len) || from_len >= sizeof(src))
 		return false;
-	snprintf(src, sizeof(src), "%.*s", (int)(at - eq - 1), eq + 1);
+	snprintf(src, sizeof(src), "%.*s", (int)from_len, from);
 	return fd_ok(src, nfds);
 }
 

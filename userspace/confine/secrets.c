@@ -170,11 +170,6 @@ take_env(const char *var, char *buf, size_t cap)
 	return (ssize_t)n;
 }
 
-static const char *const kind_prefix[] = {[SECRET_ENV] = "env:",
-					  [SECRET_FILE] = "file:",
-					  [SECRET_CMD] = "command:",
-					  [SECRET_FD] = "fd:"};
-
 ssize_t
 secret_source_read(int kind, const char *arg, char *buf, size_t cap, char *why, size_t whylen)
 {
@@ -225,7 +220,7 @@ secret_source_read(int kind, const char *arg, char *buf, size_t cap, char *why, 
 }
 
 int
-target_secrets_load(struct secrets *s, bool fds_only, char *errbuf, size_t errlen)
+target_secrets_load(struct secrets *s, char *errbuf, size_t errlen)
 {
 	size_t cap = SECRET_VALUE_MAX + 1;
 	char *buf = malloc(cap), why[200];
@@ -237,20 +232,9 @@ target_secrets_load(struct secrets *s, bool fds_only, char *errbuf, size_t errle
 	}
 	for (unsigned int i = 0; !err && i < secrets_count(s); i++) {
 		const char *arg = secrets_arg(s, i);
-		int kind = secrets_kind(s, i);
-		ssize_t n;
+		enum secret_kind kind = secrets_kind(s, i);
+		ssize_t n = secret_source_read(kind, arg, buf, cap, why, sizeof(why));
 
-		if (fds_only && kind != SECRET_FD) {
-			/* the service's run is root: it reads no file, runs no
-			 * command and has no environment for a user */
-			n = -EPERM;
-			snprintf(why, sizeof(why),
-				 "through the service a secret's value comes from the client: "
-				 "--secret NAME=SOURCE@HOST (a policy file's secrets are not "
-				 "taken)");
-		} else {
-			n = secret_source_read(kind, arg, buf, cap, why, sizeof(why));
-		}
 		if (n > 0 && secrets_set_value(s, i, buf, (size_t)n)) {
 			n = -EINVAL;
 			snprintf(why, sizeof(why),
@@ -259,7 +243,7 @@ target_secrets_load(struct secrets *s, bool fds_only, char *errbuf, size_t errle
 		}
 		if (n < 0) {
 			snprintf(errbuf, errlen, "secret %s (%s%s): %s", secrets_name(s, i),
-				 kind >= 0 && kind <= SECRET_FD ? kind_prefix[kind] : "", arg, why);
+				 secret_kind_prefix(kind), arg, why);
 			err = -EINVAL;
 		}
 		explicit_bzero(buf, cap);

@@ -3,7 +3,6 @@
 #ifndef CONFINE_SECRETS_H
 #define CONFINE_SECRETS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,11 +17,10 @@ struct secrets;
 ssize_t secret_source_read(int kind, const char *arg, char *buf, size_t cap, char *why,
 			   size_t whylen);
 
-/* Reads the value of every secret of s as its source says into s;
- * fds_only (the service's run, root for a user): fd:N alone, any other
- * source refused. 0, or -errno with errbuf naming the secret and why
- * (never a byte of its value). */
-int target_secrets_load(struct secrets *s, bool fds_only, char *errbuf, size_t errlen);
+/* Reads the value of every secret of s as its source says into s. 0, or
+ * -errno with errbuf naming the secret and why (never a byte of its
+ * value). */
+int target_secrets_load(struct secrets *s, char *errbuf, size_t errlen);
 
 /* --secret-placeholders PATH: NAME=PLACEHOLDER a line, every secret of s
  * (placeholders only: 0644, replaced whole, a symlink refused). 0, or

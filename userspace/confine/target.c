@@ -141,13 +141,14 @@ target_open_secrets(struct target *t, char *errbuf, size_t errlen)
 			 "egressctl run --secret, as root (docs/inspection.md)");
 		return -EINVAL;
 	}
-	/* the service's run: the values its client read, for --secret alone
-	 * (the client reads no policy file's sources) */
+	/* the service's run (root, for a user) reads no file, runs no command
+	 * and has no environment of the user's: a value its client read, as
+	 * --secret NAME=fd:N (the client reads no policy file's sources) */
 	for (unsigned int i = 0; t->env->secrets_from_client && i < policy_secret_count(t->policy);
 	     i++) {
 		const struct policy_secret *ps = policy_secret_at(t->policy, i);
 
-		if (!ps->source || strcmp(ps->source, "--secret")) {
+		if (!ps->source || strcmp(ps->source, "--secret") || ps->kind != SECRET_FD) {
 			snprintf(errbuf, errlen,
 				 "secret %s (%s): through the service, secrets come from --secret "
 				 "NAME=SOURCE@HOST alone, whose value the client reads as you",
@@ -160,7 +161,7 @@ target_open_secrets(struct target *t, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "secrets: %s", strerror(errno));
 		return -errno;
 	}
-	if (target_secrets_load(t->secrets, t->env->secrets_from_client, errbuf, errlen))
+	if (target_secrets_load(t->secrets, errbuf, errlen))
 		return -EINVAL;
 	return t->o->secret_placeholders
 		       ? target_secrets_write(t->secrets, t->o->secret_placeholders, errbuf, errlen)

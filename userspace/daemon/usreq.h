@@ -18,8 +18,11 @@
 #define USREQ_MAX_BYTES 131072 /* one message, the environment included */
 #define USREQ_MAX_ARGS	4096
 #define USREQ_MAX_ENV	4096
-#define USREQ_MIN_FDS	4  /* stdin, stdout, stderr, the working directory */
-#define USREQ_MAX_FDS	44 /* and up to 8 files and 32 secrets the client opened (fd:N) */
+#define USREQ_MIN_FDS	4 /* stdin, stdout, stderr, the working directory */
+/* and what the client opened (fd:N): --policy, --log, --summary,
+ * --suggest-policy, --upstream-ca, --upstream-proxy-auth, --log-ca, --ca's
+ * two, and a value for each of 32 secrets */
+#define USREQ_MAX_FDS	45
 
 struct usreq {
 	char **args; /* run's arguments (options, "--", CMD...), NULL-terminated */

@@ -70,40 +70,46 @@ secret_host_check(const char *in, char *out, size_t outlen, char *errbuf, size_t
 	return 0;
 }
 
-static int
-from_check(const char *from, enum secret_kind *kind, size_t *argoff, char *errbuf, size_t errlen)
+static const char *const kind_prefix[] = {[SECRET_ENV] = "env:",
+					  [SECRET_FILE] = "file:",
+					  [SECRET_CMD] = "command:",
+					  [SECRET_FD] = "fd:"};
+
+const char *
+secret_kind_prefix(enum secret_kind kind)
+{
+	return (unsigned)kind < sizeof(kind_prefix) / sizeof(kind_prefix[0]) ? kind_prefix[kind]
+									     : "";
+}
+
+int
+secret_from_parse(const char *from, enum secret_kind *kind, size_t *argoff, char *errbuf,
+		  size_t errlen)
 {
 	const char *a;
+	int k = -1;
 
 	if (strlen(from) > SECRET_FROM_MAX)
 		return rule_fail(errbuf, errlen, "source longer than %d bytes", SECRET_FROM_MAX);
-	if (!strncmp(from, "env:", 4)) {
-		*kind = SECRET_ENV;
-		a = from + 4;
-		if (!var_name_ok(a, strlen(a)))
-			return rule_fail(errbuf, errlen,
-					 "env:VAR: expected an environment variable's name");
-	} else if (!strncmp(from, "file:", 5)) {
-		*kind = SECRET_FILE;
-		a = from + 5;
-		if (a[0] != '/')
-			return rule_fail(errbuf, errlen, "file:PATH: expected an absolute path");
-	} else if (!strncmp(from, "command:", 8)) {
-		*kind = SECRET_CMD;
-		a = from + 8;
-		if (!a[strspn(a, " \t")])
-			return rule_fail(errbuf, errlen, "command:CMDLINE: expected a command");
-	} else if (!strncmp(from, "fd:", 3)) {
-		*kind = SECRET_FD;
-		a = from + 3;
-		if (!a[0] || strspn(a, "0123456789") != strlen(a) || strlen(a) > 4)
-			return rule_fail(errbuf, errlen, "fd:N: expected a descriptor's number");
-	} else {
+	for (int i = 0; i < (int)(sizeof(kind_prefix) / sizeof(kind_prefix[0])); i++)
+		if (!strncmp(from, kind_prefix[i], strlen(kind_prefix[i])))
+			k = i;
+	if (k < 0)
 		return rule_fail(errbuf, errlen,
 				 "unknown source \"%.40s\" (expected env:VAR, file:/PATH, "
 				 "command:CMDLINE or fd:N)",
 				 from);
-	}
+	*kind = (enum secret_kind)k;
+	a = from + strlen(kind_prefix[k]);
+	if (k == SECRET_ENV && !var_name_ok(a, strlen(a)))
+		return rule_fail(errbuf, errlen,
+				 "env:VAR: expected an environment variable's name");
+	if (k == SECRET_FILE && a[0] != '/')
+		return rule_fail(errbuf, errlen, "file:PATH: expected an absolute path");
+	if (k == SECRET_CMD && !a[strspn(a, " \t")])
+		return rule_fail(errbuf, errlen, "command:CMDLINE: expected a command");
+	if (k == SECRET_FD && (!a[0] || strspn(a, "0123456789") != strlen(a) || strlen(a) > 4))
+		return rule_fail(errbuf, errlen, "fd:N: expected a descriptor's number");
 	for (const char *c = a; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return rule_fail(errbuf, errlen, "a control character in the source");
@@ -133,7 +139,7 @@ policy_add_secret(struct policy *p, const char *name, const char *from, const ch
 	if (!from)
 		return rule_fail(errbuf, errlen,
 				 "no source (env:VAR, file:/PATH or command:CMDLINE)");
-	err = from_check(from, &s.kind, &argoff, errbuf, errlen);
+	err = secret_from_parse(from, &s.kind, &argoff, errbuf, errlen);
 	if (err)
 		return err;
 	if (!nhosts)
@@ -175,23 +181,35 @@ policy_add_secret(struct policy *p, const char *name, const char *from, const ch
 }
 
 int
-policy_add_secret_arg(struct policy *p, const char *arg, char *errbuf, size_t errlen)
+secret_arg_split(const char *arg, size_t *name_len, const char **from, size_t *from_len)
 {
 	const char *eq = strchr(arg, '='), *at = strrchr(arg, '@');
-	char name[SECRET_NAME_MAX + 1], *from, *list, *save = NULL, *h;
-	const char *hosts[SECRET_MAX_HOSTS + 1];
-	size_t n = 0;
-	int err;
 
 	if (!eq || !at || at < eq)
+		return -EINVAL;
+	*name_len = (size_t)(eq - arg);
+	*from = eq + 1;
+	*from_len = (size_t)(at - eq - 1);
+	return 0;
+}
+
+int
+policy_add_secret_arg(struct policy *p, const char *arg, char *errbuf, size_t errlen)
+{
+	char name[SECRET_NAME_MAX + 1], *from, *list, *save = NULL, *h;
+	const char *hosts[SECRET_MAX_HOSTS + 1], *src;
+	size_t n = 0, name_len, src_len;
+	int err;
+
+	if (secret_arg_split(arg, &name_len, &src, &src_len))
 		return rule_fail(errbuf, errlen, "expected NAME=SOURCE@HOST[,HOST...]");
-	if ((size_t)(eq - arg) > SECRET_NAME_MAX)
+	if (name_len > SECRET_NAME_MAX)
 		return rule_fail(errbuf, errlen, "a secret's name is at most %d bytes",
 				 SECRET_NAME_MAX);
-	memcpy(name, arg, (size_t)(eq - arg));
-	name[eq - arg] = 0;
-	from = strndup(eq + 1, (size_t)(at - eq - 1));
-	list = strdup(at + 1);
+	memcpy(name, arg, name_len);
+	name[name_len] = 0;
+	from = strndup(src, src_len);
+	list = strdup(src + src_len + 1);
 	if (!from || !list) {
 		free(from);
 		free(list);

@@ -59,6 +59,19 @@ int policy_add_secret(struct policy *p, const char *name, const char *from,
 /* --secret NAME=SOURCE@HOST[,HOST...] (the last '@' ends SOURCE). */
 int policy_add_secret_arg(struct policy *p, const char *arg, char *errbuf, size_t errlen);
 
+/* The parts of such an argument, in it: NAME is its first name_len bytes,
+ * SOURCE from_len bytes at from, '@' after it. 0, or -EINVAL when it has
+ * not that shape. */
+int secret_arg_split(const char *arg, size_t *name_len, const char **from, size_t *from_len);
+
+/* SOURCE's kind, and where what follows the kind's colon starts; -EINVAL
+ * with errbuf saying why (no prefix: the caller adds where). */
+int secret_from_parse(const char *from, enum secret_kind *kind, size_t *argoff, char *errbuf,
+		      size_t errlen);
+
+/* "env:", "file:", "command:", "fd:". */
+const char *secret_kind_prefix(enum secret_kind kind);
+
 unsigned int policy_secret_count(const struct policy *p);
 const struct policy_secret *policy_secret_at(const struct policy *p, unsigned int i);
 
