@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor asan"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus unix escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor asan"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -147,7 +147,7 @@ test_limits() {
 test_refused() {
 	local t=refused o
 	for o in "--user=root" "--allow-sudo" "--cgroup=x" "--audit" \
-		"--allow-unix=/run/x.sock"; do
+		"--allow-unix=/run/docker.sock"; do
 		urun "$t" "$UA" "$o" -- id -u
 		a_rc "$t.${o%%=*}.status" 2 "$t"
 		a_grep "$t.${o%%=*}.said" "$W/$t.err" 'refused through the service'
@@ -675,6 +675,105 @@ test_escapes_bus() {
 	[ "$EGR_RC" != 0 ] && ok "$t.relative.refused" || fail "$t.relative.refused" "ESCAPE: the bus by a relative name"
 	kill "$i" 2>/dev/null
 	wait "$i" 2>/dev/null
+	umount -l /run/user
+}
+
+# unix_probe TAG USER [RUN OPTIONS --] ARGS...: unixsvc.py connect ARGS as
+# USER, through the service with RUN OPTIONS (none: no egressctl); P_*
+unix_probe() {
+	local tag=$1 u=$2
+	shift 2
+	local -a opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	if [ "${1:-}" = -- ]; then
+		shift
+		urun "$tag" "$u" "${opts[@]}" -- "$PY" "$C/unixsvc.py" connect "$@"
+	else
+		set -- "${opts[@]}"
+		(cd "$RW" && as "$u" "$PY" "$C/unixsvc.py" connect "$@") >"$W/$tag.out" 2>"$W/$tag.err"
+	fi
+	jv "$(tail -1 "$W/$tag.out")"
+}
+
+# --deny-unix and --allow-unix through the service. A run the service
+# starts finds its masks as the user (sandbox_unix_masks_as): the user's
+# socket, denied, is refused by name and masked for every other name;
+# a socket in a directory of root's alone, named by the user, is looked up
+# as the user, so neither CMD's mount table nor an error tells whether it
+# is there (root's own run, the control, masks it, and refuses one with a
+# second hard link, naming the count). --allow-unix of a socket on the
+# default list (the user's session bus: a tmpfs over /run/user in the
+# suite's mount namespace) only as users.json's "allow_unix" lets it:
+# refused while the ceiling has deny rules and no "allow_unix", taken for
+# a path it names, refused for one it does not
+test_unix() {
+	local t=unix uid d=$W/unixu ro=$W/unixro log=$W/unix.svclog hits bus
+	uid=$(id -u "$UA")
+	bus=/run/user/$uid/bus
+	mkdir -m 0755 "$d" && chown "$UA" "$d"
+	mkdir -m 0700 "$ro"
+	[ -d /run/user ] || mkdir -p /run/user
+	mount -t tmpfs -o mode=0755 egr-test /run/user || { fail "$t.setup" "cannot mount a tmpfs on /run/user"; return; }
+	mkdir -m 0700 "/run/user/$uid" && chown "$UA:$(id -g "$UA")" "/run/user/$uid"
+	: >"$log"
+	"$PY" "$C/unixsvc.py" serve --log "$log" "$d/svc.sock" "$ro/one.sock" "$ro/two.sock" "$bus" \
+		>"$W/$t.ready" 2>"$W/$t.serr" &
+	PIDS+=($!)
+	local sp=$!
+	wait_for 5 grep -qs READY "$W/$t.ready" || { fail "$t.setup" "stand-ins: $(cat "$W/$t.serr")"; umount -l /run/user; return; }
+	ln "$ro/two.sock" "$ro/two-link.sock"
+	as "$UA" ln -s svc.sock "$d/alias.sock"
+	# the controls: the user reaches both without egressctl
+	unix_probe "${t}_ctl" "$UA" "$d/svc.sock"
+	a_eq "$t.control" "data" "$P_data" "svc $d/svc.sock"
+	unix_probe "${t}_ctl_bus" "$UA" "$bus"
+	a_eq "$t.control_bus" "data" "$P_data" "svc $bus"
+	hits=$(grep -c . "$log")
+	# --deny-unix: by its name (the programs), by other names (the masks)
+	unix_probe "${t}_deny" "$UA" --deny-unix "$d/svc.sock" -- "$d/svc.sock"
+	a_rc "$t.deny.status" 0 "${t}_deny"
+	a_eq "$t.deny.eperm" errno "$P_errno" EPERM
+	a_grep "$t.deny.line" "$W/${t}_deny.err" "denied python3\[[0-9]+\] → unix:$(re "$d/svc.sock")"
+	unix_probe "${t}_rel" "$UA" --deny-unix "$d/svc.sock" -- svc.sock --chdir "$d"
+	a_eq "$t.deny.relative" errno "$P_errno" ECONNREFUSED
+	unix_probe "${t}_alias" "$UA" --deny-unix "$d/svc.sock" -- "$d/alias.sock"
+	a_eq "$t.deny.symlink" errno "$P_errno" ECONNREFUSED
+	a_eq "$t.deny.nothing_reached" "stand-in's connections" "$(grep -c . "$log")" "$hits"
+	# a path of root's alone: root's run (the control) looks it up as root
+	egr "${t}_root" --user "$UA" --deny-unix "$ro/one.sock" -- cat /proc/self/mountinfo
+	a_rc "$t.root.status" 0 "${t}_root"
+	a_grep "$t.root.masked" "$W/${t}_root.out" " $(re "$ro/one.sock") "
+	egr "${t}_root2" --user "$UA" --deny-unix "$ro/two.sock" -- true
+	a_rc "$t.root.hardlink.status" 125 "${t}_root2"
+	a_grep "$t.root.hardlink.said" "$W/${t}_root2.err" "$(re "$ro/two.sock") has 1 other hard link"
+	urun "${t}_ro" "$UA" --deny-unix "$ro/one.sock" -- cat /proc/self/mountinfo
+	a_rc "$t.user.status" 0 "${t}_ro"
+	a_nogrep "$t.user.not_shown" "$W/${t}_ro.out" "$(re "$ro")"
+	urun "${t}_ro2" "$UA" --deny-unix "$ro/two.sock" -- true
+	a_rc "$t.user.hardlink.status" 0 "${t}_ro2"
+	a_nogrep "$t.user.hardlink.not_said" "$W/${t}_ro2.err" "hard link"
+	# --allow-unix: the ceiling has deny rules and no "allow_unix"
+	unix_probe "${t}_allow_no" "$UA" --allow-unix "$bus" -- "$bus"
+	a_rc "$t.allow.refused.status" 2 "${t}_allow_no"
+	a_grep "$t.allow.refused.said" "$W/${t}_allow_no.err" "refused through the service: --allow-unix $(re "$bus") \(users.json: \"allow_unix\" is not set, and the ceiling has allow or deny rules\)"
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false, "deny": ["blocked-%s.test"], "allow_unix": ["%s"]}\n' \
+		"$G" $$ "$bus" >"$W/users.json"
+	reread
+	unix_probe "${t}_bus_default" "$UA" -v -- "$bus"
+	a_eq "$t.allow.default_denied" errno "$P_errno" EPERM
+	hits=$(grep -c . "$log")
+	unix_probe "${t}_allow" "$UA" --allow-unix "$bus" -- "$bus"
+	a_rc "$t.allow.status" 0 "${t}_allow"
+	a_eq "$t.allow.reached" "data" "$P_data" "svc $bus"
+	a_eq "$t.allow.one_connection" "stand-in's connections" "$(grep -c . "$log")" "$((hits + 1))"
+	unix_probe "${t}_allow_other" "$UA" --allow-unix /run/docker.sock -- "$bus"
+	a_rc "$t.allow.other.status" 2 "${t}_allow_other"
+	a_grep "$t.allow.other.said" "$W/${t}_allow_other.err" 'allow-unix /run/docker\.sock \(users\.json: "allow_unix" does not name it\)'
+	cp "$W/users.json.orig" "$W/users.json"
+	reread
+	kill "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
 	umount -l /run/user
 }
 

@@ -221,6 +221,52 @@ test_usercfg(void **state)
 	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
 }
 
+/* "allow_unix": what a user's --allow-unix may name; without the key,
+ * anything only where the ceiling has no allow and no deny rules; a
+ * "users" entry's list takes the place of the top level's */
+static void
+test_usercfg_unix(void **state)
+{
+	struct usercfg c, v;
+	char err[256];
+	const char *doc;
+
+	(void)state;
+	assert_int_equal(usercfg_parse("{}", 2, &c, err, sizeof(err)), 0);
+	assert_false(c.has_allow_unix);
+	assert_true(usercfg_unix_ok(&c, "/run/docker.sock"));
+	usercfg_free(&c);
+	doc = "{\"deny\":[]}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_true(usercfg_unix_ok(&c, "/run/docker.sock"));
+	usercfg_free(&c);
+	doc = "{\"deny\":[\"x.test\"]}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_false(usercfg_unix_ok(&c, "/run/docker.sock"));
+	usercfg_free(&c);
+	doc = "{\"allow\":[]}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_false(usercfg_unix_ok(&c, "/run/docker.sock"));
+	usercfg_free(&c);
+	doc = "{\"deny\":[\"x.test\"],\"allow_unix\":[\"/run/user/1000/bus\"],"
+	      "\"users\":{\"a\":{\"allow_unix\":[]},\"b\":{}}}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), 0);
+	assert_true(c.has_allow_unix);
+	assert_true(usercfg_unix_ok(&c, "/run/user/1000/bus"));
+	assert_false(usercfg_unix_ok(&c, "/run/user/1000/bus/"));
+	assert_false(usercfg_unix_ok(&c, "/run/docker.sock"));
+	usercfg_for(&c, "a", &v);
+	assert_false(usercfg_unix_ok(&v, "/run/user/1000/bus"));
+	usercfg_for(&c, "b", &v);
+	assert_true(usercfg_unix_ok(&v, "/run/user/1000/bus"));
+	usercfg_free(&c);
+	doc = "{\"allow_unix\":[\"run/x.sock\"]}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "allow_unix[0]: expected an absolute path"));
+	doc = "{\"allow_unix\":\"/run/x.sock\"}";
+	assert_int_equal(usercfg_parse(doc, strlen(doc), &c, err, sizeof(err)), -EINVAL);
+}
+
 /* path's contents become text */
 static int
 write_file(const char *path, const char *text)
@@ -569,8 +615,34 @@ test_check(void **state)
 			       "--secret-placeholders", "/etc/x", "--", "id", NULL),
 			 -EPERM);
 	assert_non_null(strstr(err, "--secret-placeholders"));
-	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL),
+	/* --deny-unix narrows; --allow-unix as users.json's "allow_unix" lets
+	 * it: without the key, anything where the ceiling has no rules */
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--deny-unix", "/x", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow-unix", "/run/docker.sock", "--",
+			       "id", NULL),
+			 0);
+	c.deny[0] = "x.test";
+	c.ndeny = 1;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow-unix", "/run/docker.sock", "--",
+			       "id", NULL),
 			 -EPERM);
+	assert_non_null(strstr(err, "--allow-unix /run/docker.sock (users.json: \"allow_unix\" is "
+				    "not set, and the ceiling has allow or deny rules)"));
+	c.allow_unix[0] = "/run/user/1000/bus";
+	c.nallow_unix = 1;
+	c.has_allow_unix = true;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow-unix", "/run/user/1000/bus",
+			       "--deny-unix", "/run/x.sock", "--", "id", NULL),
+			 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--allow-unix", "/run/user/1000/bus",
+			       "--allow-unix", "/run/docker.sock", "--", "id", NULL),
+			 -EPERM);
+	assert_non_null(strstr(err,
+			       "--allow-unix /run/docker.sock (users.json: \"allow_unix\" does "
+			       "not name it)"));
+	c.ndeny = 0;
+	c.nallow_unix = 0;
+	c.has_allow_unix = false;
 	/* the service's own options; --ask unless the ceiling says no;
 	 * --max-conns within max_conns_per_run */
 	assert_int_equal(
@@ -685,12 +757,19 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_request_ok),    cmocka_unit_test(test_request_refused),
-		cmocka_unit_test(test_request_big),   cmocka_unit_test(test_signal),
-		cmocka_unit_test(test_adopt),	      cmocka_unit_test(test_usercfg),
-		cmocka_unit_test(test_check),	      cmocka_unit_test(test_check_in_sequence),
-		cmocka_unit_test(test_limits),	      cmocka_unit_test(test_usercfg_load_allow),
-		cmocka_unit_test(test_usercfg_users), cmocka_unit_test(test_usercfg_load_users),
+		cmocka_unit_test(test_request_ok),
+		cmocka_unit_test(test_request_refused),
+		cmocka_unit_test(test_request_big),
+		cmocka_unit_test(test_signal),
+		cmocka_unit_test(test_adopt),
+		cmocka_unit_test(test_usercfg),
+		cmocka_unit_test(test_usercfg_unix),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_check_in_sequence),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_usercfg_load_allow),
+		cmocka_unit_test(test_usercfg_users),
+		cmocka_unit_test(test_usercfg_load_users),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -461,7 +461,12 @@ run_unix_masks(struct run_state *st)
 		log_warnx("cannot list the unix sockets to mask: out of memory");
 		return -ENOMEM;
 	}
-	err = sandbox_unix_masks(exist, &st->masks, errbuf, sizeof(errbuf));
+	/* the service's run: found as the user, whose --deny-unix paths
+	 * they are (and what they cannot look up, CMD cannot reach) */
+	if (st->opts->env_fd)
+		err = sandbox_unix_masks_as(&st->user, exist, &st->masks, errbuf, sizeof(errbuf));
+	else
+		err = sandbox_unix_masks(exist, &st->masks, errbuf, sizeof(errbuf));
 	unixsvc_free_list(exist);
 	if (err)
 		log_warnx("%s", errbuf);

@@ -13,6 +13,7 @@
 
 #include "cli/run.h"
 #include "cli/userrun.h"
+#include "kernel/unixsvc_list.h" /* UNIXSVC_PATH_MAX */
 #include "lib/log.h"
 #include "lib/opts.h"
 #include "policy/secret.h"
@@ -64,6 +65,7 @@ ca_ok(const char *v, int nfds)
 static const char *
 refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 {
+	static char unix_why[UNIXSVC_PATH_MAX + 128]; /* the daemon's loop: one at a time */
 	if (o->user)
 		return "--user (CMD runs as you)";
 	if (o->cgroup)
@@ -93,8 +95,18 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 		return "--suggest-policy other than a file the client opened (fd:N)";
 	if (!fd_ok(o->t.log_ca, nfds))
 		return "--log-ca other than a file the client opened (fd:N)";
-	if (o->t.nallow_unix || o->t.ndeny_unix)
-		return "--allow-unix and --deny-unix (not through the service yet)";
+	/* --deny-unix only narrows (its masks are found as the user: run's
+	 * sandbox_unix_masks_as); --allow-unix widens, as the ceiling lets it */
+	for (int i = 0; i < o->t.nallow_unix; i++)
+		if (!usercfg_unix_ok(c, o->t.allow_unix[i])) {
+			snprintf(unix_why, sizeof(unix_why),
+				 "--allow-unix %.*s (users.json: \"allow_unix\" %s)",
+				 UNIXSVC_PATH_MAX, o->t.allow_unix[i],
+				 c->has_allow_unix ? "does not name it"
+						   : "is not set, and the ceiling has allow or "
+						     "deny rules");
+			return unix_why;
+		}
 	/* listeners of the caller's own would take CMD's connections past the
 	 * ceiling's deny rules */
 	if (o->t.tproxy_port || o->t.dns_port || o->t.proxy_ports[0])

@@ -19,6 +19,7 @@
 #include "daemon/usersock.h"
 #include "lib/jsonx.h"
 #include "policy/policy.h"
+#include "kernel/unixsvc_list.h" /* UNIXSVC_PATH_MAX */
 
 static int
 str_array(json_t *a, char **out, int max, int *n, const char *key, char *errbuf, size_t errlen)
@@ -137,6 +138,20 @@ parse_keys(json_t *doc, struct usercfg *c, unsigned int *set, bool top, const ch
 			*set |= USERCFG_SET_ALLOW;
 			rc = str_array(v, c->allow, USERCFG_MAX_ALLOW, &c->nallow, label, errbuf,
 				       errlen);
+		} else if (!strcmp(key, "allow_unix")) {
+			c->has_allow_unix = true;
+			*set |= USERCFG_SET_ALLOW_UNIX;
+			rc = str_array(v, c->allow_unix, USERCFG_MAX_UNIX, &c->nallow_unix, label,
+				       errbuf, errlen);
+			for (int i = 0; !rc && i < c->nallow_unix; i++)
+				if (c->allow_unix[i][0] != '/' ||
+				    strlen(c->allow_unix[i]) >= UNIXSVC_PATH_MAX) {
+					snprintf(errbuf, errlen,
+						 "%s[%d]: expected an absolute path of at most %d "
+						 "bytes",
+						 label, i, UNIXSVC_PATH_MAX - 1);
+					rc = -EINVAL;
+				}
 		} else if (!strcmp(key, "max_conns_per_run") && json_is_integer(v) &&
 			   json_integer_value(v) >= 1 && json_integer_value(v) <= 1000000) {
 			c->max_conns = (int)json_integer_value(v);
@@ -160,7 +175,7 @@ parse_keys(json_t *doc, struct usercfg *c, unsigned int *set, bool top, const ch
 				 "%s: unknown key, or not of its type (%smax_runs_per_user: 1 to "
 				 "64, max_conns_per_run: 1 to 1000000, audit: true/false, ask: "
 				 "true/false, allow: "
-				 "[rules], deny: [rules])",
+				 "[rules], deny: [rules], allow_unix: [paths])",
 				 label,
 				 top ? "groups: [names], users: {NAME: {these keys but groups and "
 				       "users}}, "
@@ -316,6 +331,8 @@ usercfg_free(struct usercfg *c)
 		free(c->deny[i]);
 	for (int i = 0; i < c->nallow; i++)
 		free(c->allow[i]);
+	for (int i = 0; i < c->nallow_unix; i++)
+		free(c->allow_unix[i]);
 	for (int i = 0; i < c->nusers; i++) {
 		free(c->users[i].name);
 		usercfg_free(&c->users[i].c);
@@ -360,4 +377,20 @@ usercfg_for(const struct usercfg *c, const char *name, struct usercfg *view)
 		view->nallow = u->c.nallow;
 		view->has_allow = true;
 	}
+	if (u->set & USERCFG_SET_ALLOW_UNIX) {
+		memcpy(view->allow_unix, u->c.allow_unix, sizeof(view->allow_unix));
+		view->nallow_unix = u->c.nallow_unix;
+		view->has_allow_unix = true;
+	}
+}
+
+bool
+usercfg_unix_ok(const struct usercfg *c, const char *path)
+{
+	if (!c->has_allow_unix)
+		return !c->has_allow && !c->ndeny;
+	for (int i = 0; i < c->nallow_unix; i++)
+		if (!strcmp(c->allow_unix[i], path))
+			return true;
+	return false;
 }

@@ -21,6 +21,7 @@
 #define USERCFG_MAX_USERS  256
 #define USERCFG_MAX_DENY   64
 #define USERCFG_MAX_ALLOW  64 /* POLICY_CEILING_MAX */
+#define USERCFG_MAX_UNIX   32 /* TARGET_MAX_UNIX */
 struct usercfg_user;
 struct usercfg {
 	char *groups[USERCFG_MAX_GROUPS]; /* who may run: members of these ("egressctl") */
@@ -36,6 +37,14 @@ struct usercfg {
 	int nallow;
 	bool has_allow;
 	int max_conns; /* "max_conns_per_run": run's --max-conns at most (0: run's own) */
+	/* "allow_unix": the sockets a user's --allow-unix may let CMD reach
+	 * (exactly these names); without the key (has_allow_unix false) any
+	 * where the ceiling has no allow and no deny rules, none where it has:
+	 * a container runtime's or the service manager's socket starts work
+	 * outside the run's cgroup, past those rules */
+	char *allow_unix[USERCFG_MAX_UNIX];
+	int nallow_unix;
+	bool has_allow_unix;
 	/* "users": accounts by name, who may run whatever their groups, each
 	 * with the keys above (but groups) its entry sets in place of these */
 	struct usercfg_user *users;
@@ -43,12 +52,13 @@ struct usercfg {
 };
 
 /* The keys a "users" entry sets (usercfg_user.set). */
-#define USERCFG_SET_MAX_RUNS  0x01u
-#define USERCFG_SET_AUDIT     0x02u
-#define USERCFG_SET_DENY      0x04u
-#define USERCFG_SET_ALLOW     0x08u
-#define USERCFG_SET_MAX_CONNS 0x10u
-#define USERCFG_SET_ASK	      0x20u
+#define USERCFG_SET_MAX_RUNS   0x01u
+#define USERCFG_SET_AUDIT      0x02u
+#define USERCFG_SET_DENY       0x04u
+#define USERCFG_SET_ALLOW      0x08u
+#define USERCFG_SET_MAX_CONNS  0x10u
+#define USERCFG_SET_ASK	       0x20u
+#define USERCFG_SET_ALLOW_UNIX 0x40u
 struct usercfg_user {
 	char *name;	  /* the account's */
 	unsigned int set; /* USERCFG_SET_*: the keys its entry has */
@@ -68,6 +78,9 @@ const struct usercfg_user *usercfg_user(const struct usercfg *c, const char *nam
  * a user's "deny" replaces the top level's, it is not added to it). A
  * view: its strings are c's, valid while c is; never usercfg_free()d. */
 void usercfg_for(const struct usercfg *c, const char *name, struct usercfg *view);
+
+/* Whether c lets a user's --allow-unix name path ("allow_unix"). */
+bool usercfg_unix_ok(const struct usercfg *c, const char *path);
 
 /* Whether run's arguments (ending in "--" CMD...) are within a user's
  * reach: no option that names a path the service would open (only fd:N,

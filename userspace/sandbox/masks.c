@@ -5,12 +5,15 @@
  * so that no bind mount of /run, or of the socket, is left unmasked
  * (sandbox_unix_masks); /dev/null bound over each (masks_apply). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernel/cgroup.h"
 #include "sandbox/kfiles.h"
@@ -214,5 +217,129 @@ masks_apply(char *const *masks, const char **what)
 		if (err && err != -ENOENT) /* gone, or under a directory masked before */
 			return err;
 	}
+	return 0;
+}
+
+/* The helper's answer: its status (an int), errbuf's text, then each mask,
+ * every string ending in a NUL. */
+static void
+as_child(int fd, const struct sandbox_user *u, char *const *sockets)
+{
+	char **masks = NULL, ebuf[512] = "";
+	const char *what = "";
+	size_t off = 0, len;
+	char *msg = NULL;
+	FILE *f;
+	int rc;
+
+	rc = privs_change_ids(u, &what);
+	if (rc)
+		snprintf(ebuf, sizeof(ebuf),
+			 "cannot become uid %u to find the sockets to mask: %s: %s",
+			 (unsigned int)u->uid, what, strerror(-rc));
+	else
+		rc = sandbox_unix_masks(sockets, &masks, ebuf, sizeof(ebuf));
+	f = open_memstream(&msg, &len);
+	if (!f)
+		_exit(1);
+	fwrite(&rc, sizeof(rc), 1, f);
+	fwrite(ebuf, strlen(ebuf) + 1, 1, f);
+	for (size_t i = 0; masks && masks[i]; i++)
+		fwrite(masks[i], strlen(masks[i]) + 1, 1, f);
+	if (fclose(f))
+		_exit(1);
+	while (off < len) {
+		ssize_t n = write(fd, msg + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(1);
+		off += (size_t)n;
+	}
+	_exit(0);
+}
+
+int
+sandbox_unix_masks_as(const struct sandbox_user *u, char *const *sockets, char ***out, char *errbuf,
+		      size_t errlen)
+{
+	char *buf = NULL, *p, *end, **list = NULL;
+	size_t len = 0, cap = 0, n = 0;
+	int pfd[2], status = 0, rc;
+	pid_t pid;
+
+	*out = NULL;
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	if (pipe2(pfd, O_CLOEXEC)) {
+		rc = -errno;
+		sandbox_err(errbuf, errlen, "cannot find the sockets to mask: pipe: %s",
+			    strerror(-rc));
+		return rc;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		as_child(pfd[1], u, sockets);
+	}
+	rc = pid < 0 ? -errno : 0;
+	close(pfd[1]);
+	while (!rc) {
+		ssize_t r;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap + 65536);
+
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap += 65536;
+		}
+		r = read(pfd[0], buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			rc = -errno;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(pfd[0]);
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	if (!rc &&
+	    (!WIFEXITED(status) || WEXITSTATUS(status) || len < sizeof(int) + 1 || buf[len - 1]))
+		rc = -EIO;
+	if (rc) {
+		sandbox_err(errbuf, errlen, "cannot find the sockets to mask as uid %u: %s",
+			    (unsigned int)u->uid, rc == -EIO ? "its helper failed" : strerror(-rc));
+		free(buf);
+		return rc;
+	}
+	memcpy(&rc, buf, sizeof(rc));
+	p = buf + sizeof(int);
+	end = buf + len;
+	if (rc) {
+		sandbox_err(errbuf, errlen, "%s", p);
+		free(buf);
+		return rc < 0 ? rc : -EIO;
+	}
+	p += strlen(p) + 1;
+	rc = list_add(&list, &n, "/dev/null") ? -ENOMEM : 0; /* a list even when empty */
+	for (; !rc && p < end; p += strlen(p) + 1)
+		rc = list_add(&list, &n, p) ? -ENOMEM : 0;
+	free(buf);
+	if (rc) {
+		sandbox_err(errbuf, errlen, "out of memory");
+		sandbox_free_masks(list);
+		return rc;
+	}
+	free(list[0]);
+	memmove(list, list + 1, n * sizeof(*list));
+	*out = list;
 	return 0;
 }

@@ -117,8 +117,8 @@ drop_all_caps(void)
 	return 0;
 }
 
-static int
-change_ids(const struct sandbox_user *u, const char **what)
+int
+privs_change_ids(const struct sandbox_user *u, const char **what)
 {
 	if (memchr(u->name, '\0', sizeof(u->name)) == NULL) {
 		*what = "user name";
@@ -258,7 +258,7 @@ privs_drop(const struct sandbox_user *u, bool sudo, bool no_setid, const char **
 			return err;
 	}
 
-	err = change_ids(u, what);
+	err = privs_change_ids(u, what);
 	if (err)
 		return err;
 	*what = "capset";

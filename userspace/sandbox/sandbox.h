@@ -139,6 +139,13 @@ bool sandbox_sudo_cap(int cap);
  * be anywhere, and no mask would cover it. *out: NULL-terminated, free with
  * sandbox_free_masks(). Returns 0 or -errno. */
 int sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errlen);
+/* The same, found as u (its groups, gid and uid, in a child process of
+ * its own): only the names u can look up, which are all CMD running as u
+ * can reach. For a run the service starts for a user: root never looks
+ * up a path of the user's (--deny-unix) with root's rights, and CMD's
+ * mount table shows no socket the user cannot see. */
+int sandbox_unix_masks_as(const struct sandbox_user *u, char *const *sockets, char ***out,
+			  char *errbuf, size_t errlen);
 void sandbox_free_masks(char **masks);
 
 /* Pid 1 of CMD's PID namespace, after sandbox_enter_opts() and a fork:

@@ -43,4 +43,9 @@ int masks_apply(char *const *masks, const char **what);
  * no_new_privs, and no no_new_privs). 0 or -errno, *what the step. */
 int privs_drop(const struct sandbox_user *u, bool sudo, bool no_setid, const char **what);
 
+/* u's groups (initgroups, or none when u has no name), gid and uid, real,
+ * effective and saved, checked not to come back (privs.c). 0 or -errno,
+ * *what the step. */
+int privs_change_ids(const struct sandbox_user *u, const char **what);
+
 #endif /* SANDBOX_STEPS_H */
