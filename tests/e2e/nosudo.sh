@@ -312,8 +312,41 @@ test_secret() {
 		a_nogrep "$t.$k.terminal_no_value" "$W/${t}_$k.err" "$v"
 		rm -f "$RW/env-$k-$$"
 	done
+	# a policy file's secrets: the client reads each source as the user
+	# (env:, file:, command: as the user: id -u is theirs), and the file
+	# itself, from a pipe too; the run takes the values it sent
+	printf '{"allow": ["%s:8443"], "secrets": {"PENV": {"from": "env:PREAL_%s", "hosts": ["%s"]}, "PFILE": {"from": "file:%s", "hosts": ["%s"]}, "PCMD": {"from": "command:id -u", "hosts": ["%s"]}}}\n' \
+		"$h" $$ "$h" "$RW/sec-$$" "$h" "$h" >"$RW/pol-$$.json"
+	chmod 0644 "$RW/pol-$$.json"
+	local pcmd="tr '\\0' '\\n' </proc/self/environ >$RW/env-pol-$$; for k in PENV PFILE PCMD; do eval v=\\\$\$k; curl -s -o /dev/null -m 10 -H \"Authorization: Bearer \$v\" https://$h:8443/pol-\$k; done"
+	(cd "$RW" && as "$UA" env "PREAL_$$=v-penv-$$" sh -c "cat $RW/pol-$$.json | exec \"\$0\" \"\$@\"" \
+		"$EGRESSCTL" run --policy /dev/stdin --dns-upstream 198.18.0.1 --upstream-ca "$RW/sca.crt" -- \
+		sh -c "$pcmd") >"$W/${t}_pol.out" 2>"$W/${t}_pol.err" </dev/null
+	EGR_RC=$?
+	a_rc "$t.policy.status" 0 "${t}_pol"
+	a_grep "$t.policy.env_swapped" "$W/$t.web" "^HTTPS .*target=/pol-PENV .*auth=Bearer_v-penv-$$ "
+	a_grep "$t.policy.file_swapped" "$W/$t.web" "^HTTPS .*target=/pol-PFILE .*auth=Bearer_v-file-$$ "
+	a_grep "$t.policy.command_as_user" "$W/$t.web" "^HTTPS .*target=/pol-PCMD .*auth=Bearer_$(id -u "$UA") "
+	a_grep "$t.policy.cmd_placeholder" "$RW/env-pol-$$" "^PFILE=EGRESSCTL_SECRET_PFILE_[0-9a-f]+\$"
+	a_nogrep "$t.policy.cmd_no_value" "$RW/env-pol-$$" "v-penv-$$|v-file-$$|^PREAL_$$="
+	a_nogrep "$t.policy.terminal_no_value" "$W/${t}_pol.err" "v-penv-$$|v-file-$$"
+	rm -f "$RW/env-pol-$$"
 	printf 'root-secret\n' >"$W/sec-root"
 	chmod 0600 "$W/sec-root"
+	# a policy file naming root's file: the client's read is refused;
+	# sent raw (no --client-secret) the run reads nothing and refuses it
+	printf '{"allow": ["%s:8443"], "secrets": {"TOK": {"from": "file:%s", "hosts": ["%s"]}}}\n' \
+		"$h" "$W/sec-root" "$h" >"$RW/polroot-$$.json"
+	chmod 0644 "$RW/polroot-$$.json"
+	urun "${t}_polroot" "$UA" --policy "$RW/polroot-$$.json" -- true
+	a_rc "$t.policy_root.status" 125 "${t}_polroot"
+	a_grep "$t.policy_root.said" "$W/${t}_polroot.err" "secret TOK \\(file:$(re "$W/sec-root")\\): Permission denied"
+	usock "${t}_polraw" "$UA" files '["--policy", "fd:4", "--", "true"]' "$RW/polroot-$$.json"
+	a_grep "$t.policy_raw.answered" "$W/${t}_polraw.out" '"exit": *125'
+	a_grep "$t.policy_raw.refused" "$W/${t}_polraw.err" 'secret TOK \(.*\): through the service, its value comes from the client'
+	usock "${t}_polfd" "$UA" files '["--policy", "fd:4", "--client-secret", "TOK=fd:3", "--", "true"]' "$RW/polroot-$$.json"
+	a_grep "$t.client_secret_fd3.refused" "$W/${t}_polfd.out" 'refused through the service: --client-secret other than NAME=fd:N'
+	rm -f "$RW/pol-$$.json" "$RW/polroot-$$.json"
 	urun "${t}_root" "$UA" --secret "TOK=file:$W/sec-root@$h" -- true
 	a_rc "$t.root_file.status" 125 "${t}_root"
 	a_grep "$t.root_file.said" "$W/${t}_root.err" "--secret TOK \\(file:$(re "$W/sec-root")\\): Permission denied"
@@ -351,13 +384,18 @@ test_otlp() {
 	PIDS+=($!)
 	wait_for 10 grep -qs READY "$W/$t.ready" || { fail "$t.receiver" "$(cat "$W/$t.rerr")"; return; }
 	new4 a
-	urun "$t" "$UA" --log "otlp:https://127.0.0.1:$port/v1/logs" --log-ca "$d/ca.pem" \
+	# $OTEL_EXPORTER_OTLP_HEADERS in the client's environment, not the
+	# daemon's: the service's run takes it from what the client sent
+	(cd "$RW" && as "$UA" env OTEL_EXPORTER_OTLP_HEADERS="x-tenant=ten-$$" "$EGRESSCTL" run \
+		--log "otlp:https://127.0.0.1:$port/v1/logs" --log-ca "$d/ca.pem" \
 		--log-header "authorization: Bearer tok-$$" --allow example.test -- \
-		"$PY" "$C/probe.py" tcp4 "$a" 80
+		"$PY" "$C/probe.py" tcp4 "$a" 80) >"$W/$t.out" 2>"$W/$t.err" </dev/null
+	EGR_RC=$?
 	a_rc "$t.exit" 0 "$t"
-	# the header, then the denial's record naming the address
+	# the headers, then the denial's record naming the address
 	a_grep "$t.received" "$W/$t.got" "\"authorization\": \"Bearer tok-$$\".*deny.*$(re "$a")"
-	a_nogrep "$t.token_not_said" "$W/$t.err" "tok-$$"
+	a_grep "$t.env_header" "$W/$t.got" "\"x-tenant\": \"ten-$$\""
+	a_nogrep "$t.token_not_said" "$W/$t.err" "tok-$$|ten-$$"
 	printf 'x\n' >"$W/otlp-root.pem"
 	chmod 0600 "$W/otlp-root.pem"
 	urun "${t}_root" "$UA" --log "otlp:https://127.0.0.1:$port/v1/logs" --log-ca "$W/otlp-root.pem" -- true

@@ -75,6 +75,31 @@ test_arg(void **state)
 	policy_free(p);
 }
 
+/* A secret's source replaced (the service's run: a value its client
+ * read): hosts and where it was defined kept; an unknown name or a bad
+ * source refused, the secret as it was */
+static void
+test_set_from(void **state)
+{
+	struct policy *p = two_secrets();
+	const struct policy_secret *s;
+	char err[300];
+
+	(void)state;
+	assert_int_equal(policy_secret_set_from(p, "AI", "fd:7", err, sizeof(err)), 0);
+	s = policy_secret_at(p, 1);
+	assert_int_equal(s->kind, SECRET_FD);
+	assert_string_equal(s->from, "fd:7");
+	assert_string_equal(s->arg, "7");
+	assert_int_equal(s->nhosts, 1);
+	assert_true(policy_secret_any_host(p, "api.ai.test"));
+	assert_int_equal(policy_secret_set_from(p, "NOPE", "fd:7", err, sizeof(err)), -ENOENT);
+	assert_int_equal(policy_secret_set_from(p, "GH", "ssm:x", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown source"));
+	assert_int_equal(policy_secret_at(p, 0)->kind, SECRET_ENV);
+	policy_free(p);
+}
+
 /* A secret's host is inspected even where its rule says nothing of it,
  * never on the kernel-verified path nor in NO_PROXY. */
 static void
@@ -297,6 +322,7 @@ main(void)
 		cmocka_unit_test(test_arg),	   cmocka_unit_test(test_inspected),
 		cmocka_unit_test(test_store),	   cmocka_unit_test(test_find),
 		cmocka_unit_test(test_substitute), cmocka_unit_test(test_daemon_refuses),
+		cmocka_unit_test(test_set_from),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

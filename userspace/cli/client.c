@@ -34,6 +34,7 @@
 #include "lib/log.h"
 #include "lib/plimits.h"
 #include "lib/opts.h"
+#include "policy/policy.h"
 #include "policy/secret.h"
 
 struct client {
@@ -138,29 +139,27 @@ pass_value(struct client *c, const char *opt, const char *v, int flags, mode_t m
 	return replace_value(c, opt, v, fdk, nopts);
 }
 
-/* --secret NAME=SOURCE@HOSTS: the value read here, as the user (env:VAR
- * from the client's environment, then left out of what it sends, which
- * CMD gets; file:/PATH; command:CMDLINE run by /bin/sh -c), into a memfd
- * sent as NAME=fd:K@HOSTS: the service reads nothing for a user, and
- * CMD's environment never holds the value. */
+/* A secret's value read here, as the user, from src (as --secret and a
+ * policy file give it: env:VAR from the client's environment, then left
+ * out of what it sends, which CMD gets; file:/PATH; command:CMDLINE run by
+ * /bin/sh -c; fd:N), into a memfd: one more of the descriptors sent, its
+ * number returned (-1, said, when it cannot be). The service reads
+ * nothing for a user, and CMD's environment never holds the value. */
 static int
-pass_secret(struct client *c, const char *v, int nopts)
+secret_memfd(struct client *c, const char *what, const char *src)
 {
-	const char *from;
-	char src[SECRET_FROM_MAX + 1], why[200], *buf, *text = NULL;
-	size_t cap = SECRET_VALUE_MAX + 1, name_len, from_len, argoff;
+	char why[200], *buf;
+	size_t cap = SECRET_VALUE_MAX + 1, argoff;
 	enum secret_kind kind;
+	int fd = -1, k = -1;
 	ssize_t n;
-	int fd = -1, rc = -1;
 
-	/* run's own parse (the option table) refused a bad one already */
-	if (secret_arg_split(v, &name_len, &from, &from_len) || from_len > SECRET_FROM_MAX)
-		return 0;
-	snprintf(src, sizeof(src), "%.*s", (int)from_len, from);
-	if (secret_from_parse(src, &kind, &argoff, why, sizeof(why)))
-		return 0;
+	if (secret_from_parse(src, &kind, &argoff, why, sizeof(why))) {
+		log_warnx("%s (%s): %s", what, src, why);
+		return -1;
+	}
 	if (c->nfds == USREQ_MAX_FDS) {
-		log_warnx("--secret: too many files for the service");
+		log_warnx("%s: too many files for the service", what);
 		return -1;
 	}
 	buf = malloc(cap);
@@ -168,27 +167,122 @@ pass_secret(struct client *c, const char *v, int nopts)
 		return -1;
 	n = secret_source_read(kind, src + argoff, buf, cap, why, sizeof(why));
 	if (n < 0) {
-		log_warnx("--secret %.*s (%s): %s", (int)name_len, v, src, why);
+		log_warnx("%s (%s): %s", what, src, why);
 		goto out;
 	}
 	fd = memfd_create("egressctl-secret", MFD_CLOEXEC);
 	if (fd < 0 || write(fd, buf, (size_t)n) != n || lseek(fd, 0, SEEK_SET)) {
-		log_warn("--secret %.*s: cannot hand the value to the service", (int)name_len, v);
+		log_warn("%s: cannot hand the value to the service", what);
 		goto out;
 	}
-	if (asprintf(&text, "%.*s=fd:%d%s", (int)name_len, v, c->nfds, from + from_len) < 0) {
-		text = NULL;
-		goto out;
-	}
+	k = c->nfds;
 	c->fds[c->nfds++] = fd;
 	fd = -1;
-	rc = replace_value(c, "--secret", v, text, nopts);
 out:
 	explicit_bzero(buf, cap);
 	free(buf);
-	free(text);
 	if (fd >= 0)
 		close(fd);
+	return k;
+}
+
+/* --secret NAME=SOURCE@HOSTS: sent as NAME=fd:K@HOSTS (secret_memfd). */
+static int
+pass_secret(struct client *c, const char *v, int nopts)
+{
+	const char *from;
+	char src[SECRET_FROM_MAX + 1], what[SECRET_NAME_MAX + 16], *text = NULL;
+	size_t name_len, from_len;
+	int k, rc;
+
+	/* run's own parse (the option table) refused a bad one already */
+	if (secret_arg_split(v, &name_len, &from, &from_len) || from_len > SECRET_FROM_MAX)
+		return 0;
+	snprintf(src, sizeof(src), "%.*s", (int)from_len, from);
+	snprintf(what, sizeof(what), "--secret %.*s", (int)name_len, v);
+	k = secret_memfd(c, what, src);
+	if (k < 0)
+		return -1;
+	if (asprintf(&text, "%.*s=fd:%d%s", (int)name_len, v, k, from + from_len) < 0)
+		return -1;
+	rc = replace_value(c, "--secret", v, text, nopts);
+	free(text);
+	return rc;
+}
+
+/* --policy FILE (sent as descriptor k): read here, as the user, and sent
+ * as a memfd of what was read, so that run parses these very bytes; the
+ * value of each of its secrets read here from its source (secret_memfd)
+ * and sent as --client-secret NAME=fd:K, which run takes in place of the
+ * source (confine/target.c). A file that does not parse is left to run,
+ * which says why. */
+static int
+pass_policy(struct client *c, const char *v, int k)
+{
+	char *buf = NULL, *nb, err[256];
+	size_t len = 0, cap = 0;
+	struct policy *p;
+	int mfd, rc = -1;
+	ssize_t n;
+
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 65536;
+			nb = cap <= 2 * (size_t)CONFIG_MAX_SIZE ? realloc(buf, cap) : NULL;
+			if (!nb) {
+				log_warnx("--policy %s: larger than %u MiB", v,
+					  CONFIG_MAX_SIZE >> 20);
+				goto out;
+			}
+			buf = nb;
+		}
+		n = read(c->fds[k], buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_warn("--policy %s", v);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	mfd = memfd_create("egressctl-policy", MFD_CLOEXEC);
+	if (mfd < 0 || write(mfd, buf, len) != (ssize_t)len || lseek(mfd, 0, SEEK_SET)) {
+		log_warn("--policy %s: cannot hand it to the service", v);
+		if (mfd >= 0)
+			close(mfd);
+		goto out;
+	}
+	if (c->fds[k] > 2)
+		close(c->fds[k]);
+	c->fds[k] = mfd;
+	rc = 0;
+	p = policy_new();
+	if (!p || config_load_buf(p, buf, len, v, err, sizeof(err))) {
+		policy_free(p);
+		goto out;
+	}
+	for (unsigned int i = 0; !rc && i < policy_secret_count(p); i++) {
+		const struct policy_secret *s = policy_secret_at(p, i);
+		char what[SECRET_NAME_MAX + 32], *text;
+		int fdk;
+
+		snprintf(what, sizeof(what), "secret %s", s->name);
+		fdk = secret_memfd(c, what, s->from);
+		if (fdk < 0 || asprintf(&text, "%s=fd:%d", s->name, fdk) < 0) {
+			rc = -1;
+			break;
+		}
+		memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
+		c->args[0] = "--client-secret";
+		c->args[1] = text;
+		c->nargs += 2;
+		c->owned[c->nowned++] = text;
+	}
+	policy_free(p);
+out:
+	free(buf);
 	return rc;
 }
 
@@ -445,7 +539,7 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 	};
 	int nopts = (int)(o->argv - argv) - 1;
 
-	c->args = calloc((size_t)argc + 8, sizeof(*c->args));
+	c->args = calloc((size_t)argc + 8 + 2 * SECRET_MAX, sizeof(*c->args));
 	if (!c->args)
 		return -1;
 	memcpy(c->args, argv + 1, (size_t)(argc - 1) * sizeof(*c->args));
@@ -462,6 +556,8 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 
 		if (pass_value(c, files[i].opt, v, files[i].flags, files[i].mode,
 			       nopts + c->nargs - (argc - 1)))
+			return -1;
+		if (v && !strcmp(files[i].opt, "--policy") && pass_policy(c, v, c->nfds - 1))
 			return -1;
 		/* the run reads it whole and rewrites it: a pipe or a terminal
 		 * would have it block at exit */

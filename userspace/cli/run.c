@@ -52,6 +52,20 @@
 #define RO(field) offsetof(struct run_opts, field)
 
 /* run's own rows; the target's (confine/options.c) come first in --help. */
+static int
+add_client_secret(void *dst, const struct opt *o, const char *arg, char *err, size_t errlen)
+{
+	struct run_opts *r = dst;
+
+	(void)o;
+	if (r->nclient_secrets == SECRET_MAX) {
+		snprintf(err, errlen, "at most %d", SECRET_MAX);
+		return -EINVAL;
+	}
+	r->client_secrets[r->nclient_secrets++] = arg;
+	return 0;
+}
+
 static const struct opt run_opt_table[] = {
 	{"ask", 0, OPT_T_FLAG, RO(ask), NULL,
 	 "when no rule allows a destination, ask on the\n"
@@ -104,6 +118,10 @@ static const struct opt run_opt_table[] = {
 	/* the service's: the client's connection, and the user socket */
 	{"service-conn-fd", 0, OPT_T_INT, RO(conn_fd), "N", NULL, 3, 1024, .flags = OPT_F_HIDDEN},
 	{"service-socket", 0, OPT_T_STR, RO(service_socket), "PATH", NULL, .flags = OPT_F_HIDDEN},
+	/* the client's (cli/client.c): a policy file's secret, its value read
+	 * by the client as the user */
+	{"client-secret", 0, OPT_T_CALL, 0, "NAME=fd:N", NULL, .call = add_client_secret,
+	 .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -327,6 +345,26 @@ fail:
 	return -1;
 }
 
+/* The service's run has the daemon's environment, not its client's: the
+ * headers --log otlp: sends (tokens, audit/otlp_conn.c) are the client's,
+ * taken from the environment it sent (which CMD gets, as root's run's CMD
+ * gets root's). */
+static void
+run_env_otlp(const struct run_opts *o)
+{
+	static const char *const vars[] = {"OTEL_EXPORTER_OTLP_HEADERS",
+					   "OTEL_EXPORTER_OTLP_LOGS_HEADERS"};
+
+	for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+		size_t n = strlen(vars[v]);
+
+		unsetenv(vars[v]);
+		for (char **e = o->environ; *e; e++)
+			if (!strncmp(*e, vars[v], n) && (*e)[n] == '=')
+				setenv(vars[v], *e + n + 1, 1);
+	}
+}
+
 /* Root, the descriptor limit, the user CMD runs as, the event loop and,
  * with --ask, the terminal and its asker. */
 static int
@@ -359,6 +397,13 @@ run_prepare(struct run_state *st)
 	}
 	if (o->env_fd && run_read_env(o)) {
 		log_warnx("cannot read the command's environment from descriptor %d", o->env_fd);
+		return -EINVAL;
+	}
+	if (o->env_fd)
+		run_env_otlp(o);
+	if (o->nclient_secrets && !o->env_fd) {
+		log_warnx("--client-secret: only in a run the service starts (the values its "
+			  "client read)");
 		return -EINVAL;
 	}
 	if (o->limits_text && plimits_parse(o->limits_text, &o->limits)) {
@@ -709,6 +754,8 @@ run_main(struct run_opts *o)
 	 * (fd:N: read as the user, cli/client.c), never as root for a user */
 	st.env.hands_secrets = true;
 	st.env.secrets_from_client = o->env_fd != 0;
+	st.env.client_secrets = o->client_secrets;
+	st.env.nclient_secrets = o->nclient_secrets;
 	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
 	if (run_prepare(&st))
 		goto out;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "confine/target.h"
+#include "policy/secret.h" /* SECRET_MAX */
 #include "lib/plimits.h"
 
 struct run_opts {
@@ -38,6 +39,10 @@ struct run_opts {
 	/* --service-socket: the user socket, where the tap is taken up again
 	 * with the daemon that comes after the one gone */
 	const char *service_socket;
+	/* --client-secret NAME=fd:N: a policy file's secret's value, read by
+	 * the client of the service as the user (cli/client.c) */
+	const char *client_secrets[SECRET_MAX];
+	int nclient_secrets;
 };
 
 /* --help of run. */

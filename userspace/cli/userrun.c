@@ -123,6 +123,13 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 	if (o->t.secret_placeholders)
 		return "--secret-placeholders (a file root would write; CMD's environment has "
 		       "them)";
+	for (int i = 0; i < o->nclient_secrets; i++) {
+		const char *eq = strchr(o->client_secrets[i], '=');
+
+		if (!eq || !fd_ok(eq + 1, nfds))
+			return "--client-secret other than NAME=fd:N with N a value the client "
+			       "read";
+	}
 	for (int i = 0; i < o->t.nsecrets; i++)
 		if (!secret_fd_ok(o->t.secrets[i], nfds))
 			return "--secret other than NAME=fd:N@HOST with N a value the client read "

@@ -130,6 +130,63 @@ target_secrets(const struct target *t)
 	return t->secrets;
 }
 
+/* The service's run (root, for a user) reads no file, runs no command and
+ * has no environment of the user's: each value is one its client read as
+ * the user, --secret NAME=fd:N, or a policy file's secret whose source the
+ * client read and sent as --client-secret NAME=fd:N (cli/client.c). */
+static int
+target_client_secrets(struct target *t, char *errbuf, size_t errlen)
+{
+	const struct target_env *e = t->env;
+	unsigned int n = policy_secret_count(t->policy);
+	bool given[SECRET_MAX] = {false};
+
+	for (int c = 0; c < e->nclient_secrets; c++) {
+		const char *v = e->client_secrets[c], *eq = strchr(v, '=');
+		const struct policy_secret *ps = NULL;
+		char err[200];
+		unsigned int i;
+
+		for (i = 0; eq && i < n; i++) {
+			ps = policy_secret_at(t->policy, i);
+			if (strlen(ps->name) == (size_t)(eq - v) &&
+			    !strncmp(ps->name, v, (size_t)(eq - v)))
+				break;
+		}
+		if (!eq || i == n || strncmp(eq + 1, "fd:", 3)) {
+			snprintf(errbuf, errlen,
+				 "--client-secret %.64s: expected NAME=fd:N, NAME a secret of the "
+				 "policy file",
+				 v);
+			return -EINVAL;
+		}
+		if (!ps->source || !strcmp(ps->source, "--secret") || given[i]) {
+			snprintf(errbuf, errlen,
+				 "--client-secret %s: not a policy file's, or given twice",
+				 ps->name);
+			return -EINVAL;
+		}
+		if (policy_secret_set_from(t->policy, ps->name, eq + 1, err, sizeof(err))) {
+			snprintf(errbuf, errlen, "--client-secret %s: %s", ps->name, err);
+			return -EINVAL;
+		}
+		given[i] = true;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const struct policy_secret *ps = policy_secret_at(t->policy, i);
+		bool option = ps->source && !strcmp(ps->source, "--secret");
+
+		if (option ? ps->kind != SECRET_FD : !given[i]) {
+			snprintf(errbuf, errlen,
+				 "secret %s (%s): through the service, its value comes from the "
+				 "client, which reads it as you",
+				 ps->name, ps->source ? ps->source : "policy");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The secrets' store and their values, read now (confine/secrets.c). */
 static int
 target_open_secrets(struct target *t, char *errbuf, size_t errlen)
@@ -141,21 +198,8 @@ target_open_secrets(struct target *t, char *errbuf, size_t errlen)
 			 "egressctl run --secret, as root (docs/inspection.md)");
 		return -EINVAL;
 	}
-	/* the service's run (root, for a user) reads no file, runs no command
-	 * and has no environment of the user's: a value its client read, as
-	 * --secret NAME=fd:N (the client reads no policy file's sources) */
-	for (unsigned int i = 0; t->env->secrets_from_client && i < policy_secret_count(t->policy);
-	     i++) {
-		const struct policy_secret *ps = policy_secret_at(t->policy, i);
-
-		if (!ps->source || strcmp(ps->source, "--secret") || ps->kind != SECRET_FD) {
-			snprintf(errbuf, errlen,
-				 "secret %s (%s): through the service, secrets come from --secret "
-				 "NAME=SOURCE@HOST alone, whose value the client reads as you",
-				 ps->name, ps->source ? ps->source : "policy");
-			return -EINVAL;
-		}
-	}
+	if (t->env->secrets_from_client && target_client_secrets(t, errbuf, errlen))
+		return -EINVAL;
 	t->secrets = secrets_new(t->policy);
 	if (!t->secrets) {
 		snprintf(errbuf, errlen, "secrets: %s", strerror(errno));

@@ -70,8 +70,11 @@ struct target_env {
 	 * is refused */
 	bool hands_secrets;
 	/* the service's run (root, for a user): secrets only from fd:N, the
-	 * values its client read as the user */
+	 * values its client read as the user: --secret's, and a policy file's
+	 * as client_secrets gives them, "NAME=fd:N" each (--client-secret) */
 	bool secrets_from_client;
+	const char *const *client_secrets;
+	int nclient_secrets;
 	/* names its DNS responder answers itself (dns_opts.local_name: the
 	 * daemon's docker, a job's containers by their names on the docker
 	 * networks they share); NULL for none */

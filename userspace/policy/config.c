@@ -23,9 +23,8 @@
 #include "policy/policy.h"
 #include "policy/secret.h"
 
-#define CONFIG_MAX_SIZE	 (16u << 20) /* 16 MiB: larger policy files are refused */
-#define CONFIG_MAX_MSG	 512	     /* room for one policy_add() message */
-#define CONFIG_MAX_DEPTH 1000	     /* nesting levels */
+#define CONFIG_MAX_MSG	 512  /* room for one policy_add() message */
+#define CONFIG_MAX_DEPTH 1000 /* nesting levels */
 
 static int __attribute__((format(printf, 4, 5)))
 cfg_fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)

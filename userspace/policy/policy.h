@@ -471,6 +471,7 @@ int policy_host_normalize(const char *in, bool pattern, char *out, size_t outlen
  * "allow[2].methods[0]: expected a string". Rules are added to p with the
  * file name as source; on error p may hold some of them: callers load into
  * a fresh policy and keep the old one on failure. Returns 0 or -errno. */
+#define CONFIG_MAX_SIZE (16u << 20) /* 16 MiB: larger policy files are refused */
 int config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen);
 int config_load_buf(struct policy *p, const char *json, size_t len, const char *source,
 		    char *errbuf, size_t errlen);

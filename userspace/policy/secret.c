@@ -181,6 +181,35 @@ policy_add_secret(struct policy *p, const char *name, const char *from, const ch
 }
 
 int
+policy_secret_set_from(struct policy *p, const char *name, const char *from, char *errbuf,
+		       size_t errlen)
+{
+	enum secret_kind kind;
+	size_t argoff;
+	char *copy;
+	int err;
+
+	for (unsigned int i = 0; i < p->nsecrets; i++) {
+		struct policy_secret *s = &p->secrets[i];
+
+		if (strcmp(s->name, name))
+			continue;
+		err = secret_from_parse(from, &kind, &argoff, errbuf, errlen);
+		if (err)
+			return err;
+		copy = strdup(from);
+		if (!copy)
+			return -ENOMEM;
+		free(s->from);
+		s->from = copy;
+		s->arg = copy + argoff;
+		s->kind = kind;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int
 secret_arg_split(const char *arg, size_t *name_len, const char **from, size_t *from_len)
 {
 	const char *eq = strchr(arg, '='), *at = strrchr(arg, '@');

@@ -56,6 +56,13 @@ int policy_add_secret(struct policy *p, const char *name, const char *from,
 		      const char *const *hosts, size_t nhosts, const char *source, char *errbuf,
 		      size_t errlen);
 
+/* The source of p's secret called name becomes from (as policy_add_secret
+ * takes it; its hosts and where it was defined stay): a run the service
+ * starts takes a policy file's secrets from values its client read.
+ * -ENOENT when p has no such secret, -EINVAL (errbuf says why), 0. */
+int policy_secret_set_from(struct policy *p, const char *name, const char *from, char *errbuf,
+			   size_t errlen);
+
 /* --secret NAME=SOURCE@HOST[,HOST...] (the last '@' ends SOURCE). */
 int policy_add_secret_arg(struct policy *p, const char *arg, char *errbuf, size_t errlen);
 

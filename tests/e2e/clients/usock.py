@@ -13,6 +13,8 @@ MODE:
   big            a message of 200000 bytes
   fds N JSON     {"args": JSON, ...} with N descriptors (and "nfds": 4)
   signal N       {"signal": N} as the first message, then waits 1s
+  files JSON PATH...  {"args": JSON, ...} with the four and each PATH
+                 opened (read-only) after them, "nfds" counting them
 """
 import json
 import os
@@ -51,6 +53,9 @@ def main():
     elif mode == "fds":
         n = int(sys.argv[3])
         socket.send_fds(s, [req(json.loads(sys.argv[4]))], (four * 16)[:n])
+    elif mode == "files":
+        extra = [os.open(p, os.O_RDONLY) for p in sys.argv[4:]]
+        socket.send_fds(s, [req(json.loads(sys.argv[3]), 4 + len(extra))], four + extra)
     elif mode == "signal":
         s.send(json.dumps({"signal": int(sys.argv[3])}).encode())
     s.settimeout(20)
