@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus unix escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor asan"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus unix listeners escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor asan"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -813,6 +813,40 @@ test_unix() {
 	kill "$sp" 2>/dev/null
 	wait "$sp" 2>/dev/null
 	umount -l /run/user
+}
+
+# --proxy-port (and --transparent-port, --dns-port: the user's own
+# listeners) through the service only where users.json has no allow and
+# no deny rules, which such a listener would take CMD's connections past:
+# refused with the suite's deny rule; with none, CMD reaches the user's
+# listener on 127.0.0.1:P with the option, and without it is refused
+# (the decision on the terminal), the listener seeing only the first
+test_listeners() {
+	local t=listeners port=14377 lp
+	urun "$t" "$UA" --proxy-port "$port" -- true
+	a_rc "$t.refused.status" 2 "$t"
+	a_grep "$t.refused.said" "$W/$t.err" "refused through the service: --transparent-port, --dns-port and --proxy-port \(your own listeners would take CMD's connections past users.json's allow and deny rules\)"
+	cp "$W/users.json" "$W/users.json.orig"
+	printf '{"groups": ["%s"], "max_runs_per_user": 2, "audit": false}\n' "$G" >"$W/users.json"
+	reread
+	rm -f "$RW/$t.ready"
+	as "$UA" "$PY" "$C/probe.py" listen_local "$port" "$RW/$t.ready" >"$W/$t.lis" 2>&1 &
+	lp=$!
+	PIDS+=("$lp")
+	wait_for 5 test -e "$RW/$t.ready" || fail "$t.listener" "$(cat "$W/$t.lis")"
+	urun "${t}_no" "$UA" -- "$PY" "$C/probe.py" tcp4 127.0.0.1 "$port"
+	jv "$(tail -1 "$W/${t}_no.out")"
+	a_eq "$t.without.refused" errno "$P_errno" ECONNREFUSED
+	a_grep "$t.without.said" "$W/${t}_no.err" "denied python3\[[0-9]+\] → 127\.0\.0\.1:$port \(loopback port not served by this sandbox\)"
+	urun "${t}_yes" "$UA" --proxy-port "$port" -- "$PY" "$C/probe.py" --token "lis-$$" tcp4 127.0.0.1 "$port"
+	a_rc "$t.with.status" 0 "${t}_yes"
+	jv "$(tail -1 "$W/${t}_yes.out")"
+	a_eq "$t.with.reached" ok "$P_ok" true
+	wait "$lp"
+	jv "$(tail -1 "$W/$t.lis")"
+	a_eq "$t.listener.one_connection" "what the listener got" "$(echo "$P_data" | grep -c "lis-$$")" 1
+	cp "$W/users.json.orig" "$W/users.json"
+	reread
 }
 
 # cap_python: CAPPY, a copy of python3 with the file capabilities

@@ -567,7 +567,14 @@ test_check(void **state)
 	assert_non_null(strstr(err, "--suggest-policy other than a file the client opened"));
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--log-ca", "ca", "--", "id", NULL),
 			 -EPERM);
-	/* a listener of the caller's own, files root would read */
+	/* a listener of the caller's own: where the ceiling has no rules (c's
+	 * now), not where it has; files root would read */
+	assert_int_equal(
+		check(&c, 4, err, sizeof(err), "--transparent-port", "9000", "--", "id", NULL), 0);
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--proxy-port", "9080", "--", "id", NULL),
+			 0);
+	c.deny[0] = "x.test";
+	c.ndeny = 1;
 	assert_int_equal(
 		check(&c, 4, err, sizeof(err), "--transparent-port", "9000", "--", "id", NULL),
 		-EPERM);
@@ -575,6 +582,12 @@ test_check(void **state)
 			 -EPERM);
 	assert_int_equal(check(&c, 4, err, sizeof(err), "--proxy-port", "9080", "--", "id", NULL),
 			 -EPERM);
+	assert_non_null(strstr(err, "past users.json's allow and deny rules"));
+	c.ndeny = 0;
+	c.has_allow = true;
+	assert_int_equal(check(&c, 4, err, sizeof(err), "--dns-port", "9053", "--", "id", NULL),
+			 -EPERM);
+	c.has_allow = false;
 	assert_int_equal(
 		check(&c, 4, err, sizeof(err), "--ca", "/root/c.pem,/root/k.pem", "--", "id", NULL),
 		-EPERM);

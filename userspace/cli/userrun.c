@@ -108,10 +108,10 @@ refused_option(const struct run_opts *o, int nfds, const struct usercfg *c)
 			return unix_why;
 		}
 	/* listeners of the caller's own would take CMD's connections past the
-	 * ceiling's deny rules */
-	if (o->t.tproxy_port || o->t.dns_port || o->t.proxy_ports[0])
-		return "--transparent-port, --dns-port and --proxy-port (egressctl's listeners "
-		       "only)";
+	 * ceiling's rules: theirs only where it has none */
+	if ((o->t.tproxy_port || o->t.dns_port || o->t.proxy_ports[0]) && !usercfg_open(c))
+		return "--transparent-port, --dns-port and --proxy-port (your own listeners would "
+		       "take CMD's connections past users.json's allow and deny rules)";
 	/* files root would open for the caller: the client's, as fd:N */
 	if (!fd_ok(o->t.upstream_ca, nfds))
 		return "--upstream-ca other than a file the client opened (fd:N)";

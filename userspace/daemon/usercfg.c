@@ -385,10 +385,16 @@ usercfg_for(const struct usercfg *c, const char *name, struct usercfg *view)
 }
 
 bool
+usercfg_open(const struct usercfg *c)
+{
+	return !c->has_allow && !c->ndeny;
+}
+
+bool
 usercfg_unix_ok(const struct usercfg *c, const char *path)
 {
 	if (!c->has_allow_unix)
-		return !c->has_allow && !c->ndeny;
+		return usercfg_open(c);
 	for (int i = 0; i < c->nallow_unix; i++)
 		if (!strcmp(c->allow_unix[i], path))
 			return true;

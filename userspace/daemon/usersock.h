@@ -79,6 +79,9 @@ const struct usercfg_user *usercfg_user(const struct usercfg *c, const char *nam
  * view: its strings are c's, valid while c is; never usercfg_free()d. */
 void usercfg_for(const struct usercfg *c, const char *name, struct usercfg *view);
 
+/* Whether c restricts nothing: no allow and no deny rules (the user may
+ * let CMD reach anything, their own listeners included). */
+bool usercfg_open(const struct usercfg *c);
 /* Whether c lets a user's --allow-unix name path ("allow_unix"). */
 bool usercfg_unix_ok(const struct usercfg *c, const char *path);
 
