@@ -1105,7 +1105,8 @@ test_gone() {
 	a_eq "$t.cgroup_removed" "the run's cgroup $cg" "$(test -d "$cg" && echo left)" ""
 }
 
-# a run stuck before its cgroup (reading a --policy pipe that never ends)
+# a run stuck before its cgroup (reading an --upstream-ca pipe that never
+# ends, for the inspection a secret asks; a --policy the client reads itself)
 # whose client is gone: it ends itself at once (its own watch of the
 # connection), with the daemon there (whose 10 s kill is not needed) and
 # with none (killed meanwhile: nobody else would end it)
@@ -1115,7 +1116,7 @@ test_stuck() {
 		n0=$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")
 		rm -f "$RW/fifo-$$"
 		mkfifo -m 0666 "$RW/fifo-$$"
-		(cd "$RW" && as "$UA" bash -c "exec 5<>$RW/fifo-$$; exec $EGRESSCTL run --policy fd:5 -- true") \
+		(cd "$RW" && as "$UA" bash -c "exec 5<>$RW/fifo-$$; exec env X=1 $EGRESSCTL run --secret T=env:X@h.test --upstream-ca fd:5 -- true") \
 			>"$W/${t}_$k.out" 2>"$W/${t}_$k.err" </dev/null &
 		wait_for 20 eval '[ "$(grep -c "): run\[[0-9]*\] started" "$W/daemon.err")" -gt "$n0" ]'
 		rp=$(grep -o "): run\[[0-9]*\] started" "$W/daemon.err" | tail -1 | grep -o '[0-9]*')

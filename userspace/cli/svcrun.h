@@ -31,7 +31,7 @@ void svcrun_tap(struct svcrun *s, const char *line, size_t len);
 
 /* Until the run has a cgroup, a thread watches the client's connection
  * (conn_fd): the client gone, run exits at once, even while it is blocked
- * reading a file the client passed (a --policy pipe nobody writes) and
+ * reading a file the client passed (an --upstream-ca pipe nobody writes) and
  * with no daemon there to kill it. NULL when it cannot be started (errno).
  * svcrun_watch_done() stops it, before the cgroup is made. */
 struct svcrun_watch;

@@ -114,6 +114,24 @@ list_add(char ***list, size_t *n, const char *path)
 	return 0;
 }
 
+/* A list list_add() made, its first entry a placeholder (so that an empty
+ * list is one too): without it into *out, or with err freed (out of
+ * memory said; any other reason the caller's). */
+static int
+list_done(char **list, size_t n, int err, char ***out, char *errbuf, size_t errlen)
+{
+	if (err) {
+		if (err == -ENOMEM)
+			sandbox_err(errbuf, errlen, "out of memory");
+		unixsvc_free_list(list);
+		return err;
+	}
+	free(list[0]);
+	memmove(list, list + 1, n * sizeof(*list));
+	*out = list;
+	return 0;
+}
+
 void
 sandbox_free_masks(char **masks)
 {
@@ -136,7 +154,7 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 		sandbox_err(errbuf, errlen, "cannot read the mount table: %s", strerror(-err));
 		return err;
 	}
-	err = list_add(&list, &n, "/dev/null") ? -ENOMEM : 0; /* placeholder, dropped below */
+	err = list_add(&list, &n, "/dev/null") ? -ENOMEM : 0; /* placeholder (list_done) */
 	for (size_t i = 0; !err && sockets && sockets[i]; i++) {
 		struct stat st, cs;
 		const struct mnt_ent *home = NULL;
@@ -190,17 +208,7 @@ sandbox_unix_masks(char *const *sockets, char ***out, char *errbuf, size_t errle
 		}
 	}
 	free(m);
-	if (err) {
-		if (err == -ENOMEM)
-			sandbox_err(errbuf, errlen, "out of memory");
-		sandbox_free_masks(list);
-		return err;
-	}
-	/* drop the placeholder */
-	free(list[0]);
-	memmove(list, list + 1, n * sizeof(*list));
-	*out = list;
-	return 0;
+	return list_done(list, n, err, out, errbuf, errlen);
 }
 
 /* /dev/null over each socket (a directory gets an empty tmpfs): connect()
@@ -329,17 +337,9 @@ sandbox_unix_masks_as(const struct sandbox_user *u, char *const *sockets, char *
 		return rc < 0 ? rc : -EIO;
 	}
 	p += strlen(p) + 1;
-	rc = list_add(&list, &n, "/dev/null") ? -ENOMEM : 0; /* a list even when empty */
+	rc = list_add(&list, &n, "/dev/null") ? -ENOMEM : 0; /* placeholder (list_done) */
 	for (; !rc && p < end; p += strlen(p) + 1)
 		rc = list_add(&list, &n, p) ? -ENOMEM : 0;
 	free(buf);
-	if (rc) {
-		sandbox_err(errbuf, errlen, "out of memory");
-		sandbox_free_masks(list);
-		return rc;
-	}
-	free(list[0]);
-	memmove(list, list + 1, n * sizeof(*list));
-	*out = list;
-	return 0;
+	return list_done(list, n, rc, out, errbuf, errlen);
 }
