@@ -1777,18 +1777,20 @@ EOF
 # reached the sensor are the connections made before the attach.
 # ======================================================================
 test_fleet_measure() {
-	local t=fleet root n=${FLEET_N:-50} r=${FLEET_R:-20} i rss0 rss1 base
+	local t=fleet root n=${FLEET_N:-50} r=${FLEET_R:-20} i rss0 rss1 base avail0 avail1 maps=
 	mkcg "$t"
 	root=$(tcg "$t")
+	[ -n "${FLEET_MAP_ENTRIES:-}" ] && maps=", \"map_entries\": $FLEET_MAP_ENTRIES"
 	cat >"$W/$t.json" <<EOF
 {"default": "deny", "targets": [
-  {"name": "job", "cgroup": "$root/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.jlog"}
+  {"name": "job", "cgroup": "$root/job-*", "allow": ["a.example.test"], "dns_upstream": "$INET_DNS", "log": "$W/$t.jlog"$maps}
 ]}
 EOF
 	have_egr || return 0
 	dstart "$t" --config "$W/$t.json" || return 0
 	sleep 1
 	rss0=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
+	avail0=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 	for i in $(seq 1 "$n"); do
 		mkdir "$root/job-$i"
 		echo "job-$i $(date +%s%N)" >>"$W/$t.made"
@@ -1797,6 +1799,7 @@ EOF
 	a_val "$t.all_attached" "targets attached" "$(grep -c 'target job:.*attached to' "$W/$t.dout")" "^$n\$"
 	sleep 1
 	rss1=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
+	avail1=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 	"$PY" - "$W/$t.made" "$W/$t.jlog" <<'PYEOF'
 import json, re, sys
 made = {l.split()[0]: int(l.split()[1]) / 1e6 for l in open(sys.argv[1])}
@@ -1820,6 +1823,7 @@ def pct(p):
 print("measure: %d cgroups made at once: mkdir to attach ms p50 %.0f p90 %.0f p99 %.0f max %.0f" % (len(lat), pct(50), pct(90), pct(99), lat[-1]))
 PYEOF
 	echo "measure: daemon RSS $rss0 kB with 0 targets, $rss1 kB with $n: $(((rss1 - rss0) / n)) kB per target"
+	echo "measure: MemAvailable $(((avail0 - avail1) / n)) kB less per target (kernel maps and programs included; map_entries ${FLEET_MAP_ENTRIES:-default})"
 	# the race
 	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
 	for i in $(seq 1 "$r"); do

@@ -615,6 +615,44 @@ print('HOLD', s.recv(64).decode().strip())"
 }
 
 # ======================================================================
+# --map-entries: the kernel maps of connections, names and approvals made
+# that small (pinned, as bpftool shows them: egr_conns, egr_fast, egr_vdst,
+# egr_vname 1024, egr_socks 512, egr_saved 16384 more), and the run's
+# verdicts the same: an allowed address:port reached straight, another
+# port of it not, nothing at the sensor
+# ======================================================================
+map_max() {	# map_max PIN: its max_entries, as bpftool shows it
+	bpftool -j map show pinned "$1" 2>/dev/null | "$PY" -c 'import json, sys
+try:
+    print(json.load(sys.stdin)["max_entries"])
+except (ValueError, KeyError):
+    print("none")'
+}
+
+test_map_entries() {
+	local t=map_entries m want
+	have_egr || return 0
+	egr_bg "$t" --cgroup "$(cg_name "$t")" --user nobody --map-entries 1024 --allow 198.18.0.1:7002 -- \
+		/bin/sh -c "$PROBE --wait $W/$t.go --wait-timeout 30 --token $t.ok tcp4 198.18.0.1 7002; $PROBE --token $t.no tcp4 198.18.0.1 7003"
+	if ! egr_wait_pins "$(cg_path "$t")"; then
+		fail "$t.setup" "no pins: $(head -c 400 "$W/$t.err")"
+		touch "$W/$t.go"; egr_join 5; return 0
+	fi
+	for m in conns:1024 fast:1024 vdst:1024 vname:1024 socks:512 saved:17408; do
+		want=${m#*:}
+		a_eq "$t.${m%%:*}" "max_entries of map_${m%%:*}" "$(map_max "$PINDIR/map_${m%%:*}")" "$want"
+	done
+	touch "$W/$t.go"
+	egr_join 20
+	a_rc "$t.exit" 0 "$t"
+	egr_json "$t" 1
+	a_eq "$t.allowed.echo_from_inet" "reply" "$P_data" "probe $t.ok"
+	egr_json "$t" 2
+	a_denied "$t.other_port.denied"
+	sensor_none "$t.other_port.sensor" "dst host 198.18.0.1 and dst port 7003"
+}
+
+# ======================================================================
 # egr_socks (the per-socket connect records, pinned as map_socks) does not
 # leak: 250 connections -- fast path closed normally, closed with unread
 # data (RST), half-closed; redirected, read or not -- then 6 held open.
@@ -989,7 +1027,7 @@ test_kernel_knobs() {
 
 # ======================================================================
 
-ALL_TESTS="tcp_redirect ipv6 mapped udp dns unix raw packet ping catchall tfo io_uring udplite mptcp vsock
+ALL_TESTS="tcp_redirect map_entries ipv6 mapped udp dns unix raw packet ping catchall tfo io_uring udplite mptcp vsock
 doublefork cgroup_escape bpf proxy_port fastpath fastpath_full socks_leak privileged exit_status signals cleanup sigkill
 kernel_knobs"
 

@@ -228,6 +228,14 @@ const struct opt target_opt_table[] = {
 	 "are refused (HTTP 503, SOCKS5 0x01, transparent:\n"
 	 "a reset), open ones go on",
 	 1, 1000000},
+	{"map-entries", 0, OPT_T_INT, TO(map_entries), "N",
+	 "room in the kernel maps of connections, answered\n"
+	 "names and approvals (65536; the kernel holds their\n"
+	 "memory from the start: 56 MiB at 65536, 5.4 MiB at\n"
+	 "4096); past it the oldest names and approvals are\n"
+	 "dropped, whose next connections go through the\n"
+	 "proxy, judged there",
+	 1024, 1 << 20},
 	{"max-conns-per-process", 0, OPT_T_INT, TO(max_conns_per_process), "N",
 	 "of them, one process's (a quarter of them,\n"
 	 "but at least 64)",

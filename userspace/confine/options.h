@@ -64,6 +64,7 @@ struct target_opts {
 	int connect_timeout;	   /* seconds per upstream connect (0: 10) */
 	int response_timeout;	   /* seconds for a plain-HTTP response head (0: 60) */
 	uint32_t containers_ip4;   /* daemon --containers: other netns reach us here (0: off) */
+	int map_entries;	   /* --map-entries: the per-connection maps' room (0: 65536) */
 	const char *skip_progs[8]; /* EGR_TESTING builds only */
 	int nskip;
 	uint32_t socks_max; /* EGR_TESTING builds only */

@@ -445,6 +445,7 @@ loader_options(const struct target *t, uint64_t cgid, struct loader_opts *lo)
 	lo->ipv6 = o->ipv6;
 	memcpy(lo->skip_progs, o->skip_progs, sizeof(lo->skip_progs));
 	lo->socks_max = o->socks_max;
+	lo->map_entries = (uint32_t)o->map_entries;
 	lo->on_event = target_on_event;
 	lo->arg = (void *)t;
 }

@@ -765,7 +765,7 @@ dspec_same_but_policy(const struct dspec *a, const struct dspec *b)
 	       x->audit == y->audit && x->allow_abstract_unix == y->allow_abstract_unix &&
 	       same_strs(x->allow_unix, x->nallow_unix, y->allow_unix, y->nallow_unix) &&
 	       same_strs(x->deny_unix, x->ndeny_unix, y->deny_unix, y->ndeny_unix) &&
-	       x->max_conns == y->max_conns &&
+	       x->max_conns == y->max_conns && x->map_entries == y->map_entries &&
 	       x->max_conns_per_process == y->max_conns_per_process &&
 	       x->idle_timeout == y->idle_timeout && x->head_timeout == y->head_timeout &&
 	       x->connect_timeout == y->connect_timeout &&

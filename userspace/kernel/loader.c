@@ -350,6 +350,40 @@ type_progs(struct loader *ld, const struct loader_opts *o, char *errbuf, size_t 
 	return 0;
 }
 
+/* The maps whose room scales with o->map_entries (a fleet's many targets:
+ * the kernel holds a preallocated map's memory from the start), and
+ * egr_socks' own for the tests. */
+static int
+set_map_sizes(struct loader *ld, const struct loader_opts *o, char *errbuf, size_t errlen)
+{
+	struct bpf_map *scaled[] = {ld->skel->maps.egr_conns, ld->skel->maps.egr_fast,
+				    ld->skel->maps.egr_vdst, ld->skel->maps.egr_vname};
+	uint32_t socks = o->socks_max ? o->socks_max : o->map_entries / 2;
+	int err;
+
+	for (size_t i = 0; o->map_entries && i < sizeof(scaled) / sizeof(scaled[0]); i++) {
+		err = bpf_map__set_max_entries(scaled[i], o->map_entries);
+		if (err) {
+			snprintf(errbuf, errlen, "%s: %s", bpf_map__name(scaled[i]),
+				 strerror(-err));
+			return err;
+		}
+	}
+	err = socks ? bpf_map__set_max_entries(ld->skel->maps.egr_socks, socks) : 0;
+	if (err) {
+		snprintf(errbuf, errlen, "egr_socks: %s", strerror(-err));
+		return err;
+	}
+	/* the responder's learned names (16384) and as many approvals as
+	 * egr_fast holds: its buckets are allocated whole */
+	err = o->map_entries
+		      ? bpf_map__set_max_entries(ld->skel->maps.egr_saved, 16384 + o->map_entries)
+		      : 0;
+	if (err)
+		snprintf(errbuf, errlen, "egr_saved: %s", strerror(-err));
+	return err;
+}
+
 struct loader *
 loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 {
@@ -369,11 +403,9 @@ loader_open(const struct loader_opts *o, char *errbuf, size_t errlen)
 		err = type_progs(ld, o, errbuf, errlen);
 	if (err)
 		goto out_destroy;
-	if (o->socks_max &&
-	    (err = bpf_map__set_max_entries(ld->skel->maps.egr_socks, o->socks_max))) {
-		snprintf(errbuf, errlen, "egr_socks: %s", strerror(-err));
+	err = set_map_sizes(ld, o, errbuf, errlen);
+	if (err)
 		goto out_destroy;
-	}
 	err = egress_bpf__load(ld->skel);
 	if (err) {
 		snprintf(errbuf, errlen,

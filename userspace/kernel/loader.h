@@ -52,6 +52,10 @@ struct loader_opts {
 	const char *skip_progs[8];
 	/* room in egr_socks if not 0 (tests of its fallback; EGR_TESTING) */
 	uint32_t socks_max;
+	/* room in egr_conns, egr_fast, egr_vdst and egr_vname, half of it in
+	 * egr_socks and 16384 more in egr_saved, if not 0 (bpf/lib/maps.h's
+	 * 65536, 32768 and 81920) */
+	uint32_t map_entries;
 	/* the unix sockets of services that start work outside
 	 * (kernel/unixsvc_list.h; built by sandbox/unixsvc.c): their names
 	 * go to egr_unix_paths (loader_unix_set); NULL: none */
