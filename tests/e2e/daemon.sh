@@ -1776,8 +1776,28 @@ EOF
 # made and connects to a denied address at once, R times: the SYNs that
 # reached the sensor are the connections made before the attach.
 # ======================================================================
+# fleet_decisions CGDIR N: N denied plain HTTP requests (each on a new
+# connection, redirected to the target's transparent proxy, judged by its
+# Host, answered 403) from a process in CGDIR; {"lat": [us...], "codes": {}}
+fleet_decisions() {
+	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" -c "$2" "$3" "$4"' "$1" "$PY" '
+import json, socket, sys, time
+addr, n = sys.argv[1], int(sys.argv[2])
+lat, codes = [], {}
+for i in range(n):
+    t0 = time.perf_counter()
+    s = socket.create_connection((addr, 80), timeout=10)
+    s.sendall(b"GET /fleet HTTP/1.1\r\nHost: blocked.test\r\nConnection: close\r\n\r\n")
+    head = s.recv(64)
+    s.close()
+    lat.append(round((time.perf_counter() - t0) * 1e6))
+    c = head.split(b" ")[1].decode() if head.startswith(b"HTTP/") else "none"
+    codes[c] = codes.get(c, 0) + 1
+print(json.dumps({"lat": lat, "codes": codes}))' "$A_BLOCKED" "$2"
+}
+
 test_fleet_measure() {
-	local t=fleet root n=${FLEET_N:-50} r=${FLEET_R:-20} i rss0 rss1 base avail0 avail1 maps=
+	local t=fleet root n=${FLEET_N:-50} r=${FLEET_R:-20} i m rss0 rss1 base avail0 avail1 maps=
 	mkcg "$t"
 	root=$(tcg "$t")
 	[ -n "${FLEET_MAP_ENTRIES:-}" ] && maps=", \"map_entries\": $FLEET_MAP_ENTRIES"
@@ -1787,16 +1807,38 @@ test_fleet_measure() {
 ]}
 EOF
 	have_egr || return 0
+	# about 110 descriptors a target: 1,000 need more than a usual 20,000
+	[ -n "${FLEET_NOFILE:-}" ] && ulimit -n "$FLEET_NOFILE"
 	dstart "$t" --config "$W/$t.json" || return 0
 	sleep 1
 	rss0=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
 	avail0=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+	# decisions of one target (job-0) alone, then beside n others
+	if [ -n "${FLEET_DECISIONS:-}" ]; then
+		mkdir "$root/job-0"
+		wait_secs 30 d_ready_n "$W/$t.dout" "target job:.*job-0[^0-9].*attached to" 0
+		fleet_decisions "$root/job-0" "$FLEET_DECISIONS" >"$W/$t.lat1"
+	fi
 	for i in $(seq 1 "$n"); do
 		mkdir "$root/job-$i"
 		echo "job-$i $(date +%s%N)" >>"$W/$t.made"
 	done
-	wait_secs 120 d_ready_n "$W/$t.dout" "target job:.*attached to" $((n - 1))
-	a_val "$t.all_attached" "targets attached" "$(grep -c 'target job:.*attached to' "$W/$t.dout")" "^$n\$"
+	m=$n
+	[ -n "${FLEET_DECISIONS:-}" ] && m=$((n + 1))
+	wait_secs "${FLEET_WAIT:-120}" d_ready_n "$W/$t.dout" "target job:.*attached to" $((m - 1))
+	a_val "$t.all_attached" "targets attached" "$(grep -c 'target job:.*attached to' "$W/$t.dout")" "^$m\$"
+	if [ -n "${FLEET_DECISIONS:-}" ]; then
+		fleet_decisions "$root/job-0" "$FLEET_DECISIONS" >"$W/$t.latn"
+		"$PY" - "$W/$t.lat1" "$W/$t.latn" "$n" <<'PYEOF'
+import json, sys
+def pct(lat, p):
+    return lat[min(len(lat) - 1, int(len(lat) * p / 100))]
+a, b = (sorted(json.load(open(f))["lat"]) for f in sys.argv[1:3])
+codes = [json.load(open(f))["codes"] for f in sys.argv[1:3]]
+print("measure: decisions of one target (a denied request's 403, us): alone p50 %d p99 %d, beside %s others p50 %d p99 %d; p99 ratio %.2f (answers %s, %s)" %
+      (pct(a, 50), pct(a, 99), sys.argv[3], pct(b, 50), pct(b, 99), pct(b, 99) / pct(a, 99), codes[0], codes[1]))
+PYEOF
+	fi
 	sleep 1
 	rss1=$(awk '/VmRSS/ {print $2}' "/proc/$D_PID/status")
 	avail1=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
@@ -1822,8 +1864,8 @@ def pct(p):
     return lat[min(len(lat) - 1, int(len(lat) * p / 100))]
 print("measure: %d cgroups made at once: mkdir to attach ms p50 %.0f p90 %.0f p99 %.0f max %.0f" % (len(lat), pct(50), pct(90), pct(99), lat[-1]))
 PYEOF
-	echo "measure: daemon RSS $rss0 kB with 0 targets, $rss1 kB with $n: $(((rss1 - rss0) / n)) kB per target"
-	echo "measure: MemAvailable $(((avail0 - avail1) / n)) kB less per target (kernel maps and programs included; map_entries ${FLEET_MAP_ENTRIES:-default})"
+	echo "measure: daemon RSS $rss0 kB with 0 targets, $rss1 kB with $m: $(((rss1 - rss0) / m)) kB per target"
+	echo "measure: MemAvailable $(((avail0 - avail1) / m)) kB less per target (kernel maps and programs included; map_entries ${FLEET_MAP_ENTRIES:-default})"
 	# the race
 	base=$(sensor_now "dst host $A_BLOCKED and tcp[tcpflags] & tcp-syn != 0")
 	for i in $(seq 1 "$r"); do
