@@ -222,6 +222,15 @@ test_policy_fd() {
 	urun "${t}_secret" "$UA" --policy "$W/secret.json" -- true
 	a_rc "$t.unreadable.status" 125 "${t}_secret"
 	a_grep "$t.unreadable.said" "$W/${t}_secret.err" 'Permission denied'
+	# a file that does not parse: said by the client, by the name given,
+	# as root's run says it (not the descriptor it would have sent)
+	echo '{"allow": ["example.test",]}' >"$RW/bad-$$.json"
+	chmod 0644 "$RW/bad-$$.json"
+	urun "${t}_bad" "$UA" --policy "$RW/bad-$$.json" -- true
+	a_rc "$t.bad.status" 125 "${t}_bad"
+	a_grep "$t.bad.named" "$W/${t}_bad.err" "^egressctl: --policy $(re "$RW/bad-$$.json"): .*JSON syntax error at line 1"
+	a_nogrep "$t.bad.no_descriptor" "$W/${t}_bad.err" 'fd:[0-9]'
+	rm -f "$RW/bad-$$.json"
 }
 
 # --upstream-proxy-auth FILE (and --upstream-ca, --ca) through the

@@ -214,8 +214,8 @@ pass_secret(struct client *c, const char *v, int nopts)
  * as a memfd of what was read, so that run parses these very bytes; the
  * value of each of its secrets read here from its source (secret_memfd)
  * and sent as --client-secret NAME=fd:K, which run takes in place of the
- * source (confine/target.c). A file that does not parse is left to run,
- * which says why. */
+ * source (confine/target.c). A file that does not parse is refused here,
+ * naming it as the user did, nothing sent. */
 static int
 pass_policy(struct client *c, const char *v, int k)
 {
@@ -257,12 +257,18 @@ pass_policy(struct client *c, const char *v, int k)
 	if (c->fds[k] > 2)
 		close(c->fds[k]);
 	c->fds[k] = mfd;
-	rc = 0;
 	p = policy_new();
-	if (!p || config_load_buf(p, buf, len, v, err, sizeof(err))) {
+	if (!p) {
+		log_warnx("--policy %s: out of memory", v);
+		goto out;
+	}
+	/* said here, by the name the user gave (run would say fd:K) */
+	if (config_load_buf(p, buf, len, v, err, sizeof(err))) {
+		log_warnx("--policy %s: %s", v, err);
 		policy_free(p);
 		goto out;
 	}
+	rc = 0;
 	for (unsigned int i = 0; !rc && i < policy_secret_count(p); i++) {
 		const struct policy_secret *s = policy_secret_at(p, i);
 		char what[SECRET_NAME_MAX + 32], *text;
