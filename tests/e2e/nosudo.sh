@@ -1461,7 +1461,9 @@ test_root_view() {
 	a_grep "$t.follow" "$W/${t}_f.out" "^\{\"user\":\"${UA}c\",\"uid\":$uidc,.*rv-new-$$\.test"
 	kill "$pf"
 	wait "$pf" 2>/dev/null
-	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-a-$$") >"$W/${t}1.out" 2>&1 </dev/null &
+	# its command carries a terminal escape (OSC 0, the window's title):
+	# root's status shows it as '?', never the bytes
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-a-$$" "$(printf 'esc\033]0;t\007')") >"$W/${t}1.out" 2>&1 </dev/null &
 	p1=$!
 	(cd "$RW" && as "${UA}c" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-c-$$") >"$W/${t}2.out" 2>&1 </dev/null &
 	p2=$!
@@ -1474,6 +1476,8 @@ test_root_view() {
 		"$(grep -A1 "^  user:    $UA (uid $uid), through the service\$" "$W/${t}_st.out" | grep -c "rv-run-a-$$")" 1
 	a_eq "$t.status.other" "the run under ${UA}c's line" \
 		"$(grep -A1 "^  user:    ${UA}c (uid $uidc), through the service\$" "$W/${t}_st.out" | grep -c "rv-run-c-$$")" 1
+	a_eq "$t.status.no_escape" "lines of root's status with an ESC or BEL byte" "$(grep -c $'[\033\007]' "$W/${t}_st.out")" 0
+	a_grep "$t.status.escape_shown" "$W/${t}_st.out" "rv-run-a-$$ esc\?\]0;t\?\$"
 	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" status -j --control "$W/control" >"$W/${t}_j.out" 2>&1
 	a_eq "$t.status.json" "runs of $UA in status -j" "$("$PY" -c '
 import json, sys

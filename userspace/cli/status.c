@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,37 @@ num(const json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/* Text status, written with every control character (C0 but the line's
+ * end, DEL, and C1 as UTF-8 spells it) shown as '?': commands, names and
+ * paths are CMD's and other users' bytes, never escape sequences for the
+ * reader's terminal (root's status lists every user's runs). */
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	for (int i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if ((c < 0x20 && c != '\n') || c == 0x7f) {
+			buf[i] = '?';
+		} else if (c == 0xc2 && i + 1 < n && (unsigned char)buf[i + 1] >= 0x80 &&
+			   (unsigned char)buf[i + 1] <= 0x9f) {
+			buf[i] = '?';
+			buf[++i] = '?';
+		}
+	}
+	fwrite(buf, 1, (size_t)n, stdout);
+}
+
 static const char *
 str(const json_t *o, const char *k)
 {
@@ -232,52 +264,51 @@ entry_print(const struct status_entry *e)
 {
 	const json_t *run = e->run;
 
-	printf("cgroup %s (id %llu)\n", e->cgpath ? e->cgpath : "(removed)",
-	       (unsigned long long)e->cgid);
+	say("cgroup %s (id %llu)\n", e->cgpath ? e->cgpath : "(removed)",
+	    (unsigned long long)e->cgid);
 	if (e->user)
-		printf("  user:    %s (uid %.0f), through the service\n",
-		       str(e->user, "user") ? str(e->user, "user") : "?", num(e->user, "uid"));
+		say("  user:    %s (uid %.0f), through the service\n",
+		    str(e->user, "user") ? str(e->user, "user") : "?", num(e->user, "uid"));
 	if (run) {
 		const json_t *px = json_object_get(run, "proxy");
 		const json_t *dn = json_object_get(run, "dns");
 
-		printf("  run:     egressctl[%.0f]%s -- %s\n", num(run, "pid"),
-		       json_is_true(json_object_get(run, "audit")) ? " (audit mode)" : "",
-		       str(run, "command") ? str(run, "command") : "?");
-		printf("  policy:  %.0f rules%s%s\n", num(run, "rules"),
-		       str(run, "policy_file") ? " from " : "",
-		       str(run, "policy_file") ? str(run, "policy_file") : " (command line)");
-		printf("  proxy:   %.0f allowed, %.0f denied, %.0f unattributed refused "
-		       "(http 127.0.0.1:%.0f, socks 127.0.0.1:%.0f%s)\n",
-		       num(px, "allowed"), num(px, "denied"), num(px, "unattributed"),
-		       num(px, "http_port"), num(px, "socks_port"),
-		       json_is_true(json_object_get(run, "ipv6")) ? "; the same ports on [::1]"
-								  : "");
-		printf("  dns:     %.0f queries, %.0f refused, %.0f cached, %.0f fast-path "
-		       "approvals\n",
-		       num(dn, "queries"), num(dn, "refused"), num(dn, "cached"),
-		       num(dn, "fast_path_approvals"));
+		say("  run:     egressctl[%.0f]%s -- %s\n", num(run, "pid"),
+		    json_is_true(json_object_get(run, "audit")) ? " (audit mode)" : "",
+		    str(run, "command") ? str(run, "command") : "?");
+		say("  policy:  %.0f rules%s%s\n", num(run, "rules"),
+		    str(run, "policy_file") ? " from " : "",
+		    str(run, "policy_file") ? str(run, "policy_file") : " (command line)");
+		say("  proxy:   %.0f allowed, %.0f denied, %.0f unattributed refused "
+		    "(http 127.0.0.1:%.0f, socks 127.0.0.1:%.0f%s)\n",
+		    num(px, "allowed"), num(px, "denied"), num(px, "unattributed"),
+		    num(px, "http_port"), num(px, "socks_port"),
+		    json_is_true(json_object_get(run, "ipv6")) ? "; the same ports on [::1]" : "");
+		say("  dns:     %.0f queries, %.0f refused, %.0f cached, %.0f fast-path "
+		    "approvals\n",
+		    num(dn, "queries"), num(dn, "refused"), num(dn, "cached"),
+		    num(dn, "fast_path_approvals"));
 	} else {
-		printf("  run:     none alive (programs stay attached: fail closed; the next "
-		       "`egressctl run --cgroup` on it takes over)\n");
+		say("  run:     none alive (programs stay attached: fail closed; the next "
+		    "`egressctl run --cgroup` on it takes over)\n");
 	}
-	printf("  kernel:  %llu redirected, %llu denied, %llu fast-path, %llu loopback, "
-	       "%llu kernel-verified, %llu kernel-rejected%s\n",
-	       (unsigned long long)e->c[EGR_C_REDIRECT], (unsigned long long)e->c[EGR_C_DENY],
-	       (unsigned long long)e->c[EGR_C_FASTPATH], (unsigned long long)e->c[EGR_C_LOCAL],
-	       (unsigned long long)e->c[EGR_C_KVERIFIED], (unsigned long long)e->c[EGR_C_KREJECTED],
-	       e->c[EGR_C_WOULD_DENY] ? " (and would-deny in audit mode)" : "");
-	printf("  programs: %d attached: %s\n", e->nlinks, e->progs);
+	say("  kernel:  %llu redirected, %llu denied, %llu fast-path, %llu loopback, "
+	    "%llu kernel-verified, %llu kernel-rejected%s\n",
+	    (unsigned long long)e->c[EGR_C_REDIRECT], (unsigned long long)e->c[EGR_C_DENY],
+	    (unsigned long long)e->c[EGR_C_FASTPATH], (unsigned long long)e->c[EGR_C_LOCAL],
+	    (unsigned long long)e->c[EGR_C_KVERIFIED], (unsigned long long)e->c[EGR_C_KREJECTED],
+	    e->c[EGR_C_WOULD_DENY] ? " (and would-deny in audit mode)" : "");
+	say("  programs: %d attached: %s\n", e->nlinks, e->progs);
 	if (e->daemon) {
 		const json_t *rr = json_object_get(e->daemon, "runtime_rules");
 
-		printf("  daemon:  target %s%s, up %.0f s, %zu runtime rule%s\n",
-		       str(e->daemon, "name") ? str(e->daemon, "name") : "?",
-		       json_is_true(json_object_get(e->daemon, "adopted"))
-			       ? " (taken over after a restart)"
-			       : "",
-		       num(e->daemon, "uptime"), json_array_size(rr),
-		       json_array_size(rr) == 1 ? "" : "s");
+		say("  daemon:  target %s%s, up %.0f s, %zu runtime rule%s\n",
+		    str(e->daemon, "name") ? str(e->daemon, "name") : "?",
+		    json_is_true(json_object_get(e->daemon, "adopted"))
+			    ? " (taken over after a restart)"
+			    : "",
+		    num(e->daemon, "uptime"), json_array_size(rr),
+		    json_array_size(rr) == 1 ? "" : "s");
 	}
 }
 
@@ -328,11 +359,11 @@ service_rest(const json_t *runs, const bool *seen, json_t *all)
 			continue;
 		shown++;
 		if (!all) {
-			printf("run[%.0f] of %s (uid %.0f), through the service: %s, up %.0f s, "
-			       "cgroup %s not confined yet\n",
-			       num(x, "pid"), str(x, "user") ? str(x, "user") : "?", num(x, "uid"),
-			       str(x, "command") ? str(x, "command") : "?", num(x, "uptime"),
-			       str(x, "cgroup") ? str(x, "cgroup") : "?");
+			say("run[%.0f] of %s (uid %.0f), through the service: %s, up %.0f s, "
+			    "cgroup %s not confined yet\n",
+			    num(x, "pid"), str(x, "user") ? str(x, "user") : "?", num(x, "uid"),
+			    str(x, "command") ? str(x, "command") : "?", num(x, "uptime"),
+			    str(x, "cgroup") ? str(x, "cgroup") : "?");
 			continue;
 		}
 		o = json_object();
@@ -443,11 +474,11 @@ status_main(int argc, char **argv)
 	if (userrun_service() && (uruns = userrun_runs()))
 		useen = calloc(json_array_size(uruns) + 1, sizeof(*useen));
 	if (ddoc && !json)
-		printf("daemon: egressctl[%.0f], up %.0f s, %zu target%s%s%s\n", num(ddoc, "pid"),
-		       num(ddoc, "uptime"), json_array_size(json_object_get(ddoc, "targets")),
-		       json_array_size(json_object_get(ddoc, "targets")) == 1 ? "" : "s",
-		       str(ddoc, "config") ? ", config " : "",
-		       str(ddoc, "config") ? str(ddoc, "config") : "");
+		say("daemon: egressctl[%.0f], up %.0f s, %zu target%s%s%s\n", num(ddoc, "pid"),
+		    num(ddoc, "uptime"), json_array_size(json_object_get(ddoc, "targets")),
+		    json_array_size(json_object_get(ddoc, "targets")) == 1 ? "" : "s",
+		    str(ddoc, "config") ? ", config " : "",
+		    str(ddoc, "config") ? str(ddoc, "config") : "");
 	while ((de = readdir(d))) {
 		struct status_entry e;
 
