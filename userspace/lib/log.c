@@ -17,6 +17,12 @@ static void __attribute__((format(printf, 1, 0))) vlog(const char *fmt, va_list 
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* a message may carry what others wrote (a user's option to the
+	 * service, a path, a name): no control character reaches the reader's
+	 * terminal but the line breaks of a message of several lines */
+	for (char *c = msg; *c; c++)
+		if (((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+			*c = '?';
 	if (errnum)
 		fprintf(stderr, "%s: %s: %s\n", log_prog, msg, strerror(errnum));
 	else
