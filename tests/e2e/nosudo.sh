@@ -1412,14 +1412,17 @@ test_log() {
 	wait_for 20 grep -qs "lg-new-$$" "$W/${t}_f.out"
 	a_grep "$t.follow" "$W/${t}_f.out" "lg-new-$$\.test"
 	a_nogrep "$t.follow_not_other" "$W/${t}_f.out" "lg-c-$$"
+	# one after the other, each served (its first lines written) before
+	# the next connects: so that the daemon counts four followers. Until
+	# it is answered a connection is a request, counted against
+	# max_runs_per_user (2) + 1 beside the run: started at once on a
+	# loaded machine, the third was refused as such and the fifth then
+	# admitted
 	for i in 2 3 4; do
 		(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >"$W/${t}_f$i.out" 2>&1 &
 		fp+=($!)
-	done
-	# each one served (its first lines written), so that the daemon
-	# counts four: half a second was not always enough on a loaded machine
-	for i in 2 3 4; do
-		wait_for 20 grep -qs "lg-a-$$" "$W/${t}_f$i.out"
+		wait_for 20 grep -qs "lg-a-$$" "$W/${t}_f$i.out" ||
+			fail "$t.follower_$i" "not served: $(head -c 300 "$W/${t}_f$i.out")"
 	done
 	(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >"$W/${t}_5.out" 2>&1
 	a_grep "$t.followers_bounded" "$W/${t}_5.out" 'you follow the log on 4 connections already'
@@ -1461,9 +1464,10 @@ test_root_view() {
 	a_grep "$t.follow" "$W/${t}_f.out" "^\{\"user\":\"${UA}c\",\"uid\":$uidc,.*rv-new-$$\.test"
 	kill "$pf"
 	wait "$pf" 2>/dev/null
-	# its command carries a terminal escape (OSC 0, the window's title):
-	# root's status shows it as '?', never the bytes
-	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-a-$$" "$(printf 'esc\033]0;t\007')") >"$W/${t}1.out" 2>&1 </dev/null &
+	# its command carries a terminal escape (OSC 0, the window's title)
+	# and a C1 control (CSI, U+009B): root's status shows them as '?',
+	# status -j as \u escapes, never the bytes
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-a-$$" "$(printf 'esc\033]0;t\007\302\233')") >"$W/${t}1.out" 2>&1 </dev/null &
 	p1=$!
 	(cd "$RW" && as "${UA}c" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-c-$$") >"$W/${t}2.out" 2>&1 </dev/null &
 	p2=$!
@@ -1476,13 +1480,14 @@ test_root_view() {
 		"$(grep -A1 "^  user:    $UA (uid $uid), through the service\$" "$W/${t}_st.out" | grep -c "rv-run-a-$$")" 1
 	a_eq "$t.status.other" "the run under ${UA}c's line" \
 		"$(grep -A1 "^  user:    ${UA}c (uid $uidc), through the service\$" "$W/${t}_st.out" | grep -c "rv-run-c-$$")" 1
-	a_eq "$t.status.no_escape" "lines of root's status with an ESC or BEL byte" "$(grep -c $'[\033\007]' "$W/${t}_st.out")" 0
-	a_grep "$t.status.escape_shown" "$W/${t}_st.out" "rv-run-a-$$ esc\?\]0;t\?\$"
+	a_eq "$t.status.no_escape" "lines of root's status with an ESC, BEL or C1 CSI" "$(grep -c $'[\033\007]\|\302\233' "$W/${t}_st.out")" 0
+	a_grep "$t.status.escape_shown" "$W/${t}_st.out" "rv-run-a-$$ esc\?\]0;t\?\?\?\$"
 	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" status -j --control "$W/control" >"$W/${t}_j.out" 2>&1
 	a_eq "$t.status.json" "runs of $UA in status -j" "$("$PY" -c '
 import json, sys
 print(sum(1 for e in json.load(open(sys.argv[1])) if (e.get("user") or {}).get("user") == sys.argv[2]
           and "rv-run-a" in (e["user"].get("command") or "")))' "$W/${t}_j.out" "$UA" 2>&1)" 1
+	a_eq "$t.status.json_no_escape" "lines of status -j with an ESC, BEL or C1 CSI" "$(grep -c $'[\033\007]\|\302\233' "$W/${t}_j.out")" 0
 	pkill -TERM -u "$UA" -x egressctl
 	pkill -TERM -u "${UA}c" -x egressctl
 	wait "$p1" "$p2"

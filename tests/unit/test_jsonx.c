@@ -86,6 +86,18 @@ test_objects(void **state)
 	free(t);
 	line_is(o,
 		"{\"z\":\"last\",\"a\":2,\"ok\":true,\"none\":null,\"list\":[\"x\"],\"empty\":{}}");
+	/* _ascii: past ASCII as \uXXXX (a C1 control, U+009B, and é), ESC too */
+	{
+		json_t *c = json_object();
+
+		jsonx_set_str(c, "cmd",
+			      "a\xc2\x9b"
+			      "31m\xc3\xa9\x1b");
+		t = jsonx_pretty_ascii(c);
+		assert_string_equal(t, "{\n  \"cmd\": \"a\\u009B31m\\u00E9\\u001B\"\n}");
+		free(t);
+		json_decref(c);
+	}
 	/* nothing happens on no object */
 	assert_int_equal(jsonx_set_str(NULL, "k", "v"), -1);
 	assert_null(jsonx_add_array(NULL, "k"));

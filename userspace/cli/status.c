@@ -500,7 +500,7 @@ status_main(int argc, char **argv)
 	json_decref(uruns);
 	json_decref(ddoc);
 	if (json) {
-		char *out = jsonx_pretty(all);
+		char *out = jsonx_pretty_ascii(all); /* users' commands: no C1 */
 
 		if (out)
 			printf("%s\n", out);

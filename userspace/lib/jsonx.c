@@ -176,6 +176,14 @@ jsonx_pretty(const json_t *j)
 		 : NULL;
 }
 
+char *
+jsonx_pretty_ascii(const json_t *j)
+{
+	return j ? json_dumps(j, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_ENSURE_ASCII |
+					 JSON_REAL_PRECISION(JSONX_REAL_DIGITS))
+		 : NULL;
+}
+
 void
 jsonx_line_col(const char *buf, size_t off, unsigned int *line, unsigned int *col)
 {

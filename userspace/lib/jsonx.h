@@ -38,6 +38,10 @@ double jsonx_get_num(const json_t *o, const char *k);
  * newline; NULL on failure. */
 char *jsonx_line(const json_t *j);
 char *jsonx_pretty(const json_t *j);
+/* The same with every character past ASCII as \uXXXX: for what a terminal
+ * shows that others wrote (a C1 control, U+0080 to U+009F, is one to some
+ * terminals, as ESC is). */
+char *jsonx_pretty_ascii(const json_t *j);
 
 /* Parses len bytes (no NUL needed): any value at the top level, a
  * duplicate key refused, a nesting deeper than max_depth refused. Stops
