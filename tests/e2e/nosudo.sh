@@ -772,19 +772,19 @@ test_unix() {
 	as "$UA" ln -s svc.sock "$d/alias.sock"
 	# the controls: the user reaches both without egressctl
 	unix_probe "${t}_ctl" "$UA" "$d/svc.sock"
-	a_eq "$t.control" "data" "$P_data" "svc $d/svc.sock"
+	a_eq "$t.control" "data" "${P_data:-}" "svc $d/svc.sock"
 	unix_probe "${t}_ctl_bus" "$UA" "$bus"
-	a_eq "$t.control_bus" "data" "$P_data" "svc $bus"
+	a_eq "$t.control_bus" "data" "${P_data:-}" "svc $bus"
 	hits=$(grep -c . "$log")
 	# --deny-unix: by its name (the programs), by other names (the masks)
 	unix_probe "${t}_deny" "$UA" --deny-unix "$d/svc.sock" -- "$d/svc.sock"
 	a_rc "$t.deny.status" 0 "${t}_deny"
-	a_eq "$t.deny.eperm" errno "$P_errno" EPERM
+	a_eq "$t.deny.eperm" errno "${P_errno:-}" EPERM
 	a_grep "$t.deny.line" "$W/${t}_deny.err" "denied python3\[[0-9]+\] → unix:$(re "$d/svc.sock")"
 	unix_probe "${t}_rel" "$UA" --deny-unix "$d/svc.sock" -- svc.sock --chdir "$d"
-	a_eq "$t.deny.relative" errno "$P_errno" ECONNREFUSED
+	a_eq "$t.deny.relative" errno "${P_errno:-}" ECONNREFUSED
 	unix_probe "${t}_alias" "$UA" --deny-unix "$d/svc.sock" -- "$d/alias.sock"
-	a_eq "$t.deny.symlink" errno "$P_errno" ECONNREFUSED
+	a_eq "$t.deny.symlink" errno "${P_errno:-}" ECONNREFUSED
 	a_eq "$t.deny.nothing_reached" "stand-in's connections" "$(grep -c . "$log")" "$hits"
 	# a path of root's alone: root's run (the control) looks it up as root
 	egr "${t}_root" --user "$UA" --deny-unix "$ro/one.sock" -- cat /proc/self/mountinfo
@@ -808,11 +808,11 @@ test_unix() {
 		"$G" $$ "$bus" >"$W/users.json"
 	reread
 	unix_probe "${t}_bus_default" "$UA" -v -- "$bus"
-	a_eq "$t.allow.default_denied" errno "$P_errno" EPERM
+	a_eq "$t.allow.default_denied" errno "${P_errno:-}" EPERM
 	hits=$(grep -c . "$log")
 	unix_probe "${t}_allow" "$UA" --allow-unix "$bus" -- "$bus"
 	a_rc "$t.allow.status" 0 "${t}_allow"
-	a_eq "$t.allow.reached" "data" "$P_data" "svc $bus"
+	a_eq "$t.allow.reached" "data" "${P_data:-}" "svc $bus"
 	a_eq "$t.allow.one_connection" "stand-in's connections" "$(grep -c . "$log")" "$((hits + 1))"
 	unix_probe "${t}_allow_other" "$UA" --allow-unix /run/docker.sock -- "$bus"
 	a_rc "$t.allow.other.status" 2 "${t}_allow_other"
@@ -845,15 +845,15 @@ test_listeners() {
 	wait_for 5 test -e "$RW/$t.ready" || fail "$t.listener" "$(cat "$W/$t.lis")"
 	urun "${t}_no" "$UA" -- "$PY" "$C/probe.py" tcp4 127.0.0.1 "$port"
 	jv "$(tail -1 "$W/${t}_no.out")"
-	a_eq "$t.without.refused" errno "$P_errno" ECONNREFUSED
+	a_eq "$t.without.refused" errno "${P_errno:-}" ECONNREFUSED
 	a_grep "$t.without.said" "$W/${t}_no.err" "denied python3\[[0-9]+\] → 127\.0\.0\.1:$port \(loopback port not served by this sandbox\)"
 	urun "${t}_yes" "$UA" --proxy-port "$port" -- "$PY" "$C/probe.py" --token "lis-$$" tcp4 127.0.0.1 "$port"
 	a_rc "$t.with.status" 0 "${t}_yes"
 	jv "$(tail -1 "$W/${t}_yes.out")"
-	a_eq "$t.with.reached" ok "$P_ok" true
+	a_eq "$t.with.reached" ok "${P_ok:-}" true
 	wait "$lp"
 	jv "$(tail -1 "$W/$t.lis")"
-	a_eq "$t.listener.one_connection" "what the listener got" "$(echo "$P_data" | grep -c "lis-$$")" 1
+	a_eq "$t.listener.one_connection" "what the listener got" "$(echo "${P_data:-}" | grep -c "lis-$$")" 1
 	cp "$W/users.json.orig" "$W/users.json"
 	reread
 }
@@ -1467,7 +1467,11 @@ test_root_view() {
 	# its command carries a terminal escape (OSC 0, the window's title)
 	# and a C1 control (CSI, U+009B): root's status shows them as '?',
 	# status -j as \u escapes, never the bytes
-	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-a-$$" "$(printf 'esc\033]0;t\007\302\233')") >"$W/${t}1.out" 2>&1 </dev/null &
+	# and a policy file, which status names as the user did (not the
+	# descriptor the client sent)
+	echo '{"allow": ["rv.example.test"]}' >"$RW/rv-pol-$$.json"
+	chmod 0644 "$RW/rv-pol-$$.json"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run --policy "rv-pol-$$.json" -- sh -c "echo up; sleep 30; echo rv-run-a-$$" "$(printf 'esc\033]0;t\007\302\233')") >"$W/${t}1.out" 2>&1 </dev/null &
 	p1=$!
 	(cd "$RW" && as "${UA}c" "$EGRESSCTL" run -- sh -c "echo up; sleep 30; echo rv-run-c-$$") >"$W/${t}2.out" 2>&1 </dev/null &
 	p2=$!
@@ -1482,6 +1486,7 @@ test_root_view() {
 		"$(grep -A1 "^  user:    ${UA}c (uid $uidc), through the service\$" "$W/${t}_st.out" | grep -c "rv-run-c-$$")" 1
 	a_eq "$t.status.no_escape" "lines of root's status with an ESC, BEL or C1 CSI" "$(grep -c $'[\033\007]\|\302\233' "$W/${t}_st.out")" 0
 	a_grep "$t.status.escape_shown" "$W/${t}_st.out" "rv-run-a-$$ esc\?\]0;t\?\?\?\$"
+	a_grep "$t.status.policy_named" "$W/${t}_st.out" "^  policy:  [0-9]+ rules from rv-pol-$$\.json\$"
 	EGRESSCTL_USER_SOCKET="$USOCK" "$EGRESSCTL" status -j --control "$W/control" >"$W/${t}_j.out" 2>&1
 	a_eq "$t.status.json" "runs of $UA in status -j" "$("$PY" -c '
 import json, sys

@@ -268,6 +268,11 @@ pass_policy(struct client *c, const char *v, int k)
 		policy_free(p);
 		goto out;
 	}
+	/* the name the user gave, for status (it would show fd:K) */
+	memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
+	c->args[0] = "--client-policy-name";
+	c->args[1] = (char *)v;
+	c->nargs += 2;
 	rc = 0;
 	for (unsigned int i = 0; !rc && i < policy_secret_count(p); i++) {
 		const struct policy_secret *s = policy_secret_at(p, i);
@@ -545,7 +550,7 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 	};
 	int nopts = (int)(o->argv - argv) - 1;
 
-	c->args = calloc((size_t)argc + 8 + 2 * SECRET_MAX, sizeof(*c->args));
+	c->args = calloc((size_t)argc + 10 + 2 * SECRET_MAX, sizeof(*c->args));
 	if (!c->args)
 		return -1;
 	memcpy(c->args, argv + 1, (size_t)(argc - 1) * sizeof(*c->args));

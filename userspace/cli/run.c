@@ -122,6 +122,9 @@ static const struct opt run_opt_table[] = {
 	 * by the client as the user */
 	{"client-secret", 0, OPT_T_CALL, 0, "NAME=fd:N", NULL, .call = add_client_secret,
 	 .flags = OPT_F_HIDDEN},
+	/* and --policy's file as the user named it, for status */
+	{"client-policy-name", 0, OPT_T_STR, RO(client_policy_name), "PATH", NULL,
+	 .flags = OPT_F_HIDDEN},
 	{0},
 };
 
@@ -756,6 +759,7 @@ run_main(struct run_opts *o)
 	st.env.secrets_from_client = o->env_fd != 0;
 	st.env.client_secrets = o->client_secrets;
 	st.env.nclient_secrets = o->nclient_secrets;
+	st.env.policy_name = o->env_fd && o->t.policy_file ? o->client_policy_name : NULL;
 	st.env.emit_redirects = o->t.log_file || log_verbose > 0; /* only when someone reads them */
 	if (run_prepare(&st))
 		goto out;

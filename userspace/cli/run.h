@@ -43,6 +43,9 @@ struct run_opts {
 	 * the client of the service as the user (cli/client.c) */
 	const char *client_secrets[SECRET_MAX];
 	int nclient_secrets;
+	/* --client-policy-name PATH: --policy's file as the user named it
+	 * (status shows it in place of fd:N) */
+	const char *client_policy_name;
 };
 
 /* --help of run. */

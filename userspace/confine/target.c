@@ -67,7 +67,7 @@ target_status(const struct target *t, struct status_info *si)
 	si->cgroup_id = t->cgid;
 	si->cgroup = t->cgpath;
 	si->command = t->env->command;
-	si->policy_file = t->o->policy_file;
+	si->policy_file = t->env->policy_name ? t->env->policy_name : t->o->policy_file;
 	si->rules = policy_count(t->policy);
 	si->audit = t->o->audit;
 	si->ipv6 = t->o->ipv6;

@@ -75,6 +75,9 @@ struct target_env {
 	bool secrets_from_client;
 	const char *const *client_secrets;
 	int nclient_secrets;
+	/* the policy file's name for status, where o->policy_file is another
+	 * (the service's run: fd:N of what its client read; NULL: that) */
+	const char *policy_name;
 	/* names its DNS responder answers itself (dns_opts.local_name: the
 	 * daemon's docker, a job's containers by their names on the docker
 	 * networks they share); NULL for none */
