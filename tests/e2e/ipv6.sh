@@ -146,6 +146,8 @@ pc $t.socks socks socks $x 7003 --atyp ip6 --send 'v6-echo\n' --until v6-echo
 EOF
 	vrun "$t" --allow '2001:db8:2::/64' --allow v6.test -- /bin/sh "$W/$t.sh"
 	a_rc "$t.exit" 0 "$t"
+	# the IPv6 rule is said to allow nothing (not silently void)
+	a_grep "$t.rule_said" "$W/$t.err" '^egressctl: 1 IPv6 allow rule \(2001:db8:2::/64, --allow\) allows nothing without --ipv6: IPv6 is denied$'
 	egr_json "$t" 1
 	a_errno "$t.tcp6.refused" ENETUNREACH
 	a_jlog "$t.tcp6.logged" "$W/$t.jlog" decision=deny source=bpf "ip=$a" port=80 "reason=ipv6 denied"

@@ -66,6 +66,29 @@ build(const char *const *allow, size_t na, const char *const *deny, size_t nd, b
 	return p;
 }
 
+/* policy_allow_v6: IPv6 allow rules (addresses, networks, with or without a
+ * port), not v4-mapped ones (IPv4's), not deny rules, not names */
+static void
+test_allow_v6(void **state)
+{
+	static const char *const allow[] = {"a.test", "::ffff:198.51.100.1", "[2001:db8::1]:443",
+					    "2001:db8:2::/64", "198.51.100.0/24"};
+	static const char *const deny[] = {"2001:db8:3::/64"};
+	const struct policy_rule *first;
+	struct policy *p = build(allow, 5, deny, 1, false);
+
+	(void)state;
+	assert_int_equal(policy_allow_v6(p, &first), 2);
+	assert_non_null(first);
+	assert_string_equal(first->text, "[2001:db8::1]:443");
+	assert_string_equal(first->source, "test");
+	policy_free(p);
+	p = build(allow, 2, deny, 1, false);
+	assert_int_equal(policy_allow_v6(p, &first), 0);
+	assert_null(first);
+	policy_free(p);
+}
+
 /* "203.0.113.7", "2001:db8::1" or "unix" (a family the policy cannot judge). */
 static const struct sockaddr *
 make_sa(const char *text, struct sockaddr_storage *ss)
@@ -1299,6 +1322,7 @@ main(void)
 		cmocka_unit_test(test_host_denied),
 		cmocka_unit_test(test_noproxy_names),
 		cmocka_unit_test(test_kv_ports),
+		cmocka_unit_test(test_allow_v6),
 		cmocka_unit_test(test_decide_einval),
 		cmocka_unit_test(test_rule_fields),
 		cmocka_unit_test(test_methods_parse),

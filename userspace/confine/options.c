@@ -13,6 +13,7 @@
 #include "lib/proxyurl.h"
 #include "sandbox/unixsvc.h"
 #include "confine/options.h"
+#include "lib/log.h"
 #include "confine/summary.h"
 #include "policy/secret.h"
 
@@ -439,9 +440,19 @@ target_policy_build(const struct target_opts *o, const struct target_rule *extra
 int
 target_policy_options(struct policy *p, const struct target_opts *o, char *errbuf, size_t errlen)
 {
+	const struct policy_rule *v6;
+	unsigned int nv6;
 	char err[300];
 
 	policy_set_ipv6(p, o->ipv6);
+	/* said, not silently void: a policy shared with hosts that give
+	 * --ipv6 may have them, so they are no error */
+	nv6 = o->ipv6 ? 0 : policy_allow_v6(p, &v6);
+	if (nv6)
+		log_warnx("%u IPv6 allow rule%s (%s, %s%s) allow%s nothing without --ipv6: IPv6 "
+			  "is denied",
+			  nv6, nv6 == 1 ? "" : "s", v6->text, v6->source ? v6->source : "policy",
+			  nv6 > 1 ? ", ..." : "", nv6 == 1 ? "s" : "");
 	for (int i = 0; i < o->nsecrets; i++) {
 		const char *eq = strchr(o->secrets[i], '=');
 		bool have = false;

@@ -558,3 +558,20 @@ policy_denies_addresses(const struct policy *p)
 {
 	return p->naddr_deny > 0;
 }
+
+unsigned int
+policy_allow_v6(const struct policy *p, const struct policy_rule **first)
+{
+	unsigned int n = 0;
+
+	*first = NULL;
+	for (unsigned int i = 0; i < p->nrules; i++) {
+		const struct rule *r = p->rules[i];
+
+		if (r->pub.action != POLICY_ALLOW || r->kind != RK_ADDR || r->family != 6)
+			continue;
+		if (!n++)
+			*first = &r->pub;
+	}
+	return n;
+}

@@ -346,6 +346,11 @@ bool policy_via_upstream(const struct policy *p, const char *host, const struct 
  * a rule? */
 bool policy_denies_addresses(const struct policy *p);
 
+/* How many of p's allow rules name IPv6 addresses (not v4-mapped: those
+ * are IPv4's), and the first of them in *first (NULL when none): without
+ * --ipv6 they allow nothing, IPv6 being denied whatever the rules. */
+unsigned int policy_allow_v6(const struct policy *p, const struct policy_rule **first);
+
 /* Could any allow rule match this host on some port and protocol (the DNS
  * responder answers only such names)? False when a deny host rule without a
  * port matches it. Does not look at addresses. */
