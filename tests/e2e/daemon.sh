@@ -1876,6 +1876,41 @@ PYEOF
 	dstop
 }
 
+# the config's "metrics" changed by a reload: the new endpoint serves and
+# the old is closed; one that cannot be opened (a directory that does not
+# exist) is said and the endpoint in force stays; "metrics" gone closes it
+test_metrics_reload() {
+	local t=metrics_reload n
+	mkcg "$t"
+	have_egr || return 0
+	mcfg() {
+		printf '{%s"targets": [{"name": "m", "cgroup": "%s", "allow": ["a.example.test"], "dns_upstream": "%s"}]}\n' \
+			"${1:+\"metrics\": \"$1\", }" "$(tcg "$t")" "$INET_DNS" >"$W/$t.json"
+	}
+	mget() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 --unix-socket "$1" http://egressctl/metrics; }
+	mreload() {
+		n=$(grep -c 'reloaded: policies built' "$W/$t.dout")
+		kill -HUP "$D_PID"
+		wait_secs 10 eval '[ "$(grep -c "reloaded: policies built" "$W/$t.dout")" -gt '"$n"' ]'
+	}
+	mcfg "unix:$W/$t.a.sock"
+	dstart "$t" --config "$W/$t.json" || return 0
+	a_val "$t.first" "GET /metrics on the first socket" "$(mget "$W/$t.a.sock")" '^200$'
+	mcfg "unix:$W/$t.b.sock"
+	mreload
+	a_val "$t.moved.new" "GET /metrics on the new socket" "$(mget "$W/$t.b.sock")" '^200$'
+	a_val "$t.moved.old_closed" "GET /metrics on the old socket" "$(mget "$W/$t.a.sock")" '^000$'
+	a_grep "$t.moved.said" "$W/$t.dout" "metrics: unix:$(re "$W/$t.b.sock") \(was unix:$(re "$W/$t.a.sock")\)"
+	mcfg "unix:$W/no-such-dir-$$/m.sock"
+	mreload
+	a_grep "$t.bad.said" "$W/$t.dout" "metrics unix:$(re "$W/no-such-dir-$$/m.sock"): .*; unix:$(re "$W/$t.b.sock") stays"
+	a_val "$t.bad.kept" "GET /metrics on the socket in force" "$(mget "$W/$t.b.sock")" '^200$'
+	mcfg ""
+	mreload
+	a_val "$t.gone.closed" "GET /metrics once the config names none" "$(mget "$W/$t.b.sock")" '^000$'
+	dstop
+}
+
 # Regression: a control client that asked for a reload and went away (it
 # half-closed, or closed) before the answer had the answer written to it
 # after it was freed, and the daemon died (SIGSEGV). Now the reload goes
@@ -1896,6 +1931,6 @@ test_reload_gone() {
 	dstop
 }
 
-ALL_TESTS="policy_dir selectors units selector_self selector_race metrics metrics_limits reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control follow_idle kinds detach config_changes revoke ctl_peers"
+ALL_TESTS="policy_dir selectors units selector_self selector_race metrics metrics_reload metrics_limits reload_gone attach preexisting two_targets restart restart_learned reload runtime_rules control follow_idle kinds detach config_changes revoke ctl_peers"
 
 suite_main daemon.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout bpftool" "$@"

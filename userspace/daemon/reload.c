@@ -16,6 +16,7 @@
 #include <sys/inotify.h>
 
 #include "daemon/control.h"
+#include "daemon/metrics.h"
 #include "daemon/core.h"
 #include "daemon/notify.h"
 #include "lib/clock.h"
@@ -465,6 +466,30 @@ reload_dyn(struct daemon *dm, struct job *j)
 	}
 }
 
+/* The config's "metrics" changed on a reload: the new endpoint opened first
+ * (one that cannot be is said, and the one in force stays), then the old
+ * closed; "metrics" gone closes it. The command line's --metrics is never
+ * the config's to change. */
+static void
+reload_metrics(struct daemon *dm, const char *was, const char *now)
+{
+	struct metrics *m = NULL;
+	char err[400];
+
+	if (dm->opts->metrics || (!was && !now) || (was && now && !strcmp(was, now)))
+		return;
+	if (now) {
+		m = metrics_open(dm, now, err, sizeof(err));
+		if (!m) {
+			log_warnx("metrics %s: %s; %s stays", now, err, was ? was : "none");
+			return;
+		}
+	}
+	metrics_free(dm->metrics);
+	dm->metrics = m;
+	log_warnx("metrics: %s (was %s)", now ? now : "none", was ? was : "none");
+}
+
 /* A reload's result: targets the config no longer names are detached, new
  * ones attached, the rest get their new policy (or, when other options
  * changed, attach again). */
@@ -472,7 +497,7 @@ static void
 apply_reload(struct daemon *dm, struct job *j)
 {
 	struct dtarget *dt, *tmp;
-	char why[512];
+	char why[512], *was;
 
 	dm->reloads++;
 	TAILQ_FOREACH_SAFE(dt, &dm->targets, entry, tmp)
@@ -531,6 +556,9 @@ apply_reload(struct daemon *dm, struct job *j)
 			log_warnx("%s%s", dt->label, why);
 	}
 	reload_dyn(dm, j);
+	/* the metrics endpoint the new config names (was: the old's, kept
+	 * across the free below) */
+	was = dm->cfg.metrics ? strdup(dm->cfg.metrics) : NULL;
 	/* every target now points into the new config */
 	dconfig_free(&dm->cfg);
 	dm->cfg = j->cfg;
@@ -546,6 +574,8 @@ apply_reload(struct daemon *dm, struct job *j)
 	sel_free(dm);
 	if (dm->cfg.nselectors)
 		sel_discover(dm);
+	reload_metrics(dm, was, dm->cfg.metrics);
+	free(was);
 }
 
 static void
