@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 e2e_reexec --mntns "$@"
 
-ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus unix listeners escapes_kernel limit reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor asan"
+ALL_TESTS="noservice basic limits refused ask ask_inject notgroup hostile policy_fd upstream_fd secret otlp summary_fd suggest_fd escapes ceiling_deny stop gone stuck signal_other escapes_more escapes_net escapes_direct escapes_sameuid escapes_bus unix listeners escapes_kernel limit pending reload ceiling_allow peruser audit_allowed status log root_view syslog confined dupname unit restart restart_gone restart_impostor asan"
 G=egrns$$		# the allowed group
 UA=egrns$$a		# a member
 UB=egrns$$b		# not a member
@@ -856,6 +856,52 @@ test_listeners() {
 	a_eq "$t.listener.one_connection" "what the listener got" "$(echo "${P_data:-}" | grep -c "lis-$$")" 1
 	cp "$W/users.json.orig" "$W/users.json"
 	reread
+}
+
+# connections not answered yet are bounded per user on their own (4),
+# not counted as runs: with a run of theirs going and 3 silent connections
+# held, the user's status is answered (the binary before: refused, "has 4
+# runs already" with one run), and a third run request still meets
+# max_runs_per_user (2) only once two runs go; a fourth silent connection
+# and the next request is refused, named
+pend_hold() {	# pend_hold N TAG: N connections of $UA, never written, until $RW/pending.release
+	rm -f "$RW/$2.held"
+	as "$UA" "$PY" -c "import os, socket, sys, time
+held = []
+for i in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1]); held.append(s)
+open(sys.argv[3], 'w').write('held')
+end = time.time() + 20
+while not os.path.exists(sys.argv[4]) and time.time() < end:
+    time.sleep(0.05)" "$USOCK" "$1" "$RW/$2.held" "$RW/pending.release" >"$W/$2.hold" 2>&1 &
+	PIDS+=($!)
+	PEND_PID=$!
+	wait_for 10 test -s "$RW/$2.held" || fail "$2.setup" "cannot hold $1 connections: $(cat "$W/$2.hold")"
+}
+
+test_pending() {
+	local t=pending p1 h1 h2
+	rm -f "$RW/pending.release"
+	(cd "$RW" && as "$UA" "$EGRESSCTL" run -- sh -c "echo up; sleep 30") >"$W/${t}_1.out" 2>&1 </dev/null &
+	p1=$!
+	wait_for 20 grep -qs up "$W/${t}_1.out"
+	pend_hold 3 "${t}_a"
+	h1=$PEND_PID
+	(cd "$RW" && as "$UA" "$EGRESSCTL" status) >"$W/${t}_st.out" 2>&1
+	EGR_RC=$?
+	a_rc "$t.status_beside.status" 0 "${t}_st"
+	a_grep "$t.status_beside.listed" "$W/${t}_st.out" 'sh -c echo up; sleep 30'
+	pend_hold 1 "${t}_b"
+	h2=$PEND_PID
+	(cd "$RW" && as "$UA" "$EGRESSCTL" status) >"$W/${t}_st2.out" 2>&1
+	EGR_RC=$?
+	a_rc "$t.fifth.status" 125 "${t}_st2"
+	a_grep "$t.fifth.said" "$W/${t}_st2.out" "$UA has 4 requests waiting for an answer already"
+	touch "$RW/pending.release"
+	wait "$h1" "$h2" 2>/dev/null
+	pkill -TERM -u "$UA" -x egressctl
+	wait "$p1" 2>/dev/null
 }
 
 # cap_python: CAPPY, a copy of python3 with the file capabilities

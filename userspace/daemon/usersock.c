@@ -55,6 +55,7 @@
 #define USERSOCK_MAX_CONNS 256
 #define USERSOCK_RECENT	   256 /* decision lines kept for `log` */
 #define USERSOCK_FOLLOWERS 4   /* `log -f` connections per user */
+#define USERSOCK_PENDING   4   /* connections of a user not answered yet */
 
 struct urun {
 	LIST_ENTRY(urun) entry;
@@ -592,6 +593,15 @@ urun_command(struct urun *r, const struct usreq *req)
 }
 
 /* The other runs and requests of r's uid. */
+/* A run (started here or taken up), not a request nor a follower. */
+static bool
+is_run(const struct urun *o)
+{
+	return !o->follower && (o->pid > 0 || o->adopted);
+}
+
+/* The runs of r's uid: requests are answered one at a time, so a run
+ * request counts every run started before it. */
 static int
 count_others(const struct urun *r)
 {
@@ -599,7 +609,7 @@ count_others(const struct urun *r)
 	int n = 0;
 
 	LIST_FOREACH(o, &r->us->runs, entry)
-	n += o != r && o->uid == r->uid && !o->follower;
+	n += o != r && o->uid == r->uid && is_run(o);
 	return n;
 }
 
@@ -789,7 +799,6 @@ on_conn(evutil_socket_t fd, short what, void *arg)
 static int
 admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 {
-	struct usercfg c;
 	struct peer p;
 	struct urun *o;
 	int n = 0;
@@ -812,14 +821,14 @@ admit(struct usersock *us, struct urun *r, char *why, size_t whylen)
 	}
 	if (member_check(us, r, why, whylen))
 		return -EPERM;
-	/* one more than the runs: a status request beside them (a run request
-	 * is counted again in on_request) */
+	/* a slow or silent client holds a connection: a few at once a user,
+	 * beside their runs and followers (a run request is counted against
+	 * max_runs_per_user in on_request, when it comes) */
 	LIST_FOREACH(o, &us->runs, entry)
-	n += o != r && o->uid == r->uid && !o->follower; /* `log -f` is no run */
-	usercfg_for(&us->cfg, r->name, &c);
-	if (n >= c.max_runs + 1) {
-		snprintf(why, whylen, "%s has %d runs already (users.json: max_runs_per_user %d%s)",
-			 r->name, n, c.max_runs, usercfg_user(&us->cfg, r->name) ? ", theirs" : "");
+	n += o != r && o->uid == r->uid && !o->follower && !is_run(o);
+	if (n >= USERSOCK_PENDING) {
+		snprintf(why, whylen, "%s has %d requests waiting for an answer already", r->name,
+			 n);
 		return -EBUSY;
 	}
 	return 0;
