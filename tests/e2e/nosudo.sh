@@ -1459,11 +1459,8 @@ test_log() {
 	a_grep "$t.follow" "$W/${t}_f.out" "lg-new-$$\.test"
 	a_nogrep "$t.follow_not_other" "$W/${t}_f.out" "lg-c-$$"
 	# one after the other, each served (its first lines written) before
-	# the next connects: so that the daemon counts four followers. Until
-	# it is answered a connection is a request, counted against
-	# max_runs_per_user (2) + 1 beside the run: started at once on a
-	# loaded machine, the third was refused as such and the fifth then
-	# admitted
+	# the next connects: so that the daemon counts four followers when
+	# the fifth comes (a connection is a follower once answered)
 	for i in 2 3 4; do
 		(cd "$RW" && as "$UA" "$EGRESSCTL" log -f) >"$W/${t}_f$i.out" 2>&1 &
 		fp+=($!)
