@@ -61,6 +61,30 @@ test_identity(void **state)
 	assert_ptr_equal(audit_identity(), id);
 }
 
+/* Strings in a line: UTF-8 kept as it is (2, 3 and 4 bytes), C0, DEL and
+ * C1 (U+0085 as UTF-8) as \\u escapes of their code points, and bytes that
+ * are no UTF-8 (a stray continuation, an overlong form, a surrogate, a
+ * sequence cut short) as \\u00XX of each byte */
+static void
+test_utf8(void **state)
+{
+	struct audit_rec r = deny;
+	char line[2048];
+
+	(void)state;
+	r.comm = "caf\xc3\xa9";
+	r.reason = "na\xc3\xafve \xe2\x82\xac \xf0\x9f\x9a\x80 \x1b[1m \x7f \xc2\x85 end";
+	audit_format(&r, 1000, line, sizeof(line));
+	assert_non_null(strstr(line, "\"comm\":\"caf\xc3\xa9\""));
+	assert_non_null(strstr(line, "\"reason\":\"na\xc3\xafve \xe2\x82\xac \xf0\x9f\x9a\x80 "
+				     "\\u001b[1m \\u007f \\u0085 end\""));
+	r.reason = "a\x80"
+		   "b \xc0\xaf \xed\xa0\x80 \xe2\x82";
+	audit_format(&r, 1000, line, sizeof(line));
+	assert_non_null(strstr(line, "\"reason\":\"a\\u0080b \\u00c0\\u00af "
+				     "\\u00ed\\u00a0\\u0080 \\u00e2\\u0082\""));
+}
+
 /* An inspected request's line: its method, path (escaped) and
  * "inspected": true; a line without them has neither key. */
 static void
@@ -247,9 +271,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_identity),  cmocka_unit_test(test_inspected),
-		cmocka_unit_test(test_fd),	  cmocka_unit_test(test_syslog),
-		cmocka_unit_test(test_otlp_urls), cmocka_unit_test(test_otlp_queue_bounded),
+		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_inspected),
+		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_fd),
+		cmocka_unit_test(test_syslog),
+		cmocka_unit_test(test_otlp_urls),
+		cmocka_unit_test(test_otlp_queue_bounded),
 	};
 
 	return cmocka_run_group_tests_name("logsink", tests, NULL, NULL) ? 1 : 0;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,27 +42,69 @@ puts_(struct out *o, const char *s)
 	put(o, s, strlen(s));
 }
 
+/* The length of the well-formed UTF-8 sequence at s (at most n bytes) of
+ * a character past ASCII, its code point in *cp; 0 when there is none
+ * (a stray or overlong byte, a surrogate, past U+10FFFF, cut short). */
+static size_t
+utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+		     : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		     : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+						    : 0;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (!len || len > n)
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t k = 2; k < len; k++)
+		if (s[k] < 0x80 || s[k] > 0xbf)
+			return 0;
+	*cp = s[0] & (0xff >> (len + 1));
+	for (size_t k = 1; k < len; k++)
+		*cp = *cp << 6 | (s[k] & 0x3f);
+	return len;
+}
+
+/* A JSON string: UTF-8 kept as it is (a job's or a command's name may be
+ * any language's), controls (C0, DEL, and C1, which some terminals take
+ * as such) and bytes that are no UTF-8 as \u escapes: a line printed on
+ * a terminal (`egressctl log`) carries no control of its own. */
 static void
 put_str(struct out *o, const char *key, const char *s, size_t max)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	char esc[8];
+	size_t n = strnlen(s, max);
 
 	puts_(o, ",\"");
 	puts_(o, key);
 	puts_(o, "\":\"");
-	for (size_t i = 0; i < max && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		uint32_t cp = c;
+		size_t len = c < 0x80 ? 1 : utf8_seq(u + i, n - i, &cp);
 
 		if (c == '"' || c == '\\') {
 			esc[0] = '\\';
 			esc[1] = (char)c;
 			put(o, esc, 2);
-		} else if (c < 0x20 || c >= 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
+		} else if (!len || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+			snprintf(esc, sizeof(esc), "\\u%04x", len ? cp : c);
 			puts_(o, esc);
 		} else {
-			put(o, (const char *)&c, 1);
+			put(o, s + i, len);
 		}
+		i += len ? len : 1;
 	}
 	puts_(o, "\"");
 }
