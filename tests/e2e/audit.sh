@@ -688,6 +688,32 @@ test_limits() {
 		".*\"after_idle\": \"(closed|error [A-Za-z]+)\".*"
 }
 
-ALL_TESTS="summary audit suggest status backpressure ratelimit log_disk limits"
+# a CI workflow's name in UTF-8 (GitHub's: "Build café 🚀") in the records'
+# "ci": kept as UTF-8, as JSON reads it back (before: each byte past ASCII
+# a \u00XX of its own, café read cafÃ©), a control in it escaped
+test_utf8() {
+	local t=utf8 a
+	new4 a
+	have_egr || return 0
+	export GITHUB_ACTIONS=true GITHUB_WORKFLOW=$'Build café 🚀\e[1m'
+	arun "$t" --log "$W/$t.jlog" -- "$PY" -c '
+import socket, sys
+try:
+    socket.create_connection((sys.argv[1], 80), timeout=2)
+except OSError:
+    pass' "$a"
+	unset GITHUB_ACTIONS GITHUB_WORKFLOW
+	a_rc "$t.exit" 0 "$t"
+	a_val "$t.workflow" "the denial record's ci.workflow, as JSON reads it" "$("$PY" -c '
+import json, sys
+for l in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(l)
+    if r.get("ip") == sys.argv[2] and r.get("decision") == "deny":
+        print(ascii(r["ci"]["workflow"])); break' "$W/$t.jlog" "$a" 2>&1)" "^'Build caf\\\\xe9 \\\\U0001f680\\\\x1b\\[1m'\$"
+	a_grep "$t.raw" "$W/$t.jlog" '"workflow":"Build café 🚀\\u001b\[1m"'
+	sensor_none "$t.sensor" "dst host $a"
+}
+
+ALL_TESTS="summary audit suggest status backpressure ratelimit log_disk limits utf8"
 
 suite_main audit.sh audit_setup "ip nsenter setpriv unshare mount tcpdump ss curl dig dnsmasq openssl timeout" "$@"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for userspace/lib/log.c: a message's control characters
  * (what others wrote: a user's option to the service, a path, a name) are
- * written as '?', but for the line breaks and tabs of a message of
- * several lines; the program's prefix and the errno's text are kept. */
+ * written as '?' (C1 as UTF-8 spells it too; other UTF-8 kept), but for
+ * the line breaks and tabs of a message of several lines; the program's
+ * prefix and the errno's text are kept. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,7 +40,7 @@ captured(void (*fn)(void), char *out, size_t len)
 static void
 escape(void)
 {
-	log_warnx("--allow-unix %s: refused", "/run/\033]0;t\007x\177y");
+	log_warnx("--allow-unix %s: refused", "/run/\033]0;t\007x\177y\302\233z\303\251");
 }
 
 static void
@@ -63,7 +64,7 @@ test_sanitized(void **state)
 	(void)state;
 	log_init("egressctl");
 	captured(escape, out, sizeof(out));
-	assert_string_equal(out, "egressctl: --allow-unix /run/?]0;t?x?y: refused\n");
+	assert_string_equal(out, "egressctl: --allow-unix /run/?]0;t?x?y??z\303\251: refused\n");
 	captured(lines, out, sizeof(out));
 	assert_string_equal(out, "egressctl: one\n\ttwo\n");
 	captured(with_errno, out, sizeof(out));

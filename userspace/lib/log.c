@@ -23,6 +23,9 @@ static void __attribute__((format(printf, 1, 0))) vlog(const char *fmt, va_list 
 	for (char *c = msg; *c; c++)
 		if (((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
 			*c = '?';
+		else if ((unsigned char)c[0] == 0xc2 && (unsigned char)c[1] >= 0x80 &&
+			 (unsigned char)c[1] <= 0x9f) /* C1, as UTF-8 spells it */
+			c[0] = c[1] = '?';
 	if (errnum)
 		fprintf(stderr, "%s: %s: %s\n", log_prog, msg, strerror(errnum));
 	else
