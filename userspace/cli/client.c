@@ -30,6 +30,7 @@
 #include "cli/userrun.h"
 #include "daemon/usreq.h"
 #include "confine/secrets.h"
+#include "lib/fdread.h"
 #include "lib/jsonx.h"
 #include "lib/log.h"
 #include "lib/plimits.h"
@@ -102,6 +103,17 @@ add_file(struct client *c, const char *opt, const char *v, int flags, mode_t mod
 	return 0;
 }
 
+/* "opt value" put in front of the arguments (before CMD's "--": run's
+ * options in any order); c->args has room for them (client_build). */
+static void
+prepend(struct client *c, const char *opt, char *value)
+{
+	memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
+	c->args[0] = (char *)opt;
+	c->args[1] = value;
+	c->nargs += 2;
+}
+
 /* Replaces the value v of opt in the arguments (as the argument itself or
  * after "--opt=") by text; a value that came from the environment
  * (EGRESSCTL_POLICY, _LOG) goes in front as "--opt text". */
@@ -118,10 +130,7 @@ replace_value(struct client *c, const char *opt, const char *v, const char *text
 			return 0;
 		}
 	}
-	memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
-	c->args[0] = (char *)opt;
-	c->args[1] = strdup(text);
-	c->nargs += 2;
+	prepend(c, opt, strdup(text));
 	c->owned[c->nowned++] = c->args[1];
 	return c->args[1] ? 0 : -1;
 }
@@ -219,33 +228,18 @@ pass_secret(struct client *c, const char *v, int nopts)
 static int
 pass_policy(struct client *c, const char *v, int k)
 {
-	char *buf = NULL, *nb, err[256];
-	size_t len = 0, cap = 0;
+	char *buf, err[256];
 	struct policy *p;
 	int mfd, rc = -1;
-	ssize_t n;
+	ssize_t n = fd_read_all(c->fds[k], CONFIG_MAX_SIZE, &buf);
+	size_t len = n > 0 ? (size_t)n : 0;
 
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? 2 * cap : 65536;
-			nb = cap <= 2 * (size_t)CONFIG_MAX_SIZE ? realloc(buf, cap) : NULL;
-			if (!nb) {
-				log_warnx("--policy %s: larger than %u MiB", v,
-					  CONFIG_MAX_SIZE >> 20);
-				goto out;
-			}
-			buf = nb;
-		}
-		n = read(c->fds[k], buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			log_warn("--policy %s", v);
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+	if (n < 0) {
+		if (n == -EFBIG)
+			log_warnx("--policy %s: larger than %u MiB", v, CONFIG_MAX_SIZE >> 20);
+		else
+			log_warnx("--policy %s: %s", v, strerror((int)-n));
+		return -1;
 	}
 	mfd = memfd_create("egressctl-policy", MFD_CLOEXEC);
 	if (mfd < 0 || write(mfd, buf, len) != (ssize_t)len || lseek(mfd, 0, SEEK_SET)) {
@@ -269,10 +263,7 @@ pass_policy(struct client *c, const char *v, int k)
 		goto out;
 	}
 	/* the name the user gave, for status (it would show fd:K) */
-	memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
-	c->args[0] = "--client-policy-name";
-	c->args[1] = (char *)v;
-	c->nargs += 2;
+	prepend(c, "--client-policy-name", (char *)v);
 	rc = 0;
 	for (unsigned int i = 0; !rc && i < policy_secret_count(p); i++) {
 		const struct policy_secret *s = policy_secret_at(p, i);
@@ -285,10 +276,7 @@ pass_policy(struct client *c, const char *v, int k)
 			rc = -1;
 			break;
 		}
-		memmove(c->args + 2, c->args, (size_t)c->nargs * sizeof(*c->args));
-		c->args[0] = "--client-secret";
-		c->args[1] = text;
-		c->nargs += 2;
+		prepend(c, "--client-secret", text);
 		c->owned[c->nowned++] = text;
 	}
 	policy_free(p);
@@ -550,6 +538,8 @@ client_build(struct client *c, int argc, char **argv, struct run_opts *o)
 	};
 	int nopts = (int)(o->argv - argv) - 1;
 
+	/* room for what goes in front (prepend): two values from the
+	 * environment, the policy's name and a --client-secret a secret */
 	c->args = calloc((size_t)argc + 10 + 2 * SECRET_MAX, sizeof(*c->args));
 	if (!c->args)
 		return -1;

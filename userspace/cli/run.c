@@ -32,6 +32,7 @@
 #include "cli/child.h"
 #include "kernel/cgroup.h"
 #include "confine/jobtimer.h"
+#include "lib/fdread.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 #include "proxy/quota.h"
@@ -310,42 +311,25 @@ confined_already(char *out, size_t outlen)
 static int
 run_read_env(struct run_opts *o)
 {
-	size_t len = 0, cap = 0, n = 0;
-	char *buf = NULL, *nb;
-	ssize_t k;
+	size_t n = 0;
+	char *buf;
+	ssize_t len = fd_read_all(o->env_fd, 1u << 22, &buf);
 
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? 2 * cap : 65536;
-			nb = cap <= (1u << 22) ? realloc(buf, cap + 1) : NULL;
-			if (!nb)
-				goto fail;
-			buf = nb;
-		}
-		k = read(o->env_fd, buf + len, cap - len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			goto fail;
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
 	close(o->env_fd);
-	buf[len] = 0;
-	for (size_t i = 0; i < len; i++)
+	if (len < 0)
+		return -1;
+	for (ssize_t i = 0; i < len; i++)
 		n += !buf[i];
 	o->environ = calloc(n + 2, sizeof(char *)); /* a last one without NUL */
-	if (!o->environ)
-		goto fail;
+	if (!o->environ) {
+		free(buf);
+		return -1;
+	}
 	n = 0;
-	for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+	for (size_t i = 0; i < (size_t)len; i += strlen(buf + i) + 1)
 		o->environ[n++] = buf + i;
 	o->env_buf = buf;
 	return 0;
-fail:
-	free(buf);
-	return -1;
 }
 
 /* The service's run has the daemon's environment, not its client's: the

@@ -165,8 +165,7 @@ num(const json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
-/* Text status, written with every control character (C0 but the line's
- * end, DEL, and C1 as UTF-8 spells it) shown as '?': commands, names and
+/* Text status, written through term_safe (lib/log.h): commands, names and
  * paths are CMD's and other users' bytes, never escape sequences for the
  * reader's terminal (root's status lists every user's runs). */
 static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
@@ -182,17 +181,7 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 		return;
 	if ((size_t)n >= sizeof(buf))
 		n = (int)sizeof(buf) - 1;
-	for (int i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)buf[i];
-
-		if ((c < 0x20 && c != '\n') || c == 0x7f) {
-			buf[i] = '?';
-		} else if (c == 0xc2 && i + 1 < n && (unsigned char)buf[i + 1] >= 0x80 &&
-			   (unsigned char)buf[i + 1] <= 0x9f) {
-			buf[i] = '?';
-			buf[++i] = '?';
-		}
-	}
+	term_safe(buf, (size_t)n);
 	fwrite(buf, 1, (size_t)n, stdout);
 }
 

@@ -12,20 +12,28 @@
 int log_verbose;
 static const char *log_prog = "egressctl";
 
+void
+term_safe(char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			s[i] = '?';
+		else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+			 (unsigned char)s[i + 1] <= 0x9f) /* C1, as UTF-8 spells it */
+			s[i] = s[i + 1] = '?';
+	}
+}
+
 static void __attribute__((format(printf, 1, 0))) vlog(const char *fmt, va_list ap, int errnum)
 {
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	/* a message may carry what others wrote (a user's option to the
-	 * service, a path, a name): no control character reaches the reader's
-	 * terminal but the line breaks of a message of several lines */
-	for (char *c = msg; *c; c++)
-		if (((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
-			*c = '?';
-		else if ((unsigned char)c[0] == 0xc2 && (unsigned char)c[1] >= 0x80 &&
-			 (unsigned char)c[1] <= 0x9f) /* C1, as UTF-8 spells it */
-			c[0] = c[1] = '?';
+	 * service, a path, a name) */
+	term_safe(msg, strlen(msg));
 	if (errnum)
 		fprintf(stderr, "%s: %s: %s\n", log_prog, msg, strerror(errnum));
 	else

@@ -4,6 +4,8 @@
 #ifndef LOG_H
 #define LOG_H
 
+#include <stddef.h>
+
 #include <stdbool.h>
 
 #define EGR_EXIT_ERROR	  125 /* egressctl's own failure, as env(1) and timeout(1) */
@@ -17,5 +19,11 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* n bytes of s made fit for a terminal, in place: control characters (C0
+ * but line breaks and tabs, DEL, and C1 as UTF-8 spells it) become '?'.
+ * What others wrote (a user's command or path, a process's name) never
+ * reaches a reader's terminal as an escape. The log lines above get it. */
+void term_safe(char *s, size_t n);
 
 #endif /* LOG_H */

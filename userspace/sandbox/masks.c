@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kernel/cgroup.h"
+#include "lib/fdread.h"
 #include "sandbox/kfiles.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/steps.h"
@@ -273,8 +274,9 @@ sandbox_unix_masks_as(const struct sandbox_user *u, char *const *sockets, char *
 		      size_t errlen)
 {
 	char *buf = NULL, *p, *end, **list = NULL;
-	size_t len = 0, cap = 0, n = 0;
+	size_t len = 0, n = 0;
 	int pfd[2], status = 0, rc;
+	ssize_t got;
 	pid_t pid;
 
 	*out = NULL;
@@ -293,27 +295,10 @@ sandbox_unix_masks_as(const struct sandbox_user *u, char *const *sockets, char *
 	}
 	rc = pid < 0 ? -errno : 0;
 	close(pfd[1]);
-	while (!rc) {
-		ssize_t r;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap + 65536);
-
-			if (!nb) {
-				rc = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap += 65536;
-		}
-		r = read(pfd[0], buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			rc = -errno;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
+	if (!rc) {
+		got = fd_read_all(pfd[0], 16u << 20, &buf);
+		rc = got < 0 ? (int)got : 0;
+		len = got > 0 ? (size_t)got : 0;
 	}
 	close(pfd[0]);
 	if (pid > 0)
