@@ -252,6 +252,11 @@ struct egr_fast_val {
 };
 _Static_assert(sizeof(struct egr_fast_val) == 16, "egr_fast_val layout");
 
+/* The learned names the responder keeps (dns/answer.c), and so egr_saved
+ * holds beside as many fast-path approvals as egr_fast (bpf/lib/maps.h,
+ * kernel/loader.c's --map-entries). */
+#define EGR_SAVED_NAMES 16384
+
 /* Map egr_saved (hash, userspace only): what the DNS responder learned, kept
  * in the pins so a restarted daemon adopts it with the links: the name each
  * answered address was learned for (EGR_SAVED_NAME, port 0, name_hash 0) and

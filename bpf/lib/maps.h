@@ -65,7 +65,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384 + 65536);
+	__uint(max_entries, EGR_SAVED_NAMES + 65536);
 	__type(key, struct egr_saved_key);
 	__type(value, struct egr_saved_val);
 } egr_saved SEC(".maps");

@@ -28,9 +28,9 @@
 #include "policy/secret.h"
 
 #define CACHE_MAX     4096
-#define LEARN_MAX     16384
-#define LEARN_GRACE_S 60 /* connections often follow an answer a little late */
-#define NEG_TTL_S     30 /* negative answers without SOA */
+#define LEARN_MAX     EGR_SAVED_NAMES /* egr_saved has room for them */
+#define LEARN_GRACE_S 60	      /* connections often follow an answer a little late */
+#define NEG_TTL_S     30	      /* negative answers without SOA */
 
 static uint32_t
 hash_str(const char *s, uint32_t seed)

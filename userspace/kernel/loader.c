@@ -351,37 +351,36 @@ type_progs(struct loader *ld, const struct loader_opts *o, char *errbuf, size_t 
 }
 
 /* The maps whose room scales with o->map_entries (a fleet's many targets:
- * the kernel holds a preallocated map's memory from the start), and
- * egr_socks' own for the tests. */
+ * the kernel holds a preallocated map's memory from the start: egr_saved's
+ * buckets too), and egr_socks' own for the tests. */
 static int
 set_map_sizes(struct loader *ld, const struct loader_opts *o, char *errbuf, size_t errlen)
 {
-	struct bpf_map *scaled[] = {ld->skel->maps.egr_conns, ld->skel->maps.egr_fast,
-				    ld->skel->maps.egr_vdst, ld->skel->maps.egr_vname};
-	uint32_t socks = o->socks_max ? o->socks_max : o->map_entries / 2;
-	int err;
+	uint32_t n = o->map_entries;
+	const struct {
+		struct bpf_map *map;
+		uint32_t entries; /* 0: as built */
+	} sizes[] = {
+		{ld->skel->maps.egr_conns, n},
+		{ld->skel->maps.egr_fast, n},
+		{ld->skel->maps.egr_vdst, n},
+		{ld->skel->maps.egr_vname, n},
+		{ld->skel->maps.egr_saved, n ? EGR_SAVED_NAMES + n : 0},
+		{ld->skel->maps.egr_socks, o->socks_max ? o->socks_max : n / 2},
+	};
 
-	for (size_t i = 0; o->map_entries && i < sizeof(scaled) / sizeof(scaled[0]); i++) {
-		err = bpf_map__set_max_entries(scaled[i], o->map_entries);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		int err = sizes[i].entries
+				  ? bpf_map__set_max_entries(sizes[i].map, sizes[i].entries)
+				  : 0;
+
 		if (err) {
-			snprintf(errbuf, errlen, "%s: %s", bpf_map__name(scaled[i]),
+			snprintf(errbuf, errlen, "%s: %s", bpf_map__name(sizes[i].map),
 				 strerror(-err));
 			return err;
 		}
 	}
-	err = socks ? bpf_map__set_max_entries(ld->skel->maps.egr_socks, socks) : 0;
-	if (err) {
-		snprintf(errbuf, errlen, "egr_socks: %s", strerror(-err));
-		return err;
-	}
-	/* the responder's learned names (16384) and as many approvals as
-	 * egr_fast holds: its buckets are allocated whole */
-	err = o->map_entries
-		      ? bpf_map__set_max_entries(ld->skel->maps.egr_saved, 16384 + o->map_entries)
-		      : 0;
-	if (err)
-		snprintf(errbuf, errlen, "egr_saved: %s", strerror(-err));
-	return err;
+	return 0;
 }
 
 struct loader *
