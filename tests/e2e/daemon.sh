@@ -313,8 +313,10 @@ test_restart_learned() {
 		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" there
 	kill -KILL "$D_PID"
 	wait "$D_PID" 2>/dev/null
-	dstart "$t" --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
+	dstart "$t" -v --cgroup "$(tcg "$t")" --policy "$W/$t.policy" --dns-upstream "$INET_DNS:5354" || return 0
 	a_grep "$t.restored.said" "$W/$t.dout" 'took over the programs pinned on .*; 3 learned names, 1 fast-path entries and 2 kernel-verified approvals the policy still allows'
+	# the revoke pass's iterators (used below) loaded while the policy built
+	a_grep "$t.restored.iterators_ahead" "$W/$t.dout" "the revoke pass's iterators: loaded while the policy was built"
 	a_val "$t.restored.fast_entry" "fast-path entry for git.other.test:22 after the restart" \
 		"$(fast_has "$t" "$A_GIT" 22 && echo there || echo gone)" there
 	# by the cached addresses only, no DNS now

@@ -36,6 +36,7 @@ struct target {
 	struct loader *ld;
 	struct kpath kp;	 /* over ld, for the responder and the proxy (kpath.c) */
 	struct revoker *rk;	 /* env->revoke_direct: the direct connections' revoke pass */
+	struct existing *ahead;	 /* iterators loaded ahead (target_take_iterators), unused yet */
 	struct unixsvc unix_svc; /* the unix sockets denied, by entry index */
 	struct event *ev_ring, *ev_status;
 	struct event *ev_drain; /* the kernel-verified path's allow events: no wakeup each */

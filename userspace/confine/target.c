@@ -505,7 +505,55 @@ open_iterators(struct target *t, const char *cgpath, uint64_t cgid, char *errbuf
 		.revoke = revoking(t),
 	};
 
+	struct existing *ex = t->ahead;
+
+	t->ahead = NULL;
+	if (ex && existing_matches(ex, &eo)) {
+		log_info("%sthe revoke pass's iterators: loaded while the policy was built",
+			 t->env->label);
+		return ex;
+	}
+	if (ex)
+		log_info("%sthe iterators loaded ahead are not for these maps: loading them again",
+			 t->env->label);
+	existing_free(ex);
 	return existing_open(&eo, errbuf, errlen);
+}
+
+struct existing *
+target_iterators_ahead(uint64_t cgid, const char *cgpath, bool kill, bool revoke, char *errbuf,
+		       size_t errlen)
+{
+	struct existing_opts eo = {
+		.socks_fd = loader_pinned_map(cgid, "socks"),
+		.sk_fd = loader_pinned_map(cgid, "sk"),
+		.cgid = cgid,
+		.cg_path = cgpath,
+		.kill = kill,
+		.revoke = revoke,
+	};
+	struct existing *ex = NULL;
+	int err = eo.socks_fd < 0 ? eo.socks_fd : eo.sk_fd < 0 ? eo.sk_fd : 0;
+
+	if (err)
+		snprintf(errbuf, errlen, "no maps pinned for cgroup %llu: %s",
+			 (unsigned long long)cgid, strerror(-err));
+	else
+		ex = existing_open(&eo, errbuf, errlen); /* the maps' fds are dup()ed */
+	err = ex ? 0 : err ? err : -errno;
+	if (eo.socks_fd >= 0)
+		close(eo.socks_fd);
+	if (eo.sk_fd >= 0)
+		close(eo.sk_fd);
+	errno = -err;
+	return ex;
+}
+
+void
+target_take_iterators(struct target *t, struct existing *ex)
+{
+	existing_free(t->ahead);
+	t->ahead = ex;
 }
 
 /* The connections the cgroup had before the attach: listed and left open,
@@ -665,6 +713,8 @@ target_attach_begin(struct target *t, const char *cgpath, uint64_t cgid, bool ta
 				  t->env->label, cgpath, why);
 	}
 	if (!t->adopted) {
+		existing_free(t->ahead); /* loaded for the pinned programs: not these */
+		t->ahead = NULL;
 		err = load_prepare(t, cgpath, cgid, jp, errbuf, errlen);
 		return err ? err : 1;
 	}
@@ -943,6 +993,7 @@ target_free(struct target *t)
 		event_free(t->ev_drain);
 	target_unwatch_hostaddrs(t);
 	revoker_free(t->rk);
+	existing_free(t->ahead);
 	loader_free(t->ld);
 	close_listeners(t);
 	inspector_free(t->ins);	  /* after the connections that use it */

@@ -107,6 +107,19 @@ struct target *target_new(struct event_base *base, const struct target_opts *o,
 int target_attach(struct target *t, const char *cgpath, int cg_fd, uint64_t cgid, bool take_over,
 		  char *errbuf, size_t errlen);
 
+/* The iterators of the revoke pass for a take-over of the programs pinned
+ * on cgid (cgpath), loaded before the target is (on another thread: they
+ * touch nothing but the pinned maps): 25-30 ms of a daemon's restart that
+ * its policies' build hides. NULL with errbuf set and errno (ENOENT:
+ * nothing pinned). target_take_iterators() hands them to the target,
+ * whose take-over uses them if they match its programs' maps, else frees
+ * them. kill and revoke as in target_env (kill_existing; revoke_direct
+ * and not audit). */
+struct existing;
+struct existing *target_iterators_ahead(uint64_t cgid, const char *cgpath, bool kill, bool revoke,
+					char *errbuf, size_t errlen);
+void target_take_iterators(struct target *t, struct existing *ex);
+
 /* target_attach() in three steps, for a caller that loads the programs
  * off its event loop (the daemon's selectors): target_attach_begin() on
  * the loop takes pinned programs over (take_over) and then is done (0),

@@ -72,6 +72,7 @@ struct dtarget {
 	} reasons[DT_REASONS];
 	int nreasons;
 	struct policy *waiting_policy; /* built, for when its cgroup comes */
+	struct existing *ahead;	       /* a take-over's iterators, loaded at start (daemon.c) */
 	uint64_t since;		       /* monotonic seconds: attached */
 	/* a selector's target while a worker loads its programs (targets.c,
 	 * dt_load_*): the target, not dt->tg until attached */

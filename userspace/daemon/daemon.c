@@ -5,6 +5,8 @@
  * are targets.c's, reloads reload.c's, the control requests requests.c's
  * (core.h: their shared state). */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <event2/event.h>
 
@@ -26,6 +29,8 @@
 #include "daemon/notify.h"
 #include "daemon/usersock.h"
 #include "kernel/cgroup.h"
+#include "kernel/existing.h"
+#include "kernel/loader.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/opts.h"
@@ -314,19 +319,102 @@ setup_loop(struct daemon *dm)
 	return 0;
 }
 
+/* A restart's kernel work that needs no policy, done while the policies
+ * build: the revoke pass's iterators of each named target whose programs
+ * are pinned (target_iterators_ahead), on a thread of its own. */
+struct ahead {
+	struct existing *ex[DCONFIG_MAX_TARGETS];
+	char cgpath[DCONFIG_MAX_TARGETS][PATH_MAX];
+	uint64_t cgid[DCONFIG_MAX_TARGETS];
+	bool kill[DCONFIG_MAX_TARGETS], revoke[DCONFIG_MAX_TARGETS];
+	int n;
+	pthread_t th;
+	bool running;
+};
+
+static void *
+ahead_run(void *arg)
+{
+	struct ahead *ah = arg;
+
+	for (int i = 0; i < ah->n; i++) {
+		char why[512];
+
+		/* none loaded: the take-over loads them as before, and says why
+		 * if it cannot either */
+		if (ah->cgid[i])
+			ah->ex[i] = target_iterators_ahead(ah->cgid[i], ah->cgpath[i], ah->kill[i],
+							   ah->revoke[i], why, sizeof(why));
+	}
+	return NULL;
+}
+
+static void
+ahead_begin(struct daemon *dm, struct ahead *ah)
+{
+	char why[512], pins[PATH_MAX];
+	bool any = false;
+	struct stat st;
+
+	ah->n = dm->cfg.n;
+	for (int i = 0; i < dm->cfg.n; i++) {
+		const struct dspec *s = &dm->cfg.specs[i];
+
+		if (s->selector ||
+		    dt_resolve(dm->mnt, s, ah->cgpath[i], sizeof(ah->cgpath[i]), why, sizeof(why)))
+			continue;
+		ah->cgid[i] = cgroup_id_of(ah->cgpath[i]);
+		if (!ah->cgid[i] || loader_pin_dir_of(ah->cgid[i], pins, sizeof(pins)) ||
+		    !pins[0] || stat(pins, &st)) {
+			ah->cgid[i] = 0; /* nothing to take over: a fresh attach loads them */
+			continue;
+		}
+		ah->kill[i] = s->kill_existing;
+		ah->revoke[i] = !s->o.audit; /* the daemon's targets revoke (targets.c) */
+		any = true;
+	}
+	ah->running = any && !pthread_create(&ah->th, NULL, ahead_run, ah);
+}
+
+/* The thread joined; what it loaded stays in ah->ex for the targets. */
+static void
+ahead_end(struct ahead *ah)
+{
+	if (ah->running)
+		pthread_join(ah->th, NULL);
+	ah->running = false;
+}
+
+static void
+ahead_free(struct ahead *ah)
+{
+	for (int i = 0; i < ah->n; i++)
+		existing_free(ah->ex[i]);
+	free(ah);
+}
+
 /* Resolves every target (waiting ones keep an empty path), leaves them if
  * the daemon is inside one, and attaches them. */
 static int
 start(struct daemon *dm, char *errbuf, size_t errlen)
 {
 	struct policy *built[DCONFIG_MAX_TARGETS] = {0};
+	struct ahead *ah = calloc(1, sizeof(*ah));
 	struct dtarget *dt;
 	int err, k = 0;
 
+	if (!ah) {
+		daemon_errf(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ahead_begin(dm, ah);
 	/* every policy, before anything is attached (nothing serves yet) */
 	err = reload_build_all(&dm->cfg, built, errbuf, errlen);
-	if (err)
+	ahead_end(ah);
+	if (err) {
+		ahead_free(ah);
 		return err;
+	}
 
 	for (int i = 0; i < dm->cfg.n; i++) {
 		char why[512];
@@ -339,17 +427,22 @@ start(struct daemon *dm, char *errbuf, size_t errlen)
 		dt = dt_new(dm, &dm->cfg.specs[i]);
 		if (!dt) {
 			daemon_errf(errbuf, errlen, "out of memory");
+			ahead_free(ah);
 			return -ENOMEM;
 		}
+		dt->ahead = ah->ex[i];
+		ah->ex[i] = NULL;
 		err = dt_resolve(dm->mnt, &dt->spec, dt->cgpath, sizeof(dt->cgpath), why,
 				 sizeof(why));
 		if (err && (err != -ENOENT || dt->spec.kind == DSPEC_PID)) {
 			daemon_errf(errbuf, errlen, "%s", why);
+			ahead_free(ah);
 			return err;
 		}
 		if (err)
 			dt->cgpath[0] = 0;
 	}
+	ahead_free(ah); /* each named target holds its own now */
 	err = targets_check_overlap(dm, errbuf, errlen);
 	if (!err)
 		err = targets_leave(dm, errbuf, errlen);

@@ -365,6 +365,8 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 		err = -EINVAL;
 		goto fail;
 	}
+	target_take_iterators(dt->tg, dt->ahead);
+	dt->ahead = NULL;
 	if (dt->dyn) { /* a selector's: its programs load off the loop */
 		err = target_attach_begin(dt->tg, dt->cgpath, dt->cgid, true, &dt->load, errbuf,
 					  errlen);
@@ -601,6 +603,7 @@ void
 dt_free(struct dtarget *dt, bool detach)
 {
 	policy_free(dt->waiting_policy);
+	existing_free(dt->ahead);
 	dt_unwatch(dt);
 	dt_release(dt, detach);
 	TAILQ_REMOVE(&dt->dm->targets, dt, entry);

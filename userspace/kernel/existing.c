@@ -210,6 +210,27 @@ out_errno:
 	return NULL;
 }
 
+/* The id of the map behind fd; 0 if it cannot be read. */
+static uint32_t
+map_id(int fd)
+{
+	struct bpf_map_info mi = {};
+	uint32_t len = sizeof(mi);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &mi, &len) ? mi.id : 0;
+}
+
+bool
+existing_matches(const struct existing *ex, const struct existing_opts *o)
+{
+	uint32_t socks = map_id(bpf_map__fd(ex->skel->maps.egr_socks));
+	uint32_t sk = map_id(bpf_map__fd(ex->skel->maps.egr_sk));
+
+	return ex->o.cgid == o->cgid && ex->o.kill == o->kill && ex->o.revoke == o->revoke &&
+	       o->cg_path && !strcmp(ex->o.cg_path, o->cg_path) && socks &&
+	       socks == map_id(o->socks_fd) && sk && sk == map_id(o->sk_fd);
+}
+
 void
 existing_free(struct existing *ex)
 {

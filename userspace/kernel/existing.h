@@ -110,6 +110,12 @@ int existing_revoke(struct existing *ex, const struct egr_fast_key *keys, size_t
 		    struct existing_conn **out, size_t *n, struct existing_stats *st, char *errbuf,
 		    size_t errlen);
 
+/* Whether ex was opened as o asks (the cgroup, kill, revoke) on the same
+ * two maps, by id: iterators loaded ahead of their target
+ * (target_iterators_ahead) are used only for the programs they were
+ * loaded for. */
+bool existing_matches(const struct existing *ex, const struct existing_opts *o);
+
 void existing_free(struct existing *ex);
 
 /* existing_open, existing_run, existing_free in one. */

@@ -495,6 +495,22 @@ loader_pin_path(char *out, size_t len, const char *dir, const char *kind, const 
 	return 0;
 }
 
+int
+loader_pinned_map(uint64_t cgid, const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	int err = loader_pin_dir_of(cgid, dir, sizeof(dir)), fd;
+
+	if (!err && !dir[0])
+		err = -ENOENT;
+	if (!err)
+		err = loader_pin_path(path, sizeof(path), dir, "map", name);
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
 /* Every program the table names to the cgroup (or, egr_kv_kill, as an
  * iterator), in the skeleton's order. */
 static int

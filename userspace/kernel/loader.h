@@ -210,6 +210,10 @@ int loader_sockaddr_key(const struct sockaddr *sa, uint32_t addr[4]);
  * path could name another cgroup's pins). */
 int loader_pin_dir_of(uint64_t cgid, char *out, size_t len);
 
+/* The map egr_NAME pinned for cgid ("socks" for egr_socks), opened: its
+ * fd, or -errno (-ENOENT: none pinned). */
+int loader_pinned_map(uint64_t cgid, const char *name);
+
 /* Removes a pin directory left behind (all its entries, then the dir). */
 int loader_remove_pin_dir(const char *dir);
 
