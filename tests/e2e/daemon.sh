@@ -637,7 +637,7 @@ test_config_changes() {
 ]}
 EOF
 	have_egr || return 0
-	dstart "$t" --config "$W/$t.json" || return 0
+	dstart "$t" -v --config "$W/$t.json" || return 0
 	a_val "$t.b.pinned" "pins of cb" "$(ls "$PIN_ROOT/$idb" 2>/dev/null | grep -c '^link_')" '[1-9][0-9]*'
 	# cb goes, a unit that is not running yet comes
 	cat >"$W/$t.json" <<EOF
@@ -666,6 +666,8 @@ EOF
 	mkdir -p "$late"
 	wait_secs 5 grep -qs "target late: attached to $(re "$late")" "$W/$t.dout"
 	a_grep "$t.late.attached" "$W/$t.dout" "target late: attached to $(re "$late")"
+	# loaded in a worker: the loop went on deciding for ca meanwhile
+	a_grep "$t.late.in_a_worker" "$W/$t.dout" "target late: loading its programs in a worker"
 	nsenter --net="$NS_SBX" sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
 		"$late" sh -c 'for h in a b; do curl -s -o /dev/null -m 5 -w "$h %{http_code}\n" http://$h.example.test/late; done' \
 		>"$W/$t-late.cg.out" 2>&1

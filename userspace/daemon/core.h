@@ -145,6 +145,7 @@ struct daemon {
 	bool moved;		 /* it left a target for <mnt>/egressctl/daemon (targets_leave) */
 	struct ctr_names *names; /* the cgroups of the containers' decisions */
 	uint64_t started;
+	bool looping; /* the loop runs: a target's programs load in a worker from now on */
 	uint64_t reloads, reloads_rejected;
 	uint64_t policies_kept; /* a policy_dir file that did not build, per target */
 	int status;

@@ -605,6 +605,7 @@ daemon_main(int argc, char **argv)
 	notify_send(ready);
 	log_warnx("ready: %d target%s%s; control socket %s", ntargets, ntargets == 1 ? "" : "s",
 		  dm.cfg.nselectors ? " (selectors' included)" : "", dm.cfg.control);
+	dm.looping = true;
 	event_base_dispatch(dm.base);
 out:
 	stop(&dm);

@@ -324,9 +324,13 @@ dt_keep_address(struct dtarget *dt, char *errbuf, size_t errlen)
 static void dt_attached(struct dtarget *dt);
 static int dt_load_start(struct dtarget *dt, char *errbuf, size_t errlen);
 
-/* Attaches dt to its cgroup (taking over what a previous daemon pinned);
- * a selector's loads its programs in a worker, and is attached when they
- * are (dt->loading meanwhile). -ENOENT: the cgroup does not exist (yet). */
+/* Attaches dt to its cgroup (taking over what a previous daemon pinned).
+ * Once the loop runs, a target's programs load in a worker, and it is
+ * attached when they are (dt->loading meanwhile): a selector's, and a
+ * named one whose cgroup came (or came back) after the start or that a
+ * reload added; the loop goes on deciding for the others (a load is 80-90
+ * ms). Before, at the start, named targets attach here, all of them before
+ * the daemon says it is ready. -ENOENT: the cgroup does not exist (yet). */
 static int
 dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 {
@@ -367,7 +371,7 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	}
 	target_take_iterators(dt->tg, dt->ahead);
 	dt->ahead = NULL;
-	if (dt->dyn) { /* a selector's: its programs load off the loop */
+	if (dt->dyn || dm->looping) { /* its programs load off the loop */
 		err = target_attach_begin(dt->tg, dt->cgpath, dt->cgid, true, &dt->load, errbuf,
 					  errlen);
 		if (err < 0)
@@ -376,6 +380,7 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 			err = dt_load_start(dt, errbuf, errlen);
 			if (err)
 				goto fail;
+			log_info("%sloading its programs in a worker", dt->label);
 			return 0;
 		}
 	} else {
@@ -422,8 +427,10 @@ dt_attached(struct dtarget *dt)
 }
 
 /* A worker's load done (its eventfd): the programs attached on the loop,
- * and a policy a reload built meanwhile put in force; or the target goes
- * (its cgroup stays held: nothing of it leaves). */
+ * and a policy a reload built meanwhile put in force; or a selector's
+ * target goes (its cgroup stays held: nothing of it leaves), a named one
+ * waits to be tried again (dt_check, as when its attach fails on the
+ * loop). */
 static void
 dt_load_done(evutil_socket_t fd, short what, void *arg)
 {
@@ -443,6 +450,12 @@ dt_load_done(evutil_socket_t fd, short what, void *arg)
 	err = target_attach_loaded(tg, dt->load, dt->cgpath, dt->cg_fd, dt->cgid, why, sizeof(why));
 	target_load_free(dt->load);
 	dt->load = NULL;
+	if (err && !dt->dyn) {
+		log_warnx("%s%s", dt->label, why);
+		target_free(tg);
+		dt_release(dt, false);
+		return;
+	}
 	if (err) {
 		log_warnx("%s%s (held: nothing of it leaves)", dt->label, why);
 		target_free(tg);
