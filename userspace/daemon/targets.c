@@ -325,14 +325,14 @@ static void dt_attached(struct dtarget *dt);
 static int dt_load_start(struct dtarget *dt, char *errbuf, size_t errlen);
 
 /* Attaches dt to its cgroup (taking over what a previous daemon pinned).
- * Once the loop runs, a target's programs load in a worker, and it is
- * attached when they are (dt->loading meanwhile): a selector's, and a
- * named one whose cgroup came (or came back) after the start or that a
- * reload added; the loop goes on deciding for the others (a load is 80-90
- * ms). Before, at the start, named targets attach here, all of them before
- * the daemon says it is ready. -ENOENT: the cgroup does not exist (yet). */
+ * With worker, its programs load in a worker, and it is attached when they
+ * are (dt->loading meanwhile), the loop deciding for the others (a load is
+ * 80-90 ms): a selector's target, and a named one whose cgroup came (or
+ * came back) while the loop runs (dt_check). A named target the start or a
+ * reload attaches is attached here, before the daemon says it is ready or
+ * the reload is answered. -ENOENT: the cgroup does not exist (yet). */
 static int
-dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
+dt_attach(struct dtarget *dt, bool worker, char *errbuf, size_t errlen)
 {
 	struct daemon *dm = dt->dm;
 	int err;
@@ -371,7 +371,7 @@ dt_attach(struct dtarget *dt, char *errbuf, size_t errlen)
 	}
 	target_take_iterators(dt->tg, dt->ahead);
 	dt->ahead = NULL;
-	if (dt->dyn || dm->looping) { /* its programs load off the loop */
+	if (worker) { /* its programs load off the loop */
 		err = target_attach_begin(dt->tg, dt->cgpath, dt->cgid, true, &dt->load, errbuf,
 					  errlen);
 		if (err < 0)
@@ -716,7 +716,7 @@ dt_start(struct dtarget *dt, struct policy *p, char *errbuf, size_t errlen)
 
 	policy_free(dt->waiting_policy);
 	dt->waiting_policy = p;
-	err = dt_attach(dt, errbuf, errlen);
+	err = dt_attach(dt, dt->dyn, errbuf, errlen);
 	if (err == -ENOENT && dt->spec.kind != DSPEC_PID) {
 		log_warnx("%swaiting for its cgroup (%s)", dt->label, errbuf);
 		dt_watch_parent(dt);
@@ -759,7 +759,7 @@ dt_check(struct dtarget *dt)
 	if (dt->tg && dt_keep_address(dt, why, sizeof(why)))
 		dt_event(dt, "containers", "%s", why);
 	if (!dt->tg && !dt->held && !dt->loading) {
-		int err = dt_attach(dt, why, sizeof(why));
+		int err = dt_attach(dt, dt->dyn || dt->dm->looping, why, sizeof(why));
 
 		if (err && err != -ENOENT)
 			log_warnx("%s%s", dt->label, why);
