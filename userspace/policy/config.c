@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "lib/fdread.h"
 #include "lib/jsonx.h"
 #include "policy/policy.h"
 #include "policy/secret.h"
@@ -563,8 +564,7 @@ open_policy(const char *path)
 int
 config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen)
 {
-	char *buf = NULL, *nbuf, msg[CONFIG_MAX_MSG];
-	size_t len = 0, cap = 0;
+	char *buf = NULL, msg[CONFIG_MAX_MSG];
 	struct stat st;
 	ssize_t n;
 	int fd, err;
@@ -588,34 +588,14 @@ config_load_file(struct policy *p, const char *path, char *errbuf, size_t errlen
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_SIZE)
 		goto out_big;
-	for (;;) {
-		if (len == cap) {
-			if (cap > CONFIG_MAX_SIZE)
-				goto out_big;
-			cap = cap ? cap * 2 : 64 << 10;
-			if (cap > CONFIG_MAX_SIZE + 1)
-				cap = CONFIG_MAX_SIZE + 1;
-			nbuf = realloc(buf, cap);
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto out_read;
-			}
-			buf = nbuf;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			goto out_read;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	if (len > CONFIG_MAX_SIZE)
+	n = fd_read_all(fd, CONFIG_MAX_SIZE, &buf);
+	if (n == -EFBIG)
 		goto out_big;
-	err = config_load_buf(p, buf, len, path, msg, sizeof(msg));
+	if (n < 0) {
+		err = (int)n;
+		goto out_read;
+	}
+	err = config_load_buf(p, buf, (size_t)n, path, msg, sizeof(msg));
 	if (err)
 		cfg_fail(errbuf, errlen, err, "%s: %s", path, msg);
 	goto out_close;
